@@ -1,0 +1,34 @@
+# phew_warnings(target): the project's warning set.
+function(phew_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
+  if(PHEW_WARNINGS_AS_ERRORS)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# phew_add_module(name SOURCES ... DEPENDS ... [PRIVATE_DEPENDS ...])
+# One static library per lib/ folder, aliased phew::name, installed with its headers.
+function(phew_add_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;PRIVATE_DEPENDS" ${ARGN})
+  add_library(phew_${name} STATIC ${ARG_SOURCES})
+  add_library(phew::${name} ALIAS phew_${name})
+  set_target_properties(phew_${name} PROPERTIES EXPORT_NAME ${name})
+  target_include_directories(phew_${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/lib>
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/lib>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_link_libraries(phew_${name} PUBLIC ${ARG_DEPENDS} PRIVATE ${ARG_PRIVATE_DEPENDS})
+  phew_warnings(phew_${name})
+  install(TARGETS phew_${name} EXPORT phewTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/${name}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${name}
+    FILES_MATCHING PATTERN "*.hpp")
+endfunction()
+
+# phew_add_tool(name SOURCES ... DEPENDS ...): an executable in build/bin/, installed.
+function(phew_add_tool name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPENDS})
+  phew_warnings(${name})
+  install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endfunction()

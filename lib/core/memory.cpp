@@ -1,0 +1,38 @@
+#include "core/memory.hpp"
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace phew {
+
+std::uint64_t available_memory_bytes() {
+  if (const char* env = std::getenv("PHEW_MEMORY_LIMIT")) return std::strtoull(env, nullptr, 10);
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t value = 0;
+  std::string unit;
+  while (in >> key >> value >> unit)
+    if (key == "MemAvailable:") return value * 1024;
+  return 0;
+}
+
+std::uint64_t peak_rss_bytes() {
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return static_cast<std::uint64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+void check_memory(double needed, std::uint64_t available, const std::string& what) {
+  if (available == 0) return;  // unknown: do not guess
+  if (needed > static_cast<double>(available))
+    throw Error::input("{} needs about {} but only {} is available; use fewer cells or more nodes", what,
+                       log::bytes(needed), log::bytes(static_cast<double>(available)));
+}
+
+}  // namespace phew

@@ -1,0 +1,37 @@
+// Particles -> mass on a slab-decomposed grid, giving the same bits for any number of ranks.
+//
+// Floating-point sums depend on their order, so every cell's mass is summed in one canonical order:
+// by the particle's first touched x-plane ("home plane"), then by the particle's place in the snapshot.
+// To keep that order without a serial step, each rank receives copies of the particles whose clouds
+// reach its slab (a home plane inside the slab, or up to two planes below) and computes its planes
+// completely; no partial planes are added across ranks.
+#pragma once
+
+#include "grid/assignment.hpp"
+#include "grid/geometry.hpp"
+#include "mpi/comm.hpp"
+#include "mpi/slab.hpp"
+
+#include <span>
+#include <vector>
+
+namespace phew {
+
+struct DepositResult {
+  std::vector<double> mass;            // this rank's planes [planes][ny][nz], mass per cell
+  std::uint64_t particles_in = 0;      // inside the grid (all ranks)
+  std::uint64_t particles_outside = 0; // outside a non-periodic grid, ignored (all ranks)
+  double mass_total = 0;               // sum of the grid, deterministic (all ranks)
+  std::vector<double> plane_mass;      // per global plane, deterministic (all ranks)
+};
+
+// Deposits this rank's particles (positions [n][3] and masses, in any distribution over ranks, but in
+// snapshot order within each rank and rank r's particles before rank r+1's) onto the grid.
+// A periodic grid expects positions wrapped into [origin, origin + extent). Collective.
+DepositResult deposit(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& slabs,
+                      std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm);
+
+// Bytes per particle the deposit needs at its peak beyond the input arrays (for memory checks).
+inline constexpr double kDepositBytesPerParticle = 3 * 32.0;
+
+}  // namespace phew

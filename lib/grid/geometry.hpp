@@ -1,0 +1,53 @@
+// A uniform grid: C-ordered [nx][ny][nz], linear index (i*ny + j)*nz + k, cell (i,j,k) centred at
+// origin + (i+0.5, j+0.5, k+0.5) * cell_size (DESIGN.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace phew {
+
+struct GridGeometry {
+  std::array<std::int64_t, 3> shape{0, 0, 0};
+  std::array<double, 3> origin{0, 0, 0};
+  std::array<double, 3> extent{0, 0, 0};  // box size covered by the grid
+  bool periodic = true;
+
+  std::array<double, 3> cell_size() const {
+    return {extent[0] / static_cast<double>(shape[0]), extent[1] / static_cast<double>(shape[1]),
+            extent[2] / static_cast<double>(shape[2])};
+  }
+  double cell_volume() const {
+    const auto c = cell_size();
+    return c[0] * c[1] * c[2];
+  }
+  std::uint64_t cells() const {
+    return static_cast<std::uint64_t>(shape[0]) * static_cast<std::uint64_t>(shape[1]) *
+           static_cast<std::uint64_t>(shape[2]);
+  }
+  std::uint64_t plane_cells() const { return static_cast<std::uint64_t>(shape[1]) * static_cast<std::uint64_t>(shape[2]); }
+};
+
+// Everything a grid file records besides the values (DESIGN.md grid.h5).
+struct GridMeta {
+  GridGeometry geometry;
+  std::string assignment;     // "CIC", "NGP", "TSC"
+  double total_mass = 0;      // deposited
+  double mean_density = 0;    // total_mass / grid volume
+  std::uint64_t n_particles = 0;
+  std::string density_units;  // "(1e10 Msun/h)/(kpc/h)^3"
+  std::string length_units;   // "kpc/h"
+  std::string mass_units;
+  double particle_mass = 0;   // mass of one particle when all are equal, else 0
+  double time = 0, redshift = 0;
+  bool comoving = false;
+  std::optional<double> omega_m, omega_lambda, hubble_param;
+  std::optional<double> critical_density;  // comoving, grid units, at the snapshot's time
+};
+
+// "256" or "128,128,256" -> shape. Throws Error(usage).
+std::array<std::int64_t, 3> parse_grid_shape(const std::string& text);
+
+}  // namespace phew

@@ -1,0 +1,105 @@
+#include "io/grid_file.hpp"
+
+#include "core/error.hpp"
+
+namespace phew::io {
+namespace {
+
+template <typename T, std::size_t N>
+std::span<const T> as_span(const std::array<T, N>& a) {
+  return {a.data(), N};
+}
+
+}  // namespace
+
+Precision parse_precision(const std::string& text) {
+  if (text == "float32" || text == "f32") return Precision::f32;
+  if (text == "float64" || text == "f64") return Precision::f64;
+  throw Error::usage("precision '{}': expected float32 or float64", text);
+}
+
+void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
+                Precision precision) {
+  const GridGeometry& g = meta.geometry;
+  const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(g.shape[0]), static_cast<std::uint64_t>(g.shape[1]),
+                                         static_cast<std::uint64_t>(g.shape[2])};
+  file.create_group("/grid");
+  const auto row_begin = static_cast<std::uint64_t>(slabs.begin(file.rank()));
+  if (precision == Precision::f32)
+    file.write_rows<float, double>("/grid/density", shape, row_begin, density);
+  else
+    file.write_rows<double, double>("/grid/density", shape, row_begin, density);
+  file.write_attribute("/grid/density", "units", meta.density_units);
+
+  const std::string o = "/grid";
+  file.write_attribute<std::int64_t>(o, "shape", as_span(g.shape));
+  file.write_attribute<double>(o, "box_size", as_span(g.extent));
+  file.write_attribute<double>(o, "origin", as_span(g.origin));
+  const auto cell = g.cell_size();
+  file.write_attribute<double>(o, "cell_size", as_span(cell));
+  file.write_attribute<std::int8_t>(o, "periodic", g.periodic ? 1 : 0);
+  file.write_attribute(o, "total_mass", meta.total_mass);
+  file.write_attribute(o, "mean_density", meta.mean_density);
+  file.write_attribute<std::uint64_t>(o, "n_particles", meta.n_particles);
+  file.write_attribute(o, "particle_mass", meta.particle_mass);
+  file.write_attribute(o, "assignment", meta.assignment);
+  file.write_attribute(o, "units", meta.density_units);
+  file.write_attribute(o, "length_units", meta.length_units);
+  file.write_attribute(o, "mass_units", meta.mass_units);
+  file.write_attribute(o, "time", meta.time);
+  file.write_attribute(o, "redshift", meta.redshift);
+  file.write_attribute<std::int8_t>(o, "comoving", meta.comoving ? 1 : 0);
+  if (meta.omega_m) file.write_attribute(o, "omega_m", *meta.omega_m);
+  if (meta.omega_lambda) file.write_attribute(o, "omega_lambda", *meta.omega_lambda);
+  if (meta.hubble_param) file.write_attribute(o, "hubble_param", *meta.hubble_param);
+  if (meta.critical_density) file.write_attribute(o, "critical_density", *meta.critical_density);
+}
+
+GridMeta read_grid_meta(const File& f) {
+  const std::string o = "/grid";
+  GridMeta m;
+  const auto shape = f.read_attribute<std::int64_t>(o, "shape");
+  const auto box = f.read_attribute<double>(o, "box_size");
+  const auto origin = f.read_attribute<double>(o, "origin");
+  if (shape.size() != 3 || box.size() != 3 || origin.size() != 3)
+    throw Error::input("{}: /grid attributes shape, box_size and origin need 3 values each", f.path());
+  for (std::size_t d = 0; d < 3; ++d) {
+    m.geometry.shape[d] = shape[d];
+    m.geometry.extent[d] = box[d];
+    m.geometry.origin[d] = origin[d];
+  }
+  m.geometry.periodic = f.read_attribute_scalar<std::int64_t>(o, "periodic") != 0;
+  const TypeInfo info = f.dataset_info("/grid/density");
+  if (info.cls != TypeInfo::Class::floating || info.shape.size() != 3 ||
+      info.shape != std::vector<std::uint64_t>{static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(shape[1]),
+                                               static_cast<std::uint64_t>(shape[2])})
+    throw Error::input("{}: /grid/density is {}, expected float [{},{},{}]", f.path(), info.describe(), shape[0],
+                       shape[1], shape[2]);
+  m.assignment = f.read_attribute_string(o, "assignment");
+  m.total_mass = f.read_attribute_scalar<double>(o, "total_mass");
+  m.mean_density = f.read_attribute_scalar<double>(o, "mean_density");
+  m.n_particles = f.read_attribute_scalar<std::uint64_t>(o, "n_particles");
+  m.particle_mass = f.read_attribute_scalar<double>(o, "particle_mass");
+  m.density_units = f.read_attribute_string(o, "units");
+  m.length_units = f.read_attribute_string(o, "length_units");
+  m.mass_units = f.read_attribute_string(o, "mass_units");
+  m.time = f.read_attribute_scalar<double>(o, "time");
+  m.redshift = f.read_attribute_scalar<double>(o, "redshift");
+  m.comoving = f.read_attribute_scalar<std::int64_t>(o, "comoving") != 0;
+  auto optional = [&](const char* name) -> std::optional<double> {
+    if (!f.has_attribute(o, name)) return std::nullopt;
+    return f.read_attribute_scalar<double>(o, name);
+  };
+  m.omega_m = optional("omega_m");
+  m.omega_lambda = optional("omega_lambda");
+  m.hubble_param = optional("hubble_param");
+  m.critical_density = optional("critical_density");
+  return m;
+}
+
+std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::int64_t end) {
+  return file.read_rows<double>("/grid/density", static_cast<std::uint64_t>(begin),
+                                static_cast<std::uint64_t>(end - begin));
+}
+
+}  // namespace phew::io

@@ -1,0 +1,25 @@
+// grid.h5 (DESIGN.md): /grid/density [nx][ny][nz] with the grid's metadata as attributes of /grid.
+#pragma once
+
+#include "grid/geometry.hpp"
+#include "io/h5.hpp"
+#include "mpi/slab.hpp"
+
+#include <span>
+
+namespace phew::io {
+
+enum class Precision { f32, f64 };
+Precision parse_precision(const std::string& text);  // "float32" | "float64"
+
+// Writes /grid/density (this rank's planes from `density`) and the metadata. Collective.
+void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
+                Precision precision);
+
+// Reads the metadata of a grid file; checks that /grid/density exists with the recorded shape.
+GridMeta read_grid_meta(const File& file);
+
+// Reads planes [begin, end) of /grid/density as doubles.
+std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::int64_t end);
+
+}  // namespace phew::io

@@ -1,0 +1,154 @@
+// The HDF5 wrapper: the only code in phew that includes <hdf5.h>. Callers never see an hid_t.
+// Reads convert to the requested C++ type (HDF5 does the conversion) after checking the stored type's
+// class (integer / float / string), so that a float dataset is never silently read as an ID.
+#pragma once
+
+#include "mpi/comm.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace phew::io {
+
+enum class NumType { i8, u8, i32, u32, i64, u64, f32, f64 };
+
+template <typename T>
+constexpr NumType num_type() {
+  if constexpr (std::is_same_v<T, std::int8_t>) return NumType::i8;
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return NumType::u8;
+  else if constexpr (std::is_same_v<T, std::int32_t>) return NumType::i32;
+  else if constexpr (std::is_same_v<T, std::uint32_t>) return NumType::u32;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return NumType::i64;
+  else if constexpr (std::is_same_v<T, std::uint64_t>) return NumType::u64;
+  else if constexpr (std::is_same_v<T, float>) return NumType::f32;
+  else if constexpr (std::is_same_v<T, double>) return NumType::f64;
+  else static_assert(sizeof(T) == 0, "unsupported element type");
+}
+
+// What a dataset or attribute holds.
+struct TypeInfo {
+  enum class Class { integer, floating, string, other } cls = Class::other;
+  std::size_t size = 0;  // bytes per element
+  bool is_signed = false;
+  std::vector<std::uint64_t> shape;  // empty for a scalar
+  std::string describe() const;      // "float32 [64,64,64]"
+  std::uint64_t elements() const;
+};
+
+// An open HDF5 file. Move-only; closes on destruction.
+class File {
+ public:
+  // Opens for reading with the default (serial) driver; every rank may do this independently.
+  // Throws Error(io) when the file cannot be opened as HDF5.
+  static File open_read(const std::string& path);
+  // Creates (truncating) a file for a collective parallel write over `comm` (MPI-IO). Collective.
+  static File create(const std::string& path, const mpi::Comm& comm);
+
+  File(File&& other) noexcept;
+  File& operator=(File&& other) noexcept;
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  ~File();
+  void close();  // collective for parallel files
+
+  const std::string& path() const { return path_; }
+  bool parallel() const { return parallel_; }
+  int rank() const { return rank_; }  // in the communicator of a parallel file, else 0
+
+  // --- inspecting
+  bool has(const std::string& object) const;  // a group or dataset at that path (parents checked too)
+  bool has_attribute(const std::string& object, const std::string& name) const;
+  TypeInfo dataset_info(const std::string& dataset) const;  // throws Error(input) when missing
+  TypeInfo attribute_info(const std::string& object, const std::string& name) const;
+  std::vector<std::string> list(const std::string& group) const;  // names of the group's members
+
+  // --- reading (independent, any rank)
+  template <typename T>
+  std::vector<T> read(const std::string& dataset) const {
+    std::vector<T> out(dataset_info(dataset).elements());
+    read_raw(dataset, 0, 0, true, num_type<T>(), out.data());
+    return out;
+  }
+  // Rows [begin, begin+count) of the first dimension, all of the other dimensions.
+  template <typename T>
+  std::vector<T> read_rows(const std::string& dataset, std::uint64_t begin, std::uint64_t count) const {
+    const TypeInfo info = dataset_info(dataset);
+    std::uint64_t row = 1;
+    for (std::size_t d = 1; d < info.shape.size(); ++d) row *= info.shape[d];
+    std::vector<T> out(count * row);
+    read_raw(dataset, begin, count, false, num_type<T>(), out.data());
+    return out;
+  }
+  template <typename T>
+  std::vector<T> read_attribute(const std::string& object, const std::string& name) const {
+    std::vector<T> out(attribute_info(object, name).elements());
+    read_attribute_raw(object, name, num_type<T>(), out.data());
+    return out;
+  }
+  template <typename T>
+  T read_attribute_scalar(const std::string& object, const std::string& name) const {
+    const auto v = read_attribute<T>(object, name);
+    check_scalar(object, name, v.size());
+    return v[0];
+  }
+  std::string read_attribute_string(const std::string& object, const std::string& name) const;
+
+  // --- writing (parallel files: every rank calls with the same arguments unless stated)
+  void create_group(const std::string& group);
+  template <typename T>
+  void write_attribute(const std::string& object, const std::string& name, std::span<const T> values,
+                       bool scalar = false) {
+    write_attribute_raw(object, name, num_type<T>(), values.data(), values.size(), scalar);
+  }
+  template <typename T>
+  void write_attribute(const std::string& object, const std::string& name, T value) {
+    write_attribute_raw(object, name, num_type<T>(), &value, 1, true);
+  }
+  void write_attribute(const std::string& object, const std::string& name, const std::string& value);
+  void write_attribute(const std::string& object, const std::string& name, const char* value) {
+    write_attribute(object, name, std::string(value));
+  }
+
+  // A dataset of `global_shape` stored as file type F; this rank writes rows [row_begin, row_begin + rows)
+  // from `data` (rows * row-size values, converted from T). Collective.
+  template <typename F, typename T>
+  void write_rows(const std::string& dataset, const std::vector<std::uint64_t>& global_shape,
+                  std::uint64_t row_begin, std::span<const T> data) {
+    write_rows_raw(dataset, global_shape, num_type<F>(), row_begin, num_type<T>(), data.data(), data.size());
+  }
+  // A dataset that every rank holds whole (small tables): written once, by rank 0. Collective.
+  template <typename T>
+  void write(const std::string& dataset, const std::vector<std::uint64_t>& shape, std::span<const T> data) {
+    write_whole_raw(dataset, shape, num_type<T>(), data.data(), data.size());
+  }
+  template <typename T>
+  void write(const std::string& dataset, std::span<const T> data) {
+    write(dataset, {data.size()}, data);
+  }
+
+ private:
+  File(std::int64_t id, std::string path, bool parallel, const mpi::Comm* comm);
+  void read_raw(const std::string& dataset, std::uint64_t begin, std::uint64_t count, bool all, NumType mem,
+                void* out) const;
+  void read_attribute_raw(const std::string& object, const std::string& name, NumType mem, void* out) const;
+  void write_attribute_raw(const std::string& object, const std::string& name, NumType mem, const void* data,
+                           std::size_t n, bool scalar);
+  void write_rows_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
+                      std::uint64_t row_begin, NumType mem, const void* data, std::size_t n);
+  void write_whole_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType mem,
+                       const void* data, std::size_t n);
+  void check_scalar(const std::string& object, const std::string& name, std::size_t n) const;
+
+  std::int64_t id_ = -1;  // hid_t
+  std::string path_;
+  bool parallel_ = false;
+  int rank_ = 0;
+};
+
+// True when the file starts with the HDF5 signature (no HDF5 call, cheap).
+bool is_hdf5(const std::string& path);
+
+}  // namespace phew::io

@@ -1,0 +1,136 @@
+#include "manifest/manifest.hpp"
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "manifest/fingerprint.hpp"
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace phew::manifest {
+
+namespace fs = std::filesystem;
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Json read_manifest(const std::string& path) {
+  const std::string mpath = path + ".json";
+  std::ifstream in(mpath);
+  if (!in)
+    throw Error::input("{}: no manifest {} beside it (not a phew output, or its run did not finish)", path, mpath);
+  try {
+    return Json::parse(in);
+  } catch (const std::exception& e) {
+    throw Error::input("{}: manifest is not valid JSON ({})", mpath, e.what());
+  }
+}
+
+Input check_phew_input(const std::string& path, const std::vector<std::string>& kinds) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw Error::io("{}: no such file", path);
+  const Json m = read_manifest(path);
+  if (!m.contains("schema") || m["schema"] != kSchema || !m.contains("kind"))
+    throw Error::input("{}: manifest is not a {} manifest", path, kSchema);
+  const std::string kind = m["kind"].get<std::string>();
+  if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+    std::string expected;
+    for (const auto& k : kinds) expected += (expected.empty() ? "" : " or ") + k;
+    throw Error::input("{}: is a '{}' file, expected {} (wrong stage?)", path, kind, expected);
+  }
+  Input in;
+  in.path = path;
+  in.kind = kind;
+  in.size = fs::file_size(path, ec);
+  in.fingerprint = fingerprint_file(path);
+  in.manifest_id = m.value("id", "");
+  std::string recorded;
+  if (m.contains("outputs") && !m["outputs"].empty()) recorded = m["outputs"][0].value("fingerprint", "");
+  if (recorded != in.fingerprint)
+    throw Error::input("{}: file changed since its manifest was written (stale or swapped: fingerprint {} != {})",
+                       path, in.fingerprint, recorded);
+  in.provenance = m.value("provenance", Json::array());
+  return in;
+}
+
+Input external_input(const std::string& path, const std::string& kind) {
+  Input in;
+  in.path = path;
+  in.kind = kind;
+  std::error_code ec;
+  in.size = fs::file_size(path, ec);
+  in.fingerprint = fingerprint_file(path);
+  return in;
+}
+
+Builder::Builder(std::string tool, std::vector<std::string> command_line, int ranks)
+    : tool_(std::move(tool)), command_line_(std::move(command_line)), ranks_(ranks), start_(utc_now()) {}
+
+void Builder::parameter(const std::string& name, Json value, const std::string& units) {
+  parameters_[name] = std::move(value);
+  if (!units.empty()) units_[name] = units;
+}
+
+void Builder::add_input(const Input& input) {
+  inputs_.push_back({{"path", fs::absolute(input.path).lexically_normal().string()},
+                     {"kind", input.kind},
+                     {"size", input.size},
+                     {"fingerprint", input.fingerprint},
+                     {"manifest_id", input.manifest_id.empty() ? Json(nullptr) : Json(input.manifest_id)}});
+  // Merge the input's chain, each step once (a step reached through two inputs is one step).
+  std::set<std::string> seen;
+  for (const auto& s : provenance_) seen.insert(s.value("id", ""));
+  for (const auto& s : input.provenance)
+    if (seen.insert(s.value("id", "")).second) provenance_.push_back(s);
+}
+
+void Builder::summary(const std::string& name, Json value) { summary_[name] = std::move(value); }
+void Builder::timing(const std::string& phase, double seconds) { timings_[phase] = seconds; }
+
+Json Builder::finish(const std::string& output_path, std::uintmax_t size, const std::string& fingerprint) {
+  Json m;
+  m["schema"] = kSchema;
+  m["id"] = nullptr;
+  m["kind"] = kind_;
+  m["tool"] = {{"name", tool_}, {"version", version()}, {"git", git_commit()}};
+  m["command_line"] = command_line_;
+  m["parameters"] = parameters_;
+  m["units"] = units_;
+  m["ranks"] = ranks_;
+  m["start"] = start_;
+  if (end_.empty()) end_ = utc_now();  // the same on every call, so both copies match
+  m["end"] = end_;
+  m["timings"] = timings_;
+  m["inputs"] = inputs_;
+  Json out = {{"path", fs::absolute(output_path).lexically_normal().string()}, {"kind", kind_}};
+  if (size) out["size"] = size;
+  if (!fingerprint.empty()) out["fingerprint"] = fingerprint;
+  m["outputs"] = Json::array({out});
+  m["summary"] = summary_;
+
+  // The step's own id covers what the step did, not the output bytes, so the copy of the manifest
+  // inside the HDF5 file and the one beside it carry the same id.
+  Json step = {{"tool", m["tool"]},          {"command_line", command_line_}, {"parameters", parameters_},
+               {"ranks", ranks_},            {"start", start_},               {"end", m["end"]},
+               {"inputs", Json::array()}};
+  for (const auto& in : inputs_) step["inputs"].push_back(in["manifest_id"]);
+  const std::string id = fingerprint_text(step.dump());
+  Json with_id = {{"id", id}};
+  with_id.update(step);
+  step = std::move(with_id);
+  m["id"] = id;
+  Json chain = provenance_;
+  chain.push_back(step);
+  m["provenance"] = chain;
+  return m;
+}
+
+}  // namespace phew::manifest

@@ -1,0 +1,70 @@
+// Manifests (DESIGN.md rule 5): what made a file, from what, with which parameters. Each output X.h5 has
+// X.h5.json beside it and the same JSON in its root attribute "manifest". The "provenance" list is the
+// chain of every step that led to the file (inputs' chains first, this step last), like samtools' @PG.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace phew::manifest {
+
+using Json = nlohmann::ordered_json;
+
+inline constexpr const char* kSchema = "phew-manifest/1";
+
+// A file a tool read: a phew output (with a manifest) or an external file such as a snapshot.
+struct Input {
+  std::string path;
+  std::string kind;         // "grid", "patches", ... or "snapshot" for external files
+  std::uintmax_t size = 0;  // bytes
+  std::string fingerprint;
+  std::string manifest_id;  // "" for external files
+  Json provenance = Json::array();
+};
+
+// Inspects a phew output: reads PATH.json, checks that its kind is one of `kinds` and that the file's
+// fingerprint still matches. Throws Error(input) with a clear message when the manifest is missing,
+// the kind is wrong, or the file changed since its manifest was written (stale or swapped).
+Input check_phew_input(const std::string& path, const std::vector<std::string>& kinds);
+// An external input (snapshot): size and fingerprint only.
+Input external_input(const std::string& path, const std::string& kind);
+// The manifest stored beside a phew output. Throws Error(input) when missing or not JSON.
+Json read_manifest(const std::string& path);
+
+// The manifest of the step being run. Built on rank 0.
+class Builder {
+ public:
+  Builder(std::string tool, std::vector<std::string> command_line, int ranks);
+
+  void set_kind(std::string kind) { kind_ = std::move(kind); }
+  const std::string& kind() const { return kind_; }
+  // An effective parameter value; `units` ("" for none) goes to the "units" table.
+  void parameter(const std::string& name, Json value, const std::string& units = "");
+  void add_input(const Input& input);
+  void summary(const std::string& name, Json value);
+  void timing(const std::string& phase, double seconds);
+
+  // The finished manifest for `output_path` (kind, size and fingerprint filled when known).
+  // Stamps the end time on the first call. The id is a fingerprint of the content without the id.
+  Json finish(const std::string& output_path, std::uintmax_t size, const std::string& fingerprint);
+
+ private:
+  std::string tool_;
+  std::vector<std::string> command_line_;
+  int ranks_;
+  std::string kind_;
+  std::string start_;
+  std::string end_;
+  Json parameters_ = Json::object();
+  Json units_ = Json::object();
+  Json inputs_ = Json::array();
+  Json summary_ = Json::object();
+  Json timings_ = Json::object();
+  Json provenance_ = Json::array();
+};
+
+std::string utc_now();  // ISO 8601, seconds
+
+}  // namespace phew::manifest

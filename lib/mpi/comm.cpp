@@ -1,0 +1,132 @@
+#include "mpi/comm.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <numeric>
+
+namespace phew::mpi {
+
+Environment::Environment(int& argc, char**& argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(&argc, &argv);
+  // Errors are reported by phew itself; MPI's default handler would abort without a message.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+Environment::~Environment() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+Comm::Comm(MPI_Comm c) : comm_(c) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+void Comm::barrier() const { MPI_Barrier(comm_); }
+
+void Comm::broadcast(std::string& s, int root) const {
+  std::uint64_t n = s.size();
+  broadcast(n, root);
+  s.resize(n);
+  // Large strings in chunks that fit an int count.
+  for (std::uint64_t off = 0; off < n; off += INT_MAX) {
+    const int chunk = static_cast<int>(std::min<std::uint64_t>(INT_MAX, n - off));
+    MPI_Bcast(s.data() + off, chunk, MPI_CHAR, root, comm_);
+  }
+}
+
+namespace {
+
+// A contiguous MPI type of `block` bytes lets counts beyond 2^31 bytes travel as element counts.
+constexpr std::uint64_t kBlock = 64;
+
+}  // namespace
+
+void Comm::all_to_all_bytes(const char* send, std::span<const std::uint64_t> send_bytes,
+                            std::vector<char>& recv) const {
+  const auto n = static_cast<std::size_t>(size_);
+  std::vector<std::uint64_t> recv_bytes(n);
+  MPI_Alltoall(send_bytes.data(), 1, MPI_UINT64_T, recv_bytes.data(), 1, MPI_UINT64_T, comm_);
+
+  // Send in two parts: whole 64-byte blocks with MPI_Alltoallv of a block type, and the remainders
+  // (< 64 bytes per pair) as plain bytes. Displacements are in units of the type, so they must fit an int:
+  // that bounds one exchange to 2^31 blocks = 128 GiB per rank, far above what a rank holds.
+  MPI_Datatype block_type;
+  MPI_Type_contiguous(static_cast<int>(kBlock), MPI_BYTE, &block_type);
+  MPI_Type_commit(&block_type);
+
+  std::vector<int> sc(n), sd(n), rc(n), rd(n), src(n), sdr(n), rcr(n), rdr(n);
+  std::uint64_t total_recv = std::accumulate(recv_bytes.begin(), recv_bytes.end(), std::uint64_t{0});
+  std::uint64_t total_send = std::accumulate(send_bytes.begin(), send_bytes.end(), std::uint64_t{0});
+  if (total_recv / kBlock > INT_MAX || total_send / kBlock > INT_MAX)
+    throw Error::internal("exchange of {} bytes is too large for one MPI call", std::max(total_recv, total_send));
+
+  // Layout of the contiguous buffers: for each peer, its whole blocks then its remainder bytes.
+  std::vector<char> send_blocks, send_rest;
+  std::uint64_t sblocks = 0, srest = 0, rblocks = 0, rrest = 0;
+  for (std::size_t d = 0; d < n; ++d) {
+    sc[d] = static_cast<int>(send_bytes[d] / kBlock);
+    sd[d] = static_cast<int>(sblocks);
+    sblocks += static_cast<std::uint64_t>(sc[d]);
+    src[d] = static_cast<int>(send_bytes[d] % kBlock);
+    sdr[d] = static_cast<int>(srest);
+    srest += static_cast<std::uint64_t>(src[d]);
+    rc[d] = static_cast<int>(recv_bytes[d] / kBlock);
+    rd[d] = static_cast<int>(rblocks);
+    rblocks += static_cast<std::uint64_t>(rc[d]);
+    rcr[d] = static_cast<int>(recv_bytes[d] % kBlock);
+    rdr[d] = static_cast<int>(rrest);
+    rrest += static_cast<std::uint64_t>(rcr[d]);
+  }
+  send_blocks.resize(sblocks * kBlock);
+  send_rest.resize(srest);
+  std::uint64_t off = 0;
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::uint64_t whole = static_cast<std::uint64_t>(sc[d]) * kBlock;
+    std::copy(send + off, send + off + whole, send_blocks.data() + static_cast<std::uint64_t>(sd[d]) * kBlock);
+    std::copy(send + off + whole, send + off + send_bytes[d], send_rest.data() + sdr[d]);
+    off += send_bytes[d];
+  }
+  std::vector<char> recv_blocks(rblocks * kBlock), recv_rest(rrest);
+  MPI_Alltoallv(send_blocks.data(), sc.data(), sd.data(), block_type, recv_blocks.data(), rc.data(), rd.data(),
+                block_type, comm_);
+  MPI_Alltoallv(send_rest.data(), src.data(), sdr.data(), MPI_BYTE, recv_rest.data(), rcr.data(), rdr.data(),
+                MPI_BYTE, comm_);
+  MPI_Type_free(&block_type);
+
+  recv.resize(total_recv);
+  off = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    const std::uint64_t whole = static_cast<std::uint64_t>(rc[s]) * kBlock;
+    const char* b = recv_blocks.data() + static_cast<std::uint64_t>(rd[s]) * kBlock;
+    std::copy(b, b + whole, recv.data() + off);
+    std::copy(recv_rest.data() + rdr[s], recv_rest.data() + rdr[s] + rcr[s], recv.data() + off + whole);
+    off += recv_bytes[s];
+  }
+}
+
+void Comm::all_gatherv_bytes(const char* send, std::uint64_t nbytes, std::vector<char>& recv) const {
+  // Implemented over all_to_all: the same bytes to every rank.
+  const auto n = static_cast<std::size_t>(size_);
+  std::vector<char> repeated;
+  repeated.reserve(nbytes * n);
+  for (std::size_t d = 0; d < n; ++d) repeated.insert(repeated.end(), send, send + nbytes);
+  std::vector<std::uint64_t> counts(n, nbytes);
+  all_to_all_bytes(repeated.data(), counts, recv);
+}
+
+int ranks_on_node(const Comm& comm) {
+  MPI_Comm node;
+  MPI_Comm_split_type(comm.raw(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
+  int n = 1;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return n;
+}
+
+}  // namespace phew::mpi

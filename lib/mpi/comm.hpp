@@ -1,0 +1,124 @@
+// MPI as scoped objects: the environment (init/finalize) and a communicator with typed collectives.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace phew::mpi {
+
+// MPI_Init/MPI_Finalize for the life of the object. A tool makes exactly one.
+class Environment {
+ public:
+  Environment(int& argc, char**& argv);
+  ~Environment();
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+};
+
+template <typename T>
+MPI_Datatype datatype();
+template <> inline MPI_Datatype datatype<char>() { return MPI_CHAR; }
+template <> inline MPI_Datatype datatype<unsigned char>() { return MPI_UNSIGNED_CHAR; }
+template <> inline MPI_Datatype datatype<int>() { return MPI_INT; }
+template <> inline MPI_Datatype datatype<unsigned>() { return MPI_UNSIGNED; }
+template <> inline MPI_Datatype datatype<long>() { return MPI_LONG; }
+template <> inline MPI_Datatype datatype<unsigned long>() { return MPI_UNSIGNED_LONG; }
+template <> inline MPI_Datatype datatype<long long>() { return MPI_LONG_LONG; }
+template <> inline MPI_Datatype datatype<unsigned long long>() { return MPI_UNSIGNED_LONG_LONG; }
+template <> inline MPI_Datatype datatype<float>() { return MPI_FLOAT; }
+template <> inline MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
+
+// A non-owning view of a communicator (MPI_COMM_WORLD by default) with the collectives phew uses.
+// Every member function is collective over the communicator unless it says otherwise.
+class Comm {
+ public:
+  Comm() : Comm(MPI_COMM_WORLD) {}
+  explicit Comm(MPI_Comm c);
+
+  MPI_Comm raw() const { return comm_; }
+  int rank() const { return rank_; }  // not collective
+  int size() const { return size_; }  // not collective
+  bool root() const { return rank_ == 0; }
+
+  void barrier() const;
+
+  template <typename T>
+  T sum(T v) const { return reduce(v, MPI_SUM); }
+  template <typename T>
+  T max(T v) const { return reduce(v, MPI_MAX); }
+  template <typename T>
+  T min(T v) const { return reduce(v, MPI_MIN); }
+  bool any(bool v) const { return max<int>(v ? 1 : 0) != 0; }
+
+  template <typename T>
+  void broadcast(T& v, int root = 0) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    MPI_Bcast(&v, sizeof(T), MPI_BYTE, root, comm_);
+  }
+  void broadcast(std::string& s, int root = 0) const;
+
+  // Every rank's value, in rank order.
+  template <typename T>
+  std::vector<T> all_gather(const T& v) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::vector<T> out(static_cast<std::size_t>(size_));
+    MPI_Allgather(&v, sizeof(T), MPI_BYTE, out.data(), sizeof(T), MPI_BYTE, comm_);
+    return out;
+  }
+
+  // Concatenation of every rank's items in rank order, on every rank.
+  template <typename T>
+  std::vector<T> all_gatherv(std::span<const T> items) const;
+
+  // Each rank sends counts[d] consecutive items of `items` to rank d (items grouped by destination,
+  // in destination order); returns what it receives, grouped by source rank in rank order.
+  // Order within each group is preserved, so the exchange is deterministic.
+  template <typename T>
+  std::vector<T> all_to_all(std::span<const T> items, std::span<const std::uint64_t> counts) const;
+
+ private:
+  template <typename T>
+  T reduce(T v, MPI_Op op) const {
+    T out{};
+    MPI_Allreduce(&v, &out, 1, datatype<T>(), op, comm_);
+    return out;
+  }
+  void all_to_all_bytes(const char* send, std::span<const std::uint64_t> send_bytes, std::vector<char>& recv) const;
+  void all_gatherv_bytes(const char* send, std::uint64_t n, std::vector<char>& recv) const;
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+template <typename T>
+std::vector<T> Comm::all_gatherv(std::span<const T> items) const {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::vector<char> bytes;
+  all_gatherv_bytes(reinterpret_cast<const char*>(items.data()), items.size_bytes(), bytes);
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(out.data()));
+  return out;
+}
+
+template <typename T>
+std::vector<T> Comm::all_to_all(std::span<const T> items, std::span<const std::uint64_t> counts) const {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::vector<std::uint64_t> send_bytes(counts.begin(), counts.end());
+  for (auto& b : send_bytes) b *= sizeof(T);
+  std::vector<char> bytes;
+  all_to_all_bytes(reinterpret_cast<const char*>(items.data()), send_bytes, bytes);
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(out.data()));
+  return out;
+}
+
+// Number of ranks of `comm` on this rank's node (for memory checks).
+int ranks_on_node(const Comm& comm);
+
+}  // namespace phew::mpi

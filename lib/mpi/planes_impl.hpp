@@ -1,0 +1,85 @@
+// Template definitions for planes.hpp.
+#pragma once
+
+#include <cstring>
+
+namespace phew::mpi {
+
+template <typename T>
+std::vector<PlaneMessage<T>> send_planes(const Comm& comm, const std::vector<PlaneMessage<T>>& outgoing,
+                                         std::size_t plane_size) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  struct Header {
+    std::int64_t plane, tag;
+  };
+  const std::size_t record = sizeof(Header) + plane_size * sizeof(T);
+  const auto n = static_cast<std::size_t>(comm.size());
+
+  // Pack messages grouped by destination, keeping send order within each destination.
+  std::vector<std::uint64_t> counts(n, 0);
+  for (const auto& m : outgoing) counts[static_cast<std::size_t>(m.peer)] += record;
+  std::vector<std::uint64_t> offset(n, 0);
+  for (std::size_t d = 1; d < n; ++d) offset[d] = offset[d - 1] + counts[d - 1];
+  std::vector<char> send(offset.back() + counts.back());
+  for (const auto& m : outgoing) {
+    char* p = send.data() + offset[static_cast<std::size_t>(m.peer)];
+    const Header h{m.plane, m.tag};
+    std::memcpy(p, &h, sizeof h);
+    std::memcpy(p + sizeof h, m.values.data(), plane_size * sizeof(T));
+    offset[static_cast<std::size_t>(m.peer)] += record;
+  }
+
+  // How many bytes each source sends is needed to label received messages with their source.
+  const std::vector<std::uint64_t> recv_counts = [&] {
+    std::vector<std::uint64_t> rc(n);
+    MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, rc.data(), 1, MPI_UINT64_T, comm.raw());
+    return rc;
+  }();
+  const std::vector<char> recv = comm.all_to_all<char>(send, counts);
+
+  std::vector<PlaneMessage<T>> incoming;
+  std::size_t pos = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    for (std::uint64_t k = 0; k < recv_counts[s] / record; ++k) {
+      Header h;
+      std::memcpy(&h, recv.data() + pos, sizeof h);
+      PlaneMessage<T> m{static_cast<int>(s), h.plane, h.tag, std::vector<T>(plane_size)};
+      std::memcpy(m.values.data(), recv.data() + pos + sizeof h, plane_size * sizeof(T));
+      incoming.push_back(std::move(m));
+      pos += record;
+    }
+  }
+  return incoming;
+}
+
+template <typename T>
+std::vector<T> fetch_ghost_planes(const Comm& comm, const SlabDecomposition& slabs, std::span<const T> local,
+                                  std::size_t plane_size, int width, bool periodic, T outside) {
+  const std::int64_t nx = slabs.nx();
+  const auto wrap = [nx](std::int64_t i) { return ((i % nx) + nx) % nx; };
+
+  // Every rank knows every slab, so each owner can work out which of its planes each rank needs
+  // and push them; no request round is needed.
+  std::vector<PlaneMessage<T>> outgoing;
+  const std::int64_t my_begin = slabs.begin(comm.rank()), my_end = slabs.end(comm.rank());
+  for (int r = 0; r < comm.size(); ++r) {
+    if (slabs.planes(r) == 0) continue;
+    for (int side = 0; side < 2; ++side) {
+      for (int w = 0; w < width; ++w) {
+        const std::int64_t unwrapped = side == 0 ? slabs.begin(r) - width + w : slabs.end(r) + w;
+        if (!periodic && (unwrapped < 0 || unwrapped >= nx)) continue;
+        const std::int64_t g = wrap(unwrapped);
+        if (g < my_begin || g >= my_end) continue;
+        const auto* src = local.data() + static_cast<std::size_t>(g - my_begin) * plane_size;
+        outgoing.push_back({r, g, side * width + w, std::vector<T>(src, src + plane_size)});
+      }
+    }
+  }
+  const auto incoming = send_planes(comm, outgoing, plane_size);
+  std::vector<T> ghosts(2 * static_cast<std::size_t>(width) * plane_size, outside);
+  for (const auto& m : incoming)
+    std::copy(m.values.begin(), m.values.end(), ghosts.begin() + static_cast<std::ptrdiff_t>(m.tag * plane_size));
+  return ghosts;
+}
+
+}  // namespace phew::mpi

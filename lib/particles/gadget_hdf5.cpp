@@ -1,0 +1,189 @@
+// Gadget-2/3/4, AREPO and SWIFT HDF5 snapshots. They share the Gadget layout (Header attributes,
+// PartTypeN groups) and differ in where cosmology and units live and in a few names.
+#include "core/error.hpp"
+#include "io/h5.hpp"
+#include "particles/snapshot.hpp"
+
+#include <filesystem>
+
+namespace phew {
+namespace {
+
+constexpr const char* kSwiftLength = "Unit length in cgs (U_L)";
+constexpr const char* kSwiftMass = "Unit mass in cgs (U_M)";
+constexpr const char* kSwiftTime = "Unit time in cgs (U_t)";
+
+// The first attribute of `names` found on `object`, as a double.
+std::optional<double> find_double(const io::File& f, const std::string& object, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (f.has_attribute(object, n)) return f.read_attribute<double>(object, n).at(0);
+  return std::nullopt;
+}
+
+std::vector<std::uint64_t> read_counts(const io::File& f, const char* name, std::size_t ntypes) {
+  std::vector<std::uint64_t> c = f.read_attribute<std::uint64_t>("/Header", name);
+  if (c.size() != ntypes)
+    throw Error::input("{}: Header/{} has {} entries but MassTable has {}", f.path(), name, c.size(), ntypes);
+  return c;
+}
+
+class Hdf5Snapshot final : public SnapshotReader {
+ public:
+  explicit Hdf5Snapshot(const std::vector<std::string>& files) {
+    io::File first = io::File::open_read(files.front());
+    if (!first.has("/Header")) throw Error::input("{}: no /Header group: not a Gadget-style HDF5 snapshot", first.path());
+    read_header(first);
+    expand_files(first, files);
+    count_particles();
+    detect_fields();
+  }
+
+  const SnapshotInfo& info() const override { return info_; }
+
+  void read(int file, int type, std::uint64_t offset, std::uint64_t count, const FieldSelection& fields,
+            ParticleSet& out) const override {
+    const io::File f = io::File::open_read(info_.files[static_cast<std::size_t>(file)]);
+    const std::string g = "/PartType" + std::to_string(type) + "/";
+    auto append = [&](std::vector<double>& dst, const std::string& name) {
+      const auto v = f.read_rows<double>(g + name, offset, count);
+      dst.insert(dst.end(), v.begin(), v.end());
+    };
+    append(out.position, "Coordinates");
+    const double table_mass = info_.mass_table[static_cast<std::size_t>(type)];
+    if (table_mass > 0 || !f.has(g + "Masses"))
+      out.mass.insert(out.mass.end(), count, table_mass);  // 0 when missing: read_particles reports it
+    else
+      append(out.mass, "Masses");
+    if (fields.ids) {
+      const auto v = f.read_rows<std::uint64_t>(g + "ParticleIDs", offset, count);
+      out.id.insert(out.id.end(), v.begin(), v.end());
+    }
+    if (fields.velocities) append(out.velocity, "Velocities");
+    if (fields.potential) append(out.potential, f.has(g + "Potential") ? "Potential" : "Potentials");
+    if (fields.acceleration) append(out.acceleration, "Acceleration");
+  }
+
+ private:
+  void read_header(const io::File& f) {
+    const bool swift = f.has_attribute("/Units", kSwiftLength);
+    info_.format = swift ? "swift-hdf5" : "gadget-hdf5";
+    info_.mass_table = f.read_attribute<double>("/Header", "MassTable");
+    const auto box = f.read_attribute<double>("/Header", "BoxSize");
+    if (box.size() == 1) info_.box_size = {box[0], box[0], box[0]};
+    else if (box.size() == 3) info_.box_size = {box[0], box[1], box[2]};
+    else throw Error::input("{}: Header/BoxSize has {} values", f.path(), box.size());
+    info_.periodic = info_.box_size[0] > 0 && info_.box_size[1] > 0 && info_.box_size[2] > 0;
+    // Gadget-4 lists compile-time options in /Config; a run without PERIODIC has open boundaries.
+    if (f.has_attribute("/Config", "NTYPES") && !f.has_attribute("/Config", "PERIODIC")) info_.periodic = false;
+    info_.time = f.read_attribute_scalar<double>("/Header", "Time");
+    info_.redshift = find_double(f, "/Header", {"Redshift"}).value_or(0.0);
+
+    if (swift) {
+      info_.units.length_cm = f.read_attribute<double>("/Units", kSwiftLength).at(0);
+      info_.units.mass_g = f.read_attribute<double>("/Units", kSwiftMass).at(0);
+      info_.units.velocity_cm_per_s = info_.units.length_cm / f.read_attribute<double>("/Units", kSwiftTime).at(0);
+      info_.units.h_scaled = false;
+      info_.units.known = true;
+      const auto om = find_double(f, "/Cosmology", {"Omega_m"});
+      const auto ol = find_double(f, "/Cosmology", {"Omega_lambda"});
+      const auto h = find_double(f, "/Cosmology", {"h"});
+      const bool cosmological = find_double(f, "/Cosmology", {"Cosmological run"}).value_or(om ? 1.0 : 0.0) != 0;
+      if (cosmological && om && h) info_.cosmology = Cosmology{*om, ol.value_or(0.0), *h};
+      info_.comoving = cosmological;
+      if (cosmological)
+        if (auto a = find_double(f, "/Cosmology", {"Scale-factor"})) info_.time = *a;
+      return;
+    }
+    // Gadget-2/3 and AREPO keep units and cosmology in the Header, Gadget-4 in /Parameters.
+    for (const char* object : {"/Header", "/Parameters"}) {
+      if (auto l = find_double(f, object, {"UnitLength_in_cm"})) {
+        info_.units.length_cm = *l;
+        info_.units.mass_g = find_double(f, object, {"UnitMass_in_g"}).value_or(info_.units.mass_g);
+        info_.units.velocity_cm_per_s = find_double(f, object, {"UnitVelocity_in_cm_per_s"}).value_or(1e5);
+        info_.units.known = true;
+        break;
+      }
+    }
+    std::optional<double> om, ol, h;
+    for (const char* object : {"/Header", "/Parameters"}) {
+      if (!om) om = find_double(f, object, {"Omega0"});
+      if (!ol) ol = find_double(f, object, {"OmegaLambda"});
+      if (!h) h = find_double(f, object, {"HubbleParam"});
+    }
+    const auto comoving_flag = find_double(f, "/Parameters", {"ComovingIntegrationOn"});
+    info_.comoving = comoving_flag ? *comoving_flag != 0 : (om && *om > 0 && h && *h > 0);
+    if (info_.comoving && om && *om > 0 && h && *h > 0) info_.cosmology = Cosmology{*om, ol.value_or(0.0), *h};
+  }
+
+  // A multi-file snapshot names its pieces NAME.0.hdf5, NAME.1.hdf5, ...; find all from the first.
+  void expand_files(const io::File& f, const std::vector<std::string>& given) {
+    const int nfiles = static_cast<int>(find_double(f, "/Header", {"NumFilesPerSnapshot", "NumFiles"}).value_or(1));
+    if (nfiles <= 1 || given.size() > 1) {
+      info_.files = given;
+      if (given.size() > 1 && static_cast<int>(given.size()) != nfiles)
+        throw Error::input("{}: header says {} files, {} given", f.path(), nfiles, given.size());
+      return;
+    }
+    const std::string first = given.front();
+    const std::string marker = ".0.hdf5";
+    const auto pos = first.rfind(marker);
+    if (pos == std::string::npos || pos + marker.size() != first.size())
+      throw Error::input("{}: header says the snapshot has {} files, but the name does not end in .0.hdf5", first,
+                         nfiles);
+    const std::string stem = first.substr(0, pos);
+    for (int i = 0; i < nfiles; ++i) {
+      const std::string piece = stem + "." + std::to_string(i) + ".hdf5";
+      if (!std::filesystem::exists(piece))
+        throw Error::io("{}: piece {} of {} of the snapshot is missing", piece, i, nfiles);
+      info_.files.push_back(piece);
+    }
+  }
+
+  void count_particles() {
+    const std::size_t ntypes = info_.mass_table.size();
+    std::vector<std::uint64_t> header_total;
+    for (const auto& path : info_.files) {
+      const io::File f = io::File::open_read(path);
+      info_.file_counts.push_back(read_counts(f, "NumPart_ThisFile", ntypes));
+      if (header_total.empty()) {
+        header_total = read_counts(f, "NumPart_Total", ntypes);
+        if (f.has_attribute("/Header", "NumPart_Total_HighWord")) {
+          const auto high = read_counts(f, "NumPart_Total_HighWord", ntypes);
+          for (std::size_t t = 0; t < ntypes; ++t) header_total[t] += high[t] << 32;
+        }
+      }
+    }
+    for (std::size_t t = 0; t < ntypes; ++t)
+      if (info_.total(static_cast<int>(t)) != header_total[t])
+        throw Error::input("{}: type {} has {} particles in its files but NumPart_Total says {} (missing pieces?)",
+                           info_.files.front(), t, info_.total(static_cast<int>(t)), header_total[t]);
+  }
+
+  // Optional datasets, judged on the first file holding particles of each type.
+  void detect_fields() {
+    info_.has_potential = info_.has_acceleration = true;
+    info_.has_ids = info_.has_velocities = true;
+    for (std::size_t file = 0; file < info_.files.size(); ++file) {
+      const io::File f = io::File::open_read(info_.files[file]);
+      for (std::size_t t = 0; t < info_.mass_table.size(); ++t) {
+        if (info_.file_counts[file][t] == 0) continue;
+        const std::string g = "/PartType" + std::to_string(t) + "/";
+        info_.has_potential &= f.has(g + "Potential") || f.has(g + "Potentials");
+        info_.has_acceleration &= f.has(g + "Acceleration");
+        info_.has_ids &= f.has(g + "ParticleIDs");
+        info_.has_velocities &= f.has(g + "Velocities");
+      }
+      break;
+    }
+  }
+
+  SnapshotInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<SnapshotReader> open_hdf5_snapshot(const std::vector<std::string>& files) {
+  return std::make_unique<Hdf5Snapshot>(files);
+}
+
+}  // namespace phew

@@ -1,0 +1,83 @@
+#include "particles/particle_set.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace phew {
+namespace {
+
+constexpr double kKpcCm = 3.085678e21;
+constexpr double kMsunG = 1.98841e33;
+constexpr double kGravityCgs = 6.6743e-8;
+
+bool near(double a, double b) { return std::abs(a - b) <= 1e-3 * std::abs(b); }
+
+template <typename V>
+void extend(std::vector<V>& a, const std::vector<V>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+}
+
+}  // namespace
+
+void ParticleSet::append(const ParticleSet& o) {
+  extend(position, o.position);
+  extend(mass, o.mass);
+  extend(id, o.id);
+  extend(velocity, o.velocity);
+  extend(potential, o.potential);
+  extend(acceleration, o.acceleration);
+}
+
+std::string Units::length_name() const {
+  std::string base;
+  if (near(length_cm, kKpcCm)) base = "kpc";
+  else if (near(length_cm, 1e3 * kKpcCm)) base = "Mpc";
+  else if (near(length_cm, 1e-3 * kKpcCm)) base = "pc";
+  else base = fmt::format("{:g} cm", length_cm);
+  return h_scaled ? base + "/h" : base;
+}
+
+std::string Units::mass_name() const {
+  std::string base;
+  if (near(mass_g, 1e10 * kMsunG)) base = "1e10 Msun";
+  else if (near(mass_g, kMsunG)) base = "Msun";
+  else base = fmt::format("{:g} g", mass_g);
+  return h_scaled ? base + "/h" : base;
+}
+
+std::string Units::velocity_name() const {
+  if (near(velocity_cm_per_s, 1e5)) return "km/s";
+  return fmt::format("{:g} cm/s", velocity_cm_per_s);
+}
+
+std::string Units::density_name() const { return "(" + mass_name() + ")/(" + length_name() + ")^3"; }
+
+double Units::gravitational_constant() const {
+  return kGravityCgs * mass_g / (length_cm * velocity_cm_per_s * velocity_cm_per_s);
+}
+
+double Cosmology::critical_density(double a, const Units& units) const {
+  // H0 = 100 h km/s/Mpc. With h-scaled units the h^2 of H0^2 is absorbed by the units.
+  const double h = units.h_scaled ? 1.0 : hubble_param;
+  const double H0_per_s = 100.0 * h * 1e5 / (1e3 * kKpcCm);
+  const double omega_k = 1.0 - omega_m - omega_lambda;
+  const double E2 = omega_m / (a * a * a) + omega_k / (a * a) + omega_lambda;
+  const double rho_cgs = 3.0 * H0_per_s * H0_per_s * E2 / (8.0 * M_PI * kGravityCgs);
+  const double density_unit = units.mass_g / (units.length_cm * units.length_cm * units.length_cm);
+  return rho_cgs * a * a * a / density_unit;
+}
+
+std::uint64_t SnapshotInfo::total(int type) const {
+  std::uint64_t n = 0;
+  for (const auto& f : file_counts)
+    if (type < static_cast<int>(f.size())) n += f[static_cast<std::size_t>(type)];
+  return n;
+}
+
+std::uint64_t SnapshotInfo::total(const std::vector<int>& types) const {
+  std::uint64_t n = 0;
+  for (int t : types) n += total(t);
+  return n;
+}
+
+}  // namespace phew

@@ -1,0 +1,77 @@
+// Particles in memory and what a snapshot says about them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace phew {
+
+// Which per-particle fields to read. Positions and masses are always read.
+struct FieldSelection {
+  bool ids = false;
+  bool velocities = false;
+  bool potential = false;
+  bool acceleration = false;
+};
+
+// Structure of arrays; vectors of 3 are interleaved (x0 y0 z0 x1 ...). Unrequested fields stay empty.
+struct ParticleSet {
+  std::vector<double> position;  // [n][3], snapshot length units, wrapped into a periodic box
+  std::vector<double> mass;      // [n]
+  std::vector<std::uint64_t> id;
+  std::vector<double> velocity;      // [n][3], as stored (Gadget: u = v_pec / sqrt(a))
+  std::vector<double> potential;     // [n]
+  std::vector<double> acceleration;  // [n][3]
+
+  std::size_t size() const { return mass.size(); }
+  void append(const ParticleSet& other);
+};
+
+// Code units of a snapshot, in cgs. `h_scaled`: lengths and masses are in units of 1/h (Gadget's kpc/h).
+struct Units {
+  double length_cm = 3.085678e21;       // kpc
+  double mass_g = 1.989e43;             // 1e10 Msun
+  double velocity_cm_per_s = 1e5;       // km/s
+  bool h_scaled = true;
+  bool known = false;  // false when the file does not say and Gadget's defaults are assumed
+
+  std::string length_name() const;  // "kpc/h"
+  std::string mass_name() const;    // "1e10 Msun/h"
+  std::string velocity_name() const;
+  std::string density_name() const;  // "(1e10 Msun/h)/(kpc/h)^3"
+  double gravitational_constant() const;  // G in these units (h cancels)
+};
+
+struct Cosmology {
+  double omega_m = 0;
+  double omega_lambda = 0;
+  double hubble_param = 0;  // h
+  // Critical density 3 H(a)^2 / (8 pi G) at scale factor a, as a comoving density in `units`
+  // (i.e. rho_crit(a) * a^3), so that thresholds compare with comoving grid densities.
+  double critical_density(double a, const Units& units) const;
+};
+
+// What a snapshot holds, read from its header(s) without touching particle data.
+struct SnapshotInfo {
+  std::string format;  // "gadget-hdf5", "swift-hdf5", "gadget-binary-1", "gadget-binary-2", "phew-particles"
+  std::vector<std::string> files;                     // every file of a multi-file snapshot, in order
+  std::vector<std::vector<std::uint64_t>> file_counts;  // [file][type] particles in that file
+  std::vector<double> mass_table;                     // [type]; 0 = per-particle masses
+  std::array<double, 3> box_size{0, 0, 0};            // 0 = no box
+  bool periodic = false;
+  double time = 0;      // scale factor a for cosmological runs
+  double redshift = 0;
+  bool comoving = false;
+  std::optional<Cosmology> cosmology;
+  Units units;
+  bool has_ids = true, has_velocities = true, has_potential = false, has_acceleration = false;
+
+  int num_types() const { return static_cast<int>(mass_table.size()); }
+  std::uint64_t total(int type) const;  // over all files
+  std::uint64_t total(const std::vector<int>& types) const;
+};
+
+}  // namespace phew

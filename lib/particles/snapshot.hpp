@@ -1,0 +1,53 @@
+// Reading snapshots: Gadget-2/3/4, SWIFT and AREPO HDF5 (single and multi-file), Gadget binary
+// (SnapFormat 1 and 2, either byte order) and phew's own particle file. The format is detected.
+//
+// Particles are numbered globally: for each selected type in ascending order, through the files in
+// order. Any rank can read any range of that numbering, so ranks read disjoint shares in parallel.
+#pragma once
+
+#include "mpi/comm.hpp"
+#include "particles/particle_set.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace phew {
+
+// One format's reader. Implementations live in gadget_hdf5.cpp, gadget_binary.cpp, particle_file.cpp.
+class SnapshotReader {
+ public:
+  virtual ~SnapshotReader() = default;
+  virtual const SnapshotInfo& info() const = 0;
+  // Appends `count` particles of `type` from file `file`, starting at `offset` within that file and type.
+  // Masses come from the mass table when it is non-zero. No wrapping, no checks: read_particles does those.
+  virtual void read(int file, int type, std::uint64_t offset, std::uint64_t count, const FieldSelection& fields,
+                    ParticleSet& out) const = 0;
+};
+
+// Opens a snapshot given as one or more paths. A single path may be the first piece of a multi-file
+// snapshot ("snap_010.0.hdf5") or its stem ("snap_010"): the other pieces are found from the header.
+// Throws Error(io) for unreadable files, Error(input) for unknown formats and inconsistent headers.
+std::unique_ptr<SnapshotReader> open_snapshot(const std::vector<std::string>& paths);
+
+// Readers per format (used by open_snapshot; exposed for tests).
+std::unique_ptr<SnapshotReader> open_hdf5_snapshot(const std::vector<std::string>& files);
+std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string>& files);
+std::unique_ptr<SnapshotReader> open_particle_file(const std::string& file);
+bool is_gadget_binary(const std::string& path);
+
+// Particles [begin, begin+count) of the global numbering over `types`. Positions are wrapped into a
+// periodic box; positions, velocities and masses are checked (finite, masses > 0) and a bad value gives
+// Error(input) naming the file and particle. Not collective.
+ParticleSet read_particles(const SnapshotReader& reader, const std::vector<int>& types, std::uint64_t begin,
+                           std::uint64_t count, const FieldSelection& fields);
+
+// This rank's even share of the selected particles (rank r reads a contiguous range). Collective only in
+// agreeing on errors.
+ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
+                       const mpi::Comm& comm);
+
+// "1", "0,1", "all" -> type list, checked against the snapshot's number of types.
+std::vector<int> parse_types(const std::string& text, int num_types);
+
+}  // namespace phew

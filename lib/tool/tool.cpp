@@ -1,0 +1,135 @@
+#include "tool/tool.hpp"
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/memory.hpp"
+#include "core/version.hpp"
+#include "mpi/agree.hpp"
+#include "manifest/fingerprint.hpp"
+#include "tool/json_config.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace phew {
+namespace {
+
+constexpr const char* kExitCodes =
+    "Exit codes: 0 success, 1 internal error, 2 usage error, 3 bad input, 4 I/O error.";
+
+// Options that steer the run but are not parameters of the result.
+bool is_common_option(const std::string& name) {
+  return name == "help" || name == "version" || name == "config" || name == "verbose" || name == "quiet" ||
+         name == "output";
+}
+
+manifest::Json option_value(const CLI::Option* opt) {
+  if (opt->count() == 0) return opt->get_default_str();
+  const auto& r = opt->results();
+  if (opt->get_expected_max() > 1 || r.size() > 1) return r;
+  return r.empty() ? manifest::Json(true) : manifest::Json(r.front());  // a flag has no value
+}
+
+void print_error(const std::string& tool, const std::string& message) {
+  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
+}
+
+}  // namespace
+
+Context::Context(const ToolSpec& spec, const mpi::Comm& comm, std::string output, manifest::Builder builder)
+    : spec_(spec), comm_(comm), output_(std::move(output)), manifest_(std::move(builder)) {}
+
+void Context::finish_output(io::File& file, io::AtomicOutput& out) {
+  timer_.stop();
+  for (const auto& [name, seconds] : timer_.phases()) manifest_.timing(name, seconds);
+  manifest_.summary("peak_memory_rank0_bytes", peak_rss_bytes());
+
+  // Rank 0's manifest is the one recorded; every rank writes the same attribute (a collective call).
+  std::string text = comm_.root() ? manifest_.finish(output_, 0, "").dump(2) : std::string();
+  comm_.broadcast(text);
+  file.write_attribute("/", "manifest", text);
+  file.close();
+  out.commit();
+  mpi::agree(comm_, [&] {
+    if (!comm_.root()) return;
+    const auto size = std::filesystem::file_size(output_);
+    const std::string fp = manifest::fingerprint_file(output_);
+    io::write_text_atomically(output_ + ".json", manifest_.finish(output_, size, fp).dump(2) + "\n");
+    log::info("wrote {} ({})", output_, log::bytes(static_cast<double>(size)));
+  });
+}
+
+int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& declare, const ToolBody& body) {
+  mpi::Environment env(argc, argv);
+  const mpi::Comm comm;
+  io::install_cleanup_on_signals();
+
+  CLI::App app{spec.summary, spec.name};
+  app.config_formatter(std::make_shared<JsonConfig>());
+  app.set_config("--config", "", "Read options from a JSON file; keys are the long option names");
+  app.footer("Example:\n  " + spec.example + "\n\n" + kExitCodes + "\nDocumentation: docs/tools/" + spec.name + ".md");
+  app.get_formatter()->column_width(34);
+  std::string output;
+  bool verbose = false, quiet = false;
+  app.add_flag_callback(
+      "--version",
+      [&] {
+        if (comm.root()) std::fputs((spec.name + " " + build_details()).c_str(), stdout);
+        throw CLI::Success();
+      },
+      "Print version and build details, then exit");
+  app.add_flag("-v,--verbose", verbose, "Log more: per-phase timings and details");
+  app.add_flag("-q,--quiet", quiet, "Log only errors");
+  app.add_option("-o,--output", output, "Output file (its manifest is OUTPUT.json)")->required();
+  declare(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    if (comm.root()) std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::Success&) {
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (comm.root()) print_error(spec.name, std::string(e.what()) + " (see --help)");
+    return exit_code(ErrorKind::usage);
+  }
+
+  log::configure(spec.name, comm.rank(), quiet ? log::Level::quiet : verbose ? log::Level::verbose : log::Level::info);
+  std::vector<std::string> command_line(argv, argv + argc);
+  manifest::Builder builder(spec.name, command_line, comm.size());
+  builder.set_kind(spec.output_kind);
+  for (const CLI::Option* opt : app.get_options()) {
+    const std::string name = opt->get_lnames().empty() ? opt->get_name() : opt->get_lnames().front();
+    if (!is_common_option(name)) builder.parameter(name, option_value(opt));
+  }
+  Context ctx(spec, comm, output, std::move(builder));
+
+  ErrorKind kind;
+  std::string message;
+  bool agreed = false;
+  try {
+    body(ctx);
+    return 0;
+  } catch (const Error& e) {
+    kind = e.kind();
+    message = e.what();
+    agreed = e.agreed();
+  } catch (const std::bad_alloc&) {
+    kind = ErrorKind::internal;
+    message = "out of memory";
+  } catch (const std::exception& e) {
+    kind = ErrorKind::internal;
+    message = e.what();
+  }
+  if (agreed || comm.size() == 1) {
+    if (comm.root()) print_error(spec.name, message);
+    return exit_code(kind);
+  }
+  // Only this rank failed; the others may wait in a collective forever. Stop the whole job.
+  print_error(spec.name, message);
+  MPI_Abort(comm.raw(), exit_code(kind));
+  return exit_code(kind);
+}
+
+}  // namespace phew

@@ -1,0 +1,36 @@
+// cic-project: particles -> density on a uniform grid (docs/tools/cic-project.md).
+#pragma once
+
+#include "grid/assignment.hpp"
+#include "io/grid_file.hpp"
+#include "tool/tool.hpp"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace phew {
+
+struct CicOptions {
+  std::vector<std::string> snapshot;
+  std::string grid;
+  std::string types = "auto";
+  std::string region;
+  std::string assignment = "cic";
+  std::string precision = "float32";
+};
+
+// The options in checked form.
+struct CicParams {
+  std::array<std::int64_t, 3> shape{};
+  std::optional<std::array<double, 6>> region;  // x0,y0,z0,x1,y1,z1
+  Assignment assignment = Assignment::cic;
+  io::Precision precision = io::Precision::f32;
+};
+
+void declare_cic_options(CLI::App& app, CicOptions& opt);
+CicParams check_cic_options(const CicOptions& opt);  // throws Error(usage); pure
+void run_cic_project(const CicOptions& opt, Context& ctx);
+
+}  // namespace phew
