@@ -1,0 +1,123 @@
+// The distributed deposit gives the same bits as a one-rank deposit, for any slab split.
+#include "grid/deposit.hpp"
+#include "../unit/reference_deposit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+namespace phew {
+namespace {
+
+struct Case {
+  std::vector<double> pos, mass;
+};
+
+Case random_particles(std::size_t n, double box, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> x(0.0, box), mu(0.1, 3.0);
+  std::normal_distribution<double> blob(0.3 * box, 0.05 * box);
+  Case c;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int d = 0; d < 3; ++d) {
+      double v = i % 2 ? x(rng) : blob(rng);  // half uniform, half clustered
+      v = v - box * std::floor(v / box);
+      c.pos.push_back(v >= box ? 0.0 : v);
+    }
+    c.mass.push_back(mu(rng));
+  }
+  return c;
+}
+
+// Every rank takes its contiguous share of the particles, deposits, and rank 0 gathers the grid.
+std::vector<double> distributed(const GridGeometry& g, Assignment a, const mpi::SlabDecomposition& slabs,
+                                const Case& c, const mpi::Comm& comm) {
+  const std::size_t n = c.mass.size();
+  const auto r = static_cast<std::size_t>(comm.rank()), s = static_cast<std::size_t>(comm.size());
+  const std::size_t b = n * r / s, e = n * (r + 1) / s;
+  const auto res = deposit(g, a, slabs, std::span<const double>(c.pos).subspan(3 * b, 3 * (e - b)),
+                           std::span<const double>(c.mass).subspan(b, e - b), comm);
+  return comm.all_gatherv<double>(res.mass);
+}
+
+std::vector<double> single(const GridGeometry& g, Assignment a, const Case& c) {
+  const mpi::Comm self(MPI_COMM_SELF);
+  return deposit(g, a, mpi::SlabDecomposition(g.shape[0], 1), c.pos, c.mass, self).mass;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+class RankInvariance : public ::testing::TestWithParam<Assignment> {};
+
+TEST_P(RankInvariance, EvenSlabsGiveIdenticalBits) {
+  const mpi::Comm comm;
+  GridGeometry g;
+  g.shape = {12, 10, 8};
+  g.extent = {6.0, 5.0, 4.0};
+  const Case c = random_particles(20000, 6.0, 7);
+  for (Case& cc : std::vector<Case>{c}) {
+    for (std::size_t i = 0; i < cc.mass.size(); ++i) {
+      cc.pos[3 * i + 1] *= 5.0 / 6.0;
+      cc.pos[3 * i + 2] *= 4.0 / 6.0;
+    }
+    const auto got = distributed(g, GetParam(), mpi::SlabDecomposition(12, comm.size()), cc, comm);
+    EXPECT_TRUE(same_bits(got, single(g, GetParam(), cc)));
+  }
+}
+
+TEST_P(RankInvariance, UnevenAndEmptySlabsGiveIdenticalBits) {
+  const mpi::Comm comm;
+  GridGeometry g;
+  g.shape = {9, 9, 9};
+  g.extent = {1.0, 1.0, 1.0};
+  const Case c = random_particles(5000, 1.0, 11);
+  // Rank 0 gets one plane, the last rank the rest, the ranks between none.
+  std::vector<std::int64_t> begins(static_cast<std::size_t>(comm.size()), 1);
+  begins[0] = 0;
+  const mpi::SlabDecomposition slabs(9, begins);
+  EXPECT_TRUE(same_bits(distributed(g, GetParam(), slabs, c, comm), single(g, GetParam(), c)));
+}
+
+TEST_P(RankInvariance, MoreRanksThanPlanes) {
+  const mpi::Comm comm;
+  GridGeometry g;
+  g.shape = {2, 4, 4};
+  g.extent = {1.0, 1.0, 1.0};
+  const Case c = random_particles(1000, 1.0, 3);
+  EXPECT_TRUE(same_bits(distributed(g, GetParam(), mpi::SlabDecomposition(2, comm.size()), c, comm),
+                        single(g, GetParam(), c)));
+}
+
+TEST_P(RankInvariance, AgreesWithTheNaiveReference) {
+  const mpi::Comm comm;
+  GridGeometry g;
+  g.shape = {16, 16, 16};
+  g.extent = {2.0, 2.0, 2.0};
+  const Case c = random_particles(4000, 2.0, 5);
+  const auto got = distributed(g, GetParam(), mpi::SlabDecomposition(16, comm.size()), c, comm);
+  const char* names[] = {"ngp", "cic", "tsc"};
+  const auto want = test::reference_deposit({16, 16, 16}, {2, 2, 2}, c.pos, c.mass, names[static_cast<int>(GetParam())]);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12 * (1 + want[i]));
+}
+
+TEST_P(RankInvariance, NonPeriodicRegion) {
+  const mpi::Comm comm;
+  GridGeometry g;
+  g.shape = {10, 10, 10};
+  g.origin = {0.2, 0.2, 0.2};
+  g.extent = {0.5, 0.5, 0.5};
+  g.periodic = false;
+  const Case c = random_particles(5000, 1.0, 13);
+  EXPECT_TRUE(same_bits(distributed(g, GetParam(), mpi::SlabDecomposition(10, comm.size()), c, comm),
+                        single(g, GetParam(), c)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, RankInvariance,
+                         ::testing::Values(Assignment::ngp, Assignment::cic, Assignment::tsc));
+
+}  // namespace
+}  // namespace phew

@@ -1,0 +1,120 @@
+// Mass assignment: exact cases with known answers, and agreement with the naive reference.
+#include "core/error.hpp"
+#include "grid/deposit.hpp"
+#include "reference_deposit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <random>
+
+namespace phew {
+namespace {
+
+GridGeometry cube(long n, double box, bool periodic = true) {
+  GridGeometry g;
+  g.shape = {n, n, n};
+  g.extent = {box, box, box};
+  g.periodic = periodic;
+  return g;
+}
+
+std::vector<double> run(const GridGeometry& g, Assignment a, const std::vector<double>& pos,
+                        const std::vector<double>& mass) {
+  const mpi::Comm self(MPI_COMM_SELF);
+  const mpi::SlabDecomposition slabs(g.shape[0], 1);
+  return deposit(g, a, slabs, pos, mass, self).mass;
+}
+
+std::size_t at(const GridGeometry& g, long i, long j, long k) {
+  return static_cast<std::size_t>((i * g.shape[1] + j) * g.shape[2] + k);
+}
+
+TEST(Assignment, ParsesNamesAndRejectsOthers) {
+  EXPECT_EQ(parse_assignment("cic"), Assignment::cic);
+  EXPECT_EQ(parse_assignment("TSC"), Assignment::tsc);
+  EXPECT_THROW(parse_assignment("sph"), Error);
+}
+
+TEST(Deposit, ParticleAtCellCentreFillsOneCell) {
+  const auto g = cube(8, 8.0);
+  for (Assignment a : {Assignment::ngp, Assignment::cic}) {
+    const auto m = run(g, a, {2.5, 3.5, 4.5}, {2.0});
+    EXPECT_EQ(m[at(g, 2, 3, 4)], 2.0);
+    EXPECT_EQ(std::accumulate(m.begin(), m.end(), 0.0), 2.0);
+  }
+}
+
+TEST(Deposit, TscAtCellCentreGivesKnownWeights) {
+  const auto g = cube(8, 8.0);
+  const auto m = run(g, Assignment::tsc, {2.5, 3.5, 4.5}, {1.0});
+  EXPECT_DOUBLE_EQ(m[at(g, 2, 3, 4)], 0.75 * 0.75 * 0.75);
+  EXPECT_DOUBLE_EQ(m[at(g, 1, 3, 4)], 0.125 * 0.75 * 0.75);
+  EXPECT_DOUBLE_EQ(m[at(g, 1, 2, 5)], 0.125 * 0.125 * 0.125);
+}
+
+TEST(Deposit, CicAtCellCornerSplitsInEight) {
+  const auto g = cube(8, 8.0);
+  const auto m = run(g, Assignment::cic, {3.0, 3.0, 3.0}, {8.0});
+  for (long i : {2, 3})
+    for (long j : {2, 3})
+      for (long k : {2, 3}) EXPECT_EQ(m[at(g, i, j, k)], 1.0) << i << j << k;
+}
+
+TEST(Deposit, CicWrapsAcrossThePeriodicBoundary) {
+  const auto g = cube(4, 4.0);
+  const auto m = run(g, Assignment::cic, {0.0, 0.0, 0.0}, {8.0});  // corner of cells 0 and 3
+  for (long i : {0, 3})
+    for (long j : {0, 3})
+      for (long k : {0, 3}) EXPECT_EQ(m[at(g, i, j, k)], 1.0);
+}
+
+TEST(Deposit, TscWrapsOnATinyGrid) {
+  // Two planes: the kernel touches plane 0 through both neighbours.
+  GridGeometry g = cube(2, 2.0);
+  const auto m = run(g, Assignment::tsc, {0.5, 0.5, 0.5}, {1.0});
+  EXPECT_NEAR(std::accumulate(m.begin(), m.end(), 0.0), 1.0, 1e-15);
+  EXPECT_NEAR(m[at(g, 0, 0, 0)], 0.75 * 0.75 * 0.75, 1e-15);
+}
+
+TEST(Deposit, NonPeriodicGridDropsWeightOutsideAndIgnoresOutsideParticles) {
+  GridGeometry g = cube(4, 4.0, false);
+  const mpi::Comm self(MPI_COMM_SELF);
+  const auto r = deposit(g, Assignment::cic, mpi::SlabDecomposition(4, 1), std::vector<double>{0.0, 2.5, 2.5, 9, 9, 9},
+                         std::vector<double>{2.0, 5.0}, self);
+  EXPECT_EQ(r.particles_outside, 1u);
+  EXPECT_EQ(r.particles_in, 1u);
+  EXPECT_DOUBLE_EQ(r.mass_total, 1.0);  // half the cloud lies below x = 0
+  EXPECT_EQ(r.mass[at(g, 0, 2, 2)], 1.0);
+}
+
+class AgainstReference : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(AgainstReference, RandomParticlesAgreeAndConserveMass) {
+  const std::string kernel = GetParam();
+  const auto g = cube(16, 10.0);
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> x(0.0, 10.0), mu(0.5, 2.0);
+  std::vector<double> pos(3 * 5000), mass(5000);
+  for (auto& v : pos) v = x(rng);
+  for (auto& v : mass) v = mu(rng);
+  const auto got = run(g, parse_assignment(kernel), pos, mass);
+  const auto want = test::reference_deposit({16, 16, 16}, {10, 10, 10}, pos, mass, kernel);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t c = 0; c < got.size(); ++c) ASSERT_NEAR(got[c], want[c], 1e-12 * (1 + want[c])) << "cell " << c;
+  const double total = std::accumulate(mass.begin(), mass.end(), 0.0);
+  EXPECT_NEAR(std::accumulate(got.begin(), got.end(), 0.0), total, 1e-12 * total);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, AgainstReference, ::testing::Values("ngp", "cic", "tsc"));
+
+TEST(GridShape, Parses) {
+  EXPECT_EQ(parse_grid_shape("64"), (std::array<std::int64_t, 3>{64, 64, 64}));
+  EXPECT_EQ(parse_grid_shape("8,16,32"), (std::array<std::int64_t, 3>{8, 16, 32}));
+  EXPECT_THROW(parse_grid_shape("0"), Error);
+  EXPECT_THROW(parse_grid_shape("8,8"), Error);
+  EXPECT_THROW(parse_grid_shape("x"), Error);
+}
+
+}  // namespace
+}  // namespace phew

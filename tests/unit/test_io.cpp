@@ -1,0 +1,182 @@
+// The HDF5 wrapper, atomic outputs and manifests.
+#include "core/error.hpp"
+#include "io/atomic_output.hpp"
+#include "io/grid_file.hpp"
+#include "io/h5.hpp"
+#include "manifest/fingerprint.hpp"
+#include "manifest/manifest.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace phew {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("phew-test-io-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+using H5 = TempDir;
+
+TEST_F(H5, WritesAndReadsDatasetsAndAttributes) {
+  const mpi::Comm comm;
+  {
+    io::File f = io::File::create(path("a.h5"), comm);
+    f.create_group("/g");
+    const std::vector<double> v{1, 2, 3, 4, 5, 6};
+    f.write<double>("/g/table", {2, 3}, v);
+    f.write_rows<float, double>("/g/rows", {2, 3}, 0, v);
+    f.write_attribute("/g", "name", "hello");
+    f.write_attribute<std::int64_t>("/g", "count", 7);
+    f.write_attribute(std::string("/"), "big", std::string(200000, 'x'));  // beyond the 64 KiB compact limit
+  }
+  const io::File f = io::File::open_read(path("a.h5"));
+  EXPECT_TRUE(f.has("/g/table"));
+  EXPECT_FALSE(f.has("/nope/table"));
+  EXPECT_EQ(f.dataset_info("/g/rows").describe(), "float32 [2,3]");
+  EXPECT_EQ(f.read<double>("/g/table"), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(f.read_rows<double>("/g/table", 1, 1), (std::vector<double>{4, 5, 6}));
+  EXPECT_EQ(f.read_attribute_string("/g", "name"), "hello");
+  EXPECT_EQ(f.read_attribute_scalar<std::int64_t>("/g", "count"), 7);
+  EXPECT_EQ(f.read_attribute_string("/", "big").size(), 200000u);
+}
+
+TEST_F(H5, RefusesFloatsAsIntegersAndNamesMissingDatasets) {
+  const mpi::Comm comm;
+  {
+    io::File f = io::File::create(path("b.h5"), comm);
+    f.write<double>("/x", std::vector<double>{1.5});
+  }
+  const io::File f = io::File::open_read(path("b.h5"));
+  try {
+    f.read<std::int64_t>("/x");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_NE(std::string(e.what()).find("integers are expected"), std::string::npos);
+  }
+  try {
+    f.read<double>("/y");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), path("b.h5") + ": missing dataset /y");
+  }
+}
+
+TEST_F(H5, NotHdf5AndMissingFilesAreReported) {
+  std::ofstream(path("text.h5")) << "hello";
+  try {
+    io::File::open_read(path("text.h5"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+  }
+  try {
+    io::File::open_read(path("missing.h5"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::io);
+  }
+}
+
+using Atomic = TempDir;
+
+TEST_F(Atomic, UncommittedOutputLeavesNothingAndKeepsThePreviousFile) {
+  const mpi::Comm comm;
+  std::ofstream(path("out.h5")) << "previous";
+  {
+    io::AtomicOutput out(path("out.h5"), comm);
+    std::ofstream(out.temp_path()) << "half";
+    EXPECT_NE(out.temp_path(), path("out.h5"));
+  }  // no commit: as if the run failed
+  std::ifstream in(path("out.h5"));
+  std::string s;
+  in >> s;
+  EXPECT_EQ(s, "previous");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+TEST_F(Atomic, CommitReplacesAndRemovesTheOldManifest) {
+  const mpi::Comm comm;
+  std::ofstream(path("out.h5")) << "previous";
+  std::ofstream(path("out.h5.json")) << "{}";
+  {
+    io::AtomicOutput out(path("out.h5"), comm);
+    std::ofstream(out.temp_path()) << "new";
+    out.commit();
+  }
+  std::ifstream in(path("out.h5"));
+  std::string s;
+  in >> s;
+  EXPECT_EQ(s, "new");
+  EXPECT_FALSE(fs::exists(path("out.h5.json")));
+}
+
+TEST_F(Atomic, MissingFolderIsAnIoError) {
+  const mpi::Comm comm;
+  try {
+    io::AtomicOutput out(path("no/such/dir/out.h5"), comm);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::io);
+  }
+}
+
+using Manifest = TempDir;
+
+TEST_F(Manifest, FingerprintsChangeWithContent) {
+  std::ofstream(path("f")) << "abc";
+  const auto a = manifest::fingerprint_file(path("f"));
+  std::ofstream(path("f")) << "abd";
+  EXPECT_NE(a, manifest::fingerprint_file(path("f")));
+  EXPECT_EQ(a.rfind("xxh3-128:", 0), 0u);
+}
+
+TEST_F(Manifest, ChecksKindAndStaleness) {
+  std::ofstream(path("x.h5")) << "data";
+  manifest::Builder b("tool-a", {"tool-a", "in"}, 1);
+  b.set_kind("grid");
+  b.parameter("n", 3, "cells");
+  const auto m = b.finish(path("x.h5"), 4, manifest::fingerprint_file(path("x.h5")));
+  std::ofstream(path("x.h5.json")) << m.dump();
+
+  const auto in = manifest::check_phew_input(path("x.h5"), {"grid"});
+  EXPECT_EQ(in.manifest_id, m["id"]);
+  EXPECT_EQ(in.provenance.size(), 1u);
+  EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"patches"}), Error);  // wrong stage
+  std::ofstream(path("x.h5")) << "changed";
+  EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"grid"}), Error);  // stale
+  fs::remove(path("x.h5.json"));
+  EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"grid"}), Error);  // no manifest
+}
+
+TEST_F(Manifest, ProvenanceChainsGrow) {
+  std::ofstream(path("x.h5")) << "data";
+  manifest::Builder a("tool-a", {"tool-a"}, 1);
+  a.set_kind("grid");
+  std::ofstream(path("x.h5.json")) << a.finish(path("x.h5"), 4, manifest::fingerprint_file(path("x.h5"))).dump();
+  manifest::Builder b("tool-b", {"tool-b"}, 2);
+  b.set_kind("patches");
+  b.add_input(manifest::check_phew_input(path("x.h5"), {"grid"}));
+  const auto m = b.finish(path("y.h5"), 0, "");
+  ASSERT_EQ(m["provenance"].size(), 2u);
+  EXPECT_EQ(m["provenance"][0]["tool"]["name"], "tool-a");
+  EXPECT_EQ(m["provenance"][1]["tool"]["name"], "tool-b");
+  EXPECT_EQ(m["provenance"][1]["inputs"][0], m["inputs"][0]["manifest_id"]);
+  EXPECT_EQ(b.finish(path("y.h5"), 0, "")["id"], m["id"]);  // stable across calls
+}
+
+}  // namespace
+}  // namespace phew

@@ -1,0 +1,135 @@
+// Reading the real Gadget-4 HDF5 snapshots in ../shared/data and our own particle file.
+#include "core/error.hpp"
+#include "io/h5.hpp"
+#include "particles/snapshot.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <numeric>
+
+namespace phew {
+namespace {
+
+std::string shared(const std::string& rel) {
+  const char* root = std::getenv("PHEW_SHARED_DATA");
+  return std::string(root ? root : "../shared/data") + "/" + rel;
+}
+
+const std::string kLcdm = "gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5";
+
+TEST(Gadget4, HeaderCosmologyAndUnits) {
+  const auto r = open_snapshot({shared(kLcdm)});
+  const SnapshotInfo& info = r->info();
+  EXPECT_EQ(info.format, "gadget-hdf5");
+  EXPECT_EQ(info.num_types(), 2);
+  EXPECT_EQ(info.total(0), 32768u);
+  EXPECT_EQ(info.total(1), 32768u);
+  EXPECT_TRUE(info.periodic);
+  EXPECT_EQ(info.box_size[0], 50000.0);
+  EXPECT_NEAR(info.redshift, 0.0, 1e-6);
+  ASSERT_TRUE(info.cosmology);
+  EXPECT_DOUBLE_EQ(info.cosmology->omega_m, 0.3);
+  EXPECT_DOUBLE_EQ(info.cosmology->hubble_param, 0.7);
+  EXPECT_TRUE(info.comoving);
+  EXPECT_TRUE(info.units.known);
+  EXPECT_EQ(info.units.length_name(), "kpc/h");
+  EXPECT_EQ(info.units.mass_name(), "1e10 Msun/h");
+  // Gadget-2 used G = 6.672e-8 (43007.1); phew uses CODATA 2018, 6.6743e-8: 0.03% apart.
+  EXPECT_NEAR(info.units.gravitational_constant(), 43007.1, 0.001 * 43007.1);
+  EXPECT_FALSE(info.has_potential);
+}
+
+TEST(Gadget4, MeanDensityOfAllTypesIsOmegaMatter) {
+  const auto r = open_snapshot({shared(kLcdm)});
+  const SnapshotInfo& info = r->info();
+  const ParticleSet all = read_particles(*r, {0, 1}, 0, info.total({0, 1}), FieldSelection{});
+  const double mass = std::accumulate(all.mass.begin(), all.mass.end(), 0.0);
+  const double mean = mass / std::pow(50000.0, 3);
+  EXPECT_NEAR(mean / info.cosmology->critical_density(1.0, info.units), 0.300, 0.002);
+  const ParticleSet dm = read_particles(*r, {1}, 0, info.total(1), FieldSelection{});
+  EXPECT_NEAR(dm.mass[0], 27.528, 1e-5);  // from the mass table
+}
+
+TEST(Gadget4, PositionsInBoxIdsAndRangesAgree) {
+  const auto r = open_snapshot({shared(kLcdm)});
+  FieldSelection f;
+  f.ids = f.velocities = true;
+  const ParticleSet all = read_particles(*r, {1}, 0, 32768, f);
+  for (double x : all.position) {
+    ASSERT_GE(x, 0.0);
+    ASSERT_LT(x, 50000.0);
+  }
+  EXPECT_EQ(*std::min_element(all.id.begin(), all.id.end()), 32769u);
+  EXPECT_EQ(*std::max_element(all.id.begin(), all.id.end()), 65536u);
+  const ParticleSet part = read_particles(*r, {1}, 1000, 10, f);
+  for (std::size_t i = 0; i < 10; ++i) EXPECT_EQ(part.id[i], all.id[1000 + i]);
+  // Across the type boundary of the global numbering: types 0 then 1.
+  const ParticleSet both = read_particles(*r, {0, 1}, 32760, 16, f);
+  EXPECT_EQ(both.id[8], all.id[0]);
+}
+
+TEST(Gadget4, EveryOutputOpensWithItsRedshift) {
+  const double z[] = {5.04, 3.00, 2.02, 1.00, 0.00};
+  for (int i = 0; i < 5; ++i) {
+    const auto r = open_snapshot({shared("gadget4-lcdm-gas-L50-N32/snapshot_00" + std::to_string(i) + ".hdf5")});
+    EXPECT_NEAR(r->info().redshift, z[i], 0.01);
+    EXPECT_NEAR(r->info().time, 1.0 / (1.0 + r->info().redshift), 1e-3);
+  }
+}
+
+TEST(Snapshot, StemFindsTheFile) {
+  const std::string stem = shared("gadget4-lcdm-gas-L50-N32/snapshot_004");
+  EXPECT_EQ(open_snapshot({stem})->info().total(1), 32768u);
+}
+
+TEST(Snapshot, UnknownFormatAndMissingFile) {
+  try {
+    open_snapshot({shared("README.md")});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+  }
+  try {
+    open_snapshot({shared("nope.hdf5")});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::io);
+  }
+}
+
+TEST(Snapshot, ParsesTypes) {
+  EXPECT_EQ(parse_types("1", 6), std::vector<int>{1});
+  EXPECT_EQ(parse_types("4,0,4", 6), (std::vector<int>{0, 4}));
+  EXPECT_EQ(parse_types("all", 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_THROW(parse_types("7", 6), Error);
+  EXPECT_THROW(parse_types("1,x", 6), Error);
+}
+
+TEST(ParticleFile, ReadsOurOwnFormat) {
+  const std::string path = (std::filesystem::temp_directory_path() / "phew-test-particles.h5").string();
+  {
+    const mpi::Comm comm;
+    io::File f = io::File::create(path, comm);
+    f.create_group("/particles");
+    f.write<double>("/particles/position", {2, 3}, std::vector<double>{1, 2, 3, 11, 5, 6});
+    f.write<double>("/particles/velocity", {2, 3}, std::vector<double>{0, 0, 0, 1, 1, 1});
+    f.write<double>("/particles/mass", std::vector<double>{1.0, 2.0});
+    f.write<std::uint64_t>("/particles/id", std::vector<std::uint64_t>{7, 9});
+    f.write_attribute<double>("/particles", "box_size", std::vector<double>{10, 10, 10});
+    f.write_attribute<std::int8_t>("/particles", "periodic", 1);
+  }
+  const auto r = open_snapshot({path});
+  EXPECT_EQ(r->info().format, "phew-particles");
+  FieldSelection f;
+  f.ids = true;
+  const ParticleSet p = read_particles(*r, {0}, 0, 2, f);
+  EXPECT_EQ(p.id, (std::vector<std::uint64_t>{7, 9}));
+  EXPECT_DOUBLE_EQ(p.position[3], 1.0);  // 11 wrapped into the periodic box of 10
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace phew

@@ -1,0 +1,61 @@
+// cic-project's option checking (pure) and the JSON config reader.
+#include "cic_project.hpp"
+#include "core/error.hpp"
+#include "tool/json_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <sstream>
+
+namespace phew {
+namespace {
+
+TEST(CicOptions, ChecksAndConverts) {
+  CicOptions o;
+  o.grid = "32,32,64";
+  o.region = "0,0,0,10,10,20";
+  o.assignment = "tsc";
+  o.precision = "float64";
+  const CicParams p = check_cic_options(o);
+  EXPECT_EQ(p.shape[2], 64);
+  ASSERT_TRUE(p.region);
+  EXPECT_EQ((*p.region)[5], 20.0);
+  EXPECT_EQ(p.assignment, Assignment::tsc);
+  EXPECT_EQ(p.precision, io::Precision::f64);
+}
+
+TEST(CicOptions, RejectsBadValuesAsUsageErrors) {
+  for (auto mutate : std::vector<std::function<void(CicOptions&)>>{
+           [](CicOptions& o) { o.grid = "-3"; }, [](CicOptions& o) { o.region = "0,0,0,1,1"; },
+           [](CicOptions& o) { o.region = "0,0,0,1,-1,1"; }, [](CicOptions& o) { o.assignment = "pcs"; },
+           [](CicOptions& o) { o.precision = "float16"; }}) {
+    CicOptions o;
+    o.grid = "16";
+    mutate(o);
+    try {
+      check_cic_options(o);
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    }
+  }
+}
+
+TEST(JsonConfig, FlattensObjectsAndLists) {
+  std::istringstream in(R"({"grid": 64, "types": [0, 1], "region": "0,0,0,1,1,1", "flag": true})");
+  const auto items = JsonConfig().from_config(in);
+  ASSERT_EQ(items.size(), 4u);
+  EXPECT_EQ(items[0].name, "grid");
+  EXPECT_EQ(items[0].inputs, std::vector<std::string>{"64"});
+  EXPECT_EQ(items[1].inputs, (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(items[3].inputs, std::vector<std::string>{"true"});
+}
+
+TEST(JsonConfig, RejectsNonObjects) {
+  std::istringstream in("[1, 2]");
+  EXPECT_THROW(JsonConfig().from_config(in), CLI::ConversionError);
+}
+
+}  // namespace
+}  // namespace phew
