@@ -286,17 +286,15 @@ void File::write_attribute_raw(const std::string& object, const std::string& nam
 }
 
 void File::write_attribute(const std::string& object, const std::string& name, const std::string& value) {
-  // Fixed-length UTF-8 string: readable by h5py as str and by h5dump; any length (dense attribute storage).
+  // Variable-length UTF-8: h5py reads it as str, h5dump shows it, and any length fits.
   Id type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type, std::max<std::size_t>(1, value.size()));
+  H5Tset_size(type, H5T_VARIABLE);
   H5Tset_cset(type, H5T_CSET_UTF8);
-  H5Tset_strpad(type, H5T_STR_NULLPAD);
   Id space(H5Screate(H5S_SCALAR), H5Sclose);
   Id a(H5Acreate_by_name(id_, object.c_str(), name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
        H5Aclose);
-  std::string padded = value;
-  if (padded.empty()) padded.push_back('\0');
-  if (!a.ok() || H5Awrite(a, type, padded.data()) < 0)
+  const char* text = value.c_str();
+  if (!a.ok() || H5Awrite(a, type, &text) < 0)
     throw Error::io("{}: cannot write attribute {} of {}", path_, name, object);
 }
 

@@ -44,7 +44,18 @@ class Hdf5Snapshot final : public SnapshotReader {
             ParticleSet& out) const override {
     const io::File f = io::File::open_read(info_.files[static_cast<std::size_t>(file)]);
     const std::string g = "/PartType" + std::to_string(type) + "/";
+    const std::uint64_t n = info_.file_counts[static_cast<std::size_t>(file)][static_cast<std::size_t>(type)];
+    // Every dataset must hold one row per particle of the header, with 3 columns for vectors.
+    auto check_shape = [&](const std::string& name) {
+      const io::TypeInfo t = f.dataset_info(g + name);
+      const bool vector = name == "Coordinates" || name == "Velocities" || name == "Acceleration";
+      const bool ok = !t.shape.empty() && t.shape[0] == n && t.shape.size() == (vector ? 2u : 1u) &&
+                      (!vector || t.shape[1] == 3);
+      if (!ok)
+        throw Error::input("{}: {}{} is {}, expected [{}]{}", f.path(), g, name, t.describe(), n, vector ? "[3]" : "");
+    };
     auto append = [&](std::vector<double>& dst, const std::string& name) {
+      check_shape(name);
       const auto v = f.read_rows<double>(g + name, offset, count);
       dst.insert(dst.end(), v.begin(), v.end());
     };
@@ -55,6 +66,7 @@ class Hdf5Snapshot final : public SnapshotReader {
     else
       append(out.mass, "Masses");
     if (fields.ids) {
+      check_shape("ParticleIDs");
       const auto v = f.read_rows<std::uint64_t>(g + "ParticleIDs", offset, count);
       out.id.insert(out.id.end(), v.begin(), v.end());
     }

@@ -8,7 +8,10 @@
 #include "manifest/fingerprint.hpp"
 #include "tool/json_config.hpp"
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 #include <filesystem>
 
 namespace phew {
@@ -39,7 +42,16 @@ void print_error(const std::string& tool, const std::string& message) {
 Context::Context(const ToolSpec& spec, const mpi::Comm& comm, std::string output, manifest::Builder builder)
     : spec_(spec), comm_(comm), output_(std::move(output)), manifest_(std::move(builder)) {}
 
+void Context::phase(std::string name) {
+  const char* fail = std::getenv("PHEW_TEST_FAIL_AT");
+  const char* pause = std::getenv("PHEW_TEST_PAUSE_AT");
+  if (pause && name == pause) std::this_thread::sleep_for(std::chrono::seconds(60));
+  if (fail && name == fail) throw Error::internal("failure injected at phase {} (PHEW_TEST_FAIL_AT)", name);
+  timer_.start(std::move(name));
+}
+
 void Context::finish_output(io::File& file, io::AtomicOutput& out) {
+  phase("finish");
   timer_.stop();
   for (const auto& [name, seconds] : timer_.phases()) manifest_.timing(name, seconds);
   manifest_.summary("peak_memory_rank0_bytes", peak_rss_bytes());
@@ -67,6 +79,7 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   CLI::App app{spec.summary, spec.name};
   app.config_formatter(std::make_shared<JsonConfig>());
   app.set_config("--config", "", "Read options from a JSON file; keys are the long option names");
+  app.allow_config_extras(false);  // a misspelt key is an error, not silently ignored
   app.footer("Example:\n  " + spec.example + "\n\n" + kExitCodes + "\nDocumentation: docs/tools/" + spec.name + ".md");
   app.get_formatter()->column_width(34);
   std::string output;

@@ -33,7 +33,9 @@ class Context {
   manifest::Builder& manifest() { return manifest_; }
 
   // Starts a named phase (timed, logged at --verbose, recorded in the manifest).
-  void phase(std::string name) { timer_.start(std::move(name)); }
+  // Test hooks: PHEW_TEST_FAIL_AT=NAME fails and PHEW_TEST_PAUSE_AT=NAME sleeps at the start of phase NAME,
+  // so tests can check what a failed or killed run leaves behind.
+  void phase(std::string name);
 
   // Finishes an HDF5 output written to out.temp_path(): puts the manifest in the root attribute
   // "manifest", closes the file, renames it into place and writes OUTPUT.json beside it, last.

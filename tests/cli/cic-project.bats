@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# cic-project end to end: outputs, manifests, rank invariance, real data, and every bad input.
+load common
+
+setup_file() {
+  load common
+  make_inputs
+}
+
+setup() {
+  make_inputs
+  OUT="$BATS_TEST_TMPDIR/out"
+  mkdir -p "$OUT"
+}
+
+attr() {  # attr FILE NAME -> value of /grid attribute NAME
+  /usr/bin/python3 -c 'import h5py,sys; v=h5py.File(sys.argv[1])["grid"].attrs[sys.argv[2]]; print(v.decode() if isinstance(v, bytes) else v)' "$1" "$2"
+}
+
+@test "writes density, attributes and a manifest that matches the file" {
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 16 -q
+  assert_success
+  assert_only_files "$OUT" grid.h5 grid.h5.json
+  run /usr/bin/python3 - "$OUT/grid.h5" <<'PY'
+import h5py, json, sys, numpy as np
+f = h5py.File(sys.argv[1])
+g = f["grid"]
+d = g["density"][...]
+assert d.shape == (16, 16, 16) and d.dtype == np.float32, (d.shape, d.dtype)
+assert g.attrs["assignment"] == "CIC"
+assert abs(g.attrs["total_mass"] - 4000.0) < 1e-9, g.attrs["total_mass"]
+cell = (100.0 / 16) ** 3
+assert abs(d.astype(np.float64).sum() * cell - 4000.0) < 4000 * 1e-5
+assert abs(g.attrs["mean_density"] - 4000.0 / 100.0**3) < 1e-15
+assert g.attrs["n_particles"] == 4000 and g.attrs["periodic"] == 1
+assert g["density"].attrs["units"] == g.attrs["units"]
+side = json.load(open(sys.argv[1] + ".json"))
+inner = json.loads(f.attrs["manifest"])
+assert side["kind"] == "grid" and side["id"] == inner["id"]
+assert side["inputs"][0]["kind"] == "snapshot" and side["inputs"][0]["fingerprint"].startswith("xxh3-128:")
+assert side["provenance"][-1]["tool"]["name"] == "cic-project"
+assert side["parameters"]["grid_shape"] == [16, 16, 16]
+print("ok")
+PY
+  assert_output "ok"
+}
+
+@test "float64 output conserves mass to 1e-12" {
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 8,16,12 --precision float64 -q
+  assert_success
+  run /usr/bin/python3 -c '
+import h5py, numpy as np
+d = h5py.File("'"$OUT/grid.h5"'")["grid/density"][...]
+total = d.sum() * (100/8) * (100/16) * (100/12)
+assert abs(total - 4000) < 4000e-12 * 10, total
+print("ok")'
+  assert_output "ok"
+}
+
+@test "the manifest fingerprint is checked: the file is the one described" {
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 8 -q
+  assert_success
+  run /usr/bin/python3 -c '
+import json, xxhash' 2>/dev/null || true
+  fp=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["outputs"][0]["size"])' "$OUT/grid.h5.json")
+  assert_equal "$fp" "$(stat -c %s "$OUT/grid.h5")"
+}
+
+@test "a multi-file snapshot given by its first piece equals the single file" {
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/single.h5" --grid 16 -q
+  assert_success
+  run cic-project "$INPUTS/multi.0.hdf5" -o "$OUT/multi.h5" --grid 16 -q
+  assert_success
+  run h5diff "$OUT/single.h5" "$OUT/multi.h5" /grid/density
+  assert_success
+}
+
+@test "identical data for 1, 2, 3 and 4 ranks (cic, tsc, ngp, region)" {
+  for args in "--grid 16" "--grid 12,10,8 --assignment tsc --precision float64" "--grid 9 --assignment ngp" \
+              "--grid 10 --region 20,20,20,80,80,80 --precision float64"; do
+    # shellcheck disable=SC2086
+    run cic-project "$INPUTS/good.hdf5" -o "$OUT/r1.h5" $args -q
+    assert_success
+    for n in 2 3 4; do
+      # shellcheck disable=SC2086
+      run mpi "$n" cic-project "$INPUTS/good.hdf5" -o "$OUT/r$n.h5" $args -q
+      assert_success
+      run h5diff -v0 "$OUT/r1.h5" "$OUT/r$n.h5" /grid /grid
+      assert_success
+      run h5diff "$OUT/r1.h5" "$OUT/r$n.h5" /grid/density
+      assert_success
+    done
+  done
+}
+
+@test "real Gadget-4 box: dark matter is 0.26 and all types 0.30 of the critical density" {
+  snap="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5"
+  run cic-project "$snap" -o "$OUT/dm.h5" --grid 32 -q
+  assert_success
+  run cic-project "$snap" -o "$OUT/all.h5" --grid 32 --types all -q
+  assert_success
+  dm=$(/usr/bin/python3 -c 'import h5py,sys; a=h5py.File(sys.argv[1])["grid"].attrs; print(round(a["mean_density"]/a["critical_density"],3))' "$OUT/dm.h5")
+  all=$(/usr/bin/python3 -c 'import h5py,sys; a=h5py.File(sys.argv[1])["grid"].attrs; print(round(a["mean_density"]/a["critical_density"],3))' "$OUT/all.h5")
+  assert_equal "$dm" "0.26"
+  assert_equal "$all" "0.3"
+  assert_equal "$(attr "$OUT/dm.h5" units)" "(1e10 Msun/h)/(kpc/h)^3"
+  assert_equal "$(attr "$OUT/dm.h5" n_particles)" "32768"
+}
+
+@test "real Gadget binary file with open boundaries runs with --region" {
+  run cic-project "$PHEW_SHARED_DATA/gadget-binary/pot_acc.format2.gadget2" -o "$OUT/g.h5" --grid 8 --types 4 -q
+  assert_failure 2
+  assert_output --partial "--region"
+  run cic-project "$PHEW_SHARED_DATA/gadget-binary/pot_acc.format2.gadget2" -o "$OUT/g.h5" --grid 8 --types 4 \
+    --region -1000,-1000,-1000,1000,1000,1000 -q
+  assert_success
+}
+
+@test "a JSON config file sets options like the command line" {
+  echo '{"grid": 8, "assignment": "tsc", "precision": "float64"}' >"$OUT/../cfg.json"
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --config "$OUT/../cfg.json" -q
+  assert_success
+  assert_equal "$(attr "$OUT/grid.h5" assignment)" "TSC"
+  echo '{"grid": 8, "no_such_key": 1}' >"$OUT/../bad.json"
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --config "$OUT/../bad.json" -q
+  assert_failure 2
+}
+
+# bad inputs: exit code, exactly one line "cic-project: error: ...", and no output left behind
+bad_case() {  # bad_case CODE PATTERN ARGS...
+  local code=$1 pattern=$2
+  shift 2
+  run --separate-stderr cic-project "$@" -o "$OUT/grid.h5" -q
+  assert_failure "$code"
+  output=$stderr assert_one_error_line cic-project
+  [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
+  assert_only_files "$OUT"
+}
+
+@test "bad input: NaN position" { bad_case 3 "non-finite position" "$INPUTS/nan.hdf5" --grid 8; }
+@test "bad input: negative mass" { bad_case 3 "masses must be positive" "$INPUTS/negmass.hdf5" --grid 8; }
+@test "bad input: missing Coordinates" { bad_case 3 "missing dataset /PartType1/Coordinates" "$INPUTS/nocoords.hdf5" --grid 8; }
+@test "bad input: Coordinates of the wrong shape" { bad_case 3 "Coordinates" "$INPUTS/badshape.hdf5" --grid 8; }
+@test "bad input: no particles of the selected type" { bad_case 3 "no particles of the selected types" "$INPUTS/gasonly.hdf5" --grid 8; }
+@test "bad input: a missing piece of a multi-file snapshot" { bad_case 4 "missing" "$INPUTS/missingpiece.0.hdf5" --grid 8; }
+@test "bad input: header total disagrees with the files" { bad_case 3 "NumPart_Total" "$INPUTS/wrongtotal.hdf5" --grid 8; }
+@test "bad input: particle outside a non-periodic box" { bad_case 3 "outside the non-periodic box" "$INPUTS/outside.h5" --grid 8; }
+@test "bad input: not a snapshot" { bad_case 3 "not a snapshot" "$INPUTS/notes.txt" --grid 8; }
+@test "bad input: truncated HDF5 file" { bad_case 4 "truncated.hdf5" "$INPUTS/truncated.hdf5" --grid 8; }
+@test "bad input: no such file" { bad_case 4 "no such" "$INPUTS/none.hdf5" --grid 8; }
+@test "bad input: grid too large for memory is refused before allocating" { bad_case 3 "needs about" "$INPUTS/good.hdf5" --grid 100000; }
+@test "bad input: open boundaries without --region" { bad_case 2 "--region" "$INPUTS/openbox.hdf5" --grid 8; }
+@test "bad input: unknown particle type" { bad_case 2 "type 9" "$INPUTS/good.hdf5" --grid 8 --types 9; }
+@test "bad input: bad grid and region" {
+  bad_case 2 "grid" "$INPUTS/good.hdf5" --grid 8,8
+  bad_case 2 "region" "$INPUTS/good.hdf5" --grid 8 --region 0,0,0,1,1
+}
+
+@test "bad output folder is an I/O error" {
+  run --separate-stderr cic-project "$INPUTS/good.hdf5" -o "$OUT/no/such/grid.h5" --grid 8 -q
+  assert_failure 4
+  output=$stderr assert_one_error_line cic-project
+}
+
+@test "bad input under MPI: every rank stops with the same code, no hang" {
+  run timeout 60 mpirun -n 3 --oversubscribe cic-project "$INPUTS/nan.hdf5" -o "$OUT/grid.h5" --grid 8 -q
+  assert_failure 3
+  assert_only_files "$OUT"
+  run timeout 60 mpirun -n 2 --oversubscribe cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 100000 -q
+  assert_failure 3
+  assert_only_files "$OUT"
+}
+
+@test "a failed run leaves the previous output untouched and nothing half-written" {
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 8 -q
+  assert_success
+  before=$(sha256sum "$OUT/grid.h5" "$OUT/grid.h5.json")
+  for phase in read deposit write finish; do
+    PHEW_TEST_FAIL_AT=$phase run cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 16 -q
+    assert_failure 1
+    assert_equal "$(sha256sum "$OUT/grid.h5" "$OUT/grid.h5.json")" "$before"
+    assert_only_files "$OUT" grid.h5 grid.h5.json
+  done
+}
+
+@test "a run killed halfway leaves no file that looks complete" {
+  # Paused just before the rename, with the temporary file written: SIGTERM removes it.
+  PHEW_TEST_PAUSE_AT=finish cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 16 -q &
+  pid=$!
+  for _ in $(seq 100); do
+    compgen -G "$OUT/.grid.h5.partial-*" >/dev/null && break
+    sleep 0.1
+  done
+  compgen -G "$OUT/.grid.h5.partial-*" >/dev/null || fail "no temporary file seen"
+  kill -TERM "$pid"
+  wait "$pid" || true
+  assert_only_files "$OUT"
+  # SIGKILL cannot be caught: the temporary file stays, hidden and named as partial; no grid.h5 appears.
+  PHEW_TEST_PAUSE_AT=finish cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 16 -q &
+  pid=$!
+  for _ in $(seq 100); do
+    compgen -G "$OUT/.grid.h5.partial-*" >/dev/null && break
+    sleep 0.1
+  done
+  kill -KILL "$pid"
+  wait "$pid" || true
+  [[ ! -e $OUT/grid.h5 && ! -e $OUT/grid.h5.json ]]
+}

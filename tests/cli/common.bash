@@ -1,0 +1,40 @@
+# Shared set-up for the Bats CLI tests: paths, helpers and tiny inputs made once per file.
+bats_require_minimum_version 1.5.0
+load /usr/lib/bats/bats-support/load.bash
+load /usr/lib/bats/bats-assert/load.bash
+
+: "${PHEW_SOURCE:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+: "${PHEW_BIN:=$PHEW_SOURCE/build/bin}"
+: "${PHEW_SHARED_DATA:=$PHEW_SOURCE/../shared/data}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+PATH="$PHEW_BIN:$PATH"
+
+# Inputs are made once per .bats file, in its own temp folder.
+make_inputs() {
+  INPUTS="$BATS_FILE_TMPDIR/inputs"
+  [[ -d $INPUTS ]] || /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_inputs.py" "$INPUTS"
+}
+
+# `run` a tool under mpirun with N ranks.
+mpi() {
+  local n=$1
+  shift
+  mpirun -n "$n" --oversubscribe "$@"
+}
+
+# The stderr of a failed run must be exactly one line "TOOL: error: ...".
+assert_one_error_line() {
+  local tool=$1
+  assert_equal "$(printf '%s\n' "$output" | grep -c .)" 1
+  assert_output --regexp "^$tool: error: "
+}
+
+# Nothing but the listed files in a folder (no partial outputs).
+assert_only_files() {
+  local dir=$1
+  shift
+  local want got
+  want=$(printf '%s\n' "$@" | sort)
+  got=$(cd "$dir" && find . -mindepth 1 -maxdepth 1 -printf '%P\n' | sort)
+  assert_equal "$got" "$want"
+}
