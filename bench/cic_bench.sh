@@ -86,6 +86,7 @@ for model in $models; do
   log "$model: cic-project, 2 ranks"
   rm -f "$d"/phew2.h5* "$d"/phew2.time*
   # The outer time gives the wall time; one inner time per rank gives each rank's peak RSS.
+  # shellcheck disable=SC2016  # $0, $OMPI_COMM_WORLD_RANK and $@ expand in the per-rank shell
   /usr/bin/time -v -o "$d/phew2.time" "$MPIRUN" -n 2 \
     sh -c 'exec /usr/bin/time -v -o "$0.rank$OMPI_COMM_WORLD_RANK" "$@"' "$d/phew2.time" \
     "$CIC" "$snap" -o "$d/phew2.h5" --grid "$grid" -q
