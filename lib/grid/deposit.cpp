@@ -1,10 +1,10 @@
 #include "grid/deposit.hpp"
 
 #include "core/error.hpp"
+#include "core/raw_vector.hpp"
 
 #include <algorithm>
 #include <array>
-#include <climits>
 
 namespace phew {
 namespace {
@@ -18,84 +18,87 @@ struct Cloud {
 // Kernels reach at most one cell beyond either edge (indices -1 .. n), so one step wraps them.
 long wrap(long i, long n) { return i < 0 ? i + n : i >= n ? i - n : i; }
 
-// The x-planes a cloud touches, wrapped (periodic) or clipped (not); at most 3.
-struct Planes {
-  std::array<long, 3> plane;
-  std::array<int, 3> offset;  // index into the kernel's weights
-  int n = 0;
-};
+// The x-plane where a cloud's kernel starts ("home"); the kernel covers home .. home + width - 1.
+long home_plane(Assignment a, double ux) { return weights_1d(a, ux).first; }
 
-Planes touched_planes(Assignment a, double ux, long nx, bool periodic) {
-  const Weights1D w = weights_1d(a, ux);
-  Planes p;
-  for (int o = 0; o < w.width; ++o) {
-    long t = w.first + o;
-    if (periodic) t = wrap(t, nx);
-    else if (t < 0 || t >= nx) continue;
-    p.plane[static_cast<std::size_t>(p.n)] = t;
-    p.offset[static_cast<std::size_t>(p.n)] = o;
-    ++p.n;
-  }
-  return p;
-}
-
-// Converts positions to cell units; drops particles outside a non-periodic grid.
-std::vector<Cloud> to_clouds(const GridGeometry& g, std::span<const double> position, std::span<const double> mass,
-                             std::uint64_t& outside) {
-  std::vector<Cloud> clouds;
-  clouds.reserve(mass.size());
-  std::array<double, 3> scale, n;
-  for (int d = 0; d < 3; ++d) {
-    n[static_cast<std::size_t>(d)] = static_cast<double>(g.shape[static_cast<std::size_t>(d)]);
-    scale[static_cast<std::size_t>(d)] = n[static_cast<std::size_t>(d)] / g.extent[static_cast<std::size_t>(d)];
-  }
-  for (std::size_t i = 0; i < mass.size(); ++i) {
-    Cloud c{{0, 0, 0}, mass[i]};
-    bool inside = true;
+// Positions in cell units; particles outside a non-periodic grid are dropped (and counted).
+class CellUnits {
+ public:
+  explicit CellUnits(const GridGeometry& g) : g_(g) {
     for (std::size_t d = 0; d < 3; ++d) {
-      double u = (position[3 * i + d] - g.origin[d]) * scale[d];
-      if (g.periodic) {
-        if (u >= n[d]) u -= n[d];  // rounding at the upper edge of the box
-        if (u < 0) u += n[d];
-        if (u >= n[d] || u < 0) u = 0;
-      } else if (!(u >= 0 && u < n[d])) {
-        inside = false;
+      n_[d] = static_cast<double>(g.shape[d]);
+      scale_[d] = n_[d] / g.extent[d];
+    }
+  }
+  // False when the particle lies outside a non-periodic grid.
+  bool convert(const double* x, double m, Cloud& c) const {
+    for (std::size_t d = 0; d < 3; ++d) {
+      double u = (x[d] - g_.origin[d]) * scale_[d];
+      if (g_.periodic) {
+        if (u >= n_[d]) u -= n_[d];  // rounding at the upper edge of the box
+        if (u < 0) u += n_[d];
+        if (!(u >= 0 && u < n_[d])) u = 0;
+      } else if (!(u >= 0 && u < n_[d])) {
+        return false;
       }
       c.u[d] = u;
     }
-    if (inside) clouds.push_back(c);
-    else ++outside;
+    c.m = m;
+    return true;
   }
-  return clouds;
+
+ private:
+  const GridGeometry& g_;
+  std::array<double, 3> n_{}, scale_{};
+};
+
+// The unwrapped home planes, within [lo, hi], under which a cloud is summed on a rank; a cloud near the
+// periodic seam is summed twice (as home h and as h - nx), once per side. Calls f(bucket = plane - lo).
+template <typename F>
+void for_each_bucket(long home, long nx, bool periodic, long lo, long hi, F&& f) {
+  if (!periodic) {
+    if (home >= lo && home <= hi) f(home - lo);
+    return;
+  }
+  for (long h = home - nx; h <= hi; h += nx)  // home is in [-1, nx-1]; nx may be tiny
+    if (h >= lo) f(h - lo);
 }
 
-// Sends each cloud to every rank owning a plane it touches; received clouds keep snapshot order.
-std::vector<Cloud> route(const std::vector<Cloud>& clouds, Assignment a, const GridGeometry& g,
-                         const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
-  const auto nranks = static_cast<std::size_t>(comm.size());
-  auto destinations = [&](const Cloud& c, std::array<int, 3>& dest) {
-    const Planes p = touched_planes(a, c.u[0], g.shape[0], g.periodic);
-    int n = 0;
-    for (int k = 0; k < p.n; ++k) {
-      const int r = slabs.owner(p.plane[static_cast<std::size_t>(k)]);
-      if (std::find(dest.begin(), dest.begin() + n, r) == dest.begin() + n) dest[static_cast<std::size_t>(n++)] = r;
+// Deposits clouds already sorted by bucket (start[b] .. start[b+1]) onto planes [x0, x1).
+void deposit_sorted(const GridGeometry& g, Assignment a, const Cloud* clouds, const std::vector<std::uint64_t>& start,
+                    long lo, long x0, long x1, double* mass) {
+  const long ny = g.shape[1], nz = g.shape[2];
+  const auto plane_cells = static_cast<std::size_t>(ny * nz);
+  for (std::size_t b = 0; b + 1 < start.size(); ++b) {
+    const long home = lo + static_cast<long>(b);
+    for (std::uint64_t p = start[b]; p < start[b + 1]; ++p) {
+      const Cloud& c = clouds[p];
+      const Weights1D wx = weights_1d(a, c.u[0]), wy = weights_1d(a, c.u[1]), wz = weights_1d(a, c.u[2]);
+      // The 2-D weights and cell offsets of the cloud in a plane, computed once for all its planes.
+      double w2[9];
+      long off[9];
+      int n2 = 0;
+      for (int q = 0; q < wy.width; ++q) {
+        long j = wy.first + q;
+        if (g.periodic) j = wrap(j, ny);
+        else if (j < 0 || j >= ny) continue;
+        const double my = c.m * wy.w[q];
+        for (int r = 0; r < wz.width; ++r) {
+          long k = wz.first + r;
+          if (g.periodic) k = wrap(k, nz);
+          else if (k < 0 || k >= nz) continue;
+          w2[n2] = my * wz.w[r];
+          off[n2++] = j * nz + k;
+        }
+      }
+      for (int o = 0; o < wx.width; ++o) {
+        const long t = home + o;
+        if (t < x0 || t >= x1) continue;
+        double* plane = mass + static_cast<std::size_t>(t - x0) * plane_cells;
+        for (int i = 0; i < n2; ++i) plane[off[i]] += wx.w[o] * w2[i];
+      }
     }
-    return n;
-  };
-  std::vector<std::uint64_t> counts(nranks, 0);
-  std::array<int, 3> dest{};
-  for (const Cloud& c : clouds) {
-    const int n = destinations(c, dest);
-    for (int k = 0; k < n; ++k) ++counts[static_cast<std::size_t>(dest[static_cast<std::size_t>(k)])];
   }
-  std::vector<std::uint64_t> offset(nranks, 0);
-  for (std::size_t r = 1; r < nranks; ++r) offset[r] = offset[r - 1] + counts[r - 1];
-  std::vector<Cloud> send(offset.back() + counts.back());
-  for (const Cloud& c : clouds) {
-    const int n = destinations(c, dest);
-    for (int k = 0; k < n; ++k) send[offset[static_cast<std::size_t>(dest[static_cast<std::size_t>(k)])]++] = c;
-  }
-  return comm.all_to_all<Cloud>(send, counts);
 }
 
 }  // namespace
@@ -103,62 +106,90 @@ std::vector<Cloud> route(const std::vector<Cloud>& clouds, Assignment a, const G
 DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomposition& slabs,
                       std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm) {
   DepositResult result;
-  std::uint64_t outside = 0;
-  const std::vector<Cloud> clouds = route(to_clouds(g, position, mass, outside), a, g, slabs, comm);
-  if (clouds.size() >= UINT32_MAX) throw Error::internal("more than 2^32 particles on one rank");
-
-  const long nx = g.shape[0], ny = g.shape[1], nz = g.shape[2];
-  const long x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());
+  const long nx = g.shape[0];
   const int width = kernel_width(a);
-  const auto plane_cells = static_cast<std::size_t>(ny * nz);
+  const long x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());
+  const auto plane_cells = static_cast<std::size_t>(g.shape[1] * g.shape[2]);
+  const CellUnits units(g);
+  std::uint64_t outside = 0;
 
-  // Index the received clouds by (local target plane, kernel offset) in a CSR layout; within a bucket
-  // they stay in snapshot order.
-  const auto nbuckets = static_cast<std::size_t>((x1 - x0) * width);
+  // Each cell sums its clouds by home plane (lowest first), then in snapshot order: the same order, so the
+  // same bits, on every decomposition. A stable counting sort by home plane gives that order.
+  const long lo = x0 - (width - 1), hi = x1 - 1;
+  const auto nbuckets = static_cast<std::size_t>(std::max(0L, hi - lo + 1));
   std::vector<std::uint64_t> start(nbuckets + 1, 0);
-  auto for_each_target = [&](const Cloud& c, auto&& fn) {
-    const Planes p = touched_planes(a, c.u[0], nx, g.periodic);
-    for (int k = 0; k < p.n; ++k) {
-      const long t = p.plane[static_cast<std::size_t>(k)];
-      if (t >= x0 && t < x1) fn(static_cast<std::size_t>((t - x0) * width + p.offset[static_cast<std::size_t>(k)]));
-    }
-  };
-  for (const Cloud& c : clouds) for_each_target(c, [&](std::size_t b) { ++start[b + 1]; });
-  for (std::size_t b = 0; b < nbuckets; ++b) start[b + 1] += start[b];
-  std::vector<std::uint32_t> members(start.back());
-  {
+  RawVector<Cloud> sorted;
+  // Counts the clouds of `next` (a generator of clouds in snapshot order) per bucket, then places them.
+  auto counting_sort = [&](auto&& for_each_cloud) {
+    for_each_cloud([&](const Cloud& c) {
+      for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi, [&](long b) { ++start[static_cast<std::size_t>(b) + 1]; });
+    });
+    for (std::size_t b = 0; b < nbuckets; ++b) start[b + 1] += start[b];
+    sorted.resize(start.back());
     std::vector<std::uint64_t> fill(start.begin(), start.end() - 1);
-    for (std::uint32_t i = 0; i < clouds.size(); ++i)
-      for_each_target(clouds[i], [&](std::size_t b) { members[fill[b]++] = i; });
+    for_each_cloud([&](const Cloud& c) {
+      for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi,
+                      [&](long b) { sorted[fill[static_cast<std::size_t>(b)]++] = c; });
+    });
+  };
+
+  if (comm.size() == 1) {
+    // Nothing moves: sort straight from the input (converting twice is cheaper than another copy).
+    bool counted = false;
+    counting_sort([&](auto&& f) {
+      for (std::size_t i = 0; i < mass.size(); ++i) {
+        Cloud c;
+        if (units.convert(&position[3 * i], mass[i], c)) f(c);
+        else if (!counted) ++outside;
+      }
+      counted = true;
+    });
+  } else {
+    // Each cloud goes to the owners of the planes it touches (at most `width`, usually one), in snapshot
+    // order; received clouds are grouped by source rank, so they stay in snapshot order.
+    const auto nranks = static_cast<std::size_t>(comm.size());
+    auto destinations = [&](const Cloud& c, std::array<int, 3>& dest) {
+      const long home = home_plane(a, c.u[0]);
+      int n = 0;
+      for (int o = 0; o < width; ++o) {
+        long t = home + o;
+        if (g.periodic) t = ((t % nx) + nx) % nx;
+        else if (t < 0 || t >= nx) continue;
+        const int r = slabs.owner(t);
+        if (std::find(dest.begin(), dest.begin() + n, r) == dest.begin() + n) dest[static_cast<std::size_t>(n++)] = r;
+      }
+      return n;
+    };
+    RawVector<Cloud> converted(mass.size());
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < mass.size(); ++i)
+      if (units.convert(&position[3 * i], mass[i], converted[n])) ++n;
+      else ++outside;
+    std::vector<std::uint64_t> counts(nranks, 0);
+    std::array<int, 3> dest{};
+    for (std::size_t i = 0; i < n; ++i) {
+      const int k = destinations(converted[i], dest);
+      for (int j = 0; j < k; ++j) ++counts[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])];
+    }
+    std::vector<std::uint64_t> offset(nranks, 0);
+    for (std::size_t r = 1; r < nranks; ++r) offset[r] = offset[r - 1] + counts[r - 1];
+    RawVector<Cloud> send(offset.back() + counts.back());
+    for (std::size_t i = 0; i < n; ++i) {
+      const int k = destinations(converted[i], dest);
+      for (int j = 0; j < k; ++j) send[offset[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])]++] = converted[i];
+    }
+    converted = RawVector<Cloud>();
+    RawVector<Cloud> received;
+    comm.all_to_all<Cloud>(std::span<const Cloud>(send.data(), send.size()), counts, received);
+    send = RawVector<Cloud>();
+    counting_sort([&](auto&& f) {
+      for (const Cloud& c : received) f(c);
+    });
   }
 
-  // Each local plane sums its clouds: largest kernel offset first (the cloud's first plane is furthest
-  // below), then snapshot order. The same order on any decomposition gives the same bits.
+  // 3. One streaming pass over the sorted clouds.
   result.mass.assign(static_cast<std::size_t>(x1 - x0) * plane_cells, 0.0);
-  for (long t = x0; t < x1; ++t) {
-    double* plane = result.mass.data() + static_cast<std::size_t>(t - x0) * plane_cells;
-    for (int o = width - 1; o >= 0; --o) {
-      const std::size_t b = static_cast<std::size_t>((t - x0) * width + o);
-      for (std::uint64_t m = start[b]; m < start[b + 1]; ++m) {
-        const Cloud& c = clouds[members[m]];
-        const double mx = c.m * weights_1d(a, c.u[0]).w[o];
-        const Weights1D wy = weights_1d(a, c.u[1]), wz = weights_1d(a, c.u[2]);
-        for (int p = 0; p < wy.width; ++p) {
-          long j = wy.first + p;
-          if (g.periodic) j = wrap(j, ny);
-          else if (j < 0 || j >= ny) continue;
-          const double mxy = mx * wy.w[p];
-          double* row = plane + j * nz;
-          for (int q = 0; q < wz.width; ++q) {
-            long k = wz.first + q;
-            if (g.periodic) k = wrap(k, nz);
-            else if (k < 0 || k >= nz) continue;
-            row[k] += mxy * wz.w[q];
-          }
-        }
-      }
-    }
-  }
+  deposit_sorted(g, a, sorted.data(), start, lo, x0, x1, result.mass.data());
 
   // Totals that do not depend on the decomposition: per-plane sums in order, then over planes in order.
   std::vector<double> local_sums(static_cast<std::size_t>(x1 - x0), 0.0);

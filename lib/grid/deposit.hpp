@@ -1,10 +1,11 @@
 // Particles -> mass on a slab-decomposed grid, giving the same bits for any number of ranks.
 //
 // Floating-point sums depend on their order, so every cell's mass is summed in one canonical order:
-// by the particle's first touched x-plane ("home plane"), then by the particle's place in the snapshot.
-// To keep that order without a serial step, each rank receives copies of the particles whose clouds
-// reach its slab (a home plane inside the slab, or up to two planes below) and computes its planes
-// completely; no partial planes are added across ranks.
+// by the particle's first touched x-plane ("home plane", lowest first), then by the particle's place in
+// the snapshot. To keep that order without a serial step, each rank receives copies of the particles
+// whose clouds reach its slab (a home plane inside the slab, or up to two planes below) and computes
+// its planes completely; no partial planes are added across ranks. A stable counting sort by home
+// plane followed by one streaming pass gives exactly that order.
 #pragma once
 
 #include "grid/assignment.hpp"
@@ -31,7 +32,8 @@ struct DepositResult {
 DepositResult deposit(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& slabs,
                       std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm);
 
-// Bytes per particle the deposit needs at its peak beyond the input arrays (for memory checks).
+// Bytes per particle the deposit needs at its peak beyond the input arrays (for memory checks): with
+// several ranks, the converted clouds, the send buffer and the received clouds, then the sorted copy.
 inline constexpr double kDepositBytesPerParticle = 3 * 32.0;
 
 }  // namespace phew

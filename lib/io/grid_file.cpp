@@ -18,20 +18,8 @@ Precision parse_precision(const std::string& text) {
   throw Error::usage("precision '{}': expected float32 or float64", text);
 }
 
-void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
-                Precision precision) {
+void write_grid_attributes(File& file, const GridMeta& meta, const std::string& o) {
   const GridGeometry& g = meta.geometry;
-  const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(g.shape[0]), static_cast<std::uint64_t>(g.shape[1]),
-                                         static_cast<std::uint64_t>(g.shape[2])};
-  file.create_group("/grid");
-  const auto row_begin = static_cast<std::uint64_t>(slabs.begin(file.rank()));
-  if (precision == Precision::f32)
-    file.write_rows<float, double>("/grid/density", shape, row_begin, density);
-  else
-    file.write_rows<double, double>("/grid/density", shape, row_begin, density);
-  file.write_attribute("/grid/density", "units", meta.density_units);
-
-  const std::string o = "/grid";
   file.write_attribute<std::int64_t>(o, "shape", as_span(g.shape));
   file.write_attribute<double>(o, "box_size", as_span(g.extent));
   file.write_attribute<double>(o, "origin", as_span(g.origin));
@@ -55,8 +43,24 @@ void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& 
   if (meta.critical_density) file.write_attribute(o, "critical_density", *meta.critical_density);
 }
 
-GridMeta read_grid_meta(const File& f) {
-  const std::string o = "/grid";
+void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
+                Precision precision) {
+  const GridGeometry& g = meta.geometry;
+  const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(g.shape[0]), static_cast<std::uint64_t>(g.shape[1]),
+                                         static_cast<std::uint64_t>(g.shape[2])};
+  file.create_group("/grid");
+  const auto row_begin = static_cast<std::uint64_t>(slabs.begin(file.rank()));
+  if (precision == Precision::f32)
+    file.write_rows<float, double>("/grid/density", shape, row_begin, density);
+  else
+    file.write_rows<double, double>("/grid/density", shape, row_begin, density);
+  file.write_attribute("/grid/density", "units", meta.density_units);
+  write_grid_attributes(file, meta, "/grid");
+}
+
+GridMeta read_grid_meta(const File& f) { return read_grid_attributes(f, "/grid", true); }
+
+GridMeta read_grid_attributes(const File& f, const std::string& o, bool with_density) {
   GridMeta m;
   const auto shape = f.read_attribute<std::int64_t>(o, "shape");
   const auto box = f.read_attribute<double>(o, "box_size");
@@ -69,7 +73,7 @@ GridMeta read_grid_meta(const File& f) {
     m.geometry.origin[d] = origin[d];
   }
   m.geometry.periodic = f.read_attribute_scalar<std::int64_t>(o, "periodic") != 0;
-  const TypeInfo info = f.dataset_info("/grid/density");
+  const TypeInfo info = with_density ? f.dataset_info("/grid/density") : TypeInfo{TypeInfo::Class::floating, 8, true, {static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(shape[1]), static_cast<std::uint64_t>(shape[2])}};
   if (info.cls != TypeInfo::Class::floating || info.shape.size() != 3 ||
       info.shape != std::vector<std::uint64_t>{static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(shape[1]),
                                                static_cast<std::uint64_t>(shape[2])})

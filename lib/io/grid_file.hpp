@@ -19,6 +19,11 @@ void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& 
 // Reads the metadata of a grid file; checks that /grid/density exists with the recorded shape.
 GridMeta read_grid_meta(const File& file);
 
+// The grid's metadata as attributes of `group` (grid.h5's /grid; later stages copy it so that their
+// files explain themselves). Collective.
+void write_grid_attributes(File& file, const GridMeta& meta, const std::string& group);
+GridMeta read_grid_attributes(const File& file, const std::string& group, bool with_density);
+
 // Reads planes [begin, end) of /grid/density as doubles.
 std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::int64_t end);
 

@@ -247,6 +247,10 @@ void File::check_scalar(const std::string& object, const std::string& name, std:
   if (n != 1) throw Error::input("{}: attribute {} of {} has {} values, one expected", path_, name, object, n);
 }
 
+void File::throw_size_mismatch(const std::string& dataset, std::size_t have, std::uint64_t need) const {
+  throw Error::internal("{}: reading {} values of {} into a buffer of {}", path_, need, dataset, have);
+}
+
 std::string File::read_attribute_string(const std::string& object, const std::string& name) const {
   const TypeInfo info = attribute_info(object, name);
   const std::string where = path_ + ": attribute " + name + " of " + object;

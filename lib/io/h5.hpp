@@ -82,6 +82,15 @@ class File {
     read_raw(dataset, begin, count, false, num_type<T>(), out.data());
     return out;
   }
+  // The same rows, read straight into `out` (which must hold count * row-size values).
+  template <typename T>
+  void read_rows_into(const std::string& dataset, std::uint64_t begin, std::uint64_t count, std::span<T> out) const {
+    const TypeInfo info = dataset_info(dataset);
+    std::uint64_t row = 1;
+    for (std::size_t d = 1; d < info.shape.size(); ++d) row *= info.shape[d];
+    if (out.size() != count * row) throw_size_mismatch(dataset, out.size(), count * row);
+    read_raw(dataset, begin, count, false, num_type<T>(), out.data());
+  }
   template <typename T>
   std::vector<T> read_attribute(const std::string& object, const std::string& name) const {
     std::vector<T> out(attribute_info(object, name).elements());
@@ -141,6 +150,7 @@ class File {
   void write_whole_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType mem,
                        const void* data, std::size_t n);
   void check_scalar(const std::string& object, const std::string& name, std::size_t n) const;
+  [[noreturn]] void throw_size_mismatch(const std::string& dataset, std::size_t have, std::uint64_t need) const;
 
   std::int64_t id_ = -1;  // hid_t
   std::string path_;

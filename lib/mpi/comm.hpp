@@ -79,7 +79,14 @@ class Comm {
   // in destination order); returns what it receives, grouped by source rank in rank order.
   // Order within each group is preserved, so the exchange is deterministic.
   template <typename T>
-  std::vector<T> all_to_all(std::span<const T> items, std::span<const std::uint64_t> counts) const;
+  std::vector<T> all_to_all(std::span<const T> items, std::span<const std::uint64_t> counts) const {
+    std::vector<T> out;
+    all_to_all(items, counts, out);
+    return out;
+  }
+  // The same, receiving straight into `out` (any vector of T, resized to fit).
+  template <typename T, typename Vector>
+  void all_to_all(std::span<const T> items, std::span<const std::uint64_t> counts, Vector& out) const;
 
  private:
   template <typename T>
@@ -106,16 +113,41 @@ std::vector<T> Comm::all_gatherv(std::span<const T> items) const {
   return out;
 }
 
-template <typename T>
-std::vector<T> Comm::all_to_all(std::span<const T> items, std::span<const std::uint64_t> counts) const {
+template <typename T, typename Vector>
+void Comm::all_to_all(std::span<const T> items, std::span<const std::uint64_t> counts, Vector& out) const {
   static_assert(std::is_trivially_copyable_v<T>);
+  const auto n = static_cast<std::size_t>(size_);
+  std::vector<std::uint64_t> recv_counts(n);
+  MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm_);
+  std::uint64_t total_send = 0, total_recv = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    total_send += counts[r];
+    total_recv += recv_counts[r];
+  }
+  out.resize(total_recv);
+  if (total_send <= INT32_MAX && total_recv <= INT32_MAX) {
+    // Counts fit MPI's ints: one call with an element-sized type, straight into `out`.
+    std::vector<int> sc(n), sd(n), rc(n), rd(n);
+    for (std::size_t r = 0; r < n; ++r) {
+      sc[r] = static_cast<int>(counts[r]);
+      rc[r] = static_cast<int>(recv_counts[r]);
+      if (r > 0) {
+        sd[r] = sd[r - 1] + sc[r - 1];
+        rd[r] = rd[r - 1] + rc[r - 1];
+      }
+    }
+    MPI_Datatype type;
+    MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &type);
+    MPI_Type_commit(&type);
+    MPI_Alltoallv(items.data(), sc.data(), sd.data(), type, out.data(), rc.data(), rd.data(), type, comm_);
+    MPI_Type_free(&type);
+    return;
+  }
   std::vector<std::uint64_t> send_bytes(counts.begin(), counts.end());
   for (auto& b : send_bytes) b *= sizeof(T);
   std::vector<char> bytes;
   all_to_all_bytes(reinterpret_cast<const char*>(items.data()), send_bytes, bytes);
-  std::vector<T> out(bytes.size() / sizeof(T));
   std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(out.data()));
-  return out;
 }
 
 // Number of ranks of `comm` on this rank's node (for memory checks).

@@ -54,10 +54,13 @@ class Hdf5Snapshot final : public SnapshotReader {
       if (!ok)
         throw Error::input("{}: {}{} is {}, expected [{}]{}", f.path(), g, name, t.describe(), n, vector ? "[3]" : "");
     };
+    // Straight into the destination: snapshots are large and a temporary copy doubles the memory.
     auto append = [&](std::vector<double>& dst, const std::string& name) {
       check_shape(name);
-      const auto v = f.read_rows<double>(g + name, offset, count);
-      dst.insert(dst.end(), v.begin(), v.end());
+      const std::size_t old = dst.size();
+      const std::size_t cols = name == "Coordinates" || name == "Velocities" || name == "Acceleration" ? 3 : 1;
+      dst.resize(old + cols * count);
+      f.read_rows_into<double>(g + name, offset, count, std::span<double>(dst).subspan(old));
     };
     append(out.position, "Coordinates");
     const double table_mass = info_.mass_table[static_cast<std::size_t>(type)];
@@ -67,8 +70,9 @@ class Hdf5Snapshot final : public SnapshotReader {
       append(out.mass, "Masses");
     if (fields.ids) {
       check_shape("ParticleIDs");
-      const auto v = f.read_rows<std::uint64_t>(g + "ParticleIDs", offset, count);
-      out.id.insert(out.id.end(), v.begin(), v.end());
+      const std::size_t old = out.id.size();
+      out.id.resize(old + count);
+      f.read_rows_into<std::uint64_t>(g + "ParticleIDs", offset, count, std::span<std::uint64_t>(out.id).subspan(old));
     }
     if (fields.velocities) append(out.velocity, "Velocities");
     if (fields.potential) append(out.potential, f.has(g + "Potential") ? "Potential" : "Potentials");

@@ -1,0 +1,55 @@
+// Sums that give the same bits on any number of ranks.
+//
+// Floating-point addition depends on order. Each rank adds its values per (key, chunk) in a fixed local
+// order, where a chunk is a piece of the domain owned whole by one rank (a grid plane); the partial
+// sums are then added per key in chunk order. As long as chunks never straddle ranks, the result does
+// not depend on the decomposition.
+#pragma once
+
+#include "mpi/comm.hpp"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace phew::mpi {
+
+// Per-key sums of N values, accumulated by chunk.
+template <std::size_t N>
+class OrderedSum {
+ public:
+  using Values = std::array<double, N>;
+
+  // Adds v to the partial sum of (key, chunk). Within a rank, calls for one (key, chunk) must come in
+  // a fixed order (e.g. cell order).
+  void add(std::int64_t key, std::int64_t chunk, const Values& v) {
+    Values& s = partial_[{key, chunk}];
+    for (std::size_t i = 0; i < N; ++i) s[i] += v[i];
+  }
+
+  // The totals per key, on every rank, ordered by key. Collective.
+  std::map<std::int64_t, Values> totals(const Comm& comm) const {
+    struct Entry {
+      std::int64_t key, chunk;
+      Values v;
+    };
+    std::vector<Entry> mine;
+    mine.reserve(partial_.size());
+    for (const auto& [kc, v] : partial_) mine.push_back({kc.first, kc.second, v});
+    std::vector<Entry> all = comm.all_gatherv<Entry>(mine);
+    std::sort(all.begin(), all.end(),
+              [](const Entry& a, const Entry& b) { return a.key != b.key ? a.key < b.key : a.chunk < b.chunk; });
+    std::map<std::int64_t, Values> out;
+    for (const Entry& e : all) {
+      Values& s = out[e.key];
+      for (std::size_t i = 0; i < N; ++i) s[i] += e.v[i];
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::pair<std::int64_t, std::int64_t>, Values> partial_;
+};
+
+}  // namespace phew::mpi

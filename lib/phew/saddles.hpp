@@ -1,0 +1,64 @@
+// Saddle points between peak patches (PHEW Sec. 2.3, Algorithm 1): for every pair of neighbouring test
+// cells in different patches the candidate saddle density is the mean of the two cell densities; the
+// saddle of two patches is the maximum over their shared boundary.
+#pragma once
+
+#include "mpi/comm.hpp"
+#include "phew/watershed.hpp"
+
+#include <unordered_map>
+
+namespace phew {
+
+struct Saddle {
+  std::int64_t peak_a = 0, peak_b = 0;  // peak_a < peak_b
+  double density = 0;
+  std::int64_t cell_a = 0, cell_b = 0;  // where it is reached: cell_a in patch peak_a, cell_b in peak_b
+};
+
+// The better of two candidates for the same pair: denser, then the smaller (cell_a, cell_b).
+inline bool better_saddle(const Saddle& x, const Saddle& y) {
+  if (x.density != y.density) return x.density > y.density;
+  return x.cell_a != y.cell_a ? x.cell_a < y.cell_a : x.cell_b < y.cell_b;
+}
+
+// Every touching pair once, ordered by (peak_a, peak_b), on every rank. Each cell pair is looked at by
+// the owner of its cell with the smaller global index, so pairs on slab boundaries count once. Collective.
+template <WatershedMesh Mesh>
+std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, const mpi::Comm& comm) {
+  std::unordered_map<std::uint64_t, Saddle> best;  // key: peak_a * (npeaks+1) + peak_b
+  const auto stride = static_cast<std::uint64_t>(seg.peaks.size()) + 1;
+  for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s) {
+    const std::int64_t ls = seg.label[s];
+    if (ls == 0) continue;
+    const std::int64_t cs = mesh.global_index(s);
+    const double rho = mesh.density(s);
+    mesh.for_each_neighbour(s, [&](std::size_t n) {
+      const std::int64_t ln = seg.label[n];
+      if (ln == 0 || ln == ls) return;
+      const std::int64_t cn = mesh.global_index(n);
+      if (cn < cs) return;  // the other cell's owner looks at this pair
+      Saddle cand{std::min(ls, ln), std::max(ls, ln), 0.5 * (rho + mesh.density(n)), ls < ln ? cs : cn,
+                  ls < ln ? cn : cs};
+      const std::uint64_t key = static_cast<std::uint64_t>(cand.peak_a) * stride + static_cast<std::uint64_t>(cand.peak_b);
+      auto [it, inserted] = best.try_emplace(key, cand);
+      if (!inserted && better_saddle(cand, it->second)) it->second = cand;
+    });
+  }
+  std::vector<Saddle> mine;
+  mine.reserve(best.size());
+  for (const auto& [k, v] : best) mine.push_back(v);
+  std::vector<Saddle> all = comm.all_gatherv<Saddle>(mine);
+  std::sort(all.begin(), all.end(), [](const Saddle& x, const Saddle& y) {
+    if (x.peak_a != y.peak_a) return x.peak_a < y.peak_a;
+    if (x.peak_b != y.peak_b) return x.peak_b < y.peak_b;
+    return better_saddle(x, y);
+  });
+  // Keep the best of each pair (first after the sort).
+  std::vector<Saddle> out;
+  for (const Saddle& s : all)
+    if (out.empty() || out.back().peak_a != s.peak_a || out.back().peak_b != s.peak_b) out.push_back(s);
+  return out;
+}
+
+}  // namespace phew

@@ -1,0 +1,56 @@
+// Watershed segmentation of a density field into peak patches (PHEW Sec. 2.2, 3.1), on any mesh that
+// offers cells with densities, global indices and neighbours, some of them ghosts of other ranks
+// (see WatershedMesh). The uniform grid (SlabMesh) is the first such mesh.
+//
+// Order: cells are ranked by (density descending, global index ascending), so ties are broken the same
+// way on every decomposition. A test cell (density strictly above the threshold) whose neighbours all
+// come after it is a peak; every other test cell belongs to the patch its chain of densest neighbours
+// ends in. Peak IDs are 1, 2, 3... in the same order (DESIGN.md rule 2).
+#pragma once
+
+#include "mpi/comm.hpp"
+
+#include <concepts>
+#include <cstdint>
+#include <vector>
+
+namespace phew {
+
+template <typename M>
+concept WatershedMesh = requires(const M& m, std::size_t s, std::vector<std::int64_t>& v, const mpi::Comm& c) {
+  { m.slots() } -> std::convertible_to<std::size_t>;
+  { m.first_local() } -> std::convertible_to<std::size_t>;
+  { m.end_local() } -> std::convertible_to<std::size_t>;
+  { m.is_local(s) } -> std::convertible_to<bool>;
+  { m.is_boundary(s) } -> std::convertible_to<bool>;  // a local slot other ranks hold as a ghost
+  { m.density(s) } -> std::convertible_to<double>;
+  { m.global_index(s) } -> std::convertible_to<std::int64_t>;
+  { m.chunk(s) } -> std::convertible_to<std::int64_t>;
+  m.for_each_neighbour(s, [](std::size_t) {});
+  m.update_ghosts(v, c);
+};
+
+// True when cell a comes before cell b in the canonical order.
+inline bool denser(double rho_a, std::int64_t a, double rho_b, std::int64_t b) {
+  return rho_a > rho_b || (rho_a == rho_b && a < b);
+}
+
+struct PeakCell {
+  double density;
+  std::int64_t cell;  // global index
+};
+
+struct Segmentation {
+  std::vector<std::int64_t> label;  // per slot (ghosts too): peak ID, 0 below the threshold
+  std::vector<PeakCell> peaks;      // every peak, in ID order (peaks[id-1]), on every rank
+  std::uint64_t test_cells = 0;     // over all ranks
+  int rounds = 0;                   // ghost-label exchange rounds until nothing changed
+};
+
+// Segments the mesh. Collective.
+template <WatershedMesh Mesh>
+Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm);
+
+}  // namespace phew
+
+#include "phew/watershed_impl.hpp"
