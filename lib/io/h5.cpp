@@ -311,6 +311,7 @@ void File::write_rows_raw(const std::string& dataset, const std::vector<std::uin
   if (!d.ok()) throw Error::io("{}: cannot create dataset {}", path_, dataset);
   std::uint64_t row = 1;
   for (std::size_t i = 1; i < shape.size(); ++i) row *= shape[i];
+  if (row * (shape.empty() ? 1 : shape[0]) == 0) return;  // an empty dataset: nothing to write (MPI-IO fails on it)
   const std::uint64_t rows = row ? n / row : 0;
   std::vector<hsize_t> start(dims.size(), 0), count(dims);
   start[0] = row_begin;
@@ -323,7 +324,8 @@ void File::write_rows_raw(const std::string& dataset, const std::vector<std::uin
   if (rows == 0) H5Sselect_none(mspace);
   Id dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   if (parallel_) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
-  if (H5Dwrite(d, native(mem), mspace, fspace, dxpl, data) < 0)
+  static const double empty = 0;  // HDF5 refuses a null buffer even when nothing is selected
+  if (H5Dwrite(d, native(mem), mspace, fspace, dxpl, data ? data : &empty) < 0)
     throw Error::io("{}: write of {} failed", path_, dataset);
 }
 

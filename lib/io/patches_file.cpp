@@ -23,7 +23,6 @@ void write_patches(File& file, const GridMeta& grid, const mpi::SlabDecompositio
   if (grid.critical_density) file.write_attribute("/cells", "threshold_over_critical", meta.threshold / *grid.critical_density);
   file.write_attribute<std::int64_t>("/cells", "neighbourhood", 26);
   file.write_attribute<std::uint64_t>("/cells", "n_test_cells", meta.n_test_cells);
-  file.write_attribute<std::int64_t>("/cells", "label_rounds", meta.label_rounds);
 
   const auto n = static_cast<std::uint64_t>(peaks.id.size());
   file.create_group("/peaks");

@@ -24,7 +24,6 @@ struct PatchesMeta {
   double threshold = 0;            // absolute, grid density units
   std::string threshold_text;      // as given: "80mean"
   std::uint64_t n_test_cells = 0;
-  int label_rounds = 0;
   bool refined_positions = false;
 };
 

@@ -82,14 +82,16 @@ cmake_sources() {
 # variable (also nodist_/dist_), with variables defined in Makefile.am expanded.
 automake_sources() {
   awk '
-    function expand(s, depth,   out, name, m) {
+    function expand(s, depth,   out, name, ref, start, len) {
       out = ""
       while (match(s, /\$[({][A-Za-z0-9_]+[)}]/)) {
-        name = substr(s, RSTART + 2, RLENGTH - 3)
-        out = out substr(s, 1, RSTART - 1)
+        start = RSTART; len = RLENGTH  # the recursive call below resets RSTART/RLENGTH
+        ref = substr(s, start, len)
+        name = substr(ref, 3, len - 3)
+        out = out substr(s, 1, start - 1)
         if ((name in val) && depth < 20) out = out " " expand(val[name], depth + 1) " "
-        else out = out substr(s, RSTART, RLENGTH)
-        s = substr(s, RSTART + RLENGTH)
+        else out = out ref
+        s = substr(s, start + len)
       }
       return out s
     }

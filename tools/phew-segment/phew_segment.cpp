@@ -165,7 +165,7 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
   const std::span<const std::int64_t> local_labels(seg.label.data() + mesh.first_local(),
                                                    mesh.end_local() - mesh.first_local());
   io::write_patches(f, meta, slabs, local_labels, peaks, table,
-                    {threshold, spec.to_string(), seg.test_cells, seg.rounds, opt.refine_positions});
+                    {threshold, spec.to_string(), seg.test_cells, opt.refine_positions});
 
   auto& m = ctx.manifest();
   m.parameter("threshold_absolute", threshold, meta.density_units);
@@ -173,6 +173,7 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
   m.summary("n_test_cells", seg.test_cells);
   m.summary("n_peaks", seg.peaks.size());
   m.summary("n_saddles", saddles.size());
+  // Rounds depend on the decomposition, so they are provenance, not data (DESIGN.md rule 1).
   m.summary("label_rounds", seg.rounds);
   ctx.finish_output(f, out);
 }
