@@ -128,6 +128,22 @@ class File {
                   std::uint64_t row_begin, std::span<const T> data) {
     write_rows_raw(dataset, global_shape, num_type<F>(), row_begin, num_type<T>(), data.data(), data.size());
   }
+  // A table distributed over ranks in rank order: this rank's `data` (rows of `cols` values) goes after
+  // the rows of lower ranks. Collective.
+  template <typename T>
+  void write_distributed(const std::string& dataset, std::span<const T> data, const mpi::Comm& comm,
+                         std::uint64_t cols = 1) {
+    const std::uint64_t rows = data.size() / cols;
+    const auto all = comm.all_gather(rows);
+    std::uint64_t offset = 0, total = 0;
+    for (int r = 0; r < comm.size(); ++r) {
+      if (r < comm.rank()) offset += all[static_cast<std::size_t>(r)];
+      total += all[static_cast<std::size_t>(r)];
+    }
+    std::vector<std::uint64_t> shape{total};
+    if (cols > 1) shape.push_back(cols);
+    write_rows<T, T>(dataset, shape, offset, data);
+  }
   // A dataset that every rank holds whole (small tables): written once, by rank 0. Collective.
   template <typename T>
   void write(const std::string& dataset, const std::vector<std::uint64_t>& shape, std::span<const T> data) {

@@ -8,6 +8,7 @@
 
 #include "mpi/comm.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -30,14 +31,32 @@ class OrderedSum {
 
   // The totals per key, on every rank, ordered by key. Collective.
   std::map<std::int64_t, Values> totals(const Comm& comm) const {
-    struct Entry {
-      std::int64_t key, chunk;
-      Values v;
-    };
-    std::vector<Entry> mine;
-    mine.reserve(partial_.size());
-    for (const auto& [kc, v] : partial_) mine.push_back({kc.first, kc.second, v});
-    std::vector<Entry> all = comm.all_gatherv<Entry>(mine);
+    return sum_in_chunk_order(comm.all_gatherv<Entry>(entries()));
+  }
+
+  // The totals of the keys owned by this rank (owner(key) names the rank), ordered by key: each rank
+  // holds only its keys. Collective.
+  template <typename Owner>
+  std::map<std::int64_t, Values> totals_at_owners(const Comm& comm, Owner&& owner) const {
+    std::vector<Entry> mine = entries();
+    std::stable_sort(mine.begin(), mine.end(), [&](const Entry& a, const Entry& b) { return owner(a.key) < owner(b.key); });
+    std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
+    for (const Entry& e : mine) ++counts[static_cast<std::size_t>(owner(e.key))];
+    return sum_in_chunk_order(comm.all_to_all<Entry>(mine, counts));
+  }
+
+ private:
+  struct Entry {
+    std::int64_t key, chunk;
+    Values v;
+  };
+  std::vector<Entry> entries() const {
+    std::vector<Entry> out;
+    out.reserve(partial_.size());
+    for (const auto& [kc, v] : partial_) out.push_back({kc.first, kc.second, v});
+    return out;
+  }
+  static std::map<std::int64_t, Values> sum_in_chunk_order(std::vector<Entry> all) {
     std::sort(all.begin(), all.end(),
               [](const Entry& a, const Entry& b) { return a.key != b.key ? a.key < b.key : a.chunk < b.chunk; });
     std::map<std::int64_t, Values> out;
@@ -48,7 +67,6 @@ class OrderedSum {
     return out;
   }
 
- private:
   std::map<std::pair<std::int64_t, std::int64_t>, Values> partial_;
 };
 

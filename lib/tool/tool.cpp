@@ -51,23 +51,29 @@ void Context::phase(std::string name) {
 }
 
 void Context::finish_output(io::File& file, io::AtomicOutput& out) {
+  finish_output(file, out, spec_.output_kind);
+}
+
+void Context::finish_output(io::File& file, io::AtomicOutput& out, const std::string& kind) {
+  const std::string& path = out.final_path();
+  manifest_.set_kind(kind);
   phase("finish");
   timer_.stop();
   for (const auto& [name, seconds] : timer_.phases()) manifest_.timing(name, seconds);
   manifest_.summary("peak_memory_rank0_bytes", peak_rss_bytes());
 
   // Rank 0's manifest is the one recorded; every rank writes the same attribute (a collective call).
-  std::string text = comm_.root() ? manifest_.finish(output_, 0, "").dump(2) : std::string();
+  std::string text = comm_.root() ? manifest_.finish(path, 0, "").dump(2) : std::string();
   comm_.broadcast(text);
   file.write_attribute("/", "manifest", text);
   file.close();
   out.commit();
   mpi::agree(comm_, [&] {
     if (!comm_.root()) return;
-    const auto size = std::filesystem::file_size(output_);
-    const std::string fp = manifest::fingerprint_file(output_);
-    io::write_text_atomically(output_ + ".json", manifest_.finish(output_, size, fp).dump(2) + "\n");
-    log::info("wrote {} ({})", output_, log::bytes(static_cast<double>(size)));
+    const auto size = std::filesystem::file_size(path);
+    const std::string fp = manifest::fingerprint_file(path);
+    io::write_text_atomically(path + ".json", manifest_.finish(path, size, fp).dump(2) + "\n");
+    log::info("wrote {} ({})", path, log::bytes(static_cast<double>(size)));
   });
 }
 

@@ -41,6 +41,9 @@ class Context {
   // "manifest", closes the file, renames it into place and writes OUTPUT.json beside it, last.
   // Collective.
   void finish_output(io::File& file, io::AtomicOutput& out);
+  // The same for one of several outputs of a run: the manifest names out.final_path() and has kind
+  // `kind` (e.g. a snapshot and its "truth" file, or every snapshot of a sequence). Collective.
+  void finish_output(io::File& file, io::AtomicOutput& out, const std::string& kind);
 
  private:
   const ToolSpec& spec_;

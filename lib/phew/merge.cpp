@@ -1,0 +1,137 @@
+#include "phew/merge.hpp"
+
+#include "mpi/lookup.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace phew {
+
+PeakGraph::PeakGraph(std::int64_t n_nodes, const mpi::Comm& comm)
+    : owners(std::max<std::int64_t>(n_nodes, 1), comm.size()),
+      first(owners.begin(comm.rank()) + 1),
+      density(static_cast<std::size_t>(n_nodes > 0 ? owners.planes(comm.rank()) : 0), 0.0),
+      alive(density.size(), 1) {}
+
+void PeakGraph::normalise_edges() {
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    if (a.from != b.from) return a.from < b.from;
+    if (a.to != b.to) return a.to < b.to;
+    return a.saddle > b.saddle;
+  });
+  edges.erase(std::unique(edges.begin(), edges.end(),
+                          [](const Edge& a, const Edge& b) { return a.from == b.from && a.to == b.to; }),
+              edges.end());
+}
+
+std::vector<KeySaddle> key_saddles(const PeakGraph& g) {
+  std::vector<KeySaddle> key(g.density.size());
+  for (const Edge& e : g.edges) {
+    KeySaddle& k = key[g.local(e.from)];
+    if (k.to == 0 || e.saddle > k.saddle || (e.saddle == k.saddle && e.to < k.to)) k = {e.to, e.saddle};
+  }
+  return key;
+}
+
+std::vector<std::int64_t> resolve_roots(const PeakGraph& g, const std::vector<std::int64_t>& into,
+                                        const mpi::Comm& comm, int* rounds) {
+  // ptr[i]: the current best guess of node i's root; jumps to the pointer's pointer each round, so a
+  // chain of length L takes about log2(L) rounds.
+  std::vector<std::int64_t> ptr(into.size());
+  for (std::size_t i = 0; i < into.size(); ++i) ptr[i] = into[i] ? into[i] : g.first + static_cast<std::int64_t>(i);
+  int n = 0;
+  for (;;) {
+    std::vector<std::int64_t> ask;
+    for (std::size_t i = 0; i < ptr.size(); ++i)
+      if (ptr[i] != g.first + static_cast<std::int64_t>(i)) ask.push_back(ptr[i]);
+    const auto next = mpi::lookup<std::int64_t, std::int64_t>(
+        comm, ask, [&](std::int64_t id) { return g.owner(id); }, [&](std::int64_t id) { return ptr[g.local(id)]; });
+    bool changed = false;
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < ptr.size(); ++i) {
+      if (ptr[i] == g.first + static_cast<std::int64_t>(i)) continue;
+      if (next[k] != ptr[i]) {
+        ptr[i] = next[k];
+        changed = true;
+      }
+      ++k;
+    }
+    ++n;
+    if (!comm.any(changed)) break;
+  }
+  if (rounds) *rounds = n;
+  return ptr;
+}
+
+MergeOutcome merge_levels(PeakGraph& g, const Criterion& c, const mpi::Comm& comm, unsigned shuffle_seed) {
+  MergeOutcome out;
+  const std::size_t n = g.density.size();
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 rng(shuffle_seed);
+
+  for (std::int64_t level = 1;; ++level) {
+    // 1. Decisions from the graph as it stands: merge upward through the key saddle when the criterion
+    // says so. The order of this loop does not matter; the test hook shuffles it to prove that.
+    if (shuffle_seed) std::shuffle(order.begin(), order.end(), rng);
+    const std::vector<KeySaddle> key = key_saddles(g);
+    std::vector<std::int64_t> into(n, 0);
+    std::vector<Merger> level_mergers;
+    for (std::size_t i : order) {
+      if (!g.alive[i]) continue;
+      const std::int64_t id = g.first + static_cast<std::int64_t>(i);
+      const KeySaddle& k = key[i];
+      if (c.kind == Criterion::Kind::relevance) {
+        const double base = k.to ? k.saddle : c.isolated_density;
+        const bool irrelevant = g.density[i] < c.value * base;  // density / base < R, without dividing
+        if (!irrelevant) continue;
+        if (k.to == 0) {
+          if (c.discard_isolated) {
+            g.alive[i] = 0;
+            out.discarded.push_back(id);
+          }
+          continue;
+        }
+      } else if (k.to == 0 || !(k.saddle > c.value)) {
+        continue;
+      }
+      if (k.to < id) {  // upward only: lower ID = denser
+        into[i] = k.to;
+        level_mergers.push_back({id, k.to, level, k.saddle});
+      }
+    }
+    if (!comm.any(!level_mergers.empty())) break;
+    ++out.levels;
+    std::sort(level_mergers.begin(), level_mergers.end(), [](const Merger& a, const Merger& b) { return a.node < b.node; });
+    out.mergers.insert(out.mergers.end(), level_mergers.begin(), level_mergers.end());
+
+    // 2. Chains within the level (a into b into c) end at their root.
+    int rounds = 0;
+    const std::vector<std::int64_t> rep = resolve_roots(g, into, comm, &rounds);
+    out.rounds_per_level.push_back(rounds);
+    for (std::size_t i = 0; i < n; ++i)
+      if (into[i]) g.alive[i] = 0;
+
+    // 3. Edges move to the representatives of both ends; self-loops vanish, parallel edges keep the
+    // highest saddle.
+    std::vector<std::int64_t> targets;
+    targets.reserve(g.edges.size());
+    for (const Edge& e : g.edges) targets.push_back(e.to);
+    const auto to_rep = mpi::lookup<std::int64_t, std::int64_t>(
+        comm, targets, [&](std::int64_t id) { return g.owner(id); }, [&](std::int64_t id) { return rep[g.local(id)]; });
+    std::vector<Edge> moved;
+    std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
+    for (std::size_t j = 0; j < g.edges.size(); ++j) {
+      const Edge e{rep[g.local(g.edges[j].from)], to_rep[j], g.edges[j].saddle};
+      if (e.from != e.to) moved.push_back(e);
+    }
+    std::stable_sort(moved.begin(), moved.end(), [&](const Edge& a, const Edge& b) { return g.owner(a.from) < g.owner(b.from); });
+    for (const Edge& e : moved) ++counts[static_cast<std::size_t>(g.owner(e.from))];
+    g.edges = comm.all_to_all<Edge>(moved, counts);
+    g.normalise_edges();
+  }
+  return out;
+}
+
+}  // namespace phew

@@ -1,0 +1,26 @@
+// phew-merge: relevance noise removal, saddle-threshold merging, clump and halo catalogues
+// (docs/tools/phew-merge.md).
+#pragma once
+
+#include "tool/tool.hpp"
+
+#include <string>
+
+namespace phew {
+
+struct MergeOptions {
+  std::string patches;
+  std::string grid;  // default: the grid recorded in the patches manifest
+  double relevance = 1.5;
+  std::string saddle_threshold;
+  double second_relevance = 0;
+  std::string mass_threshold;
+  std::string particles;
+  std::string types = "auto";
+  bool export_text = false;
+};
+
+void declare_merge_options(CLI::App& app, MergeOptions& opt);
+void run_phew_merge(const MergeOptions& opt, Context& ctx);
+
+}  // namespace phew
