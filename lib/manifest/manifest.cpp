@@ -121,7 +121,10 @@ Json Builder::finish(const std::string& output_path, std::uintmax_t size, const 
   Json step = {{"tool", m["tool"]},          {"command_line", command_line_}, {"parameters", parameters_},
                {"ranks", ranks_},            {"start", start_},               {"end", m["end"]},
                {"inputs", Json::array()}};
-  for (const auto& in : inputs_) step["inputs"].push_back(in["manifest_id"]);
+  // Inputs by kind, fingerprint and manifest id: a later stage can check that the snapshot it is given is
+  // the one its upstream grid was made from, by walking the chain.
+  for (const auto& in : inputs_)
+    step["inputs"].push_back({{"kind", in["kind"]}, {"fingerprint", in["fingerprint"]}, {"manifest_id", in["manifest_id"]}});
   const std::string id = fingerprint_text(step.dump());
   Json with_id = {{"id", id}};
   with_id.update(step);

@@ -372,6 +372,7 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
   info.comoving = h.omega0 > 0 && h.hubble_param > 0;
   if (info.comoving) info.cosmology = Cosmology{h.omega0, h.omega_lambda, h.hubble_param};
   info.units = Units{};  // binary files do not store units: Gadget's defaults, known = false
+  info.units.h_scaled = info.comoving;  // "/h" only means something in cosmological runs
 
   // A field is available when every file that has particles has its block.
   const auto all_have = [&](const char* name) {

@@ -129,6 +129,8 @@ class Hdf5Snapshot final : public SnapshotReader {
     const auto comoving_flag = find_double(f, "/Parameters", {"ComovingIntegrationOn"});
     info_.comoving = comoving_flag ? *comoving_flag != 0 : (om && *om > 0 && h && *h > 0);
     if (info_.comoving && om && *om > 0 && h && *h > 0) info_.cosmology = Cosmology{*om, ol.value_or(0.0), *h};
+    // Gadget's "/h" units only mean something in cosmological runs.
+    info_.units.h_scaled = info_.comoving;
   }
 
   // A multi-file snapshot names its pieces NAME.0.hdf5, NAME.1.hdf5, ...; find all from the first.

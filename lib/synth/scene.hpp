@@ -31,8 +31,9 @@ struct Component {
   double scale_radius = 0;   // Plummer, Hernquist: a (length units)
   double truncation = 0;     // taper start: NFW in r200 (default 1), others in a (0 = none)
   double decay = 0.1;        // taper decay radius in units of the taper start
-  std::array<double, 3> position{}, velocity{};  // absolute (resolved from `host` when given)
+  std::array<double, 3> position{}, velocity{};  // as given: relative to the host when there is one
   int host = -1;                                 // index of the halo this one sits in, -1 = none
+  std::array<double, 3> center{}, bulk_velocity{};  // resolved: absolute position and velocity at t = 0
   // Backgrounds. mass: total (0 = Omega_m rho_crit V in a cosmological scene).
   double size = 0;                 // uniform in an open scene: side of the cube centred on `position`
   double velocity_dispersion = 0;  // uniform: 1-D Gaussian velocity dispersion, km/s
@@ -79,7 +80,7 @@ Scene parse_scene(const nlohmann::json& j, const std::string& where);
 // The resolved scene, every key explicit; parse_scene(scene_to_json(s)) gives s back.
 nlohmann::ordered_json scene_to_json(const Scene& s);
 
-// Built-in scenes by name ("collision", "crossing"); nullopt for an unknown name.
+// Built-in scenes by name ("collision", "crossing", "merger"); nullopt for an unknown name.
 std::optional<nlohmann::json> builtin_scene(const std::string& name);
 std::vector<std::string> builtin_scene_names();
 

@@ -54,6 +54,7 @@ assert abs(f["cells"].attrs["threshold_over_mean"] - 5) < 1e-12
 m = json.load(open(sys.argv[1] + ".json"))
 assert [s["tool"]["name"] for s in m["provenance"]] == ["cic-project", "phew-segment"]
 assert m["inputs"][0]["kind"] == "grid" and m["inputs"][0]["manifest_id"] == m["provenance"][0]["id"]
+assert m["provenance"][0]["inputs"][0]["kind"] == "snapshot"
 print("ok")
 PY
   assert_output "ok"

@@ -174,7 +174,8 @@ TEST_F(Manifest, ProvenanceChainsGrow) {
   ASSERT_EQ(m["provenance"].size(), 2u);
   EXPECT_EQ(m["provenance"][0]["tool"]["name"], "tool-a");
   EXPECT_EQ(m["provenance"][1]["tool"]["name"], "tool-b");
-  EXPECT_EQ(m["provenance"][1]["inputs"][0], m["inputs"][0]["manifest_id"]);
+  EXPECT_EQ(m["provenance"][1]["inputs"][0]["manifest_id"], m["inputs"][0]["manifest_id"]);
+  EXPECT_EQ(m["provenance"][1]["inputs"][0]["fingerprint"], m["inputs"][0]["fingerprint"]);
   EXPECT_EQ(b.finish(path("y.h5"), 0, "")["id"], m["id"]);  // stable across calls
 }
 

@@ -1,0 +1,84 @@
+// CGAL backend: Delaunay_triangulation_3 with exact predicates (Epick). Built only when CGAL was
+// found (PHEW_HAVE_CGAL); otherwise a stub that cannot be reached (parse_backend refuses "cgal").
+//
+// CGAL's 3-D triangulations are GPL-3 (phew is GPL-3.0-or-later, see README). The insertion of a
+// range sorts the points along a Hilbert curve first, so the build is fast and its cell order has
+// good locality, which the ray marching inherits. With TBB (CGAL_LINKED_WITH_TBB) and threads > 1
+// the insertion is parallel; the triangulation is unique (CGAL breaks cospherical ties by symbolic
+// perturbation, independent of insertion order) and only its cell order may differ between runs,
+// which no result depends on.
+#include "dtfe/triangulation.hpp"
+
+#ifdef PHEW_HAVE_CGAL
+
+#include "core/error.hpp"
+#include "dtfe/predicates.hpp"
+
+#include <CGAL/Delaunay_triangulation_3.h>
+#include <CGAL/Delaunay_triangulation_cell_base_3.h>
+#include <CGAL/Exact_predicates_inexact_constructions_kernel.h>
+#include <CGAL/Triangulation_cell_base_with_info_3.h>
+#include <CGAL/Triangulation_vertex_base_with_info_3.h>
+
+#include <cmath>
+#include <utility>
+
+namespace phew::dtfe::detail {
+namespace {
+
+using K = CGAL::Exact_predicates_inexact_constructions_kernel;
+using Vb = CGAL::Triangulation_vertex_base_with_info_3<std::int32_t, K>;
+using Cb = CGAL::Triangulation_cell_base_with_info_3<std::int32_t, K, CGAL::Delaunay_triangulation_cell_base_3<K>>;
+#ifdef CGAL_LINKED_WITH_TBB
+using Tds = CGAL::Triangulation_data_structure_3<Vb, Cb, CGAL::Parallel_tag>;
+#else
+using Tds = CGAL::Triangulation_data_structure_3<Vb, Cb>;
+#endif
+using Delaunay = CGAL::Delaunay_triangulation_3<K, Tds>;
+
+}  // namespace
+
+std::vector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
+  (void)threads;
+  const std::size_t n = points.size();
+  std::vector<std::pair<K::Point_3, std::int32_t>> input;
+  input.reserve(n);
+  const int shift = -static_cast<int>(kQuantBits);
+  for (std::size_t i = 0; i < n; ++i)
+    input.emplace_back(K::Point_3(std::ldexp(static_cast<double>(points.q[3 * i]), shift),
+                                  std::ldexp(static_cast<double>(points.q[3 * i + 1]), shift),
+                                  std::ldexp(static_cast<double>(points.q[3 * i + 2]), shift)),
+                       static_cast<std::int32_t>(i));
+  Delaunay dt(input.begin(), input.end());
+  input = {};
+  if (dt.dimension() < 3) throw Error::input("CGAL: the field's particles are coplanar");
+
+  std::int32_t count = 0;
+  for (auto c : dt.finite_cell_handles()) c->info() = count++;
+  std::vector<Tet> tets(static_cast<std::size_t>(count));
+  for (auto c : dt.finite_cell_handles()) {
+    Tet& t = tets[static_cast<std::size_t>(c->info())];
+    for (int k = 0; k < 4; ++k) {
+      t.vertex[k] = c->vertex(k)->info();
+      const auto nb = c->neighbor(k);
+      t.neighbour[k] = dt.is_infinite(nb) ? -1 : nb->info();
+    }
+  }
+  return tets;
+}
+
+}  // namespace phew::dtfe::detail
+
+#else
+
+#include "core/error.hpp"
+
+namespace phew::dtfe::detail {
+
+std::vector<Tet> triangulate_cgal(const FieldPoints&, int) {
+  throw Error::internal("this build of phew has no CGAL backend");
+}
+
+}  // namespace phew::dtfe::detail
+
+#endif

@@ -1,0 +1,54 @@
+// The Delaunay triangulation of a field's points behind one small interface, with two backends:
+// CGAL's Delaunay_triangulation_3 (exact predicates; optional at build time, the default when
+// built) and Qhull (reentrant libqhull_r, "d Qt Qbb Qz"; always available).
+//
+// Both give the same tetrahedra for points in general position (the Delaunay triangulation is then
+// unique). The result is plain arrays, so nothing downstream knows which backend made it.
+#pragma once
+
+#include "dtfe/field_points.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace phew::dtfe {
+
+enum class Backend { cgal, qhull };
+
+bool cgal_available();  // true when phew was built with CGAL
+// "auto" (CGAL when built, else Qhull), "cgal" or "qhull". Throws Error(usage), also for "cgal"
+// in a build without CGAL.
+Backend parse_backend(const std::string& text);
+const char* to_string(Backend b);
+
+// Peak bytes per point a triangulation needs, backend and our arrays together (for memory checks).
+double triangulation_bytes_per_point(Backend b);
+
+// vertex[k] are indices into the FieldPoints; neighbour[k] is the tetrahedron across the face
+// opposite vertex[k], or -1 on the convex hull. Orientation is not guaranteed (Qhull mixes both).
+struct Tet {
+  std::int32_t vertex[4];
+  std::int32_t neighbour[4];
+};
+
+struct Triangulation {
+  std::vector<Tet> tets;
+  // Points the backend left out of the triangulation (Qhull may drop a point within its roundoff of
+  // another) and the vertex that takes their mass: pairs (point, vertex). Empty with CGAL.
+  std::vector<std::pair<std::int32_t, std::int32_t>> absorbed;
+  std::uint64_t flat_tets = 0;  // zero-volume tetrahedra (Qhull's "Qt" can leave some)
+};
+
+// Triangulates the points (at least 4, not all coplanar). `threads` is a hint for backends that can
+// use them. Throws Error(input) for too few or coplanar points, Error(internal) for a backend failure.
+// Not collective.
+Triangulation triangulate(const FieldPoints& points, Backend backend, int threads = 1);
+
+namespace detail {
+std::vector<Tet> triangulate_qhull(const FieldPoints& points);
+std::vector<Tet> triangulate_cgal(const FieldPoints& points, int threads);
+}  // namespace detail
+
+}  // namespace phew::dtfe

@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""Two Plummer spheres superposed in space (Geda & Teyssier Fig. 1), for the deblend tests.
+
+Usage: make_overlap.py OUT.hdf5 --dv DV [--n N] [--seed S] [--single]
+Writes a Gadget-style snapshot (kpc, 1e10 Msun, km/s; periodic box of 400 kpc) and OUT.truth.npy with
+each particle's halo (0 or 1) indexed by particle ID - 1. Velocities are drawn from the Plummer
+distribution function (Aarseth, Henon & Wielen 1974), so each sphere is in equilibrium; the two move
+at +DV/2 and -DV/2 along x.
+"""
+import argparse
+
+import h5py
+import numpy as np
+
+G = 43007.1  # kpc (km/s)^2 / 1e10 Msun
+BOX = 400.0
+
+
+def plummer(rng, n, mass, a):
+    # radius from the inverse cumulative mass, truncated at 20 a
+    x = rng.uniform(0, 0.9877, n)  # M(<20a)/M
+    r = a / np.sqrt(x ** (-2.0 / 3.0) - 1.0)
+    u = rng.normal(size=(n, 3))
+    pos = r[:, None] * u / np.linalg.norm(u, axis=1)[:, None]
+    # speed by von Neumann rejection on q^2 (1 - q^2)^(7/2), q = v / v_esc
+    q = np.empty(n)
+    todo = np.arange(n)
+    while len(todo):
+        x1, x2 = rng.uniform(0, 1, len(todo)), rng.uniform(0, 0.1, len(todo))
+        ok = x2 < x1 ** 2 * (1 - x1 ** 2) ** 3.5
+        q[todo[ok]] = x1[ok]
+        todo = todo[~ok]
+    vesc = np.sqrt(2 * G * mass / np.sqrt(r ** 2 + a ** 2))
+    w = rng.normal(size=(n, 3))
+    vel = (q * vesc)[:, None] * w / np.linalg.norm(w, axis=1)[:, None]
+    return pos, vel
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--dv", type=float, default=600.0)
+    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--single", action="store_true")
+    a = ap.parse_args()
+    rng = np.random.default_rng(a.seed)
+    halos = 1 if a.single else 2
+    pos, vel, truth = [], [], []
+    for h in range(halos):
+        p, v = plummer(rng, a.n, 1.0, 10.0)
+        v[:, 0] += (0.5 - h) * a.dv if halos == 2 else 0.0
+        pos.append(p + BOX / 2)
+        vel.append(v)
+        truth.append(np.full(a.n, h))
+    pos, vel, truth = np.concatenate(pos), np.concatenate(vel), np.concatenate(truth)
+    order = rng.permutation(len(pos))  # the file order says nothing about the halo
+    pos, vel, truth = pos[order], vel[order], truth[order]
+    n = len(pos)
+    counts = np.zeros(6, dtype=np.uint32)
+    counts[1] = n
+    with h5py.File(a.out, "w") as f:
+        h = f.create_group("Header")
+        h.attrs["BoxSize"] = BOX
+        h.attrs["NumPart_ThisFile"] = counts
+        h.attrs["NumPart_Total"] = counts.astype(np.uint64)
+        h.attrs["MassTable"] = np.array([0, 1.0 / a.n, 0, 0, 0, 0])
+        h.attrs["Time"] = 0.0
+        h.attrs["Redshift"] = 0.0
+        h.attrs["NumFilesPerSnapshot"] = np.int32(1)
+        h.attrs["UnitLength_in_cm"] = 3.085678e21
+        h.attrs["UnitMass_in_g"] = 1.989e43
+        h.attrs["UnitVelocity_in_cm_per_s"] = 1e5
+        g = f.create_group("PartType1")
+        g["Coordinates"] = (pos % BOX).astype(np.float32)
+        g["Velocities"] = vel.astype(np.float32)
+        g["ParticleIDs"] = np.arange(1, n + 1, dtype=np.uint64)
+    np.save(a.out.replace(".hdf5", ".truth.npy"), truth)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+// deblend: velocity deblending of the level-0 clumps of phew-merge (docs/tools/deblend.md).
+#pragma once
+
+#include "tool/tool.hpp"
+
+#include <string>
+
+namespace phew {
+
+struct DeblendOptions {
+  std::string clumps;
+  std::string snapshot;
+  double bin_fraction = 0.25;
+  std::int64_t min_particles = 20;
+  double velocity_relevance = 3;
+  std::string types = "auto";
+};
+
+void declare_deblend_options(CLI::App& app, DeblendOptions& opt);
+void run_deblend(const DeblendOptions& opt, Context& ctx);
+
+}  // namespace phew
