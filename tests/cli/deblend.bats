@@ -1,0 +1,139 @@
+#!/usr/bin/env bats
+# deblend end to end: two haloes superposed in space (Geda & Teyssier Fig. 1) split in velocity space,
+# no false splits, rank invariance, bad inputs.
+load common
+
+pipeline() {  # pipeline NAME MAKE_OVERLAP_ARGS... : snapshot -> grid -> patches -> clumps in $D
+  local name=$1
+  shift
+  /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_overlap.py" "$D/$name.hdf5" "$@"
+  cic-project "$D/$name.hdf5" -o "$D/$name.grid.h5" --grid 48 -q
+  phew-segment "$D/$name.grid.h5" -o "$D/$name.patches.h5" --threshold 50mean -q
+  phew-merge "$D/$name.patches.h5" -o "$D/$name.clumps.h5" --relevance 2 -q
+}
+
+setup_file() {
+  load common
+  make_inputs
+  D="$BATS_FILE_TMPDIR/d"
+  mkdir -p "$D"
+  pipeline split --dv 600 --n 10000 --seed 1
+  pipeline together --dv 0 --n 10000 --seed 2
+  pipeline single --single --n 20000 --seed 3
+}
+
+setup() {
+  make_inputs
+  D="$BATS_FILE_TMPDIR/d"
+  OUT="$BATS_TEST_TMPDIR/out"
+  mkdir -p "$OUT"
+}
+
+purity() {  # purity PEAKS.h5 TRUTH.npy -> "n_peaks fraction_assigned_to_true_halo"
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import h5py, sys, numpy as np
+f = h5py.File(sys.argv[1]); t = np.load(sys.argv[2])
+pid, pk = f["particles/id"][...], f["particles/peak"][...]
+assert (np.diff(pid.astype(np.int64)) >= 0).all()
+ok = 0
+for p in np.unique(pk):
+    ok += np.bincount(t[pid[pk == p] - 1], minlength=2).max()
+print(len(f["peaks/id"]), round(ok / len(pk), 4))
+PY
+}
+
+@test "two haloes overlapping in space but not in velocity: two peaks, >= 95% purity" {
+  run deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/peaks.h5" -q
+  assert_success
+  read -r n frac < <(purity "$OUT/peaks.h5" "$D/split.truth.npy")
+  assert_equal "$n" 2
+  /usr/bin/python3 -c "assert $frac >= 0.95, $frac"
+  run /usr/bin/python3 - "$OUT/peaks.h5" <<'PY'
+import h5py, sys, numpy as np
+f = h5py.File(sys.argv[1])["peaks"]
+assert list(f["from_deblending"][...]) == [0, 1]
+assert f["id"][1] > f["id"][0] and f["parent_clump"][1] == f["id"][0]
+v = f["velocity"][...][:, 0]
+assert abs(abs(v[0] - v[1]) - 600) < 30, v
+assert np.allclose(f["position"][...], 200, atol=2)
+print("ok")
+PY
+  assert_output "ok"
+}
+
+@test "equal bulk velocities: no split; one equilibrium halo: no split" {
+  for name in together single; do
+    run deblend "$D/$name.clumps.h5" "$D/$name.hdf5" -o "$OUT/$name.h5" -q
+    assert_success
+    read -r n frac < <(purity "$OUT/$name.h5" "$D/$name.truth.npy")
+    assert_equal "$n" 1
+  done
+}
+
+@test "identical data for 1, 2, 3 and 4 ranks" {
+  run deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/k1.h5" -q
+  assert_success
+  for n in 2 3 4; do
+    run mpi "$n" deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/k$n.h5" -q
+    assert_success
+    for obj in /peaks /particles /grid; do
+      run h5diff "$OUT/k1.h5" "$OUT/k$n.h5" "$obj" "$obj"
+      assert_success
+    done
+  done
+}
+
+@test "every particle of a patch is listed once, with a peak of the table" {
+  run deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/k.h5" -q
+  run /usr/bin/python3 - "$OUT/k.h5" "$D/split.clumps.h5" "$D/split.hdf5" <<'PY'
+import h5py, sys, numpy as np
+k, c, s = (h5py.File(x) for x in sys.argv[1:4])
+pid, pk = k["particles/id"][...], k["particles/peak"][...]
+assert len(np.unique(pid)) == len(pid)
+assert set(np.unique(pk)) <= set(k["peaks/id"][...])
+n = k["peaks/n_particles"][...]
+assert n.sum() == len(pid)
+# particles in patches = particles whose cell has a clump label
+box = s["Header"].attrs["BoxSize"]; N = c["cells/clump"].shape[0]
+x = s["PartType1/Coordinates"][...].astype(np.float64)
+ijk = np.floor(x / (box / N)).astype(int) % N
+assert (c["cells/clump"][...][ijk[:, 0], ijk[:, 1], ijk[:, 2]] > 0).sum() == len(pid)
+print("ok")
+PY
+  assert_output "ok"
+}
+
+bad_case() {  # bad_case CODE PATTERN ARGS...
+  local code=$1 pattern=$2
+  shift 2
+  run --separate-stderr deblend "$@" -o "$OUT/p.h5" -q
+  assert_failure "$code"
+  output=$stderr assert_one_error_line deblend
+  [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
+  assert_only_files "$OUT"
+}
+
+@test "bad input: a snapshot of another box" {
+  bad_case 3 "not the snapshot the grid" "$D/split.clumps.h5" "$INPUTS/good.hdf5"
+}
+@test "bad input: another snapshot of the same box" {
+  bad_case 3 "not in the provenance chain" "$D/split.clumps.h5" "$D/together.hdf5"
+}
+@test "bad input: no velocities" {
+  cp "$D/split.hdf5" "$BATS_TEST_TMPDIR/novel.hdf5"
+  /usr/bin/python3 -c "import h5py; del h5py.File('$BATS_TEST_TMPDIR/novel.hdf5', 'r+')['PartType1/Velocities']"
+  bad_case 3 "no velocities" "$D/split.clumps.h5" "$BATS_TEST_TMPDIR/novel.hdf5"
+}
+@test "bad input: bad parameters" {
+  bad_case 2 "must be positive" "$D/split.clumps.h5" "$D/split.hdf5" --bin-fraction 0
+  bad_case 2 "must be above 1" "$D/split.clumps.h5" "$D/split.hdf5" --velocity-relevance 1
+  bad_case 2 "at least 2" "$D/split.clumps.h5" "$D/split.hdf5" --min-particles 1
+}
+@test "bad input: wrong kind" { bad_case 3 "expected clumps" "$D/split.patches.h5" "$D/split.hdf5"; }
+@test "a failed run leaves nothing half-written" {
+  for phase in members deblend write finish; do
+    PHEW_TEST_FAIL_AT=$phase run deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/p.h5" -q
+    assert_failure 1
+    assert_only_files "$OUT"
+  done
+}
