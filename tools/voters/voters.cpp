@@ -1,0 +1,385 @@
+#include "voters.hpp"
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "io/grid_file.hpp"
+#include "mpi/agree.hpp"
+#include "mpi/sort.hpp"
+#include "particles/snapshot.hpp"
+#include "phase/tree_potential.hpp"
+#include "phase/voters.hpp"
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+namespace phew {
+namespace {
+
+using Vec3 = std::array<double, 3>;
+
+struct Peak {
+  std::int64_t id, parent_clump;
+  Vec3 x, v;
+  double mass;
+};
+
+// A particle as the voter search needs it (positions as stored; the rest physical).
+struct Particle {
+  std::uint64_t id;
+  double x[3], v[3], phi, acc[3], m;
+};
+
+struct VoterRow {
+  std::int64_t peak, rank;
+  std::uint64_t particle_id;
+  double energy;
+};
+
+struct PeakRow {
+  std::int64_t id, n_voters, n_candidates;
+  double search_radius, a0[3];
+};
+
+double minimum_image(double d, double box, bool periodic) { return periodic ? d - box * std::round(d / box) : d; }
+
+std::vector<std::string> chain_snapshot_fingerprints(const manifest::Json& m) {
+  std::vector<std::string> out;
+  for (const auto& step : m.value("provenance", manifest::Json::array()))
+    for (const auto& in : step.value("inputs", manifest::Json::array()))
+      if (in.is_object() && in.value("kind", "") == "snapshot") out.push_back(in.value("fingerprint", ""));
+  return out;
+}
+
+// Points in a box, bucketed on a uniform grid for radius queries (periodic-aware).
+class CellList {
+ public:
+  CellList(const std::vector<Particle>& p, const GridGeometry& g, double h) : p_(p), g_(g) {
+    for (std::size_t d = 0; d < 3; ++d) {
+      n_[d] = std::max<std::int64_t>(1, std::min<std::int64_t>(256, static_cast<std::int64_t>(g.extent[d] / h)));
+      size_[d] = g.extent[d] / static_cast<double>(n_[d]);
+    }
+    for (std::size_t i = 0; i < p.size(); ++i) cells_[key(cell_of(p[i].x))].push_back(i);
+  }
+  // Indices of the points within r of x (minimum image), in ascending index order.
+  std::vector<std::size_t> within(const Vec3& x, double r) const {
+    std::vector<std::size_t> out;
+    const auto c = cell_of(x.data());
+    std::array<std::int64_t, 3> reach{};
+    for (std::size_t d = 0; d < 3; ++d) reach[d] = std::min<std::int64_t>(n_[d] / 2 + 1, static_cast<std::int64_t>(std::ceil(r / size_[d])));
+    std::vector<std::int64_t> seen;
+    for (std::int64_t a = -reach[0]; a <= reach[0]; ++a)
+      for (std::int64_t b = -reach[1]; b <= reach[1]; ++b)
+        for (std::int64_t e = -reach[2]; e <= reach[2]; ++e) {
+          std::array<std::int64_t, 3> q{c[0] + a, c[1] + b, c[2] + e};
+          bool skip = false;
+          for (std::size_t d = 0; d < 3; ++d) {
+            if (q[d] < 0 || q[d] >= n_[d]) {
+              if (!g_.periodic) skip = true;
+              q[d] = ((q[d] % n_[d]) + n_[d]) % n_[d];
+            }
+          }
+          if (skip) continue;
+          const std::int64_t k = key(q);
+          if (std::find(seen.begin(), seen.end(), k) != seen.end()) continue;  // small grids wrap onto themselves
+          seen.push_back(k);
+          auto it = cells_.find(k);
+          if (it == cells_.end()) continue;
+          for (std::size_t i : it->second) {
+            double r2 = 0;
+            for (std::size_t d = 0; d < 3; ++d) {
+              const double dx = minimum_image(p_[i].x[d] - x[d], g_.extent[d], g_.periodic);
+              r2 += dx * dx;
+            }
+            if (r2 <= r * r) out.push_back(i);
+          }
+        }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  std::array<std::int64_t, 3> cell_of(const double* x) const {
+    std::array<std::int64_t, 3> c{};
+    for (std::size_t d = 0; d < 3; ++d) {
+      c[d] = static_cast<std::int64_t>(std::floor((x[d] - g_.origin[d]) / size_[d]));
+      c[d] = g_.periodic ? ((c[d] % n_[d]) + n_[d]) % n_[d] : std::clamp<std::int64_t>(c[d], 0, n_[d] - 1);
+    }
+    return c;
+  }
+  std::int64_t key(const std::array<std::int64_t, 3>& c) const { return (c[0] * n_[1] + c[1]) * n_[2] + c[2]; }
+
+  const std::vector<Particle>& p_;
+  const GridGeometry& g_;
+  std::array<std::int64_t, 3> n_{};
+  std::array<double, 3> size_{};
+  std::unordered_map<std::int64_t, std::vector<std::size_t>> cells_;
+};
+
+}  // namespace
+
+void declare_voters_options(CLI::App& app, VotersOptions& opt) {
+  app.add_option("peaks", opt.peaks, "Peaks from deblend (peaks.h5)")->required();
+  app.add_option("snapshot", opt.snapshot, "The snapshot the peaks were found in")->required();
+  app.add_option("-n,--n-voters", opt.n_voters, "Voters per peak")->capture_default_str();
+  app.add_option("-R,--search-radius", opt.search_radius,
+                 "Largest search radius (snapshot length units; default: half the radius at 200x the mean density "
+                 "of the most massive peak)");
+  app.add_option("--min-radius", opt.min_radius, "Smallest search radius, however close the nearest peak")
+      ->capture_default_str();
+  app.add_option("--potential", opt.potential, "Where the potential comes from: auto, snapshot or compute")
+      ->capture_default_str();
+  app.add_option("--source-factor", opt.source_factor,
+                 "Computed potential: sources within this many search radii of the peak")
+      ->capture_default_str();
+  app.add_option("--theta", opt.theta, "Computed potential: Barnes-Hut opening angle")->capture_default_str();
+  app.add_option("--softening", opt.softening, "Computed potential: Plummer softening (default: a tenth of a grid cell)");
+  app.add_option("--types", opt.types, "Particle types (auto: dark matter)")->capture_default_str();
+  app.add_flag("--no-boost", opt.no_boost, "Rank by the plain potential (to compare; not for production)");
+}
+
+void run_voters(const VotersOptions& opt, Context& ctx) {
+  const mpi::Comm& comm = ctx.comm();
+  if (opt.n_voters < 1) throw Error::usage("--n-voters {} must be at least 1", opt.n_voters);
+  if (opt.search_radius < 0 || opt.min_radius < 0) throw Error::usage("search radii must not be negative");
+  if (opt.potential != "auto" && opt.potential != "snapshot" && opt.potential != "compute")
+    throw Error::usage("--potential '{}': expected auto, snapshot or compute", opt.potential);
+  if (!(opt.theta > 0) || !(opt.source_factor >= 1)) throw Error::usage("--theta must be > 0 and --source-factor >= 1");
+
+  ctx.phase("open");
+  std::unique_ptr<SnapshotReader> reader;
+  std::vector<int> types;
+  GridMeta grid;
+  std::vector<Peak> peaks;
+  mpi::agree(comm, [&] {
+    const io::File f = io::File::open_read(opt.peaks);
+    grid = io::read_grid_attributes(f, "/grid", false);
+    const auto id = f.read<std::int64_t>("/peaks/id");
+    const auto x = f.read<double>("/peaks/position");
+    const auto v = f.read<double>("/peaks/velocity");
+    const auto m = f.read<double>("/peaks/mass");
+    const auto parent = f.read<std::int64_t>("/peaks/parent_clump");
+    for (std::size_t i = 0; i < id.size(); ++i)
+      peaks.push_back({id[i], parent[i], {x[3 * i], x[3 * i + 1], x[3 * i + 2]}, {v[3 * i], v[3 * i + 1], v[3 * i + 2]}, m[i]});
+    reader = open_snapshot({opt.snapshot});
+    const SnapshotInfo& info = reader->info();
+    if (!info.has_velocities) throw Error::input("{}: the snapshot has no velocities", opt.snapshot);
+    types = opt.types == "auto" ? std::vector<int>{info.format == "phew-particles" ? 0 : 1} : parse_types(opt.types, info.num_types());
+    bool same_box = true;
+    for (std::size_t d = 0; d < 3; ++d)
+      same_box &= !grid.geometry.periodic || std::abs(info.box_size[d] - grid.geometry.extent[d]) <= 1e-9 * grid.geometry.extent[d];
+    if (!same_box || info.units.length_name() != grid.length_units)
+      throw Error::input("{}: box {} {} does not match {} ({} {}): the peaks and the snapshot do not belong together",
+                         opt.snapshot, info.box_size[0], info.units.length_name(), opt.peaks, grid.geometry.extent[0],
+                         grid.length_units);
+    if (opt.potential == "snapshot" && !(info.has_potential && info.has_acceleration))
+      throw Error::input("{}: --potential snapshot, but the snapshot has no Potential and Acceleration", opt.snapshot);
+  });
+  mpi::agree(comm, [&] {
+    if (!comm.root()) return;
+    ctx.manifest().add_input(manifest::check_phew_input(opt.peaks, {"peaks"}));
+    const auto known = chain_snapshot_fingerprints(manifest::read_manifest(opt.peaks));
+    for (const auto& f : reader->info().files) {
+      const auto snap = manifest::external_input(f, "snapshot");
+      if (std::find(known.begin(), known.end(), snap.fingerprint) == known.end())
+        throw Error::input("{}: not the snapshot the peaks of {} were found in (its fingerprint is not in the provenance chain)",
+                           f, opt.peaks);
+      ctx.manifest().add_input(snap);
+    }
+  });
+  const SnapshotInfo& info = reader->info();
+  const GridGeometry& geo = grid.geometry;
+  const bool stored = opt.potential == "snapshot" || (opt.potential == "auto" && info.has_potential && info.has_acceleration);
+  // Physical units: comoving positions scale by a, Gadget velocities u = v/sqrt(a), and Gadget's stored
+  // comoving potential and acceleration by 1/a and 1/a^2.
+  const double a = info.comoving ? info.time : 1.0;
+  const double G = info.units.gravitational_constant();
+  const double softening = opt.softening >= 0 ? opt.softening : 0.1 * geo.cell_size()[0];
+
+  // Search radii: min(R, 1/4 of the distance to the nearest other peak), at least --min-radius. Peaks
+  // deblended from the same patch share its place and are told apart by velocity, not by the radius,
+  // so they do not shrink each other's sphere.
+  double R = opt.search_radius;
+  if (R == 0) {
+    double m_max = 0;
+    for (const Peak& p : peaks) m_max = std::max(m_max, p.mass);
+    R = grid.mean_density > 0 && m_max > 0 ? 0.5 * std::cbrt(3 * m_max / (4 * M_PI * 200 * grid.mean_density)) : geo.cell_size()[0];
+  }
+  std::vector<double> r_s(peaks.size(), R);
+  {
+    std::vector<Particle> as_points;
+    for (const Peak& p : peaks) as_points.push_back({static_cast<std::uint64_t>(p.id), {p.x[0], p.x[1], p.x[2]}, {}, 0, {}, 0});
+    const CellList near(as_points, geo, 4 * R);
+    for (std::size_t i = 0; i < peaks.size(); ++i) {
+      for (std::size_t j : near.within(peaks[i].x, 4 * R)) {
+        if (j == i || peaks[j].parent_clump == peaks[i].parent_clump) continue;
+        double d2 = 0;
+        for (std::size_t d = 0; d < 3; ++d) {
+          const double dx = minimum_image(peaks[j].x[d] - peaks[i].x[d], geo.extent[d], geo.periodic);
+          d2 += dx * dx;
+        }
+        r_s[i] = std::min(r_s[i], 0.25 * std::sqrt(d2));
+      }
+      r_s[i] = std::max(r_s[i], opt.min_radius);
+    }
+  }
+  const double source_factor = stored ? 1.0 : opt.source_factor;
+  double reach = 0;  // widest sphere any peak needs
+  for (double r : r_s) reach = std::max(reach, source_factor * r);
+
+  ctx.phase("read");
+  FieldSelection fields;
+  fields.ids = fields.velocities = true;
+  fields.potential = fields.acceleration = stored;
+  const ParticleSet ps = read_share(*reader, types, fields, comm);
+  if (stored)
+    mpi::agree(comm, [&] {
+      for (double v : ps.potential)
+        if (!std::isfinite(v)) throw Error::input("{}: the snapshot's Potential has a non-finite value", opt.snapshot);
+    });
+
+  ctx.phase("distribute");
+  // The box is cut into equal x-ranges; a rank handles the peaks in its range and receives every
+  // particle within `reach` of it.
+  const double width = geo.extent[0] / comm.size();
+  auto range_of = [&](int r) { return std::array<double, 2>{geo.origin[0] + r * width, geo.origin[0] + (r + 1) * width}; };
+  auto owner_of = [&](double x) {
+    const auto r = static_cast<int>(std::floor((x - geo.origin[0]) / width));
+    return std::clamp(r, 0, comm.size() - 1);
+  };
+  std::vector<Particle> send;
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
+  for (int r = 0; r < comm.size(); ++r) {
+    const auto [lo, hi] = range_of(r);
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      const double x = ps.position[3 * i];
+      const double dlo = minimum_image(x - lo, geo.extent[0], geo.periodic), dhi = minimum_image(x - hi, geo.extent[0], geo.periodic);
+      const bool inside = (x >= lo && x < hi) || (r == comm.size() - 1 && x >= hi) || (r == 0 && x < lo);
+      if (!(inside || std::abs(dlo) <= reach || std::abs(dhi) <= reach || comm.size() == 1)) continue;
+      Particle p{ps.id[i], {}, {}, 0, {0, 0, 0}, ps.mass[i]};
+      for (std::size_t d = 0; d < 3; ++d) {
+        p.x[d] = ps.position[3 * i + d];
+        p.v[d] = ps.velocity[3 * i + d] * std::sqrt(a);
+        if (stored) p.acc[d] = ps.acceleration[3 * i + d] / (a * a);
+      }
+      if (stored) p.phi = ps.potential[i] / a;
+      send.push_back(p);
+      ++counts[static_cast<std::size_t>(r)];
+    }
+  }
+  const std::vector<Particle> local = comm.all_to_all<Particle>(send, counts);
+  send.clear();
+  const CellList cells(local, geo, std::max(reach / 2, geo.cell_size()[0]));
+
+  ctx.phase("voters");
+  std::vector<VoterRow> voter_rows;
+  std::vector<PeakRow> peak_rows;
+  TreeParams tp;
+  tp.G = G;
+  tp.theta = opt.theta;
+  tp.softening = softening * a;
+  std::int64_t short_peaks = 0;
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    const Peak& pk = peaks[i];
+    if (owner_of(pk.x[0]) != comm.rank()) continue;
+    // Sources (computed potential) and candidates, sorted by particle ID so the result is the same
+    // whichever rank holds them.
+    std::vector<std::size_t> src = cells.within(pk.x, source_factor * r_s[i]);
+    std::sort(src.begin(), src.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
+    src.erase(std::unique(src.begin(), src.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }), src.end());
+    std::vector<Candidate> cand;
+    std::vector<double> spos, smass, tpos;
+    for (std::size_t j : src) {
+      const Particle& p = local[j];
+      Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, p.phi, {p.acc[0], p.acc[1], p.acc[2]}};
+      double r2 = 0;
+      for (std::size_t d = 0; d < 3; ++d) {
+        c.dx[d] = a * minimum_image(p.x[d] - pk.x[d], geo.extent[d], geo.periodic);
+        r2 += c.dx[d] * c.dx[d];
+      }
+      if (!stored) {
+        spos.insert(spos.end(), c.dx.begin(), c.dx.end());
+        smass.push_back(p.m);
+      }
+      if (r2 <= a * a * r_s[i] * r_s[i]) {
+        cand.push_back(c);
+        if (!stored) tpos.insert(tpos.end(), c.dx.begin(), c.dx.end());
+      }
+    }
+    if (!stored && !cand.empty()) {
+      const PotentialAt pa = tree_potential(spos, smass, tpos, tp);
+      for (std::size_t k = 0; k < cand.size(); ++k) {
+        cand[k].potential = pa.potential[k];
+        for (std::size_t d = 0; d < 3; ++d) cand[k].acceleration[d] = pa.acceleration[3 * k + d];
+      }
+    }
+    const Vec3 vb{pk.v[0] * std::sqrt(a), pk.v[1] * std::sqrt(a), pk.v[2] * std::sqrt(a)};
+    const VoterChoice vc = choose_voters(cand, vb, static_cast<std::size_t>(opt.n_voters), !opt.no_boost);
+    if (vc.id.size() < static_cast<std::size_t>(opt.n_voters)) ++short_peaks;
+    for (std::size_t k = 0; k < vc.id.size(); ++k)
+      voter_rows.push_back({pk.id, static_cast<std::int64_t>(k), vc.id[k], vc.energy[k]});
+    peak_rows.push_back({pk.id, static_cast<std::int64_t>(vc.id.size()), static_cast<std::int64_t>(cand.size()), r_s[i],
+                         {vc.a0[0], vc.a0[1], vc.a0[2]}});
+  }
+  short_peaks = comm.sum<std::int64_t>(short_peaks);
+  if (short_peaks > 0)
+    log::warn("{} peaks have fewer than {} candidates and so fewer voters (flagged by n_voters)", short_peaks, opt.n_voters);
+
+  ctx.phase("write");
+  voter_rows = mpi::sort(comm, std::move(voter_rows), [](const VoterRow& p, const VoterRow& q) {
+    return p.peak != q.peak ? p.peak < q.peak : p.rank < q.rank;
+  });
+  peak_rows = mpi::sort(comm, std::move(peak_rows), [](const PeakRow& p, const PeakRow& q) { return p.id < q.id; });
+  io::AtomicOutput out(ctx.output(), comm);
+  io::File f = io::File::create(out.temp_path(), comm);
+  f.create_group("/grid");
+  io::write_grid_attributes(f, grid, "/grid");
+  std::vector<std::int64_t> vpeak, pid, nv, nc;
+  std::vector<std::uint64_t> vid;
+  std::vector<double> ve, rs, a0;
+  for (const VoterRow& r : voter_rows) {
+    vpeak.push_back(r.peak);
+    vid.push_back(r.particle_id);
+    ve.push_back(r.energy);
+  }
+  for (const PeakRow& r : peak_rows) {
+    pid.push_back(r.id);
+    nv.push_back(r.n_voters);
+    nc.push_back(r.n_candidates);
+    rs.push_back(r.search_radius);
+    a0.insert(a0.end(), r.a0, r.a0 + 3);
+  }
+  f.create_group("/voters");
+  f.write_distributed<std::int64_t>("/voters/peak", vpeak, comm);
+  f.write_distributed<std::uint64_t>("/voters/particle_id", vid, comm);
+  f.write_distributed<double>("/voters/binding_energy", ve, comm);
+  f.write_attribute("/voters/binding_energy", "units", "(" + info.units.velocity_name() + ")^2, physical");
+  f.create_group("/peaks");
+  f.write_distributed<std::int64_t>("/peaks/id", pid, comm);
+  f.write_distributed<double>("/peaks/search_radius", rs, comm);
+  f.write_distributed<double>("/peaks/a0", a0, comm, 3);
+  f.write_distributed<std::int64_t>("/peaks/n_voters", nv, comm);
+  f.write_distributed<std::int64_t>("/peaks/n_candidates", nc, comm);
+  f.write_attribute("/peaks/search_radius", "units", grid.length_units);
+  f.write_attribute("/peaks/a0", "units", info.units.velocity_name() + "^2 / (" + info.units.length_name() + "), physical");
+  const std::string source = stored ? "snapshot Potential and Acceleration"
+                                    : fmt::format("computed: Barnes-Hut tree over particles within {} search radii, theta {}, softening {}",
+                                                  source_factor, opt.theta, softening);
+  f.write_attribute("/", "potential_source", source);
+  f.write_attribute<std::int64_t>("/", "n_voters_requested", opt.n_voters);
+  f.write_attribute("/", "time", info.time);
+  f.write_attribute<std::int8_t>("/", "boosted", opt.no_boost ? 0 : 1);
+
+  auto& m = ctx.manifest();
+  m.parameter("search_radius_used", R, grid.length_units);
+  m.parameter("potential_source", source);
+  m.parameter("softening_used", softening, grid.length_units);
+  m.parameter("gravitational_constant", G);
+  m.summary("n_peaks", comm.sum<std::int64_t>(static_cast<std::int64_t>(pid.size())));
+  m.summary("n_voters", comm.sum<std::int64_t>(static_cast<std::int64_t>(vid.size())));
+  m.summary("n_peaks_with_fewer_voters", short_peaks);
+  ctx.finish_output(f, out);
+}
+
+}  // namespace phew
