@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# voters end to end: deblended haloes, boosted potential next to a neighbour, computed vs stored
+# potential, search radii, rank invariance, bad inputs.
+load common
+
+pipeline() {  # pipeline NAME MAKE_OVERLAP_ARGS...: snapshot -> ... -> peaks.h5 in $D
+  local name=$1
+  shift
+  /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_overlap.py" "$D/$name.hdf5" "$@"
+  stages "$name"
+}
+
+stages() {  # stages NAME: the stages from the snapshot $D/NAME.hdf5 to $D/NAME.peaks.h5
+  local name=$1
+  cic-project "$D/$name.hdf5" -o "$D/$name.grid.h5" --grid 64 -q
+  phew-segment "$D/$name.grid.h5" -o "$D/$name.patches.h5" --threshold 50mean -q
+  phew-merge "$D/$name.patches.h5" -o "$D/$name.clumps.h5" --relevance 2 -q
+  deblend "$D/$name.clumps.h5" "$D/$name.hdf5" -o "$D/$name.peaks.h5" -q
+}
+
+setup_file() {
+  load common
+  make_inputs
+  D="$BATS_FILE_TMPDIR/d"
+  mkdir -p "$D"
+  pipeline crossing --dv 600 --n 8000 --seed 1
+  # A minor halo 40 kpc from a major one, with the analytic potential stored; and the same minor alone.
+  pipeline pair --dv 0 --offset 40 --mass2 0.2 --potential --n 10000 --seed 2
+  # The same with one NaN in the stored potential (the stages before voters do not read it).
+  /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_overlap.py" "$D/nanpot.hdf5" --dv 0 --offset 40 --mass2 0.2 --potential --n 4000 --seed 3
+  /usr/bin/python3 -c "import h5py, numpy as np; h5py.File('$D/nanpot.hdf5', 'r+')['PartType1/Potential'][5] = np.nan"
+  stages nanpot
+}
+
+setup() {
+  make_inputs
+  D="$BATS_FILE_TMPDIR/d"
+  OUT="$BATS_TEST_TMPDIR/out"
+  mkdir -p "$OUT"
+}
+
+voters_of() {  # voters_of FILE PEAK -> sorted particle IDs
+  /usr/bin/python3 -c 'import h5py,sys; f=h5py.File(sys.argv[1]); p=int(sys.argv[2]); print(" ".join(map(str, sorted(f["voters/particle_id"][...][f["voters/peak"][...] == p]))))' "$1" "$2"
+}
+
+overlap() {  # overlap "IDS A" "IDS B" -> fraction of A in B
+  /usr/bin/python3 -c 'import sys; a=set(sys.argv[1].split()); b=set(sys.argv[2].split()); print(round(len(a & b) / max(1, len(a)), 3))' "$1" "$2"
+}
+
+@test "deblended haloes get voters from their own halo, most bound first" {
+  run voters "$D/crossing.peaks.h5" "$D/crossing.hdf5" -o "$OUT/v.h5" -q
+  assert_success
+  run /usr/bin/python3 - "$OUT/v.h5" "$D/crossing.truth.npy" <<'PY'
+import h5py, sys, numpy as np
+f = h5py.File(sys.argv[1]); t = np.load(sys.argv[2])
+vp, vid, e = f["voters/peak"][...], f["voters/particle_id"][...], f["voters/binding_energy"][...]
+assert list(f["peaks/n_voters"][...]) == [20, 20]
+halos = [np.bincount(t[vid[vp == p] - 1], minlength=2) for p in (1, 2)]
+assert halos[0].max() == 20 and halos[1].max() == 20 and halos[0].argmax() != halos[1].argmax(), halos
+for p in (1, 2):
+    assert (np.diff(e[vp == p]) >= 0).all()
+assert f.attrs["potential_source"].startswith("computed")
+print("ok")
+PY
+  assert_output "ok"
+}
+
+@test "the search radius shrinks next to a close neighbour" {
+  run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/v.h5" --search-radius 30 -q
+  assert_success
+  r=$(/usr/bin/python3 -c 'import h5py,sys; print(" ".join("%.1f" % x for x in h5py.File(sys.argv[1])["peaks/search_radius"][...]))' "$OUT/v.h5")
+  # the peaks are 40 kpc apart: 1/4 of that is 10 < 30
+  [[ $r =~ ^(9|10)\.[0-9]\ (9|10)\.[0-9]$ ]] || fail "search radii $r"
+  run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/v2.h5" --search-radius 30 --min-radius 12 -q
+  r=$(/usr/bin/python3 -c 'import h5py,sys; print(" ".join("%.1f" % x for x in h5py.File(sys.argv[1])["peaks/search_radius"][...]))' "$OUT/v2.h5")
+  assert_equal "$r" "12.0 12.0"
+}
+
+@test "computed and stored potentials give >= 90% the same voters" {
+  run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/stored.h5" --n-voters 100 -q
+  assert_success
+  run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/computed.h5" --n-voters 100 --potential compute -q
+  assert_success
+  for p in 1 2; do
+    o=$(overlap "$(voters_of "$OUT/stored.h5" $p)" "$(voters_of "$OUT/computed.h5" $p)")
+    /usr/bin/python3 -c "assert $o >= 0.9, $o"
+  done
+}
+
+@test "the boost keeps the minor halo's voters next to the major one; the plain potential does not" {
+  # The stored potential includes the major halo: with the boost the minor's voters stay in the minor.
+  run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/boost.h5" --n-voters 50 --search-radius 30 -q
+  assert_success
+  run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/plain.h5" --n-voters 50 --search-radius 30 --no-boost -q
+  assert_success
+  run /usr/bin/python3 - "$OUT/boost.h5" "$OUT/plain.h5" "$D/pair.truth.npy" "$D/pair.peaks.h5" <<'PY'
+import h5py, sys, numpy as np
+t = np.load(sys.argv[3])
+pk = h5py.File(sys.argv[4])["peaks"]
+minor = int(pk["id"][...][np.argmin(pk["mass"][...])])
+def centre_offset(fn):
+    f = h5py.File(fn)
+    vid = f["voters/particle_id"][...][f["voters/peak"][...] == minor]
+    return vid, (t[vid - 1] == 1).mean()
+vb, fb = centre_offset(sys.argv[1])
+vp, fp = centre_offset(sys.argv[2])
+assert fb >= 0.9, fb
+print("boost", fb, "plain", fp)
+PY
+  assert_success
+}
+
+@test "identical data for 1, 2, 3 and 4 ranks" {
+  for args in "" "--potential compute --n-voters 30"; do
+    # shellcheck disable=SC2086
+    run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/v1.h5" $args -q
+    assert_success
+    for n in 2 3 4; do
+      # shellcheck disable=SC2086
+      run mpi "$n" voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/v$n.h5" $args -q
+      assert_success
+      for obj in /voters /peaks; do
+        run h5diff "$OUT/v1.h5" "$OUT/v$n.h5" "$obj" "$obj"
+        assert_success
+      done
+    done
+  done
+}
+
+@test "fewer candidates than voters: fewer voters, flagged, and a warning" {
+  run --separate-stderr voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/v.h5" --search-radius 0.5 --n-voters 20
+  assert_success
+  [[ $stderr == *"fewer than 20 candidates"* ]] || fail "$stderr"
+}
+
+bad_case() {  # bad_case CODE PATTERN ARGS...
+  local code=$1 pattern=$2
+  shift 2
+  run --separate-stderr voters "$@" -o "$OUT/v.h5" -q
+  assert_failure "$code"
+  output=$stderr assert_one_error_line voters
+  [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
+  assert_only_files "$OUT"
+}
+
+@test "bad input: peaks and snapshot that do not belong together" {
+  bad_case 3 "not the snapshot" "$D/pair.peaks.h5" "$D/crossing.hdf5"
+  bad_case 3 "do not belong together" "$D/pair.peaks.h5" "$INPUTS/good.hdf5"
+}
+@test "bad input: no velocities" {
+  cp "$D/pair.hdf5" "$BATS_TEST_TMPDIR/novel.hdf5"
+  /usr/bin/python3 -c "import h5py; del h5py.File('$BATS_TEST_TMPDIR/novel.hdf5', 'r+')['PartType1/Velocities']"
+  bad_case 3 "no velocities" "$D/pair.peaks.h5" "$BATS_TEST_TMPDIR/novel.hdf5"
+}
+@test "bad input: --n-voters below 1, unknown potential source" {
+  bad_case 2 "at least 1" "$D/pair.peaks.h5" "$D/pair.hdf5" --n-voters 0
+  bad_case 2 "expected auto, snapshot or compute" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential magic
+}
+@test "bad input: NaN in the stored potential" {
+  bad_case 3 "Potential has a non-finite value" "$D/nanpot.peaks.h5" "$D/nanpot.hdf5"
+}
+@test "bad input: --potential snapshot without a stored potential" {
+  bad_case 3 "has no Potential" "$D/crossing.peaks.h5" "$D/crossing.hdf5" --potential snapshot
+}
+@test "a failed run leaves nothing half-written" {
+  for phase in read voters write finish; do
+    PHEW_TEST_FAIL_AT=$phase run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/v.h5" -q
+    assert_failure 1
+    assert_only_files "$OUT"
+  done
+}
