@@ -1,0 +1,80 @@
+// Merger trees of density peaks by voting (Geda & Teyssier 2025, Sec. 4.1, 4.5-4.6, Appendix A).
+// Pure algorithm on in-memory snapshots ("stages"); tools/mergertree reads and writes the files.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace phew {
+
+// A peak of a snapshot: (snapshot index, peak ID). snapshot -1 = none.
+struct PeakKey {
+  std::int64_t snap = -1, id = 0;
+  auto operator<=>(const PeakKey&) const = default;
+  bool none() const { return snap < 0; }
+};
+
+struct StagePeak {
+  std::int64_t id = 0;
+  bool from_deblending = false;
+  std::array<double, 3> position{}, velocity{};
+  double mass = 0;
+};
+
+// One snapshot's peaks, particle membership (sorted by particle ID) and voters (most bound first).
+struct Stage {
+  std::int64_t snap = 0;
+  double time = 0;
+  std::vector<StagePeak> peaks;  // sorted by ID
+  std::vector<std::uint64_t> member_id;
+  std::vector<std::int64_t> member_peak;
+  std::map<std::int64_t, std::vector<std::uint64_t>> voters;
+
+  // The peak a particle belongs to in this snapshot, 0 for none.
+  std::int64_t peak_of(std::uint64_t particle) const;
+};
+
+struct TreeParams {
+  std::int64_t min_votes = 15;
+  std::int64_t graveyard_votes = 10;
+  std::int64_t graveyard_max_age = 10;  // snapshots; older graveyard entries are dropped
+};
+
+struct TreeRow {
+  PeakKey peak;
+  std::int64_t lineage = 0;
+  PeakKey main_progenitor;  // none for a new, revived-from-nothing or artefact peak
+  std::int64_t n_progenitors = 0;
+  std::int64_t progenitor_votes = 0;  // votes the main progenitor cast for this peak
+  PeakKey descendant;                 // the peak this one's lineage (or merger) continues into
+  bool merged = false;                // it merged into `descendant` (not its main progenitor)
+  bool revived = false;               // linked to its main progenitor through the graveyard
+  std::int64_t gap = 0;               // snapshots between this peak and its revived progenitor
+  bool artefact = false;
+  bool from_deblending = false;
+  std::array<double, 3> position{}, velocity{};
+  double mass = 0;
+  double time = 0;
+};
+
+struct Grave {
+  PeakKey peak;
+  std::int64_t died = 0;  // snapshot index of its last appearance
+};
+
+// The whole tree so far and what the next snapshot needs.
+struct TreeState {
+  std::vector<TreeRow> rows;  // every peak of every snapshot, by (snapshot, ID)
+  Stage last;                 // the previous snapshot (membership, voters, peaks)
+  bool has_last = false;
+  std::map<std::uint64_t, Grave> graveyard;  // particle ID -> the dead peak it voted for
+  std::int64_t next_lineage = 1;
+  std::vector<std::int64_t> artefact_ids;  // artefacts of the previous snapshot (they do not vote)
+};
+
+// Links a new snapshot to the tree (steps 1-6 of Sec. 4.6). The new stage becomes state.last.
+void add_stage(TreeState& state, Stage stage, const TreeParams& params);
+
+}  // namespace phew
