@@ -12,14 +12,20 @@ namespace {
 constexpr double kPi = std::numbers::pi;
 constexpr int kSpeedBins = 32;
 
-// Log-spaced radii covering [lo, hi] with `anchor` on a node (the truncation radius, where the second
-// derivative of the density jumps, so that no interval straddles the jump).
-std::vector<double> log_grid(double lo, double hi, double anchor, int per_decade) {
-  const auto k_lo = static_cast<long>(std::floor(per_decade * std::log10(lo / anchor)));
-  const auto k_hi = static_cast<long>(std::ceil(per_decade * std::log10(hi / anchor)));
+// Radii covering [lo, hi]: log-spaced (`per_decade` per decade) with the truncation radius on a node
+// (the second derivative of the density jumps there, so no interval may straddle it), and beyond it no
+// further apart than a quarter of the decay length, so that the steep taper is resolved too.
+std::vector<double> radius_grid(const Profile& p, int per_decade) {
+  const ProfileSpec& s = p.spec();
+  const double lo = p.inner_radius(), hi = p.outer_radius();
+  const double anchor = s.truncation_radius > 0 ? s.truncation_radius : s.scale_radius;
+  const double ratio = std::pow(10.0, 1.0 / per_decade);
+  const auto below = static_cast<long>(std::ceil(per_decade * std::log10(anchor / lo)));
   std::vector<double> r;
-  r.reserve(static_cast<std::size_t>(k_hi - k_lo + 1));
-  for (long k = k_lo; k <= k_hi; ++k) r.push_back(anchor * std::pow(10.0, static_cast<double>(k) / per_decade));
+  for (long k = below; k > 0; --k) r.push_back(anchor * std::pow(10.0, -static_cast<double>(k) / per_decade));
+  r.push_back(anchor);
+  const double max_step = s.truncation_radius > 0 ? 0.25 * s.decay_radius : INFINITY;
+  while (r.back() < hi) r.push_back(std::min(r.back() * ratio, r.back() + max_step));
   return r;
 }
 
@@ -43,8 +49,7 @@ double drho_dpsi(const Profile& p, double r) {
 }  // namespace
 
 DistributionFunction::DistributionFunction(const Profile& profile, int per_decade) : profile_(&profile) {
-  const double anchor = profile.spec().truncation_radius > 0 ? profile.spec().truncation_radius : profile.spec().scale_radius;
-  r_ = log_grid(profile.inner_radius(), profile.outer_radius(), anchor, per_decade);
+  r_ = radius_grid(profile, per_decade);
   const std::size_t n = r_.size();
   psi_.resize(n);
   std::vector<double> g_in(n), g_out(n);  // d2rho/dpsi2 on the inner and outer side of each node
@@ -142,8 +147,7 @@ double DistributionFunction::density_from_f(double r) const {
 }
 
 JeansDispersion::JeansDispersion(const Profile& profile, int per_decade) : profile_(&profile) {
-  const double anchor = profile.spec().truncation_radius > 0 ? profile.spec().truncation_radius : profile.spec().scale_radius;
-  const std::vector<double> r = log_grid(profile.inner_radius(), profile.outer_radius(), anchor, per_decade);
+  const std::vector<double> r = radius_grid(profile, per_decade);
   const double G = profile.spec().G;
   // 8-point Gauss-Legendre per interval of rho G M / r^2, summed from the outside in.
   static constexpr std::array<double, 4> x = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267,

@@ -18,7 +18,7 @@ namespace phew::synth {
 
 class DistributionFunction {
  public:
-  // Tabulates f at E = psi(r_k) for radii r_k log-spaced (`per_decade` per decade) over the profile's
+  // Tabulates f at E = psi(r_k) for radii r_k log-spaced (`per_decade` per decade, and at most r_d/4 apart in the taper) over the profile's
   // range, with the truncation radius on a node. Not collective; ~0.1 s for 128 per decade.
   explicit DistributionFunction(const Profile& profile, int per_decade = 128);
 

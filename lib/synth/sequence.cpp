@@ -18,31 +18,55 @@ double wrap(double x, double box) {
 
 double norm(const Vec3& v) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
-// Gravity of the other halos at the centre of halo h (a halo's own field vanishes at its centre), plus
-// Chandrasekhar's drag from every more massive halo b:
-//   a = -4 pi G^2 M_h rho_b(d) lnL [erf(X) - 2X/sqrt(pi) exp(-X^2)] v / |v|^3,  X = |v| / (sqrt(2) sigma_b(d)),
-// with the total masses of the models and lnL = ln(1 + M_b / M_h) unless the scene sets it.
-Vec3 centre_acceleration(const Scene& scene, const HaloSet& halos, const std::vector<double>& mass, std::size_t h,
-                         const std::vector<Vec3>& x, const std::vector<Vec3>& v) {
-  Vec3 a = halos.acceleration(x[h].data(), x);
-  if (!scene.sequence.dynamical_friction) return a;
-  for (std::size_t b = 0; b < x.size(); ++b) {
-    if (b == h || !halos.is_halo(b) || !(mass[b] > mass[h])) continue;
-    const Vec3 d = halos.separation(x[h].data(), x[b]);
-    const Profile& host = halos.profile(b);
-    const double r = std::max(norm(d), host.inner_radius());
-    if (r >= host.outer_radius()) continue;
-    const Vec3 dv{v[h][0] - v[b][0], v[h][1] - v[b][1], v[h][2] - v[b][2]};
-    const double speed = norm(dv);
-    if (speed == 0) continue;
-    const double G = host.spec().G;
-    const double X = speed / std::sqrt(2.0 * halos.jeans(b).sigma2(r));
-    const double lnl = scene.sequence.coulomb_log > 0 ? scene.sequence.coulomb_log : std::log1p(mass[b] / mass[h]);
-    const double k = -4.0 * std::numbers::pi * G * G * mass[h] * host.density(r) * lnl *
-                     (std::erf(X) - 2.0 * X / std::sqrt(std::numbers::pi) * std::exp(-X * X)) / (speed * speed * speed);
-    for (std::size_t i = 0; i < 3; ++i) a[i] += k * dv[i];
+// Accelerations of all halo centres. Each pair (a, b) attracts with the mean of "a as a point in b's
+// field" and "b as a point in a's field",
+//   F_ab = -G [M_a M_b(<d) + M_b M_a(<d)] / 2 d^2,
+// equal and opposite, so that the pair's momentum is kept even while the halos overlap (the plain
+// point-in-field forces are not: two overlapping cusps would push each other along for ever).
+// A halo lighter than b also feels Chandrasekhar's drag in b,
+//   a = -4 pi G^2 M_a rho_b(d) lnL [erf(X) - 2X/sqrt(pi) exp(-X^2)] v / |v|^3,  X = |v| / (sqrt(2) sigma_b(d)),
+// with lnL = ln(1 + M_b / M_a) unless the scene sets it; b takes the opposite momentum.
+void centre_accelerations(const Scene& scene, const HaloSet& halos, const std::vector<double>& mass,
+                          const std::vector<Vec3>& x, const std::vector<Vec3>& v, std::vector<Vec3>& acc) {
+  const std::size_t n = x.size();
+  acc.assign(n, Vec3{0, 0, 0});
+  for (std::size_t a = 0; a < n; ++a) {
+    if (!halos.is_halo(a)) continue;
+    for (std::size_t b = a + 1; b < n; ++b) {
+      if (!halos.is_halo(b)) continue;
+      const Vec3 d = halos.separation(x[a].data(), x[b]);
+      const double r = norm(d);
+      if (r == 0) continue;
+      const Profile &pa = halos.profile(a), &pb = halos.profile(b);
+      const double G = pa.spec().G;
+      const double f = -0.5 * G * (mass[a] * pb.enclosed_mass(r) + mass[b] * pa.enclosed_mass(r)) / (r * r * r);
+      for (std::size_t i = 0; i < 3; ++i) {
+        acc[a][i] += f * d[i] / mass[a];
+        acc[b][i] -= f * d[i] / mass[b];
+      }
+    }
   }
-  return a;
+  if (!scene.sequence.dynamical_friction) return;
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = 0; b < n; ++b) {
+      if (a == b || !halos.is_halo(a) || !halos.is_halo(b) || !(mass[b] > mass[a])) continue;
+      const Profile& host = halos.profile(b);
+      const double r = std::max(norm(halos.separation(x[a].data(), x[b])), host.inner_radius());
+      if (r >= host.outer_radius()) continue;
+      const Vec3 dv{v[a][0] - v[b][0], v[a][1] - v[b][1], v[a][2] - v[b][2]};
+      const double speed = norm(dv);
+      if (speed == 0) continue;
+      const double G = host.spec().G;
+      const double X = speed / std::sqrt(2.0 * halos.jeans(b).sigma2(r));
+      const double lnl = scene.sequence.coulomb_log > 0 ? scene.sequence.coulomb_log : std::log1p(mass[b] / mass[a]);
+      const double k = -4.0 * std::numbers::pi * G * G * mass[a] * host.density(r) * lnl *
+                       (std::erf(X) - 2.0 * X / std::sqrt(std::numbers::pi) * std::exp(-X * X)) / (speed * speed * speed);
+      for (std::size_t i = 0; i < 3; ++i) {
+        acc[a][i] += k * dv[i];
+        acc[b][i] -= k * dv[i] * mass[a] / mass[b];
+      }
+    }
+  }
 }
 
 // One output interval of the centres: 2^10 kick-drift-kick steps from (x, v), every sub-step stored.
@@ -53,10 +77,8 @@ void integrate_centres(const Scene& scene, const HaloSet& halos, const std::vect
   const double h = dt / static_cast<double>(steps);
   out_x.assign(steps + 1, {});
   out_v.assign(steps + 1, {});
-  std::vector<Vec3> a(n);
-  auto accelerations = [&] {
-    for (std::size_t c = 0; c < n; ++c) a[c] = halos.is_halo(c) ? centre_acceleration(scene, halos, mass, c, x, v) : Vec3{0, 0, 0};
-  };
+  std::vector<Vec3> a;
+  auto accelerations = [&] { centre_accelerations(scene, halos, mass, x, v, a); };
   out_x[0] = x;
   out_v[0] = v;
   accelerations();

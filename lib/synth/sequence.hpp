@@ -4,8 +4,8 @@
 //              halo and their velocities); background particles drift in straight lines.
 //  restricted  a restricted N-body run: every halo particle is a test particle in the analytic
 //              potentials of all halos, while the halo centres move under their mutual attraction
-//              (each centre feels the other halos' fields) and, optionally, Chandrasekhar dynamical
-//              friction from the more massive halos, so a satellite is stripped and sinks. Background
+//              (equal and opposite pair forces) and, optionally, Chandrasekhar dynamical friction
+//              from the more massive halos, so a satellite is stripped and sinks. Background
 //              particles drift. Particles are independent given the centre tracks, so each is
 //              integrated with its own kick-drift-kick leapfrog steps (powers of two of the output
 //              interval, set by accuracy * min(sqrt(r/|a|), r/|v|), r the distance to the nearest
