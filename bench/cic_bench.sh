@@ -3,7 +3,7 @@
 #
 #   bench/cic_bench.sh [--n N] [--grid G] [--seed S] [--out DIR] [--models "uniform clustered"] [--no-numpy]
 #
-# For each model: generate (or reuse) an N-particle snapshot with examples/make_snapshot.py, then run
+# For each model: generate (or reuse) an N-particle snapshot with bench/make_snapshot.py, then run
 #   phew-1   cic-project --grid G, one rank
 #   phew-2   mpirun -n 2 cic-project --grid G
 #   numpy    bench/cic_numpy.py --grid G
@@ -58,7 +58,7 @@ snapshot() {  # model n -> path
   local path=$out/snap_$1_n$2_s$seed.hdf5
   if [[ ! -s $path ]]; then
     log "generating $path"
-    "$PY" "$root/examples/make_snapshot.py" "$path.tmp" --model "$1" --n "$2" --seed "$seed"
+    "$PY" "$root/bench/make_snapshot.py" "$path.tmp" --model "$1" --n "$2" --seed "$seed"
     mv "$path.tmp" "$path"
   fi
   echo "$path"

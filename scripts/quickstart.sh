@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Quick start on a fresh Debian 12 machine: installs the packages, builds phew, and runs the example
-# pipeline on a snapshot it makes itself (no downloads, no ../shared needed).
+# Quick start on a fresh Debian 12 machine: installs the packages, builds phew, and runs the cosmo-box
+# example through all seven tools on a snapshot it makes itself (no downloads, no ../shared needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$(nproc)"
-./examples/run_example.sh build/bin example-output
+./examples/cosmo-box/run.sh example-output/cosmo-box
