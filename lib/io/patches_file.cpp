@@ -6,7 +6,7 @@ namespace phew::io {
 
 void write_patches(File& file, const GridMeta& grid, const mpi::SlabDecomposition& slabs,
                    std::span<const std::int64_t> labels, const PeakTable& peaks, const SaddleTable& saddles,
-                   const PatchesMeta& meta) {
+                   const PatchesMeta& meta, const mpi::Comm& comm) {
   const GridGeometry& g = grid.geometry;
   file.create_group("/grid");
   write_grid_attributes(file, grid, "/grid");
@@ -24,14 +24,14 @@ void write_patches(File& file, const GridMeta& grid, const mpi::SlabDecompositio
   file.write_attribute<std::int64_t>("/cells", "neighbourhood", 26);
   file.write_attribute<std::uint64_t>("/cells", "n_test_cells", meta.n_test_cells);
 
-  const auto n = static_cast<std::uint64_t>(peaks.id.size());
+  const auto n = comm.sum<std::uint64_t>(peaks.id.size());
   file.create_group("/peaks");
-  file.write<std::int64_t>("/peaks/id", peaks.id);
-  file.write<std::int64_t>("/peaks/cell", peaks.cell);
-  file.write<double>("/peaks/position", {n, 3}, peaks.position);
-  file.write<double>("/peaks/density", peaks.density);
-  file.write<std::int64_t>("/peaks/n_cells", peaks.n_cells);
-  file.write<double>("/peaks/mass", peaks.mass);
+  file.write_distributed<std::int64_t>("/peaks/id", peaks.id, comm);
+  file.write_distributed<std::int64_t>("/peaks/cell", peaks.cell, comm);
+  file.write_distributed<double>("/peaks/position", peaks.position, comm, 3);
+  file.write_distributed<double>("/peaks/density", peaks.density, comm);
+  file.write_distributed<std::int64_t>("/peaks/n_cells", peaks.n_cells, comm);
+  file.write_distributed<double>("/peaks/mass", peaks.mass, comm);
   file.write_attribute("/peaks/position", "units", grid.length_units);
   file.write_attribute<std::int8_t>("/peaks/position", "refined", meta.refined_positions ? 1 : 0);
   file.write_attribute("/peaks/density", "units", grid.density_units);
@@ -39,13 +39,13 @@ void write_patches(File& file, const GridMeta& grid, const mpi::SlabDecompositio
   file.write_attribute<std::uint64_t>("/peaks", "count", n);
 
   file.create_group("/saddles");
-  file.write<std::int64_t>("/saddles/peak_a", saddles.peak_a);
-  file.write<std::int64_t>("/saddles/peak_b", saddles.peak_b);
-  file.write<double>("/saddles/density", saddles.density);
-  file.write<std::int64_t>("/saddles/cell_a", saddles.cell_a);
-  file.write<std::int64_t>("/saddles/cell_b", saddles.cell_b);
+  file.write_distributed<std::int64_t>("/saddles/peak_a", saddles.peak_a, comm);
+  file.write_distributed<std::int64_t>("/saddles/peak_b", saddles.peak_b, comm);
+  file.write_distributed<double>("/saddles/density", saddles.density, comm);
+  file.write_distributed<std::int64_t>("/saddles/cell_a", saddles.cell_a, comm);
+  file.write_distributed<std::int64_t>("/saddles/cell_b", saddles.cell_b, comm);
   file.write_attribute("/saddles/density", "units", grid.density_units);
-  file.write_attribute<std::uint64_t>("/saddles", "count", static_cast<std::uint64_t>(saddles.peak_a.size()));
+  file.write_attribute<std::uint64_t>("/saddles", "count", comm.sum<std::uint64_t>(saddles.peak_a.size()));
 }
 
 }  // namespace phew::io

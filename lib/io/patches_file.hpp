@@ -27,10 +27,10 @@ struct PatchesMeta {
   bool refined_positions = false;
 };
 
-// Writes /grid (attributes), /cells/peak (this rank's planes), /peaks and /saddles (tables held by
-// rank 0) and the segmentation attributes of /cells. Collective.
+// Writes /grid (attributes), /cells/peak (this rank's planes), /peaks and /saddles (this rank's rows,
+// after the rows of lower ranks) and the segmentation attributes of /cells. Collective.
 void write_patches(File& file, const GridMeta& grid, const mpi::SlabDecomposition& slabs,
                    std::span<const std::int64_t> labels, const PeakTable& peaks, const SaddleTable& saddles,
-                   const PatchesMeta& meta);
+                   const PatchesMeta& meta, const mpi::Comm& comm);
 
 }  // namespace phew::io

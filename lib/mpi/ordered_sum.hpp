@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 namespace phew::mpi {
@@ -28,6 +29,7 @@ class OrderedSum {
     Values& s = partial_[{key, chunk}];
     for (std::size_t i = 0; i < N; ++i) s[i] += v[i];
   }
+  std::size_t size() const { return partial_.size(); }
 
   // The totals per key, on every rank, ordered by key. Collective.
   std::map<std::int64_t, Values> totals(const Comm& comm) const {
@@ -38,7 +40,18 @@ class OrderedSum {
   // holds only its keys. Collective.
   template <typename Owner>
   std::map<std::int64_t, Values> totals_at_owners(const Comm& comm, Owner&& owner) const {
-    std::vector<Entry> mine = entries();
+    return at_owners(comm, entries(), owner);
+  }
+
+  // A partial sum of one (key, chunk): for callers that accumulate chunks themselves.
+  struct Entry {
+    std::int64_t key, chunk;
+    Values v;
+  };
+  // The totals at the keys' owners of partial sums given directly (each (key, chunk) at most once per
+  // rank). Collective.
+  template <typename Owner>
+  static std::map<std::int64_t, Values> at_owners(const Comm& comm, std::vector<Entry> mine, Owner&& owner) {
     std::stable_sort(mine.begin(), mine.end(), [&](const Entry& a, const Entry& b) { return owner(a.key) < owner(b.key); });
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
     for (const Entry& e : mine) ++counts[static_cast<std::size_t>(owner(e.key))];
@@ -46,10 +59,6 @@ class OrderedSum {
   }
 
  private:
-  struct Entry {
-    std::int64_t key, chunk;
-    Values v;
-  };
   std::vector<Entry> entries() const {
     std::vector<Entry> out;
     out.reserve(partial_.size());
@@ -67,7 +76,13 @@ class OrderedSum {
     return out;
   }
 
-  std::map<std::pair<std::int64_t, std::int64_t>, Values> partial_;
+  struct PairHash {
+    std::size_t operator()(const std::pair<std::int64_t, std::int64_t>& p) const {
+      return std::hash<std::int64_t>()(p.first * 0x9E3779B97F4A7C15LL ^ p.second);
+    }
+  };
+  // Hashed: one add per cell must be cheap. Order does not matter here; the totals sort by chunk.
+  std::unordered_map<std::pair<std::int64_t, std::int64_t>, Values, PairHash> partial_;
 };
 
 }  // namespace phew::mpi

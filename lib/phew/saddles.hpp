@@ -4,7 +4,10 @@
 #pragma once
 
 #include "mpi/comm.hpp"
+#include "mpi/slab.hpp"
 #include "phew/watershed.hpp"
+
+#include <algorithm>
 
 #include <unordered_map>
 
@@ -22,33 +25,54 @@ inline bool better_saddle(const Saddle& x, const Saddle& y) {
   return x.cell_a != y.cell_a ? x.cell_a < y.cell_a : x.cell_b < y.cell_b;
 }
 
-// Every touching pair once, ordered by (peak_a, peak_b), on every rank. Each cell pair is looked at by
-// the owner of its cell with the smaller global index, so pairs on slab boundaries count once. Collective.
+// Every touching pair once, ordered by (peak_a, peak_b). Each cell pair is looked at by the owner of its
+// cell with the smaller global index, so pairs on slab boundaries count once; the candidates then go to
+// the owner of peak_a (peaks in even blocks of IDs over the ranks), which returns the pairs it owns, so
+// the ranks' results in rank order are the whole sorted table. Collective.
 template <WatershedMesh Mesh>
 std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, const mpi::Comm& comm) {
   std::unordered_map<std::uint64_t, Saddle> best;  // key: peak_a * (npeaks+1) + peak_b
+  best.reserve(2 * seg.peaks.size() / static_cast<std::size_t>(comm.size()) + 16);
   const auto stride = static_cast<std::uint64_t>(seg.peaks.size()) + 1;
+  std::uint64_t last_key = 0;  // no pair has key 0 (peak IDs start at 1)
+  Saddle* last = nullptr;
   for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s) {
     const std::int64_t ls = seg.label[s];
     if (ls == 0) continue;
-    const std::int64_t cs = mesh.global_index(s);
+    std::int64_t cs = -1;  // computed when a boundary between patches is found
     const double rho = mesh.density(s);
     mesh.for_each_neighbour(s, [&](std::size_t n) {
       const std::int64_t ln = seg.label[n];
       if (ln == 0 || ln == ls) return;
+      // The other cell's owner looks at the pair if the other cell has the smaller index. Between two
+      // local cells slot order is index order, which saves computing indices.
+      if (mesh.is_local(n)) {
+        if (n < s) return;
+      } else {
+        if (cs < 0) cs = mesh.global_index(s);
+        if (mesh.global_index(n) < cs) return;
+      }
+      if (cs < 0) cs = mesh.global_index(s);
       const std::int64_t cn = mesh.global_index(n);
-      if (cn < cs) return;  // the other cell's owner looks at this pair
       Saddle cand{std::min(ls, ln), std::max(ls, ln), 0.5 * (rho + mesh.density(n)), ls < ln ? cs : cn,
                   ls < ln ? cn : cs};
       const std::uint64_t key = static_cast<std::uint64_t>(cand.peak_a) * stride + static_cast<std::uint64_t>(cand.peak_b);
-      auto [it, inserted] = best.try_emplace(key, cand);
-      if (!inserted && better_saddle(cand, it->second)) it->second = cand;
+      // Neighbouring boundary cells mostly belong to the same pair: remember the last one.
+      if (key != last_key) {
+        last = &best.try_emplace(key, cand).first->second;
+        last_key = key;
+      }
+      if (better_saddle(cand, *last)) *last = cand;
     });
   }
   std::vector<Saddle> mine;
   mine.reserve(best.size());
   for (const auto& [k, v] : best) mine.push_back(v);
-  std::vector<Saddle> all = comm.all_gatherv<Saddle>(mine);
+  const mpi::SlabDecomposition owners(std::max<std::int64_t>(1, static_cast<std::int64_t>(seg.peaks.size())), comm.size());
+  std::sort(mine.begin(), mine.end(), [&](const Saddle& x, const Saddle& y) { return owners.owner(x.peak_a - 1) < owners.owner(y.peak_a - 1); });
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
+  for (const Saddle& x : mine) ++counts[static_cast<std::size_t>(owners.owner(x.peak_a - 1))];
+  std::vector<Saddle> all = comm.all_to_all<Saddle>(mine, counts);
   std::sort(all.begin(), all.end(), [](const Saddle& x, const Saddle& y) {
     if (x.peak_a != y.peak_a) return x.peak_a < y.peak_a;
     if (x.peak_b != y.peak_b) return x.peak_b < y.peak_b;

@@ -15,6 +15,11 @@ SlabMesh::SlabMesh(const GridGeometry& grid, const mpi::SlabDecomposition& slabs
       plane_(static_cast<std::size_t>(grid.shape[1] * grid.shape[2])),
       tiny_x_(grid.shape[0] <= 2),
       density_(std::move(density)) {
+  std::size_t n = 0;
+  for (std::int64_t dp = -1; dp <= 1; ++dp)
+    for (std::int64_t dj = -1; dj <= 1; ++dj)
+      for (std::int64_t dk = -1; dk <= 1; ++dk)
+        if (dp || dj || dk) offsets_[n++] = dp * static_cast<std::int64_t>(plane_) + dj * nz_ + dk;
   if (density_.size() != static_cast<std::size_t>(x1_ - x0_ + 2) * plane_)
     throw Error::internal("slab mesh: {} densities for {} planes + 2 ghosts", density_.size(), x1_ - x0_);
 }

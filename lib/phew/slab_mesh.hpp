@@ -37,9 +37,17 @@ class SlabMesh {
   // Calls f(neighbour slot) for each distinct neighbour of a local slot inside the grid.
   template <typename F>
   void for_each_neighbour(std::size_t s, F&& f) const {
-    const auto p = static_cast<std::int64_t>(s / plane_);
     const auto r = static_cast<std::int64_t>(s % plane_);
     const std::int64_t j = r / nz_, k = r % nz_;
+    // Most cells are away from the y and z faces: their 26 neighbours are fixed slot offsets.
+    if (!tiny_x_ && j > 0 && j < ny_ - 1 && k > 0 && k < nz_ - 1) {
+      for (const std::int64_t o : offsets_) {
+        const std::size_t n = static_cast<std::size_t>(static_cast<std::int64_t>(s) + o);
+        if (density_[n] != -std::numeric_limits<double>::infinity()) f(n);
+      }
+      return;
+    }
+    const auto p = static_cast<std::int64_t>(s / plane_);
     for (std::int64_t dp = -1; dp <= 1; ++dp)
       for (std::int64_t dj = -1; dj <= 1; ++dj) {
         std::int64_t jj = j + dj;
@@ -77,6 +85,7 @@ class SlabMesh {
   std::int64_t x0_, x1_, ny_, nz_;
   std::size_t plane_;
   bool tiny_x_;  // nx <= 2: ghost planes may be local planes again
+  std::array<std::int64_t, 26> offsets_{};  // slot offsets of the 26 neighbours of an interior cell
   std::vector<double> density_;
 };
 

@@ -39,7 +39,7 @@ void check_against_reference(const Field& f, double threshold, const mpi::SlabDe
   const mpi::Comm comm;
   const SlabMesh mesh = mesh_of(f, slabs, comm.rank());
   const Segmentation seg = segment(mesh, threshold, comm);
-  const auto saddles = find_saddles(mesh, seg, comm);
+  const auto saddles = comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm));  // each rank holds its own
   const auto ref = test::reference_watershed(f.rho, {f.g.shape[0], f.g.shape[1], f.g.shape[2]}, f.g.periodic, threshold);
 
   ASSERT_EQ(seg.peaks.size(), ref.peak_cell.size());
@@ -131,7 +131,7 @@ TEST(Segment, OneGaussianBlobIsOnePeakCoveringAllTestCells) {
   EXPECT_EQ(seg.peaks[0].cell, (10 * 16 + 8) * 16 + 7);  // the cell whose centre is nearest (10.2, 8.1, 7.9)
   for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s)
     EXPECT_EQ(seg.label[s], mesh.density(s) > 0.05 ? 1 : 0);
-  EXPECT_TRUE(find_saddles(mesh, seg, comm).empty());
+  EXPECT_TRUE(comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm)).empty());
 }
 
 TEST(Segment, BlobOnThePeriodicSeamIsOnePeak) {
@@ -152,7 +152,7 @@ TEST(Segment, TwoBlobsHaveTheBruteForceSaddle) {
   const SlabMesh mesh = mesh_of(f, slabs, comm.rank());
   const Segmentation seg = segment(mesh, 0.05, comm);
   ASSERT_EQ(seg.peaks.size(), 2u);
-  const auto saddles = find_saddles(mesh, seg, comm);
+  const auto saddles = comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm));
   ASSERT_EQ(saddles.size(), 1u);
   // Brute force, independent of the library: max over all neighbouring cell pairs in different halves
   // x < 12 and x >= 12 (the two patches by symmetry) of the mean density.

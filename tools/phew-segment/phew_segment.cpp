@@ -107,16 +107,41 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
 
   ctx.phase("saddles");
   const std::vector<Saddle> saddles = find_saddles(mesh, seg, comm);
-  log::info("{} saddles", log::thousands(static_cast<long long>(saddles.size())));
+  log::info("{} saddles", log::thousands(comm.sum<long long>(static_cast<long long>(saddles.size()))));
 
   ctx.phase("peaks");
+  // Per-peak sums and rows live on the peak's owner (even blocks of IDs), so no rank holds them all.
+  const auto npeaks = static_cast<std::int64_t>(seg.peaks.size());
+  const mpi::SlabDecomposition owners(std::max<std::int64_t>(npeaks, 1), comm.size());
+  auto owner = [&](std::int64_t id) { return owners.owner(id - 1); };
   const double volume = g.cell_volume();
-  mpi::OrderedSum<2> sums;  // cells, mass
-  for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s)
-    if (seg.label[s] > 0) sums.add(seg.label[s], mesh.chunk(s), {1.0, mesh.density(s) * volume});
-  const auto totals = sums.totals(comm);
+  // Partial sums per (peak, plane), accumulated plane by plane through a dense index of the peaks seen
+  // in the current plane.
+  using Sums = mpi::OrderedSum<2>;  // cells, mass
+  std::vector<Sums::Entry> partial;
+  {
+    std::vector<std::int32_t> at(static_cast<std::size_t>(npeaks) + 1, -1);
+    const std::size_t plane = static_cast<std::size_t>(g.plane_cells());
+    for (std::size_t b = mesh.first_local(); b < mesh.end_local(); b += plane) {
+      const std::size_t first_entry = partial.size();
+      for (std::size_t s = b; s < b + plane; ++s) {
+        const std::int64_t l = seg.label[s];
+        if (l <= 0) continue;
+        std::int32_t& k = at[static_cast<std::size_t>(l)];
+        if (k < 0) {
+          k = static_cast<std::int32_t>(partial.size() - first_entry);
+          partial.push_back({l, mesh.chunk(s), {0.0, 0.0}});
+        }
+        auto& v = partial[first_entry + static_cast<std::size_t>(k)].v;
+        v[0] += 1.0;
+        v[1] += mesh.density(s) * volume;
+      }
+      for (std::size_t e = first_entry; e < partial.size(); ++e) at[static_cast<std::size_t>(partial[e].key)] = -1;
+    }
+  }
+  const auto totals = Sums::at_owners(comm, std::move(partial), owner);
 
-  // Positions: cell centres, refined by the rank that holds the peak cell.
+  // Positions: cell centres, refined by the rank that holds the peak cell, sent to the peak's owner.
   struct Position {
     std::int64_t id;
     double x[3];
@@ -136,19 +161,24 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
       pos.x[d] = g.origin[d] + (static_cast<double>(c[d]) + 0.5 + offset[d]) * cell_size[d];
     mine.push_back(pos);
   }
-  std::vector<Position> positions = comm.all_gatherv<Position>(mine);
+  std::sort(mine.begin(), mine.end(), [&](const Position& a, const Position& b) { return owner(a.id) < owner(b.id); });
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
+  for (const Position& p : mine) ++counts[static_cast<std::size_t>(owner(p.id))];
+  std::vector<Position> positions = comm.all_to_all<Position>(mine, counts);
   std::sort(positions.begin(), positions.end(), [](const Position& a, const Position& b) { return a.id < b.id; });
 
   io::PeakTable peaks;
-  for (std::size_t i = 0; i < seg.peaks.size(); ++i) {
-    const auto id = static_cast<std::int64_t>(i) + 1;
+  const std::int64_t first = npeaks ? owners.begin(comm.rank()) + 1 : 1, last = npeaks ? owners.end(comm.rank()) : 0;
+  for (std::int64_t id = first; id <= last; ++id) {
+    const PeakCell& pk = seg.peaks[static_cast<std::size_t>(id - 1)];
     peaks.id.push_back(id);
-    peaks.cell.push_back(seg.peaks[i].cell);
-    peaks.density.push_back(seg.peaks[i].density);
+    peaks.cell.push_back(pk.cell);
+    peaks.density.push_back(pk.density);
     const auto& t = totals.at(id);
     peaks.n_cells.push_back(static_cast<std::int64_t>(t[0]));
     peaks.mass.push_back(t[1]);
-    peaks.position.insert(peaks.position.end(), positions[i].x, positions[i].x + 3);
+    const Position& p = positions[static_cast<std::size_t>(id - first)];
+    peaks.position.insert(peaks.position.end(), p.x, p.x + 3);
   }
   io::SaddleTable table;
   for (const Saddle& s : saddles) {
@@ -158,6 +188,7 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
     table.cell_a.push_back(s.cell_a);
     table.cell_b.push_back(s.cell_b);
   }
+  const auto n_saddles = comm.sum<std::uint64_t>(saddles.size());
 
   ctx.phase("write");
   io::AtomicOutput out(ctx.output(), comm);
@@ -165,14 +196,14 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
   const std::span<const std::int64_t> local_labels(seg.label.data() + mesh.first_local(),
                                                    mesh.end_local() - mesh.first_local());
   io::write_patches(f, meta, slabs, local_labels, peaks, table,
-                    {threshold, spec.to_string(), seg.test_cells, opt.refine_positions});
+                    {threshold, spec.to_string(), seg.test_cells, opt.refine_positions}, comm);
 
   auto& m = ctx.manifest();
   m.parameter("threshold_absolute", threshold, meta.density_units);
   m.parameter("neighbourhood", 26);
   m.summary("n_test_cells", seg.test_cells);
   m.summary("n_peaks", seg.peaks.size());
-  m.summary("n_saddles", saddles.size());
+  m.summary("n_saddles", n_saddles);
   // Rounds depend on the decomposition, so they are provenance, not data (DESIGN.md rule 1).
   m.summary("label_rounds", seg.rounds);
   ctx.finish_output(f, out);
