@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,6 +47,9 @@ struct GridMeta {
   std::optional<double> omega_m, omega_lambda, hubble_param;
   std::optional<double> critical_density;  // comoving, grid units, at the snapshot's time
 };
+
+// The separation d along an axis of a periodic box folded into [-box/2, box/2]; d itself otherwise.
+inline double minimum_image(double d, double box, bool periodic) { return periodic ? d - box * std::round(d / box) : d; }
 
 // "256" or "128,128,256" -> shape. Throws Error(usage).
 std::array<std::int64_t, 3> parse_grid_shape(const std::string& text);

@@ -71,6 +71,22 @@ Input external_input(const std::string& path, const std::string& kind) {
   return in;
 }
 
+std::vector<Input> snapshot_inputs_in_chain(const std::string& derived, const std::vector<std::string>& files) {
+  std::vector<std::string> known;
+  const Json m = read_manifest(derived);
+  for (const auto& step : m.value("provenance", Json::array()))
+    for (const auto& in : step.value("inputs", Json::array()))
+      if (in.is_object() && in.value("kind", "") == "snapshot") known.push_back(in.value("fingerprint", ""));
+  std::vector<Input> out;
+  for (const auto& f : files) {
+    out.push_back(external_input(f, "snapshot"));
+    if (std::find(known.begin(), known.end(), out.back().fingerprint) == known.end())
+      throw Error::input("{}: not the snapshot {} was made from (its fingerprint is not in the provenance chain)", f,
+                         derived);
+  }
+  return out;
+}
+
 Builder::Builder(std::string tool, std::vector<std::string> command_line, int ranks)
     : tool_(std::move(tool)), command_line_(std::move(command_line)), ranks_(ranks), start_(utc_now()) {}
 

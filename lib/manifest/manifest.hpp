@@ -33,6 +33,10 @@ Input external_input(const std::string& path, const std::string& kind);
 // The manifest stored beside a phew output. Throws Error(input) when missing or not JSON.
 Json read_manifest(const std::string& path);
 
+// Checks that each snapshot file is one the phew output `derived` was made from (its fingerprint is
+// among the snapshot inputs of the provenance chain) and returns them as inputs. Throws Error(input).
+std::vector<Input> snapshot_inputs_in_chain(const std::string& derived, const std::vector<std::string>& snapshot_files);
+
 // The manifest of the step being run. Built on rank 0.
 class Builder {
  public:

@@ -77,6 +77,23 @@ std::vector<int> parse_types(const std::string& text, int num_types) {
   return types;
 }
 
+std::vector<int> selected_types(const SnapshotInfo& info, const std::string& text) {
+  if (text == "auto") return {info.format == "phew-particles" ? 0 : 1};
+  return parse_types(text, info.num_types());
+}
+
+void check_snapshot_matches_grid(const SnapshotInfo& info, const GridMeta& grid, const std::string& snapshot,
+                                 const std::string& other) {
+  bool same_box = true;
+  for (std::size_t d = 0; d < 3; ++d)
+    same_box &= !grid.geometry.periodic ||
+                std::abs(info.box_size[d] - grid.geometry.extent[d]) <= 1e-9 * grid.geometry.extent[d];
+  if (!same_box || info.units.length_name() != grid.length_units || info.units.mass_name() != grid.mass_units)
+    throw Error::input("{}: box {} {} does not match the grid of {} ({} {}): not the snapshot the grid was made from",
+                       snapshot, info.box_size[0], info.units.length_name(), other, grid.geometry.extent[0],
+                       grid.length_units);
+}
+
 ParticleSet read_particles(const SnapshotReader& reader, const std::vector<int>& types, std::uint64_t begin,
                            std::uint64_t count, const FieldSelection& fields) {
   const SnapshotInfo& info = reader.info();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "mpi/comm.hpp"
+#include "grid/geometry.hpp"
 #include "particles/particle_set.hpp"
 
 #include <memory>
@@ -49,5 +50,14 @@ ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& typ
 
 // "1", "0,1", "all" -> type list, checked against the snapshot's number of types.
 std::vector<int> parse_types(const std::string& text, int num_types);
+
+// The particle types a tool uses: `text` as for parse_types, or "auto" for dark matter (type 1; type 0
+// in phew particle files).
+std::vector<int> selected_types(const SnapshotInfo& info, const std::string& text);
+
+// Throws Error(input) unless the snapshot has the grid's periodic box and length and mass units:
+// "SNAPSHOT: box ... does not match the grid of OTHER (...): not the snapshot the grid was made from".
+void check_snapshot_matches_grid(const SnapshotInfo& info, const GridMeta& grid, const std::string& snapshot,
+                                 const std::string& other);
 
 }  // namespace phew

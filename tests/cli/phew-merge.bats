@@ -163,7 +163,7 @@ bad_case() {  # bad_case CODE PATTERN ARGS...
 }
 
 @test "bad input: particles from a different box" {
-  bad_case 3 "different grid" "$D/patches.h5" --particles "$INPUTS/good.hdf5"
+  bad_case 3 "does not match the grid" "$D/patches.h5" --particles "$INPUTS/good.hdf5"
 }
 @test "bad input: wrong kind" { bad_case 3 "is a 'grid' file, expected patches" "$D/grid.h5"; }
 @test "bad input: a swapped grid" { bad_case 3 "stale or swapped" "$D/patches.h5" --grid "$D/other.h5"; }

@@ -145,7 +145,7 @@ bad_case() {  # bad_case CODE PATTERN ARGS...
 
 @test "bad input: peaks and snapshot that do not belong together" {
   bad_case 3 "not the snapshot" "$D/pair.peaks.h5" "$D/crossing.hdf5"
-  bad_case 3 "do not belong together" "$D/pair.peaks.h5" "$INPUTS/good.hdf5"
+  bad_case 3 "does not match the grid" "$D/pair.peaks.h5" "$INPUTS/good.hdf5"
 }
 @test "bad input: no velocities" {
   cp "$D/pair.hdf5" "$BATS_TEST_TMPDIR/novel.hdf5"

@@ -51,11 +51,6 @@ GridGeometry grid_geometry(const SnapshotInfo& info, const CicParams& p) {
   return g;
 }
 
-std::vector<int> selected_types(const SnapshotInfo& info, const std::string& text) {
-  if (text == "auto") return info.format == "phew-particles" ? std::vector<int>{0} : std::vector<int>{1};
-  return parse_types(text, info.num_types());
-}
-
 std::string describe_types(const SnapshotInfo& info) {
   std::string s;
   for (int t = 0; t < info.num_types(); ++t)

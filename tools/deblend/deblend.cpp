@@ -36,17 +36,6 @@ struct ParticleRow {
   std::int64_t peak;
 };
 
-double minimum_image(double d, double box, bool periodic) { return periodic ? d - box * std::round(d / box) : d; }
-
-// Every snapshot fingerprint in a manifest's provenance chain.
-std::vector<std::string> chain_snapshot_fingerprints(const manifest::Json& m) {
-  std::vector<std::string> out;
-  for (const auto& step : m.value("provenance", manifest::Json::array()))
-    for (const auto& in : step.value("inputs", manifest::Json::array()))
-      if (in.is_object() && in.value("kind", "") == "snapshot") out.push_back(in.value("fingerprint", ""));
-  return out;
-}
-
 }  // namespace
 
 void declare_deblend_options(CLI::App& app, DeblendOptions& opt) {
@@ -80,30 +69,15 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
     reader = open_snapshot({opt.snapshot});
     const SnapshotInfo& info = reader->info();
     if (!info.has_velocities) throw Error::input("{}: the snapshot has no velocities", opt.snapshot);
-    types = opt.types == "auto" ? std::vector<int>{info.format == "phew-particles" ? 0 : 1} : parse_types(opt.types, info.num_types());
+    types = selected_types(info, opt.types);
     grid = io::read_grid_attributes(*cf, "/grid", false);
     npeaks = static_cast<std::int64_t>(cf->dataset_info("/peaks/id").elements());
-    bool same_box = true;
-    for (std::size_t d = 0; d < 3; ++d)
-      same_box &= !grid.geometry.periodic || std::abs(info.box_size[d] - grid.geometry.extent[d]) <= 1e-9 * grid.geometry.extent[d];
-    if (!same_box || info.units.length_name() != grid.length_units || info.units.mass_name() != grid.mass_units)
-      throw Error::input("{}: box {} {} does not match the grid of {} ({} {}): not the snapshot the grid was made from",
-                         opt.snapshot, info.box_size[0], info.units.length_name(), opt.clumps, grid.geometry.extent[0],
-                         grid.length_units);
+    check_snapshot_matches_grid(info, grid, opt.snapshot, opt.clumps);
   });
   mpi::agree(comm, [&] {
     if (!comm.root()) return;
-    const auto in = manifest::check_phew_input(opt.clumps, {"clumps"});
-    ctx.manifest().add_input(in);
-    // The chain records the snapshot files the grid was made from; the one given must be among them.
-    const auto known = chain_snapshot_fingerprints(manifest::read_manifest(opt.clumps));
-    for (const auto& f : reader->info().files) {
-      const auto snap = manifest::external_input(f, "snapshot");
-      if (std::find(known.begin(), known.end(), snap.fingerprint) == known.end())
-        throw Error::input("{}: not the snapshot the grid of {} was made from (its fingerprint is not in the provenance chain)",
-                           f, opt.clumps);
-      ctx.manifest().add_input(snap);
-    }
+    ctx.manifest().add_input(manifest::check_phew_input(opt.clumps, {"clumps"}));
+    for (const auto& in : manifest::snapshot_inputs_in_chain(opt.clumps, reader->info().files)) ctx.manifest().add_input(in);
   });
   const GridGeometry& geo = grid.geometry;
   const SnapshotInfo& info = reader->info();

@@ -53,11 +53,6 @@ std::vector<std::int64_t> into_of(const PeakGraph& g, const MergeOutcome& o) {
   return into;
 }
 
-double minimum_image(double d, double box, bool periodic) {
-  if (!periodic) return d;
-  return d - box * std::round(d / box);
-}
-
 struct Options {
   double relevance;
   std::optional<DensityThreshold> saddle;
@@ -258,15 +253,8 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
     mpi::agree(comm, [&] {
       reader = open_snapshot({opt.particles});
       const SnapshotInfo& info = reader->info();
-      types = opt.types == "auto" ? std::vector<int>{info.format == "phew-particles" ? 0 : 1} : parse_types(opt.types, info.num_types());
-      const bool same_units = info.units.length_name() == grid.length_units && info.units.mass_name() == grid.mass_units;
-      bool same_box = true;
-      for (std::size_t d = 0; d < 3; ++d)
-        same_box &= !geo.periodic || std::abs(info.box_size[d] - geo.extent[d]) <= 1e-9 * geo.extent[d];
-      if (!same_units || !same_box)
-        throw Error::input("{}: does not match the grid of {} (box {} {} vs {} {}): a patches file from a different grid?",
-                           opt.particles, opt.patches, info.box_size[0], info.units.length_name(), geo.extent[0],
-                           grid.length_units);
+      types = selected_types(info, opt.types);
+      check_snapshot_matches_grid(info, grid, opt.particles, opt.patches);
       if (comm.root()) ctx.manifest().add_input(manifest::external_input(opt.particles, "snapshot"));
     });
     FieldSelection fields;

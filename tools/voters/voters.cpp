@@ -42,16 +42,6 @@ struct PeakRow {
   double search_radius, a0[3];
 };
 
-double minimum_image(double d, double box, bool periodic) { return periodic ? d - box * std::round(d / box) : d; }
-
-std::vector<std::string> chain_snapshot_fingerprints(const manifest::Json& m) {
-  std::vector<std::string> out;
-  for (const auto& step : m.value("provenance", manifest::Json::array()))
-    for (const auto& in : step.value("inputs", manifest::Json::array()))
-      if (in.is_object() && in.value("kind", "") == "snapshot") out.push_back(in.value("fingerprint", ""));
-  return out;
-}
-
 // Points in a box, bucketed on a uniform grid for radius queries (periodic-aware).
 class CellList {
  public:
@@ -165,28 +155,15 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
     reader = open_snapshot({opt.snapshot});
     const SnapshotInfo& info = reader->info();
     if (!info.has_velocities) throw Error::input("{}: the snapshot has no velocities", opt.snapshot);
-    types = opt.types == "auto" ? std::vector<int>{info.format == "phew-particles" ? 0 : 1} : parse_types(opt.types, info.num_types());
-    bool same_box = true;
-    for (std::size_t d = 0; d < 3; ++d)
-      same_box &= !grid.geometry.periodic || std::abs(info.box_size[d] - grid.geometry.extent[d]) <= 1e-9 * grid.geometry.extent[d];
-    if (!same_box || info.units.length_name() != grid.length_units)
-      throw Error::input("{}: box {} {} does not match {} ({} {}): the peaks and the snapshot do not belong together",
-                         opt.snapshot, info.box_size[0], info.units.length_name(), opt.peaks, grid.geometry.extent[0],
-                         grid.length_units);
+    types = selected_types(info, opt.types);
+    check_snapshot_matches_grid(info, grid, opt.snapshot, opt.peaks);
     if (opt.potential == "snapshot" && !(info.has_potential && info.has_acceleration))
       throw Error::input("{}: --potential snapshot, but the snapshot has no Potential and Acceleration", opt.snapshot);
   });
   mpi::agree(comm, [&] {
     if (!comm.root()) return;
     ctx.manifest().add_input(manifest::check_phew_input(opt.peaks, {"peaks"}));
-    const auto known = chain_snapshot_fingerprints(manifest::read_manifest(opt.peaks));
-    for (const auto& f : reader->info().files) {
-      const auto snap = manifest::external_input(f, "snapshot");
-      if (std::find(known.begin(), known.end(), snap.fingerprint) == known.end())
-        throw Error::input("{}: not the snapshot the peaks of {} were found in (its fingerprint is not in the provenance chain)",
-                           f, opt.peaks);
-      ctx.manifest().add_input(snap);
-    }
+    for (const auto& in : manifest::snapshot_inputs_in_chain(opt.peaks, reader->info().files)) ctx.manifest().add_input(in);
   });
   const SnapshotInfo& info = reader->info();
   const GridGeometry& geo = grid.geometry;
