@@ -5,7 +5,7 @@
   phewplot.py massfunction clumps.h5 out.png             N(>M) of level-0 clumps and haloes
   phewplot.py dendrogram  clumps.h5 out.png [--halo ID]  saddle hierarchy of a halo (PHEW Fig. 2 style)
   phewplot.py maps        maps.h5 out.png                surface-density maps (log scale)
-  phewplot.py paths       tree.h5 out.png [--title T]    peak paths coloured by lineage (Geda Fig. 6/7)
+  phewplot.py paths       out.png tree.h5... [--titles A,B]  peak paths coloured by lineage (Geda Fig. 6/7)
   phewplot.py velocity    peaks.h5 SNAPSHOT out.png      a deblended patch in position and velocity space
   phewplot.py voters      voters.h5 peaks.h5 SNAPSHOT out.png   position vs (boosted) potential, voters red
 """
@@ -140,26 +140,31 @@ def maps(a):
 
 
 def paths(a):
-    with h5py.File(a.tree) as f:
-        p = {k: f["peaks"][k][...] for k in ("snapshot", "lineage", "position", "velocity", "artefact", "merged",
-                                             "revived_from_graveyard")}
-    fig, ax = plt.subplots(figsize=(6, 5.5), constrained_layout=True)
-    keep = p["artefact"] == 0
-    for k, lin in enumerate(np.unique(p["lineage"][keep])):
-        sel = keep & (p["lineage"] == lin)
-        order = np.argsort(p["snapshot"][sel])
-        x, v = p["position"][sel][order], p["velocity"][sel][order]
-        ax.plot(x[:, 0], x[:, 1], "-", color=f"C{k % 10}", lw=1, alpha=0.6)
-        ax.quiver(x[:, 0], x[:, 1], v[:, 0], v[:, 1], color=f"C{k % 10}", scale_units="xy", angles="xy",
-                  scale=np.abs(v).max() / (0.05 * np.ptp(p["position"][:, 0]) + 1e-9), width=0.004,
-                  label=f"lineage {lin}")
-        rev = sel & (p["revived_from_graveyard"] == 1)
-        ax.plot(p["position"][rev][:, 0], p["position"][rev][:, 1], "o", mfc="none", color=f"C{k % 10}", ms=12)
-    art = p["artefact"] == 1
-    ax.plot(p["position"][art][:, 0], p["position"][art][:, 1], "x", color="0.5", label="artefacts")
-    ax.set(xlabel="x", ylabel="y", title=a.title or "peak paths (circles: revived from the graveyard)")
-    ax.legend(fontsize=8, loc="best")
-    fig.savefig(a.out, dpi=80)
+    titles = a.titles.split(",") if a.titles else [None] * len(a.trees)
+    fig, axes = plt.subplots(1, len(a.trees), figsize=(5.5 * len(a.trees), 5.5), constrained_layout=True, squeeze=False)
+    for axis, tree, title in zip(axes[0], a.trees, titles):
+        with h5py.File(tree) as f:
+            p = {k: f["peaks"][k][...] for k in ("snapshot", "lineage", "position", "velocity", "artefact", "merged",
+                                                 "revived_from_graveyard")}
+        keep = p["artefact"] == 0
+        span = np.ptp(p["position"][:, 0]) + 1e-9
+        for k, lin in enumerate(np.unique(p["lineage"][keep])):
+            sel = keep & (p["lineage"] == lin)
+            order = np.argsort(p["snapshot"][sel])
+            x, v = p["position"][sel][order], p["velocity"][sel][order]
+            axis.plot(x[:, 0], x[:, 1], "-", color=f"C{k % 10}", lw=1, alpha=0.6)
+            axis.quiver(x[:, 0], x[:, 1], v[:, 0], v[:, 1], color=f"C{k % 10}", scale_units="xy", angles="xy",
+                        scale=np.abs(v).max() / (0.05 * span) + 1e-9, width=0.004, label=f"lineage {lin}")
+            rev = sel & (p["revived_from_graveyard"] == 1)
+            axis.plot(p["position"][rev][:, 0], p["position"][rev][:, 1], "o", mfc="none", color=f"C{k % 10}", ms=12)
+            gone = sel & (p["merged"] == 1)
+            axis.plot(p["position"][gone][:, 0], p["position"][gone][:, 1], "s", mfc="none", color=f"C{k % 10}", ms=12)
+        art = p["artefact"] == 1
+        axis.plot(p["position"][art][:, 0], p["position"][art][:, 1], "x", color="0.5", label="artefacts")
+        axis.set(xlabel="x", ylabel="y", title=title or tree)
+        axis.legend(fontsize=8, loc="upper left")
+    fig.suptitle("peak paths by lineage (circles: revived from the graveyard, squares: merged)")
+    fig.savefig(a.out, dpi=70)
 
 
 def velocity(a):
@@ -231,7 +236,7 @@ def main():
     s.add_argument("maps"), s.add_argument("out"), s.add_argument("--max", type=int, default=8)
     s.set_defaults(fn=maps)
     s = sub.add_parser("paths")
-    s.add_argument("tree"), s.add_argument("out"), s.add_argument("--title")
+    s.add_argument("out"), s.add_argument("trees", nargs="+"), s.add_argument("--titles", help="comma-separated")
     s.set_defaults(fn=paths)
     s = sub.add_parser("velocity")
     s.add_argument("peaks"), s.add_argument("snapshot"), s.add_argument("out")

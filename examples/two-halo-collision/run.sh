@@ -48,8 +48,9 @@ stages() {  # stages PEAKS VOTERS
 # shellcheck disable=SC2046
 "$bin/mergertree" $(stages peaks.h5 voters.h5) -o "$out/tree-deblended.h5" --export-text -q
 
+/usr/bin/python3 "$root/examples/phewplot.py" paths "$out/pictures/paths.png" "$out"/tree-{spatial,voters,deblended}.h5 \
+  --titles "spatial peaks only,voters (no deblending),voters + velocity deblending"
 for t in spatial voters deblended; do
-  /usr/bin/python3 "$root/examples/phewplot.py" paths "$out/tree-$t.h5" "$out/pictures/paths-$t.png" --title "$t"
   /usr/bin/python3 - "$out/tree-$t.h5" "$t" <<'PY'
 import h5py, sys
 p = h5py.File(sys.argv[1])["peaks"]
@@ -59,4 +60,4 @@ print(f"{sys.argv[2]:>10}: {len(lin)} lineages, {int(p['merged'][...].sum())} me
       f"{int(p['revived_from_graveyard'][...].sum())} revivals, {int(art.sum())} artefacts")
 PY
 done
-echo "pictures: $out/pictures/paths-{spatial,voters,deblended}.png" >&2
+echo "picture: $out/pictures/paths.png" >&2

@@ -43,8 +43,9 @@ StageFiles parse_stage(const std::string& text) {
 // What identifies the simulation a stage comes from.
 struct Simulation {
   std::array<double, 3> box{};
-  std::uint64_t n_particles = 0;
+  std::uint64_t n_particles = 0;  // in the grid: all of them in a periodic box, only those inside a region
   std::string units;
+  bool periodic = true;
 };
 
 Stage read_stage(const StageFiles& files, std::int64_t snap, Simulation& sim, manifest::Builder& man, bool root) {
@@ -64,7 +65,7 @@ Stage read_stage(const StageFiles& files, std::int64_t snap, Simulation& sim, ma
   st.snap = snap;
   const io::File pf = io::File::open_read(files.peaks);
   const GridMeta g = io::read_grid_attributes(pf, "/grid", false);
-  sim = {g.geometry.extent, g.n_particles, g.length_units};
+  sim = {g.geometry.extent, g.n_particles, g.length_units, g.geometry.periodic};
   st.time = pf.read_attribute_scalar<double>("/", "time");
   const auto id = pf.read<std::int64_t>("/peaks/id");
   const auto pos = pf.read<double>("/peaks/position");
@@ -340,7 +341,8 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
       Simulation s;
       Stage stage = read_stage(files, static_cast<std::int64_t>(history.size()), s, ctx.manifest(), comm.root());
       if (!history.empty()) {
-        if (s.box != sim.box || s.n_particles != sim.n_particles || s.units != sim.units)
+        // A region (zoom) loses and gains particles; a periodic box keeps them all.
+        if (s.box != sim.box || s.units != sim.units || (s.periodic && s.n_particles != sim.n_particles))
           throw Error::input("{}: from a different simulation (box {} {}, {} particles) than the tree (box {} {}, {} particles)",
                              files.peaks, s.box[0], s.units, s.n_particles, sim.box[0], sim.units, sim.n_particles);
         const double last = times.back();
