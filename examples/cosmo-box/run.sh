@@ -21,7 +21,7 @@ sed "s|^snapshots:.*|snapshots: \"$out/snaps/snap_*.hdf5\"|" "$here/config.yaml"
 
 run=$out/run/snap_000
 plot=("/usr/bin/python3" "$root/examples/phewplot.py")
-"${plot[@]}" slice "$run/clumps.h5" "$run/grid.h5" "$out/pictures/slice.png"
+"${plot[@]}" slice "$run/clumps.h5" "$run/grid.h5" "$out/pictures/slice.png" --thickness 64
 "${plot[@]}" massfunction "$run/clumps.h5" "$out/pictures/massfunction.png"
 "${plot[@]}" dendrogram "$run/clumps.h5" "$out/pictures/dendrogram.png"
 "${plot[@]}" maps "$out/run/maps.h5" "$out/pictures/maps.png"
