@@ -258,3 +258,43 @@ bad_case() {  # bad_case CODE PATTERN ARGS...
   bad_case 2 "--state needs --add" --state "$OUT/t.h5" -o "$OUT/t.h5"
   bad_case 2 "at least 1" "$D/000.peaks.h5" --min-votes 0 -o "$OUT/t.h5"
 }
+
+@test "a minor halo stripped and merging into a major one (synth-particles merger): the major is the main progenitor" {
+  M="$BATS_TEST_TMPDIR/merger"
+  mkdir -p "$M/snaps"
+  synth-particles merger -o "$M/snaps/snap" --snapshots 11 --interval 150 -q
+  for s in "$M"/snaps/snap_0*.hdf5; do
+    k=$(basename "${s%.hdf5}")
+    cic-project "$s" -o "$M/$k.grid.h5" --grid 64 --region -80,-80,-100,120,120,100 -q
+    phew-segment "$M/$k.grid.h5" -o "$M/$k.patches.h5" --threshold 200mean -q
+    phew-merge "$M/$k.patches.h5" -o "$M/$k.clumps.h5" --relevance 3 -q
+    deblend "$M/$k.clumps.h5" "$s" -o "$M/$k.peaks.h5" -q
+    voters "$M/$k.peaks.h5" "$s" -o "$M/$k.voters.h5" --search-radius 15 -q
+  done
+  run mergertree "$M"/snap_0*.peaks.h5 -o "$M/tree.h5" -q
+  assert_success
+  run /usr/bin/python3 - "$M/tree.h5" "$M" <<'PY'
+import h5py, sys, numpy as np
+p = h5py.File(sys.argv[1])["peaks"]
+m = np.flatnonzero(p["merged"][...])
+assert len(m) == 1, m
+s, i = p["snapshot"][m[0]], p["id"][m[0]]
+ds, di = p["descendant_snapshot"][m[0]], p["descendant_id"][m[0]]
+d = np.flatnonzero((p["snapshot"][...] == ds) & (p["id"][...] == di))[0]
+ms, mi = p["main_progenitor_snapshot"][d], p["main_progenitor_id"][d]
+# which halo is which, from the truth file: the major halo holds particle IDs 1..10000
+truth = h5py.File(f"{sys.argv[2]}/snaps/snap_{ms:03d}.truth.h5")
+first = truth["components/first_id"][...]
+def halo(snap, peak):
+    v = h5py.File(f"{sys.argv[2]}/snap_{snap:03d}.voters.h5")
+    ids = v["voters/particle_id"][...][v["voters/peak"][...] == peak]
+    return int(np.median(np.searchsorted(first, ids, side="right") - 1))
+assert halo(ms, mi) == 0, "main progenitor is not the major halo"
+assert halo(s, i) == 1, "the merged peak is not the minor halo"
+# the major halo's lineage runs from the first snapshot to the last
+lin = p["lineage"][d]
+assert set(p["snapshot"][...][p["lineage"][...] == lin]) == set(range(11))
+print("ok")
+PY
+  assert_output "ok"
+}
