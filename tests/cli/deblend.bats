@@ -137,3 +137,27 @@ bad_case() {  # bad_case CODE PATTERN ARGS...
     assert_only_files "$OUT"
   done
 }
+
+@test "two equal NFW haloes made by synth-particles, superposed, moving apart: two peaks, >= 95% on their true halo" {
+  S="$BATS_TEST_TMPDIR/synth"
+  mkdir -p "$S"
+  synth-particles "$PHEW_SOURCE/tests/data/two_halos_superposed.json" -o "$S/two.hdf5" -q
+  cic-project "$S/two.hdf5" -o "$S/grid.h5" --grid 48 -q
+  phew-segment "$S/grid.h5" -o "$S/patches.h5" --threshold 50mean -q
+  phew-merge "$S/patches.h5" -o "$S/clumps.h5" --relevance 2 -q
+  run deblend "$S/clumps.h5" "$S/two.hdf5" -o "$S/peaks.h5" -q
+  assert_success
+  run /usr/bin/python3 - "$S/peaks.h5" "$S/two.truth.h5" <<'PY'
+import h5py, sys, numpy as np
+k, t = h5py.File(sys.argv[1]), h5py.File(sys.argv[2])
+assert len(k["peaks/id"]) == 2 and list(k["peaks/from_deblending"][...]) == [0, 1]
+order = np.argsort(t["particles/id"][...])
+tid, comp = t["particles/id"][...][order], t["particles/component"][...][order]
+pid, pk = k["particles/id"][...], k["particles/peak"][...]
+c = comp[np.searchsorted(tid, pid)]
+ok = sum(np.bincount(c[pk == p]).max() for p in np.unique(pk))
+assert ok / len(pk) >= 0.95, ok / len(pk)
+print("ok")
+PY
+  assert_output "ok"
+}
