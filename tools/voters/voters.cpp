@@ -124,7 +124,9 @@ void declare_voters_options(CLI::App& app, VotersOptions& opt) {
                  "Computed potential: sources within this many search radii of the peak")
       ->capture_default_str();
   app.add_option("--theta", opt.theta, "Computed potential: Barnes-Hut opening angle")->capture_default_str();
-  app.add_option("--softening", opt.softening, "Computed potential: Plummer softening (default: a tenth of a grid cell)");
+  app.add_option("--softening", opt.softening,
+                 "Computed potential: Plummer softening (default: 1/30 of the mean interparticle spacing, at most a "
+                 "tenth of a grid cell)");
   app.add_option("--types", opt.types, "Particle types (auto: dark matter)")->capture_default_str();
   app.add_flag("--no-boost", opt.no_boost, "Rank by the plain potential (to compare; not for production)");
 }
@@ -172,7 +174,11 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   // comoving potential and acceleration by 1/a and 1/a^2.
   const double a = info.comoving ? info.time : 1.0;
   const double G = info.units.gravitational_constant();
-  const double softening = opt.softening >= 0 ? opt.softening : 0.1 * geo.cell_size()[0];
+  // Default softening: 1/30 of the mean interparticle spacing (a usual choice for dark-matter runs),
+  // at most a tenth of a grid cell.
+  const double spacing = std::cbrt(geo.extent[0] * geo.extent[1] * geo.extent[2] /
+                                   std::max<double>(1.0, static_cast<double>(info.total(types))));
+  const double softening = opt.softening >= 0 ? opt.softening : std::min(spacing / 30.0, 0.1 * geo.cell_size()[0]);
 
   // Search radii: min(R, 1/4 of the distance to the nearest other peak), at least --min-radius. Peaks
   // deblended from the same patch share its place and are told apart by velocity, not by the radius,
