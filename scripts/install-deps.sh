@@ -8,11 +8,12 @@ packages=(
   openmpi-bin libopenmpi-dev
   libhdf5-openmpi-dev hdf5-tools
   nlohmann-json3-dev libfmt-dev libcli11-dev libxxhash-dev
-  libqhull-dev libcgal-dev
+  libqhull-dev libcgal-dev libtbb-dev
   libfftw3-dev libfftw3-mpi-dev
   libgtest-dev libgmock-dev
   bats bats-assert bats-support
-  python3-h5py python3-numpy python3-matplotlib
+  python3-h5py python3-numpy python3-matplotlib python3-yaml python3-jsonschema
+  snakemake
 )
 
 missing=()

@@ -86,15 +86,19 @@ FieldPoints select_field(std::span<const double> position, std::span<const doubl
     std::array<std::vector<double>, 3> offs;
     for (int k = 0; k < 3; ++k) {
       const auto d = static_cast<std::size_t>(ax[static_cast<std::size_t>(k)]);
-      const double x = position[3 * i + d] - g.center[d];
+      const double x = position[3 * i + d];
       const double hk = h[static_cast<std::size_t>(k)];
+      // The same arithmetic as ParticleIndex::visit: (position + image shift) - centre.
       if (box[d] > 0) {
-        for (double s = std::ceil((-hk - x) / box[d]) - 1; s <= std::floor((hk - x) / box[d]) + 1; s += 1) {
-          const double y = x + s * box[d];
+        const double first = std::ceil((g.center[d] - hk - x) / box[d]) - 1;
+        const double last = std::floor((g.center[d] + hk - x) / box[d]) + 1;
+        for (double s = first; s <= last; s += 1) {
+          const double y = (x + s * box[d]) - g.center[d];
           if (y >= -hk && y < hk) offs[static_cast<std::size_t>(k)].push_back(y);
         }
-      } else if (x >= -hk && x < hk) {
-        offs[static_cast<std::size_t>(k)].push_back(x);
+      } else {
+        const double y = x - g.center[d];
+        if (y >= -hk && y < hk) offs[static_cast<std::size_t>(k)].push_back(y);
       }
     }
     for (double u : offs[0])

@@ -7,6 +7,37 @@
 #include <utility>
 
 namespace phew::dtfe {
+namespace {
+
+// The side of the plane (a, b, c) the points lie on, for a hull face of a flat tetrahedron (Qhull's
+// "Qt" can leave some on the hull, e.g. tiling a face of a lattice). A hull face's plane supports the
+// convex hull, so any point off the plane tells; look at nearby tetrahedra first, then everywhere.
+int side_of_points(const FieldPoints& points, const Triangulation& tri, std::size_t start, std::int32_t a,
+                   std::int32_t b, std::int32_t c) {
+  const std::int32_t* q = points.q.data();
+  std::vector<std::int32_t> queue{static_cast<std::int32_t>(start)};
+  std::vector<char> seen(tri.tets.size(), 0);
+  seen[start] = 1;
+  for (std::size_t head = 0; head < queue.size() && head < 4096; ++head) {
+    const Tet& t = tri.tets[static_cast<std::size_t>(queue[head])];
+    for (int k = 0; k < 4; ++k) {
+      const int s = sign(orient3d(q + 3 * a, q + 3 * b, q + 3 * c, q + 3 * t.vertex[k]));
+      if (s != 0) return s;
+      const std::int32_t nb = t.neighbour[k];
+      if (nb >= 0 && !seen[static_cast<std::size_t>(nb)]) {
+        seen[static_cast<std::size_t>(nb)] = 1;
+        queue.push_back(nb);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const int s = sign(orient3d(q + 3 * a, q + 3 * b, q + 3 * c, q + 3 * i));
+    if (s != 0) return s;
+  }
+  return 0;
+}
+
+}  // namespace
 
 std::vector<HullFacet> lower_hull(const FieldPoints& points, const Triangulation& tri) {
   const std::int32_t* q = points.q.data();
@@ -22,7 +53,14 @@ std::vector<HullFacet> lower_hull(const FieldPoints& points, const Triangulation
       if (area < 0) std::swap(b, c);
       // (a, b, c) is counter-clockwise seen from above, so (b-a) x (c-a) points up the line of sight:
       // the tetrahedron is above the face (a lower face) when its fourth vertex is on that side.
-      if (orient3d(q + 3 * a, q + 3 * b, q + 3 * c, q + 3 * d) <= 0) continue;
+      int side = sign(orient3d(q + 3 * a, q + 3 * b, q + 3 * c, q + 3 * d));
+      if (side == 0) side = side_of_points(points, tri, t, a, b, c);
+      if (side <= 0) continue;
+      // The same rotation whatever the backend's vertex order: the smallest id first.
+      while (a > b || a > c) {
+        const std::int32_t r = a;
+        a = b, b = c, c = r;
+      }
       hull.push_back({{a, b, c}, static_cast<std::int32_t>(t), {-1, -1, -1}});
     }
   }

@@ -29,6 +29,13 @@ struct MarchStats {
 // The snapshot-length coordinate x (relative to the field's centre) on the lattice of quantum `scale`.
 std::int64_t to_lattice(double x, double scale);
 
+// A vertex as the march reads it: projected lattice position, height on the line of sight (lattice
+// units) and density; 32 bytes, so one never straddles two cache lines.
+struct alignas(32) MarchVertex {
+  std::int32_t u, v;
+  double w, rho;
+};
+
 class RayMarcher {
  public:
   // Keeps references to `points`, `tri` and `hull` (which must outlive it); copies the densities.
@@ -40,6 +47,10 @@ class RayMarcher {
   // Throws Error(internal) if the triangulation is inconsistent (never on valid input).
   double ray(std::int64_t px, std::int64_t py, std::int32_t& hint, std::uint64_t& steps) const;
 
+  // The same for n rays at (pu[k], pv[k]) into out[k].
+  void rays(const std::int64_t* pu, const std::int64_t* pv, std::size_t n, double* out, std::int32_t& hint,
+            std::uint64_t& steps) const;
+
   // The map of `g` (resolution^2 pixels, [i][j] with i along u, j along v): each pixel is the ray
   // through its centre, or with samples > 1 the mean of that many rays at pseudo-random positions in
   // the pixel (a fixed hash of the pixel and sample index: the same on any rank and thread).
@@ -47,12 +58,8 @@ class RayMarcher {
   std::vector<double> map(const FieldGeometry& g, int samples, int threads, MarchStats* stats = nullptr) const;
 
  private:
-  struct Vertex {
-    std::int32_t u, v;
-    double w, rho;
-  };
-  std::vector<Vertex> vertex_;
-  const std::vector<Tet>& tets_;
+  HugeVector<MarchVertex> vertex_;
+  const HugeVector<Tet>& tets_;
   const std::vector<HullFacet>& hull_;
   const std::int32_t* q_;  // the points' lattice coordinates, for the hull walk
   double scale_;

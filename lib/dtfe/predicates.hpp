@@ -15,7 +15,7 @@ namespace phew::dtfe {
 inline constexpr std::int64_t kQuantBits = 29;
 inline constexpr std::int64_t kQuantMax = std::int64_t{1} << kQuantBits;
 
-using Int128 = __int128;
+__extension__ typedef __int128 Int128;  // GCC and Clang; -Wpedantic knows it is an extension
 
 // Twice the signed area of (a, b, p): > 0 when p is left of the directed line a -> b.
 inline std::int64_t orient2d(std::int64_t ax, std::int64_t ay, std::int64_t bx, std::int64_t by, std::int64_t px,

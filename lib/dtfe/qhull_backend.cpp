@@ -62,7 +62,7 @@ struct QhullRun {
 
 }  // namespace
 
-std::vector<Tet> triangulate_qhull(const FieldPoints& points) {
+HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
   const std::size_t n = points.size();
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max() / 4))
     throw Error::input("{} points: too many for Qhull", n);
@@ -90,7 +90,7 @@ std::vector<Tet> triangulate_qhull(const FieldPoints& points) {
     if (facet->upperdelaunay) facet->visitid = kNone;
     else facet->visitid = count++;
   }
-  std::vector<Tet> tets(count);
+  HugeVector<Tet> tets(count);
   FORALLfacets {
     if (facet->upperdelaunay) continue;
     Tet& t = tets[facet->visitid];

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "dtfe/field_points.hpp"
+#include "dtfe/huge_pages.hpp"
 
 #include <array>
 #include <cstdint>
@@ -34,7 +35,7 @@ struct Tet {
 };
 
 struct Triangulation {
-  std::vector<Tet> tets;
+  HugeVector<Tet> tets;
   // Points the backend left out of the triangulation (Qhull may drop a point within its roundoff of
   // another) and the vertex that takes their mass: pairs (point, vertex). Empty with CGAL.
   std::vector<std::pair<std::int32_t, std::int32_t>> absorbed;
@@ -47,8 +48,8 @@ struct Triangulation {
 Triangulation triangulate(const FieldPoints& points, Backend backend, int threads = 1);
 
 namespace detail {
-std::vector<Tet> triangulate_qhull(const FieldPoints& points);
-std::vector<Tet> triangulate_cgal(const FieldPoints& points, int threads);
+HugeVector<Tet> triangulate_qhull(const FieldPoints& points);
+HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads);
 }  // namespace detail
 
 }  // namespace phew::dtfe

@@ -1,0 +1,116 @@
+#include "dtfe/decomposition.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace phew::dtfe {
+
+BlockDecomposition::BlockDecomposition(const Domain& domain, const std::array<double, 3>& ghost, int ranks)
+    : domain_(domain), ghost_(ghost) {
+  std::array<bool, 3> split{};
+  for (std::size_t d = 0; d < 3; ++d) split[d] = domain.extent[d] > 0 && 2 * ghost[d] < domain.extent[d];
+  // Try every factorisation of the rank count over the axes that may be cut; keep the one whose
+  // largest ghosted block is smallest (ties: the first found, a fixed order).
+  double best = std::numeric_limits<double>::infinity();
+  for (int px = 1; px <= ranks; ++px) {
+    if (ranks % px != 0 || (px > 1 && !split[0])) continue;
+    for (int py = 1; py <= ranks / px; ++py) {
+      if ((ranks / px) % py != 0 || (py > 1 && !split[1])) continue;
+      const int pz = ranks / px / py;
+      if (pz > 1 && !split[2]) continue;
+      const std::array<int, 3> p{px, py, pz};
+      double v = 1;
+      for (std::size_t d = 0; d < 3; ++d)
+        v *= std::min(domain.extent[d], domain.extent[d] / p[d] + 2 * ghost[d]);
+      if (v < best) {
+        best = v;
+        dims_ = p;
+      }
+    }
+  }
+  if (!std::isfinite(best)) {
+    // No factorisation fits the cuttable axes (e.g. a prime rank count and one cuttable axis too
+    // small): put all ranks on the first cuttable axis, or give every rank everything.
+    dims_ = {1, 1, 1};
+    for (std::size_t d = 0; d < 3; ++d)
+      if (split[d]) {
+        dims_[d] = ranks;
+        break;
+      }
+    if (dims_[0] * dims_[1] * dims_[2] != ranks) dims_ = {ranks, 1, 1};
+  }
+}
+
+int BlockDecomposition::owner(const std::array<double, 3>& x) const {
+  std::array<int, 3> b{};
+  for (std::size_t d = 0; d < 3; ++d) {
+    const double e = domain_.extent[d] > 0 ? domain_.extent[d] : 1.0;
+    double u = (x[d] - domain_.origin[d]) / e;
+    if (domain_.periodic) u -= std::floor(u);
+    b[d] = std::clamp(static_cast<int>(std::floor(u * dims_[d])), 0, dims_[d] - 1);
+  }
+  return (b[0] * dims_[1] + b[1]) * dims_[2] + b[2];
+}
+
+void BlockDecomposition::needing(const double* x, std::vector<int>& ranks) const {
+  ranks.clear();
+  std::array<std::vector<int>, 3> blocks;
+  for (std::size_t d = 0; d < 3; ++d) {
+    const int p = dims_[d];
+    if (p == 1) {
+      blocks[d] = {0};
+      continue;
+    }
+    const double w = domain_.extent[d] / p;
+    const double u = x[d] - domain_.origin[d];
+    // Blocks i with [i w - g, (i + 1) w + g) holding u (or an image u + k extent).
+    const auto lo = static_cast<long>(std::floor((u - ghost_[d]) / w)), hi = static_cast<long>(std::floor((u + ghost_[d]) / w));
+    for (long i = lo; i <= hi; ++i) {
+      long b = i;
+      if (domain_.periodic) b = ((i % p) + p) % p;
+      else if (i < 0 || i >= p) continue;
+      if (std::find(blocks[d].begin(), blocks[d].end(), static_cast<int>(b)) == blocks[d].end())
+        blocks[d].push_back(static_cast<int>(b));
+    }
+    if (blocks[d].empty()) blocks[d].push_back(std::clamp(static_cast<int>(std::floor(u / w)), 0, p - 1));
+  }
+  for (int i : blocks[0])
+    for (int j : blocks[1])
+      for (int k : blocks[2]) ranks.push_back((i * dims_[1] + j) * dims_[2] + k);
+}
+
+LocalParticles distribute(std::span<const double> position, std::span<const double> mass,
+                          const BlockDecomposition& blocks, const mpi::Comm& comm) {
+  struct P {
+    double x[3], m;
+  };
+  const auto nr = static_cast<std::size_t>(comm.size());
+  std::vector<std::uint64_t> counts(nr, 0);
+  std::vector<int> dest;
+  const std::size_t n = mass.size();
+  // Two passes (count, then place), so the send buffer is allocated once.
+  for (std::size_t i = 0; i < n; ++i) {
+    blocks.needing(&position[3 * i], dest);
+    for (int r : dest) ++counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<std::uint64_t> offset(nr, 0);
+  for (std::size_t r = 1; r < nr; ++r) offset[r] = offset[r - 1] + counts[r - 1];
+  std::vector<P> send(offset.back() + counts.back());
+  for (std::size_t i = 0; i < n; ++i) {
+    blocks.needing(&position[3 * i], dest);
+    for (int r : dest) send[offset[static_cast<std::size_t>(r)]++] = {{position[3 * i], position[3 * i + 1], position[3 * i + 2]}, mass[i]};
+  }
+  const std::vector<P> got = comm.all_to_all<P>(send, counts);
+  send = {};
+  LocalParticles out;
+  out.position.resize(3 * got.size());
+  out.mass.resize(got.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    std::copy(got[i].x, got[i].x + 3, &out.position[3 * i]);
+    out.mass[i] = got[i].m;
+  }
+  return out;
+}
+
+}  // namespace phew::dtfe

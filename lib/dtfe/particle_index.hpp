@@ -1,0 +1,99 @@
+// A rank's particles binned on a coarse grid, to count and collect the particles of many field
+// windows quickly (with periodic images when the box is periodic).
+#pragma once
+
+#include "dtfe/field_points.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace phew::dtfe {
+
+// The region the particles live in: a periodic box [origin, origin + extent) or, when not periodic,
+// any box holding them (positions outside are clamped to the edge cells, never lost).
+struct Domain {
+  std::array<double, 3> origin{0, 0, 0};
+  std::array<double, 3> extent{0, 0, 0};
+  bool periodic = false;
+};
+
+class ParticleIndex {
+ public:
+  // Copies the particles ([n][3] positions, masses) sorted by cell; cells of about `cell` length
+  // (at most ~n/4 cells, at least one per axis). Not collective.
+  ParticleIndex(std::span<const double> position, std::span<const double> mass, const Domain& domain, double cell);
+
+  std::size_t size() const { return mass_.size(); }
+
+  // Particles (and periodic images) with centre - half <= x < centre + half on every axis.
+  std::uint64_t count(const std::array<double, 3>& centre, const std::array<double, 3>& half) const;
+
+  // The field's points: the window of `g` (half-widths along the view axes), quantised and sorted
+  // (field_points.hpp). Not collective.
+  FieldPoints field(const FieldGeometry& g) const;
+
+  // Calls f(x, y, z, mass) for every particle (or image) in the window, positions relative to the centre.
+  template <typename F>
+  void visit(const std::array<double, 3>& centre, const std::array<double, 3>& half, F&& f) const;
+
+ private:
+  Domain domain_;
+  std::array<std::int64_t, 3> cells_{1, 1, 1};
+  std::array<double, 3> cell_size_{0, 0, 0};
+  std::vector<std::uint64_t> start_;  // [cell + 1]
+  std::vector<double> position_;      // sorted by cell, [n][3]
+  std::vector<double> mass_;
+};
+
+template <typename F>
+void ParticleIndex::visit(const std::array<double, 3>& centre, const std::array<double, 3>& half, F&& f) const {
+  // Unwrapped cell ranges per axis: k -> cell k mod n, shifted by floor(k / n) boxes (periodic), so a
+  // window wider than the box sees each image once.
+  std::array<std::int64_t, 3> k0{}, k1{};
+  for (std::size_t d = 0; d < 3; ++d) {
+    const double lo = (centre[d] - half[d] - domain_.origin[d]) / cell_size_[d];
+    const double hi = (centre[d] + half[d] - domain_.origin[d]) / cell_size_[d];
+    k0[d] = static_cast<std::int64_t>(std::floor(lo));
+    k1[d] = static_cast<std::int64_t>(std::floor(hi));
+    if (!domain_.periodic) {
+      k0[d] = std::max<std::int64_t>(k0[d], 0);
+      k1[d] = std::min<std::int64_t>(k1[d], cells_[d] - 1);
+    }
+  }
+  auto wrap = [&](std::int64_t k, std::size_t d, double& shift) {
+    if (!domain_.periodic) {
+      shift = 0;
+      return k;
+    }
+    const std::int64_t n = cells_[d];
+    const std::int64_t m = ((k % n) + n) % n;
+    shift = static_cast<double>((k - m) / n) * domain_.extent[d];
+    return m;
+  };
+  for (std::int64_t i = k0[0]; i <= k1[0]; ++i) {
+    double sx = 0;
+    const std::int64_t ci = wrap(i, 0, sx);
+    for (std::int64_t j = k0[1]; j <= k1[1]; ++j) {
+      double sy = 0;
+      const std::int64_t cj = wrap(j, 1, sy);
+      for (std::int64_t k = k0[2]; k <= k1[2]; ++k) {
+        double sz = 0;
+        const std::int64_t ck = wrap(k, 2, sz);
+        const auto cell = static_cast<std::size_t>((ci * cells_[1] + cj) * cells_[2] + ck);
+        for (std::uint64_t p = start_[cell]; p < start_[cell + 1]; ++p) {
+          const double x = position_[3 * p] + sx - centre[0];
+          const double y = position_[3 * p + 1] + sy - centre[1];
+          const double z = position_[3 * p + 2] + sz - centre[2];
+          if (x >= -half[0] && x < half[0] && y >= -half[1] && y < half[1] && z >= -half[2] && z < half[2])
+            f(x, y, z, mass_[p]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace phew::dtfe

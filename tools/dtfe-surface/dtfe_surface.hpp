@@ -1,0 +1,51 @@
+// dtfe-surface: DTFE surface-density maps around listed centres (docs/tools/dtfe-surface.md).
+#pragma once
+
+#include "dtfe/field_points.hpp"
+#include "dtfe/field_runner.hpp"
+#include "dtfe/surface_density.hpp"
+#include "tool/tool.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace phew {
+
+struct DtfeOptions {
+  std::vector<std::string> snapshot;
+  std::string centers;
+  std::int64_t top = 0;
+  double size = 0;
+  int resolution = 0;
+  std::string depth;   // length, "box", or empty: the size
+  std::string margin;  // length, or empty: size / 10
+  std::string axis = "z";
+  int samples = 1;
+  std::string mode = "ray";
+  std::string backend = "auto";
+  std::string threads = "auto";
+  std::string schedule = "dynamic";
+  std::string types = "auto";
+  std::string precision = "float32";
+  bool png = false;
+};
+
+// The options in checked form (lengths still as given: "box" needs the snapshot to resolve).
+struct DtfeParams {
+  double size = 0;
+  int resolution = 0;
+  std::optional<double> depth;  // empty: "box"
+  double margin = 0;
+  int axis = 2;
+  dtfe::MapSettings map;
+  int threads = 0;  // 0: one per core on this node
+  dtfe::Schedule schedule = dtfe::Schedule::dynamic;
+  bool float64 = false;
+};
+
+void declare_dtfe_options(CLI::App& app, DtfeOptions& opt);
+DtfeParams check_dtfe_options(const DtfeOptions& opt);  // throws Error(usage); pure
+void run_dtfe_surface(const DtfeOptions& opt, Context& ctx);
+
+}  // namespace phew
