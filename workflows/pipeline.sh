@@ -41,7 +41,8 @@ schema = yaml.safe_load(open(sys.argv[2]))
 try:
     jsonschema.validate(config, schema)
 except jsonschema.ValidationError as e:
-    print(f"echo {shlex.quote('pipeline.sh: error: ' + sys.argv[1] + ': ' + e.message)} >&2; exit 2")
+    where = "/".join(map(str, e.path)) or "config"
+    print(f"echo {shlex.quote(f'pipeline.sh: error: {sys.argv[1]}: {where}: {e.message}')} >&2; exit 2")
     sys.exit(0)
 for key, spec in schema["properties"].items():
     print(f"cfg_{key}={shlex.quote(str(config.get(key, spec.get('default', ''))))}")

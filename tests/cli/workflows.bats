@@ -82,7 +82,7 @@ snake() {
 }
 
 @test "a bad config is refused by the schema" {
-  echo 'relevance: 0.5' >"$W/bad.yaml"
+  printf 'snapshots: "%s"\nrelevance: 0.5\n' "$W/snaps/snap_*.hdf5" >"$W/bad.yaml"
   run "$PHEW_SOURCE/workflows/pipeline.sh" "$W/snaps/snap_*.hdf5" "$W/bad" --config "$W/bad.yaml"
   assert_failure 2
   assert_output --partial "relevance"

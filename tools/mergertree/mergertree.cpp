@@ -128,9 +128,7 @@ void write_state(io::File& f, const TreeState& st, const TreeParams& p, const Si
   for (std::size_t i = 0; i < history.size(); ++i) idx.push_back(static_cast<std::int64_t>(i));
   f.write<std::int64_t>("/snapshots/index", idx);
   f.write<double>("/snapshots/time", times);
-  std::string paths;
-  for (const auto& h : history) paths += fs::absolute(h.peaks).string() + ":" + fs::absolute(h.voters).string() + "\n";
-  f.write_attribute("/snapshots", "stages", paths);
+  // The stages' paths are provenance (the manifest lists them with their fingerprints), not data.
 
   // What the next --add needs: the last snapshot, the graveyard, the counters and parameters.
   f.create_group("/state");
@@ -226,12 +224,7 @@ TreeState read_state(const std::string& path, TreeParams& p, Simulation& sim, st
       st.rows.push_back(r);
     }
     times = f.read<double>("/snapshots/time");
-    const std::string stages = f.read_attribute_string("/snapshots", "stages");
-    for (std::size_t a = 0, b; (b = stages.find('\n', a)) != std::string::npos; a = b + 1) {
-      const std::string line = stages.substr(a, b - a);
-      const auto c = line.rfind(':');
-      history.push_back({line.substr(0, c), line.substr(c + 1)});
-    }
+    history.resize(times.size());  // only the count matters: the next stage's snapshot index
     const std::string s = "/state";
     st.next_lineage = f.read_attribute_scalar<std::int64_t>(s, "next_lineage");
     p.min_votes = f.read_attribute_scalar<std::int64_t>(s, "min_votes");
