@@ -127,15 +127,7 @@ import json, xxhash' 2>/dev/null || true
 }
 
 # bad inputs: exit code, exactly one line "cic-project: error: ...", and no output left behind
-bad_case() {  # bad_case CODE PATTERN ARGS...
-  local code=$1 pattern=$2
-  shift 2
-  run --separate-stderr cic-project "$@" -o "$OUT/grid.h5" -q
-  assert_failure "$code"
-  output=$stderr assert_one_error_line cic-project
-  [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
-  assert_only_files "$OUT"
-}
+bad_case() { bad_input cic-project "$OUT/grid.h5" "$@"; }  # bad_case CODE PATTERN ARGS...
 
 @test "bad input: NaN position" { bad_case 3 "non-finite position" "$INPUTS/nan.hdf5" --grid 8; }
 @test "bad input: negative mass" { bad_case 3 "masses must be positive" "$INPUTS/negmass.hdf5" --grid 8; }

@@ -38,3 +38,20 @@ assert_only_files() {
   got=$(cd "$dir" && find . -mindepth 1 -maxdepth 1 -printf '%P\n' | sort)
   assert_equal "$got" "$want"
 }
+
+# bad_input TOOL OUTPUT CODE PATTERN ARGS...: `TOOL ARGS -o OUTPUT -q` exits with CODE and prints exactly
+# one line "TOOL: error: ..." containing PATTERN, and OUTPUT's folder is left empty. An empty OUTPUT
+# passes no -o and checks no folder.
+bad_input() {
+  local tool=$1 out=$2 code=$3 pattern=$4
+  shift 4
+  if [[ -n $out ]]; then
+    run --separate-stderr "$tool" "$@" -o "$out" -q
+  else
+    run --separate-stderr "$tool" "$@" -q
+  fi
+  assert_failure "$code"
+  output=$stderr assert_one_error_line "$tool"
+  [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
+  [[ -z $out ]] || assert_only_files "$(dirname "$out")"
+}

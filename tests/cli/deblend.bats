@@ -103,15 +103,7 @@ PY
   assert_output "ok"
 }
 
-bad_case() {  # bad_case CODE PATTERN ARGS...
-  local code=$1 pattern=$2
-  shift 2
-  run --separate-stderr deblend "$@" -o "$OUT/p.h5" -q
-  assert_failure "$code"
-  output=$stderr assert_one_error_line deblend
-  [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
-  assert_only_files "$OUT"
-}
+bad_case() { bad_input deblend "$OUT/p.h5" "$@"; }  # bad_case CODE PATTERN ARGS...
 
 @test "bad input: a snapshot of another box" {
   bad_case 3 "not the snapshot the grid" "$D/split.clumps.h5" "$INPUTS/good.hdf5"

@@ -227,15 +227,7 @@ PY
   assert_output "ok"
 }
 
-bad_case() {  # bad_case CODE PATTERN ARGS...
-  local code=$1 pattern=$2
-  shift 2
-  run --separate-stderr dtfe-surface "$@" -o "$OUT/m.h5" -q
-  assert_failure "$code"
-  output=$stderr assert_one_error_line dtfe-surface
-  [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
-  assert_only_files "$OUT"
-}
+bad_case() { bad_input dtfe-surface "$OUT/m.h5" "$@"; }  # bad_case CODE PATTERN ARGS...
 
 @test "bad input: size, resolution, depth, samples, mode, backend" {
   bad_case 2 "positive" "$D/box.h5" --centers "$D/centers.txt" --size 0 --resolution 8

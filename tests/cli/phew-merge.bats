@@ -152,15 +152,7 @@ PY
   done
 }
 
-bad_case() {  # bad_case CODE PATTERN ARGS...
-  local code=$1 pattern=$2
-  shift 2
-  run --separate-stderr phew-merge "$@" -o "$OUT/c.h5" -q
-  assert_failure "$code"
-  output=$stderr assert_one_error_line phew-merge
-  [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
-  assert_only_files "$OUT"
-}
+bad_case() { bad_input phew-merge "$OUT/c.h5" "$@"; }  # bad_case CODE PATTERN ARGS...
 
 @test "bad input: particles from a different box" {
   bad_case 3 "does not match the grid" "$D/patches.h5" --particles "$INPUTS/good.hdf5"

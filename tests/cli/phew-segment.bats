@@ -105,15 +105,7 @@ PY
   assert_equal "$n" "0 0"
 }
 
-bad_case() {  # bad_case CODE PATTERN ARGS...
-  local code=$1 pattern=$2
-  shift 2
-  run --separate-stderr phew-segment "$@" -o "$OUT/p.h5" -q
-  assert_failure "$code"
-  output=$stderr assert_one_error_line phew-segment
-  [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
-  assert_only_files "$OUT"
-}
+bad_case() { bad_input phew-segment "$OUT/p.h5" "$@"; }  # bad_case CODE PATTERN ARGS...
 
 @test "bad input: a file of the wrong stage" {
   phew-segment "$GRIDS/grid.h5" -o "$BATS_TEST_TMPDIR/patches.h5" --threshold 5mean -q

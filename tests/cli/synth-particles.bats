@@ -147,15 +147,7 @@ PY
 }
 
 # bad inputs: exit code, exactly one line "synth-particles: error: ...", and nothing written
-bad_case() {  # bad_case CODE PATTERN ARGS...
-  local code=$1 pattern=$2
-  shift 2
-  run --separate-stderr synth-particles "$@" -o "$OUT/snap.hdf5" -q
-  assert_failure "$code"
-  output=$stderr assert_one_error_line synth-particles
-  [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
-  assert_only_files "$OUT"
-}
+bad_case() { bad_input synth-particles "$OUT/snap.hdf5" "$@"; }  # bad_case CODE PATTERN ARGS...
 
 scene() {  # scene NAME JSON -> path of a scene file outside OUT
   echo "$2" >"$BATS_TEST_TMPDIR/$1"

@@ -133,15 +133,7 @@ PY
   [[ $stderr == *"fewer than 20 candidates"* ]] || fail "$stderr"
 }
 
-bad_case() {  # bad_case CODE PATTERN ARGS...
-  local code=$1 pattern=$2
-  shift 2
-  run --separate-stderr voters "$@" -o "$OUT/v.h5" -q
-  assert_failure "$code"
-  output=$stderr assert_one_error_line voters
-  [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
-  assert_only_files "$OUT"
-}
+bad_case() { bad_input voters "$OUT/v.h5" "$@"; }  # bad_case CODE PATTERN ARGS...
 
 @test "bad input: peaks and snapshot that do not belong together" {
   bad_case 3 "not the snapshot" "$D/pair.peaks.h5" "$D/crossing.hdf5"
