@@ -7,13 +7,9 @@
 
 namespace phew {
 
-template <typename T>
-struct DefaultInitAllocator : std::allocator<T> {
-  using std::allocator<T>::allocator;
-  template <typename U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
+// The construct() of an allocator that default-initialises: a vector's resize() then leaves
+// trivially-constructible elements as they are. Mixed into the allocators below and in lib/dtfe.
+struct DefaultInitConstruct {
   template <typename U>
   void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
     ::new (static_cast<void*>(p)) U;
@@ -22,6 +18,16 @@ struct DefaultInitAllocator : std::allocator<T> {
   void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
+};
+
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T>, DefaultInitConstruct {
+  using std::allocator<T>::allocator;
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  using DefaultInitConstruct::construct;
 };
 
 template <typename T>

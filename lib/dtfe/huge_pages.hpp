@@ -4,6 +4,8 @@
 // written before they are read), like RawVector.
 #pragma once
 
+#include "core/raw_vector.hpp"
+
 #include <cstddef>
 #include <new>
 #include <type_traits>
@@ -15,21 +17,13 @@ void* allocate_huge(std::size_t bytes);  // throws std::bad_alloc
 void free_huge(void* p) noexcept;
 
 template <typename T>
-struct HugePageAllocator {
+struct HugePageAllocator : DefaultInitConstruct {
   using value_type = T;
   HugePageAllocator() = default;
   template <typename U>
   HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
   T* allocate(std::size_t n) { return static_cast<T*>(allocate_huge(n * sizeof(T))); }
   void deallocate(T* p, std::size_t) noexcept { free_huge(p); }
-  template <typename U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
   template <typename U>
   bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
 };
