@@ -226,30 +226,43 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   // The box is cut into equal x-ranges; a rank handles the peaks in its range and receives every
   // particle within `reach` of it.
   const double width = geo.extent[0] / comm.size();
-  auto range_of = [&](int r) { return std::array<double, 2>{geo.origin[0] + r * width, geo.origin[0] + (r + 1) * width}; };
   auto owner_of = [&](double x) {
     const auto r = static_cast<int>(std::floor((x - geo.origin[0]) / width));
     return std::clamp(r, 0, comm.size() - 1);
   };
-  std::vector<Particle> send;
-  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
-  for (int r = 0; r < comm.size(); ++r) {
-    const auto [lo, hi] = range_of(r);
-    for (std::size_t i = 0; i < ps.size(); ++i) {
-      const double x = ps.position[3 * i];
-      const double dlo = minimum_image(x - lo, geo.extent[0], geo.periodic), dhi = minimum_image(x - hi, geo.extent[0], geo.periodic);
-      const bool inside = (x >= lo && x < hi) || (r == comm.size() - 1 && x >= hi) || (r == 0 && x < lo);
-      if (!(inside || std::abs(dlo) <= reach || std::abs(dhi) <= reach || comm.size() == 1)) continue;
-      Particle p{ps.id[i], {}, {}, 0, {0, 0, 0}, ps.mass[i]};
-      for (std::size_t d = 0; d < 3; ++d) {
-        p.x[d] = ps.position[3 * i + d];
-        p.v[d] = ps.velocity[3 * i + d] * std::sqrt(a);
-        if (stored) p.acc[d] = ps.acceleration[3 * i + d] / (a * a);
-      }
-      if (stored) p.phi = ps.potential[i] / a;
-      send.push_back(p);
-      ++counts[static_cast<std::size_t>(r)];
+  // The ranks whose range lies within `reach` of x: the ranges from x - reach to x + reach, wrapped in a
+  // periodic box (every rank when that spans the box), clamped otherwise. A few per particle, so the
+  // cost does not grow with the number of ranks.
+  auto for_each_destination = [&](double x, auto&& f) {
+    const auto kmin = static_cast<long>(std::floor((x - reach - geo.origin[0]) / width));
+    const auto kmax = static_cast<long>(std::floor((x + reach - geo.origin[0]) / width));
+    const long n = comm.size();
+    if (geo.periodic && kmax - kmin + 1 >= n) {
+      for (int r = 0; r < n; ++r) f(r);
+      return;
     }
+    int last = -1;
+    for (long k = kmin; k <= kmax; ++k) {
+      const int r = static_cast<int>(geo.periodic ? ((k % n) + n) % n : std::clamp(k, 0L, n - 1));
+      if (r != last) f(r);  // clamping repeats only consecutive ranks; wrapping never repeats here
+      last = r;
+    }
+  };
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
+  for (std::size_t i = 0; i < ps.size(); ++i)
+    for_each_destination(ps.position[3 * i], [&](int r) { ++counts[static_cast<std::size_t>(r)]; });
+  std::vector<std::uint64_t> offset(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) offset[r] = offset[r - 1] + counts[r - 1];
+  std::vector<Particle> send(offset.back() + counts.back());
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    Particle p{ps.id[i], {}, {}, 0, {0, 0, 0}, ps.mass[i]};
+    for (std::size_t d = 0; d < 3; ++d) {
+      p.x[d] = ps.position[3 * i + d];
+      p.v[d] = ps.velocity[3 * i + d] * std::sqrt(a);
+      if (stored) p.acc[d] = ps.acceleration[3 * i + d] / (a * a);
+    }
+    if (stored) p.phi = ps.potential[i] / a;
+    for_each_destination(p.x[0], [&](int r) { send[offset[static_cast<std::size_t>(r)]++] = p; });
   }
   const std::vector<Particle> local = comm.all_to_all<Particle>(send, counts);
   send.clear();
