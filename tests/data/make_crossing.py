@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from make_overlap import BOX, plummer  # noqa: E402
+from make_overlap import BOX, plummer, write_snapshot  # noqa: E402
 
 
 def main():
@@ -46,24 +46,8 @@ def main():
         t = t_end * k / (a.snapshots - 1)
         pos = np.concatenate([p + s + b * t for p, v, s, b in parts]) % BOX
         vel = np.concatenate([v + b for p, v, s, b in parts])
-        counts = np.zeros(6, dtype=np.uint32)
-        counts[1] = n
         with h5py.File(out / f"snap_{k:03d}.hdf5", "w") as f:
-            h = f.create_group("Header")
-            h.attrs["BoxSize"] = BOX
-            h.attrs["NumPart_ThisFile"] = counts
-            h.attrs["NumPart_Total"] = counts.astype(np.uint64)
-            h.attrs["MassTable"] = np.array([0, 1.0 / a.n, 0, 0, 0, 0])
-            h.attrs["Time"] = t
-            h.attrs["Redshift"] = 0.0
-            h.attrs["NumFilesPerSnapshot"] = np.int32(1)
-            h.attrs["UnitLength_in_cm"] = 3.085678e21
-            h.attrs["UnitMass_in_g"] = 1.989e43
-            h.attrs["UnitVelocity_in_cm_per_s"] = 1e5
-            g = f.create_group("PartType1")
-            g["Coordinates"] = pos.astype(np.float32)
-            g["Velocities"] = vel.astype(np.float32)
-            g["ParticleIDs"] = ids.astype(np.uint64)
+            write_snapshot(f, pos, vel, ids, t, [0, 1.0 / a.n, 0, 0, 0, 0])
 
 
 if __name__ == "__main__":

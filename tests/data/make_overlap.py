@@ -39,6 +39,29 @@ def plummer(rng, n, mass, a):
     return pos, vel
 
 
+def write_snapshot(f, pos, vel, ids, time, mass_table):
+    """A one-file Gadget-style snapshot of type-1 particles (kpc, 1e10 Msun, km/s, periodic box BOX) in
+    the open h5py file f; returns the PartType1 group for more datasets."""
+    counts = np.zeros(6, dtype=np.uint32)
+    counts[1] = len(pos)
+    h = f.create_group("Header")
+    h.attrs["BoxSize"] = BOX
+    h.attrs["NumPart_ThisFile"] = counts
+    h.attrs["NumPart_Total"] = counts.astype(np.uint64)
+    h.attrs["MassTable"] = np.asarray(mass_table, dtype=np.float64)
+    h.attrs["Time"] = time
+    h.attrs["Redshift"] = 0.0
+    h.attrs["NumFilesPerSnapshot"] = np.int32(1)
+    h.attrs["UnitLength_in_cm"] = 3.085678e21
+    h.attrs["UnitMass_in_g"] = 1.989e43
+    h.attrs["UnitVelocity_in_cm_per_s"] = 1e5
+    g = f.create_group("PartType1")
+    g["Coordinates"] = (pos % BOX).astype(np.float32)
+    g["Velocities"] = vel.astype(np.float32)
+    g["ParticleIDs"] = ids.astype(np.uint64)
+    return g
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -70,25 +93,9 @@ def main():
     order = rng.permutation(len(pos))  # the file order says nothing about the halo
     pos, vel, truth = pos[order], vel[order], truth[order]
     n = len(pos)
-    counts = np.zeros(6, dtype=np.uint32)
-    counts[1] = n
     masses = np.concatenate([np.full(s[3], s[1] / s[3]) for s in spheres])[order]
     with h5py.File(a.out, "w") as f:
-        h = f.create_group("Header")
-        h.attrs["BoxSize"] = BOX
-        h.attrs["NumPart_ThisFile"] = counts
-        h.attrs["NumPart_Total"] = counts.astype(np.uint64)
-        h.attrs["MassTable"] = np.zeros(6)
-        h.attrs["Time"] = 0.0
-        h.attrs["Redshift"] = 0.0
-        h.attrs["NumFilesPerSnapshot"] = np.int32(1)
-        h.attrs["UnitLength_in_cm"] = 3.085678e21
-        h.attrs["UnitMass_in_g"] = 1.989e43
-        h.attrs["UnitVelocity_in_cm_per_s"] = 1e5
-        g = f.create_group("PartType1")
-        g["Coordinates"] = (pos % BOX).astype(np.float32)
-        g["Velocities"] = vel.astype(np.float32)
-        g["ParticleIDs"] = np.arange(1, n + 1, dtype=np.uint64)
+        g = write_snapshot(f, pos, vel, np.arange(1, n + 1), 0.0, np.zeros(6))
         g["Masses"] = masses.astype(np.float32)
         if a.potential:
             phi = np.zeros(n)
