@@ -26,6 +26,10 @@ setup_file() {
   pipeline crossing --dv 600 --n 8000 --seed 1
   # A minor halo 40 kpc from a major one, with the analytic potential stored; and the same minor alone.
   pipeline pair --dv 0 --offset 40 --mass2 0.2 --potential --n 10000 --seed 2
+  # The pair in an open (non-periodic) box: Gadget-4 files without Config/PERIODIC.
+  cp "$D/pair.hdf5" "$D/open.hdf5"
+  /usr/bin/python3 -c "import h5py; h5py.File('$D/open.hdf5', 'r+').require_group('Config').attrs['NTYPES'] = 6"
+  stages open
   # The same with one NaN in the stored potential (the stages before voters do not read it).
   /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_overlap.py" "$D/nanpot.hdf5" --dv 0 --offset 40 --mass2 0.2 --potential --n 4000 --seed 3
   /usr/bin/python3 -c "import h5py, numpy as np; h5py.File('$D/nanpot.hdf5', 'r+')['PartType1/Potential'][5] = np.nan"
@@ -76,14 +80,19 @@ PY
   assert_equal "$r" "12.0 12.0"
 }
 
-@test "computed and stored potentials give >= 90% the same voters" {
-  run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/stored.h5" --n-voters 100 -q
-  assert_success
-  run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/computed.h5" --n-voters 100 --potential compute -q
-  assert_success
-  for p in 1 2; do
-    o=$(overlap "$(voters_of "$OUT/stored.h5" $p)" "$(voters_of "$OUT/computed.h5" $p)")
-    /usr/bin/python3 -c "assert $o >= 0.9, $o"
+@test "computed (TreePM; open-box tree) and stored potentials give >= 90% the same voters" {
+  for box in pair open; do
+    run voters "$D/$box.peaks.h5" "$D/$box.hdf5" -o "$OUT/stored.h5" --n-voters 100 -q
+    assert_success
+    run voters "$D/$box.peaks.h5" "$D/$box.hdf5" -o "$OUT/computed.h5" --n-voters 100 --potential compute -q
+    assert_success
+    run h5dump -a /potential_source "$OUT/computed.h5"
+    if [ "$box" = pair ]; then assert_output --partial "TreePM"; else assert_output --partial "open box"; fi
+    for p in 1 2; do
+      o=$(overlap "$(voters_of "$OUT/stored.h5" $p)" "$(voters_of "$OUT/computed.h5" $p)")
+      echo "$box peak $p: $o" >&3
+      /usr/bin/python3 -c "assert $o >= 0.9, $o"
+    done
   done
 }
 
@@ -111,13 +120,15 @@ PY
 }
 
 @test "identical data for 1, 2, 3 and 4 ranks" {
-  for args in "" "--potential compute --n-voters 30"; do
+  for case_args in "pair" "pair --potential compute --n-voters 30" "open --potential compute --n-voters 30"; do
     # shellcheck disable=SC2086
-    run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/v1.h5" $args -q
+    set -- $case_args
+    box=$1
+    shift
+    run voters "$D/$box.peaks.h5" "$D/$box.hdf5" -o "$OUT/v1.h5" "$@" -q
     assert_success
     for n in 2 3 4; do
-      # shellcheck disable=SC2086
-      run mpi "$n" voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/v$n.h5" $args -q
+      run mpi "$n" voters "$D/$box.peaks.h5" "$D/$box.hdf5" -o "$OUT/v$n.h5" "$@" -q
       assert_success
       for obj in /voters /peaks; do
         run h5diff "$OUT/v1.h5" "$OUT/v$n.h5" "$obj" "$obj"

@@ -6,11 +6,14 @@
 #include "mpi/agree.hpp"
 #include "mpi/sort.hpp"
 #include "particles/snapshot.hpp"
-#include "phase/tree_potential.hpp"
+#include "gravity/forest.hpp"
+#include "gravity/long_range.hpp"
 #include "phase/voters.hpp"
 
 #include <cmath>
+#include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
@@ -107,6 +110,89 @@ class CellList {
   std::unordered_map<std::int64_t, std::vector<std::size_t>> cells_;
 };
 
+// How the x axis is shared: rank r handles the peaks in the x-range of its slab of planes of `geo`.
+struct XPartition {
+  XPartition(const GridGeometry& g, int ranks) : geo(g), slabs(g.shape[0], ranks) {}
+  int owner(double x) const {
+    const std::int64_t n = geo.shape[0];
+    const auto i = static_cast<std::int64_t>(std::floor((x - geo.origin[0]) / geo.cell_size()[0]));
+    return slabs.owner(geo.periodic ? ((i % n) + n) % n : std::clamp<std::int64_t>(i, 0, n - 1));
+  }
+  // Rank r's x-range; in an open box the end ranks also take everything beyond the grid.
+  std::array<double, 2> range(int r) const {
+    const double h = geo.cell_size()[0];
+    std::array<double, 2> x{geo.origin[0] + static_cast<double>(slabs.begin(r)) * h, geo.origin[0] + static_cast<double>(slabs.end(r)) * h};
+    if (!geo.periodic && slabs.begin(r) == 0) x[0] = -std::numeric_limits<double>::infinity();
+    if (!geo.periodic && slabs.end(r) == geo.shape[0]) x[1] = std::numeric_limits<double>::infinity();
+    return x;
+  }
+  GridGeometry geo;
+  mpi::SlabDecomposition slabs;
+};
+
+// How the potential is computed (docs/tools/voters.md, "The computed potential").
+struct GravitySetup {
+  GridGeometry box;                   // the forest's box: the snapshot's (periodic) or the particles' bounding box
+  std::array<std::int64_t, 3> cubes{};
+  double cube_reach = 0;              // how far beyond a rank's candidates it must hold whole cubes
+  GridGeometry mesh;                  // periodic: the particle-mesh
+  double r_split = 0;                 // periodic: the TreePM split scale
+  std::unique_ptr<gravity::LongRangeField> mesh_field;  // periodic: the long-range part
+  std::string description;
+};
+
+constexpr double kSplitInCells = 1.25;  // r_s in mesh cells (Gadget's ASMTH)
+
+GravitySetup gravity_setup(const VotersOptions& opt, const GridGeometry& geo, const SnapshotInfo& info,
+                           std::uint64_t n_particles, double R_max, double G, const ParticleSet& ps, const mpi::Comm& comm) {
+  GravitySetup gs;
+  if (info.periodic) {  // the snapshot's whole box, also when the peaks' grid covers a region of it
+    const GridGeometry whole{{1, 1, 1}, {0, 0, 0}, info.box_size, true};
+    std::int64_t n = opt.pm_mesh;
+    if (n == 0) {  // about one cell per particle, a power of two, 32 .. 512
+      n = 32;
+      while (n < 512 && static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) < static_cast<double>(n_particles)) n *= 2;
+    }
+    gs.mesh = GridGeometry{{n, n, n}, whole.origin, whole.extent, true};
+    const auto h = gs.mesh.cell_size();
+    gs.r_split = kSplitInCells * std::max({h[0], h[1], h[2]});
+    const double r_cut = gravity::PairForce::kCutInSplits * gs.r_split;
+    gs.box = whole;
+    for (std::size_t d = 0; d < 3; ++d)
+      gs.cubes[d] = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(whole.extent[d] / r_cut)), 3, 128);
+    gs.cube_reach = whole.extent[0] / static_cast<double>(gs.cubes[0]) * (1 + 1e-9);
+    gs.mesh_field = std::make_unique<gravity::LongRangeField>(gs.mesh, G, gs.r_split, ps.position, ps.mass, R_max, comm);
+    gs.description = fmt::format("computed: TreePM, long range on a {}^3 mesh (split scale {:.6g}), short range by "
+                                 "Barnes-Hut trees (theta {})",
+                                 n, gs.r_split, opt.theta);
+    return gs;
+  }
+  // Open box: cubes over the particles' bounding box, so that no particle lies outside its cube.
+  std::array<double, 3> lo{}, hi{};
+  for (std::size_t d = 0; d < 3; ++d) {
+    double l = std::numeric_limits<double>::infinity(), u = -l;
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      l = std::min(l, ps.position[3 * i + d]);
+      u = std::max(u, ps.position[3 * i + d]);
+    }
+    lo[d] = comm.min(l);
+    hi[d] = comm.max(u);
+    if (!(hi[d] >= lo[d])) lo[d] = hi[d] = geo.origin[d];
+  }
+  gs.box.periodic = false;
+  gs.box.shape = {1, 1, 1};
+  double side = 0;
+  for (std::size_t d = 0; d < 3; ++d) {
+    gs.box.origin[d] = lo[d];
+    gs.box.extent[d] = (hi[d] - lo[d]) * (1 + 1e-9) + 1e-300;
+    side = std::max(side, gs.box.extent[d] / 16);
+  }
+  gs.cubes = {16, 16, 16};
+  gs.cube_reach = side / opt.theta + side;  // a cube (side l) is opened only by points within l / theta of its mass centre
+  gs.description = fmt::format("computed: Barnes-Hut tree over all particles (open box, theta {})", opt.theta);
+  return gs;
+}
+
 }  // namespace
 
 void declare_voters_options(CLI::App& app, VotersOptions& opt) {
@@ -120,9 +206,9 @@ void declare_voters_options(CLI::App& app, VotersOptions& opt) {
       ->capture_default_str();
   app.add_option("--potential", opt.potential, "Where the potential comes from: auto, snapshot or compute")
       ->capture_default_str();
-  app.add_option("--source-factor", opt.source_factor,
-                 "Computed potential: sources within this many search radii of the peak")
-      ->capture_default_str();
+  app.add_option("--pm-mesh", opt.pm_mesh,
+                 "Computed potential, periodic box: particle-mesh cells per side (default: about one per particle, "
+                 "32 to 512)");
   app.add_option("--theta", opt.theta, "Computed potential: Barnes-Hut opening angle")->capture_default_str();
   app.add_option("--softening", opt.softening,
                  "Computed potential: Plummer softening (default: 1/30 of the mean interparticle spacing, at most a "
@@ -137,7 +223,8 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   if (opt.search_radius < 0 || opt.min_radius < 0) throw Error::usage("search radii must not be negative");
   if (opt.potential != "auto" && opt.potential != "snapshot" && opt.potential != "compute")
     throw Error::usage("--potential '{}': expected auto, snapshot or compute", opt.potential);
-  if (!(opt.theta > 0) || !(opt.source_factor >= 1)) throw Error::usage("--theta must be > 0 and --source-factor >= 1");
+  if (!(opt.theta > 0)) throw Error::usage("--theta must be > 0");
+  if (opt.pm_mesh != 0 && (opt.pm_mesh < 32 || opt.pm_mesh > 4096)) throw Error::usage("--pm-mesh {}: expected 32 to 4096", opt.pm_mesh);
 
   ctx.phase("open");
   std::unique_ptr<SnapshotReader> reader;
@@ -169,6 +256,10 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   });
   const SnapshotInfo& info = reader->info();
   const GridGeometry& geo = grid.geometry;
+  if (geo.periodic)  // a fitted peak position may lie just outside the box
+    for (Peak& p : peaks)
+      for (std::size_t d = 0; d < 3; ++d)
+        p.x[d] = geo.origin[d] + (p.x[d] - geo.origin[d]) - geo.extent[d] * std::floor((p.x[d] - geo.origin[d]) / geo.extent[d]);
   const bool stored = opt.potential == "snapshot" || (opt.potential == "auto" && info.has_potential && info.has_acceleration);
   // Physical units: comoving positions scale by a, Gadget velocities u = v/sqrt(a), and Gadget's stored
   // comoving potential and acceleration by 1/a and 1/a^2.
@@ -207,9 +298,9 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
       r_s[i] = std::max(r_s[i], opt.min_radius);
     }
   }
-  const double source_factor = stored ? 1.0 : opt.source_factor;
-  double reach = 0;  // widest sphere any peak needs
-  for (double r : r_s) reach = std::max(reach, source_factor * r);
+
+  double R_max = 0;
+  for (double r : r_s) R_max = std::max(R_max, r);
 
   ctx.phase("read");
   FieldSelection fields;
@@ -222,35 +313,41 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
         if (!std::isfinite(v)) throw Error::input("{}: the snapshot's Potential has a non-finite value", opt.snapshot);
     });
 
+  // The computed potential. Periodic: TreePM, the long-range part on a mesh (`pm` mesh cells per side),
+  // the short-range part from trees over cubes at least r_cut wide. Open: Barnes-Hut over the whole box,
+  // cubes' monopoles shared as a top tree. Both are computed in the snapshot's (comoving) coordinates
+  // and converted to physical units with the factors above.
+  GravitySetup gs;
+  if (!stored) {
+    ctx.phase("long-range");
+    gs = gravity_setup(opt, geo, info, info.total(types), R_max, G, ps, comm);
+  }
+
   ctx.phase("distribute");
-  // The box is cut into equal x-ranges; a rank handles the peaks in its range and receives every
-  // particle within `reach` of it.
-  const double width = geo.extent[0] / comm.size();
-  auto owner_of = [&](double x) {
-    const auto r = static_cast<int>(std::floor((x - geo.origin[0]) / width));
-    return std::clamp(r, 0, comm.size() - 1);
+  // Rank r handles the peaks in its x-range of `part` and holds every particle its candidates (and,
+  // when computing, their sources) may need.
+  const XPartition part(gs.mesh_field ? gs.mesh : geo, comm.size());
+  auto held_x = [&](int r) {
+    auto [lo, hi] = part.range(r);
+    const double margin = R_max + (stored ? 0.0 : gs.cube_reach);
+    return std::array<double, 2>{lo - margin, hi + margin};
   };
-  // The ranks whose range lies within `reach` of x: the ranges from x - reach to x + reach, wrapped in a
-  // periodic box (every rank when that spans the box), clamped otherwise. A few per particle, so the
-  // cost does not grow with the number of ranks.
-  auto for_each_destination = [&](double x, auto&& f) {
-    const auto kmin = static_cast<long>(std::floor((x - reach - geo.origin[0]) / width));
-    const auto kmax = static_cast<long>(std::floor((x + reach - geo.origin[0]) / width));
-    const long n = comm.size();
-    if (geo.periodic && kmax - kmin + 1 >= n) {
-      for (int r = 0; r < n; ++r) f(r);
-      return;
-    }
-    int last = -1;
-    for (long k = kmin; k <= kmax; ++k) {
-      const int r = static_cast<int>(geo.periodic ? ((k % n) + n) % n : std::clamp(k, 0L, n - 1));
-      if (r != last) f(r);  // clamping repeats only consecutive ranks; wrapping never repeats here
-      last = r;
-    }
+  // Destinations by x-bin (a cube of the forest, or a plane of the partition), fixed per bin.
+  const GridGeometry bins = stored ? part.geo : gs.box;
+  const std::int64_t n_bins = stored ? part.geo.shape[0] : gs.cubes[0];
+  const double bin_width = bins.extent[0] / static_cast<double>(n_bins);
+  std::vector<std::vector<int>> destinations(static_cast<std::size_t>(n_bins));
+  for (std::int64_t bx = 0; bx < n_bins; ++bx)
+    for (int r = 0; r < comm.size(); ++r)
+      if (part.slabs.planes(r) > 0 && gravity::Forest::cube_meets(bins, bin_width, bx, held_x(r)))
+        destinations[static_cast<std::size_t>(bx)].push_back(r);
+  auto bin_of = [&](double x) {
+    const auto i = static_cast<std::int64_t>(std::floor((x - bins.origin[0]) / bin_width));
+    return static_cast<std::size_t>(bins.periodic ? ((i % n_bins) + n_bins) % n_bins : std::clamp<std::int64_t>(i, 0, n_bins - 1));
   };
   std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
   for (std::size_t i = 0; i < ps.size(); ++i)
-    for_each_destination(ps.position[3 * i], [&](int r) { ++counts[static_cast<std::size_t>(r)]; });
+    for (int r : destinations[bin_of(ps.position[3 * i])]) ++counts[static_cast<std::size_t>(r)];
   std::vector<std::uint64_t> offset(counts.size(), 0);
   for (std::size_t r = 1; r < counts.size(); ++r) offset[r] = offset[r - 1] + counts[r - 1];
   std::vector<Particle> send(offset.back() + counts.back());
@@ -262,53 +359,77 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
       if (stored) p.acc[d] = ps.acceleration[3 * i + d] / (a * a);
     }
     if (stored) p.phi = ps.potential[i] / a;
-    for_each_destination(p.x[0], [&](int r) { send[offset[static_cast<std::size_t>(r)]++] = p; });
+    for (int r : destinations[bin_of(p.x[0])]) send[offset[static_cast<std::size_t>(r)]++] = p;
   }
   const std::vector<Particle> local = comm.all_to_all<Particle>(send, counts);
-  send.clear();
-  const CellList cells(local, geo, std::max(reach / 2, geo.cell_size()[0]));
+  send = {};
+  const CellList cells(local, geo, std::max(R_max / 2, geo.cell_size()[0]));
+
+  ctx.phase("potential");
+  // Computed potential and acceleration of local particles, filled in when first a candidate.
+  std::unique_ptr<gravity::Forest> forest;
+  if (!stored) {
+    std::vector<gravity::Source> sources(local.size());
+    for (std::size_t i = 0; i < local.size(); ++i)
+      sources[i] = {{local[i].x[0], local[i].x[1], local[i].x[2]}, local[i].m, local[i].id};
+    forest = std::make_unique<gravity::Forest>(gs.box, gs.cubes, held_x(comm.rank()), std::move(sources),
+                                               gravity::PairForce(G, softening, gs.mesh_field ? gs.r_split : 0),
+                                               gravity::Forest::Params{opt.theta, 8});
+    if (!gs.mesh_field) {
+      forest->share_cube_moments(comm, [&](std::int64_t key) {
+        const std::int64_t cx = key / (gs.cubes[1] * gs.cubes[2]);
+        return part.owner(gs.box.origin[0] + (static_cast<double>(cx) + 0.5) * gs.box.extent[0] / static_cast<double>(gs.cubes[0])) ==
+               comm.rank();
+      });
+    }
+  }
+  std::vector<char> done(stored ? 0 : local.size(), 0);
+  std::vector<double> phi(stored ? 0 : local.size()), acc(stored ? 0 : 3 * local.size());
+  // x_near: the particle's position as seen from the peak (unwrapped), for the mesh.
+  auto compute_at = [&](std::size_t j, const double x_near[3]) {
+    if (done[j]) return;
+    double p = 0, g[3] = {0, 0, 0};
+    forest->accumulate(local[j].x, p, g);
+    if (gs.mesh_field) {
+      double pl = 0, gl[3];
+      gs.mesh_field->sample(x_near, pl, gl);
+      p += pl;
+      for (std::size_t d = 0; d < 3; ++d) g[d] += gl[d];
+    }
+    phi[j] = p / a;  // comoving -> physical
+    for (std::size_t d = 0; d < 3; ++d) acc[3 * j + d] = g[d] / (a * a);
+    done[j] = 1;
+  };
 
   ctx.phase("voters");
   std::vector<VoterRow> voter_rows;
   std::vector<PeakRow> peak_rows;
-  TreeParams tp;
-  tp.G = G;
-  tp.theta = opt.theta;
-  tp.softening = softening * a;
   std::int64_t short_peaks = 0;
+  std::uint64_t n_computed = 0;
   for (std::size_t i = 0; i < peaks.size(); ++i) {
     const Peak& pk = peaks[i];
-    if (owner_of(pk.x[0]) != comm.rank()) continue;
-    // Sources (computed potential) and candidates, sorted by particle ID so the result is the same
-    // whichever rank holds them.
-    std::vector<std::size_t> src = cells.within(pk.x, source_factor * r_s[i]);
-    std::sort(src.begin(), src.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
-    src.erase(std::unique(src.begin(), src.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }), src.end());
+    if (part.owner(pk.x[0]) != comm.rank()) continue;
+    // Candidates, sorted by particle ID so the result is the same whichever rank holds them.
+    std::vector<std::size_t> near = cells.within(pk.x, r_s[i]);
+    std::sort(near.begin(), near.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
+    near.erase(std::unique(near.begin(), near.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }), near.end());
     std::vector<Candidate> cand;
-    std::vector<double> spos, smass, tpos;
-    for (std::size_t j : src) {
+    for (std::size_t j : near) {
       const Particle& p = local[j];
       Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, p.phi, {p.acc[0], p.acc[1], p.acc[2]}};
-      double r2 = 0;
+      double x_near[3];
       for (std::size_t d = 0; d < 3; ++d) {
-        c.dx[d] = a * minimum_image(p.x[d] - pk.x[d], geo.extent[d], geo.periodic);
-        r2 += c.dx[d] * c.dx[d];
+        const double dx = minimum_image(p.x[d] - pk.x[d], geo.extent[d], geo.periodic);
+        x_near[d] = pk.x[d] + dx;
+        c.dx[d] = a * dx;
       }
       if (!stored) {
-        spos.insert(spos.end(), c.dx.begin(), c.dx.end());
-        smass.push_back(p.m);
+        n_computed += done[j] ? 0 : 1;
+        compute_at(j, x_near);
+        c.potential = phi[j];
+        for (std::size_t d = 0; d < 3; ++d) c.acceleration[d] = acc[3 * j + d];
       }
-      if (r2 <= a * a * r_s[i] * r_s[i]) {
-        cand.push_back(c);
-        if (!stored) tpos.insert(tpos.end(), c.dx.begin(), c.dx.end());
-      }
-    }
-    if (!stored && !cand.empty()) {
-      const PotentialAt pa = tree_potential(spos, smass, tpos, tp);
-      for (std::size_t k = 0; k < cand.size(); ++k) {
-        cand[k].potential = pa.potential[k];
-        for (std::size_t d = 0; d < 3; ++d) cand[k].acceleration[d] = pa.acceleration[3 * k + d];
-      }
+      cand.push_back(c);
     }
     const Vec3 vb{pk.v[0] * std::sqrt(a), pk.v[1] * std::sqrt(a), pk.v[2] * std::sqrt(a)};
     const VoterChoice vc = choose_voters(cand, vb, static_cast<std::size_t>(opt.n_voters), !opt.no_boost);
@@ -318,6 +439,7 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
     peak_rows.push_back({pk.id, static_cast<std::int64_t>(vc.id.size()), static_cast<std::int64_t>(cand.size()), r_s[i],
                          {vc.a0[0], vc.a0[1], vc.a0[2]}});
   }
+  if (!stored) log::info("potential computed at {} particles", comm.sum<std::uint64_t>(n_computed));
   short_peaks = comm.sum<std::int64_t>(short_peaks);
   if (short_peaks > 0)
     log::warn("{} peaks have fewer than {} candidates and so fewer voters (flagged by n_voters)", short_peaks, opt.n_voters);
@@ -359,9 +481,8 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   f.write_distributed<std::int64_t>("/peaks/n_candidates", nc, comm);
   f.write_attribute("/peaks/search_radius", "units", grid.length_units);
   f.write_attribute("/peaks/a0", "units", info.units.velocity_name() + "^2 / (" + info.units.length_name() + "), physical");
-  const std::string source = stored ? "snapshot Potential and Acceleration"
-                                    : fmt::format("computed: Barnes-Hut tree over particles within {} search radii, theta {}, softening {}",
-                                                  source_factor, opt.theta, softening);
+  const std::string source = stored ? std::string("snapshot Potential and Acceleration")
+                                    : fmt::format("{}, Plummer softening {:.6g}", gs.description, softening);
   f.write_attribute("/", "potential_source", source);
   f.write_attribute<std::int64_t>("/", "n_voters_requested", opt.n_voters);
   f.write_attribute("/", "time", info.time);

@@ -14,7 +14,7 @@ struct VotersOptions {
   double search_radius = 0;  // 0: automatic
   double min_radius = 0;
   std::string potential = "auto";  // auto | snapshot | compute
-  double source_factor = 4;
+  std::int64_t pm_mesh = 0;  // 0: automatic
   double theta = 0.5;
   double softening = -1;  // < 0: a tenth of a grid cell
   std::string types = "auto";

@@ -1,0 +1,193 @@
+#include "gravity/fft3d.hpp"
+
+#include "core/error.hpp"
+
+#include <fftw3.h>
+
+#include <algorithm>
+
+namespace phew::gravity {
+namespace {
+
+using Complex = std::complex<double>;
+
+// An FFTW-allocated (aligned) buffer.
+template <typename T>
+struct FftwBuffer {
+  explicit FftwBuffer(std::size_t n) : data(static_cast<T*>(fftw_malloc(sizeof(T) * std::max<std::size_t>(n, 1)))) {
+    if (!data) throw Error::internal("out of memory for an FFT buffer of {} values", n);
+  }
+  ~FftwBuffer() { fftw_free(data); }
+  FftwBuffer(const FftwBuffer&) = delete;
+  FftwBuffer& operator=(const FftwBuffer&) = delete;
+  T* data;
+};
+
+fftw_complex* as_fftw(Complex* p) { return reinterpret_cast<fftw_complex*>(p); }
+
+}  // namespace
+
+// One buffer and plan per kind of line; every line of that kind is copied into the buffer and
+// transformed by the same plan.
+struct SlabFft::Plans {
+  explicit Plans(std::array<std::int64_t, 3> n)
+      : real_z(static_cast<std::size_t>(n[2])),
+        complex_z(static_cast<std::size_t>(n[2] / 2 + 1)),
+        line_y(static_cast<std::size_t>(n[1])),
+        line_x(static_cast<std::size_t>(n[0])) {
+    const int nx = static_cast<int>(n[0]), ny = static_cast<int>(n[1]), nz = static_cast<int>(n[2]);
+    // FFTW_ESTIMATE: the plan depends only on the sizes, never on timing measurements.
+    r2c_z = fftw_plan_dft_r2c_1d(nz, real_z.data, as_fftw(complex_z.data), FFTW_ESTIMATE);
+    c2r_z = fftw_plan_dft_c2r_1d(nz, as_fftw(complex_z.data), real_z.data, FFTW_ESTIMATE);
+    forward_y = fftw_plan_dft_1d(ny, as_fftw(line_y.data), as_fftw(line_y.data), FFTW_FORWARD, FFTW_ESTIMATE);
+    backward_y = fftw_plan_dft_1d(ny, as_fftw(line_y.data), as_fftw(line_y.data), FFTW_BACKWARD, FFTW_ESTIMATE);
+    forward_x = fftw_plan_dft_1d(nx, as_fftw(line_x.data), as_fftw(line_x.data), FFTW_FORWARD, FFTW_ESTIMATE);
+    backward_x = fftw_plan_dft_1d(nx, as_fftw(line_x.data), as_fftw(line_x.data), FFTW_BACKWARD, FFTW_ESTIMATE);
+    if (!r2c_z || !c2r_z || !forward_y || !backward_y || !forward_x || !backward_x)
+      throw Error::internal("FFTW could not plan a {}x{}x{} transform", nx, ny, nz);
+  }
+  ~Plans() {
+    for (fftw_plan p : {r2c_z, c2r_z, forward_y, backward_y, forward_x, backward_x}) fftw_destroy_plan(p);
+  }
+  Plans(const Plans&) = delete;
+  Plans& operator=(const Plans&) = delete;
+
+  FftwBuffer<double> real_z;
+  FftwBuffer<Complex> complex_z, line_y, line_x;
+  fftw_plan r2c_z, c2r_z, forward_y, backward_y, forward_x, backward_x;
+};
+
+SlabFft::SlabFft(std::array<std::int64_t, 3> n, const mpi::Comm& comm)
+    : n_(n), comm_(comm), x_slabs_(n[0], comm.size()), y_slabs_(n[1], comm.size()) {
+  for (std::int64_t s : n)
+    if (s < 2) throw Error::usage("an FFT mesh needs at least 2 cells per side, not {}x{}x{}", n[0], n[1], n[2]);
+  plans_ = std::make_unique<Plans>(n);
+}
+
+SlabFft::~SlabFft() = default;
+
+std::vector<Complex> SlabFft::forward(std::span<const double> real) const {
+  const auto n1 = static_cast<std::size_t>(n_[1]), n2 = static_cast<std::size_t>(n_[2]);
+  const auto nzc = static_cast<std::size_t>(nz_complex());
+  const auto planes = static_cast<std::size_t>(x_slabs_.planes(comm_.rank()));
+  if (real.size() != planes * n1 * n2) throw Error::internal("SlabFft::forward: {} values for {} planes", real.size(), planes);
+  Plans& p = *plans_;
+  std::vector<Complex> xs(planes * n1 * nzc);
+  for (std::size_t row = 0; row < planes * n1; ++row) {  // z: real -> half spectrum
+    std::copy_n(real.data() + row * n2, n2, p.real_z.data);
+    fftw_execute(p.r2c_z);
+    std::copy_n(p.complex_z.data, nzc, xs.data() + row * nzc);
+  }
+  for (std::size_t x = 0; x < planes; ++x)  // y
+    for (std::size_t kz = 0; kz < nzc; ++kz) {
+      Complex* base = xs.data() + x * n1 * nzc + kz;
+      for (std::size_t y = 0; y < n1; ++y) p.line_y.data[y] = base[y * nzc];
+      fftw_execute(p.forward_y);
+      for (std::size_t y = 0; y < n1; ++y) base[y * nzc] = p.line_y.data[y];
+    }
+  std::vector<Complex> ys = to_y_slabs(xs);
+  xs = {};
+  const auto n0 = static_cast<std::size_t>(n_[0]);
+  const auto my_ky = static_cast<std::size_t>(y_slabs_.planes(comm_.rank()));
+  for (std::size_t ky = 0; ky < my_ky; ++ky)  // x
+    for (std::size_t kz = 0; kz < nzc; ++kz) {
+      Complex* base = ys.data() + ky * n0 * nzc + kz;
+      for (std::size_t x = 0; x < n0; ++x) p.line_x.data[x] = base[x * nzc];
+      fftw_execute(p.forward_x);
+      for (std::size_t x = 0; x < n0; ++x) base[x * nzc] = p.line_x.data[x];
+    }
+  return ys;
+}
+
+std::vector<double> SlabFft::backward(std::vector<Complex> ys) const {
+  const auto n0 = static_cast<std::size_t>(n_[0]), n1 = static_cast<std::size_t>(n_[1]), n2 = static_cast<std::size_t>(n_[2]);
+  const auto nzc = static_cast<std::size_t>(nz_complex());
+  const auto my_ky = static_cast<std::size_t>(y_slabs_.planes(comm_.rank()));
+  if (ys.size() != my_ky * n0 * nzc) throw Error::internal("SlabFft::backward: {} values for {} ky planes", ys.size(), my_ky);
+  Plans& p = *plans_;
+  for (std::size_t ky = 0; ky < my_ky; ++ky)  // x
+    for (std::size_t kz = 0; kz < nzc; ++kz) {
+      Complex* base = ys.data() + ky * n0 * nzc + kz;
+      for (std::size_t x = 0; x < n0; ++x) p.line_x.data[x] = base[x * nzc];
+      fftw_execute(p.backward_x);
+      for (std::size_t x = 0; x < n0; ++x) base[x * nzc] = p.line_x.data[x];
+    }
+  std::vector<Complex> xs = to_x_slabs(ys);
+  ys = {};
+  const auto planes = static_cast<std::size_t>(x_slabs_.planes(comm_.rank()));
+  for (std::size_t x = 0; x < planes; ++x)  // y
+    for (std::size_t kz = 0; kz < nzc; ++kz) {
+      Complex* base = xs.data() + x * n1 * nzc + kz;
+      for (std::size_t y = 0; y < n1; ++y) p.line_y.data[y] = base[y * nzc];
+      fftw_execute(p.backward_y);
+      for (std::size_t y = 0; y < n1; ++y) base[y * nzc] = p.line_y.data[y];
+    }
+  std::vector<double> real(planes * n1 * n2);
+  const double norm = 1.0 / (static_cast<double>(n0) * static_cast<double>(n1) * static_cast<double>(n2));
+  for (std::size_t row = 0; row < planes * n1; ++row) {  // z: half spectrum -> real
+    std::copy_n(xs.data() + row * nzc, nzc, p.complex_z.data);
+    fftw_execute(p.c2r_z);  // destroys complex_z, which is refilled for every row
+    for (std::size_t z = 0; z < n2; ++z) real[row * n2 + z] = p.real_z.data[z] * norm;
+  }
+  return real;
+}
+
+std::vector<Complex> SlabFft::to_y_slabs(const std::vector<Complex>& xs) const {
+  const auto n0 = static_cast<std::size_t>(n_[0]), n1 = static_cast<std::size_t>(n_[1]);
+  const auto nzc = static_cast<std::size_t>(nz_complex());
+  const int me = comm_.rank();
+  const auto planes = static_cast<std::size_t>(x_slabs_.planes(me));
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm_.size()));
+  std::vector<Complex> send;
+  send.reserve(xs.size());
+  for (int r = 0; r < comm_.size(); ++r) {  // to r: [ky in r's range][my x][kz]
+    counts[static_cast<std::size_t>(r)] = static_cast<std::uint64_t>(y_slabs_.planes(r)) * planes * nzc;
+    for (auto ky = static_cast<std::size_t>(y_slabs_.begin(r)); ky < static_cast<std::size_t>(y_slabs_.end(r)); ++ky)
+      for (std::size_t x = 0; x < planes; ++x) {
+        const Complex* row = xs.data() + (x * n1 + ky) * nzc;
+        send.insert(send.end(), row, row + nzc);
+      }
+  }
+  const std::vector<Complex> recv = comm_.all_to_all<Complex>(send, counts);
+  const auto my_ky = static_cast<std::size_t>(y_slabs_.planes(me));
+  std::vector<Complex> ys(my_ky * n0 * nzc);
+  std::size_t at = 0;
+  for (int s = 0; s < comm_.size(); ++s)  // from s, in rank order: [my ky][s's x][kz]
+    for (std::size_t ky = 0; ky < my_ky; ++ky)
+      for (auto x = static_cast<std::size_t>(x_slabs_.begin(s)); x < static_cast<std::size_t>(x_slabs_.end(s)); ++x) {
+        std::copy_n(recv.data() + at, nzc, ys.data() + (ky * n0 + x) * nzc);
+        at += nzc;
+      }
+  return ys;
+}
+
+std::vector<Complex> SlabFft::to_x_slabs(const std::vector<Complex>& ys) const {
+  const auto n0 = static_cast<std::size_t>(n_[0]), n1 = static_cast<std::size_t>(n_[1]);
+  const auto nzc = static_cast<std::size_t>(nz_complex());
+  const int me = comm_.rank();
+  const auto my_ky = static_cast<std::size_t>(y_slabs_.planes(me));
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm_.size()));
+  std::vector<Complex> send;
+  send.reserve(ys.size());
+  for (int r = 0; r < comm_.size(); ++r) {  // to r: [my ky][r's x][kz]
+    counts[static_cast<std::size_t>(r)] = static_cast<std::uint64_t>(x_slabs_.planes(r)) * my_ky * nzc;
+    for (std::size_t ky = 0; ky < my_ky; ++ky)
+      for (auto x = static_cast<std::size_t>(x_slabs_.begin(r)); x < static_cast<std::size_t>(x_slabs_.end(r)); ++x) {
+        const Complex* row = ys.data() + (ky * n0 + x) * nzc;
+        send.insert(send.end(), row, row + nzc);
+      }
+  }
+  const std::vector<Complex> recv = comm_.all_to_all<Complex>(send, counts);
+  const auto planes = static_cast<std::size_t>(x_slabs_.planes(me));
+  std::vector<Complex> xs(planes * n1 * nzc);
+  std::size_t at = 0;
+  for (int s = 0; s < comm_.size(); ++s)  // from s: [s's ky][my x][kz]
+    for (auto ky = static_cast<std::size_t>(y_slabs_.begin(s)); ky < static_cast<std::size_t>(y_slabs_.end(s)); ++ky)
+      for (std::size_t x = 0; x < planes; ++x) {
+        std::copy_n(recv.data() + at, nzc, xs.data() + (x * n1 + ky) * nzc);
+        at += nzc;
+      }
+  return xs;
+}
+
+}  // namespace phew::gravity

@@ -1,0 +1,54 @@
+// A distributed 3-D real FFT on x-slabs that gives the same bits on any number of ranks.
+//
+// FFTW-MPI plans its local transforms for the local slab shape, so the arithmetic (and the last bits
+// of the result) can change with the rank count. Here every 1-D line, whichever rank holds it, goes
+// through the same FFTW plan on the same aligned buffer, and the ranks only move data between the
+// passes (x-slabs for the z and y passes, y-slabs for the x pass): the transform is a fixed function
+// of the input, independent of the decomposition.
+#pragma once
+
+#include "mpi/comm.hpp"
+#include "mpi/slab.hpp"
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace phew::gravity {
+
+class SlabFft {
+ public:
+  // A real mesh of shape n (x slowest), x-planes distributed over the communicator's ranks as
+  // SlabDecomposition(n[0], size); its spectrum [n0][n1][n2/2+1] is distributed by y (ky) as
+  // SlabDecomposition(n[1], size), laid out [ky][kx][kz]. Collective (plans are made on every rank).
+  SlabFft(std::array<std::int64_t, 3> n, const mpi::Comm& comm);
+  ~SlabFft();
+  SlabFft(const SlabFft&) = delete;
+  SlabFft& operator=(const SlabFft&) = delete;
+
+  const mpi::SlabDecomposition& x_slabs() const { return x_slabs_; }
+  const mpi::SlabDecomposition& y_slabs() const { return y_slabs_; }
+  std::int64_t nz_complex() const { return n_[2] / 2 + 1; }
+
+  // This rank's real planes [planes][n1][n2] -> this rank's spectrum [ky_local][n0][n2/2+1]
+  // (unnormalised, FFTW's sign convention: exp(-i k x) forward). Collective.
+  std::vector<std::complex<double>> forward(std::span<const double> real) const;
+  // The inverse, divided by n0 n1 n2, so that backward(forward(f)) == f up to rounding. Collective.
+  std::vector<double> backward(std::vector<std::complex<double>> spectrum) const;
+
+ private:
+  struct Plans;
+  // x-slab layout [x][ky][kz] <-> y-slab layout [ky][x][kz].
+  std::vector<std::complex<double>> to_y_slabs(const std::vector<std::complex<double>>& xs) const;
+  std::vector<std::complex<double>> to_x_slabs(const std::vector<std::complex<double>>& ys) const;
+
+  std::array<std::int64_t, 3> n_;
+  const mpi::Comm& comm_;
+  mpi::SlabDecomposition x_slabs_, y_slabs_;
+  std::unique_ptr<Plans> plans_;
+};
+
+}  // namespace phew::gravity

@@ -1,0 +1,319 @@
+#include "gravity/forest.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace phew::gravity {
+namespace {
+
+constexpr int kTableSteps = 4096;  // linear interpolation in u = r / 2 r_s: error ~1e-8
+constexpr int kMaxDepth = 60;      // coincident particles end in a leaf, however many
+
+std::int64_t wrap(std::int64_t i, std::int64_t n) { return ((i % n) + n) % n; }
+
+}  // namespace
+
+PairForce::PairForce(double G, double softening, double r_split)
+    : G_(G), eps2_(softening * softening), r_split_(r_split) {
+  if (r_split_ <= 0) {
+    r_cut_ = r_cut2_ = std::numeric_limits<double>::infinity();
+    return;
+  }
+  r_cut_ = kCutInSplits * r_split_;
+  r_cut2_ = r_cut_ * r_cut_;
+  const double u_max = r_cut_ / (2 * r_split_);
+  table_step_ = u_max / kTableSteps;
+  for (int i = 0; i <= kTableSteps + 1; ++i) {
+    const double u = i * table_step_;
+    phi_factor_.push_back(std::erfc(u));
+    acc_factor_.push_back(std::erfc(u) + 2 * u / std::sqrt(M_PI) * std::exp(-u * u));
+  }
+}
+
+void PairForce::add(double m, const double r[3], double& phi, double acc[3]) const {
+  const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+  if (r2 > r_cut2_) return;
+  const double q2 = r2 + eps2_;
+  if (q2 <= 0) return;  // a target on an unsoftened source: no self-force
+  const double inv = 1 / std::sqrt(q2);
+  double fp = 1, fa = 1;
+  if (r_split_ > 0) {
+    const double t = std::sqrt(r2) / (2 * r_split_) / table_step_;
+    const auto i = std::min(static_cast<int>(t), kTableSteps);
+    const double f = t - i;
+    fp = phi_factor_[static_cast<std::size_t>(i)] * (1 - f) + phi_factor_[static_cast<std::size_t>(i) + 1] * f;
+    fa = acc_factor_[static_cast<std::size_t>(i)] * (1 - f) + acc_factor_[static_cast<std::size_t>(i) + 1] * f;
+  }
+  const double gm = G_ * m * inv;
+  phi -= gm * fp;
+  const double s = gm * inv * inv * fa;
+  for (int d = 0; d < 3; ++d) acc[d] -= s * r[d];
+}
+
+bool Forest::cube_meets(const GridGeometry& box, double cube_width, std::int64_t cx, std::array<double, 2> held_x) {
+  const double lo = box.origin[0] + static_cast<double>(cx) * cube_width, hi = lo + cube_width;
+  if (!box.periodic) return hi >= held_x[0] && lo <= held_x[1];
+  if (held_x[1] - held_x[0] >= box.extent[0]) return true;
+  // Shift the cube by whole boxes next to the interval's start.
+  const double shift = std::floor((held_x[0] - lo) / box.extent[0]) * box.extent[0];
+  for (int k = 0; k <= 2; ++k) {
+    const double l = lo + shift + k * box.extent[0];
+    if (l + cube_width >= held_x[0] && l <= held_x[1]) return true;
+  }
+  return false;
+}
+
+Forest::Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
+               std::vector<Source> sources, PairForce force, Params params)
+    : box_(box), cubes_(cubes), force_(std::move(force)), params_(params) {
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (cubes_[d] < 1 || (box.periodic && cubes_[d] < 3))
+      throw Error::internal("a forest needs at least 3 cubes per axis in a periodic box, 1 otherwise");
+    cube_size_[d] = box.extent[d] / static_cast<double>(cubes_[d]);
+    if (box.periodic && force_.r_cut() > cube_size_[d])
+      throw Error::internal("the cut-off radius {} is wider than a cube ({})", force_.r_cut(), cube_size_[d]);
+  }
+  // Sources by cube, then by particle ID: each cube's tree is then independent of where it was built.
+  std::vector<std::pair<std::int64_t, std::size_t>> order(sources.size());
+  for (std::size_t i = 0; i < sources.size(); ++i) order[i] = {key(cube_of(sources[i].x)), i};
+  std::sort(order.begin(), order.end(), [&](const auto& p, const auto& q) {
+    return p.first != q.first ? p.first < q.first : sources[p.second].id < sources[q.second].id;
+  });
+  if (sources.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw Error::input("{} particles on one rank: too many for its gravity trees (run on more ranks)", sources.size());
+  pos_.resize(3 * sources.size());
+  mass_.resize(sources.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const Source& s = sources[order[k].second];
+    std::copy_n(s.x, 3, &pos_[3 * k]);
+    mass_[k] = s.m;
+  }
+  sources = {};
+  root_.assign(static_cast<std::size_t>(cubes_[0] * cubes_[1] * cubes_[2]), kNotHeld);
+  for (std::int64_t cx = 0; cx < cubes_[0]; ++cx)
+    if (cube_meets(box_, cube_size_[0], cx, held_x))
+      std::fill_n(root_.begin() + cx * cubes_[1] * cubes_[2], cubes_[1] * cubes_[2], kEmpty);
+  for (std::size_t b = 0; b < order.size();) {
+    std::size_t e = b;
+    while (e < order.size() && order[e].first == order[b].first) ++e;
+    std::array<double, 3> lo{}, hi{}, centre{};
+    double half = 0;
+    for (std::size_t d = 0; d < 3; ++d) {
+      lo[d] = hi[d] = pos_[3 * b + d];
+      for (std::size_t i = b; i < e; ++i) {
+        lo[d] = std::min(lo[d], pos_[3 * i + d]);
+        hi[d] = std::max(hi[d], pos_[3 * i + d]);
+      }
+      centre[d] = 0.5 * (lo[d] + hi[d]);
+      half = std::max(half, 0.5 * (hi[d] - lo[d]));
+    }
+    if (root_[static_cast<std::size_t>(order[b].first)] == kNotHeld)
+      throw Error::internal("Forest: particles in a cube outside the held range [{}, {}]", held_x[0], held_x[1]);
+    const auto slot = static_cast<std::int64_t>(nodes_.size());
+    nodes_.emplace_back();
+    build(slot, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e), centre, half * (1 + 1e-12) + 1e-300, 0);
+    root_[static_cast<std::size_t>(order[b].first)] = slot;
+    b = e;
+  }
+}
+
+std::array<std::int64_t, 3> Forest::cube_of(const double x[3]) const {
+  std::array<std::int64_t, 3> c{};
+  for (std::size_t d = 0; d < 3; ++d) {
+    const auto i = static_cast<std::int64_t>(std::floor((x[d] - box_.origin[d]) / cube_size_[d]));
+    c[d] = box_.periodic ? wrap(i, cubes_[d]) : std::clamp<std::int64_t>(i, 0, cubes_[d] - 1);
+  }
+  return c;
+}
+
+void Forest::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre,
+                   double half, int depth) {
+  Node node{};
+  // Monopole, summed in the sources' order.
+  double m = 0, c[3] = {0, 0, 0};
+  for (std::uint32_t i = begin; i < end; ++i) {
+    m += mass_[i];
+    for (std::size_t d = 0; d < 3; ++d) c[d] += mass_[i] * pos_[3 * i + d];
+  }
+  node.mass = m;
+  for (std::size_t d = 0; d < 3; ++d) {
+    node.com[d] = m > 0 ? c[d] / m : centre[d];
+    node.centre[d] = centre[d];
+  }
+  node.half = half;
+  node.first_child = -1;
+  node.begin = begin;
+  node.end = end;
+  if (static_cast<int>(end - begin) <= params_.leaf_size || depth >= kMaxDepth) {
+    nodes_[static_cast<std::size_t>(slot)] = node;
+    return;
+  }
+  // Stable partition into octants (keeps the ID order within each).
+  std::array<std::uint32_t, 9> start{};
+  std::vector<std::uint8_t> octant(end - begin);
+  for (std::uint32_t i = begin; i < end; ++i) {
+    int o = 0;
+    for (std::size_t d = 0; d < 3; ++d)
+      if (pos_[3 * i + d] >= centre[d]) o |= 1 << d;
+    octant[i - begin] = static_cast<std::uint8_t>(o);
+    ++start[static_cast<std::size_t>(o) + 1];
+  }
+  for (std::size_t o = 1; o < 9; ++o) start[o] += start[o - 1];
+  std::vector<double> p(3 * (end - begin)), w(end - begin);
+  std::array<std::uint32_t, 8> at{};
+  std::copy_n(start.begin(), 8, at.begin());
+  for (std::uint32_t i = begin; i < end; ++i) {
+    const std::uint32_t k = at[octant[i - begin]]++;
+    std::copy_n(&pos_[3 * i], 3, &p[3 * k]);
+    w[k] = mass_[i];
+  }
+  std::copy(p.begin(), p.end(), pos_.begin() + 3 * static_cast<std::ptrdiff_t>(begin));
+  std::copy(w.begin(), w.end(), mass_.begin() + begin);
+
+  // Children are 8 consecutive slots, reserved before any grandchild is added.
+  node.first_child = static_cast<std::int64_t>(nodes_.size());
+  nodes_[static_cast<std::size_t>(slot)] = node;
+  nodes_.resize(nodes_.size() + 8);
+  for (std::uint32_t o = 0; o < 8; ++o) {
+    std::array<double, 3> cc{};
+    for (std::size_t d = 0; d < 3; ++d) cc[d] = centre[d] + ((o >> d) & 1 ? 0.5 * half : -0.5 * half);
+    build(node.first_child + o, begin + start[o], begin + start[o + 1], cc, 0.5 * half, depth + 1);
+  }
+}
+
+void Forest::walk(std::int64_t root, const double x[3], double& phi, double acc[3]) const {
+  const double theta2 = params_.theta * params_.theta;
+  const double r_cut2 = force_.r_cut() * force_.r_cut();
+  const bool cut = force_.short_range();
+  std::array<std::int64_t, 8 * kMaxDepth + 8> stack;
+  std::size_t top = 0;
+  stack[top++] = root;
+  while (top > 0) {
+    const Node& node = nodes_[static_cast<std::size_t>(stack[--top])];
+    if (node.mass == 0) continue;
+    if (cut) {  // no source of the node within r_cut
+      double b2 = 0;
+      for (std::size_t d = 0; d < 3; ++d) {
+        const double g = std::abs(x[d] - node.centre[d]) - node.half;
+        if (g > 0) b2 += g * g;
+      }
+      if (b2 > r_cut2) continue;
+    }
+    if (node.first_child < 0) {
+      for (std::uint32_t i = node.begin; i < node.end; ++i) {
+        const double r[3] = {x[0] - pos_[3 * i], x[1] - pos_[3 * i + 1], x[2] - pos_[3 * i + 2]};
+        force_.add(mass_[i], r, phi, acc);
+      }
+      continue;
+    }
+    const double r[3] = {x[0] - node.com[0], x[1] - node.com[1], x[2] - node.com[2]};
+    const double d2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+    const double size = 2 * node.half;
+    if (size * size < theta2 * d2) {
+      force_.add(node.mass, r, phi, acc);
+    } else {
+      for (int o = 7; o >= 0; --o) stack[top++] = node.first_child + o;
+    }
+  }
+}
+
+void Forest::accumulate(const double x[3], double& phi, double acc[3]) const {
+  if (!box_.periodic) {
+    if (pyramid_.empty()) throw Error::internal("Forest::accumulate in an open box before share_cube_moments");
+    walk_pyramid(static_cast<int>(pyramid_.size()) - 1, {0, 0, 0}, x, phi, acc);
+    return;
+  }
+  // The 27 cubes around x's cube hold every source within r_cut (a cube is at least r_cut wide); each is
+  // walked with the image of x nearest to it.
+  const auto t = cube_of(x);
+  for (std::int64_t a = -1; a <= 1; ++a)
+    for (std::int64_t b = -1; b <= 1; ++b)
+      for (std::int64_t e = -1; e <= 1; ++e) {
+        const std::array<std::int64_t, 3> q{wrap(t[0] + a, cubes_[0]), wrap(t[1] + b, cubes_[1]), wrap(t[2] + e, cubes_[2])};
+        const std::int64_t root = root_[static_cast<std::size_t>(key(q))];
+        if (root == kNotHeld) throw Error::internal("Forest: cube ({}, {}, {}) is needed but not held", q[0], q[1], q[2]);
+        if (root == kEmpty) continue;
+        double image[3];
+        for (std::size_t d = 0; d < 3; ++d) {
+          const double centre = box_.origin[d] + (static_cast<double>(q[d]) + 0.5) * cube_size_[d];
+          image[d] = centre + minimum_image(x[d] - centre, box_.extent[d], true);
+        }
+        walk(root, image, phi, acc);
+      }
+}
+
+void Forest::share_cube_moments(const mpi::Comm& comm, const std::function<bool(std::int64_t)>& owns) {
+  struct Record {
+    std::int64_t key;
+    Moment m;
+  };
+  std::vector<Record> mine;
+  for (std::size_t k = 0; k < root_.size(); ++k) {
+    if (root_[k] < 0 || !owns(static_cast<std::int64_t>(k))) continue;
+    const Node& n = nodes_[static_cast<std::size_t>(root_[k])];
+    mine.push_back({static_cast<std::int64_t>(k), {n.mass, {n.com[0], n.com[1], n.com[2]}, 2 * n.half}});
+  }
+  const std::vector<Record> all = comm.all_gatherv<Record>(mine);
+  for (std::int64_t c : cubes_)
+    if (c != cubes_[0] || (c & (c - 1)) != 0)
+      throw Error::internal("the open-box top tree needs a power-of-two number of cubes, the same on every axis");
+  pyramid_.assign(1, std::vector<Moment>(root_.size(), Moment{0, {0, 0, 0}, 0}));
+  for (const Record& r : all) pyramid_[0][static_cast<std::size_t>(r.key)] = r.m;
+  // Coarser levels: the 8 children summed in a fixed order; a node's size is its region's side.
+  for (std::int64_t side = cubes_[0] / 2, level = 1; side >= 1; side /= 2, ++level) {
+    std::vector<Moment> up(static_cast<std::size_t>(side * side * side));
+    const std::vector<Moment>& down = pyramid_.back();
+    const std::int64_t below = 2 * side;
+    for (std::int64_t i = 0; i < side; ++i)
+      for (std::int64_t j = 0; j < side; ++j)
+        for (std::int64_t k = 0; k < side; ++k) {
+          Moment m{0, {0, 0, 0}, 0};
+          for (int o = 0; o < 8; ++o) {
+            const Moment& c = down[static_cast<std::size_t>(((2 * i + (o & 1)) * below + 2 * j + ((o >> 1) & 1)) * below + 2 * k + ((o >> 2) & 1))];
+            m.mass += c.mass;
+            for (std::size_t d = 0; d < 3; ++d) m.com[d] += c.mass * c.com[d];
+          }
+          for (std::size_t d = 0; d < 3; ++d) m.com[d] = m.mass > 0 ? m.com[d] / m.mass : 0;
+          m.size = static_cast<double>(cubes_[0] / side) * std::max({cube_size_[0], cube_size_[1], cube_size_[2]});
+          up[static_cast<std::size_t>((i * side + j) * side + k)] = m;
+        }
+    pyramid_.push_back(std::move(up));
+    (void)level;
+  }
+}
+
+void Forest::walk_pyramid(int level, std::array<std::int64_t, 3> c, const double x[3], double& phi, double acc[3]) const {
+  const std::int64_t side = cubes_[0] >> level;
+  const Moment& m = pyramid_[static_cast<std::size_t>(level)][static_cast<std::size_t>((c[0] * side + c[1]) * side + c[2])];
+  if (m.mass == 0) return;
+  const double r[3] = {x[0] - m.com[0], x[1] - m.com[1], x[2] - m.com[2]};
+  const double d2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+  if (m.size * m.size < params_.theta * params_.theta * d2) {
+    force_.add(m.mass, r, phi, acc);
+    return;
+  }
+  if (level > 0) {
+    for (int o = 0; o < 8; ++o)
+      walk_pyramid(level - 1, {2 * c[0] + (o & 1), 2 * c[1] + ((o >> 1) & 1), 2 * c[2] + ((o >> 2) & 1)}, x, phi, acc);
+    return;
+  }
+  const std::int64_t root = root_[static_cast<std::size_t>(key(c))];
+  if (root < 0) throw Error::internal("Forest: cube ({}, {}, {}) must be opened but is not held", c[0], c[1], c[2]);
+  walk(root, x, phi, acc);
+}
+
+void direct_sum(const std::vector<Source>& sources, const std::vector<std::array<double, 3>>& targets,
+                const PairForce& force, std::vector<double>& phi, std::vector<std::array<double, 3>>& acc) {
+  phi.assign(targets.size(), 0.0);
+  acc.assign(targets.size(), {0, 0, 0});
+  for (std::size_t t = 0; t < targets.size(); ++t)
+    for (const Source& s : sources) {
+      const double r[3] = {targets[t][0] - s.x[0], targets[t][1] - s.x[1], targets[t][2] - s.x[2]};
+      force.add(s.m, r, phi[t], acc[t].data());
+    }
+}
+
+}  // namespace phew::gravity

@@ -1,0 +1,108 @@
+// Gravity from particles by Barnes-Hut trees, one octree per cube of a fixed division of the box (a
+// "forest"). Because the cubes are fixed in space and each cube's tree is built from its particles in
+// particle-ID order, a cube's tree -- and so every sum over it -- is the same whichever rank builds it:
+// results do not depend on how the particles were distributed.
+//
+// Two uses (docs/tools/voters.md):
+//  * periodic box: the short-range part of the TreePM split (long_range.hpp), -G m erfc(r/2r_s)/r,
+//    summed over the 27 cubes around a point (cubes are at least the cut-off radius wide);
+//  * open box: the whole Newtonian potential, the cubes' monopoles arranged in a pyramid (a top tree)
+//    that is shared by every rank, so only the cubes close enough to be opened need to be held locally.
+#pragma once
+
+#include "grid/geometry.hpp"
+#include "mpi/comm.hpp"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace phew::gravity {
+
+// The softened pair interaction, optionally only its short-range part. Plummer softening: the potential
+// of a point mass at distance r is -G m / sqrt(r^2 + eps^2) (times erfc(r / 2 r_s) for the short range,
+// tabulated; zero beyond r_cut).
+class PairForce {
+ public:
+  PairForce(double G, double softening, double r_split = 0);
+  static constexpr double kCutInSplits = 4.5;  // r_cut = 4.5 r_s (Gadget's choice: erfc(2.25) = 1.5e-3)
+
+  bool short_range() const { return r_split_ > 0; }
+  double r_cut() const { return r_cut_; }  // infinity for the whole force
+  // Adds the potential and acceleration at offset r (target - source) from mass m.
+  void add(double m, const double r[3], double& phi, double acc[3]) const;
+
+ private:
+  double G_, eps2_, r_split_, r_cut_, r_cut2_;
+  double table_step_ = 0;
+  std::vector<double> phi_factor_, acc_factor_;  // erfc(u) and erfc(u) + 2u/sqrt(pi) exp(-u^2), u = r/2r_s
+};
+
+struct Source {
+  double x[3];
+  double m;
+  std::uint64_t id;
+};
+
+class Forest {
+ public:
+  struct Params {
+    double theta = 0.5;  // opening angle: a node of size l at distance d (to its centre of mass) is used whole when l < theta d
+    int leaf_size = 8;
+  };
+  // `box` is split into `cubes` per axis (periodic: box.periodic; a point outside an open box belongs to
+  // the nearest edge cube). This rank holds the cubes whose x-extent meets held_x = [lo, hi] (wrapped in
+  // a periodic box), and `sources` are every particle of those cubes. Not collective.
+  Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
+         std::vector<Source> sources, PairForce force, Params params);
+  // Whether the cube with x-index cx meets held_x (the rule the caller distributes particles by).
+  static bool cube_meets(const GridGeometry& box, double cube_width, std::int64_t cx, std::array<double, 2> held_x);
+
+  std::array<double, 3> cube_size() const { return cube_size_; }
+  std::array<std::int64_t, 3> cube_of(const double x[3]) const;
+  std::int64_t key(const std::array<std::int64_t, 3>& c) const { return (c[0] * cubes_[1] + c[1]) * cubes_[2] + c[2]; }
+
+  // Open box only: the monopoles of all cubes, each from the one rank for which owns(cube key) is true,
+  // and the pyramid over them. Needs a power-of-two number of cubes per axis. Collective.
+  void share_cube_moments(const mpi::Comm& comm, const std::function<bool(std::int64_t)>& owns);
+
+  // Potential and acceleration at x: periodic, the short-range part from every source within r_cut
+  // (nearest images); open, the whole force (after share_cube_moments). Not collective.
+  void accumulate(const double x[3], double& phi, double acc[3]) const;
+
+ private:
+  static constexpr std::int64_t kEmpty = -1, kNotHeld = -2;
+  struct Node {
+    double com[3];
+    double mass;
+    double centre[3];
+    double half;  // half side of the node's cube
+    std::int64_t first_child;  // 8 consecutive nodes; -1 for a leaf
+    std::uint32_t begin, end;  // sources of a leaf, in tree order
+  };
+  struct Moment {  // a cube or a pyramid node, for the open-box top tree
+    double mass, com[3], size;
+  };
+  void build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre, double half,
+             int depth);
+  void walk(std::int64_t root, const double x[3], double& phi, double acc[3]) const;
+  void walk_pyramid(int level, std::array<std::int64_t, 3> c, const double x[3], double& phi, double acc[3]) const;
+
+  GridGeometry box_;
+  std::array<std::int64_t, 3> cubes_;
+  std::array<double, 3> cube_size_{};
+  PairForce force_;
+  Params params_;
+  std::vector<double> pos_, mass_;       // sources in tree order
+  std::vector<Node> nodes_;
+  std::vector<std::int64_t> root_;       // per cube key: its tree's root node; kEmpty, or kNotHeld
+  std::vector<std::vector<Moment>> pyramid_;  // level 0: cubes; level l: (cubes / 2^l)^3
+};
+
+// The potential and acceleration at each target by direct summation over all sources, O(n m): the
+// reference for tests. Not collective.
+void direct_sum(const std::vector<Source>& sources, const std::vector<std::array<double, 3>>& targets,
+                const PairForce& force, std::vector<double>& phi, std::vector<std::array<double, 3>>& acc);
+
+}  // namespace phew::gravity

@@ -1,0 +1,96 @@
+#include "gravity/long_range.hpp"
+
+#include "core/error.hpp"
+#include "grid/deposit.hpp"
+#include "mpi/planes.hpp"
+
+#include <cmath>
+
+namespace phew::gravity {
+namespace {
+
+std::int64_t wrap(std::int64_t i, std::int64_t n) { return ((i % n) + n) % n; }
+std::int64_t folded(std::int64_t i, std::int64_t n) { return i <= n / 2 ? i : i - n; }
+double sinc(double x) { return x == 0 ? 1.0 : std::sin(x) / x; }
+
+}  // namespace
+
+double long_range_green(const std::array<std::int64_t, 3>& m, const GridGeometry& mesh, double G, double r_split) {
+  double k2 = 0, window = 1;
+  for (std::size_t d = 0; d < 3; ++d) {
+    const double k = 2 * M_PI * static_cast<double>(m[d]) / mesh.extent[d];
+    k2 += k * k;
+    window *= sinc(M_PI * static_cast<double>(m[d]) / static_cast<double>(mesh.shape[d]));  // sinc(k h / 2)
+  }
+  if (k2 == 0) return 0;
+  const double w2 = window * window;  // the CIC window is sinc^2 per axis; it is divided out twice
+  return -4 * M_PI * G / k2 * std::exp(-k2 * r_split * r_split) / (w2 * w2);
+}
+
+LongRangeField::LongRangeField(const GridGeometry& mesh, double G, double r_split, std::span<const double> position,
+                               std::span<const double> mass, double reach, const mpi::Comm& comm)
+    : mesh_(mesh), cell_(mesh.cell_size()), fft_(mesh.shape, comm) {
+  if (!mesh.periodic) throw Error::internal("LongRangeField needs a periodic box");
+  const auto& slabs = fft_.x_slabs();
+  DepositResult dep = deposit(mesh, Assignment::cic, slabs, position, mass, comm);
+  const double inv_volume = 1.0 / mesh.cell_volume();
+  for (double& m : dep.mass) m *= inv_volume;  // mass -> density
+  std::vector<std::complex<double>> spectrum = fft_.forward(dep.mass);
+  dep.mass = {};
+  const std::int64_t n0 = mesh.shape[0], n1 = mesh.shape[1], nzc = fft_.nz_complex();
+  const std::int64_t y0 = fft_.y_slabs().begin(comm.rank());
+  std::size_t at = 0;
+  for (std::int64_t ky = y0; ky < fft_.y_slabs().end(comm.rank()); ++ky)
+    for (std::int64_t kx = 0; kx < n0; ++kx)
+      for (std::int64_t kz = 0; kz < nzc; ++kz) spectrum[at++] *= long_range_green({folded(kx, n0), folded(ky, n1), kz}, mesh, G, r_split);
+  const std::vector<double> local = fft_.backward(std::move(spectrum));
+
+  // Ghost planes: CIC reaches one plane beyond the sample's, the finite difference two more.
+  const int width = static_cast<int>(std::ceil(reach / cell_[0])) + 3;
+  const std::size_t plane = mesh.plane_cells();
+  const std::vector<double> ghosts =
+      mpi::fetch_ghost_planes<double>(comm, slabs, local, plane, width, true, 0.0);
+  first_plane_ = slabs.begin(comm.rank()) - width;
+  held_planes_ = slabs.planes(comm.rank()) + 2 * width;
+  phi_.reserve(static_cast<std::size_t>(held_planes_) * plane);
+  phi_.insert(phi_.end(), ghosts.begin(), ghosts.begin() + static_cast<std::ptrdiff_t>(width * plane));
+  phi_.insert(phi_.end(), local.begin(), local.end());
+  phi_.insert(phi_.end(), ghosts.begin() + static_cast<std::ptrdiff_t>(width * plane), ghosts.end());
+}
+
+double LongRangeField::potential_at(std::int64_t i, std::int64_t j, std::int64_t k) const {
+  const std::int64_t n1 = mesh_.shape[1], n2 = mesh_.shape[2];
+  return phi_[static_cast<std::size_t>((i * n1 + wrap(j, n1)) * n2 + wrap(k, n2))];
+}
+
+void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const {
+  std::int64_t c[3];
+  double f[3];
+  for (std::size_t d = 0; d < 3; ++d) {
+    const double u = (x[d] - mesh_.origin[d]) / cell_[d] - 0.5;  // from the centre of cell 0
+    const double fl = std::floor(u);
+    c[d] = static_cast<std::int64_t>(fl);
+    f[d] = u - fl;
+  }
+  c[0] -= first_plane_;
+  if (c[0] < 2 || c[0] + 3 >= held_planes_)
+    throw Error::internal("LongRangeField::sample: x = {} is beyond the planes this rank holds", x[0]);
+  phi = 0;
+  acc[0] = acc[1] = acc[2] = 0;
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (int e = 0; e < 2; ++e) {
+        const double w = (a ? f[0] : 1 - f[0]) * (b ? f[1] : 1 - f[1]) * (e ? f[2] : 1 - f[2]);
+        const std::int64_t i = c[0] + a, j = c[1] + b, k = c[2] + e;
+        phi += w * potential_at(i, j, k);
+        // -d phi / dx by the 4-point difference (8 (f1 - f-1) - (f2 - f-2)) / 12 h.
+        const double gx = 8 * (potential_at(i + 1, j, k) - potential_at(i - 1, j, k)) - (potential_at(i + 2, j, k) - potential_at(i - 2, j, k));
+        const double gy = 8 * (potential_at(i, j + 1, k) - potential_at(i, j - 1, k)) - (potential_at(i, j + 2, k) - potential_at(i, j - 2, k));
+        const double gz = 8 * (potential_at(i, j, k + 1) - potential_at(i, j, k - 1)) - (potential_at(i, j, k + 2) - potential_at(i, j, k - 2));
+        acc[0] -= w * gx / (12 * cell_[0]);
+        acc[1] -= w * gy / (12 * cell_[1]);
+        acc[2] -= w * gz / (12 * cell_[2]);
+      }
+}
+
+}  // namespace phew::gravity

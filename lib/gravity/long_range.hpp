@@ -1,0 +1,49 @@
+// The long-range part of the gravitational potential of a periodic box, on a mesh (particle-mesh),
+// as in Gadget's TreePM: the potential of a point mass is split into
+//   -G m erf(r / 2 r_s) / r   (long range: smooth, solved here in Fourier space)
+//   -G m erfc(r / 2 r_s) / r  (short range: summed over neighbours, see forest.hpp).
+// The mass is assigned to the mesh by CIC (grid/deposit, the same bits on any rank count), Poisson's
+// equation is solved with the Green's function -4 pi G / k^2 exp(-k^2 r_s^2), divided by the CIC window
+// twice (assignment and interpolation), the acceleration is the potential's 4-point finite difference,
+// and both are interpolated to any point by CIC. The k = 0 mode is zero: the potential is that of the
+// density contrast, as in every cosmological code.
+#pragma once
+
+#include "gravity/fft3d.hpp"
+#include "grid/geometry.hpp"
+#include "mpi/comm.hpp"
+
+#include <span>
+#include <vector>
+
+namespace phew::gravity {
+
+class LongRangeField {
+ public:
+  // `mesh`: a periodic box and its mesh shape; `position`/`mass`: this rank's particles, wrapped into the
+  // box, in snapshot order with rank r's before rank r+1's (as read_share gives them). The field can be
+  // sampled up to `reach` (length units) beyond this rank's slab of the mesh. Collective.
+  LongRangeField(const GridGeometry& mesh, double G, double r_split, std::span<const double> position,
+                 std::span<const double> mass, double reach, const mpi::Comm& comm);
+
+  const mpi::SlabDecomposition& slabs() const { return fft_.x_slabs(); }
+  // Potential and acceleration (-grad) of the long-range part at x; x[0] unwrapped, within `reach` of
+  // this rank's slab. Not collective.
+  void sample(const double x[3], double& phi, double acc[3]) const;
+
+ private:
+  double potential_at(std::int64_t i, std::int64_t j, std::int64_t k) const;  // i: extended plane index
+
+  GridGeometry mesh_;
+  std::array<double, 3> cell_{};
+  SlabFft fft_;
+  std::int64_t first_plane_ = 0;  // global (unwrapped) index of the first plane held
+  std::int64_t held_planes_ = 0;
+  std::vector<double> phi_;       // [held_planes][n1][n2]
+};
+
+// The Green's function factor of mode (m0, m1, m2) (integer wave numbers in [-n/2, n/2]) for a mesh of
+// cell sizes h over box L: -4 pi G / k^2 exp(-k^2 r_s^2) / W_cic(k)^2, 0 for k = 0. Exposed for tests.
+double long_range_green(const std::array<std::int64_t, 3>& m, const GridGeometry& mesh, double G, double r_split);
+
+}  // namespace phew::gravity

@@ -1,0 +1,267 @@
+// Gravity for voters: the distributed FFT against a naive DFT, the particle-mesh part against an analytic
+// density wave, TreePM and the open-box tree against direct summation, and the voters they select.
+#include "gravity/fft3d.hpp"
+#include "gravity/forest.hpp"
+#include "gravity/long_range.hpp"
+#include "phase/voters.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <random>
+
+namespace phew::gravity {
+namespace {
+
+TEST(SlabFft, MatchesANaiveDftAndInvertsOnOneRank) {
+  const std::array<std::int64_t, 3> n{6, 4, 5};  // odd last axis: the half spectrum has n2/2+1 = 3 modes
+  const mpi::Comm comm;
+  if (comm.size() != 1) GTEST_SKIP();
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> f(6 * 4 * 5);
+  for (double& v : f) v = u(rng);
+  const SlabFft fft(n, comm);
+  const auto spec = fft.forward(f);
+  ASSERT_EQ(spec.size(), 4u * 6u * 3u);  // [ky][kx][kz]
+  double worst = 0;
+  for (std::int64_t ky = 0; ky < 4; ++ky)
+    for (std::int64_t kx = 0; kx < 6; ++kx)
+      for (std::int64_t kz = 0; kz < 3; ++kz) {
+        std::complex<double> s = 0;
+        for (std::int64_t x = 0; x < 6; ++x)
+          for (std::int64_t y = 0; y < 4; ++y)
+            for (std::int64_t z = 0; z < 5; ++z) {
+              const double ph = -2 * M_PI * (double(kx * x) / 6 + double(ky * y) / 4 + double(kz * z) / 5);
+              s += f[static_cast<std::size_t>((x * 4 + y) * 5 + z)] * std::complex<double>(std::cos(ph), std::sin(ph));
+            }
+        worst = std::max(worst, std::abs(s - spec[static_cast<std::size_t>((ky * 6 + kx) * 3 + kz)]));
+      }
+  EXPECT_LT(worst, 1e-12);
+  const auto back = fft.backward(spec);
+  for (std::size_t i = 0; i < f.size(); ++i) EXPECT_NEAR(back[i], f[i], 1e-14);
+}
+
+// Particles at the mesh's cell centres with masses m0 (1 + A cos(k x)): CIC puts each wholly in its
+// cell, so the mesh density is an exact cosine and the potential is -4 pi G rho_k / k^2 times the
+// split and window factors; the 4-point difference of a cosine is known in closed form.
+TEST(LongRangeField, SolvesADensityWaveExactly) {
+  const mpi::Comm comm;
+  if (comm.size() != 1) GTEST_SKIP();
+  const std::int64_t n = 16;
+  const double L = 8, h = L / static_cast<double>(n), A = 0.3, G = 2.0, r_split = 1.25 * h;
+  const GridGeometry mesh{{n, n, n}, {0, 0, 0}, {L, L, L}, true};
+  std::vector<double> pos, mass;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t k = 0; k < n; ++k) {
+        const double x = (static_cast<double>(i) + 0.5) * h;
+        pos.insert(pos.end(), {x, (static_cast<double>(j) + 0.5) * h, (static_cast<double>(k) + 0.5) * h});
+        mass.push_back(1.0 + A * std::cos(2 * M_PI * 2 * x / L));  // mode m = 2 along x
+      }
+  const LongRangeField field(mesh, G, r_split, pos, mass, 0.0, comm);
+  const double rho_amp = A / (h * h * h);
+  const double green = long_range_green({2, 0, 0}, mesh, G, r_split);
+  const double k = 2 * M_PI * 2 / L;
+  const double k_fd = (8 * std::sin(k * h) - std::sin(2 * k * h)) / (6 * h);  // d/dx of cos(kx) by 4 points: -k_fd sin
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double x[3] = {(static_cast<double>(i) + 0.5) * h, 1.5 * h, 7.5 * h};
+    double phi = 0, acc[3];
+    field.sample(x, phi, acc);
+    EXPECT_NEAR(phi, green * rho_amp * std::cos(k * x[0]), 1e-10 * std::abs(green * rho_amp));
+    EXPECT_NEAR(acc[0], green * rho_amp * k_fd * std::sin(k * x[0]), 1e-10 * std::abs(green * rho_amp * k));
+    EXPECT_NEAR(acc[1], 0, 1e-12);
+  }
+  // The Green's function: -4 pi G / k^2 at long wavelengths.
+  const GridGeometry big{{64, 64, 64}, {0, 0, 0}, {1000, 1000, 1000}, true};
+  const double k1 = 2 * M_PI / 1000;
+  EXPECT_NEAR(long_range_green({1, 0, 0}, big, 1.0, 0.1) / (-4 * M_PI / (k1 * k1)), 1.0, 2e-3);  // window: +0.16%
+  EXPECT_EQ(long_range_green({0, 0, 0}, big, 1.0, 0.1), 0.0);
+}
+
+// A Plummer sphere (scale 1, mass 1, cut at 99% of its mass) of n equal particles around `centre`.
+std::vector<Source> plummer(std::size_t n, unsigned seed, std::array<double, 3> centre) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::vector<Source> s;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double r = 1.0 / std::sqrt(std::pow(u(rng) * 0.99, -2.0 / 3.0) - 1.0);
+    double d[3] = {g(rng), g(rng), g(rng)};
+    const double norm = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    Source p{};
+    for (std::size_t k = 0; k < 3; ++k) p.x[k] = centre[k] + r * d[k] / norm;
+    p.m = 1.0 / static_cast<double>(n);
+    p.id = i + 1;
+    s.push_back(p);
+  }
+  return s;
+}
+
+std::vector<std::array<double, 3>> positions(const std::vector<Source>& s) {
+  std::vector<std::array<double, 3>> x;
+  for (const Source& p : s) x.push_back({p.x[0], p.x[1], p.x[2]});
+  return x;
+}
+
+struct Errors {
+  double phi_rms, acc_rms;
+};
+
+// RMS relative errors; the potentials are compared after removing their mean difference (a periodic
+// box's potential is defined up to a constant).
+Errors compare(const std::vector<double>& phi, const std::vector<std::array<double, 3>>& acc,
+               const std::vector<double>& phi_ref, const std::vector<std::array<double, 3>>& acc_ref) {
+  double offset = 0;
+  for (std::size_t i = 0; i < phi.size(); ++i) offset += (phi[i] - phi_ref[i]) / static_cast<double>(phi.size());
+  double ep = 0, rp = 0, ea = 0, ra = 0;
+  for (std::size_t i = 0; i < phi.size(); ++i) {
+    ep += (phi[i] - offset - phi_ref[i]) * (phi[i] - offset - phi_ref[i]);
+    rp += phi_ref[i] * phi_ref[i];
+    for (std::size_t d = 0; d < 3; ++d) {
+      ea += (acc[i][d] - acc_ref[i][d]) * (acc[i][d] - acc_ref[i][d]);
+      ra += acc_ref[i][d] * acc_ref[i][d];
+    }
+  }
+  return {std::sqrt(ep / rp), std::sqrt(ea / ra)};
+}
+
+// An isolated Plummer sphere in a large periodic box: TreePM (mesh + short-range trees) against direct
+// Newtonian summation. Images and the subtracted mean density change the force by ~(r/L)^3 only.
+TEST(TreePm, AgreesWithDirectSummationForAnIsolatedHalo) {
+  const mpi::Comm comm;
+  if (comm.size() != 1) GTEST_SKIP();
+  const double L = 40, G = 1, eps = 0.02;
+  const auto src = plummer(4000, 21, {20.3, 19.6, 20.1});
+  const GridGeometry box{{64, 64, 64}, {0, 0, 0}, {L, L, L}, true};
+  const double r_split = 1.25 * L / 64;
+  std::vector<double> pos, mass;
+  for (const Source& s : src) {
+    pos.insert(pos.end(), s.x, s.x + 3);
+    mass.push_back(s.m);
+  }
+  const LongRangeField mesh(box, G, r_split, pos, mass, 0.0, comm);
+  const std::int64_t cubes = static_cast<std::int64_t>(L / (PairForce::kCutInSplits * r_split));
+  const Forest forest(box, {cubes, cubes, cubes}, {0, L}, src, PairForce(G, eps, r_split), {0.5, 8});
+  const auto targets = positions(src);
+  std::vector<double> phi(targets.size());
+  std::vector<std::array<double, 3>> acc(targets.size());
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    double p = 0, a[3] = {0, 0, 0}, pl = 0, al[3];
+    forest.accumulate(targets[t].data(), p, a);
+    mesh.sample(targets[t].data(), pl, al);
+    phi[t] = p + pl;
+    for (std::size_t d = 0; d < 3; ++d) acc[t][d] = a[d] + al[d];
+  }
+  std::vector<double> phi_ref;
+  std::vector<std::array<double, 3>> acc_ref;
+  direct_sum(src, targets, PairForce(G, eps), phi_ref, acc_ref);
+  const Errors e = compare(phi, acc, phi_ref, acc_ref);
+  EXPECT_LT(e.phi_rms, 0.01);
+  EXPECT_LT(e.acc_rms, 0.02);
+}
+
+// The same halo in an open box: Barnes-Hut over cube trees and the shared pyramid of cube monopoles.
+TEST(OpenTree, AgreesWithDirectSummationAndTheAnalyticPotential) {
+  const mpi::Comm comm;
+  if (comm.size() != 1) GTEST_SKIP();
+  const auto src = plummer(20000, 12, {0, 0, 0});
+  GridGeometry box{{1, 1, 1}, {-30, -30, -30}, {60, 60, 60}, false};
+  Forest forest(box, {16, 16, 16}, {-1e300, 1e300}, src, PairForce(1, 0.02), {0.5, 8});
+  forest.share_cube_moments(comm, [](std::int64_t) { return true; });
+  std::vector<std::array<double, 3>> targets = positions(src);
+  targets.resize(2000);
+  std::vector<double> phi(targets.size());
+  std::vector<std::array<double, 3>> acc(targets.size());
+  for (std::size_t t = 0; t < targets.size(); ++t) forest.accumulate(targets[t].data(), phi[t], acc[t].data());
+  std::vector<double> phi_ref;
+  std::vector<std::array<double, 3>> acc_ref;
+  direct_sum(src, targets, PairForce(1, 0.02), phi_ref, acc_ref);
+  double worst = 0;
+  for (std::size_t t = 0; t < targets.size(); ++t) worst = std::max(worst, std::abs(phi[t] / phi_ref[t] - 1));
+  EXPECT_LT(worst, 0.01);
+  EXPECT_LT(compare(phi, acc, phi_ref, acc_ref).acc_rms, 0.01);
+  // Against Plummer's -GM / sqrt(r^2 + b^2) (1% of the mass was cut at large radius).
+  for (double r : {0.0, 2.0, 5.0}) {
+    const double x[3] = {0, r, 0};
+    double p = 0, a[3] = {0, 0, 0};
+    forest.accumulate(x, p, a);
+    EXPECT_NEAR(p / (-0.99 / std::sqrt(r * r + 1)), 1.0, 0.03) << "r = " << r;
+  }
+}
+
+std::vector<Candidate> halo_candidates(const std::vector<Source>& src, const std::vector<double>& phi,
+                                       const std::vector<std::array<double, 3>>& acc, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g(0.0, 0.3);
+  std::vector<Candidate> c;
+  for (std::size_t i = 0; i < src.size(); ++i)
+    c.push_back({src[i].id, {src[i].x[0], src[i].x[1], src[i].x[2]}, {g(rng), g(rng), g(rng)}, phi[i], acc[i]});
+  return c;
+}
+
+TEST(Voters, TreeAndBruteForcePotentialsPickTheSameVoters) {
+  const mpi::Comm comm;
+  if (comm.size() != 1) GTEST_SKIP();
+  const auto src = plummer(2000, 13, {0, 0, 0});
+  Forest forest({{1, 1, 1}, {-40, -40, -40}, {80, 80, 80}, false}, {8, 8, 8}, {-1e300, 1e300}, src, PairForce(1, 0.02), {0.5, 8});
+  forest.share_cube_moments(comm, [](std::int64_t) { return true; });
+  const auto targets = positions(src);
+  std::vector<double> phi(src.size()), phi_ref;
+  std::vector<std::array<double, 3>> acc(src.size()), acc_ref;
+  for (std::size_t t = 0; t < src.size(); ++t) forest.accumulate(targets[t].data(), phi[t], acc[t].data());
+  direct_sum(src, targets, PairForce(1, 0.02), phi_ref, acc_ref);
+  const auto a = choose_voters(halo_candidates(src, phi, acc, 1), {0, 0, 0}, 20);
+  const auto b = choose_voters(halo_candidates(src, phi_ref, acc_ref, 1), {0, 0, 0}, 20);
+  std::size_t same = 0;
+  for (auto id : a.id) same += static_cast<std::size_t>(std::count(b.id.begin(), b.id.end(), id));
+  EXPECT_GE(same, 18u);
+  EXPECT_TRUE(std::is_sorted(a.energy.begin(), a.energy.end()));  // most bound first
+}
+
+TEST(Voters, BoostCancelsAUniformExternalField) {
+  const auto src = plummer(2000, 14, {0, 0, 0});
+  std::vector<double> phi;
+  std::vector<std::array<double, 3>> acc;
+  direct_sum(src, positions(src), PairForce(1, 0.02), phi, acc);
+  const auto base = halo_candidates(src, phi, acc, 2);
+  auto pushed = base;
+  const double g[3] = {3.0, -1.0, 0.5};  // a strong uniform field: Phi -= g.x, a += g
+  for (Candidate& c : pushed)
+    for (std::size_t d = 0; d < 3; ++d) {
+      c.potential -= g[d] * c.dx[d];
+      c.acceleration[d] += g[d];
+    }
+  const auto isolated = choose_voters(base, {0, 0, 0}, 20);
+  const auto boosted = choose_voters(pushed, {0, 0, 0}, 20);
+  const auto plain = choose_voters(pushed, {0, 0, 0}, 20, false);
+  std::size_t same_boost = 0, same_plain = 0;
+  for (auto id : isolated.id) {
+    same_boost += static_cast<std::size_t>(std::count(boosted.id.begin(), boosted.id.end(), id));
+    same_plain += static_cast<std::size_t>(std::count(plain.id.begin(), plain.id.end(), id));
+  }
+  EXPECT_GE(same_boost, 19u);  // equal up to rounding
+  EXPECT_LT(same_plain, 10u);  // without the boost the voters slide down the external gradient
+}
+
+TEST(PairForce, ShortPlusLongRangeIsNewtonian) {
+  // erfc + erf = 1: the short-range pair term plus -G m erf(r/2r_s)/r is the whole potential.
+  const PairForce whole(1, 0), short_part(1, 0, 0.5);
+  for (double r : {0.05, 0.3, 1.0, 2.0}) {
+    const double x[3] = {r, 0, 0};
+    double pw = 0, ps = 0, aw[3] = {0, 0, 0}, as[3] = {0, 0, 0};
+    whole.add(1, x, pw, aw);
+    short_part.add(1, x, ps, as);
+    EXPECT_NEAR(ps, -std::erfc(r / 1.0) / r, 1e-6 / r);
+    EXPECT_NEAR(pw, -1 / r, 1e-12);
+  }
+  const double far[3] = {2.3, 0, 0};  // beyond r_cut = 4.5 r_s
+  double p = 0, a[3] = {0, 0, 0};
+  short_part.add(1, far, p, a);
+  EXPECT_EQ(p, 0.0);
+}
+
+}  // namespace
+}  // namespace phew::gravity
