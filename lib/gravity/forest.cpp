@@ -86,10 +86,12 @@ Forest::Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::
     throw Error::input("{} particles on one rank: too many for its gravity trees (run on more ranks)", sources.size());
   pos_.resize(3 * sources.size());
   mass_.resize(sources.size());
+  index_.resize(sources.size());
   for (std::size_t k = 0; k < order.size(); ++k) {
     const Source& s = sources[order[k].second];
     std::copy_n(s.x, 3, &pos_[3 * k]);
     mass_[k] = s.m;
+    index_[k] = static_cast<std::uint32_t>(order[k].second);
   }
   sources = {};
   root_.assign(static_cast<std::size_t>(cubes_[0] * cubes_[1] * cubes_[2]), kNotHeld);
@@ -118,6 +120,11 @@ Forest::Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::
     root_[static_cast<std::size_t>(order[b].first)] = slot;
     b = e;
   }
+  position_of_.resize(index_.size());
+  for (std::size_t k = 0; k < index_.size(); ++k) position_of_[index_[k]] = static_cast<std::uint32_t>(k);
+  group_of_.resize(index_.size());
+  for (std::int64_t r : root_)
+    if (r >= 0) mark_groups(r);
 }
 
 std::array<std::int64_t, 3> Forest::cube_of(const double x[3]) const {
@@ -163,15 +170,18 @@ void Forest::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, st
   }
   for (std::size_t o = 1; o < 9; ++o) start[o] += start[o - 1];
   std::vector<double> p(3 * (end - begin)), w(end - begin);
+  std::vector<std::uint32_t> ix(end - begin);
   std::array<std::uint32_t, 8> at{};
   std::copy_n(start.begin(), 8, at.begin());
   for (std::uint32_t i = begin; i < end; ++i) {
     const std::uint32_t k = at[octant[i - begin]]++;
     std::copy_n(&pos_[3 * i], 3, &p[3 * k]);
     w[k] = mass_[i];
+    ix[k] = index_[i];
   }
   std::copy(p.begin(), p.end(), pos_.begin() + 3 * static_cast<std::ptrdiff_t>(begin));
   std::copy(w.begin(), w.end(), mass_.begin() + begin);
+  std::copy(ix.begin(), ix.end(), index_.begin() + begin);
 
   // Children are 8 consecutive slots, reserved before any grandchild is added.
   node.first_child = static_cast<std::int64_t>(nodes_.size());
@@ -181,6 +191,111 @@ void Forest::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, st
     std::array<double, 3> cc{};
     for (std::size_t d = 0; d < 3; ++d) cc[d] = centre[d] + ((o >> d) & 1 ? 0.5 * half : -0.5 * half);
     build(node.first_child + o, begin + start[o], begin + start[o + 1], cc, 0.5 * half, depth + 1);
+  }
+}
+
+void Forest::mark_groups(std::int64_t n) {
+  const Node& node = nodes_[static_cast<std::size_t>(n)];
+  if (node.first_child < 0 || node.end - node.begin <= kGroupSize) {
+    std::fill(group_of_.begin() + node.begin, group_of_.begin() + node.end, n);
+    return;
+  }
+  for (int o = 0; o < 8; ++o) mark_groups(node.first_child + o);
+}
+
+namespace {
+
+// Nearest distance^2 from point p to the box centre +- half.
+double box_distance2(const double p[3], const double centre[3], double half) {
+  double b2 = 0;
+  for (std::size_t d = 0; d < 3; ++d) {
+    const double g = std::abs(p[d] - centre[d]) - half;
+    if (g > 0) b2 += g * g;
+  }
+  return b2;
+}
+
+}  // namespace
+
+void Forest::list_group(std::int64_t root, const double shift[3], const Node& group, std::vector<Interaction>& list) const {
+  const double theta2 = params_.theta * params_.theta;
+  const bool cut = force_.short_range();
+  std::array<std::int64_t, 8 * kMaxDepth + 8> stack;
+  std::size_t top = 0;
+  stack[top++] = root;
+  while (top > 0) {
+    const Node& node = nodes_[static_cast<std::size_t>(stack[--top])];
+    if (node.mass == 0) continue;
+    const double c[3] = {node.centre[0] - shift[0], node.centre[1] - shift[1], node.centre[2] - shift[2]};
+    // Skip a node with no point within r_cut of any point of the group (the gap between the two cubes).
+    if (cut && box_distance2(group.centre, c, node.half + group.half) > force_.r_cut() * force_.r_cut()) continue;
+    if (node.first_child < 0) {
+      for (std::uint32_t i = node.begin; i < node.end; ++i)
+        list.push_back({{pos_[3 * i] - shift[0], pos_[3 * i + 1] - shift[1], pos_[3 * i + 2] - shift[2]}, mass_[i]});
+      continue;
+    }
+    // Used whole when it is far enough from every point of the group.
+    const double com[3] = {node.com[0] - shift[0], node.com[1] - shift[1], node.com[2] - shift[2]};
+    const double size = 2 * node.half;
+    if (size * size < theta2 * box_distance2(com, group.centre, group.half)) {
+      list.push_back({{com[0], com[1], com[2]}, node.mass});
+    } else {
+      for (int o = 7; o >= 0; --o) stack[top++] = node.first_child + o;
+    }
+  }
+}
+
+void Forest::list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& group, std::vector<Interaction>& list) const {
+  const std::int64_t side = cubes_[0] >> level;
+  const Moment& m = pyramid_[static_cast<std::size_t>(level)][static_cast<std::size_t>((c[0] * side + c[1]) * side + c[2])];
+  if (m.mass == 0) return;
+  if (m.size * m.size < params_.theta * params_.theta * box_distance2(m.com, group.centre, group.half)) {
+    list.push_back({{m.com[0], m.com[1], m.com[2]}, m.mass});
+    return;
+  }
+  if (level > 0) {
+    for (int o = 0; o < 8; ++o)
+      list_pyramid(level - 1, {2 * c[0] + (o & 1), 2 * c[1] + ((o >> 1) & 1), 2 * c[2] + ((o >> 2) & 1)}, group, list);
+    return;
+  }
+  const std::int64_t root = root_[static_cast<std::size_t>(key(c))];
+  if (root < 0) throw Error::internal("Forest: cube ({}, {}, {}) must be opened but is not held", c[0], c[1], c[2]);
+  const double no_shift[3] = {0, 0, 0};
+  list_group(root, no_shift, group, list);
+}
+
+void Forest::accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report) const {
+  const Node& group = nodes_[static_cast<std::size_t>(group_of_[position_of_[source]])];
+  std::vector<Interaction> list;
+  if (box_.periodic) {
+    const auto t = cube_of(group.centre);
+    for (std::int64_t a = -1; a <= 1; ++a)
+      for (std::int64_t b = -1; b <= 1; ++b)
+        for (std::int64_t e = -1; e <= 1; ++e) {
+          const std::array<std::int64_t, 3> q{wrap(t[0] + a, cubes_[0]), wrap(t[1] + b, cubes_[1]), wrap(t[2] + e, cubes_[2])};
+          const std::int64_t root = root_[static_cast<std::size_t>(key(q))];
+          if (root == kNotHeld) throw Error::internal("Forest: cube ({}, {}, {}) is needed but not held", q[0], q[1], q[2]);
+          if (root == kEmpty) continue;
+          // Sources are moved by whole boxes next to the group.
+          double shift[3];
+          for (std::size_t d = 0; d < 3; ++d) {
+            const double centre = box_.origin[d] + (static_cast<double>(q[d]) + 0.5) * cube_size_[d];
+            shift[d] = centre - (group.centre[d] + minimum_image(centre - group.centre[d], box_.extent[d], true));
+          }
+          list_group(root, shift, group, list);
+        }
+  } else {
+    if (pyramid_.empty()) throw Error::internal("Forest::accumulate_group in an open box before share_cube_moments");
+    list_pyramid(static_cast<int>(pyramid_.size()) - 1, {0, 0, 0}, group, list);
+  }
+  for (std::uint32_t i = group.begin; i < group.end; ++i) {
+    double phi = 0, acc[3] = {0, 0, 0};
+    const double* x = &pos_[3 * i];
+    for (const Interaction& s : list) {
+      const double r[3] = {x[0] - s.x[0], x[1] - s.x[1], x[2] - s.x[2]};
+      force_.add(s.m, r, phi, acc);
+    }
+    report(index_[i], phi, acc);
   }
 }
 

@@ -71,6 +71,14 @@ class Forest {
   // (nearest images); open, the whole force (after share_cube_moments). Not collective.
   void accumulate(const double x[3], double& phi, double acc[3]) const;
 
+  // The same at every source of the group (a tree node of at most kGroupSize sources) that holds source
+  // `source` (an index into the constructor's `sources`): one walk collects the interactions valid for
+  // the whole group (nodes far enough from every point of its cube), then each member sums them.
+  // report(source index, phi, acc) is called once per member, in tree order. The result for a source
+  // depends only on its cube's tree, not on which member asked. Not collective.
+  static constexpr std::uint32_t kGroupSize = 32;
+  void accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report) const;
+
  private:
   static constexpr std::int64_t kEmpty = -1, kNotHeld = -2;
   struct Node {
@@ -86,6 +94,13 @@ class Forest {
   };
   void build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre, double half,
              int depth);
+  struct Interaction {
+    double x[3];
+    double m;
+  };
+  void mark_groups(std::int64_t node);
+  void list_group(std::int64_t root, const double shift[3], const Node& group, std::vector<Interaction>& list) const;
+  void list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& group, std::vector<Interaction>& list) const;
   void walk(std::int64_t root, const double x[3], double& phi, double acc[3]) const;
   void walk_pyramid(int level, std::array<std::int64_t, 3> c, const double x[3], double& phi, double acc[3]) const;
 
@@ -95,6 +110,9 @@ class Forest {
   PairForce force_;
   Params params_;
   std::vector<double> pos_, mass_;       // sources in tree order
+  std::vector<std::uint32_t> index_;     // tree order -> index into the constructor's sources
+  std::vector<std::uint32_t> position_of_;  // the inverse
+  std::vector<std::int64_t> group_of_;   // tree order -> the group node (accumulate_group)
   std::vector<Node> nodes_;
   std::vector<std::int64_t> root_;       // per cube key: its tree's root node; kEmpty, or kNotHeld
   std::vector<std::vector<Moment>> pyramid_;  // level 0: cubes; level l: (cubes / 2^l)^3

@@ -72,7 +72,12 @@ void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const
     c[d] = static_cast<std::int64_t>(fl);
     f[d] = u - fl;
   }
+  // Whole periods move the plane index into the planes held (ghost planes are exact copies, so any
+  // period that fits gives the same bits; x itself is never shifted, which would round differently).
   c[0] -= first_plane_;
+  const std::int64_t n0 = mesh_.shape[0];
+  if (c[0] < 2) c[0] += n0 * ((2 - c[0] + n0 - 1) / n0);
+  if (c[0] + 3 >= held_planes_) c[0] -= n0 * ((c[0] + 3 - held_planes_) / n0 + 1);
   if (c[0] < 2 || c[0] + 3 >= held_planes_)
     throw Error::internal("LongRangeField::sample: x = {} is beyond the planes this rank holds", x[0]);
   phi = 0;

@@ -27,8 +27,8 @@ class LongRangeField {
                  std::span<const double> mass, double reach, const mpi::Comm& comm);
 
   const mpi::SlabDecomposition& slabs() const { return fft_.x_slabs(); }
-  // Potential and acceleration (-grad) of the long-range part at x; x[0] unwrapped, within `reach` of
-  // this rank's slab. Not collective.
+  // Potential and acceleration (-grad) of the long-range part at x: any periodic image of a point within
+  // `reach` of this rank's slab (the same bits for every image and rank). Not collective.
   void sample(const double x[3], double& phi, double acc[3]) const;
 
  private:

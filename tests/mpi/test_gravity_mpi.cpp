@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 namespace phew::gravity {
@@ -95,6 +96,37 @@ TEST(LongRangeFieldMpi, SameBitsAsOneRankWhereverARankSamples) {
   }
 }
 
+// Group-walk results by particle ID for the sources with lo <= x < hi.
+std::map<std::uint64_t, std::array<double, 4>> by_groups(const Forest& f, const std::vector<Source>& src, double lo, double hi,
+                                                         const LongRangeField* mesh = nullptr) {
+  std::map<std::uint64_t, std::array<double, 4>> out;
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    if (src[i].x[0] < lo || src[i].x[0] >= hi || out.count(src[i].id)) continue;
+    f.accumulate_group(i, [&](std::size_t k, double p, const double* a) {
+      std::array<double, 4> v{p, a[0], a[1], a[2]};
+      if (mesh) {
+        double pl = 0, al[3];
+        mesh->sample(src[k].x, pl, al);
+        v = {p + pl, a[0] + al[0], a[1] + al[1], a[2] + al[2]};
+      }
+      out[src[k].id] = v;
+    });
+  }
+  return out;
+}
+
+void expect_same_where_both(const std::map<std::uint64_t, std::array<double, 4>>& a,
+                            const std::map<std::uint64_t, std::array<double, 4>>& b) {
+  std::size_t n = 0;
+  for (const auto& [id, v] : a) {
+    auto it = b.find(id);
+    if (it == b.end()) continue;
+    ASSERT_EQ(v, it->second) << "particle " << id;
+    ++n;
+  }
+  EXPECT_GT(n, 0u);
+}
+
 // The sources of the cubes meeting held_x, in a rank-dependent order (the forest must not care).
 std::vector<Source> held_sources(const std::vector<Source>& all, const GridGeometry& box, std::int64_t cubes,
                                  std::array<double, 2> held_x) {
@@ -119,7 +151,10 @@ TEST(ForestMpi, PeriodicShortRangeSameBitsFromTheCubesARankHolds) {
   const double lo = L * world.rank() / world.size(), hi = L * (world.rank() + 1) / world.size();
   const std::array<double, 2> held{lo - w, hi + w};
   const Forest parallel(box, {5, 5, 5}, held, held_sources(src, box, 5, held), PairForce(1, 0.01, r_split), {0.5, 8});
+  // (held_sources is deterministic: `mine` below is the same list the forest was built from.)
   const Forest serial(box, {5, 5, 5}, {0, L}, src, PairForce(1, 0.01, r_split), {0.5, 8});
+  const auto mine = held_sources(src, box, 5, held);
+  expect_same_where_both(by_groups(parallel, mine, lo, hi), by_groups(serial, src, lo, hi));
   for (const Source& s : src) {
     if (s.x[0] < lo || s.x[0] >= hi) continue;
     double pa = 0, aa[3] = {0, 0, 0}, ps = 0, as[3] = {0, 0, 0};
@@ -145,6 +180,7 @@ TEST(ForestMpi, OpenBoxSameBitsWithSharedCubeMoments) {
   });
   Forest serial(box, {8, 8, 8}, {-1e300, 1e300}, src, PairForce(1, 0.01), {theta, 8});
   serial.share_cube_moments(self, [](std::int64_t) { return true; });
+  expect_same_where_both(by_groups(parallel, held_sources(src, box, 8, held), lo, hi), by_groups(serial, src, lo, hi));
   for (const Source& s : src) {
     if (s.x[0] < lo || s.x[0] >= hi) continue;
     double pa = 0, aa[3] = {0, 0, 0}, ps = 0, as[3] = {0, 0, 0};

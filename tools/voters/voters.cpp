@@ -383,29 +383,31 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
       });
     }
   }
+  std::uint64_t n_computed = 0;
   std::vector<char> done(stored ? 0 : local.size(), 0);
   std::vector<double> phi(stored ? 0 : local.size()), acc(stored ? 0 : 3 * local.size());
-  // x_near: the particle's position as seen from the peak (unwrapped), for the mesh.
-  auto compute_at = [&](std::size_t j, const double x_near[3]) {
+  // The potential of a candidate's whole tree group is computed at once (accumulate_group) and kept.
+  auto compute_at = [&](std::size_t j) {
     if (done[j]) return;
-    double p = 0, g[3] = {0, 0, 0};
-    forest->accumulate(local[j].x, p, g);
-    if (gs.mesh_field) {
-      double pl = 0, gl[3];
-      gs.mesh_field->sample(x_near, pl, gl);
-      p += pl;
-      for (std::size_t d = 0; d < 3; ++d) g[d] += gl[d];
-    }
-    phi[j] = p / a;  // comoving -> physical
-    for (std::size_t d = 0; d < 3; ++d) acc[3 * j + d] = g[d] / (a * a);
-    done[j] = 1;
+    forest->accumulate_group(j, [&](std::size_t k, double p, const double* g) {
+      double acc_k[3] = {g[0], g[1], g[2]};
+      if (gs.mesh_field) {
+        double pl = 0, gl[3];
+        gs.mesh_field->sample(local[k].x, pl, gl);
+        p += pl;
+        for (std::size_t d = 0; d < 3; ++d) acc_k[d] += gl[d];
+      }
+      phi[k] = p / a;  // comoving -> physical
+      for (std::size_t d = 0; d < 3; ++d) acc[3 * k + d] = acc_k[d] / (a * a);
+      done[k] = 1;
+      ++n_computed;
+    });
   };
 
   ctx.phase("voters");
   std::vector<VoterRow> voter_rows;
   std::vector<PeakRow> peak_rows;
   std::int64_t short_peaks = 0;
-  std::uint64_t n_computed = 0;
   for (std::size_t i = 0; i < peaks.size(); ++i) {
     const Peak& pk = peaks[i];
     if (part.owner(pk.x[0]) != comm.rank()) continue;
@@ -417,15 +419,9 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
     for (std::size_t j : near) {
       const Particle& p = local[j];
       Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, p.phi, {p.acc[0], p.acc[1], p.acc[2]}};
-      double x_near[3];
-      for (std::size_t d = 0; d < 3; ++d) {
-        const double dx = minimum_image(p.x[d] - pk.x[d], geo.extent[d], geo.periodic);
-        x_near[d] = pk.x[d] + dx;
-        c.dx[d] = a * dx;
-      }
+      for (std::size_t d = 0; d < 3; ++d) c.dx[d] = a * minimum_image(p.x[d] - pk.x[d], geo.extent[d], geo.periodic);
       if (!stored) {
-        n_computed += done[j] ? 0 : 1;
-        compute_at(j, x_near);
+        compute_at(j);
         c.potential = phi[j];
         for (std::size_t d = 0; d < 3; ++d) c.acceleration[d] = acc[3 * j + d];
       }
