@@ -9,7 +9,6 @@
 namespace phew::gravity {
 namespace {
 
-constexpr int kTableSteps = 4096;  // linear interpolation in u = r / 2 r_s: error ~1e-8
 constexpr int kMaxDepth = 60;      // coincident particles end in a leaf, however many
 
 std::int64_t wrap(std::int64_t i, std::int64_t n) { return ((i % n) + n) % n; }
@@ -25,32 +24,12 @@ PairForce::PairForce(double G, double softening, double r_split)
   r_cut_ = kCutInSplits * r_split_;
   r_cut2_ = r_cut_ * r_cut_;
   const double u_max = r_cut_ / (2 * r_split_);
-  table_step_ = u_max / kTableSteps;
+  const double step = u_max / kTableSteps;
+  per_r_ = 1 / (2 * r_split_ * step);  // r -> table position
   for (int i = 0; i <= kTableSteps + 1; ++i) {
-    const double u = i * table_step_;
-    phi_factor_.push_back(std::erfc(u));
-    acc_factor_.push_back(std::erfc(u) + 2 * u / std::sqrt(M_PI) * std::exp(-u * u));
+    const double u = i * step;
+    table_.push_back({std::erfc(u), std::erfc(u) + 2 * u / std::sqrt(M_PI) * std::exp(-u * u)});
   }
-}
-
-void PairForce::add(double m, const double r[3], double& phi, double acc[3]) const {
-  const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-  if (r2 > r_cut2_) return;
-  const double q2 = r2 + eps2_;
-  if (q2 <= 0) return;  // a target on an unsoftened source: no self-force
-  const double inv = 1 / std::sqrt(q2);
-  double fp = 1, fa = 1;
-  if (r_split_ > 0) {
-    const double t = std::sqrt(r2) / (2 * r_split_) / table_step_;
-    const auto i = std::min(static_cast<int>(t), kTableSteps);
-    const double f = t - i;
-    fp = phi_factor_[static_cast<std::size_t>(i)] * (1 - f) + phi_factor_[static_cast<std::size_t>(i) + 1] * f;
-    fa = acc_factor_[static_cast<std::size_t>(i)] * (1 - f) + acc_factor_[static_cast<std::size_t>(i) + 1] * f;
-  }
-  const double gm = G_ * m * inv;
-  phi -= gm * fp;
-  const double s = gm * inv * inv * fa;
-  for (int d = 0; d < 3; ++d) acc[d] -= s * r[d];
 }
 
 bool Forest::cube_meets(const GridGeometry& box, double cube_width, std::int64_t cx, std::array<double, 2> held_x) {

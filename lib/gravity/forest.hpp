@@ -13,7 +13,9 @@
 #include "grid/geometry.hpp"
 #include "mpi/comm.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -26,6 +28,7 @@ namespace phew::gravity {
 class PairForce {
  public:
   PairForce(double G, double softening, double r_split = 0);
+  static constexpr int kTableSteps = 4096;  // linear interpolation in u = r / 2 r_s: error ~1e-8
   static constexpr double kCutInSplits = 4.5;  // r_cut = 4.5 r_s (Gadget's choice: erfc(2.25) = 1.5e-3)
 
   bool short_range() const { return r_split_ > 0; }
@@ -34,10 +37,35 @@ class PairForce {
   void add(double m, const double r[3], double& phi, double acc[3]) const;
 
  private:
+  struct Factors {
+    double phi, acc;  // erfc(u) and erfc(u) + 2u/sqrt(pi) exp(-u^2), u = r / 2 r_s
+  };
   double G_, eps2_, r_split_, r_cut_, r_cut2_;
-  double table_step_ = 0;
-  std::vector<double> phi_factor_, acc_factor_;  // erfc(u) and erfc(u) + 2u/sqrt(pi) exp(-u^2), u = r/2r_s
+  double per_r_ = 0;             // table entries per unit of r
+  std::vector<Factors> table_;   // empty for the whole force
 };
+
+inline void PairForce::add(double m, const double r[3], double& phi, double acc[3]) const {
+  const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+  if (r2 > r_cut2_) return;
+  const double q2 = r2 + eps2_;
+  if (q2 <= 0) return;  // a target on an unsoftened source: no self-force
+  const double inv = 1 / std::sqrt(q2);
+  double fp = 1, fa = 1;
+  if (!table_.empty()) {
+    const double t = std::sqrt(r2) * per_r_;
+    const auto i = std::min(static_cast<int>(t), kTableSteps);
+    const double f = t - i;
+    const Factors& lo = table_[static_cast<std::size_t>(i)];
+    const Factors& hi = table_[static_cast<std::size_t>(i) + 1];
+    fp = lo.phi + (hi.phi - lo.phi) * f;
+    fa = lo.acc + (hi.acc - lo.acc) * f;
+  }
+  const double gm = G_ * m * inv;
+  phi -= gm * fp;
+  const double s = gm * inv * inv * fa;
+  for (int d = 0; d < 3; ++d) acc[d] -= s * r[d];
+}
 
 struct Source {
   double x[3];

@@ -155,9 +155,11 @@ bad_case() { bad_input voters "$OUT/v.h5" "$@"; }  # bad_case CODE PATTERN ARGS.
   /usr/bin/python3 -c "import h5py; del h5py.File('$BATS_TEST_TMPDIR/novel.hdf5', 'r+')['PartType1/Velocities']"
   bad_case 3 "no velocities" "$D/pair.peaks.h5" "$BATS_TEST_TMPDIR/novel.hdf5"
 }
-@test "bad input: --n-voters below 1, unknown potential source" {
+@test "bad input: --n-voters below 1, unknown potential source, bad gravity parameters" {
   bad_case 2 "at least 1" "$D/pair.peaks.h5" "$D/pair.hdf5" --n-voters 0
   bad_case 2 "expected auto, snapshot or compute" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential magic
+  bad_case 2 "expected 32 to 4096" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential compute --pm-mesh 8
+  bad_case 2 "--theta must be > 0" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential compute --theta 0
 }
 @test "bad input: NaN in the stored potential" {
   bad_case 3 "Potential has a non-finite value" "$D/nanpot.peaks.h5" "$D/nanpot.hdf5"

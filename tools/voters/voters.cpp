@@ -306,7 +306,7 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   FieldSelection fields;
   fields.ids = fields.velocities = true;
   fields.potential = fields.acceleration = stored;
-  const ParticleSet ps = read_share(*reader, types, fields, comm);
+  ParticleSet ps = read_share(*reader, types, fields, comm);
   if (stored)
     mpi::agree(comm, [&] {
       for (double v : ps.potential)
@@ -361,6 +361,7 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
     if (stored) p.phi = ps.potential[i] / a;
     for (int r : destinations[bin_of(p.x[0])]) send[offset[static_cast<std::size_t>(r)]++] = p;
   }
+  ps = ParticleSet{};  // every particle now lives in `send`
   const std::vector<Particle> local = comm.all_to_all<Particle>(send, counts);
   send = {};
   const CellList cells(local, geo, std::max(R_max / 2, geo.cell_size()[0]));
