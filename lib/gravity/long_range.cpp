@@ -9,7 +9,6 @@
 namespace phew::gravity {
 namespace {
 
-std::int64_t wrap(std::int64_t i, std::int64_t n) { return ((i % n) + n) % n; }
 std::int64_t folded(std::int64_t i, std::int64_t n) { return i <= n / 2 ? i : i - n; }
 double sinc(double x) { return x == 0 ? 1.0 : std::sin(x) / x; }
 
@@ -60,7 +59,7 @@ LongRangeField::LongRangeField(const GridGeometry& mesh, double G, double r_spli
 
 double LongRangeField::potential_at(std::int64_t i, std::int64_t j, std::int64_t k) const {
   const std::int64_t n1 = mesh_.shape[1], n2 = mesh_.shape[2];
-  return phi_[static_cast<std::size_t>((i * n1 + wrap(j, n1)) * n2 + wrap(k, n2))];
+  return phi_[static_cast<std::size_t>((i * n1 + fold_index(j, n1, true)) * n2 + fold_index(k, n2, true))];
 }
 
 void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const {

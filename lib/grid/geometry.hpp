@@ -2,6 +2,7 @@
 // origin + (i+0.5, j+0.5, k+0.5) * cell_size (DESIGN.md).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -50,6 +51,18 @@ struct GridMeta {
 
 // The separation d along an axis of a periodic box folded into [-box/2, box/2]; d itself otherwise.
 inline double minimum_image(double d, double box, bool periodic) { return periodic ? d - box * std::round(d / box) : d; }
+
+// A position wrapped into [0, box); x itself when there is no box (box <= 0).
+inline double wrap_position(double x, double box) {
+  if (!(box > 0)) return x;
+  const double w = x - box * std::floor(x / box);
+  return w >= box ? 0.0 : w;  // x slightly below 0 can round up to exactly box
+}
+
+// An index along an axis of n cells: wrapped into [0, n) when periodic, clamped to it otherwise.
+inline std::int64_t fold_index(std::int64_t i, std::int64_t n, bool periodic) {
+  return periodic ? ((i % n) + n) % n : std::clamp<std::int64_t>(i, 0, n - 1);
+}
 
 // "256" or "128,128,256" -> shape. Throws Error(usage).
 std::array<std::int64_t, 3> parse_grid_shape(const std::string& text);

@@ -1,6 +1,7 @@
 #include "particles/snapshot.hpp"
 
 #include "core/error.hpp"
+#include "grid/geometry.hpp"
 #include "io/h5.hpp"
 #include "mpi/agree.hpp"
 
@@ -29,11 +30,6 @@ std::vector<std::string> binary_pieces(const std::string& first) {
   const std::string stem = first.substr(0, dot);
   for (int i = 0; fs::exists(stem + "." + std::to_string(i)); ++i) pieces.push_back(stem + "." + std::to_string(i));
   return pieces;
-}
-
-double wrap(double x, double box) {
-  double w = x - box * std::floor(x / box);
-  return w >= box ? 0.0 : w;  // x slightly below 0 can round up to exactly box
 }
 
 }  // namespace
@@ -128,7 +124,7 @@ ParticleSet read_particles(const SnapshotReader& reader, const std::vector<int>&
   for (double v : out.velocity)
     if (!std::isfinite(v)) throw Error::input("{}: a velocity is not finite", info.files.front());
   if (info.periodic)
-    for (std::size_t i = 0; i < out.position.size(); ++i) out.position[i] = wrap(out.position[i], info.box_size[i % 3]);
+    for (std::size_t i = 0; i < out.position.size(); ++i) out.position[i] = wrap_position(out.position[i], info.box_size[i % 3]);
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "synth/realize.hpp"
 
 #include "core/error.hpp"
+#include "grid/geometry.hpp"
 #include "particles/particle_set.hpp"
 #include "synth/random.hpp"
 #include "synth/zeldovich.hpp"
@@ -12,12 +13,6 @@ namespace phew::synth {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
-
-double wrap(double x, double box) {
-  if (!(box > 0)) return x;
-  const double w = x - box * std::floor(x / box);
-  return w >= box ? 0.0 : w;  // x slightly below 0 can round up to exactly box
-}
 
 // r200 of a sampled model: where the mean enclosed density falls to overdensity * rho_crit (bisection
 // in ln r; the mean density of these profiles falls monotonically). 0 when it never gets that dense.
@@ -181,14 +176,14 @@ Particles sample(const Scene& scene, const HaloSet& halos, const std::vector<Com
         const double v = df.sample_speed(r, speed);
         const Vec3 w = direction.direction();
         for (std::size_t d = 0; d < 3; ++d) {
-          p.position.push_back(wrap(c.center[d] + r * u[d], scene.box));
+          p.position.push_back(wrap_position(c.center[d] + r * u[d], scene.box));
           p.velocity.push_back((c.bulk_velocity[d] + v * w[d]) * inv_sqrt_a);
         }
       }
     } else if (c.model == ComponentModel::uniform) {
       Rng place(scene.seed, i, kUniform), speed(scene.seed, i, kVelocity);
       for (std::uint64_t k = 0; k < 3 * n; ++k)
-        p.position.push_back(wrap(c.center[k % 3] - 0.5 * c.size + c.size * place.uniform(), scene.box));
+        p.position.push_back(wrap_position(c.center[k % 3] - 0.5 * c.size + c.size * place.uniform(), scene.box));
       for (std::uint64_t k = 0; k < 3 * n; ++k) p.velocity.push_back(c.velocity_dispersion * speed.normal() * inv_sqrt_a);
     } else {
       ZeldovichSpec z;

@@ -1,5 +1,7 @@
 #include "synth/sequence.hpp"
 
+#include "grid/geometry.hpp"
+
 #include <cmath>
 #include <numbers>
 
@@ -9,12 +11,6 @@ namespace {
 constexpr int kTrackLevels = 10;  // 2^10 centre steps per output interval
 constexpr int kMaxLevel = 40;     // particle steps down to interval / 2^40
 constexpr std::uint64_t kTicks = std::uint64_t{1} << kMaxLevel;
-
-double wrap(double x, double box) {
-  if (!(box > 0)) return x;
-  const double w = x - box * std::floor(x / box);
-  return w >= box ? 0.0 : w;
-}
 
 double norm(const Vec3& v) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
@@ -127,7 +123,7 @@ CentreTrack centre_track(const Scene& scene, const HaloSet& halos, const std::ve
           for (std::size_t d = 0; d < 3; ++d) x[c][d] += dt * v[c][d];
       }
       for (auto& c : x)
-        for (double& e : c) e = wrap(e, scene.box);
+        for (double& e : c) e = wrap_position(e, scene.box);
     }
     track.time.push_back(s * dt);
     track.center.push_back(x);
@@ -218,7 +214,7 @@ void Evolution::advance() {
     }
   }
   if (scene_.box > 0)
-    for (double& x : p.position) x = wrap(x, scene_.box);
+    for (double& x : p.position) x = wrap_position(x, scene_.box);
   ++snapshot_;
 }
 

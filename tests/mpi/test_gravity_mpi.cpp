@@ -133,8 +133,7 @@ std::vector<Source> held_sources(const std::vector<Source>& all, const GridGeome
   std::vector<Source> out;
   const double w = box.extent[0] / static_cast<double>(cubes);
   for (const Source& s : all) {
-    auto cx = static_cast<std::int64_t>(std::floor((s.x[0] - box.origin[0]) / w));
-    cx = box.periodic ? ((cx % cubes) + cubes) % cubes : std::clamp<std::int64_t>(cx, 0, cubes - 1);
+    const std::int64_t cx = fold_index(static_cast<std::int64_t>(std::floor((s.x[0] - box.origin[0]) / w)), cubes, box.periodic);
     if (Forest::cube_meets(box, w, cx, held_x)) out.push_back(s);
   }
   std::reverse(out.begin(), out.end());

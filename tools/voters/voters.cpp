@@ -70,7 +70,7 @@ class CellList {
           for (std::size_t d = 0; d < 3; ++d) {
             if (q[d] < 0 || q[d] >= n_[d]) {
               if (!g_.periodic) skip = true;
-              q[d] = ((q[d] % n_[d]) + n_[d]) % n_[d];
+              q[d] = fold_index(q[d], n_[d], true);
             }
           }
           if (skip) continue;
@@ -97,7 +97,7 @@ class CellList {
     std::array<std::int64_t, 3> c{};
     for (std::size_t d = 0; d < 3; ++d) {
       c[d] = static_cast<std::int64_t>(std::floor((x[d] - g_.origin[d]) / size_[d]));
-      c[d] = g_.periodic ? ((c[d] % n_[d]) + n_[d]) % n_[d] : std::clamp<std::int64_t>(c[d], 0, n_[d] - 1);
+      c[d] = fold_index(c[d], n_[d], g_.periodic);
     }
     return c;
   }
@@ -116,7 +116,7 @@ struct XPartition {
   int owner(double x) const {
     const std::int64_t n = geo.shape[0];
     const auto i = static_cast<std::int64_t>(std::floor((x - geo.origin[0]) / geo.cell_size()[0]));
-    return slabs.owner(geo.periodic ? ((i % n) + n) % n : std::clamp<std::int64_t>(i, 0, n - 1));
+    return slabs.owner(fold_index(i, n, geo.periodic));
   }
   // Rank r's x-range; in an open box the end ranks also take everything beyond the grid.
   std::array<double, 2> range(int r) const {
@@ -259,7 +259,7 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   if (geo.periodic)  // a fitted peak position may lie just outside the box
     for (Peak& p : peaks)
       for (std::size_t d = 0; d < 3; ++d)
-        p.x[d] = geo.origin[d] + (p.x[d] - geo.origin[d]) - geo.extent[d] * std::floor((p.x[d] - geo.origin[d]) / geo.extent[d]);
+        p.x[d] = geo.origin[d] + wrap_position(p.x[d] - geo.origin[d], geo.extent[d]);
   const bool stored = opt.potential == "snapshot" || (opt.potential == "auto" && info.has_potential && info.has_acceleration);
   // Physical units: comoving positions scale by a, Gadget velocities u = v/sqrt(a), and Gadget's stored
   // comoving potential and acceleration by 1/a and 1/a^2.
@@ -343,7 +343,7 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
         destinations[static_cast<std::size_t>(bx)].push_back(r);
   auto bin_of = [&](double x) {
     const auto i = static_cast<std::int64_t>(std::floor((x - bins.origin[0]) / bin_width));
-    return static_cast<std::size_t>(bins.periodic ? ((i % n_bins) + n_bins) % n_bins : std::clamp<std::int64_t>(i, 0, n_bins - 1));
+    return static_cast<std::size_t>(fold_index(i, n_bins, bins.periodic));
   };
   std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
   for (std::size_t i = 0; i < ps.size(); ++i)
