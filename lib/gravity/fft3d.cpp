@@ -66,6 +66,23 @@ SlabFft::SlabFft(std::array<std::int64_t, 3> n, const mpi::Comm& comm)
 
 SlabFft::~SlabFft() = default;
 
+namespace {
+
+// Transforms, in place, the lines along the middle axis of `blocks` blocks of [length][nzc] values:
+// each line is copied into the plan's buffer, transformed, and copied back.
+void transform_lines(std::vector<Complex>& data, std::size_t blocks, std::size_t length, std::size_t nzc,
+                     fftw_plan plan, Complex* buffer) {
+  for (std::size_t b = 0; b < blocks; ++b)
+    for (std::size_t kz = 0; kz < nzc; ++kz) {
+      Complex* base = data.data() + b * length * nzc + kz;
+      for (std::size_t i = 0; i < length; ++i) buffer[i] = base[i * nzc];
+      fftw_execute(plan);
+      for (std::size_t i = 0; i < length; ++i) base[i * nzc] = buffer[i];
+    }
+}
+
+}  // namespace
+
 std::vector<Complex> SlabFft::forward(std::span<const double> real) const {
   const auto n1 = static_cast<std::size_t>(n_[1]), n2 = static_cast<std::size_t>(n_[2]);
   const auto nzc = static_cast<std::size_t>(nz_complex());
@@ -78,24 +95,11 @@ std::vector<Complex> SlabFft::forward(std::span<const double> real) const {
     fftw_execute(p.r2c_z);
     std::copy_n(p.complex_z.data, nzc, xs.data() + row * nzc);
   }
-  for (std::size_t x = 0; x < planes; ++x)  // y
-    for (std::size_t kz = 0; kz < nzc; ++kz) {
-      Complex* base = xs.data() + x * n1 * nzc + kz;
-      for (std::size_t y = 0; y < n1; ++y) p.line_y.data[y] = base[y * nzc];
-      fftw_execute(p.forward_y);
-      for (std::size_t y = 0; y < n1; ++y) base[y * nzc] = p.line_y.data[y];
-    }
-  std::vector<Complex> ys = to_y_slabs(xs);
+  transform_lines(xs, planes, n1, nzc, p.forward_y, p.line_y.data);
+  std::vector<Complex> ys = transpose(xs, x_slabs_, y_slabs_);
   xs = {};
-  const auto n0 = static_cast<std::size_t>(n_[0]);
-  const auto my_ky = static_cast<std::size_t>(y_slabs_.planes(comm_.rank()));
-  for (std::size_t ky = 0; ky < my_ky; ++ky)  // x
-    for (std::size_t kz = 0; kz < nzc; ++kz) {
-      Complex* base = ys.data() + ky * n0 * nzc + kz;
-      for (std::size_t x = 0; x < n0; ++x) p.line_x.data[x] = base[x * nzc];
-      fftw_execute(p.forward_x);
-      for (std::size_t x = 0; x < n0; ++x) base[x * nzc] = p.line_x.data[x];
-    }
+  transform_lines(ys, static_cast<std::size_t>(y_slabs_.planes(comm_.rank())), static_cast<std::size_t>(n_[0]), nzc,
+                  p.forward_x, p.line_x.data);
   return ys;
 }
 
@@ -105,23 +109,11 @@ std::vector<double> SlabFft::backward(std::vector<Complex> ys) const {
   const auto my_ky = static_cast<std::size_t>(y_slabs_.planes(comm_.rank()));
   if (ys.size() != my_ky * n0 * nzc) throw Error::internal("SlabFft::backward: {} values for {} ky planes", ys.size(), my_ky);
   Plans& p = *plans_;
-  for (std::size_t ky = 0; ky < my_ky; ++ky)  // x
-    for (std::size_t kz = 0; kz < nzc; ++kz) {
-      Complex* base = ys.data() + ky * n0 * nzc + kz;
-      for (std::size_t x = 0; x < n0; ++x) p.line_x.data[x] = base[x * nzc];
-      fftw_execute(p.backward_x);
-      for (std::size_t x = 0; x < n0; ++x) base[x * nzc] = p.line_x.data[x];
-    }
-  std::vector<Complex> xs = to_x_slabs(ys);
+  transform_lines(ys, my_ky, n0, nzc, p.backward_x, p.line_x.data);
+  std::vector<Complex> xs = transpose(ys, y_slabs_, x_slabs_);
   ys = {};
   const auto planes = static_cast<std::size_t>(x_slabs_.planes(comm_.rank()));
-  for (std::size_t x = 0; x < planes; ++x)  // y
-    for (std::size_t kz = 0; kz < nzc; ++kz) {
-      Complex* base = xs.data() + x * n1 * nzc + kz;
-      for (std::size_t y = 0; y < n1; ++y) p.line_y.data[y] = base[y * nzc];
-      fftw_execute(p.backward_y);
-      for (std::size_t y = 0; y < n1; ++y) base[y * nzc] = p.line_y.data[y];
-    }
+  transform_lines(xs, planes, n1, nzc, p.backward_y, p.line_y.data);
   std::vector<double> real(planes * n1 * n2);
   const double norm = 1.0 / (static_cast<double>(n0) * static_cast<double>(n1) * static_cast<double>(n2));
   for (std::size_t row = 0; row < planes * n1; ++row) {  // z: half spectrum -> real
@@ -132,62 +124,34 @@ std::vector<double> SlabFft::backward(std::vector<Complex> ys) const {
   return real;
 }
 
-std::vector<Complex> SlabFft::to_y_slabs(const std::vector<Complex>& xs) const {
-  const auto n0 = static_cast<std::size_t>(n_[0]), n1 = static_cast<std::size_t>(n_[1]);
+std::vector<Complex> SlabFft::transpose(const std::vector<Complex>& in, const mpi::SlabDecomposition& from,
+                                        const mpi::SlabDecomposition& to) const {
   const auto nzc = static_cast<std::size_t>(nz_complex());
   const int me = comm_.rank();
-  const auto planes = static_cast<std::size_t>(x_slabs_.planes(me));
+  const auto mine = static_cast<std::size_t>(from.planes(me));
+  const auto nb = static_cast<std::size_t>(to.nx()), na = static_cast<std::size_t>(from.nx());
   std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm_.size()));
   std::vector<Complex> send;
-  send.reserve(xs.size());
-  for (int r = 0; r < comm_.size(); ++r) {  // to r: [ky in r's range][my x][kz]
-    counts[static_cast<std::size_t>(r)] = static_cast<std::uint64_t>(y_slabs_.planes(r)) * planes * nzc;
-    for (auto ky = static_cast<std::size_t>(y_slabs_.begin(r)); ky < static_cast<std::size_t>(y_slabs_.end(r)); ++ky)
-      for (std::size_t x = 0; x < planes; ++x) {
-        const Complex* row = xs.data() + (x * n1 + ky) * nzc;
+  send.reserve(in.size());
+  for (int r = 0; r < comm_.size(); ++r) {  // to r: [b in r's range][my a][kz]
+    counts[static_cast<std::size_t>(r)] = static_cast<std::uint64_t>(to.planes(r)) * mine * nzc;
+    for (auto b = static_cast<std::size_t>(to.begin(r)); b < static_cast<std::size_t>(to.end(r)); ++b)
+      for (std::size_t a = 0; a < mine; ++a) {
+        const Complex* row = in.data() + (a * nb + b) * nzc;
         send.insert(send.end(), row, row + nzc);
       }
   }
   const std::vector<Complex> recv = comm_.all_to_all<Complex>(send, counts);
-  const auto my_ky = static_cast<std::size_t>(y_slabs_.planes(me));
-  std::vector<Complex> ys(my_ky * n0 * nzc);
+  const auto my_b = static_cast<std::size_t>(to.planes(me));
+  std::vector<Complex> out(my_b * na * nzc);
   std::size_t at = 0;
-  for (int s = 0; s < comm_.size(); ++s)  // from s, in rank order: [my ky][s's x][kz]
-    for (std::size_t ky = 0; ky < my_ky; ++ky)
-      for (auto x = static_cast<std::size_t>(x_slabs_.begin(s)); x < static_cast<std::size_t>(x_slabs_.end(s)); ++x) {
-        std::copy_n(recv.data() + at, nzc, ys.data() + (ky * n0 + x) * nzc);
+  for (int s = 0; s < comm_.size(); ++s)  // from s, in rank order: [my b][s's a][kz]
+    for (std::size_t b = 0; b < my_b; ++b)
+      for (auto a = static_cast<std::size_t>(from.begin(s)); a < static_cast<std::size_t>(from.end(s)); ++a) {
+        std::copy_n(recv.data() + at, nzc, out.data() + (b * na + a) * nzc);
         at += nzc;
       }
-  return ys;
-}
-
-std::vector<Complex> SlabFft::to_x_slabs(const std::vector<Complex>& ys) const {
-  const auto n0 = static_cast<std::size_t>(n_[0]), n1 = static_cast<std::size_t>(n_[1]);
-  const auto nzc = static_cast<std::size_t>(nz_complex());
-  const int me = comm_.rank();
-  const auto my_ky = static_cast<std::size_t>(y_slabs_.planes(me));
-  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm_.size()));
-  std::vector<Complex> send;
-  send.reserve(ys.size());
-  for (int r = 0; r < comm_.size(); ++r) {  // to r: [my ky][r's x][kz]
-    counts[static_cast<std::size_t>(r)] = static_cast<std::uint64_t>(x_slabs_.planes(r)) * my_ky * nzc;
-    for (std::size_t ky = 0; ky < my_ky; ++ky)
-      for (auto x = static_cast<std::size_t>(x_slabs_.begin(r)); x < static_cast<std::size_t>(x_slabs_.end(r)); ++x) {
-        const Complex* row = ys.data() + (ky * n0 + x) * nzc;
-        send.insert(send.end(), row, row + nzc);
-      }
-  }
-  const std::vector<Complex> recv = comm_.all_to_all<Complex>(send, counts);
-  const auto planes = static_cast<std::size_t>(x_slabs_.planes(me));
-  std::vector<Complex> xs(planes * n1 * nzc);
-  std::size_t at = 0;
-  for (int s = 0; s < comm_.size(); ++s)  // from s: [s's ky][my x][kz]
-    for (auto ky = static_cast<std::size_t>(y_slabs_.begin(s)); ky < static_cast<std::size_t>(y_slabs_.end(s)); ++ky)
-      for (std::size_t x = 0; x < planes; ++x) {
-        std::copy_n(recv.data() + at, nzc, xs.data() + (x * n1 + ky) * nzc);
-        at += nzc;
-      }
-  return xs;
+  return out;
 }
 
 }  // namespace phew::gravity

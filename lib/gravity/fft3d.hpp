@@ -41,9 +41,10 @@ class SlabFft {
 
  private:
   struct Plans;
-  // x-slab layout [x][ky][kz] <-> y-slab layout [ky][x][kz].
-  std::vector<std::complex<double>> to_y_slabs(const std::vector<std::complex<double>>& xs) const;
-  std::vector<std::complex<double>> to_x_slabs(const std::vector<std::complex<double>>& ys) const;
+  // [a][b][kz] with a distributed by `from` -> [b][a][kz] with b distributed by `to`: x-slabs [x][ky][kz]
+  // to y-slabs [ky][x][kz] and back. Collective.
+  std::vector<std::complex<double>> transpose(const std::vector<std::complex<double>>& in,
+                                              const mpi::SlabDecomposition& from, const mpi::SlabDecomposition& to) const;
 
   std::array<std::int64_t, 3> n_;
   const mpi::Comm& comm_;

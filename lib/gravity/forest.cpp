@@ -11,7 +11,6 @@ namespace {
 
 constexpr int kMaxDepth = 60;      // coincident particles end in a leaf, however many
 
-std::int64_t wrap(std::int64_t i, std::int64_t n) { return ((i % n) + n) % n; }
 
 }  // namespace
 
@@ -73,6 +72,10 @@ Forest::Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::
     index_[k] = static_cast<std::uint32_t>(order[k].second);
   }
   sources = {};
+  scratch_pos_.resize(pos_.size());
+  scratch_mass_.resize(mass_.size());
+  scratch_index_.resize(index_.size());
+  scratch_octant_.resize(index_.size());
   root_.assign(static_cast<std::size_t>(cubes_[0] * cubes_[1] * cubes_[2]), kNotHeld);
   for (std::int64_t cx = 0; cx < cubes_[0]; ++cx)
     if (cube_meets(box_, cube_size_[0], cx, held_x))
@@ -104,13 +107,17 @@ Forest::Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::
   group_of_.resize(index_.size());
   for (std::int64_t r : root_)
     if (r >= 0) mark_groups(r);
+  scratch_pos_ = {};
+  scratch_mass_ = {};
+  scratch_index_ = {};
+  scratch_octant_ = {};
 }
 
 std::array<std::int64_t, 3> Forest::cube_of(const double x[3]) const {
   std::array<std::int64_t, 3> c{};
   for (std::size_t d = 0; d < 3; ++d) {
     const auto i = static_cast<std::int64_t>(std::floor((x[d] - box_.origin[d]) / cube_size_[d]));
-    c[d] = box_.periodic ? wrap(i, cubes_[d]) : std::clamp<std::int64_t>(i, 0, cubes_[d] - 1);
+    c[d] = fold_index(i, cubes_[d], box_.periodic);
   }
   return c;
 }
@@ -138,8 +145,9 @@ void Forest::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, st
     return;
   }
   // Stable partition into octants (keeps the ID order within each).
+  // The scratch arrays are free again once copied back, before the children are built.
   std::array<std::uint32_t, 9> start{};
-  std::vector<std::uint8_t> octant(end - begin);
+  std::vector<std::uint8_t>& octant = scratch_octant_;
   for (std::uint32_t i = begin; i < end; ++i) {
     int o = 0;
     for (std::size_t d = 0; d < 3; ++d)
@@ -148,8 +156,8 @@ void Forest::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, st
     ++start[static_cast<std::size_t>(o) + 1];
   }
   for (std::size_t o = 1; o < 9; ++o) start[o] += start[o - 1];
-  std::vector<double> p(3 * (end - begin)), w(end - begin);
-  std::vector<std::uint32_t> ix(end - begin);
+  std::vector<double>&p = scratch_pos_, &w = scratch_mass_;
+  std::vector<std::uint32_t>& ix = scratch_index_;
   std::array<std::uint32_t, 8> at{};
   std::copy_n(start.begin(), 8, at.begin());
   for (std::uint32_t i = begin; i < end; ++i) {
@@ -158,9 +166,10 @@ void Forest::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, st
     w[k] = mass_[i];
     ix[k] = index_[i];
   }
-  std::copy(p.begin(), p.end(), pos_.begin() + 3 * static_cast<std::ptrdiff_t>(begin));
-  std::copy(w.begin(), w.end(), mass_.begin() + begin);
-  std::copy(ix.begin(), ix.end(), index_.begin() + begin);
+  const std::uint32_t n = end - begin;
+  std::copy_n(p.begin(), 3 * n, pos_.begin() + 3 * static_cast<std::ptrdiff_t>(begin));
+  std::copy_n(w.begin(), n, mass_.begin() + begin);
+  std::copy_n(ix.begin(), n, index_.begin() + begin);
 
   // Children are 8 consecutive slots, reserved before any grandchild is added.
   node.first_child = static_cast<std::int64_t>(nodes_.size());
@@ -243,100 +252,56 @@ void Forest::list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& 
   list_group(root, no_shift, group, list);
 }
 
-void Forest::accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report) const {
-  const Node& group = nodes_[static_cast<std::size_t>(group_of_[position_of_[source]])];
-  std::vector<Interaction> list;
-  if (box_.periodic) {
-    const auto t = cube_of(group.centre);
-    for (std::int64_t a = -1; a <= 1; ++a)
-      for (std::int64_t b = -1; b <= 1; ++b)
-        for (std::int64_t e = -1; e <= 1; ++e) {
-          const std::array<std::int64_t, 3> q{wrap(t[0] + a, cubes_[0]), wrap(t[1] + b, cubes_[1]), wrap(t[2] + e, cubes_[2])};
-          const std::int64_t root = root_[static_cast<std::size_t>(key(q))];
-          if (root == kNotHeld) throw Error::internal("Forest: cube ({}, {}, {}) is needed but not held", q[0], q[1], q[2]);
-          if (root == kEmpty) continue;
-          // Sources are moved by whole boxes next to the group.
-          double shift[3];
-          for (std::size_t d = 0; d < 3; ++d) {
-            const double centre = box_.origin[d] + (static_cast<double>(q[d]) + 0.5) * cube_size_[d];
-            shift[d] = centre - (group.centre[d] + minimum_image(centre - group.centre[d], box_.extent[d], true));
-          }
-          list_group(root, shift, group, list);
-        }
-  } else {
-    if (pyramid_.empty()) throw Error::internal("Forest::accumulate_group in an open box before share_cube_moments");
+void Forest::interactions(const Node& group, std::vector<Interaction>& list) const {
+  if (!box_.periodic) {
+    if (pyramid_.empty()) throw Error::internal("Forest: an open box needs share_cube_moments first");
     list_pyramid(static_cast<int>(pyramid_.size()) - 1, {0, 0, 0}, group, list);
+    return;
   }
-  for (std::uint32_t i = group.begin; i < group.end; ++i) {
-    double phi = 0, acc[3] = {0, 0, 0};
-    const double* x = &pos_[3 * i];
-    for (const Interaction& s : list) {
-      const double r[3] = {x[0] - s.x[0], x[1] - s.x[1], x[2] - s.x[2]};
-      force_.add(s.m, r, phi, acc);
-    }
-    report(index_[i], phi, acc);
-  }
+  // The 27 cubes around the group's cube hold every source within r_cut (a cube is at least r_cut
+  // wide); each cube's sources are moved by whole boxes next to the group.
+  const auto t = cube_of(group.centre);
+  for (std::int64_t a = -1; a <= 1; ++a)
+    for (std::int64_t b = -1; b <= 1; ++b)
+      for (std::int64_t e = -1; e <= 1; ++e) {
+        const std::array<std::int64_t, 3> q{fold_index(t[0] + a, cubes_[0], true), fold_index(t[1] + b, cubes_[1], true),
+                                            fold_index(t[2] + e, cubes_[2], true)};
+        const std::int64_t root = root_[static_cast<std::size_t>(key(q))];
+        if (root == kNotHeld) throw Error::internal("Forest: cube ({}, {}, {}) is needed but not held", q[0], q[1], q[2]);
+        if (root == kEmpty) continue;
+        double shift[3];
+        for (std::size_t d = 0; d < 3; ++d) {
+          const double centre = box_.origin[d] + (static_cast<double>(q[d]) + 0.5) * cube_size_[d];
+          shift[d] = centre - (group.centre[d] + minimum_image(centre - group.centre[d], box_.extent[d], true));
+        }
+        list_group(root, shift, group, list);
+      }
 }
 
-void Forest::walk(std::int64_t root, const double x[3], double& phi, double acc[3]) const {
-  const double theta2 = params_.theta * params_.theta;
-  const double r_cut2 = force_.r_cut() * force_.r_cut();
-  const bool cut = force_.short_range();
-  std::array<std::int64_t, 8 * kMaxDepth + 8> stack;
-  std::size_t top = 0;
-  stack[top++] = root;
-  while (top > 0) {
-    const Node& node = nodes_[static_cast<std::size_t>(stack[--top])];
-    if (node.mass == 0) continue;
-    if (cut) {  // no source of the node within r_cut
-      double b2 = 0;
-      for (std::size_t d = 0; d < 3; ++d) {
-        const double g = std::abs(x[d] - node.centre[d]) - node.half;
-        if (g > 0) b2 += g * g;
-      }
-      if (b2 > r_cut2) continue;
-    }
-    if (node.first_child < 0) {
-      for (std::uint32_t i = node.begin; i < node.end; ++i) {
-        const double r[3] = {x[0] - pos_[3 * i], x[1] - pos_[3 * i + 1], x[2] - pos_[3 * i + 2]};
-        force_.add(mass_[i], r, phi, acc);
-      }
-      continue;
-    }
-    const double r[3] = {x[0] - node.com[0], x[1] - node.com[1], x[2] - node.com[2]};
-    const double d2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-    const double size = 2 * node.half;
-    if (size * size < theta2 * d2) {
-      force_.add(node.mass, r, phi, acc);
-    } else {
-      for (int o = 7; o >= 0; --o) stack[top++] = node.first_child + o;
-    }
+void Forest::sum(const std::vector<Interaction>& list, const double x[3], double& phi, double acc[3]) const {
+  for (const Interaction& s : list) {
+    const double r[3] = {x[0] - s.x[0], x[1] - s.x[1], x[2] - s.x[2]};
+    force_.add(s.m, r, phi, acc);
   }
 }
 
 void Forest::accumulate(const double x[3], double& phi, double acc[3]) const {
-  if (!box_.periodic) {
-    if (pyramid_.empty()) throw Error::internal("Forest::accumulate in an open box before share_cube_moments");
-    walk_pyramid(static_cast<int>(pyramid_.size()) - 1, {0, 0, 0}, x, phi, acc);
-    return;
+  Node point{};  // a group of one point: half = 0
+  std::copy_n(x, 3, point.centre);
+  std::vector<Interaction> list;
+  interactions(point, list);
+  sum(list, x, phi, acc);
+}
+
+void Forest::accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report) const {
+  const Node& group = nodes_[static_cast<std::size_t>(group_of_[position_of_[source]])];
+  std::vector<Interaction> list;
+  interactions(group, list);
+  for (std::uint32_t i = group.begin; i < group.end; ++i) {
+    double phi = 0, acc[3] = {0, 0, 0};
+    sum(list, &pos_[3 * i], phi, acc);
+    report(index_[i], phi, acc);
   }
-  // The 27 cubes around x's cube hold every source within r_cut (a cube is at least r_cut wide); each is
-  // walked with the image of x nearest to it.
-  const auto t = cube_of(x);
-  for (std::int64_t a = -1; a <= 1; ++a)
-    for (std::int64_t b = -1; b <= 1; ++b)
-      for (std::int64_t e = -1; e <= 1; ++e) {
-        const std::array<std::int64_t, 3> q{wrap(t[0] + a, cubes_[0]), wrap(t[1] + b, cubes_[1]), wrap(t[2] + e, cubes_[2])};
-        const std::int64_t root = root_[static_cast<std::size_t>(key(q))];
-        if (root == kNotHeld) throw Error::internal("Forest: cube ({}, {}, {}) is needed but not held", q[0], q[1], q[2]);
-        if (root == kEmpty) continue;
-        double image[3];
-        for (std::size_t d = 0; d < 3; ++d) {
-          const double centre = box_.origin[d] + (static_cast<double>(q[d]) + 0.5) * cube_size_[d];
-          image[d] = centre + minimum_image(x[d] - centre, box_.extent[d], true);
-        }
-        walk(root, image, phi, acc);
-      }
 }
 
 void Forest::share_cube_moments(const mpi::Comm& comm, const std::function<bool(std::int64_t)>& owns) {
@@ -377,26 +342,6 @@ void Forest::share_cube_moments(const mpi::Comm& comm, const std::function<bool(
     pyramid_.push_back(std::move(up));
     (void)level;
   }
-}
-
-void Forest::walk_pyramid(int level, std::array<std::int64_t, 3> c, const double x[3], double& phi, double acc[3]) const {
-  const std::int64_t side = cubes_[0] >> level;
-  const Moment& m = pyramid_[static_cast<std::size_t>(level)][static_cast<std::size_t>((c[0] * side + c[1]) * side + c[2])];
-  if (m.mass == 0) return;
-  const double r[3] = {x[0] - m.com[0], x[1] - m.com[1], x[2] - m.com[2]};
-  const double d2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-  if (m.size * m.size < params_.theta * params_.theta * d2) {
-    force_.add(m.mass, r, phi, acc);
-    return;
-  }
-  if (level > 0) {
-    for (int o = 0; o < 8; ++o)
-      walk_pyramid(level - 1, {2 * c[0] + (o & 1), 2 * c[1] + ((o >> 1) & 1), 2 * c[2] + ((o >> 2) & 1)}, x, phi, acc);
-    return;
-  }
-  const std::int64_t root = root_[static_cast<std::size_t>(key(c))];
-  if (root < 0) throw Error::internal("Forest: cube ({}, {}, {}) must be opened but is not held", c[0], c[1], c[2]);
-  walk(root, x, phi, acc);
 }
 
 void direct_sum(const std::vector<Source>& sources, const std::vector<std::array<double, 3>>& targets,

@@ -127,10 +127,12 @@ class Forest {
     double m;
   };
   void mark_groups(std::int64_t node);
+  // The interactions valid for every point of `group`'s cube (a single point when half = 0): nodes
+  // far enough from all of it used whole, within r_cut of it (short range), the rest opened.
+  void interactions(const Node& group, std::vector<Interaction>& list) const;
   void list_group(std::int64_t root, const double shift[3], const Node& group, std::vector<Interaction>& list) const;
   void list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& group, std::vector<Interaction>& list) const;
-  void walk(std::int64_t root, const double x[3], double& phi, double acc[3]) const;
-  void walk_pyramid(int level, std::array<std::int64_t, 3> c, const double x[3], double& phi, double acc[3]) const;
+  void sum(const std::vector<Interaction>& list, const double x[3], double& phi, double acc[3]) const;
 
   GridGeometry box_;
   std::array<std::int64_t, 3> cubes_;
@@ -141,6 +143,10 @@ class Forest {
   std::vector<std::uint32_t> index_;     // tree order -> index into the constructor's sources
   std::vector<std::uint32_t> position_of_;  // the inverse
   std::vector<std::int64_t> group_of_;   // tree order -> the group node (accumulate_group)
+  // Partitioning space while the trees are built (freed afterwards).
+  std::vector<double> scratch_pos_, scratch_mass_;
+  std::vector<std::uint32_t> scratch_index_;
+  std::vector<std::uint8_t> scratch_octant_;
   std::vector<Node> nodes_;
   std::vector<std::int64_t> root_;       // per cube key: its tree's root node; kEmpty, or kNotHeld
   std::vector<std::vector<Moment>> pyramid_;  // level 0: cubes; level l: (cubes / 2^l)^3
