@@ -39,6 +39,12 @@ assert_only_files() {
   assert_equal "$got" "$want"
 }
 
+# without_velocities SNAPSHOT COPY: COPY is SNAPSHOT with PartType1/Velocities removed.
+without_velocities() {
+  cp "$1" "$2"
+  /usr/bin/python3 -c "import h5py, sys; del h5py.File(sys.argv[1], 'r+')['PartType1/Velocities']" "$2"
+}
+
 # bad_input TOOL OUTPUT CODE PATTERN ARGS...: `TOOL ARGS -o OUTPUT -q` exits with CODE and prints exactly
 # one line "TOOL: error: ..." containing PATTERN, and OUTPUT's folder is left empty. An empty OUTPUT
 # passes no -o and checks no folder.

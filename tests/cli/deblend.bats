@@ -112,8 +112,7 @@ bad_case() { bad_input deblend "$OUT/p.h5" "$@"; }  # bad_case CODE PATTERN ARGS
   bad_case 3 "not in the provenance chain" "$D/split.clumps.h5" "$D/together.hdf5"
 }
 @test "bad input: no velocities" {
-  cp "$D/split.hdf5" "$BATS_TEST_TMPDIR/novel.hdf5"
-  /usr/bin/python3 -c "import h5py; del h5py.File('$BATS_TEST_TMPDIR/novel.hdf5', 'r+')['PartType1/Velocities']"
+  without_velocities "$D/split.hdf5" "$BATS_TEST_TMPDIR/novel.hdf5"
   bad_case 3 "no velocities" "$D/split.clumps.h5" "$BATS_TEST_TMPDIR/novel.hdf5"
 }
 @test "bad input: bad parameters" {

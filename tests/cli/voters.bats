@@ -151,8 +151,7 @@ bad_case() { bad_input voters "$OUT/v.h5" "$@"; }  # bad_case CODE PATTERN ARGS.
   bad_case 3 "does not match the grid" "$D/pair.peaks.h5" "$INPUTS/good.hdf5"
 }
 @test "bad input: no velocities" {
-  cp "$D/pair.hdf5" "$BATS_TEST_TMPDIR/novel.hdf5"
-  /usr/bin/python3 -c "import h5py; del h5py.File('$BATS_TEST_TMPDIR/novel.hdf5', 'r+')['PartType1/Velocities']"
+  without_velocities "$D/pair.hdf5" "$BATS_TEST_TMPDIR/novel.hdf5"
   bad_case 3 "no velocities" "$D/pair.peaks.h5" "$BATS_TEST_TMPDIR/novel.hdf5"
 }
 @test "bad input: --n-voters below 1, unknown potential source, bad gravity parameters" {
