@@ -72,10 +72,6 @@ Forest::Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::
     index_[k] = static_cast<std::uint32_t>(order[k].second);
   }
   sources = {};
-  scratch_pos_.resize(pos_.size());
-  scratch_mass_.resize(mass_.size());
-  scratch_index_.resize(index_.size());
-  scratch_octant_.resize(index_.size());
   root_.assign(static_cast<std::size_t>(cubes_[0] * cubes_[1] * cubes_[2]), kNotHeld);
   for (std::int64_t cx = 0; cx < cubes_[0]; ++cx)
     if (cube_meets(box_, cube_size_[0], cx, held_x))
@@ -83,6 +79,12 @@ Forest::Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::
   for (std::size_t b = 0; b < order.size();) {
     std::size_t e = b;
     while (e < order.size() && order[e].first == order[b].first) ++e;
+    if (scratch_mass_.size() < e - b) {  // partitioning space for the largest cube so far
+      scratch_pos_.resize(3 * (e - b));
+      scratch_mass_.resize(e - b);
+      scratch_index_.resize(e - b);
+      scratch_octant_.resize(e - b);
+    }
     std::array<double, 3> lo{}, hi{}, centre{};
     double half = 0;
     for (std::size_t d = 0; d < 3; ++d) {
