@@ -137,7 +137,7 @@ std::vector<double> exact_map(const FieldPoints& points, const Triangulation& tr
   {
     std::vector<std::size_t> fill(count.begin(), count.end() - 1);
     for (std::size_t i = 0; i < m; ++i) {
-      int r0, r1, c0, c1;
+      int r0 = 0, r1 = 0, c0 = 0, c1 = 0;
       if (!row_range(tri.tets[i], r0, r1, c0, c1)) continue;
       for (int c = r0 / rows_per_chunk; c <= r1 / rows_per_chunk; ++c)
         list[fill[static_cast<std::size_t>(c)]++] = static_cast<std::int32_t>(i);
@@ -152,7 +152,7 @@ std::vector<double> exact_map(const FieldPoints& points, const Triangulation& tr
         const std::int32_t* v[4] = {q + 3 * t.vertex[0], q + 3 * t.vertex[1], q + 3 * t.vertex[2], q + 3 * t.vertex[3]};
         const Int128 det = orient3d(v[0], v[1], v[2], v[3]);
         if (det == 0) continue;  // flat: no volume, no mass
-        int r0, r1, c0, c1;
+        int r0 = 0, r1 = 0, c0 = 0, c1 = 0;
         row_range(t, r0, r1, c0, c1);
         const double r[4] = {rho[static_cast<std::size_t>(t.vertex[0])], rho[static_cast<std::size_t>(t.vertex[1])],
                              rho[static_cast<std::size_t>(t.vertex[2])], rho[static_cast<std::size_t>(t.vertex[3])]};

@@ -56,10 +56,6 @@ void Comm::all_to_all_bytes(const char* send, std::span<const std::uint64_t> sen
   // Send in two parts: whole 64-byte blocks with MPI_Alltoallv of a block type, and the remainders
   // (< 64 bytes per pair) as plain bytes. Displacements are in units of the type, so they must fit an int:
   // that bounds one exchange to 2^31 blocks = 128 GiB per rank, far above what a rank holds.
-  MPI_Datatype block_type;
-  MPI_Type_contiguous(static_cast<int>(kBlock), MPI_BYTE, &block_type);
-  MPI_Type_commit(&block_type);
-
   std::vector<int> sc(n), sd(n), rc(n), rd(n), src(n), sdr(n), rcr(n), rdr(n);
   std::uint64_t total_recv = std::accumulate(recv_bytes.begin(), recv_bytes.end(), std::uint64_t{0});
   std::uint64_t total_send = std::accumulate(send_bytes.begin(), send_bytes.end(), std::uint64_t{0});
@@ -67,22 +63,22 @@ void Comm::all_to_all_bytes(const char* send, std::span<const std::uint64_t> sen
     throw Error::internal("exchange of {} bytes is too large for one MPI call", std::max(total_recv, total_send));
 
   // Layout of the contiguous buffers: for each peer, its whole blocks then its remainder bytes.
-  std::vector<char> send_blocks, send_rest;
-  std::uint64_t sblocks = 0, srest = 0, rblocks = 0, rrest = 0;
+  // Counts first, prefix sums in separate passes (see Comm::all_to_all).
   for (std::size_t d = 0; d < n; ++d) {
     sc[d] = static_cast<int>(send_bytes[d] / kBlock);
-    sd[d] = static_cast<int>(sblocks);
-    sblocks += static_cast<std::uint64_t>(sc[d]);
     src[d] = static_cast<int>(send_bytes[d] % kBlock);
-    sdr[d] = static_cast<int>(srest);
-    srest += static_cast<std::uint64_t>(src[d]);
     rc[d] = static_cast<int>(recv_bytes[d] / kBlock);
-    rd[d] = static_cast<int>(rblocks);
-    rblocks += static_cast<std::uint64_t>(rc[d]);
     rcr[d] = static_cast<int>(recv_bytes[d] % kBlock);
-    rdr[d] = static_cast<int>(rrest);
-    rrest += static_cast<std::uint64_t>(rcr[d]);
   }
+  std::exclusive_scan(sc.begin(), sc.end(), sd.begin(), 0);
+  std::exclusive_scan(src.begin(), src.end(), sdr.begin(), 0);
+  std::exclusive_scan(rc.begin(), rc.end(), rd.begin(), 0);
+  std::exclusive_scan(rcr.begin(), rcr.end(), rdr.begin(), 0);
+  const std::uint64_t sblocks = std::accumulate(sc.begin(), sc.end(), std::uint64_t{0});
+  const std::uint64_t rblocks = std::accumulate(rc.begin(), rc.end(), std::uint64_t{0});
+  const std::uint64_t srest = std::accumulate(src.begin(), src.end(), std::uint64_t{0});
+  const std::uint64_t rrest = std::accumulate(rcr.begin(), rcr.end(), std::uint64_t{0});
+  std::vector<char> send_blocks, send_rest;
   send_blocks.resize(sblocks * kBlock);
   send_rest.resize(srest);
   std::uint64_t off = 0;
@@ -93,6 +89,9 @@ void Comm::all_to_all_bytes(const char* send, std::span<const std::uint64_t> sen
     off += send_bytes[d];
   }
   std::vector<char> recv_blocks(rblocks * kBlock), recv_rest(rrest);
+  MPI_Datatype block_type;
+  MPI_Type_contiguous(static_cast<int>(kBlock), MPI_BYTE, &block_type);
+  MPI_Type_commit(&block_type);
   MPI_Alltoallv(send_blocks.data(), sc.data(), sd.data(), block_type, recv_blocks.data(), rc.data(), rd.data(),
                 block_type, comm_);
   MPI_Alltoallv(send_rest.data(), src.data(), sdr.data(), MPI_BYTE, recv_rest.data(), rcr.data(), rdr.data(),

@@ -3,7 +3,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -127,15 +129,13 @@ void Comm::all_to_all(std::span<const T> items, std::span<const std::uint64_t> c
   out.resize(total_recv);
   if (total_send <= INT32_MAX && total_recv <= INT32_MAX) {
     // Counts fit MPI's ints: one call with an element-sized type, straight into `out`.
+    // Counts first, then their prefix sums in a separate pass: GCC 12.2's loop distribution once
+    // reordered a loop that did both at once (cmake/ToolchainGuard.cmake), and every block landed at 0.
     std::vector<int> sc(n), sd(n), rc(n), rd(n);
-    for (std::size_t r = 0; r < n; ++r) {
-      sc[r] = static_cast<int>(counts[r]);
-      rc[r] = static_cast<int>(recv_counts[r]);
-      if (r > 0) {
-        sd[r] = sd[r - 1] + sc[r - 1];
-        rd[r] = rd[r - 1] + rc[r - 1];
-      }
-    }
+    std::transform(counts.begin(), counts.end(), sc.begin(), [](std::uint64_t c) { return static_cast<int>(c); });
+    std::transform(recv_counts.begin(), recv_counts.end(), rc.begin(), [](std::uint64_t c) { return static_cast<int>(c); });
+    std::exclusive_scan(sc.begin(), sc.end(), sd.begin(), 0);
+    std::exclusive_scan(rc.begin(), rc.end(), rd.begin(), 0);
     MPI_Datatype type;
     MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &type);
     MPI_Type_commit(&type);
