@@ -1,5 +1,7 @@
 #include "dtfe/decomposition.hpp"
 
+#include "mpi/route.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -94,8 +96,7 @@ LocalParticles distribute(std::span<const double> position, std::span<const doub
     blocks.needing(&position[3 * i], dest);
     for (int r : dest) ++counts[static_cast<std::size_t>(r)];
   }
-  std::vector<std::uint64_t> offset(nr, 0);
-  for (std::size_t r = 1; r < nr; ++r) offset[r] = offset[r - 1] + counts[r - 1];
+  std::vector<std::uint64_t> offset = mpi::offsets_of(counts);
   std::vector<P> send(offset.back() + counts.back());
   for (std::size_t i = 0; i < n; ++i) {
     blocks.needing(&position[3 * i], dest);

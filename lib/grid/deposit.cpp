@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/raw_vector.hpp"
+#include "mpi/route.hpp"
 
 #include <algorithm>
 #include <array>
@@ -171,8 +172,7 @@ DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomp
       const int k = destinations(converted[i], dest);
       for (int j = 0; j < k; ++j) ++counts[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])];
     }
-    std::vector<std::uint64_t> offset(nranks, 0);
-    for (std::size_t r = 1; r < nranks; ++r) offset[r] = offset[r - 1] + counts[r - 1];
+    std::vector<std::uint64_t> offset = mpi::offsets_of(counts);
     RawVector<Cloud> send(offset.back() + counts.back());
     for (std::size_t i = 0; i < n; ++i) {
       const int k = destinations(converted[i], dest);

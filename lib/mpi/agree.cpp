@@ -1,6 +1,7 @@
 #include "mpi/agree.hpp"
 
 #include <climits>
+#include <cstdint>
 #include <optional>
 
 namespace phew::mpi {
@@ -8,6 +9,26 @@ namespace phew::mpi {
 void agree_on(const Comm& comm, const Error* error) {
   const int failing = comm.min<int>(error ? comm.rank() : INT_MAX);
   if (failing == INT_MAX) return;
+  int kind = error ? static_cast<int>(error->kind()) : 0;
+  std::string message = error ? error->what() : "";
+  comm.broadcast(kind, failing);
+  comm.broadcast(message, failing);
+  Error agreed(static_cast<ErrorKind>(kind), message);
+  agreed.mark_agreed();
+  throw agreed;
+}
+
+void agree_first(const Comm& comm, std::int64_t key, const Error* error) {
+  struct Report {
+    std::int64_t failed, key;
+  };
+  const auto all = comm.all_gather(Report{error ? 1 : 0, key});
+  int failing = -1;
+  for (int r = 0; r < comm.size(); ++r) {
+    const Report& x = all[static_cast<std::size_t>(r)];
+    if (x.failed && (failing < 0 || x.key < all[static_cast<std::size_t>(failing)].key)) failing = r;
+  }
+  if (failing < 0) return;
   int kind = error ? static_cast<int>(error->kind()) : 0;
   std::string message = error ? error->what() : "";
   comm.broadcast(kind, failing);

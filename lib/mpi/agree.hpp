@@ -16,4 +16,9 @@ void agree(const Comm& comm, const std::function<void()>& local);
 // when `error` is non-empty anywhere.
 void agree_on(const Comm& comm, const Error* error);
 
+// The same for problems found per item (a field, a peak) on any rank: every rank throws the error of
+// the item with the lowest `key` anywhere (ties: the lower rank), so the message does not depend on
+// the decomposition. `error` null: nothing wrong here (key ignored). Collective.
+void agree_first(const Comm& comm, std::int64_t key, const Error* error);
+
 }  // namespace phew::mpi

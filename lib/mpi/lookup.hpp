@@ -2,6 +2,7 @@
 #pragma once
 
 #include "mpi/comm.hpp"
+#include "mpi/route.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -21,8 +22,7 @@ std::vector<V> lookup(const Comm& comm, const std::vector<K>& keys, Owner&& owne
   // Group requests by owner (stable: keys stay sorted within each owner's group).
   std::vector<std::uint64_t> counts(n, 0);
   for (const K& k : unique) ++counts[static_cast<std::size_t>(owner(k))];
-  std::vector<std::uint64_t> offset(n, 0);
-  for (std::size_t r = 1; r < n; ++r) offset[r] = offset[r - 1] + counts[r - 1];
+  std::vector<std::uint64_t> offset = offsets_of(counts);
   std::vector<K> requests(unique.size());
   std::vector<std::size_t> slot(unique.size());  // where each unique key's answer lands
   for (std::size_t i = 0; i < unique.size(); ++i) {

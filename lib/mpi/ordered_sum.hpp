@@ -7,6 +7,7 @@
 #pragma once
 
 #include "mpi/comm.hpp"
+#include "mpi/route.hpp"
 
 #include <algorithm>
 #include <array>
@@ -52,10 +53,7 @@ class OrderedSum {
   // rank). Collective.
   template <typename Owner>
   static std::map<std::int64_t, Values> at_owners(const Comm& comm, std::vector<Entry> mine, Owner&& owner) {
-    std::stable_sort(mine.begin(), mine.end(), [&](const Entry& a, const Entry& b) { return owner(a.key) < owner(b.key); });
-    std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
-    for (const Entry& e : mine) ++counts[static_cast<std::size_t>(owner(e.key))];
-    return sum_in_chunk_order(comm.all_to_all<Entry>(mine, counts));
+    return sum_in_chunk_order(route(comm, mine, [&](const Entry& e) { return owner(e.key); }));
   }
 
  private:

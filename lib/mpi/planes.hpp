@@ -3,6 +3,7 @@
 #pragma once
 
 #include "mpi/comm.hpp"
+#include "mpi/route.hpp"
 #include "mpi/slab.hpp"
 
 #include <cstdint>

@@ -18,8 +18,7 @@ std::vector<PlaneMessage<T>> send_planes(const Comm& comm, const std::vector<Pla
   // Pack messages grouped by destination, keeping send order within each destination.
   std::vector<std::uint64_t> counts(n, 0);
   for (const auto& m : outgoing) counts[static_cast<std::size_t>(m.peer)] += record;
-  std::vector<std::uint64_t> offset(n, 0);
-  for (std::size_t d = 1; d < n; ++d) offset[d] = offset[d - 1] + counts[d - 1];
+  std::vector<std::uint64_t> offset = offsets_of(counts);
   std::vector<char> send(offset.back() + counts.back());
   for (const auto& m : outgoing) {
     char* p = send.data() + offset[static_cast<std::size_t>(m.peer)];

@@ -1,6 +1,7 @@
 #include "phew/merge.hpp"
 
 #include "mpi/lookup.hpp"
+#include "mpi/route.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -121,14 +122,11 @@ MergeOutcome merge_levels(PeakGraph& g, const Criterion& c, const mpi::Comm& com
     const auto to_rep = mpi::lookup<std::int64_t, std::int64_t>(
         comm, targets, [&](std::int64_t id) { return g.owner(id); }, [&](std::int64_t id) { return rep[g.local(id)]; });
     std::vector<Edge> moved;
-    std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
     for (std::size_t j = 0; j < g.edges.size(); ++j) {
       const Edge e{rep[g.local(g.edges[j].from)], to_rep[j], g.edges[j].saddle};
       if (e.from != e.to) moved.push_back(e);
     }
-    std::stable_sort(moved.begin(), moved.end(), [&](const Edge& a, const Edge& b) { return g.owner(a.from) < g.owner(b.from); });
-    for (const Edge& e : moved) ++counts[static_cast<std::size_t>(g.owner(e.from))];
-    g.edges = comm.all_to_all<Edge>(moved, counts);
+    g.edges = mpi::route(comm, moved, [&](const Edge& e) { return g.owner(e.from); });
     g.normalise_edges();
   }
   return out;

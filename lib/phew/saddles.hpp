@@ -4,6 +4,7 @@
 #pragma once
 
 #include "mpi/comm.hpp"
+#include "mpi/route.hpp"
 #include "mpi/slab.hpp"
 #include "phew/watershed.hpp"
 
@@ -69,10 +70,7 @@ std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, cons
   mine.reserve(best.size());
   for (const auto& [k, v] : best) mine.push_back(v);
   const mpi::SlabDecomposition owners(std::max<std::int64_t>(1, static_cast<std::int64_t>(seg.peaks.size())), comm.size());
-  std::sort(mine.begin(), mine.end(), [&](const Saddle& x, const Saddle& y) { return owners.owner(x.peak_a - 1) < owners.owner(y.peak_a - 1); });
-  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
-  for (const Saddle& x : mine) ++counts[static_cast<std::size_t>(owners.owner(x.peak_a - 1))];
-  std::vector<Saddle> all = comm.all_to_all<Saddle>(mine, counts);
+  std::vector<Saddle> all = mpi::route(comm, mine, [&](const Saddle& x) { return owners.owner(x.peak_a - 1); });
   std::sort(all.begin(), all.end(), [](const Saddle& x, const Saddle& y) {
     if (x.peak_a != y.peak_a) return x.peak_a < y.peak_a;
     if (x.peak_b != y.peak_b) return x.peak_b < y.peak_b;

@@ -1,9 +1,17 @@
 // Communicator helpers, plane exchange and agreement on errors, at any rank count.
 #include "mpi/agree.hpp"
 #include "mpi/comm.hpp"
+#include "mpi/lookup.hpp"
+#include "mpi/ordered_sum.hpp"
 #include "mpi/planes.hpp"
+#include "mpi/route.hpp"
+#include "mpi/sort.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <random>
 
 namespace phew::mpi {
 namespace {
@@ -22,6 +30,161 @@ TEST(Comm, AllToAllKeepsSourceOrder) {
   for (int s = 0; s < comm.size(); ++s)
     for (int k = 0; k <= s; ++k) want.push_back(1000 * s + comm.rank() * 10 + k);
   EXPECT_EQ(got, want);
+}
+
+// How many items rank s sends to rank d in the uneven tests: zero for many pairs, rank 0 sends nothing
+// and the last rank receives nothing (when there are at least 2 ranks).
+std::uint64_t uneven_count(int s, int d, int size) {
+  if (s == 0 || (size > 1 && d == size - 1)) return 0;
+  return static_cast<std::uint64_t>((s * 7 + d * 3) % 5);
+}
+
+TEST(Comm, AllToAllUnevenCountsAndEmptyRanks) {
+  const Comm comm;
+  std::vector<std::int64_t> send;
+  std::vector<std::uint64_t> counts;
+  for (int d = 0; d < comm.size(); ++d) {
+    counts.push_back(uneven_count(comm.rank(), d, comm.size()));
+    for (std::uint64_t k = 0; k < counts.back(); ++k) send.push_back(1000000 * comm.rank() + 1000 * d + static_cast<std::int64_t>(k));
+  }
+  const auto got = comm.all_to_all<std::int64_t>(send, counts);
+  std::vector<std::int64_t> want;
+  for (int s = 0; s < comm.size(); ++s)
+    for (std::uint64_t k = 0; k < uneven_count(s, comm.rank(), comm.size()); ++k)
+      want.push_back(1000000 * s + 1000 * comm.rank() + static_cast<std::int64_t>(k));
+  EXPECT_EQ(got, want);
+}
+
+TEST(Route, EveryItemReachesItsRankInSourceOrder) {
+  const Comm comm;
+  struct Item {
+    std::int64_t source, index;
+    int dest;
+  };
+  std::vector<Item> items;
+  for (std::int64_t i = 0; i < 50 + 13 * comm.rank(); ++i)
+    items.push_back({comm.rank(), i, static_cast<int>((i * i + comm.rank()) % comm.size())});
+  const auto got = route(comm, items, [](const Item& x) { return x.dest; });
+  std::vector<std::pair<std::int64_t, std::int64_t>> seen, want;
+  for (const Item& x : got) {
+    EXPECT_EQ(x.dest, comm.rank());
+    seen.emplace_back(x.source, x.index);
+  }
+  for (int s = 0; s < comm.size(); ++s)
+    for (std::int64_t i = 0; i < 50 + 13 * s; ++i)
+      if ((i * i + s) % comm.size() == comm.rank()) want.emplace_back(s, i);
+  EXPECT_EQ(seen, want);  // grouped by source in rank order, each in its source's order
+}
+
+TEST(Route, ScatterToSendsAnItemToEveryRankNamed) {
+  const Comm comm;
+  // Item i of rank r goes to ranks i % size and (i + 1) % size (once when they coincide).
+  std::vector<std::int64_t> items;
+  for (std::int64_t i = 0; i < 20; ++i) items.push_back(100 * comm.rank() + i);
+  const auto got = scatter_to(comm, std::span<const std::int64_t>(items), [&](std::int64_t x, auto&& emit) {
+    const auto i = static_cast<int>(x % 100);
+    emit(i % comm.size());
+    if ((i + 1) % comm.size() != i % comm.size()) emit((i + 1) % comm.size());
+  });
+  std::vector<std::int64_t> want;
+  for (int s = 0; s < comm.size(); ++s)
+    for (int i = 0; i < 20; ++i)
+      if (i % comm.size() == comm.rank() || (i + 1) % comm.size() == comm.rank()) want.push_back(100 * s + i);
+  EXPECT_EQ(got, want);
+}
+
+TEST(Route, ExclusiveScanCountsLowerRanks) {
+  const Comm comm;
+  const RankSum s = exclusive_scan(comm, static_cast<std::uint64_t>(comm.rank() + 1));
+  const auto r = static_cast<std::uint64_t>(comm.rank()), n = static_cast<std::uint64_t>(comm.size());
+  EXPECT_EQ(s.before, r * (r + 1) / 2);
+  EXPECT_EQ(s.total, n * (n + 1) / 2);
+}
+
+TEST(Lookup, AnswersInRequestOrderWithRepeats) {
+  const Comm comm;
+  // Keys 1..100 are owned by key % size and hold key * key; every rank asks for some, repeated, unordered.
+  std::vector<std::int64_t> keys;
+  for (std::int64_t i = 0; i < 40; ++i) keys.push_back(1 + (i * 37 + comm.rank() * 11) % 100);
+  keys.push_back(keys.front());
+  const auto got = lookup<std::int64_t, std::int64_t>(
+      comm, keys, [&](std::int64_t k) { return static_cast<int>(k % comm.size()); },
+      [&](std::int64_t k) {
+        EXPECT_EQ(k % comm.size(), comm.rank()) << "asked the wrong owner";
+        return k * k;
+      });
+  ASSERT_EQ(got.size(), keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(got[i], keys[i] * keys[i]);
+  // A rank that asks nothing still answers the others.
+  const auto none = lookup<std::int64_t, std::int64_t>(
+      comm, comm.rank() == 0 ? std::vector<std::int64_t>{} : keys, [&](std::int64_t k) { return static_cast<int>(k % comm.size()); },
+      [](std::int64_t k) { return -k; });
+  EXPECT_EQ(none.size(), comm.rank() == 0 ? 0u : keys.size());
+}
+
+TEST(OrderedSum, SameBitsOnAnyRankCount) {
+  // Values whose floating-point sum depends on the order, spread over 11 chunks (planes) owned by
+  // slabs: the totals must equal the serial sum in chunk order, bit for bit.
+  const Comm comm;
+  const SlabDecomposition slabs(11, comm.size());
+  auto value = [](std::int64_t key, std::int64_t chunk, int k) {
+    return (k % 2 ? 1e16 : 1.0) * std::sin(static_cast<double>(key * 131 + chunk * 17 + k)) + 1e-3 * k;
+  };
+  OrderedSum<2> sums;
+  for (std::int64_t chunk = slabs.begin(comm.rank()); chunk < slabs.end(comm.rank()); ++chunk)
+    for (std::int64_t key = 1; key <= 5; ++key)
+      for (int k = 0; k < 4; ++k) sums.add(key, chunk, {value(key, chunk, k), 1.0});
+  const auto totals = sums.totals(comm);
+  const auto at_owner = sums.totals_at_owners(comm, [&](std::int64_t key) { return static_cast<int>(key % comm.size()); });
+  for (std::int64_t key = 1; key <= 5; ++key) {
+    double serial = 0;
+    for (std::int64_t chunk = 0; chunk < 11; ++chunk) {
+      double part = 0;
+      for (int k = 0; k < 4; ++k) part += value(key, chunk, k);
+      serial += part;
+    }
+    ASSERT_TRUE(totals.count(key));
+    EXPECT_EQ(totals.at(key)[0], serial) << "key " << key;
+    EXPECT_EQ(totals.at(key)[1], 44.0);
+    if (key % comm.size() == comm.rank()) {
+      ASSERT_TRUE(at_owner.count(key));
+      EXPECT_EQ(at_owner.at(key)[0], serial);
+    } else {
+      EXPECT_FALSE(at_owner.count(key));
+    }
+  }
+}
+
+TEST(Sort, RanksHoldConsecutiveRunsOfTheSortedWhole) {
+  const Comm comm;
+  std::mt19937_64 rng(static_cast<std::uint64_t>(comm.rank()) + 7);
+  std::vector<std::int64_t> mine(static_cast<std::size_t>(comm.rank() == 1 ? 0 : 200 + 50 * comm.rank()));
+  for (auto& x : mine) x = static_cast<std::int64_t>(rng() % 1000);
+  const auto sorted = sort(comm, mine, std::less<>());
+  const auto all_in = comm.all_gatherv<std::int64_t>(mine);
+  const auto all_out = comm.all_gatherv<std::int64_t>(sorted);
+  std::vector<std::int64_t> want(all_in);
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(all_out, want);
+}
+
+TEST(Agree, TheLowestKeyAnywhereWins) {
+  const Comm comm;
+  // Every rank but 0 finds a problem; the one with the lowest key is on the last rank.
+  std::optional<Error> mine;
+  if (comm.rank() > 0) mine = Error::input("item {} is bad", comm.rank() == comm.size() - 1 ? 3 : 10 + comm.rank());
+  const std::int64_t key = comm.rank() == comm.size() - 1 ? 3 : 10 + comm.rank();
+  if (comm.size() == 1) {
+    EXPECT_NO_THROW(agree_first(comm, 0, nullptr));
+    return;
+  }
+  try {
+    agree_first(comm, key, mine ? &*mine : nullptr);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_TRUE(e.agreed());
+    EXPECT_EQ(std::string(e.what()), "item 3 is bad");
+  }
 }
 
 TEST(Comm, LargeRecordsSurviveTheBlockSplit) {

@@ -6,6 +6,7 @@
 #include "manifest/fingerprint.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/lookup.hpp"
+#include "mpi/route.hpp"
 #include "mpi/slab.hpp"
 #include "mpi/sort.hpp"
 #include "particles/snapshot.hpp"
@@ -118,13 +119,7 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
     }
     out.push_back(m);  // `clump` holds the cell index until the owner fills in the clump
   }
-  auto route = [&](std::vector<Member>& items, auto&& dest) {
-    std::stable_sort(items.begin(), items.end(), [&](const Member& p, const Member& q) { return dest(p) < dest(q); });
-    std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
-    for (const Member& p : items) ++counts[static_cast<std::size_t>(dest(p))];
-    return comm.all_to_all<Member>(items, counts);
-  };
-  std::vector<Member> at_cells = route(out, [&](const Member& p) { return slabs.owner(p.clump / plane); });
+  std::vector<Member> at_cells = mpi::route(comm, out, [&](const Member& p) { return slabs.owner(p.clump / plane); });
   std::vector<Member> members;
   for (Member& p : at_cells) {
     const std::int64_t label = cell_clump[static_cast<std::size_t>(p.clump - x0 * plane)];
@@ -144,11 +139,8 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
   };
   std::vector<IdCount> pairs;
   for (const auto& [id, n] : count_here) pairs.push_back({id, n});
-  std::stable_sort(pairs.begin(), pairs.end(), [&](const IdCount& p, const IdCount& q) { return id_owner(p.id) < id_owner(q.id); });
-  std::vector<std::uint64_t> pc(static_cast<std::size_t>(comm.size()), 0);
-  for (const IdCount& p : pairs) ++pc[static_cast<std::size_t>(id_owner(p.id))];
   std::map<std::int64_t, std::int64_t> counts;  // clump -> particles, for clumps owned here
-  for (const IdCount& p : comm.all_to_all<IdCount>(pairs, pc)) counts[p.id] += p.n;
+  for (const IdCount& p : mpi::route(comm, pairs, [&](const IdCount& q) { return id_owner(q.id); })) counts[p.id] += p.n;
   std::int64_t mine_total = 0;
   for (const auto& [id, n] : counts) mine_total += n;
   const auto all_totals = comm.all_gather(mine_total);
@@ -166,7 +158,7 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
   for (const Member& p : members) clump_ids.push_back(p.clump);
   const auto dest = mpi::lookup<std::int64_t, int>(comm, clump_ids, id_owner, [&](std::int64_t id) { return dest_of.at(id); });
   for (std::size_t i = 0; i < members.size(); ++i) members[i].clump = members[i].clump * comm.size() + dest[i];  // carry dest
-  members = route(members, [&](const Member& p) { return static_cast<int>(p.clump % comm.size()); });
+  members = mpi::route(comm, members, [&](const Member& p) { return static_cast<int>(p.clump % comm.size()); });
   for (Member& p : members) p.clump /= comm.size();
   std::sort(members.begin(), members.end(), [](const Member& p, const Member& q) {
     return p.clump != q.clump ? p.clump < q.clump : p.id < q.id;

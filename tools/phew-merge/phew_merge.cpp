@@ -8,6 +8,7 @@
 #include "mpi/agree.hpp"
 #include "mpi/lookup.hpp"
 #include "mpi/ordered_sum.hpp"
+#include "mpi/route.hpp"
 #include "particles/snapshot.hpp"
 #include "phew/merge.hpp"
 #include "text_export.hpp"
@@ -266,7 +267,6 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
       double m, v[3];
     };
     std::vector<P> mine;
-    std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
     for (std::size_t i = 0; i < ps.size(); ++i) {
       std::array<std::int64_t, 3> c{};
       bool inside = true;
@@ -281,9 +281,7 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
                       {ps.velocity[3 * i], ps.velocity[3 * i + 1], ps.velocity[3 * i + 2]}});
     }
     const auto dest = [&](const P& p) { return slabs.owner(p.cell / static_cast<std::int64_t>(plane)); };
-    std::stable_sort(mine.begin(), mine.end(), [&](const P& a, const P& b) { return dest(a) < dest(b); });
-    for (const P& p : mine) ++counts[static_cast<std::size_t>(dest(p))];
-    const auto got = comm.all_to_all<P>(mine, counts);
+    const auto got = mpi::route(comm, mine, dest);
     mpi::OrderedSum<5> cp, hp;  // particles, mass, mass * velocity
     for (const P& p : got) {
       const auto s = static_cast<std::size_t>(p.cell - x0 * static_cast<std::int64_t>(plane));

@@ -8,6 +8,7 @@
 #include "io/patches_file.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/ordered_sum.hpp"
+#include "mpi/route.hpp"
 #include "phew/peak_position.hpp"
 #include "phew/saddles.hpp"
 #include "phew/slab_mesh.hpp"
@@ -161,10 +162,7 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
       pos.x[d] = g.origin[d] + (static_cast<double>(c[d]) + 0.5 + offset[d]) * cell_size[d];
     mine.push_back(pos);
   }
-  std::sort(mine.begin(), mine.end(), [&](const Position& a, const Position& b) { return owner(a.id) < owner(b.id); });
-  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
-  for (const Position& p : mine) ++counts[static_cast<std::size_t>(owner(p.id))];
-  std::vector<Position> positions = comm.all_to_all<Position>(mine, counts);
+  std::vector<Position> positions = mpi::route(comm, mine, [&](const Position& p) { return owner(p.id); });
   std::sort(positions.begin(), positions.end(), [](const Position& a, const Position& b) { return a.id < b.id; });
 
   io::PeakTable peaks;

@@ -4,6 +4,7 @@
 #include "core/log.hpp"
 #include "io/grid_file.hpp"
 #include "mpi/agree.hpp"
+#include "mpi/route.hpp"
 #include "mpi/sort.hpp"
 #include "particles/snapshot.hpp"
 #include "gravity/forest.hpp"
@@ -348,8 +349,7 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
   for (std::size_t i = 0; i < ps.size(); ++i)
     for (int r : destinations[bin_of(ps.position[3 * i])]) ++counts[static_cast<std::size_t>(r)];
-  std::vector<std::uint64_t> offset(counts.size(), 0);
-  for (std::size_t r = 1; r < counts.size(); ++r) offset[r] = offset[r - 1] + counts[r - 1];
+  std::vector<std::uint64_t> offset = mpi::offsets_of(counts);
   std::vector<Particle> send(offset.back() + counts.back());
   for (std::size_t i = 0; i < ps.size(); ++i) {
     Particle p{ps.id[i], {}, {}, 0, {0, 0, 0}, ps.mass[i]};

@@ -1,0 +1,72 @@
+// Moving items to the ranks that need them: the one place that groups items by destination, counts
+// them and calls all_to_all. Tools and modules say where an item goes; this file does the rest.
+#pragma once
+
+#include "mpi/comm.hpp"
+
+#include <numeric>
+#include <span>
+#include <vector>
+
+namespace phew::mpi {
+
+// Offsets of consecutive groups of the given sizes (an exclusive prefix sum), local to this rank.
+inline std::vector<std::uint64_t> offsets_of(std::span<const std::uint64_t> counts) {
+  std::vector<std::uint64_t> offset(counts.size());
+  std::exclusive_scan(counts.begin(), counts.end(), offset.begin(), std::uint64_t{0});
+  return offset;
+}
+
+// Sends every item to rank dest(item). Returns what this rank receives, grouped by source rank in rank
+// order; each group keeps the order the items had on their source, so the result is deterministic.
+// Collective.
+template <typename T, typename Dest>
+std::vector<T> route(const Comm& comm, std::span<const T> items, Dest&& dest) {
+  const auto n = static_cast<std::size_t>(comm.size());
+  std::vector<int> to(items.size());
+  std::vector<std::uint64_t> counts(n, 0);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    to[i] = dest(items[i]);
+    ++counts[static_cast<std::size_t>(to[i])];
+  }
+  std::vector<std::uint64_t> at = offsets_of(counts);
+  std::vector<T> send(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) send[at[static_cast<std::size_t>(to[i])]++] = items[i];
+  return comm.all_to_all<T>(send, counts);
+}
+template <typename T, typename Dest>
+std::vector<T> route(const Comm& comm, const std::vector<T>& items, Dest&& dest) {
+  return route(comm, std::span<const T>(items), std::forward<Dest>(dest));
+}
+
+// Sends every item to each rank that destinations(item, emit) names by calling emit(rank) (any number of
+// times, each rank at most once per item). Received items are grouped by source rank in rank order, in
+// their source's order. Collective.
+template <typename T, typename Destinations>
+std::vector<T> scatter_to(const Comm& comm, std::span<const T> items, Destinations&& destinations) {
+  const auto n = static_cast<std::size_t>(comm.size());
+  std::vector<std::uint64_t> counts(n, 0);
+  for (const T& item : items) destinations(item, [&](int r) { ++counts[static_cast<std::size_t>(r)]; });
+  std::vector<std::uint64_t> at = offsets_of(counts);
+  std::vector<T> send(static_cast<std::size_t>(std::accumulate(counts.begin(), counts.end(), std::uint64_t{0})));
+  for (const T& item : items) destinations(item, [&](int r) { send[at[static_cast<std::size_t>(r)]++] = item; });
+  return comm.all_to_all<T>(send, counts);
+}
+
+// A value summed over ranks: what the lower ranks hold together, and the total over every rank.
+struct RankSum {
+  std::uint64_t before = 0;  // sum over ranks 0 .. rank-1
+  std::uint64_t total = 0;   // sum over every rank
+};
+// Collective.
+inline RankSum exclusive_scan(const Comm& comm, std::uint64_t mine) {
+  const std::vector<std::uint64_t> all = comm.all_gather(mine);
+  RankSum s;
+  for (int r = 0; r < comm.size(); ++r) {
+    if (r < comm.rank()) s.before += all[static_cast<std::size_t>(r)];
+    s.total += all[static_cast<std::size_t>(r)];
+  }
+  return s;
+}
+
+}  // namespace phew::mpi
