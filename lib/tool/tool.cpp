@@ -47,6 +47,7 @@ void Context::phase(std::string name) {
   const char* pause = std::getenv("PHEW_TEST_PAUSE_AT");
   if (pause && name == pause) std::this_thread::sleep_for(std::chrono::seconds(60));
   if (fail && name == fail) throw Error::internal("failure injected at phase {} (PHEW_TEST_FAIL_AT)", name);
+  phase_ = name;
   timer_.start(std::move(name));
 }
 
@@ -136,10 +137,11 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
     agreed = e.agreed();
   } catch (const std::bad_alloc&) {
     kind = ErrorKind::internal;
-    message = "out of memory";
+    message = fmt::format("out of memory in phase {} on rank {}", ctx.current_phase(), comm.rank());
   } catch (const std::exception& e) {
+    // A library's exception (std::out_of_range, ...) is a bug of ours: say where it happened.
     kind = ErrorKind::internal;
-    message = e.what();
+    message = fmt::format("internal error in phase {} on rank {}: {}", ctx.current_phase(), comm.rank(), e.what());
   }
   if (agreed || comm.size() == 1) {
     if (comm.root()) print_error(spec.name, message);

@@ -36,6 +36,7 @@ class Context {
   // Test hooks: PHEW_TEST_FAIL_AT=NAME fails and PHEW_TEST_PAUSE_AT=NAME sleeps at the start of phase NAME,
   // so tests can check what a failed or killed run leaves behind.
   void phase(std::string name);
+  const std::string& current_phase() const { return phase_; }
 
   // Finishes an HDF5 output written to out.temp_path(): puts the manifest in the root attribute
   // "manifest", closes the file, renames it into place and writes OUTPUT.json beside it, last.
@@ -51,6 +52,7 @@ class Context {
   std::string output_;
   manifest::Builder manifest_;
   PhaseTimer timer_;
+  std::string phase_ = "start";
 };
 
 using DeclareOptions = std::function<void(CLI::App&)>;

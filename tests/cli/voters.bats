@@ -173,3 +173,23 @@ bad_case() { bad_input voters "$OUT/v.h5" "$@"; }  # bad_case CODE PATTERN ARGS.
     assert_only_files "$OUT"
   done
 }
+
+@test "computed potential at 1-5 ranks on a real box whose tree groups reach past the mesh slabs" {
+  # Gadget-4's 32^3 box at 64^3 cells: at 4 ranks a candidate's tree group once reached beyond the
+  # mesh planes a rank held ("LongRangeField::sample: x = ... is beyond the planes this rank holds").
+  local snap="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5"
+  cic-project "$snap" -o "$OUT/g.h5" --grid 64 -q
+  phew-segment "$OUT/g.h5" -o "$OUT/p.h5" --threshold 80mean -q
+  phew-merge "$OUT/p.h5" -o "$OUT/c.h5" -q
+  deblend "$OUT/c.h5" "$snap" -o "$OUT/pk.h5" -q
+  run voters "$OUT/pk.h5" "$snap" -o "$OUT/v1.h5" -q
+  assert_success
+  for n in 2 3 4 5; do
+    run mpi "$n" voters "$OUT/pk.h5" "$snap" -o "$OUT/v$n.h5" -q
+    assert_success
+    for obj in /voters /peaks; do
+      run h5diff "$OUT/v1.h5" "$OUT/v$n.h5" "$obj" "$obj"
+      assert_success
+    done
+  done
+}

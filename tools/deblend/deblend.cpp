@@ -156,7 +156,11 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
   }
   std::vector<std::int64_t> clump_ids;
   for (const Member& p : members) clump_ids.push_back(p.clump);
-  const auto dest = mpi::lookup<std::int64_t, int>(comm, clump_ids, id_owner, [&](std::int64_t id) { return dest_of.at(id); });
+  const auto dest = mpi::lookup<std::int64_t, int>(comm, clump_ids, id_owner, [&](std::int64_t id) {
+    const auto d = dest_of.find(id);
+    if (d == dest_of.end()) throw Error::internal("clump {} has no particle count at its owner, rank {}", id, comm.rank());
+    return d->second;
+  });
   for (std::size_t i = 0; i < members.size(); ++i) members[i].clump = members[i].clump * comm.size() + dest[i];  // carry dest
   members = mpi::route(comm, members, [&](const Member& p) { return static_cast<int>(p.clump % comm.size()); });
   for (Member& p : members) p.clump /= comm.size();

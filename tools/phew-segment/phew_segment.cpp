@@ -172,7 +172,10 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
     peaks.id.push_back(id);
     peaks.cell.push_back(pk.cell);
     peaks.density.push_back(pk.density);
-    const auto& t = totals.at(id);
+    const auto found = totals.find(id);
+    if (found == totals.end())
+      throw Error::internal("peak {} (cell {}) has no cell sums at its owner, rank {}", id, pk.cell, comm.rank());
+    const auto& t = found->second;
     peaks.n_cells.push_back(static_cast<std::int64_t>(t[0]));
     peaks.mass.push_back(t[1]);
     const Position& p = positions[static_cast<std::size_t>(id - first)];

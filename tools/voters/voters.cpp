@@ -162,7 +162,10 @@ GravitySetup gravity_setup(const VotersOptions& opt, const GridGeometry& geo, co
     for (std::size_t d = 0; d < 3; ++d)
       gs.cubes[d] = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(whole.extent[d] / r_cut)), 3, 128);
     gs.cube_reach = whole.extent[0] / static_cast<double>(gs.cubes[0]) * (1 + 1e-9);
-    gs.mesh_field = std::make_unique<gravity::LongRangeField>(gs.mesh, G, gs.r_split, ps.position, ps.mass, R_max, comm);
+    // The mesh is sampled at every member of a candidate's tree group (accumulate_group), and a group
+    // can reach a whole cube beyond the candidate: the ghost planes must cover R_max + one cube.
+    gs.mesh_field = std::make_unique<gravity::LongRangeField>(gs.mesh, G, gs.r_split, ps.position, ps.mass,
+                                                             R_max + gs.cube_reach, comm);
     gs.description = fmt::format("computed: TreePM, long range on a {}^3 mesh (split scale {:.6g}), short range by "
                                  "Barnes-Hut trees (theta {})",
                                  n, gs.r_split, opt.theta);
