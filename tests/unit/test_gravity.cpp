@@ -3,7 +3,7 @@
 #include "gravity/fft3d.hpp"
 #include "gravity/forest.hpp"
 #include "gravity/long_range.hpp"
-#include "phase/voters.hpp"
+#include "phasespace/voters.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include "mpi/slab.hpp"
 #include "mpi/sort.hpp"
 #include "particles/snapshot.hpp"
-#include "phase/velocity_split.hpp"
+#include "phasespace/velocity_split.hpp"
 
 #include <cmath>
 #include <map>

@@ -10,7 +10,7 @@
 #include "mpi/ordered_sum.hpp"
 #include "mpi/route.hpp"
 #include "particles/snapshot.hpp"
-#include "phew/merge.hpp"
+#include "watershed/merge.hpp"
 #include "text_export.hpp"
 
 #include <cmath>

@@ -9,10 +9,10 @@
 #include "mpi/agree.hpp"
 #include "mpi/ordered_sum.hpp"
 #include "mpi/route.hpp"
-#include "phew/peak_position.hpp"
-#include "phew/saddles.hpp"
-#include "phew/slab_mesh.hpp"
-#include "phew/watershed.hpp"
+#include "watershed/peak_position.hpp"
+#include "watershed/saddles.hpp"
+#include "watershed/slab_mesh.hpp"
+#include "watershed/watershed.hpp"
 
 #include <cmath>
 #include <limits>

@@ -9,7 +9,7 @@
 #include "particles/snapshot.hpp"
 #include "gravity/forest.hpp"
 #include "gravity/long_range.hpp"
-#include "phase/voters.hpp"
+#include "phasespace/voters.hpp"
 
 #include <cmath>
 #include <limits>

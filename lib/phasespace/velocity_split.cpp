@@ -1,10 +1,10 @@
-#include "phase/velocity_split.hpp"
+#include "phasespace/velocity_split.hpp"
 
 #include "grid/deposit.hpp"
-#include "phew/merge.hpp"
-#include "phew/saddles.hpp"
-#include "phew/slab_mesh.hpp"
-#include "phew/watershed.hpp"
+#include "watershed/merge.hpp"
+#include "watershed/saddles.hpp"
+#include "watershed/slab_mesh.hpp"
+#include "watershed/watershed.hpp"
 
 #include <algorithm>
 #include <cmath>

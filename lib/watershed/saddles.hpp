@@ -6,7 +6,7 @@
 #include "mpi/comm.hpp"
 #include "mpi/route.hpp"
 #include "mpi/slab.hpp"
-#include "phew/watershed.hpp"
+#include "watershed/watershed.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "phew/merge.hpp"
+#include "watershed/merge.hpp"
 
 #include "mpi/lookup.hpp"
 #include "mpi/route.hpp"

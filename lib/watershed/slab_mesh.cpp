@@ -1,4 +1,4 @@
-#include "phew/slab_mesh.hpp"
+#include "watershed/slab_mesh.hpp"
 
 #include "core/error.hpp"
 #include "mpi/planes.hpp"

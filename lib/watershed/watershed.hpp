@@ -53,4 +53,4 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm);
 
 }  // namespace phew
 
-#include "phew/watershed_impl.hpp"
+#include "watershed/watershed_impl.hpp"

@@ -1,4 +1,4 @@
-#include "phase/voters.hpp"
+#include "phasespace/voters.hpp"
 
 #include <algorithm>
 #include <numeric>

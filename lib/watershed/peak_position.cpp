@@ -1,4 +1,4 @@
-#include "phew/peak_position.hpp"
+#include "watershed/peak_position.hpp"
 
 #include <algorithm>
 #include <cmath>
