@@ -2,11 +2,19 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace phew {
+
+// A stage reports each phase it enters through this (the tool times, logs and records them, and its
+// failure-injection hook acts on them); an empty one ignores them.
+using PhaseReport = std::function<void(const std::string&)>;
+inline void enter(const PhaseReport& report, const std::string& phase) {
+  if (report) report(phase);
+}
 
 class PhaseTimer {
  public:

@@ -1,27 +1,39 @@
 #include "grid/geometry.hpp"
 
 #include "core/error.hpp"
+#include "core/parse.hpp"
 
-#include <charconv>
 #include <vector>
 
 namespace phew {
 
 std::array<std::int64_t, 3> parse_grid_shape(const std::string& text) {
   std::vector<std::int64_t> n;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t end = std::min(text.find(',', pos), text.size());
-    std::int64_t v = 0;
-    const auto [ptr, ec] = std::from_chars(text.data() + pos, text.data() + end, v);
-    if (ec != std::errc() || ptr != text.data() + end || v < 1)
-      throw Error::usage("grid '{}': expected N or NX,NY,NZ with positive integers", text);
-    n.push_back(v);
-    pos = end + 1;
+  try {
+    n = parse_list<std::int64_t>(text, "grid");
+  } catch (const Error&) {
+    n.clear();
   }
-  if (n.size() == 1) return {n[0], n[0], n[0]};
-  if (n.size() == 3) return {n[0], n[1], n[2]};
-  throw Error::usage("grid '{}': expected N or NX,NY,NZ", text);
+  if ((n.size() != 1 && n.size() != 3) || std::any_of(n.begin(), n.end(), [](std::int64_t v) { return v < 1; }))
+    throw Error::usage("grid '{}': expected N or NX,NY,NZ with positive integers", text);
+  return n.size() == 1 ? std::array<std::int64_t, 3>{n[0], n[0], n[0]} : std::array<std::int64_t, 3>{n[0], n[1], n[2]};
+}
+
+Box parse_region(const std::string& text) {
+  std::vector<double> r;
+  try {
+    r = parse_list<double>(text, "region", 6);
+  } catch (const Error&) {
+    throw Error::usage("region '{}': expected six numbers x0,y0,z0,x1,y1,z1", text);
+  }
+  Box b;
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (!(r[d + 3] > r[d])) throw Error::usage("region '{}': upper corner must be above the lower corner in every axis", text);
+    b.origin[d] = r[d];
+    b.extent[d] = r[d + 3] - r[d];
+  }
+  b.periodic = false;
+  return b;
 }
 
 }  // namespace phew

@@ -11,6 +11,20 @@
 
 namespace phew {
 
+// A region of space: an open box, or a periodic one (positions wrap, separations take the nearest image).
+struct Box {
+  std::array<double, 3> origin{0, 0, 0};
+  std::array<double, 3> extent{0, 0, 0};
+  bool periodic = false;
+};
+
+// A cell of a grid by its three indices.
+struct CellIndex {
+  std::int64_t i = 0, j = 0, k = 0;
+  std::int64_t operator[](std::size_t axis) const { return axis == 0 ? i : axis == 1 ? j : k; }
+  bool operator==(const CellIndex&) const = default;
+};
+
 struct GridGeometry {
   std::array<std::int64_t, 3> shape{0, 0, 0};
   std::array<double, 3> origin{0, 0, 0};
@@ -30,6 +44,19 @@ struct GridGeometry {
            static_cast<std::uint64_t>(shape[2]);
   }
   std::uint64_t plane_cells() const { return static_cast<std::uint64_t>(shape[1]) * static_cast<std::uint64_t>(shape[2]); }
+  Box box() const { return {origin, extent, periodic}; }
+
+  // The linear index (i*ny + j)*nz + k of a cell, and back.
+  std::int64_t linear(const CellIndex& c) const { return (c.i * shape[1] + c.j) * shape[2] + c.k; }
+  CellIndex cell_at(std::int64_t linear) const {
+    const std::int64_t plane = shape[1] * shape[2];
+    return {linear / plane, (linear % plane) / shape[2], linear % shape[2]};
+  }
+  std::array<double, 3> centre(const CellIndex& c) const {
+    const auto h = cell_size();
+    return {origin[0] + (static_cast<double>(c.i) + 0.5) * h[0], origin[1] + (static_cast<double>(c.j) + 0.5) * h[1],
+            origin[2] + (static_cast<double>(c.k) + 0.5) * h[2]};
+  }
 };
 
 // Everything a grid file records besides the values (DESIGN.md grid.h5).
@@ -64,7 +91,38 @@ inline std::int64_t fold_index(std::int64_t i, std::int64_t n, bool periodic) {
   return periodic ? ((i % n) + n) % n : std::clamp<std::int64_t>(i, 0, n - 1);
 }
 
+// The cell holding position x: folded into the grid when it is periodic; nullopt outside an open grid.
+inline std::optional<CellIndex> cell_of(const GridGeometry& g, const double x[3]) {
+  std::int64_t c[3];
+  for (std::size_t d = 0; d < 3; ++d) {
+    c[d] = static_cast<std::int64_t>(std::floor((x[d] - g.origin[d]) / (g.extent[d] / static_cast<double>(g.shape[d]))));
+    if (g.periodic) c[d] = fold_index(c[d], g.shape[d], true);
+    else if (c[d] < 0 || c[d] >= g.shape[d]) return std::nullopt;
+  }
+  return CellIndex{c[0], c[1], c[2]};
+}
+
+// The same, but a position outside an open grid counts as the nearest edge cell.
+inline CellIndex cell_of_clamped(const GridGeometry& g, const double x[3]) {
+  std::int64_t c[3];
+  for (std::size_t d = 0; d < 3; ++d)
+    c[d] = fold_index(static_cast<std::int64_t>(std::floor((x[d] - g.origin[d]) / (g.extent[d] / static_cast<double>(g.shape[d])))),
+                      g.shape[d], g.periodic);
+  return CellIndex{c[0], c[1], c[2]};
+}
+
+// A catalogue position (a centre of mass found from offsets) folded into a periodic box along an axis;
+// x itself when the box is open.
+inline double wrap_into(const Box& b, double x, std::size_t axis) {
+  if (!b.periodic) return x;
+  const double L = b.extent[axis];
+  return b.origin[axis] + std::fmod(std::fmod(x - b.origin[axis], L) + L, L);
+}
+
 // "256" or "128,128,256" -> shape. Throws Error(usage).
 std::array<std::int64_t, 3> parse_grid_shape(const std::string& text);
+
+// "x0,y0,z0,x1,y1,z1" -> an open box (a sub-region of a snapshot). Throws Error(usage).
+Box parse_region(const std::string& text);
 
 }  // namespace phew

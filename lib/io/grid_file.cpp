@@ -2,6 +2,9 @@
 
 #include "core/error.hpp"
 
+#include <cmath>
+#include <limits>
+
 namespace phew::io {
 namespace {
 
@@ -99,6 +102,36 @@ GridMeta read_grid_attributes(const File& f, const std::string& o, bool with_den
   m.hubble_param = optional("hubble_param");
   m.critical_density = optional("critical_density");
   return m;
+}
+
+std::vector<double> read_grid_slab_with_ghosts(const File& f, const GridGeometry& g, std::int64_t x0, std::int64_t x1) {
+  const auto plane = static_cast<std::size_t>(g.plane_cells());
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(x1 - x0 + 2) * plane);
+  const std::int64_t nx = g.shape[0];
+  auto append_plane = [&](std::int64_t i) {
+    if (!g.periodic && (i < 0 || i >= nx)) {
+      out.insert(out.end(), plane, -std::numeric_limits<double>::infinity());
+      return;
+    }
+    const std::int64_t w = fold_index(i, nx, true);
+    const auto v = read_grid_planes(f, w, w + 1);
+    out.insert(out.end(), v.begin(), v.end());
+  };
+  append_plane(x0 - 1);
+  if (x1 > x0) {
+    const auto v = read_grid_planes(f, x0, x1);
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  append_plane(x1);
+  for (std::size_t s = plane; s < out.size() - plane; ++s) {
+    const double v = out[s];
+    if (!std::isfinite(v) || v < 0) {
+      const auto c = static_cast<std::int64_t>(s - plane) + x0 * static_cast<std::int64_t>(plane);
+      throw Error::input("{}: /grid/density has {} at cell {} (densities must be finite and >= 0)", f.path(), v, c);
+    }
+  }
+  return out;
 }
 
 std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::int64_t end) {

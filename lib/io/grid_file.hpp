@@ -27,4 +27,8 @@ GridMeta read_grid_attributes(const File& file, const std::string& group, bool w
 // Reads planes [begin, end) of /grid/density as doubles.
 std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::int64_t end);
 
+// Planes [x0, x1) with one ghost plane on each side (wrapped when periodic, -inf outside an open grid),
+// each value checked: NaN, Inf and negative densities give Error(input) naming the cell.
+std::vector<double> read_grid_slab_with_ghosts(const File& file, const GridGeometry& g, std::int64_t x0, std::int64_t x1);
+
 }  // namespace phew::io

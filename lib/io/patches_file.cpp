@@ -4,9 +4,29 @@
 
 namespace phew::io {
 
-void write_patches(File& file, const GridMeta& grid, const mpi::SlabDecomposition& slabs,
-                   std::span<const std::int64_t> labels, const PeakTable& peaks, const SaddleTable& saddles,
-                   const PatchesMeta& meta, const mpi::Comm& comm) {
+const Table<PatchPeak>& patch_peak_table() {
+  static const Table<PatchPeak> t = Table<PatchPeak>()
+                                        .column("id", &PatchPeak::id)
+                                        .column("cell", &PatchPeak::cell)
+                                        .column("position", &PatchPeak::position, Unit::length)
+                                        .column("density", &PatchPeak::density, Unit::density)
+                                        .column("n_cells", &PatchPeak::n_cells)
+                                        .column("mass", &PatchPeak::mass, Unit::mass);
+  return t;
+}
+
+const Table<SaddleRow>& saddle_table() {
+  static const Table<SaddleRow> t = Table<SaddleRow>()
+                                        .column("peak_a", &SaddleRow::peak_a)
+                                        .column("peak_b", &SaddleRow::peak_b)
+                                        .column("density", &SaddleRow::density, Unit::density)
+                                        .column("cell_a", &SaddleRow::cell_a)
+                                        .column("cell_b", &SaddleRow::cell_b);
+  return t;
+}
+
+void write_patches(File& file, const Patches& p, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
+  const GridMeta& grid = p.grid;
   const GridGeometry& g = grid.geometry;
   file.create_group("/grid");
   write_grid_attributes(file, grid, "/grid");
@@ -14,38 +34,43 @@ void write_patches(File& file, const GridMeta& grid, const mpi::SlabDecompositio
   file.create_group("/cells");
   const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(g.shape[0]), static_cast<std::uint64_t>(g.shape[1]),
                                          static_cast<std::uint64_t>(g.shape[2])};
-  file.write_rows<std::int64_t, std::int64_t>("/cells/peak", shape, static_cast<std::uint64_t>(slabs.begin(file.rank())),
-                                              labels);
+  file.write_rows<std::int64_t, std::int64_t>("/cells/peak", shape, static_cast<std::uint64_t>(slabs.begin(comm.rank())),
+                                              p.labels);
   file.write_attribute("/cells/peak", "description", "peak ID of each cell's patch; 0 = below the threshold");
-  file.write_attribute("/cells", "threshold", meta.threshold);
-  file.write_attribute("/cells", "threshold_text", meta.threshold_text);
-  file.write_attribute("/cells", "threshold_over_mean", grid.mean_density > 0 ? meta.threshold / grid.mean_density : 0.0);
-  if (grid.critical_density) file.write_attribute("/cells", "threshold_over_critical", meta.threshold / *grid.critical_density);
+  file.write_attribute("/cells", "threshold", p.meta.threshold);
+  file.write_attribute("/cells", "threshold_text", p.meta.threshold_text);
+  file.write_attribute("/cells", "threshold_over_mean", grid.mean_density > 0 ? p.meta.threshold / grid.mean_density : 0.0);
+  if (grid.critical_density)
+    file.write_attribute("/cells", "threshold_over_critical", p.meta.threshold / *grid.critical_density);
   file.write_attribute<std::int64_t>("/cells", "neighbourhood", 26);
-  file.write_attribute<std::uint64_t>("/cells", "n_test_cells", meta.n_test_cells);
+  file.write_attribute<std::uint64_t>("/cells", "n_test_cells", p.meta.n_test_cells);
 
-  const auto n = comm.sum<std::uint64_t>(peaks.id.size());
-  file.create_group("/peaks");
-  file.write_distributed<std::int64_t>("/peaks/id", peaks.id, comm);
-  file.write_distributed<std::int64_t>("/peaks/cell", peaks.cell, comm);
-  file.write_distributed<double>("/peaks/position", peaks.position, comm, 3);
-  file.write_distributed<double>("/peaks/density", peaks.density, comm);
-  file.write_distributed<std::int64_t>("/peaks/n_cells", peaks.n_cells, comm);
-  file.write_distributed<double>("/peaks/mass", peaks.mass, comm);
-  file.write_attribute("/peaks/position", "units", grid.length_units);
-  file.write_attribute<std::int8_t>("/peaks/position", "refined", meta.refined_positions ? 1 : 0);
-  file.write_attribute("/peaks/density", "units", grid.density_units);
-  file.write_attribute("/peaks/mass", "units", grid.mass_units);
-  file.write_attribute<std::uint64_t>("/peaks", "count", n);
+  UnitNames units;
+  units.length = grid.length_units;
+  units.mass = grid.mass_units;
+  units.density = grid.density_units;
+  patch_peak_table().write(file, "/peaks", p.peaks, units, comm);
+  file.write_attribute<std::int8_t>("/peaks/position", "refined", p.meta.refined_positions ? 1 : 0);
+  file.write_attribute<std::uint64_t>("/peaks", "count", comm.sum<std::uint64_t>(p.peaks.size()));
+  saddle_table().write(file, "/saddles", p.saddles, units, comm);
+  file.write_attribute<std::uint64_t>("/saddles", "count", comm.sum<std::uint64_t>(p.saddles.size()));
+}
 
-  file.create_group("/saddles");
-  file.write_distributed<std::int64_t>("/saddles/peak_a", saddles.peak_a, comm);
-  file.write_distributed<std::int64_t>("/saddles/peak_b", saddles.peak_b, comm);
-  file.write_distributed<double>("/saddles/density", saddles.density, comm);
-  file.write_distributed<std::int64_t>("/saddles/cell_a", saddles.cell_a, comm);
-  file.write_distributed<std::int64_t>("/saddles/cell_b", saddles.cell_b, comm);
-  file.write_attribute("/saddles/density", "units", grid.density_units);
-  file.write_attribute<std::uint64_t>("/saddles", "count", comm.sum<std::uint64_t>(saddles.peak_a.size()));
+PatchesHeader read_patches_header(const File& f) {
+  PatchesHeader h;
+  h.grid = read_grid_attributes(f, "/grid", false);
+  h.meta.threshold = f.read_attribute_scalar<double>("/cells", "threshold");
+  h.meta.threshold_text = f.read_attribute_string("/cells", "threshold_text");
+  h.meta.n_test_cells = f.read_attribute_scalar<std::uint64_t>("/cells", "n_test_cells");
+  h.meta.refined_positions = f.read_attribute_scalar<std::int64_t>("/peaks/position", "refined") != 0;
+  h.n_peaks = patch_peak_table().size(f, "/peaks");
+  h.n_saddles = saddle_table().size(f, "/saddles");
+  return h;
+}
+
+std::vector<std::int64_t> read_patch_labels(const File& f, std::int64_t x0, std::int64_t x1) {
+  if (x1 <= x0) return {};
+  return f.read_rows<std::int64_t>("/cells/peak", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
 }
 
 }  // namespace phew::io

@@ -3,22 +3,32 @@
 
 #include "grid/geometry.hpp"
 #include "io/h5.hpp"
+#include "io/table.hpp"
 #include "mpi/slab.hpp"
 
+#include <array>
 #include <span>
 
 namespace phew::io {
 
-struct PeakTable {
-  std::vector<std::int64_t> id, cell, n_cells;
-  std::vector<double> position;  // [n][3]
-  std::vector<double> density, mass;
+// A density peak and its patch (/peaks).
+struct PatchPeak {
+  std::int64_t id = 0;
+  std::int64_t cell = 0;  // global index of the peak cell
+  std::array<double, 3> position{};
+  double density = 0;
+  std::int64_t n_cells = 0;
+  double mass = 0;
 };
+const Table<PatchPeak>& patch_peak_table();
 
-struct SaddleTable {
-  std::vector<std::int64_t> peak_a, peak_b, cell_a, cell_b;
-  std::vector<double> density;
+// The saddle of two touching patches (/saddles): peak_a < peak_b, the densest point of their boundary.
+struct SaddleRow {
+  std::int64_t peak_a = 0, peak_b = 0;
+  double density = 0;
+  std::int64_t cell_a = 0, cell_b = 0;  // where it is reached: cell_a in patch peak_a, cell_b in peak_b
 };
+const Table<SaddleRow>& saddle_table();
 
 struct PatchesMeta {
   double threshold = 0;            // absolute, grid density units
@@ -27,10 +37,28 @@ struct PatchesMeta {
   bool refined_positions = false;
 };
 
-// Writes /grid (attributes), /cells/peak (this rank's planes), /peaks and /saddles (this rank's rows,
-// after the rows of lower ranks) and the segmentation attributes of /cells. Collective.
-void write_patches(File& file, const GridMeta& grid, const mpi::SlabDecomposition& slabs,
-                   std::span<const std::int64_t> labels, const PeakTable& peaks, const SaddleTable& saddles,
-                   const PatchesMeta& meta, const mpi::Comm& comm);
+// The whole product, as one rank holds it: its planes of labels and its rows of the tables (which follow
+// the rows of lower ranks).
+struct Patches {
+  GridMeta grid;
+  PatchesMeta meta;
+  std::vector<std::int64_t> labels;  // this rank's planes: peak ID of each cell, 0 below the threshold
+  std::vector<PatchPeak> peaks;
+  std::vector<SaddleRow> saddles;
+};
+
+// Writes /grid (attributes), /cells (labels and the segmentation's attributes), /peaks and /saddles.
+// Collective.
+void write_patches(File& file, const Patches& patches, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm);
+
+// What a reader needs before the tables: the grid, the segmentation and the table sizes.
+struct PatchesHeader {
+  GridMeta grid;
+  PatchesMeta meta;
+  std::uint64_t n_peaks = 0, n_saddles = 0;
+};
+PatchesHeader read_patches_header(const File& file);
+// Labels of planes [x0, x1) (peak IDs, 0 below the threshold).
+std::vector<std::int64_t> read_patch_labels(const File& file, std::int64_t x0, std::int64_t x1);
 
 }  // namespace phew::io

@@ -1,11 +1,11 @@
 #include "particles/snapshot.hpp"
 
 #include "core/error.hpp"
+#include "core/parse.hpp"
 #include "grid/geometry.hpp"
 #include "io/h5.hpp"
 #include "mpi/agree.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 
@@ -58,16 +58,17 @@ std::vector<int> parse_types(const std::string& text, int num_types) {
     for (int t = 0; t < num_types; ++t) types.push_back(t);
     return types;
   }
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t end = std::min(text.find(',', pos), text.size());
-    int t = -1;
-    const auto [ptr, ec] = std::from_chars(text.data() + pos, text.data() + end, t);
-    if (ec != std::errc() || ptr != text.data() + end || t < 0)
+  std::vector<int> given;
+  try {
+    given = parse_list<int>(text, "particle types");
+  } catch (const Error&) {
+    given = {-1};
+  }
+  for (int t : given) {
+    if (t < 0)
       throw Error::usage("particle types '{}': expected a comma-separated list of type numbers or 'all'", text);
     if (t >= num_types) throw Error::usage("particle type {} does not exist; the snapshot has types 0..{}", t, num_types - 1);
     if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
-    pos = end + 1;
   }
   std::sort(types.begin(), types.end());
   return types;

@@ -3,6 +3,7 @@
 // saddle of two patches is the maximum over their shared boundary.
 #pragma once
 
+#include "io/patches_file.hpp"
 #include "mpi/comm.hpp"
 #include "mpi/route.hpp"
 #include "mpi/slab.hpp"
@@ -14,11 +15,8 @@
 
 namespace phew {
 
-struct Saddle {
-  std::int64_t peak_a = 0, peak_b = 0;  // peak_a < peak_b
-  double density = 0;
-  std::int64_t cell_a = 0, cell_b = 0;  // where it is reached: cell_a in patch peak_a, cell_b in peak_b
-};
+// peak_a < peak_b; cell_a in patch peak_a and cell_b in peak_b are where the saddle is reached.
+using Saddle = io::SaddleRow;
 
 // The better of two candidates for the same pair: denser, then the smaller (cell_a, cell_b).
 inline bool better_saddle(const Saddle& x, const Saddle& y) {

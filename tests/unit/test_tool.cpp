@@ -20,7 +20,7 @@ TEST(CicOptions, ChecksAndConverts) {
   const CicParams p = check_cic_options(o);
   EXPECT_EQ(p.shape[2], 64);
   ASSERT_TRUE(p.region);
-  EXPECT_EQ((*p.region)[5], 20.0);
+  EXPECT_EQ(p.region->extent[2], 20.0);
   EXPECT_EQ(p.assignment, Assignment::tsc);
   EXPECT_EQ(p.precision, io::Precision::f64);
 }

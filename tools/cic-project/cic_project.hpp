@@ -2,6 +2,7 @@
 #pragma once
 
 #include "grid/assignment.hpp"
+#include "grid/geometry.hpp"
 #include "io/grid_file.hpp"
 #include "tool/tool.hpp"
 
@@ -24,7 +25,7 @@ struct CicOptions {
 // The options in checked form.
 struct CicParams {
   std::array<std::int64_t, 3> shape{};
-  std::optional<std::array<double, 6>> region;  // x0,y0,z0,x1,y1,z1
+  std::optional<Box> region;
   Assignment assignment = Assignment::cic;
   io::Precision precision = io::Precision::f32;
 };

@@ -1,6 +1,7 @@
 // phew-segment: watershed segmentation and saddle search (docs/tools/phew-segment.md).
 #pragma once
 
+#include "core/quantity.hpp"
 #include "tool/tool.hpp"
 
 #include <string>
@@ -13,7 +14,14 @@ struct SegmentOptions {
   bool refine_positions = false;
 };
 
+// The options in checked form.
+struct SegmentChecked {
+  DensityThreshold threshold;
+  bool refine_positions = false;
+};
+
 void declare_segment_options(CLI::App& app, SegmentOptions& opt);
+SegmentChecked check_segment_options(const SegmentOptions& opt);  // throws Error(usage); pure
 void run_phew_segment(const SegmentOptions& opt, Context& ctx);
 
 }  // namespace phew

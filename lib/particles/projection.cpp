@@ -1,0 +1,84 @@
+#include "particles/projection.hpp"
+
+#include "core/error.hpp"
+#include "grid/deposit.hpp"
+#include "mpi/agree.hpp"
+
+#include <cmath>
+
+namespace phew {
+
+GridGeometry projection_geometry(const SnapshotInfo& info, const std::array<std::int64_t, 3>& shape,
+                                 const std::optional<Box>& region) {
+  GridGeometry g;
+  g.shape = shape;
+  if (region) {
+    g.origin = region->origin;
+    g.extent = region->extent;
+    g.periodic = false;
+  } else if (info.periodic) {
+    g.extent = info.box_size;
+    g.periodic = true;
+  } else if (info.box_size[0] > 0 && info.box_size[1] > 0 && info.box_size[2] > 0) {
+    g.extent = info.box_size;  // a finite, non-periodic box: particles must lie inside
+    g.periodic = false;
+  } else {
+    throw Error::usage("{}: the snapshot has no periodic box (BoxSize 0); give the grid's extent with --region",
+                       info.files.front());
+  }
+  return g;
+}
+
+Projection project(const SnapshotInfo& info, const ParticleSet& particles, const GridGeometry& geometry,
+                   Assignment assignment, bool region, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm,
+                   const PhaseReport& phase) {
+  if (!geometry.periodic && !region) {
+    mpi::agree(comm, [&] {
+      for (std::size_t i = 0; i < particles.size(); ++i)
+        for (std::size_t d = 0; d < 3; ++d) {
+          const double x = particles.position[3 * i + d];
+          if (x < geometry.origin[d] || x >= geometry.origin[d] + geometry.extent[d])
+            throw Error::input("{}: a particle at {:g} lies outside the non-periodic box [0, {:g}) in axis {}",
+                               info.files.front(), x, geometry.extent[d], "xyz"[d]);
+        }
+    });
+  }
+  double min_mass = particles.size() ? particles.mass[0] : INFINITY, max_mass = particles.size() ? particles.mass[0] : 0;
+  for (double m : particles.mass) {
+    min_mass = std::min(min_mass, m);
+    max_mass = std::max(max_mass, m);
+  }
+  min_mass = comm.min(min_mass);
+  max_mass = comm.max(max_mass);
+
+  enter(phase, "deposit");
+  DepositResult dep = deposit(geometry, assignment, slabs, particles.position, particles.mass, comm);
+  const double inv_volume = 1.0 / geometry.cell_volume();
+  for (double& v : dep.mass) v *= inv_volume;  // now density
+
+  Projection out;
+  GridMeta& meta = out.meta;
+  meta.geometry = geometry;
+  meta.assignment = to_string(assignment);
+  meta.total_mass = dep.mass_total;
+  meta.mean_density = dep.mass_total / (geometry.extent[0] * geometry.extent[1] * geometry.extent[2]);
+  meta.n_particles = dep.particles_in;
+  meta.particle_mass = min_mass == max_mass ? min_mass : 0.0;
+  meta.density_units = info.units.density_name();
+  meta.length_units = info.units.length_name();
+  meta.mass_units = info.units.mass_name();
+  meta.time = info.time;
+  meta.redshift = info.redshift;
+  meta.comoving = info.comoving;
+  if (info.cosmology) {
+    meta.omega_m = info.cosmology->omega_m;
+    meta.omega_lambda = info.cosmology->omega_lambda;
+    meta.hubble_param = info.cosmology->hubble_param;
+    meta.critical_density = info.cosmology->critical_density(info.comoving ? info.time : 1.0, info.units);
+  }
+  out.density = std::move(dep.mass);
+  out.particles_outside = dep.particles_outside;
+  return out;
+}
+
+}  // namespace phew

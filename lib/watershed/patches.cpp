@@ -1,0 +1,118 @@
+#include "watershed/patches.hpp"
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "mpi/ordered_sum.hpp"
+#include "mpi/route.hpp"
+#include "watershed/peak_position.hpp"
+#include "watershed/saddles.hpp"
+#include "watershed/slab_mesh.hpp"
+#include "watershed/watershed.hpp"
+
+namespace phew {
+namespace {
+
+// Cells and mass of every patch, summed at the peak's owner: per (peak, plane) partial sums,
+// accumulated plane by plane through a dense index of the peaks seen in the current plane, then added
+// in plane order (mpi::OrderedSum), so the sums do not depend on the decomposition.
+std::map<std::int64_t, std::array<double, 2>> patch_sums(const SlabMesh& mesh, const Segmentation& seg, double volume,
+                                                          const mpi::SlabDecomposition& owners, const mpi::Comm& comm) {
+  using Sums = mpi::OrderedSum<2>;
+  std::vector<Sums::Entry> partial;
+  std::vector<std::int32_t> at(seg.peaks.size() + 1, -1);
+  const std::size_t plane = static_cast<std::size_t>(mesh.grid().plane_cells());
+  for (std::size_t b = mesh.first_local(); b < mesh.end_local(); b += plane) {
+    const std::size_t first_entry = partial.size();
+    for (std::size_t s = b; s < b + plane; ++s) {
+      const std::int64_t l = seg.label[s];
+      if (l <= 0) continue;
+      std::int32_t& k = at[static_cast<std::size_t>(l)];
+      if (k < 0) {
+        k = static_cast<std::int32_t>(partial.size() - first_entry);
+        partial.push_back({l, mesh.chunk(s), {0.0, 0.0}});
+      }
+      auto& v = partial[first_entry + static_cast<std::size_t>(k)].v;
+      v[0] += 1.0;
+      v[1] += mesh.density(s) * volume;
+    }
+    for (std::size_t e = first_entry; e < partial.size(); ++e) at[static_cast<std::size_t>(partial[e].key)] = -1;
+  }
+  return Sums::at_owners(comm, std::move(partial), [&](std::int64_t id) { return owners.owner(id - 1); });
+}
+
+// Peak positions: cell centres, refined by the rank that holds the peak cell, sent to the peak's owner.
+// Returns the owner's positions in ID order.
+std::vector<std::array<double, 3>> peak_positions(const SlabMesh& mesh, const Segmentation& seg, bool refine,
+                                                  const mpi::SlabDecomposition& owners, const mpi::Comm& comm) {
+  struct Position {
+    std::int64_t id;
+    std::array<double, 3> x;
+  };
+  const GridGeometry& g = mesh.grid();
+  const auto cell_size = g.cell_size();
+  std::vector<Position> mine;
+  for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s) {
+    if (seg.label[s] <= 0) continue;
+    const PeakCell& p = seg.peaks[static_cast<std::size_t>(seg.label[s] - 1)];
+    if (p.cell != mesh.global_index(s)) continue;
+    const auto c = mesh.cell(s);
+    std::array<double, 3> offset{0, 0, 0};
+    if (refine)
+      if (const auto nb = mesh.neighbourhood(s)) offset = quadratic_peak_offset(*nb);
+    Position pos{seg.label[s], {}};
+    for (std::size_t d = 0; d < 3; ++d)
+      pos.x[d] = g.origin[d] + (static_cast<double>(c[d]) + 0.5 + offset[d]) * cell_size[d];
+    mine.push_back(pos);
+  }
+  std::vector<Position> got = mpi::route(comm, mine, [&](const Position& p) { return owners.owner(p.id - 1); });
+  std::sort(got.begin(), got.end(), [](const Position& a, const Position& b) { return a.id < b.id; });
+  std::vector<std::array<double, 3>> out;
+  for (const Position& p : got) out.push_back(p.x);
+  return out;
+}
+
+}  // namespace
+
+io::Patches segment_patches(const GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
+                            const SegmentParams& params, const mpi::Comm& comm, const PhaseReport& phase,
+                            int* rounds) {
+  const GridGeometry& g = grid.geometry;
+  const SlabMesh mesh(g, slabs, comm.rank(), std::move(density));
+  enter(phase, "watershed");
+
+  const Segmentation seg = segment(mesh, params.threshold, comm);
+  if (rounds) *rounds = seg.rounds;
+  log::info("{} test cells, {} peaks ({} label rounds)", log::thousands(static_cast<long long>(seg.test_cells)),
+            log::thousands(static_cast<long long>(seg.peaks.size())), seg.rounds);
+  if (seg.test_cells == 0) log::warn("no cell is above the threshold {}: the result is empty", params.threshold_text);
+
+  io::Patches out;
+  out.grid = grid;
+  out.meta = {params.threshold, params.threshold_text, seg.test_cells, params.refine_positions};
+  enter(phase, "saddles");
+  out.saddles = find_saddles(mesh, seg, comm);
+  log::info("{} saddles", log::thousands(comm.sum<long long>(static_cast<long long>(out.saddles.size()))));
+
+  enter(phase, "peaks");
+  // Per-peak rows live on the peak's owner (even blocks of IDs), so no rank holds them all.
+  const auto npeaks = static_cast<std::int64_t>(seg.peaks.size());
+  const mpi::SlabDecomposition owners(std::max<std::int64_t>(npeaks, 1), comm.size());
+  const auto totals = patch_sums(mesh, seg, g.cell_volume(), owners, comm);
+  const std::int64_t first = npeaks ? owners.begin(comm.rank()) + 1 : 1, last = npeaks ? owners.end(comm.rank()) : 0;
+  const auto positions = peak_positions(mesh, seg, params.refine_positions, owners, comm);
+  if (positions.size() != static_cast<std::size_t>(last - first + 1))
+    throw Error::internal("rank {} received {} peak positions for peaks {}..{}", comm.rank(), positions.size(), first, last);
+  for (std::int64_t id = first; id <= last; ++id) {
+    const PeakCell& pk = seg.peaks[static_cast<std::size_t>(id - 1)];
+    const auto t = totals.find(id);
+    if (t == totals.end())
+      throw Error::internal("peak {} (cell {}) has no cell sums at its owner, rank {}", id, pk.cell, comm.rank());
+    out.peaks.push_back({id, pk.cell, positions[static_cast<std::size_t>(id - first)], pk.density,
+                         static_cast<std::int64_t>(t->second[0]), t->second[1]});
+  }
+  out.labels.assign(seg.label.begin() + static_cast<std::ptrdiff_t>(mesh.first_local()),
+                    seg.label.begin() + static_cast<std::ptrdiff_t>(mesh.end_local()));
+  return out;
+}
+
+}  // namespace phew

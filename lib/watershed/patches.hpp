@@ -1,0 +1,29 @@
+// phew-segment's stage: the peak patches of a density grid, their peaks and the saddles between them
+// (PHEW Sec. 2.2-2.3, 3.1), as the rows of patches.h5.
+#pragma once
+
+#include "core/timer.hpp"
+#include "io/patches_file.hpp"
+#include "mpi/comm.hpp"
+#include "mpi/slab.hpp"
+
+#include <vector>
+
+namespace phew {
+
+struct SegmentParams {
+  double threshold = 0;             // absolute density; cells strictly above it are test cells
+  std::string threshold_text;       // as given ("80mean"), recorded in the file
+  bool refine_positions = false;    // quadratic fit of the 3x3x3 neighbourhood of each peak cell
+};
+
+// Segments this rank's slab of `grid`: `density` holds its planes with one ghost plane on each side
+// (io::read_grid_slab_with_ghosts). Peaks and saddles are rows owned by blocks of peak IDs, so each
+// rank's rows follow the lower ranks' (write them with io::write_patches). `rounds` receives the ghost
+// label exchange rounds (provenance: it depends on the decomposition). Collective.
+// Phases: watershed, saddles, peaks.
+io::Patches segment_patches(const GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
+                            const SegmentParams& params, const mpi::Comm& comm, const PhaseReport& phase = {},
+                            int* rounds = nullptr);
+
+}  // namespace phew
