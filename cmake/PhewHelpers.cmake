@@ -31,11 +31,23 @@ function(phew_add_module name)
     FILES_MATCHING PATTERN "*.hpp")
 endfunction()
 
-# phew_add_tool(name SOURCES ... DEPENDS ...): an executable in build/bin/, installed.
+# phew_add_tool(name SOURCES main.cpp ... DEPENDS ...): an executable in build/bin/, installed. Every
+# source but main.cpp goes into a library tool::<name> (the option table, check_options and the
+# open -> stage -> write body), which the unit tests link to test check_options.
 function(phew_add_tool name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
-  add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPENDS})
+  set(body ${ARG_SOURCES})
+  list(FILTER body EXCLUDE REGEX "/main\\.cpp$")
+  set(main ${ARG_SOURCES})
+  list(FILTER main INCLUDE REGEX "/main\\.cpp$")
+  string(MAKE_C_IDENTIFIER "tool_${name}" lib)
+  add_library(${lib} STATIC ${body})
+  add_library(tool::${name} ALIAS ${lib})
+  target_link_libraries(${lib} PUBLIC ${ARG_DEPENDS})
+  target_include_directories(${lib} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/${name})
+  phew_warnings(${lib})
+  add_executable(${name} ${main})
+  target_link_libraries(${name} PRIVATE ${lib})
   phew_warnings(${name})
   install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endfunction()

@@ -1,6 +1,7 @@
-// cic-project's option checking (pure) and the JSON config reader.
+// The tools' option checking (check_options: pure) and the JSON config reader.
 #include "cic_project.hpp"
 #include "core/error.hpp"
+#include "phew_segment.hpp"
 #include "tool/json_config.hpp"
 
 #include <gtest/gtest.h>
@@ -38,6 +39,25 @@ TEST(CicOptions, RejectsBadValuesAsUsageErrors) {
       FAIL();
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::usage);
+    }
+  }
+}
+
+TEST(SegmentOptions, ParsesTheThresholdAndRefusesBadOnes) {
+  SegmentOptions o;
+  o.threshold = "80mean";
+  o.refine_positions = true;
+  const SegmentChecked c = check_segment_options(o);
+  EXPECT_EQ(c.threshold.unit, DensityThreshold::Unit::mean);
+  EXPECT_EQ(c.threshold.value, 80.0);
+  EXPECT_TRUE(c.refine_positions);
+  for (const char* bad : {"", "80means", "-3mean", "nan", "1e400"}) {
+    o.threshold = bad;
+    try {
+      check_segment_options(o);
+      FAIL() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage) << bad;
     }
   }
 }
