@@ -1,21 +1,68 @@
 #include "io/clumps_file.hpp"
 
+#include "io/atomic_output.hpp"
 #include "io/grid_file.hpp"
 
-namespace phew::io {
-namespace {
+#include <fmt/format.h>
 
-template <typename T>
-std::span<const T> span_of(const std::vector<T>& v) {
-  return {v.data(), v.size()};
+namespace phew::io {
+
+const Table<MergedPeak>& merged_peak_table() {
+  static const Table<MergedPeak> t =
+      Table<MergedPeak>()
+          .column("id", &MergedPeak::id)
+          .column("relevance", &MergedPeak::relevance)
+          .column("key_saddle", &MergedPeak::key_saddle, Unit::density)
+          .column("key_neighbour", &MergedPeak::key_neighbour)
+          .column("clump", &MergedPeak::clump, Unit::none,
+                  "level-0 clump the peak belongs to after noise removal; 0 = discarded");
+  return t;
 }
 
-}  // namespace
+const Table<Clump>& clump_table() {
+  static const Table<Clump> t = Table<Clump>()
+                                    .column("id", &Clump::id)
+                                    .column("level", &Clump::level)
+                                    .column("parent", &Clump::parent)
+                                    .column("halo", &Clump::halo)
+                                    .column("n_cells", &Clump::n_cells)
+                                    .column("mass", &Clump::mass, Unit::mass)
+                                    .column("peak_position", &Clump::peak_position, Unit::length)
+                                    .column("peak_density", &Clump::peak_density, Unit::density)
+                                    .column("saddle_density", &Clump::saddle_density, Unit::density)
+                                    .column("mean_density", &Clump::mean_density, Unit::density)
+                                    .column("relevance", &Clump::relevance)
+                                    .column("center_of_mass", &Clump::center_of_mass, Unit::length)
+                                    .column("n_particles", &Clump::n_particles, Unit::none, "", true)
+                                    .column("particle_mass", &Clump::particle_mass, Unit::mass, "", true)
+                                    .column("bulk_velocity", &Clump::bulk_velocity, Unit::velocity, "", true);
+  return t;
+}
 
-void write_clumps(File& f, const GridMeta& grid, const mpi::SlabDecomposition& slabs,
-                  std::span<const std::int64_t> cell_clump, std::span<const std::int64_t> cell_halo,
-                  const PeakMergeRows& peaks, const ClumpRows& clumps, const HaloRows& halos,
-                  const HierarchyRows& hierarchy, const ClumpsMeta& meta, const mpi::Comm& comm) {
+const Table<Halo>& halo_table() {
+  static const Table<Halo> t = Table<Halo>()
+                                   .column("id", &Halo::id)
+                                   .column("n_cells", &Halo::n_cells)
+                                   .column("mass", &Halo::mass, Unit::mass)
+                                   .column("peak_position", &Halo::peak_position, Unit::length)
+                                   .column("n_clumps", &Halo::n_clumps)
+                                   .column("n_particles", &Halo::n_particles, Unit::none, "", true)
+                                   .column("particle_mass", &Halo::particle_mass, Unit::mass, "", true)
+                                   .column("bulk_velocity", &Halo::bulk_velocity, Unit::velocity, "", true);
+  return t;
+}
+
+const Table<HierarchyRow>& hierarchy_table() {
+  static const Table<HierarchyRow> t = Table<HierarchyRow>()
+                                           .column("clump", &HierarchyRow::clump)
+                                           .column("into", &HierarchyRow::into)
+                                           .column("level", &HierarchyRow::level)
+                                           .column("saddle_density", &HierarchyRow::saddle_density, Unit::density);
+  return t;
+}
+
+void write_clumps(File& f, const Clumps& c, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
+  const GridMeta& grid = c.grid;
   const GridGeometry& g = grid.geometry;
   f.create_group("/grid");
   write_grid_attributes(f, grid, "/grid");
@@ -24,11 +71,12 @@ void write_clumps(File& f, const GridMeta& grid, const mpi::SlabDecomposition& s
                                          static_cast<std::uint64_t>(g.shape[2])};
   const auto row = static_cast<std::uint64_t>(slabs.begin(comm.rank()));
   f.create_group("/cells");
-  f.write_rows<std::int64_t, std::int64_t>("/cells/clump", shape, row, cell_clump);
-  f.write_rows<std::int64_t, std::int64_t>("/cells/halo", shape, row, cell_halo);
+  f.write_rows<std::int64_t, std::int64_t>("/cells/clump", shape, row, c.cell_clump);
+  f.write_rows<std::int64_t, std::int64_t>("/cells/halo", shape, row, c.cell_halo);
   f.write_attribute("/cells/clump", "description", "level-0 clump ID of each cell; 0 = below threshold or noise");
   f.write_attribute("/cells/halo", "description", "halo ID of each cell; 0 = below threshold or noise");
 
+  const ClumpsMeta& meta = c.meta;
   const std::string m = "/";
   f.write_attribute(m, "density_threshold", meta.density_threshold);
   f.write_attribute(m, "relevance_threshold", meta.relevance);
@@ -42,62 +90,66 @@ void write_clumps(File& f, const GridMeta& grid, const mpi::SlabDecomposition& s
     f.write_attribute(m, "mass_threshold_text", meta.mass_threshold_text);
   }
 
-  f.create_group("/peaks");
-  f.write_distributed<std::int64_t>("/peaks/id", span_of(peaks.id), comm);
-  f.write_distributed<double>("/peaks/relevance", span_of(peaks.relevance), comm);
-  f.write_distributed<double>("/peaks/key_saddle", span_of(peaks.key_saddle), comm);
-  f.write_distributed<std::int64_t>("/peaks/key_neighbour", span_of(peaks.key_neighbour), comm);
-  f.write_distributed<std::int64_t>("/peaks/clump", span_of(peaks.clump), comm);
-  f.write_attribute("/peaks/key_saddle", "units", grid.density_units);
-  f.write_attribute("/peaks/clump", "description", "level-0 clump the peak belongs to after noise removal; 0 = discarded");
-
-  f.create_group("/clumps");
-  f.write_distributed<std::int64_t>("/clumps/id", span_of(clumps.id), comm);
-  f.write_distributed<std::int64_t>("/clumps/level", span_of(clumps.level), comm);
-  f.write_distributed<std::int64_t>("/clumps/parent", span_of(clumps.parent), comm);
-  f.write_distributed<std::int64_t>("/clumps/halo", span_of(clumps.halo), comm);
-  f.write_distributed<std::int64_t>("/clumps/n_cells", span_of(clumps.n_cells), comm);
-  f.write_distributed<double>("/clumps/mass", span_of(clumps.mass), comm);
-  f.write_distributed<double>("/clumps/peak_position", span_of(clumps.peak_position), comm, 3);
-  f.write_distributed<double>("/clumps/peak_density", span_of(clumps.peak_density), comm);
-  f.write_distributed<double>("/clumps/saddle_density", span_of(clumps.saddle_density), comm);
-  f.write_distributed<double>("/clumps/mean_density", span_of(clumps.mean_density), comm);
-  f.write_distributed<double>("/clumps/relevance", span_of(clumps.relevance), comm);
-  f.write_distributed<double>("/clumps/center_of_mass", span_of(clumps.center_of_mass), comm, 3);
-  for (const char* d : {"/clumps/peak_density", "/clumps/saddle_density", "/clumps/mean_density"})
-    f.write_attribute(d, "units", grid.density_units);
-  f.write_attribute("/clumps/mass", "units", grid.mass_units);
-  f.write_attribute("/clumps/peak_position", "units", grid.length_units);
-  f.write_attribute("/clumps/center_of_mass", "units", grid.length_units);
-
-  f.create_group("/halos");
-  f.write_distributed<std::int64_t>("/halos/id", span_of(halos.id), comm);
-  f.write_distributed<std::int64_t>("/halos/n_cells", span_of(halos.n_cells), comm);
-  f.write_distributed<double>("/halos/mass", span_of(halos.mass), comm);
-  f.write_distributed<double>("/halos/peak_position", span_of(halos.peak_position), comm, 3);
-  f.write_distributed<std::int64_t>("/halos/n_clumps", span_of(halos.n_clumps), comm);
-  f.write_attribute("/halos/mass", "units", grid.mass_units);
-  f.write_attribute("/halos/peak_position", "units", grid.length_units);
-
-  if (meta.with_particles) {
-    f.write_distributed<std::int64_t>("/clumps/n_particles", span_of(clumps.n_particles), comm);
-    f.write_distributed<double>("/clumps/particle_mass", span_of(clumps.particle_mass), comm);
-    f.write_distributed<double>("/clumps/bulk_velocity", span_of(clumps.bulk_velocity), comm, 3);
-    f.write_distributed<std::int64_t>("/halos/n_particles", span_of(halos.n_particles), comm);
-    f.write_distributed<double>("/halos/particle_mass", span_of(halos.particle_mass), comm);
-    f.write_distributed<double>("/halos/bulk_velocity", span_of(halos.bulk_velocity), comm, 3);
-    f.write_attribute("/clumps/particle_mass", "units", grid.mass_units);
-    f.write_attribute("/clumps/bulk_velocity", "units", meta.velocity_units);
-    f.write_attribute("/halos/bulk_velocity", "units", meta.velocity_units);
-  }
-
-  f.create_group("/hierarchy");
-  f.write_distributed<std::int64_t>("/hierarchy/clump", span_of(hierarchy.clump), comm);
-  f.write_distributed<std::int64_t>("/hierarchy/into", span_of(hierarchy.into), comm);
-  f.write_distributed<std::int64_t>("/hierarchy/level", span_of(hierarchy.level), comm);
-  f.write_distributed<double>("/hierarchy/saddle_density", span_of(hierarchy.saddle_density), comm);
+  UnitNames units;
+  units.length = grid.length_units;
+  units.mass = grid.mass_units;
+  units.density = grid.density_units;
+  units.velocity = meta.velocity_units;
+  const std::set<std::string> particle_columns =
+      meta.with_particles ? std::set<std::string>{"n_particles", "particle_mass", "bulk_velocity"} : std::set<std::string>{};
+  merged_peak_table().write(f, "/peaks", c.peaks, units, comm);
+  clump_table().write(f, "/clumps", c.clumps, units, comm, particle_columns);
+  halo_table().write(f, "/halos", c.halos, units, comm, particle_columns);
+  hierarchy_table().write(f, "/hierarchy", c.hierarchy, units, comm);
   f.write_attribute("/hierarchy", "description",
                     "saddle-threshold mergers: clump merged into `into` through a saddle of this level (PHEW Sec. 2.6)");
+}
+
+ClumpsHeader read_clumps_header(const File& f) {
+  ClumpsHeader h;
+  h.grid = read_grid_attributes(f, "/grid", false);
+  h.n_peaks = merged_peak_table().size(f, "/peaks");
+  h.n_clumps = clump_table().size(f, "/clumps");
+  h.n_halos = halo_table().size(f, "/halos");
+  return h;
+}
+
+std::vector<std::int64_t> read_clump_labels(const File& f, std::int64_t x0, std::int64_t x1) {
+  if (x1 <= x0) return {};
+  return f.read_rows<std::int64_t>("/cells/clump", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
+}
+
+std::vector<std::int64_t> read_halo_labels(const File& f, std::int64_t x0, std::int64_t x1) {
+  if (x1 <= x0) return {};
+  return f.read_rows<std::int64_t>("/cells/halo", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
+}
+
+void write_catalogue_text(const std::string& output, const std::vector<Clump>& clumps, const std::vector<Halo>& halos) {
+  std::string txt = "  index  lev   parent  ncell    peak_x             peak_y             peak_z             "
+                    "rho-               rho+               rho_av             mass_cl            relevance\n";
+  std::string csv = "id,level,parent,halo,n_cells,peak_x,peak_y,peak_z,saddle_density,peak_density,mean_density,"
+                    "mass,relevance,com_x,com_y,com_z\n";
+  for (const Clump& c : clumps) {
+    const Vec3& p = c.peak_position;
+    txt += fmt::format("{:7d} {:4d} {:8d} {:6d} {:18.10e} {:18.10e} {:18.10e} {:18.10e} {:18.10e} {:18.10e} {:18.10e} {:18.10e}\n",
+                       c.id, c.level, c.parent, c.n_cells, p[0], p[1], p[2], c.saddle_density, c.peak_density,
+                       c.mean_density, c.mass, c.relevance);
+    csv += fmt::format("{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g}\n",
+                       c.id, c.level, c.parent, c.halo, c.n_cells, p[0], p[1], p[2], c.saddle_density, c.peak_density,
+                       c.mean_density, c.mass, c.relevance, c.center_of_mass[0], c.center_of_mass[1], c.center_of_mass[2]);
+  }
+  std::string htxt = "  index  ncell    peak_x             peak_y             peak_z             mass               n_clumps\n";
+  std::string hcsv = "id,n_cells,peak_x,peak_y,peak_z,mass,n_clumps\n";
+  for (const Halo& h : halos) {
+    const Vec3& p = h.peak_position;
+    htxt += fmt::format("{:7d} {:6d} {:18.10e} {:18.10e} {:18.10e} {:18.10e} {:8d}\n", h.id, h.n_cells, p[0], p[1], p[2],
+                        h.mass, h.n_clumps);
+    hcsv += fmt::format("{},{},{:.17g},{:.17g},{:.17g},{:.17g},{}\n", h.id, h.n_cells, p[0], p[1], p[2], h.mass, h.n_clumps);
+  }
+  write_text_atomically(output + ".clumps.txt", txt);
+  write_text_atomically(output + ".clumps.csv", csv);
+  write_text_atomically(output + ".halos.txt", htxt);
+  write_text_atomically(output + ".halos.csv", hcsv);
 }
 
 }  // namespace phew::io

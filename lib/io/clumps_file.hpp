@@ -5,37 +5,57 @@
 
 #include "grid/geometry.hpp"
 #include "io/h5.hpp"
+#include "io/table.hpp"
 #include "mpi/slab.hpp"
 
+#include <array>
 #include <optional>
-#include <span>
 
 namespace phew::io {
 
-struct PeakMergeRows {
-  std::vector<std::int64_t> id, key_neighbour, clump;
-  std::vector<double> relevance, key_saddle;
-};
+using Vec3 = std::array<double, 3>;
 
-struct ClumpRows {
-  std::vector<std::int64_t> id, level, parent, halo, n_cells;
-  std::vector<double> mass, peak_position, peak_density, saddle_density, mean_density, relevance, center_of_mass;
-  // With --particles:
-  std::vector<std::int64_t> n_particles;
-  std::vector<double> particle_mass, bulk_velocity;
+// A peak of patches.h5 after noise removal (/peaks).
+struct MergedPeak {
+  std::int64_t id = 0;
+  double relevance = 0;      // peak density / key saddle (or / the density threshold when isolated)
+  double key_saddle = 0;     // 0 when isolated
+  std::int64_t key_neighbour = 0;
+  std::int64_t clump = 0;    // level-0 clump after noise removal; 0 = discarded
 };
+const Table<MergedPeak>& merged_peak_table();
 
-struct HaloRows {
-  std::vector<std::int64_t> id, n_cells, n_clumps;
-  std::vector<double> mass, peak_position;
-  std::vector<std::int64_t> n_particles;
-  std::vector<double> particle_mass, bulk_velocity;
+// A level-0 clump (/clumps). The particle columns are written with --particles only.
+struct Clump {
+  std::int64_t id = 0, level = 0, parent = 0, halo = 0, n_cells = 0;
+  double mass = 0;
+  Vec3 peak_position{};
+  double peak_density = 0, saddle_density = 0, mean_density = 0, relevance = 0;
+  Vec3 center_of_mass{};
+  std::int64_t n_particles = 0;
+  double particle_mass = 0;
+  Vec3 bulk_velocity{};
 };
+const Table<Clump>& clump_table();
 
-struct HierarchyRows {
-  std::vector<std::int64_t> clump, into, level;
-  std::vector<double> saddle_density;
+// A halo: a clump that never merged into another, with everything merged into it (/halos).
+struct Halo {
+  std::int64_t id = 0, n_cells = 0;
+  double mass = 0;
+  Vec3 peak_position{};
+  std::int64_t n_clumps = 0;
+  std::int64_t n_particles = 0;
+  double particle_mass = 0;
+  Vec3 bulk_velocity{};
 };
+const Table<Halo>& halo_table();
+
+// A saddle-threshold merger of the hierarchy (/hierarchy).
+struct HierarchyRow {
+  std::int64_t clump = 0, into = 0, level = 0;
+  double saddle_density = 0;
+};
+const Table<HierarchyRow>& hierarchy_table();
 
 struct ClumpsMeta {
   double density_threshold = 0;  // from phew-segment
@@ -49,9 +69,32 @@ struct ClumpsMeta {
   std::string velocity_units;
 };
 
-void write_clumps(File& file, const GridMeta& grid, const mpi::SlabDecomposition& slabs,
-                  std::span<const std::int64_t> cell_clump, std::span<const std::int64_t> cell_halo,
-                  const PeakMergeRows& peaks, const ClumpRows& clumps, const HaloRows& halos,
-                  const HierarchyRows& hierarchy, const ClumpsMeta& meta, const mpi::Comm& comm);
+// The product as one rank holds it: its planes of the label grids and its rows of the tables.
+struct Clumps {
+  GridMeta grid;
+  ClumpsMeta meta;
+  std::vector<std::int64_t> cell_clump, cell_halo;  // this rank's planes; 0 = below threshold or noise
+  std::vector<MergedPeak> peaks;
+  std::vector<Clump> clumps;
+  std::vector<Halo> halos;
+  std::vector<HierarchyRow> hierarchy;
+};
+
+// Collective.
+void write_clumps(File& file, const Clumps& clumps, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm);
+
+struct ClumpsHeader {
+  GridMeta grid;
+  std::uint64_t n_peaks = 0, n_clumps = 0, n_halos = 0;
+};
+ClumpsHeader read_clumps_header(const File& file);
+// Level-0 clump (or halo) labels of planes [x0, x1).
+std::vector<std::int64_t> read_clump_labels(const File& file, std::int64_t x0, std::int64_t x1);
+std::vector<std::int64_t> read_halo_labels(const File& file, std::int64_t x0, std::int64_t x1);
+
+// The catalogues as text for people and spreadsheets: OUTPUT.clumps.txt and OUTPUT.halos.txt in the
+// columns RAMSES' clump finder writes, and .csv versions. `clumps` and `halos` are every row (rank 0's
+// gathered copy). Not collective.
+void write_catalogue_text(const std::string& output, const std::vector<Clump>& clumps, const std::vector<Halo>& halos);
 
 }  // namespace phew::io

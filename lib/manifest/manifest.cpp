@@ -34,6 +34,18 @@ Json read_manifest(const std::string& path) {
   }
 }
 
+RecordedInput recorded_input(const std::string& path, std::size_t index) {
+  const Json m = read_manifest(path);
+  const Json* in = nullptr;
+  if (m.is_object() && m.contains("inputs") && m["inputs"].is_array() && index < m["inputs"].size()) in = &m["inputs"][index];
+  auto text = [&](const char* key) -> std::string {
+    if (!in || !in->is_object() || !in->contains(key) || !(*in)[key].is_string())
+      throw Error::input("{}.json: its manifest does not record input {} ({} missing)", path, index + 1, key);
+    return (*in)[key].get<std::string>();
+  };
+  return {text("path"), text("kind"), text("fingerprint")};
+}
+
 Input check_phew_input(const std::string& path, const std::vector<std::string>& kinds) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw Error::io("{}: no such file", path);

@@ -33,6 +33,13 @@ Input external_input(const std::string& path, const std::string& kind);
 // The manifest stored beside a phew output. Throws Error(input) when missing or not JSON.
 Json read_manifest(const std::string& path);
 
+// What the manifest of phew output `path` records about its input number `index` (path and
+// fingerprint). Throws Error(input) when the manifest does not record it.
+struct RecordedInput {
+  std::string path, kind, fingerprint;
+};
+RecordedInput recorded_input(const std::string& path, std::size_t index);
+
 // Checks that each snapshot file is one the phew output `derived` was made from (its fingerprint is
 // among the snapshot inputs of the provenance chain) and returns them as inputs. Throws Error(input).
 std::vector<Input> snapshot_inputs_in_chain(const std::string& derived, const std::vector<std::string>& snapshot_files);

@@ -1,11 +1,13 @@
 // The tools' option checking (check_options: pure) and the JSON config reader.
 #include "cic_project.hpp"
 #include "core/error.hpp"
+#include "phew_merge.hpp"
 #include "phew_segment.hpp"
 #include "tool/json_config.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <sstream>
 
@@ -60,6 +62,38 @@ TEST(SegmentOptions, ParsesTheThresholdAndRefusesBadOnes) {
       EXPECT_EQ(e.kind(), ErrorKind::usage) << bad;
     }
   }
+}
+
+TEST(MergeOptions, ChecksThresholdsAndTheirCombinations) {
+  MergeOptions o;
+  o.relevance = 3;
+  o.saddle_threshold = "200mean";
+  o.mass_threshold = "10particles";
+  const MergeChecked c = check_merge_options(o);
+  EXPECT_EQ(c.relevance, 3.0);
+  ASSERT_TRUE(c.saddle && c.mass);
+  EXPECT_EQ(c.saddle->unit, DensityThreshold::Unit::mean);
+  EXPECT_EQ(c.mass->unit, MassThreshold::Unit::particles);
+  EXPECT_FALSE(c.second_relevance);
+  for (auto mutate : std::vector<std::function<void(MergeOptions&)>>{
+           [](MergeOptions& m) { m.relevance = 1; },                               // not above 1
+           [](MergeOptions& m) { m.relevance = std::nan(""); },                    // not a number
+           [](MergeOptions& m) { m.second_relevance = 4; },                        // with a saddle threshold
+           [](MergeOptions& m) { m.saddle_threshold = "200"; m.second_relevance = 0.5; },
+           [](MergeOptions& m) { m.saddle_threshold = "200means"; },
+           [](MergeOptions& m) { m.mass_threshold = "10cells"; }}) {
+    MergeOptions bad = o;
+    mutate(bad);
+    try {
+      check_merge_options(bad);
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    }
+  }
+  o.saddle_threshold.clear();
+  o.second_relevance = 5;
+  EXPECT_EQ(check_merge_options(o).second_relevance, 5.0);
 }
 
 TEST(JsonConfig, FlattensObjectsAndLists) {

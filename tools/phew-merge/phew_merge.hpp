@@ -2,8 +2,10 @@
 // (docs/tools/phew-merge.md).
 #pragma once
 
+#include "core/quantity.hpp"
 #include "tool/tool.hpp"
 
+#include <optional>
 #include <string>
 
 namespace phew {
@@ -20,7 +22,16 @@ struct MergeOptions {
   bool export_text = false;
 };
 
+// The options in checked form (thresholds still to be resolved against the grid).
+struct MergeChecked {
+  double relevance = 1.5;
+  std::optional<DensityThreshold> saddle;
+  std::optional<double> second_relevance;
+  std::optional<MassThreshold> mass;
+};
+
 void declare_merge_options(CLI::App& app, MergeOptions& opt);
+MergeChecked check_merge_options(const MergeOptions& opt);  // throws Error(usage); pure
 void run_phew_merge(const MergeOptions& opt, Context& ctx);
 
 }  // namespace phew

@@ -1,0 +1,324 @@
+#include "watershed/catalogue.hpp"
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "io/grid_file.hpp"
+#include "mpi/agree.hpp"
+#include "mpi/lookup.hpp"
+#include "mpi/ordered_sum.hpp"
+#include "mpi/route.hpp"
+#include "watershed/merge.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace phew {
+namespace {
+
+using Vec3 = std::array<double, 3>;
+
+// This rank's block of the peak table and every saddle that touches it, read in bounded chunks.
+void read_graph(const io::File& f, PeakGraph& g, std::vector<Vec3>& position, const mpi::Comm& comm) {
+  const std::size_t n = g.density.size();
+  if (n > 0) {
+    const auto rows = io::patch_peak_table().read(f, "/peaks", static_cast<std::uint64_t>(g.first - 1), n);
+    position.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      g.density[i] = rows[i].density;
+      position[i] = rows[i].position;
+    }
+  }
+  const std::uint64_t m = io::saddle_table().size(f, "/saddles");
+  constexpr std::uint64_t kChunk = 1 << 20;  // bounded memory however many saddles there are
+  for (std::uint64_t b = 0; b < m; b += kChunk) {
+    for (const io::SaddleRow& s : io::saddle_table().read(f, "/saddles", b, std::min(kChunk, m - b))) {
+      if (g.owner(s.peak_a) == comm.rank()) g.edges.push_back({s.peak_a, s.peak_b, s.density});
+      if (g.owner(s.peak_b) == comm.rank()) g.edges.push_back({s.peak_b, s.peak_a, s.density});
+    }
+  }
+  g.normalise_edges();
+}
+
+// The node each owned node merged into during an outcome (0 = none), indexed like the graph.
+std::vector<std::int64_t> into_of(const PeakGraph& g, const MergeOutcome& o) {
+  std::vector<std::int64_t> into(g.density.size(), 0);
+  for (const Merger& m : o.mergers) into[g.local(m.node)] = m.into;
+  return into;
+}
+
+std::size_t index_in(const std::vector<std::int64_t>& sorted, std::int64_t id) {
+  return static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), id) - sorted.begin());
+}
+
+std::vector<std::int64_t> sorted_unique(std::vector<std::int64_t> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+template <typename Map>
+typename Map::mapped_type total_or_zero(const Map& map, std::int64_t id) {
+  const auto it = map.find(id);
+  return it == map.end() ? typename Map::mapped_type{} : it->second;
+}
+
+// The merging results every later step reads, per owned peak.
+struct Merging {
+  PeakGraph graph;
+  std::vector<Vec3> position;
+  std::vector<KeySaddle> key0, key1;       // key saddles of the peaks, and of the level-0 clumps
+  std::vector<std::int64_t> clump_of;      // level-0 clump of each peak; 0 = discarded as noise
+  std::vector<char> is_clump;              // a level-0 clump
+  std::vector<std::int64_t> halo_of, parent, level;
+  MergeOutcome hierarchy;
+};
+
+// Per-cell sums of one slab: clumps (cells, mass, mass-weighted offsets from the peak), haloes (cells,
+// mass), the mass budget (key 1: above the threshold, key 2: discarded as noise) and the labels.
+struct CellSums {
+  std::map<std::int64_t, std::array<double, 5>> clump;
+  std::map<std::int64_t, std::array<double, 2>> halo, budget;
+  std::vector<std::int64_t> cell_clump, cell_halo;
+};
+
+CellSums cell_sums(const CatalogueInput& in, const Merging& mg, const GridGeometry& geo,
+                   const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
+  const PeakGraph& g = mg.graph;
+  const std::int64_t x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());
+  CellSums out;
+  std::vector<double> rho;
+  mpi::agree(comm, [&] {
+    out.cell_clump = io::read_patch_labels(in.patches, x0, x1);
+    rho = x1 > x0 ? io::read_grid_planes(in.grid, x0, x1) : std::vector<double>{};
+  });
+  // Peak -> clump -> halo for the labels of this slab, and each clump's peak position for its centre of mass.
+  std::vector<std::int64_t> wanted;
+  for (std::int64_t p : out.cell_clump)
+    if (p > 0) wanted.push_back(p);
+  wanted = sorted_unique(std::move(wanted));
+  auto owner = [&](std::int64_t id) { return g.owner(id); };
+  const auto wanted_clump = mpi::lookup<std::int64_t, std::int64_t>(comm, wanted, owner, [&](std::int64_t id) { return mg.clump_of[g.local(id)]; });
+  std::vector<std::int64_t> clumps_here(wanted_clump);
+  clumps_here.erase(std::remove(clumps_here.begin(), clumps_here.end(), 0), clumps_here.end());
+  clumps_here = sorted_unique(std::move(clumps_here));
+  const auto clump_halo = mpi::lookup<std::int64_t, std::int64_t>(comm, clumps_here, owner, [&](std::int64_t id) { return mg.halo_of[g.local(id)]; });
+  const auto clump_pos = mpi::lookup<std::int64_t, Vec3>(comm, clumps_here, owner, [&](std::int64_t id) { return mg.position[g.local(id)]; });
+
+  const auto plane = static_cast<std::int64_t>(geo.plane_cells());
+  const double volume = geo.cell_volume();
+  mpi::OrderedSum<5> clump_sums;
+  mpi::OrderedSum<2> halo_sums, budget;
+  out.cell_halo.assign(out.cell_clump.size(), 0);
+  for (std::size_t s = 0; s < out.cell_clump.size(); ++s) {
+    const std::int64_t peak = out.cell_clump[s];
+    if (peak <= 0) continue;
+    const std::int64_t chunk = x0 + static_cast<std::int64_t>(s) / plane;
+    const double m = rho[s] * volume;
+    budget.add(1, chunk, {1.0, m});
+    const std::int64_t c = wanted_clump[index_in(wanted, peak)];
+    out.cell_clump[s] = c;
+    if (c == 0) {
+      budget.add(2, chunk, {1.0, m});
+      continue;
+    }
+    const std::size_t k = index_in(clumps_here, c);
+    const std::int64_t h = clump_halo[k];
+    out.cell_halo[s] = h;
+    const Vec3 x = geo.centre(geo.cell_at(x0 * plane + static_cast<std::int64_t>(s)));
+    std::array<double, 5> v{1.0, m, 0, 0, 0};
+    for (std::size_t d = 0; d < 3; ++d) v[2 + d] = m * minimum_image(x[d] - clump_pos[k][d], geo.extent[d], geo.periodic);
+    clump_sums.add(c, chunk, v);
+    halo_sums.add(h, chunk, {1.0, m});
+  }
+  out.clump = clump_sums.totals_at_owners(comm, owner);
+  out.halo = halo_sums.totals_at_owners(comm, owner);
+  out.budget = budget.totals(comm);
+  return out;
+}
+
+// Particles: each takes the clump and halo of the cell it lies in; sums of count, mass and momentum at
+// the clumps' and haloes' owners.
+using ParticleSums = std::map<std::int64_t, std::array<double, 5>>;
+void particle_sums(const ParticleSet& ps, const CellSums& cells, const PeakGraph& g, const GridGeometry& geo,
+                   const mpi::SlabDecomposition& slabs, const mpi::Comm& comm, ParticleSums& clumps, ParticleSums& halos) {
+  struct P {
+    std::int64_t cell;
+    double m, v[3];
+  };
+  std::vector<P> mine;
+  for (std::size_t i = 0; i < ps.size(); ++i)
+    if (const auto c = cell_of(geo, &ps.position[3 * i]))
+      mine.push_back({geo.linear(*c), ps.mass[i], {ps.velocity[3 * i], ps.velocity[3 * i + 1], ps.velocity[3 * i + 2]}});
+  const auto plane = static_cast<std::int64_t>(geo.plane_cells());
+  const auto got = mpi::route(comm, mine, [&](const P& p) { return slabs.owner(p.cell / plane); });
+  const std::int64_t first_cell = slabs.begin(comm.rank()) * plane;
+  mpi::OrderedSum<5> cp, hp;  // particles, mass, mass * velocity
+  for (const P& p : got) {
+    const auto s = static_cast<std::size_t>(p.cell - first_cell);
+    const std::int64_t c = cells.cell_clump[s], h = cells.cell_halo[s];
+    if (c == 0) continue;
+    const std::array<double, 5> v{1.0, p.m, p.m * p.v[0], p.m * p.v[1], p.m * p.v[2]};
+    cp.add(c, p.cell / plane, v);
+    hp.add(h, p.cell / plane, v);
+  }
+  auto owner = [&](std::int64_t id) { return g.owner(id); };
+  clumps = cp.totals_at_owners(comm, owner);
+  halos = hp.totals_at_owners(comm, owner);
+}
+
+Merging merge_peaks(const CatalogueInput& in, std::int64_t npeaks, double density_threshold, const CatalogueParams& p,
+                    const mpi::Comm& comm, const PhaseReport& phase, CatalogueSummary& summary) {
+  enter(phase, "graph");
+  Merging mg{PeakGraph(npeaks, comm), {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  PeakGraph& g = mg.graph;
+  mpi::agree(comm, [&] { read_graph(in.patches, g, mg.position, comm); });
+  const std::size_t n = g.density.size();
+  mg.key0 = key_saddles(g);
+
+  enter(phase, "noise");
+  const MergeOutcome noise = merge_levels(g, {Criterion::Kind::relevance, p.relevance, density_threshold, true}, comm, p.shuffle_seed);
+  const std::vector<std::int64_t> root = resolve_roots(g, into_of(g, noise), comm);
+  std::vector<char> discarded(n, 0);
+  for (std::int64_t id : noise.discarded) discarded[g.local(id)] = 1;
+  // A peak belongs to the level-0 clump at the root of its mergers, unless that root was discarded.
+  const auto root_discarded = mpi::lookup<std::int64_t, char>(
+      comm, root, [&](std::int64_t id) { return g.owner(id); }, [&](std::int64_t id) { return discarded[g.local(id)]; });
+  mg.clump_of.resize(n);
+  for (std::size_t i = 0; i < n; ++i) mg.clump_of[i] = root_discarded[i] ? 0 : root[i];
+  mg.key1 = key_saddles(g);  // of the level-0 clumps
+  mg.is_clump = g.alive;
+  summary.n_clumps = comm.sum<std::uint64_t>(static_cast<std::uint64_t>(std::count(mg.is_clump.begin(), mg.is_clump.end(), 1)));
+  summary.noise_levels = noise.levels;
+  summary.noise_rounds = noise.rounds_per_level;
+  log::info("noise removal: {} peaks -> {} level-0 clumps in {} levels ({} discarded)", log::thousands(npeaks),
+            log::thousands(static_cast<long long>(summary.n_clumps)), noise.levels,
+            log::thousands(comm.sum<std::int64_t>(static_cast<std::int64_t>(noise.discarded.size()))));
+
+  enter(phase, "hierarchy");
+  if (p.saddle_threshold)
+    mg.hierarchy = merge_levels(g, {Criterion::Kind::saddle, *p.saddle_threshold, density_threshold, false}, comm, p.shuffle_seed);
+  else if (p.second_relevance)
+    mg.hierarchy = merge_levels(g, {Criterion::Kind::relevance, *p.second_relevance, density_threshold, false}, comm, p.shuffle_seed);
+  mg.halo_of = resolve_roots(g, into_of(g, mg.hierarchy), comm);
+  mg.parent.resize(n);
+  mg.level.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) mg.parent[i] = g.first + static_cast<std::int64_t>(i);
+  for (const Merger& m : mg.hierarchy.mergers) {
+    mg.parent[g.local(m.node)] = m.into;
+    mg.level[g.local(m.node)] = m.level;
+  }
+  summary.n_halos = comm.sum<std::uint64_t>(static_cast<std::uint64_t>(std::count(g.alive.begin(), g.alive.end(), 1)));
+  summary.hierarchy_levels = mg.hierarchy.levels;
+  summary.hierarchy_rounds = mg.hierarchy.rounds_per_level;
+  log::info("saddle hierarchy: {} haloes, {} levels", log::thousands(static_cast<long long>(summary.n_halos)), mg.hierarchy.levels);
+  return mg;
+}
+
+}  // namespace
+
+io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, const mpi::Comm& comm,
+                           CatalogueSummary& summary, const PhaseReport& phase) {
+  io::Clumps out;
+  io::PatchesHeader header;
+  mpi::agree(comm, [&] { header = io::read_patches_header(in.patches); });
+  out.grid = header.grid;
+  const GridGeometry& geo = out.grid.geometry;
+  const double density_threshold = header.meta.threshold;
+  const auto npeaks = static_cast<std::int64_t>(header.n_peaks);
+  summary.n_peaks = npeaks;
+  if (npeaks == 0) log::warn("{} has no peaks: the catalogue is empty", in.patches.path());
+
+  const Merging mg = merge_peaks(in, npeaks, density_threshold, p, comm, phase, summary);
+  const PeakGraph& g = mg.graph;
+  const std::size_t n = g.density.size();
+  auto owner = [&](std::int64_t id) { return g.owner(id); };
+
+  enter(phase, "cells");
+  const mpi::SlabDecomposition slabs(geo.shape[0], comm.size());
+  CellSums cells = cell_sums(in, mg, geo, slabs, comm);
+  // Number of level-0 clumps per halo, counted at the halo's owner.
+  mpi::OrderedSum<1> members;
+  for (std::size_t i = 0; i < n; ++i)
+    if (mg.is_clump[i]) members.add(mg.halo_of[i], 0, {1.0});
+  const auto members_tot = members.totals_at_owners(comm, owner);
+
+  ParticleSums clump_part, halo_part;
+  if (in.particles) {
+    enter(phase, "particles");
+    particle_sums(in.particles(), cells, g, geo, slabs, comm, clump_part, halo_part);
+  }
+
+  enter(phase, "catalogue");
+  const double volume = geo.cell_volume();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t id = g.first + static_cast<std::int64_t>(i);
+    const KeySaddle& k0 = mg.key0[i];
+    out.peaks.push_back({id, g.density[i] / (k0.to ? k0.saddle : density_threshold), k0.to ? k0.saddle : 0.0, k0.to,
+                         mg.clump_of[i]});
+    if (!mg.is_clump[i]) continue;
+    const auto t = total_or_zero(cells.clump, id);
+    if (p.mass_threshold && t[1] < *p.mass_threshold) continue;
+    io::Clump c;
+    c.id = id;
+    c.level = mg.level[i];
+    c.parent = mg.parent[i];
+    c.halo = mg.halo_of[i];
+    c.n_cells = static_cast<std::int64_t>(t[0]);
+    c.mass = t[1];
+    c.peak_position = mg.position[i];
+    c.peak_density = g.density[i];
+    const KeySaddle& k1 = mg.key1[i];
+    c.saddle_density = k1.to ? k1.saddle : 0.0;
+    c.mean_density = t[0] > 0 ? t[1] / (t[0] * volume) : 0.0;
+    c.relevance = g.density[i] / (k1.to ? c.saddle_density : density_threshold);
+    for (std::size_t d = 0; d < 3; ++d)
+      c.center_of_mass[d] = wrap_into(geo.box(), mg.position[i][d] + (t[1] > 0 ? t[2 + d] / t[1] : 0.0), d);
+    if (in.particles) {
+      const auto q = total_or_zero(clump_part, id);
+      c.n_particles = static_cast<std::int64_t>(q[0]);
+      c.particle_mass = q[1];
+      for (std::size_t d = 0; d < 3; ++d) c.bulk_velocity[d] = q[1] > 0 ? q[2 + d] / q[1] : 0.0;
+    }
+    out.clumps.push_back(c);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t id = g.first + static_cast<std::int64_t>(i);
+    if (!g.alive[i]) continue;  // haloes are the clumps that never merged into another
+    const auto t = total_or_zero(cells.halo, id);
+    if (p.mass_threshold && t[1] < *p.mass_threshold) continue;
+    io::Halo h;
+    h.id = id;
+    h.n_cells = static_cast<std::int64_t>(t[0]);
+    h.mass = t[1];
+    h.peak_position = mg.position[i];
+    h.n_clumps = static_cast<std::int64_t>(total_or_zero(members_tot, id)[0]);
+    if (in.particles) {
+      const auto q = total_or_zero(halo_part, id);
+      h.n_particles = static_cast<std::int64_t>(q[0]);
+      h.particle_mass = q[1];
+      for (std::size_t d = 0; d < 3; ++d) h.bulk_velocity[d] = q[1] > 0 ? q[2 + d] / q[1] : 0.0;
+    }
+    out.halos.push_back(h);
+  }
+  // Hierarchy rows by clump ID (each clump merges at most once), so each rank's rows follow lower ranks'.
+  std::vector<Merger> mergers = mg.hierarchy.mergers;
+  std::sort(mergers.begin(), mergers.end(), [](const Merger& a, const Merger& b) { return a.node < b.node; });
+  for (const Merger& m : mergers) out.hierarchy.push_back({m.node, m.into, m.level, m.saddle});
+
+  summary.mass_above_threshold = total_or_zero(cells.budget, 1)[1];
+  summary.mass_discarded = total_or_zero(cells.budget, 2)[1];
+  out.cell_clump = std::move(cells.cell_clump);
+  out.cell_halo = std::move(cells.cell_halo);
+  out.meta.density_threshold = density_threshold;
+  out.meta.relevance = p.relevance;
+  out.meta.saddle_threshold = p.saddle_threshold;
+  out.meta.saddle_threshold_text = p.saddle_threshold_text;
+  out.meta.second_relevance = p.second_relevance;
+  out.meta.mass_threshold = p.mass_threshold;
+  out.meta.mass_threshold_text = p.mass_threshold_text;
+  out.meta.with_particles = static_cast<bool>(in.particles);
+  out.meta.velocity_units = in.velocity_units;
+  return out;
+}
+
+}  // namespace phew

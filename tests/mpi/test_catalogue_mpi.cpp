@@ -1,0 +1,196 @@
+// phew-segment's and phew-merge's stages (segment_patches, build_catalogue) through their files, on 1-4
+// ranks: three Gaussian blobs with known peaks, saddle and relevances; every row equal to the same
+// stages run on one rank (MPI_COMM_SELF) in the same process.
+#include "../unit/reference_watershed.hpp"
+#include "io/clumps_file.hpp"
+#include "io/grid_file.hpp"
+#include "io/patches_file.hpp"
+#include "watershed/catalogue.hpp"
+#include "watershed/patches.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+namespace phew {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::int64_t kN = 24;
+
+// Blob A (the densest) and B sit side by side across the slab boundaries of 2-4 ranks; C is alone and
+// straddles the periodic seam in x.
+double density_at(double x, double y, double z) {
+  struct Blob {
+    double x, y, z, rho, sigma;
+  };
+  const Blob blobs[] = {{9.5, 12.5, 12.5, 100, 1.6}, {14.5, 12.5, 12.5, 40, 1.4}, {0.5, 5.5, 18.5, 20, 1.2}};
+  double rho = 0.01;
+  for (const Blob& b : blobs) {
+    double r2 = 0;
+    for (auto [u, c] : {std::pair{x, b.x}, {y, b.y}, {z, b.z}}) {
+      const double d = minimum_image(u - c, static_cast<double>(kN), true);
+      r2 += d * d;
+    }
+    rho += b.rho * std::exp(-r2 / (2 * b.sigma * b.sigma));
+  }
+  return rho;
+}
+
+GridMeta blob_grid() {
+  GridMeta g;
+  g.geometry.shape = {kN, kN, kN};
+  g.geometry.extent = {static_cast<double>(kN), static_cast<double>(kN), static_cast<double>(kN)};
+  g.geometry.periodic = true;
+  g.assignment = "CIC";
+  g.density_units = "M/L^3";
+  g.length_units = "L";
+  g.mass_units = "M";
+  return g;
+}
+
+// Writes grid.h5, runs segment_patches into patches.h5 and build_catalogue; returns every rank's rows.
+struct Result {
+  std::vector<io::PatchPeak> peaks;
+  std::vector<io::SaddleRow> saddles;
+  std::vector<io::Clump> clumps;
+  std::vector<io::Halo> halos;
+  std::vector<io::MergedPeak> merged;
+};
+
+Result run_stages(const mpi::Comm& comm, const std::string& dir, const CatalogueParams& params) {
+  GridMeta grid = blob_grid();
+  const GridGeometry& g = grid.geometry;
+  const mpi::SlabDecomposition slabs(kN, comm.size());
+  std::vector<double> mine;
+  for (std::int64_t i = slabs.begin(comm.rank()); i < slabs.end(comm.rank()); ++i)
+    for (std::int64_t j = 0; j < kN; ++j)
+      for (std::int64_t k = 0; k < kN; ++k) {
+        const auto c = g.centre({i, j, k});
+        mine.push_back(density_at(c[0], c[1], c[2]));
+      }
+  const double total = comm.sum(std::accumulate(mine.begin(), mine.end(), 0.0));
+  grid.total_mass = total;
+  grid.mean_density = total / static_cast<double>(kN * kN * kN);
+  {
+    io::File f = io::File::create(dir + "/grid.h5", comm);
+    io::write_grid(f, grid, slabs, mine, io::Precision::f64);
+  }
+  std::vector<double> slab;
+  {
+    const io::File f = io::File::open_read(dir + "/grid.h5");
+    slab = io::read_grid_slab_with_ghosts(f, g, slabs.begin(comm.rank()), slabs.end(comm.rank()));
+  }
+  const io::Patches patches = segment_patches(grid, slabs, std::move(slab), {1.0, "1", false}, comm);
+  {
+    io::File f = io::File::create(dir + "/patches.h5", comm);
+    io::write_patches(f, patches, slabs, comm);
+  }
+  const io::File pf = io::File::open_read(dir + "/patches.h5");
+  const io::File gf = io::File::open_read(dir + "/grid.h5");
+  CatalogueSummary summary;
+  const io::Clumps clumps = build_catalogue({pf, gf, {}, "km/s"}, params, comm, summary);
+  return {comm.all_gatherv<io::PatchPeak>(patches.peaks), comm.all_gatherv<io::SaddleRow>(patches.saddles),
+          comm.all_gatherv<io::Clump>(clumps.clumps), comm.all_gatherv<io::Halo>(clumps.halos),
+          comm.all_gatherv<io::MergedPeak>(clumps.peaks)};
+}
+
+class Catalogue : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // One folder for the parallel run (made by rank 0) and one per rank for its serial run.
+    base_ = fs::temp_directory_path() / ("phew-test-catalogue-" + std::to_string(comm_.all_gather(static_cast<long>(getpid()))[0]));
+    if (comm_.root()) fs::create_directories(base_ / "all");
+    fs::create_directories(base_ / ("self" + std::to_string(comm_.rank())));
+    comm_.barrier();
+  }
+  void TearDown() override {
+    comm_.barrier();
+    if (comm_.root()) fs::remove_all(base_);
+  }
+  const mpi::Comm comm_;
+  fs::path base_;
+};
+
+void expect_same(const Result& a, const Result& b) {
+  ASSERT_EQ(a.peaks.size(), b.peaks.size());
+  for (std::size_t i = 0; i < a.peaks.size(); ++i) {
+    EXPECT_EQ(a.peaks[i].cell, b.peaks[i].cell);
+    EXPECT_EQ(a.peaks[i].mass, b.peaks[i].mass);
+    EXPECT_EQ(a.peaks[i].n_cells, b.peaks[i].n_cells);
+  }
+  ASSERT_EQ(a.saddles.size(), b.saddles.size());
+  ASSERT_EQ(a.clumps.size(), b.clumps.size());
+  for (std::size_t i = 0; i < a.clumps.size(); ++i) {
+    EXPECT_EQ(a.clumps[i].halo, b.clumps[i].halo);
+    EXPECT_EQ(a.clumps[i].mass, b.clumps[i].mass);
+    EXPECT_EQ(a.clumps[i].center_of_mass, b.clumps[i].center_of_mass);
+  }
+  ASSERT_EQ(a.halos.size(), b.halos.size());
+  for (std::size_t i = 0; i < a.halos.size(); ++i) EXPECT_EQ(a.halos[i].mass, b.halos[i].mass);
+}
+
+TEST_F(Catalogue, ThreeBlobsKnownPeaksSaddleAndHierarchy) {
+  CatalogueParams p;
+  p.relevance = 1.1;
+  p.saddle_threshold = 1.0;  // below A-B's saddle: B joins A's halo, C stays its own
+  const Result all = run_stages(comm_, (base_ / "all").string(), p);
+  const Result self = run_stages(mpi::Comm(MPI_COMM_SELF), (base_ / ("self" + std::to_string(comm_.rank()))).string(), p);
+  expect_same(all, self);
+
+  // Peaks in density order: A, B, C at the cells of their centres.
+  ASSERT_EQ(all.peaks.size(), 3u);
+  const GridGeometry g = blob_grid().geometry;
+  EXPECT_EQ(all.peaks[0].cell, g.linear({9, 12, 12}));
+  EXPECT_EQ(all.peaks[1].cell, g.linear({14, 12, 12}));
+  EXPECT_EQ(all.peaks[2].cell, g.linear({0, 5, 18}));
+  // A and B touch; C's patch is alone.
+  ASSERT_EQ(all.saddles.size(), 1u);
+  EXPECT_EQ(all.saddles[0].peak_a, 1);
+  EXPECT_EQ(all.saddles[0].peak_b, 2);
+  // The saddle and the peaks are those of the independent serial reference (tests/unit/reference_watershed).
+  std::vector<double> rho;
+  for (std::int64_t c = 0; c < kN * kN * kN; ++c) {
+    const auto x = g.centre(g.cell_at(c));
+    rho.push_back(density_at(x[0], x[1], x[2]));
+  }
+  const auto ref = test::reference_watershed(rho, {kN, kN, kN}, true, 1.0);
+  ASSERT_EQ(ref.peak_cell.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(all.peaks[i].cell, ref.peak_cell[i]);
+  const auto& [best, cell_a, cell_b] = ref.saddles.at({1, 2});
+  EXPECT_EQ(all.saddles[0].density, best);
+  EXPECT_EQ(all.saddles[0].cell_a, cell_a);
+  EXPECT_EQ(all.saddles[0].cell_b, cell_b);
+  // Relevance of B = its peak density / the saddle; every peak is a clump at relevance 1.1.
+  ASSERT_EQ(all.merged.size(), 3u);
+  EXPECT_DOUBLE_EQ(all.merged[1].relevance, all.peaks[1].density / best);
+  ASSERT_EQ(all.clumps.size(), 3u);
+  EXPECT_EQ(all.clumps[1].halo, 1);
+  EXPECT_EQ(all.clumps[2].halo, 3);
+  ASSERT_EQ(all.halos.size(), 2u);
+  EXPECT_EQ(all.halos[0].n_clumps, 2);
+  // Mass is conserved: the haloes hold every test cell's mass.
+  double peaks_mass = 0, halos_mass = 0;
+  for (const auto& pk : all.peaks) peaks_mass += pk.mass;
+  for (const auto& h : all.halos) halos_mass += h.mass;
+  EXPECT_NEAR(halos_mass, peaks_mass, 1e-12 * peaks_mass);
+}
+
+TEST_F(Catalogue, RelevanceAboveBsMergesItIntoA) {
+  CatalogueParams p;
+  p.relevance = 50;  // B (peak/saddle ~ a few) is noise: it joins A; C is isolated and irrelevant: discarded
+  const Result all = run_stages(comm_, (base_ / "all").string(), p);
+  const Result self = run_stages(mpi::Comm(MPI_COMM_SELF), (base_ / ("self" + std::to_string(comm_.rank()))).string(), p);
+  expect_same(all, self);
+  ASSERT_EQ(all.merged.size(), 3u);
+  EXPECT_EQ(all.merged[0].clump, 1);
+  EXPECT_EQ(all.merged[1].clump, 1);
+  EXPECT_EQ(all.merged[2].clump, 0);  // 20 / threshold 1 = 20 < 50
+  ASSERT_EQ(all.clumps.size(), 1u);
+  EXPECT_NEAR(all.clumps[0].mass, all.peaks[0].mass + all.peaks[1].mass, 1e-12 * all.clumps[0].mass);
+}
+
+}  // namespace
+}  // namespace phew

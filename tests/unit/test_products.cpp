@@ -1,0 +1,210 @@
+// The products of lib/io written and read back: io::Table itself, patches.h5 and clumps.h5.
+#include "core/error.hpp"
+#include "io/clumps_file.hpp"
+#include "io/grid_file.hpp"
+#include "io/patches_file.hpp"
+#include "io/table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace phew {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Products : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("phew-test-products-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+  const mpi::Comm comm;
+};
+
+GridMeta small_grid() {
+  GridMeta g;
+  g.geometry.shape = {4, 3, 2};
+  g.geometry.extent = {8, 6, 4};
+  g.geometry.periodic = true;
+  g.assignment = "CIC";
+  g.total_mass = 24;
+  g.mean_density = 0.125;
+  g.n_particles = 24;
+  g.particle_mass = 1;
+  g.density_units = "(1e10 Msun/h)/(kpc/h)^3";
+  g.length_units = "kpc/h";
+  g.mass_units = "1e10 Msun/h";
+  g.critical_density = 0.01;
+  return g;
+}
+
+struct Row {
+  std::int64_t id = 0;
+  std::uint64_t big = 0;
+  double x = 0;
+  bool flag = false;
+  std::array<double, 3> v{};
+  double extra = 0;
+};
+
+io::Table<Row> row_table() {
+  return io::Table<Row>()
+      .column("id", &Row::id)
+      .column("big", &Row::big)
+      .column("x", &Row::x, io::Unit::length, "a length")
+      .column("flag", &Row::flag)
+      .column("v", &Row::v, io::Unit::velocity)
+      .column("extra", &Row::extra, io::Unit::none, "", true);
+}
+
+TEST_F(Products, TableRoundTripsEveryColumnKind) {
+  const std::vector<Row> rows{{1, 1ull << 60, 0.5, true, {1, 2, 3}, 9}, {-2, 3, -1e300, false, {4, 5, 6}, 8}};
+  io::UnitNames units;
+  units.length = "kpc";
+  units.velocity = "km/s";
+  {
+    io::File f = io::File::create(path("t.h5"), comm);
+    row_table().write(f, "/rows", rows, units, comm, {"extra"});
+    row_table().write(f, "/lean", rows, units, comm);
+  }
+  const io::File f = io::File::open_read(path("t.h5"));
+  const auto back = row_table().read(f, "/rows");
+  ASSERT_EQ(back.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back[i].id, rows[i].id);
+    EXPECT_EQ(back[i].big, rows[i].big);
+    EXPECT_EQ(back[i].x, rows[i].x);
+    EXPECT_EQ(back[i].flag, rows[i].flag);
+    EXPECT_EQ(back[i].v, rows[i].v);
+    EXPECT_EQ(back[i].extra, rows[i].extra);
+  }
+  EXPECT_EQ(f.dataset_info("/rows/flag").describe(), "int8 [2]");
+  EXPECT_EQ(f.dataset_info("/rows/v").describe(), "float64 [2,3]");
+  EXPECT_EQ(f.read_attribute_string("/rows/x", "units"), "kpc");
+  EXPECT_EQ(f.read_attribute_string("/rows/x", "description"), "a length");
+  EXPECT_FALSE(f.has_attribute("/rows/id", "units"));
+  // An optional column not written reads as its default; a part of the table reads by rows.
+  EXPECT_FALSE(f.has("/lean/extra"));
+  EXPECT_EQ(row_table().read(f, "/lean")[0].extra, 0.0);
+  EXPECT_EQ(row_table().read(f, "/rows", 1, 1)[0].id, -2);
+}
+
+TEST_F(Products, TableRefusesColumnsOfDifferentLengths) {
+  {
+    io::File f = io::File::create(path("bad.h5"), comm);
+    f.create_group("/rows");
+    for (const char* c : {"id", "big", "x", "flag"}) f.write<std::int64_t>(std::string("/rows/") + c, std::vector<std::int64_t>{1, 2});
+    f.write<double>("/rows/v", {3, 3}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9});
+  }
+  const io::File f = io::File::open_read(path("bad.h5"));
+  try {
+    row_table().read(f, "/rows");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_NE(std::string(e.what()).find("/rows/v has 3 rows"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Products, PatchesRoundTrip) {
+  io::Patches p;
+  p.grid = small_grid();
+  p.meta = {0.5, "4mean", 7, true};
+  p.labels.assign(24, 0);
+  p.labels[3] = 1;
+  p.labels[17] = 2;
+  p.peaks = {{1, 3, {1, 2, 3}, 9.5, 5, 2.25}, {2, 17, {4, 5, 1}, 3.5, 2, 1.0}};
+  p.saddles = {{1, 2, 0.75, 3, 17}};
+  {
+    io::File f = io::File::create(path("patches.h5"), comm);
+    io::write_patches(f, p, mpi::SlabDecomposition(4, comm.size()), comm);
+  }
+  const io::File f = io::File::open_read(path("patches.h5"));
+  const io::PatchesHeader h = io::read_patches_header(f);
+  EXPECT_EQ(h.n_peaks, 2u);
+  EXPECT_EQ(h.n_saddles, 1u);
+  EXPECT_EQ(h.meta.threshold, 0.5);
+  EXPECT_EQ(h.meta.threshold_text, "4mean");
+  EXPECT_EQ(h.meta.n_test_cells, 7u);
+  EXPECT_TRUE(h.meta.refined_positions);
+  EXPECT_EQ(h.grid.geometry.shape, p.grid.geometry.shape);
+  EXPECT_EQ(io::read_patch_labels(f, 0, 4), p.labels);
+  EXPECT_EQ(io::read_patch_labels(f, 2, 3), std::vector<std::int64_t>(p.labels.begin() + 12, p.labels.begin() + 18));
+  const auto peaks = io::patch_peak_table().read(f, "/peaks");
+  ASSERT_EQ(peaks.size(), 2u);
+  EXPECT_EQ(peaks[1].position, (std::array<double, 3>{4, 5, 1}));
+  EXPECT_EQ(peaks[0].mass, 2.25);
+  const auto saddles = io::saddle_table().read(f, "/saddles");
+  ASSERT_EQ(saddles.size(), 1u);
+  EXPECT_EQ(saddles[0].cell_b, 17);
+  EXPECT_EQ(saddles[0].density, 0.75);
+  EXPECT_EQ(f.read_attribute_string("/peaks/mass", "units"), "1e10 Msun/h");
+  EXPECT_DOUBLE_EQ(f.read_attribute_scalar<double>("/cells", "threshold_over_mean"), 4.0);
+  EXPECT_DOUBLE_EQ(f.read_attribute_scalar<double>("/cells", "threshold_over_critical"), 50.0);
+}
+
+TEST_F(Products, ClumpsRoundTripWithAndWithoutParticleColumns) {
+  for (bool particles : {false, true}) {
+    io::Clumps c;
+    c.grid = small_grid();
+    c.meta.density_threshold = 0.5;
+    c.meta.relevance = 2;
+    c.meta.saddle_threshold = 3;
+    c.meta.saddle_threshold_text = "24mean";
+    c.meta.with_particles = particles;
+    c.meta.velocity_units = "km/s";
+    c.cell_clump.assign(24, 0);
+    c.cell_halo.assign(24, 0);
+    c.cell_clump[5] = 1;
+    c.cell_halo[5] = 1;
+    c.peaks = {{1, 4.0, 0.2, 2, 1}, {2, 1.2, 0.2, 1, 0}};
+    io::Clump k;
+    k.id = 1;
+    k.halo = 1;
+    k.parent = 1;
+    k.n_cells = 3;
+    k.mass = 7;
+    k.center_of_mass = {1, 1, 1};
+    k.n_particles = 11;
+    k.bulk_velocity = {1, -2, 3};
+    c.clumps = {k};
+    io::Halo h;
+    h.id = 1;
+    h.n_clumps = 1;
+    h.mass = 7;
+    h.particle_mass = 6.5;
+    c.halos = {h};
+    c.hierarchy = {{3, 1, 1, 2.5}};
+    const std::string name = particles ? "with.h5" : "without.h5";
+    {
+      io::File f = io::File::create(path(name), comm);
+      io::write_clumps(f, c, mpi::SlabDecomposition(4, comm.size()), comm);
+    }
+    const io::File f = io::File::open_read(path(name));
+    const io::ClumpsHeader head = io::read_clumps_header(f);
+    EXPECT_EQ(head.n_peaks, 2u);
+    EXPECT_EQ(head.n_clumps, 1u);
+    EXPECT_EQ(head.n_halos, 1u);
+    EXPECT_EQ(io::read_clump_labels(f, 0, 4), c.cell_clump);
+    EXPECT_EQ(io::read_halo_labels(f, 0, 4), c.cell_halo);
+    const auto clumps = io::clump_table().read(f, "/clumps");
+    EXPECT_EQ(clumps[0].mass, 7.0);
+    EXPECT_EQ(clumps[0].n_particles, particles ? 11 : 0);
+    EXPECT_EQ(clumps[0].bulk_velocity[1], particles ? -2.0 : 0.0);
+    EXPECT_EQ(f.has("/clumps/bulk_velocity"), particles);
+    EXPECT_EQ(io::halo_table().read(f, "/halos")[0].particle_mass, particles ? 6.5 : 0.0);
+    EXPECT_EQ(io::merged_peak_table().read(f, "/peaks")[1].clump, 0);
+    EXPECT_EQ(io::hierarchy_table().read(f, "/hierarchy")[0].saddle_density, 2.5);
+    EXPECT_EQ(f.read_attribute_scalar<double>("/", "saddle_threshold"), 3.0);
+  }
+}
+
+}  // namespace
+}  // namespace phew
