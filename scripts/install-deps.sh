@@ -11,7 +11,7 @@ packages=(
   libqhull-dev libcgal-dev libtbb-dev
   libfftw3-dev libfftw3-mpi-dev
   libgtest-dev libgmock-dev
-  bats bats-assert bats-support
+  bats bats-assert bats-support xxhash
   python3-h5py python3-numpy python3-matplotlib python3-yaml python3-jsonschema
   snakemake
 )

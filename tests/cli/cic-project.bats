@@ -60,10 +60,13 @@ print("ok")'
 @test "the manifest fingerprint is checked: the file is the one described" {
   run cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 8 -q
   assert_success
-  run /usr/bin/python3 -c '
-import json, xxhash' 2>/dev/null || true
-  fp=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["outputs"][0]["size"])' "$OUT/grid.h5.json")
-  assert_equal "$fp" "$(stat -c %s "$OUT/grid.h5")"
+  # Recomputed independently (xxhsum from Debian's xxhash: XXH3-128, canonical hex), with the size.
+  recorded=$(/usr/bin/python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["outputs"][0]; print(o["fingerprint"], o["size"])' "$OUT/grid.h5.json")
+  assert_equal "$recorded" "xxh3-128:$(xxhsum -H2 "$OUT/grid.h5" | cut -d' ' -f1) $(stat -c %s "$OUT/grid.h5")"
+  # One changed byte and the next stage refuses the grid as stale.
+  printf '\x01' | dd of="$OUT/grid.h5" bs=1 seek=$(( $(stat -c %s "$OUT/grid.h5") - 1 )) conv=notrunc 2>/dev/null
+  mkdir "$OUT/next"
+  bad_input phew-segment "$OUT/next/p.h5" 3 "file changed since its manifest was written" "$OUT/grid.h5" --threshold 2mean
 }
 
 @test "a multi-file snapshot given by its first piece equals the single file" {

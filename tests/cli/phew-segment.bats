@@ -93,8 +93,14 @@ PY
 @test "crit thresholds use the grid's cosmology" {
   run phew-segment "$GRIDS/lcdm.h5" -o "$OUT/p.h5" --threshold 100crit -q
   assert_success
-  over=$(/usr/bin/python3 -c 'import h5py,sys; print(round(h5py.File(sys.argv[1])["cells"].attrs["threshold_over_critical"], 9))' "$OUT/p.h5")
-  assert_equal "$over" "100.0"
+  # Against rho_crit worked out by hand: 3 H0^2 / (8 pi G) with H0 = 100 km/s/Mpc (h-scaled units), in the
+  # file's units (UnitMass_in_g 1.989e43, UnitLength_in_cm 3.085678e21), at z = 0 (snapshot_004).
+  used=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["parameters"]["threshold_used"])' "$OUT/p.h5.json")
+  /usr/bin/python3 -c '
+import sys, math
+kpc = 3.085678e21; H0 = 100e5 / (1e3 * kpc); rho_cgs = 3 * H0**2 / (8 * math.pi * 6.6743e-8)
+r = float(sys.argv[1]) / (rho_cgs / (1.989e43 / kpc**3))
+assert abs(r - 100) < 1e-4, r' "$used"
 }
 
 @test "no cell above the threshold: an empty result and a warning, not an error" {
