@@ -1,11 +1,14 @@
 #include "io/atomic_output.hpp"
 
 #include "core/error.hpp"
+#include "core/watchdog.hpp"
+#include "mpi/agree.hpp"
 
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -18,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Temporary paths to unlink from a signal handler: fixed storage, no allocation in the handler.
-constexpr int kSlots = 16;
+constexpr int kSlots = 64;
 constexpr int kPathMax = 4096;
 std::array<std::array<char, kPathMax>, kSlots> g_paths{};
 std::array<std::atomic<bool>, kSlots> g_used{};
@@ -38,26 +41,80 @@ void unregister_temp(int slot) {
   if (slot >= 0) g_used[static_cast<std::size_t>(slot)] = false;
 }
 
-extern "C" void cleanup_handler(int sig) {
+void unlink_registered() {
   for (int i = 0; i < kSlots; ++i)
     if (g_used[static_cast<std::size_t>(i)]) unlink(g_paths[static_cast<std::size_t>(i)].data());
+}
+
+extern "C" void cleanup_handler(int sig) {
+  unlink_registered();
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
 
-std::string temp_name_for(const std::string& final_path) {
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "host";
+  std::string s(name);
+  for (char& c : s)
+    if (c == '/' || c == '-') c = '_';  // the separator of the temporary name's suffix
+  return s;
+}
+
+fs::path folder_of(const std::string& final_path) {
   const fs::path p(final_path);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  return p.has_parent_path() ? p.parent_path() : fs::path(".");
+}
+
+// ".NAME.partial-" : the prefix of every temporary file of output NAME.
+std::string partial_prefix(const std::string& final_path) { return "." + fs::path(final_path).filename().string() + ".partial-"; }
+
+// Removes temporary files of this output left by runs on this host whose process is gone. Names of
+// other hosts (a shared file system) are left alone: their processes cannot be seen from here.
+void remove_stale_partials(const std::string& final_path) {
+  const std::string prefix = partial_prefix(final_path), host = host_name();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder_of(final_path), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    std::string owner = name.substr(prefix.size());  // HOST-PID, or PID from older versions
+    const auto dash = owner.rfind('-');
+    if (dash != std::string::npos) {
+      if (owner.substr(0, dash) != host) continue;
+      owner = owner.substr(dash + 1);
+    }
+    char* end = nullptr;
+    const long pid = std::strtol(owner.c_str(), &end, 10);
+    if (owner.empty() || *end != '\0' || pid <= 0) continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    fs::remove(entry.path(), ec);
+  }
+}
+
+std::string temp_name_for(const std::string& final_path) {
+  const fs::path dir = folder_of(final_path);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error::io("{}: output folder {} does not exist", final_path, dir.string());
   if (access(dir.c_str(), W_OK) != 0) throw Error::io("{}: output folder {} is not writable", final_path, dir.string());
-  return (dir / ("." + p.filename().string() + ".partial-" + std::to_string(getpid()))).string();
+  return (dir / (partial_prefix(final_path) + host_name() + "-" + std::to_string(getpid()))).string();
+}
+
+void hold_termination_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, sig);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
 }
 
 }  // namespace
 
+std::string write_failure(const std::string& path, int error_number) {
+  return fmt::format("{}: cannot write: {}", path, std::strerror(error_number));
+}
+
 void install_cleanup_on_signals() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, cleanup_handler);
+  set_last_words(unlink_registered);
 }
 
 AtomicOutput::AtomicOutput(std::string final_path, const mpi::Comm& comm) : final_(std::move(final_path)), comm_(comm) {
@@ -65,6 +122,7 @@ AtomicOutput::AtomicOutput(std::string final_path, const mpi::Comm& comm) : fina
   if (comm.root()) {
     try {
       temp_ = temp_name_for(final_);
+      remove_stale_partials(final_);
     } catch (const Error& e) {
       error = e.what();
     }
@@ -76,44 +134,56 @@ AtomicOutput::AtomicOutput(std::string final_path, const mpi::Comm& comm) : fina
 }
 
 AtomicOutput::~AtomicOutput() {
-  if (!committed_ && comm_.root()) {
-    std::remove(temp_.c_str());
+  // Not collective: a failing rank unwinds through here while others may still be working.
+  if (comm_.root()) {
+    if (!handed_over_) std::remove(temp_.c_str());
     unregister_temp(slot_);
   }
 }
 
-void AtomicOutput::commit() {
-  comm_.barrier();  // every rank has closed the file
-  std::string error;
-  if (comm_.root()) {
-    std::error_code ec;
-    fs::remove(final_ + ".json", ec);  // the old manifest must not describe the new file
-    fs::rename(temp_, final_, ec);
-    if (ec) error = fmt::format("{}: cannot rename the finished output into place: {}", final_, ec.message());
-    unregister_temp(slot_);
-  }
-  comm_.broadcast(error);
-  if (!error.empty()) throw Error(ErrorKind::io, error);
-  committed_ = true;
+Commit::~Commit() {
+  if (applied_) return;
+  for (const auto& [temp, final_path] : files_) std::remove(temp.c_str());
+  for (int slot : slots_) unregister_temp(slot);
+}
+
+void Commit::add(std::string temp, std::string final_path) {
+  slots_.push_back(register_temp(temp));
+  files_.emplace_back(std::move(temp), std::move(final_path));
+}
+
+void Commit::add_text(const std::string& final_path, const std::string& text) {
+  const std::string temp = temp_name_for(final_path);
+  add(temp, final_path);  // registered first, so that a failed write is removed too
+  std::FILE* f = std::fopen(temp.c_str(), "wb");
+  if (!f) throw Error::io("{}", write_failure(final_path, errno));
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const int write_errno = errno;
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed) throw Error::io("{}", write_failure(final_path, written ? errno : write_errno));
+}
+
+void Commit::move_into_place() {
+  for (const auto& [temp, final_path] : files_)
+    if (std::rename(temp.c_str(), final_path.c_str()) != 0)
+      throw Error::io("{}: cannot move the finished file into place: {}", final_path, std::strerror(errno));
+  applied_ = true;
+  for (int slot : slots_) unregister_temp(slot);
+}
+
+void Commit::apply(const mpi::Comm& comm) {
+  hold_termination_signals();
+  comm.barrier();  // every rank holds them: no rank can be stopped half-way through the commit
+  mpi::agree(comm, [&] {
+    if (comm.root()) move_into_place();
+  });
+  applied_ = true;
 }
 
 void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string temp = temp_name_for(path);
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(temp.c_str());
-      throw Error::io("{}: cannot write", path);
-    }
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    std::remove(temp.c_str());
-    throw Error::io("{}: cannot rename into place: {}", path, ec.message());
-  }
+  Commit c;
+  c.add_text(path, text);
+  c.move_into_place();
 }
 
 }  // namespace phew::io

@@ -1,6 +1,5 @@
 #include "io/clumps_file.hpp"
 
-#include "io/atomic_output.hpp"
 #include "io/grid_file.hpp"
 
 #include <fmt/format.h>
@@ -124,7 +123,8 @@ std::vector<std::int64_t> read_halo_labels(const File& f, std::int64_t x0, std::
   return f.read_rows<std::int64_t>("/cells/halo", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
 }
 
-void write_catalogue_text(const std::string& output, const std::vector<Clump>& clumps, const std::vector<Halo>& halos) {
+std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vector<Clump>& clumps,
+                                                                const std::vector<Halo>& halos) {
   std::string txt = "  index  lev   parent  ncell    peak_x             peak_y             peak_z             "
                     "rho-               rho+               rho_av             mass_cl            relevance\n";
   std::string csv = "id,level,parent,halo,n_cells,peak_x,peak_y,peak_z,saddle_density,peak_density,mean_density,"
@@ -146,10 +146,7 @@ void write_catalogue_text(const std::string& output, const std::vector<Clump>& c
                         h.mass, h.n_clumps);
     hcsv += fmt::format("{},{},{:.17g},{:.17g},{:.17g},{:.17g},{}\n", h.id, h.n_cells, p[0], p[1], p[2], h.mass, h.n_clumps);
   }
-  write_text_atomically(output + ".clumps.txt", txt);
-  write_text_atomically(output + ".clumps.csv", csv);
-  write_text_atomically(output + ".halos.txt", htxt);
-  write_text_atomically(output + ".halos.csv", hcsv);
+  return {{".clumps.txt", txt}, {".clumps.csv", csv}, {".halos.txt", htxt}, {".halos.csv", hcsv}};
 }
 
 }  // namespace phew::io

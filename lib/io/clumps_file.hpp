@@ -92,9 +92,10 @@ ClumpsHeader read_clumps_header(const File& file);
 std::vector<std::int64_t> read_clump_labels(const File& file, std::int64_t x0, std::int64_t x1);
 std::vector<std::int64_t> read_halo_labels(const File& file, std::int64_t x0, std::int64_t x1);
 
-// The catalogues as text for people and spreadsheets: OUTPUT.clumps.txt and OUTPUT.halos.txt in the
-// columns RAMSES' clump finder writes, and .csv versions. `clumps` and `halos` are every row (rank 0's
-// gathered copy). Not collective.
-void write_catalogue_text(const std::string& output, const std::vector<Clump>& clumps, const std::vector<Halo>& halos);
+// The catalogues as text for people and spreadsheets: clumps and haloes in the columns RAMSES' clump
+// finder writes (.txt), and as CSV. `clumps` and `halos` are every row. Each entry: (suffix, text), e.g.
+// (".clumps.txt", ...), written beside the output as OUTPUT.clumps.txt.
+std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vector<Clump>& clumps,
+                                                                const std::vector<Halo>& halos);
 
 }  // namespace phew::io

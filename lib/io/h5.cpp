@@ -4,9 +4,18 @@
 
 #include <hdf5.h>
 
+#include "core/log.hpp"
+#include "core/watchdog.hpp"
+#include "mpi/agree.hpp"
+
+#include <sys/statvfs.h>
+
+#include <cerrno>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <numeric>
+#include <optional>
 
 static_assert(sizeof(hid_t) == sizeof(std::int64_t), "hid_t is stored as int64_t");
 
@@ -109,7 +118,78 @@ bool is_hdf5(const std::string& path) {
 }
 
 File::File(std::int64_t id, std::string path, bool parallel, const mpi::Comm* comm)
-    : id_(id), path_(std::move(path)), parallel_(parallel), rank_(comm ? comm->rank() : 0) {}
+    : id_(id), path_(std::move(path)), parallel_(parallel), rank_(comm ? comm->rank() : 0), comm_(comm) {}
+
+namespace {
+bool g_unusable = false;
+
+std::vector<hid_t>& abandoned() {
+  static std::vector<hid_t> ids;
+  return ids;
+}
+
+// What HDF5's error stack says went wrong, innermost first: the system's reason ("No space left on
+// device") is usually in the last entry.
+herr_t collect(unsigned, const H5E_error2_t* e, void* out) {
+  auto& text = *static_cast<std::string*>(out);
+  if (e->desc && *e->desc) text = e->desc;
+  return 0;
+}
+std::string hdf5_reason() {
+  std::string reason;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, &reason);
+  return reason;
+}
+}  // namespace
+
+namespace {
+// Bytes free for unprivileged writes in the folder of `path` (nullopt when it cannot be told).
+std::optional<std::uint64_t> free_bytes_beside(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  struct statvfs st;
+  if (statvfs(dir.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+}
+}  // namespace
+
+bool unusable() { return g_unusable; }
+
+void close_abandoned_files() {
+  if (!g_unusable)
+    for (hid_t id : abandoned()) H5Fclose(id);
+  abandoned().clear();
+}
+
+void close_library() {
+  if (!g_unusable) H5close();
+}
+
+void File::agree_on_write(bool failed, const std::string& what) const {
+  std::optional<Error> error;
+  if (failed) {
+    const int e = errno;
+    std::string reason = hdf5_reason();
+    if (e == ENOSPC || e == EDQUOT || e == EIO) reason = std::strerror(e);
+    // MPI-IO does not pass the system's reason up through HDF5: a full disk reads "file write failed".
+    // Ask the file system.
+    if (const auto free = free_bytes_beside(path_); free && *free < (std::uint64_t{1} << 20))
+      reason = fmt::format("no space left on device ({} bytes free)", *free);
+    error = Error::io("{}: {} failed{}", path_, what, reason.empty() ? "" : ": " + reason);
+    // Other ranks may be left inside HDF5's collectives and never agree: end within seconds regardless.
+    end_process_after(std::chrono::seconds(10), exit_code(ErrorKind::io), log::tool_name() + ": error: " + error->what());
+  }
+  if (parallel_ && comm_) {
+    try {
+      mpi::agree_on(*comm_, error ? &*error : nullptr);
+    } catch (const Error&) {
+      g_unusable = true;  // a collective write failed: HDF5's state can no longer be trusted
+      throw;
+    }
+  } else if (error) {
+    throw *error;
+  }
+}
 
 File File::open_read(const std::string& path) {
   quiet();
@@ -135,29 +215,42 @@ File File::create(const std::string& path, const mpi::Comm& comm) {
   return File(id, path, true, &comm);
 }
 
-File::File(File&& o) noexcept : id_(o.id_), path_(std::move(o.path_)), parallel_(o.parallel_), rank_(o.rank_) {
+File::File(File&& o) noexcept
+    : id_(o.id_), path_(std::move(o.path_)), parallel_(o.parallel_), rank_(o.rank_), comm_(o.comm_) {
   o.id_ = -1;
 }
 
 File& File::operator=(File&& o) noexcept {
   if (this != &o) {
-    close();
+    if (id_ >= 0) H5Fclose(id_);
     id_ = o.id_;
     path_ = std::move(o.path_);
     parallel_ = o.parallel_;
     rank_ = o.rank_;
+    comm_ = o.comm_;
     o.id_ = -1;
   }
   return *this;
 }
 
-File::~File() { close(); }
+File::~File() {
+  if (id_ < 0) return;
+  if (parallel_ && std::uncaught_exceptions() > 0) abandoned().push_back(id_);
+  else H5Fclose(id_);  // a failure here has no one to report to; close() reports it
+  id_ = -1;
+}
 
 void File::close() {
-  if (id_ >= 0) {
-    H5Fclose(id_);
-    id_ = -1;
-  }
+  if (id_ < 0) return;
+  // What is still buffered is written by a flush first: it can fail (a full disk) and leave the file open,
+  // where a failed close would leave HDF5 unable to shut down (see unusable()).
+  errno = 0;
+  const bool flushed = H5Fflush(id_, H5F_SCOPE_GLOBAL) >= 0;
+  if (parallel_) agree_on_write(!flushed, "writing the file");  // the File stays open: ~File abandons it
+  else if (!flushed) throw Error::io("{}: writing the file failed", path_);
+  const herr_t status = H5Fclose(id_);
+  id_ = -1;
+  if (status < 0) throw Error::io("{}: closing the file failed", path_);
 }
 
 bool File::has(const std::string& object) const {
@@ -308,7 +401,7 @@ void File::write_rows_raw(const std::string& dataset, const std::vector<std::uin
   Id fspace(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   Id d(H5Dcreate2(id_, dataset.c_str(), native(file_type), fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
        H5Dclose);
-  if (!d.ok()) throw Error::io("{}: cannot create dataset {}", path_, dataset);
+  agree_on_write(!d.ok(), "creating dataset " + dataset);
   std::uint64_t row = 1;
   for (std::size_t i = 1; i < shape.size(); ++i) row *= shape[i];
   if (row * (shape.empty() ? 1 : shape[0]) == 0) return;  // an empty dataset: nothing to write (MPI-IO fails on it)
@@ -325,8 +418,9 @@ void File::write_rows_raw(const std::string& dataset, const std::vector<std::uin
   Id dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   if (parallel_) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
   static const double empty = 0;  // HDF5 refuses a null buffer even when nothing is selected
-  if (H5Dwrite(d, native(mem), mspace, fspace, dxpl, data ? data : &empty) < 0)
-    throw Error::io("{}: write of {} failed", path_, dataset);
+  errno = 0;
+  const herr_t status = H5Dwrite(d, native(mem), mspace, fspace, dxpl, data ? data : &empty);
+  agree_on_write(status < 0, "writing " + dataset);
 }
 
 void File::write_whole_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType mem,

@@ -52,7 +52,7 @@ class File {
   File(const File&) = delete;
   File& operator=(const File&) = delete;
   ~File();
-  void close();  // collective for parallel files
+  void close();  // collective for parallel files (see close_abandoned_files for the unwinding case)
 
   const std::string& path() const { return path_; }
   bool parallel() const { return parallel_; }
@@ -156,6 +156,8 @@ class File {
 
  private:
   File(std::int64_t id, std::string path, bool parallel, const mpi::Comm* comm);
+  // For a parallel file: every rank learns of a failed collective write on any rank. Collective.
+  void agree_on_write(bool failed, const std::string& what) const;
   void read_raw(const std::string& dataset, std::uint64_t begin, std::uint64_t count, bool all, NumType mem,
                 void* out) const;
   void read_attribute_raw(const std::string& object, const std::string& name, NumType mem, void* out) const;
@@ -172,9 +174,25 @@ class File {
   std::string path_;
   bool parallel_ = false;
   int rank_ = 0;
+  const mpi::Comm* comm_ = nullptr;  // parallel files
 };
 
 // True when the file starts with the HDF5 signature (no HDF5 call, cheap).
 bool is_hdf5(const std::string& path);
+
+// A parallel file whose object is destroyed while an exception unwinds is not closed there (closing is
+// collective, and the other ranks may not be closing it: the job would hang); it is set aside instead.
+// When every rank failed together (an agreed error), the tool runner closes them all here, before
+// MPI_Finalize, so that no file is left open at the end. Collective.
+void close_abandoned_files();
+
+// Closes the HDF5 library while MPI is still running (HDF5 would otherwise do it inside MPI_Finalize).
+// Collective.
+void close_library();
+
+// True after a collective write failed (a full disk): HDF5 1.10 cannot then close that file, nor shut
+// down, without crashing or hanging in MPI-IO. The tool runner then ends the process without running
+// HDF5's or MPI's shutdown (the temporary output is removed first); nothing else is left to write.
+bool unusable();
 
 }  // namespace phew::io

@@ -4,6 +4,7 @@
 #include "core/version.hpp"
 #include "manifest/fingerprint.hpp"
 
+#include <cctype>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -34,25 +35,81 @@ Json read_manifest(const std::string& path) {
   }
 }
 
+namespace {
+
+// A string field of a manifest object; Error(input) naming the manifest when it is missing or not a
+// string (a malformed manifest is bad input, never a library exception).
+std::string string_field(const Json& object, const char* key, const std::string& manifest_path, const std::string& what) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_string())
+    throw Error::input("{}: manifest field {}{} is missing or not a string", manifest_path, what, key);
+  return object[key].get<std::string>();
+}
+
+bool valid_utf8(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : 4;
+    if (n == 4 || (n > 0 && i + n >= s.size())) return false;  // a bad lead byte, or cut short
+    for (std::size_t k = 1; k <= n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string encode_path(const std::string& path) {
+  if (valid_utf8(path) && path.find('%') == std::string::npos) return path;
+  std::string out;
+  for (const char ch : path) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x80 || ch == '%') out += fmt::format("%{:02X}", c);
+    else out += ch;
+  }
+  return out;
+}
+
+std::string decode_path(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+      out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::string to_text(const Json& manifest) {
+  // Any byte that is not UTF-8 (a command-line argument, say) becomes U+FFFD instead of an exception;
+  // paths that must be read back are percent-encoded before (encode_path).
+  return manifest.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
 RecordedInput recorded_input(const std::string& path, std::size_t index) {
   const Json m = read_manifest(path);
-  const Json* in = nullptr;
-  if (m.is_object() && m.contains("inputs") && m["inputs"].is_array() && index < m["inputs"].size()) in = &m["inputs"][index];
-  auto text = [&](const char* key) -> std::string {
-    if (!in || !in->is_object() || !in->contains(key) || !(*in)[key].is_string())
-      throw Error::input("{}.json: its manifest does not record input {} ({} missing)", path, index + 1, key);
-    return (*in)[key].get<std::string>();
-  };
-  return {text("path"), text("kind"), text("fingerprint")};
+  const std::string where = path + ".json";
+  if (!m.is_object() || !m.contains("inputs") || !m["inputs"].is_array() || index >= m["inputs"].size())
+    throw Error::input("{}: its manifest does not record input {}", where, index + 1);
+  const Json& in = m["inputs"][index];
+  const std::string field = fmt::format("inputs[{}].", index);
+  return {decode_path(string_field(in, "path", where, field)), string_field(in, "kind", where, field),
+          string_field(in, "fingerprint", where, field)};
 }
 
 Input check_phew_input(const std::string& path, const std::vector<std::string>& kinds) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw Error::io("{}: no such file", path);
   const Json m = read_manifest(path);
-  if (!m.contains("schema") || m["schema"] != kSchema || !m.contains("kind"))
+  const std::string where = path + ".json";
+  if (!m.is_object() || !m.contains("schema") || m["schema"] != kSchema)
     throw Error::input("{}: manifest is not a {} manifest", path, kSchema);
-  const std::string kind = m["kind"].get<std::string>();
+  const std::string kind = string_field(m, "kind", where, "");
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
     std::string expected;
     for (const auto& k : kinds) expected += (expected.empty() ? "" : " or ") + k;
@@ -63,13 +120,14 @@ Input check_phew_input(const std::string& path, const std::vector<std::string>& 
   in.kind = kind;
   in.size = fs::file_size(path, ec);
   in.fingerprint = fingerprint_file(path);
-  in.manifest_id = m.value("id", "");
+  in.manifest_id = m.contains("id") && m["id"].is_string() ? m["id"].get<std::string>() : "";
   std::string recorded;
-  if (m.contains("outputs") && !m["outputs"].empty()) recorded = m["outputs"][0].value("fingerprint", "");
+  if (m.contains("outputs") && m["outputs"].is_array() && !m["outputs"].empty())
+    recorded = string_field(m["outputs"][0], "fingerprint", where, "outputs[0].");
   if (recorded != in.fingerprint)
     throw Error::input("{}: file changed since its manifest was written (stale or swapped: fingerprint {} != {})",
                        path, in.fingerprint, recorded);
-  in.provenance = m.value("provenance", Json::array());
+  in.provenance = m.contains("provenance") && m["provenance"].is_array() ? m["provenance"] : Json::array();
   return in;
 }
 
@@ -108,7 +166,8 @@ void Builder::parameter(const std::string& name, Json value, const std::string& 
 }
 
 void Builder::add_input(const Input& input) {
-  inputs_.push_back({{"path", fs::absolute(input.path).lexically_normal().string()},
+  input_paths_.push_back(input.path);
+  inputs_.push_back({{"path", encode_path(fs::absolute(input.path).lexically_normal().string())},
                      {"kind", input.kind},
                      {"size", input.size},
                      {"fingerprint", input.fingerprint},
@@ -121,6 +180,12 @@ void Builder::add_input(const Input& input) {
 }
 
 void Builder::summary(const std::string& name, Json value) { summary_[name] = std::move(value); }
+void Builder::side_output(const std::string& path, const std::string& kind, std::uintmax_t size, const std::string& fingerprint) {
+  side_outputs_.push_back({{"path", encode_path(fs::absolute(path).lexically_normal().string())},
+                           {"kind", kind},
+                           {"size", size},
+                           {"fingerprint", fingerprint}});
+}
 void Builder::timing(const std::string& phase, double seconds) { timings_[phase] = seconds; }
 
 Json Builder::finish(const std::string& output_path, std::uintmax_t size, const std::string& fingerprint) {
@@ -138,10 +203,11 @@ Json Builder::finish(const std::string& output_path, std::uintmax_t size, const 
   m["end"] = end_;
   m["timings"] = timings_;
   m["inputs"] = inputs_;
-  Json out = {{"path", fs::absolute(output_path).lexically_normal().string()}, {"kind", kind_}};
+  Json out = {{"path", encode_path(fs::absolute(output_path).lexically_normal().string())}, {"kind", kind_}};
   if (size) out["size"] = size;
   if (!fingerprint.empty()) out["fingerprint"] = fingerprint;
   m["outputs"] = Json::array({out});
+  for (const auto& side : side_outputs_) m["outputs"].push_back(side);
   m["summary"] = summary_;
 
   // The step's own id covers what the step did, not the output bytes, so the copy of the manifest
@@ -153,7 +219,7 @@ Json Builder::finish(const std::string& output_path, std::uintmax_t size, const 
   // the one its upstream grid was made from, by walking the chain.
   for (const auto& in : inputs_)
     step["inputs"].push_back({{"kind", in["kind"]}, {"fingerprint", in["fingerprint"]}, {"manifest_id", in["manifest_id"]}});
-  const std::string id = fingerprint_text(step.dump());
+  const std::string id = fingerprint_text(step.dump(-1, ' ', false, Json::error_handler_t::replace));
   Json with_id = {{"id", id}};
   with_id.update(step);
   step = std::move(with_id);

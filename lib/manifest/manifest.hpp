@@ -54,7 +54,11 @@ class Builder {
   // An effective parameter value; `units` ("" for none) goes to the "units" table.
   void parameter(const std::string& name, Json value, const std::string& units = "");
   void add_input(const Input& input);
+  // The paths of the inputs added so far, as given.
+  const std::vector<std::string>& input_paths() const { return input_paths_; }
   void summary(const std::string& name, Json value);
+  // A side output written with the main output (a text export, a quicklook): listed after it.
+  void side_output(const std::string& path, const std::string& kind, std::uintmax_t size, const std::string& fingerprint);
   void timing(const std::string& phase, double seconds);
 
   // The finished manifest for `output_path` (kind, size and fingerprint filled when known).
@@ -74,8 +78,17 @@ class Builder {
   Json summary_ = Json::object();
   Json timings_ = Json::object();
   Json provenance_ = Json::array();
+  std::vector<Json> side_outputs_;
+  std::vector<std::string> input_paths_;
 };
 
 std::string utc_now();  // ISO 8601, seconds
+
+// A file name as a manifest records it: unchanged when it is UTF-8 without '%', else with '%' and every
+// byte of 0x80 and above as %XX (any name the OS accepts can be recorded, and read back by decode_path).
+std::string encode_path(const std::string& path);
+std::string decode_path(const std::string& text);
+// The manifest as the text written beside an output and into its root attribute.
+std::string to_text(const Json& manifest);
 
 }  // namespace phew::manifest

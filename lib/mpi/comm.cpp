@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <climits>
 #include <numeric>
 
@@ -117,6 +118,11 @@ void Comm::all_gatherv_bytes(const char* send, std::uint64_t nbytes, std::vector
   for (std::size_t d = 0; d < n; ++d) repeated.insert(repeated.end(), send, send + nbytes);
   std::vector<std::uint64_t> counts(n, nbytes);
   all_to_all_bytes(repeated.data(), counts, recv);
+}
+
+void abort(const Comm& comm, int code) {
+  MPI_Abort(comm.raw(), code);
+  std::_Exit(code);  // MPI_Abort does not return; this is for the compiler and for broken MPIs
 }
 
 int ranks_on_node(const Comm& comm) {

@@ -56,6 +56,7 @@ class Comm {
   template <typename T>
   T min(T v) const { return reduce(v, MPI_MIN); }
   bool any(bool v) const { return max<int>(v ? 1 : 0) != 0; }
+  bool all(bool v) const { return min<int>(v ? 1 : 0) != 0; }
 
   template <typename T>
   void broadcast(T& v, int root = 0) const {
@@ -152,5 +153,9 @@ void Comm::all_to_all(std::span<const T> items, std::span<const std::uint64_t> c
 
 // Number of ranks of `comm` on this rank's node (for memory checks).
 int ranks_on_node(const Comm& comm);
+
+// Ends every rank of the job at once with `code` (a failure only this rank knows of: the others may be
+// waiting in a collective). Does not return.
+[[noreturn]] void abort(const Comm& comm, int code);
 
 }  // namespace phew::mpi

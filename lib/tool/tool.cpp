@@ -8,6 +8,10 @@
 #include "manifest/fingerprint.hpp"
 #include "tool/json_config.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -45,15 +49,38 @@ Context::Context(const ToolSpec& spec, const mpi::Comm& comm, std::string output
 void Context::phase(std::string name) {
   const char* fail = std::getenv("PHEW_TEST_FAIL_AT");
   const char* pause = std::getenv("PHEW_TEST_PAUSE_AT");
-  if (pause && name == pause) std::this_thread::sleep_for(std::chrono::seconds(60));
-  if (fail && name == fail) throw Error::internal("failure injected at phase {} (PHEW_TEST_FAIL_AT)", name);
+  const char* only = std::getenv("PHEW_TEST_FAIL_RANK");
+  const bool here = !only || std::atoi(only) == comm_.rank() || (std::atoi(only) < 0 && comm_.rank() == comm_.size() - 1);
   phase_ = name;
+  if (pause && name == pause && here) std::this_thread::sleep_for(std::chrono::seconds(60));
+  if (fail && name == fail && here) throw Error::internal("failure injected at phase {} (PHEW_TEST_FAIL_AT)", name);
   timer_.start(std::move(name));
 }
 
-void Context::finish_output(io::File& file, io::AtomicOutput& out) {
-  finish_output(file, out, spec_.output_kind);
+void Context::check_not_an_input(const std::string& output) const {
+  struct stat out;
+  if (stat(output.c_str(), &out) != 0) return;  // a new file cannot be an input
+  const auto same_file = [&](const std::string& path) {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino;
+  };
+  if (std::any_of(replaceable_.begin(), replaceable_.end(), same_file)) return;
+  for (const auto& in : manifest_.input_paths()) {
+    struct stat st;
+    if (stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+      throw Error::usage("-o {} is the input {}: a tool never writes over its inputs (choose another output name)", output, in);
+  }
 }
+
+void Context::side_output(const std::string& path, const std::string& kind, const std::string& content) {
+  mpi::agree(comm_, [&] {
+    if (!comm_.root()) return;
+    commit_.add_text(path, content);
+    manifest_.side_output(path, kind, content.size(), manifest::fingerprint_text(content));
+  });
+}
+
+void Context::finish_output(io::File& file, io::AtomicOutput& out) { finish_output(file, out, spec_.output_kind); }
 
 void Context::finish_output(io::File& file, io::AtomicOutput& out, const std::string& kind) {
   const std::string& path = out.final_path();
@@ -64,19 +91,62 @@ void Context::finish_output(io::File& file, io::AtomicOutput& out, const std::st
   manifest_.summary("peak_memory_rank0_bytes", peak_rss_bytes());
 
   // Rank 0's manifest is the one recorded; every rank writes the same attribute (a collective call).
-  std::string text = comm_.root() ? manifest_.finish(path, 0, "").dump(2) : std::string();
+  std::string text = comm_.root() ? manifest::to_text(manifest_.finish(path, 0, "")) : std::string();
   comm_.broadcast(text);
   file.write_attribute("/", "manifest", text);
   file.close();
-  out.commit();
+  // Fingerprinted before anything moves: the manifest beside the file is complete when the file is.
   mpi::agree(comm_, [&] {
     if (!comm_.root()) return;
-    const auto size = std::filesystem::file_size(path);
-    const std::string fp = manifest::fingerprint_file(path);
-    io::write_text_atomically(path + ".json", manifest_.finish(path, size, fp).dump(2) + "\n");
+    check_not_an_input(path);
+    const auto size = std::filesystem::file_size(out.temp_path());
+    const std::string fp = manifest::fingerprint_file(out.temp_path());
+    commit_.add(out.temp_path(), path);
+    commit_.add_text(path + ".json", manifest::to_text(manifest_.finish(path, size, fp)));
     log::info("wrote {} ({})", path, log::bytes(static_cast<double>(size)));
   });
+  out.hand_over();
 }
+
+void Context::commit() { commit_.apply(comm_); }
+
+namespace {
+
+// The files named by the options (positional inputs included; PEAKS:VOTERS pairs split), for the check
+// that -o names none of them. Inputs the tool declares replaceable are listed apart, or only they.
+std::vector<std::string> files_in_options(const CLI::App& app, const ToolSpec& spec, bool replaceable_ones = false) {
+  std::vector<std::string> out;
+  for (const CLI::Option* opt : app.get_options()) {
+    const std::string name = opt->get_lnames().empty() ? opt->get_name() : opt->get_lnames().front();
+    const auto& replaceable = spec.replaceable_inputs;
+    const bool may_replace = std::find(replaceable.begin(), replaceable.end(), "--" + name) != replaceable.end();
+    if (is_common_option(name) || may_replace != replaceable_ones) continue;
+    for (const std::string& value : opt->results()) {
+      out.push_back(value);
+      for (std::size_t colon = value.find(':'); colon != std::string::npos; colon = value.find(':', colon + 1))
+        out.push_back(value.substr(colon + 1)), out.push_back(value.substr(0, colon));
+    }
+  }
+  return out;
+}
+
+// Before any work: the output's folder exists and is writable, and -o is not one of the inputs.
+void check_output(const std::string& output, const std::vector<std::string>& inputs) {
+  const std::filesystem::path p(output);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) throw Error::io("{}: output folder {} does not exist", output, dir.string());
+  if (access(dir.c_str(), W_OK) != 0) throw Error::io("{}: output folder {} is not writable", output, dir.string());
+  struct stat out;
+  if (stat(output.c_str(), &out) != 0) return;
+  for (const auto& in : inputs) {
+    struct stat st;
+    if (stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+      throw Error::usage("-o {} is the input {}: a tool never writes over its inputs (choose another output name)", output, in);
+  }
+}
+
+}  // namespace
 
 int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& declare, const ToolBody& body) {
   mpi::Environment env(argc, argv);
@@ -129,7 +199,11 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   std::string message;
   bool agreed = false;
   try {
+    check_output(output, files_in_options(app, spec));
+    ctx.allow_replacing(files_in_options(app, spec, true));
     body(ctx);
+    ctx.commit();
+    io::close_library();
     return 0;
   } catch (const Error& e) {
     kind = e.kind();
@@ -143,14 +217,17 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
     kind = ErrorKind::internal;
     message = fmt::format("internal error in phase {} on rank {}: {}", ctx.current_phase(), comm.rank(), e.what());
   }
-  if (agreed || comm.size() == 1) {
+  // Before the first phase, errors come from the command line, the same on every rank.
+  if (agreed || !ctx.started() || comm.size() == 1) {
     if (comm.root()) print_error(spec.name, message);
+    if (io::unusable()) std::_Exit(exit_code(kind));  // see io::unusable(): no HDF5 or MPI shutdown
+    io::close_abandoned_files();  // every rank failed together, so every rank closes them together
+    io::close_library();
     return exit_code(kind);
   }
-  // Only this rank failed; the others may wait in a collective forever. Stop the whole job.
+  // Only this rank knows of the failure; the others may wait in a collective forever. End the job now.
   print_error(spec.name, message);
-  MPI_Abort(comm.raw(), exit_code(kind));
-  return exit_code(kind);
+  mpi::abort(comm, exit_code(kind));
 }
 
 }  // namespace phew

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 namespace phew {
 namespace {
 
@@ -108,20 +110,61 @@ TEST_F(Atomic, UncommittedOutputLeavesNothingAndKeepsThePreviousFile) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
 }
 
-TEST_F(Atomic, CommitReplacesAndRemovesTheOldManifest) {
+TEST_F(Atomic, ACommitMovesEveryFileIntoPlaceTogether) {
   const mpi::Comm comm;
   std::ofstream(path("out.h5")) << "previous";
-  std::ofstream(path("out.h5.json")) << "{}";
+  std::ofstream(path("out.h5.json")) << "{\"old\": 1}";
   {
     io::AtomicOutput out(path("out.h5"), comm);
     std::ofstream(out.temp_path()) << "new";
-    out.commit();
+    io::Commit commit;
+    commit.add(out.temp_path(), path("out.h5"));
+    out.hand_over();
+    commit.add_text(path("out.h5.json"), "{\"new\": 1}");
+    commit.add_text(path("out.h5.txt"), "side");
+    // Before the commit: the old pair is whole, the new files are hidden temporary files.
+    std::string s;
+    std::ifstream(path("out.h5")) >> s;
+    EXPECT_EQ(s, "previous");
+    EXPECT_FALSE(fs::exists(path("out.h5.txt")));
+    commit.apply(comm);
   }
-  std::ifstream in(path("out.h5"));
-  std::string s;
-  in >> s;
-  EXPECT_EQ(s, "new");
-  EXPECT_FALSE(fs::exists(path("out.h5.json")));
+  auto read = [&](const std::string& name) {
+    std::string s;
+    std::ifstream(path(name)) >> s;
+    return s;
+  };
+  EXPECT_EQ(read("out.h5"), "new");
+  EXPECT_EQ(read("out.h5.json"), "{\"new\":");
+  EXPECT_EQ(read("out.h5.txt"), "side");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 3);  // no temporary left
+}
+
+TEST_F(Atomic, AnUnappliedCommitRemovesItsTemporaryFiles) {
+  const mpi::Comm comm;
+  {
+    io::Commit commit;
+    commit.add_text(path("a.txt"), "a");
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0);
+}
+
+TEST_F(Atomic, StaleTemporaryFilesOfDeadRunsAreRemoved) {
+  const mpi::Comm comm;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  // A dead process of this host (PID 2^22 - 1 is beyond Linux's default pid_max), an old-style name,
+  // a live one (our parent) and another host's: only the dead ones of this host go.
+  const std::string dead = path(".out.h5.partial-" + std::string(host) + "-4194303");
+  const std::string old_style = path(".out.h5.partial-4194302");
+  const std::string alive = path(".out.h5.partial-" + std::string(host) + "-" + std::to_string(getppid()));
+  const std::string other = path(".out.h5.partial-elsewhere-4194303");
+  for (const auto& p : {dead, old_style, alive, other}) std::ofstream(p) << "x";
+  { io::AtomicOutput out(path("out.h5"), comm); }
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_FALSE(fs::exists(old_style));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_TRUE(fs::exists(alive));
 }
 
 TEST_F(Atomic, MissingFolderIsAnIoError) {

@@ -134,11 +134,8 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
   m.summary("mass_discarded", summary.mass_discarded);
   if (opt.export_text) {
     ctx.phase("export");
-    const auto all_clumps = comm.all_gatherv<io::Clump>(clumps.clumps);
-    const auto all_halos = comm.all_gatherv<io::Halo>(clumps.halos);
-    mpi::agree(comm, [&] {
-      if (comm.root()) io::write_catalogue_text(ctx.output(), all_clumps, all_halos);
-    });
+    const auto text = io::catalogue_text(comm.all_gatherv<io::Clump>(clumps.clumps), comm.all_gatherv<io::Halo>(clumps.halos));
+    for (const auto& [suffix, content] : text) ctx.side_output(ctx.output() + suffix, "text", content);
   }
   ctx.finish_output(f, out);
 }
