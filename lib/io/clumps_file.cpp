@@ -2,6 +2,8 @@
 
 #include "io/grid_file.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace phew::io {
@@ -147,6 +149,21 @@ std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vecto
     hcsv += fmt::format("{},{},{:.17g},{:.17g},{:.17g},{:.17g},{}\n", h.id, h.n_cells, p[0], p[1], p[2], h.mass, h.n_clumps);
   }
   return {{".clumps.txt", txt}, {".clumps.csv", csv}, {".halos.txt", htxt}, {".halos.csv", hcsv}};
+}
+
+std::map<std::int64_t, std::array<double, 3>> read_clump_peak_positions(const File& f,
+                                                                        const std::vector<std::int64_t>& ids) {
+  std::map<std::int64_t, std::array<double, 3>> out;
+  const std::uint64_t rows = f.dataset_info("/clumps/id").elements();
+  constexpr std::uint64_t kChunk = 1 << 20;
+  for (std::uint64_t b = 0; b < rows; b += kChunk) {
+    const std::uint64_t c = std::min(kChunk, rows - b);
+    const auto id = f.read_rows<std::int64_t>("/clumps/id", b, c);
+    const auto pos = f.read_rows<double>("/clumps/peak_position", b, c);
+    for (std::size_t i = 0; i < c; ++i)
+      if (std::binary_search(ids.begin(), ids.end(), id[i])) out[id[i]] = {pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]};
+  }
+  return out;
 }
 
 }  // namespace phew::io

@@ -9,6 +9,7 @@
 #include "mpi/slab.hpp"
 
 #include <array>
+#include <map>
 #include <optional>
 
 namespace phew::io {
@@ -91,6 +92,10 @@ ClumpsHeader read_clumps_header(const File& file);
 // Level-0 clump (or halo) labels of planes [x0, x1).
 std::vector<std::int64_t> read_clump_labels(const File& file, std::int64_t x0, std::int64_t x1);
 std::vector<std::int64_t> read_halo_labels(const File& file, std::int64_t x0, std::int64_t x1);
+// The peak positions of the clumps among `ids` (sorted) that are in the catalogue, read in chunks so
+// that no rank holds the whole catalogue (deblend).
+std::map<std::int64_t, std::array<double, 3>> read_clump_peak_positions(const File& file,
+                                                                        const std::vector<std::int64_t>& ids);
 
 // The catalogues as text for people and spreadsheets: clumps and haloes in the columns RAMSES' clump
 // finder writes (.txt), and as CSV. `clumps` and `halos` are every row. Each entry: (suffix, text), e.g.

@@ -46,11 +46,11 @@ class Table {
   }
 
   // Writes this rank's rows after the rows of lower ranks, one dataset per column under `group` (which
-  // is created), with "units" and "description" attributes. `optional` names the optional columns to
-  // write. Collective.
+  // is created unless it exists: tables of different lengths may share a group), with "units" and
+  // "description" attributes. `optional` names the optional columns to write. Collective.
   void write(File& f, const std::string& group, std::span<const Row> rows, const UnitNames& units,
              const mpi::Comm& comm, const std::set<std::string>& optional = {}) const {
-    f.create_group(group);
+    if (!f.has(group)) f.create_group(group);
     for (const auto& c : columns_) {
       if (c.optional && !optional.count(c.name)) continue;
       const std::string path = group + "/" + c.name;

@@ -1,5 +1,6 @@
 // Merger trees of density peaks by voting (Geda & Teyssier 2025, Sec. 4.1, 4.5-4.6, Appendix A).
-// Pure algorithm on in-memory snapshots ("stages"); tools/mergertree reads and writes the files.
+// Pure algorithm on in-memory snapshots ("stages"); stages.hpp makes them from the rows lib/io reads and
+// turns the tree into the rows of tree.h5.
 #pragma once
 
 #include <array>

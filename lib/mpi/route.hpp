@@ -39,17 +39,36 @@ std::vector<T> route(const Comm& comm, const std::vector<T>& items, Dest&& dest)
   return route(comm, std::span<const T>(items), std::forward<Dest>(dest));
 }
 
+namespace detail {
+// Items grouped by destination rank for all_to_all, and the counts per rank.
+template <typename T, typename Destinations>
+std::vector<T> pack_for_scatter(const Comm& comm, std::span<const T> items, Destinations& destinations,
+                                std::vector<std::uint64_t>& counts) {
+  counts.assign(static_cast<std::size_t>(comm.size()), 0);
+  for (const T& item : items) destinations(item, [&](int r) { ++counts[static_cast<std::size_t>(r)]; });
+  std::vector<std::uint64_t> at = offsets_of(counts);
+  std::vector<T> send(static_cast<std::size_t>(std::accumulate(counts.begin(), counts.end(), std::uint64_t{0})));
+  for (const T& item : items) destinations(item, [&](int r) { send[at[static_cast<std::size_t>(r)]++] = item; });
+  return send;
+}
+}  // namespace detail
+
 // Sends every item to each rank that destinations(item, emit) names by calling emit(rank) (any number of
 // times, each rank at most once per item). Received items are grouped by source rank in rank order, in
 // their source's order. Collective.
 template <typename T, typename Destinations>
 std::vector<T> scatter_to(const Comm& comm, std::span<const T> items, Destinations&& destinations) {
-  const auto n = static_cast<std::size_t>(comm.size());
-  std::vector<std::uint64_t> counts(n, 0);
-  for (const T& item : items) destinations(item, [&](int r) { ++counts[static_cast<std::size_t>(r)]; });
-  std::vector<std::uint64_t> at = offsets_of(counts);
-  std::vector<T> send(static_cast<std::size_t>(std::accumulate(counts.begin(), counts.end(), std::uint64_t{0})));
-  for (const T& item : items) destinations(item, [&](int r) { send[at[static_cast<std::size_t>(r)]++] = item; });
+  std::vector<std::uint64_t> counts;
+  const std::vector<T> send = detail::pack_for_scatter(comm, items, destinations, counts);
+  return comm.all_to_all<T>(send, counts);
+}
+// The same, releasing `items` once they are packed, so that they are never held together with the
+// received items (large exchanges: the particles voters distributes). Collective.
+template <typename T, typename Destinations>
+std::vector<T> scatter_to(const Comm& comm, std::vector<T>&& items, Destinations&& destinations) {
+  std::vector<std::uint64_t> counts;
+  const std::vector<T> send = detail::pack_for_scatter(comm, std::span<const T>(items), destinations, counts);
+  std::vector<T>().swap(items);
   return comm.all_to_all<T>(send, counts);
 }
 

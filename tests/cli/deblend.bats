@@ -120,6 +120,20 @@ bad_case() { bad_input deblend "$OUT/p.h5" "$@"; }  # bad_case CODE PATTERN ARGS
   bad_case 2 "must be above 1" "$D/split.clumps.h5" "$D/split.hdf5" --velocity-relevance 1
   bad_case 2 "at least 2" "$D/split.clumps.h5" "$D/split.hdf5" --min-particles 1
 }
+@test "short options: -f is --bin-fraction and -t --types; -n and -r are not options" {
+  local ok="$BATS_TEST_TMPDIR/ok"
+  mkdir -p "$ok"
+  run deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$ok/long.h5" --bin-fraction 0.3 --types 1 -q
+  assert_success
+  run deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$ok/short.h5" -f 0.3 -t 1 -q
+  assert_success
+  for obj in /peaks /particles; do
+    run h5diff "$ok/long.h5" "$ok/short.h5" "$obj" "$obj"
+    assert_success
+  done
+  bad_case 2 "not expected: 20 -n" "$D/split.clumps.h5" "$D/split.hdf5" -n 20
+  bad_case 2 "not expected: 3 -r" "$D/split.clumps.h5" "$D/split.hdf5" -r 3
+}
 @test "bad input: wrong kind" { bad_case 3 "expected clumps" "$D/split.patches.h5" "$D/split.hdf5"; }
 @test "a failed run leaves nothing half-written" {
   for phase in members deblend write finish; do

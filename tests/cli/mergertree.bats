@@ -186,13 +186,24 @@ import sys, numpy as np, h5py
 rows = np.loadtxt(sys.argv[1], ndmin=2)
 p = h5py.File(sys.argv[2])["peaks"]
 assert len(rows) == len(p["id"])
-ids = rows[:, 1].astype(int)
-by_id = {i: r for i, r in zip(ids, rows)}
+assert (rows[:, 1] == np.arange(len(rows))).all()  # id: the row number
+ds, di = p["descendant_snapshot"][...], p["descendant_id"][...]
+mps, mpi = p["main_progenitor_snapshot"][...], p["main_progenitor_id"][...]
+linked = 0
 for r in rows:
-    if r[3] >= 0:
-        d = by_id[int(r[3])]
-        assert d[0] == r[2] and d[14] == r[14] + 1 or d[14] > r[14]   # desc_scale is the descendant's scale
+    i = int(r[1])
+    if r[3] < 0:
+        assert ds[i] == -1, (i, ds[i])  # no descendant in the tree either
+        continue
+    d = rows[int(r[3])]
+    linked += 1
+    assert (d[14], d[13]) == (ds[i], di[i]), (r, d)  # desc_id is the tree's descendant
+    assert d[0] == r[2], (r, d)  # desc_scale is the descendant's scale
+    assert d[14] > r[14], (r, d)  # later in time
+    assert r[15] == ((mps[int(d[1])], mpi[int(d[1])]) == (r[14], r[13])), (r, d)  # mmp? flags its main progenitor
+assert linked > 0
 assert (rows[:, 12] == p["lineage"][...]).all()
+assert (rows[:, 13] == p["id"][...]).all() and (rows[:, 14] == p["snapshot"][...]).all()
 print("ok")
 PY
   assert_output "ok"
@@ -200,16 +211,27 @@ PY
   assert_output --partial "lineage main_progenitor_snapshot"
 }
 
-@test "identical data for 1 and 2 ranks" {
+@test "under mpirun the tree is built on rank 0 alone, says so, and writes the file one rank writes" {
+  # The tree is not distributed (docs/tools/mergertree.md, "Parallel"): what can go wrong under mpirun
+  # is the other ranks' part in the collective write (rank 0's rows and state attributes only).
   # shellcheck disable=SC2046
   run mergertree $(stages "" "${ALL[@]}") -o "$OUT/t1.h5" -q
-  # shellcheck disable=SC2046
-  run mpi 2 mergertree $(stages "" "${ALL[@]}") -o "$OUT/t2.h5" -q
   assert_success
-  for obj in /peaks /state; do
-    run h5diff "$OUT/t1.h5" "$OUT/t2.h5" "$obj" "$obj"
+  # shellcheck disable=SC2046
+  run --separate-stderr mpi 3 mergertree $(stages "" "${ALL[@]}") -o "$OUT/t3.h5"
+  assert_success
+  [[ $stderr == *"the tree is built on rank 0 alone; the other 2 ranks only join the write"* ]] || fail "$stderr"
+  for obj in /peaks /snapshots /state; do
+    run h5diff "$OUT/t1.h5" "$OUT/t3.h5" "$obj" "$obj"
     assert_success
   done
+  # and an on-the-fly step under mpirun continues the same tree
+  # shellcheck disable=SC2046
+  run mergertree $(stages "" 000 001 002 003 004 005 006 007) -o "$OUT/f.h5" -q
+  run mpi 2 mergertree --state "$OUT/f.h5" --add "$D/008.peaks.h5" -o "$OUT/f.h5" -q
+  assert_success
+  run h5diff "$OUT/t1.h5" "$OUT/f.h5" /state /state
+  assert_success
 }
 
 bad_case() { bad_input mergertree "" "$@"; }  # bad_case CODE PATTERN ARGS...

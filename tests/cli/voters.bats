@@ -96,27 +96,39 @@ PY
   done
 }
 
-@test "the boost keeps the minor halo's voters next to the major one; the plain potential does not" {
-  # The stored potential includes the major halo: with the boost the minor's voters stay in the minor.
+@test "the boost keeps the minor halo's voters on its centre next to the major one; the plain potential pulls them toward the major" {
+  # The stored potential includes the major halo: its gradient across the minor tilts the plain
+  # potential, whose most bound particles sit on the side facing the major halo (Geda & Teyssier Fig. 5);
+  # the boost removes the tilt.
   run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/boost.h5" --n-voters 50 --search-radius 30 -q
   assert_success
   run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/plain.h5" --n-voters 50 --search-radius 30 --no-boost -q
   assert_success
-  run /usr/bin/python3 - "$OUT/boost.h5" "$OUT/plain.h5" "$D/pair.truth.npy" "$D/pair.peaks.h5" <<'PY'
+  run /usr/bin/python3 - "$OUT/boost.h5" "$OUT/plain.h5" "$D/pair.truth.npy" "$D/pair.peaks.h5" "$D/pair.hdf5" <<'PY'
 import h5py, sys, numpy as np
 t = np.load(sys.argv[3])
 pk = h5py.File(sys.argv[4])["peaks"]
-minor = int(pk["id"][...][np.argmin(pk["mass"][...])])
-def centre_offset(fn):
+m, ids, pos = pk["mass"][...], pk["id"][...], pk["position"][...]
+minor, major = int(np.argmin(m)), int(np.argmax(m))
+toward = (pos[major] - pos[minor]) / np.linalg.norm(pos[major] - pos[minor])
+snap = h5py.File(sys.argv[5])["PartType1"]
+x, pid = snap["Coordinates"][...].astype(float), snap["ParticleIDs"][...]
+order = np.argsort(pid)
+def voters(fn):  # the minor's voters: the fraction on the minor halo, their mean offset toward the major
     f = h5py.File(fn)
-    vid = f["voters/particle_id"][...][f["voters/peak"][...] == minor]
-    return vid, (t[vid - 1] == 1).mean()
-vb, fb = centre_offset(sys.argv[1])
-vp, fp = centre_offset(sys.argv[2])
+    vid = f["voters/particle_id"][...][f["voters/peak"][...] == ids[minor]]
+    xv = x[order[np.searchsorted(pid[order], vid)]]
+    return (t[vid - 1] == 1).mean(), float(((xv - pos[minor]) @ toward).mean())
+fb, ob = voters(sys.argv[1])
+fp, op = voters(sys.argv[2])
+print(f"boost: {fb:.2f} on the minor, offset {ob:.2f}; plain: {fp:.2f}, offset {op:.2f}")
 assert fb >= 0.9, fb
-print("boost", fb, "plain", fp)
+assert op > 0.3, op            # the plain voters are pulled toward the major halo ...
+assert op - ob > 0.5, (op, ob)  # ... and the boosted ones are not (measured: 0.59 and -0.25 kpc)
+print("ok")
 PY
   assert_success
+  assert_line "ok"
 }
 
 @test "identical data for 1, 2, 3 and 4 ranks" {
@@ -159,6 +171,19 @@ bad_case() { bad_input voters "$OUT/v.h5" "$@"; }  # bad_case CODE PATTERN ARGS.
   bad_case 2 "expected auto, snapshot or compute" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential magic
   bad_case 2 "expected 32 to 4096" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential compute --pm-mesh 8
   bad_case 2 "--theta must be > 0" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential compute --theta 0
+}
+@test "short options: -R is --search-radius and -t --types; -n is not an option" {
+  local ok="$BATS_TEST_TMPDIR/ok"
+  mkdir -p "$ok"
+  run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$ok/long.h5" --search-radius 8 --types 1 -q
+  assert_success
+  run voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$ok/short.h5" -R 8 -t 1 -q
+  assert_success
+  for obj in /voters /peaks; do
+    run h5diff "$ok/long.h5" "$ok/short.h5" "$obj" "$obj"
+    assert_success
+  done
+  bad_case 2 "not expected: 20 -n" "$D/pair.peaks.h5" "$D/pair.hdf5" -n 20
 }
 @test "bad input: NaN in the stored potential" {
   bad_case 3 "Potential has a non-finite value" "$D/nanpot.peaks.h5" "$D/nanpot.hdf5"

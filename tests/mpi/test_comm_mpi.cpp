@@ -93,6 +93,20 @@ TEST(Route, ScatterToSendsAnItemToEveryRankNamed) {
   EXPECT_EQ(got, want);
 }
 
+TEST(Route, ScatterToFromAMovedVectorSendsTheSameAndReleasesIt) {
+  const Comm comm;
+  std::vector<std::int64_t> items;
+  for (std::int64_t i = 0; i < 20 + comm.rank(); ++i) items.push_back(100 * comm.rank() + i);
+  auto dest = [&](std::int64_t x, auto&& emit) {
+    for (int r = 0; r < comm.size(); ++r)
+      if ((x + r) % 3 != 0) emit(r);
+  };
+  const auto want = scatter_to(comm, std::span<const std::int64_t>(items), dest);
+  const auto got = scatter_to(comm, std::move(items), dest);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(items.capacity(), 0u);  // NOLINT(bugprone-use-after-move): released on purpose
+}
+
 TEST(Route, ExclusiveScanCountsLowerRanks) {
   const Comm comm;
   const RankSum s = exclusive_scan(comm, static_cast<std::uint64_t>(comm.rank() + 1));

@@ -1,8 +1,11 @@
 // The tools' option checking (check_options: pure) and the JSON config reader.
 #include "cic_project.hpp"
 #include "core/error.hpp"
+#include "deblend.hpp"
+#include "mergertree.hpp"
 #include "phew_merge.hpp"
 #include "phew_segment.hpp"
+#include "voters.hpp"
 #include "tool/json_config.hpp"
 
 #include <gtest/gtest.h>
@@ -94,6 +97,88 @@ TEST(MergeOptions, ChecksThresholdsAndTheirCombinations) {
   o.saddle_threshold.clear();
   o.second_relevance = 5;
   EXPECT_EQ(check_merge_options(o).second_relevance, 5.0);
+}
+
+// Every mutation of a valid option set is refused as a usage error.
+template <typename Options, typename Check>
+void expect_usage_errors(const Options& valid, Check check, const std::vector<std::function<void(Options&)>>& mutations) {
+  for (std::size_t i = 0; i < mutations.size(); ++i) {
+    Options o = valid;
+    mutations[i](o);
+    try {
+      check(o);
+      FAIL() << "mutation " << i << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage) << "mutation " << i;
+    }
+  }
+}
+
+TEST(DeblendOptions, ChecksAndConverts) {
+  DeblendOptions o;
+  o.bin_fraction = 0.2;
+  o.min_particles = 50;
+  o.velocity_relevance = 2.5;
+  const DeblendParams p = check_deblend_options(o);
+  EXPECT_EQ(p.bin_fraction, 0.2);
+  EXPECT_EQ(p.min_particles, 50);
+  EXPECT_EQ(p.velocity_relevance, 2.5);
+  expect_usage_errors<DeblendOptions>(o, check_deblend_options,
+                                      {[](DeblendOptions& x) { x.bin_fraction = 0; },
+                                       [](DeblendOptions& x) { x.bin_fraction = -1; },
+                                       [](DeblendOptions& x) { x.velocity_relevance = 1; },
+                                       [](DeblendOptions& x) { x.min_particles = 1; }});
+}
+
+TEST(VotersOptions, ChecksAndConverts) {
+  VotersOptions o;
+  o.n_voters = 30;
+  o.search_radius = 12;
+  o.potential = "compute";
+  o.pm_mesh = 64;
+  o.theta = 0.7;
+  o.no_boost = true;
+  VotersChecked c = check_voters_options(o);
+  EXPECT_EQ(c.params.n_voters, 30);
+  EXPECT_EQ(c.params.search_radius, 12.0);
+  EXPECT_EQ(c.potential, PotentialChoice::compute);
+  EXPECT_EQ(c.params.gravity.pm_mesh, 64);
+  EXPECT_EQ(c.params.gravity.theta, 0.7);
+  EXPECT_FALSE(c.params.boost);
+  EXPECT_TRUE(c.default_softening);
+  o.softening = 0.5;
+  o.potential = "auto";
+  c = check_voters_options(o);
+  EXPECT_FALSE(c.default_softening);
+  EXPECT_EQ(c.params.softening, 0.5);
+  EXPECT_EQ(c.potential, PotentialChoice::automatic);
+  expect_usage_errors<VotersOptions>(
+      o, check_voters_options,
+      {[](VotersOptions& x) { x.n_voters = 0; }, [](VotersOptions& x) { x.search_radius = -1; },
+       [](VotersOptions& x) { x.min_radius = -1; }, [](VotersOptions& x) { x.potential = "magic"; },
+       [](VotersOptions& x) { x.theta = 0; }, [](VotersOptions& x) { x.pm_mesh = 8; },
+       [](VotersOptions& x) { x.pm_mesh = 8192; }});
+}
+
+TEST(TreeOptions, BatchOrOnTheFlyAndPositiveVotes) {
+  TreeOptions o;
+  o.stages = {"a.peaks.h5", "b.peaks.h5"};
+  o.min_votes = 12;
+  const TreeParams p = check_tree_options(o);
+  EXPECT_EQ(p.min_votes, 12);
+  EXPECT_EQ(p.graveyard_votes, 10);
+  EXPECT_EQ(p.graveyard_max_age, 10);
+  TreeOptions fly;
+  fly.state = "tree.h5";
+  fly.add = {"c.peaks.h5"};
+  EXPECT_NO_THROW(check_tree_options(fly));
+  expect_usage_errors<TreeOptions>(o, check_tree_options,
+                                   {[](TreeOptions& x) { x.stages.clear(); },
+                                    [](TreeOptions& x) { x.state = "tree.h5"; },
+                                    [](TreeOptions& x) { x.min_votes = 0; },
+                                    [](TreeOptions& x) { x.graveyard_votes = 0; },
+                                    [](TreeOptions& x) { x.graveyard_max_age = -1; }});
+  expect_usage_errors<TreeOptions>(fly, check_tree_options, {[](TreeOptions& x) { x.add.clear(); }});
 }
 
 TEST(JsonConfig, FlattensObjectsAndLists) {

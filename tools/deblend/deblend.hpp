@@ -1,6 +1,7 @@
 // deblend: velocity deblending of the level-0 clumps of phew-merge (docs/tools/deblend.md).
 #pragma once
 
+#include "phasespace/deblend.hpp"
 #include "tool/tool.hpp"
 
 #include <string>
@@ -17,6 +18,9 @@ struct DeblendOptions {
 };
 
 void declare_deblend_options(CLI::App& app, DeblendOptions& opt);
+// The options as the stage's parameters (G and the scale factor come from the snapshot). Throws
+// Error(usage); pure.
+DeblendParams check_deblend_options(const DeblendOptions& opt);
 void run_deblend(const DeblendOptions& opt, Context& ctx);
 
 }  // namespace phew

@@ -1,6 +1,7 @@
 // mergertree: batch and on-the-fly merger trees of density peaks (docs/tools/mergertree.md).
 #pragma once
 
+#include "mergertree/tree.hpp"
 #include "tool/tool.hpp"
 
 #include <string>
@@ -20,6 +21,8 @@ struct TreeOptions {
 };
 
 void declare_tree_options(CLI::App& app, TreeOptions& opt);
+// The tree's parameters (a continued tree keeps its own). Throws Error(usage); pure.
+TreeParams check_tree_options(const TreeOptions& opt);
 void run_mergertree(const TreeOptions& opt, Context& ctx);
 
 }  // namespace phew

@@ -1,6 +1,7 @@
 // voters: the most-bound particles of each peak with the boosted potential (docs/tools/voters.md).
 #pragma once
 
+#include "phasespace/select_voters.hpp"
 #include "tool/tool.hpp"
 
 #include <string>
@@ -16,12 +17,22 @@ struct VotersOptions {
   std::string potential = "auto";  // auto | snapshot | compute
   std::int64_t pm_mesh = 0;  // 0: automatic
   double theta = 0.5;
-  double softening = -1;  // < 0: a tenth of a grid cell
+  double softening = -1;  // < 0: gravity::default_softening
   std::string types = "auto";
   bool no_boost = false;
 };
 
+enum class PotentialChoice { automatic, snapshot, compute };
+
+// The options in checked form: the stage's parameters but those that come from the snapshot.
+struct VotersChecked {
+  VoterParams params;
+  PotentialChoice potential = PotentialChoice::automatic;
+  bool default_softening = true;
+};
+
 void declare_voters_options(CLI::App& app, VotersOptions& opt);
+VotersChecked check_voters_options(const VotersOptions& opt);  // throws Error(usage); pure
 void run_voters(const VotersOptions& opt, Context& ctx);
 
 }  // namespace phew

@@ -1,0 +1,57 @@
+#include "io/peaks_file.hpp"
+
+#include "io/grid_file.hpp"
+
+namespace phew::io {
+
+const Table<PeakRow>& peak_table() {
+  static const Table<PeakRow> t = Table<PeakRow>()
+                                      .column("id", &PeakRow::id)
+                                      .column("parent_clump", &PeakRow::parent_clump)
+                                      .column("position", &PeakRow::position, Unit::length)
+                                      .column("densest_cell_position", &PeakRow::densest_cell_position, Unit::length)
+                                      .column("velocity", &PeakRow::velocity, Unit::velocity)
+                                      .column("n_particles", &PeakRow::n_particles)
+                                      .column("mass", &PeakRow::mass, Unit::mass)
+                                      .column("from_deblending", &PeakRow::from_deblending);
+  return t;
+}
+
+const Table<PeakMember>& peak_member_table() {
+  static const Table<PeakMember> t = Table<PeakMember>().column("id", &PeakMember::id).column("peak", &PeakMember::peak);
+  return t;
+}
+
+void write_peaks(File& f, const Peaks& p, const mpi::Comm& comm) {
+  f.create_group("/grid");
+  write_grid_attributes(f, p.grid, "/grid");
+  UnitNames units;
+  units.length = p.grid.length_units;
+  units.mass = p.grid.mass_units;
+  units.velocity = p.meta.velocity_units;
+  peak_table().write(f, "/peaks", p.peaks, units, comm);
+  f.write_attribute<std::int64_t>("/peaks", "first_new_id", p.meta.first_new_id);
+  peak_member_table().write(f, "/particles", p.particles, units, comm);
+  f.write_attribute("/", "time", p.meta.time);
+  f.write_attribute("/", "redshift", p.meta.redshift);
+  f.write_attribute("/", "gravitational_constant", p.meta.gravitational_constant);
+}
+
+PeaksHeader read_peaks_header(const File& f) {
+  PeaksHeader h;
+  h.grid = read_grid_attributes(f, "/grid", false);
+  h.meta.time = f.read_attribute_scalar<double>("/", "time");
+  h.meta.redshift = f.read_attribute_scalar<double>("/", "redshift");
+  h.meta.gravitational_constant = f.read_attribute_scalar<double>("/", "gravitational_constant");
+  h.meta.first_new_id = f.read_attribute_scalar<std::int64_t>("/peaks", "first_new_id");
+  h.meta.velocity_units = f.read_attribute_string("/peaks/velocity", "units");
+  h.n_peaks = peak_table().size(f, "/peaks");
+  h.n_particles = peak_member_table().size(f, "/particles");
+  return h;
+}
+
+std::vector<PeakRow> read_peak_rows(const File& f) { return peak_table().read(f, "/peaks"); }
+
+std::vector<PeakMember> read_peak_members(const File& f) { return peak_member_table().read(f, "/particles"); }
+
+}  // namespace phew::io

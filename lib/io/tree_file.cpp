@@ -1,0 +1,145 @@
+#include "io/tree_file.hpp"
+
+#include "core/error.hpp"
+
+namespace phew::io {
+namespace {
+
+const Table<StatePeakRow>& state_peak_table() {
+  static const Table<StatePeakRow> t = Table<StatePeakRow>()
+                                           .column("peak_id", &StatePeakRow::id)
+                                           .column("peak_from_deblending", &StatePeakRow::from_deblending)
+                                           .column("peak_position", &StatePeakRow::position)
+                                           .column("peak_velocity", &StatePeakRow::velocity)
+                                           .column("peak_mass", &StatePeakRow::mass);
+  return t;
+}
+const Table<StateMemberRow>& state_member_table() {
+  static const Table<StateMemberRow> t =
+      Table<StateMemberRow>().column("member_id", &StateMemberRow::particle).column("member_peak", &StateMemberRow::peak);
+  return t;
+}
+const Table<StateVoterRow>& state_voter_table() {
+  static const Table<StateVoterRow> t =
+      Table<StateVoterRow>().column("voter_peak", &StateVoterRow::peak).column("voter_particle", &StateVoterRow::particle);
+  return t;
+}
+const Table<GraveRow>& grave_table() {
+  static const Table<GraveRow> t = Table<GraveRow>()
+                                       .column("graveyard_particle", &GraveRow::particle)
+                                       .column("graveyard_peak_snapshot", &GraveRow::peak_snapshot)
+                                       .column("graveyard_peak_id", &GraveRow::peak_id)
+                                       .column("graveyard_died", &GraveRow::died);
+  return t;
+}
+const Table<ArtefactRow>& artefact_table() {
+  static const Table<ArtefactRow> t = Table<ArtefactRow>().column("artefact_ids", &ArtefactRow::id);
+  return t;
+}
+
+// Rank 0's state attributes, on every rank (attributes are written collectively with the same values).
+TreeStateMeta shared(TreeStateMeta m, const mpi::Comm& comm) {
+  std::string units = m.length_units;
+  comm.broadcast(m.next_lineage);
+  comm.broadcast(m.min_votes);
+  comm.broadcast(m.graveyard_votes);
+  comm.broadcast(m.graveyard_max_age);
+  comm.broadcast(m.n_particles);
+  comm.broadcast(m.box_size);
+  comm.broadcast(m.last_snapshot);
+  comm.broadcast(m.last_time);
+  comm.broadcast(units);
+  m.length_units = units;
+  return m;
+}
+
+}  // namespace
+
+const Table<TreePeakRow>& tree_peak_table() {
+  static const Table<TreePeakRow> t = Table<TreePeakRow>()
+                                          .column("snapshot", &TreePeakRow::snapshot)
+                                          .column("id", &TreePeakRow::id)
+                                          .column("lineage", &TreePeakRow::lineage)
+                                          .column("main_progenitor_snapshot", &TreePeakRow::main_progenitor_snapshot)
+                                          .column("main_progenitor_id", &TreePeakRow::main_progenitor_id)
+                                          .column("n_progenitors", &TreePeakRow::n_progenitors)
+                                          .column("progenitor_votes", &TreePeakRow::progenitor_votes)
+                                          .column("descendant_snapshot", &TreePeakRow::descendant_snapshot)
+                                          .column("descendant_id", &TreePeakRow::descendant_id)
+                                          .column("merged", &TreePeakRow::merged)
+                                          .column("revived_from_graveyard", &TreePeakRow::revived_from_graveyard)
+                                          .column("gap", &TreePeakRow::gap)
+                                          .column("artefact", &TreePeakRow::artefact)
+                                          .column("from_deblending", &TreePeakRow::from_deblending)
+                                          .column("time", &TreePeakRow::time)
+                                          .column("mass", &TreePeakRow::mass)
+                                          .column("position", &TreePeakRow::position)
+                                          .column("velocity", &TreePeakRow::velocity);
+  return t;
+}
+
+const Table<TreeSnapshotRow>& tree_snapshot_table() {
+  static const Table<TreeSnapshotRow> t =
+      Table<TreeSnapshotRow>().column("index", &TreeSnapshotRow::index).column("time", &TreeSnapshotRow::time);
+  return t;
+}
+
+void write_tree(File& f, const TreeFile& t, const mpi::Comm& comm) {
+  // Only rank 0's rows: a table's rows are the concatenation of every rank's.
+  auto mine = [&](const auto& rows) { return comm.root() ? rows : std::decay_t<decltype(rows)>{}; };
+  const UnitNames none;
+  tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm);
+  // The stages' paths are provenance (the manifest lists them with their fingerprints), not data.
+  tree_snapshot_table().write(f, "/snapshots", mine(t.snapshots), none, comm);
+
+  // What the next --add needs: the last snapshot, the graveyard, the counters and parameters.
+  const TreeStateMeta m = shared(t.state, comm);
+  f.create_group("/state");
+  const std::string s = "/state";
+  f.write_attribute<std::int64_t>(s, "next_lineage", m.next_lineage);
+  f.write_attribute<std::int64_t>(s, "min_votes", m.min_votes);
+  f.write_attribute<std::int64_t>(s, "graveyard_votes", m.graveyard_votes);
+  f.write_attribute<std::int64_t>(s, "graveyard_max_age", m.graveyard_max_age);
+  f.write_attribute<std::uint64_t>(s, "n_particles", m.n_particles);
+  f.write_attribute<double>(s, "box_size", std::span<const double>(m.box_size.data(), 3));
+  f.write_attribute(s, "length_units", m.length_units);
+  f.write_attribute<std::int64_t>(s, "last_snapshot", m.last_snapshot);
+  f.write_attribute<double>(s, "last_time", m.last_time);
+  artefact_table().write(f, s, mine(t.artefacts), none, comm);
+  state_peak_table().write(f, s, mine(t.last_peaks), none, comm);
+  state_member_table().write(f, s, mine(t.last_members), none, comm);
+  state_voter_table().write(f, s, mine(t.last_voters), none, comm);
+  grave_table().write(f, s, mine(t.graveyard), none, comm);
+}
+
+TreeFile read_tree(const std::string& path) {
+  TreeFile t;
+  try {
+    const File f = File::open_read(path);
+    t.peaks = tree_peak_table().read(f, "/peaks");
+    t.snapshots = tree_snapshot_table().read(f, "/snapshots");
+    const std::string s = "/state";
+    TreeStateMeta& m = t.state;
+    m.next_lineage = f.read_attribute_scalar<std::int64_t>(s, "next_lineage");
+    m.min_votes = f.read_attribute_scalar<std::int64_t>(s, "min_votes");
+    m.graveyard_votes = f.read_attribute_scalar<std::int64_t>(s, "graveyard_votes");
+    m.graveyard_max_age = f.read_attribute_scalar<std::int64_t>(s, "graveyard_max_age");
+    m.n_particles = f.read_attribute_scalar<std::uint64_t>(s, "n_particles");
+    const auto box = f.read_attribute<double>(s, "box_size");
+    if (box.size() != 3) throw Error::input("attribute box_size of /state has {} values, 3 expected", box.size());
+    m.box_size = {box[0], box[1], box[2]};
+    m.length_units = f.read_attribute_string(s, "length_units");
+    m.last_snapshot = f.read_attribute_scalar<std::int64_t>(s, "last_snapshot");
+    m.last_time = f.read_attribute_scalar<double>(s, "last_time");
+    t.artefacts = artefact_table().read(f, s);
+    t.last_peaks = state_peak_table().read(f, s);
+    t.last_members = state_member_table().read(f, s);
+    t.last_voters = state_voter_table().read(f, s);
+    t.graveyard = grave_table().read(f, s);
+  } catch (const Error& e) {
+    throw Error::input("{}: not a readable merger-tree state ({})", path, e.what());
+  }
+  return t;
+}
+
+}  // namespace phew::io

@@ -1,0 +1,63 @@
+#include "io/voters_file.hpp"
+
+#include "io/grid_file.hpp"
+
+namespace phew::io {
+
+const Table<VoterRow>& voter_table() {
+  static const Table<VoterRow> t = Table<VoterRow>()
+                                       .column("peak", &VoterRow::peak)
+                                       .column("particle_id", &VoterRow::particle_id)
+                                       .column("binding_energy", &VoterRow::binding_energy, Unit::energy);
+  return t;
+}
+
+const Table<VoterPeakRow>& voter_peak_table() {
+  static const Table<VoterPeakRow> t = Table<VoterPeakRow>()
+                                           .column("id", &VoterPeakRow::id)
+                                           .column("search_radius", &VoterPeakRow::search_radius, Unit::length)
+                                           .column("a0", &VoterPeakRow::a0, Unit::acceleration)
+                                           .column("n_voters", &VoterPeakRow::n_voters)
+                                           .column("n_candidates", &VoterPeakRow::n_candidates);
+  return t;
+}
+
+void write_voters(File& f, const Voters& v, const mpi::Comm& comm) {
+  f.create_group("/grid");
+  write_grid_attributes(f, v.grid, "/grid");
+  UnitNames units;
+  units.length = v.grid.length_units;
+  units.energy = v.meta.energy_units;
+  units.acceleration = v.meta.acceleration_units;
+  voter_table().write(f, "/voters", v.voters, units, comm);
+  voter_peak_table().write(f, "/peaks", v.peaks, units, comm);
+  f.write_attribute("/", "potential_source", v.meta.potential_source);
+  f.write_attribute<std::int64_t>("/", "n_voters_requested", v.meta.n_voters_requested);
+  f.write_attribute("/", "time", v.meta.time);
+  f.write_attribute<std::int8_t>("/", "boosted", v.meta.boosted ? 1 : 0);
+}
+
+VotersHeader read_voters_header(const File& f) {
+  VotersHeader h;
+  h.grid = read_grid_attributes(f, "/grid", false);
+  h.meta.potential_source = f.read_attribute_string("/", "potential_source");
+  h.meta.n_voters_requested = f.read_attribute_scalar<std::int64_t>("/", "n_voters_requested");
+  h.meta.time = f.read_attribute_scalar<double>("/", "time");
+  h.meta.boosted = f.read_attribute_scalar<std::int64_t>("/", "boosted") != 0;
+  h.meta.energy_units = f.read_attribute_string("/voters/binding_energy", "units");
+  h.meta.acceleration_units = f.read_attribute_string("/peaks/a0", "units");
+  h.n_voters = voter_table().size(f, "/voters");
+  h.n_peaks = voter_peak_table().size(f, "/peaks");
+  return h;
+}
+
+std::vector<VoterRow> read_voter_rows(const File& f) {
+  std::vector<VoterRow> rows = voter_table().read(f, "/voters");
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    rows[i].rank = i > 0 && rows[i - 1].peak == rows[i].peak ? rows[i - 1].rank + 1 : 0;
+  return rows;
+}
+
+std::vector<VoterPeakRow> read_voter_peaks(const File& f) { return voter_peak_table().read(f, "/peaks"); }
+
+}  // namespace phew::io

@@ -1,0 +1,150 @@
+#include "mergertree/stages.hpp"
+
+#include "core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace phew {
+
+Simulation simulation_of(const GridMeta& g) { return {g.geometry.extent, g.n_particles, g.length_units, g.geometry.periodic}; }
+
+Stage make_stage(std::int64_t snap, double time, const std::vector<io::PeakRow>& peaks,
+                 const std::vector<io::PeakMember>& members, const std::vector<io::VoterRow>& voters) {
+  Stage st;
+  st.snap = snap;
+  st.time = time;
+  for (const io::PeakRow& p : peaks) st.peaks.push_back({p.id, p.from_deblending, p.position, p.velocity, p.mass});
+  std::sort(st.peaks.begin(), st.peaks.end(), [](const StagePeak& a, const StagePeak& b) { return a.id < b.id; });
+  st.member_id.reserve(members.size());
+  st.member_peak.reserve(members.size());
+  for (const io::PeakMember& m : members) {
+    st.member_id.push_back(m.id);
+    st.member_peak.push_back(m.peak);
+  }
+  for (const io::VoterRow& v : voters) st.voters[v.peak].push_back(v.particle_id);
+  return st;
+}
+
+void append_stage(Tree& tree, Stage stage, const Simulation& s, bool backwards, const std::string& where) {
+  if (!tree.times.empty()) {
+    const Simulation& sim = tree.sim;
+    // A region (zoom) loses and gains particles; a periodic box keeps them all.
+    if (s.box != sim.box || s.units != sim.units || (s.periodic && s.n_particles != sim.n_particles))
+      throw Error::input("{}: from a different simulation (box {} {}, {} particles) than the tree (box {} {}, {} particles)",
+                         where, s.box[0], s.units, s.n_particles, sim.box[0], sim.units, sim.n_particles);
+    const double last = tree.times.back();
+    if (backwards ? !(stage.time < last) : !(stage.time > last))
+      throw Error::input("{}: time {} is not {} the previous stage's {} (stages out of time order; --backwards?)", where,
+                         stage.time, backwards ? "before" : "after", last);
+  }
+  tree.sim = s;
+  tree.times.push_back(stage.time);
+  add_stage(tree.state, std::move(stage), tree.params);
+}
+
+io::TreeFile to_tree_file(const Tree& tree) {
+  const TreeState& st = tree.state;
+  io::TreeFile f;
+  for (const TreeRow& r : st.rows)
+    f.peaks.push_back({r.peak.snap, r.peak.id, r.lineage, r.main_progenitor.snap, r.main_progenitor.id, r.n_progenitors,
+                       r.progenitor_votes, r.descendant.snap, r.descendant.id, r.merged, r.revived, r.gap, r.artefact,
+                       r.from_deblending, r.time, r.mass, r.position, r.velocity});
+  for (std::size_t i = 0; i < tree.times.size(); ++i) f.snapshots.push_back({static_cast<std::int64_t>(i), tree.times[i]});
+  f.state = {st.next_lineage, tree.params.min_votes, tree.params.graveyard_votes, tree.params.graveyard_max_age,
+             tree.sim.n_particles, tree.sim.box, tree.sim.units, st.last.snap, st.last.time};
+  for (const StagePeak& pk : st.last.peaks)
+    f.last_peaks.push_back({pk.id, pk.from_deblending ? 1 : 0, pk.position, pk.velocity, pk.mass});
+  for (std::size_t i = 0; i < st.last.member_id.size(); ++i) f.last_members.push_back({st.last.member_id[i], st.last.member_peak[i]});
+  for (const auto& [peak, ids] : st.last.voters)
+    for (std::uint64_t id : ids) f.last_voters.push_back({peak, id});
+  for (const auto& [particle, g] : st.graveyard) f.graveyard.push_back({particle, g.peak.snap, g.peak.id, g.died});
+  for (std::int64_t id : st.artefact_ids) f.artefacts.push_back({id});
+  return f;
+}
+
+Tree from_tree_file(const io::TreeFile& f) {
+  Tree tree;
+  TreeState& st = tree.state;
+  for (const io::TreePeakRow& p : f.peaks) {
+    TreeRow r;
+    r.peak = {p.snapshot, p.id};
+    r.lineage = p.lineage;
+    r.main_progenitor = {p.main_progenitor_snapshot, p.main_progenitor_id};
+    r.n_progenitors = p.n_progenitors;
+    r.progenitor_votes = p.progenitor_votes;
+    r.descendant = {p.descendant_snapshot, p.descendant_id};
+    r.merged = p.merged;
+    r.revived = p.revived_from_graveyard;
+    r.gap = p.gap;
+    r.artefact = p.artefact;
+    r.from_deblending = p.from_deblending;
+    r.time = p.time;
+    r.mass = p.mass;
+    r.position = p.position;
+    r.velocity = p.velocity;
+    st.rows.push_back(r);
+  }
+  for (const io::TreeSnapshotRow& s : f.snapshots) tree.times.push_back(s.time);
+  const io::TreeStateMeta& m = f.state;
+  st.next_lineage = m.next_lineage;
+  tree.params = {m.min_votes, m.graveyard_votes, m.graveyard_max_age};
+  tree.sim.n_particles = m.n_particles;
+  tree.sim.box = m.box_size;
+  tree.sim.units = m.length_units;
+  st.last.snap = m.last_snapshot;
+  st.last.time = m.last_time;
+  for (const io::ArtefactRow& a : f.artefacts) st.artefact_ids.push_back(a.id);
+  for (const io::StatePeakRow& p : f.last_peaks) st.last.peaks.push_back({p.id, p.from_deblending != 0, p.position, p.velocity, p.mass});
+  for (const io::StateMemberRow& m2 : f.last_members) {
+    st.last.member_id.push_back(m2.particle);
+    st.last.member_peak.push_back(m2.peak);
+  }
+  for (const io::StateVoterRow& v : f.last_voters) st.last.voters[v.peak].push_back(v.particle);
+  for (const io::GraveRow& g : f.graveyard) st.graveyard[g.particle] = {{g.peak_snapshot, g.peak_id}, g.died};
+  st.has_last = true;
+  return tree;
+}
+
+TreeCounts count(const TreeState& state) {
+  TreeCounts c;
+  c.lineages = state.next_lineage - 1;
+  for (const TreeRow& r : state.rows) {
+    c.mergers += r.merged;
+    c.revived += r.revived;
+    c.artefacts += r.artefact;
+  }
+  return c;
+}
+
+std::string links_text(const TreeState& st) {
+  std::string links = "# snapshot peak lineage main_progenitor_snapshot main_progenitor descendant_snapshot descendant "
+                      "merged revived gap artefact from_deblending progenitor_votes mass\n";
+  for (const TreeRow& r : st.rows)
+    links += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {:.10g}\n", r.peak.snap, r.peak.id, r.lineage,
+                         r.main_progenitor.snap, r.main_progenitor.id, r.descendant.snap, r.descendant.id, int(r.merged),
+                         int(r.revived), r.gap, int(r.artefact), int(r.from_deblending), r.progenitor_votes, r.mass);
+  return links;
+}
+
+std::string ctrees_text(const TreeState& st) {
+  // desc_id = -1 when the lineage ends; scale is the snapshot's time (the scale factor of cosmological runs).
+  std::map<PeakKey, std::size_t> row;
+  for (std::size_t i = 0; i < st.rows.size(); ++i) row[st.rows[i].peak] = i;
+  std::string ct = "#scale(0) id(1) desc_scale(2) desc_id(3) num_prog(4) mvir(5) x(6) y(7) z(8) vx(9) vy(10) vz(11) "
+                   "Tree_root_ID(12) Orig_halo_ID(13) Snap_idx(14) mmp?(15)\n";
+  for (std::size_t i = 0; i < st.rows.size(); ++i) {
+    const TreeRow& r = st.rows[i];
+    const bool has_desc = !r.descendant.none();
+    const TreeRow* d = has_desc ? &st.rows[row.at(r.descendant)] : nullptr;
+    const bool mmp = d && d->main_progenitor == r.peak;
+    ct += fmt::format("{:.8g} {} {:.8g} {} {} {:.8g} {:.10g} {:.10g} {:.10g} {:.8g} {:.8g} {:.8g} {} {} {} {}\n", r.time, i,
+                      d ? d->time : -1.0, d ? static_cast<long long>(row.at(r.descendant)) : -1LL, r.n_progenitors, r.mass,
+                      r.position[0], r.position[1], r.position[2], r.velocity[0], r.velocity[1], r.velocity[2], r.lineage,
+                      r.peak.id, r.peak.snap, int(mmp));
+  }
+  return ct;
+}
+
+}  // namespace phew

@@ -1,0 +1,57 @@
+// A merger tree over files: a stage from the rows of peaks.h5 and voters.h5, the checks between
+// stages, and the tree with its state to and from the rows of tree.h5 (lib/io).
+#pragma once
+
+#include "grid/geometry.hpp"
+#include "io/peaks_file.hpp"
+#include "io/tree_file.hpp"
+#include "io/voters_file.hpp"
+#include "mergertree/tree.hpp"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace phew {
+
+// What identifies the simulation a stage comes from.
+struct Simulation {
+  std::array<double, 3> box{};
+  std::uint64_t n_particles = 0;  // in the grid: all of them in a periodic box, only those inside a region
+  std::string units;
+  bool periodic = true;
+};
+Simulation simulation_of(const GridMeta& grid);
+
+// A tree and everything that is stored with it.
+struct Tree {
+  TreeState state;
+  TreeParams params;
+  Simulation sim;
+  std::vector<double> times;  // of the stages so far, in order; the next stage's index is times.size()
+};
+
+// The stage of snapshot index `snap` at `time` from its peaks, membership (sorted by particle ID) and
+// voters (by peak, most bound first).
+Stage make_stage(std::int64_t snap, double time, const std::vector<io::PeakRow>& peaks,
+                 const std::vector<io::PeakMember>& members, const std::vector<io::VoterRow>& voters);
+
+// Links `stage` (of simulation `sim`) to the tree. A stage after the first must come from the same
+// simulation (box and units; particle count in a periodic box) and after the previous one in time
+// (before it when `backwards`): Error(input) naming `where` otherwise.
+void append_stage(Tree& tree, Stage stage, const Simulation& sim, bool backwards, const std::string& where);
+
+io::TreeFile to_tree_file(const Tree& tree);
+Tree from_tree_file(const io::TreeFile& file);
+
+struct TreeCounts {
+  std::int64_t lineages = 0, mergers = 0, revived = 0, artefacts = 0;
+};
+TreeCounts count(const TreeState& state);
+
+// The plain-text exports (docs/formats.md): one line per peak with its links; Consistent-Trees-style
+// columns (ids unique over the tree: the row number).
+std::string links_text(const TreeState& state);
+std::string ctrees_text(const TreeState& state);
+
+}  // namespace phew

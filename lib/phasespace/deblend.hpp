@@ -1,0 +1,53 @@
+// deblend's stage (Geda & Teyssier 2025, Sec. 3.2-3.3): the particles of every level-0 clump's patch
+// gathered on one rank, their velocities split (velocity_split.hpp), and the peaks of peaks.h5 with
+// every patch particle's peak.
+#pragma once
+
+#include "core/timer.hpp"
+#include "grid/geometry.hpp"
+#include "io/peaks_file.hpp"
+#include "mpi/comm.hpp"
+#include "particles/particle_set.hpp"
+
+#include <array>
+#include <functional>
+#include <map>
+#include <span>
+#include <vector>
+
+namespace phew {
+
+struct DeblendParams {
+  double bin_fraction = 0.25;       // velocity bin size in units of the patch's escape velocity
+  std::int64_t min_particles = 20;  // fewer: the patch is not split, a velocity peak is not kept
+  double velocity_relevance = 3;    // noise removal in velocity space, > 1
+  double G = 0;                     // the gravitational constant in the snapshot's units
+  double scale_factor = 1;          // a of a comoving snapshot (distances x a, Gadget velocities u x sqrt(a)), else 1
+};
+
+// The peak positions of the clumps among `ids` (sorted) that are in the catalogue (io::read_clump_peak_positions).
+using ClumpPeakPositions =
+    std::function<std::map<std::int64_t, std::array<double, 3>>(const std::vector<std::int64_t>& ids)>;
+
+struct Deblended {
+  std::vector<io::PeakRow> peaks;         // this rank's rows, after the lower ranks' (sorted by ID)
+  std::vector<io::PeakMember> particles;  // this rank's rows, after the lower ranks' (sorted by particle ID)
+  // Totals over the ranks:
+  std::int64_t n_peaks = 0, n_particles = 0;
+  std::int64_t n_split = 0;    // patches split into several peaks
+  std::int64_t n_new = 0;      // peaks found only in velocity space
+  std::int64_t n_skipped = 0;  // patches whose clump is not in the catalogue (phew-merge --mass-threshold)
+};
+
+// Deblends the patches of `grid`'s level-0 clumps: `labels` are this rank's planes of the clump label
+// grid (the slab decomposition of grid.shape[0] over comm), `particles` this rank's share of the
+// snapshot (ids, velocities, masses), `n_clump_peaks` the number of peaks of the segmentation (new IDs
+// are numbered above it). The primary velocity peak of a patch keeps its clump's ID; the others get new
+// IDs by (clump ID, velocity peak), so nothing depends on the rank count. `peak_positions` is called
+// once per rank, inside an agreement on errors. Collective.
+// Phases: members, deblend.
+Deblended deblend_patches(const GridGeometry& grid, const ParticleSet& particles, std::span<const std::int64_t> labels,
+                          std::int64_t n_clump_peaks, const ClumpPeakPositions& peak_positions,
+                          const DeblendParams& params, const mpi::Comm& comm, const PhaseReport& phase = {});
+
+}  // namespace phew

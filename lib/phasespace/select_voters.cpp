@@ -1,0 +1,230 @@
+#include "phasespace/select_voters.hpp"
+
+#include "core/log.hpp"
+#include "gravity/forest.hpp"
+#include "mpi/route.hpp"
+#include "mpi/slab.hpp"
+#include "mpi/sort.hpp"
+#include "phasespace/cell_list.hpp"
+#include "phasespace/voters.hpp"
+
+#include <cmath>
+#include <limits>
+#include <memory>
+
+namespace phew {
+namespace {
+
+// A particle as the voter search needs it (positions as stored; the rest physical).
+struct Particle {
+  std::uint64_t id;
+  double x[3], v[3], phi, acc[3], m;
+};
+
+// How the x axis is shared: rank r handles the peaks in the x-range of its slab of planes of `geo`.
+struct XPartition {
+  XPartition(const GridGeometry& g, int ranks) : geo(g), slabs(g.shape[0], ranks) {}
+  int owner(double x) const {
+    const double at[3] = {x, geo.origin[1], geo.origin[2]};
+    return slabs.owner(cell_of_clamped(geo, at).i);
+  }
+  // Rank r's x-range; in an open box the end ranks also take everything beyond the grid.
+  std::array<double, 2> range(int r) const {
+    const double h = geo.cell_size()[0];
+    std::array<double, 2> x{geo.origin[0] + static_cast<double>(slabs.begin(r)) * h, geo.origin[0] + static_cast<double>(slabs.end(r)) * h};
+    if (!geo.periodic && slabs.begin(r) == 0) x[0] = -std::numeric_limits<double>::infinity();
+    if (!geo.periodic && slabs.end(r) == geo.shape[0]) x[1] = std::numeric_limits<double>::infinity();
+    return x;
+  }
+  GridGeometry geo;
+  mpi::SlabDecomposition slabs;
+};
+
+// The particles in physical units (positions as stored), each sent to every rank whose x-range, widened
+// by `margin`, meets its x-bin (a cube of the forest, or a plane of the partition: fixed per bin).
+std::vector<Particle> distribute(ParticleSet ps, const XPartition& part, const GridGeometry& bins, std::int64_t n_bins,
+                                 double margin, const VoterParams& params, const mpi::Comm& comm) {
+  const double a = params.scale_factor;
+  const bool stored = params.stored_potential;
+  const double bin_width = bins.extent[0] / static_cast<double>(n_bins);
+  std::vector<std::vector<int>> destinations(static_cast<std::size_t>(n_bins));
+  for (std::int64_t bx = 0; bx < n_bins; ++bx)
+    for (int r = 0; r < comm.size(); ++r) {
+      auto [lo, hi] = part.range(r);
+      if (part.slabs.planes(r) > 0 && gravity::Forest::cube_meets(bins, bin_width, bx, {lo - margin, hi + margin}))
+        destinations[static_cast<std::size_t>(bx)].push_back(r);
+    }
+  std::vector<Particle> all(ps.size());
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    Particle& p = all[i];
+    p = {ps.id[i], {}, {}, 0, {0, 0, 0}, ps.mass[i]};
+    for (std::size_t d = 0; d < 3; ++d) {
+      p.x[d] = ps.position[3 * i + d];
+      p.v[d] = ps.velocity[3 * i + d] * std::sqrt(a);
+      if (stored) p.acc[d] = ps.acceleration[3 * i + d] / (a * a);
+    }
+    if (stored) p.phi = ps.potential[i] / a;
+  }
+  ps = ParticleSet{};  // every particle now lives in `all`
+  const GridGeometry x_bins{{n_bins, 1, 1}, bins.origin, {bins.extent[0], 1, 1}, bins.periodic};
+  return mpi::scatter_to(comm, std::move(all), [&](const Particle& p, auto&& emit) {
+    const double at[3] = {p.x[0], x_bins.origin[1], x_bins.origin[2]};
+    for (int r : destinations[static_cast<std::size_t>(cell_of_clamped(x_bins, at).i)]) emit(r);
+  });
+}
+
+// The potential and acceleration of local particles, computed when first a candidate: the whole tree
+// group of a candidate at once (accumulate_group), kept.
+class ComputedPotential {
+ public:
+  ComputedPotential(const std::vector<Particle>& local, const gravity::Setup& gs, const XPartition& part,
+                    std::array<double, 2> held_x, const VoterParams& params, const mpi::Comm& comm)
+      : local_(local), gs_(gs), a_(params.scale_factor), done_(local.size(), 0), phi_(local.size()), acc_(3 * local.size()) {
+    std::vector<gravity::Source> sources(local.size());
+    for (std::size_t i = 0; i < local.size(); ++i) sources[i] = {{local[i].x[0], local[i].x[1], local[i].x[2]}, local[i].m, local[i].id};
+    forest_ = std::make_unique<gravity::Forest>(gs.box, gs.cubes, held_x, std::move(sources),
+                                                gravity::PairForce(params.G, params.softening, gs.mesh_field ? gs.r_split : 0),
+                                                gravity::Forest::Params{params.gravity.theta, 8});
+    if (!gs.mesh_field) {
+      forest_->share_cube_moments(comm, [&](std::int64_t key) {
+        const std::int64_t cx = key / (gs.cubes[1] * gs.cubes[2]);
+        return part.owner(gs.box.origin[0] + (static_cast<double>(cx) + 0.5) * gs.box.extent[0] / static_cast<double>(gs.cubes[0])) ==
+               comm.rank();
+      });
+    }
+  }
+  void at(std::size_t j, double& phi, std::array<double, 3>& acc) {
+    if (!done_[j])
+      forest_->accumulate_group(j, [&](std::size_t k, double p, const double* g) {
+        double acc_k[3] = {g[0], g[1], g[2]};
+        if (gs_.mesh_field) {
+          double pl = 0, gl[3];
+          gs_.mesh_field->sample(local_[k].x, pl, gl);
+          p += pl;
+          for (std::size_t d = 0; d < 3; ++d) acc_k[d] += gl[d];
+        }
+        phi_[k] = p / a_;  // comoving -> physical
+        for (std::size_t d = 0; d < 3; ++d) acc_[3 * k + d] = acc_k[d] / (a_ * a_);
+        done_[k] = 1;
+        ++computed_;
+      });
+    phi = phi_[j];
+    for (std::size_t d = 0; d < 3; ++d) acc[d] = acc_[3 * j + d];
+  }
+  std::uint64_t computed() const { return computed_; }
+
+ private:
+  const std::vector<Particle>& local_;
+  const gravity::Setup& gs_;
+  double a_;
+  std::unique_ptr<gravity::Forest> forest_;
+  std::vector<char> done_;
+  std::vector<double> phi_, acc_;
+  std::uint64_t computed_ = 0;
+};
+
+}  // namespace
+
+double default_search_radius(const std::vector<io::PeakRow>& peaks, const GridMeta& grid) {
+  double m_max = 0;
+  for (const io::PeakRow& p : peaks) m_max = std::max(m_max, p.mass);
+  return grid.mean_density > 0 && m_max > 0 ? 0.5 * std::cbrt(3 * m_max / (4 * M_PI * 200 * grid.mean_density))
+                                            : grid.geometry.cell_size()[0];
+}
+
+std::vector<double> search_radii(const std::vector<io::PeakRow>& peaks, const GridGeometry& geo, double R,
+                                 double min_radius) {
+  std::vector<double> r_s(peaks.size(), R);
+  const CellList<io::PeakRow, &io::PeakRow::position> near(peaks, geo, 4 * R);
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    for (std::size_t j : near.within(peaks[i].position, 4 * R)) {
+      if (j == i || peaks[j].parent_clump == peaks[i].parent_clump) continue;
+      double d2 = 0;
+      for (std::size_t d = 0; d < 3; ++d) {
+        const double dx = minimum_image(peaks[j].position[d] - peaks[i].position[d], geo.extent[d], geo.periodic);
+        d2 += dx * dx;
+      }
+      r_s[i] = std::min(r_s[i], 0.25 * std::sqrt(d2));
+    }
+    r_s[i] = std::max(r_s[i], min_radius);
+  }
+  return r_s;
+}
+
+VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peaks, ParticleSet particles,
+                             const VoterParams& params, const mpi::Comm& comm, const PhaseReport& phase) {
+  const GridGeometry& geo = grid.geometry;
+  const bool stored = params.stored_potential;
+  const double a = params.scale_factor;
+  if (geo.periodic)  // a fitted peak position may lie just outside the box
+    for (io::PeakRow& p : peaks)
+      for (std::size_t d = 0; d < 3; ++d) p.position[d] = geo.origin[d] + wrap_position(p.position[d] - geo.origin[d], geo.extent[d]);
+  VoterSelection out;
+  out.search_radius = params.search_radius > 0 ? params.search_radius : default_search_radius(peaks, grid);
+  const std::vector<double> r_s = search_radii(peaks, geo, out.search_radius, params.min_radius);
+  double R_max = 0;
+  for (double r : r_s) R_max = std::max(R_max, r);
+
+  // The computed potential, in the snapshot's (comoving) coordinates, converted to physical units.
+  gravity::Setup gs;
+  if (!stored) {
+    enter(phase, "long-range");
+    gs = gravity::plan_potential(params.periodic, params.box_size, params.n_particles, R_max, params.G, particles.position,
+                                 particles.mass, geo.origin, params.gravity, comm);
+  }
+  out.potential_source = stored ? std::string("snapshot Potential and Acceleration")
+                                : fmt::format("{}, Plummer softening {:.6g}", gs.description, params.softening);
+
+  enter(phase, "distribute");
+  // Rank r handles the peaks in its x-range of `part` and holds every particle its candidates (and,
+  // when computing, their sources) may need.
+  const XPartition part(gs.mesh_field ? gs.mesh : geo, comm.size());
+  const double margin = R_max + (stored ? 0.0 : gs.cube_reach);
+  const std::vector<Particle> local = distribute(std::move(particles), part, stored ? part.geo : gs.box,
+                                                 stored ? part.geo.shape[0] : gs.cubes[0], margin, params, comm);
+  const CellList<Particle, &Particle::x> cells(local, geo, std::max(R_max / 2, geo.cell_size()[0]));
+
+  enter(phase, "potential");
+  std::unique_ptr<ComputedPotential> computed;
+  if (!stored) {
+    auto [lo, hi] = part.range(comm.rank());
+    computed = std::make_unique<ComputedPotential>(local, gs, part, std::array<double, 2>{lo - margin, hi + margin}, params, comm);
+  }
+
+  enter(phase, "voters");
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    const io::PeakRow& pk = peaks[i];
+    if (part.owner(pk.position[0]) != comm.rank()) continue;
+    // Candidates, sorted by particle ID so the result is the same whichever rank holds them.
+    std::vector<std::size_t> near = cells.within(pk.position, r_s[i]);
+    std::sort(near.begin(), near.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
+    near.erase(std::unique(near.begin(), near.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }), near.end());
+    std::vector<Candidate> cand;
+    for (std::size_t j : near) {
+      const Particle& p = local[j];
+      Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, p.phi, {p.acc[0], p.acc[1], p.acc[2]}};
+      for (std::size_t d = 0; d < 3; ++d) c.dx[d] = a * minimum_image(p.x[d] - pk.position[d], geo.extent[d], geo.periodic);
+      if (computed) computed->at(j, c.potential, c.acceleration);
+      cand.push_back(c);
+    }
+    const std::array<double, 3> vb{pk.velocity[0] * std::sqrt(a), pk.velocity[1] * std::sqrt(a), pk.velocity[2] * std::sqrt(a)};
+    const VoterChoice vc = choose_voters(cand, vb, static_cast<std::size_t>(params.n_voters), params.boost);
+    if (vc.id.size() < static_cast<std::size_t>(params.n_voters)) ++out.n_short;
+    for (std::size_t k = 0; k < vc.id.size(); ++k) out.voters.push_back({pk.id, vc.id[k], vc.energy[k], static_cast<std::int64_t>(k)});
+    out.peaks.push_back({pk.id, r_s[i], vc.a0, static_cast<std::int64_t>(vc.id.size()), static_cast<std::int64_t>(cand.size())});
+  }
+  out.n_computed = comm.sum<std::uint64_t>(computed ? computed->computed() : 0);
+  if (computed) log::info("potential computed at {} particles", out.n_computed);
+  out.n_short = comm.sum<std::int64_t>(out.n_short);
+  if (out.n_short > 0)
+    log::warn("{} peaks have fewer than {} candidates and so fewer voters (flagged by n_voters)", out.n_short, params.n_voters);
+  out.voters = mpi::sort(comm, std::move(out.voters), [](const io::VoterRow& p, const io::VoterRow& q) {
+    return p.peak != q.peak ? p.peak < q.peak : p.rank < q.rank;
+  });
+  out.peaks = mpi::sort(comm, std::move(out.peaks), [](const io::VoterPeakRow& p, const io::VoterPeakRow& q) { return p.id < q.id; });
+  out.n_peaks = comm.sum<std::int64_t>(static_cast<std::int64_t>(out.peaks.size()));
+  out.n_voters = comm.sum<std::int64_t>(static_cast<std::int64_t>(out.voters.size()));
+  return out;
+}
+
+}  // namespace phew

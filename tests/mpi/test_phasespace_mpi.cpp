@@ -1,0 +1,113 @@
+// deblend's and voters' stages at 1-4 ranks: the rows every rank writes, gathered in rank order, are
+// bit for bit those of one rank holding everything (the routing to cell owners and patch ranks, the
+// balancing, the new IDs, the x-partition of peaks and the distribution of particles).
+#include "phasespace/deblend.hpp"
+#include "phasespace/select_voters.hpp"
+#include "../unit/phasespace_scenes.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace phew {
+namespace {
+
+template <typename T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+static_assert(sizeof(io::VoterRow) == 32 && sizeof(io::VoterPeakRow) == 56 && sizeof(io::PeakMember) == 16,
+              "rows compared byte for byte have no padding");
+
+// Peak rows have padding after from_deblending: compared field by field (exact doubles).
+bool same_rows(const std::vector<io::PeakRow>& a, const std::vector<io::PeakRow>& b) {
+  auto key = [](const io::PeakRow& r) {
+    return std::tie(r.id, r.parent_clump, r.position, r.densest_cell_position, r.velocity, r.n_particles, r.mass,
+                    r.from_deblending);
+  };
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (key(a[i]) != key(b[i])) return false;
+  return true;
+}
+
+ParticleSet my_share(const ParticleSet& all, const mpi::Comm& comm) {
+  const std::size_t n = all.size(), r = static_cast<std::size_t>(comm.rank()), s = static_cast<std::size_t>(comm.size());
+  return scenes::share(all, r * n / s, (r + 1) * n / s);
+}
+
+Deblended deblend_on(const scenes::DeblendScene& s, const ParticleSet& ps, const mpi::Comm& comm) {
+  const mpi::SlabDecomposition slabs(s.grid.shape[0], comm.size());
+  DeblendParams p;
+  p.G = s.G;
+  const auto planes = s.planes(slabs, comm.rank());
+  return deblend_patches(
+      s.grid, ps, planes, s.n_clump_peaks,
+      [&](const std::vector<std::int64_t>& ids) {
+        std::map<std::int64_t, std::array<double, 3>> out;
+        for (std::int64_t id : ids)
+          if (s.peak_positions.count(id)) out[id] = s.peak_positions.at(id);
+        return out;
+      },
+      p, comm);
+}
+
+TEST(DeblendMpi, SameRowsOnAnyNumberOfRanks) {
+  const mpi::Comm world, self{MPI_COMM_SELF};
+  const scenes::DeblendScene s;
+  const Deblended one = deblend_on(s, s.particles, self);
+  const Deblended many = deblend_on(s, my_share(s.particles, world), world);
+  const auto peaks = world.all_gatherv<io::PeakRow>(many.peaks);
+  const auto members = world.all_gatherv<io::PeakMember>(many.particles);
+  EXPECT_TRUE(same_rows(peaks, one.peaks));
+  EXPECT_TRUE(same_bytes(members, one.particles));
+  EXPECT_EQ(many.n_split, one.n_split);
+  EXPECT_EQ(many.n_skipped, one.n_skipped);
+  EXPECT_EQ(one.peaks.size(), 3u);
+}
+
+VoterSelection voters_on(const scenes::VotersScene& s, ParticleSet ps, VoterParams p, const mpi::Comm& comm) {
+  return select_voters(s.grid, s.peaks, std::move(ps), p, comm);
+}
+
+void expect_rank_invariant(const scenes::VotersScene& s, const ParticleSet& all, const VoterParams& p) {
+  const mpi::Comm world, self{MPI_COMM_SELF};
+  const VoterSelection one = voters_on(s, all, p, self);
+  const VoterSelection many = voters_on(s, my_share(all, world), p, world);
+  EXPECT_TRUE(same_bytes(world.all_gatherv<io::VoterRow>(many.voters), one.voters));
+  EXPECT_TRUE(same_bytes(world.all_gatherv<io::VoterPeakRow>(many.peaks), one.peaks));
+  EXPECT_EQ(many.potential_source, one.potential_source);
+  EXPECT_EQ(one.n_voters, 2 * p.n_voters);
+}
+
+VoterParams params_for(const scenes::VotersScene& s, bool stored) {
+  VoterParams p;
+  p.search_radius = 30;
+  p.n_voters = 25;
+  p.stored_potential = stored;
+  p.G = 1;
+  p.softening = 0.1;
+  p.periodic = s.grid.geometry.periodic;
+  p.box_size = {100, 100, 100};
+  p.n_particles = s.particles.size();
+  return p;
+}
+
+TEST(SelectVotersMpi, StoredPotentialSameRowsOnAnyNumberOfRanks) {
+  const scenes::VotersScene s;
+  expect_rank_invariant(s, s.particles, params_for(s, true));
+}
+
+TEST(SelectVotersMpi, ComputedPotentialSameRowsOnAnyNumberOfRanks) {
+  scenes::VotersScene s;
+  ParticleSet without = s.particles;
+  without.potential.clear();
+  without.acceleration.clear();
+  expect_rank_invariant(s, without, params_for(s, false));  // periodic: TreePM
+  s.grid.geometry.periodic = false;
+  expect_rank_invariant(s, without, params_for(s, false));  // open box: Barnes-Hut over the bounding box
+}
+
+}  // namespace
+}  // namespace phew

@@ -1,0 +1,251 @@
+// lib/mergertree's add_stage on hand-made snapshots: voting, mergers and the main progenitor,
+// artefacts (which do not vote), the graveyard (revival, expiry), lineages; and the tree's rows
+// through tree.h5's rows and back.
+#include "core/error.hpp"
+#include "mergertree/stages.hpp"
+#include "mergertree/tree.hpp"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+namespace phew {
+namespace {
+
+struct PeakSpec {
+  std::int64_t id;
+  std::vector<std::uint64_t> members, voters;
+  bool from_deblending = false;
+};
+
+Stage stage(std::int64_t snap, const std::vector<PeakSpec>& peaks) {
+  Stage st;
+  st.snap = snap;
+  st.time = 1.0 + static_cast<double>(snap);
+  std::map<std::uint64_t, std::int64_t> member;
+  for (const PeakSpec& p : peaks) {
+    st.peaks.push_back({p.id, p.from_deblending, {static_cast<double>(p.id), 0, 0}, {0, 0, 0}, 1.0});
+    for (std::uint64_t m : p.members) member[m] = p.id;
+    st.voters[p.id] = p.voters;
+  }
+  for (const auto& [id, peak] : member) {
+    st.member_id.push_back(id);
+    st.member_peak.push_back(peak);
+  }
+  return st;
+}
+
+std::vector<std::uint64_t> range(std::uint64_t first, std::uint64_t last) {
+  std::vector<std::uint64_t> v(last - first + 1);
+  std::iota(v.begin(), v.end(), first);
+  return v;
+}
+
+const TreeRow& row(const TreeState& st, std::int64_t snap, std::int64_t id) {
+  for (const TreeRow& r : st.rows)
+    if (r.peak == PeakKey{snap, id}) return r;
+  throw std::runtime_error("no such row");
+}
+
+// Snapshot 0: A = 1, B = 2, C = 3. Snapshot 1: A and B merge into 5 (A's voters are most of 5's), C is
+// gone, 7 (velocity-space only) has no progenitor: an artefact, 8 is new. Snapshot 2: 5 -> 10, 8 is
+// gone, 9 holds C's particles and C's voters: revived from the graveyard. Snapshot 3: 10 -> 12,
+// 9 -> 13.
+class Tree4 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    p.min_votes = 3;
+    p.graveyard_votes = 2;
+    p.graveyard_max_age = 2;
+    add_stage(st, stage(0, {{1, range(1, 10), {1, 2, 3, 4}}, {2, range(11, 20), {11, 12, 13, 14}},
+                            {3, range(21, 30), {21, 22, 23, 24}}}),
+              p);
+    after0 = st;
+    add_stage(st, stage(1, {{5, range(1, 20), {1, 2, 3, 11}}, {7, range(31, 35), {31, 32, 33, 34}, true},
+                            {8, range(41, 45), {41, 42, 43, 44}}}),
+              p);
+    after1 = st;
+    add_stage(st, stage(2, {{9, range(21, 30), {21, 22, 23, 50}}, {10, range(1, 20), {1, 2, 3, 4}},
+                            {14, range(31, 35), {31, 32, 33, 34}}}),
+              p);
+    after2 = st;
+    add_stage(st, stage(3, {{12, range(1, 20), {1, 2, 3, 4}}, {13, range(21, 30), {21, 22, 23, 24}}}),
+              p);
+  }
+  TreeParams p;
+  TreeState st, after0, after1, after2;
+};
+
+TEST_F(Tree4, FirstSnapshotStartsALineagePerPeak) {
+  ASSERT_EQ(after0.rows.size(), 3u);
+  for (std::int64_t id = 1; id <= 3; ++id) {
+    const TreeRow& r = row(after0, 0, id);
+    EXPECT_EQ(r.lineage, id);
+    EXPECT_TRUE(r.main_progenitor.none());
+    EXPECT_FALSE(r.artefact);
+  }
+  EXPECT_TRUE(after0.graveyard.empty());
+  EXPECT_EQ(after0.next_lineage, 4);
+}
+
+TEST_F(Tree4, AMergerLinksBothAndTheDescendantsVotersChooseTheMain) {
+  const TreeRow& d = row(after1, 1, 5);
+  EXPECT_EQ(d.n_progenitors, 2);
+  EXPECT_EQ(d.main_progenitor, (PeakKey{0, 1}));  // 3 of 5's voters were A's members, 1 was B's
+  EXPECT_EQ(d.progenitor_votes, 4);               // A's voters all voted for 5
+  EXPECT_EQ(d.lineage, 1);
+  EXPECT_FALSE(row(after1, 0, 1).merged);
+  EXPECT_EQ(row(after1, 0, 1).descendant, (PeakKey{1, 5}));
+  EXPECT_TRUE(row(after1, 0, 2).merged);
+  EXPECT_EQ(row(after1, 0, 2).descendant, (PeakKey{1, 5}));
+}
+
+TEST_F(Tree4, AnUnmatchedVelocityPeakIsAnArtefactAndDoesNotVote) {
+  EXPECT_TRUE(row(after1, 1, 7).artefact);
+  EXPECT_FALSE(row(after1, 1, 8).artefact);  // not from deblending: a new peak
+  EXPECT_EQ(row(after1, 1, 8).lineage, 5);
+  EXPECT_EQ(after1.artefact_ids, (std::vector<std::int64_t>{7}));
+  // 7's voters are all in 14 next, but an artefact casts no votes: 14 has no progenitor
+  EXPECT_TRUE(row(after2, 2, 14).main_progenitor.none());
+  EXPECT_TRUE(row(after1, 1, 7).descendant.none());
+}
+
+TEST_F(Tree4, DeadAndMergedPeaksVotersGoToTheGraveyard) {
+  // C died (no descendant has its members), B merged: their voters, A's are alive.
+  std::map<std::uint64_t, PeakKey> g;
+  for (const auto& [particle, grave] : after1.graveyard) {
+    g[particle] = grave.peak;
+    EXPECT_EQ(grave.died, 0);
+  }
+  for (std::uint64_t v : {11, 12, 13, 14}) EXPECT_EQ(g.at(v), (PeakKey{0, 2}));
+  for (std::uint64_t v : {21, 22, 23, 24}) EXPECT_EQ(g.at(v), (PeakKey{0, 3}));
+  EXPECT_EQ(g.size(), 8u);
+}
+
+TEST_F(Tree4, TheGraveyardRevivesALostPeak) {
+  const TreeRow& r = row(after2, 2, 9);
+  EXPECT_TRUE(r.revived);
+  EXPECT_EQ(r.main_progenitor, (PeakKey{0, 3}));
+  EXPECT_EQ(r.gap, 2);
+  EXPECT_EQ(r.lineage, 3);
+  EXPECT_EQ(r.progenitor_votes, 3);
+  EXPECT_EQ(row(after2, 0, 3).descendant, (PeakKey{2, 9}));
+  for (const auto& [particle, grave] : after2.graveyard) EXPECT_NE(grave.peak, (PeakKey{0, 3}));  // left the graveyard
+  // 8 died in snapshot 1: its voters are buried
+  EXPECT_EQ(after2.graveyard.at(41).peak, (PeakKey{1, 8}));
+  EXPECT_EQ(after2.graveyard.at(41).died, 1);
+  EXPECT_EQ(row(after2, 2, 10).main_progenitor, (PeakKey{1, 5}));
+  EXPECT_EQ(row(after2, 2, 10).lineage, 1);
+}
+
+TEST_F(Tree4, LineagesContinue) {
+  EXPECT_EQ(row(st, 3, 13).main_progenitor, (PeakKey{2, 9}));
+  EXPECT_EQ(row(st, 3, 13).lineage, 3);
+  EXPECT_EQ(row(st, 3, 12).lineage, 1);
+  EXPECT_EQ(st.next_lineage, 7);  // A, B, C, 7, 8 and 14
+}
+
+TEST(Graveyard, APeakCanBeRevivedUpToMaxAgeSnapshotsAfterItsDeath) {
+  // Peak 1 is last seen in snapshot 0 (it is dead from snapshot 1 on); peak 9 fills the gap; peak 2
+  // brings back 1's voters in snapshot `back`. With graveyard_max_age 2 it is revived in snapshot 3
+  // (2 snapshots after its death, gap 3) but not in snapshot 4, when its entries have expired.
+  TreeParams p;
+  p.min_votes = 3;
+  p.graveyard_votes = 2;
+  p.graveyard_max_age = 2;
+  for (std::int64_t back : {2, 3, 4}) {
+    TreeState st;
+    add_stage(st, stage(0, {{1, range(1, 10), {1, 2, 3, 4}}}), p);
+    for (std::int64_t s = 1; s < back; ++s) add_stage(st, stage(s, {{9, range(100, 110), {100, 101, 102, 103}}}), p);
+    add_stage(st, stage(back, {{2, range(1, 10), {1, 2, 3, 4}}}), p);
+    const TreeRow& r = row(st, back, 2);
+    EXPECT_EQ(r.revived, back <= 3) << back;
+    EXPECT_EQ(r.main_progenitor, (back <= 3 ? PeakKey{0, 1} : PeakKey{})) << back;
+    EXPECT_EQ(r.gap, back <= 3 ? back : 0) << back;
+    EXPECT_EQ(r.lineage == 1, back <= 3) << back;
+    for (const auto& [particle, grave] : st.graveyard) EXPECT_LE(back - grave.died, p.graveyard_max_age);
+  }
+}
+
+TEST_F(Tree4, TooFewVotesDoNotLink) {
+  TreeParams strict = p;
+  strict.min_votes = 5;  // more than any peak's 4 voters
+  TreeState s2;
+  add_stage(s2, stage(0, {{1, range(1, 10), {1, 2, 3, 4}}}), strict);
+  add_stage(s2, stage(1, {{2, range(1, 10), {5, 6, 7, 8}}}), strict);
+  EXPECT_TRUE(row(s2, 1, 2).main_progenitor.none());
+  EXPECT_EQ(row(s2, 1, 2).lineage, 2);
+  EXPECT_EQ(s2.graveyard.size(), 4u);
+}
+
+TEST_F(Tree4, TheTreeSurvivesItsFileRows) {
+  Tree tree;
+  tree.state = st;
+  tree.params = p;
+  tree.sim = {{100, 100, 100}, 1234, "kpc", true};
+  tree.times = {1, 2, 3, 4};
+  const Tree back = from_tree_file(to_tree_file(tree));
+  ASSERT_EQ(back.state.rows.size(), st.rows.size());
+  for (std::size_t i = 0; i < st.rows.size(); ++i) {
+    const TreeRow &a = st.rows[i], &b = back.state.rows[i];
+    EXPECT_EQ(a.peak, b.peak);
+    EXPECT_EQ(a.lineage, b.lineage);
+    EXPECT_EQ(a.main_progenitor, b.main_progenitor);
+    EXPECT_EQ(a.descendant, b.descendant);
+    EXPECT_EQ(std::tie(a.merged, a.revived, a.artefact, a.from_deblending, a.gap, a.n_progenitors, a.progenitor_votes),
+              std::tie(b.merged, b.revived, b.artefact, b.from_deblending, b.gap, b.n_progenitors, b.progenitor_votes));
+    EXPECT_EQ(a.position, b.position);
+  }
+  EXPECT_EQ(back.times, tree.times);
+  EXPECT_EQ(back.params.graveyard_max_age, 2);
+  EXPECT_EQ(back.sim.box, tree.sim.box);
+  EXPECT_EQ(back.state.next_lineage, st.next_lineage);
+  EXPECT_EQ(back.state.artefact_ids, st.artefact_ids);
+  EXPECT_EQ(back.state.last.member_id, st.last.member_id);
+  EXPECT_EQ(back.state.last.voters, st.last.voters);
+  EXPECT_EQ(back.state.graveyard.size(), st.graveyard.size());
+  // continuing from the file gives what continuing in memory gives
+  TreeState direct = st;
+  Tree cont = back;
+  add_stage(direct, stage(4, {{20, range(1, 20), {1, 2, 3, 4}}}), p);
+  append_stage(cont, stage(4, {{20, range(1, 20), {1, 2, 3, 4}}}), tree.sim, false, "stage 4");
+  EXPECT_EQ(row(cont.state, 4, 20).lineage, row(direct, 4, 20).lineage);
+  EXPECT_EQ(cont.times.size(), 5u);
+}
+
+TEST(AppendStage, RefusesAnotherSimulationAndTimeDisorder) {
+  Tree tree;
+  const Simulation sim{{100, 100, 100}, 1000, "kpc", true};
+  append_stage(tree, stage(0, {{1, range(1, 5), {1, 2}}}), sim, false, "s0");
+  Simulation other = sim;
+  other.n_particles = 999;
+  EXPECT_THROW(append_stage(tree, stage(1, {}), other, false, "s1"), Error);
+  Simulation zoom = other;
+  zoom.periodic = false;  // a region may lose particles
+  EXPECT_NO_THROW(append_stage(tree, stage(1, {}), zoom, false, "s1"));
+  Stage early = stage(2, {});
+  early.time = 0.5;
+  try {
+    append_stage(tree, early, zoom, false, "s2");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_NE(std::string(e.what()).find("out of time order"), std::string::npos);
+  }
+  EXPECT_NO_THROW(append_stage(tree, early, zoom, true, "s2"));
+}
+
+TEST(TextExport, OneLinePerPeakAndDescendantsByRow) {
+  TreeParams p;
+  p.min_votes = 2;
+  TreeState st;
+  add_stage(st, stage(0, {{1, range(1, 5), {1, 2, 3}}}), p);
+  add_stage(st, stage(1, {{4, range(1, 5), {1, 2, 3}}}), p);
+  const std::string links = links_text(st), ct = ctrees_text(st);
+  EXPECT_EQ(std::count(links.begin(), links.end(), '\n'), 3);
+  EXPECT_NE(links.find("\n0 1 1 -1 0 1 4 0 0 0 0 0 0 1\n"), std::string::npos) << links;
+  EXPECT_NE(ct.find("\n1 0 2 1 0 1 1 0 0 0 0 0 1 1 0 1\n"), std::string::npos) << ct;  // mmp of row 1
+}
+
+}  // namespace
+}  // namespace phew
