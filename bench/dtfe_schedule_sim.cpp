@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
         }
   std::vector<double> cost(n.size());
   for (std::size_t k = 0; k < cost.size(); ++k) cost[k] = t_tri[k] + t_interp[k];
-  Domain domain{{0, 0, 0}, {tile * box[0], tile * box[1], tile * box[2]}, true};
+  const Box domain{{0, 0, 0}, {tile * box[0], tile * box[1], tile * box[2]}, true};
   FieldGeometry g;
   g.size = size[0], g.depth = depth[0], g.margin = margin[0], g.axis = static_cast<int>(axis[0]), g.resolution = 1;
   const auto hv = g.half_width();

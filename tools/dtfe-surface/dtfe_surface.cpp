@@ -5,7 +5,7 @@
 #include "core/log.hpp"
 #include "core/memory.hpp"
 #include "dtfe/decomposition.hpp"
-#include "dtfe/particle_index.hpp"
+#include "grid/particle_index.hpp"
 #include "dtfe/threads.hpp"
 #include "io/atomic_output.hpp"
 #include "mpi/agree.hpp"
@@ -160,7 +160,7 @@ void run_dtfe_surface(const DtfeOptions& opt, Context& ctx) {
   });
   ParticleSet particles = read_share(*reader, types, FieldSelection{}, comm);
   // The domain: the periodic box, a closed box, or (no box) the particles' bounding box.
-  dtfe::Domain domain;
+  Box domain;
   domain.periodic = periodic;
   if (has_box) {
     domain.extent = info.box_size;
@@ -234,7 +234,7 @@ void run_dtfe_surface(const DtfeOptions& opt, Context& ctx) {
   dtfe::LocalParticles local = dtfe::distribute(particles.position, particles.mass, blocks, comm);
   particles = ParticleSet{};
   const double cell = std::min({half[0], half[1], half[2]}) / 2;
-  const dtfe::ParticleIndex index(local.position, local.mass, domain, cell);
+  const ParticleIndex index(local.position, local.mass, domain, cell);
   local = dtfe::LocalParticles{};
   const auto held = comm.sum<std::uint64_t>(index.size());
   log::verbose("decomposition {}x{}x{}; {} particles held with ghost zones ({:.2f}x)", blocks.dims()[0], blocks.dims()[1],
@@ -283,7 +283,7 @@ void run_dtfe_surface(const DtfeOptions& opt, Context& ctx) {
   ctx.phase("fields");
   dtfe::RunReport report;
   const auto outcomes = dtfe::run_fields(
-      tasks, [&](std::size_t i) { return index.field(geometry(i)); },
+      tasks, [&](std::size_t i) { return dtfe::field_points(index, geometry(i)); },
       [&](std::size_t i, const dtfe::FieldPoints& points) { return dtfe::surface_density(points, geometry(i), params.map); },
       params.schedule, comm, report);
   // A field that failed (coplanar, too few distinct particles): the lowest, on every rank.
