@@ -14,8 +14,8 @@
 #include "dtfe/hull.hpp"
 #include "dtfe/march.hpp"
 #include "dtfe/triangulation.hpp"
+#include "mpi/comm.hpp"
 
-#include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
@@ -84,7 +84,7 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const phew::mpi::Environment environment(argc, argv);
   std::vector<std::size_t> sizes{100000, 1000000};
   int ng = 1024;
   std::size_t qhull_max = 1000000;
@@ -218,6 +218,5 @@ int main(int argc, char** argv) {
     }
     out << "]\n";
   }
-  MPI_Finalize();
   return 0;
 }

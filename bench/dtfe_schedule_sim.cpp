@@ -16,9 +16,9 @@
 #include "dtfe/field_points.hpp"
 #include "dtfe/load_model.hpp"
 #include "dtfe/schedule.hpp"
-#include "io/h5.hpp"
+#include "io/maps_file.hpp"
+#include "mpi/comm.hpp"
 
-#include <mpi.h>
 
 #include <algorithm>
 #include <cmath>
@@ -35,7 +35,7 @@ using namespace phew;
 using namespace phew::dtfe;
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const mpi::Environment environment(argc, argv);
   if (argc < 2) {
     std::fprintf(stderr, "usage: dtfe_schedule_sim MAPS.h5 [--ranks 64,256,...] [--tile K] [--latency S] [--json FILE]\n");
     return 2;
@@ -61,15 +61,20 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> np, axis;
   {
     const io::File f = io::File::open_read(path);  // closed before MPI_Finalize
-    centre = f.read<double>("/maps/center");
-    np = f.read<std::int64_t>("/maps/n_particles");
-    tri = f.read<double>("/timing/triangulation");
-    interp = f.read<double>("/timing/interpolation");
-    size = f.read<double>("/maps/size");
-    depth = f.read<double>("/maps/depth");
-    margin = f.read<double>("/maps/margin");
-    axis = f.read<std::int64_t>("/maps/axis");
-    box = f.read_attribute<double>("/maps", "box_size");
+    for (const io::MapRow& r : io::read_map_rows(f)) {
+      centre.insert(centre.end(), r.center.begin(), r.center.end());
+      np.push_back(r.n_particles);
+      size.push_back(r.size);
+      depth.push_back(r.depth);
+      margin.push_back(r.margin);
+      axis.push_back(r.axis);
+    }
+    for (const io::MapTiming& t : io::read_map_timing(f)) {
+      tri.push_back(t.triangulation);
+      interp.push_back(t.interpolation);
+    }
+    const auto b = io::read_maps_header(f).meta.box_size;
+    if (b[0] > 0) box.assign(b.begin(), b.end());
   }
   const std::size_t m = np.size();
   if (m == 0 || box.size() != 3) {
@@ -171,6 +176,5 @@ int main(int argc, char** argv) {
   histogram(err_interp, "interpolation");
   js << "\n}\n";
   if (!json.empty()) std::ofstream(json) << js.str();
-  MPI_Finalize();
   return 0;
 }

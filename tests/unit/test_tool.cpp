@@ -1,6 +1,7 @@
 // The tools' option checking (check_options: pure) and the JSON config reader.
 #include "cic_project.hpp"
 #include "core/error.hpp"
+#include "dtfe_surface.hpp"
 #include "phew_segment.hpp"
 #include "tool/json_config.hpp"
 
@@ -58,6 +59,63 @@ TEST(SegmentOptions, ParsesTheThresholdAndRefusesBadOnes) {
       FAIL() << bad;
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::usage) << bad;
+    }
+  }
+}
+
+TEST(DtfeOptions, ChecksAndConverts) {
+  DtfeOptions o;
+  o.size = 20;
+  o.resolution = 64;
+  o.axis = "x";
+  o.samples = 4;
+  o.threads = "3";
+  o.schedule = "model";
+  o.precision = "float64";
+  DtfeChecked c = check_dtfe_options(o);
+  EXPECT_EQ(c.maps.size, 20.0);
+  EXPECT_EQ(c.maps.resolution, 64);
+  ASSERT_TRUE(c.maps.depth);
+  EXPECT_EQ(*c.maps.depth, 20.0);  // default: the size
+  EXPECT_EQ(c.maps.margin, 2.0);   // default: a tenth of the size
+  EXPECT_EQ(c.maps.axis, 0);
+  EXPECT_EQ(c.maps.map.samples, 4);
+  EXPECT_EQ(c.maps.map.mode, dtfe::MapMode::ray);
+  EXPECT_EQ(c.threads, 3);
+  EXPECT_EQ(c.maps.schedule, dtfe::Schedule::model);
+  EXPECT_TRUE(c.float64);
+  o.depth = "box";
+  o.margin = "0";
+  o.threads = "auto";
+  o.samples = 1;
+  o.mode = "exact";
+  c = check_dtfe_options(o);
+  EXPECT_FALSE(c.maps.depth);
+  EXPECT_EQ(c.maps.margin, 0.0);
+  EXPECT_EQ(c.threads, 0);
+  EXPECT_EQ(c.maps.map.mode, dtfe::MapMode::exact);
+}
+
+TEST(DtfeOptions, RejectsBadValuesAsUsageErrors) {
+  for (auto mutate : std::vector<std::function<void(DtfeOptions&)>>{
+           [](DtfeOptions& o) { o.size = 0; }, [](DtfeOptions& o) { o.size = -1; },
+           [](DtfeOptions& o) { o.resolution = 0; }, [](DtfeOptions& o) { o.resolution = 70000; },
+           [](DtfeOptions& o) { o.top = -1; }, [](DtfeOptions& o) { o.depth = "deep"; },
+           [](DtfeOptions& o) { o.depth = "-2"; }, [](DtfeOptions& o) { o.margin = "-1"; },
+           [](DtfeOptions& o) { o.axis = "w"; }, [](DtfeOptions& o) { o.samples = 0; },
+           [](DtfeOptions& o) { o.mode = "exact"; o.samples = 4; }, [](DtfeOptions& o) { o.mode = "fast"; },
+           [](DtfeOptions& o) { o.backend = "foo"; }, [](DtfeOptions& o) { o.threads = "0"; },
+           [](DtfeOptions& o) { o.threads = "two"; }, [](DtfeOptions& o) { o.schedule = "greedy"; },
+           [](DtfeOptions& o) { o.precision = "float16"; }}) {
+    DtfeOptions o;
+    o.size = 10;
+    o.resolution = 8;
+    mutate(o);
+    try {
+      check_dtfe_options(o);
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
     }
   }
 }
