@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "dtfe_surface.hpp"
 #include "phew_segment.hpp"
+#include "synth_particles.hpp"
 #include "tool/json_config.hpp"
 
 #include <gtest/gtest.h>
@@ -117,6 +118,55 @@ TEST(DtfeOptions, RejectsBadValuesAsUsageErrors) {
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::usage);
     }
+  }
+}
+
+TEST(SynthOptions, ChecksAndResolvesTheScene) {
+  SynthOptions o;
+  o.model = "plummer";
+  o.particles = "2000";
+  o.scale_radius = "2";
+  o.position = "1,2,3";
+  o.seed = "9";
+  o.precision = "float64";
+  const SynthChecked c = check_synth_options(o);
+  ASSERT_EQ(c.scene.components.size(), 1u);
+  EXPECT_EQ(c.scene.components[0].particles, 2000u);
+  EXPECT_EQ(c.scene.components[0].scale_radius, 2.0);
+  EXPECT_EQ(c.scene.components[0].center[1], 2.0);
+  EXPECT_EQ(c.scene.seed, 9u);
+  EXPECT_TRUE(c.scene.double_precision);
+  EXPECT_TRUE(c.scene_file.empty());
+  SynthOptions b;
+  b.model = "crossing";
+  b.snapshots = "4";
+  EXPECT_EQ(check_synth_options(b).scene.snapshots(), 4);
+}
+
+TEST(SynthOptions, RejectsBadValues) {
+  for (auto mutate : std::vector<std::function<void(SynthOptions&)>>{
+           [](SynthOptions& o) { o.mass = "lots"; }, [](SynthOptions& o) { o.mass = "-1"; },
+           [](SynthOptions& o) { o.particles = "0"; }, [](SynthOptions& o) { o.position = "1,2"; },
+           [](SynthOptions& o) { o.seed = "-3"; }, [](SynthOptions& o) { o.model = "king"; },
+           [](SynthOptions& o) { o.snapshots = "3"; }, [](SynthOptions& o) { o.precision = "float16"; },
+           [](SynthOptions& o) { o.model = "collision"; o.mass = "2"; }}) {
+    SynthOptions o;
+    o.model = "nfw";
+    mutate(o);
+    try {
+      check_synth_options(o);
+      FAIL() << o.model;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage) << e.what();
+    }
+  }
+  SynthOptions missing;
+  missing.model = "no/such/scene.json";
+  try {
+    check_synth_options(missing);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::io);
   }
 }
 
