@@ -12,6 +12,7 @@
 // and three schedules are simulated with the measured costs: none, model (communication list + bin
 // packing) and dynamic (work queue). Prints makespans, speedups, and the histogram of the model's
 // relative prediction errors (the analogue of the paper's Fig. 11) at the largest rank count.
+#include "core/parse.hpp"
 #include "dtfe/decomposition.hpp"
 #include "dtfe/field_points.hpp"
 #include "dtfe/load_model.hpp"
@@ -49,12 +50,10 @@ int main(int argc, char** argv) {
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--ranks") {
-      rank_counts.clear();
-      std::stringstream ss(v);
-      for (std::string t; std::getline(ss, t, ',');) rank_counts.push_back(std::stoi(t));
-    } else if (k == "--tile") tile = std::stoi(v);
-    else if (k == "--latency") latency = std::stod(v);
-    else if (k == "--seed") seed = std::stoull(v);
+      rank_counts = parse_list<int>(v, "--ranks");
+    } else if (k == "--tile") tile = parse_number<int>(v, "--tile");
+    else if (k == "--latency") latency = parse_number<double>(v, "--latency");
+    else if (k == "--seed") seed = parse_number<std::uint64_t>(v, "--seed");
     else if (k == "--json") json = v;
   }
   std::vector<double> centre, tri, interp, size, depth, margin, box;
