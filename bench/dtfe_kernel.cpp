@@ -7,6 +7,7 @@
 // Particles: a seeded clustered set in the unit box (70 % in 200 Plummer blobs with scale radii
 // 0.002-0.022, 30 % uniform), one field through the whole periodic box. Prints a table; --json
 // writes every number.
+#include "core/parse.hpp"
 #include "dtfe/density.hpp"
 #include "dtfe/exact_map.hpp"
 #include "dtfe/field_points.hpp"
@@ -14,8 +15,8 @@
 #include "dtfe/hull.hpp"
 #include "dtfe/march.hpp"
 #include "dtfe/triangulation.hpp"
+#include "mpi/comm.hpp"
 
-#include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
@@ -84,7 +85,7 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const phew::mpi::Environment environment(argc, argv);
   std::vector<std::size_t> sizes{100000, 1000000};
   int ng = 1024;
   std::size_t qhull_max = 1000000;
@@ -94,11 +95,10 @@ int main(int argc, char** argv) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--n") {
       sizes.clear();
-      std::stringstream ss(v);
-      for (std::string t; std::getline(ss, t, ',');) sizes.push_back(static_cast<std::size_t>(std::stod(t)));
-    } else if (k == "--ng") ng = std::stoi(v);
-    else if (k == "--qhull-max") qhull_max = static_cast<std::size_t>(std::stod(v));
-    else if (k == "--seed") seed = std::stoull(v);
+      for (double n : phew::parse_list<double>(v, "--n")) sizes.push_back(static_cast<std::size_t>(n));
+    } else if (k == "--ng") ng = phew::parse_number<int>(v, "--ng");
+    else if (k == "--qhull-max") qhull_max = static_cast<std::size_t>(phew::parse_number<double>(v, "--qhull-max"));
+    else if (k == "--seed") seed = phew::parse_number<std::uint64_t>(v, "--seed");
     else if (k == "--json") json = v;
     else {
       std::fprintf(stderr, "dtfe_kernel: unknown option %s\n", k.c_str());
@@ -218,6 +218,5 @@ int main(int argc, char** argv) {
     }
     out << "]\n";
   }
-  MPI_Finalize();
   return 0;
 }

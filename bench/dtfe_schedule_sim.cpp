@@ -12,13 +12,14 @@
 // and three schedules are simulated with the measured costs: none, model (communication list + bin
 // packing) and dynamic (work queue). Prints makespans, speedups, and the histogram of the model's
 // relative prediction errors (the analogue of the paper's Fig. 11) at the largest rank count.
+#include "core/parse.hpp"
 #include "dtfe/decomposition.hpp"
 #include "dtfe/field_points.hpp"
 #include "dtfe/load_model.hpp"
 #include "dtfe/schedule.hpp"
-#include "io/h5.hpp"
+#include "io/maps_file.hpp"
+#include "mpi/comm.hpp"
 
-#include <mpi.h>
 
 #include <algorithm>
 #include <cmath>
@@ -35,7 +36,7 @@ using namespace phew;
 using namespace phew::dtfe;
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const mpi::Environment environment(argc, argv);
   if (argc < 2) {
     std::fprintf(stderr, "usage: dtfe_schedule_sim MAPS.h5 [--ranks 64,256,...] [--tile K] [--latency S] [--json FILE]\n");
     return 2;
@@ -49,27 +50,30 @@ int main(int argc, char** argv) {
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--ranks") {
-      rank_counts.clear();
-      std::stringstream ss(v);
-      for (std::string t; std::getline(ss, t, ',');) rank_counts.push_back(std::stoi(t));
-    } else if (k == "--tile") tile = std::stoi(v);
-    else if (k == "--latency") latency = std::stod(v);
-    else if (k == "--seed") seed = std::stoull(v);
+      rank_counts = parse_list<int>(v, "--ranks");
+    } else if (k == "--tile") tile = parse_number<int>(v, "--tile");
+    else if (k == "--latency") latency = parse_number<double>(v, "--latency");
+    else if (k == "--seed") seed = parse_number<std::uint64_t>(v, "--seed");
     else if (k == "--json") json = v;
   }
   std::vector<double> centre, tri, interp, size, depth, margin, box;
   std::vector<std::int64_t> np, axis;
   {
     const io::File f = io::File::open_read(path);  // closed before MPI_Finalize
-    centre = f.read<double>("/maps/center");
-    np = f.read<std::int64_t>("/maps/n_particles");
-    tri = f.read<double>("/timing/triangulation");
-    interp = f.read<double>("/timing/interpolation");
-    size = f.read<double>("/maps/size");
-    depth = f.read<double>("/maps/depth");
-    margin = f.read<double>("/maps/margin");
-    axis = f.read<std::int64_t>("/maps/axis");
-    box = f.read_attribute<double>("/maps", "box_size");
+    for (const io::MapRow& r : io::read_map_rows(f)) {
+      centre.insert(centre.end(), r.center.begin(), r.center.end());
+      np.push_back(r.n_particles);
+      size.push_back(r.size);
+      depth.push_back(r.depth);
+      margin.push_back(r.margin);
+      axis.push_back(r.axis);
+    }
+    for (const io::MapTiming& t : io::read_map_timing(f)) {
+      tri.push_back(t.triangulation);
+      interp.push_back(t.interpolation);
+    }
+    const auto b = io::read_maps_header(f).meta.box_size;
+    if (b[0] > 0) box.assign(b.begin(), b.end());
   }
   const std::size_t m = np.size();
   if (m == 0 || box.size() != 3) {
@@ -90,7 +94,7 @@ int main(int argc, char** argv) {
         }
   std::vector<double> cost(n.size());
   for (std::size_t k = 0; k < cost.size(); ++k) cost[k] = t_tri[k] + t_interp[k];
-  Domain domain{{0, 0, 0}, {tile * box[0], tile * box[1], tile * box[2]}, true};
+  const Box domain{{0, 0, 0}, {tile * box[0], tile * box[1], tile * box[2]}, true};
   FieldGeometry g;
   g.size = size[0], g.depth = depth[0], g.margin = margin[0], g.axis = static_cast<int>(axis[0]), g.resolution = 1;
   const auto hv = g.half_width();
@@ -171,6 +175,5 @@ int main(int argc, char** argv) {
   histogram(err_interp, "interpolation");
   js << "\n}\n";
   if (!json.empty()) std::ofstream(json) << js.str();
-  MPI_Finalize();
   return 0;
 }

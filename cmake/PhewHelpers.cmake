@@ -14,7 +14,9 @@ function(phew_warnings target)
 endfunction()
 
 # phew_add_module(name SOURCES ... DEPENDS ... [PRIVATE_DEPENDS ...])
-# One static library per lib/ folder, aliased phew::name, installed with its headers.
+# One static library per lib/ folder, aliased phew::name, installed with its headers under
+# include/phew/<name>/. Installed consumers get include/ and include/phew on their include path, so
+# both <phew/grid/deposit.hpp> and the library's own "core/error.hpp"-style includes resolve.
 function(phew_add_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;PRIVATE_DEPENDS" ${ARGN})
   add_library(phew_${name} STATIC ${ARG_SOURCES})
@@ -23,11 +25,12 @@ function(phew_add_module name)
   target_include_directories(phew_${name} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/lib>
     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/lib>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/phew>)
   target_link_libraries(phew_${name} PUBLIC ${ARG_DEPENDS} PRIVATE ${ARG_PRIVATE_DEPENDS})
   phew_warnings(phew_${name})
   install(TARGETS phew_${name} EXPORT phewTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/${name}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${name}
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/${name}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/phew/${name}
     FILES_MATCHING PATTERN "*.hpp")
 endfunction()
 

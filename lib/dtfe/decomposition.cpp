@@ -8,7 +8,7 @@
 
 namespace phew::dtfe {
 
-BlockDecomposition::BlockDecomposition(const Domain& domain, const std::array<double, 3>& ghost, int ranks)
+BlockDecomposition::BlockDecomposition(const Box& domain, const std::array<double, 3>& ghost, int ranks)
     : domain_(domain), ghost_(ghost) {
   std::array<bool, 3> split{};
   for (std::size_t d = 0; d < 3; ++d) split[d] = domain.extent[d] > 0 && 2 * ghost[d] < domain.extent[d];
@@ -69,9 +69,8 @@ void BlockDecomposition::needing(const double* x, std::vector<int>& ranks) const
     // Blocks i with [i w - g, (i + 1) w + g) holding u (or an image u + k extent).
     const auto lo = static_cast<long>(std::floor((u - ghost_[d]) / w)), hi = static_cast<long>(std::floor((u + ghost_[d]) / w));
     for (long i = lo; i <= hi; ++i) {
-      long b = i;
-      if (domain_.periodic) b = ((i % p) + p) % p;
-      else if (i < 0 || i >= p) continue;
+      if (!domain_.periodic && (i < 0 || i >= p)) continue;
+      const auto b = fold_index(i, p, domain_.periodic);
       if (std::find(blocks[d].begin(), blocks[d].end(), static_cast<int>(b)) == blocks[d].end())
         blocks[d].push_back(static_cast<int>(b));
     }

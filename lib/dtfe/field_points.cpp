@@ -111,4 +111,19 @@ FieldPoints select_field(std::span<const double> position, std::span<const doubl
   return quantise_field(rel, m, quantum(g));
 }
 
+FieldPoints field_points(const ParticleIndex& index, const FieldGeometry& g) {
+  const auto ax = view_axes(g.axis);
+  const auto hv = g.half_width();  // along (u, v, w)
+  std::array<double, 3> half{};
+  for (std::size_t k = 0; k < 3; ++k) half[static_cast<std::size_t>(ax[k])] = hv[k];
+  std::vector<double> rel;
+  std::vector<double> m;
+  index.visit(g.center, half, [&](double x, double y, double z, double mass) {
+    const double r[3] = {x, y, z};
+    rel.insert(rel.end(), {r[ax[0]], r[ax[1]], r[ax[2]]});
+    m.push_back(mass);
+  });
+  return quantise_field(rel, m, quantum(g));
+}
+
 }  // namespace phew::dtfe

@@ -7,6 +7,8 @@
 // bytes on any number of ranks and threads.
 #pragma once
 
+#include "grid/particle_index.hpp"
+
 #include <array>
 #include <cstdint>
 #include <span>
@@ -55,8 +57,12 @@ FieldPoints quantise_field(std::span<const double> rel, std::span<const double> 
 
 // The same from absolute positions [n][3] and masses: selects the particles (and, in a periodic box,
 // their images) inside the window of `g`. `box` is the periodic box (0 on an axis = not periodic).
-// For small sets and tests; the tool uses ParticleIndex.
+// For small sets and tests; the tool uses field_points.
 FieldPoints select_field(std::span<const double> position, std::span<const double> mass, const FieldGeometry& g,
                          const std::array<double, 3>& box);
+
+// The same from a rank's binned particles (with their periodic images in a periodic box): the window of
+// `g` (half-widths along the view axes), quantised and sorted. Not collective.
+FieldPoints field_points(const ParticleIndex& index, const FieldGeometry& g);
 
 }  // namespace phew::dtfe

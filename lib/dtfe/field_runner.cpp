@@ -2,14 +2,13 @@
 
 #include "core/error.hpp"
 #include "dtfe/schedule.hpp"
+#include "mpi/mailbox.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <deque>
-#include <limits>
-#include <thread>
 
 namespace phew::dtfe {
 namespace {
@@ -19,10 +18,6 @@ constexpr int kTagRequest = 302;  // dynamic: "any work for me?"
 constexpr int kTagReply = 303;    // dynamic: zero or one field
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-// Waiting ranks poll with short sleeps: OpenMPI's blocking calls spin, which on an oversubscribed
-// node takes the core from the ranks that still compute.
-void nap() { std::this_thread::sleep_for(std::chrono::microseconds(200)); }
 
 // --- fields on the wire: [count] then per field [index, n_selected, scale, n, q[3n], mass[n]] -----
 template <typename T>
@@ -71,51 +66,6 @@ std::vector<std::pair<std::size_t, FieldPoints>> get_fields(const std::vector<ch
   return out;
 }
 
-// Non-blocking sends whose buffers live until the end of the run.
-class Outbox {
- public:
-  explicit Outbox(MPI_Comm c) : comm_(c) {}
-  void send(std::vector<char> bytes, int to, int tag) {
-    if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-      throw Error::input("a field of {} bytes is too large to send between ranks", bytes.size());
-    buffers_.push_back(std::move(bytes));
-    requests_.emplace_back();
-    MPI_Isend(buffers_.back().data(), static_cast<int>(buffers_.back().size()), MPI_BYTE, to, tag, comm_,
-              &requests_.back());
-  }
-  void wait() {
-    if (!requests_.empty()) MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
-    requests_.clear();
-    buffers_.clear();
-  }
-
- private:
-  MPI_Comm comm_;
-  std::deque<std::vector<char>> buffers_;  // stable addresses
-  std::vector<MPI_Request> requests_;
-};
-
-std::vector<char> receive(MPI_Comm c, const MPI_Status& st) {
-  int count = 0;
-  MPI_Get_count(&st, MPI_BYTE, &count);
-  std::vector<char> b(static_cast<std::size_t>(count));
-  MPI_Recv(b.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, c, MPI_STATUS_IGNORE);
-  return b;
-}
-
-// A private communicator, so that the runner's messages never meet anyone else's.
-class DupComm {
- public:
-  explicit DupComm(const mpi::Comm& c) { MPI_Comm_dup(c.raw(), &comm_); }
-  ~DupComm() { MPI_Comm_free(&comm_); }
-  DupComm(const DupComm&) = delete;
-  DupComm& operator=(const DupComm&) = delete;
-  MPI_Comm get() const { return comm_; }
-
- private:
-  MPI_Comm comm_;
-};
-
 class Runner {
  public:
   Runner(const ExtractFn& extract, const ComputeFn& compute, const mpi::Comm& comm, RunReport& report)
@@ -152,7 +102,7 @@ class Runner {
 };
 
 void run_model(const std::vector<FieldTask>& tasks, Runner& runner, const ExtractFn& extract, const mpi::Comm& comm,
-               MPI_Comm c, RunReport& report) {
+               RunReport& report) {
   // 1-2. Time fields chosen at random (a fixed function of the rank) and keep their maps: one per
   // rank as in the paper, but at least kMinSamples in all, so that a few ranks still fit a model.
   constexpr int kMinSamples = 16;
@@ -196,7 +146,7 @@ void run_model(const std::vector<FieldTask>& tasks, Runner& runner, const Extrac
   }
   // 6. Execute: a sender computes the fields packed before each send, then ships a batch; the
   // others compute their own fields, then receive and compute their batches in list order.
-  Outbox outbox(c);
+  mpi::Mailbox mailbox(comm);
   const SenderPlan plan = pack(cost, sends);
   for (std::size_t k = 0; k < plan.shipped.size(); ++k) {
     for (std::size_t i : plan.local[k]) runner.run_local(rest[i].index, cost[i]);
@@ -205,26 +155,20 @@ void run_model(const std::vector<FieldTask>& tasks, Runner& runner, const Extrac
     for (std::size_t i : plan.shipped[k]) put_field(b, rest[i].index, extract(rest[i].index));
     report.fields_sent += plan.shipped[k].size();
     ++report.messages_sent;
-    outbox.send(std::move(b), plan.receiver[k], kTagWork);
+    mailbox.send(plan.receiver[k], kTagWork, std::move(b));
   }
   for (std::size_t i : plan.local.back()) runner.run_local(rest[i].index, cost[i]);
   for (int s : senders) {
-    MPI_Status st;
-    for (int flag = 0;;) {
-      MPI_Iprobe(s, kTagWork, c, &flag, &st);
-      if (flag) break;
-      nap();
-    }
-    for (auto& [index, points] : get_fields(receive(c, st))) {
+    for (auto& [index, points] : get_fields(mailbox.receive(kTagWork, s).bytes)) {
       ++report.fields_received;
       runner.run(index, points, report.model.predict(static_cast<double>(points.n_selected)));
     }
   }
-  outbox.wait();
+  mailbox.flush();
 }
 
 void run_dynamic(const std::vector<FieldTask>& tasks, Runner& runner, const ExtractFn& extract, const mpi::Comm& comm,
-                 MPI_Comm c, RunReport& report) {
+                 RunReport& report) {
   // The queue, largest first. A thief gets the largest field not started: it moves the most work per
   // message, and requests are answered only between fields, so thieves should wait as rarely as
   // possible (simulate_dynamic in schedule.cpp models exactly this).
@@ -238,15 +182,10 @@ void run_dynamic(const std::vector<FieldTask>& tasks, Runner& runner, const Extr
     if (r != comm.rank() && loads[static_cast<std::size_t>(r)] > 0) victims.push_back(r);
   std::stable_sort(victims.begin(), victims.end(), [&](int a, int b) { return loads[static_cast<std::size_t>(a)] > loads[static_cast<std::size_t>(b)]; });
 
-  Outbox outbox(c);
+  mpi::Mailbox mailbox(comm);
   // Answers every pending request: the front field of the queue, or nothing.
   auto serve = [&] {
-    for (;;) {
-      int flag = 0;
-      MPI_Status st;
-      MPI_Iprobe(MPI_ANY_SOURCE, kTagRequest, c, &flag, &st);
-      if (!flag) return;
-      MPI_Recv(nullptr, 0, MPI_BYTE, st.MPI_SOURCE, kTagRequest, c, MPI_STATUS_IGNORE);
+    while (const auto request = mailbox.try_receive(kTagRequest)) {
       std::vector<char> b;
       if (queue.empty()) {
         put<std::uint64_t>(b, 0);
@@ -258,7 +197,7 @@ void run_dynamic(const std::vector<FieldTask>& tasks, Runner& runner, const Extr
         ++report.fields_sent;
       }
       ++report.messages_sent;
-      outbox.send(std::move(b), st.MPI_SOURCE, kTagReply);
+      mailbox.send(request->source, kTagReply, std::move(b));
     }
   };
   while (!queue.empty()) {
@@ -270,15 +209,8 @@ void run_dynamic(const std::vector<FieldTask>& tasks, Runner& runner, const Extr
   }
   for (int v : victims) {
     for (;;) {
-      MPI_Send(nullptr, 0, MPI_BYTE, v, kTagRequest, c);
-      MPI_Status st;
-      for (int flag = 0;;) {
-        serve();
-        MPI_Iprobe(v, kTagReply, c, &flag, &st);
-        if (flag) break;
-        nap();
-      }
-      auto got = get_fields(receive(c, st));
+      mailbox.send(v, kTagRequest);
+      auto got = get_fields(mailbox.receive(kTagReply, v, serve).bytes);
       if (got.empty()) break;  // v has nothing queued, and never will again
       for (auto& [index, points] : got) {
         ++report.fields_received;
@@ -287,15 +219,8 @@ void run_dynamic(const std::vector<FieldTask>& tasks, Runner& runner, const Extr
     }
   }
   // Done stealing: keep answering (with nothing) until every rank is done too.
-  MPI_Request barrier;
-  MPI_Ibarrier(c, &barrier);
-  for (int done = 0;;) {
-    serve();
-    MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
-    if (done) break;
-    nap();
-  }
-  outbox.wait();
+  mailbox.done(serve);
+  mailbox.flush();
 }
 
 }  // namespace
@@ -324,10 +249,10 @@ std::vector<FieldOutcome> run_fields(const std::vector<FieldTask>& tasks, const 
   Runner runner(extract, compute, comm, report);
   if (schedule == Schedule::none) {
     for (const FieldTask& t : tasks) runner.run_local(t.index);
+  } else if (schedule == Schedule::model) {
+    run_model(tasks, runner, extract, comm, report);
   } else {
-    DupComm c(comm);
-    if (schedule == Schedule::model) run_model(tasks, runner, extract, comm, c.get(), report);
-    else run_dynamic(tasks, runner, extract, comm, c.get(), report);
+    run_dynamic(tasks, runner, extract, comm, report);
   }
   report.seconds = now() - t0;
   return std::move(runner.out);

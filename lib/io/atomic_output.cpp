@@ -174,9 +174,7 @@ void Commit::move_into_place() {
 void Commit::apply(const mpi::Comm& comm) {
   hold_termination_signals();
   comm.barrier();  // every rank holds them: no rank can be stopped half-way through the commit
-  mpi::agree(comm, [&] {
-    if (comm.root()) move_into_place();
-  });
+  mpi::agree(comm, [&] { move_into_place(); });
   applied_ = true;
 }
 

@@ -45,14 +45,14 @@ class Commit {
   Commit(const Commit&) = delete;
   Commit& operator=(const Commit&) = delete;
 
-  // A finished temporary file and the name it gets (rank 0).
+  // A finished temporary file and the name it gets. Each rank moves the files it added (mostly rank 0).
   void add(std::string temp, std::string final_path);
-  // A small text file (a manifest, a text export, a quicklook): written now under a temporary name
-  // (rank 0). Throws Error(io) naming the cause ("no space left on device").
+  // A small text file (a manifest, a text export, a quicklook): written now under a temporary name.
+  // Throws Error(io) naming the cause ("no space left on device").
   void add_text(const std::string& final_path, const std::string& text);
   const std::vector<std::pair<std::string, std::string>>& files() const { return files_; }
 
-  // Moves every file into place. Termination signals (SIGINT, SIGTERM, SIGHUP) are held on every rank
+  // Moves every file into place, each rank its own. Termination signals (SIGINT, SIGTERM, SIGHUP) are held on every rank
   // from here until the process ends: once the first file has moved, the run finishes and exits 0.
   // A rename that fails is an Error(io) on every rank. Collective.
   void apply(const mpi::Comm& comm);

@@ -1,5 +1,6 @@
 #include "io/clumps_file.hpp"
 
+#include "core/error.hpp"
 #include "io/grid_file.hpp"
 
 #include <algorithm>
@@ -163,6 +164,22 @@ std::map<std::int64_t, std::array<double, 3>> read_clump_peak_positions(const Fi
     for (std::size_t i = 0; i < c; ++i)
       if (std::binary_search(ids.begin(), ids.end(), id[i])) out[id[i]] = {pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]};
   }
+  return out;
+}
+
+std::vector<HaloCentre> read_halo_centres(const File& f) {
+  for (const char* d : {"/halos/id", "/halos/mass", "/halos/peak_position"})
+    if (!f.has(d)) throw Error::input("{}: no dataset {} (is it a clumps.h5 from phew-merge?)", f.path(), d);
+  const auto id = f.read<std::int64_t>("/halos/id");
+  const auto mass = f.read<double>("/halos/mass");
+  const auto pos = f.read<double>("/halos/peak_position");
+  if (mass.size() != id.size() || pos.size() != 3 * id.size())
+    throw Error::input("{}: /halos tables of different lengths", f.path());
+  std::vector<HaloCentre> out(id.size());
+  for (std::size_t k = 0; k < id.size(); ++k) out[k] = {id[k], mass[k], {pos[3 * k], pos[3 * k + 1], pos[3 * k + 2]}};
+  std::stable_sort(out.begin(), out.end(), [](const HaloCentre& a, const HaloCentre& b) {
+    return a.mass != b.mass ? a.mass > b.mass : a.id < b.id;
+  });
   return out;
 }
 

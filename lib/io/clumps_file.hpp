@@ -97,6 +97,17 @@ std::vector<std::int64_t> read_halo_labels(const File& file, std::int64_t x0, st
 std::map<std::int64_t, std::array<double, 3>> read_clump_peak_positions(const File& file,
                                                                         const std::vector<std::int64_t>& ids);
 
+// The haloes' centres (dtfe-surface maps around them).
+struct HaloCentre {
+  std::int64_t id = 0;
+  double mass = 0;                   // snapshot mass units
+  std::array<double, 3> position{};  // the halo's peak position, snapshot length units
+};
+
+// The haloes of a clumps.h5, most massive first (ties: the lower ID first). Throws Error(input) naming
+// the file when its halo table is missing or its columns differ in length. Not collective.
+std::vector<HaloCentre> read_halo_centres(const File& file);
+
 // The catalogues as text for people and spreadsheets: clumps and haloes in the columns RAMSES' clump
 // finder writes (.txt), and as CSV. `clumps` and `halos` are every row. Each entry: (suffix, text), e.g.
 // (".clumps.txt", ...), written beside the output as OUTPUT.clumps.txt.

@@ -11,6 +11,7 @@ const std::string& UnitNames::of(Unit u) const {
     case Unit::density: return density;
     case Unit::energy: return energy;
     case Unit::acceleration: return acceleration;
+    case Unit::time: return time;
     case Unit::none: return none;
   }
   return none;

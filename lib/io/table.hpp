@@ -26,10 +26,10 @@
 namespace phew::io {
 
 // Which units a column carries (its "units" attribute), named per file by UnitNames.
-enum class Unit { none, length, mass, velocity, density, energy, acceleration };
+enum class Unit { none, length, mass, velocity, density, energy, acceleration, time };
 
 struct UnitNames {
-  std::string length, mass, velocity, density, energy, acceleration;
+  std::string length, mass, velocity, density, energy, acceleration, time;
   const std::string& of(Unit u) const;
 };
 

@@ -52,6 +52,28 @@ std::vector<T> pack_for_scatter(const Comm& comm, std::span<const T> items, Dest
   return send;
 }
 }  // namespace detail
+// The same for `count` rows of `width` values each, a width known only at run time (a map's pixels,
+// say): row i goes to rank dest(i), written straight into the send buffer by fill(i, out), which
+// fills out[0, width). Returns the rows received, grouped by source rank in rank order, each group in
+// its source's order. Collective.
+template <typename T, typename Dest, typename Fill>
+std::vector<T> route_rows(const Comm& comm, std::size_t count, std::size_t width, Dest&& dest, Fill&& fill) {
+  const auto n = static_cast<std::size_t>(comm.size());
+  std::vector<int> to(count);
+  std::vector<std::uint64_t> counts(n, 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    to[i] = dest(i);
+    counts[static_cast<std::size_t>(to[i])] += width;
+  }
+  std::vector<std::uint64_t> at = offsets_of(counts);
+  std::vector<T> send(count * width);
+  for (std::size_t i = 0; i < count; ++i) {
+    auto& a = at[static_cast<std::size_t>(to[i])];
+    fill(i, send.data() + a);
+    a += width;
+  }
+  return comm.all_to_all<T>(send, counts);
+}
 
 // Sends every item to each rank that destinations(item, emit) names by calling emit(rank) (any number of
 // times, each rank at most once per item). Received items are grouped by source rank in rank order, in

@@ -1,6 +1,7 @@
 #include "synth/scene.hpp"
 
 #include "core/error.hpp"
+#include "core/parse.hpp"
 #include "particles/particle_set.hpp"
 
 #include <charconv>
@@ -255,11 +256,11 @@ double Scene::critical_density() const {
 
 std::uint64_t parse_particle_count(const std::string& text, const std::string& what) {
   auto number = [&](std::string_view s) {
-    std::uint64_t v = 0;
-    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size() || s.empty())
+    try {
+      return parse_number<std::uint64_t>(s, what);
+    } catch (const Error&) {
       throw Error::usage("{} '{}': expected a whole number N or K^3", what, text);
-    return v;
+    }
   };
   std::uint64_t n;
   const auto caret = text.find('^');

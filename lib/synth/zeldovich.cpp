@@ -1,6 +1,7 @@
 #include "synth/zeldovich.hpp"
 
 #include "core/error.hpp"
+#include "grid/geometry.hpp"
 #include "synth/random.hpp"
 
 #include <fftw3.h>
@@ -195,10 +196,7 @@ double zeldovich_lattice(const ZeldovichSpec& spec, Rng& rng, std::vector<double
           const double psi = work.p[(i * n + j) * pad + k];
           const std::size_t lattice[3] = {i, j, k};
           const std::size_t p = first + (i * n + j) * n + k;
-          double x = (static_cast<double>(lattice[d]) + 0.5) * cell + psi;
-          x -= box * std::floor(x / box);
-          if (x >= box) x = 0;
-          position[3 * p + d] = x;
+          position[3 * p + d] = wrap_position((static_cast<double>(lattice[d]) + 0.5) * cell + psi, box);
           velocity[3 * p + d] = vfac * psi;
           sum2 += psi * psi;
         }

@@ -80,6 +80,12 @@ void Context::side_output(const std::string& path, const std::string& kind, cons
   });
 }
 
+void Context::rank_files(const std::vector<std::pair<std::string, std::string>>& files) {
+  mpi::agree(comm_, [&] {
+    for (const auto& [path, content] : files) commit_.add_text(path, content);
+  });
+}
+
 void Context::finish_output(io::File& file, io::AtomicOutput& out) { finish_output(file, out, spec_.output_kind); }
 
 void Context::finish_output(io::File& file, io::AtomicOutput& out, const std::string& kind) {

@@ -47,6 +47,10 @@ class Context {
   // temporary name, listed in the manifest of the next output finished, and moved into place with it.
   // Collective.
   void side_output(const std::string& path, const std::string& kind, const std::string& content);
+  // Files each rank makes of its own share (dtfe-surface's quicklooks, (path, content)): written now
+  // under temporary names, moved into place with the outputs by the rank that made them. The manifest
+  // lists them itself (a summary). Collective (errors agreed).
+  void rank_files(const std::vector<std::pair<std::string, std::string>>& files);
 
   // Finishes an HDF5 output written to out.temp_path(): puts the manifest in the root attribute
   // "manifest", closes the file, fingerprints it and writes OUTPUT.json under a temporary name. Nothing

@@ -35,7 +35,7 @@ snake() {
   snakemake -s "$PHEW_SOURCE/workflows/Snakefile" --cores 2 --directory "$1" --configfile "$W/config.yaml" "${@:2}"
 }
 
-@test "the shell pipeline and Snakemake produce the same data for all seven tools" {
+@test "the shell pipeline and Snakemake produce the same data for all seven tools, from the same options" {
   run pipeline "$W/sh"
   assert_success
   run snake "$W/sm" --quiet
@@ -45,6 +45,24 @@ snake() {
     run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$W/sh/$o" "$W/sm/$o"
     assert_success
   done
+  # One table maps the config to the options (workflows/phew_options.py): every tool got the same
+  # parameters from both, and mergertree its stages as explicit PEAKS:VOTERS pairs.
+  run /usr/bin/python3 - "$W/sh" "$W/sm" "${OUTPUTS[@]}" <<'PY'
+import json, sys
+sh, sm, outputs = sys.argv[1], sys.argv[2], sys.argv[3:]
+def params(root, o):
+    p = json.load(open(f"{root}/{o}.json"))["parameters"]
+    p.pop("threads", None)  # dtfe-surface: Snakemake's threads: directive, the shell pipeline's auto
+    p.pop("threads_used", None)
+    return json.loads(json.dumps(p).replace(root + "/", ""))
+for o in outputs:
+    assert params(sh, o) == params(sm, o), (o, params(sh, o), params(sm, o))
+for root in (sh, sm):
+    stages = json.load(open(f"{root}/tree.h5.json"))["parameters"]["stages"]
+    assert all(s.endswith(f"{s.split(':')[0].rsplit('/', 1)[0]}/voters.h5") and ":" in s for s in stages), stages
+print("ok")
+PY
+  assert_output "ok"
 }
 
 @test "a second run does nothing" {

@@ -107,6 +107,25 @@ TEST(Route, ScatterToFromAMovedVectorSendsTheSameAndReleasesIt) {
   EXPECT_EQ(items.capacity(), 0u);  // NOLINT(bugprone-use-after-move): released on purpose
 }
 
+TEST(Route, RowsOfARunTimeWidthReachTheirRanks) {
+  const Comm comm;
+  // Rank r has 3 + r rows of 5 values: (r, i, i*i, 7, -1); row i goes to rank (i + r) % size.
+  const std::size_t width = 5, count = 3 + static_cast<std::size_t>(comm.rank());
+  auto dest = [&](std::size_t i) { return static_cast<int>((i + static_cast<std::size_t>(comm.rank())) % static_cast<std::size_t>(comm.size())); };
+  const auto got = route_rows<double>(comm, count, width, dest, [&](std::size_t i, double* out) {
+    const double row[5] = {static_cast<double>(comm.rank()), static_cast<double>(i), static_cast<double>(i * i), 7, -1};
+    std::copy(row, row + 5, out);
+  });
+  std::vector<double> want;
+  for (int s = 0; s < comm.size(); ++s)
+    for (std::size_t i = 0; i < 3 + static_cast<std::size_t>(s); ++i)
+      if (static_cast<int>((i + static_cast<std::size_t>(s)) % static_cast<std::size_t>(comm.size())) == comm.rank())
+        want.insert(want.end(), {static_cast<double>(s), static_cast<double>(i), static_cast<double>(i * i), 7, -1});
+  EXPECT_EQ(got, want);  // grouped by source in rank order, each in its source's order
+  // No rows anywhere: nothing received.
+  EXPECT_TRUE((route_rows<double>(comm, 0, width, dest, [](std::size_t, double*) {})).empty());
+}
+
 TEST(Route, ExclusiveScanCountsLowerRanks) {
   const Comm comm;
   const RankSum s = exclusive_scan(comm, static_cast<std::uint64_t>(comm.rank() + 1));

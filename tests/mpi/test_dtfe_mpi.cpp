@@ -3,7 +3,7 @@
 // particles. Registered at 1, 2, 3 and 4 ranks.
 #include "dtfe/decomposition.hpp"
 #include "dtfe/field_runner.hpp"
-#include "dtfe/particle_index.hpp"
+#include "grid/particle_index.hpp"
 #include "dtfe/surface_density.hpp"
 #include "mpi/comm.hpp"
 
@@ -72,7 +72,7 @@ TEST(DtfeMpi, EveryScheduleGivesTheSerialMaps) {
   const std::size_t b = n * r / p, e = n * (r + 1) / p;
   const std::vector<double> my_pos(pos.begin() + static_cast<long>(3 * b), pos.begin() + static_cast<long>(3 * e));
   const std::vector<double> my_mass(mass.begin() + static_cast<long>(b), mass.begin() + static_cast<long>(e));
-  const Domain box{{0, 0, 0}, {kBox, kBox, kBox}, true};
+  const Box box{{0, 0, 0}, {kBox, kBox, kBox}, true};
   const auto hv = geometry(cs[0]).half_width();
   const auto ax = view_axes(geometry(cs[0]).axis);
   std::array<double, 3> half{}, ghost{};
@@ -88,7 +88,7 @@ TEST(DtfeMpi, EveryScheduleGivesTheSerialMaps) {
   for (Schedule s : {Schedule::none, Schedule::model, Schedule::dynamic}) {
     RunReport report;
     const auto out = run_fields(
-        tasks, [&](std::size_t i) { return index.field(geometry(cs[i])); },
+        tasks, [&](std::size_t i) { return field_points(index, geometry(cs[i])); },
         [&](std::size_t i, const FieldPoints& pts) { return surface_density(pts, geometry(cs[i]), settings); }, s, comm,
         report);
     // Every field computed exactly once somewhere, with the reference's bytes.

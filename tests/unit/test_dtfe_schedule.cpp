@@ -4,7 +4,7 @@
 #include "dtfe/decomposition.hpp"
 #include "dtfe/field_points.hpp"
 #include "dtfe/load_model.hpp"
-#include "dtfe/particle_index.hpp"
+#include "grid/particle_index.hpp"
 #include "dtfe/schedule.hpp"
 
 #include <gtest/gtest.h>
@@ -125,7 +125,7 @@ TEST(DtfeDistribution, TheIndexFindsTheSameFieldPointsAsAPlainScan) {
     pos.insert(pos.end(), {u(rng), u(rng), u(rng)});
     mass.push_back(1 + (i % 7));
   }
-  const Domain box{{0, 0, 0}, {10, 10, 10}, true};
+  const Box box{{0, 0, 0}, {10, 10, 10}, true};
   const ParticleIndex index(pos, mass, box, 0.7);
   for (const auto& c : std::vector<std::array<double, 3>>{{0.1, 9.9, 5}, {5, 5, 5}, {9.95, 0.02, 0.01}}) {
     for (int axis : {0, 1, 2}) {
@@ -136,7 +136,7 @@ TEST(DtfeDistribution, TheIndexFindsTheSameFieldPointsAsAPlainScan) {
       g.margin = 0.4;
       g.resolution = 8;
       g.axis = axis;
-      const FieldPoints a = index.field(g), b = select_field(pos, mass, g, {10, 10, 10});
+      const FieldPoints a = field_points(index, g), b = select_field(pos, mass, g, {10, 10, 10});
       ASSERT_EQ(a.size(), b.size());
       EXPECT_EQ(a.n_selected, b.n_selected);
       EXPECT_EQ(std::memcmp(a.q.data(), b.q.data(), a.q.size() * sizeof(std::int32_t)), 0);
@@ -149,13 +149,13 @@ TEST(DtfeDistribution, TheIndexFindsTheSameFieldPointsAsAPlainScan) {
   wide.size = 15;
   wide.depth = 10;
   wide.resolution = 4;
-  EXPECT_EQ(index.field(wide).n_selected, select_field(pos, mass, wide, {10, 10, 10}).n_selected);
+  EXPECT_EQ(field_points(index, wide).n_selected, select_field(pos, mass, wide, {10, 10, 10}).n_selected);
 }
 
 TEST(DtfeDistribution, GhostZonesHoldEveryWindowOfTheBlock) {
   std::mt19937_64 rng(6);
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  const Domain box{{0, 0, 0}, {1, 1, 1}, true};
+  const Box box{{0, 0, 0}, {1, 1, 1}, true};
   const std::array<double, 3> half{0.08, 0.08, 0.2};
   for (int ranks : {1, 2, 3, 4, 6, 8, 12}) {
     const BlockDecomposition blocks(box, half, ranks);

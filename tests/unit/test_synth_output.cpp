@@ -3,8 +3,10 @@
 #include "core/error.hpp"
 #include "io/h5.hpp"
 #include "particles/snapshot.hpp"
+#include "io/truth_file.hpp"
+#include "particles/gadget_writer.hpp"
 #include "synth/realize.hpp"
-#include "synth_output.hpp"
+#include "synth/synthesis.hpp"
 #include "synth_particles.hpp"
 
 #include <gtest/gtest.h>
@@ -122,44 +124,24 @@ TEST(SynthOutput, Names) {
 }
 
 struct Written {
-  synth::Scene scene;
-  std::unique_ptr<synth::HaloSet> halos;
-  std::vector<synth::ComponentTruth> truth;
-  synth::CentreTrack track;
-  synth::Particles p;
-  std::vector<double> potential, acceleration;
+  std::unique_ptr<synth::Synthesis> synthesis;
+  synth::SynthSnapshot snap;
+  const synth::Particles& p() const { return *snap.sampled; }
 };
 
 // Writes a scene's first snapshot and truth file as the tool does.
 Written write(const Json& j, const std::string& snap, const std::string& truth_path) {
   Written w;
-  w.scene = synth::parse_scene(j, "test");
-  w.halos = std::make_unique<synth::HaloSet>(w.scene);
-  w.truth = synth::describe(w.scene, *w.halos);
-  w.track = synth::centre_track(w.scene, *w.halos, w.truth);
-  w.p = synth::sample(w.scene, *w.halos, w.truth);
-  const std::size_t n = w.p.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    w.potential.push_back(w.halos->potential(&w.p.position[3 * i], w.track.center[0]));
-    const synth::Vec3 a = w.halos->acceleration(&w.p.position[3 * i], w.track.center[0]);
-    w.acceleration.insert(w.acceleration.end(), a.begin(), a.end());
-  }
-  SnapshotMeta meta;
-  meta.n = n;
-  meta.time = w.scene.cosmological ? w.scene.scale_factor() : 0.0;
-  meta.scene = &w.scene;
-  meta.truth = &w.truth;
-  meta.track = &w.track;
-  meta.scene_json = synth::scene_to_json(w.scene).dump();
-  meta.snapshot_name = fs::path(snap).filename().string();
   const mpi::Comm comm;
+  w.synthesis = std::make_unique<synth::Synthesis>(synth::parse_scene(j, "test"), comm);
+  w.snap = w.synthesis->snapshot(0, fs::path(snap).filename().string());
   {
     io::File f = io::File::create(snap, comm);
-    write_gadget_snapshot(f, meta, w.p, w.potential, w.acceleration);
+    write_gadget_hdf5(f, w.snap.header, w.snap.particles(), comm);
   }
   {
     io::File f = io::File::create(truth_path, comm);
-    write_truth(f, meta, w.p, synth::bound_flags(w.p, *w.halos, w.track.center[0], w.track.velocity[0], w.scene.scale_factor()));
+    io::write_truth(f, w.snap.truth, comm);
   }
   return w;
 }
@@ -188,12 +170,12 @@ TEST(SynthOutput, HalosReadBackThroughTheSnapshotReader) {
   const ParticleSet p = read_particles(*reader, {1}, 0, 2500, all);
   for (std::size_t i = 0; i < 2500; ++i) {
     EXPECT_EQ(p.id[i], i + 1);
-    EXPECT_EQ(p.mass[i], w.p.mass[i]);
-    EXPECT_EQ(p.potential[i], w.potential[i]);
+    EXPECT_EQ(p.mass[i], w.p().mass[i]);
+    EXPECT_EQ(p.potential[i], w.snap.potential[i]);
     for (std::size_t d = 0; d < 3; ++d) {
-      ASSERT_EQ(p.position[3 * i + d], w.p.position[3 * i + d]);
-      ASSERT_EQ(p.velocity[3 * i + d], w.p.velocity[3 * i + d]);
-      ASSERT_EQ(p.acceleration[3 * i + d], w.acceleration[3 * i + d]);
+      ASSERT_EQ(p.position[3 * i + d], w.p().position[3 * i + d]);
+      ASSERT_EQ(p.velocity[3 * i + d], w.p().velocity[3 * i + d]);
+      ASSERT_EQ(p.acceleration[3 * i + d], w.snap.acceleration[3 * i + d]);
     }
   }
   const io::File t = io::File::open_read(truth);
@@ -205,6 +187,13 @@ TEST(SynthOutput, HalosReadBackThroughTheSnapshotReader) {
   EXPECT_EQ(t.read_attribute_string("/components", "names"), R"(["big","small"])");
   EXPECT_NEAR(t.read<double>("/components/m200")[0], 1.0, 1e-3);  // the Plummer adds a little inside r200
   EXPECT_EQ(t.read_attribute_string("/", "snapshot"), "halos.hdf5");
+  const io::Truth back = io::read_truth(t);
+  EXPECT_EQ(back.meta.names, (std::vector<std::string>{"big", "small"}));
+  EXPECT_EQ(back.meta.scene, w.snap.truth.meta.scene);
+  ASSERT_EQ(back.particles.size(), 2500u);
+  EXPECT_EQ(back.particles[2499].id, 2500u);
+  EXPECT_EQ(back.components[1].center, w.snap.truth.components[1].center);
+  EXPECT_EQ(back.track.center, w.snap.truth.track.center);
   fs::remove_all(dir);
 }
 

@@ -2,9 +2,11 @@
 #include "cic_project.hpp"
 #include "core/error.hpp"
 #include "deblend.hpp"
+#include "dtfe_surface.hpp"
 #include "mergertree.hpp"
 #include "phew_merge.hpp"
 #include "phew_segment.hpp"
+#include "synth_particles.hpp"
 #include "voters.hpp"
 #include "tool/json_config.hpp"
 
@@ -179,6 +181,112 @@ TEST(TreeOptions, BatchOrOnTheFlyAndPositiveVotes) {
                                     [](TreeOptions& x) { x.graveyard_votes = 0; },
                                     [](TreeOptions& x) { x.graveyard_max_age = -1; }});
   expect_usage_errors<TreeOptions>(fly, check_tree_options, {[](TreeOptions& x) { x.add.clear(); }});
+}
+
+TEST(DtfeOptions, ChecksAndConverts) {
+  DtfeOptions o;
+  o.size = 20;
+  o.resolution = 64;
+  o.axis = "x";
+  o.samples = 4;
+  o.threads = "3";
+  o.schedule = "model";
+  o.precision = "float64";
+  DtfeChecked c = check_dtfe_options(o);
+  EXPECT_EQ(c.maps.size, 20.0);
+  EXPECT_EQ(c.maps.resolution, 64);
+  ASSERT_TRUE(c.maps.depth);
+  EXPECT_EQ(*c.maps.depth, 20.0);  // default: the size
+  EXPECT_EQ(c.maps.margin, 2.0);   // default: a tenth of the size
+  EXPECT_EQ(c.maps.axis, 0);
+  EXPECT_EQ(c.maps.map.samples, 4);
+  EXPECT_EQ(c.maps.map.mode, dtfe::MapMode::ray);
+  EXPECT_EQ(c.threads, 3);
+  EXPECT_EQ(c.maps.schedule, dtfe::Schedule::model);
+  EXPECT_TRUE(c.float64);
+  o.depth = "box";
+  o.margin = "0";
+  o.threads = "auto";
+  o.samples = 1;
+  o.mode = "exact";
+  c = check_dtfe_options(o);
+  EXPECT_FALSE(c.maps.depth);
+  EXPECT_EQ(c.maps.margin, 0.0);
+  EXPECT_EQ(c.threads, 0);
+  EXPECT_EQ(c.maps.map.mode, dtfe::MapMode::exact);
+}
+
+TEST(DtfeOptions, RejectsBadValuesAsUsageErrors) {
+  for (auto mutate : std::vector<std::function<void(DtfeOptions&)>>{
+           [](DtfeOptions& o) { o.size = 0; }, [](DtfeOptions& o) { o.size = -1; },
+           [](DtfeOptions& o) { o.resolution = 0; }, [](DtfeOptions& o) { o.resolution = 70000; },
+           [](DtfeOptions& o) { o.top = -1; }, [](DtfeOptions& o) { o.depth = "deep"; },
+           [](DtfeOptions& o) { o.depth = "-2"; }, [](DtfeOptions& o) { o.margin = "-1"; },
+           [](DtfeOptions& o) { o.axis = "w"; }, [](DtfeOptions& o) { o.samples = 0; },
+           [](DtfeOptions& o) { o.mode = "exact"; o.samples = 4; }, [](DtfeOptions& o) { o.mode = "fast"; },
+           [](DtfeOptions& o) { o.backend = "foo"; }, [](DtfeOptions& o) { o.threads = "0"; },
+           [](DtfeOptions& o) { o.threads = "two"; }, [](DtfeOptions& o) { o.schedule = "greedy"; },
+           [](DtfeOptions& o) { o.precision = "float16"; }}) {
+    DtfeOptions o;
+    o.size = 10;
+    o.resolution = 8;
+    mutate(o);
+    try {
+      check_dtfe_options(o);
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    }
+  }
+}
+
+TEST(SynthOptions, ChecksAndResolvesTheScene) {
+  SynthOptions o;
+  o.model = "plummer";
+  o.particles = "2000";
+  o.scale_radius = "2";
+  o.position = "1,2,3";
+  o.seed = "9";
+  o.precision = "float64";
+  const SynthChecked c = check_synth_options(o);
+  ASSERT_EQ(c.scene.components.size(), 1u);
+  EXPECT_EQ(c.scene.components[0].particles, 2000u);
+  EXPECT_EQ(c.scene.components[0].scale_radius, 2.0);
+  EXPECT_EQ(c.scene.components[0].center[1], 2.0);
+  EXPECT_EQ(c.scene.seed, 9u);
+  EXPECT_TRUE(c.scene.double_precision);
+  EXPECT_TRUE(c.scene_file.empty());
+  SynthOptions b;
+  b.model = "crossing";
+  b.snapshots = "4";
+  EXPECT_EQ(check_synth_options(b).scene.snapshots(), 4);
+}
+
+TEST(SynthOptions, RejectsBadValues) {
+  for (auto mutate : std::vector<std::function<void(SynthOptions&)>>{
+           [](SynthOptions& o) { o.mass = "lots"; }, [](SynthOptions& o) { o.mass = "-1"; },
+           [](SynthOptions& o) { o.particles = "0"; }, [](SynthOptions& o) { o.position = "1,2"; },
+           [](SynthOptions& o) { o.seed = "-3"; }, [](SynthOptions& o) { o.model = "king"; },
+           [](SynthOptions& o) { o.snapshots = "3"; }, [](SynthOptions& o) { o.precision = "float16"; },
+           [](SynthOptions& o) { o.model = "collision"; o.mass = "2"; }}) {
+    SynthOptions o;
+    o.model = "nfw";
+    mutate(o);
+    try {
+      check_synth_options(o);
+      FAIL() << o.model;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage) << e.what();
+    }
+  }
+  SynthOptions missing;
+  missing.model = "no/such/scene.json";
+  try {
+    check_synth_options(missing);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::io);
+  }
 }
 
 TEST(JsonConfig, FlattensObjectsAndLists) {

@@ -1,12 +1,10 @@
 // dtfe-surface: DTFE surface-density maps around listed centres (docs/tools/dtfe-surface.md).
 #pragma once
 
-#include "dtfe/field_points.hpp"
-#include "dtfe/field_runner.hpp"
-#include "dtfe/surface_density.hpp"
+#include "dtfe/surface_maps.hpp"
 #include "tool/tool.hpp"
 
-#include <optional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,21 +29,15 @@ struct DtfeOptions {
   bool png = false;
 };
 
-// The options in checked form (lengths still as given: "box" needs the snapshot to resolve).
-struct DtfeParams {
-  double size = 0;
-  int resolution = 0;
-  std::optional<double> depth;  // empty: "box"
-  double margin = 0;
-  int axis = 2;
-  dtfe::MapSettings map;
-  int threads = 0;  // 0: one per core on this node
-  dtfe::Schedule schedule = dtfe::Schedule::dynamic;
+// The options in checked form ("box" for the depth is resolved by the stage, which knows the box).
+struct DtfeChecked {
+  dtfe::SurfaceMapsParams maps;  // maps.map.threads: 0 until resolved (auto)
+  int threads = 0;               // 0: one per core on this node, shared among its ranks
   bool float64 = false;
 };
 
 void declare_dtfe_options(CLI::App& app, DtfeOptions& opt);
-DtfeParams check_dtfe_options(const DtfeOptions& opt);  // throws Error(usage); pure
+DtfeChecked check_dtfe_options(const DtfeOptions& opt);  // throws Error(usage); pure
 void run_dtfe_surface(const DtfeOptions& opt, Context& ctx);
 
 }  // namespace phew

@@ -2,30 +2,35 @@
 #pragma once
 
 #include "synth/scene.hpp"
+#include "synth/scene_options.hpp"
 #include "tool/tool.hpp"
 
 #include <string>
+#include <vector>
 
 namespace phew {
 
-// The command line as given: strings, so that "not given" is distinguishable and every number is
-// checked with a message naming its option.
-struct SynthOptions {
-  std::string model;  // a model name, a built-in scene or a scene file
-  std::string particles, mass, concentration, scale_radius, truncation, decay, position, velocity;
-  std::string box, cosmology, redshift, sigma8, spectrum, index, velocity_dispersion;
-  std::string seed, precision;
-  bool potential = false, acceleration = false;
-  std::string mode, snapshots, interval, accuracy;
+// The command line as given: the scene's options as text (synth/scene_options.hpp).
+struct SynthOptions : synth::SceneOptions {};
+
+// The options in checked form: the resolved scene, and the scene file it came from (if any).
+struct SynthChecked {
+  synth::Scene scene;
+  std::string scene_file;
 };
 
 void declare_synth_options(CLI::App& app, SynthOptions& opt);
-
-// The scene the options describe: one model with its options, a built-in scene or a scene file (whose
-// path is returned in `scene_file`), with the global options applied. Throws Error(usage) for a bad
-// option or scene, Error(io) for an unreadable scene file. Not collective.
-synth::Scene scene_from_options(const SynthOptions& opt, std::string* scene_file = nullptr);
-
+// Throws Error(usage) for a bad option or scene, Error(io) for an unreadable scene file (which it
+// reads). Not collective.
+SynthChecked check_synth_options(const SynthOptions& opt);
 void run_synth_particles(const SynthOptions& opt, Context& ctx);
+
+// Output names: one snapshot OUT (OUT.truth.h5 beside it, the .hdf5/.h5 suffix replaced), or for a
+// sequence STEM_000.hdf5, STEM_001.hdf5, ... with STEM_000.truth.h5, ... (STEM = OUT without its suffix;
+// at least three digits).
+struct OutputNames {
+  std::vector<std::string> snapshots, truths;
+};
+OutputNames output_names(const std::string& output, int snapshots);
 
 }  // namespace phew

@@ -1,8 +1,9 @@
-// A rank's particles binned on a coarse grid, to count and collect the particles of many field
-// windows quickly (with periodic images when the box is periodic).
+// The project's one spatial binning of particles: positions (and masses) sorted into the cells of a
+// coarse grid over a Box, to count and visit the particles of many windows quickly (with periodic
+// images when the box is periodic) and to find the particles within a radius of a point.
 #pragma once
 
-#include "dtfe/field_points.hpp"
+#include "grid/geometry.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,42 +12,40 @@
 #include <span>
 #include <vector>
 
-namespace phew::dtfe {
-
-// The region the particles live in: a periodic box [origin, origin + extent) or, when not periodic,
-// any box holding them (positions outside are clamped to the edge cells, never lost).
-struct Domain {
-  std::array<double, 3> origin{0, 0, 0};
-  std::array<double, 3> extent{0, 0, 0};
-  bool periodic = false;
-};
+namespace phew {
 
 class ParticleIndex {
  public:
-  // Copies the particles ([n][3] positions, masses) sorted by cell; cells of about `cell` length
-  // (at most ~n/4 cells, at least one per axis). Not collective.
-  ParticleIndex(std::span<const double> position, std::span<const double> mass, const Domain& domain, double cell);
+  // Copies the particles ([n][3] positions, and n masses or none) sorted by cell; cells of about `cell`
+  // length (at most ~n/4 cells, at most 1024 and at least one per axis). `box` is where the particles
+  // live: a periodic box [origin, origin + extent) holding them wrapped, or, when open, any box holding
+  // them (positions outside are clamped to the edge cells, never lost). Not collective.
+  ParticleIndex(std::span<const double> position, std::span<const double> mass, const Box& box, double cell);
 
-  std::size_t size() const { return mass_.size(); }
+  std::size_t size() const { return index_.size(); }
+  const Box& box() const { return box_; }
 
   // Particles (and periodic images) with centre - half <= x < centre + half on every axis.
   std::uint64_t count(const std::array<double, 3>& centre, const std::array<double, 3>& half) const;
 
-  // The field's points: the window of `g` (half-widths along the view axes), quantised and sorted
-  // (field_points.hpp). Not collective.
-  FieldPoints field(const FieldGeometry& g) const;
-
-  // Calls f(x, y, z, mass) for every particle (or image) in the window, positions relative to the centre.
+  // Calls f(x, y, z, mass) for every particle (or image) in the window, positions relative to the
+  // centre (mass 0 when the index holds none). Not collective.
   template <typename F>
   void visit(const std::array<double, 3>& centre, const std::array<double, 3>& half, F&& f) const;
 
+  // Indices (into the positions given to the constructor) of the particles within r of x, separations
+  // taken through the nearest periodic image in a periodic box: sum over axes of minimum_image(x_i - x)^2
+  // <= r^2. Each particle once, in ascending index order. Not collective.
+  std::vector<std::size_t> within(const std::array<double, 3>& x, double r) const;
+
  private:
-  Domain domain_;
+  Box box_;
   std::array<std::int64_t, 3> cells_{1, 1, 1};
   std::array<double, 3> cell_size_{0, 0, 0};
   std::vector<std::uint64_t> start_;  // [cell + 1]
   std::vector<double> position_;      // sorted by cell, [n][3]
-  std::vector<double> mass_;
+  std::vector<double> mass_;          // sorted by cell, [n] (empty: no masses)
+  std::vector<std::uint64_t> index_;  // sorted by cell: each particle's index in the input
 };
 
 template <typename F>
@@ -55,25 +54,25 @@ void ParticleIndex::visit(const std::array<double, 3>& centre, const std::array<
   // window wider than the box sees each image once.
   std::array<std::int64_t, 3> k0{}, k1{};
   for (std::size_t d = 0; d < 3; ++d) {
-    const double lo = (centre[d] - half[d] - domain_.origin[d]) / cell_size_[d];
-    const double hi = (centre[d] + half[d] - domain_.origin[d]) / cell_size_[d];
+    const double lo = (centre[d] - half[d] - box_.origin[d]) / cell_size_[d];
+    const double hi = (centre[d] + half[d] - box_.origin[d]) / cell_size_[d];
     k0[d] = static_cast<std::int64_t>(std::floor(lo));
     k1[d] = static_cast<std::int64_t>(std::floor(hi));
-    if (!domain_.periodic) {
+    if (!box_.periodic) {
       k0[d] = std::max<std::int64_t>(k0[d], 0);
       k1[d] = std::min<std::int64_t>(k1[d], cells_[d] - 1);
     }
   }
   auto wrap = [&](std::int64_t k, std::size_t d, double& shift) {
-    if (!domain_.periodic) {
+    if (!box_.periodic) {
       shift = 0;
       return k;
     }
-    const std::int64_t n = cells_[d];
-    const std::int64_t m = ((k % n) + n) % n;
-    shift = static_cast<double>((k - m) / n) * domain_.extent[d];
+    const std::int64_t m = fold_index(k, cells_[d], true);
+    shift = static_cast<double>((k - m) / cells_[d]) * box_.extent[d];
     return m;
   };
+  const bool has_mass = !mass_.empty();
   for (std::int64_t i = k0[0]; i <= k1[0]; ++i) {
     double sx = 0;
     const std::int64_t ci = wrap(i, 0, sx);
@@ -89,11 +88,11 @@ void ParticleIndex::visit(const std::array<double, 3>& centre, const std::array<
           const double y = position_[3 * p + 1] + sy - centre[1];
           const double z = position_[3 * p + 2] + sz - centre[2];
           if (x >= -half[0] && x < half[0] && y >= -half[1] && y < half[1] && z >= -half[2] && z < half[2])
-            f(x, y, z, mass_[p]);
+            f(x, y, z, has_mass ? mass_[p] : 0.0);
         }
       }
     }
   }
 }
 
-}  // namespace phew::dtfe
+}  // namespace phew

@@ -1,11 +1,11 @@
-#include "quicklook.hpp"
+#include "io/quicklook.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 
-namespace phew {
+namespace phew::io {
 namespace {
 
 std::uint32_t crc32(const std::string& data, std::size_t begin) {
@@ -51,7 +51,7 @@ std::array<unsigned char, 3> colour(double t) {
 
 }  // namespace
 
-std::string quicklook_png(const std::vector<double>& sigma, int ng) {
+std::string quicklook_png(std::span<const double> sigma, int ng) {
   double top = 0;
   for (double v : sigma) top = std::max(top, v);
   const double hi = top > 0 ? std::log10(top) : 0.0, lo = hi - 4.0;
@@ -100,4 +100,4 @@ std::string quicklook_png(const std::vector<double>& sigma, int ng) {
   return png;
 }
 
-}  // namespace phew
+}  // namespace phew::io

@@ -4,11 +4,11 @@
 #pragma once
 
 #include <string>
-#include <vector>
+#include <span>
 
-namespace phew {
+namespace phew::io {
 
 // The PNG file's bytes for a map [ng][ng] (sigma[i][j], i along u, j along v).
-std::string quicklook_png(const std::vector<double>& sigma, int ng);
+std::string quicklook_png(std::span<const double> sigma, int ng);
 
-}  // namespace phew
+}  // namespace phew::io

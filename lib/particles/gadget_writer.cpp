@@ -1,0 +1,78 @@
+#include "particles/gadget_writer.hpp"
+
+#include "core/error.hpp"
+#include "mpi/route.hpp"
+
+#include <array>
+#include <vector>
+
+namespace phew {
+namespace {
+
+// This rank's rows of an [n] or [n][cols] dataset stored as float64 or float32 (converted by HDF5).
+void write_real(io::File& f, bool f64, const std::string& name, const mpi::RankSum& rows, std::uint64_t cols,
+                std::span<const double> data, const std::string& units) {
+  std::vector<std::uint64_t> shape{rows.total};
+  if (cols > 1) shape.push_back(cols);
+  if (f64) f.write_rows<double, double>(name, shape, rows.before, data);
+  else f.write_rows<float, double>(name, shape, rows.before, data);
+  f.write_attribute(name, "units", units);
+}
+
+}  // namespace
+
+void write_gadget_hdf5(io::File& f, const GadgetHeader& h, const GadgetParticles& p, const mpi::Comm& comm) {
+  if (h.type < 0 || h.type > 5) throw Error::internal("Gadget particle type {} is not 0..5", h.type);
+  const std::uint64_t n = p.id.size();
+  if (p.position.size() != 3 * n || p.velocity.size() != 3 * n || (h.particle_mass == 0 && p.mass.size() != n) ||
+      (h.potential && p.potential.size() != n) || (h.acceleration && p.acceleration.size() != 3 * n))
+    throw Error::internal("{}: Gadget snapshot columns of different lengths ({} IDs)", f.path(), n);
+  const mpi::RankSum rows = mpi::exclusive_scan(comm, n);
+  const auto t = static_cast<std::size_t>(h.type);
+
+  f.create_group("/Header");
+  std::array<std::uint32_t, 6> count{}, high{};
+  std::array<double, 6> mass_table{};
+  count[t] = static_cast<std::uint32_t>(rows.total & 0xffffffffu);
+  high[t] = static_cast<std::uint32_t>(rows.total >> 32);
+  mass_table[t] = h.particle_mass;
+  f.write_attribute<std::uint32_t>("/Header", "NumPart_ThisFile", count);
+  f.write_attribute<std::uint32_t>("/Header", "NumPart_Total", count);
+  f.write_attribute<std::uint32_t>("/Header", "NumPart_Total_HighWord", high);
+  f.write_attribute<double>("/Header", "MassTable", mass_table);
+  f.write_attribute("/Header", "BoxSize", h.box_size);
+  f.write_attribute("/Header", "Time", h.time);
+  f.write_attribute("/Header", "Redshift", h.redshift);
+  f.write_attribute("/Header", "NumFilesPerSnapshot", std::int32_t{1});
+  f.write_attribute("/Header", "Omega0", h.omega0);
+  f.write_attribute("/Header", "OmegaLambda", h.omega_lambda);
+  f.write_attribute("/Header", "HubbleParam", h.hubble_param);
+  f.write_attribute("/Header", "UnitLength_in_cm", h.units.length_cm);
+  f.write_attribute("/Header", "UnitMass_in_g", h.units.mass_g);
+  f.write_attribute("/Header", "UnitVelocity_in_cm_per_s", h.units.velocity_cm_per_s);
+  f.write_attribute("/Header", "Flag_DoublePrecision", std::int32_t{h.double_precision ? 1 : 0});
+
+  const std::string g = "/PartType" + std::to_string(h.type);
+  f.create_group(g);
+  if (h.double_precision) {
+    f.write_rows<double, double>(g + "/Coordinates", {rows.total, 3}, rows.before, p.position);
+  } else {
+    // Rounded to float32 here rather than by HDF5, so that a coordinate just below BoxSize does not
+    // round up to BoxSize (periodically, that is 0).
+    std::vector<float> x(p.position.size());
+    const auto box = static_cast<float>(h.box_size);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = static_cast<float>(p.position[i]);
+      if (h.box_size > 0 && x[i] >= box) x[i] = 0;
+    }
+    f.write_rows<float, float>(g + "/Coordinates", {rows.total, 3}, rows.before, x);
+  }
+  f.write_attribute(g + "/Coordinates", "units", h.length_units);
+  write_real(f, h.double_precision, g + "/Velocities", rows, 3, p.velocity, h.velocity_units);
+  f.write_rows<std::uint64_t, std::uint64_t>(g + "/ParticleIDs", {rows.total}, rows.before, p.id);
+  if (h.particle_mass == 0) write_real(f, h.double_precision, g + "/Masses", rows, 1, p.mass, h.mass_units);
+  if (h.potential) write_real(f, h.double_precision, g + "/Potential", rows, 1, p.potential, h.potential_units);
+  if (h.acceleration) write_real(f, h.double_precision, g + "/Acceleration", rows, 3, p.acceleration, h.acceleration_units);
+}
+
+}  // namespace phew
