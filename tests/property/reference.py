@@ -163,7 +163,19 @@ def check_segment(grid_path, patches_path, threshold_text=None):
                 if not np.array_equal(have, want):
                     j = int(np.flatnonzero(have != want)[0])
                     bad.append(f"/peaks/{k} differs, first at row {j} (peak {j + 1}): tool {have[j]!r}, reference {want[j]!r}")
-            vol = float(np.prod(np.asarray(attrs["cell_size"], dtype=float)))
+            # Positions: the cell centre, or with --refine-positions a point inside the peak cell.
+            cs, origin = np.asarray(attrs["cell_size"], dtype=float), np.asarray(attrs["origin"], dtype=float)
+            centre = origin + (np.stack(np.unravel_index(peaks, rho.shape), axis=1) + 0.5) * cs
+            pos = f["peaks/position"][()]
+            refined = int(np.asarray(f["peaks/position"].attrs.get("refined", 0)))
+            tol = 1e-9 * float(np.max(np.abs(origin) + cs * np.asarray(rho.shape)))
+            if pos.shape != centre.shape:
+                bad.append(f"/peaks/position shape {pos.shape}")
+            elif not refined and not np.allclose(pos, centre, rtol=0, atol=tol):
+                bad.append("/peaks/position is not the peak cell's centre")
+            elif refined and np.any(np.abs(pos - centre) > 0.5 * cs + tol):
+                bad.append("/peaks/position (refined) lies outside the peak cell")
+            vol = float(np.prod(cs))
             mass = np.bincount(labels.ravel(), weights=rho.ravel() * vol, minlength=n + 1)[1:]
             if not np.allclose(f["peaks/mass"][()], mass, rtol=1e-9, atol=0):
                 bad.append("/peaks/mass differs from the sum of rho V over the patch")
@@ -335,8 +347,16 @@ def check_merge(patches_path, clumps_path, grid_path, relevance, saddle_text=Non
         halo_of = np.zeros(n + 1, dtype=np.int64)
         for k, h in ref["halo"].items():
             halo_of[k] = h
-        same("/cells/clump", read_labels(clumps_path, "clump"), clump_of[peak_labels])
-        same("/cells/halo", read_labels(clumps_path, "halo"), halo_of[clump_of[peak_labels]])
+        cell_clump, cell_halo = clump_of[peak_labels], halo_of[clump_of[peak_labels]]
+        same("/cells/clump", read_labels(clumps_path, "clump"), cell_clump)
+        same("/cells/halo", read_labels(clumps_path, "halo"), cell_halo)
+        if len(c["clumps/id"]) == len(cl):
+            same("/clumps/n_cells", c["clumps/n_cells"][()], np.bincount(cell_clump.ravel(), minlength=n + 1)[cl])
+        hs = ref["halos"]
+        if len(c["halos/id"]) == len(hs):
+            same("/halos/n_cells", c["halos/n_cells"][()], np.bincount(cell_halo.ravel(), minlength=n + 1)[hs])
+            same("/halos/n_clumps", c["halos/n_clumps"][()],
+                 np.bincount([ref["halo"][k] for k in cl], minlength=n + 1)[hs] if cl else np.zeros(len(hs), int))
     return bad
 
 

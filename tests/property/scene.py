@@ -169,7 +169,7 @@ def make(seed, out):
     potential = bool(rng.uniform() < 0.5)
     cosmology = bool(rng.uniform() < 0.4)
     open_style = None if periodic else str(rng.choice(["boxsize0", "gadget4"]))
-    nsnap = int(rng.choice([2, 3]))
+    nsnap = int(rng.choice([2, 3], p=[0.7, 0.3]))
     # Time step: the typical blob moves 1-3 cells per step.
     dt = rng.uniform(1, 3) * mcell / max(1.0, float(np.median(np.linalg.norm(bulk, axis=1))))
     id_mode = str(rng.choice(["perm64", "perm32", "sparse"]))
