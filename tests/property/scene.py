@@ -2,10 +2,11 @@
 """A seeded random scene for the rank-invariance harness: Gadget-style HDF5 snapshots and the options
 each tool of the chain is run with.
 
-Usage: scene.py SEED OUTDIR     (writes OUTDIR/snap_000.hdf5 ..., OUTDIR/centers.txt, OUTDIR/scene.json)
+Usage: scene.py SEED OUTDIR     (writes OUTDIR/snap_000.hdf5 ... (or snap_000.0.hdf5, .1, ...),
+                                 OUTDIR/centers.txt, OUTDIR/scene.json)
 
 The same seed gives the same files and options (numpy's default_rng). What a seed varies:
-  particles      15,000-50,000; equal masses (MassTable or a Masses column) or unequal ones; particle
+  particles      15,000-50,000, in one file or a multi-file snapshot of 2-3 uneven pieces; equal masses (MassTable or a Masses column) or unequal ones; particle
                  IDs permuted, 32- or 64-bit, sometimes huge with gaps; file order shuffled per snapshot
   blobs          1-60 Gaussian blobs (some top-hat spheres), widths 0.5-10 cells, mass ratios 1-1000,
                  a uniform background of 0-60% of the particles (sometimes on cell centres: plateaus of
@@ -187,6 +188,9 @@ def make(seed, out):
     if open_style == "gadget4":
         boxsize, shift = 10000.0, np.full(3, 5000.0)
         region = [v + 5000.0 for v in region]
+    # Multi-file snapshots in some scenes (pieces of uneven size: rank shares cross file boundaries).
+    nfiles = int(rng.choice([1, 2, 3], p=[0.7, 0.2, 0.1]))
+    cuts = np.sort(rng.choice(np.arange(1, n), nfiles - 1, replace=False)) if nfiles > 1 else np.zeros(0, int)
     for k in range(nsnap):
         t = k * dt
         pos = pos0 + drift * t + shift
@@ -195,7 +199,7 @@ def make(seed, out):
             pos[pos >= np.float32(box)] = 0.0  # rounding of mod or of the cast
         order = rng.permutation(n)  # file order differs from snapshot to snapshot
         time = (0.8 + 0.1 * k) if cosmology else t
-        write_snapshot(out / f"snap_{k:03d}.hdf5", pos[order], vel[order], ids[order].astype(id_dtype), mass[order],
+        write_snapshot(out / f"snap_{k:03d}", cuts, pos[order], vel[order], ids[order].astype(id_dtype), mass[order],
                        mass_mode, boxsize, open_style, time,
                        cosmology, potential, pos[order], centre + bulk * t + shift, width, counts, mass, member, periodic)
 
@@ -226,6 +230,8 @@ def make(seed, out):
     thr = float(10 ** rng.uniform(np.log10(0.5), np.log10(top)))
     opts = {
         "seed": seed,
+        "files": nfiles,
+        "snapshot_files": [f"snap_{k:03d}.hdf5" if nfiles == 1 else f"snap_{k:03d}.0.hdf5" for k in range(nsnap)],
         "n_particles": n, "n_blobs": nb, "background": round(bg_frac, 3), "lattice_background": lattice_bg,
         "placement": {p: place.count(p) for p in sorted(set(place))},
         "streams": int(streams.sum()), "tophat": int(tophat.sum()),
@@ -255,53 +261,58 @@ def make(seed, out):
     return opts
 
 
-def write_snapshot(path, pos, vel, ids, mass, mass_mode, boxsize, open_style, time, cosmology, potential,
+def write_snapshot(stem, cuts, pos, vel, ids, mass, mass_mode, boxsize, open_style, time, cosmology, potential,
                    pos_for_phi, centres, widths, counts, all_mass, member, periodic):
+    """STEM.hdf5, or STEM.0.hdf5, STEM.1.hdf5, ... split at `cuts` (a multi-file snapshot)."""
     n = len(pos)
-    npart = np.array([0, n, 0, 0, 0, 0], dtype=np.uint32)
-    with h5py.File(path, "w") as f:
-        h = f.create_group("Header")
-        h.attrs["BoxSize"] = float(boxsize)
-        h.attrs["NumPart_ThisFile"] = npart
-        h.attrs["NumPart_Total"] = npart.astype(np.uint64)
-        h.attrs["NumPart_Total_HighWord"] = np.zeros(6, dtype=np.uint32)
-        mt = np.zeros(6)
-        if mass_mode == "table":
-            mt[1] = mass[0]
-        h.attrs["MassTable"] = mt
-        h.attrs["Time"] = float(time)
-        h.attrs["Redshift"] = float(1 / time - 1) if cosmology else 0.0
-        h.attrs["NumFilesPerSnapshot"] = np.int32(1)
-        if cosmology:
-            h.attrs["Omega0"] = 0.3
-            h.attrs["OmegaLambda"] = 0.7
-            h.attrs["HubbleParam"] = 0.7
-        h.attrs["UnitLength_in_cm"] = 3.085678e21
-        h.attrs["UnitMass_in_g"] = 1.989e43
-        h.attrs["UnitVelocity_in_cm_per_s"] = 1e5
-        if open_style == "gadget4":  # Gadget-4 without PERIODIC in /Config: open boundaries
-            f.create_group("Config").attrs["NTYPES"] = np.int32(6)
-        g = f.create_group("PartType1")
-        g["Coordinates"] = pos.astype(np.float32)
-        g["Velocities"] = vel.astype(np.float32)
-        g["ParticleIDs"] = ids
-        if mass_mode != "table":
-            g["Masses"] = mass.astype(np.float32)
-        if potential:
-            phi = np.zeros(n)
-            acc = np.zeros((n, 3))
-            bm = np.bincount(member + 1, weights=all_mass, minlength=len(counts) + 1)[1:]
-            for c, a, m in zip(centres, widths, bm):
-                if m <= 0:
-                    continue
-                d = pos_for_phi - c
-                if periodic:
-                    d -= boxsize * np.round(d / boxsize)
-                r2 = (d ** 2).sum(axis=1) + a ** 2
-                phi -= G * m / np.sqrt(r2)
-                acc -= G * m * d / r2[:, None] ** 1.5
-            g["Potential"] = phi.astype(np.float32)
-            g["Acceleration"] = acc.astype(np.float32)
+    cols = {"Coordinates": pos.astype(np.float32), "Velocities": vel.astype(np.float32), "ParticleIDs": ids}
+    if mass_mode != "table":
+        cols["Masses"] = mass.astype(np.float32)
+    if potential:
+        phi = np.zeros(n)
+        acc = np.zeros((n, 3))
+        bm = np.bincount(member + 1, weights=all_mass, minlength=len(counts) + 1)[1:]
+        for c, a, m in zip(centres, widths, bm):
+            if m <= 0:
+                continue
+            d = pos_for_phi - c
+            if periodic:
+                d -= boxsize * np.round(d / boxsize)
+            r2 = (d ** 2).sum(axis=1) + a ** 2
+            phi -= G * m / np.sqrt(r2)
+            acc -= G * m * d / r2[:, None] ** 1.5
+        cols["Potential"] = phi.astype(np.float32)
+        cols["Acceleration"] = acc.astype(np.float32)
+    bounds = [0] + [int(c) for c in cuts] + [n]
+    nfiles = len(bounds) - 1
+    for piece in range(nfiles):
+        lo, hi = bounds[piece], bounds[piece + 1]
+        path = Path(f"{stem}.hdf5" if nfiles == 1 else f"{stem}.{piece}.hdf5")
+        with h5py.File(path, "w") as f:
+            h = f.create_group("Header")
+            h.attrs["BoxSize"] = float(boxsize)
+            h.attrs["NumPart_ThisFile"] = np.array([0, hi - lo, 0, 0, 0, 0], dtype=np.uint32)
+            h.attrs["NumPart_Total"] = np.array([0, n, 0, 0, 0, 0], dtype=np.uint64)
+            h.attrs["NumPart_Total_HighWord"] = np.zeros(6, dtype=np.uint32)
+            mt = np.zeros(6)
+            if mass_mode == "table":
+                mt[1] = mass[0]
+            h.attrs["MassTable"] = mt
+            h.attrs["Time"] = float(time)
+            h.attrs["Redshift"] = float(1 / time - 1) if cosmology else 0.0
+            h.attrs["NumFilesPerSnapshot"] = np.int32(nfiles)
+            if cosmology:
+                h.attrs["Omega0"] = 0.3
+                h.attrs["OmegaLambda"] = 0.7
+                h.attrs["HubbleParam"] = 0.7
+            h.attrs["UnitLength_in_cm"] = 3.085678e21
+            h.attrs["UnitMass_in_g"] = 1.989e43
+            h.attrs["UnitVelocity_in_cm_per_s"] = 1e5
+            if open_style == "gadget4":  # Gadget-4 without PERIODIC in /Config: open boundaries
+                f.create_group("Config").attrs["NTYPES"] = np.int32(6)
+            g = f.create_group("PartType1")
+            for name, v in cols.items():
+                g[name] = v[lo:hi]
 
 
 if __name__ == "__main__":
