@@ -12,7 +12,8 @@ The same seed gives the same files and options (numpy's default_rng). What a see
                  a uniform background of 0-60% of the particles (sometimes on cell centres: plateaus of
                  exactly equal densities); blobs centred on the x planes that split the grid between
                  2, 3 and 4 ranks (and on the slabs of the potential's mesh), across the periodic
-                 boundary (or the region's edge), touching a bigger blob
+                 boundary (or the region's edge), inside a wider blob (substructure), touching a
+                 bigger blob
   velocities     a bulk velocity per blob and a dispersion of 0.3 v_escape; some blobs are two streams
                  several v_escape apart (deblend splits them)
   box            periodic, or open boundaries (BoxSize 0, or a Gadget-4 /Config without PERIODIC) with
@@ -94,14 +95,19 @@ def make(seed, out):
                     | {lo[0] + extent[0] * k / 4 for k in (1, 2, 3)} | {lo[0] + extent[0] * k / 3 for k in (1, 2)})
     for b in range(nb):
         u = rng.uniform()
-        if u < 0.3:  # on a slab boundary
+        wider = [k for k in range(b) if width[k] > 2 * width[b]]
+        if u < 0.25:  # on a slab boundary
             centre[b, 0] = float(rng.choice(planes)) + (0 if rng.uniform() < 0.3 else rng.normal(0, 0.5) * cell[0])
             place.append("slab")
-        elif u < 0.45:  # across the periodic boundary (or the region's edge)
+        elif u < 0.37:  # across the periodic boundary (or the region's edge)
             ax = int(rng.integers(3))
             centre[b, ax] = (lo[ax] if rng.uniform() < 0.5 else hi[ax]) + rng.normal(0, 1) * width[b]
             place.append(f"edge{ax}")
-        elif u < 0.65 and b > 0:  # touching a bigger blob
+        elif u < 0.62 and wider:  # substructure: inside a wider blob (a saddle hierarchy)
+            k = int(rng.choice(wider))
+            centre[b] = centre[k] + rng.normal(0, 0.8, 3) * width[k]
+            place.append(f"inside{k}")
+        elif u < 0.77 and b > 0:  # touching a bigger blob
             k = int(np.argmax(counts[:b]))
             d = rng.normal(size=3)
             d /= np.linalg.norm(d)
@@ -209,7 +215,10 @@ def make(seed, out):
     sl = [b for b in range(nb) if place[b] == "slab"]
     if sl:
         cs.append(centre[sl[0]])
-    cs.append(np.array([lo[0] + 0.5 * cell[0], lo[1] + extent[1] * rng.uniform(), hi[2] - 0.5 * cell[2]]))
+    if periodic:  # a point on the periodic seam
+        cs.append(np.array([lo[0] + 0.5 * cell[0], lo[1] + extent[1] * rng.uniform(), hi[2] - 0.5 * cell[2]]))
+    else:  # open box: another blob (a field needs particles around it)
+        cs.append(centre[int(rng.integers(nb))])
     cs = [np.clip(c, lo + 0.5 * cell, hi - 0.5 * cell) + shift if not periodic else np.mod(c, box) for c in cs]
     with open(out / "centers.txt", "w") as f:
         f.write("# x y z\n")
@@ -224,10 +233,10 @@ def make(seed, out):
     # Most scenes keep peaks through noise removal (isolated peaks need density >= R x threshold).
     rel = float(rng.choice([1.2, 1.5, 2.0, 3.0, 5.0]))
     top = 0.6 * hist.max() / max(hist.mean(), 1e-300)
-    if rng.uniform() < 0.75:
+    if rng.uniform() < 0.85:
         top /= rel
     top = max(0.5, min(200.0, top))
-    thr = float(10 ** rng.uniform(np.log10(0.5), np.log10(top)))
+    thr = float(0.5 * (top / 0.5) ** (rng.uniform() ** 2))  # 0.5 x mean .. top, more often low (more peaks)
     opts = {
         "seed": seed,
         "files": nfiles,
