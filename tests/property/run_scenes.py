@@ -1,0 +1,515 @@
+#!/usr/bin/python3
+"""Randomized rank-invariance harness (DESIGN.md rule 1; issue 22, items 5 and 6).
+
+For each seeded scene (scene.py) the whole chain runs at every rank count: cic-project; phew-segment
+with and without --refine-positions; phew-merge with relevance only, with --saddle-threshold (and
+--particles, --export-text) and with --second-relevance; deblend; voters with the stored potential and
+computed; the same cic-project -> voters chain on the later snapshots; mergertree over the sequence;
+dtfe-surface. Every output must hold the same data as at 1 rank (h5diff on every top-level object,
+plus the root attributes and a byte comparison of every dataset; text exports byte for byte). What is
+provenance by design is not compared: the root attribute `manifest` (and the .json beside each file)
+and `/timing` of maps.h5 (docs/formats.md). On the 1-rank outputs phew-segment and phew-merge must
+also equal the serial references of reference.py.
+
+  run_scenes.py --bin build/bin --seeds 1000-1004          # CI: a fixed seed range
+  run_scenes.py --bin build/bin --seeds 17 --keep          # one seed, files kept
+  run_scenes.py --bin build/bin --scenes 500 --ranks 1,2,3,4,5,6,7,8   # long mode (random first seed)
+
+A failure prints the seed, the tool, the rank count and the commands that reproduce it, and keeps the
+scene's files. Exit status: 0 when every scene passed (expected failures listed in known_failures.json
+do not count), 1 otherwise. Every run has a timeout (--timeout, default 120 s), so a hang is a failure.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import reference  # noqa: E402
+import scene as scene_mod  # noqa: E402
+
+# Waiting ranks yield the core: with more ranks than cores (and two scenes side by side under ctest -j2)
+# busy-polling ranks would starve the others, several times slower.
+ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+       "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
+PROVENANCE_GROUPS = {"maps.h5": {"timing"}}  # per output file: top-level objects that are provenance
+
+
+class Step:
+    def __init__(self, name, argv, output, needs=(), compare=True):
+        self.name, self.argv, self.output, self.needs, self.compare = name, argv, output, list(needs), compare
+
+    @property
+    def tool(self):
+        return self.argv[0]
+
+
+def plan(o):
+    """The steps of a scene, in order. Paths are relative to the rank's folder (r1, r2, ...)."""
+    steps = []
+    grid = ["--grid", ",".join(map(str, o["grid"])), "--assignment", o["assignment"], "--precision", o["precision"]]
+    if o["region"]:
+        grid += ["--region", ",".join(f"{v:g}" for v in o["region"])]
+    pm = o["pm_mesh"]
+    for k in range(o["snapshots"]):
+        p, snap = f"{k:03d}", f"../{o['snapshot_files'][k]}"
+        steps.append(Step(f"{p}.grid", ["cic-project", snap, "-o", f"{p}.grid.h5"] + grid, f"{p}.grid.h5"))
+        steps.append(Step(f"{p}.patches", ["phew-segment", f"{p}.grid.h5", "-o", f"{p}.patches.h5",
+                                           "--threshold", o["threshold"]], f"{p}.patches.h5", [f"{p}.grid"]))
+        if k == 0:
+            steps.append(Step(f"{p}.patches_refined", ["phew-segment", f"{p}.grid.h5", "-o", f"{p}.patches_refined.h5",
+                                                       "--threshold", o["threshold"], "--refine-positions"],
+                              f"{p}.patches_refined.h5", [f"{p}.grid"]))
+            steps.append(Step(f"{p}.clumps_rel", ["phew-merge", f"{p}.patches.h5", "-o", f"{p}.clumps_rel.h5",
+                                                  "--relevance", str(o["relevance"])], f"{p}.clumps_rel.h5",
+                              [f"{p}.patches"]))
+            steps.append(Step(f"{p}.clumps_sec", ["phew-merge", f"{p}.patches.h5", "-o", f"{p}.clumps_sec.h5",
+                                                  "--relevance", str(o["relevance"]),
+                                                  "--second-relevance", str(o["second_relevance"])],
+                              f"{p}.clumps_sec.h5", [f"{p}.patches"]))
+        extra = ["--particles", snap, "--export-text"] if k == 0 else []
+        steps.append(Step(f"{p}.clumps", ["phew-merge", f"{p}.patches.h5", "-o", f"{p}.clumps.h5",
+                                          "--relevance", str(o["relevance"]), "--saddle-threshold", o["saddle_threshold"]]
+                          + extra, f"{p}.clumps.h5", [f"{p}.patches"]))
+        steps.append(Step(f"{p}.peaks", ["deblend", f"{p}.clumps.h5", snap, "-o", f"{p}.peaks.h5"] + o["deblend"],
+                          f"{p}.peaks.h5", [f"{p}.clumps"]))
+        # voters: the stored potential when the snapshot has one (auto), else computed; at snapshot 0 with a
+        # stored potential also computed.
+        steps.append(Step(f"{p}.voters", ["voters", f"{p}.peaks.h5", snap, "-o", f"{p}.voters.h5"] + o["voters"]
+                          + ([] if o["potential"] else pm), f"{p}.voters.h5", [f"{p}.peaks"]))
+        if k == 0 and o["potential"]:
+            steps.append(Step(f"{p}.voters_computed", ["voters", f"{p}.peaks.h5", snap, "-o", f"{p}.voters_computed.h5",
+                                                       "--potential", "compute"] + o["voters"] + pm,
+                              f"{p}.voters_computed.h5", [f"{p}.peaks"]))
+    stages = [f"{k:03d}.peaks.h5" for k in range(o["snapshots"])]
+    steps.append(Step("tree", ["mergertree"] + stages + ["-o", "tree.h5", "--export-text"] + o["mergertree"], "tree.h5",
+                      [f"{k:03d}.{s}" for k in range(o["snapshots"]) for s in ("peaks", "voters")]))
+    if o["dtfe_centers"] == "clumps":
+        centers, needs = ["--centers", "000.clumps.h5", "--top", "2"], ["000.clumps"]
+    else:
+        centers, needs = ["--centers", "../centers.txt"], []
+    steps.append(Step("maps", ["dtfe-surface", f"../{o['snapshot_files'][0]}", "-o", "maps.h5"] + centers + o["dtfe"], "maps.h5", needs))
+    for s in steps:
+        s.argv = s.argv + ["-q"]
+    return steps
+
+
+def variant(step):
+    """A short name for reports: the tool and which run of it."""
+    return f"{step.tool} ({step.output})"
+
+
+def command(step, bin_dir, ranks):
+    argv = [str(Path(bin_dir) / step.tool)] + step.argv[1:]
+    if ranks == 1:
+        return argv  # a singleton MPI run, the way most users run on one machine
+    return ["mpirun", "--oversubscribe", "-n", str(ranks)] + argv
+
+
+def shell(argv):
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def run(argv, cwd, timeout):
+    env = dict(os.environ, **ENV)
+    t0 = time.time()
+    try:
+        p = subprocess.run(["timeout", "-k", "10", str(timeout)] + argv, cwd=cwd, env=env, capture_output=True,
+                           text=True, errors="replace")
+        code, err = p.returncode, p.stderr + (f"\n[stdout]\n{p.stdout}" if p.stdout.strip() else "")
+    except OSError as e:
+        code, err = 127, str(e)
+    if code == 124 or code == 137:
+        err += f"\n(timed out after {timeout} s: a hang?)"
+    return code, err, time.time() - t0
+
+
+# ---------------------------------------------------------------------------------------------------
+# Comparing outputs
+
+def same_value(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def compare_h5(a, b, skip_top=()):
+    """Differences between two outputs (empty when they hold the same data)."""
+    out = []
+    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+        ta, tb = set(fa) - set(skip_top), set(fb) - set(skip_top)
+        if ta != tb:
+            out.append(f"top-level objects differ: {sorted(ta ^ tb)}")
+        for key in (set(fa.attrs) | set(fb.attrs)) - {"manifest"}:
+            if key not in fa.attrs or key not in fb.attrs or not same_value(fa.attrs[key], fb.attrs[key]):
+                out.append(f"root attribute {key} differs")
+        names = []
+        for t in sorted(ta & tb):
+            if isinstance(fa[t], h5py.Dataset):
+                names.append(t)
+            else:
+                fa[t].visititems(lambda n, obj, t=t: names.append(f"{t}/{n}") if isinstance(obj, h5py.Dataset) else None)
+        for n in names:  # bit for bit (h5diff takes 0.0 == -0.0)
+            if n in fb and isinstance(fb[n], h5py.Dataset) and not same_value(fa[n][()], fb[n][()]):
+                out.append(f"/{n} differs (bytes)")
+        common = sorted(ta & tb)
+    # h5diff on everything but the root's attributes (compared above without `manifest`) and provenance
+    # groups; object by object only when something differs, to say where.
+    excl = ["--exclude-attribute", "/"] + [x for t in skip_top for x in ("--exclude-path", f"/{t}")]
+    p = subprocess.run(["h5diff", "-q"] + excl + [a, b], capture_output=True, text=True)
+    if p.returncode != 0:
+        for t in common:
+            q = subprocess.run(["h5diff", "-q", a, b, f"/{t}", f"/{t}"], capture_output=True, text=True)
+            if q.returncode == 1:
+                out.append(f"h5diff: /{t} differs")
+            elif q.returncode != 0:
+                out.append(f"h5diff /{t}: error {q.returncode}: {q.stderr.strip()[:200]}")
+        if not out:
+            out.append(f"h5diff: exit {p.returncode} {p.stdout.strip()[:200]} {p.stderr.strip()[:200]}")
+    return out
+
+
+def text_outputs(folder, output):
+    """Text exports written beside an output (OUTPUT.clumps.txt, OUTPUT.links.txt, ...)."""
+    return sorted(q.name for q in Path(folder).glob(output + ".*") if not q.name.endswith((".json", ".log")))
+
+
+def excerpt(message, tool):
+    """The lines of a tool's stderr worth printing: its error lines (any rank), else the last few."""
+    lines = [m for m in message.strip().splitlines() if m.strip()]
+    errors = [m for m in lines if tool and m.startswith(f"{tool}: error:") or re.search(r"signal|Segmentation|abort\(|terminate", m)]
+    picked = list(dict.fromkeys(errors))[:4] or lines[-6:]
+    return picked
+
+
+# ---------------------------------------------------------------------------------------------------
+# Known failures: expected until fixed; listed in known_failures.json (tool, output regex, ranks,
+# message regex, reason). A known failure that no longer happens is reported (XPASS) but does not fail.
+
+def load_known(path):
+    if path and Path(path).exists():
+        return json.loads(Path(path).read_text())
+    return []
+
+
+def known(known_list, step, ranks, message):
+    for k in known_list:
+        k.setdefault("seen", 0)
+        if k["tool"] != step.tool or not re.search(k.get("output", "."), step.output):
+            continue
+        if ranks not in k.get("ranks", [ranks]):
+            continue
+        if re.search(k["match"], message):
+            k["seen"] += 1
+            return k["reason"]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+
+class Scene:
+    def __init__(self, seed, args):
+        self.seed, self.args = seed, args
+        self.dir = Path(args.work) / f"seed-{seed}"
+        self.failures, self.expected, self.notes = [], [], []
+        self.run_seconds = {}
+
+    def fail(self, kind, step, ranks, message, repro):
+        reason = known(self.args.known, step, ranks, message) if step else None
+        entry = (kind, step, ranks, message, repro)
+        (self.expected if reason else self.failures).append(entry + (reason,))
+
+    def report(self):
+        lines = []
+        for kind, step, ranks, message, repro, reason in self.expected:
+            lines.append(f"XFAIL seed {self.seed}: {variant(step)} at {ranks} ranks: {kind}: "
+                         f"{' / '.join(excerpt(message, step.tool)[:1])} (known: {reason})")
+        for kind, step, ranks, message, repro, _ in self.failures:
+            tool = variant(step) if step else "scene"
+            lines.append(f"FAIL seed {self.seed}: {tool} at {ranks} rank{'s' if ranks != 1 else ''}: {kind}")
+            for m in excerpt(message, step.tool if step else ""):
+                lines.append(f"    {m}")
+            lines.append(f"  scene: {self.summary}")
+            lines.append(f"  files kept in {self.dir}")
+            lines.append("  reproduce:")
+            lines.append(f"    export {' '.join(f'{k}={v}' for k, v in ENV.items())}")
+            for r in repro:
+                lines.append(f"    {r}")
+            lines.append(f"    # remake the scene: /usr/bin/python3 {HERE / 'scene.py'} {self.seed} DIR; rerun it: "
+                         f"/usr/bin/python3 {HERE / 'run_scenes.py'} --bin {self.args.bin} --seeds {self.seed} "
+                         f"--ranks {','.join(map(str, self.args.ranks))} --keep")
+        return "\n".join(lines)
+
+    def run(self):
+        a = self.args
+        if self.dir.exists():
+            shutil.rmtree(self.dir)
+        t0 = time.time()
+        o = scene_mod.make(self.seed, self.dir)
+        self.summary = (f"{o['n_particles']} particles, {o['n_blobs']} blobs, background {o['background']}, grid "
+                        f"{'x'.join(map(str, o['grid']))} {o['assignment']} {o['precision']}, "
+                        f"{'periodic' if o['periodic'] else 'open box, region ' + ','.join(f'{v:g}' for v in o['region'])}, "
+                        f"threshold {o['threshold']}, {o['snapshots']} snapshots"
+                        f"{' of ' + str(o['files']) + ' files' if o['files'] > 1 else ''}, "
+                        f"{'stored' if o['potential'] else 'no'} potential, masses {o['mass_mode']}")
+        steps = plan(o)
+        self.refused = {}  # step name -> exit code of a clean refusal at 1 rank
+        self.chain(steps, 1)
+        # The other rank counts side by side (a tool run is mostly MPI start-up latency, not CPU), while
+        # the serial references check the 1-rank outputs.
+        with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
+            jobs = [pool.submit(self.chain, steps, r) for r in a.ranks[1:]]
+            if not a.no_references:
+                self.references(o, self.dir / "r1", steps)
+            for j in jobs:
+                j.result()
+        self.stats = coverage(self.dir / "r1", o)
+        self.seconds = time.time() - t0
+        if not self.failures and not a.keep:
+            shutil.rmtree(self.dir)
+        return not self.failures
+
+    def chain(self, steps, r):
+        """Runs the chain at r ranks in the folder r{r}; compares every output with 1 rank's."""
+        a = self.args
+        byname = {s.name: s for s in steps}
+        folder = self.dir / f"r{r}"
+        folder.mkdir()
+        bad = set()  # steps whose output is missing or differs from 1 rank
+        substituted = set()  # steps whose output here is a copy of 1 rank's, or made from such copies
+        for s in steps:
+            upstream_bad = [n for n in s.needs if n in bad]
+            if r != 1 and (a.isolated or any(n in substituted for n in s.needs)):
+                # Inputs from the 1-rank run (manifests name their inputs' fingerprints, so all of them).
+                if not a.isolated:
+                    substituted.add(s.name)
+                for n in s.needs:
+                    for f in [byname[n].output, byname[n].output + ".json"]:
+                        if (self.dir / "r1" / f).exists():
+                            shutil.copy2(self.dir / "r1" / f, folder / f)
+                upstream_bad = []
+            missing = [n for n in s.needs if not (folder / byname[n].output).exists()]
+            if missing:
+                bad.add(s.name)
+                continue
+            cmd = command(s, a.bin, r)
+            code, err, secs = run(cmd, folder, a.timeout)
+            self.run_seconds[r] = self.run_seconds.get(r, 0) + secs
+            if a.verbose:
+                print(f"  seed {self.seed} r{r} {s.name}: exit {code}, {secs:.1f} s", flush=True)
+            repro = [f"cd {folder} && {shell(cmd)}"]
+            if code != 0:
+                bad.add(s.name)
+                # A clean refusal (usage/input/I/O error, one "TOOL: error:" line) with the same exit code at
+                # every rank count is the tool's answer to the scene, not a failure; anything else is.
+                clean = code in (2, 3, 4) and re.search(rf"^{re.escape(s.tool)}: error: ", err, re.M)
+                if r == 1 and clean:
+                    self.refused[s.name] = code
+                    self.notes.append(f"{variant(s)} refuses the scene: {err.strip().splitlines()[-1]}")
+                    continue
+                if r != 1 and clean and self.refused.get(s.name) == code:
+                    continue
+                kind = "timed out (hang?)" if code in (124, 137) else f"exit {code}"
+                if not err.strip():
+                    err = "(nothing on stderr or stdout)"
+                (folder / f"{s.output}.log").write_text(f"$ {shell(cmd)}\nexit {code}\n{err}")
+                reason = known(a.known, s, r, err)
+                if reason and (self.dir / "r1" / s.output).exists():
+                    # Expected until fixed: carry on with the 1-rank output, so the stages after it are checked.
+                    self.expected.append((kind, s, r, err, repro, reason))
+                    for f in [s.output, s.output + ".json"] + text_outputs(self.dir / "r1", s.output):
+                        shutil.copy2(self.dir / "r1" / f, folder / f)
+                    bad.discard(s.name)
+                    substituted.add(s.name)
+                    continue
+                # Once more: an intermittent failure is still a failure, but say so, and go on with the
+                # retry's output so that the later stages are still checked.
+                code2, err2, _ = run(cmd, folder, a.timeout)
+                if code2 == 0:
+                    kind += f", then exit 0 when run again (intermittent; the failing run's output is in r{r}/{s.output}.log)"
+                    bad.discard(s.name)
+                self.fail(kind, s, r, err, repro)
+                if code2 != 0:
+                    continue
+            if r == 1:
+                continue
+            if s.name in self.refused:
+                self.fail("succeeds where 1 rank refused", s, r, "", repro)
+                continue
+            if upstream_bad:
+                bad.add(s.name)  # its inputs differ already: judged by the upstream failure
+                continue
+            ref = self.dir / "r1" / s.output
+            if not ref.exists():
+                continue
+            diffs = compare_h5(str(ref), str(folder / s.output), PROVENANCE_GROUPS.get(s.output, ()))
+            for t in text_outputs(self.dir / "r1", s.output):
+                if not (folder / t).exists() or (folder / t).read_bytes() != (self.dir / "r1" / t).read_bytes():
+                    diffs.append(f"text export {t} differs")
+            if diffs:
+                bad.add(s.name)
+                rr = [f"cd {self.dir / 'r1'} && {shell(command(s, a.bin, 1))}"] + repro
+                rr.append(f"h5diff -r -n 10 {self.dir / 'r1' / s.output} {folder / s.output}")
+                self.fail("data differ from 1 rank", s, r, "\n".join(diffs), rr)
+
+    def references(self, o, folder, steps):
+        """Serial references on the 1-rank outputs (reference.py)."""
+        have = {s.name for s in steps if (folder / s.output).exists()}
+        todo = []
+        for k in range(o["snapshots"]):
+            p = f"{k:03d}"
+            todo.append(("phew-segment", f"{p}.patches", lambda p=p: reference.check_segment(
+                folder / f"{p}.grid.h5", folder / f"{p}.patches.h5", o["threshold"]), [f"{p}.grid", f"{p}.patches"],
+                f"reference.py segment {p}.grid.h5 {p}.patches.h5 --threshold {o['threshold']}"))
+            todo.append(("phew-merge", f"{p}.clumps", lambda p=p: reference.check_merge(
+                folder / f"{p}.patches.h5", folder / f"{p}.clumps.h5", folder / f"{p}.grid.h5", o["relevance"],
+                saddle_text=o["saddle_threshold"]), [f"{p}.patches", f"{p}.clumps"],
+                f"reference.py merge {p}.patches.h5 {p}.clumps.h5 {p}.grid.h5 --relevance {o['relevance']} "
+                f"--saddle-threshold {o['saddle_threshold']}"))
+        todo.append(("phew-segment", "000.patches_refined", lambda: reference.check_segment(
+            folder / "000.grid.h5", folder / "000.patches_refined.h5", o["threshold"]), ["000.grid", "000.patches_refined"],
+            f"reference.py segment 000.grid.h5 000.patches_refined.h5 --threshold {o['threshold']}"))
+        todo.append(("phew-merge", "000.clumps_rel", lambda: reference.check_merge(
+            folder / "000.patches.h5", folder / "000.clumps_rel.h5", folder / "000.grid.h5", o["relevance"]),
+            ["000.patches", "000.clumps_rel"],
+            f"reference.py merge 000.patches.h5 000.clumps_rel.h5 000.grid.h5 --relevance {o['relevance']}"))
+        todo.append(("phew-merge", "000.clumps_sec", lambda: reference.check_merge(
+            folder / "000.patches.h5", folder / "000.clumps_sec.h5", folder / "000.grid.h5", o["relevance"],
+            second_relevance=o["second_relevance"]), ["000.patches", "000.clumps_sec"],
+            f"reference.py merge 000.patches.h5 000.clumps_sec.h5 000.grid.h5 --relevance {o['relevance']} "
+            f"--second-relevance {o['second_relevance']}"))
+        byname = {s.name: s for s in steps}
+        for tool, name, check, needs, cmd in todo:
+            if not all(n in have for n in needs):
+                continue
+            try:
+                bad = check()
+            except Exception as e:  # the reference itself broke: report it, do not hide it
+                bad = [f"reference raised {type(e).__name__}: {e}"]
+            if bad:
+                s = byname[name]
+                self.fail("differs from the serial reference", s, 1, "\n".join(bad),
+                          [f"cd {folder} && /usr/bin/python3 {HERE / cmd}"])
+
+
+def coverage(folder, o):
+    """What the scene exercised, from the 1-rank outputs (so that a passing scene is not an empty one)."""
+    def rows(name, obj):
+        try:
+            with h5py.File(folder / name, "r") as f:
+                return f[obj].shape[0]
+        except (OSError, KeyError):
+            return "-"
+    def count(name, obj):
+        try:
+            with h5py.File(folder / name, "r") as f:
+                return int(np.count_nonzero(f[obj][()]))
+        except (OSError, KeyError):
+            return "-"
+    return (f"peaks {rows('000.patches.h5', 'peaks/id')}, saddles {rows('000.patches.h5', 'saddles/peak_a')}, "
+            f"clumps {rows('000.clumps.h5', 'clumps/id')}, hierarchy mergers {rows('000.clumps.h5', 'hierarchy/clump')} "
+            f"(second relevance {rows('000.clumps_sec.h5', 'hierarchy/clump')}), deblended peaks "
+            f"{count('000.peaks.h5', 'peaks/from_deblending')}/{rows('000.peaks.h5', 'peaks/id')}, voters "
+            f"{rows('000.voters.h5', 'voters/peak')}, tree links {count('tree.h5', 'peaks/main_progenitor_id')}, "
+            f"maps {rows('maps.h5', 'maps/sigma')}")
+
+
+def parse_seeds(text):
+    out = []
+    for part in text.split(","):
+        if "-" in part:
+            lo, hi = part.split("-")
+            out.extend(range(int(lo), int(hi) + 1))
+        elif part:
+            out.append(int(part))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True, help="folder with the built tools (build/bin)")
+    ap.add_argument("--seeds", help="seeds: 17, 1000-1004, 3,9,12 (default: --scenes from a random first seed)")
+    ap.add_argument("--first", type=int, help="first seed with --scenes (default: random)")
+    ap.add_argument("--scenes", type=int, default=5, help="scenes when --seeds is not given (long mode: 500)")
+    ap.add_argument("--ranks", default="1,2,3,4", help="rank counts; 1 first (the reference). Long mode: 1,2,3,4,5,6,7,8")
+    ap.add_argument("--work", default=None, help="folder for the scenes (default: a new temporary folder)")
+    ap.add_argument("--jobs", type=int, default=3, help="rank counts run side by side after the 1-rank run")
+    ap.add_argument("--timeout", type=int, default=120, help="seconds per tool run")
+    ap.add_argument("--keep", action="store_true", help="keep the files of passing scenes too")
+    ap.add_argument("--isolated", action="store_true",
+                    help="run each tool at N ranks on the 1-rank outputs of the previous stages (to blame one tool)")
+    ap.add_argument("--no-references", action="store_true", help="skip the serial references")
+    ap.add_argument("--known-failures", default=str(HERE / "known_failures.json"),
+                    help="expected failures (default: known_failures.json beside this script; '' for none)")
+    ap.add_argument("--stop", action="store_true", help="stop at the first failing scene")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args()
+    a.bin = str(Path(a.bin).resolve())
+    a.ranks = [int(r) for r in a.ranks.split(",")]
+    if a.ranks[0] != 1:
+        a.ranks = [1] + [r for r in a.ranks if r != 1]
+    for t in ("cic-project", "phew-segment", "phew-merge", "deblend", "voters", "mergertree", "dtfe-surface"):
+        if not os.access(Path(a.bin) / t, os.X_OK):
+            sys.exit(f"run_scenes: no {t} in {a.bin}")
+    if a.seeds:
+        seeds = parse_seeds(a.seeds)
+    else:
+        first = a.first if a.first is not None else random.SystemRandom().randrange(1_000_000)
+        seeds = list(range(first, first + a.scenes))
+    if a.work is None:
+        import tempfile
+        a.work = tempfile.mkdtemp(prefix="phew-property.")
+    Path(a.work).mkdir(parents=True, exist_ok=True)
+    a.work = str(Path(a.work).resolve())
+    a.known = load_known(a.known_failures)
+    btype = ""
+    cache = Path(a.bin).parent / "CMakeCache.txt"
+    if cache.exists():
+        m = re.search(r"^CMAKE_BUILD_TYPE:STRING=(.*)$", cache.read_text(), re.M)
+        btype = m.group(1) if m else ""
+    print(f"property: {len(seeds)} scenes (seeds {seeds[0]}..{seeds[-1]}), ranks {a.ranks}, tools {a.bin} "
+          f"({btype or 'unknown'} build), work {a.work}", flush=True)
+    failed, expected, t0 = [], 0, time.time()
+    for seed in seeds:
+        sc = Scene(seed, a)
+        ok = sc.run()
+        expected += len(sc.expected)
+        status = "ok" if ok else "FAILED"
+        print(f"seed {seed}: {status} in {sc.seconds:.0f} s ({sc.summary})", flush=True)
+        print(f"  exercised: {sc.stats}", flush=True)
+        for n in sc.notes:
+            print(f"  note: {n}")
+        rep = sc.report()
+        if rep:
+            print(rep, flush=True)
+        if not ok:
+            failed.append(seed)
+            if a.stop:
+                break
+    for k in a.known:
+        if not k.get("seen") and len(seeds) >= 20:
+            print(f"note: the known failure of {k['tool']} ({k['reason']}) did not happen in these scenes; "
+                  f"if it is fixed, remove it from {a.known_failures}")
+    print(f"property: {len(seeds)} scenes, {len(failed)} failed{': seeds ' + ' '.join(map(str, failed)) if failed else ''}"
+          f"{f', {expected} expected failures' if expected else ''}, {time.time() - t0:.0f} s", flush=True)
+    if not failed:
+        try:
+            Path(a.work).rmdir()  # empty when no scene was kept
+        except OSError:
+            pass
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
