@@ -256,7 +256,7 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
       const SnapshotInfo& info = reader->info();
       types = selected_types(info, opt.types);
       check_snapshot_matches_grid(info, grid, opt.particles, opt.patches);
-      if (comm.root()) ctx.manifest().add_input(manifest::external_input(opt.particles, "snapshot"));
+      if (comm.root()) for (const auto& f : info.files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
     });
     FieldSelection fields;
     fields.velocities = true;
