@@ -293,8 +293,8 @@ class PartScanner {
                          number, what);
     const auto bytes = static_cast<std::uint64_t>(signed_bytes);
     if (pos + 8 + bytes > size_)
-      throw Error::input("{}: truncated in record {} ({}): it needs {} bytes, the file ends after {}", path_, number, what,
-                         bytes, size_ - std::min(size_, pos + 4));
+      throw Error::input("{}: truncated in record {} ({}): the record has {} bytes, the file ends {} bytes into it", path_,
+                         number, what, bytes, size_ - std::min(size_, pos + 4));
     if (!read_at(in_, pos + 4 + bytes, marker, 4)) throw Error::io("{}: cannot read at byte {}", path_, pos + 4 + bytes);
     if (load<std::uint32_t>(marker, swap) != bytes)
       throw Error::input("{}: record {} ({}) starts with length {} but ends with {}", path_, number, what, bytes,
@@ -664,8 +664,8 @@ class RamsesReader final : public SnapshotReader {
                          number_, ncpu_);
     for (int r = 1; r <= ncpu_; ++r)
       if (!std::binary_search(present.begin(), present.end(), r))
-        throw Error::input("{}: {} is missing (info_{}.txt says ncpu = {}, {} part files present)", folder_.string(), name(r),
-                           number_, ncpu_, present.size());
+        throw Error::input("{}: {} is missing (info_{}.txt says ncpu = {}, the folder has {} part file{})", folder_.string(),
+                           name(r), number_, ncpu_, present.size(), present.size() == 1 ? "" : "s");
     if (present.back() > ncpu_)
       throw Error::input("{}: {} exists, but info_{}.txt says ncpu = {}", folder_.string(), name(present.back()), number_,
                          ncpu_);
