@@ -223,25 +223,6 @@ T load(const unsigned char* p, bool swap) {
   return swap ? byte_swap(v) : v;
 }
 
-double load_real(const unsigned char* p, Kind k, bool swap) {
-  return k == Kind::f64 ? load<double>(p, swap) : static_cast<double>(load<float>(p, swap));
-}
-
-std::int64_t load_integer(const unsigned char* p, Kind k, int width, bool swap) {
-  switch (k) {
-    case Kind::i8: return load<std::int8_t>(p, swap);
-    case Kind::u8: return load<std::uint8_t>(p, swap);
-    case Kind::i16: return load<std::int16_t>(p, swap);
-    case Kind::u16: return load<std::uint16_t>(p, swap);
-    case Kind::i32: case Kind::logical: return load<std::int32_t>(p, swap);
-    case Kind::u32: return load<std::uint32_t>(p, swap);
-    case Kind::i64: return load<std::int64_t>(p, swap);
-    case Kind::u64: return static_cast<std::int64_t>(load<std::uint64_t>(p, swap));
-    case Kind::integer: return width == 4 ? std::int64_t{load<std::int32_t>(p, swap)} : load<std::int64_t>(p, swap);
-    default: return 0;
-  }
-}
-
 bool read_at(std::ifstream& in, std::uint64_t pos, void* buffer, std::size_t n) {
   in.clear();
   in.seekg(static_cast<std::streamoff>(pos));
@@ -363,21 +344,55 @@ PartLayout scan_part(const std::string& path, std::ifstream& in, const std::vect
   return L;
 }
 
-// Reads values [lo, hi) of a field record in bounded chunks and hands each to `use(index, pointer)`.
-template <typename Use>
-void for_each_value(std::ifstream& in, const PartLayout& L, const Block& b, std::uint64_t lo, std::uint64_t hi, Use use) {
+// Decodes m stored values of kind k into `out`; the byte-order test and the type switch stay outside the
+// loops, which are the whole cost of reading.
+template <typename Out>
+void decode(const unsigned char* p, Kind k, int width, bool swap, std::size_t m, Out* out) {
+  const auto run = [&](auto tag) {
+    using T = decltype(tag);
+    if (swap)
+      for (std::size_t j = 0; j < m; ++j) out[j] = static_cast<Out>(load<T>(p + j * sizeof(T), true));
+    else
+      for (std::size_t j = 0; j < m; ++j) out[j] = static_cast<Out>(load<T>(p + j * sizeof(T), false));
+  };
+  switch (k) {
+    case Kind::f64: return run(double{});
+    case Kind::f32: return run(float{});
+    case Kind::i8: return run(std::int8_t{});
+    case Kind::u8: return run(std::uint8_t{});
+    case Kind::i16: return run(std::int16_t{});
+    case Kind::u16: return run(std::uint16_t{});
+    case Kind::i32: case Kind::logical: return run(std::int32_t{});
+    case Kind::u32: return run(std::uint32_t{});
+    case Kind::i64: return run(std::int64_t{});
+    case Kind::u64: return run(std::uint64_t{});
+    case Kind::integer: return width == 4 ? run(std::int32_t{}) : run(std::int64_t{});
+  }
+}
+
+// Reads values [lo, hi) of field `f` in bounded chunks and hands each decoded chunk to
+// `use(first index, count, values)`.
+template <typename Out, typename Use>
+void for_each_chunk(std::ifstream& in, const PartLayout& L, const Field& f, const Block& b, std::uint64_t lo,
+                    std::uint64_t hi, Use use) {
   constexpr std::uint64_t kChunk = 1 << 16;
   std::vector<unsigned char> buffer;
+  std::vector<Out> values;
   const auto w = static_cast<std::uint64_t>(b.width);
   for (std::uint64_t i = lo; i < hi;) {
     const std::uint64_t m = std::min(kChunk, hi - i);
     buffer.resize(m * w);
+    values.resize(m);
     if (!read_at(in, b.offset + i * w, buffer.data(), buffer.size()))
       throw Error::io("{}: cannot read {} bytes at byte {}", L.path, buffer.size(), b.offset + i * w);
-    for (std::uint64_t k = 0; k < m; ++k) use(i + k, buffer.data() + k * w);
+    decode(buffer.data(), f.kind, b.width, L.swap, m, values.data());
+    use(i, static_cast<std::size_t>(m), values.data());
     i += m;
   }
 }
+
+// phew type of each family code -5..5 (index family + 5); see ramses_type_of_family.
+constexpr std::array<int, 11> kTypeOfFamily{15, 14, 13, 12, 11, 0, 1, 2, 3, 4, 5};
 
 // ---- the reader ------------------------------------------------------------------------------------
 
@@ -423,15 +438,16 @@ class RamsesReader final : public SnapshotReader {
         if (roles_.family < 0) {
           row[1] = L.npart;
         } else {
-          const Field& f = fields_[static_cast<std::size_t>(roles_.family)];
-          for_each_value(in, L, L.fields[static_cast<std::size_t>(roles_.family)], 0, L.npart,
-                         [&](std::uint64_t i, const unsigned char* p) {
-                           const std::int64_t family = load_integer(p, f.kind, L.fields[static_cast<std::size_t>(roles_.family)].width, L.swap);
-                           const auto type = ramses_type_of_family(static_cast<int>(family));
-                           if (!type || family != static_cast<int>(family))
-                             throw Error::input("{}: particle {} has family {}, not a RAMSES family (-5..5)", path, i, family);
-                           ++row[static_cast<std::size_t>(*type)];
-                         });
+          const auto r = static_cast<std::size_t>(roles_.family);
+          for_each_chunk<std::int64_t>(
+              in, L, fields_[r], L.fields[r], 0, L.npart, [&](std::uint64_t at, std::size_t m, const std::int64_t* family) {
+                for (std::size_t j = 0; j < m; ++j) {
+                  if (family[j] < -5 || family[j] > 5)
+                    throw Error::input("{}: particle {} has family {}, not a RAMSES family (-5..5)", path, at + j,
+                                       family[j]);
+                  ++row[static_cast<std::size_t>(kTypeOfFamily[static_cast<std::size_t>(family[j] + 5)])];
+                }
+              });
         }
       }
       counts.push_back(std::move(row));
@@ -451,16 +467,16 @@ class RamsesReader final : public SnapshotReader {
     std::vector<std::uint64_t> where;
     std::uint64_t lo = offset, hi = offset + count;
     if (families_present_ > 1) {
-      const Field& f = fields_[static_cast<std::size_t>(roles_.family)];
-      const Block& fb = L.fields[static_cast<std::size_t>(roles_.family)];
+      const auto r = static_cast<std::size_t>(roles_.family);
       std::uint64_t seen = 0;
-      for_each_value(in, L, fb, 0, L.npart, [&](std::uint64_t i, const unsigned char* p) {
-        const auto t = ramses_type_of_family(static_cast<int>(load_integer(p, f.kind, fb.width, L.swap)));
-        if (t && *t == type) {
-          if (seen >= offset && seen < offset + count) where.push_back(i);
-          ++seen;
-        }
-      });
+      for_each_chunk<std::int64_t>(
+          in, L, fields_[r], L.fields[r], 0, L.npart, [&](std::uint64_t first, std::size_t m, const std::int64_t* family) {
+            for (std::size_t j = 0; j < m; ++j) {
+              if (family[j] < -5 || family[j] > 5 || kTypeOfFamily[static_cast<std::size_t>(family[j] + 5)] != type) continue;
+              if (seen >= offset && seen < offset + count) where.push_back(first + j);
+              ++seen;
+            }
+          });
       if (where.size() != count)
         throw Error::input("{}: {} particles of type {} from place {} asked, the file has {} of that type", path, count,
                            type, offset, seen);
@@ -469,20 +485,25 @@ class RamsesReader final : public SnapshotReader {
     } else if (hi > L.npart) {
       throw Error::input("{}: particles [{}, {}) asked, the file has {}", path, lo, hi, L.npart);
     }
-    // Value i of [lo, hi) lands at position k of the selection, or nowhere.
-    const auto place = [&](std::uint64_t i) -> std::optional<std::size_t> {
-      if (where.empty()) return static_cast<std::size_t>(i - lo);
-      const auto it = std::lower_bound(where.begin(), where.end(), i);
-      if (it == where.end() || *it != i) return std::nullopt;
-      return static_cast<std::size_t>(it - where.begin());
+    // Hands value i of [lo, hi) to put(k, value, i) for its place k in the selection: every value when the
+    // selection is contiguous, else those listed in `where` (sorted).
+    const auto scatter = [&](auto tag, int role, auto put) {
+      using Out = decltype(tag);
+      const auto r = static_cast<std::size_t>(role);
+      std::size_t w = 0;
+      for_each_chunk<Out>(in, L, fields_[r], L.fields[r], lo, hi, [&](std::uint64_t first, std::size_t m, const Out* v) {
+        if (where.empty()) {
+          const auto k0 = static_cast<std::size_t>(first - lo);
+          for (std::size_t j = 0; j < m; ++j) put(k0 + j, v[j], first + j);
+        } else {
+          for (; w < where.size() && where[w] < first + m; ++w) put(w, v[where[w] - first], where[w]);
+        }
+      });
     };
-
     const auto real_field = [&](int role, double factor, std::vector<double>& dst, std::size_t base, std::size_t stride,
                                 std::size_t component) {
-      const Field& f = fields_[static_cast<std::size_t>(role)];
-      for_each_value(in, L, L.fields[static_cast<std::size_t>(role)], lo, hi, [&](std::uint64_t i, const unsigned char* p) {
-        if (const auto k = place(i)) dst[base + stride * *k + component] = load_real(p, f.kind, L.swap) * factor;
-      });
+      double* d = dst.data() + base + component;
+      scatter(double{}, role, [&](std::size_t k, double v, std::uint64_t) { d[stride * k] = v * factor; });
     };
     const std::size_t base = out.size();
     out.position.resize(3 * (base + count));
@@ -494,16 +515,11 @@ class RamsesReader final : public SnapshotReader {
       for (std::size_t d = 0; d < 3; ++d) real_field(roles_.velocity[d], velocity_factor_, out.velocity, 3 * base, 3, d);
     }
     if (fields.ids) {
-      const Field& f = fields_[static_cast<std::size_t>(roles_.identity)];
-      const Block& b = L.fields[static_cast<std::size_t>(roles_.identity)];
       const std::size_t id_base = out.id.size();
       out.id.resize(id_base + count);
-      for_each_value(in, L, b, lo, hi, [&](std::uint64_t i, const unsigned char* p) {
-        const auto k = place(i);
-        if (!k) return;
-        const std::int64_t id = load_integer(p, f.kind, b.width, L.swap);
+      scatter(std::int64_t{}, roles_.identity, [&](std::size_t k, std::int64_t id, std::uint64_t i) {
         if (id < 0) throw Error::input("{}: particle {} has identity {} (IDs must not be negative)", path, i, id);
-        out.id[id_base + *k] = static_cast<std::uint64_t>(id);
+        out.id[id_base + k] = static_cast<std::uint64_t>(id);
       });
     }
   }
