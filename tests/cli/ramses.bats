@@ -245,3 +245,27 @@ assert h["offset_median"] < r["cell_size"], h
 PY
   assert_success
 }
+
+@test "a Gadget snapshot written as a RAMSES output (tests/data/make_ramses.py) gives its grid, at 1 and 3 ranks" {
+  make_inputs
+  run /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_ramses.py" "$INPUTS/good.hdf5" "$OUT/r" --ncpu 3 --id-type q
+  assert_success
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/hdf5.h5" --grid 16 -q
+  assert_success
+  run cic-project "$OUT/r/output_00001" -o "$OUT/r1.h5" --grid 16 -q
+  assert_success
+  run mpi 3 cic-project "$OUT/r/output_00001" -o "$OUT/r3.h5" --grid 16 -q
+  assert_success
+  run h5diff "$OUT/r1.h5" "$OUT/r3.h5" /grid/density
+  assert_success
+  # kpc/h -> Mpc/h, 1e10 Msun/h -> Msun/h: the same field in units of its mean
+  run /usr/bin/python3 - "$OUT/hdf5.h5" "$OUT/r1.h5" <<'PY'
+import h5py, sys, numpy as np
+a, b = (h5py.File(x)["grid"] for x in sys.argv[1:3])
+assert abs(b.attrs["box_size"][0] - a.attrs["box_size"][0] / 1000) < 1e-6, b.attrs["box_size"]
+da = a["density"][...] / a.attrs["mean_density"]
+db = b["density"][...] / b.attrs["mean_density"]
+assert np.abs(da - db).max() < 1e-4 * da.max(), np.abs(da - db).max()
+PY
+  assert_success
+}
