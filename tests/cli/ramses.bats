@@ -155,6 +155,7 @@ bad_case() { bad_input cic-project "$OUT/grid.h5" "$@" --grid 8; }
   for n in 2 3 4; do
     run --separate-stderr mpi "$n" cic-project "$d" -o "$OUT/grid.h5" --grid 8 -q
     assert_failure
+    # shellcheck disable=SC2154  # set by bats' run --separate-stderr
     [[ $(printf '%s\n' "$stderr" | grep -c "^cic-project: error: .*part_00004.out00002: truncated in record 13") == 1 ]] ||
       fail "stderr: $stderr"
   done
