@@ -419,7 +419,8 @@ class RamsesReader final : public SnapshotReader {
     if (roles_.family < 0)
       for (int t = 0; t < kRamsesNumTypes; ++t)
         if (t != 1 && info_.type_totals[static_cast<std::size_t>(t)] != 0)
-          throw Error::input("{}: no family field, but {} lists particles of family {}", descriptor, header, t);
+          throw Error::input("{}: no family field, but {} lists {} particles of type {} (not dark matter)", descriptor,
+                             header, info_.type_totals[static_cast<std::size_t>(t)], t);
     info_.files = {info_path_, header, descriptor};
     list_part_files();
     for (int t = 0; t < kRamsesNumTypes; ++t) families_present_ += info_.type_totals[static_cast<std::size_t>(t)] > 0;
