@@ -8,6 +8,8 @@
   phewplot.py paths       out.png tree.h5... [--titles A,B]  peak paths coloured by lineage (Geda Fig. 6/7)
   phewplot.py velocity    peaks.h5 SNAPSHOT out.png      a deblended patch in position and velocity space
   phewplot.py voters      voters.h5 peaks.h5 SNAPSHOT out.png   position vs (boosted) potential, voters red
+  phewplot.py ramses      clumps.h5 RAMSES_OUTPUT out.png [--grid grid.h5]  phew vs RAMSES' in-code PHEW
+                          (ramses_phew.py: matched haloes and clumps, mass ratios, offsets)
 """
 import argparse
 
@@ -219,6 +221,16 @@ def voters(a):
     fig.savefig(a.out, dpi=80)
 
 
+def ramses(a):
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import ramses_phew
+    result, ours, theirs = ramses_phew.compare(a.clumps, a.output, a.radius)
+    print(ramses_phew.report(result))
+    ramses_phew.picture(result, ours, theirs, a.out, a.grid)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -246,6 +258,10 @@ def main():
     s.add_argument("voters"), s.add_argument("peaks"), s.add_argument("snapshot"), s.add_argument("out")
     s.add_argument("--peak", type=int)
     s.set_defaults(fn=voters)
+    s = sub.add_parser("ramses")
+    s.add_argument("clumps"), s.add_argument("output"), s.add_argument("out"), s.add_argument("--grid")
+    s.add_argument("--radius", type=float, default=0.3, help="match radius in Mpc/h (default 0.3)")
+    s.set_defaults(fn=ramses)
     a = ap.parse_args()
     a.fn(a)
 

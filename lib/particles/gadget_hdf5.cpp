@@ -4,6 +4,7 @@
 #include "io/h5.hpp"
 #include "particles/snapshot.hpp"
 
+#include <cmath>
 #include <filesystem>
 
 namespace phew {
@@ -74,7 +75,15 @@ class Hdf5Snapshot final : public SnapshotReader {
       out.id.resize(old + count);
       f.read_rows_into<std::uint64_t>(g + "ParticleIDs", offset, count, std::span<std::uint64_t>(out.id).subspan(old));
     }
-    if (fields.velocities) append(out.velocity, "Velocities");
+    if (fields.velocities) {
+      const std::size_t old = out.velocity.size();
+      append(out.velocity, "Velocities");
+      // SWIFT stores peculiar velocities (a dx/dt); phew's convention is Gadget's u = v_pec / sqrt(a).
+      if (swift_peculiar_velocities_) {
+        const double to_u = 1.0 / std::sqrt(info_.time);
+        for (std::size_t i = old; i < out.velocity.size(); ++i) out.velocity[i] *= to_u;
+      }
+    }
     if (fields.potential) append(out.potential, f.has(g + "Potential") ? "Potential" : "Potentials");
     if (fields.acceleration) append(out.acceleration, "Acceleration");
   }
@@ -108,6 +117,7 @@ class Hdf5Snapshot final : public SnapshotReader {
       info_.comoving = cosmological;
       if (cosmological)
         if (auto a = find_double(f, "/Cosmology", {"Scale-factor"})) info_.time = *a;
+      swift_peculiar_velocities_ = cosmological && info_.time > 0;
       return;
     }
     // Gadget-2/3 and AREPO keep units and cosmology in the Header, Gadget-4 in /Parameters.
@@ -196,6 +206,7 @@ class Hdf5Snapshot final : public SnapshotReader {
   }
 
   SnapshotInfo info_;
+  bool swift_peculiar_velocities_ = false;
 };
 
 }  // namespace

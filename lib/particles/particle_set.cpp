@@ -68,6 +68,8 @@ double Cosmology::critical_density(double a, const Units& units) const {
 }
 
 std::uint64_t SnapshotInfo::total(int type) const {
+  if (file_counts.empty())
+    return type >= 0 && type < static_cast<int>(type_totals.size()) ? type_totals[static_cast<std::size_t>(type)] : 0;
   std::uint64_t n = 0;
   for (const auto& f : file_counts)
     if (type < static_cast<int>(f.size())) n += f[static_cast<std::size_t>(type)];

@@ -22,7 +22,7 @@ struct ParticleSet {
   std::vector<double> position;  // [n][3], snapshot length units, wrapped into a periodic box
   std::vector<double> mass;      // [n]
   std::vector<std::uint64_t> id;
-  std::vector<double> velocity;      // [n][3], as stored (Gadget: u = v_pec / sqrt(a))
+  std::vector<double> velocity;      // [n][3]; comoving runs: Gadget's u = v_pec / sqrt(a) (RAMSES is converted)
   std::vector<double> potential;     // [n]
   std::vector<double> acceleration;  // [n][3]
 
@@ -56,9 +56,16 @@ struct Cosmology {
 
 // What a snapshot holds, read from its header(s) without touching particle data.
 struct SnapshotInfo {
-  std::string format;  // "gadget-hdf5", "swift-hdf5", "gadget-binary-1", "gadget-binary-2", "phew-particles"
-  std::vector<std::string> files;                     // every file of a multi-file snapshot, in order
-  std::vector<std::vector<std::uint64_t>> file_counts;  // [file][type] particles in that file
+  // "gadget-hdf5", "swift-hdf5", "gadget-binary-1", "gadget-binary-2", "phew-particles", "ramses"
+  std::string format;
+  std::vector<std::string> files;  // every file the snapshot is read from, in order
+  // [file][type] particles in that file. Empty when only the files themselves say (RAMSES keeps the
+  // families in a per-particle record): then `type_totals` holds the totals, and file_counts() counts.
+  std::vector<std::vector<std::uint64_t>> file_counts;
+  std::vector<std::uint64_t> type_totals;  // [type], used only when file_counts is empty
+  // Particles are numbered type-major (type, then file, then place in the file), or file-major (file,
+  // then type, then place) when the files mix types, so that each rank reads only its share of the files.
+  bool file_major = false;
   std::vector<double> mass_table;                     // [type]; 0 = per-particle masses
   std::array<double, 3> box_size{0, 0, 0};            // 0 = no box
   bool periodic = false;

@@ -5,9 +5,12 @@
 #include "grid/geometry.hpp"
 #include "io/h5.hpp"
 #include "mpi/agree.hpp"
+#include "particles/ramses.hpp"
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
+#include <span>
 
 namespace phew {
 namespace {
@@ -39,6 +42,10 @@ std::unique_ptr<SnapshotReader> open_snapshot(const std::vector<std::string>& pa
   std::vector<std::string> files;
   for (const auto& p : paths) files.push_back(resolve_path(p));
   const std::string& first = files.front();
+  if (is_ramses_output(first)) {
+    if (files.size() > 1) throw Error::usage("{}: give one RAMSES output (its folder or info file)", first);
+    return open_ramses(first);
+  }
   if (io::is_hdf5(first)) {
     const io::File f = io::File::open_read(first);
     if (f.has("/particles/position")) {
@@ -48,7 +55,7 @@ std::unique_ptr<SnapshotReader> open_snapshot(const std::vector<std::string>& pa
     return open_hdf5_snapshot(files);
   }
   if (is_gadget_binary(first)) return open_gadget_binary(files.size() > 1 ? files : binary_pieces(first));
-  throw Error::input("{}: not a snapshot phew can read (HDF5 Gadget/SWIFT/AREPO, Gadget binary, phew particles)",
+  throw Error::input("{}: not a snapshot phew can read (HDF5 Gadget/SWIFT/AREPO, Gadget binary, RAMSES output, phew particles)",
                      first);
 }
 
@@ -91,26 +98,91 @@ void check_snapshot_matches_grid(const SnapshotInfo& info, const GridMeta& grid,
                        grid.length_units);
 }
 
+FileCounts SnapshotReader::count_files(std::size_t first, std::size_t last) const {
+  const FileCounts& all = info().file_counts;
+  if (last > all.size()) throw Error::internal("count_files: files [{}, {}) of {}", first, last, all.size());
+  return FileCounts(all.begin() + static_cast<std::ptrdiff_t>(first), all.begin() + static_cast<std::ptrdiff_t>(last));
+}
+
+namespace {
+
+// Counts from the files must add up to what the header promised.
+void check_totals(const SnapshotInfo& info, const FileCounts& counts) {
+  for (int t = 0; t < static_cast<int>(info.type_totals.size()); ++t) {
+    std::uint64_t n = 0;
+    for (const auto& row : counts) n += row.at(static_cast<std::size_t>(t));
+    if (n != info.type_totals[static_cast<std::size_t>(t)])
+      throw Error::input("{}: the files hold {} particles of type {}, the header says {}", info.files.front(), n, t,
+                         info.type_totals[static_cast<std::size_t>(t)]);
+  }
+}
+
+}  // namespace
+
+FileCounts file_counts(const SnapshotReader& reader, const mpi::Comm& comm) {
+  const SnapshotInfo& info = reader.info();
+  if (!info.file_counts.empty()) return info.file_counts;
+  const auto n = static_cast<std::uint64_t>(info.files.size()), size = static_cast<std::uint64_t>(comm.size()),
+             r = static_cast<std::uint64_t>(comm.rank());
+  const std::size_t first = n * r / size, last = n * (r + 1) / size;
+  // Each rank stops at its first bad file; every rank reports the lowest bad file, whatever the rank count.
+  FileCounts mine;
+  std::optional<Error> error;
+  try {
+    mine = reader.count_files(first, last);
+  } catch (const Error& e) {
+    error = e;
+  } catch (const std::exception& e) {
+    error = Error(ErrorKind::internal, e.what());
+  }
+  mpi::agree_first(comm, static_cast<std::int64_t>(first), error ? &*error : nullptr);
+  const auto ntypes = static_cast<std::size_t>(info.num_types());
+  std::vector<std::uint64_t> flat;
+  for (const auto& row : mine) flat.insert(flat.end(), row.begin(), row.end());
+  const std::vector<std::uint64_t> all = comm.all_gatherv(std::span<const std::uint64_t>(flat));
+  FileCounts counts;
+  for (std::size_t i = 0; i + ntypes <= all.size(); i += ntypes)
+    counts.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(i), all.begin() + static_cast<std::ptrdiff_t>(i + ntypes));
+  mpi::agree(comm, [&] { check_totals(info, counts); });
+  return counts;
+}
+
 ParticleSet read_particles(const SnapshotReader& reader, const std::vector<int>& types, std::uint64_t begin,
                            std::uint64_t count, const FieldSelection& fields) {
+  const SnapshotInfo& info = reader.info();
+  if (!info.file_counts.empty()) return read_particles(reader, info.file_counts, types, begin, count, fields);
+  const FileCounts counts = reader.count_files(0, info.files.size());
+  check_totals(info, counts);
+  return read_particles(reader, counts, types, begin, count, fields);
+}
+
+ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& counts, const std::vector<int>& types,
+                           std::uint64_t begin, std::uint64_t count, const FieldSelection& fields) {
   const SnapshotInfo& info = reader.info();
   if (fields.ids && !info.has_ids) throw Error::input("{}: snapshot has no particle IDs", info.files.front());
   if (fields.velocities && !info.has_velocities) throw Error::input("{}: snapshot has no velocities", info.files.front());
   if (fields.potential && !info.has_potential) throw Error::input("{}: snapshot has no potential", info.files.front());
   if (fields.acceleration && !info.has_acceleration)
     throw Error::input("{}: snapshot has no accelerations", info.files.front());
+  if (counts.size() != info.files.size())
+    throw Error::internal("read_particles: counts for {} files, the snapshot has {}", counts.size(), info.files.size());
 
-  // Walk the global numbering (type-major, then file) and read the pieces that overlap the range.
+  // Walk the global numbering (type-major, or file-major) and read the pieces that overlap the range.
   ParticleSet out;
   std::uint64_t cursor = 0;
   const std::uint64_t end = begin + count;
-  for (int type : types) {
-    for (std::size_t file = 0; file < info.files.size(); ++file) {
-      const std::uint64_t n = info.file_counts[file][static_cast<std::size_t>(type)];
-      const std::uint64_t lo = std::max(begin, cursor), hi = std::min(end, cursor + n);
-      if (lo < hi) reader.read(static_cast<int>(file), type, lo - cursor, hi - lo, fields, out);
-      cursor += n;
-    }
+  const auto piece = [&](std::size_t file, int type) {
+    const std::uint64_t n = counts[file].at(static_cast<std::size_t>(type));
+    const std::uint64_t lo = std::max(begin, cursor), hi = std::min(end, cursor + n);
+    if (lo < hi) reader.read(static_cast<int>(file), type, lo - cursor, hi - lo, fields, out);
+    cursor += n;
+  };
+  if (info.file_major) {
+    for (std::size_t file = 0; file < info.files.size(); ++file)
+      for (int type : types) piece(file, type);
+  } else {
+    for (int type : types)
+      for (std::size_t file = 0; file < info.files.size(); ++file) piece(file, type);
   }
 
   // Check values: one bad particle names its place so the user can find it.
@@ -131,11 +203,14 @@ ParticleSet read_particles(const SnapshotReader& reader, const std::vector<int>&
 
 ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
                        const mpi::Comm& comm) {
-  const std::uint64_t n = reader.info().total(types);
+  const FileCounts counts = file_counts(reader, comm);
+  std::uint64_t n = 0;
+  for (const auto& row : counts)
+    for (int t : types) n += row.at(static_cast<std::size_t>(t));
   const auto r = static_cast<std::uint64_t>(comm.rank()), size = static_cast<std::uint64_t>(comm.size());
   const std::uint64_t begin = n * r / size, end = n * (r + 1) / size;
   ParticleSet out;
-  mpi::agree(comm, [&] { out = read_particles(reader, types, begin, end - begin, fields); });
+  mpi::agree(comm, [&] { out = read_particles(reader, counts, types, begin, end - begin, fields); });
   return out;
 }
 

@@ -1,8 +1,10 @@
 // Reading snapshots: Gadget-2/3/4, SWIFT and AREPO HDF5 (single and multi-file), Gadget binary
-// (SnapFormat 1 and 2, either byte order) and phew's own particle file. The format is detected.
+// (SnapFormat 1 and 2, either byte order), RAMSES outputs (ramses.hpp) and phew's own particle file.
+// The format is detected from the content.
 //
 // Particles are numbered globally: for each selected type in ascending order, through the files in
-// order. Any rank can read any range of that numbering, so ranks read disjoint shares in parallel.
+// order (or, when SnapshotInfo::file_major, through the files, then the types). Any rank can read any
+// range of that numbering, so ranks read disjoint shares in parallel.
 #pragma once
 
 #include "mpi/comm.hpp"
@@ -15,7 +17,10 @@
 
 namespace phew {
 
-// One format's reader. Implementations live in gadget_hdf5.cpp, gadget_binary.cpp, particle_file.cpp.
+using FileCounts = std::vector<std::vector<std::uint64_t>>;  // [file][type] particles
+
+// One format's reader. Implementations live in gadget_hdf5.cpp, gadget_binary.cpp, particle_file.cpp,
+// ramses.cpp.
 class SnapshotReader {
  public:
   virtual ~SnapshotReader() = default;
@@ -24,6 +29,10 @@ class SnapshotReader {
   // Masses come from the mass table when it is non-zero. No wrapping, no checks: read_particles does those.
   virtual void read(int file, int type, std::uint64_t offset, std::uint64_t count, const FieldSelection& fields,
                     ParticleSet& out) const = 0;
+  // Counts the particles of each type in files [first, last) of info().files (one row per file), for
+  // formats whose headers do not say (info().file_counts empty). Reads those files only. Throws
+  // Error(input/io) naming the file for a missing, truncated or inconsistent one.
+  virtual FileCounts count_files(std::size_t first, std::size_t last) const;
 };
 
 // Opens a snapshot given as one or more paths. A single path may be the first piece of a multi-file
@@ -37,22 +46,31 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
 std::unique_ptr<SnapshotReader> open_particle_file(const std::string& file);
 bool is_gadget_binary(const std::string& path);
 
+// [file][type] counts of every file: info().file_counts when the headers give them; otherwise each rank
+// counts its even share of the files (count_files) and the counts are all-gathered, so that no rank
+// reads every file. Checked against info().type_totals. Collective (errors agreed, naming the first bad file).
+FileCounts file_counts(const SnapshotReader& reader, const mpi::Comm& comm);
+
 // Particles [begin, begin+count) of the global numbering over `types`. Positions are wrapped into a
 // periodic box; positions, velocities and masses are checked (finite, masses > 0) and a bad value gives
 // Error(input) naming the file and particle. Not collective.
+// When the headers do not give the per-file counts, this counts every file first (see file_counts).
 ParticleSet read_particles(const SnapshotReader& reader, const std::vector<int>& types, std::uint64_t begin,
                            std::uint64_t count, const FieldSelection& fields);
+// The same with the counts given (from file_counts).
+ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& counts, const std::vector<int>& types,
+                           std::uint64_t begin, std::uint64_t count, const FieldSelection& fields);
 
-// This rank's even share of the selected particles (rank r reads a contiguous range). Collective only in
-// agreeing on errors.
+// This rank's even share of the selected particles (rank r reads a contiguous range of the numbering).
+// Collective: file_counts(), then agreeing on errors.
 ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
                        const mpi::Comm& comm);
 
 // "1", "0,1", "all" -> type list, checked against the snapshot's number of types.
 std::vector<int> parse_types(const std::string& text, int num_types);
 
-// The particle types a tool uses: `text` as for parse_types, or "auto" for dark matter (type 1; type 0
-// in phew particle files).
+// The particle types a tool uses: `text` as for parse_types, or "auto" for dark matter (type 1, also
+// RAMSES' family 1; type 0 in phew particle files).
 std::vector<int> selected_types(const SnapshotInfo& info, const std::string& text);
 
 // Throws Error(input) unless the snapshot has the grid's periodic box and length and mass units:

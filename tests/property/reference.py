@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Serial references for phew-segment and phew-merge, written from the documented rules
-(docs/tools/phew-segment.md, docs/tools/phew-merge.md, lib/phew/merge.hpp's header), independently of
+(docs/tools/phew-segment.md, docs/tools/phew-merge.md, lib/watershed/merge.hpp's header), independently of
 the C++ code, in numpy.
 
   reference.py segment GRID PATCHES                   # labels, peaks and saddle table must be equal

@@ -108,6 +108,43 @@ TEST(Snapshot, ParsesTypes) {
   EXPECT_THROW(parse_types("1,x", 6), Error);
 }
 
+// SWIFT writes peculiar velocities (a dx/dt, a-scale exponent 0); phew gives Gadget's u = v/sqrt(a) for
+// every reader, which deblend and voters turn back into peculiar velocities.
+TEST(Swift, PeculiarVelocitiesBecomeGadgetsU) {
+  const std::string path = (std::filesystem::temp_directory_path() / "phew-test-swift.hdf5").string();
+  {
+    const mpi::Comm comm;
+    io::File f = io::File::create(path, comm);
+    for (const char* g : {"/Header", "/Units", "/Cosmology", "/PartType1"}) f.create_group(g);
+    f.write_attribute<double>("/Header", "BoxSize", std::vector<double>{100, 100, 100});
+    f.write_attribute<double>("/Header", "MassTable", std::vector<double>{0, 0});
+    f.write_attribute<std::uint64_t>("/Header", "NumPart_ThisFile", std::vector<std::uint64_t>{0, 2});
+    f.write_attribute<std::uint64_t>("/Header", "NumPart_Total", std::vector<std::uint64_t>{0, 2});
+    f.write_attribute<double>("/Header", "Time", 0.25);
+    f.write_attribute<double>("/Header", "Redshift", 3.0);
+    f.write_attribute<double>("/Units", "Unit length in cgs (U_L)", 3.08567758e24);
+    f.write_attribute<double>("/Units", "Unit mass in cgs (U_M)", 1.98841e43);
+    f.write_attribute<double>("/Units", "Unit time in cgs (U_t)", 3.08567758e19);
+    f.write_attribute<double>("/Cosmology", "Omega_m", 0.3);
+    f.write_attribute<double>("/Cosmology", "Omega_lambda", 0.7);
+    f.write_attribute<double>("/Cosmology", "h", 0.7);
+    f.write_attribute<double>("/Cosmology", "Cosmological run", 1.0);
+    f.write_attribute<double>("/Cosmology", "Scale-factor", 0.25);
+    f.write<double>("/PartType1/Coordinates", {2, 3}, std::vector<double>{1, 2, 3, 4, 5, 6});
+    f.write<double>("/PartType1/Velocities", {2, 3}, std::vector<double>{100, 0, -50, 10, 20, 30});
+    f.write<double>("/PartType1/Masses", std::vector<double>{1.0, 1.0});
+    f.write<std::uint64_t>("/PartType1/ParticleIDs", std::vector<std::uint64_t>{1, 2});
+  }
+  const auto r = open_snapshot({path});
+  EXPECT_EQ(r->info().format, "swift-hdf5");
+  EXPECT_TRUE(r->info().comoving);
+  FieldSelection f;
+  f.velocities = true;
+  const ParticleSet p = read_particles(*r, {1}, 0, 2, f);
+  EXPECT_EQ(p.velocity, (std::vector<double>{200, 0, -100, 20, 40, 60}));  // v / sqrt(0.25)
+  std::filesystem::remove(path);
+}
+
 TEST(ParticleFile, ReadsOurOwnFormat) {
   const std::string path = (std::filesystem::temp_directory_path() / "phew-test-particles.h5").string();
   {

@@ -95,9 +95,10 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
   if (!opt.particles.empty()) {
     mpi::agree(comm, [&] {
       reader = open_snapshot({opt.particles});
-      types = selected_types(reader->info(), opt.types);
-      check_snapshot_matches_grid(reader->info(), grid, opt.particles, opt.patches);
-      if (comm.root()) ctx.manifest().add_input(manifest::external_input(opt.particles, "snapshot"));
+      const SnapshotInfo& info = reader->info();
+      types = selected_types(info, opt.types);
+      check_snapshot_matches_grid(info, grid, opt.particles, opt.patches);
+      if (comm.root()) for (const auto& f : info.files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
     });
     input.particles = [&] {
       FieldSelection fields;

@@ -1,0 +1,718 @@
+// RAMSES particle outputs: the text files at open, the Fortran records of each part file when counting
+// (each rank its share of the files) and when reading.
+//
+// A part file is Fortran unformatted sequential (4-byte record markers before and after each record):
+// eight header records (ncpu, ndim, npart, localseed, nstar_tot, mstar_tot, mstar_lost, nsink), then one
+// record of npart values per field of part_file_descriptor.txt, in its order. Every marker is checked
+// against the descriptor and npart before any value is used.
+#include "particles/ramses.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <type_traits>
+
+namespace phew {
+namespace {
+
+namespace fs = std::filesystem;
+
+// RAMSES' own constants (amr/constants.f90 of the version that wrote the test data), so that
+// conversions reproduce what RAMSES users compute.
+constexpr double kMpcCm = 3.0856776e24;
+constexpr double kKpcCm = 3.0856776e21;
+constexpr double kMsunG = 1.9891e33;
+constexpr double kKmS = 1e5;
+constexpr int kHeaderRecords = 8;
+constexpr std::size_t kTextFiles = 3;  // info, header, descriptor: first in SnapshotInfo::files
+
+// ---- text files ------------------------------------------------------------------------------------
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error::io("{}: cannot open for reading", path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Fortran may write exponents with D; the whole text must be the number.
+std::optional<double> parse_number(std::string text) {
+  text = trim(text);
+  std::replace(text.begin(), text.end(), 'D', 'E');
+  std::replace(text.begin(), text.end(), 'd', 'e');
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// "key = value" lines of an info file.
+std::map<std::string, std::string> key_values(const std::vector<std::string>& lines) {
+  std::map<std::string, std::string> kv;
+  for (const auto& line : lines) {
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    kv.emplace(trim(line.substr(0, eq)), trim(line.substr(eq + 1)));
+  }
+  return kv;
+}
+
+// An info file starts with "ncpu = N" and has ndim and boxlen: enough to tell it from anything else.
+bool looks_like_info(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) > (1u << 20)) return false;
+  std::ifstream in(path);
+  std::string first;
+  if (!in || !std::getline(in, first)) return false;
+  const auto eq = first.find('=');
+  if (eq == std::string::npos || trim(first.substr(0, eq)) != "ncpu") return false;
+  bool ndim = false, boxlen = false;
+  for (std::string line; std::getline(in, line);) {
+    const auto e = line.find('=');
+    if (e == std::string::npos) continue;
+    const std::string key = trim(line.substr(0, e));
+    ndim |= key == "ndim";
+    boxlen |= key == "boxlen";
+  }
+  return ndim && boxlen;
+}
+
+std::vector<fs::path> info_files_in(const fs::path& folder) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(folder, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("info_", 0) == 0 && name.size() > 9 && name.substr(name.size() - 4) == ".txt" && looks_like_info(e.path()))
+      found.push_back(e.path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// Info files print 15 digits, so unit_l / aexp of one run differs between outputs in the last bits.
+// Conversion factors are rounded to 10 significant digits, so that every output of a run gets the same
+// box (mergertree checks it) and the same particle mass.
+double round_significant(double v, int digits) {
+  if (!(v > 0) || !std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, std::floor(std::log10(v)) - (digits - 1));
+  return std::round(v / scale) * scale;
+}
+
+// ---- field types -----------------------------------------------------------------------------------
+
+// The type letters of part_file_descriptor.txt: RAMSES' io/dump_utils.f90 writes d f q i h b and ?
+// (logical); yt's convention (Python struct letters) adds the unsigned ones and l/L, whose width (4 or 8
+// bytes) is taken from the record.
+enum class Kind { f64, f32, i8, u8, i16, u16, i32, u32, i64, u64, logical, integer };
+
+struct TypeLetter {
+  char letter;
+  Kind kind;
+  int width;  // bytes; 0 = from the record (4 or 8)
+};
+
+constexpr std::array<TypeLetter, 13> kLetters{{{'d', Kind::f64, 8},
+                                               {'f', Kind::f32, 4},
+                                               {'b', Kind::i8, 1},
+                                               {'B', Kind::u8, 1},
+                                               {'h', Kind::i16, 2},
+                                               {'H', Kind::u16, 2},
+                                               {'i', Kind::i32, 4},
+                                               {'I', Kind::u32, 4},
+                                               {'q', Kind::i64, 8},
+                                               {'Q', Kind::u64, 8},
+                                               {'l', Kind::integer, 0},
+                                               {'L', Kind::integer, 0},
+                                               {'?', Kind::logical, 4}}};
+
+bool is_real(Kind k) { return k == Kind::f64 || k == Kind::f32; }
+
+struct Field {
+  std::string name;
+  char letter = 0;
+  Kind kind = Kind::f64;
+  int width = 0;
+};
+
+std::vector<Field> parse_descriptor(const std::string& path) {
+  const auto lines = read_lines(path);
+  static const std::regex version_re(R"(^#\s*version:\s*(\d+)\s*$)");
+  static const std::regex field_re(R"(^\s*(\d+)\s*,\s*([A-Za-z0-9_]+)\s*,\s*(\S+)\s*$)");
+  std::smatch m;
+  if (lines.empty() || !std::regex_match(lines[0], m, version_re))
+    throw Error::input("{}: line 1 is not '# version: 1' (not a RAMSES particle file descriptor)", path);
+  if (m[1] != "1") throw Error::input("{}: descriptor version {}, phew reads version 1", path, m[1].str());
+  std::vector<Field> fields;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::string line = trim(lines[i]);
+    if (line.empty() || line[0] == '#') continue;
+    if (!std::regex_match(lines[i], m, field_re))
+      throw Error::input("{}: line {} is not 'ivar, variable_name, variable_type': '{}'", path, i + 1, line);
+    if (std::stoul(m[1]) != fields.size() + 1)
+      throw Error::input("{}: line {} is field {}, {} expected", path, i + 1, m[1].str(), fields.size() + 1);
+    const std::string type = m[3];
+    const auto* t = std::find_if(kLetters.begin(), kLetters.end(),
+                                 [&](const TypeLetter& l) { return type.size() == 1 && l.letter == type[0]; });
+    if (t == kLetters.end())
+      throw Error::input("{}: field {} ({}) has type '{}', not one phew knows (d f q i h b ? B H I Q l L)", path,
+                         fields.size() + 1, m[2].str(), type);
+    for (const Field& f : fields)
+      if (f.name == m[2]) throw Error::input("{}: field {} appears twice", path, f.name);
+    fields.push_back({m[2], t->letter, t->kind, t->width});
+  }
+  return fields;
+}
+
+// header_NNNNN.txt: "#      Family     Count" and one row per family, -5..5 then undefined (RAMSES
+// prints them by position; its label for family -1 reads "other_tracer", so names are not trusted).
+std::vector<std::uint64_t> parse_header_totals(const std::string& path) {
+  const auto lines = read_lines(path);
+  std::size_t row = 0;
+  while (row < lines.size() && !(lines[row].find("Family") != std::string::npos &&
+                                 lines[row].find("Count") != std::string::npos))
+    ++row;
+  if (row == lines.size())
+    throw Error::input("{}: no 'Family Count' table (RAMSES outputs from 2017 on have one)", path);
+  std::vector<std::pair<std::string, std::uint64_t>> table;
+  static const std::regex row_re(R"(^\s*(\S+)\s+(\d+)\s*$)");
+  std::smatch m;
+  for (++row; row < lines.size() && std::regex_match(lines[row], m, row_re); ++row)
+    table.emplace_back(m[1], std::stoull(m[2]));
+  if (table.size() != 12 || table[6].first != "DM")
+    throw Error::input("{}: the family table has {} rows, 12 expected (families -5..5 and undefined, DM 7th)", path,
+                       table.size());
+  std::vector<std::uint64_t> totals(kRamsesNumTypes, 0);
+  for (int i = 0; i < 11; ++i) totals[static_cast<std::size_t>(*ramses_type_of_family(i - 5))] = table[static_cast<std::size_t>(i)].second;
+  if (table[11].second != 0)
+    throw Error::input("{}: {} particles of the undefined family (RAMSES' internal family 127)", path, table[11].second);
+  return totals;
+}
+
+// ---- binary part files -----------------------------------------------------------------------------
+
+template <typename T>
+T byte_swap(T value) {
+  std::array<unsigned char, sizeof(T)> bytes;
+  std::memcpy(bytes.data(), &value, sizeof(T));
+  std::reverse(bytes.begin(), bytes.end());
+  std::memcpy(&value, bytes.data(), sizeof(T));
+  return value;
+}
+
+template <typename T>
+T load(const unsigned char* p, bool swap) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return swap ? byte_swap(v) : v;
+}
+
+bool read_at(std::ifstream& in, std::uint64_t pos, void* buffer, std::size_t n) {
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(pos));
+  in.read(static_cast<char*>(buffer), static_cast<std::streamsize>(n));
+  return static_cast<std::size_t>(in.gcount()) == n;
+}
+
+struct Block {
+  std::uint64_t offset = 0;  // first data byte
+  std::uint64_t bytes = 0;
+  int width = 0;             // bytes per value (fields only)
+};
+
+// Where every record of one part file is, checked: markers agree, the file is not truncated, each
+// field record holds npart values of its type, nothing follows the last field.
+struct PartLayout {
+  std::string path;
+  bool swap = false;
+  std::uint64_t npart = 0;
+  std::vector<Block> fields;  // in descriptor order
+};
+
+class PartScanner {
+ public:
+  PartScanner(const std::string& path, std::ifstream& in) : path_(path), in_(in) {
+    in_.clear();
+    in_.seekg(0, std::ios::end);
+    const auto end = in_.tellg();
+    if (end < 0) throw Error::io("{}: cannot determine the file size", path_);
+    size_ = static_cast<std::uint64_t>(end);
+  }
+
+  std::uint64_t size() const { return size_; }
+
+  Block record(std::uint64_t pos, int number, const std::string& what, bool& swap, bool first) {
+    unsigned char marker[4];
+    if (pos + 4 > size_ || !read_at(in_, pos, marker, 4))
+      throw Error::input("{}: truncated before record {} ({}) at byte {}", path_, number, what, pos);
+    if (first) {  // the ncpu record has 4 bytes: its marker gives the byte order
+      if (load<std::uint32_t>(marker, false) == 4) swap = false;
+      else if (load<std::uint32_t>(marker, true) == 4) swap = true;
+      else
+        throw Error::input("{}: first record marker is {}, 4 expected (not a RAMSES part file)", path_,
+                           load<std::uint32_t>(marker, false));
+    }
+    const std::int32_t signed_bytes = load<std::int32_t>(marker, swap);
+    if (signed_bytes < 0)
+      throw Error::input("{}: record {} ({}) is split into Fortran subrecords (over 2 GiB): not supported", path_,
+                         number, what);
+    const auto bytes = static_cast<std::uint64_t>(signed_bytes);
+    if (pos + 8 + bytes > size_)
+      throw Error::input("{}: truncated in record {} ({}): the record has {} bytes, the file ends {} bytes into it", path_,
+                         number, what, bytes, size_ - std::min(size_, pos + 4));
+    if (!read_at(in_, pos + 4 + bytes, marker, 4)) throw Error::io("{}: cannot read at byte {}", path_, pos + 4 + bytes);
+    if (load<std::uint32_t>(marker, swap) != bytes)
+      throw Error::input("{}: record {} ({}) starts with length {} but ends with {}", path_, number, what, bytes,
+                         load<std::uint32_t>(marker, swap));
+    return {pos + 4, bytes, 0};
+  }
+
+  std::int64_t integer_value(const Block& b, bool swap, int number, const std::string& what) {
+    unsigned char v[8];
+    if (b.bytes != 4 && b.bytes != 8)
+      throw Error::input("{}: record {} ({}) has {} bytes, one 4- or 8-byte integer expected", path_, number, what, b.bytes);
+    if (!read_at(in_, b.offset, v, b.bytes)) throw Error::io("{}: cannot read record {}", path_, number);
+    return b.bytes == 4 ? std::int64_t{load<std::int32_t>(v, swap)} : load<std::int64_t>(v, swap);
+  }
+
+ private:
+  const std::string& path_;
+  std::ifstream& in_;
+  std::uint64_t size_ = 0;
+};
+
+std::ifstream open_part(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error::io("{}: cannot open for reading", path);
+  return in;
+}
+
+constexpr std::array<const char*, kHeaderRecords> kHeaderNames{"ncpu", "ndim", "npart", "localseed",
+                                                               "nstar_tot", "mstar_tot", "mstar_lost", "nsink"};
+
+PartLayout scan_part(const std::string& path, std::ifstream& in, const std::vector<Field>& fields, int ncpu,
+                     const std::string& info_path) {
+  PartScanner scan(path, in);
+  PartLayout L;
+  L.path = path;
+  std::uint64_t pos = 0;
+  std::array<Block, kHeaderRecords> header;
+  for (int r = 0; r < kHeaderRecords; ++r) {
+    header[static_cast<std::size_t>(r)] = scan.record(pos, r + 1, kHeaderNames[static_cast<std::size_t>(r)], L.swap, r == 0);
+    pos = header[static_cast<std::size_t>(r)].offset + header[static_cast<std::size_t>(r)].bytes + 4;
+  }
+  const std::int64_t file_ncpu = scan.integer_value(header[0], L.swap, 1, "ncpu");
+  if (file_ncpu != ncpu)
+    throw Error::input("{}: written by a run on {} ranks, but {} says ncpu = {}", path, file_ncpu, info_path, ncpu);
+  const std::int64_t ndim = scan.integer_value(header[1], L.swap, 2, "ndim");
+  if (ndim != 3) throw Error::input("{}: ndim = {}, phew reads 3-D outputs", path, ndim);
+  const std::int64_t npart = scan.integer_value(header[2], L.swap, 3, "npart");
+  if (npart < 0) throw Error::input("{}: npart = {}", path, npart);
+  L.npart = static_cast<std::uint64_t>(npart);
+
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const int number = kHeaderRecords + static_cast<int>(f) + 1;
+    const std::string what = fields[f].name + ", type " + fields[f].letter;
+    Block b = scan.record(pos, number, what, L.swap, false);
+    b.width = fields[f].width;
+    if (b.width == 0) b.width = b.bytes == 4 * L.npart ? 4 : 8;  // 'l': from the record
+    if (b.bytes != static_cast<std::uint64_t>(b.width) * L.npart)
+      throw Error::input("{}: record {} ({}) has {} bytes, npart = {} needs {} ({} per particle)", path, number, what,
+                         b.bytes, L.npart, static_cast<std::uint64_t>(b.width) * L.npart, b.width);
+    L.fields.push_back(b);
+    pos = b.offset + b.bytes + 4;
+  }
+  if (pos != scan.size())
+    throw Error::input("{}: {} bytes follow the last field of the descriptor ({}): the descriptor does not match the file",
+                       path, scan.size() - pos, fields.empty() ? "none" : fields.back().name);
+  return L;
+}
+
+// Decodes m stored values of kind k into `out`; the byte-order test and the type switch stay outside the
+// loops, which are the whole cost of reading.
+template <typename Out>
+void decode(const unsigned char* p, Kind k, int width, bool swap, std::size_t m, Out* out) {
+  const auto run = [&](auto tag) {
+    using T = decltype(tag);
+    if (swap)
+      for (std::size_t j = 0; j < m; ++j) out[j] = static_cast<Out>(load<T>(p + j * sizeof(T), true));
+    else
+      for (std::size_t j = 0; j < m; ++j) out[j] = static_cast<Out>(load<T>(p + j * sizeof(T), false));
+  };
+  switch (k) {
+    case Kind::f64: return run(double{});
+    case Kind::f32: return run(float{});
+    case Kind::i8: return run(std::int8_t{});
+    case Kind::u8: return run(std::uint8_t{});
+    case Kind::i16: return run(std::int16_t{});
+    case Kind::u16: return run(std::uint16_t{});
+    case Kind::i32: case Kind::logical: return run(std::int32_t{});
+    case Kind::u32: return run(std::uint32_t{});
+    case Kind::i64: return run(std::int64_t{});
+    case Kind::u64: return run(std::uint64_t{});
+    case Kind::integer: return width == 4 ? run(std::int32_t{}) : run(std::int64_t{});
+  }
+}
+
+// Reads values [lo, hi) of field `f` in bounded chunks and hands each decoded chunk to
+// `use(first index, count, values)`.
+template <typename Out, typename Use>
+void for_each_chunk(std::ifstream& in, const PartLayout& L, const Field& f, const Block& b, std::uint64_t lo,
+                    std::uint64_t hi, Use use) {
+  constexpr std::uint64_t kChunk = 1 << 16;
+  std::vector<unsigned char> buffer;
+  std::vector<Out> values;
+  const auto w = static_cast<std::uint64_t>(b.width);
+  for (std::uint64_t i = lo; i < hi;) {
+    const std::uint64_t m = std::min(kChunk, hi - i);
+    buffer.resize(m * w);
+    values.resize(m);
+    if (!read_at(in, b.offset + i * w, buffer.data(), buffer.size()))
+      throw Error::io("{}: cannot read {} bytes at byte {}", L.path, buffer.size(), b.offset + i * w);
+    decode(buffer.data(), f.kind, b.width, L.swap, m, values.data());
+    use(i, static_cast<std::size_t>(m), values.data());
+    i += m;
+  }
+}
+
+// phew type of each family code -5..5 (index family + 5); see ramses_type_of_family.
+constexpr std::array<int, 11> kTypeOfFamily{15, 14, 13, 12, 11, 0, 1, 2, 3, 4, 5};
+
+// ---- the reader ------------------------------------------------------------------------------------
+
+struct Roles {
+  std::array<int, 3> position{-1, -1, -1}, velocity{-1, -1, -1};
+  int mass = -1, identity = -1, family = -1;
+};
+
+class RamsesReader final : public SnapshotReader {
+ public:
+  explicit RamsesReader(const std::string& given) {
+    locate(given);
+    read_info();
+    const std::string descriptor = (folder_ / "part_file_descriptor.txt").string();
+    if (!fs::exists(descriptor))
+      throw Error::input("{}: no part_file_descriptor.txt: a RAMSES output from before 2017, which phew does not read "
+                         "(the particle records' layout is unknown without it)",
+                         folder_.string());
+    fields_ = parse_descriptor(descriptor);
+    assign_roles(descriptor);
+    const std::string header = (folder_ / ("header_" + number_ + ".txt")).string();
+    if (!fs::exists(header)) throw Error::input("{}: no {} (particle totals per family)", folder_.string(), fs::path(header).filename().string());
+    info_.type_totals = parse_header_totals(header);
+    if (roles_.family < 0)
+      for (int t = 0; t < kRamsesNumTypes; ++t)
+        if (t != 1 && info_.type_totals[static_cast<std::size_t>(t)] != 0)
+          throw Error::input("{}: no family field, but {} lists {} particles of type {} (not dark matter)", descriptor,
+                             header, info_.type_totals[static_cast<std::size_t>(t)], t);
+    info_.files = {info_path_, header, descriptor};
+    list_part_files();
+    for (int t = 0; t < kRamsesNumTypes; ++t) families_present_ += info_.type_totals[static_cast<std::size_t>(t)] > 0;
+  }
+
+  const SnapshotInfo& info() const override { return info_; }
+
+  FileCounts count_files(std::size_t first, std::size_t last) const override {
+    FileCounts counts;
+    for (std::size_t file = first; file < last; ++file) {
+      std::vector<std::uint64_t> row(kRamsesNumTypes, 0);
+      if (file >= kTextFiles) {
+        const std::string& path = info_.files[file];
+        std::ifstream in = open_part(path);
+        const PartLayout L = scan_part(path, in, fields_, ncpu_, info_path_);
+        if (roles_.family < 0) {
+          row[1] = L.npart;
+        } else {
+          const auto r = static_cast<std::size_t>(roles_.family);
+          for_each_chunk<std::int64_t>(
+              in, L, fields_[r], L.fields[r], 0, L.npart, [&](std::uint64_t at, std::size_t m, const std::int64_t* family) {
+                for (std::size_t j = 0; j < m; ++j) {
+                  if (family[j] < -5 || family[j] > 5)
+                    throw Error::input("{}: particle {} has family {}, not a RAMSES family (-5..5)", path, at + j,
+                                       family[j]);
+                  ++row[static_cast<std::size_t>(kTypeOfFamily[static_cast<std::size_t>(family[j] + 5)])];
+                }
+              });
+        }
+      }
+      counts.push_back(std::move(row));
+    }
+    return counts;
+  }
+
+  void read(int file, int type, std::uint64_t offset, std::uint64_t count, const FieldSelection& fields,
+            ParticleSet& out) const override {
+    const std::string& path = info_.files.at(static_cast<std::size_t>(file));
+    if (static_cast<std::size_t>(file) < kTextFiles) throw Error::internal("{}: no particles in a text file", path);
+    std::ifstream in = open_part(path);
+    const PartLayout L = scan_part(path, in, fields_, ncpu_, info_path_);
+
+    // The file's places of the selected particles: all of them in a one-family output, else those whose
+    // family is `type`'s, from the family record.
+    std::vector<std::uint64_t> where;
+    std::uint64_t lo = offset, hi = offset + count;
+    if (families_present_ > 1) {
+      const auto r = static_cast<std::size_t>(roles_.family);
+      std::uint64_t seen = 0;
+      for_each_chunk<std::int64_t>(
+          in, L, fields_[r], L.fields[r], 0, L.npart, [&](std::uint64_t first, std::size_t m, const std::int64_t* family) {
+            for (std::size_t j = 0; j < m; ++j) {
+              if (family[j] < -5 || family[j] > 5 || kTypeOfFamily[static_cast<std::size_t>(family[j] + 5)] != type) continue;
+              if (seen >= offset && seen < offset + count) where.push_back(first + j);
+              ++seen;
+            }
+          });
+      if (where.size() != count)
+        throw Error::input("{}: {} particles of type {} from place {} asked, the file has {} of that type", path, count,
+                           type, offset, seen);
+      lo = where.front();
+      hi = where.back() + 1;
+    } else if (hi > L.npart) {
+      throw Error::input("{}: particles [{}, {}) asked, the file has {}", path, lo, hi, L.npart);
+    }
+    // Hands value i of [lo, hi) to put(k, value, i) for its place k in the selection: every value when the
+    // selection is contiguous, else those listed in `where` (sorted).
+    const auto scatter = [&](auto tag, int role, auto put) {
+      using Out = decltype(tag);
+      const auto r = static_cast<std::size_t>(role);
+      std::size_t w = 0;
+      for_each_chunk<Out>(in, L, fields_[r], L.fields[r], lo, hi, [&](std::uint64_t first, std::size_t m, const Out* v) {
+        if (where.empty()) {
+          const auto k0 = static_cast<std::size_t>(first - lo);
+          for (std::size_t j = 0; j < m; ++j) put(k0 + j, v[j], first + j);
+        } else {
+          for (; w < where.size() && where[w] < first + m; ++w) put(w, v[where[w] - first], where[w]);
+        }
+      });
+    };
+    const auto real_field = [&](int role, double factor, std::vector<double>& dst, std::size_t base, std::size_t stride,
+                                std::size_t component) {
+      double* d = dst.data() + base + component;
+      scatter(double{}, role, [&](std::size_t k, double v, std::uint64_t) { d[stride * k] = v * factor; });
+    };
+    const std::size_t base = out.size();
+    out.position.resize(3 * (base + count));
+    for (std::size_t d = 0; d < 3; ++d) real_field(roles_.position[d], length_factor_, out.position, 3 * base, 3, d);
+    out.mass.resize(base + count);
+    real_field(roles_.mass, mass_factor_, out.mass, base, 1, 0);
+    if (fields.velocities) {
+      out.velocity.resize(3 * (base + count));
+      for (std::size_t d = 0; d < 3; ++d) real_field(roles_.velocity[d], velocity_factor_, out.velocity, 3 * base, 3, d);
+    }
+    if (fields.ids) {
+      const std::size_t id_base = out.id.size();
+      out.id.resize(id_base + count);
+      scatter(std::int64_t{}, roles_.identity, [&](std::size_t k, std::int64_t id, std::uint64_t i) {
+        if (id < 0) throw Error::input("{}: particle {} has identity {} (IDs must not be negative)", path, i, id);
+        out.id[id_base + k] = static_cast<std::uint64_t>(id);
+      });
+    }
+  }
+
+ private:
+  // The folder and its info file, from either.
+  void locate(const std::string& given) {
+    const fs::path p(given);
+    if (fs::is_directory(p)) {
+      const auto infos = info_files_in(p);
+      if (infos.empty()) throw Error::input("{}: no RAMSES info_NNNNN.txt in this folder", given);
+      if (infos.size() > 1)
+        throw Error::input("{}: {} info files ({}, {}, ...): give the one to read", given, infos.size(),
+                           infos[0].filename().string(), infos[1].filename().string());
+      folder_ = p;
+      info_path_ = infos.front().string();
+    } else {
+      folder_ = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+      info_path_ = given;
+    }
+    static const std::regex name_re(R"(^info_(\d+)\.txt$)");
+    std::smatch m;
+    const std::string name = fs::path(info_path_).filename().string();
+    if (!std::regex_match(name, m, name_re))
+      throw Error::input("{}: a RAMSES info file must be named info_NNNNN.txt (its part files are found by that number)",
+                         info_path_);
+    number_ = m[1];
+  }
+
+  void read_info() {
+    const auto kv = key_values(read_lines(info_path_));
+    const auto number = [&](const char* key) {
+      const auto it = kv.find(key);
+      if (it == kv.end()) {
+        if (std::string(key).rfind("unit_", 0) == 0)
+          throw Error::input("{}: no {} (RAMSES info files give unit_l, unit_d and unit_t; phew needs them for the units)",
+                             info_path_, key);
+        throw Error::input("{}: no {} line", info_path_, key);
+      }
+      const auto v = parse_number(it->second);
+      if (!v) throw Error::input("{}: {} = '{}' is not a number", info_path_, key, it->second);
+      return *v;
+    };
+    const double ncpu = number("ncpu"), ndim = number("ndim");
+    if (ncpu < 1 || ncpu != std::floor(ncpu)) throw Error::input("{}: ncpu = {}", info_path_, ncpu);
+    if (ndim != 3) throw Error::input("{}: ndim = {}, phew reads 3-D outputs", info_path_, ndim);
+    ncpu_ = static_cast<int>(ncpu);
+    const double boxlen = number("boxlen"), time = number("time"), aexp = number("aexp"), H0 = number("H0");
+    const double omega_m = number("omega_m"), omega_l = number("omega_l");
+    const double unit_l = number("unit_l"), unit_d = number("unit_d"), unit_t = number("unit_t");
+    for (const auto& [key, v] : {std::pair{"boxlen", boxlen}, {"aexp", aexp}, {"unit_l", unit_l}, {"unit_d", unit_d}, {"unit_t", unit_t}})
+      if (!(v > 0)) throw Error::input("{}: {} = {} (must be positive)", info_path_, key, v);
+
+    info_.format = "ramses";
+    info_.mass_table.assign(kRamsesNumTypes, 0.0);
+    info_.file_major = true;
+    info_.has_ids = info_.has_velocities = true;
+    info_.has_potential = info_.has_acceleration = false;
+    // RAMSES' non-cosmological runs keep H0 = 1 and aexp = 1 (the test yt makes too).
+    const bool cosmological = !(H0 == 1.0 && aexp == 1.0);
+    info_.units.known = true;
+    info_.units.velocity_cm_per_s = kKmS;
+    info_.units.mass_g = kMsunG;
+    const double unit_m = unit_d * unit_l * unit_l * unit_l;
+    const double unit_v = unit_l / unit_t;
+    if (cosmological) {
+      // unit_l is the physical length of the box unit at aexp; comoving Mpc/h = x unit_l / aexp / Mpc * h.
+      const double h = H0 / 100.0;
+      if (!(omega_m > 0) || !(h > 0)) throw Error::input("{}: omega_m = {}, H0 = {}", info_path_, omega_m, H0);
+      info_.comoving = true;
+      info_.cosmology = Cosmology{omega_m, omega_l, h};
+      info_.time = aexp;
+      info_.redshift = 1.0 / aexp - 1.0;
+      info_.units.length_cm = kMpcCm;
+      info_.units.h_scaled = true;
+      info_.periodic = true;
+      length_factor_ = round_significant(unit_l / aexp / kMpcCm * h, 10);
+      mass_factor_ = round_significant(unit_m / kMsunG * h, 10);
+      velocity_factor_ = unit_v / kKmS / std::sqrt(aexp);  // peculiar km/s -> Gadget's u = v / sqrt(a)
+    } else {
+      info_.comoving = false;
+      info_.units.length_cm = kKpcCm;
+      info_.units.h_scaled = false;
+      info_.time = time * unit_t / (kKpcCm / kKmS);  // in kpc / (km/s), Gadget's time unit
+      info_.periodic = !nonperiodic_boundaries();
+      length_factor_ = unit_l / kKpcCm;
+      mass_factor_ = unit_m / kMsunG;
+      velocity_factor_ = unit_v / kKmS;
+    }
+    const double box = boxlen * length_factor_;
+    info_.box_size = {box, box, box};
+  }
+
+  // Non-cosmological runs with boundary regions (namelist nboundary > 0) have open or reflecting walls.
+  bool nonperiodic_boundaries() const {
+    const fs::path nml = folder_ / "namelist.txt";
+    if (!fs::exists(nml)) return false;
+    static const std::regex re(R"(^\s*nboundary\s*=\s*(\d+))", std::regex::icase);
+    std::smatch m;
+    for (const auto& line : read_lines(nml.string()))
+      if (std::regex_search(line, m, re)) return std::stoi(m[1]) > 0;
+    return false;
+  }
+
+  void assign_roles(const std::string& descriptor) {
+    for (std::size_t i = 0; i < fields_.size(); ++i) {
+      const std::string& n = fields_[i].name;
+      const int idx = static_cast<int>(i);
+      for (std::size_t d = 0; d < 3; ++d) {
+        if (n == std::string("position_") + "xyz"[d]) roles_.position[d] = idx;
+        if (n == std::string("velocity_") + "xyz"[d]) roles_.velocity[d] = idx;
+      }
+      if (n == "mass") roles_.mass = idx;
+      if (n == "identity") roles_.identity = idx;
+      if (n == "family") roles_.family = idx;
+    }
+    const auto need_real = [&](int role, const char* name) {
+      if (role < 0) throw Error::input("{}: no {} field", descriptor, name);
+      if (!is_real(fields_[static_cast<std::size_t>(role)].kind))
+        throw Error::input("{}: field {} has type '{}', a real type (d or f) expected", descriptor, name,
+                           fields_[static_cast<std::size_t>(role)].letter);
+    };
+    const auto need_integer = [&](int role, const char* name) {
+      if (role >= 0 && (is_real(fields_[static_cast<std::size_t>(role)].kind)))
+        throw Error::input("{}: field {} has type '{}', an integer type expected", descriptor, name,
+                           fields_[static_cast<std::size_t>(role)].letter);
+    };
+    for (std::size_t d = 0; d < 3; ++d) need_real(roles_.position[d], (std::string("position_") + "xyz"[d]).c_str());
+    need_real(roles_.mass, "mass");
+    const int velocities = static_cast<int>(std::count_if(roles_.velocity.begin(), roles_.velocity.end(), [](int r) { return r >= 0; }));
+    if (velocities != 0 && velocities != 3) throw Error::input("{}: only {} of velocity_x/y/z", descriptor, velocities);
+    info_.has_velocities = velocities == 3;
+    if (info_.has_velocities)
+      for (std::size_t d = 0; d < 3; ++d) need_real(roles_.velocity[d], (std::string("velocity_") + "xyz"[d]).c_str());
+    need_integer(roles_.identity, "identity");
+    need_integer(roles_.family, "family");
+    info_.has_ids = roles_.identity >= 0;
+  }
+
+  // part_NNNNN.out00001 .. outNCPU must all exist, and no other rank's file.
+  void list_part_files() {
+    const std::string stem = "part_" + number_ + ".out";
+    std::vector<int> present;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(folder_, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind(stem, 0) != 0) continue;
+      const std::string digits = name.substr(stem.size());
+      if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        continue;
+      present.push_back(std::stoi(digits));
+    }
+    if (ec) throw Error::io("{}: cannot list the folder: {}", folder_.string(), ec.message());
+    std::sort(present.begin(), present.end());
+    const auto name = [&](int r) { return fmt::format("{}{:05d}", stem, r); };
+    if (present.empty())
+      throw Error::input("{}: no {}* files (info_{}.txt says ncpu = {}); an output without particles?", folder_.string(), stem,
+                         number_, ncpu_);
+    for (int r = 1; r <= ncpu_; ++r)
+      if (!std::binary_search(present.begin(), present.end(), r))
+        throw Error::input("{}: {} is missing (info_{}.txt says ncpu = {}, the folder has {} part file{})", folder_.string(),
+                           name(r), number_, ncpu_, present.size(), present.size() == 1 ? "" : "s");
+    if (present.back() > ncpu_)
+      throw Error::input("{}: {} exists, but info_{}.txt says ncpu = {}", folder_.string(), name(present.back()), number_,
+                         ncpu_);
+    for (int r = 1; r <= ncpu_; ++r) info_.files.push_back((folder_ / name(r)).string());
+  }
+
+  fs::path folder_;
+  std::string info_path_, number_;
+  int ncpu_ = 0;
+  std::vector<Field> fields_;
+  Roles roles_;
+  int families_present_ = 0;
+  double length_factor_ = 1, mass_factor_ = 1, velocity_factor_ = 1;
+  SnapshotInfo info_;
+};
+
+}  // namespace
+
+std::optional<int> ramses_type_of_family(int family) {
+  if (family >= 0 && family <= 5) return family;
+  if (family >= -5 && family <= -1) return 10 - family;
+  return std::nullopt;
+}
+
+bool is_ramses_output(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return !info_files_in(path).empty();
+  return looks_like_info(path);
+}
+
+std::unique_ptr<SnapshotReader> open_ramses(const std::string& path) { return std::make_unique<RamsesReader>(path); }
+
+}  // namespace phew
