@@ -73,4 +73,12 @@ std::vector<std::int64_t> read_patch_labels(const File& f, std::int64_t x0, std:
   return f.read_rows<std::int64_t>("/cells/peak", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
 }
 
+std::vector<PatchPeak> read_patch_peaks(const File& f, std::uint64_t begin, std::uint64_t count) {
+  return patch_peak_table().read(f, "/peaks", begin, count);
+}
+
+std::vector<SaddleRow> read_saddles(const File& f, std::uint64_t begin, std::uint64_t count) {
+  return saddle_table().read(f, "/saddles", begin, count);
+}
+
 }  // namespace phew::io

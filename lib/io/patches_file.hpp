@@ -60,5 +60,8 @@ struct PatchesHeader {
 PatchesHeader read_patches_header(const File& file);
 // Labels of planes [x0, x1) (peak IDs, 0 below the threshold).
 std::vector<std::int64_t> read_patch_labels(const File& file, std::int64_t x0, std::int64_t x1);
+// Rows [begin, begin + count) of the peak and saddle tables (readers that hold only a part of them).
+std::vector<PatchPeak> read_patch_peaks(const File& file, std::uint64_t begin, std::uint64_t count);
+std::vector<SaddleRow> read_saddles(const File& file, std::uint64_t begin, std::uint64_t count);
 
 }  // namespace phew::io

@@ -21,17 +21,17 @@ using Vec3 = std::array<double, 3>;
 void read_graph(const io::File& f, PeakGraph& g, std::vector<Vec3>& position, const mpi::Comm& comm) {
   const std::size_t n = g.density.size();
   if (n > 0) {
-    const auto rows = io::patch_peak_table().read(f, "/peaks", static_cast<std::uint64_t>(g.first - 1), n);
+    const auto rows = io::read_patch_peaks(f, static_cast<std::uint64_t>(g.first - 1), n);
     position.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       g.density[i] = rows[i].density;
       position[i] = rows[i].position;
     }
   }
-  const std::uint64_t m = io::saddle_table().size(f, "/saddles");
+  const std::uint64_t m = io::read_patches_header(f).n_saddles;
   constexpr std::uint64_t kChunk = 1 << 20;  // bounded memory however many saddles there are
   for (std::uint64_t b = 0; b < m; b += kChunk) {
-    for (const io::SaddleRow& s : io::saddle_table().read(f, "/saddles", b, std::min(kChunk, m - b))) {
+    for (const io::SaddleRow& s : io::read_saddles(f, b, std::min(kChunk, m - b))) {
       if (g.owner(s.peak_a) == comm.rank()) g.edges.push_back({s.peak_a, s.peak_b, s.density});
       if (g.owner(s.peak_b) == comm.rank()) g.edges.push_back({s.peak_b, s.peak_a, s.density});
     }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Checks the layering rules of docs/architecture.md on the sources, so that they cannot erode:
+#   1. MPI is called only in lib/mpi (tools and stages use mpi::Comm, route, agree, ...);
+#   2. HDF5 is included and called only in lib/io (everything else goes through io::File);
+#   3. no HDF5 object path ("/peaks", "/cells/clump") outside lib/io and the snapshot readers in
+#      lib/particles: a product's layout is written down once, in its lib/io file;
+#   4. a position is wrapped into a periodic box only by lib/grid (wrap_into, wrap_position): no
+#      fmod / remainder elsewhere.
+#
+#   tests/build/code_rules.sh [project-root]
+#
+# Exit 0 and "code rules hold" when they do, 1 listing every offending line if not.
+set -euo pipefail
+export LC_ALL=C
+
+root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+cd "$root"
+status=0
+
+# check RULE PATTERN ALLOWED_PREFIX...: lines of lib/ and tools/ sources matching PATTERN (extended regex),
+# outside the allowed folders and outside // comments, are violations.
+check() {
+  local rule=$1 pattern=$2
+  shift 2
+  local hits
+  hits=$(grep -rnE --include='*.cpp' --include='*.hpp' --include='*.cpp.in' "$pattern" lib tools |
+    grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' || true)
+  for allowed in "$@"; do
+    hits=$(printf '%s\n' "$hits" | grep -vE "^$allowed" || true)
+  done
+  if [[ -n $hits ]]; then
+    echo "code_rules.sh: $rule:" >&2
+    printf '%s\n' "$hits" >&2
+    status=1
+  fi
+}
+
+check "MPI is called only in lib/mpi" '\bMPI_[A-Z][A-Za-z_]*[[:space:]]*\(' lib/mpi/
+check "HDF5 only in lib/io" '<hdf5\.h>|\bH5[A-Z][a-z]*[A-Za-z_]*[[:space:]]*\(' lib/io/
+check "HDF5 object paths only in lib/io and the snapshot readers" '"/[A-Za-z_]+(/[A-Za-z_0-9]+)*"' \
+  lib/io/ lib/particles/ 'lib/core/memory.cpp:[0-9]+:.*"/proc/'
+check "periodic wraps only in lib/grid" '\b(std::)?(fmod|remainder)[[:space:]]*\(' lib/grid/
+
+if [[ $status -eq 0 ]]; then echo "code rules hold"; fi
+exit $status
