@@ -2,10 +2,10 @@
 
 #include "core/log.hpp"
 #include "gravity/forest.hpp"
+#include "grid/particle_index.hpp"
 #include "mpi/route.hpp"
 #include "mpi/slab.hpp"
 #include "mpi/sort.hpp"
-#include "phasespace/cell_list.hpp"
 #include "phasespace/voters.hpp"
 
 #include <cmath>
@@ -20,6 +20,16 @@ struct Particle {
   std::uint64_t id;
   double x[3], v[3], phi, acc[3], m;
 };
+
+// The points' positions (member `position`) indexed for radius queries in the box of `geo`, cells of
+// about h. The index copies the positions; indices it returns are into `points`.
+template <typename Point, typename Position>
+ParticleIndex index_positions(const std::vector<Point>& points, Position position, const GridGeometry& geo, double h) {
+  std::vector<double> xyz(3 * points.size());
+  for (std::size_t i = 0; i < points.size(); ++i)
+    for (std::size_t d = 0; d < 3; ++d) xyz[3 * i + d] = (points[i].*position)[d];
+  return ParticleIndex(xyz, {}, geo.box(), h);
+}
 
 // How the x axis is shared: rank r handles the peaks in the x-range of its slab of planes of `geo`.
 struct XPartition {
@@ -135,7 +145,7 @@ double default_search_radius(const std::vector<io::PeakRow>& peaks, const GridMe
 std::vector<double> search_radii(const std::vector<io::PeakRow>& peaks, const GridGeometry& geo, double R,
                                  double min_radius) {
   std::vector<double> r_s(peaks.size(), R);
-  const CellList<io::PeakRow, &io::PeakRow::position> near(peaks, geo, 4 * R);
+  const ParticleIndex near = index_positions(peaks, &io::PeakRow::position, geo, 4 * R);
   for (std::size_t i = 0; i < peaks.size(); ++i) {
     for (std::size_t j : near.within(peaks[i].position, 4 * R)) {
       if (j == i || peaks[j].parent_clump == peaks[i].parent_clump) continue;
@@ -182,7 +192,7 @@ VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peak
   const double margin = R_max + (stored ? 0.0 : gs.cube_reach);
   const std::vector<Particle> local = distribute(std::move(particles), part, stored ? part.geo : gs.box,
                                                  stored ? part.geo.shape[0] : gs.cubes[0], margin, params, comm);
-  const CellList<Particle, &Particle::x> cells(local, geo, std::max(R_max / 2, geo.cell_size()[0]));
+  const ParticleIndex cells = index_positions(local, &Particle::x, geo, std::max(R_max / 2, geo.cell_size()[0]));
 
   enter(phase, "potential");
   std::unique_ptr<ComputedPotential> computed;
