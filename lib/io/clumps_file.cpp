@@ -118,12 +118,16 @@ ClumpsHeader read_clumps_header(const File& f) {
 
 std::vector<std::int64_t> read_clump_labels(const File& f, std::int64_t x0, std::int64_t x1) {
   if (x1 <= x0) return {};
-  return f.read_rows<std::int64_t>("/cells/clump", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
+  auto labels = f.read_rows<std::int64_t>("/cells/clump", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
+  check_labels(f, "/cells/clump", labels, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));  // IDs are peak IDs
+  return labels;
 }
 
 std::vector<std::int64_t> read_halo_labels(const File& f, std::int64_t x0, std::int64_t x1) {
   if (x1 <= x0) return {};
-  return f.read_rows<std::int64_t>("/cells/halo", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
+  auto labels = f.read_rows<std::int64_t>("/cells/halo", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
+  check_labels(f, "/cells/halo", labels, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));  // IDs are peak IDs
+  return labels;
 }
 
 std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vector<Clump>& clumps,

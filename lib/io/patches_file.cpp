@@ -1,5 +1,6 @@
 #include "io/patches_file.hpp"
 
+#include "core/error.hpp"
 #include "io/grid_file.hpp"
 
 namespace phew::io {
@@ -68,17 +69,33 @@ PatchesHeader read_patches_header(const File& f) {
   return h;
 }
 
+// IDs read from a file index arrays downstream: every one is checked against the peak table first.
 std::vector<std::int64_t> read_patch_labels(const File& f, std::int64_t x0, std::int64_t x1) {
   if (x1 <= x0) return {};
-  return f.read_rows<std::int64_t>("/cells/peak", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
+  auto labels = f.read_rows<std::int64_t>("/cells/peak", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
+  check_labels(f, "/cells/peak", labels, static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks")));
+  return labels;
 }
 
 std::vector<PatchPeak> read_patch_peaks(const File& f, std::uint64_t begin, std::uint64_t count) {
-  return patch_peak_table().read(f, "/peaks", begin, count);
+  std::vector<PatchPeak> rows = patch_peak_table().read(f, "/peaks", begin, count);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].id != static_cast<std::int64_t>(begin + i + 1))
+      throw Error::input("{}: /peaks/id row {} is {} (peaks are numbered 1, 2, ... in row order)", f.path(), begin + i,
+                         rows[i].id);
+  return rows;
 }
 
 std::vector<SaddleRow> read_saddles(const File& f, std::uint64_t begin, std::uint64_t count) {
-  return saddle_table().read(f, "/saddles", begin, count);
+  std::vector<SaddleRow> rows = saddle_table().read(f, "/saddles", begin, count);
+  const auto n = static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks"));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SaddleRow& r = rows[i];
+    if (r.peak_a < 1 || r.peak_a > n || r.peak_b < 1 || r.peak_b > n || r.peak_a == r.peak_b)
+      throw Error::input("{}: saddle row {} joins peaks {} and {} (expected two different IDs in 1..{})", f.path(),
+                         begin + i, r.peak_a, r.peak_b, n);
+  }
+  return rows;
 }
 
 }  // namespace phew::io

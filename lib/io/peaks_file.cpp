@@ -1,6 +1,10 @@
 #include "io/peaks_file.hpp"
 
+#include "core/error.hpp"
 #include "io/grid_file.hpp"
+
+#include <algorithm>
+#include <cmath>
 
 namespace phew::io {
 
@@ -50,7 +54,25 @@ PeaksHeader read_peaks_header(const File& f) {
   return h;
 }
 
-std::vector<PeakRow> read_peak_rows(const File& f) { return peak_table().read(f, "/peaks"); }
+std::vector<PeakRow> read_peak_rows(const File& f) {
+  std::vector<PeakRow> rows = peak_table().read(f, "/peaks");
+  // IDs key other tables downstream (any order: a tree must not depend on the numbering), and a NaN
+  // position would silently get no voters.
+  std::vector<std::int64_t> ids;
+  ids.reserve(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const PeakRow& p = rows[i];
+    if (p.id < 1) throw Error::input("{}: /peaks/id row {} is {} (IDs are positive)", f.path(), i, p.id);
+    ids.push_back(p.id);
+    bool finite = std::isfinite(p.mass) && p.mass >= 0;
+    for (std::size_t d = 0; d < 3; ++d) finite &= std::isfinite(p.position[d]) && std::isfinite(p.velocity[d]);
+    if (!finite) throw Error::input("{}: peak {} has a non-finite position, velocity or mass", f.path(), p.id);
+  }
+  std::sort(ids.begin(), ids.end());
+  if (const auto twice = std::adjacent_find(ids.begin(), ids.end()); twice != ids.end())
+    throw Error::input("{}: peak ID {} appears twice in /peaks/id", f.path(), *twice);
+  return rows;
+}
 
 std::vector<PeakMember> read_peak_members(const File& f) { return peak_member_table().read(f, "/particles"); }
 

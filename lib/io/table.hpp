@@ -149,4 +149,9 @@ class Table {
   std::vector<Column> columns_;
 };
 
+// Labels read from a file (cell labels: 0 = none, else an ID of a table with `max_id` rows) must lie in
+// [0, max_id]: they index arrays downstream. Throws Error(input) naming the file, dataset and value.
+void check_labels(const File& file, const std::string& dataset, std::span<const std::int64_t> labels,
+                  std::int64_t max_id);
+
 }  // namespace phew::io

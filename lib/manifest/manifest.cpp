@@ -28,14 +28,32 @@ Json read_manifest(const std::string& path) {
   std::ifstream in(mpath);
   if (!in)
     throw Error::input("{}: no manifest {} beside it (not a phew output, or its run did not finish)", path, mpath);
+  Json m;
   try {
-    return Json::parse(in);
+    m = Json::parse(in);
   } catch (const std::exception& e) {
     throw Error::input("{}: manifest is not valid JSON ({})", mpath, e.what());
   }
+  if (!m.is_object()) throw Error::input("{}: manifest is not a JSON object", mpath);
+  return m;
 }
 
 namespace {
+
+// The string at `key` of `object`, or "" when either is not what a manifest holds there. For optional
+// fields of steps and inputs read from files: never a library exception.
+std::string text_or_empty(const Json& object, const char* key) {
+  if (!object.is_object()) return "";
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The array at `key` of `object`, or an empty one.
+Json array_or_empty(const Json& object, const char* key) {
+  if (!object.is_object()) return Json::array();
+  const auto it = object.find(key);
+  return it != object.end() && it->is_array() ? *it : Json::array();
+}
 
 // A string field of a manifest object; Error(input) naming the manifest when it is missing or not a
 // string (a malformed manifest is bad input, never a library exception).
@@ -141,12 +159,20 @@ Input external_input(const std::string& path, const std::string& kind) {
   return in;
 }
 
+std::string kind_of(const std::string& path) { return text_or_empty(read_manifest(path), "kind"); }
+
+bool made_from(const std::string& path, const std::string& fingerprint) {
+  for (const auto& in : array_or_empty(read_manifest(path), "inputs"))
+    if (text_or_empty(in, "fingerprint") == fingerprint) return true;
+  return false;
+}
+
 std::vector<Input> snapshot_inputs_in_chain(const std::string& derived, const std::vector<std::string>& files) {
   std::vector<std::string> known;
   const Json m = read_manifest(derived);
-  for (const auto& step : m.value("provenance", Json::array()))
-    for (const auto& in : step.value("inputs", Json::array()))
-      if (in.is_object() && in.value("kind", "") == "snapshot") known.push_back(in.value("fingerprint", ""));
+  for (const auto& step : array_or_empty(m, "provenance"))
+    for (const auto& in : array_or_empty(step, "inputs"))
+      if (text_or_empty(in, "kind") == "snapshot") known.push_back(text_or_empty(in, "fingerprint"));
   std::vector<Input> out;
   for (const auto& f : files) {
     out.push_back(external_input(f, "snapshot"));
@@ -174,9 +200,9 @@ void Builder::add_input(const Input& input) {
                      {"manifest_id", input.manifest_id.empty() ? Json(nullptr) : Json(input.manifest_id)}});
   // Merge the input's chain, each step once (a step reached through two inputs is one step).
   std::set<std::string> seen;
-  for (const auto& s : provenance_) seen.insert(s.value("id", ""));
+  for (const auto& s : provenance_) seen.insert(text_or_empty(s, "id"));
   for (const auto& s : input.provenance)
-    if (seen.insert(s.value("id", "")).second) provenance_.push_back(s);
+    if (s.is_object() && seen.insert(text_or_empty(s, "id")).second) provenance_.push_back(s);
 }
 
 void Builder::summary(const std::string& name, Json value) { summary_[name] = std::move(value); }

@@ -30,8 +30,12 @@ struct Input {
 Input check_phew_input(const std::string& path, const std::vector<std::string>& kinds);
 // An external input (snapshot): size and fingerprint only.
 Input external_input(const std::string& path, const std::string& kind);
-// The manifest stored beside a phew output. Throws Error(input) when missing or not JSON.
+// The manifest stored beside a phew output. Throws Error(input) when missing, not JSON or not an object.
 Json read_manifest(const std::string& path);
+// The kind a manifest records ("" when it records none as a string). Throws as read_manifest.
+std::string kind_of(const std::string& path);
+// True when the manifest of `path` records an input with this fingerprint. Throws as read_manifest.
+bool made_from(const std::string& path, const std::string& fingerprint);
 
 // What the manifest of phew output `path` records about its input number `index` (path and
 // fingerprint). Throws Error(input) when the manifest does not record it.

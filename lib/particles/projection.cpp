@@ -23,8 +23,8 @@ GridGeometry projection_geometry(const SnapshotInfo& info, const std::array<std:
     g.extent = info.box_size;  // a finite, non-periodic box: particles must lie inside
     g.periodic = false;
   } else {
-    throw Error::usage("{}: the snapshot has no periodic box (BoxSize 0); give the grid's extent with --region",
-                       info.files.front());
+    throw Error::usage("{}: the snapshot has no periodic box (BoxSize {:g}{}); give the grid's extent with --region",
+                       info.files.front(), info.box_size[0], info.box_size[0] > 0 ? ", open boundaries" : "");
   }
   return g;
 }
@@ -53,6 +53,12 @@ Projection project(const SnapshotInfo& info, const ParticleSet& particles, const
 
   enter(phase, "deposit");
   DepositResult dep = deposit(geometry, assignment, slabs, particles.position, particles.mass, comm);
+  mpi::agree(comm, [&] {
+    if (dep.particles_in == 0)
+      throw Error::input("{}: no particle of the selection lies in the region [{:g}, {:g}) x [{:g}, {:g}) x [{:g}, {:g})",
+                       info.files.front(), geometry.origin[0], geometry.origin[0] + geometry.extent[0], geometry.origin[1],
+                       geometry.origin[1] + geometry.extent[1], geometry.origin[2], geometry.origin[2] + geometry.extent[2]);
+  });
   const double inv_volume = 1.0 / geometry.cell_volume();
   for (double& v : dep.mass) v *= inv_volume;  // now density
 

@@ -1,11 +1,14 @@
 #include "particles/snapshot.hpp"
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "core/parse.hpp"
 #include "grid/geometry.hpp"
 #include "io/h5.hpp"
 #include "mpi/agree.hpp"
 #include "particles/ramses.hpp"
+
+#include <fmt/format.h>
 
 #include <cmath>
 #include <filesystem>
@@ -37,7 +40,19 @@ std::vector<std::string> binary_pieces(const std::string& first) {
 
 }  // namespace
 
-std::unique_ptr<SnapshotReader> open_snapshot(const std::vector<std::string>& paths) {
+namespace {
+
+// Header values every format must have sane, checked once for all readers.
+std::unique_ptr<SnapshotReader> checked(std::unique_ptr<SnapshotReader> reader) {
+  const SnapshotInfo& info = reader->info();
+  for (double b : info.box_size)
+    if (!(b >= 0) || !std::isfinite(b))
+      throw Error::input("{}: BoxSize {} (a box side must be a finite length >= 0; 0 means no box)",
+                         info.files.front(), b);
+  return reader;
+}
+
+std::unique_ptr<SnapshotReader> open_any(const std::vector<std::string>& paths) {
   if (paths.empty()) throw Error::usage("no snapshot given");
   std::vector<std::string> files;
   for (const auto& p : paths) files.push_back(resolve_path(p));
@@ -57,6 +72,12 @@ std::unique_ptr<SnapshotReader> open_snapshot(const std::vector<std::string>& pa
   if (is_gadget_binary(first)) return open_gadget_binary(files.size() > 1 ? files : binary_pieces(first));
   throw Error::input("{}: not a snapshot phew can read (HDF5 Gadget/SWIFT/AREPO, Gadget binary, RAMSES output, phew particles)",
                      first);
+}
+
+}  // namespace
+
+std::unique_ptr<SnapshotReader> open_snapshot(const std::vector<std::string>& paths) {
+  return checked(open_any(paths));
 }
 
 std::vector<int> parse_types(const std::string& text, int num_types) {
@@ -81,9 +102,23 @@ std::vector<int> parse_types(const std::string& text, int num_types) {
   return types;
 }
 
+namespace {
+// "1 (4,096), 2 (17)": the types a snapshot holds, with their counts.
+std::string describe_types(const SnapshotInfo& info) {
+  std::string s;
+  for (int t = 0; t < info.num_types(); ++t)
+    if (info.total(t) > 0) s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", t, log::thousands(static_cast<long long>(info.total(t))));
+  return s.empty() ? "none" : s;
+}
+}  // namespace
+
 std::vector<int> selected_types(const SnapshotInfo& info, const std::string& text) {
-  if (text == "auto") return {info.format == "phew-particles" ? 0 : 1};
-  return parse_types(text, info.num_types());
+  std::vector<int> types = text == "auto" ? std::vector<int>{info.format == "phew-particles" ? 0 : 1}
+                                          : parse_types(text, info.num_types());
+  if (info.total(types) == 0)
+    throw Error::input("{}: no particles of the selected types (types present: {})", info.files.front(),
+                       describe_types(info));
+  return types;
 }
 
 void check_snapshot_matches_grid(const SnapshotInfo& info, const GridMeta& grid, const std::string& snapshot,
@@ -190,6 +225,14 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
     const double* x = &out.position[3 * i];
     if (!std::isfinite(x[0]) || !std::isfinite(x[1]) || !std::isfinite(x[2]))
       throw Error::input("{}: particle {} of the selection has a non-finite position", info.files.front(), begin + i);
+    // Slightly outside a periodic box is normal (wrapped below); a box length or more away means the
+    // box or the length units do not fit the positions (BoxSize 1e-30 would give absurd densities).
+    if (info.periodic)
+      for (std::size_t d = 0; d < 3; ++d)
+        if (x[d] < -info.box_size[d] || x[d] >= 2 * info.box_size[d])
+          throw Error::input("{}: particle {} of the selection is at {:g} in {}, far outside the periodic box "
+                             "[0, {:g}): BoxSize or the length units do not fit the positions",
+                             info.files.front(), begin + i, x[d], "xyz"[d], info.box_size[d]);
     if (!(out.mass[i] > 0) || !std::isfinite(out.mass[i]))
       throw Error::input("{}: particle {} of the selection has mass {} (masses must be positive and finite)",
                          info.files.front(), begin + i, out.mass[i]);

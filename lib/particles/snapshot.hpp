@@ -70,7 +70,8 @@ ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& typ
 std::vector<int> parse_types(const std::string& text, int num_types);
 
 // The particle types a tool uses: `text` as for parse_types, or "auto" for dark matter (type 1, also
-// RAMSES' family 1; type 0 in phew particle files).
+// RAMSES' family 1; type 0 in phew particle files). Throws Error(input), naming the types present, when
+// the selection holds no particle: every tool refuses an empty selection alike.
 std::vector<int> selected_types(const SnapshotInfo& info, const std::string& text);
 
 // Throws Error(input) unless the snapshot has the grid's periodic box and length and mass units:

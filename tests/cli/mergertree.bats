@@ -242,7 +242,7 @@ bad_case() { bad_input mergertree "" "$@"; }  # bad_case CODE PATTERN ARGS...
 }
 @test "bad input: a missing voters file" {
   cp "$D/000.peaks.h5" "$D/000.peaks.h5.json" "$OUT/"
-  bad_case 3 "missing voters file" "$OUT/000.peaks.h5" -o "$OUT/t.h5"
+  bad_case 4 "missing voters file" "$OUT/000.peaks.h5" -o "$OUT/t.h5"
 }
 @test "bad input: a stage from a different simulation" {
   # the deblend test data: a different box

@@ -205,6 +205,30 @@ TEST_F(Manifest, ChecksKindAndStaleness) {
   EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"grid"}), Error);  // no manifest
 }
 
+// Malformed manifests (the fuzzer's first finding: a JSON array) are bad input, never a library exception.
+TEST_F(Manifest, MalformedManifestsAreInputErrors) {
+  std::ofstream(path("x.h5")) << "data";
+  for (const char* text : {"[]", "[1, {\"kind\": 3}]", "{\"kind\": 3}", "{\"schema\": []}", "7", "{\"inputs\": 5}",
+                           "{\"provenance\": [1, {\"inputs\": [2, {\"kind\": 4}]}]}", "{"}) {
+    std::ofstream(path("x.h5.json")) << text;
+    auto input_error = [&](auto&& f) {
+      try {
+        f();
+        return false;
+      } catch (const Error& e) {
+        return e.kind() == ErrorKind::input;
+      }
+    };
+    EXPECT_TRUE(input_error([&] { manifest::check_phew_input(path("x.h5"), {"grid"}); })) << text;
+    EXPECT_TRUE(input_error([&] { manifest::recorded_input(path("x.h5"), 0); })) << text;
+    EXPECT_TRUE(input_error([&] { manifest::snapshot_inputs_in_chain(path("x.h5"), {path("x.h5")}); })) << text;
+    // kind_of and made_from answer "none" for a well-formed object with odd fields, else throw Error.
+    EXPECT_TRUE(input_error([&] { manifest::kind_of(path("x.h5")); }) || manifest::kind_of(path("x.h5")).empty()) << text;
+    EXPECT_TRUE(input_error([&] { manifest::made_from(path("x.h5"), "f"); }) || !manifest::made_from(path("x.h5"), "f"))
+        << text;
+  }
+}
+
 TEST_F(Manifest, ProvenanceChainsGrow) {
   std::ofstream(path("x.h5")) << "data";
   manifest::Builder a("tool-a", {"tool-a"}, 1);

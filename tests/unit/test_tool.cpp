@@ -159,7 +159,10 @@ TEST(VotersOptions, ChecksAndConverts) {
       {[](VotersOptions& x) { x.n_voters = 0; }, [](VotersOptions& x) { x.search_radius = -1; },
        [](VotersOptions& x) { x.min_radius = -1; }, [](VotersOptions& x) { x.potential = "magic"; },
        [](VotersOptions& x) { x.theta = 0; }, [](VotersOptions& x) { x.pm_mesh = 8; },
-       [](VotersOptions& x) { x.pm_mesh = 8192; }});
+       [](VotersOptions& x) { x.pm_mesh = 8192; }, [](VotersOptions& x) { x.search_radius = std::nan(""); },
+       [](VotersOptions& x) { x.min_radius = std::nan(""); }, [](VotersOptions& x) { x.softening = -1; },
+       [](VotersOptions& x) { x.softening = 0; }, [](VotersOptions& x) { x.softening = std::nan(""); },
+       [](VotersOptions& x) { x.theta = std::nan(""); }});
 }
 
 TEST(TreeOptions, BatchOrOnTheFlyAndPositiveVotes) {

@@ -8,17 +8,6 @@
 #include "particles/projection.hpp"
 
 namespace phew {
-namespace {
-
-std::string describe_types(const SnapshotInfo& info) {
-  std::string s;
-  for (int t = 0; t < info.num_types(); ++t)
-    if (info.total(t) > 0) s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", t, log::thousands(static_cast<long long>(info.total(t))));
-  return s.empty() ? "none" : s;
-}
-
-}  // namespace
-
 void declare_cic_options(CLI::App& app, CicOptions& opt) {
   app.add_option("snapshot", opt.snapshot, "Snapshot file(s): HDF5 (Gadget/SWIFT/AREPO), Gadget binary or phew particles; "
                                            "one piece of a multi-file snapshot finds the others")
@@ -53,9 +42,6 @@ void run_cic_project(const CicOptions& opt, Context& ctx) {
     reader = open_snapshot(opt.snapshot);
     types = selected_types(reader->info(), opt.types);
     geometry = projection_geometry(reader->info(), params.shape, params.region);
-    if (reader->info().total(types) == 0)
-      throw Error::input("{}: no particles of the selected types (types present: {})", reader->info().files.front(),
-                         describe_types(reader->info()));
     if (comm.root())
       for (const auto& f : reader->info().files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
   });

@@ -29,7 +29,7 @@ bool is_clumps(const Spec& s) {
   if (s.dataset != io::kDefaultCentresDataset || !io::is_hdf5(s.path) || !std::filesystem::exists(s.path + ".json"))
     return false;
   try {
-    return manifest::read_manifest(s.path).value("kind", "") == "clumps";
+    return manifest::kind_of(s.path) == "clumps";
   } catch (const Error&) {
     return false;
   }

@@ -132,8 +132,6 @@ void run_dtfe_surface(const DtfeOptions& opt, Context& ctx) {
   mpi::agree(comm, [&] {
     reader = open_snapshot(opt.snapshot);
     types = selected_types(reader->info(), opt.types);
-    if (reader->info().total(types) == 0)
-      throw Error::input("{}: no particles of the selected types", reader->info().files.front());
     if (comm.root()) {
       for (const auto& f : reader->info().files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
       ctx.manifest().add_input(centers_input(opt.centers));

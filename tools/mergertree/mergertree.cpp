@@ -36,25 +36,27 @@ StageFiles parse_stage(const std::string& text) {
     name.replace(at, 5, "voters");
     f.voters = (p.parent_path() / name).string();
   }
-  if (!fs::exists(f.voters)) throw Error::input("{}: missing voters file {} for this stage", f.peaks, f.voters);
+  if (!fs::exists(f.voters)) throw Error::io("{}: missing voters file {} for this stage", f.peaks, f.voters);
   return f;
 }
 
 // A stage's files, checked (kinds, and the voters computed from these peaks) and recorded as inputs.
-Stage read_stage(const StageFiles& files, std::int64_t snap, Simulation& sim, manifest::Builder& man) {
+Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_votes, Simulation& sim,
+                 manifest::Builder& man) {
   const auto peaks_in = manifest::check_phew_input(files.peaks, {"peaks"});
   const auto voters_in = manifest::check_phew_input(files.voters, {"voters"});
-  bool from_these = false;
-  for (const auto& in : manifest::read_manifest(files.voters).value("inputs", manifest::Json::array()))
-    from_these |= in.value("fingerprint", "") == peaks_in.fingerprint;
-  if (!from_these) throw Error::input("{}: was not computed from {} (stale or swapped voters file)", files.voters, files.peaks);
+  if (!manifest::made_from(files.voters, peaks_in.fingerprint)) throw Error::input("{}: was not computed from {} (stale or swapped voters file)", files.voters, files.peaks);
   man.add_input(peaks_in);
   man.add_input(voters_in);
   const io::File pf = io::File::open_read(files.peaks);
   const io::PeaksHeader header = io::read_peaks_header(pf);
   sim = simulation_of(header.grid);
-  return make_stage(snap, header.meta.time, io::read_peak_rows(pf), io::read_peak_members(pf),
-                    io::read_voter_rows(io::File::open_read(files.voters)));
+  const io::File vf = io::File::open_read(files.voters);
+  const std::int64_t per_peak = io::read_voters_header(vf).meta.n_voters_requested;
+  if (min_votes > per_peak)
+    throw Error::usage("--min-votes {} is more than the {} voters per peak of {}: no peak could ever be linked",
+                       min_votes, per_peak, files.voters);
+  return make_stage(snap, header.meta.time, io::read_peak_rows(pf), io::read_peak_members(pf), io::read_voter_rows(vf));
 }
 
 }  // namespace
@@ -101,7 +103,8 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
     for (const std::string& text : opt.state.empty() ? opt.stages : opt.add) {
       const StageFiles files = parse_stage(text);
       Simulation sim;
-      Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), sim, ctx.manifest());
+      Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, sim,
+                               ctx.manifest());
       append_stage(tree, std::move(stage), sim, opt.backwards, files.peaks);
       log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());
     }

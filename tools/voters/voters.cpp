@@ -7,6 +7,7 @@
 #include "particles/snapshot.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace phew {
 
@@ -29,23 +30,31 @@ void declare_voters_options(CLI::App& app, VotersOptions& opt) {
   app.add_flag("--no-boost", opt.no_boost, "Rank by the plain potential (to compare; not for production)");
 }
 
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}
+
 VotersChecked check_voters_options(const VotersOptions& opt) {
   if (opt.n_voters < 1) throw Error::usage("--n-voters {} must be at least 1", opt.n_voters);
-  if (opt.search_radius < 0 || opt.min_radius < 0) throw Error::usage("search radii must not be negative");
+  // Written so that NaN fails too.
+  if (!(opt.search_radius >= 0 && opt.search_radius < kInf)) throw Error::usage("--search-radius {} must be a finite number >= 0 (0: automatic)", opt.search_radius);
+  if (!(opt.min_radius >= 0 && opt.min_radius < kInf)) throw Error::usage("--min-radius {} must be a finite number >= 0", opt.min_radius);
+  if (opt.softening && !(*opt.softening > 0 && *opt.softening < kInf))
+    throw Error::usage("--softening {} must be a finite length > 0 (leave it out for the default)", *opt.softening);
   VotersChecked c;
   if (opt.potential == "auto") c.potential = PotentialChoice::automatic;
   else if (opt.potential == "snapshot") c.potential = PotentialChoice::snapshot;
   else if (opt.potential == "compute") c.potential = PotentialChoice::compute;
   else throw Error::usage("--potential '{}': expected auto, snapshot or compute", opt.potential);
-  if (!(opt.theta > 0)) throw Error::usage("--theta must be > 0");
+  if (!(opt.theta > 0 && opt.theta < kInf)) throw Error::usage("--theta {} must be > 0", opt.theta);
   if (opt.pm_mesh != 0 && (opt.pm_mesh < 32 || opt.pm_mesh > 4096)) throw Error::usage("--pm-mesh {}: expected 32 to 4096", opt.pm_mesh);
   c.params.n_voters = opt.n_voters;
   c.params.search_radius = opt.search_radius;
   c.params.min_radius = opt.min_radius;
   c.params.boost = !opt.no_boost;
   c.params.gravity = {opt.pm_mesh, opt.theta};
-  c.default_softening = opt.softening < 0;
-  c.params.softening = opt.softening;
+  c.default_softening = !opt.softening;
+  c.params.softening = opt.softening.value_or(0);
   return c;
 }
 

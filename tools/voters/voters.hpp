@@ -4,6 +4,7 @@
 #include "phasespace/select_voters.hpp"
 #include "tool/tool.hpp"
 
+#include <optional>
 #include <string>
 
 namespace phew {
@@ -17,7 +18,7 @@ struct VotersOptions {
   std::string potential = "auto";  // auto | snapshot | compute
   std::int64_t pm_mesh = 0;  // 0: automatic
   double theta = 0.5;
-  double softening = -1;  // < 0: gravity::default_softening
+  std::optional<double> softening;  // unset: gravity::default_softening
   std::string types = "auto";
   bool no_boost = false;
 };

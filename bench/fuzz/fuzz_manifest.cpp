@@ -1,0 +1,52 @@
+// libFuzzer target: the manifest reader. The input is written as FILE.json beside a small FILE, then
+// read the ways the tools read their inputs' manifests: the kind and fingerprint check, the recorded
+// inputs, the snapshot provenance chain, and path decoding. A phew::Error is the correct answer to a
+// malformed manifest; any other exception (a raw nlohmann::json error), a crash or a sanitizer report
+// is a finding.
+#include "core/error.hpp"
+#include "manifest/manifest.hpp"
+#include "mpi/comm.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string g_file;
+}
+
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  static phew::mpi::Environment env(*argc, *argv);
+  const fs::path dir = fs::temp_directory_path() / ("phew-fuzz-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  g_file = (dir / "grid.h5").string();
+  std::ofstream(g_file) << "not really HDF5, only bytes to fingerprint";
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  {
+    std::ofstream out(g_file + ".json", std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  auto attempt = [](auto&& f) {
+    try {
+      f();
+    } catch (const phew::Error&) {
+    }
+  };
+  attempt([] { (void)phew::manifest::read_manifest(g_file); });
+  attempt([] { (void)phew::manifest::check_phew_input(g_file, {"grid", "patches"}); });
+  attempt([] { (void)phew::manifest::recorded_input(g_file, 0); });
+  attempt([] { (void)phew::manifest::snapshot_inputs_in_chain(g_file, {g_file}); });
+  attempt([] { (void)phew::manifest::kind_of(g_file); });
+  attempt([] { (void)phew::manifest::made_from(g_file, "xxh3-128:0"); });
+  (void)phew::manifest::decode_path(text);
+  (void)phew::manifest::encode_path(text);
+  return 0;
+}

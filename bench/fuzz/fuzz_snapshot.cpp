@@ -1,0 +1,70 @@
+// libFuzzer target: the snapshot readers written in this project (Gadget binary SnapFormat 1 and 2,
+// either byte order; the RAMSES particle files). The input becomes a file the reader opens; every
+// particle it declares is read with all fields. A phew::Error (one clear line) is a correct answer to a
+// bad file; a crash, a sanitizer report, a hang or any other exception is a finding.
+//
+// PHEW_FUZZ_FORMAT=gadget (default): the input is a whole Gadget binary snapshot.
+// PHEW_FUZZ_FORMAT=ramses: the input replaces part_00002.out00001 of a copy of the RAMSES run in
+// ../shared/data (PHEW_FUZZ_RAMSES names the output folder to copy).
+#include "core/error.hpp"
+#include "mpi/comm.hpp"
+#include "particles/snapshot.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string g_target;  // the file the input is written to
+std::string g_open;    // what is opened
+
+void read_everything(const std::string& path) {
+  const auto reader = phew::open_snapshot({path});
+  const phew::SnapshotInfo& info = reader->info();
+  std::vector<int> types;
+  for (int t = 0; t < info.num_types(); ++t)
+    if (info.total(t) > 0) types.push_back(t);
+  const std::uint64_t n = info.total(types);
+  if (n > 4'000'000) return;  // a header may declare anything; the reader refuses short files itself
+  phew::FieldSelection all{true, info.has_velocities, info.has_potential, info.has_acceleration};
+  (void)phew::read_particles(*reader, types, 0, n, all);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  static phew::mpi::Environment env(*argc, *argv);
+  const char* format = std::getenv("PHEW_FUZZ_FORMAT");
+  const fs::path dir = fs::temp_directory_path() / ("phew-fuzz-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  if (format && std::string(format) == "ramses") {
+    const char* src = std::getenv("PHEW_FUZZ_RAMSES");
+    const fs::path from = src ? src : "../shared/data/ramses-cosmo-L20-N32/output_00002";
+    fs::copy(from, dir / "output_00002", fs::copy_options::recursive);
+    g_target = (dir / "output_00002" / "part_00002.out00001").string();
+    g_open = (dir / "output_00002").string();
+  } else {
+    g_target = g_open = (dir / "snap.gadget").string();
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  {
+    std::ofstream out(g_target, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  }
+  try {
+    read_everything(g_open);
+  } catch (const phew::Error&) {
+    // the documented answer to a bad file
+  }
+  return 0;
+}

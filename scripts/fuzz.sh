@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Fuzzes the parsers of files users hand to phew (issue 21): the Gadget binary and RAMSES snapshot
+# readers and the manifest reader, with libFuzzer under AddressSanitizer + UndefinedBehaviorSanitizer
+# (clang). Not part of CI: each target runs for a fixed budget.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET=1800] [TARGET...]     targets: gadget ramses manifest
+# Findings (crash-*, timeout-*, leak-*) are written to build-fuzz/findings/TARGET/; the corpus grows in
+# build-fuzz/corpus/TARGET/. A summary line per target gives executions and findings.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+seconds=${1:-1800}
+shift || true
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(gadget ramses manifest)
+build=${PHEW_FUZZ_DIR:-build-fuzz}
+ramses=${PHEW_FUZZ_RAMSES:-$root/../shared/data/ramses-cosmo-L20-N32/output_00002}
+
+CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+  -DPHEW_SANITIZE=ON -DPHEW_FUZZ=ON -DPHEW_BUILD_TESTS=ON >/dev/null
+cmake --build "$build" -j "$(nproc)" --target fuzz_snapshot fuzz_manifest 2>&1 | tail -2
+
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The targets run side by side (each is one process), so the budget is wall time per target.
+run_target() {
+  local t=$1 exe fmt max_len corpus findings log runs found
+  corpus=$build/corpus/$t findings=$build/findings/$t
+  mkdir -p "$corpus" "$findings"
+  case $t in
+    gadget)
+      exe=fuzz_snapshot fmt=gadget max_len=65536
+      # Seeds: small valid snapshots in both formats and byte orders (tests/data/make_gadget_seeds.py).
+      /usr/bin/python3 tests/data/make_gadget_seeds.py "$corpus" ;;
+    ramses)
+      exe=fuzz_snapshot fmt=ramses max_len=$(($(stat -c %s "$ramses/part_00002.out00001") + 64))
+      cp -n "$ramses/part_00002.out00001" "$corpus/seed" ;;
+    manifest)
+      exe=fuzz_manifest fmt=none max_len=16384
+      find tests "$root/../shared/data" -name '*.json' -size -16k -exec cp -n {} "$corpus/" \; 2>/dev/null || true ;;
+    *) echo "fuzz.sh: unknown target $t (gadget, ramses, manifest)" >&2; return 2 ;;
+  esac
+  log=$build/fuzz-$t.log
+  PHEW_FUZZ_FORMAT=$fmt PHEW_FUZZ_RAMSES=$ramses "$build/bin/$exe" "$corpus" -max_total_time="$seconds" \
+    -max_len="$max_len" -timeout=20 -rss_limit_mb=4096 -artifact_prefix="$findings/" -print_final_stats=1 \
+    >"$log" 2>&1 || true
+  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')
+  found=$(find "$findings" -type f | wc -l)
+  echo "fuzz $t: ${seconds}s, $runs executions, $found findings ($log)"
+}
+for t in "${targets[@]}"; do run_target "$t" & done
+wait
