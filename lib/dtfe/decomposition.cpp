@@ -52,7 +52,7 @@ int BlockDecomposition::owner(const std::array<double, 3>& x) const {
     if (domain_.periodic) u -= std::floor(u);
     b[d] = std::clamp(static_cast<int>(std::floor(u * dims_[d])), 0, dims_[d] - 1);
   }
-  return (b[0] * dims_[1] + b[1]) * dims_[2] + b[2];
+  return linear_index(b[0], b[1], b[2], dims_[1], dims_[2]);
 }
 
 void BlockDecomposition::needing(const double* x, std::vector<int>& ranks) const {
@@ -78,7 +78,7 @@ void BlockDecomposition::needing(const double* x, std::vector<int>& ranks) const
   }
   for (int i : blocks[0])
     for (int j : blocks[1])
-      for (int k : blocks[2]) ranks.push_back((i * dims_[1] + j) * dims_[2] + k);
+      for (int k : blocks[2]) ranks.push_back(linear_index(i, j, k, dims_[1], dims_[2]));
 }
 
 LocalParticles distribute(std::span<const double> position, std::span<const double> mass,

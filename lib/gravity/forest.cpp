@@ -237,7 +237,7 @@ void Forest::list_group(std::int64_t root, const double shift[3], const Node& gr
 
 void Forest::list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& group, std::vector<Interaction>& list) const {
   const std::int64_t side = cubes_[0] >> level;
-  const Moment& m = pyramid_[static_cast<std::size_t>(level)][static_cast<std::size_t>((c[0] * side + c[1]) * side + c[2])];
+  const Moment& m = pyramid_[static_cast<std::size_t>(level)][static_cast<std::size_t>(linear_index(c[0], c[1], c[2], side, side))];
   if (m.mass == 0) return;
   if (m.size * m.size < params_.theta * params_.theta * box_distance2(m.com, group.centre, group.half)) {
     list.push_back({{m.com[0], m.com[1], m.com[2]}, m.mass});
@@ -339,7 +339,7 @@ void Forest::share_cube_moments(const mpi::Comm& comm, const std::function<bool(
           }
           for (std::size_t d = 0; d < 3; ++d) m.com[d] = m.mass > 0 ? m.com[d] / m.mass : 0;
           m.size = static_cast<double>(cubes_[0] / side) * std::max({cube_size_[0], cube_size_[1], cube_size_[2]});
-          up[static_cast<std::size_t>((i * side + j) * side + k)] = m;
+          up[static_cast<std::size_t>(linear_index(i, j, k, side, side))] = m;
         }
     pyramid_.push_back(std::move(up));
     (void)level;

@@ -89,7 +89,7 @@ class Forest {
 
   std::array<double, 3> cube_size() const { return cube_size_; }
   std::array<std::int64_t, 3> cube_of(const double x[3]) const;
-  std::int64_t key(const std::array<std::int64_t, 3>& c) const { return (c[0] * cubes_[1] + c[1]) * cubes_[2] + c[2]; }
+  std::int64_t key(const std::array<std::int64_t, 3>& c) const { return linear_index(c[0], c[1], c[2], cubes_[1], cubes_[2]); }
 
   // Open box only: the monopoles of all cubes, each from the one rank for which owns(cube key) is true,
   // and the pyramid over them. Needs a power-of-two number of cubes per axis. Collective.

@@ -59,7 +59,7 @@ LongRangeField::LongRangeField(const GridGeometry& mesh, double G, double r_spli
 
 double LongRangeField::potential_at(std::int64_t i, std::int64_t j, std::int64_t k) const {
   const std::int64_t n1 = mesh_.shape[1], n2 = mesh_.shape[2];
-  return phi_[static_cast<std::size_t>((i * n1 + fold_index(j, n1, true)) * n2 + fold_index(k, n2, true))];
+  return phi_[static_cast<std::size_t>(linear_index(i, fold_index(j, n1, true), fold_index(k, n2, true), n1, n2))];
 }
 
 void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const {

@@ -47,7 +47,7 @@ struct GridGeometry {
   Box box() const { return {origin, extent, periodic}; }
 
   // The linear index (i*ny + j)*nz + k of a cell, and back.
-  std::int64_t linear(const CellIndex& c) const { return (c.i * shape[1] + c.j) * shape[2] + c.k; }
+  std::int64_t linear(const CellIndex& c) const;
   CellIndex cell_at(std::int64_t linear) const {
     const std::int64_t plane = shape[1] * shape[2];
     return {linear / plane, (linear % plane) / shape[2], linear % shape[2]};
@@ -90,6 +90,16 @@ inline double wrap_position(double x, double box) {
 inline std::int64_t fold_index(std::int64_t i, std::int64_t n, bool periodic) {
   return periodic ? ((i % n) + n) % n : std::clamp<std::int64_t>(i, 0, n - 1);
 }
+
+// The row-major (C order) position of element (i, j, k) of a 3-D array whose last two extents are n1 and
+// n2: (i * n1 + j) * n2 + k. Every 3-D array of the project (grids, meshes, FFT buffers with padded rows,
+// octree levels, block layouts) is indexed through this one fold.
+template <typename I>
+constexpr I linear_index(I i, I j, I k, I n1, I n2) {
+  return (i * n1 + j) * n2 + k;
+}
+
+inline std::int64_t GridGeometry::linear(const CellIndex& c) const { return linear_index(c.i, c.j, c.k, shape[1], shape[2]); }
 
 // The cell holding position x: folded into the grid when it is periodic; nullopt outside an open grid.
 inline std::optional<CellIndex> cell_of(const GridGeometry& g, const double x[3]) {

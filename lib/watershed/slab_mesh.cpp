@@ -26,7 +26,7 @@ SlabMesh::SlabMesh(const GridGeometry& grid, const mpi::SlabDecomposition& slabs
 
 std::int64_t SlabMesh::global_index(std::size_t s) const {
   const auto c = cell(s);
-  return (c[0] * ny_ + c[1]) * nz_ + c[2];
+  return linear_index(c[0], c[1], c[2], ny_, nz_);
 }
 
 std::array<std::int64_t, 3> SlabMesh::cell(std::size_t s) const {

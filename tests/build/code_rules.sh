@@ -5,7 +5,9 @@
 #   3. no HDF5 object path ("/peaks", "/cells/clump") outside lib/io and the snapshot readers in
 #      lib/particles: a product's layout is written down once, in its lib/io file;
 #   4. a position is wrapped into a periodic box only by lib/grid (wrap_into, wrap_position): no
-#      fmod / remainder elsewhere.
+#      fmod / remainder elsewhere;
+#   5. 3-D indices are folded only by lib/grid's linear_index (or GridGeometry::linear): no inline
+#      (i * n1 + j) * n2 + k elsewhere.
 #
 #   tests/build/code_rules.sh [project-root]
 #
@@ -40,6 +42,9 @@ check "HDF5 only in lib/io" '<hdf5\.h>|\bH5[A-Z][a-z]*[A-Za-z_]*[[:space:]]*\(' 
 check "HDF5 object paths only in lib/io and the snapshot readers" '"/[A-Za-z_]+(/[A-Za-z_0-9]+)*"' \
   lib/io/ lib/particles/ 'lib/core/memory.cpp:[0-9]+:.*"/proc/'
 check "periodic wraps only in lib/grid" '\b(std::)?(fmod|remainder)[[:space:]]*\(' lib/grid/
+
+name='[A-Za-z_][A-Za-z_0-9.]*(\[[^]]*\])?'
+check "3-D index folds only through linear_index" "\\(\\s*$name\\s*\\*\\s*$name\\s*\\+[^;]*\\)\\s*\\*\\s*$name\\s*\\+" lib/grid/
 
 if [[ $status -eq 0 ]]; then echo "code rules hold"; fi
 exit $status
