@@ -20,6 +20,8 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX
 cmake --build "$build" -j "$(nproc)" --target fuzz_snapshot fuzz_manifest 2>&1 | tail -2
 
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# OpenMPI's own SIGABRT/SIGSEGV handlers would print a backtrace and exit before libFuzzer saves the input.
+export OMPI_MCA_opal_signal=""
 # The targets run side by side (each is one process), so the budget is wall time per target.
 run_target() {
   local t=$1 exe fmt max_len corpus findings log runs found
@@ -43,7 +45,11 @@ run_target() {
     -max_len="$max_len" -timeout=20 -rss_limit_mb=4096 -artifact_prefix="$findings/" -print_final_stats=1 \
     >"$log" 2>&1 || true
   runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')
+  # Saved inputs, or (should a handler still get in first) the reports in the log.
   found=$(find "$findings" -type f | wc -l)
+  if [[ $found -eq 0 ]] && grep -qE 'terminate called|ERROR: (AddressSanitizer|libFuzzer)|runtime error:|deadly signal' "$log"; then
+    found="1 (see the log)"
+  fi
   echo "fuzz $t: ${seconds}s, $runs executions, $found findings ($log)"
 }
 for t in "${targets[@]}"; do run_target "$t" & done
