@@ -45,8 +45,15 @@ Stage read_stage(const StageFiles& files, std::int64_t snap, Simulation& sim, ma
   const auto peaks_in = manifest::check_phew_input(files.peaks, {"peaks"});
   const auto voters_in = manifest::check_phew_input(files.voters, {"voters"});
   bool from_these = false;
-  for (const auto& in : manifest::read_manifest(files.voters).value("inputs", manifest::Json::array()))
-    from_these |= in.value("fingerprint", "") == peaks_in.fingerprint;
+  // A malformed record (an input that is not an object, a fingerprint that is not a string) is bad
+  // input; Json::value() would throw a type_error, reported as an internal error (exit 1).
+  const manifest::Json inputs = manifest::read_manifest(files.voters).value("inputs", manifest::Json::array());
+  if (!inputs.is_array()) throw Error::input("{}.json: manifest field inputs is not a list", files.voters);
+  for (const auto& in : inputs) {
+    if (!in.is_object() || !in.contains("fingerprint") || !in["fingerprint"].is_string())
+      throw Error::input("{}.json: manifest field inputs[].fingerprint is missing or not a string", files.voters);
+    from_these |= in["fingerprint"].get<std::string>() == peaks_in.fingerprint;
+  }
   if (!from_these) throw Error::input("{}: was not computed from {} (stale or swapped voters file)", files.voters, files.peaks);
   man.add_input(peaks_in);
   man.add_input(voters_in);
