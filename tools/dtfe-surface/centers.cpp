@@ -29,7 +29,10 @@ bool is_clumps(const Spec& s) {
   if (s.dataset != io::kDefaultCentresDataset || !io::is_hdf5(s.path) || !std::filesystem::exists(s.path + ".json"))
     return false;
   try {
-    return manifest::read_manifest(s.path).value("kind", "") == "clumps";
+    // A manifest that is not an object or whose kind is not a string is no clumps manifest, like one
+    // that is not JSON (Json::value() would throw a type_error: an internal error, exit 1).
+    const manifest::Json m = manifest::read_manifest(s.path);
+    return m.is_object() && m.contains("kind") && m["kind"].is_string() && m["kind"].get<std::string>() == "clumps";
   } catch (const Error&) {
     return false;
   }
