@@ -117,6 +117,8 @@ void install_cleanup_on_signals() {
   set_last_words(unlink_registered);
 }
 
+void remove_temporary_files() { unlink_registered(); }
+
 AtomicOutput::AtomicOutput(std::string final_path, const mpi::Comm& comm) : final_(std::move(final_path)), comm_(comm) {
   std::string error;
   if (comm.root()) {

@@ -72,6 +72,11 @@ void write_text_atomically(const std::string& path, const std::string& text);
 // Removes registered temporary files when the process is interrupted (SIGINT, SIGTERM, SIGHUP).
 void install_cleanup_on_signals();
 
+// Removes every temporary file this process still has registered (unfinished outputs, and the files of
+// a Commit never applied), now. For a process about to end without unwinding (MPI_Abort): destructors
+// will not run, and MPI_Abort ends the calling rank without a signal the cleanup handler would see.
+void remove_temporary_files();
+
 // The message for a failed write or rename of `path`: the system's reason ("No space left on device").
 std::string write_failure(const std::string& path, int error_number);
 

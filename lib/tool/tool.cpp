@@ -233,6 +233,10 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   }
   // Only this rank knows of the failure; the others may wait in a collective forever. End the job now.
   print_error(spec.name, message);
+  // MPI_Abort ends this rank without unwinding: the Commit in ctx (finished outputs, manifests, side
+  // outputs and quicklooks this rank added) would keep its temporary files. Remove them first (the other
+  // ranks are killed by signal and remove theirs in the cleanup handler).
+  io::remove_temporary_files();
   mpi::abort(comm, exit_code(kind));
 }
 

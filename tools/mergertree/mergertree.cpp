@@ -45,7 +45,8 @@ Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_vo
                  manifest::Builder& man) {
   const auto peaks_in = manifest::check_phew_input(files.peaks, {"peaks"});
   const auto voters_in = manifest::check_phew_input(files.voters, {"voters"});
-  if (!manifest::made_from(files.voters, peaks_in.fingerprint)) throw Error::input("{}: was not computed from {} (stale or swapped voters file)", files.voters, files.peaks);
+  if (!manifest::made_from(files.voters, peaks_in.fingerprint))
+    throw Error::input("{}: was not computed from {} (stale or swapped voters file)", files.voters, files.peaks);
   man.add_input(peaks_in);
   man.add_input(voters_in);
   const io::File pf = io::File::open_read(files.peaks);
