@@ -9,11 +9,15 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <thread>
 
 namespace phew::io {
 namespace {
@@ -46,7 +50,13 @@ void unlink_registered() {
     if (g_used[static_cast<std::size_t>(i)]) unlink(g_paths[static_cast<std::size_t>(i)].data());
 }
 
+// Set when a commit starts: from then on a termination signal is ignored, so the run finishes the
+// renames and exits 0. Blocking the signals (below) covers only the thread that commits; the kernel may
+// deliver them to any other thread (MPI's progress thread, the watchdog), whose handler sees this flag.
+std::atomic<bool> g_holding{false};
+
 extern "C" void cleanup_handler(int sig) {
+  if (g_holding.load()) return;
   unlink_registered();
   std::signal(sig, SIG_DFL);
   std::raise(sig);
@@ -100,6 +110,7 @@ std::string temp_name_for(const std::string& final_path) {
 }
 
 void hold_termination_signals() {
+  g_holding.store(true);
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, sig);
@@ -166,9 +177,16 @@ void Commit::add_text(const std::string& final_path, const std::string& text) {
 }
 
 void Commit::move_into_place() {
-  for (const auto& [temp, final_path] : files_)
+  // Test hook (docs/cli.md): PHEW_TEST_PAUSE_AT=commit waits before the last rename (the output's
+  // manifest): the moment an old output is half replaced, so a test can signal the run there.
+  const char* pause = std::getenv("PHEW_TEST_PAUSE_AT");
+  const bool pause_here = pause && std::string(pause) == "commit";
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    const auto& [temp, final_path] = files_[i];
+    if (pause_here && i > 0 && i + 1 == files_.size()) std::this_thread::sleep_for(std::chrono::seconds(3));
     if (std::rename(temp.c_str(), final_path.c_str()) != 0)
       throw Error::io("{}: cannot move the finished file into place: {}", final_path, std::strerror(errno));
+  }
   applied_ = true;
   for (int slot : slots_) unregister_temp(slot);
 }

@@ -203,6 +203,47 @@ killed() {
   done
 }
 
+# The kill window: SIGNAL reaches a single-process run (PHEW_TEST_PAUSE_AT=commit holds it before its
+# last rename) at the moment its output has replaced the previous one but its manifest has not. Signals are held from the commit on,
+# so the run must finish: exit 0, the new output with a manifest whose fingerprint is the file's own.
+# (Under mpirun, mpirun follows its SIGTERM with SIGKILL; a SIGKILL between the renames leaves a file
+# whose manifest does not match, which every tool then refuses as stale: see docs/cli.md.)
+replaced_while_signalled() {
+  local tool=$1 signal=$2 inode pid
+  cmd "$tool" "$OUT/x.h5"
+  run "${CMD[@]}"
+  assert_success
+  inode=$(stat -c %i "$OUT/x.h5")
+  PHEW_TEST_PAUSE_AT=commit "${CMD[@]}" 2>/dev/null &
+  pid=$!
+  for _ in $(seq 600); do
+    [[ $(stat -c %i "$OUT/x.h5") != "$inode" ]] && break
+    sleep 0.05
+  done
+  [[ $(stat -c %i "$OUT/x.h5") != "$inode" ]] || fail "$tool: the output was never replaced"
+  kill "-$signal" "$pid"
+  wait "$pid" || fail "$tool: SIG$signal during the commit ended the run ($?)"
+  assert_equal "$(partials "$OUT")" ""
+  run /usr/bin/python3 - "$OUT/x.h5" <<'PY'
+import json, subprocess, sys
+path = sys.argv[1]
+want = json.load(open(path + ".json"))["outputs"][0]["fingerprint"]
+got = "xxh3-128:" + subprocess.run(["xxhsum", "-H2", path], capture_output=True, text=True).stdout.split()[0]
+print("whole" if got == want else f"manifest {want} but file {got}")
+PY
+  assert_output "whole"
+}
+
+@test "a signal at the moment an output is replaced: the run finishes, the new pair is whole" {
+  local tool
+  for tool in cic-project phew-merge mergertree; do
+    rm -rf "$OUT" && mkdir -p "$OUT"
+    replaced_while_signalled "$tool" TERM
+    rm -rf "$OUT" && mkdir -p "$OUT"
+    replaced_while_signalled "$tool" INT
+  done
+}
+
 @test "non-UTF-8 input and output names: every tool works and its manifests are valid JSON" {
   local X=$'\xff'
   cp "$D/snap_000.hdf5" "$OUT/snap$X.hdf5"
