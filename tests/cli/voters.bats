@@ -170,7 +170,7 @@ bad_case() { bad_input voters "$OUT/v.h5" "$@"; }  # bad_case CODE PATTERN ARGS.
   bad_case 2 "at least 1" "$D/pair.peaks.h5" "$D/pair.hdf5" --n-voters 0
   bad_case 2 "expected auto, snapshot or compute" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential magic
   bad_case 2 "expected 32 to 4096" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential compute --pm-mesh 8
-  bad_case 2 "--theta must be > 0" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential compute --theta 0
+  bad_case 2 "--theta 0 must be > 0" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential compute --theta 0
 }
 @test "short options: -R is --search-radius and -t --types; -n is not an option" {
   local ok="$BATS_TEST_TMPDIR/ok"
