@@ -4,6 +4,7 @@
 // Opening walks the record markers of every file once (a few bytes per block, never the data), so that
 // reads can seek straight to the range they need; a snapshot of many GB costs nothing to open.
 #include "core/error.hpp"
+#include "particles/byte_order.hpp"
 #include "particles/snapshot.hpp"
 
 #include <algorithm>
@@ -22,24 +23,6 @@ namespace {
 constexpr int kNumTypes = 6;
 constexpr std::uint32_t kHeaderBytes = 256;
 constexpr std::uint32_t kNameRecordBytes = 8;  // SnapFormat 2: 4-char name + int32 size of the next record
-
-// std::byteswap is C++23; files written on big-endian machines (old clusters) need swapping.
-template <typename T>
-T byte_swap(T value) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  std::array<unsigned char, sizeof(T)> bytes;
-  std::memcpy(bytes.data(), &value, sizeof(T));
-  std::reverse(bytes.begin(), bytes.end());
-  std::memcpy(&value, bytes.data(), sizeof(T));
-  return value;
-}
-
-template <typename T>
-T load(const unsigned char* p, bool swap) {
-  T value;
-  std::memcpy(&value, p, sizeof(T));
-  return swap ? byte_swap(value) : value;
-}
 
 // Where a block's data lies in its file and the width of one stored scalar (4 or 8 bytes).
 struct Block {

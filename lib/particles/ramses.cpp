@@ -8,6 +8,7 @@
 #include "particles/ramses.hpp"
 
 #include "core/error.hpp"
+#include "particles/byte_order.hpp"
 
 #include <algorithm>
 #include <array>
@@ -206,22 +207,6 @@ std::vector<std::uint64_t> parse_header_totals(const std::string& path) {
 }
 
 // ---- binary part files -----------------------------------------------------------------------------
-
-template <typename T>
-T byte_swap(T value) {
-  std::array<unsigned char, sizeof(T)> bytes;
-  std::memcpy(bytes.data(), &value, sizeof(T));
-  std::reverse(bytes.begin(), bytes.end());
-  std::memcpy(&value, bytes.data(), sizeof(T));
-  return value;
-}
-
-template <typename T>
-T load(const unsigned char* p, bool swap) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return swap ? byte_swap(v) : v;
-}
 
 bool read_at(std::ifstream& in, std::uint64_t pos, void* buffer, std::size_t n) {
   in.clear();

@@ -5,6 +5,7 @@
 #include "io/h5.hpp"
 #include "manifest/fingerprint.hpp"
 #include "manifest/manifest.hpp"
+#include "temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,19 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("phew-test-io-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
-
-using H5 = TempDir;
+using H5 = test::TempDir;
 
 TEST_F(H5, WritesAndReadsDatasetsAndAttributes) {
   const mpi::Comm comm;
@@ -93,7 +82,7 @@ TEST_F(H5, NotHdf5AndMissingFilesAreReported) {
   }
 }
 
-using Atomic = TempDir;
+using Atomic = test::TempDir;
 
 TEST_F(Atomic, UncommittedOutputLeavesNothingAndKeepsThePreviousFile) {
   const mpi::Comm comm;
@@ -177,7 +166,7 @@ TEST_F(Atomic, MissingFolderIsAnIoError) {
   }
 }
 
-using Manifest = TempDir;
+using Manifest = test::TempDir;
 
 TEST_F(Manifest, FingerprintsChangeWithContent) {
   std::ofstream(path("f")) << "abc";

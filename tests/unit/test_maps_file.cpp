@@ -6,6 +6,7 @@
 #include "io/h5.hpp"
 #include "io/maps_file.hpp"
 #include "io/quicklook.hpp"
+#include "temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,17 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class MapsFile : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("phew-test-maps-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+using MapsFile = test::TempDir;
 
 Maps sample_maps(bool float64) {
   Maps m;

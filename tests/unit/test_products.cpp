@@ -4,6 +4,7 @@
 #include "io/grid_file.hpp"
 #include "io/patches_file.hpp"
 #include "io/table.hpp"
+#include "temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,16 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Products : public ::testing::Test {
+class Products : public test::TempDir {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("phew-test-products-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
   const mpi::Comm comm;
 };
 

@@ -6,6 +6,7 @@
 #include "mpi/comm.hpp"
 #include "particles/ramses.hpp"
 #include "particles/snapshot.hpp"
+#include "temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -322,16 +323,7 @@ std::vector<std::vector<Fake>> mixed(int ncpu, int per_file) {
   return files;
 }
 
-class RamsesFake : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("phew_ramses_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using RamsesFake = test::TempDir;
 
 // Every particle of `files` of family `family`, file-major, in the reader's units.
 std::vector<Fake> expected(const std::vector<std::vector<Fake>>& files, int family) {

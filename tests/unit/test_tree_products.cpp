@@ -6,6 +6,7 @@
 #include "io/peaks_file.hpp"
 #include "io/tree_file.hpp"
 #include "io/voters_file.hpp"
+#include "temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,17 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class PhaseSpaceProducts : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("phew-test-products-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+using PhaseSpaceProducts = test::TempDir;
 
 GridMeta a_grid() {
   GridMeta g;
