@@ -8,21 +8,33 @@
 #include "manifest/fingerprint.hpp"
 #include "tool/json_config.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 #include <filesystem>
+#include <thread>
 
 namespace phew {
 namespace {
 
 constexpr const char* kExitCodes =
     "Exit codes: 0 success, 1 internal error, 2 usage error, 3 bad input, 4 I/O error.";
+
+// True when a and b are the same file (device and inode, through links and other spellings of the path).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+// Error(usage) when `output` is one of `inputs`: a tool never writes over its inputs.
+void refuse_output_onto_inputs(const std::string& output, const std::vector<std::string>& inputs) {
+  for (const auto& in : inputs)
+    if (same_file(output, in))
+      throw Error::usage("-o {} is the input {}: a tool never writes over its inputs (choose another output name)", output, in);
+}
 
 // Options that steer the run but are not parameters of the result.
 bool is_common_option(const std::string& name) {
@@ -58,18 +70,9 @@ void Context::phase(std::string name) {
 }
 
 void Context::check_not_an_input(const std::string& output) const {
-  struct stat out;
-  if (stat(output.c_str(), &out) != 0) return;  // a new file cannot be an input
-  const auto same_file = [&](const std::string& path) {
-    struct stat st;
-    return stat(path.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino;
-  };
-  if (std::any_of(replaceable_.begin(), replaceable_.end(), same_file)) return;
-  for (const auto& in : manifest_.input_paths()) {
-    struct stat st;
-    if (stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
-      throw Error::usage("-o {} is the input {}: a tool never writes over its inputs (choose another output name)", output, in);
-  }
+  const auto replaces = [&](const std::string& path) { return same_file(output, path); };
+  if (std::any_of(replaceable_.begin(), replaceable_.end(), replaces)) return;
+  refuse_output_onto_inputs(output, manifest_.input_paths());
 }
 
 void Context::side_output(const std::string& path, const std::string& kind, const std::string& content) {
@@ -143,13 +146,7 @@ void check_output(const std::string& output, const std::vector<std::string>& inp
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) throw Error::io("{}: output folder {} does not exist", output, dir.string());
   if (access(dir.c_str(), W_OK) != 0) throw Error::io("{}: output folder {} is not writable", output, dir.string());
-  struct stat out;
-  if (stat(output.c_str(), &out) != 0) return;
-  for (const auto& in : inputs) {
-    struct stat st;
-    if (stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
-      throw Error::usage("-o {} is the input {}: a tool never writes over its inputs (choose another output name)", output, in);
-  }
+  refuse_output_onto_inputs(output, inputs);
 }
 
 }  // namespace
