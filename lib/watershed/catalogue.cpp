@@ -17,8 +17,10 @@ namespace {
 
 using Vec3 = std::array<double, 3>;
 
-// This rank's block of the peak table and every saddle that touches it, read in bounded chunks.
-void read_graph(const io::File& f, PeakGraph& g, std::vector<Vec3>& position, const mpi::Comm& comm) {
+// This rank's block of the peak table and every one of the file's n_saddles saddles that touches it,
+// read in bounded chunks.
+void read_graph(const io::File& f, std::uint64_t n_saddles, PeakGraph& g, std::vector<Vec3>& position,
+                const mpi::Comm& comm) {
   const std::size_t n = g.density.size();
   if (n > 0) {
     const auto rows = io::read_patch_peaks(f, static_cast<std::uint64_t>(g.first - 1), n);
@@ -28,10 +30,9 @@ void read_graph(const io::File& f, PeakGraph& g, std::vector<Vec3>& position, co
       position[i] = rows[i].position;
     }
   }
-  const std::uint64_t m = io::read_patches_header(f).n_saddles;
   constexpr std::uint64_t kChunk = 1 << 20;  // bounded memory however many saddles there are
-  for (std::uint64_t b = 0; b < m; b += kChunk) {
-    for (const io::SaddleRow& s : io::read_saddles(f, b, std::min(kChunk, m - b))) {
+  for (std::uint64_t b = 0; b < n_saddles; b += kChunk) {
+    for (const io::SaddleRow& s : io::read_saddles(f, b, std::min(kChunk, n_saddles - b))) {
       if (g.owner(s.peak_a) == comm.rank()) g.edges.push_back({s.peak_a, s.peak_b, s.density});
       if (g.owner(s.peak_b) == comm.rank()) g.edges.push_back({s.peak_b, s.peak_a, s.density});
     }
@@ -166,12 +167,14 @@ void particle_sums(const ParticleSet& ps, const CellSums& cells, const PeakGraph
   halos = hp.totals_at_owners(comm, owner);
 }
 
-Merging merge_peaks(const CatalogueInput& in, std::int64_t npeaks, double density_threshold, const CatalogueParams& p,
+Merging merge_peaks(const CatalogueInput& in, const io::PatchesHeader& header, const CatalogueParams& p,
                     const mpi::Comm& comm, const PhaseReport& phase, CatalogueSummary& summary) {
+  const auto npeaks = static_cast<std::int64_t>(header.n_peaks);
+  const double density_threshold = header.meta.threshold;
   enter(phase, "graph");
   Merging mg{PeakGraph(npeaks, comm), {}, {}, {}, {}, {}, {}, {}, {}, {}};
   PeakGraph& g = mg.graph;
-  mpi::agree(comm, [&] { read_graph(in.patches, g, mg.position, comm); });
+  mpi::agree(comm, [&] { read_graph(in.patches, header.n_saddles, g, mg.position, comm); });
   const std::size_t n = g.density.size();
   mg.key0 = key_saddles(g);
 
@@ -228,7 +231,7 @@ io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, c
   summary.n_peaks = npeaks;
   if (npeaks == 0) log::warn("{} has no peaks: the catalogue is empty", in.patches.path());
 
-  const Merging mg = merge_peaks(in, npeaks, density_threshold, p, comm, phase, summary);
+  const Merging mg = merge_peaks(in, header, p, comm, phase, summary);
   const PeakGraph& g = mg.graph;
   const std::size_t n = g.density.size();
   auto owner = [&](std::int64_t id) { return g.owner(id); };
