@@ -248,7 +248,8 @@ PY
   local X=$'\xff'
   cp "$D/snap_000.hdf5" "$OUT/snap$X.hdf5"
   cp "$D/scene.json" "$OUT/scene$X.json"
-  run cic-project "$OUT/snap$X.hdf5" -o "$OUT/g$X.h5" --grid 32 -q
+  # At 2 ranks: a non-UTF-8 output name once hung every rank while the output was finished.
+  run mpi 2 cic-project "$OUT/snap$X.hdf5" -o "$OUT/g$X.h5" --grid 32 -q
   assert_success
   run phew-segment "$OUT/g$X.h5" -o "$OUT/p$X.h5" --threshold 50mean -q
   assert_success
