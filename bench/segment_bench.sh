@@ -226,7 +226,7 @@ for r in rows:
 
 # phew's labels must not depend on the number of ranks.
 with h5py.File(d / f"phew1_g{grid}.h5", "r") as a, h5py.File(d / f"phew2_g{grid}.h5", "r") as b:
-    rank_invariant = bool(np.array_equal(a["/cells/peak"][...], b["/cells/peak"][...]))
+    rank_invariant = all(np.array_equal(a[k][...], b[k][...]) for k in ("/cells/index", "/cells/peak"))
 
 version = (d / "version.txt").read_text().strip() if (d / "version.txt").exists() else None
 result = {"phew_segment_version": version, "particles": n, "model": "clustered", "threshold": threshold, "grid": grid, "big_grid": big if do_big else None,

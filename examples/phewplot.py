@@ -10,6 +10,8 @@
   phewplot.py voters      voters.h5 peaks.h5 SNAPSHOT out.png   position vs (boosted) potential, voters red
   phewplot.py ramses      clumps.h5 RAMSES_OUTPUT out.png [--grid grid.h5]  phew vs RAMSES' in-code PHEW
                           (ramses_phew.py: matched haloes and clumps, mass ratios, offsets)
+  phewplot.py labels      patches.h5|clumps.h5 out.h5    the cell labels as dense int grids /peak or
+                          /clump and /halo [nx][ny][nz] (the files store the test cells only)
 """
 import argparse
 
@@ -29,9 +31,34 @@ def colours(labels, seed=3):
     return lut[labels]
 
 
+def dense_labels(path, name):
+    """/cells/NAME of patches.h5 ('peak') or clumps.h5 ('clump', 'halo') as a dense grid [nx][ny][nz], 0
+    where there is no test cell. The files store the test cells only (docs/formats.md, format version 2):
+    /cells/index, their global cell indices (i*ny + j)*nz + k, and one label each in /cells/NAME."""
+    with h5py.File(path, "r") as f:
+        version = int(f.attrs.get("format_version", 1))
+        if version != 2:
+            raise SystemExit(f"{path}: format version {version}; this phewplot reads version 2 (sparse /cells)")
+        shape = tuple(int(n) for n in f["grid"].attrs["shape"])
+        labels = f[f"cells/{name}"]
+        dense = np.zeros(int(np.prod(shape)), dtype=labels.dtype)
+        dense[f["cells/index"][...]] = labels[...]
+    return dense.reshape(shape)
+
+
+def labels(a):
+    with h5py.File(a.file, "r") as f:
+        names = [n for n in ("peak", "clump", "halo") if f"cells/{n}" in f]
+    with h5py.File(a.out, "w") as out:
+        for n in names:
+            out.create_dataset(n, data=dense_labels(a.file, n), compression="gzip", shuffle=True)
+            out[n].attrs["description"] = f"/cells/{n} of {a.file} on every cell; 0 = no test cell"
+    print(f"{a.out}: {', '.join('/' + n for n in names)}")
+
+
 def slice_(a):
     with h5py.File(a.clumps) as c, h5py.File(a.grid) as g:
-        rho, clump, halo = g["grid/density"][...], c["cells/clump"][...], c["cells/halo"][...]
+        rho, clump, halo = g["grid/density"][...], dense_labels(a.clumps, "clump"), dense_labels(a.clumps, "halo")
         box, units = g["grid"].attrs["box_size"], g["grid"].attrs["length_units"]
         i = a.index
         if i is None:
@@ -262,6 +289,9 @@ def main():
     s.add_argument("clumps"), s.add_argument("output"), s.add_argument("out"), s.add_argument("--grid")
     s.add_argument("--radius", type=float, default=0.3, help="match radius in Mpc/h (default 0.3)")
     s.set_defaults(fn=ramses)
+    s = sub.add_parser("labels")
+    s.add_argument("file"), s.add_argument("out")
+    s.set_defaults(fn=labels)
     a = ap.parse_args()
     a.fn(a)
 

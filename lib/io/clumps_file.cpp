@@ -1,6 +1,7 @@
 #include "io/clumps_file.hpp"
 
 #include "core/error.hpp"
+#include "io/cells_file.hpp"
 #include "io/grid_file.hpp"
 
 #include <algorithm>
@@ -69,14 +70,9 @@ void write_clumps(File& f, const Clumps& c, const mpi::SlabDecomposition& slabs,
   f.create_group("/grid");
   write_grid_attributes(f, grid, "/grid");
 
-  const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(g.shape[0]), static_cast<std::uint64_t>(g.shape[1]),
-                                         static_cast<std::uint64_t>(g.shape[2])};
-  const auto row = static_cast<std::uint64_t>(slabs.begin(comm.rank()));
-  f.create_group("/cells");
-  f.write_rows<std::int64_t, std::int64_t>("/cells/clump", shape, row, c.cell_clump);
-  f.write_rows<std::int64_t, std::int64_t>("/cells/halo", shape, row, c.cell_halo);
-  f.write_attribute("/cells/clump", "description", "level-0 clump ID of each cell; 0 = below threshold or noise");
-  f.write_attribute("/cells/halo", "description", "halo ID of each cell; 0 = below threshold or noise");
+  write_cell_index(f, g, c.cells, slabs, comm);
+  write_cell_labels(f, "clump", c.cell_clump, "level-0 clump ID of each test cell; 0 = discarded as noise", comm);
+  write_cell_labels(f, "halo", c.cell_halo, "halo ID of each test cell; 0 = discarded as noise", comm);
 
   const ClumpsMeta& meta = c.meta;
   const std::string m = "/";
@@ -108,6 +104,7 @@ void write_clumps(File& f, const Clumps& c, const mpi::SlabDecomposition& slabs,
 }
 
 ClumpsHeader read_clumps_header(const File& f) {
+  check_cells_format(f, "re-run phew-merge");
   ClumpsHeader h;
   h.grid = read_grid_attributes(f, "/grid", false);
   h.n_peaks = merged_peak_table().size(f, "/peaks");
@@ -116,18 +113,13 @@ ClumpsHeader read_clumps_header(const File& f) {
   return h;
 }
 
-std::vector<std::int64_t> read_clump_labels(const File& f, std::int64_t x0, std::int64_t x1) {
-  if (x1 <= x0) return {};
-  auto labels = f.read_rows<std::int64_t>("/cells/clump", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
-  check_labels(f, "/cells/clump", labels, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));  // IDs are peak IDs
-  return labels;
+// Labels are peak IDs: checked against the peak table.
+CellLabels read_clump_cells(const File& f, const GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
+  return read_cell_labels(f, grid, "clump", x0, x1, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
 }
 
-std::vector<std::int64_t> read_halo_labels(const File& f, std::int64_t x0, std::int64_t x1) {
-  if (x1 <= x0) return {};
-  auto labels = f.read_rows<std::int64_t>("/cells/halo", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
-  check_labels(f, "/cells/halo", labels, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));  // IDs are peak IDs
-  return labels;
+CellLabels read_halo_cells(const File& f, const GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
+  return read_cell_labels(f, grid, "halo", x0, x1, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
 }
 
 std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vector<Clump>& clumps,

@@ -1,8 +1,9 @@
 // clumps.h5 (phew-merge): peaks with their relevance and clump, the clump and halo catalogues, the
-// merger hierarchy and the clump/halo label grids (docs/formats.md). Tables are written distributed:
+// merger hierarchy and the clump and halo of every test cell (docs/formats.md). Tables are written distributed:
 // each rank passes its rows, which follow the rows of lower ranks.
 #pragma once
 
+#include "grid/cell_labels.hpp"
 #include "grid/geometry.hpp"
 #include "io/h5.hpp"
 #include "io/table.hpp"
@@ -70,11 +71,13 @@ struct ClumpsMeta {
   std::string velocity_units;
 };
 
-// The product as one rank holds it: its planes of the label grids and its rows of the tables.
+// The product as one rank holds it: the test cells of its planes with their labels, and its rows of the
+// tables.
 struct Clumps {
   GridMeta grid;
   ClumpsMeta meta;
-  std::vector<std::int64_t> cell_clump, cell_halo;  // this rank's planes; 0 = below threshold or noise
+  std::vector<std::int64_t> cells;                  // this rank's test cells: global indices, ascending
+  std::vector<std::int64_t> cell_clump, cell_halo;  // one per test cell; 0 = discarded as noise
   std::vector<MergedPeak> peaks;
   std::vector<Clump> clumps;
   std::vector<Halo> halos;
@@ -84,14 +87,15 @@ struct Clumps {
 // Collective.
 void write_clumps(File& file, const Clumps& clumps, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm);
 
+// Refuses a file of another format version.
 struct ClumpsHeader {
   GridMeta grid;
   std::uint64_t n_peaks = 0, n_clumps = 0, n_halos = 0;
 };
 ClumpsHeader read_clumps_header(const File& file);
-// Level-0 clump (or halo) labels of planes [x0, x1).
-std::vector<std::int64_t> read_clump_labels(const File& file, std::int64_t x0, std::int64_t x1);
-std::vector<std::int64_t> read_halo_labels(const File& file, std::int64_t x0, std::int64_t x1);
+// The test cells of planes [x0, x1) with their level-0 clump (or halo); 0 = discarded as noise.
+CellLabels read_clump_cells(const File& file, const GridGeometry& grid, std::int64_t x0, std::int64_t x1);
+CellLabels read_halo_cells(const File& file, const GridGeometry& grid, std::int64_t x0, std::int64_t x1);
 // The peak positions of the clumps among `ids` (sorted) that are in the catalogue, read in chunks so
 // that no rank holds the whole catalogue (deblend).
 std::map<std::int64_t, std::array<double, 3>> read_clump_peak_positions(const File& file,

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -47,16 +48,17 @@ void write_grid_attributes(File& file, const GridMeta& meta, const std::string& 
 }
 
 void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
-                Precision precision) {
+                Precision precision, bool compress) {
   const GridGeometry& g = meta.geometry;
   const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(g.shape[0]), static_cast<std::uint64_t>(g.shape[1]),
                                          static_cast<std::uint64_t>(g.shape[2])};
   file.create_group("/grid");
   const auto row_begin = static_cast<std::uint64_t>(slabs.begin(file.rank()));
+  const Storage storage = compress ? Storage{1, kGridDeflate} : Storage{};
   if (precision == Precision::f32)
-    file.write_rows<float, double>("/grid/density", shape, row_begin, density);
+    file.write_rows<float, double>("/grid/density", shape, row_begin, density, storage);
   else
-    file.write_rows<double, double>("/grid/density", shape, row_begin, density);
+    file.write_rows<double, double>("/grid/density", shape, row_begin, density, storage);
   file.write_attribute("/grid/density", "units", meta.density_units);
   write_grid_attributes(file, meta, "/grid");
 }
@@ -137,6 +139,20 @@ std::vector<double> read_grid_slab_with_ghosts(const File& f, const GridGeometry
 std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::int64_t end) {
   return file.read_rows<double>("/grid/density", static_cast<std::uint64_t>(begin),
                                 static_cast<std::uint64_t>(end - begin));
+}
+
+std::vector<double> read_grid_cells(const File& file, const GridGeometry& g, std::span<const std::int64_t> cells) {
+  constexpr std::int64_t kPlanes = 8;  // planes per read: few reads, bounded memory
+  const auto plane = static_cast<std::int64_t>(g.plane_cells());
+  std::vector<double> out(cells.size());
+  std::size_t k = 0;
+  while (k < cells.size()) {
+    const std::int64_t first = cells[k] / plane, last = std::min(first + kPlanes, g.shape[0]);
+    const std::vector<double> block = read_grid_planes(file, first, last);
+    for (; k < cells.size() && cells[k] < last * plane; ++k)
+      out[k] = block[static_cast<std::size_t>(cells[k] - first * plane)];
+  }
+  return out;
 }
 
 }  // namespace phew::io

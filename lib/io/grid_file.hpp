@@ -12,9 +12,11 @@ namespace phew::io {
 enum class Precision { f32, f64 };
 Precision parse_precision(const std::string& text);  // "float32" | "float64"
 
-// Writes /grid/density (this rank's planes from `density`) and the metadata. Collective.
+// Writes /grid/density (this rank's planes from `density`) and the metadata; `compress`: in chunks of one
+// plane, shuffled and deflated (level kGridDeflate), which parallel HDF5 writes collectively. Collective.
+inline constexpr int kGridDeflate = 1;  // higher levels cost much more time for a few % (bench/README.md)
 void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
-                Precision precision);
+                Precision precision, bool compress = false);
 
 // Reads the metadata of a grid file; checks that /grid/density exists with the recorded shape.
 GridMeta read_grid_meta(const File& file);
@@ -26,6 +28,10 @@ GridMeta read_grid_attributes(const File& file, const std::string& group, bool w
 
 // Reads planes [begin, end) of /grid/density as doubles.
 std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::int64_t end);
+
+// The densities of some cells (global indices, ascending), read a few planes at a time, and only the
+// planes that hold any of them, so that memory goes with the cells, not with the slab.
+std::vector<double> read_grid_cells(const File& file, const GridGeometry& g, std::span<const std::int64_t> cells);
 
 // Planes [x0, x1) with one ghost plane on each side (wrapped when periodic, -inf outside an open grid),
 // each value checked: NaN, Inf and negative densities give Error(input) naming the cell.

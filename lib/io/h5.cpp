@@ -10,6 +10,7 @@
 
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -49,6 +50,8 @@ hid_t native(NumType t) {
   switch (t) {
     case NumType::i8: return H5T_NATIVE_INT8;
     case NumType::u8: return H5T_NATIVE_UINT8;
+    case NumType::i16: return H5T_NATIVE_INT16;
+    case NumType::u16: return H5T_NATIVE_UINT16;
     case NumType::i32: return H5T_NATIVE_INT32;
     case NumType::u32: return H5T_NATIVE_UINT32;
     case NumType::i64: return H5T_NATIVE_INT64;
@@ -396,11 +399,20 @@ void File::write_attribute(const std::string& object, const std::string& name, c
 }
 
 void File::write_rows_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
-                          std::uint64_t row_begin, NumType mem, const void* data, std::size_t n) {
+                          std::uint64_t row_begin, NumType mem, const void* data, std::size_t n, Storage storage) {
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   Id fspace(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-  Id d(H5Dcreate2(id_, dataset.c_str(), native(file_type), fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-       H5Dclose);
+  Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (storage.chunk_rows > 0 && !dims.empty() && dims[0] > 0) {
+    std::vector<hsize_t> chunk(dims);
+    chunk[0] = std::min<hsize_t>(storage.chunk_rows, dims[0]);
+    for (hsize_t& c : chunk) c = std::max<hsize_t>(c, 1);
+    H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data());
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, static_cast<unsigned>(storage.deflate));
+    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+  }
+  Id d(H5Dcreate2(id_, dataset.c_str(), native(file_type), fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   agree_on_write(!d.ok(), "creating dataset " + dataset);
   std::uint64_t row = 1;
   for (std::size_t i = 1; i < shape.size(); ++i) row *= shape[i];

@@ -13,12 +13,14 @@
 
 namespace phew::io {
 
-enum class NumType { i8, u8, i32, u32, i64, u64, f32, f64 };
+enum class NumType { i8, u8, i16, u16, i32, u32, i64, u64, f32, f64 };
 
 template <typename T>
 constexpr NumType num_type() {
   if constexpr (std::is_same_v<T, std::int8_t>) return NumType::i8;
   else if constexpr (std::is_same_v<T, std::uint8_t>) return NumType::u8;
+  else if constexpr (std::is_same_v<T, std::int16_t>) return NumType::i16;
+  else if constexpr (std::is_same_v<T, std::uint16_t>) return NumType::u16;
   else if constexpr (std::is_same_v<T, std::int32_t>) return NumType::i32;
   else if constexpr (std::is_same_v<T, std::uint32_t>) return NumType::u32;
   else if constexpr (std::is_same_v<T, std::int64_t>) return NumType::i64;
@@ -36,6 +38,14 @@ struct TypeInfo {
   std::vector<std::uint64_t> shape;  // empty for a scalar
   std::string describe() const;      // "float32 [64,64,64]"
   std::uint64_t elements() const;
+};
+
+// How a written dataset is stored: contiguous (the default), or in chunks of `chunk_rows` rows of its
+// first dimension, byte-shuffled and compressed with deflate at `deflate` (1-9). A chunk never spans two
+// ranks' rows when chunk_rows divides every rank's first row (one plane per chunk does).
+struct Storage {
+  std::uint64_t chunk_rows = 0;
+  int deflate = 0;
 };
 
 // An open HDF5 file. Move-only; closes on destruction.
@@ -125,8 +135,8 @@ class File {
   // from `data` (rows * row-size values, converted from T). Collective.
   template <typename F, typename T>
   void write_rows(const std::string& dataset, const std::vector<std::uint64_t>& global_shape,
-                  std::uint64_t row_begin, std::span<const T> data) {
-    write_rows_raw(dataset, global_shape, num_type<F>(), row_begin, num_type<T>(), data.data(), data.size());
+                  std::uint64_t row_begin, std::span<const T> data, Storage storage = {}) {
+    write_rows_raw(dataset, global_shape, num_type<F>(), row_begin, num_type<T>(), data.data(), data.size(), storage);
   }
   // A table distributed over ranks in rank order: this rank's `data` (rows of `cols` values) goes after
   // the rows of lower ranks. Collective.
@@ -164,7 +174,7 @@ class File {
   void write_attribute_raw(const std::string& object, const std::string& name, NumType mem, const void* data,
                            std::size_t n, bool scalar);
   void write_rows_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
-                      std::uint64_t row_begin, NumType mem, const void* data, std::size_t n);
+                      std::uint64_t row_begin, NumType mem, const void* data, std::size_t n, Storage storage = {});
   void write_whole_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType mem,
                        const void* data, std::size_t n);
   void check_scalar(const std::string& object, const std::string& name, std::size_t n) const;

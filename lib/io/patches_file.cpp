@@ -1,6 +1,7 @@
 #include "io/patches_file.hpp"
 
 #include "core/error.hpp"
+#include "io/cells_file.hpp"
 #include "io/grid_file.hpp"
 
 namespace phew::io {
@@ -32,12 +33,8 @@ void write_patches(File& file, const Patches& p, const mpi::SlabDecomposition& s
   file.create_group("/grid");
   write_grid_attributes(file, grid, "/grid");
 
-  file.create_group("/cells");
-  const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(g.shape[0]), static_cast<std::uint64_t>(g.shape[1]),
-                                         static_cast<std::uint64_t>(g.shape[2])};
-  file.write_rows<std::int64_t, std::int64_t>("/cells/peak", shape, static_cast<std::uint64_t>(slabs.begin(comm.rank())),
-                                              p.labels);
-  file.write_attribute("/cells/peak", "description", "peak ID of each cell's patch; 0 = below the threshold");
+  write_cell_index(file, g, p.cells.cell, slabs, comm);
+  write_cell_labels(file, "peak", p.cells.label, "peak ID of each test cell's patch", comm);
   file.write_attribute("/cells", "threshold", p.meta.threshold);
   file.write_attribute("/cells", "threshold_text", p.meta.threshold_text);
   file.write_attribute("/cells", "threshold_over_mean", grid.mean_density > 0 ? p.meta.threshold / grid.mean_density : 0.0);
@@ -58,6 +55,7 @@ void write_patches(File& file, const Patches& p, const mpi::SlabDecomposition& s
 }
 
 PatchesHeader read_patches_header(const File& f) {
+  check_cells_format(f, "re-run phew-segment");
   PatchesHeader h;
   h.grid = read_grid_attributes(f, "/grid", false);
   h.meta.threshold = f.read_attribute_scalar<double>("/cells", "threshold");
@@ -70,11 +68,8 @@ PatchesHeader read_patches_header(const File& f) {
 }
 
 // IDs read from a file index arrays downstream: every one is checked against the peak table first.
-std::vector<std::int64_t> read_patch_labels(const File& f, std::int64_t x0, std::int64_t x1) {
-  if (x1 <= x0) return {};
-  auto labels = f.read_rows<std::int64_t>("/cells/peak", static_cast<std::uint64_t>(x0), static_cast<std::uint64_t>(x1 - x0));
-  check_labels(f, "/cells/peak", labels, static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks")));
-  return labels;
+CellLabels read_patch_cells(const File& f, const GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
+  return read_cell_labels(f, grid, "peak", x0, x1, static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks")));
 }
 
 std::vector<PatchPeak> read_patch_peaks(const File& f, std::uint64_t begin, std::uint64_t count) {

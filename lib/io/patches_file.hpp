@@ -1,6 +1,7 @@
 // patches.h5 (phew-segment): cell labels, the peak table and the saddle graph (docs/formats.md).
 #pragma once
 
+#include "grid/cell_labels.hpp"
 #include "grid/geometry.hpp"
 #include "io/h5.hpp"
 #include "io/table.hpp"
@@ -37,29 +38,31 @@ struct PatchesMeta {
   bool refined_positions = false;
 };
 
-// The whole product, as one rank holds it: its planes of labels and its rows of the tables (which follow
-// the rows of lower ranks).
+// The whole product, as one rank holds it: the labels of the test cells in its planes and its rows of the
+// tables (which follow the rows of lower ranks).
 struct Patches {
   GridMeta grid;
   PatchesMeta meta;
-  std::vector<std::int64_t> labels;  // this rank's planes: peak ID of each cell, 0 below the threshold
+  CellLabels cells;  // this rank's test cells and the peak ID of each
   std::vector<PatchPeak> peaks;
   std::vector<SaddleRow> saddles;
 };
 
-// Writes /grid (attributes), /cells (labels and the segmentation's attributes), /peaks and /saddles.
+// Writes /grid (attributes), /cells (the test cells' labels, io/cells_file.hpp, and the segmentation's
+// attributes), /peaks and /saddles.
 // Collective.
 void write_patches(File& file, const Patches& patches, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm);
 
-// What a reader needs before the tables: the grid, the segmentation and the table sizes.
+// What a reader needs before the tables: the grid, the segmentation and the table sizes. Refuses a file
+// of another format version.
 struct PatchesHeader {
   GridMeta grid;
   PatchesMeta meta;
   std::uint64_t n_peaks = 0, n_saddles = 0;
 };
 PatchesHeader read_patches_header(const File& file);
-// Labels of planes [x0, x1) (peak IDs, 0 below the threshold).
-std::vector<std::int64_t> read_patch_labels(const File& file, std::int64_t x0, std::int64_t x1);
+// The test cells of planes [x0, x1) and their peak IDs.
+CellLabels read_patch_cells(const File& file, const GridGeometry& grid, std::int64_t x0, std::int64_t x1);
 // Rows [begin, begin + count) of the peak and saddle tables (readers that hold only a part of them).
 std::vector<PatchPeak> read_patch_peaks(const File& file, std::uint64_t begin, std::uint64_t count);
 std::vector<SaddleRow> read_saddles(const File& file, std::uint64_t begin, std::uint64_t count);

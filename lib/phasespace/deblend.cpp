@@ -25,9 +25,8 @@ struct Member {
 // Every particle in a patch, with its clump: each particle goes to the owner of its cell's plane, which
 // knows the cell's label.
 std::vector<Member> members_of_patches(const GridGeometry& geo, const ParticleSet& ps,
-                                       std::span<const std::int64_t> labels, const mpi::Comm& comm) {
+                                       const CellLabels& clumps, const mpi::Comm& comm) {
   const mpi::SlabDecomposition slabs(geo.shape[0], comm.size());
-  const std::int64_t x0 = slabs.begin(comm.rank());
   const auto plane = static_cast<std::int64_t>(geo.plane_cells());
   std::vector<Member> out;
   for (std::size_t i = 0; i < ps.size(); ++i) {
@@ -43,7 +42,7 @@ std::vector<Member> members_of_patches(const GridGeometry& geo, const ParticleSe
   std::vector<Member> at_cells = mpi::route(comm, out, [&](const Member& p) { return slabs.owner(p.clump / plane); });
   std::vector<Member> members;
   for (Member& p : at_cells) {
-    const std::int64_t label = labels[static_cast<std::size_t>(p.clump - x0 * plane)];
+    const std::int64_t label = clumps.at(p.clump);
     if (label <= 0) continue;
     p.clump = label;
     members.push_back(p);
@@ -156,11 +155,11 @@ VelocitySplit split_patch(std::span<const Member> patch, const std::array<double
 
 }  // namespace
 
-Deblended deblend_patches(const GridGeometry& geo, const ParticleSet& particles, std::span<const std::int64_t> labels,
+Deblended deblend_patches(const GridGeometry& geo, const ParticleSet& particles, const CellLabels& clumps,
                           std::int64_t n_clump_peaks, const ClumpPeakPositions& peak_positions,
                           const DeblendParams& params, const mpi::Comm& comm, const PhaseReport& phase) {
   enter(phase, "members");
-  std::vector<Member> members = balance_patches(members_of_patches(geo, particles, labels, comm), n_clump_peaks, comm);
+  std::vector<Member> members = balance_patches(members_of_patches(geo, particles, clumps, comm), n_clump_peaks, comm);
   // The clumps' peak positions (R_max is measured from the peak), from the catalogue rows of the clumps here.
   std::vector<std::int64_t> here;
   for (const Member& p : members)

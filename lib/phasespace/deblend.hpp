@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/timer.hpp"
+#include "grid/cell_labels.hpp"
 #include "grid/geometry.hpp"
 #include "io/peaks_file.hpp"
 #include "mpi/comm.hpp"
@@ -39,14 +40,14 @@ struct Deblended {
   std::int64_t n_skipped = 0;  // patches whose clump is not in the catalogue (phew-merge --mass-threshold)
 };
 
-// Deblends the patches of `grid`'s level-0 clumps: `labels` are this rank's planes of the clump label
-// grid (the slab decomposition of grid.shape[0] over comm), `particles` this rank's share of the
+// Deblends the patches of `grid`'s level-0 clumps: `clumps` are the test cells of this rank's planes (the
+// slab decomposition of grid.shape[0] over comm) with their level-0 clump, `particles` this rank's share of the
 // snapshot (ids, velocities, masses), `n_clump_peaks` the number of peaks of the segmentation (new IDs
 // are numbered above it). The primary velocity peak of a patch keeps its clump's ID; the others get new
 // IDs by (clump ID, velocity peak), so nothing depends on the rank count. `peak_positions` is called
 // once per rank, inside an agreement on errors. Collective.
 // Phases: members, deblend.
-Deblended deblend_patches(const GridGeometry& grid, const ParticleSet& particles, std::span<const std::int64_t> labels,
+Deblended deblend_patches(const GridGeometry& grid, const ParticleSet& particles, const CellLabels& clumps,
                           std::int64_t n_clump_peaks, const ClumpPeakPositions& peak_positions,
                           const DeblendParams& params, const mpi::Comm& comm, const PhaseReport& phase = {});
 

@@ -81,7 +81,7 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
       c[d] = std::clamp(static_cast<std::int64_t>(std::floor((velocity[3 * i + d] - g.origin[d]) / bin)),
                         std::int64_t{0}, g.shape[d] - 1);
     const std::size_t s = plane + static_cast<std::size_t>(g.linear({c[0], c[1], c[2]}));
-    const std::int64_t label = seg.label[s];
+    const std::int64_t label = seg.label_of(s);
     of_particle[i] = label > 0 ? root[static_cast<std::size_t>(label - 1)] : 0;
     auto& mc = mass_count[of_particle[i]];
     mc.first += mass[i];

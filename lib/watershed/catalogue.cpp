@@ -79,7 +79,8 @@ struct Merging {
 struct CellSums {
   std::map<std::int64_t, std::array<double, 5>> clump;
   std::map<std::int64_t, std::array<double, 2>> halo, budget;
-  std::vector<std::int64_t> cell_clump, cell_halo;
+  std::vector<std::int64_t> cells;                  // the slab's test cells, ascending
+  std::vector<std::int64_t> cell_clump, cell_halo;  // per test cell
 };
 
 CellSums cell_sums(const CatalogueInput& in, const Merging& mg, const GridGeometry& geo,
@@ -87,10 +88,12 @@ CellSums cell_sums(const CatalogueInput& in, const Merging& mg, const GridGeomet
   const PeakGraph& g = mg.graph;
   const std::int64_t x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());
   CellSums out;
-  std::vector<double> rho;
+  std::vector<double> rho;  // per test cell: only test cells are read, so memory goes with them
   mpi::agree(comm, [&] {
-    out.cell_clump = io::read_patch_labels(in.patches, x0, x1);
-    rho = x1 > x0 ? io::read_grid_planes(in.grid, x0, x1) : std::vector<double>{};
+    CellLabels peaks = io::read_patch_cells(in.patches, geo, x0, x1);
+    rho = io::read_grid_cells(in.grid, geo, peaks.cell);
+    out.cells = std::move(peaks.cell);
+    out.cell_clump = std::move(peaks.label);  // peak IDs, until they become clump IDs below
   });
   // Peak -> clump -> halo for the labels of this slab, and each clump's peak position for its centre of mass.
   std::vector<std::int64_t> wanted;
@@ -113,7 +116,7 @@ CellSums cell_sums(const CatalogueInput& in, const Merging& mg, const GridGeomet
   for (std::size_t s = 0; s < out.cell_clump.size(); ++s) {
     const std::int64_t peak = out.cell_clump[s];
     if (peak <= 0) continue;
-    const std::int64_t chunk = x0 + static_cast<std::int64_t>(s) / plane;
+    const std::int64_t chunk = out.cells[s] / plane;
     const double m = rho[s] * volume;
     budget.add(1, chunk, {1.0, m});
     const std::int64_t c = wanted_clump[index_in(wanted, peak)];
@@ -125,7 +128,7 @@ CellSums cell_sums(const CatalogueInput& in, const Merging& mg, const GridGeomet
     const std::size_t k = index_in(clumps_here, c);
     const std::int64_t h = clump_halo[k];
     out.cell_halo[s] = h;
-    const Vec3 x = geo.centre(geo.cell_at(x0 * plane + static_cast<std::int64_t>(s)));
+    const Vec3 x = geo.centre(geo.cell_at(out.cells[s]));
     std::array<double, 5> v{1.0, m, 0, 0, 0};
     for (std::size_t d = 0; d < 3; ++d) v[2 + d] = m * minimum_image(x[d] - clump_pos[k][d], geo.extent[d], geo.periodic);
     clump_sums.add(c, chunk, v);
@@ -152,10 +155,11 @@ void particle_sums(const ParticleSet& ps, const CellSums& cells, const PeakGraph
       mine.push_back({geo.linear(*c), ps.mass[i], {ps.velocity[3 * i], ps.velocity[3 * i + 1], ps.velocity[3 * i + 2]}});
   const auto plane = static_cast<std::int64_t>(geo.plane_cells());
   const auto got = mpi::route(comm, mine, [&](const P& p) { return slabs.owner(p.cell / plane); });
-  const std::int64_t first_cell = slabs.begin(comm.rank()) * plane;
   mpi::OrderedSum<5> cp, hp;  // particles, mass, mass * velocity
   for (const P& p : got) {
-    const auto s = static_cast<std::size_t>(p.cell - first_cell);
+    const auto it = std::lower_bound(cells.cells.begin(), cells.cells.end(), p.cell);
+    if (it == cells.cells.end() || *it != p.cell) continue;  // not a test cell
+    const auto s = static_cast<std::size_t>(it - cells.cells.begin());
     const std::int64_t c = cells.cell_clump[s], h = cells.cell_halo[s];
     if (c == 0) continue;
     const std::array<double, 5> v{1.0, p.m, p.m * p.v[0], p.m * p.v[1], p.m * p.v[2]};
@@ -310,6 +314,7 @@ io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, c
 
   summary.mass_above_threshold = total_or_zero(cells.budget, 1)[1];
   summary.mass_discarded = total_or_zero(cells.budget, 2)[1];
+  out.cells = std::move(cells.cells);
   out.cell_clump = std::move(cells.cell_clump);
   out.cell_halo = std::move(cells.cell_halo);
   out.meta.density_threshold = density_threshold;

@@ -23,9 +23,8 @@ std::map<std::int64_t, std::array<double, 2>> patch_sums(const SlabMesh& mesh, c
   const std::size_t plane = static_cast<std::size_t>(mesh.grid().plane_cells());
   for (std::size_t b = mesh.first_local(); b < mesh.end_local(); b += plane) {
     const std::size_t first_entry = partial.size();
-    for (std::size_t s = b; s < b + plane; ++s) {
-      const std::int64_t l = seg.label[s];
-      if (l <= 0) continue;
+    seg.tests.for_each(b, b + plane, [&](std::size_t s, std::size_t member) {
+      const std::int64_t l = seg.label[member];
       std::int32_t& k = at[static_cast<std::size_t>(l)];
       if (k < 0) {
         k = static_cast<std::int32_t>(partial.size() - first_entry);
@@ -34,7 +33,7 @@ std::map<std::int64_t, std::array<double, 2>> patch_sums(const SlabMesh& mesh, c
       auto& v = partial[first_entry + static_cast<std::size_t>(k)].v;
       v[0] += 1.0;
       v[1] += mesh.density(s) * volume;
-    }
+    });
     for (std::size_t e = first_entry; e < partial.size(); ++e) at[static_cast<std::size_t>(partial[e].key)] = -1;
   }
   return Sums::at_owners(comm, std::move(partial), [&](std::int64_t id) { return owners.owner(id - 1); });
@@ -51,19 +50,19 @@ std::vector<std::array<double, 3>> peak_positions(const SlabMesh& mesh, const Se
   const GridGeometry& g = mesh.grid();
   const auto cell_size = g.cell_size();
   std::vector<Position> mine;
-  for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s) {
-    if (seg.label[s] <= 0) continue;
-    const PeakCell& p = seg.peaks[static_cast<std::size_t>(seg.label[s] - 1)];
-    if (p.cell != mesh.global_index(s)) continue;
+  seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
+    const std::int64_t id = seg.label[member];
+    const PeakCell& p = seg.peaks[static_cast<std::size_t>(id - 1)];
+    if (p.cell != mesh.global_index(s)) return;
     const auto c = mesh.cell(s);
     std::array<double, 3> offset{0, 0, 0};
     if (refine)
       if (const auto nb = mesh.neighbourhood(s)) offset = quadratic_peak_offset(*nb);
-    Position pos{seg.label[s], {}};
+    Position pos{id, {}};
     for (std::size_t d = 0; d < 3; ++d)
       pos.x[d] = g.origin[d] + (static_cast<double>(c[d]) + 0.5 + offset[d]) * cell_size[d];
     mine.push_back(pos);
-  }
+  });
   std::vector<Position> got = mpi::route(comm, mine, [&](const Position& p) { return owners.owner(p.id - 1); });
   std::sort(got.begin(), got.end(), [](const Position& a, const Position& b) { return a.id < b.id; });
   std::vector<std::array<double, 3>> out;
@@ -110,8 +109,14 @@ io::Patches segment_patches(const GridMeta& grid, const mpi::SlabDecomposition& 
     out.peaks.push_back({id, pk.cell, positions[static_cast<std::size_t>(id - first)], pk.density,
                          static_cast<std::int64_t>(t->second[0]), t->second[1]});
   }
-  out.labels.assign(seg.label.begin() + static_cast<std::ptrdiff_t>(mesh.first_local()),
-                    seg.label.begin() + static_cast<std::ptrdiff_t>(mesh.end_local()));
+  // The labels of this rank's test cells, in slot order, which is global index order within a slab.
+  const std::size_t n_local = seg.tests.rank(mesh.end_local()) - seg.tests.rank(mesh.first_local());
+  out.cells.cell.reserve(n_local);
+  out.cells.label.reserve(n_local);
+  seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
+    out.cells.cell.push_back(mesh.global_index(s));
+    out.cells.label.push_back(seg.label[member]);
+  });
   return out;
 }
 

@@ -35,13 +35,12 @@ std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, cons
   const auto stride = static_cast<std::uint64_t>(seg.peaks.size()) + 1;
   std::uint64_t last_key = 0;  // no pair has key 0 (peak IDs start at 1)
   Saddle* last = nullptr;
-  for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s) {
-    const std::int64_t ls = seg.label[s];
-    if (ls == 0) continue;
+  seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
+    const std::int64_t ls = seg.label[member];
     std::int64_t cs = -1;  // computed when a boundary between patches is found
     const double rho = mesh.density(s);
     mesh.for_each_neighbour(s, [&](std::size_t n) {
-      const std::int64_t ln = seg.label[n];
+      const std::int64_t ln = seg.label_of(n);
       if (ln == 0 || ln == ls) return;
       // The other cell's owner looks at the pair if the other cell has the smaller index. Between two
       // local cells slot order is index order, which saves computing indices.
@@ -63,7 +62,7 @@ std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, cons
       }
       if (better_saddle(cand, *last)) *last = cand;
     });
-  }
+  });
   std::vector<Saddle> mine;
   mine.reserve(best.size());
   for (const auto& [k, v] : best) mine.push_back(v);

@@ -1,7 +1,7 @@
 #include "watershed/slab_mesh.hpp"
 
 #include "core/error.hpp"
-#include "mpi/planes.hpp"
+#include "mpi/route.hpp"
 
 namespace phew {
 
@@ -56,12 +56,38 @@ std::optional<std::array<double, 27>> SlabMesh::neighbourhood(std::size_t s) con
   return out;
 }
 
-void SlabMesh::update_ghosts(std::vector<std::int64_t>& values, const mpi::Comm& comm) const {
-  const std::span<const std::int64_t> local(values.data() + plane_, values.size() - 2 * plane_);
-  const auto ghosts = mpi::fetch_ghost_planes<std::int64_t>(comm, slabs_, local, plane_, 1, grid_.periodic, 0);
-  std::copy(ghosts.begin(), ghosts.begin() + static_cast<std::ptrdiff_t>(plane_), values.begin());
-  std::copy(ghosts.begin() + static_cast<std::ptrdiff_t>(plane_), ghosts.end(),
-            values.end() - static_cast<std::ptrdiff_t>(plane_));
+void SlabMesh::update_ghost_members(const CellSet& members, std::vector<std::int64_t>& values,
+                                    const mpi::Comm& comm) const {
+  // As mpi::fetch_ghost_planes with one plane each side: every owner works out which of its planes each
+  // rank holds as a ghost and pushes that plane's member values; no request round is needed.
+  struct Value {
+    std::int32_t to, side;  // side 0: the receiver's lower ghost plane, 1: its upper one
+    std::uint64_t k;        // position among that ghost plane's members
+    std::int64_t value;
+  };
+  const std::int64_t nx = slabs_.nx();
+  std::vector<Value> outgoing;
+  for (int r = 0; r < comm.size(); ++r) {
+    if (slabs_.planes(r) == 0) continue;
+    for (std::int32_t side = 0; side < 2; ++side) {
+      const std::int64_t unwrapped = side == 0 ? slabs_.begin(r) - 1 : slabs_.end(r);
+      if (!grid_.periodic && (unwrapped < 0 || unwrapped >= nx)) continue;
+      const std::int64_t g = ((unwrapped % nx) + nx) % nx;
+      if (g < x0_ || g >= x1_) continue;
+      const std::size_t first = static_cast<std::size_t>(g - x0_ + 1) * plane_;
+      const std::size_t b = members.rank(first), e = members.rank(first + plane_);
+      for (std::size_t k = b; k < e; ++k) outgoing.push_back({r, side, k - b, values[k]});
+    }
+  }
+  const std::vector<Value> incoming = mpi::route(comm, outgoing, [](const Value& v) { return v.to; });
+  const std::size_t low = members.rank(first_local()), high = members.rank(end_local());
+  for (const Value& v : incoming) {
+    const std::size_t at = (v.side == 0 ? 0 : high) + v.k;
+    if (at >= (v.side == 0 ? low : values.size()))
+      throw Error::internal("ghost exchange: rank {} got member {} of its {} ghost plane, which has fewer test cells",
+                            comm.rank(), v.k, v.side == 0 ? "lower" : "upper");
+    values[at] = v.value;
+  }
 }
 
 }  // namespace phew

@@ -2,6 +2,7 @@
 // plane on each side, with the 26 face/edge/corner neighbours of every cell (PHEW Appendix A).
 #pragma once
 
+#include "grid/cell_set.hpp"
 #include "grid/geometry.hpp"
 #include "mpi/comm.hpp"
 #include "mpi/slab.hpp"
@@ -76,8 +77,10 @@ class SlabMesh {
   // it lies outside a non-periodic grid.
   std::optional<std::array<double, 27>> neighbourhood(std::size_t s) const;
 
-  // Ghost slots get the values their owners hold for those cells. Collective.
-  void update_ghosts(std::vector<std::int64_t>& values, const mpi::Comm& comm) const;
+  // Ghost members of `members` get the values their owners hold for those cells; `values` has one per
+  // member (ghosts too), in slot order. A ghost cell is a member on its owner too (the same density
+  // decides), so a plane travels as its members' values only. Collective.
+  void update_ghost_members(const CellSet& members, std::vector<std::int64_t>& values, const mpi::Comm& comm) const;
 
  private:
   GridGeometry grid_;

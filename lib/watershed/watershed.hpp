@@ -8,6 +8,7 @@
 // ends in. Peak IDs are 1, 2, 3... in the same order (DESIGN.md rule 2).
 #pragma once
 
+#include "grid/cell_set.hpp"
 #include "mpi/comm.hpp"
 
 #include <concepts>
@@ -17,7 +18,8 @@
 namespace phew {
 
 template <typename M>
-concept WatershedMesh = requires(const M& m, std::size_t s, std::vector<std::int64_t>& v, const mpi::Comm& c) {
+concept WatershedMesh = requires(const M& m, std::size_t s, const CellSet& t, std::vector<std::int64_t>& v,
+                                 const mpi::Comm& c) {
   { m.slots() } -> std::convertible_to<std::size_t>;
   { m.first_local() } -> std::convertible_to<std::size_t>;
   { m.end_local() } -> std::convertible_to<std::size_t>;
@@ -27,7 +29,9 @@ concept WatershedMesh = requires(const M& m, std::size_t s, std::vector<std::int
   { m.global_index(s) } -> std::convertible_to<std::int64_t>;
   { m.chunk(s) } -> std::convertible_to<std::int64_t>;
   m.for_each_neighbour(s, [](std::size_t) {});
-  m.update_ghosts(v, c);
+  // Ghost members of `t` get the values their owners hold for those cells: `v` holds one value per
+  // member of t, ghosts too, in slot order (the members of a ghost cell are the same on both sides).
+  m.update_ghost_members(t, v, c);
 };
 
 // True when cell a comes before cell b in the canonical order.
@@ -40,8 +44,13 @@ struct PeakCell {
   std::int64_t cell;  // global index
 };
 
+// Labels are held for the test cells only (ghosts too), so the memory goes with the structures, not
+// with the grid: 1/4 byte per cell for the set, 8 bytes per test cell for the labels.
 struct Segmentation {
-  std::vector<std::int64_t> label;  // per slot (ghosts too): peak ID, 0 below the threshold
+  CellSet tests;                    // the test cells among the slots
+  std::vector<std::int64_t> label;  // per test cell, in slot order: peak ID
+  // The peak ID of any slot; 0 below the threshold.
+  std::int64_t label_of(std::size_t s) const { return tests.contains(s) ? label[tests.rank(s)] : 0; }
   std::vector<PeakCell> peaks;      // every peak, in ID order (peaks[id-1]), on every rank
   std::uint64_t test_cells = 0;     // over all ranks
   int rounds = 0;                   // ghost-label exchange rounds until nothing changed

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <unordered_map>
 
 namespace phew {
 
@@ -12,17 +11,25 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm) 
   const std::size_t nslots = mesh.slots();
   Segmentation out;
 
-  // 1. Test cells and their densest neighbour (the earliest in canonical order, if before the cell),
-  // found in memory order, which is much kinder to the caches than density order.
+  // 0. The test cells (density strictly above the threshold), ghosts too: a ghost is a test cell on both
+  // of its ranks, so the ghost exchanges below carry test-cell labels only.
+  out.tests = CellSet(nslots);
+  for (std::size_t s = 0; s < nslots; ++s)
+    if (mesh.density(s) > threshold) out.tests.insert(s);
+  out.tests.finish();
+  auto member = [&](std::size_t s) { return out.tests.rank(s); };
+
+  // 1. The densest neighbour of each local test cell (the earliest in canonical order, if before the
+  // cell), found in memory order, which is much kinder to the caches than density order. The neighbour
+  // is denser than the threshold too, so it is a test cell.
   struct Test {
     double density;
     std::int64_t cell;
     std::size_t slot, parent;
   };
   std::vector<Test> tests;
-  for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s) {
+  out.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t) {
     const double rho = mesh.density(s);
-    if (!(rho > threshold)) continue;
     const std::int64_t cell = mesh.global_index(s);
     std::size_t best = s;
     double best_rho = rho;
@@ -39,16 +46,15 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm) 
       }
     });
     tests.push_back({rho, cell, s, best});
-  }
+  });
   std::sort(tests.begin(), tests.end(),
             [](const Test& a, const Test& b) { return denser(a.density, a.cell, b.density, b.cell); });
 
   // 2. One pass in canonical order: a cell takes the root of its densest neighbour, which comes earlier
   // and so is done already when it is local. A chain that leaves the slab ends, for now, at the ghost
   // cell where it leaves (an "exit"); its label arrives from the owner in the rounds below.
-  // Until then label[s] holds root slot + 1 (a local peak or an exit ghost), so no second per-cell
-  // array is needed (the memory budget is 16 bytes per cell beyond the density).
-  out.label.assign(nslots, 0);
+  // Until then a label holds root slot + 1 (a local peak or an exit ghost), so no second array is needed.
+  out.label.assign(out.tests.size(), 0);
   std::vector<PeakCell> local_peaks;
   std::vector<std::size_t> pk_slot;  // slot of each local peak
   for (const Test& t : tests) {
@@ -56,17 +62,18 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm) 
       local_peaks.push_back({t.density, t.cell});
       pk_slot.push_back(t.slot);
     }
-    out.label[t.slot] =
-        mesh.is_local(t.parent) && t.parent != t.slot ? out.label[t.parent] : static_cast<std::int64_t>(t.parent) + 1;
+    out.label[member(t.slot)] = mesh.is_local(t.parent) && t.parent != t.slot ? out.label[member(t.parent)]
+                                                                              : static_cast<std::int64_t>(t.parent) + 1;
   }
   out.test_cells = comm.sum<std::uint64_t>(tests.size());
   std::vector<std::pair<std::size_t, std::size_t>> boundary;  // (slot, root slot) of test cells others see
   for (const Test& t : tests)
-    if (mesh.is_boundary(t.slot)) boundary.emplace_back(t.slot, static_cast<std::size_t>(out.label[t.slot] - 1));
+    if (mesh.is_boundary(t.slot)) boundary.emplace_back(t.slot, static_cast<std::size_t>(out.label[member(t.slot)] - 1));
   // The non-peak interior test cells, resolved after the rounds.
   std::vector<std::size_t> interior;
   for (const Test& t : tests)
-    if (!mesh.is_boundary(t.slot) && static_cast<std::size_t>(out.label[t.slot] - 1) != t.slot) interior.push_back(t.slot);
+    if (!mesh.is_boundary(t.slot) && static_cast<std::size_t>(out.label[member(t.slot)] - 1) != t.slot)
+      interior.push_back(t.slot);
   tests = std::vector<Test>();
 
   // 3. Canonical peak IDs from the global list of peaks.
@@ -75,40 +82,39 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm) 
             [](const PeakCell& a, const PeakCell& b) { return denser(a.density, a.cell, b.density, b.cell); });
   // Local peaks learn their IDs once (the global list is sorted, so by binary search); their label then
   // holds -ID, which marks them apart from the root pointers (slot + 1) of the other test cells.
-  for (const PeakCell& pk : local_peaks) {
-    const auto it = std::lower_bound(out.peaks.begin(), out.peaks.end(), pk, [](const PeakCell& a, const PeakCell& b) {
-      return denser(a.density, a.cell, b.density, b.cell);
-    });
-    const auto slot = static_cast<std::size_t>(pk_slot.at(static_cast<std::size_t>(&pk - local_peaks.data())));
-    out.label[slot] = -(static_cast<std::int64_t>(it - out.peaks.begin()) + 1);
+  for (std::size_t i = 0; i < local_peaks.size(); ++i) {
+    const auto it = std::lower_bound(out.peaks.begin(), out.peaks.end(), local_peaks[i],
+                                     [](const PeakCell& a, const PeakCell& b) {
+                                       return denser(a.density, a.cell, b.density, b.cell);
+                                     });
+    out.label[member(pk_slot[i])] = -(static_cast<std::int64_t>(it - out.peaks.begin()) + 1);
   }
   auto resolve = [&](std::size_t root) -> std::int64_t {
     // A local root is a peak: -ID until labelled, ID once a boundary round has labelled it.
-    return mesh.is_local(root) ? std::abs(out.label[root]) : out.label[root];
+    const std::int64_t l = out.label[member(root)];
+    return mesh.is_local(root) ? std::abs(l) : l;
   };
 
   // 4. Rounds: cells that other ranks see as ghosts get their label (0 while their exit is unresolved),
   // ghosts are updated, until no ghost label changes anywhere; a chain crossing k slabs takes k+1 rounds.
+  // The ghosts' labels are the first and the last members (the ghost planes come first and last).
+  const auto low_end = static_cast<std::ptrdiff_t>(member(mesh.first_local()));
+  const auto high_begin = static_cast<std::ptrdiff_t>(member(mesh.end_local()));
   std::vector<std::int64_t> ghosts_before;
   for (;;) {
-    for (const auto& [slot, root] : boundary) out.label[slot] = resolve(root);
-    ghosts_before.assign(out.label.begin(), out.label.begin() + static_cast<std::ptrdiff_t>(mesh.first_local()));
-    ghosts_before.insert(ghosts_before.end(), out.label.begin() + static_cast<std::ptrdiff_t>(mesh.end_local()),
-                         out.label.end());
-    mesh.update_ghosts(out.label, comm);
+    for (const auto& [slot, root] : boundary) out.label[member(slot)] = resolve(root);
+    ghosts_before.assign(out.label.begin(), out.label.begin() + low_end);
+    ghosts_before.insert(ghosts_before.end(), out.label.begin() + high_begin, out.label.end());
+    mesh.update_ghost_members(out.tests, out.label, comm);
     ++out.rounds;
-    const bool changed =
-        !std::equal(ghosts_before.begin(), ghosts_before.begin() + static_cast<std::ptrdiff_t>(mesh.first_local()),
-                    out.label.begin()) ||
-        !std::equal(ghosts_before.begin() + static_cast<std::ptrdiff_t>(mesh.first_local()), ghosts_before.end(),
-                    out.label.begin() + static_cast<std::ptrdiff_t>(mesh.end_local()));
+    const bool changed = !std::equal(ghosts_before.begin(), ghosts_before.begin() + low_end, out.label.begin()) ||
+                         !std::equal(ghosts_before.begin() + low_end, ghosts_before.end(), out.label.begin() + high_begin);
     if (!comm.any(changed)) break;
   }
   // Interior cells read their root (a peak, holding -ID, or a ghost, holding its ID); boundary peaks
   // already hold their ID; then the interior peaks' -ID becomes ID.
-  for (std::size_t s : interior) out.label[s] = resolve(static_cast<std::size_t>(out.label[s] - 1));
-  for (std::size_t s : pk_slot)
-    if (out.label[s] < 0) out.label[s] = -out.label[s];
+  for (std::size_t s : interior) out.label[member(s)] = resolve(static_cast<std::size_t>(out.label[member(s)] - 1));
+  for (std::size_t s : pk_slot) out.label[member(s)] = std::abs(out.label[member(s)]);
   return out;
 }
 

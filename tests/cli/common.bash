@@ -8,6 +8,8 @@ load /usr/lib/bats/bats-assert/load.bash
 : "${PHEW_SHARED_DATA:=$PHEW_SOURCE/../shared/data}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 PATH="$PHEW_BIN:$PATH"
+# Python snippets read labels with the independent reader of the sparse /cells (docs/formats.md).
+export PYTHONPATH="$PHEW_SOURCE/tests/property${PYTHONPATH:+:$PYTHONPATH}"
 
 # Inputs are made once per .bats file, in its own temp folder.
 make_inputs() {

@@ -63,11 +63,23 @@ set_value() { edit "$1" "d = f['$2']; a = d[()]; a.flat[${4:-0}] = $3; d[...] = 
   bad_input phew-merge "$OUT/c.h5" 3 "/peaks/id row 0 is 999999" "$E/p.h5"
 }
 
-@test "corrupt IDs: a cell label of -7 and one above the last peak" {
-  edit p.h5 "d = f['/cells/peak']; a = d[()]; a.flat[np.flatnonzero(a)[0]] = -7; d[...] = a"
+@test "corrupt IDs: a cell label above the last peak, and cells out of order" {
+  # a wider type than the writer's, so that any value fits
+  edit p.h5 "a = f['/cells/peak'][()].astype(np.int64); a[0] = -7; del f['/cells/peak']; f['/cells/peak'] = a"
   bad_input phew-merge "$OUT/c.h5" 3 "holds the label -7" "$E/p.h5"
-  set_value c.h5 /cells/clump 123456
+  edit c.h5 "a = f['/cells/clump'][()].astype(np.int64); a[-1] = 123456; del f['/cells/clump']; f['/cells/clump'] = a"
   bad_input deblend "$OUT/k.h5" 3 "holds the label 123456" "$E/c.h5" "$D/s.hdf5"
+  edit p.h5 "d = f['/cells/index']; a = d[()]; a[1], a[2] = a[2], a[1]; d[...] = a"
+  bad_input phew-merge "$OUT/c.h5" 3 "/cells/index row 2 is" "$E/p.h5"
+  edit c.h5 "d = f['/cells/plane_start']; a = d[()]; a[-1] += 1; d[...] = a"
+  bad_input deblend "$OUT/k.h5" 3 "/cells/plane_start does not match" "$E/c.h5" "$D/s.hdf5"
+}
+
+@test "an old file (dense label grids, format version 1) is refused with both versions named" {
+  edit p.h5 "del f.attrs['format_version']"
+  bad_input phew-merge "$OUT/c.h5" 3 "format version 1 (dense label grids), but this phew reads version 2" "$E/p.h5"
+  edit c.h5 "f.attrs['format_version'] = 1"
+  bad_input deblend "$OUT/k.h5" 3 "format version 1 (dense label grids), but this phew reads version 2 (sparse /cells): re-run phew-merge" "$E/c.h5" "$D/s.hdf5"
 }
 
 @test "bad values: a peak with a NaN position is refused, not given 0 voters" {

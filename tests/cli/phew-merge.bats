@@ -35,12 +35,15 @@ assert len(ids) > 5 and (np.diff(ids) > 0).all()
 assert set(pk["clump"][...]) - {0} == set(ids)
 assert (pk["clump"][...][ids - 1] == ids).all()
 # cells: clump labels are the peaks' clumps; halo labels are the clumps' haloes
-lab = p["cells/peak"][...]
+from reference import read_labels
+lab = read_labels(sys.argv[2], "peak")
 clump_of_peak = np.concatenate([[0], pk["clump"][...]])
-assert (c["cells/clump"][...] == clump_of_peak[lab]).all()
+cc = read_labels(sys.argv[1], "clump")
+assert (cc == clump_of_peak[lab]).all()
+assert (c["cells/index"][...] == p["cells/index"][...]).all()  # the same test cells
 halo_of = dict(zip(ids, cl["halo"][...]))
-hl = c["cells/halo"][...]
-assert all(hl.ravel()[k] == halo_of[v] for k, v in enumerate(c["cells/clump"][...].ravel()) if v)
+hl = read_labels(sys.argv[1], "halo")
+assert all(hl.ravel()[k] == halo_of[v] for k, v in enumerate(cc.ravel()) if v)
 # parents: a clump is its own parent (level 0) or merged into a denser clump at level >= 1
 par, lev = cl["parent"][...], cl["level"][...]
 assert ((par == ids) == (lev == 0)).all() and (par <= ids).all()
@@ -90,10 +93,12 @@ n, m, v = cl["n_particles"][...], cl["particle_mass"][...], cl["bulk_velocity"][
 mp = s["Header"].attrs["MassTable"][1]
 assert np.allclose(m, n * mp) and n.sum() > 0
 # independent check: particles per clump from the cell grid
-box = s["Header"].attrs["BoxSize"]; N = c["cells/clump"].shape[0]
+from reference import read_labels
+cc = read_labels(c.filename, "clump")
+box = s["Header"].attrs["BoxSize"]; N = cc.shape[0]
 x = s["PartType1/Coordinates"][...].astype(np.float64)
 ijk = np.floor(x / (box / N)).astype(int) % N
-lab = c["cells/clump"][...][ijk[:, 0], ijk[:, 1], ijk[:, 2]]
+lab = cc[ijk[:, 0], ijk[:, 1], ijk[:, 2]]
 counts = np.bincount(lab, minlength=cl["id"][...].max() + 1)[cl["id"][...]]
 assert (counts == n).all(), (counts[:5], n[:5])
 vel = s["PartType1/Velocities"][...].astype(np.float64)
@@ -126,7 +131,7 @@ a, b = h5py.File(sys.argv[1]), h5py.File(sys.argv[2])
 mp = a["grid"].attrs["particle_mass"]
 keep = a["clumps/mass"][...] >= 30 * mp
 assert (b["clumps/id"][...] == a["clumps/id"][...][keep]).all() and keep.sum() < len(keep)
-assert (a["cells/clump"][...] == b["cells/clump"][...]).all()
+assert (a["cells/clump"][...] == b["cells/clump"][...]).all() and (a["cells/index"][...] == b["cells/index"][...]).all()
 print("ok")
 PY
   assert_output "ok"

@@ -45,7 +45,7 @@ void check_against_reference(const Field& f, double threshold, const mpi::SlabDe
   ASSERT_EQ(seg.peaks.size(), ref.peak_cell.size());
   for (std::size_t i = 0; i < seg.peaks.size(); ++i) EXPECT_EQ(seg.peaks[i].cell, ref.peak_cell[i]);
   for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s)
-    ASSERT_EQ(seg.label[s], ref.label[static_cast<std::size_t>(mesh.global_index(s))]) << "cell " << mesh.global_index(s);
+    ASSERT_EQ(seg.label_of(s), ref.label[static_cast<std::size_t>(mesh.global_index(s))]) << "cell " << mesh.global_index(s);
   ASSERT_EQ(saddles.size(), ref.saddles.size());
   for (const Saddle& s : saddles) {
     const auto& [rho, ca, cb] = ref.saddles.at({s.peak_a, s.peak_b});
@@ -130,7 +130,7 @@ TEST(Segment, OneGaussianBlobIsOnePeakCoveringAllTestCells) {
   ASSERT_EQ(seg.peaks.size(), 1u);
   EXPECT_EQ(seg.peaks[0].cell, (10 * 16 + 8) * 16 + 7);  // the cell whose centre is nearest (10.2, 8.1, 7.9)
   for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s)
-    EXPECT_EQ(seg.label[s], mesh.density(s) > 0.05 ? 1 : 0);
+    EXPECT_EQ(seg.label_of(s), mesh.density(s) > 0.05 ? 1 : 0);
   EXPECT_TRUE(comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm)).empty());
 }
 

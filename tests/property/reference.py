@@ -32,13 +32,33 @@ import numpy as np
 
 
 # ---------------------------------------------------------------------------------------------------
-# Reading. Every read of a label grid goes through read_labels, so a change of the /cells layout (e.g.
-# a sparse list of test cells) only needs this function changed.
-
+# Reading. Every read of the labels goes through read_labels, which checks the layout and makes the
+# dense grid the references compare with.
 def read_labels(path, name):
-    """The dense int64 label grid /cells/NAME ('peak' in patches.h5; 'clump', 'halo' in clumps.h5)."""
+    """/cells/NAME ('peak' in patches.h5; 'clump', 'halo' in clumps.h5) as a dense int64 grid
+    [nx][ny][nz], 0 where there is no test cell, from the sparse layout of docs/formats.md (format
+    version 2): /cells/index holds the test cells' global indices, ascending, /cells/plane_start where
+    each plane's cells begin, /cells/NAME one label per test cell. Every rule is checked."""
     with h5py.File(path, "r") as f:
-        return np.asarray(f[f"cells/{name}"][()], dtype=np.int64)
+        version = int(f.attrs.get("format_version", 1))
+        if version != 2:
+            raise ValueError(f"{path}: format_version {version}, expected 2")
+        shape = tuple(int(v) for v in f["grid"].attrs["shape"])
+        index = np.asarray(f["cells/index"][()], dtype=np.int64)
+        start = np.asarray(f["cells/plane_start"][()], dtype=np.int64)
+        labels = f[f"cells/{name}"]
+        if labels.dtype.kind != "u" or (len(labels) and labels.dtype.itemsize > 1
+                                        and int(labels[()].max()) < 1 << (8 * labels.dtype.itemsize // 2)):
+            raise ValueError(f"{path}: /cells/{name} is {labels.dtype}, not the smallest unsigned type")
+        labels = np.asarray(labels[()], dtype=np.int64)
+    plane = shape[1] * shape[2]
+    if len(labels) != len(index) or np.any(np.diff(index) <= 0) or (len(index) and index[-1] >= np.prod(shape)):
+        raise ValueError(f"{path}: /cells/index is not ascending inside the grid, or /cells/{name} differs in length")
+    if not np.array_equal(start, np.searchsorted(index, np.arange(shape[0] + 1) * plane)):
+        raise ValueError(f"{path}: /cells/plane_start does not match /cells/index")
+    dense = np.zeros(int(np.prod(shape)), dtype=np.int64)
+    dense[index] = labels
+    return dense.reshape(shape)
 
 
 def read_grid(path):

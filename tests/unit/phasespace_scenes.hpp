@@ -2,6 +2,7 @@
 // tests and the MPI tests: particles, a clump label grid, peaks with a stored analytic potential.
 #pragma once
 
+#include "grid/cell_labels.hpp"
 #include "grid/geometry.hpp"
 #include "io/peaks_file.hpp"
 #include "mpi/slab.hpp"
@@ -88,10 +89,16 @@ struct DeblendScene {
     for (int n = 0; n < 200; ++n) put(0, {0, 6, 0}, {2, 2, 2}, 0);  // cells x 0-1, y 6-7, z 0-1: unlabelled
   }
 
-  // Labels of the planes a rank holds.
-  std::vector<std::int64_t> planes(const mpi::SlabDecomposition& slabs, int rank) const {
-    const auto plane = static_cast<std::ptrdiff_t>(grid.plane_cells());
-    return {labels.begin() + slabs.begin(rank) * plane, labels.begin() + slabs.end(rank) * plane};
+  // The labelled cells of the planes a rank holds.
+  CellLabels planes(const mpi::SlabDecomposition& slabs, int rank) const {
+    const auto plane = static_cast<std::int64_t>(grid.plane_cells());
+    CellLabels out;
+    for (std::int64_t c = slabs.begin(rank) * plane; c < slabs.end(rank) * plane; ++c)
+      if (labels[static_cast<std::size_t>(c)] != 0) {
+        out.cell.push_back(c);
+        out.label.push_back(labels[static_cast<std::size_t>(c)]);
+      }
+    return out;
   }
 };
 

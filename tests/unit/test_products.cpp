@@ -1,5 +1,6 @@
 // The products of lib/io written and read back: io::Table itself, patches.h5 and clumps.h5.
 #include "core/error.hpp"
+#include "io/cells_file.hpp"
 #include "io/clumps_file.hpp"
 #include "io/grid_file.hpp"
 #include "io/patches_file.hpp"
@@ -110,9 +111,7 @@ TEST_F(Products, PatchesRoundTrip) {
   io::Patches p;
   p.grid = small_grid();
   p.meta = {0.5, "4mean", 7, true};
-  p.labels.assign(24, 0);
-  p.labels[3] = 1;
-  p.labels[17] = 2;
+  p.cells = {{3, 17}, {1, 2}};  // grid 4 x 3 x 2: cell 3 in plane 0, cell 17 in plane 2
   p.peaks = {{1, 3, {1, 2, 3}, 9.5, 5, 2.25}, {2, 17, {4, 5, 1}, 3.5, 2, 1.0}};
   p.saddles = {{1, 2, 0.75, 3, 17}};
   {
@@ -128,8 +127,18 @@ TEST_F(Products, PatchesRoundTrip) {
   EXPECT_EQ(h.meta.n_test_cells, 7u);
   EXPECT_TRUE(h.meta.refined_positions);
   EXPECT_EQ(h.grid.geometry.shape, p.grid.geometry.shape);
-  EXPECT_EQ(io::read_patch_labels(f, 0, 4), p.labels);
-  EXPECT_EQ(io::read_patch_labels(f, 2, 3), std::vector<std::int64_t>(p.labels.begin() + 12, p.labels.begin() + 18));
+  const CellLabels all = io::read_patch_cells(f, h.grid.geometry, 0, 4);
+  EXPECT_EQ(all.cell, p.cells.cell);
+  EXPECT_EQ(all.label, p.cells.label);
+  const CellLabels two = io::read_patch_cells(f, h.grid.geometry, 2, 3);
+  EXPECT_EQ(two.cell, (std::vector<std::int64_t>{17}));
+  EXPECT_EQ(two.label, (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(two.at(17), 2);
+  EXPECT_EQ(two.at(16), 0);
+  EXPECT_TRUE(io::read_patch_cells(f, h.grid.geometry, 1, 2).cell.empty());
+  EXPECT_EQ(f.read<std::int64_t>("/cells/plane_start"), (std::vector<std::int64_t>{0, 1, 1, 2, 2}));
+  EXPECT_EQ(f.dataset_info("/cells/peak").size, 1u);  // the smallest type that holds the largest ID
+  EXPECT_EQ(f.read_attribute_scalar<std::int64_t>("/", "format_version"), io::kCellsFormatVersion);
   const auto peaks = io::patch_peak_table().read(f, "/peaks");
   ASSERT_EQ(peaks.size(), 2u);
   EXPECT_EQ(peaks[1].position, (std::array<double, 3>{4, 5, 1}));
@@ -153,10 +162,9 @@ TEST_F(Products, ClumpsRoundTripWithAndWithoutParticleColumns) {
     c.meta.saddle_threshold_text = "24mean";
     c.meta.with_particles = particles;
     c.meta.velocity_units = "km/s";
-    c.cell_clump.assign(24, 0);
-    c.cell_halo.assign(24, 0);
-    c.cell_clump[5] = 1;
-    c.cell_halo[5] = 1;
+    c.cells = {5, 6};
+    c.cell_clump = {1, 0};
+    c.cell_halo = {1, 0};
     c.peaks = {{1, 4.0, 0.2, 2, 1}, {2, 1.2, 0.2, 1, 0}};
     io::Clump k;
     k.id = 1;
@@ -185,8 +193,9 @@ TEST_F(Products, ClumpsRoundTripWithAndWithoutParticleColumns) {
     EXPECT_EQ(head.n_peaks, 2u);
     EXPECT_EQ(head.n_clumps, 1u);
     EXPECT_EQ(head.n_halos, 1u);
-    EXPECT_EQ(io::read_clump_labels(f, 0, 4), c.cell_clump);
-    EXPECT_EQ(io::read_halo_labels(f, 0, 4), c.cell_halo);
+    EXPECT_EQ(io::read_clump_cells(f, head.grid.geometry, 0, 4).cell, c.cells);
+    EXPECT_EQ(io::read_clump_cells(f, head.grid.geometry, 0, 4).label, c.cell_clump);
+    EXPECT_EQ(io::read_halo_cells(f, head.grid.geometry, 0, 4).label, c.cell_halo);
     const auto clumps = io::clump_table().read(f, "/clumps");
     EXPECT_EQ(clumps[0].mass, 7.0);
     EXPECT_EQ(clumps[0].n_particles, particles ? 11 : 0);

@@ -1,6 +1,7 @@
 // Round trips of the products of deblend, voters and mergertree (peaks.h5, voters.h5, tree.h5) and of
 // what deblend reads of clumps.h5: written by lib/io, read back by lib/io, with the stored types.
 #include "core/error.hpp"
+#include "io/cells_file.hpp"
 #include "io/clumps_file.hpp"
 #include "io/grid_file.hpp"
 #include "io/peaks_file.hpp"
@@ -207,10 +208,14 @@ TEST_F(PhaseSpaceProducts, ClumpsReaderReadsLabelPlanesAndTheCataloguesPositions
     io::File f = io::File::create(path("clumps.h5"), comm);
     f.create_group("/grid");
     io::write_grid_attributes(f, grid, "/grid");
-    f.create_group("/cells");
-    std::vector<std::int64_t> labels(4 * 5 * 6);
-    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int64_t>(i % 7);
-    f.write<std::int64_t>("/cells/clump", {4, 5, 6}, labels);
+    // every cell a test cell, labelled i % 7 (0: discarded as noise)
+    std::vector<std::int64_t> cells(4 * 5 * 6), labels(cells.size());
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      cells[i] = static_cast<std::int64_t>(i);
+      labels[i] = static_cast<std::int64_t>(i % 7);
+    }
+    io::write_cell_index(f, grid.geometry, cells, mpi::SlabDecomposition(4, 1), comm);
+    io::write_cell_labels(f, "clump", labels, "", comm);
     f.create_group("/peaks");
     f.write<std::int64_t>("/peaks/id", std::vector<std::int64_t>{1, 2, 3, 4, 5, 6});
     f.create_group("/clumps");
@@ -225,10 +230,11 @@ TEST_F(PhaseSpaceProducts, ClumpsReaderReadsLabelPlanesAndTheCataloguesPositions
   EXPECT_EQ(header.n_peaks, 6u);
   EXPECT_EQ(header.n_clumps, 3u);
   EXPECT_EQ(header.n_halos, 1u);
-  const auto planes = io::read_clump_labels(f, 1, 3);
+  const CellLabels planes = io::read_clump_cells(f, header.grid.geometry, 1, 3);
   ASSERT_EQ(planes.size(), 60u);
-  EXPECT_EQ(planes[0], 30 % 7);
-  EXPECT_TRUE(io::read_clump_labels(f, 2, 2).empty());
+  EXPECT_EQ(planes.cell[0], 30);
+  EXPECT_EQ(planes.label[0], 30 % 7);
+  EXPECT_TRUE(io::read_clump_cells(f, header.grid.geometry, 2, 2).cell.empty());
   const auto pos = io::read_clump_peak_positions(f, {1, 5, 6});
   ASSERT_EQ(pos.size(), 2u);  // 1 is not in the catalogue
   EXPECT_EQ(pos.at(5), (std::array<double, 3>{4, 5, 6}));

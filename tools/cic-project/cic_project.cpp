@@ -19,6 +19,9 @@ void declare_cic_options(CLI::App& app, CicOptions& opt) {
                  "Sub-box x0,y0,z0,x1,y1,z1 in snapshot length units (not periodic; particles outside are ignored)");
   app.add_option("--assignment", opt.assignment, "Mass assignment: cic, ngp or tsc")->capture_default_str();
   app.add_option("-p,--precision", opt.precision, "Output precision: float32 or float64")->capture_default_str();
+  app.add_flag("--compress", opt.compress,
+               "Store the density in chunks of one plane, shuffled and deflated (smaller, slower to write; "
+               "bench/README.md has the figures)");
 }
 
 CicParams check_cic_options(const CicOptions& opt) {
@@ -27,6 +30,7 @@ CicParams check_cic_options(const CicOptions& opt) {
   if (!opt.region.empty()) p.region = parse_region(opt.region);
   p.assignment = parse_assignment(opt.assignment);
   p.precision = io::parse_precision(opt.precision);
+  p.compress = opt.compress;
   return p;
 }
 
@@ -78,7 +82,7 @@ void run_cic_project(const CicOptions& opt, Context& ctx) {
   ctx.phase("write");
   io::AtomicOutput out(ctx.output(), comm);
   io::File file = io::File::create(out.temp_path(), comm);
-  io::write_grid(file, meta, slabs, grid.density, params.precision);
+  io::write_grid(file, meta, slabs, grid.density, params.precision, params.compress);
   auto& m = ctx.manifest();
   m.parameter("grid_shape", geometry.shape);
   m.parameter("grid_origin", geometry.origin, meta.length_units);
@@ -86,6 +90,7 @@ void run_cic_project(const CicOptions& opt, Context& ctx) {
   m.parameter("periodic", geometry.periodic);
   m.parameter("types_used", types);
   m.parameter("assignment_used", meta.assignment);
+  m.parameter("compress", params.compress);
   m.summary("n_particles", meta.n_particles);
   m.summary("n_particles_outside", grid.particles_outside);
   m.summary("total_mass", meta.total_mass);

@@ -20,6 +20,7 @@ struct CicOptions {
   std::string region;
   std::string assignment = "cic";
   std::string precision = "float32";
+  bool compress = false;
 };
 
 // The options in checked form.
@@ -28,6 +29,7 @@ struct CicParams {
   std::optional<Box> region;
   Assignment assignment = Assignment::cic;
   io::Precision precision = io::Precision::f32;
+  bool compress = false;
 };
 
 void declare_cic_options(CLI::App& app, CicOptions& opt);

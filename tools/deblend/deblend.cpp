@@ -74,8 +74,10 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
   fields.ids = fields.velocities = true;
   const ParticleSet particles = read_share(*reader, types, fields, comm);
   const mpi::SlabDecomposition slabs(out.grid.geometry.shape[0], comm.size());
-  std::vector<std::int64_t> labels;
-  mpi::agree(comm, [&] { labels = io::read_clump_labels(*clumps, slabs.begin(comm.rank()), slabs.end(comm.rank())); });
+  CellLabels labels;
+  mpi::agree(comm, [&] {
+    labels = io::read_clump_cells(*clumps, out.grid.geometry, slabs.begin(comm.rank()), slabs.end(comm.rank()));
+  });
 
   Deblended d = deblend_patches(
       out.grid.geometry, particles, labels, n_clump_peaks,

@@ -1,0 +1,89 @@
+#include "io/cells_file.hpp"
+
+#include "core/error.hpp"
+#include "io/table.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+namespace phew::io {
+
+void write_cell_index(File& f, const GridGeometry& g, std::span<const std::int64_t> cells,
+                      const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
+  f.write_attribute<std::int64_t>("/", "format_version", kCellsFormatVersion);
+  if (!f.has("/cells")) f.create_group("/cells");
+  f.write_distributed<std::int64_t>("/cells/index", cells, comm);
+  f.write_attribute("/cells/index", "description",
+                    "global index (i*ny + j)*nz + k of every test cell (above the density threshold), ascending");
+
+  // Cells per plane, gathered in rank order = plane order, then their running sum.
+  const std::int64_t x0 = slabs.begin(comm.rank()), plane = static_cast<std::int64_t>(g.plane_cells());
+  std::vector<std::int64_t> per_plane(static_cast<std::size_t>(slabs.planes(comm.rank())), 0);
+  for (const std::int64_t c : cells) ++per_plane[static_cast<std::size_t>(c / plane - x0)];
+  const std::vector<std::int64_t> all = comm.all_gatherv<std::int64_t>(per_plane);
+  std::vector<std::int64_t> start(all.size() + 1, 0);
+  std::inclusive_scan(all.begin(), all.end(), start.begin() + 1);
+  f.write<std::int64_t>("/cells/plane_start", start);
+  f.write_attribute("/cells/plane_start", "description",
+                    "the cells of plane i are rows plane_start[i] .. plane_start[i+1]-1 of /cells/index");
+}
+
+void write_cell_labels(File& f, const std::string& name, std::span<const std::int64_t> labels,
+                       const std::string& description, const mpi::Comm& comm) {
+  std::int64_t largest = 0;
+  for (const std::int64_t l : labels) largest = std::max(largest, l);
+  largest = comm.max(largest);
+  const auto counts = comm.all_gather<std::uint64_t>(labels.size());
+  const std::uint64_t offset = std::accumulate(counts.begin(), counts.begin() + comm.rank(), std::uint64_t{0});
+  const std::vector<std::uint64_t> shape{std::accumulate(counts.begin(), counts.end(), std::uint64_t{0})};
+  const std::string path = "/cells/" + name;
+  // The type depends on the largest label of all ranks only, so the file is the same on any rank count.
+  if (largest <= std::numeric_limits<std::uint8_t>::max())
+    f.write_rows<std::uint8_t, std::int64_t>(path, shape, offset, labels);
+  else if (largest <= std::numeric_limits<std::uint16_t>::max())
+    f.write_rows<std::uint16_t, std::int64_t>(path, shape, offset, labels);
+  else if (largest <= std::numeric_limits<std::uint32_t>::max())
+    f.write_rows<std::uint32_t, std::int64_t>(path, shape, offset, labels);
+  else
+    f.write_rows<std::uint64_t, std::int64_t>(path, shape, offset, labels);
+  f.write_attribute(path, "description", description);
+}
+
+void check_cells_format(const File& f, const std::string& remedy) {
+  const std::int64_t found =
+      f.has_attribute("/", "format_version") ? f.read_attribute_scalar<std::int64_t>("/", "format_version") : 1;
+  if (found != kCellsFormatVersion)
+    throw Error::input("{}: format version {} ({}), but this phew reads version {} (sparse /cells): {}", f.path(), found,
+                       found == 1 ? "dense label grids" : "unknown", kCellsFormatVersion, remedy);
+}
+
+CellLabels read_cell_labels(const File& f, const GridGeometry& g, const std::string& name, std::int64_t x0,
+                            std::int64_t x1, std::int64_t max_label) {
+  check_cells_format(f, "re-run the tool that wrote it");
+  CellLabels out;
+  if (x1 <= x0) return out;
+  const auto n = static_cast<std::int64_t>(f.dataset_info("/cells/index").elements());
+  const auto start = f.read<std::int64_t>("/cells/plane_start");
+  const bool ordered = std::is_sorted(start.begin(), start.end());
+  if (start.size() != static_cast<std::size_t>(g.shape[0]) + 1 || start.front() != 0 || start.back() != n || !ordered)
+    throw Error::input("{}: /cells/plane_start does not match /cells/index ({} rows) and the grid's {} planes", f.path(),
+                       n, g.shape[0]);
+  const auto b = static_cast<std::uint64_t>(start[static_cast<std::size_t>(x0)]);
+  const auto e = static_cast<std::uint64_t>(start[static_cast<std::size_t>(x1)]);
+  out.cell = f.read_rows<std::int64_t>("/cells/index", b, e - b);
+  const auto plane = static_cast<std::int64_t>(g.plane_cells());
+  const std::int64_t lo = x0 * plane, hi = x1 * plane;
+  for (std::size_t k = 0; k < out.cell.size(); ++k)
+    if (out.cell[k] < lo || out.cell[k] >= hi || (k > 0 && out.cell[k] <= out.cell[k - 1]))
+      throw Error::input("{}: /cells/index row {} is {} (expected ascending cell indices of planes {}..{})", f.path(),
+                         b + k, out.cell[k], x0, x1 - 1);
+  const std::string path = "/cells/" + name;
+  if (f.dataset_info(path).elements() != static_cast<std::uint64_t>(n))
+    throw Error::input("{}: {} has {} rows, /cells/index {}", f.path(), path, f.dataset_info(path).elements(), n);
+  out.label = f.read_rows<std::int64_t>(path, b, e - b);
+  check_labels(f, path, out.label, max_label);
+  return out;
+}
+
+}  // namespace phew::io

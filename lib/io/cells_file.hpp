@@ -1,0 +1,41 @@
+// /cells of patches.h5 and clumps.h5: the labels of the test cells only (format version 2,
+// docs/formats.md). Storage grows with the structures, not with the box:
+//   /cells/index        int64 [n]: the global index (i*ny + j)*nz + k of every test cell, ascending
+//   /cells/plane_start  int64 [nx+1]: the cells of plane i are rows [plane_start[i], plane_start[i+1])
+//   /cells/NAME         [n]: a label per cell (peak, clump, halo), in the smallest unsigned integer type
+//                       that holds the largest label
+// Version 1 (before) stored dense int64 grids [nx][ny][nz] and had no format_version attribute.
+#pragma once
+
+#include "grid/cell_labels.hpp"
+#include "grid/geometry.hpp"
+#include "io/h5.hpp"
+#include "mpi/slab.hpp"
+
+#include <span>
+#include <string>
+
+namespace phew::io {
+
+// The root attribute "format_version" of patches.h5 and clumps.h5.
+inline constexpr std::int64_t kCellsFormatVersion = 2;
+
+// Writes the root's format_version, /cells/index and /cells/plane_start from this rank's cells (in its
+// planes of `slabs`, ascending). Collective.
+void write_cell_index(File& f, const GridGeometry& g, std::span<const std::int64_t> cells,
+                      const mpi::SlabDecomposition& slabs, const mpi::Comm& comm);
+// Writes /cells/NAME: this rank's labels, one per cell given to write_cell_index and in its order.
+// Collective.
+void write_cell_labels(File& f, const std::string& name, std::span<const std::int64_t> labels,
+                       const std::string& description, const mpi::Comm& comm);
+
+// Refuses a file of another layout: Error(input) naming the version found and the one this phew reads,
+// and what to re-run (`remedy`, e.g. "re-run phew-segment").
+void check_cells_format(const File& f, const std::string& remedy);
+
+// The cells of planes [x0, x1) with the labels of /cells/NAME. Error(input) naming the file when the
+// index is not ascending or leaves those planes, or a label is outside 0..max_label.
+CellLabels read_cell_labels(const File& f, const GridGeometry& g, const std::string& name, std::int64_t x0,
+                            std::int64_t x1, std::int64_t max_label);
+
+}  // namespace phew::io
