@@ -13,9 +13,10 @@ import shlex
 import sys
 
 # tool -> (config key, option) in the order they are given. A key whose value is in UNSET is left out,
-# so the tool's own default applies.
+# so the tool's own default applies; a boolean key is a flag, given when true.
 OPTIONS = {
-    "cic-project": [("grid", "--grid"), ("types", "--types"), ("assignment", "--assignment")],
+    "cic-project": [("grid", "--grid"), ("types", "--types"), ("assignment", "--assignment"),
+                    ("compress_grid", "--compress")],
     "phew-segment": [("threshold", "--threshold")],
     "phew-merge": [("relevance", "--relevance"), ("saddle_threshold", "--saddle-threshold"),
                    ("mass_threshold", "--mass-threshold")],
@@ -39,6 +40,9 @@ def tool_args(tool, config):
     for key, option in OPTIONS[tool]:
         value = config[key]
         if key in UNSET and value in UNSET[key]:
+            continue
+        if isinstance(value, bool):
+            args += [option] if value else []
             continue
         args += [option, str(value)]
     return args

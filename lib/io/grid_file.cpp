@@ -55,7 +55,11 @@ void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& 
   file.create_group("/grid");
   const auto row_begin = static_cast<std::uint64_t>(slabs.begin(file.rank()));
   const Storage storage = compress ? Storage{1, kGridDeflate} : Storage{};
-  if (precision == Precision::f32)
+  if (precision == Precision::f32 && compress) {
+    // Parallel HDF5 writes filtered datasets collectively only without a type conversion on the way.
+    const std::vector<float> single(density.begin(), density.end());
+    file.write_rows<float, float>("/grid/density", shape, row_begin, single, storage);
+  } else if (precision == Precision::f32)
     file.write_rows<float, double>("/grid/density", shape, row_begin, density, storage);
   else
     file.write_rows<double, double>("/grid/density", shape, row_begin, density, storage);

@@ -96,6 +96,24 @@ print("ok")'
   done
 }
 
+@test "--compress: chunks of one plane, deflated, the same values on 1-4 ranks, and phew-segment reads them" {
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/plain.h5" --grid 12,10,8 -q
+  assert_success
+  for n in 1 2 3 4; do
+    run mpi "$n" cic-project "$INPUTS/good.hdf5" -o "$OUT/z$n.h5" --grid 12,10,8 --compress -q
+    assert_success
+    run h5diff "$OUT/plain.h5" "$OUT/z$n.h5" /grid/density
+    assert_success
+  done
+  run /usr/bin/python3 -c 'import h5py, sys; d = h5py.File(sys.argv[1])["grid/density"]; print(d.chunks, d.compression, d.shuffle)' "$OUT/z2.h5"
+  assert_output "(1, 10, 8) gzip True"
+  run phew-segment "$OUT/z3.h5" -o "$OUT/pz.h5" --threshold 2mean -q
+  assert_success
+  run phew-segment "$OUT/plain.h5" -o "$OUT/pp.h5" --threshold 2mean -q
+  run h5diff "$OUT/pp.h5" "$OUT/pz.h5" /cells
+  assert_success
+}
+
 @test "real Gadget-4 box: dark matter is 0.26 and all types 0.30 of the critical density" {
   snap="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5"
   run cic-project "$snap" -o "$OUT/dm.h5" --grid 32 -q

@@ -22,6 +22,30 @@ setup() {
   mkdir -p "$OUT"
 }
 
+@test "sparse labels: bytes per test cell, and phewplot's dense export equals the independent reader" {
+  run phew-merge "$D/patches.h5" -o "$OUT/clumps.h5" --relevance 1.5 --saddle-threshold 20mean -q
+  assert_success
+  run /usr/bin/python3 "$PHEW_SOURCE/examples/phewplot.py" labels "$OUT/clumps.h5" "$OUT/dense.h5"
+  assert_success
+  run /usr/bin/python3 "$PHEW_SOURCE/examples/phewplot.py" labels "$D/patches.h5" "$OUT/dense_p.h5"
+  assert_success
+  run /usr/bin/python3 - "$OUT/clumps.h5" "$D/patches.h5" "$OUT/dense.h5" "$OUT/dense_p.h5" <<'PY'
+import h5py, os, sys, numpy as np
+from reference import read_labels
+c, p, dc, dp = sys.argv[1:5]
+for name in ("clump", "halo"):
+    assert np.array_equal(h5py.File(dc)[name][...], read_labels(c, name)), name
+assert np.array_equal(h5py.File(dp)["peak"][...], read_labels(p, "peak"))
+n = int(h5py.File(p)["cells"].attrs["n_test_cells"])
+assert n == len(h5py.File(p)["cells/index"]) > 100
+# everything included (tables, attributes, the manifest copy): a few bytes per test cell, not per cell
+for f in (p, c):
+    assert os.path.getsize(f) / n < 100, (f, os.path.getsize(f) / n)
+print("ok")
+PY
+  assert_output "ok"
+}
+
 @test "catalogue: clumps, haloes, hierarchy, cell grids and the mass budget" {
   run phew-merge "$D/patches.h5" -o "$OUT/clumps.h5" --relevance 1.5 --saddle-threshold 20mean -q
   assert_success

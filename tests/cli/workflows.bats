@@ -11,6 +11,7 @@ setup_file() {
   cat >"$W/config.yaml" <<YAML
 snapshots: "$W/snaps/snap_*.hdf5"
 grid: 48
+compress_grid: true
 threshold: "50mean"
 relevance: 2.0
 saddle_threshold: ""
@@ -58,6 +59,7 @@ def params(root, o):
 for o in outputs:
     assert params(sh, o) == params(sm, o), (o, params(sh, o), params(sm, o))
 for root in (sh, sm):
+    assert json.load(open(f"{root}/snap_000/grid.h5.json"))["parameters"]["compress"] is True  # a flag key
     stages = json.load(open(f"{root}/tree.h5.json"))["parameters"]["stages"]
     assert all(s.endswith(f"{s.split(':')[0].rsplit('/', 1)[0]}/voters.h5") and ":" in s for s in stages), stages
 print("ok")

@@ -1,10 +1,12 @@
 // Mass assignment: exact cases with known answers, and agreement with the naive reference.
 #include "core/error.hpp"
+#include "grid/cell_set.hpp"
 #include "grid/deposit.hpp"
 #include "reference_deposit.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 
@@ -114,6 +116,40 @@ TEST(GridShape, Parses) {
   EXPECT_THROW(parse_grid_shape("0"), Error);
   EXPECT_THROW(parse_grid_shape("8,8"), Error);
   EXPECT_THROW(parse_grid_shape("x"), Error);
+}
+
+// CellSet against a plain list: membership, rank and ranged iteration, across word boundaries and with
+// sizes that are not a multiple of 64.
+TEST(CellSet, MembershipRankAndRangesAgreeWithAPlainList) {
+  std::mt19937 rng(5);
+  for (const std::size_t slots : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{65},
+                                  std::size_t{1000}}) {
+    for (const double fill : {0.0, 0.03, 0.5, 1.0}) {
+      CellSet set(slots);
+      std::vector<std::size_t> members;
+      for (std::size_t s = 0; s < slots; ++s)
+        if (std::uniform_real_distribution<double>(0, 1)(rng) < fill) {
+          set.insert(s);
+          members.push_back(s);
+        }
+      set.finish();
+      ASSERT_EQ(set.size(), members.size());
+      for (std::size_t s = 0; s <= slots; ++s) {
+        const auto below = static_cast<std::size_t>(std::lower_bound(members.begin(), members.end(), s) - members.begin());
+        ASSERT_EQ(set.rank(s), below) << slots << " slots, slot " << s;
+        if (s < slots) {
+          ASSERT_EQ(set.contains(s), std::binary_search(members.begin(), members.end(), s));
+        }
+      }
+      for (const auto& [b, e] : {std::pair<std::size_t, std::size_t>{0, slots}, {slots / 3, slots / 2}, {1, 1}, {63, 130}}) {
+        std::vector<std::pair<std::size_t, std::size_t>> got, want;
+        set.for_each(b, e, [&](std::size_t s, std::size_t k) { got.emplace_back(s, k); });
+        for (std::size_t k = 0; k < members.size(); ++k)
+          if (members[k] >= b && members[k] < e) want.emplace_back(members[k], k);
+        ASSERT_EQ(got, want) << slots << " slots, range " << b << ".." << e;
+      }
+    }
+  }
 }
 
 }  // namespace
