@@ -5,7 +5,8 @@
 #   BEFORE_BIN=DIR bench/labels_bench.sh [--after DIR] [--out DIR] [--no-512] [--no-quickstart]
 #
 # BEFORE_BIN: the tools of a build with the dense label grids (format version 1); without it only the
-# current tools are measured. --after: the current tools (default build/bin).
+# current tools are run (the table keeps an earlier run's "before" rows). --after: the current tools
+# (default build/bin).
 #   1. quick start: examples/cosmo-box's scene (synth-particles, 128^3 particles) through
 #      workflows/pipeline.sh with the example's config; the run folder's size, each product's size and
 #      the bytes per test cell of patches.h5 and clumps.h5.
@@ -150,7 +151,7 @@ result = {"builds": builds, "quick_start": {}, "grid512": [], "compress": {}}
 print("\n1. quick start (examples/cosmo-box scene, workflows/pipeline.sh)")
 print(f"{'tools':>7} {'run MB':>8} {'grid MB':>8} {'patches MB':>10} {'clumps MB':>9} {'test cells':>11} "
       f"{'B/test cell p':>13} {'B/test cell c':>13} {'wall s':>7}")
-for b in builds:
+for b in ("before", "after"):  # whatever this or an earlier run left (the tools measured are in the log)
     run = f"{d}/quick_{b}/run"
     if not os.path.isdir(run):
         continue
@@ -183,8 +184,6 @@ if glob.glob(f"{d}/seg_*_r1.time"):
         tag = os.path.basename(path)[4:-5]
         b, thr, r = tag.split("_")
         ranks = int(r[1:])
-        if b not in builds:
-            continue
         seg_rss, seg_wall = rss_wall(f"seg_{tag}")
         merge_rss, merge_wall = rss_wall(f"merge_{tag}")
         pm = json.load(open(f"{d}/p_{tag}.h5.json"))

@@ -112,24 +112,23 @@ GridMeta read_grid_attributes(const File& f, const std::string& o, bool with_den
 
 std::vector<double> read_grid_slab_with_ghosts(const File& f, const GridGeometry& g, std::int64_t x0, std::int64_t x1) {
   const auto plane = static_cast<std::size_t>(g.plane_cells());
-  std::vector<double> out;
-  out.reserve(static_cast<std::size_t>(x1 - x0 + 2) * plane);
+  // Read straight into place: a temporary slab would double the peak memory of phew-segment.
+  std::vector<double> out(static_cast<std::size_t>(x1 - x0 + 2) * plane);
   const std::int64_t nx = g.shape[0];
-  auto append_plane = [&](std::int64_t i) {
-    if (!g.periodic && (i < 0 || i >= nx)) {
-      out.insert(out.end(), plane, -std::numeric_limits<double>::infinity());
-      return;
-    }
-    const std::int64_t w = fold_index(i, nx, true);
-    const auto v = read_grid_planes(f, w, w + 1);
-    out.insert(out.end(), v.begin(), v.end());
+  auto read_into = [&](std::int64_t first, std::int64_t count, std::size_t at) {
+    f.read_rows_into<double>("/grid/density", static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(count),
+                             std::span<double>(out.data() + at, static_cast<std::size_t>(count) * plane));
   };
-  append_plane(x0 - 1);
-  if (x1 > x0) {
-    const auto v = read_grid_planes(f, x0, x1);
-    out.insert(out.end(), v.begin(), v.end());
-  }
-  append_plane(x1);
+  auto ghost_plane = [&](std::int64_t i, std::size_t at) {
+    if (!g.periodic && (i < 0 || i >= nx))
+      std::fill(out.begin() + static_cast<std::ptrdiff_t>(at), out.begin() + static_cast<std::ptrdiff_t>(at + plane),
+                -std::numeric_limits<double>::infinity());
+    else
+      read_into(fold_index(i, nx, true), 1, at);
+  };
+  ghost_plane(x0 - 1, 0);
+  if (x1 > x0) read_into(x0, x1 - x0, plane);
+  ghost_plane(x1, out.size() - plane);
   for (std::size_t s = plane; s < out.size() - plane; ++s) {
     const double v = out[s];
     if (!std::isfinite(v) || v < 0) {

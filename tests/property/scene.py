@@ -254,10 +254,12 @@ def make(seed, out):
         "saddle_threshold": f"{thr * float(rng.choice([1.02, 1.1, 1.3, 1.6, 2.5, 10])):.4g}mean",
         "second_relevance": float(rel * rng.choice([1.5, 2, 4])),
         "deblend": ["--min-particles", str(rng.choice([10, 20, 50])), "--bin-fraction", str(rng.choice([0.2, 0.25, 0.35]))],
-        "voters": ["--n-voters", str(rng.choice([10, 20, 30]))]
+        "voters": ["--n-voters", str(n_voters := int(rng.choice([10, 20, 30])))]
                   + (["--search-radius", f"{mcell * rng.uniform(1, 6):.4g}"] if rng.uniform() < 0.5 else []),
         "pm_mesh": ["--pm-mesh", str(rng.choice([32, 64]))] if periodic else [],
-        "mergertree": ["--min-votes", str(rng.choice([5, 10, 15])), "--graveyard-votes", str(rng.choice([3, 5, 10]))],
+        # never more votes than voters (mergertree refuses that: no peak could be linked)
+        "mergertree": ["--min-votes", str(min(rng.choice([5, 10, 15]), n_voters)),
+                       "--graveyard-votes", str(rng.choice([3, 5, 10]))],
         "dtfe": ["--size", f"{min(0.4 * extent.min(), mcell * rng.uniform(3, 8)):.4g}", "--resolution", "16",
                  "--axis", str(rng.choice(["x", "y", "z"])), "--mode", str(rng.choice(["ray", "exact"], p=[0.7, 0.3])),
                  "--schedule", str(rng.choice(["none", "model", "dynamic"])),
