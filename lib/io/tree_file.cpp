@@ -48,6 +48,9 @@ TreeStateMeta shared(TreeStateMeta m, const mpi::Comm& comm) {
   comm.broadcast(m.box_size);
   comm.broadcast(m.last_snapshot);
   comm.broadcast(m.last_time);
+  for (std::int64_t* v : {&m.units_known, &m.h_scaled, &m.comoving}) comm.broadcast(*v);
+  for (double* v : {&m.length_cm, &m.mass_g, &m.velocity_cm_per_s, &m.omega_m, &m.omega_lambda, &m.hubble_param})
+    comm.broadcast(*v);
   comm.broadcast(units);
   m.length_units = units;
   return m;
@@ -74,13 +77,20 @@ const Table<TreePeakRow>& tree_peak_table() {
                                           .column("time", &TreePeakRow::time)
                                           .column("mass", &TreePeakRow::mass)
                                           .column("position", &TreePeakRow::position)
-                                          .column("velocity", &TreePeakRow::velocity);
+                                          .column("velocity", &TreePeakRow::velocity)
+                                          .column("host", &TreePeakRow::host, Unit::none, "", true)
+                                          .column("mvir", &TreePeakRow::mvir, Unit::none, "", true)
+                                          .column("rvir", &TreePeakRow::rvir, Unit::none, "", true)
+                                          .column("m200c", &TreePeakRow::m200c, Unit::none, "", true);
   return t;
 }
 
 const Table<TreeSnapshotRow>& tree_snapshot_table() {
   static const Table<TreeSnapshotRow> t =
-      Table<TreeSnapshotRow>().column("index", &TreeSnapshotRow::index).column("time", &TreeSnapshotRow::time);
+      Table<TreeSnapshotRow>()
+          .column("index", &TreeSnapshotRow::index)
+          .column("time", &TreeSnapshotRow::time)
+          .column("density_threshold", &TreeSnapshotRow::density_threshold, Unit::none, "", true);
   return t;
 }
 
@@ -88,9 +98,13 @@ void write_tree(File& f, const TreeFile& t, const mpi::Comm& comm) {
   // Only rank 0's rows: a table's rows are the concatenation of every rank's.
   auto mine = [&](const auto& rows) { return comm.root() ? rows : std::decay_t<decltype(rows)>{}; };
   const UnitNames none;
-  tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm);
+  tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm, {"host", "mvir", "rvir", "m200c"});
+  f.write_attribute("/peaks/host", "description", "ID of the central peak of the peak's halo in the same snapshot; 0 = a central");
+  f.write_attribute("/peaks/mvir", "description", "virial mass (Bryan & Norman 1998), snapshot mass units; 0 = not measured");
+  f.write_attribute("/peaks/rvir", "description", "virial radius, comoving snapshot length units; 0 = not measured");
+  f.write_attribute("/peaks/m200c", "description", "mass within the radius of mean density 200 rho_crit(z); 0 = not measured");
   // The stages' paths are provenance (the manifest lists them with their fingerprints), not data.
-  tree_snapshot_table().write(f, "/snapshots", mine(t.snapshots), none, comm);
+  tree_snapshot_table().write(f, "/snapshots", mine(t.snapshots), none, comm, {"density_threshold"});
 
   // What the next --add needs: the last snapshot, the graveyard, the counters and parameters.
   const TreeStateMeta m = shared(t.state, comm);
@@ -105,6 +119,15 @@ void write_tree(File& f, const TreeFile& t, const mpi::Comm& comm) {
   f.write_attribute(s, "length_units", m.length_units);
   f.write_attribute<std::int64_t>(s, "last_snapshot", m.last_snapshot);
   f.write_attribute<double>(s, "last_time", m.last_time);
+  f.write_attribute<std::int64_t>(s, "units_known", m.units_known);
+  f.write_attribute<std::int64_t>(s, "h_scaled", m.h_scaled);
+  f.write_attribute<std::int64_t>(s, "comoving", m.comoving);
+  f.write_attribute<double>(s, "length_in_cm", m.length_cm);
+  f.write_attribute<double>(s, "mass_in_g", m.mass_g);
+  f.write_attribute<double>(s, "velocity_in_cm_per_s", m.velocity_cm_per_s);
+  f.write_attribute<double>(s, "omega_m", m.omega_m);
+  f.write_attribute<double>(s, "omega_lambda", m.omega_lambda);
+  f.write_attribute<double>(s, "hubble_param", m.hubble_param);
   artefact_table().write(f, s, mine(t.artefacts), none, comm);
   state_peak_table().write(f, s, mine(t.last_peaks), none, comm);
   state_member_table().write(f, s, mine(t.last_members), none, comm);
@@ -131,6 +154,17 @@ TreeFile read_tree(const std::string& path) {
     m.length_units = f.read_attribute_string(s, "length_units");
     m.last_snapshot = f.read_attribute_scalar<std::int64_t>(s, "last_snapshot");
     m.last_time = f.read_attribute_scalar<double>(s, "last_time");
+    if (f.has_attribute(s, "units_known")) {
+      m.units_known = f.read_attribute_scalar<std::int64_t>(s, "units_known");
+      m.h_scaled = f.read_attribute_scalar<std::int64_t>(s, "h_scaled");
+      m.comoving = f.read_attribute_scalar<std::int64_t>(s, "comoving");
+      m.length_cm = f.read_attribute_scalar<double>(s, "length_in_cm");
+      m.mass_g = f.read_attribute_scalar<double>(s, "mass_in_g");
+      m.velocity_cm_per_s = f.read_attribute_scalar<double>(s, "velocity_in_cm_per_s");
+      m.omega_m = f.read_attribute_scalar<double>(s, "omega_m");
+      m.omega_lambda = f.read_attribute_scalar<double>(s, "omega_lambda");
+      m.hubble_param = f.read_attribute_scalar<double>(s, "hubble_param");
+    }
     t.artefacts = artefact_table().read(f, s);
     t.last_peaks = state_peak_table().read(f, s);
     t.last_members = state_member_table().read(f, s);

@@ -24,6 +24,9 @@ struct TreePeakRow {
   bool artefact = false, from_deblending = false;
   double time = 0, mass = 0;
   std::array<double, 3> position{}, velocity{};
+  // Read when present (trees from before 2026-11 lack them: 0).
+  std::int64_t host = 0;                 // central peak of its halo in the same snapshot; 0 = a central
+  double mvir = 0, rvir = 0, m200c = 0;  // spherical overdensity (mergertree --particles); 0 = not measured
 };
 const Table<TreePeakRow>& tree_peak_table();
 
@@ -31,6 +34,7 @@ const Table<TreePeakRow>& tree_peak_table();
 struct TreeSnapshotRow {
   std::int64_t index = 0;
   double time = 0;
+  double density_threshold = 0;  // of the stage's segmentation; read when present (0 = unknown)
 };
 const Table<TreeSnapshotRow>& tree_snapshot_table();
 
@@ -66,6 +70,11 @@ struct TreeStateMeta {
   std::string length_units;
   std::int64_t last_snapshot = -1;
   double last_time = 0;
+  // The simulation's units and cosmology, for the exports (from the stages' snapshot headers; trees
+  // from before 2026-11 lack them: units_known 0).
+  std::int64_t units_known = 0, h_scaled = 0, comoving = 0;
+  double length_cm = 0, mass_g = 0, velocity_cm_per_s = 0;
+  double omega_m = 0, omega_lambda = 0, hubble_param = 0;
 };
 
 struct TreeFile {

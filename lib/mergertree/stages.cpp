@@ -15,7 +15,7 @@ Stage make_stage(std::int64_t snap, double time, const std::vector<io::PeakRow>&
   Stage st;
   st.snap = snap;
   st.time = time;
-  for (const io::PeakRow& p : peaks) st.peaks.push_back({p.id, p.from_deblending, p.position, p.velocity, p.mass});
+  for (const io::PeakRow& p : peaks) st.peaks.push_back({p.id, p.from_deblending, p.position, p.velocity, p.mass, {}});
   std::sort(st.peaks.begin(), st.peaks.end(), [](const StagePeak& a, const StagePeak& b) { return a.id < b.id; });
   st.member_id.reserve(members.size());
   st.member_peak.reserve(members.size());
@@ -41,6 +41,7 @@ void append_stage(Tree& tree, Stage stage, const Simulation& s, bool backwards, 
   }
   tree.sim = s;
   tree.times.push_back(stage.time);
+  tree.thresholds.push_back(stage.density_threshold);
   add_stage(tree.state, std::move(stage), tree.params);
 }
 
@@ -50,10 +51,15 @@ io::TreeFile to_tree_file(const Tree& tree) {
   for (const TreeRow& r : st.rows)
     f.peaks.push_back({r.peak.snap, r.peak.id, r.lineage, r.main_progenitor.snap, r.main_progenitor.id, r.n_progenitors,
                        r.progenitor_votes, r.descendant.snap, r.descendant.id, r.merged, r.revived, r.gap, r.artefact,
-                       r.from_deblending, r.time, r.mass, r.position, r.velocity});
-  for (std::size_t i = 0; i < tree.times.size(); ++i) f.snapshots.push_back({static_cast<std::int64_t>(i), tree.times[i]});
+                       r.from_deblending, r.time, r.mass, r.position, r.velocity, r.halo.host, r.halo.mvir, r.halo.rvir,
+                       r.halo.m200c});
+  for (std::size_t i = 0; i < tree.times.size(); ++i)
+    f.snapshots.push_back({static_cast<std::int64_t>(i), tree.times[i], i < tree.thresholds.size() ? tree.thresholds[i] : 0.0});
+  const SimulationUnits& u = tree.units;
   f.state = {st.next_lineage, tree.params.min_votes, tree.params.graveyard_votes, tree.params.graveyard_max_age,
-             tree.sim.n_particles, tree.sim.box, tree.sim.units, st.last.snap, st.last.time};
+             tree.sim.n_particles, tree.sim.box, tree.sim.units, st.last.snap, st.last.time, u.known ? 1 : 0,
+             u.h_scaled ? 1 : 0, u.comoving ? 1 : 0, u.length_cm, u.mass_g, u.velocity_cm_per_s, u.omega_m,
+             u.omega_lambda, u.hubble_param};
   for (const StagePeak& pk : st.last.peaks)
     f.last_peaks.push_back({pk.id, pk.from_deblending ? 1 : 0, pk.position, pk.velocity, pk.mass});
   for (std::size_t i = 0; i < st.last.member_id.size(); ++i) f.last_members.push_back({st.last.member_id[i], st.last.member_peak[i]});
@@ -84,19 +90,25 @@ Tree from_tree_file(const io::TreeFile& f) {
     r.mass = p.mass;
     r.position = p.position;
     r.velocity = p.velocity;
+    r.halo = {p.host, p.mvir, p.rvir, p.m200c};
     st.rows.push_back(r);
   }
-  for (const io::TreeSnapshotRow& s : f.snapshots) tree.times.push_back(s.time);
+  for (const io::TreeSnapshotRow& s : f.snapshots) {
+    tree.times.push_back(s.time);
+    tree.thresholds.push_back(s.density_threshold);
+  }
   const io::TreeStateMeta& m = f.state;
   st.next_lineage = m.next_lineage;
   tree.params = {m.min_votes, m.graveyard_votes, m.graveyard_max_age};
   tree.sim.n_particles = m.n_particles;
   tree.sim.box = m.box_size;
   tree.sim.units = m.length_units;
+  tree.units = {m.units_known != 0, m.length_cm, m.mass_g, m.velocity_cm_per_s, m.h_scaled != 0, m.comoving != 0,
+                m.omega_m, m.omega_lambda, m.hubble_param};
   st.last.snap = m.last_snapshot;
   st.last.time = m.last_time;
   for (const io::ArtefactRow& a : f.artefacts) st.artefact_ids.push_back(a.id);
-  for (const io::StatePeakRow& p : f.last_peaks) st.last.peaks.push_back({p.id, p.from_deblending != 0, p.position, p.velocity, p.mass});
+  for (const io::StatePeakRow& p : f.last_peaks) st.last.peaks.push_back({p.id, p.from_deblending != 0, p.position, p.velocity, p.mass, {}});
   for (const io::StateMemberRow& m2 : f.last_members) {
     st.last.member_id.push_back(m2.particle);
     st.last.member_peak.push_back(m2.peak);
@@ -126,25 +138,6 @@ std::string links_text(const TreeState& st) {
                          r.main_progenitor.snap, r.main_progenitor.id, r.descendant.snap, r.descendant.id, int(r.merged),
                          int(r.revived), r.gap, int(r.artefact), int(r.from_deblending), r.progenitor_votes, r.mass);
   return links;
-}
-
-std::string ctrees_text(const TreeState& st) {
-  // desc_id = -1 when the lineage ends; scale is the snapshot's time (the scale factor of cosmological runs).
-  std::map<PeakKey, std::size_t> row;
-  for (std::size_t i = 0; i < st.rows.size(); ++i) row[st.rows[i].peak] = i;
-  std::string ct = "#scale(0) id(1) desc_scale(2) desc_id(3) num_prog(4) mvir(5) x(6) y(7) z(8) vx(9) vy(10) vz(11) "
-                   "Tree_root_ID(12) Orig_halo_ID(13) Snap_idx(14) mmp?(15)\n";
-  for (std::size_t i = 0; i < st.rows.size(); ++i) {
-    const TreeRow& r = st.rows[i];
-    const bool has_desc = !r.descendant.none();
-    const TreeRow* d = has_desc ? &st.rows[row.at(r.descendant)] : nullptr;
-    const bool mmp = d && d->main_progenitor == r.peak;
-    ct += fmt::format("{:.8g} {} {:.8g} {} {} {:.8g} {:.10g} {:.10g} {:.10g} {:.8g} {:.8g} {:.8g} {} {} {} {}\n", r.time, i,
-                      d ? d->time : -1.0, d ? static_cast<long long>(row.at(r.descendant)) : -1LL, r.n_progenitors, r.mass,
-                      r.position[0], r.position[1], r.position[2], r.velocity[0], r.velocity[1], r.velocity[2], r.lineage,
-                      r.peak.id, r.peak.snap, int(mmp));
-  }
-  return ct;
 }
 
 }  // namespace phew

@@ -23,12 +23,23 @@ struct Simulation {
 };
 Simulation simulation_of(const GridMeta& grid);
 
+// The simulation's units and cosmology (from a stage's snapshot header), which the exports convert with.
+struct SimulationUnits {
+  bool known = false;
+  double length_cm = 0, mass_g = 0, velocity_cm_per_s = 0;  // one snapshot unit in cgs
+  bool h_scaled = false;                                     // lengths and masses are in .../h
+  bool comoving = false;                                     // cosmological: time is the scale factor
+  double omega_m = 0, omega_lambda = 0, hubble_param = 0;    // 0 without a cosmology
+};
+
 // A tree and everything that is stored with it.
 struct Tree {
   TreeState state;
   TreeParams params;
   Simulation sim;
+  SimulationUnits units;
   std::vector<double> times;  // of the stages so far, in order; the next stage's index is times.size()
+  std::vector<double> thresholds;  // their segmentation's density threshold (0 = unknown), for the statistics
 };
 
 // The stage of snapshot index `snap` at `time` from its peaks, membership (sorted by particle ID) and
@@ -49,9 +60,8 @@ struct TreeCounts {
 };
 TreeCounts count(const TreeState& state);
 
-// The plain-text exports (docs/formats.md): one line per peak with its links; Consistent-Trees-style
-// columns (ids unique over the tree: the row number).
+// The plain-text export (docs/formats.md): one line per peak with its links. The Consistent-Trees
+// export is in ctrees.hpp.
 std::string links_text(const TreeState& state);
-std::string ctrees_text(const TreeState& state);
 
 }  // namespace phew

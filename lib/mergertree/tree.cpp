@@ -38,6 +38,7 @@ void add_stage(TreeState& st, Stage stage, const TreeParams& p) {
     r.velocity = pk.velocity;
     r.mass = pk.mass;
     r.time = stage.time;
+    r.halo = pk.halo;
     fresh.push_back(r);
   }
   auto fresh_row = [&](std::int64_t id) -> TreeRow& {

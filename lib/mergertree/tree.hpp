@@ -17,17 +17,25 @@ struct PeakKey {
   bool none() const { return snap < 0; }
 };
 
+// The halo a peak sits in and its spherical-overdensity size, carried into the tree for the exports.
+struct PeakHalo {
+  std::int64_t host = 0;  // ID of the central peak of its halo in the same snapshot; 0: it is a central (or unknown)
+  double mvir = 0, rvir = 0, m200c = 0;  // 0 when not measured (mergertree --particles)
+};
+
 struct StagePeak {
   std::int64_t id = 0;
   bool from_deblending = false;
   std::array<double, 3> position{}, velocity{};
   double mass = 0;
+  PeakHalo halo;
 };
 
 // One snapshot's peaks, particle membership (sorted by particle ID) and voters (most bound first).
 struct Stage {
   std::int64_t snap = 0;
   double time = 0;
+  double density_threshold = 0;  // of the segmentation, comoving grid density units; 0 = unknown
   std::vector<StagePeak> peaks;  // sorted by ID
   std::vector<std::uint64_t> member_id;
   std::vector<std::int64_t> member_peak;
@@ -58,6 +66,7 @@ struct TreeRow {
   std::array<double, 3> position{}, velocity{};
   double mass = 0;
   double time = 0;
+  PeakHalo halo;
 };
 
 struct Grave {

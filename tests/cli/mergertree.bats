@@ -177,38 +177,15 @@ PY
   assert_output "ok"
 }
 
-@test "exports: a links table and Consistent-Trees columns that agree" {
+@test "exports: a links table, and a Consistent-Trees file whose links are tree.h5's" {
   # shellcheck disable=SC2046
-  run mergertree $(stages "" "${ALL[@]}") -o "$OUT/tree.h5" --export-text -q
+  run mergertree $(stages "" "${ALL[@]}") -o "$OUT/tree.h5" --export-text --export-ctrees "$OUT/ct" -q
   assert_success
-  run /usr/bin/python3 - "$OUT/tree.h5.ctrees.txt" "$OUT/tree.h5" <<'PY'
-import sys, numpy as np, h5py
-rows = np.loadtxt(sys.argv[1], ndmin=2)
-p = h5py.File(sys.argv[2])["peaks"]
-assert len(rows) == len(p["id"])
-assert (rows[:, 1] == np.arange(len(rows))).all()  # id: the row number
-ds, di = p["descendant_snapshot"][...], p["descendant_id"][...]
-mps, mpi = p["main_progenitor_snapshot"][...], p["main_progenitor_id"][...]
-linked = 0
-for r in rows:
-    i = int(r[1])
-    if r[3] < 0:
-        assert ds[i] == -1, (i, ds[i])  # no descendant in the tree either
-        continue
-    d = rows[int(r[3])]
-    linked += 1
-    assert (d[14], d[13]) == (ds[i], di[i]), (r, d)  # desc_id is the tree's descendant
-    assert d[0] == r[2], (r, d)  # desc_scale is the descendant's scale
-    assert d[14] > r[14], (r, d)  # later in time
-    assert r[15] == ((mps[int(d[1])], mpi[int(d[1])]) == (r[14], r[13])), (r, d)  # mmp? flags its main progenitor
-assert linked > 0
-assert (rows[:, 12] == p["lineage"][...]).all()
-assert (rows[:, 13] == p["id"][...]).all() and (rows[:, 14] == p["snapshot"][...]).all()
-print("ok")
-PY
+  run /usr/bin/python3 "$PHEW_SOURCE/tests/data/ctrees_reader.py" "$OUT/ct/tree_0_0_0.dat" "$OUT/tree.h5"
   assert_output "ok"
   run head -1 "$OUT/tree.h5.links.txt"
   assert_output --partial "lineage main_progenitor_snapshot"
+  [[ ! -e $OUT/tree.h5.ctrees.txt ]]  # the old Consistent-Trees-style columns are gone
 }
 
 @test "under mpirun the tree is built on rank 0 alone, says so, and writes the file one rank writes" {

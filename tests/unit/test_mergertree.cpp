@@ -2,12 +2,15 @@
 // artefacts (which do not vote), the graveyard (revival, expiry), lineages; and the tree's rows
 // through tree.h5's rows and back.
 #include "core/error.hpp"
+#include "mergertree/ctrees.hpp"
 #include "mergertree/stages.hpp"
 #include "mergertree/tree.hpp"
+#include "mergertree/tree_stats.hpp"
 
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <sstream>
 
 namespace phew {
 namespace {
@@ -24,7 +27,7 @@ Stage stage(std::int64_t snap, const std::vector<PeakSpec>& peaks) {
   st.time = 1.0 + static_cast<double>(snap);
   std::map<std::uint64_t, std::int64_t> member;
   for (const PeakSpec& p : peaks) {
-    st.peaks.push_back({p.id, p.from_deblending, {static_cast<double>(p.id), 0, 0}, {0, 0, 0}, 1.0});
+    st.peaks.push_back({p.id, p.from_deblending, {static_cast<double>(p.id), 0, 0}, {0, 0, 0}, 1.0, {}});
     for (std::uint64_t m : p.members) member[m] = p.id;
     st.voters[p.id] = p.voters;
   }
@@ -241,10 +244,109 @@ TEST(TextExport, OneLinePerPeakAndDescendantsByRow) {
   TreeState st;
   add_stage(st, stage(0, {{1, range(1, 5), {1, 2, 3}}}), p);
   add_stage(st, stage(1, {{4, range(1, 5), {1, 2, 3}}}), p);
-  const std::string links = links_text(st), ct = ctrees_text(st);
+  const std::string links = links_text(st);
   EXPECT_EQ(std::count(links.begin(), links.end(), '\n'), 3);
   EXPECT_NE(links.find("\n0 1 1 -1 0 1 4 0 0 0 0 0 0 1\n"), std::string::npos) << links;
-  EXPECT_NE(ct.find("\n1 0 2 1 0 1 1 0 0 0 0 0 1 1 0 1\n"), std::string::npos) << ct;  // mmp of row 1
+}
+
+// A hand-made tree of rows: one main branch of `n` snapshots (peak 1 in each) with masses m(t) and
+// positions x(t) along x, and at snapshot 2 a second progenitor (peak 2 of snapshot 1) merging in.
+Tree branch_tree(int n, double (*mass)(double), double (*x)(double), double vx) {
+  Tree tree;
+  tree.units = {true, 3.085678e21, 1.98847e43, 1e5, true, false, 0, 0, 0};  // kpc/h, 1e10 Msun/h, km/s
+  tree.sim.box = {1000, 1000, 1000};
+  tree.sim.periodic = true;
+  TreeState& st = tree.state;
+  for (int k = 0; k < n; ++k) {
+    TreeRow r;
+    r.peak = {k, 1};
+    r.time = 1.0 + k;
+    r.mass = mass(r.time);
+    r.position = {x(r.time), 500, 500};
+    r.velocity = {vx, 0, 0};
+    r.lineage = 1;
+    if (k > 0) r.main_progenitor = {k - 1, 1};
+    if (k + 1 < n) r.descendant = {k + 1, 1};
+    st.rows.push_back(r);
+    if (k == 1) {
+      TreeRow m = r;
+      m.peak = {1, 2};
+      m.mass = 0.5 * r.mass;  // a major merger (ratio >= 0.3)
+      m.lineage = 2;
+      m.main_progenitor = {};
+      m.descendant = {2, 1};
+      m.merged = true;
+      m.halo.host = 1;  // a subhalo of peak 1
+      st.rows.push_back(m);
+    }
+  }
+  std::sort(st.rows.begin(), st.rows.end(), [](const TreeRow& a, const TreeRow& b) { return a.peak < b.peak; });
+  st.next_lineage = 3;
+  return tree;
+}
+
+TEST(Ctrees, DepthFirstMainProgenitorFirstAndLinksByRow) {
+  const Tree tree = branch_tree(4, [](double t) { return 10 * t; }, [](double t) { return 100 + t; }, 0);
+  const auto trees = depth_first_trees(tree.state);
+  ASSERT_EQ(trees.size(), 1u);  // one root: the peak of the last snapshot
+  // rows: (0,1) (1,1) (1,2) (2,1) (3,1); depth first from (3,1): (2,1), then its main progenitor (1,1),
+  // (0,1), then the merged (1,2).
+  EXPECT_EQ(trees[0], (std::vector<std::size_t>{4, 3, 1, 0, 2}));
+  const std::string text = ctrees_file(tree, "test");
+  EXPECT_EQ(text.rfind("#scale(0) id(1) desc_scale(2) desc_id(3)", 0), 0u);
+  EXPECT_NE(text.find("\n#Consistent Trees Version"), std::string::npos);
+  EXPECT_NE(text.find("\n#Full box size = 1.000000 Mpc/h\n"), std::string::npos);
+  EXPECT_NE(text.find("\n1\n#tree 4\n"), std::string::npos) << text;  // one tree, rooted at row 4
+  // The merged peak (row 2): descendant row 3, not its main progenitor (mmp? 0), pid = row 1 (its host).
+  std::istringstream in(text.substr(text.find("#tree 4\n") + 8));
+  std::string line;
+  std::vector<std::vector<double>> rows;
+  while (std::getline(in, line)) {
+    std::istringstream l(line);
+    rows.emplace_back(std::istream_iterator<double>(l), std::istream_iterator<double>());
+  }
+  ASSERT_EQ(rows.size(), 5u);
+  const auto& merged = rows[4];
+  EXPECT_EQ(merged[1], 2);   // id
+  EXPECT_EQ(merged[3], 3);   // desc_id
+  EXPECT_EQ(merged[5], 1);   // pid
+  EXPECT_EQ(merged[14], 0);  // mmp?
+  EXPECT_EQ(rows[0][3], -1);  // the root has no descendant
+  EXPECT_EQ(rows[1][4], 2);   // row 3 has two progenitors
+  EXPECT_EQ(rows[1][15], 3);  // scale_of_last_MM: the major merger at time 3 ...
+  EXPECT_EQ(rows[0][15], 3);  // ... is the last one of its descendant too
+  EXPECT_EQ(rows[2][15], 0);  // and none before it
+}
+
+TEST(TreeStats, MassGrowingWithTimeHasConstantBetaAndNoFluctuation) {
+  // M proportional to t: alpha = 1 between any two snapshots, so beta = 1/2 and xi = 0.
+  EXPECT_NEAR(mass_growth_beta(1, 10, 2, 20), 0.5, 1e-12);
+  EXPECT_NEAR(mass_growth_beta(2, 5, 3, 5), 0.0, 1e-12);
+  EXPECT_LT(mass_growth_beta(2, 5, 3, 4), 0.0);
+  const Tree tree = branch_tree(6, [](double t) { return 10 * t; }, [](double t) { return 100 + t; }, 0);
+  const auto j = tree_statistics(tree, {});
+  const auto& h = j["haloes"];
+  EXPECT_EQ(h["n_trees"], 1);
+  EXPECT_EQ(h["main_branch_length"]["mean"], 6.0);
+  EXPECT_EQ(h["branches_per_tree"]["mean"], 2.0);  // the first peak and the merged one have no progenitor
+  EXPECT_EQ(h["beta_m"]["n"], 5);
+  EXPECT_NEAR(h["beta_m"]["mean"].get<double>(), 0.5, 1e-12);
+  EXPECT_NEAR(h["xi_m"]["std"].get<double>(), 0.0, 1e-12);
+  EXPECT_EQ(h["n_progenitors"]["2"], 1);
+  EXPECT_EQ(j["counts"]["mergers"], 1);
+}
+
+TEST(TreeStats, BallisticMotionHasNoDisplacementMiss) {
+  // x = 100 + 3 t moving at v = 3 (snapshot units: kpc/h per kpc/h/(km/s)): every step is what the
+  // velocity predicts, Delta_r = 0; a peak that jumps is flagged.
+  const Tree tree = branch_tree(5, [](double) { return 10.0; }, [](double t) { return 100 + 3 * t; }, 3);
+  const auto j = tree_statistics(tree, {});
+  EXPECT_NEAR(j["haloes"]["delta_r"]["median"].get<double>(), 0.0, 1e-12);
+  EXPECT_EQ(j["haloes"]["delta_r_fraction_above_1"], 0.0);
+  Tree jump = tree;
+  jump.state.rows.back().position[0] += 50;  // the last step lands 50 away from where v puts it
+  EXPECT_GT(tree_statistics(jump, {})["haloes"]["delta_r_fraction_above_1"].get<double>(), 0.0);
+  EXPECT_NEAR(cosmic_time(1, 1, 0), 2.0 / 3.0, 1e-12);  // Einstein-de Sitter: t = 2/(3 H0) a^(3/2)
 }
 
 }  // namespace

@@ -6,8 +6,11 @@
 #include "io/peaks_file.hpp"
 #include "io/tree_file.hpp"
 #include "io/voters_file.hpp"
+#include "mergertree/ctrees.hpp"
 #include "mergertree/stages.hpp"
+#include "mergertree/tree_stats.hpp"
 #include "mpi/agree.hpp"
+#include "stage_halos.hpp"
 
 #include <filesystem>
 
@@ -41,8 +44,8 @@ StageFiles parse_stage(const std::string& text) {
 }
 
 // A stage's files, checked (kinds, and the voters computed from these peaks) and recorded as inputs.
-Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_votes, Simulation& sim,
-                 manifest::Builder& man) {
+Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_votes, bool so_masses, Simulation& sim,
+                 SimulationUnits& units, manifest::Builder& man) {
   const auto peaks_in = manifest::check_phew_input(files.peaks, {"peaks"});
   const auto voters_in = manifest::check_phew_input(files.voters, {"voters"});
   if (!manifest::made_from(files.voters, peaks_in.fingerprint))
@@ -57,7 +60,10 @@ Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_vo
   if (min_votes > per_peak)
     throw Error::usage("--min-votes {} is more than the {} voters per peak of {}: no peak could ever be linked",
                        min_votes, per_peak, files.voters);
-  return make_stage(snap, header.meta.time, io::read_peak_rows(pf), io::read_peak_members(pf), io::read_voter_rows(vf));
+  Stage stage = make_stage(snap, header.meta.time, io::read_peak_rows(pf), io::read_peak_members(pf), io::read_voter_rows(vf));
+  const SimulationUnits u = add_stage_halos(stage, files.peaks, header, so_masses);
+  if (u.known) units = u;
+  return stage;
 }
 
 }  // namespace
@@ -71,7 +77,15 @@ void declare_tree_options(CLI::App& app, TreeOptions& opt) {
   app.add_option("--graveyard-max-age", opt.graveyard_max_age, "Snapshots after which a dead peak cannot be revived")
       ->capture_default_str();
   app.add_flag("--backwards", opt.backwards, "Stages go back in time (the method is symmetric in time)");
-  app.add_flag("--export-text", opt.export_text, "Also write OUTPUT.links.txt and OUTPUT.ctrees.txt");
+  app.add_flag("--export-text", opt.export_text, "Also write OUTPUT.links.txt (one line per peak and its links)");
+  app.add_option("--export-ctrees", opt.export_ctrees,
+                 "Also write DIR/tree_0_0_0.dat, the Consistent-Trees layout ytree and other tools load");
+  app.add_option("--stats", opt.stats, "Also write tree-quality statistics to this JSON file (Srisawat et al. 2013)");
+  app.add_option("--stats-min-mass", opt.stats_min_mass,
+                 "Statistics over final peaks at least this massive (snapshot mass units; Mvir with --particles)")
+      ->capture_default_str();
+  app.add_flag("--particles", opt.particles,
+               "Virial (Bryan & Norman) and 200c masses and radii of every peak from its snapshot's particles");
 }
 
 TreeParams check_tree_options(const TreeOptions& opt) {
@@ -80,6 +94,7 @@ TreeParams check_tree_options(const TreeOptions& opt) {
   if (!opt.state.empty() && opt.add.empty()) throw Error::usage("--state needs --add STAGE");
   if (opt.min_votes < 1 || opt.graveyard_votes < 1 || opt.graveyard_max_age < 0)
     throw Error::usage("vote thresholds must be at least 1 and --graveyard-max-age not negative");
+  if (!(opt.stats_min_mass >= 0)) throw Error::usage("--stats-min-mass {} must be 0 or more", opt.stats_min_mass);
   return {opt.min_votes, opt.graveyard_votes, opt.graveyard_max_age};
 }
 
@@ -104,8 +119,8 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
     for (const std::string& text : opt.state.empty() ? opt.stages : opt.add) {
       const StageFiles files = parse_stage(text);
       Simulation sim;
-      Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, sim,
-                               ctx.manifest());
+      Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt.particles,
+                               sim, tree.units, ctx.manifest());
       append_stage(tree, std::move(stage), sim, opt.backwards, files.peaks);
       log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());
     }
@@ -128,9 +143,20 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
   m.summary("n_mergers", n.mergers);
   m.summary("n_revived", n.revived);
   m.summary("n_artefacts", n.artefacts);
-  if (opt.export_text) {  // rank 0 holds the tree; side outputs are committed with tree.h5
-    ctx.side_output(ctx.output() + ".links.txt", "text", comm.root() ? links_text(tree.state) : "");
-    ctx.side_output(ctx.output() + ".ctrees.txt", "text", comm.root() ? ctrees_text(tree.state) : "");
+  // Rank 0 holds the tree; side outputs are committed with tree.h5.
+  if (opt.export_text) ctx.side_output(ctx.output() + ".links.txt", "text", comm.root() ? links_text(tree.state) : "");
+  if (!opt.export_ctrees.empty()) {
+    std::string text;
+    mpi::agree(comm, [&] {
+      if (!comm.root()) return;
+      text = ctrees_file(tree, "phew mergertree");
+      std::filesystem::create_directories(opt.export_ctrees);
+    });
+    ctx.side_output((fs::path(opt.export_ctrees) / "tree_0_0_0.dat").string(), "consistent-trees", text);
+  }
+  if (!opt.stats.empty()) {
+    const std::string text = comm.root() ? tree_statistics(tree, {opt.stats_min_mass}).dump(1) + "\n" : "";
+    ctx.side_output(opt.stats, "tree-statistics", text);
   }
   ctx.finish_output(f, out);
 }

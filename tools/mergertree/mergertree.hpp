@@ -18,6 +18,10 @@ struct TreeOptions {
   std::int64_t graveyard_max_age = 10;
   bool backwards = false;
   bool export_text = false;
+  std::string export_ctrees;  // DIR: DIR/tree_0_0_0.dat
+  std::string stats;          // FILE.json: tree-quality statistics
+  double stats_min_mass = 0;
+  bool particles = false;     // spherical-overdensity masses and radii from each stage's snapshot
 };
 
 void declare_tree_options(CLI::App& app, TreeOptions& opt);

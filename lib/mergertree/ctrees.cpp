@@ -1,0 +1,207 @@
+#include "mergertree/ctrees.hpp"
+
+#include "core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace phew {
+namespace {
+
+constexpr double kMpcCm = 3.085678e24;
+constexpr double kMsunG = 1.989e33;  // as Gadget's 1e10 Msun = 1.989e43 g
+constexpr double kMajorMergerRatio = 0.3;  // consistent-trees' default for scale_of_last_MM
+
+// The progenitors of every row (the rows whose descendant it is), main progenitor first, then by mass
+// (descending), then by key.
+std::vector<std::vector<std::size_t>> progenitors_of(const TreeState& st) {
+  std::map<PeakKey, std::size_t> row;
+  for (std::size_t i = 0; i < st.rows.size(); ++i) row[st.rows[i].peak] = i;
+  std::vector<std::vector<std::size_t>> progs(st.rows.size());
+  for (std::size_t i = 0; i < st.rows.size(); ++i)
+    if (!st.rows[i].descendant.none()) progs[row.at(st.rows[i].descendant)].push_back(i);
+  for (std::size_t d = 0; d < progs.size(); ++d) {
+    const PeakKey main = st.rows[d].main_progenitor;
+    std::sort(progs[d].begin(), progs[d].end(), [&](std::size_t a, std::size_t b) {
+      const TreeRow &x = st.rows[a], &y = st.rows[b];
+      if ((x.peak == main) != (y.peak == main)) return x.peak == main;
+      if (x.mass != y.mass) return x.mass > y.mass;
+      return x.peak < y.peak;
+    });
+  }
+  return progs;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::size_t>> depth_first_trees(const TreeState& st) {
+  const auto progs = progenitors_of(st);
+  std::vector<std::size_t> roots;
+  for (std::size_t i = 0; i < st.rows.size(); ++i)
+    if (st.rows[i].descendant.none()) roots.push_back(i);
+  std::sort(roots.begin(), roots.end(), [&](std::size_t a, std::size_t b) {
+    const TreeRow &x = st.rows[a], &y = st.rows[b];
+    if (x.peak.snap != y.peak.snap) return x.peak.snap > y.peak.snap;
+    if (x.mass != y.mass) return x.mass > y.mass;
+    return x.peak.id < y.peak.id;
+  });
+  std::vector<std::vector<std::size_t>> trees;
+  for (std::size_t root : roots) {
+    std::vector<std::size_t> order, stack{root};
+    while (!stack.empty()) {  // an explicit stack: main branches can be long
+      const std::size_t r = stack.back();
+      stack.pop_back();
+      order.push_back(r);
+      for (auto it = progs[r].rbegin(); it != progs[r].rend(); ++it) stack.push_back(*it);
+    }
+    trees.push_back(std::move(order));
+  }
+  return trees;
+}
+
+CtreesUnits ctrees_units(const SimulationUnits& u) {
+  CtreesUnits c;
+  c.h = u.hubble_param > 0 ? u.hubble_param : 1.0;
+  const double h_factor = u.h_scaled ? 1.0 : c.h;  // X/h = X * h
+  c.mpc_h = u.length_cm / kMpcCm * h_factor;
+  c.msun_h = u.mass_g / kMsunG * h_factor;
+  c.km_s = u.velocity_cm_per_s / 1e5;
+  return c;
+}
+
+std::string ctrees_file(const Tree& tree, const std::string& written_by) {
+  const TreeState& st = tree.state;
+  if (!tree.units.known)
+    throw Error::input("the tree does not know its simulation's units (a tree.h5 from before they were stored, or "
+                       "stages whose snapshots could not be read): re-make it from the stages to export it");
+  const CtreesUnits cu = ctrees_units(tree.units);
+  const bool comoving = tree.units.comoving;
+  const auto progs = progenitors_of(st);
+  const auto trees = depth_first_trees(st);
+  const std::size_t n = st.rows.size();
+
+  // Depth-first and breadth-first numbers, unique over the file: the rows of earlier trees come first.
+  std::vector<std::int64_t> df(n, -1), bf(n, -1), last_prog(n, -1), last_mainleaf(n, -1), next_coprog(n, -1), root_of(n, -1);
+  std::int64_t offset = 0;
+  for (const auto& order : trees) {
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      df[order[k]] = offset + static_cast<std::int64_t>(k);
+      root_of[order[k]] = static_cast<std::int64_t>(order.front());
+    }
+    std::vector<std::size_t> level{order.front()};
+    std::int64_t b = offset;
+    while (!level.empty()) {
+      std::vector<std::size_t> next;
+      for (std::size_t r : level) {
+        bf[r] = b++;
+        next.insert(next.end(), progs[r].begin(), progs[r].end());
+      }
+      level = std::move(next);
+    }
+    // Leaves first (reverse depth-first order), so progenitors are done before their descendant.
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const std::size_t r = *it;
+      last_prog[r] = progs[r].empty() ? df[r] : last_prog[progs[r].back()];
+      last_mainleaf[r] = progs[r].empty() ? df[r] : last_mainleaf[progs[r].front()];
+      for (std::size_t k = 0; k + 1 < progs[r].size(); ++k) next_coprog[progs[r][k]] = df[progs[r][k + 1]];
+    }
+    offset += static_cast<std::int64_t>(order.size());
+  }
+  // Scale of the last major merger along each row's main branch: rows are in snapshot order, so a main
+  // progenitor is done before its descendant.
+  std::vector<double> last_mm(n, 0);
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& p = progs[r];
+    const bool major = p.size() >= 2 && st.rows[p[0]].mass > 0 &&
+                       [&] {
+                         double second = 0;
+                         for (std::size_t k = 1; k < p.size(); ++k) second = std::max(second, st.rows[p[k]].mass);
+                         return second / st.rows[p[0]].mass >= kMajorMergerRatio;
+                       }();
+    last_mm[r] = major ? st.rows[r].time : (p.empty() ? 0.0 : last_mm[p[0]]);
+  }
+  std::map<PeakKey, std::size_t> row;
+  for (std::size_t i = 0; i < n; ++i) row[st.rows[i].peak] = i;
+  auto host_row = [&](std::size_t r) -> std::int64_t {
+    const TreeRow& x = st.rows[r];
+    if (x.halo.host <= 0 || x.halo.host == x.peak.id) return -1;
+    const auto it = row.find({x.peak.snap, x.halo.host});
+    return it == row.end() ? -1 : static_cast<std::int64_t>(it->second);
+  };
+
+  std::string out =
+      "#scale(0) id(1) desc_scale(2) desc_id(3) num_prog(4) pid(5) upid(6) desc_pid(7) phantom(8) sam_Mvir(9) Mvir(10) "
+      "Rvir(11) rs(12) vrms(13) mmp?(14) scale_of_last_MM(15) vmax(16) x(17) y(18) z(19) vx(20) vy(21) vz(22) Jx(23) "
+      "Jy(24) Jz(25) Spin(26) Breadth_first_ID(27) Depth_first_ID(28) Tree_root_ID(29) Orig_halo_ID(30) Snap_idx(31) "
+      "Next_coprogenitor_depthfirst_ID(32) Last_progenitor_depthfirst_ID(33) Last_mainleaf_depthfirst_ID(34) M200c(35) "
+      "phew_lineage(36) phew_merged(37) phew_revived(38) phew_gap(39) phew_artefact(40) phew_from_deblending(41)\n";
+  out += fmt::format("#Omega_M = {:f}; Omega_L = {:f}; h0 = {:f}\n", tree.units.omega_m, tree.units.omega_lambda, cu.h);
+  out += fmt::format("#Full box size = {:f} Mpc/h\n", tree.sim.box[0] * cu.mpc_h);
+  out += comoving ? "#Scale: Scale factor of halo.\n"
+                  : "#Scale: Time of the snapshot in the simulation's time unit; this run is not cosmological.\n";
+  out += "#ID: ID of halo, unique across the file: its row in tree.h5 /peaks, from 0.\n"
+         "#Desc_Scale: Scale of descendant halo, if applicable; 0 otherwise.\n"
+         "#Descid: ID of descendant halo, if applicable; -1 otherwise.\n"
+         "#Num_prog: Number of progenitors.\n"
+         "#Pid: ID of the central peak of the halo it sits in; -1 if it is that central itself.\n"
+         "#Upid: ID of the most massive host halo; the same as Pid, phew's hierarchy has one level of hosts.\n"
+         "#Desc_pid: Pid of descendant halo, if applicable; -1 otherwise.\n"
+         "#Phantom: Always 0; a link across snapshots from the graveyard is direct, see phew_gap.\n"
+         "#SAM_Mvir: The same as Mvir (Msun/h).\n"
+         "#Mvir: Virial mass of Bryan and Norman 1998 from the particles, or the peak mass when not measured (Msun/h).\n"
+         "#Rvir: Virial radius, 0 when not measured (kpc/h comoving).\n"
+         "#Rs: Not measured, 0 (kpc/h comoving).\n"
+         "#Vrms: Not measured, 0 (km/s physical).\n"
+         "#mmp?: 1 if the halo is the main progenitor of its descendant chosen by the voters, or has no descendant.\n"
+         "#scale_of_last_MM: Scale of the last merger along the main branch with mass ratio above 0.3.\n"
+         "#Vmax: Not measured, 0 (km/s physical).\n"
+         "#X/Y/Z: Halo position (Mpc/h comoving).\n"
+         "#VX/VY/VZ: Halo velocity (km/s physical).\n"
+         "#JX/JY/JZ: Not measured, 0.\n"
+         "#Spin: Not measured, 0.\n"
+         "#Breadth_first_ID: breadth-first ordering of halos within a tree, unique across the file.\n"
+         "#Depth_first_ID: depth-first ordering of halos within a tree, main progenitor first, unique across the file.\n"
+         "#Tree_root_ID: ID of the halo at the root of the tree, its first row.\n"
+         "#Orig_halo_ID: The peak ID in its snapshot.\n"
+         "#Snap_idx: Index of the snapshot in the tree, from 0.\n"
+         "#Next_coprogenitor_depthfirst_ID: Depthfirst ID of next coprogenitor; -1 if none.\n"
+         "#Last_progenitor_depthfirst_ID: Depthfirst ID of last progenitor.\n"
+         "#Last_mainleaf_depthfirst_ID: Depthfirst ID of last progenitor on main progenitor branch.\n"
+         "#M200c: Mass within the radius of mean density 200 times critical, 0 when not measured (Msun/h).\n"
+         "#phew_lineage: phew's lineage number.\n"
+         "#phew_merged: 1 if the peak merged into its descendant, which is not its own lineage.\n"
+         "#phew_revived: 1 if linked to its main progenitor through the graveyard.\n"
+         "#phew_gap: Snapshots between the peak and a progenitor revived from the graveyard.\n"
+         "#phew_artefact: 1 for a peak found only by deblending and matched to nothing.\n"
+         "#phew_from_deblending: 1 for a peak that exists only in velocity space.\n";
+  out += fmt::format("#Consistent Trees Version 1.01 layout, written by {}\n", written_by);
+  out += fmt::format("{}\n", trees.size());
+  const double v_scale = cu.km_s;
+  for (const auto& order : trees) {
+    out += fmt::format("#tree {}\n", order.front());
+    for (std::size_t r : order) {
+      const TreeRow& x = st.rows[r];
+      const bool has_desc = !x.descendant.none();
+      const std::size_t d = has_desc ? row.at(x.descendant) : 0;
+      const double a = comoving ? x.time : 1.0;
+      const double v = v_scale * (comoving ? std::sqrt(a) : 1.0);  // Gadget's u = v_pec / sqrt(a)
+      const double mvir = (x.halo.mvir > 0 ? x.halo.mvir : x.mass) * cu.msun_h;
+      const bool mmp = !has_desc || st.rows[d].main_progenitor == x.peak;
+      out += fmt::format(
+          " {:.5f} {} {:.5f} {} {} {} {} {} 0 {:.5e} {:.5e} {:.5f} 0 0 {} {:.5f} 0 {:.8f} {:.8f} {:.8f} {:.3f} {:.3f} "
+          "{:.3f} 0 0 0 0 {} {} {} {} {} {} {} {} {:.5e} {} {} {} {} {} {}\n",
+          x.time, r, has_desc ? st.rows[d].time : 0.0, has_desc ? static_cast<std::int64_t>(d) : -1,
+          progs[r].size(), host_row(r), host_row(r), has_desc ? host_row(d) : -1, mvir, mvir,
+          x.halo.rvir * cu.mpc_h * 1e3, int(mmp), last_mm[r], x.position[0] * cu.mpc_h, x.position[1] * cu.mpc_h,
+          x.position[2] * cu.mpc_h, x.velocity[0] * v, x.velocity[1] * v, x.velocity[2] * v, bf[r], df[r], root_of[r],
+          x.peak.id, x.peak.snap, next_coprog[r], last_prog[r], last_mainleaf[r], x.halo.m200c * cu.msun_h, x.lineage,
+          int(x.merged), int(x.revived), x.gap, int(x.artefact), int(x.from_deblending));
+    }
+  }
+  return out;
+}
+
+}  // namespace phew

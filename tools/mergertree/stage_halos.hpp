@@ -1,0 +1,20 @@
+// What a stage's own inputs add to its peaks for the exports: the host of each peak (from the clumps.h5
+// the peaks were made from), the simulation's units and cosmology (from the snapshot's header) and, with
+// --particles, spherical-overdensity masses and radii from the snapshot's particles. Rank 0 alone.
+#pragma once
+
+#include "io/peaks_file.hpp"
+#include "mergertree/stages.hpp"
+
+#include <string>
+
+namespace phew {
+
+// Sets stage.peaks[*].halo.host and returns the units of the stage's simulation (known = false, with a
+// warning, when the snapshot recorded in the manifest of `peaks_path` cannot be read). With
+// `so_masses`, also halo.mvir, rvir and m200c: Error(input) when the snapshot cannot be read or has no
+// cosmology (no critical density).
+SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
+                                bool so_masses);
+
+}  // namespace phew
