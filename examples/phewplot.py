@@ -10,6 +10,8 @@
   phewplot.py voters      voters.h5 peaks.h5 SNAPSHOT out.png   position vs (boosted) potential, voters red
   phewplot.py ramses      clumps.h5 RAMSES_OUTPUT out.png [--grid grid.h5]  phew vs RAMSES' in-code PHEW
                           (ramses_phew.py: matched haloes and clumps, mass ratios, offsets)
+  phewplot.py treestats   stats.json out.png             tree-quality statistics (mergertree --stats;
+                          Srisawat et al. 2013 Fig. 3-6 style)
   phewplot.py labels      patches.h5|clumps.h5 out.h5    the cell labels as dense int grids /peak or
                           /clump and /halo [nx][ny][nz] (the files store the test cells only)
 """
@@ -54,6 +56,47 @@ def labels(a):
             out.create_dataset(n, data=dense_labels(a.file, n), compression="gzip", shuffle=True)
             out[n].attrs["description"] = f"/cells/{n} of {a.file} on every cell; 0 = no test cell"
     print(f"{a.out}: {', '.join('/' + n for n in names)}")
+
+
+def treestats(a):
+    import json
+    s = json.load(open(a.stats))
+    fig, ax = plt.subplots(2, 3, figsize=(13, 7.5), constrained_layout=True)
+    groups = [(k, s[k]) for k in ("haloes", "subhaloes") if s[k]["n_trees"] > 0]
+
+    def steps(axis, dist, label, log_x=False):
+        edges, counts = np.array(dist["histogram"]["edges"], dtype=float), np.array(dist["histogram"]["counts"])
+        if log_x:  # the last edge is open: draw it one decade on
+            edges[0] = max(edges[1] / 10, 1e-4)
+            edges[-1] = edges[-2] * 10
+        axis.stairs(counts, edges, label=f"{label} ({dist['n']})")
+        if log_x:
+            axis.set_xscale("log")
+
+    for name, g in groups:
+        steps(ax[0, 0], g["main_branch_length"], name)
+        steps(ax[0, 1], g["branches_per_tree"], name)
+        k = sorted(int(x) for x in g["n_progenitors"])
+        ax[0, 2].bar(np.array(k) + (0.2 if name == "subhaloes" else -0.2), [g["n_progenitors"][str(x)] for x in k],
+                     width=0.4, label=name)
+        steps(ax[1, 0], g["beta_m"], name)
+        steps(ax[1, 1], g["xi_m"], name)
+        steps(ax[1, 2], g["delta_r"], f"{name}, {g['delta_r_fraction_above_1']:.1%} > 1", log_x=True)
+    ax[0, 0].set(xlabel="main branch length [snapshots]", ylabel="trees")
+    ax[0, 1].set(xlabel="branches per tree (leaves)", ylabel="trees")
+    ax[0, 2].set(xlabel="direct progenitors", ylabel="peaks", yscale="log")
+    ax[1, 0].set(xlabel=r"mass growth $\beta_M$", ylabel="links")
+    ax[1, 1].set(xlabel=r"mass fluctuation $\xi_M$", ylabel="pairs of links")
+    ax[1, 2].set(xlabel=r"displacement $\Delta_r$", ylabel="links")
+    ax[1, 2].axvline(1, color="k", lw=0.8, ls="--")
+    for axis in ax.flat:
+        if axis.get_legend_handles_labels()[0]:
+            axis.legend(fontsize=8)
+    c = s["counts"]
+    fig.suptitle(f"merger-tree statistics: {s['n_snapshots']} snapshots, {c['peaks']} peaks, {c['lineages']} lineages, "
+                 f"{c['mergers']} mergers, {c['revived']} revivals, {c['links_skipping_snapshots']} links skipping "
+                 f"snapshots, {c['artefacts']} artefacts")
+    fig.savefig(a.out, dpi=80)
 
 
 def slice_(a):
@@ -289,6 +332,9 @@ def main():
     s.add_argument("clumps"), s.add_argument("output"), s.add_argument("out"), s.add_argument("--grid")
     s.add_argument("--radius", type=float, default=0.3, help="match radius in Mpc/h (default 0.3)")
     s.set_defaults(fn=ramses)
+    s = sub.add_parser("treestats")
+    s.add_argument("stats"), s.add_argument("out")
+    s.set_defaults(fn=treestats)
     s = sub.add_parser("labels")
     s.add_argument("file"), s.add_argument("out")
     s.set_defaults(fn=labels)

@@ -46,10 +46,12 @@ stages() {  # stages PEAKS VOTERS
 # shellcheck disable=SC2046
 "$bin/mergertree" $(stages peaks-nodeblend.h5 voters-nodeblend.h5) -o "$out/tree-voters.h5" -q
 # shellcheck disable=SC2046
-"$bin/mergertree" $(stages peaks.h5 voters.h5) -o "$out/tree-deblended.h5" --export-text -q
+"$bin/mergertree" $(stages peaks.h5 voters.h5) -o "$out/tree-deblended.h5" --export-text \
+  --export-ctrees "$out/ctrees" --stats "$out/tree-stats.json" -q
 
 /usr/bin/python3 "$root/examples/phewplot.py" paths "$out/pictures/paths.png" "$out"/tree-{spatial,voters,deblended}.h5 \
   --titles "spatial peaks only,voters (no deblending),voters + velocity deblending"
+/usr/bin/python3 "$root/examples/phewplot.py" treestats "$out/tree-stats.json" "$out/pictures/tree-stats.png"
 for t in spatial voters deblended; do
   /usr/bin/python3 - "$out/tree-$t.h5" "$t" <<'PY'
 import h5py, sys
@@ -60,4 +62,14 @@ print(f"{sys.argv[2]:>10}: {len(lin)} lineages, {int(p['merged'][...].sum())} me
       f"{int(p['revived_from_graveyard'][...].sum())} revivals, {int(art.sum())} artefacts")
 PY
 done
-echo "picture: $out/pictures/paths.png" >&2
+/usr/bin/python3 - "$out/tree-stats.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for k in ("haloes", "subhaloes"):
+    h = s[k]
+    if h["n_trees"]:
+        print(f"{k:>10}: {h['n_trees']} trees, main branch {h['main_branch_length']['mean']:.1f} snapshots, "
+              f"beta_M {h['beta_m']['median']:+.3f} (median), xi_M std {h['xi_m']['std']:.3f}, "
+              f"Delta_r > 1: {h['delta_r_fraction_above_1']:.1%} of {h['delta_r']['n']} links")
+PY
+echo "pictures: $out/pictures/paths.png, $out/pictures/tree-stats.png; Consistent-Trees: $out/ctrees/tree_0_0_0.dat" >&2

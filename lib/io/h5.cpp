@@ -218,6 +218,26 @@ File File::create(const std::string& path, const mpi::Comm& comm) {
   return File(id, path, true, &comm);
 }
 
+File File::create_in_memory(const std::string& name) {
+  quiet();
+  Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_fapl_core(fapl, 1 << 20, 0);
+  // The oldest file format (no metadata checksums): an image taken while the file is open is then a
+  // valid file, which it is not with the checksummed superblock of later formats.
+  const hid_t id = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  if (id < 0) throw Error::io("{}: cannot create the file in memory", name);
+  return File(id, name, false, nullptr);
+}
+
+std::string File::image() const {
+  H5Fflush(id_, H5F_SCOPE_GLOBAL);
+  const ssize_t n = H5Fget_file_image(id_, nullptr, 0);
+  std::string bytes(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
+  if (n <= 0 || H5Fget_file_image(id_, bytes.data(), bytes.size()) != n)
+    throw Error::io("{}: cannot take the file's image", path_);
+  return bytes;
+}
+
 File::File(File&& o) noexcept
     : id_(o.id_), path_(std::move(o.path_)), parallel_(o.parallel_), rank_(o.rank_), comm_(o.comm_) {
   o.id_ = -1;
@@ -395,6 +415,18 @@ void File::write_attribute(const std::string& object, const std::string& name, c
        H5Aclose);
   const char* text = value.c_str();
   if (!a.ok() || H5Awrite(a, type, &text) < 0)
+    throw Error::io("{}: cannot write attribute {} of {}", path_, name, object);
+}
+
+void File::write_attribute_fixed(const std::string& object, const std::string& name, const std::string& value) {
+  Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type, std::max<std::size_t>(value.size(), 1));
+  H5Tset_strpad(type, H5T_STR_NULLPAD);
+  Id space(H5Screate(H5S_SCALAR), H5Sclose);
+  Id a(H5Acreate_by_name(id_, object.c_str(), name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+       H5Aclose);
+  const std::string padded = value.empty() ? std::string(1, '\0') : value;
+  if (!a.ok() || H5Awrite(a, type, padded.data()) < 0)
     throw Error::io("{}: cannot write attribute {} of {}", path_, name, object);
 }
 

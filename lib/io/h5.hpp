@@ -56,6 +56,10 @@ class File {
   static File open_read(const std::string& path);
   // Creates (truncating) a file for a collective parallel write over `comm` (MPI-IO). Collective.
   static File create(const std::string& path, const mpi::Comm& comm);
+  // Creates a file that lives in memory only (HDF5's core driver, no backing store), written by this
+  // rank alone; image() gives its bytes (for a side output, committed with the tool's output).
+  static File create_in_memory(const std::string& name);
+  std::string image() const;
 
   File(File&& other) noexcept;
   File& operator=(File&& other) noexcept;
@@ -130,6 +134,8 @@ class File {
   void write_attribute(const std::string& object, const std::string& name, const char* value) {
     write_attribute(object, name, std::string(value));
   }
+  // A fixed-length ASCII string (numpy reads it as bytes; some readers, e.g. ytree 2.x, need that).
+  void write_attribute_fixed(const std::string& object, const std::string& name, const std::string& value);
 
   // A dataset of `global_shape` stored as file type F; this rank writes rows [row_begin, row_begin + rows)
   // from `data` (rows * row-size values, converted from T). Collective.

@@ -72,7 +72,7 @@ CtreesUnits ctrees_units(const SimulationUnits& u) {
   return c;
 }
 
-std::string ctrees_file(const Tree& tree, const std::string& written_by) {
+std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
   const TreeState& st = tree.state;
   if (!tree.units.known)
     throw Error::input("the tree does not know its simulation's units (a tree.h5 from before they were stored, or "
@@ -132,6 +132,57 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
     return it == row.end() ? -1 : static_cast<std::int64_t>(it->second);
   };
 
+  std::vector<std::vector<ExportRow>> out;
+  for (const auto& order : trees) {
+    std::vector<ExportRow> rows;
+    for (std::size_t r : order) {
+      const TreeRow& x = st.rows[r];
+      const bool has_desc = !x.descendant.none();
+      const std::size_t d = has_desc ? row.at(x.descendant) : 0;
+      const double a = comoving ? x.time : 1.0;
+      const double v = cu.km_s * (comoving ? std::sqrt(a) : 1.0);  // Gadget's u = v_pec / sqrt(a)
+      ExportRow e;
+      e.scale = x.time;
+      e.id = static_cast<std::int64_t>(r);
+      e.desc_scale = has_desc ? st.rows[d].time : 0.0;
+      e.desc_id = has_desc ? static_cast<std::int64_t>(d) : -1;
+      e.num_prog = static_cast<std::int64_t>(progs[r].size());
+      e.pid = host_row(r);
+      e.desc_pid = has_desc ? host_row(d) : -1;
+      e.mvir = (x.halo.mvir > 0 ? x.halo.mvir : x.mass) * cu.msun_h;
+      e.rvir = x.halo.rvir * cu.mpc_h * 1e3;
+      e.m200c = x.halo.m200c * cu.msun_h;
+      e.mmp = !has_desc || st.rows[d].main_progenitor == x.peak;
+      e.scale_of_last_mm = last_mm[r];
+      for (std::size_t k = 0; k < 3; ++k) {
+        e.x[k] = x.position[k] * cu.mpc_h;
+        e.v[k] = x.velocity[k] * v;
+      }
+      e.breadth_first = bf[r];
+      e.depth_first = df[r];
+      e.tree_root = root_of[r];
+      e.orig_id = x.peak.id;
+      e.snap = x.peak.snap;
+      e.next_coprogenitor = next_coprog[r];
+      e.last_progenitor = last_prog[r];
+      e.last_mainleaf = last_mainleaf[r];
+      e.lineage = x.lineage;
+      e.merged = x.merged;
+      e.revived = x.revived;
+      e.gap = x.gap;
+      e.artefact = x.artefact;
+      e.from_deblending = x.from_deblending;
+      rows.push_back(e);
+    }
+    out.push_back(std::move(rows));
+  }
+  return out;
+}
+
+std::string ctrees_file(const Tree& tree, const std::string& written_by) {
+  const auto trees = export_rows(tree);
+  const bool comoving = tree.units.comoving;
+  const CtreesUnits cu = ctrees_units(tree.units);
   std::string out =
       "#scale(0) id(1) desc_scale(2) desc_id(3) num_prog(4) pid(5) upid(6) desc_pid(7) phantom(8) sam_Mvir(9) Mvir(10) "
       "Rvir(11) rs(12) vrms(13) mmp?(14) scale_of_last_MM(15) vmax(16) x(17) y(18) z(19) vx(20) vy(21) vz(22) Jx(23) "
@@ -179,29 +230,68 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
          "#phew_from_deblending: 1 for a peak that exists only in velocity space.\n";
   out += fmt::format("#Consistent Trees Version 1.01 layout, written by {}\n", written_by);
   out += fmt::format("{}\n", trees.size());
-  const double v_scale = cu.km_s;
-  for (const auto& order : trees) {
-    out += fmt::format("#tree {}\n", order.front());
-    for (std::size_t r : order) {
-      const TreeRow& x = st.rows[r];
-      const bool has_desc = !x.descendant.none();
-      const std::size_t d = has_desc ? row.at(x.descendant) : 0;
-      const double a = comoving ? x.time : 1.0;
-      const double v = v_scale * (comoving ? std::sqrt(a) : 1.0);  // Gadget's u = v_pec / sqrt(a)
-      const double mvir = (x.halo.mvir > 0 ? x.halo.mvir : x.mass) * cu.msun_h;
-      const bool mmp = !has_desc || st.rows[d].main_progenitor == x.peak;
+  for (const auto& rows : trees) {
+    out += fmt::format("#tree {}\n", rows.front().id);
+    for (const ExportRow& e : rows)
       out += fmt::format(
           " {:.5f} {} {:.5f} {} {} {} {} {} 0 {:.5e} {:.5e} {:.5f} 0 0 {} {:.5f} 0 {:.8f} {:.8f} {:.8f} {:.3f} {:.3f} "
           "{:.3f} 0 0 0 0 {} {} {} {} {} {} {} {} {:.5e} {} {} {} {} {} {}\n",
-          x.time, r, has_desc ? st.rows[d].time : 0.0, has_desc ? static_cast<std::int64_t>(d) : -1,
-          progs[r].size(), host_row(r), host_row(r), has_desc ? host_row(d) : -1, mvir, mvir,
-          x.halo.rvir * cu.mpc_h * 1e3, int(mmp), last_mm[r], x.position[0] * cu.mpc_h, x.position[1] * cu.mpc_h,
-          x.position[2] * cu.mpc_h, x.velocity[0] * v, x.velocity[1] * v, x.velocity[2] * v, bf[r], df[r], root_of[r],
-          x.peak.id, x.peak.snap, next_coprog[r], last_prog[r], last_mainleaf[r], x.halo.m200c * cu.msun_h, x.lineage,
-          int(x.merged), int(x.revived), x.gap, int(x.artefact), int(x.from_deblending));
-    }
+          e.scale, e.id, e.desc_scale, e.desc_id, e.num_prog, e.pid, e.pid, e.desc_pid, e.mvir, e.mvir, e.rvir, int(e.mmp),
+          e.scale_of_last_mm, e.x[0], e.x[1], e.x[2], e.v[0], e.v[1], e.v[2], e.breadth_first, e.depth_first, e.tree_root,
+          e.orig_id, e.snap, e.next_coprogenitor, e.last_progenitor, e.last_mainleaf, e.m200c, e.lineage, int(e.merged),
+          int(e.revived), e.gap, int(e.artefact), int(e.from_deblending));
   }
   return out;
+}
+
+io::Arbor arbor_of(const Tree& tree) {
+  const auto trees = export_rows(tree);
+  const CtreesUnits cu = ctrees_units(tree.units);
+  io::Arbor a;
+  a.hubble_constant = cu.h;
+  a.omega_matter = tree.units.omega_m;
+  a.omega_lambda = tree.units.omega_lambda;
+  a.box_size = tree.sim.box[0] * cu.mpc_h;
+  auto integer = [&](std::string name, std::string description, auto member) {
+    io::ArborField f{std::move(name), "", std::move(description), {}, {}};
+    for (const auto& rows : trees)
+      for (const ExportRow& e : rows) f.integers.push_back(static_cast<std::int64_t>(member(e)));
+    a.fields.push_back(std::move(f));
+  };
+  auto real = [&](std::string name, std::string units, std::string description, auto member) {
+    io::ArborField f{std::move(name), std::move(units), std::move(description), {}, {}};
+    for (const auto& rows : trees)
+      for (const ExportRow& e : rows) f.values.push_back(member(e));
+    a.fields.push_back(std::move(f));
+  };
+  integer("uid", "unique ID: the peak's row in tree.h5", [](const ExportRow& e) { return e.id; });
+  integer("desc_uid", "uid of the descendant; -1 for a root", [](const ExportRow& e) { return e.desc_id; });
+  real("scale_factor", "", "scale factor (the snapshot time for a non-cosmological run)",
+       [](const ExportRow& e) { return e.scale; });
+  real("mass", "Msun/h", "virial mass (Bryan & Norman), or the peak mass when not measured",
+       [](const ExportRow& e) { return e.mvir; });
+  real("virial_radius", "kpc/h", "virial radius, comoving; 0 when not measured", [](const ExportRow& e) { return e.rvir; });
+  real("M200c", "Msun/h", "mass within 200 rho_crit(z); 0 when not measured", [](const ExportRow& e) { return e.m200c; });
+  const char* axes[3] = {"x", "y", "z"};
+  for (std::size_t k = 0; k < 3; ++k) {
+    real(std::string("position_") + axes[k], "Mpc/h", "comoving position", [k](const ExportRow& e) { return e.x[k]; });
+    real(std::string("velocity_") + axes[k], "km/s", "peculiar velocity", [k](const ExportRow& e) { return e.v[k]; });
+  }
+  integer("upid", "uid of the central peak of the halo it sits in; -1 for a central", [](const ExportRow& e) { return e.pid; });
+  integer("mmp", "1 for its descendant's main progenitor (or no descendant)", [](const ExportRow& e) { return e.mmp; });
+  integer("halo_id", "the peak ID in its snapshot", [](const ExportRow& e) { return e.orig_id; });
+  integer("snap_idx", "stage index", [](const ExportRow& e) { return e.snap; });
+  integer("phew_lineage", "phew's lineage", [](const ExportRow& e) { return e.lineage; });
+  integer("phew_merged", "merged into its descendant", [](const ExportRow& e) { return e.merged; });
+  integer("phew_revived", "revived from the graveyard", [](const ExportRow& e) { return e.revived; });
+  integer("phew_gap", "snapshots skipped by a revival", [](const ExportRow& e) { return e.gap; });
+  integer("phew_artefact", "a deblending artefact", [](const ExportRow& e) { return e.artefact; });
+  std::uint64_t row = 0;
+  for (const auto& rows : trees) {
+    a.tree_start.push_back(row);
+    row += rows.size();
+  }
+  return a;
 }
 
 }  // namespace phew

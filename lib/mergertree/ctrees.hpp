@@ -4,6 +4,7 @@
 // scale factor for `scale`.
 #pragma once
 
+#include "io/arbor_file.hpp"
 #include "mergertree/stages.hpp"
 
 #include <string>
@@ -18,9 +19,31 @@ namespace phew {
 // ordered by their root: latest snapshot first, then by mass, descending.
 std::vector<std::vector<std::size_t>> depth_first_trees(const TreeState& state);
 
-// The whole file. Throws Error(input) when the tree does not know its simulation's units (a tree.h5
-// from before the units were stored, or stages whose snapshots could not be read).
+// One row of the exports, in consistent-trees' units (docs/formats.md).
+struct ExportRow {
+  double scale = 0, desc_scale = 0;
+  std::int64_t id = 0, desc_id = -1, num_prog = 0, pid = -1, desc_pid = -1;
+  double mvir = 0, rvir = 0, m200c = 0;  // Msun/h, comoving kpc/h
+  bool mmp = false;
+  double scale_of_last_mm = 0;
+  std::array<double, 3> x{}, v{};  // comoving Mpc/h, physical peculiar km/s
+  std::int64_t breadth_first = 0, depth_first = 0, tree_root = 0, orig_id = 0, snap = 0;
+  std::int64_t next_coprogenitor = -1, last_progenitor = 0, last_mainleaf = 0;
+  std::int64_t lineage = 0, gap = 0;
+  bool merged = false, revived = false, artefact = false, from_deblending = false;
+};
+
+// The rows of every tree (the order of depth_first_trees). Throws Error(input) when the tree does not
+// know its simulation's units (a tree.h5 from before the units were stored, or stages whose snapshots
+// could not be read).
+std::vector<std::vector<ExportRow>> export_rows(const Tree& tree);
+
+// tree_0_0_0.dat, the whole file.
 std::string ctrees_file(const Tree& tree, const std::string& written_by);
+
+// The same trees as ytree's own arbor (io/arbor_file.hpp): the fields ytree knows by name (uid,
+// desc_uid, scale_factor, mass, virial_radius, position_*, velocity_*, upid) and phew's.
+io::Arbor arbor_of(const Tree& tree);
 
 // Conversion factors from the snapshot's units to consistent-trees' (Mpc/h, Msun/h, km/s), and the
 // Hubble parameter the header states (1 when the snapshot has no cosmology).

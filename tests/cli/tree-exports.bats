@@ -57,11 +57,12 @@ setup() {
   mkdir -p "$OUT"
 }
 
-@test "Consistent-Trees export: an independent reader accepts the layout and every link matches tree.h5" {
+@test "Consistent-Trees and ytree-arbor exports: independent readers accept them and every link matches tree.h5" {
   for case in cross grow; do
-    run mergertree "$D/$case"/00*.peaks.h5 -o "$OUT/$case.h5" --export-ctrees "$OUT/$case" -q
+    run mergertree "$D/$case"/00*.peaks.h5 -o "$OUT/$case.h5" --export-ctrees "$OUT/$case" --export-arbor "$OUT/$case" -q
     assert_success
-    run /usr/bin/python3 "$PHEW_SOURCE/tests/data/ctrees_reader.py" "$OUT/$case/tree_0_0_0.dat" "$OUT/$case.h5"
+    run /usr/bin/python3 "$PHEW_SOURCE/tests/data/ctrees_reader.py" "$OUT/$case/tree_0_0_0.dat" "$OUT/$case.h5" \
+      "$OUT/$case/arbor.h5"
     assert_output "ok"
   done
   # the manifest lists it with the tree, like every side output

@@ -3,7 +3,12 @@
 docs/formats.md and of ytree's consistent_trees frontend (which cannot run here), and a check of every
 link against the tree.h5 it was exported from.
 
-    ctrees_reader.py TREE_0_0_0.DAT TREE.H5     prints "ok" or raises AssertionError
+    ctrees_reader.py TREE_0_0_0.DAT TREE.H5 [ARBOR.H5]   prints "ok" or raises AssertionError
+
+With ARBOR.H5 (mergertree --export-arbor), ytree's own format is read by the rules of its loader too
+(arbor_type "YTreeArbor", field_info JSON with units, total_trees, the header's per-file tree ranges,
+the data file PREFIX_0000.h5 with per-tree row ranges, each tree's root first with desc_uid -1), and its
+trees must be the Consistent-Trees file's, row for row.
 
 Rules checked:
   - line 1: '#' then tokens NAME(INDEX), INDEX = the token's position; the names ytree needs are there
@@ -155,6 +160,35 @@ def check_against_tree(path, tree_path):
     return header, col, trees
 
 
+def check_arbor(path, col, trees):
+    import json
+    import os
+    h = h5py.File(path, "r")
+    assert np.array([h.attrs["arbor_type"]]).astype(str)[0] == "YTreeArbor"  # as ytree 2.x reads it
+    info = json.loads(h.attrs["field_info"])
+    for name, units in (("uid", ""), ("desc_uid", ""), ("mass", "Msun/h"), ("position_x", "Mpc/h"),
+                        ("velocity_x", "km/s"), ("virial_radius", "kpc/h"), ("scale_factor", "")):
+        assert info[name]["units"] == units, (name, info[name])
+    n_trees = int(h.attrs["total_trees"])
+    assert n_trees == len(trees)
+    for key in ("hubble_constant", "omega_matter", "omega_lambda", "box_size"):
+        assert key in h.attrs, key
+    ends = h["index/tree_end_index"][...]
+    assert ends[-1] == n_trees and (h["index/tree_start_index"][...] == np.concatenate([[0], ends[:-1]])).all()
+    data = h5py.File(os.path.splitext(path)[0] + "_0000.h5", "r")
+    start, end = data["index/tree_start_index"][...], data["index/tree_end_index"][...]
+    uid, desc = data["data/uid"][...], data["data/desc_uid"][...]
+    assert (h["data/uid"][...] == uid[start]).all(), "the header's roots"
+    for t, (root, rows) in enumerate(trees):
+        u, d = uid[start[t]:end[t]], desc[start[t]:end[t]]
+        assert u[0] == root and d[0] == -1, f"tree {t}: the root first"
+        assert set(d[1:]) <= set(u), f"tree {t}: a descendant outside the tree"
+        assert (u == rows[:, col["id"]]).all() and (d == rows[:, col["desc_id"]]).all(), f"tree {t} differs"
+        assert np.allclose(data["data/mass"][start[t]:end[t]], rows[:, col["Mvir"]], rtol=1e-5)
+
+
 if __name__ == "__main__":
-    check_against_tree(sys.argv[1], sys.argv[2])
+    _, col, trees = check_against_tree(sys.argv[1], sys.argv[2])
+    if len(sys.argv) > 3:
+        check_arbor(sys.argv[3], col, trees)
     print("ok")

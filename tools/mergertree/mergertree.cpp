@@ -80,6 +80,8 @@ void declare_tree_options(CLI::App& app, TreeOptions& opt) {
   app.add_flag("--export-text", opt.export_text, "Also write OUTPUT.links.txt (one line per peak and its links)");
   app.add_option("--export-ctrees", opt.export_ctrees,
                  "Also write DIR/tree_0_0_0.dat, the Consistent-Trees layout ytree and other tools load");
+  app.add_option("--export-arbor", opt.export_arbor,
+                 "Also write DIR/arbor.h5 (+ DIR/arbor_0000.h5), ytree's own HDF5 format (ytree.load, ytree >= 2.0)");
   app.add_option("--stats", opt.stats, "Also write tree-quality statistics to this JSON file (Srisawat et al. 2013)");
   app.add_option("--stats-min-mass", opt.stats_min_mass,
                  "Statistics over final peaks at least this massive (snapshot mass units; Mvir with --particles)")
@@ -153,6 +155,16 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
       std::filesystem::create_directories(opt.export_ctrees);
     });
     ctx.side_output((fs::path(opt.export_ctrees) / "tree_0_0_0.dat").string(), "consistent-trees", text);
+  }
+  if (!opt.export_arbor.empty()) {
+    std::pair<std::string, std::string> images;
+    mpi::agree(comm, [&] {
+      if (!comm.root()) return;
+      images = io::arbor_images(arbor_of(tree));
+      std::filesystem::create_directories(opt.export_arbor);
+    });
+    ctx.side_output((fs::path(opt.export_arbor) / "arbor.h5").string(), "ytree-arbor", images.first);
+    ctx.side_output((fs::path(opt.export_arbor) / "arbor_0000.h5").string(), "ytree-arbor-data", images.second);
   }
   if (!opt.stats.empty()) {
     const std::string text = comm.root() ? tree_statistics(tree, {opt.stats_min_mass}).dump(1) + "\n" : "";

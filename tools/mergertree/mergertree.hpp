@@ -19,6 +19,7 @@ struct TreeOptions {
   bool backwards = false;
   bool export_text = false;
   std::string export_ctrees;  // DIR: DIR/tree_0_0_0.dat
+  std::string export_arbor;   // DIR: DIR/arbor.h5 and DIR/arbor_0000.h5 (ytree's own format)
   std::string stats;          // FILE.json: tree-quality statistics
   double stats_min_mass = 0;
   bool particles = false;     // spherical-overdensity masses and radii from each stage's snapshot
