@@ -77,8 +77,8 @@ def treestats(a):
         steps(ax[0, 0], g["main_branch_length"], name)
         steps(ax[0, 1], g["branches_per_tree"], name)
         k = sorted(int(x) for x in g["n_progenitors"])
-        ax[0, 2].bar(np.array(k) + (0.2 if name == "subhaloes" else -0.2), [g["n_progenitors"][str(x)] for x in k],
-                     width=0.4, label=name)
+        shift = 0.0 if len(groups) == 1 else (0.2 if name == "subhaloes" else -0.2)
+        ax[0, 2].bar(np.array(k) + shift, [g["n_progenitors"][str(x)] for x in k], width=0.4, label=name)
         steps(ax[1, 0], g["beta_m"], name)
         steps(ax[1, 1], g["xi_m"], name)
         steps(ax[1, 2], g["delta_r"], f"{name}, {g['delta_r_fraction_above_1']:.1%} > 1", log_x=True)

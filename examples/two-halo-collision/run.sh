@@ -47,7 +47,7 @@ stages() {  # stages PEAKS VOTERS
 "$bin/mergertree" $(stages peaks-nodeblend.h5 voters-nodeblend.h5) -o "$out/tree-voters.h5" -q
 # shellcheck disable=SC2046
 "$bin/mergertree" $(stages peaks.h5 voters.h5) -o "$out/tree-deblended.h5" --export-text \
-  --export-ctrees "$out/ctrees" --stats "$out/tree-stats.json" -q
+  --export-ctrees "$out/ctrees" --export-arbor "$out/ctrees" --stats "$out/tree-stats.json" -q
 
 /usr/bin/python3 "$root/examples/phewplot.py" paths "$out/pictures/paths.png" "$out"/tree-{spatial,voters,deblended}.h5 \
   --titles "spatial peaks only,voters (no deblending),voters + velocity deblending"
