@@ -32,7 +32,7 @@ for snap in "$out"/snaps/snap_[0-9][0-9][0-9].hdf5; do
   "$bin/phew-merge" "$d/patches.h5" -o "$d/clumps.h5" --relevance 3 -q
   "$bin/deblend" "$d/clumps.h5" "$snap" -o "$d/peaks.h5" -q
   "$bin/voters" "$d/peaks.h5" "$snap" -o "$d/voters.h5" --search-radius 20 -q
-  "$bin/deblend" "$d/clumps.h5" "$snap" -o "$d/peaks-nodeblend.h5" --min-particles 1000000000 -q
+  "$bin/deblend" "$d/clumps.h5" "$snap" -o "$d/peaks-nodeblend.h5" --off -q
   "$bin/voters" "$d/peaks-nodeblend.h5" "$snap" -o "$d/voters-nodeblend.h5" --search-radius 20 -q
   "$bin/voters" "$d/peaks-nodeblend.h5" "$snap" -o "$d/voters-spatial.h5" --search-radius 20 --no-boost -q
   echo "two-halo-collision: $k done" >&2

@@ -19,6 +19,11 @@ std::array<std::int64_t, 3> parse_grid_shape(const std::string& text) {
   return n.size() == 1 ? std::array<std::int64_t, 3>{n[0], n[0], n[0]} : std::array<std::int64_t, 3>{n[0], n[1], n[2]};
 }
 
+std::int64_t suggested_grid_cells(std::uint64_t particles, double threshold_over_mean) {
+  const double n = std::cbrt(threshold_over_mean * static_cast<double>(particles) / kParticlesPerThresholdCell);
+  return std::max<std::int64_t>(8, 8 * std::llround(n / 8));
+}
+
 Box parse_region(const std::string& text) {
   std::vector<double> r;
   try {

@@ -132,6 +132,13 @@ inline double wrap_into(const Box& b, double x, std::size_t axis) {
 // "256" or "128,128,256" -> shape. Throws Error(usage).
 std::array<std::int64_t, 3> parse_grid_shape(const std::string& text);
 
+// The grid rule (docs/tutorial.md, "Choosing the grid"): cells per side such that a cell at the density
+// threshold holds about kParticlesPerThresholdCell particles of the N given, n = (δ N / k)^(1/3) for a
+// threshold δ times the mean, rounded to a multiple of 8. Finer grids make most peaks Poisson noise;
+// coarser ones merge haloes and miss the small ones.
+inline constexpr double kParticlesPerThresholdCell = 10;
+std::int64_t suggested_grid_cells(std::uint64_t particles, double threshold_over_mean);
+
 // "x0,y0,z0,x1,y1,z1" -> an open box (a sub-region of a snapshot). Throws Error(usage).
 Box parse_region(const std::string& text);
 

@@ -143,7 +143,7 @@ VelocitySplit split_patch(std::span<const Member> patch, const std::array<double
   }
   VelocitySplit split;
   split.peak.assign(patch.size(), 0);
-  if (static_cast<std::int64_t>(patch.size()) >= params.min_particles && r_max > 0) {
+  if (params.split && static_cast<std::int64_t>(patch.size()) >= params.min_particles && r_max > 0) {
     VelocitySplitParams vp;
     vp.relevance = params.velocity_relevance;
     vp.min_particles = params.min_particles;

@@ -21,6 +21,7 @@ namespace phew {
 struct DeblendParams {
   double bin_fraction = 0.25;       // velocity bin size in units of the patch's escape velocity
   std::int64_t min_particles = 20;  // fewer: the patch is not split, a velocity peak is not kept
+  bool split = true;                // false (deblend --off): every patch is one peak, as phew-merge made it
   double velocity_relevance = 3;    // noise removal in velocity space, > 1
   double G = 0;                     // the gravitational constant in the snapshot's units
   double scale_factor = 1;          // a of a comoving snapshot (distances x a, Gadget velocities u x sqrt(a)), else 1

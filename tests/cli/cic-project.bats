@@ -114,6 +114,44 @@ print("ok")'
   assert_success
 }
 
+@test "the grid rule: without --grid a suggestion (exit 2), --grid auto uses it, for other thresholds too" {
+  snap="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5"
+  run --separate-stderr cic-project "$snap" -o "$OUT/g.h5"
+  assert_failure 2
+  assert_equal "$stderr" 'cic-project: error: --grid is missing: for 32,768 particles and a threshold of 80mean, the grid rule gives --grid 64 (about 10 particles per cell at the threshold; docs/tutorial.md, "Choosing the grid"), or give --grid auto'
+  [[ ! -e $OUT/g.h5 ]]
+  run cic-project "$snap" -o "$OUT/g.h5" --grid auto -q
+  assert_success
+  run /usr/bin/python3 -c 'import h5py, sys; print(list(h5py.File(sys.argv[1])["grid"].attrs["shape"]))' "$OUT/g.h5"
+  assert_output "[64, 64, 64]"
+  run cic-project "$snap" -o "$OUT/g10.h5" --grid auto --for-threshold 10mean -q  # (10 * 32768 / 10)^(1/3) = 32
+  run /usr/bin/python3 -c 'import h5py, sys; print(list(h5py.File(sys.argv[1])["grid"].attrs["shape"]))' "$OUT/g10.h5"
+  assert_output "[32, 32, 32]"
+  run --separate-stderr cic-project "$snap" -o "$OUT/g.h5" --grid auto --for-threshold 80crit
+  assert_failure 2
+}
+
+@test "unit sanity: a cosmological box whose length unit is off by 1000 gets a warning, the real one none" {
+  snap="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5"
+  run --separate-stderr cic-project "$snap" -o "$OUT/good.h5" --grid 16
+  assert_success
+  [[ $stderr != *warning* ]] || fail "$stderr"
+  cp "$snap" "$OUT/wrong.hdf5"
+  /usr/bin/python3 -c 'import h5py, sys; f = h5py.File(sys.argv[1], "r+"); p = f["Parameters"].attrs; p["UnitLength_in_cm"] = p["UnitLength_in_cm"] / 1000' "$OUT/wrong.hdf5"
+  run --separate-stderr cic-project "$OUT/wrong.hdf5" -o "$OUT/wrong.h5" --grid 16
+  assert_success
+  [[ $stderr == *"warning: the mean density is 2.6"*"e+08 times the critical density"*"are the snapshot's units right"* ]] || fail "$stderr"
+}
+
+@test "an open box: particles outside the region are a warning with their share; a periodic sub-box's an info line" {
+  run --separate-stderr cic-project "$INPUTS/openbox.hdf5" -o "$OUT/o.h5" --grid 8 --region 0,0,0,50,100,100
+  assert_success
+  [[ $stderr =~ warning:\ [0-9,]+\ particles\ \([0-9.]+%\)\ lie\ outside\ the\ region ]] || fail "$stderr"
+  run --separate-stderr cic-project "$INPUTS/good.hdf5" -o "$OUT/p.h5" --grid 8 --region 0,0,0,50,100,100
+  assert_success
+  [[ $stderr != *warning* && $stderr == *"particles outside the region were ignored"* ]] || fail "$stderr"
+}
+
 @test "real Gadget-4 box: dark matter is 0.26 and all types 0.30 of the critical density" {
   snap="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5"
   run cic-project "$snap" -o "$OUT/dm.h5" --grid 32 -q

@@ -61,6 +61,29 @@ PY
   assert_output "ok"
 }
 
+@test "--off: the overlapping pair is not split, every patch passes through as one peak" {
+  run deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/off.h5" --off -q
+  assert_success
+  run /usr/bin/python3 - "$OUT/off.h5" "$D/split.clumps.h5" <<'PY'
+import h5py, json, sys, numpy as np
+k, c = h5py.File(sys.argv[1]), h5py.File(sys.argv[2])
+ids = k["peaks/id"][...]
+assert (ids == k["peaks/parent_clump"][...]).all() and not k["peaks/from_deblending"][...].any()
+assert set(ids) <= set(c["clumps/id"][...])
+m = json.load(open(sys.argv[1] + ".json"))
+assert m["parameters"]["off"] == "true" and m["summary"]["n_split_patches"] == 0 and m["summary"]["n_new_peaks"] == 0
+print("ok")
+PY
+  assert_output "ok"
+  # what the tests and examples did before the switch existed: the same peaks
+  run deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/huge.h5" --min-particles 1000000000 -q
+  assert_success
+  for obj in /peaks /particles; do
+    run h5diff "$OUT/off.h5" "$OUT/huge.h5" "$obj"
+    assert_success
+  done
+}
+
 @test "equal bulk velocities: no split; one equilibrium halo: no split" {
   for name in together single; do
     run deblend "$D/$name.clumps.h5" "$D/$name.hdf5" -o "$OUT/$name.h5" -q

@@ -16,7 +16,7 @@ setup_file() {
     deblend "$D/$k.clumps.h5" "$D/snap_$k.hdf5" -o "$D/$k.peaks.h5" -q
     voters "$D/$k.peaks.h5" "$D/snap_$k.hdf5" -o "$D/$k.voters.h5" -q
     # deblending switched off: no patch is ever split
-    deblend "$D/$k.clumps.h5" "$D/snap_$k.hdf5" -o "$D/nd$k.peaks.h5" --min-particles 1000000000 -q
+    deblend "$D/$k.clumps.h5" "$D/snap_$k.hdf5" -o "$D/nd$k.peaks.h5" --off -q
     voters "$D/nd$k.peaks.h5" "$D/snap_$k.hdf5" -o "$D/nd$k.voters.h5" -q
   done
 }

@@ -104,6 +104,18 @@ r = float(sys.argv[1]) / (rho_cgs / (1.989e43 / kpc**3))
 assert abs(r - 100) < 1e-4, r' "$used"
 }
 
+@test "a grid too fine for the particles: most peaks are Poisson noise, a warning with the grid rule's choice" {
+  snap="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5"
+  cic-project "$snap" -o "$OUT/fine.h5" --grid 256 -q
+  run --separate-stderr phew-segment "$OUT/fine.h5" -o "$OUT/p.h5" --threshold 80mean
+  assert_success
+  [[ $stderr =~ warning:\ [0-9,]+\ of\ [0-9,]+\ peaks\ \(9[0-9]%\)\ hold\ fewer\ than\ 10\ particles.*gives\ 64\ cells ]] || fail "$stderr"
+  cic-project "$snap" -o "$OUT/rule.h5" --grid 64 -q
+  run --separate-stderr phew-segment "$OUT/rule.h5" -o "$OUT/p64.h5" --threshold 80mean
+  assert_success
+  [[ $stderr != *warning* ]] || fail "$stderr"
+}
+
 @test "no cell above the threshold: an empty result and a warning, not an error" {
   run --separate-stderr phew-segment "$GRIDS/grid.h5" -o "$OUT/p.h5" --threshold 1e30
   assert_success

@@ -3,16 +3,25 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "core/parse.hpp"
 #include "grid/deposit.hpp"
 #include "mpi/agree.hpp"
 #include "particles/projection.hpp"
 
 namespace phew {
+namespace {
+constexpr double kSaneDensityRatio[2] = {0.01, 100};  // mean / critical density of a whole cosmological box
+}  // namespace
+
 void declare_cic_options(CLI::App& app, CicOptions& opt) {
   app.add_option("snapshot", opt.snapshot, "Snapshot file(s): HDF5 (Gadget/SWIFT/AREPO), Gadget binary or phew particles; "
                                            "one piece of a multi-file snapshot finds the others")
       ->required();
-  app.add_option("-g,--grid", opt.grid, "Grid cells: N or NX,NY,NZ")->required();
+  app.add_option("-g,--grid", opt.grid,
+                 "Grid cells: N, NX,NY,NZ, or auto (the grid rule for --for-threshold; without --grid, the rule's "
+                 "choice is suggested)");
+  app.add_option("--for-threshold", opt.for_threshold, "The threshold (NUMBERmean) --grid auto plans for")
+      ->capture_default_str();
   app.add_option("-t,--types", opt.types, "Particle types: 1, 0,1 or all (auto: dark matter, type 1)")
       ->capture_default_str();
   app.add_option("--region", opt.region,
@@ -26,7 +35,12 @@ void declare_cic_options(CLI::App& app, CicOptions& opt) {
 
 CicParams check_cic_options(const CicOptions& opt) {
   CicParams p;
-  p.shape = parse_grid_shape(opt.grid);
+  p.auto_grid = opt.grid == "auto";
+  if (!opt.grid.empty() && !p.auto_grid) p.shape = parse_grid_shape(opt.grid);
+  const std::string& t = opt.for_threshold;
+  const auto mean = t.size() > 4 && t.ends_with("mean") ? t.substr(0, t.size() - 4) : std::string();
+  p.for_threshold = mean.empty() ? 0.0 : parse_number<double>(mean, "--for-threshold");
+  if (!(p.for_threshold > 0)) throw Error::usage("--for-threshold '{}': expected NUMBERmean, e.g. 80mean", t);
   if (!opt.region.empty()) p.region = parse_region(opt.region);
   p.assignment = parse_assignment(opt.assignment);
   p.precision = io::parse_precision(opt.precision);
@@ -45,7 +59,21 @@ void run_cic_project(const CicOptions& opt, Context& ctx) {
   mpi::agree(comm, [&] {
     reader = open_snapshot(opt.snapshot);
     types = selected_types(reader->info(), opt.types);
-    geometry = projection_geometry(reader->info(), params.shape, params.region);
+    std::array<std::int64_t, 3> shape = params.shape;
+    if (shape[0] == 0) {  // --grid auto, or absent: the grid rule
+      const std::uint64_t n_particles = reader->info().total(types);
+      const std::int64_t n = suggested_grid_cells(n_particles, params.for_threshold);
+      if (!params.auto_grid)
+        throw Error::usage("--grid is missing: for {} particles and a threshold of {}mean, the grid rule gives --grid {} "
+                           "(about {:g} particles per cell at the threshold; docs/tutorial.md, \"Choosing the grid\"), "
+                           "or give --grid auto",
+                           log::thousands(static_cast<long long>(n_particles)), params.for_threshold, n,
+                           kParticlesPerThresholdCell);
+      shape = {n, n, n};
+      log::info("--grid auto: {}^3 cells for {} particles and a threshold of {}mean (the grid rule)", n,
+                log::thousands(static_cast<long long>(n_particles)), params.for_threshold);
+    }
+    geometry = projection_geometry(reader->info(), shape, params.region);
     if (comm.root())
       for (const auto& f : reader->info().files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
   });
@@ -70,14 +98,29 @@ void run_cic_project(const CicOptions& opt, Context& ctx) {
                                   [&](const std::string& p) { ctx.phase(p); });
   particles = ParticleSet{};
   const GridMeta& meta = grid.meta;
-  if (grid.particles_outside > 0)
-    log::info("{} particles outside the region were ignored", log::thousands(static_cast<long long>(grid.particles_outside)));
+  if (grid.particles_outside > 0) {
+    // In an open box, what leaves a fixed region is lost to every later stage: a warning. A sub-box of a
+    // periodic box leaves the rest out on purpose.
+    const double fraction = static_cast<double>(grid.particles_outside) / static_cast<double>(std::max<std::uint64_t>(n_total, 1));
+    if (!info.periodic)
+      log::warn("{} particles ({:.1f}%) lie outside the region and are left out: enlarge --region if they belong to "
+                "the structures (docs/tutorial.md, \"Isolated simulations\")",
+                log::thousands(static_cast<long long>(grid.particles_outside)), 100 * fraction);
+    else
+      log::info("{} particles outside the region were ignored", log::thousands(static_cast<long long>(grid.particles_outside)));
+  }
   log::info("deposited {} particles, mass {:.6g} {}, on {}x{}x{} cells ({}); mean density {:.6g} {}",
             log::thousands(static_cast<long long>(meta.n_particles)), meta.total_mass, meta.mass_units, geometry.shape[0],
             geometry.shape[1], geometry.shape[2], meta.assignment, meta.mean_density, meta.density_units);
-  if (meta.critical_density)
-    log::info("mean density / critical density = {:.4f} (a = {:.4g}, z = {:.4g})", meta.mean_density / *meta.critical_density,
-              info.time, info.redshift);
+  if (meta.critical_density) {
+    const double ratio = meta.mean_density / *meta.critical_density;
+    log::info("mean density / critical density = {:.4f} (a = {:.4g}, z = {:.4g})", ratio, info.time, info.redshift);
+    // A whole cosmological box holds Omega_m of the critical density; far from it, the units are wrong.
+    if (info.periodic && info.comoving && !params.region && (ratio < kSaneDensityRatio[0] || ratio > kSaneDensityRatio[1]))
+      log::warn("the mean density is {:.4g} times the critical density, where a cosmological box holds about Omega_m: "
+                "are the snapshot's units right (UnitLength_in_cm {:g}, UnitMass_in_g {:g})?",
+                ratio, info.units.length_cm, info.units.mass_g);
+  }
 
   ctx.phase("write");
   io::AtomicOutput out(ctx.output(), comm);

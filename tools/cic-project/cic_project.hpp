@@ -21,11 +21,14 @@ struct CicOptions {
   std::string assignment = "cic";
   std::string precision = "float32";
   bool compress = false;
+  std::string for_threshold = "80mean";  // what `--grid auto` plans for
 };
 
 // The options in checked form.
 struct CicParams {
-  std::array<std::int64_t, 3> shape{};
+  std::array<std::int64_t, 3> shape{};  // {0, 0, 0}: --grid auto or absent
+  bool auto_grid = false;
+  double for_threshold = 80;  // times the mean
   std::optional<Box> region;
   Assignment assignment = Assignment::cic;
   io::Precision precision = io::Precision::f32;

@@ -22,6 +22,7 @@ void declare_deblend_options(CLI::App& app, DeblendOptions& opt) {
   app.add_option("--velocity-relevance", opt.velocity_relevance, "Relevance threshold (peak / key saddle) for velocity peaks, > 1")
       ->capture_default_str();
   app.add_option("-t,--types", opt.types, "Particle types (auto: dark matter)")->capture_default_str();
+  app.add_flag("--off", opt.off, "No velocity deblending: every patch passes through as one peak (peaks.h5 as usual)");
 }
 
 DeblendParams check_deblend_options(const DeblendOptions& opt) {
@@ -32,6 +33,7 @@ DeblendParams check_deblend_options(const DeblendOptions& opt) {
   p.bin_fraction = opt.bin_fraction;
   p.min_particles = opt.min_particles;
   p.velocity_relevance = opt.velocity_relevance;
+  p.split = !opt.off;
   return p;
 }
 

@@ -15,6 +15,7 @@ struct DeblendOptions {
   std::int64_t min_particles = 20;
   double velocity_relevance = 3;
   std::string types = "auto";
+  bool off = false;
 };
 
 void declare_deblend_options(CLI::App& app, DeblendOptions& opt);

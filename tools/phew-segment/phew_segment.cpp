@@ -8,6 +8,31 @@
 #include "watershed/patches.hpp"
 
 namespace phew {
+namespace {
+
+// Peaks with fewer particles than this are mostly Poisson noise of the particle sampling.
+constexpr double kNoisePeakParticles = 10;
+
+// When most peaks hold a handful of particles, the grid is too fine for the particles: say so, with the
+// grid rule's choice (docs/tutorial.md, "Choosing the grid"). Collective.
+void warn_if_noise(const io::Patches& patches, const GridMeta& meta, double threshold, const mpi::Comm& comm) {
+  const double mp = meta.particle_mass > 0 ? meta.particle_mass
+                                           : meta.total_mass / static_cast<double>(std::max<std::uint64_t>(meta.n_particles, 1));
+  std::uint64_t few = 0;
+  for (const io::PatchPeak& p : patches.peaks) few += p.mass < kNoisePeakParticles * mp;
+  few = comm.sum(few);
+  const std::uint64_t all = comm.sum<std::uint64_t>(patches.peaks.size());
+  if (all < 10 || 2 * few <= all || !(mp > 0) || !(meta.mean_density > 0)) return;
+  log::warn("{} of {} peaks ({:.0f}%) hold fewer than {:g} particles: most are Poisson noise, the grid is too fine for "
+            "the particles; the grid rule gives {} cells per side for this threshold (docs/tutorial.md, \"Choosing the "
+            "grid\")",
+            log::thousands(static_cast<long long>(few)), log::thousands(static_cast<long long>(all)),
+            100.0 * static_cast<double>(few) / static_cast<double>(all), kNoisePeakParticles,
+            suggested_grid_cells(meta.n_particles, threshold / meta.mean_density));
+}
+
+}  // namespace
+
 
 void declare_segment_options(CLI::App& app, SegmentOptions& opt) {
   app.add_option("grid", opt.grid, "Density grid from cic-project (grid.h5)")->required();
@@ -60,6 +85,8 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
   int rounds = 0;
   const io::Patches patches = segment_patches(meta, slabs, std::move(density), params, comm,
                                               [&](const std::string& p) { ctx.phase(p); }, &rounds);
+
+  warn_if_noise(patches, meta, params.threshold, comm);
 
   ctx.phase("write");
   io::AtomicOutput out(ctx.output(), comm);
