@@ -69,6 +69,16 @@ void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& 
 
 GridMeta read_grid_meta(const File& f) { return read_grid_attributes(f, "/grid", true); }
 
+double reference_mean_density(const std::string& path, const GridMeta& mine) {
+  const GridMeta ref = read_grid_meta(File::open_read(path));
+  if (ref.density_units != mine.density_units || ref.geometry.extent != mine.geometry.extent ||
+      ref.geometry.origin != mine.geometry.origin || ref.geometry.periodic != mine.geometry.periodic)
+    throw Error::input("{}: not a grid of the same region and units ({} {}) as this one ({} {})", path,
+                       ref.geometry.extent[0], ref.density_units, mine.geometry.extent[0], mine.density_units);
+  if (!(ref.mean_density > 0)) throw Error::input("{}: its mean density is {}", path, ref.mean_density);
+  return ref.mean_density;
+}
+
 GridMeta read_grid_attributes(const File& f, const std::string& o, bool with_density) {
   GridMeta m;
   const auto shape = f.read_attribute<std::int64_t>(o, "shape");

@@ -21,6 +21,11 @@ void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& 
 // Reads the metadata of a grid file; checks that /grid/density exists with the recorded shape.
 GridMeta read_grid_meta(const File& file);
 
+// The mean density of a reference grid (the first snapshot of a series, `--mean-from`), so that "80mean"
+// means the same absolute density for every snapshot of an open box, whose region loses or gains
+// mass. Error(input) when the reference is not a grid of the same simulation (units, box). Not collective.
+double reference_mean_density(const std::string& path, const GridMeta& mine);
+
 // The grid's metadata as attributes of `group` (grid.h5's /grid; later stages copy it so that their
 // files explain themselves). Collective.
 void write_grid_attributes(File& file, const GridMeta& meta, const std::string& group);

@@ -167,6 +167,20 @@ bool made_from(const std::string& path, const std::string& fingerprint) {
   return false;
 }
 
+std::vector<int> grid_types_in_chain(const std::string& derived) {
+  std::vector<int> types;
+  for (const auto& step : array_or_empty(read_manifest(derived), "provenance")) {
+    const Json tool = step.contains("tool") ? step["tool"] : Json();
+    if (!tool.is_object() || text_or_empty(tool, "name") != "cic-project" || !step.contains("parameters")) continue;
+    const Json& used = step["parameters"].contains("types_used") ? step["parameters"]["types_used"] : Json();
+    if (!used.is_array()) continue;
+    types.clear();
+    for (const auto& t : used)
+      if (t.is_number_integer()) types.push_back(t.get<int>());
+  }
+  return types;
+}
+
 std::vector<Input> snapshot_inputs_in_chain(const std::string& derived, const std::vector<std::string>& files) {
   std::vector<std::string> known;
   const Json m = read_manifest(derived);

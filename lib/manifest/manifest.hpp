@@ -44,6 +44,10 @@ struct RecordedInput {
 };
 RecordedInput recorded_input(const std::string& path, std::size_t index);
 
+// The particle types the density grid of phew output `derived` was made of: `types_used` of the last
+// cic-project step in its provenance chain; empty when the chain has none. Throws as read_manifest.
+std::vector<int> grid_types_in_chain(const std::string& derived);
+
 // Checks that each snapshot file is one the phew output `derived` was made from (its fingerprint is
 // among the snapshot inputs of the provenance chain) and returns them as inputs. Throws Error(input).
 std::vector<Input> snapshot_inputs_in_chain(const std::string& derived, const std::vector<std::string>& snapshot_files);

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -118,6 +120,25 @@ std::vector<int> selected_types(const SnapshotInfo& info, const std::string& tex
   if (info.total(types) == 0)
     throw Error::input("{}: no particles of the selected types (types present: {})", info.files.front(),
                        describe_types(info));
+  return types;
+}
+
+std::vector<int> chain_types(const SnapshotInfo& info, const std::string& text, const std::vector<int>& grid_types,
+                             bool allow_other) {
+  if (grid_types.empty()) return selected_types(info, text);
+  if (text == "auto") {
+    if (info.total(grid_types) == 0)
+      throw Error::input("{}: no particles of the types the grid was made of ({})", info.files.front(), fmt::join(grid_types, ","));
+    return grid_types;
+  }
+  std::vector<int> types = selected_types(info, text);
+  std::vector<int> a = types, b = grid_types;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  if (a != b && !allow_other)
+    throw Error::usage("--types {} are not the types the grid was made of ({}): leave --types out to use those, or give "
+                       "--allow-other-types",
+                       fmt::join(types, ","), fmt::join(grid_types, ","));
   return types;
 }
 

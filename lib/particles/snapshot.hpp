@@ -73,6 +73,12 @@ std::vector<int> parse_types(const std::string& text, int num_types);
 // RAMSES' family 1; type 0 in phew particle files). Throws Error(input), naming the types present, when
 // the selection holds no particle: every tool refuses an empty selection alike.
 std::vector<int> selected_types(const SnapshotInfo& info, const std::string& text);
+// The types of a stage after the grid: `text` as above, but "auto" takes the types the grid was made of
+// (`grid_types`, from the provenance chain; empty when unknown), and other types than those are refused
+// with Error(usage) unless `allow_other` (a grid of all types and a catalogue of dark matter only
+// would measure different things).
+std::vector<int> chain_types(const SnapshotInfo& info, const std::string& text, const std::vector<int>& grid_types,
+                             bool allow_other);
 
 // Throws Error(input) unless the snapshot has the grid's periodic box and length and mass units:
 // "SNAPSHOT: box ... does not match the grid of OTHER (...): not the snapshot the grid was made from".

@@ -170,7 +170,9 @@ VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peak
     for (io::PeakRow& p : peaks)
       for (std::size_t d = 0; d < 3; ++d) p.position[d] = geo.origin[d] + wrap_position(p.position[d] - geo.origin[d], geo.extent[d]);
   VoterSelection out;
-  out.search_radius = params.search_radius > 0 ? params.search_radius : default_search_radius(peaks, grid);
+  GridMeta reference = grid;
+  if (params.mean_density > 0) reference.mean_density = params.mean_density;
+  out.search_radius = params.search_radius > 0 ? params.search_radius : default_search_radius(peaks, reference);
   const std::vector<double> r_s = search_radii(peaks, geo, out.search_radius, params.min_radius);
   double R_max = 0;
   for (double r : r_s) R_max = std::max(R_max, r);

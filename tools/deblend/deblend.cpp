@@ -21,7 +21,9 @@ void declare_deblend_options(CLI::App& app, DeblendOptions& opt) {
       ->capture_default_str();
   app.add_option("--velocity-relevance", opt.velocity_relevance, "Relevance threshold (peak / key saddle) for velocity peaks, > 1")
       ->capture_default_str();
-  app.add_option("-t,--types", opt.types, "Particle types (auto: dark matter)")->capture_default_str();
+  app.add_option("-t,--types", opt.types, "Particle types (auto: those the grid was made of, from the provenance chain)")->capture_default_str();
+  app.add_flag("--allow-other-types", opt.allow_other_types,
+               "Accept --types other than those the grid was made of");
   app.add_flag("--off", opt.off, "No velocity deblending: every patch passes through as one peak (peaks.h5 as usual)");
 }
 
@@ -56,7 +58,7 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
     reader = open_snapshot({opt.snapshot});
     const SnapshotInfo& info = reader->info();
     if (!info.has_velocities) throw Error::input("{}: the snapshot has no velocities", opt.snapshot);
-    types = selected_types(info, opt.types);
+    types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.clumps), opt.allow_other_types);
     const io::ClumpsHeader header = io::read_clumps_header(*clumps);
     out.grid = header.grid;
     n_clump_peaks = static_cast<std::int64_t>(header.n_peaks);

@@ -15,6 +15,7 @@ struct DeblendOptions {
   std::int64_t min_particles = 20;
   double velocity_relevance = 3;
   std::string types = "auto";
+  bool allow_other_types = false;
   bool off = false;
 };
 

@@ -47,7 +47,10 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
   app.add_option("-m,--mass-threshold", opt.mass_threshold,
                  "Only list clumps and haloes at least this massive: absolute or 10particles (filters the catalogue only)");
   app.add_option("--particles", opt.particles, "Snapshot: give each particle its clump and halo, add particle masses and bulk velocities");
-  app.add_option("-t,--types", opt.types, "Particle types for --particles (auto: dark matter)")->capture_default_str();
+  app.add_option("-t,--types", opt.types, "Particle types for --particles (auto: those the grid was made of)")
+      ->capture_default_str();
+  app.add_flag("--allow-other-types", opt.allow_other_types,
+               "Accept --types other than those the grid was made of");
   app.add_flag("--export-text", opt.export_text,
                "Also write OUTPUT.clumps.txt and OUTPUT.halos.txt (RAMSES columns) and .csv versions");
 }
@@ -96,7 +99,7 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
     mpi::agree(comm, [&] {
       reader = open_snapshot({opt.particles});
       const SnapshotInfo& info = reader->info();
-      types = selected_types(info, opt.types);
+      types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.patches), opt.allow_other_types);
       check_snapshot_matches_grid(info, grid, opt.particles, opt.patches);
       if (comm.root()) for (const auto& f : info.files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
     });

@@ -19,6 +19,7 @@ struct MergeOptions {
   std::string mass_threshold;
   std::string particles;
   std::string types = "auto";
+  bool allow_other_types = false;
   bool export_text = false;
 };
 

@@ -39,6 +39,9 @@ void declare_segment_options(CLI::App& app, SegmentOptions& opt) {
   app.add_option("--threshold", opt.threshold,
                  "Density threshold: absolute (1.5e-7, grid units), 80mean (x mean density) or 80crit (x critical)")
       ->required();
+  app.add_option("--mean-from", opt.mean_from,
+                 "Take the mean density of NUMBERmean thresholds from this grid (the first snapshot of an open-box "
+                 "series), so that the threshold stays fixed as mass leaves the region");
   app.add_flag("--refine-positions", opt.refine_positions,
                "Refine peak positions inside their cell by a quadratic fit of the 3x3x3 neighbourhood");
 }
@@ -61,15 +64,21 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
   mpi::agree(comm, [&] {
     file.emplace(io::File::open_read(opt.grid));
     meta = io::read_grid_meta(*file);
-    params.threshold = checked.threshold.resolve(meta.mean_density, meta.critical_density);
+    const double mean = opt.mean_from.empty() ? meta.mean_density : io::reference_mean_density(opt.mean_from, meta);
+    params.threshold = checked.threshold.resolve(mean, meta.critical_density);
+    if (!opt.mean_from.empty() && comm.root()) {
+      ctx.manifest().add_input(manifest::check_phew_input(opt.mean_from, {"grid"}));
+      ctx.manifest().parameter("mean_density_used", mean, meta.density_units);
+    }
   });
   const GridGeometry& g = meta.geometry;
   log::info("{}: {}x{}x{} grid, threshold {} = {:.6g} {} ({:.4g} x mean)", opt.grid, g.shape[0], g.shape[1], g.shape[2],
             params.threshold_text, params.threshold, meta.density_units,
             meta.mean_density > 0 ? params.threshold / meta.mean_density : 0.0);
   const mpi::SlabDecomposition slabs(g.shape[0], comm.size());
-  // density and label per cell, and up to 24 bytes per test cell while sorting
-  const double need = static_cast<double>(slabs.planes(comm.rank()) + 2) * static_cast<double>(g.plane_cells()) * 40.0;
+  // The density (8 B/cell) and the test-cell bitmap; test cells cost 40 B each at the peak (sorting, labels
+  // and the output rows), assumed here for up to a tenth of the cells.
+  const double need = static_cast<double>(slabs.planes(comm.rank()) + 2) * static_cast<double>(g.plane_cells()) * 12.5;
   mpi::agree(comm, [&] {
     check_memory(need * mpi::ranks_on_node(comm), available_memory_bytes(),
                  fmt::format("segmenting a {}x{}x{} grid", g.shape[0], g.shape[1], g.shape[2]));

@@ -12,6 +12,7 @@ struct SegmentOptions {
   std::string grid;
   std::string threshold;
   bool refine_positions = false;
+  std::string mean_from;  // GRID: "mean" thresholds use its mean density (a series of an open box)
 };
 
 // The options in checked form.

@@ -1,6 +1,7 @@
 #include "voters.hpp"
 
 #include "core/error.hpp"
+#include "io/grid_file.hpp"
 #include "io/peaks_file.hpp"
 #include "io/voters_file.hpp"
 #include "mpi/agree.hpp"
@@ -26,7 +27,12 @@ void declare_voters_options(CLI::App& app, VotersOptions& opt) {
   app.add_option("--softening", opt.softening,
                  "Computed potential: Plummer softening (default: 1/30 of the mean interparticle spacing, at most a "
                  "tenth of a grid cell)");
-  app.add_option("-t,--types", opt.types, "Particle types (auto: dark matter)")->capture_default_str();
+  app.add_option("-t,--types", opt.types, "Particle types (auto: those the grid was made of, from the provenance chain)")->capture_default_str();
+  app.add_option("--mean-from", opt.mean_from,
+                 "Take the mean density of the default search radius from this grid (the first snapshot of an "
+                 "open-box series), so that the radius does not drift as mass leaves the region");
+  app.add_flag("--allow-other-types", opt.allow_other_types,
+               "Accept --types other than those the grid was made of");
   app.add_flag("--no-boost", opt.no_boost, "Rank by the plain potential (to compare; not for production)");
 }
 
@@ -75,8 +81,12 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
     reader = open_snapshot({opt.snapshot});
     const SnapshotInfo& info = reader->info();
     if (!info.has_velocities) throw Error::input("{}: the snapshot has no velocities", opt.snapshot);
-    types = selected_types(info, opt.types);
+    types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.peaks), opt.allow_other_types);
     check_snapshot_matches_grid(info, grid, opt.snapshot, opt.peaks);
+    if (!opt.mean_from.empty()) {
+      params.mean_density = io::reference_mean_density(opt.mean_from, grid);
+      if (comm.root()) ctx.manifest().add_input(manifest::check_phew_input(opt.mean_from, {"grid"}));
+    }
     if (checked.potential == PotentialChoice::snapshot && !(info.has_potential && info.has_acceleration))
       throw Error::input("{}: --potential snapshot, but the snapshot has no Potential and Acceleration", opt.snapshot);
   });
@@ -122,6 +132,7 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   io::write_voters(f, out, comm);
   auto& m = ctx.manifest();
   m.parameter("search_radius_used", sel.search_radius, grid.length_units);
+  m.parameter("types_used", types);
   m.parameter("potential_source", sel.potential_source);
   m.parameter("softening_used", params.softening, grid.length_units);
   m.parameter("gravitational_constant", params.G);

@@ -20,6 +20,8 @@ struct VotersOptions {
   double theta = 0.5;
   std::optional<double> softening;  // unset: gravity::default_softening
   std::string types = "auto";
+  bool allow_other_types = false;
+  std::string mean_from;  // GRID: the default search radius uses its mean density
   bool no_boost = false;
 };
 
