@@ -16,7 +16,7 @@ import sys
 # so the tool's own default applies; a boolean key is a flag, given when true.
 OPTIONS = {
     "cic-project": [("grid", "--grid"), ("types", "--types"), ("assignment", "--assignment"),
-                    ("compress_grid", "--compress")],
+                    ("region", "--region"), ("compress_grid", "--compress")],
     "phew-segment": [("threshold", "--threshold")],
     "phew-merge": [("relevance", "--relevance"), ("saddle_threshold", "--saddle-threshold"),
                    ("mass_threshold", "--mass-threshold")],
@@ -28,7 +28,9 @@ OPTIONS = {
     # --size comes from map_size through map_size() below (0: a tenth of the box, known only at run time).
     "dtfe-surface": [("maps_top", "--top"), ("map_resolution", "--resolution")],
 }
-UNSET = {"saddle_threshold": ("",), "mass_threshold": ("",), "search_radius": (0, 0.0, "0")}
+UNSET = {"saddle_threshold": ("",), "mass_threshold": ("",), "search_radius": (0, 0.0, "0"), "region": ("",)}
+# fix_mean is not an option of one tool: the workflows give phew-segment and voters --mean-from with the
+# first snapshot's grid (see mean_from below).
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA = os.path.join(HERE, "schemas", "config.schema.yaml")
@@ -64,6 +66,11 @@ def load_config(path):
     for key, spec in schema["properties"].items():
         config.setdefault(key, spec.get("default", ""))
     return config
+
+
+def mean_from(config, first_grid):
+    """phew-segment's and voters' --mean-from for this config: the first snapshot's grid when fix_mean."""
+    return ["--mean-from", first_grid] if config["fix_mean"] else []
 
 
 def map_size(size, clumps):

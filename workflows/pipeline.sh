@@ -67,6 +67,14 @@ stage() {
 snapshots=($glob)
 [[ -e ${snapshots[0]} ]] || { echo "pipeline.sh: error: no snapshot matches $glob" >&2; exit 3; }
 mkdir -p "$out"
+# fix_mean: every snapshot's "mean" is the first snapshot's (an open-box series; phew_options.py).
+first_grid=$out/$(basename "${snapshots[0]%.hdf5}")/grid.h5
+mean_from=()
+reference=()
+if [[ $cfg_fix_mean == True ]]; then
+  mean_from=(--mean-from "$first_grid")
+  reference=("$first_grid")
+fi
 peaks=()
 voters=()
 for snap in "${snapshots[@]}"; do
@@ -74,10 +82,12 @@ for snap in "${snapshots[@]}"; do
   d=$out/$name
   mkdir -p "$d"
   stage "$d/grid.h5" "$snap" -- "$bin/cic-project" "$snap" -o "$d/grid.h5" "${opts_cic_project[@]}" -q
-  stage "$d/patches.h5" "$d/grid.h5" -- "$bin/phew-segment" "$d/grid.h5" -o "$d/patches.h5" "${opts_phew_segment[@]}" -q
+  stage "$d/patches.h5" "$d/grid.h5" "${reference[@]}" -- "$bin/phew-segment" "$d/grid.h5" -o "$d/patches.h5" \
+    "${opts_phew_segment[@]}" "${mean_from[@]}" -q
   stage "$d/clumps.h5" "$d/patches.h5" -- "$bin/phew-merge" "$d/patches.h5" -o "$d/clumps.h5" "${opts_phew_merge[@]}" -q
   stage "$d/peaks.h5" "$d/clumps.h5" "$snap" -- "$bin/deblend" "$d/clumps.h5" "$snap" -o "$d/peaks.h5" "${opts_deblend[@]}" -q
-  stage "$d/voters.h5" "$d/peaks.h5" "$snap" -- "$bin/voters" "$d/peaks.h5" "$snap" -o "$d/voters.h5" "${opts_voters[@]}" -q
+  stage "$d/voters.h5" "$d/peaks.h5" "$snap" "${reference[@]}" -- "$bin/voters" "$d/peaks.h5" "$snap" -o "$d/voters.h5" \
+    "${opts_voters[@]}" "${mean_from[@]}" -q
   peaks+=("$d/peaks.h5")
   voters+=("$d/voters.h5")
 done

@@ -92,3 +92,41 @@ PY
   assert_failure 3
   [[ $stderr == "phew-segment: error: "*"not a grid of the same region and units"* ]] || fail "$stderr"
 }
+
+@test "the workflows run an open-box series from their config: region, fixed mean, types; shell = Snakemake" {
+  cat >"$OUT/cfg.yaml" <<YAML
+snapshots: "$D/col/snap_*.hdf5"
+grid: 48
+region: "-160,-160,-200,240,240,200"
+fix_mean: true
+types: "1"
+threshold: "100mean"
+relevance: 3.0
+saddle_threshold: ""
+search_radius: 20
+min_votes: 10
+maps_top: 2
+map_resolution: 32
+YAML
+  export PHEW_BIN
+  run "$PHEW_SOURCE/workflows/pipeline.sh" "$D/col/snap_*.hdf5" "$OUT/sh" --config "$OUT/cfg.yaml"
+  assert_success
+  run snakemake -s "$PHEW_SOURCE/workflows/Snakefile" --cores 2 --directory "$OUT/sm" --configfile "$OUT/cfg.yaml" --quiet
+  assert_success
+  for k in 000 001 002 003; do
+    for f in grid patches clumps peaks voters; do
+      run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/sh/snap_$k/$f.h5" "$OUT/sm/snap_$k/$f.h5"
+      assert_success
+    done
+  done
+  run /usr/bin/python3 - "$OUT/sh" <<'PY'
+import json, sys
+out = sys.argv[1]
+p = [json.load(open(f"{out}/snap_{k:03d}/patches.h5.json"))["parameters"] for k in range(4)]
+assert len({x["threshold_used"] for x in p}) == 1 and all(x["mean-from"].endswith("snap_000/grid.h5") for x in p), p
+g = json.load(open(f"{out}/snap_003/grid.h5.json"))["parameters"]
+assert g["periodic"] is False and g["types_used"] == [1], g
+print("ok")
+PY
+  assert_output "ok"
+}
