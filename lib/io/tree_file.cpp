@@ -79,6 +79,10 @@ const Table<TreePeakRow>& tree_peak_table() {
                                           .column("position", &TreePeakRow::position)
                                           .column("velocity", &TreePeakRow::velocity)
                                           .column("host", &TreePeakRow::host, Unit::none, "", true)
+                                          .column("merged_before_revival_snapshot",
+                                                  &TreePeakRow::merged_before_revival_snapshot, Unit::none, "", true)
+                                          .column("merged_before_revival_id", &TreePeakRow::merged_before_revival_id,
+                                                  Unit::none, "", true)
                                           .column("mvir", &TreePeakRow::mvir, Unit::none, "", true)
                                           .column("rvir", &TreePeakRow::rvir, Unit::none, "", true)
                                           .column("m200c", &TreePeakRow::m200c, Unit::none, "", true);
@@ -98,7 +102,10 @@ void write_tree(File& f, const TreeFile& t, const mpi::Comm& comm) {
   // Only rank 0's rows: a table's rows are the concatenation of every rank's.
   auto mine = [&](const auto& rows) { return comm.root() ? rows : std::decay_t<decltype(rows)>{}; };
   const UnitNames none;
-  tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm, {"host", "mvir", "rvir", "m200c"});
+  tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm,
+                          {"host", "mvir", "rvir", "m200c", "merged_before_revival_snapshot", "merged_before_revival_id"});
+  f.write_attribute("/peaks/merged_before_revival_id", "description",
+                    "a peak revived from the graveyard after it was recorded as merged: the peak it had merged into");
   f.write_attribute("/peaks/host", "description", "ID of the central peak of the peak's halo in the same snapshot; 0 = a central");
   f.write_attribute("/peaks/mvir", "description", "virial mass (Bryan & Norman 1998), snapshot mass units; 0 = not measured");
   f.write_attribute("/peaks/rvir", "description", "virial radius, comoving snapshot length units; 0 = not measured");

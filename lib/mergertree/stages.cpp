@@ -51,8 +51,8 @@ io::TreeFile to_tree_file(const Tree& tree) {
   for (const TreeRow& r : st.rows)
     f.peaks.push_back({r.peak.snap, r.peak.id, r.lineage, r.main_progenitor.snap, r.main_progenitor.id, r.n_progenitors,
                        r.progenitor_votes, r.descendant.snap, r.descendant.id, r.merged, r.revived, r.gap, r.artefact,
-                       r.from_deblending, r.time, r.mass, r.position, r.velocity, r.halo.host, r.halo.mvir, r.halo.rvir,
-                       r.halo.m200c});
+                       r.from_deblending, r.time, r.mass, r.position, r.velocity, r.halo.host,
+                       r.merged_before_revival.snap, r.merged_before_revival.id, r.halo.mvir, r.halo.rvir, r.halo.m200c});
   for (std::size_t i = 0; i < tree.times.size(); ++i)
     f.snapshots.push_back({static_cast<std::int64_t>(i), tree.times[i], i < tree.thresholds.size() ? tree.thresholds[i] : 0.0});
   const SimulationUnits& u = tree.units;
@@ -91,6 +91,7 @@ Tree from_tree_file(const io::TreeFile& f) {
     r.position = p.position;
     r.velocity = p.velocity;
     r.halo = {p.host, p.mvir, p.rvir, p.m200c};
+    r.merged_before_revival = {p.merged_before_revival_snapshot, p.merged_before_revival_id};
     st.rows.push_back(r);
   }
   for (const io::TreeSnapshotRow& s : f.snapshots) {

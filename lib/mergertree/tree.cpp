@@ -121,12 +121,17 @@ void add_stage(TreeState& st, Stage stage, const TreeParams& p) {
     for (const auto& [k, n] : progs) {
       TreeRow* pr = row_of(st.rows, k);
       if (!pr) continue;
+      const PeakKey before = pr->descendant;  // a merged peak revived now: the peak it had merged into
       pr->descendant = d.peak;
       if (k == main) {
         d.lineage = pr->lineage;
         if (revived_from.count(k)) {
           d.revived = true;
           d.gap = s - k.snap;
+          if (pr->merged) {  // it had merged into another peak: that was a confusion, its lineage goes on
+            pr->merged = false;
+            pr->merged_before_revival = before;
+          }
         }
       } else {
         pr->merged = true;

@@ -60,6 +60,10 @@ struct TreeRow {
   PeakKey descendant;                 // the peak this one's lineage (or merger) continues into
   bool merged = false;                // it merged into `descendant` (not its main progenitor)
   bool revived = false;               // linked to its main progenitor through the graveyard
+  // A peak recorded as merged that a later peak revives from the graveyard did not merge (it was confused
+  // with the other peak for a while): merged is cleared, its descendant becomes the reviving peak, and
+  // the peak it had merged into is kept here. none otherwise.
+  PeakKey merged_before_revival;
   std::int64_t gap = 0;               // snapshots between this peak and its revived progenitor
   bool artefact = false;
   bool from_deblending = false;

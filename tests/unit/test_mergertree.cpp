@@ -148,6 +148,35 @@ TEST_F(Tree4, LineagesContinue) {
   EXPECT_EQ(st.next_lineage, 7);  // A, B, C, 7, 8 and 14
 }
 
+TEST(Graveyard, APeakRecordedAsMergedAndRevivedDidNotMerge) {
+  // Snapshot 0: A = 1 and B = 2. Snapshot 1: one peak 5 holds both, with B's voters: B is its main
+  // progenitor and A is recorded as merged into it. Snapshot 2: B goes on as 10, and 9 holds A's
+  // particles and voters again: A is revived, so it did not merge; the peak it was confused with is kept.
+  TreeParams p;
+  p.min_votes = 3;
+  p.graveyard_votes = 2;
+  TreeState st;
+  add_stage(st, stage(0, {{1, range(1, 10), {1, 2, 3, 4}}, {2, range(11, 20), {11, 12, 13, 14}}}), p);
+  add_stage(st, stage(1, {{5, range(1, 20), {11, 12, 13, 14}}}), p);
+  EXPECT_TRUE(row(st, 0, 1).merged);
+  EXPECT_EQ(row(st, 0, 1).descendant, (PeakKey{1, 5}));
+  add_stage(st, stage(2, {{9, range(1, 10), {1, 2, 3, 4}}, {10, range(11, 20), {11, 12, 13, 14}}}), p);
+  const TreeRow& a = row(st, 0, 1);
+  EXPECT_FALSE(a.merged);
+  EXPECT_EQ(a.descendant, (PeakKey{2, 9}));
+  EXPECT_EQ(a.merged_before_revival, (PeakKey{1, 5}));
+  const TreeRow& revived = row(st, 2, 9);
+  EXPECT_TRUE(revived.revived);
+  EXPECT_EQ(revived.main_progenitor, (PeakKey{0, 1}));
+  EXPECT_EQ(revived.lineage, a.lineage);
+  EXPECT_EQ(revived.gap, 2);
+  // the rows survive tree.h5's rows
+  Tree tree;
+  tree.state = st;
+  tree.times = {1, 2, 3};
+  EXPECT_EQ(from_tree_file(to_tree_file(tree)).state.rows[0].merged_before_revival, (PeakKey{1, 5}));
+}
+
 TEST(Graveyard, APeakCanBeRevivedUpToMaxAgeSnapshotsAfterItsDeath) {
   // Peak 1 is last seen in snapshot 0 (it is dead from snapshot 1 on); peak 9 fills the gap; peak 2
   // brings back 1's voters in snapshot `back`. With graveyard_max_age 2 it is revived in snapshot 3
