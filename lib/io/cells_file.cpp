@@ -24,7 +24,8 @@ void write_cell_index(File& f, const GridGeometry& g, std::span<const std::int64
   const std::vector<std::uint64_t> shape{std::accumulate(counts.begin(), counts.end(), std::uint64_t{0})};
   f.write_rows<std::int64_t, std::int64_t>("/cells/index", shape, offset, cells, kCellsStorage);
   f.write_attribute("/cells/index", "description",
-                    "global index (i*ny + j)*nz + k of every test cell (above the density threshold), ascending");
+                    "global cell index (C order over [nx][ny][nz]) of every test cell (above the density threshold), "
+                    "ascending");
 
   // Cells per plane, gathered in rank order = plane order, then their running sum.
   const std::int64_t x0 = slabs.begin(comm.rank()), plane = static_cast<std::int64_t>(g.plane_cells());

@@ -107,11 +107,15 @@ ClumpsHeader read_clumps_header(const File& f) {
   check_cells_format(f, "re-run phew-merge");
   ClumpsHeader h;
   h.grid = read_grid_attributes(f, "/grid", false);
+  if (f.has_attribute("/", "density_threshold"))
+    h.density_threshold = f.read_attribute_scalar<double>("/", "density_threshold");
   h.n_peaks = merged_peak_table().size(f, "/peaks");
   h.n_clumps = clump_table().size(f, "/clumps");
   h.n_halos = halo_table().size(f, "/halos");
   return h;
 }
+
+std::vector<Clump> read_clumps(const File& f) { return clump_table().read(f, "/clumps"); }
 
 // Labels are peak IDs: checked against the peak table.
 CellLabels read_clump_cells(const File& f, const GridGeometry& grid, std::int64_t x0, std::int64_t x1) {

@@ -90,9 +90,12 @@ void write_clumps(File& file, const Clumps& clumps, const mpi::SlabDecomposition
 // Refuses a file of another format version.
 struct ClumpsHeader {
   GridMeta grid;
+  double density_threshold = 0;  // of the segmentation
   std::uint64_t n_peaks = 0, n_clumps = 0, n_halos = 0;
 };
 ClumpsHeader read_clumps_header(const File& file);
+// The whole clump table (small: one row per level-0 clump).
+std::vector<Clump> read_clumps(const File& file);
 // The test cells of planes [x0, x1) with their level-0 clump (or halo); 0 = discarded as noise.
 CellLabels read_clump_cells(const File& file, const GridGeometry& grid, std::int64_t x0, std::int64_t x1);
 CellLabels read_halo_cells(const File& file, const GridGeometry& grid, std::int64_t x0, std::int64_t x1);

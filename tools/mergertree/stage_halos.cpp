@@ -43,9 +43,9 @@ void set_hosts(Stage& stage, const std::string& peaks_path) {
   if (in.fingerprint != clumps.front().second)
     throw Error::input("{}: {} changed since the peaks were made from it", peaks_path, clumps.front().first);
   const io::File f = io::File::open_read(clumps.front().first);
-  stage.density_threshold = f.read_attribute_scalar<double>("/", "density_threshold");
+  stage.density_threshold = io::read_clumps_header(f).density_threshold;
   std::map<std::int64_t, std::int64_t> halo_of;
-  for (const io::Clump& c : io::clump_table().read(f, "/clumps")) halo_of[c.id] = c.halo;
+  for (const io::Clump& c : io::read_clumps(f)) halo_of[c.id] = c.halo;
   // The peaks of peaks.h5 keep the parent clump in their rows; make_stage kept only what linking needs,
   // so the parent clumps are read again here.
   const io::File pf = io::File::open_read(peaks_path);
