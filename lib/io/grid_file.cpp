@@ -160,7 +160,8 @@ std::vector<double> read_grid_cells(const File& file, const GridGeometry& g, std
   std::vector<double> out(cells.size());
   std::size_t k = 0;
   while (k < cells.size()) {
-    const std::int64_t first = cells[k] / plane, last = std::min(first + kPlanes, g.shape[0]);
+    const std::int64_t first = cells[k] / plane;
+    const std::int64_t last = std::min({first + kPlanes, g.shape[0], cells.back() / plane + 1});
     const std::vector<double> block = read_grid_planes(file, first, last);
     for (; k < cells.size() && cells[k] < last * plane; ++k)
       out[k] = block[static_cast<std::size_t>(cells[k] - first * plane)];

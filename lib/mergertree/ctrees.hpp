@@ -19,6 +19,12 @@ namespace phew {
 // ordered by their root: latest snapshot first, then by mass, descending.
 std::vector<std::vector<std::size_t>> depth_first_trees(const TreeState& state);
 
+// Throws Error(input) unless the tree can be exported or measured: it knows its simulation's units (a
+// tree.h5 from before they were stored, or stages whose snapshots could not be read, do not), a
+// cosmological run has its cosmology, and the stages go forward in time (a --backwards tree's
+// descendants are earlier peaks).
+void check_exportable(const Tree& tree);
+
 // One row of the exports, in consistent-trees' units (docs/formats.md).
 struct ExportRow {
   double scale = 0, desc_scale = 0;

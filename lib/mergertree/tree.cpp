@@ -131,6 +131,7 @@ void add_stage(TreeState& st, Stage stage, const TreeParams& p) {
           if (pr->merged) {  // it had merged into another peak: that was a confusion, its lineage goes on
             pr->merged = false;
             pr->merged_before_revival = before;
+            if (TreeRow* into = row_of(st.rows, before)) --into->n_progenitors;
           }
         }
       } else {

@@ -116,6 +116,7 @@ double mass_growth_beta(double t1, double m1, double t2, double m2) {
 }
 
 json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
+  check_exportable(tree);
   const TreeState& st = tree.state;
   const Kinematics kin(tree);
   std::map<PeakKey, std::size_t> row;

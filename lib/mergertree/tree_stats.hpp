@@ -15,8 +15,9 @@ struct TreeStatsParams {
   double min_mass = 0;  // final peaks below this mass (snapshot units; Mvir when measured) are left out
 };
 
-// The report: {"conventions": ..., "haloes": {...}, "subhaloes": {...}, "all_links": {...}}. Haloes are
-// the final peaks that are centrals (no host), subhaloes those inside another peak's halo.
+// The report: {"conventions": ..., "haloes": {...}, "subhaloes": {...}, "counts": {...}}. Haloes are
+// the final peaks that are centrals (no host), subhaloes those inside another peak's halo. Throws
+// Error(input) as check_exportable (ctrees.hpp).
 nlohmann::json tree_statistics(const Tree& tree, const TreeStatsParams& params);
 
 // Cosmic time at scale factor a for a flat ΛCDM universe, in units of 1/H0 (a matter-only or a

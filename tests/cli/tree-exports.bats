@@ -158,6 +158,9 @@ PY
   [[ $stderr == "mergertree: error: "*"has no cosmology, so no critical density for --particles" ]] || fail "$stderr"
   run --separate-stderr mergertree "$D/nfw/h.peaks.h5" -o "$OUT/t.h5" --stats-min-mass -1
   assert_failure 2
+  run --separate-stderr mergertree "$D/cross/006.peaks.h5" "$D/cross/005.peaks.h5" -o "$OUT/b.h5" --backwards --stats "$OUT/s.json"
+  assert_failure 2
+  [[ $stderr == *"not a --backwards one"* ]] || fail "$stderr"
   # a stage whose snapshot moved: the tree is made (without units), the export refuses
   mkdir -p "$OUT/moved"
   cp "$D/nfw"/h.* "$OUT/moved/"

@@ -165,6 +165,7 @@ TEST(Graveyard, APeakRecordedAsMergedAndRevivedDidNotMerge) {
   EXPECT_FALSE(a.merged);
   EXPECT_EQ(a.descendant, (PeakKey{2, 9}));
   EXPECT_EQ(a.merged_before_revival, (PeakKey{1, 5}));
+  EXPECT_EQ(row(st, 1, 5).n_progenitors, 1);  // B alone: A is no longer one of its progenitors
   const TreeRow& revived = row(st, 2, 9);
   EXPECT_TRUE(revived.revived);
   EXPECT_EQ(revived.main_progenitor, (PeakKey{0, 1}));

@@ -97,6 +97,9 @@ TreeParams check_tree_options(const TreeOptions& opt) {
   if (opt.min_votes < 1 || opt.graveyard_votes < 1 || opt.graveyard_max_age < 0)
     throw Error::usage("vote thresholds must be at least 1 and --graveyard-max-age not negative");
   if (!(opt.stats_min_mass >= 0)) throw Error::usage("--stats-min-mass {} must be 0 or more", opt.stats_min_mass);
+  if (opt.backwards && (!opt.export_ctrees.empty() || !opt.export_arbor.empty() || !opt.stats.empty()))
+    throw Error::usage("--export-ctrees, --export-arbor and --stats describe a tree that goes forwards in time, "
+                       "not a --backwards one");
   return {opt.min_votes, opt.graveyard_votes, opt.graveyard_max_age};
 }
 
@@ -167,7 +170,10 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
     ctx.side_output((fs::path(opt.export_arbor) / "arbor_0000.h5").string(), "ytree-arbor-data", images.second);
   }
   if (!opt.stats.empty()) {
-    const std::string text = comm.root() ? tree_statistics(tree, {opt.stats_min_mass}).dump(1) + "\n" : "";
+    std::string text;
+    mpi::agree(comm, [&] {
+      if (comm.root()) text = tree_statistics(tree, {opt.stats_min_mass}).dump(1) + "\n";
+    });
     ctx.side_output(opt.stats, "tree-statistics", text);
   }
   ctx.finish_output(f, out);
