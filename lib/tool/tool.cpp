@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 namespace phew {
@@ -65,11 +64,7 @@ void Context::phase(std::string name) {
   const char* only = std::getenv("PHEW_TEST_FAIL_RANK");
   const bool here = !only || std::atoi(only) == comm_.rank() || (std::atoi(only) < 0 && comm_.rank() == comm_.size() - 1);
   phase_ = name;
-  if (pause && name == pause && here) {
-    // PHEW_TEST_PAUSED_FILE: created when the pause starts, so that a test knows where the run stands.
-    if (const char* mark = std::getenv("PHEW_TEST_PAUSED_FILE")) std::ofstream(std::string(mark) + "." + std::to_string(comm_.rank()));
-    std::this_thread::sleep_for(std::chrono::seconds(60));
-  }
+  if (pause && name == pause && here) std::this_thread::sleep_for(std::chrono::seconds(60));
   if (fail && name == fail && here) throw Error::internal("failure injected at phase {} (PHEW_TEST_FAIL_AT)", name);
   timer_.start(std::move(name));
 }
