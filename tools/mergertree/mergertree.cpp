@@ -60,8 +60,9 @@ Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_vo
   if (min_votes > per_peak)
     throw Error::usage("--min-votes {} is more than the {} voters per peak of {}: no peak could ever be linked",
                        min_votes, per_peak, files.voters);
-  Stage stage = make_stage(snap, header.meta.time, io::read_peak_rows(pf), io::read_peak_members(pf), io::read_voter_rows(vf));
-  const SimulationUnits u = add_stage_halos(stage, files.peaks, header, so_masses);
+  const std::vector<io::PeakRow> rows = io::read_peak_rows(pf);
+  Stage stage = make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), io::read_voter_rows(vf));
+  const SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, so_masses);
   if (u.known) units = u;
   return stage;
 }

@@ -32,7 +32,7 @@ std::vector<std::pair<std::string, std::string>> recorded_inputs(const std::stri
 
 // Peak -> the central peak of its halo: its parent clump's halo (the halo's ID is its central peak's),
 // 0 when the peak is that central or its clump is not in the catalogue.
-void set_hosts(Stage& stage, const std::string& peaks_path) {
+void set_hosts(Stage& stage, const std::string& peaks_path, const std::vector<io::PeakRow>& rows) {
   const auto clumps = recorded_inputs(peaks_path, "clumps");
   std::error_code ec;
   if (clumps.empty() || !std::filesystem::is_regular_file(clumps.front().first, ec)) {
@@ -46,11 +46,9 @@ void set_hosts(Stage& stage, const std::string& peaks_path) {
   stage.density_threshold = io::read_clumps_header(f).density_threshold;
   std::map<std::int64_t, std::int64_t> halo_of;
   for (const io::Clump& c : io::read_clumps(f)) halo_of[c.id] = c.halo;
-  // The peaks of peaks.h5 keep the parent clump in their rows; make_stage kept only what linking needs,
-  // so the parent clumps are read again here.
-  const io::File pf = io::File::open_read(peaks_path);
+  // make_stage kept only what linking needs; the parent clumps come from peaks.h5's rows.
   std::map<std::int64_t, std::int64_t> parent;
-  for (const io::PeakRow& p : io::read_peak_rows(pf)) parent[p.id] = p.parent_clump;
+  for (const io::PeakRow& p : rows) parent[p.id] = p.parent_clump;
   for (StagePeak& p : stage.peaks) {
     const auto h = halo_of.find(parent[p.id]);
     p.halo.host = h == halo_of.end() || h->second == p.id ? 0 : h->second;
@@ -60,8 +58,8 @@ void set_hosts(Stage& stage, const std::string& peaks_path) {
 }  // namespace
 
 SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
-                                bool so_masses) {
-  set_hosts(stage, peaks_path);
+                                const std::vector<io::PeakRow>& rows, bool so_masses) {
+  set_hosts(stage, peaks_path, rows);
   SimulationUnits units;
   std::vector<std::string> files;
   for (const auto& [path, fingerprint] : recorded_inputs(peaks_path, "snapshot")) files.push_back(path);
