@@ -19,10 +19,7 @@ void write_cell_index(File& f, const GridGeometry& g, std::span<const std::int64
                       const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
   f.write_attribute<std::int64_t>("/", "format_version", kCellsFormatVersion);
   if (!f.has("/cells")) f.create_group("/cells");
-  const auto counts = comm.all_gather<std::uint64_t>(cells.size());
-  const std::uint64_t offset = std::accumulate(counts.begin(), counts.begin() + comm.rank(), std::uint64_t{0});
-  const std::vector<std::uint64_t> shape{std::accumulate(counts.begin(), counts.end(), std::uint64_t{0})};
-  f.write_rows<std::int64_t, std::int64_t>("/cells/index", shape, offset, cells, kCellsStorage);
+  f.write_distributed<std::int64_t>("/cells/index", cells, comm, 1, kCellsStorage);
   f.write_attribute("/cells/index", "description",
                     "global cell index (C order over [nx][ny][nz]) of every test cell (above the density threshold), "
                     "ascending");
@@ -44,15 +41,12 @@ void write_cell_labels(File& f, const std::string& name, std::span<const std::in
   std::int64_t largest = 0;
   for (const std::int64_t l : labels) largest = std::max(largest, l);
   largest = comm.max(largest);
-  const auto counts = comm.all_gather<std::uint64_t>(labels.size());
-  const std::uint64_t offset = std::accumulate(counts.begin(), counts.begin() + comm.rank(), std::uint64_t{0});
-  const std::vector<std::uint64_t> shape{std::accumulate(counts.begin(), counts.end(), std::uint64_t{0})};
   const std::string path = "/cells/" + name;
   // The type depends on the largest label of all ranks only, so the file is the same on any rank count.
   // Converted here: parallel HDF5 compresses only what needs no conversion on the way.
   auto write_as = [&]<typename T>(T) {
     const std::vector<T> narrow(labels.begin(), labels.end());
-    f.write_rows<T, T>(path, shape, offset, narrow, kCellsStorage);
+    f.write_distributed<T>(path, narrow, comm, 1, kCellsStorage);
   };
   if (largest <= std::numeric_limits<std::uint8_t>::max())
     write_as(std::uint8_t{});

@@ -148,7 +148,7 @@ class File {
   // the rows of lower ranks. Collective.
   template <typename T>
   void write_distributed(const std::string& dataset, std::span<const T> data, const mpi::Comm& comm,
-                         std::uint64_t cols = 1) {
+                         std::uint64_t cols = 1, Storage storage = {}) {
     const std::uint64_t rows = data.size() / cols;
     const auto all = comm.all_gather(rows);
     std::uint64_t offset = 0, total = 0;
@@ -158,7 +158,7 @@ class File {
     }
     std::vector<std::uint64_t> shape{total};
     if (cols > 1) shape.push_back(cols);
-    write_rows<T, T>(dataset, shape, offset, data);
+    write_rows<T, T>(dataset, shape, offset, data, storage);
   }
   // A dataset that every rank holds whole (small tables): written once, by rank 0. Collective.
   template <typename T>

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 namespace phew {
 namespace {
@@ -18,11 +17,9 @@ constexpr double kMajorMergerRatio = 0.3;  // consistent-trees' default for scal
 // The progenitors of every row (the rows whose descendant it is), main progenitor first, then by mass
 // (descending), then by key.
 std::vector<std::vector<std::size_t>> progenitors_of(const TreeState& st) {
-  std::map<PeakKey, std::size_t> row;
-  for (std::size_t i = 0; i < st.rows.size(); ++i) row[st.rows[i].peak] = i;
   std::vector<std::vector<std::size_t>> progs(st.rows.size());
   for (std::size_t i = 0; i < st.rows.size(); ++i)
-    if (!st.rows[i].descendant.none()) progs[row.at(st.rows[i].descendant)].push_back(i);
+    if (!st.rows[i].descendant.none()) progs[st.linked_row(st.rows[i].descendant)].push_back(i);
   for (std::size_t d = 0; d < progs.size(); ++d) {
     const PeakKey main = st.rows[d].main_progenitor;
     std::sort(progs[d].begin(), progs[d].end(), [&](std::size_t a, std::size_t b) {
@@ -134,13 +131,10 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
                        }();
     last_mm[r] = major ? st.rows[r].time : (p.empty() ? 0.0 : last_mm[p[0]]);
   }
-  std::map<PeakKey, std::size_t> row;
-  for (std::size_t i = 0; i < n; ++i) row[st.rows[i].peak] = i;
   auto host_row = [&](std::size_t r) -> std::int64_t {
     const TreeRow& x = st.rows[r];
     if (x.halo.host <= 0 || x.halo.host == x.peak.id) return -1;
-    const auto it = row.find({x.peak.snap, x.halo.host});
-    return it == row.end() ? -1 : static_cast<std::int64_t>(it->second);
+    return static_cast<std::int64_t>(st.row_index({x.peak.snap, x.halo.host}));
   };
 
   std::vector<std::vector<ExportRow>> out;
@@ -149,7 +143,7 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
     for (std::size_t r : order) {
       const TreeRow& x = st.rows[r];
       const bool has_desc = !x.descendant.none();
-      const std::size_t d = has_desc ? row.at(x.descendant) : 0;
+      const std::size_t d = has_desc ? st.linked_row(x.descendant) : 0;
       const double a = comoving ? x.time : 1.0;
       const double v = cu.km_s * (comoving ? std::sqrt(a) : 1.0);  // Gadget's u = v_pec / sqrt(a)
       ExportRow e;

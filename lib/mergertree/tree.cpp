@@ -1,5 +1,7 @@
 #include "mergertree/tree.hpp"
 
+#include "core/error.hpp"
+
 #include <algorithm>
 
 namespace phew {
@@ -14,12 +16,23 @@ std::pair<K, std::int64_t> winner(const std::map<K, std::int64_t>& votes) {
   return best;
 }
 
-TreeRow* row_of(std::vector<TreeRow>& rows, const PeakKey& k) {
-  auto it = std::lower_bound(rows.begin(), rows.end(), k, [](const TreeRow& r, const PeakKey& key) { return r.peak < key; });
-  return it != rows.end() && it->peak == k ? &*it : nullptr;
+TreeRow* row_of(TreeState& st, const PeakKey& k) {
+  const std::ptrdiff_t r = st.row_index(k);
+  return r < 0 ? nullptr : &st.rows[static_cast<std::size_t>(r)];
 }
 
 }  // namespace
+
+std::ptrdiff_t TreeState::row_index(const PeakKey& k) const {
+  const auto it = std::lower_bound(rows.begin(), rows.end(), k, [](const TreeRow& r, const PeakKey& key) { return r.peak < key; });
+  return it != rows.end() && it->peak == k ? it - rows.begin() : -1;
+}
+
+std::size_t TreeState::linked_row(const PeakKey& k) const {
+  const std::ptrdiff_t r = row_index(k);
+  if (r < 0) throw Error::internal("mergertree: peak {} of snapshot {} is linked to but has no row", k.id, k.snap);
+  return static_cast<std::size_t>(r);
+}
 
 std::int64_t Stage::peak_of(std::uint64_t particle) const {
   auto it = std::lower_bound(member_id.begin(), member_id.end(), particle);
@@ -119,7 +132,7 @@ void add_stage(TreeState& st, Stage stage, const TreeParams& p) {
     d.main_progenitor = main;
     d.progenitor_votes = main_votes;
     for (const auto& [k, n] : progs) {
-      TreeRow* pr = row_of(st.rows, k);
+      TreeRow* pr = row_of(st, k);
       if (!pr) continue;
       const PeakKey before = pr->descendant;  // a merged peak revived now: the peak it had merged into
       pr->descendant = d.peak;
@@ -131,7 +144,7 @@ void add_stage(TreeState& st, Stage stage, const TreeParams& p) {
           if (pr->merged) {  // it had merged into another peak: that was a confusion, its lineage goes on
             pr->merged = false;
             pr->merged_before_revival = before;
-            if (TreeRow* into = row_of(st.rows, before)) --into->n_progenitors;
+            if (TreeRow* into = row_of(st, before)) --into->n_progenitors;
           }
         }
       } else {

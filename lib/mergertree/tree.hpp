@@ -86,6 +86,12 @@ struct TreeState {
   std::map<std::uint64_t, Grave> graveyard;  // particle ID -> the dead peak it voted for
   std::int64_t next_lineage = 1;
   std::vector<std::int64_t> artefact_ids;  // artefacts of the previous snapshot (they do not vote)
+
+  // The row of peak `k` (rows are sorted by key: a binary search), or -1 when the tree has none.
+  std::ptrdiff_t row_index(const PeakKey& k) const;
+  // The row of a peak another row links to (its descendant, main progenitor): an internal error when
+  // the tree has no such row.
+  std::size_t linked_row(const PeakKey& k) const;
 };
 
 // Links a new snapshot to the tree (steps 1-6 of Sec. 4.6). The new stage becomes state.last.

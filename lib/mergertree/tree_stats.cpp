@@ -119,17 +119,14 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
   check_exportable(tree);
   const TreeState& st = tree.state;
   const Kinematics kin(tree);
-  std::map<PeakKey, std::size_t> row;
-  for (std::size_t i = 0; i < st.rows.size(); ++i) row[st.rows[i].peak] = i;
   auto main_progenitor = [&](std::size_t r) -> std::ptrdiff_t {
     const PeakKey k = st.rows[r].main_progenitor;
-    const auto it = k.none() ? row.end() : row.find(k);
-    return it == row.end() ? -1 : static_cast<std::ptrdiff_t>(it->second);
+    return k.none() ? -1 : st.row_index(k);
   };
   const std::int64_t last = st.rows.empty() ? -1 : st.rows.back().peak.snap;
   std::vector<std::int64_t> progenitors(st.rows.size(), 0);
   for (const TreeRow& r : st.rows)
-    if (!r.descendant.none()) ++progenitors[row.at(r.descendant)];
+    if (!r.descendant.none()) ++progenitors[st.linked_row(r.descendant)];
 
   // The trees, with each row's tree; the final peaks are the roots at the last snapshot.
   const auto trees = depth_first_trees(st);
