@@ -289,6 +289,27 @@ assert halo(s, i) == 1, "the merged peak is not the minor halo"
 # the major halo's lineage runs from the first snapshot to the last
 lin = p["lineage"][d]
 assert set(p["snapshot"][...][p["lineage"][...] == lin]) == set(range(11))
+
+# When (docs/tools/mergertree.md, "When a merger is recorded"): the satellite's lineage ends at the last
+# snapshot where it is a relevant density peak (peak / its saddle with the host >= 3, computed here from
+# patches.h5), which is before the cores coincide. Its relative speed is below the host's escape speed,
+# so velocity space does not hold it apart either.
+def satellite_relevance(snap):
+    h = h5py.File(f"{sys.argv[2]}/snap_{snap:03d}.patches.h5")
+    dens = h["peaks/density"][...]
+    if len(dens) < 2:
+        return 0.0
+    assert len(dens) == 2, f"snapshot {snap}: {len(dens)} density peaks, this check expects host and satellite"
+    saddle = h["saddles/density"][...]
+    return dens.min() / saddle.max() if len(saddle) else float("inf")
+assert satellite_relevance(s) >= 3, (s, satellite_relevance(s))
+assert satellite_relevance(ds) < 3, (ds, satellite_relevance(ds))
+def separation(snap):
+    c = h5py.File(f"{sys.argv[2]}/snaps/snap_{snap:03d}.truth.h5")["components/center"][...]
+    return np.linalg.norm(c[1] - c[0])
+host_rs = truth["components/scale_radius"][0]
+assert separation(ds) > 2 * host_rs, separation(ds)          # recorded while the cores are apart ...
+assert min(separation(k) for k in range(ds, 11)) < host_rs   # ... and they do coincide later
 print("ok")
 PY
   assert_output "ok"
