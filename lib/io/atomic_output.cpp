@@ -143,15 +143,16 @@ AtomicOutput::AtomicOutput(std::string final_path, const mpi::Comm& comm) : fina
   comm.broadcast(error);
   if (!error.empty()) throw Error(ErrorKind::io, error);
   comm.broadcast(temp_);
-  if (comm.root()) slot_ = register_temp(temp_);
+  // Every rank registers it for the signal cleanup, not rank 0 alone: parallel HDF5 opens the file by
+  // name on every rank, so a rank that opens it after a signalled rank 0 has removed it creates it
+  // again, and must remove it when its own signal arrives.
+  slot_ = register_temp(temp_);
 }
 
 AtomicOutput::~AtomicOutput() {
   // Not collective: a failing rank unwinds through here while others may still be working.
-  if (comm_.root()) {
-    if (!handed_over_) std::remove(temp_.c_str());
-    unregister_temp(slot_);
-  }
+  if (comm_.root() && !handed_over_) std::remove(temp_.c_str());
+  unregister_temp(slot_);
 }
 
 Commit::~Commit() {

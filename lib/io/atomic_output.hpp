@@ -34,7 +34,7 @@ class AtomicOutput {
   std::string temp_;
   const mpi::Comm& comm_;
   bool handed_over_ = false;
-  int slot_ = -1;  // in the signal-cleanup registry (rank 0)
+  int slot_ = -1;  // in the signal-cleanup registry (every rank)
 };
 
 // Files to move into place together. Rank 0 holds the list; every rank takes part in apply().
