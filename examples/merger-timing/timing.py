@@ -65,7 +65,7 @@ for d in sorted(glob.glob(f"{out}/g*-r*"), key=variant):
             continue
         s = r[0]
         print(f"| {grid}³ | {rel} | {name} | snapshot {s} ({time[s]:.0f} Myr) | {sep[s]:.1f} kpc "
-              f"| {true - s} snapshots ({time[true] - time[s]:.0f} Myr) |")
+              f"| {true - s} snapshot{'' if true - s == 1 else 's'} ({time[true] - time[s]:.0f} Myr) |")
         marks.setdefault((grid, rel), []).append(s)
 for (grid, rel), ss in marks.items():
     s = ss[0]
