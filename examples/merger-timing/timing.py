@@ -24,7 +24,7 @@ sep, dv, time = [], [], []
 for path in truths:
     with h5py.File(path) as f:
         c, v = f["components/center"][...], f["components/velocity"][...]
-        time.append(f.attrs["time_myr"] if "time_myr" in f.attrs else len(time) * 50.0)
+        time.append(f.attrs["time_myr"])
         host_rs = f["components/scale_radius"][0]
     sep.append(np.linalg.norm(c[1] - c[0]))
     dv.append(np.linalg.norm(v[1] - v[0]))

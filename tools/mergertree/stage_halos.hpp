@@ -10,10 +10,10 @@
 
 namespace phew {
 
-// `rows` are peaks.h5's rows (their parent clumps). Sets stage.peaks[*].halo.host and returns the units of the stage's simulation (known = false, with a
-// warning, when the snapshot recorded in the manifest of `peaks_path` cannot be read). With
-// `so_masses`, also halo.mvir, rvir and m200c: Error(input) when the snapshot cannot be read or has no
-// cosmology (no critical density).
+// `rows` are the peak rows of `peaks_path` (for their parent clumps). Sets stage.peaks[*].halo.host and
+// returns the units of the stage's simulation (known = false, with a warning, when the snapshot
+// recorded in the manifest of `peaks_path` cannot be read). With `so_masses`, also halo.mvir, rvir
+// and m200c: Error(input) when the snapshot cannot be read or has no cosmology (no critical density).
 SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
                                 const std::vector<io::PeakRow>& rows, bool so_masses);
 
