@@ -482,8 +482,14 @@ def main():
     if cache.exists():
         m = re.search(r"^CMAKE_BUILD_TYPE:STRING=(.*)$", cache.read_text(), re.M)
         btype = m.group(1) if m else ""
+    # The tools' own version line names the commit they were built from: a log says what it tested.
+    try:
+        built = subprocess.run([str(Path(a.bin) / "cic-project"), "--version"], capture_output=True, text=True,
+                               env=dict(os.environ, **ENV), timeout=60).stdout.splitlines()[0].split(" ", 1)[1]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        built = "version unknown"
     print(f"property: {len(seeds)} scenes (seeds {seeds[0]}..{seeds[-1]}), ranks {a.ranks}, tools {a.bin} "
-          f"({btype or 'unknown'} build), work {a.work}", flush=True)
+          f"({built}, {btype or 'unknown'} build), work {a.work}", flush=True)
     failed, expected, t0 = [], 0, time.time()
     for seed in seeds:
         sc = Scene(seed, a)
