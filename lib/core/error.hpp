@@ -26,9 +26,13 @@ class Error : public std::runtime_error {
   Error(ErrorKind kind, std::string message) : std::runtime_error(std::move(message)), kind_(kind) {}
   ErrorKind kind() const { return kind_; }
   // Set when every rank raised this error together (mpi::agree), so ranks can exit in order
-  // instead of aborting the job.
+  // instead of aborting the job; raised_on() is then the rank it came from (-1 before).
   bool agreed() const { return agreed_; }
-  void mark_agreed() { agreed_ = true; }
+  int raised_on() const { return raised_on_; }
+  void mark_agreed(int raised_on) {
+    agreed_ = true;
+    raised_on_ = raised_on;
+  }
 
   template <typename... Args>
   static Error usage(fmt::format_string<Args...> f, Args&&... args) {
@@ -50,6 +54,7 @@ class Error : public std::runtime_error {
  private:
   ErrorKind kind_;
   bool agreed_ = false;
+  int raised_on_ = -1;
 };
 
 }  // namespace phew

@@ -14,7 +14,7 @@ void agree_on(const Comm& comm, const Error* error) {
   comm.broadcast(kind, failing);
   comm.broadcast(message, failing);
   Error agreed(static_cast<ErrorKind>(kind), message);
-  agreed.mark_agreed();
+  agreed.mark_agreed(failing);
   throw agreed;
 }
 
@@ -34,7 +34,7 @@ void agree_first(const Comm& comm, std::int64_t key, const Error* error) {
   comm.broadcast(kind, failing);
   comm.broadcast(message, failing);
   Error agreed(static_cast<ErrorKind>(kind), message);
-  agreed.mark_agreed();
+  agreed.mark_agreed(failing);
   throw agreed;
 }
 

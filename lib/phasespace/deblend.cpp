@@ -211,7 +211,13 @@ Deblended deblend_patches(const GridGeometry& geo, const ParticleSet& particles,
   for (io::PeakRow& row : primaries) row.id = row.parent_clump;
   for (const auto& [clump, b, e] : split_runs)
     for (std::size_t i = b; i < e; ++i)
-      if (out.particles[i].peak < 0) out.particles[i].peak = new_id.at({clump, static_cast<int>(-out.particles[i].peak)});
+      if (out.particles[i].peak < 0) {
+        const int k = static_cast<int>(-out.particles[i].peak);
+        const auto id = new_id.find({clump, k});
+        if (id == new_id.end())
+          throw Error::internal("deblend: clump {} has no velocity peak {} for its particle {}", clump, k, out.particles[i].id);
+        out.particles[i].peak = id->second;
+      }
   out.n_split = comm.sum<std::int64_t>(split_patches);
   out.n_new = comm.sum<std::int64_t>(n_extras);
   out.n_skipped = comm.sum<std::int64_t>(skipped);

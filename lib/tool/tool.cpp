@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <thread>
 
 namespace phew {
@@ -65,7 +66,12 @@ void Context::phase(std::string name) {
   const bool here = !only || std::atoi(only) == comm_.rank() || (std::atoi(only) < 0 && comm_.rank() == comm_.size() - 1);
   phase_ = name;
   if (pause && name == pause && here) std::this_thread::sleep_for(std::chrono::seconds(60));
-  if (fail && name == fail && here) throw Error::internal("failure injected at phase {} (PHEW_TEST_FAIL_AT)", name);
+  if (fail && name == fail && here) {
+    // PHEW_TEST_FAIL_WITH=std: a library's exception, as a bare std::map::at would throw it.
+    const char* with = std::getenv("PHEW_TEST_FAIL_WITH");
+    if (with && std::string(with) == "std") throw std::out_of_range("map::at");
+    throw Error::internal("failure injected (PHEW_TEST_FAIL_AT)");
+  }
   timer_.start(std::move(name));
 }
 
@@ -212,11 +218,15 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
     kind = e.kind();
     message = e.what();
     agreed = e.agreed();
+    // An internal error is a bug of ours (or the machine's): the report says where it happened.
+    if (kind == ErrorKind::internal)
+      message = fmt::format("internal error in phase {} on rank {}: {}", ctx.current_phase(),
+                            agreed ? e.raised_on() : comm.rank(), message);
   } catch (const std::bad_alloc&) {
     kind = ErrorKind::internal;
     message = fmt::format("out of memory in phase {} on rank {}", ctx.current_phase(), comm.rank());
   } catch (const std::exception& e) {
-    // A library's exception (std::out_of_range, ...) is a bug of ours: say where it happened.
+    // A library's exception (std::out_of_range, ...) is a bug of ours too.
     kind = ErrorKind::internal;
     message = fmt::format("internal error in phase {} on rank {}: {}", ctx.current_phase(), comm.rank(), e.what());
   }

@@ -77,10 +77,11 @@ tool_lines() {
 }
 
 # fail_everywhere TOOL: a successful run gives the tool's phases; then, at 2 ranks, a failure injected at
-# each phase on rank 0 and on the last rank ends the job (exit 1, no hang) with one error line naming
-# the phase, and leaves the output folder empty.
+# each phase on rank 0 (phew's own internal error) and on the last rank (a library's std::out_of_range)
+# ends the job (exit 1, no hang) with one error line naming the phase and the rank, and leaves the output
+# folder empty.
 fail_everywhere() {
-  local tool=$1 phases phase rank
+  local tool=$1 phases phase rank with want
   mkdir -p "$OUT/ok" "$OUT/f"
   cmd "$tool" "$OUT/ok/x.h5"
   run --separate-stderr "${CMD[@]}"
@@ -90,12 +91,15 @@ fail_everywhere() {
   cmd "$tool" "$OUT/f/x.h5"
   for phase in $phases; do
     for rank in 0 -1; do
-      PHEW_TEST_FAIL_AT=$phase PHEW_TEST_FAIL_RANK=$rank run --separate-stderr timeout 60 mpirun -n 2 --oversubscribe "${CMD[@]}"
+      if [[ $rank == 0 ]]; then with=phew want="internal error in phase $phase on rank 0: failure injected"
+      else with=std want="internal error in phase $phase on rank 1: map::at"; fi
+      PHEW_TEST_FAIL_AT=$phase PHEW_TEST_FAIL_RANK=$rank PHEW_TEST_FAIL_WITH=$with \
+        run --separate-stderr timeout 60 mpirun -n 2 --oversubscribe "${CMD[@]}"
       [[ $status -eq 1 ]] || fail "$tool: phase $phase, rank $rank: exit $status (124 = hang); stderr: $stderr"
       local lines
       lines=$(tool_lines "$tool")
-      [[ $(printf '%s\n' "$lines" | grep -c .) -eq 1 && $lines == "$tool: error: "*"phase $phase"* ]] ||
-        fail "$tool: phase $phase, rank $rank: want one error line naming the phase, got: $lines"
+      [[ $(printf '%s\n' "$lines" | grep -c .) -eq 1 && $lines == "$tool: error: $want"* ]] ||
+        fail "$tool: phase $phase, rank $rank: want one line '$tool: error: $want', got: $lines"
       [[ -z $(find "$OUT/f" -mindepth 1 -printf '%P\n') ]] ||
         fail "$tool: phase $phase, rank $rank: left $(find "$OUT/f" -mindepth 1 -printf '%P ')"
     done

@@ -216,6 +216,7 @@ TEST(Agree, TheLowestKeyAnywhereWins) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_TRUE(e.agreed());
+    EXPECT_EQ(e.raised_on(), comm.size() - 1);
     EXPECT_EQ(std::string(e.what()), "item 3 is bad");
   }
 }
@@ -278,6 +279,7 @@ TEST(Agree, AnErrorOnOneRankStopsEveryRankWithItsMessage) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_TRUE(e.agreed());
+    EXPECT_EQ(e.raised_on(), failing);
     EXPECT_EQ(e.kind(), ErrorKind::input);
     EXPECT_EQ(std::string(e.what()), "bad value on rank " + std::to_string(failing));
   }
