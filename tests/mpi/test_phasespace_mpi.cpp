@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <string>
 
 namespace phew {
 namespace {
@@ -107,6 +109,31 @@ TEST(SelectVotersMpi, ComputedPotentialSameRowsOnAnyNumberOfRanks) {
   expect_rank_invariant(s, without, params_for(s, false));  // periodic: TreePM
   s.grid.geometry.periodic = false;
   expect_rank_invariant(s, without, params_for(s, false));  // open box: Barnes-Hut over the bounding box
+}
+
+// Peaks on the periodic boundary and on a slab boundary, their voter candidates and sample points on
+// both sides: the same rows at any number of ranks, and, with the stored potential, the same voters as the
+// unmoved scene (a periodic box has no preferred origin).
+TEST(SelectVotersMpi, PeaksAcrossSlabAndPeriodicBoundaries) {
+  const scenes::VotersScene base;
+  const VoterSelection unmoved = voters_on(base, base.particles, params_for(base, true), mpi::Comm{MPI_COMM_SELF});
+  for (double dx : {20.0, 70.0}) {
+    SCOPED_TRACE("shifted by " + std::to_string(dx));
+    const scenes::VotersScene s = base.shifted(dx);
+    expect_rank_invariant(s, s.particles, params_for(s, true));
+    const VoterSelection moved = voters_on(s, s.particles, params_for(s, true), mpi::Comm{MPI_COMM_SELF});
+    ASSERT_EQ(moved.voters.size(), unmoved.voters.size());
+    for (std::size_t i = 0; i < moved.voters.size(); ++i) {
+      EXPECT_EQ(moved.voters[i].peak, unmoved.voters[i].peak) << "row " << i;
+      EXPECT_EQ(moved.voters[i].particle_id, unmoved.voters[i].particle_id) << "row " << i;
+      EXPECT_NEAR(moved.voters[i].binding_energy, unmoved.voters[i].binding_energy,
+                  1e-9 * std::abs(unmoved.voters[i].binding_energy)) << "row " << i;
+    }
+    ParticleSet without = s.particles;
+    without.potential.clear();
+    without.acceleration.clear();
+    expect_rank_invariant(s, without, params_for(s, false));  // TreePM: the long-range mesh across the boundary
+  }
 }
 
 }  // namespace

@@ -155,6 +155,17 @@ struct VotersScene {
       peaks.push_back(p);
     }
   }
+
+  // The same scene moved by dx along x in the periodic box: particles, their stored potential and
+  // acceleration and the peaks alike. dx = 70 puts the major halo on the periodic boundary, dx = 20 on
+  // the plane that splits the grid between 2 ranks and the minor's search sphere across the boundary.
+  VotersScene shifted(double dx) const {
+    VotersScene s = *this;
+    const auto wrap = [](double x) { return x >= 100 ? x - 100 : x; };
+    for (std::size_t i = 0; i < s.particles.size(); ++i) s.particles.position[3 * i] = wrap(s.particles.position[3 * i] + dx);
+    for (io::PeakRow& p : s.peaks) p.position[0] = wrap(p.position[0] + dx);
+    return s;
+  }
 };
 
 }  // namespace phew::scenes
