@@ -278,7 +278,7 @@ class Scene:
                 self.references(o, self.dir / "r1", steps)
             for j in jobs:
                 j.result()
-        self.stats = coverage(self.dir / "r1", o)
+        self.stats = coverage(self.dir / "r1")
         self.seconds = time.time() - t0
         if not self.failures and not a.keep:
             shutil.rmtree(self.dir)
@@ -407,26 +407,34 @@ class Scene:
                           [f"cd {folder} && /usr/bin/python3 {HERE / cmd}"])
 
 
-def coverage(folder, o):
-    """What the scene exercised, from the 1-rank outputs (so that a passing scene is not an empty one)."""
-    def rows(name, obj):
+# What a scene exercised, counted in its 1-rank outputs: (name, file, dataset, rows or nonzero values).
+COVERAGE = [("peaks", "000.patches.h5", "peaks/id", "rows"), ("saddles", "000.patches.h5", "saddles/peak_a", "rows"),
+            ("clumps", "000.clumps.h5", "clumps/id", "rows"), ("hierarchy mergers", "000.clumps.h5", "hierarchy/clump", "rows"),
+            ("second-relevance mergers", "000.clumps_sec.h5", "hierarchy/clump", "rows"),
+            ("deblended peaks", "000.peaks.h5", "peaks/from_deblending", "nonzero"),
+            ("peaks after deblending", "000.peaks.h5", "peaks/id", "rows"), ("voters", "000.voters.h5", "voters/peak", "rows"),
+            ("tree links", "tree.h5", "peaks/main_progenitor_id", "nonzero"), ("maps", "maps.h5", "maps/sigma", "rows")]
+
+
+def coverage(folder):
+    """What the scene exercised, from the 1-rank outputs (so that a passing scene is not an empty one):
+    {name: count}, None where the output is missing."""
+    out = {}
+    for name, file, obj, how in COVERAGE:
         try:
-            with h5py.File(folder / name, "r") as f:
-                return f[obj].shape[0]
+            with h5py.File(folder / file, "r") as f:
+                out[name] = f[obj].shape[0] if how == "rows" else int(np.count_nonzero(f[obj][()]))
         except (OSError, KeyError):
-            return "-"
-    def count(name, obj):
-        try:
-            with h5py.File(folder / name, "r") as f:
-                return int(np.count_nonzero(f[obj][()]))
-        except (OSError, KeyError):
-            return "-"
-    return (f"peaks {rows('000.patches.h5', 'peaks/id')}, saddles {rows('000.patches.h5', 'saddles/peak_a')}, "
-            f"clumps {rows('000.clumps.h5', 'clumps/id')}, hierarchy mergers {rows('000.clumps.h5', 'hierarchy/clump')} "
-            f"(second relevance {rows('000.clumps_sec.h5', 'hierarchy/clump')}), deblended peaks "
-            f"{count('000.peaks.h5', 'peaks/from_deblending')}/{rows('000.peaks.h5', 'peaks/id')}, voters "
-            f"{rows('000.voters.h5', 'voters/peak')}, tree links {count('tree.h5', 'peaks/main_progenitor_id')}, "
-            f"maps {rows('maps.h5', 'maps/sigma')}")
+            out[name] = None
+    return out
+
+
+def coverage_line(c):
+    v = {k: "-" if n is None else n for k, n in c.items()}
+    return (f"peaks {v['peaks']}, saddles {v['saddles']}, clumps {v['clumps']}, hierarchy mergers "
+            f"{v['hierarchy mergers']} (second relevance {v['second-relevance mergers']}), deblended peaks "
+            f"{v['deblended peaks']}/{v['peaks after deblending']}, voters {v['voters']}, tree links {v['tree links']}, "
+            f"maps {v['maps']}")
 
 
 def parse_seeds(text):
@@ -457,6 +465,8 @@ def main():
     ap.add_argument("--known-failures", default=str(HERE / "known_failures.json"),
                     help="expected failures (default: known_failures.json beside this script; '' for none)")
     ap.add_argument("--stop", action="store_true", help="stop at the first failing scene")
+    ap.add_argument("--require-coverage", action="store_true",
+                    help="fail when the scenes together exercised none of one kind (saddles, mergers, voters, ...)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     a.bin = str(Path(a.bin).resolve())
@@ -491,13 +501,16 @@ def main():
     print(f"property: {len(seeds)} scenes (seeds {seeds[0]}..{seeds[-1]}), ranks {a.ranks}, tools {a.bin} "
           f"({built}, {btype or 'unknown'} build), work {a.work}", flush=True)
     failed, expected, t0 = [], 0, time.time()
+    exercised = {}  # name -> summed over the scenes
     for seed in seeds:
         sc = Scene(seed, a)
         ok = sc.run()
         expected += len(sc.expected)
         status = "ok" if ok else "FAILED"
         print(f"seed {seed}: {status} in {sc.seconds:.0f} s ({sc.summary})", flush=True)
-        print(f"  exercised: {sc.stats}", flush=True)
+        print(f"  exercised: {coverage_line(sc.stats)}", flush=True)
+        for name, n in sc.stats.items():
+            exercised[name] = exercised.get(name, 0) + (n or 0)
         for n in sc.notes:
             print(f"  note: {n}")
         rep = sc.report()
@@ -513,6 +526,11 @@ def main():
                   f"if it is fixed, remove it from {a.known_failures}")
     print(f"property: {len(seeds)} scenes, {len(failed)} failed{': seeds ' + ' '.join(map(str, failed)) if failed else ''}"
           f"{f', {expected} expected failures' if expected else ''}, {time.time() - t0:.0f} s", flush=True)
+    # Scenes that passed without exercising a stage (every run of it refused, or nothing to do) tested nothing there.
+    unexercised = [name for name in exercised if exercised[name] == 0]
+    if a.require_coverage and unexercised:
+        print(f"property: FAILED: these scenes exercised no {', no '.join(unexercised)} (--require-coverage)", flush=True)
+        return 1
     if not failed:
         try:
             Path(a.work).rmdir()  # empty when no scene was kept
