@@ -92,9 +92,15 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(a.seed)
 
+    # The grid and the units come from real files of the tools, so the stages read like theirs.
     with h5py.File(a.template_peaks, "r") as f:
         grid_attrs = dict(f["/grid"].attrs)
         G = float(f.attrs.get("gravitational_constant", 43009.1727))
+        velocity_units = f["/peaks/velocity"].attrs["units"]
+    with h5py.File(a.template_voters, "r") as f:
+        energy_units = f["/voters/binding_energy"].attrs["units"]
+        acceleration_units = f["/peaks/a0"].attrs["units"]
+        length_units = f["/peaks/search_radius"].attrs["units"]
     box = np.asarray(grid_attrs["box_size"], dtype=float)
     n_total = int(n * 1.25)  # particles in the simulation; those in patches are a subset
     mp = float(grid_attrs.get("particle_mass", 1.0))
@@ -199,7 +205,6 @@ def main():
             f.attrs["time"] = tm
             f.attrs["redshift"] = 1 / tm - 1
             f.attrs["gravitational_constant"] = G
-            f.attrs["first_new_id"] = np.int64(s * 10 * p0 + 1)
             o = np.argsort(ids[live])
             L = live[o]
             f["/peaks/id"] = ids[L]
@@ -211,6 +216,9 @@ def main():
             f["/peaks/n_particles"] = counts[L].astype(np.int64)
             f["/peaks/mass"] = counts[L] * mp
             f["/peaks/from_deblending"] = deb[L]
+            # As lib/io/peaks_file.cpp writes them: the numbering of velocity-space peaks, the units.
+            f["/peaks"].attrs["first_new_id"] = np.int64(s * 10 * p0 + 1)
+            f["/peaks/velocity"].attrs["units"] = velocity_units
             f["/particles/id"] = pid_out
             f["/particles/peak"] = peak_out
         with h5py.File(vpath, "w") as f:
@@ -224,8 +232,14 @@ def main():
             f["/voters/peak"] = vpeak
             f["/voters/particle_id"] = vpid
             f["/voters/binding_energy"] = venergy
+            f["/voters/binding_energy"].attrs["units"] = energy_units
             f["/peaks/id"] = ids[live_sorted]
+            f["/peaks/search_radius"] = np.ones(len(live_sorted))
+            f["/peaks/search_radius"].attrs["units"] = length_units
+            f["/peaks/a0"] = np.zeros((len(live_sorted), 3))
+            f["/peaks/a0"].attrs["units"] = acceleration_units
             f["/peaks/n_voters"] = nv_sorted.astype(np.int64)
+            f["/peaks/n_candidates"] = pk_size[live_sorted].astype(np.int64)
         t_write = time.perf_counter()
         write_manifest(a.template_peaks + ".json", ppath, "peaks",
                        {"n_peaks": int(len(live)), "n_particles_in_patches": int(in_patch.sum()),
