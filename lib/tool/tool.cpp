@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 namespace phew {
@@ -207,6 +208,10 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   ErrorKind kind;
   std::string message;
   bool agreed = false;
+  // An internal error is a bug of ours (or the machine's): the report says where it happened.
+  const auto internal_error = [&](int rank, std::string_view what) {
+    return fmt::format("internal error in phase {} on rank {}: {}", ctx.current_phase(), rank, what);
+  };
   try {
     check_output(output, files_in_options(app, spec));
     ctx.allow_replacing(files_in_options(app, spec, true));
@@ -218,17 +223,14 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
     kind = e.kind();
     message = e.what();
     agreed = e.agreed();
-    // An internal error is a bug of ours (or the machine's): the report says where it happened.
-    if (kind == ErrorKind::internal)
-      message = fmt::format("internal error in phase {} on rank {}: {}", ctx.current_phase(),
-                            agreed ? e.raised_on() : comm.rank(), message);
+    if (kind == ErrorKind::internal) message = internal_error(agreed ? e.raised_on() : comm.rank(), message);
   } catch (const std::bad_alloc&) {
     kind = ErrorKind::internal;
     message = fmt::format("out of memory in phase {} on rank {}", ctx.current_phase(), comm.rank());
   } catch (const std::exception& e) {
     // A library's exception (std::out_of_range, ...) is a bug of ours too.
     kind = ErrorKind::internal;
-    message = fmt::format("internal error in phase {} on rank {}: {}", ctx.current_phase(), comm.rank(), e.what());
+    message = internal_error(comm.rank(), e.what());
   }
   // Before the first phase, errors come from the command line, the same on every rank.
   if (agreed || !ctx.started() || comm.size() == 1) {
