@@ -161,9 +161,10 @@ struct VotersScene {
   // the plane that splits the grid between 2 ranks and the minor's search sphere across the boundary.
   VotersScene shifted(double dx) const {
     VotersScene s = *this;
-    const auto wrap = [](double x) { return x >= 100 ? x - 100 : x; };
-    for (std::size_t i = 0; i < s.particles.size(); ++i) s.particles.position[3 * i] = wrap(s.particles.position[3 * i] + dx);
-    for (io::PeakRow& p : s.peaks) p.position[0] = wrap(p.position[0] + dx);
+    const double box = grid.geometry.extent[0];
+    for (std::size_t i = 0; i < s.particles.size(); ++i)
+      s.particles.position[3 * i] = wrap_position(s.particles.position[3 * i] + dx, box);
+    for (io::PeakRow& p : s.peaks) p.position[0] = wrap_position(p.position[0] + dx, box);
     return s;
   }
 };
