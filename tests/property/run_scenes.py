@@ -430,11 +430,7 @@ def coverage(folder):
 
 
 def coverage_line(c):
-    v = {k: "-" if n is None else n for k, n in c.items()}
-    return (f"peaks {v['peaks']}, saddles {v['saddles']}, clumps {v['clumps']}, hierarchy mergers "
-            f"{v['hierarchy mergers']} (second relevance {v['second-relevance mergers']}), deblended peaks "
-            f"{v['deblended peaks']}/{v['peaks after deblending']}, voters {v['voters']}, tree links {v['tree links']}, "
-            f"maps {v['maps']}")
+    return ", ".join(f"{name} {'-' if n is None else n}" for name, n in c.items())
 
 
 def parse_seeds(text):
