@@ -24,30 +24,35 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Temporary paths to unlink from a signal handler: fixed storage, no allocation in the handler.
-constexpr int kSlots = 64;
-constexpr int kPathMax = 4096;
+// Temporary paths to unlink from a signal handler: fixed storage, no allocation in the handler. A slot
+// is claimed, then its path written, then published: the handler (on any thread, at any moment) reads
+// only published slots, never a path half-copied over an older one.
+constexpr std::size_t kSlots = 64;
+constexpr std::size_t kPathMax = 4096;
+enum SlotState : int { kFree, kWriting, kPublished };
 std::array<std::array<char, kPathMax>, kSlots> g_paths{};
-std::array<std::atomic<bool>, kSlots> g_used{};
+std::array<std::atomic<int>, kSlots> g_state{};
 
 int register_temp(const std::string& path) {
-  for (int i = 0; i < kSlots; ++i) {
-    bool expected = false;
-    if (path.size() < kPathMax && g_used[static_cast<std::size_t>(i)].compare_exchange_strong(expected, true)) {
-      std::memcpy(g_paths[static_cast<std::size_t>(i)].data(), path.c_str(), path.size() + 1);
-      return i;
+  if (path.size() >= kPathMax) return -1;
+  for (std::size_t i = 0; i < kSlots; ++i) {
+    int expected = kFree;
+    if (g_state[i].compare_exchange_strong(expected, kWriting)) {
+      std::memcpy(g_paths[i].data(), path.c_str(), path.size() + 1);
+      g_state[i].store(kPublished);
+      return static_cast<int>(i);
     }
   }
   return -1;
 }
 
 void unregister_temp(int slot) {
-  if (slot >= 0) g_used[static_cast<std::size_t>(slot)] = false;
+  if (slot >= 0) g_state[static_cast<std::size_t>(slot)].store(kFree);
 }
 
 void unlink_registered() {
-  for (int i = 0; i < kSlots; ++i)
-    if (g_used[static_cast<std::size_t>(i)]) unlink(g_paths[static_cast<std::size_t>(i)].data());
+  for (std::size_t i = 0; i < kSlots; ++i)
+    if (g_state[i].load() == kPublished) unlink(g_paths[i].data());
 }
 
 // Set when a commit starts: from then on a termination signal is ignored, so the run finishes the
