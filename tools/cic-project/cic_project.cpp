@@ -14,7 +14,7 @@ constexpr double kSaneDensityRatio[2] = {0.01, 100};  // mean / critical density
 }  // namespace
 
 void declare_cic_options(CLI::App& app, CicOptions& opt) {
-  app.add_option("snapshot", opt.snapshot, "Snapshot file(s): HDF5 (Gadget/SWIFT/AREPO), Gadget binary or phew particles; "
+  app.add_option("snapshot", opt.snapshot, "Snapshot: HDF5 file(s) (Gadget/SWIFT/AREPO), Gadget binary, phew particles or a RAMSES output folder; "
                                            "one piece of a multi-file snapshot finds the others")
       ->required();
   app.add_option("-g,--grid", opt.grid,

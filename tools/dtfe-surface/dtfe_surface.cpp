@@ -57,7 +57,7 @@ void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeChecked&
 }  // namespace
 
 void declare_dtfe_options(CLI::App& app, DtfeOptions& opt) {
-  app.add_option("snapshot", opt.snapshot, "Snapshot file(s): HDF5 (Gadget/SWIFT/AREPO), Gadget binary or phew particles")
+  app.add_option("snapshot", opt.snapshot, "Snapshot: HDF5 file(s) (Gadget/SWIFT/AREPO), Gadget binary, phew particles or a RAMSES output folder")
       ->required();
   app.add_option("-c,--centers", opt.centers,
                  "Field centres: text/CSV (x y z per line), FILE.h5[:/dataset] ([n][3]), or a clumps.h5 (haloes by mass)")
