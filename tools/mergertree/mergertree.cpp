@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "grid/spherical_overdensity.hpp"
 #include "io/atomic_output.hpp"
 #include "io/peaks_file.hpp"
 #include "io/tree_file.hpp"
@@ -12,6 +13,7 @@
 #include "mpi/agree.hpp"
 #include "stage_halos.hpp"
 
+#include <cmath>
 #include <filesystem>
 
 namespace phew {
@@ -132,6 +134,17 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
     }
   });
   const TreeCounts n = count(tree.state);
+  // Spherical-overdensity masses that --particles could not measure are NaN in the tree: counted (over
+  // every row of the tree written) and said once.
+  std::int64_t no_mvir = 0, no_m200c = 0;
+  for (const TreeRow& r : tree.state.rows) {
+    no_mvir += std::isnan(r.halo.mvir);
+    no_m200c += std::isnan(r.halo.m200c);
+  }
+  if (no_mvir + no_m200c > 0)
+    log::warn("{} of {} peaks have no measurable Mvir and {} no M200c (fewer than {} particles inside the "
+              "overdensity around their centre): written as NaN",
+              no_mvir, tree.state.rows.size(), no_m200c, kSoMinParticles);
   log::info("{} snapshots, {} peaks, {} lineages, {} mergers, {} revivals from the graveyard, {} artefacts",
             tree.times.size(), tree.state.rows.size(), n.lineages, n.mergers, n.revived, n.artefacts);
 
@@ -149,6 +162,10 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
   m.summary("n_mergers", n.mergers);
   m.summary("n_revived", n.revived);
   m.summary("n_artefacts", n.artefacts);
+  if (opt.particles) {
+    m.summary("n_mvir_not_measurable", no_mvir);
+    m.summary("n_m200c_not_measurable", no_m200c);
+  }
   // Rank 0 holds the tree; side outputs are committed with tree.h5.
   if (opt.export_text) ctx.side_output(ctx.output() + ".links.txt", "text", comm.root() ? links_text(tree.state) : "");
   if (!opt.export_ctrees.empty()) {
