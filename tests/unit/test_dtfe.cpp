@@ -9,6 +9,7 @@
 #include "dtfe/grid_walk.hpp"
 #include "dtfe/hull.hpp"
 #include "dtfe/march.hpp"
+#include "dtfe/silhouette.hpp"
 #include "dtfe/surface_density.hpp"
 #include "dtfe/triangulation.hpp"
 
@@ -343,6 +344,66 @@ TEST(DtfeKernel, PeriodicImagesFillAWindowLargerThanTheBox) {
   const auto g = field({0.5, 0.5, 0.5}, 2.0, 1.0, 32);
   const FieldPoints pts = select_field(p.pos, p.mass, g, {1, 1, 1});
   EXPECT_EQ(pts.n_selected, 4 * p.mass.size());
+}
+
+// --- The silhouette and the default margin's rule --------------------------------------------------
+
+FieldPoints lattice_points(const std::vector<std::array<std::int32_t, 3>>& q) {
+  FieldPoints p;
+  p.scale = 1;
+  for (const auto& x : q) {
+    p.q.insert(p.q.end(), x.begin(), x.end());
+    p.mass.push_back(1);
+  }
+  return p;
+}
+
+TEST(DtfeSilhouette, TheProjectedHullAndWhatItContainsAreExact) {
+  // A square of side 20 seen from above (heights differ), with points inside and on its edges.
+  const Silhouette square(lattice_points({{-10, -10, 0}, {10, -10, 5}, {10, 10, -3}, {-10, 10, 1}, {0, 0, 9}, {0, -10, 2}, {3, 4, 7}}));
+  EXPECT_EQ(square.vertices().size(), 4u);  // the point on the edge is not a vertex
+  EXPECT_TRUE(square.contains(0, 0, true));
+  EXPECT_TRUE(square.contains(10, 0, false));
+  EXPECT_FALSE(square.contains(10, 0, true));  // on the boundary: not strictly inside
+  EXPECT_FALSE(square.contains(11, 0, false));
+  std::int64_t lo = 0, hi = 0;
+  ASSERT_TRUE(square.column(10, lo, hi));
+  EXPECT_EQ(lo, -10);
+  EXPECT_EQ(hi, 10);
+  EXPECT_FALSE(square.column(-11, lo, hi));
+  // A triangle whose slanted edge v = 2 - 2u/3 falls between lattice lines: the ranges round inwards.
+  const Silhouette tri(lattice_points({{0, 0, 0}, {3, 0, 1}, {0, 2, 2}, {1, 0, 3}}));
+  EXPECT_EQ(tri.vertices().size(), 3u);
+  for (auto [u, top] : {std::pair{0, 2}, {1, 1}, {2, 0}, {3, 0}}) {
+    ASSERT_TRUE(tri.column(u, lo, hi)) << u;
+    EXPECT_EQ(lo, 0) << u;
+    EXPECT_EQ(hi, top) << u;
+    EXPECT_TRUE(tri.contains(u, top, false));
+    EXPECT_FALSE(tri.contains(u, top + 1, false));
+  }
+  EXPECT_FALSE(tri.column(4, lo, hi));
+  // Points on a line cover nothing.
+  EXPECT_FALSE(Silhouette(lattice_points({{0, 0, 0}, {1, 1, 1}, {2, 2, 0}, {3, 3, 5}})).contains(1, 1, false));
+}
+
+TEST(DtfeMarginRule, TheMapWidenedByHalfTheMarginMustLieStrictlyInsideTheSilhouette) {
+  // A map of side 10 with a margin of 2: the window reaches 7 from the centre, the widened map 6.
+  // Particles at the corners (+-a, +-a) of a square, above and below the map's plane, and one inside.
+  const auto g = field({0, 0, 0}, 10, 4, 16, 2, 2.0);
+  for (auto [a, covers] : {std::pair{6.5, true}, {6.0, false}, {5.5, false}}) {
+    Particles p;
+    for (double x : {-a, a})
+      for (double y : {-a, a})
+        for (double z : {-1.0, 1.0}) {
+          p.pos.insert(p.pos.end(), {x, y, z});
+          p.mass.push_back(1);
+        }
+    p.pos.insert(p.pos.end(), {0.5, 0.25, 0});
+    p.mass.push_back(1);
+    EXPECT_EQ(margin_suffices(select_field(p.pos, p.mass, g, {0, 0, 0}), g), covers) << "a = " << a;
+  }
+  EXPECT_EQ(margin_at_level(0.5, 0), 0.5);
+  EXPECT_EQ(margin_at_level(0.5, 3), 4.0);
 }
 
 }  // namespace
