@@ -19,7 +19,7 @@ constexpr int kTagReply = 303;    // dynamic: zero or one field
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// --- fields on the wire: [count] then per field [index, n_selected, scale, n, q[3n], mass[n]] -----
+// --- fields on the wire: [count] then per field [index, n_selected, empty_outside, scale, n, q[3n], mass[n]]
 template <typename T>
 void put(std::vector<char>& b, const T& v) {
   const auto* p = reinterpret_cast<const char*>(&v);
@@ -36,6 +36,7 @@ T get(const std::vector<char>& b, std::size_t& at) {
 void put_field(std::vector<char>& b, std::size_t index, const FieldPoints& p) {
   put<std::uint64_t>(b, index);
   put<std::uint64_t>(b, p.n_selected);
+  put<std::uint64_t>(b, p.empty_outside ? 1 : 0);
   put<double>(b, p.scale);
   put<std::uint64_t>(b, p.size());
   const auto* q = reinterpret_cast<const char*>(p.q.data());
@@ -53,6 +54,7 @@ std::vector<std::pair<std::size_t, FieldPoints>> get_fields(const std::vector<ch
     const auto index = get<std::uint64_t>(b, at);
     FieldPoints p;
     p.n_selected = get<std::uint64_t>(b, at);
+    p.empty_outside = get<std::uint64_t>(b, at) != 0;
     p.scale = get<double>(b, at);
     const auto n = get<std::uint64_t>(b, at);
     p.q.resize(3 * n);
