@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Pictures from phew's HDF5 files, one command each (Debian's /usr/bin/python3, matplotlib, h5py).
 
-  phewplot.py slice       clumps.h5 grid.h5 out.png      density slab with clump and halo outlines
+  phewplot.py slice       clumps.h5 grid.h5 out.png      density slab with clump and halo outlines, and a
+                          zoom on the most massive halo [--index I] [--thickness T] [--zoom L]
   phewplot.py massfunction clumps.h5 out.png [--sigma8 S] [--omega-b B] [--ns N]
                           dn/dlog10 M of haloes and level-0 clumps per comoving volume, with the
                           Sheth-Tormen (1999) and Tinker et al. (2008) mass functions of the run's cosmology
@@ -232,45 +233,67 @@ def slice_(a):
         rho = g["grid/density"][...]
         attrs = g["grid"].attrs
         box, origin, units = np.asarray(attrs["box_size"]), np.asarray(attrs["origin"]), attrs["length_units"]
-        i = a.index
-        if i is None:  # through the peak of the most massive halo
-            if len(c["halos/id"]):
-                k = int(np.argmax(c["halos/mass"][...]))
-                i = int((c["halos/peak_position"][k, 0] - origin[0]) / box[0] * rho.shape[0]) % rho.shape[0]
-            else:
-                i = rho.shape[0] // 2
+        hid, hmass, hpos, hcells = (c[f"halos/{k}"][...] for k in ("id", "mass", "peak_position", "n_cells"))
+        mass_units = text(c["grid"].attrs["mass_units"])
+        h_param = float(c["grid"].attrs["hubble_param"]) if "hubble_param" in c["grid"].attrs else None
+    shape = np.array(rho.shape)
+    cell = box / shape
+    # the zoom (and, without --index, the slab) through the peak of the most massive halo
+    k = int(np.argmax(hmass)) if len(hid) else None
+    peak = ((hpos[k] - origin) / cell).astype(int) % shape if k is not None else shape // 2
+    i = a.index if a.index is not None else int(peak[0])
     clump, halo = dense_labels(a.clumps, "clump"), dense_labels(a.clumps, "halo")
     # a slab of `thickness` planes across x: mean density, and the labels of the densest cell on each line
-    t = max(1, min(a.thickness, rho.shape[0]))
-    planes = [(i + k) % rho.shape[0] for k in range(-(t // 2), t - t // 2)]
+    t = max(1, min(a.thickness, shape[0]))
+    planes = [(i + q) % shape[0] for q in range(-(t // 2), t - t // 2)]
     slab = rho[planes].astype(float)
     top = np.argmax(slab, axis=0)
     pick = lambda grid: np.take_along_axis(grid[planes], top[None], axis=0)[0]  # noqa: E731
     c2, h2 = pick(clump), pick(halo)  # [j][k]: y, z
-    f, lunits = display_length(units, box.max())
-    y0, z0 = origin[1] * f, origin[2] * f
-    dy, dz = box[1] * f / rho.shape[1], box[2] * f / rho.shape[2]
-    extent = [y0, y0 + box[1] * f, z0, z0 + box[2] * f]
     mean = rho.mean() if rho.mean() > 0 else 1.0
-    # y to the right, z up: the slab seen from +x (arrays are [j][k], so transposed for imshow)
-    logd = np.log10(np.maximum(slab.mean(axis=0) / mean, 1e-2)).T
-    fig, ax = plt.subplots(1, 2, figsize=(12.4, 5.6), constrained_layout=True, sharey=True)
-    im = ax[0].imshow(logd, origin="lower", extent=extent, cmap="magma", interpolation="nearest")
-    fig.colorbar(im, ax=ax[0], label=r"$\log_{10}\,\rho/\bar\rho$ (slab mean)", shrink=0.9)
-    ax[0].add_collection(LineCollection(outline_segments(c2, y0, dy, z0, dz), colors="#00ffff", linewidths=1.0))
-    ax[1].imshow(logd, origin="lower", extent=extent, cmap="Greys", interpolation="nearest", vmin=-2,
-                 vmax=max(logd.max(), 0))
-    ax[1].imshow(colours(h2).transpose(1, 0, 2), origin="lower", extent=extent, interpolation="nearest", alpha=0.85)
-    ax[1].add_collection(LineCollection(outline_segments(h2, y0, dy, z0, dz), colors="k", linewidths=0.6))
-    n_halo = len(np.unique(h2[h2 > 0]))
-    xs = origin[0] + (np.array(planes) + 0.5) * box[0] / rho.shape[0]
-    n_clump = len(np.unique(c2[c2 > 0]))
-    ax[0].set_title(f"density and level-0 clump outlines ({n_clump}),\n{t} planes at x = {xs.min() * f:.4g}-{xs.max() * f:.4g} {lunits}")
-    ax[1].set_title(f"haloes in the slab ({n_halo}, one colour each)\n")
-    for axis in ax:
-        axis.set(xlabel=f"y [{lunits}]", xlim=extent[:2], ylim=extent[2:], aspect="equal")
-    ax[0].set_ylabel(f"z [{lunits}]")
-    fig.savefig(a.out, dpi=a.dpi)
+    d2 = np.log10(np.maximum(slab.mean(axis=0) / mean, 1e-2))
+    f, lunits = display_length(units, box.max())
+    dy, dz = cell[1] * f, cell[2] * f
+    vmax = max(d2.max(), 0.5)
+    fig, ax = plt.subplots(1, 2, figsize=(12.4, 5.6), constrained_layout=True)
+
+    def draw(axis, d, c_, h_, y0, z0):
+        # y to the right, z up: the slab seen from +x (arrays are [j][k], so transposed for imshow)
+        extent = [y0, y0 + d.shape[0] * dy, z0, z0 + d.shape[1] * dz]
+        im = axis.imshow(d.T, origin="lower", extent=extent, cmap="magma", vmin=-2, vmax=vmax, interpolation="nearest")
+        axis.add_collection(LineCollection(outline_segments(c_, y0, dy, z0, dz), colors="#00ffff", linewidths=0.9))
+        axis.add_collection(LineCollection(outline_segments(h_, y0, dy, z0, dz), colors="white", linewidths=1.4))
+        axis.set(xlabel=f"y [{lunits}]", ylabel=f"z [{lunits}]", xlim=extent[:2], ylim=extent[2:], aspect="equal")
+        return im
+
+    draw(ax[0], d2, c2, h2, origin[1] * f, origin[2] * f)
+    xs = origin[0] + (np.array(planes) + 0.5) * cell[0]
+    ax[0].set_title(f"slab of {t} planes, x = {xs.min() * f:.4g} to {xs.max() * f:.4g} {lunits}\n"
+                    f"{len(np.unique(h2[h2 > 0]))} haloes (white), {len(np.unique(c2[c2 > 0]))} level-0 clumps (cyan)")
+    # the zoom: the slab rolled so that the halo's peak is in the middle (the box is periodic), cut around it
+    if a.zoom:
+        w = max(4, int(np.ceil(0.5 * a.zoom / cell[1])))
+    elif k is not None:
+        radius = np.cbrt(3 * hcells[k] * np.prod(cell) / (4 * np.pi))
+        w = max(8, int(np.ceil(3 * radius / cell[1])))
+    else:
+        w = shape[1] // 4
+    w = min(w, shape[1] // 2 - 1, shape[2] // 2 - 1)
+    mid = shape[1:] // 2
+    shift = (int(mid[0] - peak[1]), int(mid[1] - peak[2]))
+    cut = (slice(mid[0] - w, mid[0] + w + 1), slice(mid[1] - w, mid[1] + w + 1))
+    roll = lambda grid: np.roll(grid, shift, axis=(0, 1))[cut]  # noqa: E731
+    y0 = (origin[1] + (peak[1] - w) * cell[1]) * f
+    z0 = (origin[2] + (peak[2] - w) * cell[2]) * f
+    im = draw(ax[1], roll(d2), roll(c2), roll(h2), y0, z0)
+    ax[0].add_patch(matplotlib.patches.Rectangle((y0, z0), (2 * w + 1) * dy, (2 * w + 1) * dz, fill=False, ec="white",
+                                                 ls="--", lw=0.8))
+    if k is not None:
+        msun = mass_in_msun_h(mass_units, h_param)
+        mass = f"{hmass[k] * msun:.3g} Msun/h" if msun else f"{hmass[k]:.3g} {mass_units}"
+        ax[1].set_title(f"zoom on the most massive halo ({hid[k]}, {mass})\nits level-0 clumps (cyan)")
+    fig.colorbar(im, ax=ax, shrink=0.85, label=r"$\log_{10}\,\rho/\bar\rho$ (mean over the slab)")
+    fig.savefig(a.out, dpi=a.dpi, bbox_inches="tight")
 
 
 # ---- mass function ---------------------------------------------------------------------------------
@@ -410,11 +433,12 @@ def massfunction(a):
         lo, hi = np.log10(every.min()), np.log10(every.max())
         edges = np.arange(np.floor(lo * 5) / 5, hi + 0.2001, 0.2)
         mid = 10 ** (0.5 * (edges[1:] + edges[:-1]))
-        for m, label, style in [(mh, "haloes", dict(fmt="o", color="C0", ms=5, capsize=2)),
-                                (mc, "level-0 clumps", dict(fmt="s", color="C1", ms=3.5, mfc="none", capsize=2))]:
+        for m, label, shift, style in [(mh, "haloes", 1.0, dict(fmt="o", color="C0", ms=5, capsize=2)),
+                                       (mc, "level-0 clumps", 10 ** 0.04, dict(fmt="s", color="C1", ms=3.5, mfc="none",
+                                                                               capsize=2))]:
             y, err = binned_mass_function(m, volume, edges)
-            ok = y > 0
-            ax.errorbar(mid[ok], y[ok], yerr=err[ok], label=f"{label} ({len(m)})", **style)
+            ok = y > 0  # the clumps drawn a little to the right, so that equal points stay apart
+            ax.errorbar(mid[ok] * shift, y[ok], yerr=err[ok], label=f"{label} ({len(m)})", **style)
     om, ol = g.get("omega_m"), g.get("omega_lambda")
     known = run_spectrum(a.clumps, g)
     if om is not None and h and int(g.get("comoving", 0)):
@@ -435,11 +459,13 @@ def massfunction(a):
             what = f"Eisenstein-Hu no-wiggle, $\\Omega_b$ = {ob:g}{ob_said}, $n_s$ = {ns:g}"
         m = np.geomspace(1e9, 1e16, 300)
         st, tinker = mass_functions(m, spec, om, z, growth_factor(1 / (1 + z), om, ol))
+        theory_top = st[(m >= 10 ** (edges[0] - 0.3)) & (m <= 10 ** (edges[-1] + 0.3))].max() if len(every) else 0
         ax.plot(m, st, "k-", lw=1.2, label="Sheth & Tormen (1999)")
         ax.plot(m, tinker, "k--", lw=1.0, label=r"Tinker et al. (2008), $\Delta$ = 200 mean")
         note = (f"$\\Omega_m$ = {om:.3g}, h = {h:.3g}, $\\sigma_8$ = {sigma8:g}{said}; {what}")
     else:
         note = "no cosmology in the grid: no theory curve"
+        theory_top = 0
     if mp > 0:
         ax.axvline(100 * mp, color="0.6", ls=":", lw=1)
         ax.text(100 * mp, 0.97, " 100 particles", transform=ax.get_xaxis_transform(), color="0.4", fontsize=8, va="top")
@@ -447,7 +473,7 @@ def massfunction(a):
     if len(every):
         ax.set_xlim(10 ** (edges[0] - 0.3), 10 ** (edges[-1] + 0.3))
         n_max = max(np.histogram(np.log10(m), edges)[0].max() for m in (mh, mc) if len(m))
-        ax.set_ylim(0.3 / volume / 0.2, 5 * n_max / volume / 0.2)
+        ax.set_ylim(0.3 / volume / 0.2, max(5 * n_max / volume / 0.2, 2 * theory_top))
     ax.set(xlabel=r"$M$ [$h^{-1}\,M_\odot$]", ylabel=r"$dn/d\log_{10}M$ [$h^3\,\mathrm{Mpc}^{-3}$]",
            title=f"mass function at z = {max(z, 0.0) if abs(z) < 0.005 else z:.2f} in a {volume:.4g} (Mpc/h)$^3$ box")
     ax.legend(fontsize=8, loc="upper right")
@@ -462,6 +488,12 @@ def dendrogram(a):
         cl = {k: c["clumps"][k][...] for k in ("id", "parent", "halo", "peak_density", "mass")}
         hier = {k: c["hierarchy"][k][...] for k in ("clump", "into", "level", "saddle_density")}
         units = text(c["grid"].attrs["units"])
+        mean = float(c["grid"].attrs.get("mean_density", 0))
+        threshold = float(c.attrs.get("density_threshold", 0))
+        saddle = float(c.attrs["saddle_threshold"]) if "saddle_threshold" in c.attrs else None
+    scale = 1 / mean if mean > 0 else 1.0  # densities in units of the mean
+    cl["peak_density"] = cl["peak_density"] * scale
+    hier["saddle_density"] = hier["saddle_density"] * scale
     halo = a.halo
     if halo is None:
         masses = {}
@@ -489,17 +521,28 @@ def dendrogram(a):
     fig, ax = plt.subplots(figsize=(7, 5), constrained_layout=True)
     levels = max([merge[m][1] for m in members if m in merge], default=0)
     cmap = plt.get_cmap("viridis")
+    floor = threshold * scale if threshold > 0 else min([merge[m][2] for m in members if m in merge], default=peak[halo]) * 0.7
     for n in members:
         if n not in xpos:
             continue
-        bottom = merge[n][2] if n in merge else min([merge[m][2] for m in members if m in merge], default=peak[n]) * 0.7
-        colour = cmap(merge[n][1] / max(levels, 1)) if n in merge else "k"
+        bottom = merge[n][2] if n in merge else floor
+        colour = cmap(0.85 * (merge[n][1] - 1) / max(levels - 1, 1)) if n in merge else "k"
         ax.plot([xpos[n], xpos[n]], [peak[n], bottom], color=colour, lw=2)
         if n in merge:
             ax.plot([xpos[n], xpos[merge[n][0]]], [bottom, bottom], color=colour, lw=1)
+        if len(members) <= 30:
+            ax.annotate(str(n), (xpos[n], peak[n]), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
+    if threshold > 0:
+        ax.axhline(threshold * scale, color="0.5", ls=":", lw=1, label="density threshold")
+    if saddle:
+        ax.axhline(saddle * scale, color="C3", ls="--", lw=1, label="saddle threshold")
     ax.set_yscale("log")
-    ax.set(xticks=[], ylabel=f"density [{units}]",
-           title=f"saddle hierarchy of halo {halo}: {len(members)} clumps, {levels} levels (colour = level)")
+    ax.set(xticks=[], xlim=(-0.7, len(order) - 0.3),
+           ylabel=r"$\rho/\bar\rho$" if mean > 0 else f"density [{units}]",
+           title=f"saddle hierarchy of halo {halo}: {len(members)} clumps, {levels} level{'s' if levels != 1 else ''}"
+                 + (" (colour = level)" if levels > 1 else ""))
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="upper right")
     fig.savefig(a.out, dpi=a.dpi)
 
 
@@ -522,6 +565,12 @@ def maps(a):
         u, v, los = text(m.attrs["u_axis"]), text(m.attrs["v_axis"]), text(m.attrs.get("line_of_sight", "?"))
         depth = m["depth"][:n] if "depth" in m else None
         source = text(m.attrs.get("centers_source", ""))
+    # in Msun/h per (kpc/h)^2 when the units say how (the file's own units otherwise)
+    mass_units = text(units).split(")/(")[0].lstrip("(") if ")/(" in text(units) else None
+    mf, lf = mass_in_msun_h(mass_units) if mass_units else None, length_in_mpc_h(lunits)
+    if mf and lf:
+        sigma = sigma * mf / (lf * 1e3) ** 2
+        units = "(Msun/h)/(kpc/h)^2"
     # one colour scale for every panel: `decades` below the brightest pixel of all
     top = sigma.max() if n and sigma.max() > 0 else 1.0
     vmin, vmax = np.log10(top) - a.decades, np.log10(top)
@@ -800,6 +849,8 @@ def main():
     s = command("slice", slice_)
     s.add_argument("clumps"), s.add_argument("grid"), s.add_argument("out"), s.add_argument("--index", type=int)
     s.add_argument("--thickness", type=int, default=16, help="planes averaged (default 16)")
+    s.add_argument("--zoom", type=float, help="side of the zoom on the most massive halo, length units "
+                                               "(default: 6 times its radius)")
     s = command("massfunction", massfunction)
     s.add_argument("clumps"), s.add_argument("out")
     s.add_argument("--sigma8", type=float, help="the run's sigma8 (default: from the run, else 0.81)")
