@@ -22,7 +22,6 @@ SNAPSHOT is what the tools take: a Gadget/SWIFT/AREPO HDF5 file (the first piece
 phew particle file, or a RAMSES output folder (read by ramses_phew.py, beside this script).
 """
 import argparse
-import glob
 import json
 import os
 import re

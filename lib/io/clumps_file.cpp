@@ -148,7 +148,9 @@ std::string particle_header() {
   for (const char* d : {"x", "y", "z"}) h += header_column(std::string("bulk_velocity_") + d);
   return h;
 }
-std::string particle_columns(std::int64_t n, const Vec3& v) { return fmt::format(" {:18d}", n) + real(v[0]) + real(v[1]) + real(v[2]); }
+std::string particle_columns(std::int64_t n, const Vec3& v) {
+  return fmt::format(" {:18d}", n) + real(v[0]) + real(v[1]) + real(v[2]);
+}
 
 }  // namespace
 
@@ -168,25 +170,27 @@ std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vecto
   csv += particles ? ",n_particles,particle_mass,bulk_velocity_x,bulk_velocity_y,bulk_velocity_z\n" : "\n";
   for (const Clump& c : clumps) {
     const Vec3& p = c.peak_position;
-    txt += fmt::format("{:8d} {:8d} {:2d} {:10d} {:10d}", c.id, c.halo, c.level, c.parent, c.n_cells) + real(p[0]) + real(p[1]) +
-           real(p[2]) + real(c.saddle_density) + real(c.peak_density) + real(c.mean_density) + real(c.mass) + real(c.relevance) +
-           (particles ? particle_columns(c.n_particles, c.bulk_velocity) : "") + "\n";
-    csv += fmt::format("{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g}",
-                       c.id, c.level, c.parent, c.halo, c.n_cells, p[0], p[1], p[2], c.saddle_density, c.peak_density,
-                       c.mean_density, c.mass, c.relevance, c.center_of_mass[0], c.center_of_mass[1], c.center_of_mass[2]);
+    txt += fmt::format("{:8d} {:8d} {:2d} {:10d} {:10d}", c.id, c.halo, c.level, c.parent, c.n_cells);
+    for (double x : {p[0], p[1], p[2], c.saddle_density, c.peak_density, c.mean_density, c.mass, c.relevance}) txt += real(x);
+    txt += (particles ? particle_columns(c.n_particles, c.bulk_velocity) : "") + "\n";
+    csv += fmt::format("{},{},{},{},{}", c.id, c.level, c.parent, c.halo, c.n_cells);
+    for (double x : {p[0], p[1], p[2], c.saddle_density, c.peak_density, c.mean_density, c.mass, c.relevance,
+                     c.center_of_mass[0], c.center_of_mass[1], c.center_of_mass[2]})
+      csv += fmt::format(",{:.17g}", x);
     if (particles)
       csv += fmt::format(",{},{:.17g},{:.17g},{:.17g},{:.17g}", c.n_particles, c.particle_mass, c.bulk_velocity[0],
                          c.bulk_velocity[1], c.bulk_velocity[2]);
     csv += "\n";
   }
-  std::string htxt = std::string(kRamsesHaloHeader) + header_column("n_clumps") + (particles ? particle_header() : "") + "\n" + halo_units;
+  std::string htxt =
+      std::string(kRamsesHaloHeader) + header_column("n_clumps") + (particles ? particle_header() : "") + "\n" + halo_units;
   std::string hcsv = "id,n_cells,peak_x,peak_y,peak_z,peak_density,mass,n_clumps";
   hcsv += particles ? ",n_particles,particle_mass,bulk_velocity_x,bulk_velocity_y,bulk_velocity_z\n" : "\n";
   for (const Halo& h : halos) {
     const Vec3& p = h.peak_position;
-    htxt += fmt::format("{:10d} {:10d}", h.id, h.n_cells) + real(p[0]) + real(p[1]) + real(p[2]) + real(h.peak_density) +
-            real(h.mass) + fmt::format(" {:18d}", h.n_clumps) + (particles ? particle_columns(h.n_particles, h.bulk_velocity) : "") +
-            "\n";
+    htxt += fmt::format("{:10d} {:10d}", h.id, h.n_cells);
+    for (double x : {p[0], p[1], p[2], h.peak_density, h.mass}) htxt += real(x);
+    htxt += fmt::format(" {:18d}", h.n_clumps) + (particles ? particle_columns(h.n_particles, h.bulk_velocity) : "") + "\n";
     hcsv += fmt::format("{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{}", h.id, h.n_cells, p[0], p[1], p[2], h.peak_density,
                         h.mass, h.n_clumps);
     if (particles)
