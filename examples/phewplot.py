@@ -640,7 +640,8 @@ def paths(a):
     tops = [t["mass"][(t["artefact"] == 0) & (t["lineage"] == lin)].max() * t["mass_factor"]
             for t in trees for lin in np.unique(t["lineage"][t["artefact"] == 0])]
     tops = np.array([m for m in tops if m > 0] or [1.0])
-    norm = matplotlib.colors.LogNorm(vmin=tops.min(), vmax=max(tops.max(), tops.min() * 1.01))
+    lo, hi = tops.min(), max(tops.max(), tops.min() * 1.01)
+    norm = matplotlib.colors.LogNorm(lo, hi) if hi > 10 * lo else matplotlib.colors.Normalize(lo, hi)
     cmap = plt.get_cmap("viridis")
     fig, axes = plt.subplots(1, len(trees), figsize=(5.2 * len(trees) + 1.2, 5.4), constrained_layout=True, squeeze=False)
     for axis, p, path, title in zip(axes[0], trees, a.trees, titles):
@@ -663,12 +664,8 @@ def paths(a):
         axis.plot(p["position"][gone][:, 0] * f, p["position"][gone][:, 1] * f, "s", mfc="none", color="k", ms=6)
         art = p["artefact"] == 1
         axis.plot(p["position"][art][:, 0] * f, p["position"][art][:, 1] * f, "x", color="0.55", ms=4)
-        if box is not None and (box > 0).all() and len(p["position"]):
-            span = np.ptp(p["position"][:, :2], axis=0)
-            if (span > 0.5 * box[:2]).any():  # a whole periodic box: show all of it
-                axis.set(xlim=(0, box[0] * f), ylim=(0, box[1] * f))
         axis.set(xlabel=f"x [{lunits}]", ylabel=f"y [{lunits}]", aspect="equal",
-                 title=f"{title or os.path.basename(path)}: {len(lineages)} lineages")
+                 title=f"{title or os.path.basename(path)}: {len(lineages)} lineages, projected on x-y")
         axis.legend(handles=[Line2D([], [], ls="", marker="o", color="k", ms=3, label="last position"),
                              Line2D([], [], ls="", marker="s", mfc="none", color="k", ms=6, label="merged"),
                              Line2D([], [], ls="", marker="o", mfc="none", color="C3", ms=8, label="revived (graveyard)"),
@@ -677,8 +674,7 @@ def paths(a):
                     handletextpad=0.2, columnspacing=0.8)
     sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
     fig.colorbar(sm, ax=axes[0].tolist(), shrink=0.85, label=f"largest peak mass of the lineage [{trees[0]['mass_name']}]")
-    fig.suptitle("peak paths, projected on x-y (lines break where a path crosses the periodic box)", fontsize=10)
-    fig.savefig(a.out, dpi=a.dpi)
+    fig.savefig(a.out, dpi=a.dpi, bbox_inches="tight")
 
 
 # ---- velocity and voters ---------------------------------------------------------------------------
@@ -822,8 +818,9 @@ def treestats(a):
     left_out = c.get("final_artefacts_left_out")
     fig.suptitle(f"merger-tree statistics: {s['n_snapshots']} snapshots, {c['peaks']} peaks, {c['lineages']} lineages, "
                  f"{c['mergers']} mergers, {c['revived']} revivals, {c['links_skipping_snapshots']} links skipping "
-                 f"snapshots, {c['artefacts']} artefacts"
-                 + (f" ({left_out} final ones, neither haloes nor subhaloes)" if left_out is not None else ""))
+                 f"snapshots,\n{c['artefacts']} artefacts"
+                 + (f" ({left_out} of them final peaks, counted neither as haloes nor as subhaloes)" if left_out is not None
+                    else ""))
     fig.savefig(a.out, dpi=a.dpi)
 
 
