@@ -196,6 +196,21 @@ PY
   done
 }
 
+@test "progress: every field of rank 0's share, computed or sent away, then a last line" {
+  args=(--centers "$D/centers.txt" --size 12 --depth box --resolution 16 --threads 1)
+  n=$(grep -c . "$D/centers.txt")
+  PHEW_PROGRESS_INTERVAL=0 run --separate-stderr dtfe-surface "$D/box.h5" -o "$OUT/m.h5" "${args[@]}"
+  assert_success
+  assert_equal "$(grep -c 'progress: fields: ' <<<"$stderr")" "$n"
+  grep -q "progress: fields: $n of $n fields (100%), in " <<<"$stderr" || fail "$stderr"
+  # 2 ranks, fields moving between them: rank 0's share still ends at 100 %
+  PHEW_PROGRESS_INTERVAL=0 run --separate-stderr mpi 2 dtfe-surface "$D/box.h5" -o "$OUT/m2.h5" "${args[@]}" --schedule dynamic
+  assert_success
+  grep -q "^dtfe-surface\[0\] .* progress: fields: \([0-9]*\) of \1 fields (100%) on rank 0 of 2, in " <<<"$stderr" ||
+    [[ $stderr != *"progress: fields"* ]] || fail "$stderr"
+  [[ $stderr != *"dtfe-surface[1]"* ]] || fail "$stderr"
+}
+
 @test "Qhull and CGAL give the same maps, byte for byte" {
   run dtfe-surface "$D/box.h5" -o "$OUT/q.h5" --centers "$D/centers.txt" --size 12 --resolution 32 --backend qhull -q
   assert_success

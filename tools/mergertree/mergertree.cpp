@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/progress.hpp"
 #include "grid/spherical_overdensity.hpp"
 #include "io/atomic_output.hpp"
 #include "io/peaks_file.hpp"
@@ -124,14 +125,18 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
   ctx.phase("link");
   mpi::agree(comm, [&] {
     if (!comm.root()) return;
-    for (const std::string& text : opt.state.empty() ? opt.stages : opt.add) {
+    const std::vector<std::string>& stages = opt.state.empty() ? opt.stages : opt.add;
+    Progress progress("link", "snapshots", stages.size());
+    for (const std::string& text : stages) {
       const StageFiles files = parse_stage(text);
       Simulation sim;
       Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt.particles,
                                sim, tree.units, ctx.manifest());
       append_stage(tree, std::move(stage), sim, opt.backwards, files.peaks);
       log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());
+      progress.add();
     }
+    progress.finish();
   });
   const TreeCounts n = count(tree.state);
   // Spherical-overdensity masses that --particles could not measure are NaN in the tree: counted (over

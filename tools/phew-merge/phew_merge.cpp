@@ -138,7 +138,8 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
   m.summary("mass_discarded", summary.mass_discarded);
   if (opt.export_text) {
     ctx.phase("export");
-    const auto text = io::catalogue_text(comm.all_gatherv<io::Clump>(clumps.clumps), comm.all_gatherv<io::Halo>(clumps.halos));
+    const auto text = io::catalogue_text(comm.all_gatherv<io::Clump>(clumps.clumps), comm.all_gatherv<io::Halo>(clumps.halos),
+                                         clumps.grid, clumps.meta);
     for (const auto& [suffix, content] : text) ctx.side_output(ctx.output() + suffix, "text", content);
   }
   ctx.finish_output(f, out);
