@@ -12,7 +12,7 @@ namespace phew {
 struct VotersOptions {
   std::string peaks;
   std::string snapshot;
-  std::int64_t n_voters = 20;
+  std::int64_t n_voters = kDefaultVoters;
   double search_radius = 0;  // 0: automatic
   double min_radius = 0;
   std::string potential = "auto";  // auto | snapshot | compute
