@@ -77,6 +77,8 @@ def tool_args(tool, config, outdir="", snapshot=SNAPSHOT_PLACEHOLDER):
             args += [option, os.path.join(outdir, value)] if value else []
         elif not (key in UNSET and value in UNSET[key]):
             args += [option, str(value)]
+    if tool == "cic-project" and str(config["grid"]) == "auto" and str(config["threshold"]).endswith("mean"):
+        args += ["--for-threshold", str(config["threshold"])]  # the grid rule plans for the threshold used
     return args + extra_args(tool, config)
 
 

@@ -290,3 +290,19 @@ PY
   assert_failure 2
   assert_output --partial "phew-merj"
 }
+
+@test "grid: auto (the default) gives cic-project the grid rule planned for the config's threshold" {
+  run /usr/bin/python3 - "$PHEW_SOURCE" <<'PY'
+import sys
+sys.path.insert(0, f"{sys.argv[1]}/workflows")
+import phew_options
+import yaml
+config = yaml.safe_load(open(f"{sys.argv[1]}/workflows/config.yaml"))
+assert config["grid"] == "auto", config["grid"]
+args = phew_options.tool_args("cic-project", dict(config, threshold="50mean"))
+assert args[:2] == ["--grid", "auto"] and args[args.index("--for-threshold") + 1] == "50mean", args
+args = phew_options.tool_args("cic-project", dict(config, grid=96))
+assert "--for-threshold" not in args and args[:2] == ["--grid", "96"], args
+PY
+  assert_success
+}
