@@ -220,7 +220,7 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
     evaluate(l, ev, source, reuse, spec, frame, params, phi, energy);
     have_energies = true;
     reuse = params.potential_of_all;
-    if (sum.converged || sum.iterations >= std::max(params.max_iterations, 1)) break;
+    if (sum.iterations >= std::max(params.max_iterations, 1)) break;
     ++sum.iterations;
     std::vector<std::size_t> kept;
     kept.reserve(ev.members.size());
