@@ -69,7 +69,7 @@ struct Params {
   bool potential_of_all = false;
   bool saddle = false;              // E < Phi(r_saddle) for objects given a saddle radius (RAMSES' saddle_pot)
   int max_iterations = 100;         // passes of the unbinding loop (RAMSES' repeat_max)
-  std::size_t direct_below = 2000;  // tree mode: direct summation when fewer particles are bound
+  std::size_t direct_below = 2000;  // tree mode: direct summation for fewer particles than this
   double theta = 0.5;               // tree mode: Barnes-Hut opening angle
   std::size_t min_bound = 10;       // fewer own bound particles: the object is dissolved into its parent
   std::size_t n_most_bound = 20;    // IDs of this many most-bound own particles
