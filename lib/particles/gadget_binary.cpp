@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -301,7 +302,15 @@ class GadgetBinaryReader final : public SnapshotReader {
     if (h.mass[type] != 0) out.mass.insert(out.mass.end(), count, h.mass[type]);
     else append_block(in, f, "MASS", need("MASS"), first_mass, count, out.mass);
     if (fields.ids) append_block(in, f, "ID", need("ID"), first, count, out.id);
-    if (fields.velocities) append_block(in, f, "VEL", need("VEL"), 3 * first, 3 * count, out.velocity);
+    if (fields.velocities) {
+      const std::size_t old = out.velocity.size();
+      append_block(in, f, "VEL", need("VEL"), 3 * first, 3 * count, out.velocity);
+      // Gadget stores u = v_pec / sqrt(a) in comoving runs; phew's velocities are peculiar.
+      if (info_.comoving && info_.time > 0) {
+        const double to_peculiar = std::sqrt(info_.time);
+        for (std::size_t i = old; i < out.velocity.size(); ++i) out.velocity[i] *= to_peculiar;
+      }
+    }
     if (fields.potential) append_block(in, f, "POT", need("POT"), first, count, out.potential);
     if (fields.acceleration) append_block(in, f, "ACCE", need("ACCE"), 3 * first, 3 * count, out.acceleration);
   }

@@ -78,17 +78,31 @@ class Hdf5Snapshot final : public SnapshotReader {
     if (fields.velocities) {
       const std::size_t old = out.velocity.size();
       append(out.velocity, "Velocities");
-      // SWIFT stores peculiar velocities (a dx/dt); phew's convention is Gadget's u = v_pec / sqrt(a).
-      if (swift_peculiar_velocities_) {
-        const double to_u = 1.0 / std::sqrt(info_.time);
-        for (std::size_t i = old; i < out.velocity.size(); ++i) out.velocity[i] *= to_u;
-      }
+      const double to_peculiar = peculiar_factor(f, g + "Velocities");
+      if (to_peculiar != 1.0)
+        for (std::size_t i = old; i < out.velocity.size(); ++i) out.velocity[i] *= to_peculiar;
     }
     if (fields.potential) append(out.potential, f.has(g + "Potential") ? "Potential" : "Potentials");
     if (fields.acceleration) append(out.acceleration, "Acceleration");
   }
 
  private:
+  // Stored velocities times this are peculiar velocities (phew's convention). Gadget-4 and AREPO say so
+  // in the dataset's `a_scaling` (v_pec = stored a^a_scaling: 0.5 for Gadget's u = v_pec / sqrt(a)), SWIFT
+  // in its "a-scale exponent" (0: peculiar already); Gadget-2/3 files do not say and store u. Only
+  // comoving runs scale: otherwise Time is not a scale factor.
+  double peculiar_factor(const io::File& f, const std::string& dataset) const {
+    if (!info_.comoving || !(info_.time > 0)) return 1.0;
+    double exponent = info_.format == "swift-hdf5" ? 0.0 : 0.5;
+    for (const char* name : {"a_scaling", "a-scale exponent"})
+      if (f.has_attribute(dataset, name)) {
+        exponent = f.read_attribute<double>(dataset, name).at(0);
+        break;
+      }
+    // sqrt, not pow: the same bits as a conversion by hand (deblend and voters used to do it).
+    return exponent == 0.5 ? std::sqrt(info_.time) : std::pow(info_.time, exponent);
+  }
+
   void read_header(const io::File& f) {
     const bool swift = f.has_attribute("/Units", kSwiftLength);
     info_.format = swift ? "swift-hdf5" : "gadget-hdf5";
@@ -117,7 +131,6 @@ class Hdf5Snapshot final : public SnapshotReader {
       info_.comoving = cosmological;
       if (cosmological)
         if (auto a = find_double(f, "/Cosmology", {"Scale-factor"})) info_.time = *a;
-      swift_peculiar_velocities_ = cosmological && info_.time > 0;
       return;
     }
     // Gadget-2/3 and AREPO keep units and cosmology in the Header, Gadget-4 in /Parameters.
@@ -206,7 +219,6 @@ class Hdf5Snapshot final : public SnapshotReader {
   }
 
   SnapshotInfo info_;
-  bool swift_peculiar_velocities_ = false;
 };
 
 }  // namespace

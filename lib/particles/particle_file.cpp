@@ -60,7 +60,7 @@ class ParticleFile final : public SnapshotReader {
     append(out.position, "position");
     append(out.mass, "mass");
     if (fields.ids) append(out.id, "id");
-    if (fields.velocities) append(out.velocity, "velocity");
+    if (fields.velocities) append(out.velocity, "velocity");  // peculiar velocities already
     if (fields.potential) append(out.potential, "potential");
     if (fields.acceleration) append(out.acceleration, "acceleration");
   }

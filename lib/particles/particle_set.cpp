@@ -50,6 +50,8 @@ std::string Units::velocity_name() const {
   return fmt::format("{:g} cm/s", velocity_cm_per_s);
 }
 
+std::string Units::peculiar_velocity_name() const { return velocity_name() + " (peculiar)"; }
+
 std::string Units::density_name() const { return "(" + mass_name() + ")/(" + length_name() + ")^3"; }
 
 double Units::gravitational_constant() const {

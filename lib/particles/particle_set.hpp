@@ -22,7 +22,9 @@ struct ParticleSet {
   std::vector<double> position;  // [n][3], snapshot length units, wrapped into a periodic box
   std::vector<double> mass;      // [n]
   std::vector<std::uint64_t> id;
-  std::vector<double> velocity;      // [n][3]; comoving runs: Gadget's u = v_pec / sqrt(a) (RAMSES is converted)
+  // [n][3], peculiar velocities v_pec = a dx/dt (physical) in the velocity units, whatever the file stores:
+  // the readers convert Gadget's u = v_pec / sqrt(a) (docs/formats.md, "Velocities").
+  std::vector<double> velocity;
   std::vector<double> potential;     // [n]
   std::vector<double> acceleration;  // [n][3]
 
@@ -40,7 +42,8 @@ struct Units {
 
   std::string length_name() const;  // "kpc/h"
   std::string mass_name() const;    // "1e10 Msun/h"
-  std::string velocity_name() const;
+  std::string velocity_name() const;           // "km/s"
+  std::string peculiar_velocity_name() const;  // "km/s (peculiar)": the units attribute of every velocity column
   std::string density_name() const;  // "(1e10 Msun/h)/(kpc/h)^3"
   double gravitational_constant() const;  // G in these units (h cancels)
 };

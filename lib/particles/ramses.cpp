@@ -584,7 +584,7 @@ class RamsesReader final : public SnapshotReader {
       info_.periodic = true;
       length_factor_ = round_significant(unit_l / aexp / kMpcCm * h, 10);
       mass_factor_ = round_significant(unit_m / kMsunG * h, 10);
-      velocity_factor_ = unit_v / kKmS / std::sqrt(aexp);  // peculiar km/s -> Gadget's u = v / sqrt(a)
+      velocity_factor_ = unit_v / kKmS;  // RAMSES' velocities times unit_v are peculiar velocities
     } else {
       info_.comoving = false;
       info_.units.length_cm = kKpcCm;

@@ -70,7 +70,7 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
   });
   const SnapshotInfo& info = reader->info();
   params.G = info.units.gravitational_constant();
-  // Gadget stores comoving positions and u = v_pec / sqrt(a); v_e compares physical quantities.
+  // Positions are comoving, velocities peculiar (the readers convert); v_e compares physical quantities.
   params.scale_factor = info.comoving ? info.time : 1.0;
 
   ctx.phase("read");
@@ -90,7 +90,7 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
   clumps.reset();
 
   ctx.phase("write");
-  out.meta = {info.time, info.redshift, params.G, n_clump_peaks + 1, info.units.velocity_name() + " (as stored in the snapshot)"};
+  out.meta = {info.time, info.redshift, params.G, n_clump_peaks + 1, info.units.peculiar_velocity_name()};
   out.peaks = std::move(d.peaks);
   out.particles = std::move(d.particles);
   io::AtomicOutput output(ctx.output(), comm);

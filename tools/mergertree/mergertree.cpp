@@ -54,6 +54,7 @@ Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_vo
   man.add_input(voters_in);
   const io::File pf = io::File::open_read(files.peaks);
   const io::PeaksHeader header = io::read_peaks_header(pf);
+  io::check_peculiar_velocities(header, files.peaks);
   sim = simulation_of(header.grid);
   const io::File vf = io::File::open_read(files.voters);
   const std::int64_t per_peak = io::read_voters_header(vf).meta.n_voters_requested;

@@ -92,13 +92,14 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
   params.saddle_threshold_text = checked.saddle ? checked.saddle->to_string() : "";
   params.mass_threshold_text = checked.mass ? checked.mass->to_string() : "";
 
-  CatalogueInput input{*pf, *gf, {}, "km/s"};
+  CatalogueInput input{*pf, *gf, {}};
   std::unique_ptr<SnapshotReader> reader;
   std::vector<int> types;
   if (!opt.particles.empty()) {
     mpi::agree(comm, [&] {
       reader = open_snapshot({opt.particles});
       const SnapshotInfo& info = reader->info();
+      input.velocity_units = info.units.peculiar_velocity_name();
       types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.patches), opt.allow_other_types);
       check_snapshot_matches_grid(info, grid, opt.particles, opt.patches);
       if (comm.root()) for (const auto& f : info.files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));

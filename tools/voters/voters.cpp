@@ -76,7 +76,9 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   std::vector<io::PeakRow> peaks;
   mpi::agree(comm, [&] {
     const io::File f = io::File::open_read(opt.peaks);
-    grid = io::read_peaks_header(f).grid;
+    const io::PeaksHeader header = io::read_peaks_header(f);
+    io::check_peculiar_velocities(header, opt.peaks);
+    grid = header.grid;
     peaks = io::read_peak_rows(f);
     reader = open_snapshot({opt.snapshot});
     const SnapshotInfo& info = reader->info();
@@ -98,8 +100,8 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   const SnapshotInfo& info = reader->info();
   params.stored_potential = checked.potential == PotentialChoice::snapshot ||
                             (checked.potential == PotentialChoice::automatic && info.has_potential && info.has_acceleration);
-  // Physical units: comoving positions scale by a, Gadget velocities u = v/sqrt(a), and Gadget's stored
-  // comoving potential and acceleration by 1/a and 1/a^2.
+  // Physical units: comoving positions scale by a, and Gadget's stored comoving potential and
+  // acceleration by 1/a and 1/a^2; velocities are peculiar already (the readers convert).
   params.scale_factor = info.comoving ? info.time : 1.0;
   params.G = info.units.gravitational_constant();
   params.n_particles = info.total(types);
