@@ -63,7 +63,7 @@ class Hdf5Snapshot final : public SnapshotReader {
       dst.resize(old + cols * count);
       f.read_rows_into<double>(g + name, offset, count, std::span<double>(dst).subspan(old));
     };
-    append(out.position, "Coordinates");
+    if (fields.positions) append(out.position, "Coordinates");
     const double table_mass = info_.mass_table[static_cast<std::size_t>(type)];
     if (table_mass > 0 || !f.has(g + "Masses"))
       out.mass.insert(out.mass.end(), count, table_mass);  // 0 when missing: read_particles reports it
@@ -122,7 +122,7 @@ class Hdf5Snapshot final : public SnapshotReader {
       info_.units.mass_g = f.read_attribute<double>("/Units", kSwiftMass).at(0);
       info_.units.velocity_cm_per_s = info_.units.length_cm / f.read_attribute<double>("/Units", kSwiftTime).at(0);
       info_.units.h_scaled = false;
-      info_.units.known = true;
+      info_.units.source = UnitsSource::file;
       const auto om = find_double(f, "/Cosmology", {"Omega_m"});
       const auto ol = find_double(f, "/Cosmology", {"Omega_lambda"});
       const auto h = find_double(f, "/Cosmology", {"h"});
@@ -139,7 +139,7 @@ class Hdf5Snapshot final : public SnapshotReader {
         info_.units.length_cm = *l;
         info_.units.mass_g = find_double(f, object, {"UnitMass_in_g"}).value_or(info_.units.mass_g);
         info_.units.velocity_cm_per_s = find_double(f, object, {"UnitVelocity_in_cm_per_s"}).value_or(1e5);
-        info_.units.known = true;
+        info_.units.source = UnitsSource::file;
         break;
       }
     }

@@ -9,12 +9,14 @@
 
 namespace phew {
 
-// Which per-particle fields to read. Positions and masses are always read.
+// Which per-particle fields to read. Masses are always read, positions unless `positions` is false
+// (a total mass needs the masses only).
 struct FieldSelection {
   bool ids = false;
   bool velocities = false;
   bool potential = false;
   bool acceleration = false;
+  bool positions = true;
 };
 
 // Structure of arrays; vectors of 3 are interleaved (x0 y0 z0 x1 ...). Unrequested fields stay empty.
@@ -32,14 +34,23 @@ struct ParticleSet {
   void append(const ParticleSet& other);
 };
 
+// How a snapshot's units were found (particles/snapshot_units.hpp): read from the file, given by the user
+// (--units), inferred from the particles' mean density, or assumed (Gadget's defaults, nothing to tell).
+enum class UnitsSource { file, given, inferred, assumed };
+
 // Code units of a snapshot, in cgs. `h_scaled`: lengths and masses are in units of 1/h (Gadget's kpc/h).
 struct Units {
   double length_cm = 3.085678e21;       // kpc
   double mass_g = 1.989e43;             // 1e10 Msun
   double velocity_cm_per_s = 1e5;       // km/s
   bool h_scaled = true;
-  bool known = false;  // false when the file does not say and Gadget's defaults are assumed
+  UnitsSource source = UnitsSource::assumed;
+  // Inferred units, or assumed ones when no length unit fitted: the particles' mean density over
+  // Omega_m rho_crit in these units (1 for a whole cosmological box); 0 when not measured.
+  double density_ratio = 0;
 
+  bool known() const { return source != UnitsSource::assumed; }
+  std::string source_name() const;  // "file", "given", "inferred", "assumed"
   std::string length_name() const;  // "kpc/h"
   std::string mass_name() const;    // "1e10 Msun/h"
   std::string velocity_name() const;           // "km/s"

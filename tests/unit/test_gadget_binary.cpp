@@ -105,7 +105,7 @@ TEST(GadgetBinary, Format2WithPotentialAndAcceleration) {
   EXPECT_NEAR(info.time, 5e-4, 1e-9);   // a float-rounded value stored as double
   EXPECT_FALSE(info.comoving);
   EXPECT_FALSE(info.cosmology.has_value());
-  EXPECT_FALSE(info.units.known);
+  EXPECT_FALSE(info.units.known());
   EXPECT_EQ(info.mass_table, std::vector<double>(6, 0.0));
 
   const ParticleSet p = read_all(*reader, 0, 4);
@@ -330,7 +330,7 @@ TEST(GadgetBinary, SyntheticBigEndianFormat1) {
   EXPECT_EQ(info.cosmology->omega_m, 0.3);
   EXPECT_EQ(info.cosmology->omega_lambda, 0.7);
   EXPECT_EQ(info.cosmology->hubble_param, 0.7);
-  EXPECT_FALSE(info.units.known);
+  EXPECT_FALSE(info.units.known());
   EXPECT_TRUE(info.has_ids);
   EXPECT_TRUE(info.has_velocities);
   EXPECT_FALSE(info.has_potential);

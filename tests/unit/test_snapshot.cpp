@@ -34,7 +34,7 @@ TEST(Gadget4, HeaderCosmologyAndUnits) {
   EXPECT_DOUBLE_EQ(info.cosmology->omega_m, 0.3);
   EXPECT_DOUBLE_EQ(info.cosmology->hubble_param, 0.7);
   EXPECT_TRUE(info.comoving);
-  EXPECT_TRUE(info.units.known);
+  EXPECT_TRUE(info.units.known());
   EXPECT_EQ(info.units.length_name(), "kpc/h");
   EXPECT_EQ(info.units.mass_name(), "1e10 Msun/h");
   // Gadget-2 used G = 6.672e-8 (43007.1); phew uses CODATA 2018, 6.6743e-8: 0.03% apart.

@@ -6,6 +6,7 @@
 #include "io/voters_file.hpp"
 #include "mpi/agree.hpp"
 #include "particles/snapshot.hpp"
+#include "tool/snapshot_input.hpp"
 
 #include <cmath>
 #include <limits>
@@ -33,6 +34,7 @@ void declare_voters_options(CLI::App& app, VotersOptions& opt) {
                  "open-box series), so that the radius does not drift as mass leaves the region");
   app.add_flag("--allow-other-types", opt.allow_other_types,
                "Accept --types other than those the grid was made of");
+  declare_units_option(app, opt.units);
   app.add_flag("--no-boost", opt.no_boost, "Rank by the plain potential (to compare; not for production)");
 }
 
@@ -80,7 +82,9 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
     io::check_peculiar_velocities(header, opt.peaks);
     grid = header.grid;
     peaks = io::read_peak_rows(f);
-    reader = open_snapshot({opt.snapshot});
+  });
+  reader = open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
+  mpi::agree(comm, [&] {
     const SnapshotInfo& info = reader->info();
     if (!info.has_velocities) throw Error::input("{}: the snapshot has no velocities", opt.snapshot);
     types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.peaks), opt.allow_other_types);
