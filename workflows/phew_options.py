@@ -15,20 +15,22 @@ import sys
 # tool -> (config key, option) in the order they are given. A key whose value is in UNSET is left out,
 # so the tool's own default applies; a boolean key is a flag, given when true.
 OPTIONS = {
-    "cic-project": [("grid", "--grid"), ("types", "--types"), ("assignment", "--assignment"),
+    "cic-project": [("grid", "--grid"), ("types", "--types"), ("units", "--units"), ("assignment", "--assignment"),
                     ("region", "--region"), ("compress_grid", "--compress")],
     "phew-segment": [("threshold", "--threshold")],
     "phew-merge": [("relevance", "--relevance"), ("saddle_threshold", "--saddle-threshold"),
                    ("mass_threshold", "--mass-threshold")],
     "deblend": [("bin_fraction", "--bin-fraction"), ("velocity_relevance", "--velocity-relevance"),
-                ("min_particles", "--min-particles"), ("types", "--types")],
-    "voters": [("n_voters", "--n-voters"), ("types", "--types"), ("search_radius", "--search-radius")],
+                ("min_particles", "--min-particles"), ("types", "--types"), ("units", "--units")],
+    "voters": [("n_voters", "--n-voters"), ("types", "--types"), ("units", "--units"),
+               ("search_radius", "--search-radius")],
     "mergertree": [("min_votes", "--min-votes"), ("graveyard_votes", "--graveyard-votes"),
-                   ("graveyard_max_age", "--graveyard-max-age")],
+                   ("graveyard_max_age", "--graveyard-max-age"), ("units", "--units")],
     # --size comes from map_size through map_size() below (0: a tenth of the box, known only at run time).
-    "dtfe-surface": [("maps_top", "--top"), ("map_resolution", "--resolution")],
+    "dtfe-surface": [("maps_top", "--top"), ("map_resolution", "--resolution"), ("units", "--units")],
 }
-UNSET = {"saddle_threshold": ("",), "mass_threshold": ("",), "search_radius": (0, 0.0, "0"), "region": ("",)}
+UNSET = {"saddle_threshold": ("",), "mass_threshold": ("",), "search_radius": (0, 0.0, "0"), "region": ("",),
+         "units": ("",)}
 # fix_mean is not an option of one tool: the workflows give phew-segment and voters --mean-from with the
 # first snapshot's grid (see mean_from below).
 
