@@ -5,7 +5,8 @@
 
 One panel per field of each file: log10 of Sigma over `decades` decades below the field's maximum, in
 the map's own axes (snapshot length units, relative to the field's centre), with a colour bar in the
-file's units. --profile adds the azimuthally averaged profile of each field below its map.
+file's units; NaN pixels (outside the triangulated hull) in grey. --profile adds the azimuthally
+averaged profile of each field below its map (over its finite pixels).
 """
 import argparse
 
@@ -40,11 +41,12 @@ def main():
     fig, axes = plt.subplots(2 if a.profile else 1, n, figsize=(4.6 * n, 8.6 if a.profile else 4.3),
                              constrained_layout=True, squeeze=False)
     for k, (s, size, centre, fid, (units, lunits, uax, vax, mode)) in enumerate(fields):
-        top = s.max()
+        top = np.nanmax(s) if np.isfinite(s).any() else 0.0
         lo = np.log10(top) - a.decades if top > 0 else 0
         img = np.log10(np.maximum(s, 10 ** lo)).T  # sigma[i][j]: i along u (horizontal), j along v (vertical)
         ax = axes[0][k]
-        im = ax.imshow(img, origin="lower", cmap="magma", extent=[-size / 2, size / 2, -size / 2, size / 2],
+        cmap = matplotlib.colormaps["magma"].with_extremes(bad="0.6")
+        im = ax.imshow(img, origin="lower", cmap=cmap, extent=[-size / 2, size / 2, -size / 2, size / 2],
                        vmin=lo, vmax=np.log10(top) if top > 0 else 1)
         ax.set(xlabel=f"{uax} - {centre['xyz'.index(uax)]:.6g}  [{lunits}]",
                ylabel=f"{vax} - {centre['xyz'.index(vax)]:.6g}  [{lunits}]",
@@ -57,7 +59,7 @@ def main():
             edges = np.geomspace(size / ng, size / 2, 30)
             mid, prof = [], []
             for r0, r1 in zip(edges[:-1], edges[1:]):
-                sel = (r >= r0) & (r < r1)
+                sel = (r >= r0) & (r < r1) & np.isfinite(s)
                 if sel.any():
                     mid.append(np.sqrt(r0 * r1))
                     prof.append(s[sel].mean())

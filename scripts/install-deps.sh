@@ -12,7 +12,7 @@ packages=(
   libfftw3-dev libfftw3-mpi-dev
   libgtest-dev libgmock-dev
   bats bats-assert bats-support xxhash
-  python3-h5py python3-numpy python3-matplotlib python3-yaml python3-jsonschema
+  python3-h5py python3-numpy python3-scipy python3-matplotlib python3-yaml python3-jsonschema python3-yt
   snakemake
 )
 

@@ -5,16 +5,19 @@
 #
 # Usage: workflows/pipeline.sh SNAPSHOT_GLOB OUTDIR [--config FILE] [--ranks N]
 #   SNAPSHOT_GLOB  quoted glob of snapshots, one file each (sorted by name = time order)
-#   OUTDIR         OUTDIR/<snapshot name>/{grid,patches,clumps,peaks,voters}.h5, OUTDIR/tree.h5, OUTDIR/maps.h5
+#   OUTDIR         OUTDIR/<snapshot name>/{grid,patches,clumps,peaks,voters}.h5, OUTDIR/tree.h5, OUTDIR/maps.h5,
+#                  and each stage's log in OUTDIR/logs/ (<snapshot name>/TOOL.log, mergertree.log, dtfe-surface.log)
 #   --config FILE  parameters (workflows/config.yaml format; default: workflows/config.yaml)
 #   --ranks N      run each tool under mpirun -n N
-# A stage is skipped when its output's manifest is newer than all its inputs, so re-running after a
-# failure resumes where it stopped; a failed stage leaves no manifest, so it runs again.
-# Tools are taken from $PHEW_BIN (default: build/bin next to this folder).
+# A stage is up to date when its output's manifest records the same command line (parameters) and
+# inputs that are still the ones it was made from; otherwise it runs again, and so does every stage after
+# it. Re-running after a failure resumes where it stopped (a failed stage leaves no manifest). Tools come
+# from $PHEW_BIN, else PATH, else build/bin next to this folder. Exit codes: 2 bad usage, config or no
+# tools; 3 no snapshot matches; else the failed tool's.
+# shellcheck disable=SC2154  # cfg_*, opts_* and tool_* come from `phew_options.py shell` (the eval below)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-bin=${PHEW_BIN:-$here/../build/bin}
 config=$here/config.yaml
 ranks=""
 args=()
@@ -22,7 +25,7 @@ while (($#)); do
   case $1 in
     --config) config=$2; shift 2 ;;
     --ranks) ranks=$2; shift 2 ;;
-    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done
@@ -33,61 +36,60 @@ fi
 glob=${args[0]}
 out=${args[1]}
 
-# Parameters from the YAML config, checked against the schema (the same check Snakemake makes), and
-# each tool's options from them through the table the Snakefile uses (phew_options.py): cfg_KEY and
-# opts_TOOL=(--option value ...).
-eval "$(/usr/bin/python3 "$here/phew_options.py" shell "$config")"
+# Parameters from the YAML config, checked against the schema (the same check Snakemake makes); each
+# tool's options from them through the table the Snakefile uses, and each tool's path (phew_options.py):
+# cfg_KEY, opts_TOOL=(--option value ...), tool_TOOL=PATH.
+eval "$(/usr/bin/python3 "$here/phew_options.py" shell "$config" "$out")"
 ranks=${ranks:-$cfg_ranks}
 
 log() { echo "pipeline.sh: $*" >&2; }
 run() { "$here/launch.sh" "${PHEW_MPI_LAUNCHER:-mpirun}" -n "$ranks" "$@"; }
-# stage OUTPUT INPUT... -- COMMAND...: runs COMMAND unless OUTPUT.json is newer than every INPUT.
+# stage OUTPUT LOG COMMAND...: runs COMMAND, its messages into LOG, unless OUTPUT is up to date (its
+# manifest records this command and inputs that have not changed since). Warnings are repeated here.
 stage() {
-  local output=$1
-  shift
-  local inputs=()
-  while [[ $1 != -- ]]; do
-    inputs+=("$1")
-    shift
-  done
-  shift
-  if [[ -f $output.json ]]; then
-    local stale=0
-    for i in "${inputs[@]}"; do [[ $i -nt $output.json ]] && stale=1; done
-    if ((stale == 0)); then
-      log "up to date: $output"
-      return 0
-    fi
+  local output=$1 logfile=$2
+  shift 2
+  local why
+  why=$(/usr/bin/python3 "$here/phew_options.py" stale "$output" "$@")
+  if [[ -z $why ]]; then
+    log "up to date: $output"
+    return 0
   fi
-  log "running: $(basename "$1") -> $output"
-  run "$@"
+  log "running: $(basename "$1") -> $output ($why)"
+  mkdir -p "$(dirname "$logfile")"
+  local rc=0
+  run "$@" >"$logfile" 2>&1 || rc=$?
+  grep -F ' warning: ' "$logfile" | sed 's/^/pipeline.sh: /' >&2 || true
+  if ((rc != 0)); then
+    grep -F ': error: ' "$logfile" | sed 's/^/pipeline.sh: /' >&2 || tail -n 5 "$logfile" >&2
+    log "error: $(basename "$1") failed with exit code $rc (its log: $logfile)"
+    exit "$rc"
+  fi
 }
 
 # shellcheck disable=SC2206
 snapshots=($glob)
 [[ -e ${snapshots[0]} ]] || { echo "pipeline.sh: error: no snapshot matches $glob" >&2; exit 3; }
 mkdir -p "$out"
+logs=$out/logs
 # fix_mean: every snapshot's "mean" is the first snapshot's (an open-box series; phew_options.py).
 first_grid=$out/$(basename "${snapshots[0]%.hdf5}")/grid.h5
 mean_from=()
-reference=()
-if [[ $cfg_fix_mean == True ]]; then
-  mean_from=(--mean-from "$first_grid")
-  reference=("$first_grid")
-fi
+if [[ $cfg_fix_mean == True ]]; then mean_from=(--mean-from "$first_grid"); fi
 peaks=()
 voters=()
 for snap in "${snapshots[@]}"; do
   name=$(basename "${snap%.hdf5}")
   d=$out/$name
   mkdir -p "$d"
-  stage "$d/grid.h5" "$snap" -- "$bin/cic-project" "$snap" -o "$d/grid.h5" "${opts_cic_project[@]}" -q
-  stage "$d/patches.h5" "$d/grid.h5" "${reference[@]}" -- "$bin/phew-segment" "$d/grid.h5" -o "$d/patches.h5" \
-    "${opts_phew_segment[@]}" "${mean_from[@]}" -q
-  stage "$d/clumps.h5" "$d/patches.h5" -- "$bin/phew-merge" "$d/patches.h5" -o "$d/clumps.h5" "${opts_phew_merge[@]}" -q
-  stage "$d/peaks.h5" "$d/clumps.h5" "$snap" -- "$bin/deblend" "$d/clumps.h5" "$snap" -o "$d/peaks.h5" "${opts_deblend[@]}" -q
-  stage "$d/voters.h5" "$d/peaks.h5" "$snap" "${reference[@]}" -- "$bin/voters" "$d/peaks.h5" "$snap" -o "$d/voters.h5" \
-    "${opts_voters[@]}" "${mean_from[@]}" -q
+  stage "$d/grid.h5" "$logs/$name/cic-project.log" "$tool_cic_project" "$snap" -o "$d/grid.h5" "${opts_cic_project[@]}"
+  stage "$d/patches.h5" "$logs/$name/phew-segment.log" "$tool_phew_segment" "$d/grid.h5" -o "$d/patches.h5" \
+    "${opts_phew_segment[@]}" "${mean_from[@]}"
+  stage "$d/clumps.h5" "$logs/$name/phew-merge.log" "$tool_phew_merge" "$d/patches.h5" -o "$d/clumps.h5" \
+    "${opts_phew_merge[@]//@SNAPSHOT@/"$snap"}"
+  stage "$d/peaks.h5" "$logs/$name/deblend.log" "$tool_deblend" "$d/clumps.h5" "$snap" -o "$d/peaks.h5" "${opts_deblend[@]}"
+  stage "$d/voters.h5" "$logs/$name/voters.log" "$tool_voters" "$d/peaks.h5" "$snap" -o "$d/voters.h5" \
+    "${opts_voters[@]}" "${mean_from[@]}"
   peaks+=("$d/peaks.h5")
   voters+=("$d/voters.h5")
 done
@@ -95,11 +97,10 @@ done
 # Each stage PEAKS:VOTERS, explicitly (never guessed from the file names).
 stages=()
 for i in "${!peaks[@]}"; do stages+=("${peaks[i]}:${voters[i]}"); done
-stage "$out/tree.h5" "${peaks[@]}" "${voters[@]}" -- "$bin/mergertree" "${stages[@]}" -o "$out/tree.h5" \
-  "${opts_mergertree[@]}" -q
+stage "$out/tree.h5" "$logs/mergertree.log" "$tool_mergertree" "${stages[@]}" -o "$out/tree.h5" "${opts_mergertree[@]}"
 
 last=${snapshots[-1]}
 last_clumps=$out/$(basename "${last%.hdf5}")/clumps.h5
-stage "$out/maps.h5" "$last" "$last_clumps" -- "$bin/dtfe-surface" "$last" -o "$out/maps.h5" --centers "$last_clumps" \
-  --size "$(/usr/bin/python3 "$here/phew_options.py" map-size "$cfg_map_size" "$last_clumps")" "${opts_dtfe_surface[@]}" -q
+stage "$out/maps.h5" "$logs/dtfe-surface.log" "$tool_dtfe_surface" "$last" -o "$out/maps.h5" --centers "$last_clumps" \
+  --size "$(/usr/bin/python3 "$here/phew_options.py" map-size "$cfg_map_size" "$last_clumps")" "${opts_dtfe_surface[@]}"
 log "done: $out"

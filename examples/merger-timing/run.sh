@@ -25,7 +25,7 @@ for grid in 64 128; do
       [[ -f $d/$k.voters-off.h5.json ]] && continue
       "$bin/cic-project" "$snap" -o "$d/$k.grid.h5" --grid "$grid" --region "$region" -q
       "$bin/phew-segment" "$d/$k.grid.h5" -o "$d/$k.patches.h5" --threshold 200mean --mean-from "$d/snap_000.grid.h5" -q
-      "$bin/phew-merge" "$d/$k.patches.h5" -o "$d/$k.clumps.h5" --relevance "$relevance" -q
+      "$bin/phew-merge" "$d/$k.patches.h5" -o "$d/$k.clumps.h5" --relevance "$relevance" --saddle-threshold none -q
       "$bin/deblend" "$d/$k.clumps.h5" "$snap" -o "$d/$k.peaks.h5" -q
       "$bin/voters" "$d/$k.peaks.h5" "$snap" -o "$d/$k.voters.h5" --search-radius 15 -q
       "$bin/deblend" "$d/$k.clumps.h5" "$snap" -o "$d/$k.peaks-off.h5" --off -q

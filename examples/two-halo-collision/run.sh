@@ -29,7 +29,7 @@ for snap in "$out"/snaps/snap_[0-9][0-9][0-9].hdf5; do
   [[ -f $d/voters-spatial.h5.json ]] && continue
   "$bin/cic-project" "$snap" -o "$d/grid.h5" --grid 64 --region "$region" -q
   "$bin/phew-segment" "$d/grid.h5" -o "$d/patches.h5" --threshold 100mean -q
-  "$bin/phew-merge" "$d/patches.h5" -o "$d/clumps.h5" --relevance 3 -q
+  "$bin/phew-merge" "$d/patches.h5" -o "$d/clumps.h5" --relevance 3 --saddle-threshold none -q
   "$bin/deblend" "$d/clumps.h5" "$snap" -o "$d/peaks.h5" -q
   "$bin/voters" "$d/peaks.h5" "$snap" -o "$d/voters.h5" --search-radius 20 -q
   "$bin/deblend" "$d/clumps.h5" "$snap" -o "$d/peaks-nodeblend.h5" --off -q

@@ -81,6 +81,7 @@ FieldPoints select_field(std::span<const double> position, std::span<const doubl
   const auto h = g.half_width();
   std::vector<double> rel;
   std::vector<double> m;
+  bool outside = box[static_cast<std::size_t>(ax[0])] > 0 || box[static_cast<std::size_t>(ax[1])] > 0;
   for (std::size_t i = 0; i < mass.size(); ++i) {
     // Every periodic image of the particle inside the window, per axis (u, v, w).
     std::array<std::vector<double>, 3> offs;
@@ -101,6 +102,7 @@ FieldPoints select_field(std::span<const double> position, std::span<const doubl
         if (y >= -hk && y < hk) offs[static_cast<std::size_t>(k)].push_back(y);
       }
     }
+    if (!offs[2].empty() && (offs[0].empty() || offs[1].empty())) outside = true;  // in the slab, beside the window
     for (double u : offs[0])
       for (double v : offs[1])
         for (double w : offs[2]) {
@@ -108,7 +110,9 @@ FieldPoints select_field(std::span<const double> position, std::span<const doubl
           m.push_back(mass[i]);
         }
   }
-  return quantise_field(rel, m, quantum(g));
+  FieldPoints out = quantise_field(rel, m, quantum(g));
+  out.empty_outside = !outside;
+  return out;
 }
 
 FieldPoints field_points(const ParticleIndex& index, const FieldGeometry& g) {

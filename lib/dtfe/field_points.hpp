@@ -41,6 +41,10 @@ struct FieldPoints {
   std::vector<double> mass;     // [n], merged for duplicates
   double scale = 0;             // snapshot length units per quantum (the same on the three axes)
   std::uint64_t n_selected = 0; // particles (and periodic images) in the window, before merging
+  // The window holds every particle of its slab (|w| < depth/2) across the line of sight, so the
+  // columns outside the hull are empty (an isolated object in an open box): pixels there are 0, not
+  // NaN (surface_density.hpp). Never true in a periodic box.
+  bool empty_outside = false;
 
   std::size_t size() const { return mass.size(); }
   double total_mass() const;  // summed in canonical order
@@ -56,13 +60,16 @@ double quantum(const FieldGeometry& g);
 FieldPoints quantise_field(std::span<const double> rel, std::span<const double> mass, double scale);
 
 // The same from absolute positions [n][3] and masses: selects the particles (and, in a periodic box,
-// their images) inside the window of `g`. `box` is the periodic box (0 on an axis = not periodic).
-// For small sets and tests; the tool uses field_points.
+// their images) inside the window of `g`, and sets empty_outside when no particle of the slab lies
+// outside the window across. `box` is the periodic box (0 on an axis = not periodic). For small sets
+// and tests; the tool uses field_points.
 FieldPoints select_field(std::span<const double> position, std::span<const double> mass, const FieldGeometry& g,
                          const std::array<double, 3>& box);
 
 // The same from a rank's binned particles (with their periodic images in a periodic box): the window of
-// `g` (half-widths along the view axes), quantised and sorted. Not collective.
+// `g` (half-widths along the view axes), quantised and sorted. empty_outside is left false: the index
+// holds only this rank's particles, so the caller, who knows the particles' extent, decides it.
+// Not collective.
 FieldPoints field_points(const ParticleIndex& index, const FieldGeometry& g);
 
 }  // namespace phew::dtfe

@@ -1,6 +1,7 @@
 #include "dtfe/field_runner.hpp"
 
 #include "core/error.hpp"
+#include "core/progress.hpp"
 #include "dtfe/schedule.hpp"
 #include "mpi/mailbox.hpp"
 
@@ -19,7 +20,7 @@ constexpr int kTagReply = 303;    // dynamic: zero or one field
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// --- fields on the wire: [count] then per field [index, n_selected, scale, n, q[3n], mass[n]] -----
+// --- fields on the wire: [count] then per field [index, n_selected, empty_outside, scale, n, q[3n], mass[n]]
 template <typename T>
 void put(std::vector<char>& b, const T& v) {
   const auto* p = reinterpret_cast<const char*>(&v);
@@ -36,6 +37,7 @@ T get(const std::vector<char>& b, std::size_t& at) {
 void put_field(std::vector<char>& b, std::size_t index, const FieldPoints& p) {
   put<std::uint64_t>(b, index);
   put<std::uint64_t>(b, p.n_selected);
+  put<std::uint64_t>(b, p.empty_outside ? 1 : 0);
   put<double>(b, p.scale);
   put<std::uint64_t>(b, p.size());
   const auto* q = reinterpret_cast<const char*>(p.q.data());
@@ -53,6 +55,7 @@ std::vector<std::pair<std::size_t, FieldPoints>> get_fields(const std::vector<ch
     const auto index = get<std::uint64_t>(b, at);
     FieldPoints p;
     p.n_selected = get<std::uint64_t>(b, at);
+    p.empty_outside = get<std::uint64_t>(b, at) != 0;
     p.scale = get<double>(b, at);
     const auto n = get<std::uint64_t>(b, at);
     p.q.resize(3 * n);
@@ -68,12 +71,16 @@ std::vector<std::pair<std::size_t, FieldPoints>> get_fields(const std::vector<ch
 
 class Runner {
  public:
-  Runner(const ExtractFn& extract, const ComputeFn& compute, const mpi::Comm& comm, RunReport& report)
-      : extract_(extract), compute_(compute), comm_(comm), report_(report) {}
+  Runner(const ExtractFn& extract, const ComputeFn& compute, const mpi::Comm& comm, RunReport& report, std::size_t own)
+      : extract_(extract), compute_(compute), comm_(comm), report_(report), progress_("fields", "fields", own, comm.size()) {}
 
+  // This rank's own fields: computed here (run_local) or sent to another rank (sent).
   void run_local(std::size_t index, double predicted = 0, bool sample = false) {
     run(index, extract_(index), predicted, sample);
+    progress_.add();
   }
+  void sent(std::size_t n) { progress_.add(n); }
+  void finish() { progress_.finish(); }
 
   void run(std::size_t index, const FieldPoints& points, double predicted = 0, bool sample = false) {
     FieldOutcome o;
@@ -99,6 +106,7 @@ class Runner {
   const ComputeFn& compute_;
   const mpi::Comm& comm_;
   RunReport& report_;
+  Progress progress_;
 };
 
 void run_model(const std::vector<FieldTask>& tasks, Runner& runner, const ExtractFn& extract, const mpi::Comm& comm,
@@ -154,6 +162,7 @@ void run_model(const std::vector<FieldTask>& tasks, Runner& runner, const Extrac
     put<std::uint64_t>(b, plan.shipped[k].size());
     for (std::size_t i : plan.shipped[k]) put_field(b, rest[i].index, extract(rest[i].index));
     report.fields_sent += plan.shipped[k].size();
+    runner.sent(plan.shipped[k].size());
     ++report.messages_sent;
     mailbox.send(plan.receiver[k], kTagWork, std::move(b));
   }
@@ -195,6 +204,7 @@ void run_dynamic(const std::vector<FieldTask>& tasks, Runner& runner, const Extr
         put<std::uint64_t>(b, 1);
         put_field(b, t.index, extract(t.index));
         ++report.fields_sent;
+        runner.sent(1);
       }
       ++report.messages_sent;
       mailbox.send(request->source, kTagReply, std::move(b));
@@ -246,7 +256,7 @@ std::vector<FieldOutcome> run_fields(const std::vector<FieldTask>& tasks, const 
                                      RunReport& report) {
   const double t0 = now();
   report = RunReport{};
-  Runner runner(extract, compute, comm, report);
+  Runner runner(extract, compute, comm, report, tasks.size());
   if (schedule == Schedule::none) {
     for (const FieldTask& t : tasks) runner.run_local(t.index);
   } else if (schedule == Schedule::model) {
@@ -254,6 +264,7 @@ std::vector<FieldOutcome> run_fields(const std::vector<FieldTask>& tasks, const 
   } else {
     run_dynamic(tasks, runner, extract, comm, report);
   }
+  runner.finish();
   report.seconds = now() - t0;
   return std::move(runner.out);
 }

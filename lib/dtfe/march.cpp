@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace phew::dtfe {
 namespace {
@@ -188,7 +189,7 @@ void RayMarcher::rays(const std::int64_t* pu, const std::int64_t* pv, std::size_
       const std::size_t r = next_ray++;
       const std::int32_t f = locate_in_hull(hull_, q_, pu[r], pv[r], hint);
       if (f < 0) {
-        out[r] = 0.0;
+        out[r] = std::numeric_limits<double>::quiet_NaN();
         continue;
       }
       walk[k].start(hull_[static_cast<std::size_t>(f)], V, pu[r], pv[r]);
@@ -216,7 +217,8 @@ void RayMarcher::rays(const std::int64_t* pu, const std::int64_t* pv, std::size_
       if (!walk[k].advance(T, V, n_vertices, limit)) finish(k);
 }
 
-std::vector<double> RayMarcher::map(const FieldGeometry& g, int samples, int threads, MarchStats* stats) const {
+std::vector<double> RayMarcher::map(const FieldGeometry& g, int samples, int threads, MarchStats* stats,
+                                    bool empty_outside) const {
   const int ng = g.resolution;
   const double pix = g.pixel_size();
   const auto n = static_cast<std::size_t>(ng);
@@ -252,8 +254,10 @@ std::vector<double> RayMarcher::map(const FieldGeometry& g, int samples, int thr
       for (std::size_t j = 0; j < n; ++j) {
         double acc = 0;
         for (std::size_t s = 0; s < k; ++s) {
-          acc += value[j * k + s];
-          st.missed += value[j * k + s] == 0.0;
+          const double v = value[j * k + s];
+          const bool miss = std::isnan(v);
+          st.missed += miss;
+          acc += miss && empty_outside ? 0.0 : v;
         }
         row[j] = k == 1 ? acc : acc / static_cast<double>(k);
       }

@@ -22,7 +22,7 @@ namespace phew::dtfe {
 
 struct MarchStats {
   std::uint64_t rays = 0;    // rays marched (pixels x samples)
-  std::uint64_t missed = 0;  // rays outside the hull's projection (zero)
+  std::uint64_t missed = 0;  // rays outside the hull's projection (NaN)
   std::uint64_t steps = 0;   // tetrahedra crossed
 };
 
@@ -43,7 +43,8 @@ class RayMarcher {
              const std::vector<double>& rho);
 
   // The integral of the density along the ray at lattice position (px, py), in snapshot mass per
-  // length^2. `hint` is a hull facet to start the search from (updated); `steps` counts tetrahedra.
+  // length^2; NaN when the ray misses the hull (no tetrahedron says what lies there). `hint` is a hull
+  // facet to start the search from (updated); `steps` counts tetrahedra.
   // Throws Error(internal) if the triangulation is inconsistent (never on valid input).
   double ray(std::int64_t px, std::int64_t py, std::int32_t& hint, std::uint64_t& steps) const;
 
@@ -54,8 +55,11 @@ class RayMarcher {
   // The map of `g` (resolution^2 pixels, [i][j] with i along u, j along v): each pixel is the ray
   // through its centre, or with samples > 1 the mean of that many rays at pseudo-random positions in
   // the pixel (a fixed hash of the pixel and sample index: the same on any rank and thread).
+  // A pixel with a ray outside the hull is NaN, unless `empty_outside` (the columns there hold no
+  // matter, FieldPoints::empty_outside): then such rays count as 0.
   // Rows are shared dynamically among `threads`; the result does not depend on their number.
-  std::vector<double> map(const FieldGeometry& g, int samples, int threads, MarchStats* stats = nullptr) const;
+  std::vector<double> map(const FieldGeometry& g, int samples, int threads, MarchStats* stats = nullptr,
+                          bool empty_outside = false) const;
 
  private:
   HugeVector<MarchVertex> vertex_;

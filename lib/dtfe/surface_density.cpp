@@ -5,8 +5,10 @@
 #include "dtfe/exact_map.hpp"
 #include "dtfe/hull.hpp"
 #include "dtfe/march.hpp"
+#include "dtfe/silhouette.hpp"
 
 #include <chrono>
+#include <cmath>
 
 namespace phew::dtfe {
 namespace {
@@ -44,16 +46,20 @@ FieldResult surface_density(const FieldPoints& points, const FieldGeometry& g, c
     const std::vector<HullFacet> hull = lower_hull(points, tri);
     const RayMarcher marcher(points, tri, hull, rho);
     MarchStats stats;
-    r.sigma = marcher.map(g, settings.samples, settings.threads, &stats);
+    r.sigma = marcher.map(g, settings.samples, settings.threads, &stats, points.empty_outside);
     r.steps = stats.steps;
   } else {
     r.sigma = exact_map(points, tri, rho, g, settings.threads);
+    if (!points.empty_outside) blank_uncovered_pixels(points, g, r.sigma);
   }
   r.seconds_interpolation = seconds_since(t1);
 
   const double area = g.pixel_size() * g.pixel_size();
   double total = 0;
-  for (double s : r.sigma) total += s;
+  for (double s : r.sigma) {
+    if (std::isnan(s)) ++r.n_outside;
+    else total += s;
+  }
   r.map_mass = total * area;
   return r;
 }

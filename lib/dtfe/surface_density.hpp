@@ -33,14 +33,18 @@ struct FieldResult {
   std::uint64_t n_flat_tets = 0;
   std::uint64_t n_absorbed = 0;      // points the backend dropped (their mass went to a neighbour)
   std::uint64_t steps = 0;           // tetrahedra crossed by rays (ray mode)
+  std::uint64_t n_outside = 0;       // pixels outside the hull's silhouette: NaN in sigma
   double window_mass = 0;            // mass of the particles in the window
-  double map_mass = 0;               // sum of sigma x pixel area
+  double map_mass = 0;               // sum of the finite sigma x pixel area
   double seconds_triangulation = 0;  // triangulation + densities
   double seconds_interpolation = 0;  // the map
 };
 
-// The map of field `g` from its points. Throws Error(input) for fewer than 4 distinct or coplanar
-// points. Not collective; uses settings.threads threads. The map is the same for any thread count.
+// The map of field `g` from its points. A pixel the triangulation does not cover (ray mode: one of its
+// rays misses the hull; exact mode: it is not wholly inside the hull's silhouette) is NaN, never a
+// made-up 0, unless points.empty_outside says the columns there are empty. Throws Error(input) for
+// fewer than 4 distinct or coplanar points. Not collective; uses settings.threads threads. The map is
+// the same for any thread count.
 FieldResult surface_density(const FieldPoints& points, const FieldGeometry& g, const MapSettings& settings);
 
 }  // namespace phew::dtfe

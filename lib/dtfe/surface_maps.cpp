@@ -4,6 +4,7 @@
 #include "core/log.hpp"
 #include "core/memory.hpp"
 #include "dtfe/decomposition.hpp"
+#include "dtfe/silhouette.hpp"
 #include "grid/particle_index.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/route.hpp"
@@ -12,22 +13,42 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 namespace phew::dtfe {
 namespace {
 
 using Vec3 = std::array<double, 3>;
 
+// The margin rule's levels stop here at the latest (margin_at_level overflows to infinity before).
+constexpr int kMaxMarginLevel = 2200;
+
 // A field's numbers travel between ranks as one row of doubles: the statistics, then the map.
 enum Stat : std::size_t {
-  kIndex, kParticles, kVertices, kTets, kFlat, kAbsorbed, kSteps, kWindowMass, kMapMass,
+  kIndex, kParticles, kVertices, kTets, kFlat, kAbsorbed, kSteps, kOutside, kWindowMass, kMapMass,
   kTriangulation, kInterpolation, kPredicted, kRank, kSample, kStats
 };
 
 bool has_box(const SurfaceMapsInput& in) { return in.box_size[0] > 0 && in.box_size[1] > 0 && in.box_size[2] > 0; }
 
+// The particles' bounding box over all ranks (collective).
+struct Extent {
+  Vec3 lo{}, hi{};
+};
+Extent extent_of(const SurfaceMapsInput& in, const mpi::Comm& comm) {
+  Extent e;
+  const std::size_t n = in.position.size() / 3;
+  for (std::size_t d = 0; d < 3; ++d) {
+    double a = std::numeric_limits<double>::infinity(), b = -a;
+    for (std::size_t i = 0; i < n; ++i) a = std::min(a, in.position[3 * i + d]), b = std::max(b, in.position[3 * i + d]);
+    e.lo[d] = comm.min(a);
+    e.hi[d] = comm.max(b);
+  }
+  return e;
+}
+
 // The periodic box, a closed box (every particle must lie in it), or the particles' bounding box.
-Box domain_of(const SurfaceMapsInput& in, bool periodic, const mpi::Comm& comm) {
+Box domain_of(const SurfaceMapsInput& in, bool periodic, const Extent& extent, const mpi::Comm& comm) {
   Box domain;
   domain.periodic = periodic;
   const std::size_t n = in.position.size() / 3;
@@ -47,11 +68,8 @@ Box domain_of(const SurfaceMapsInput& in, bool periodic, const mpi::Comm& comm) 
     return domain;
   }
   for (std::size_t d = 0; d < 3; ++d) {
-    double a = std::numeric_limits<double>::infinity(), b = -a;
-    for (std::size_t i = 0; i < n; ++i) a = std::min(a, in.position[3 * i + d]), b = std::max(b, in.position[3 * i + d]);
-    const double lo = comm.min(a), hi = comm.max(b);
-    domain.origin[d] = lo;
-    domain.extent[d] = std::max(hi - lo, 1e-300) * (1 + 1e-12);
+    domain.origin[d] = extent.lo[d];
+    domain.extent[d] = std::max(extent.hi[d] - extent.lo[d], 1e-300) * (1 + 1e-12);
   }
   return domain;
 }
@@ -75,11 +93,13 @@ void place_centres(SurfaceMapsInput& in, const Box& domain) {
 
 // The fields whose centre lies in this rank's block, with their particle counts; refuses (on every
 // rank) the lowest field anywhere with fewer than 4 particles, and a largest field too large for memory.
+template <typename HalfOf>
 std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const ParticleIndex& index, const BlockDecomposition& blocks,
-                                    const Vec3& half, const SurfaceMapsParams& params, double depth, const mpi::Comm& comm) {
+                                    const HalfOf& half_of, const SurfaceMapsParams& params, const SurfaceMapsSummary& sum,
+                                    const mpi::Comm& comm) {
   std::vector<FieldTask> tasks;
   for (std::size_t i = 0; i < in.centres.size(); ++i)
-    if (blocks.owner(in.centres[i]) == comm.rank()) tasks.push_back({i, index.count(in.centres[i], half)});
+    if (blocks.owner(in.centres[i]) == comm.rank()) tasks.push_back({i, index.count(in.centres[i], half_of(i))});
   const auto few = std::find_if(tasks.begin(), tasks.end(), [](const FieldTask& t) { return t.n_particles < 4; });
   if (few != tasks.end()) {
     const Vec3& c = in.centres[few->index];
@@ -104,8 +124,10 @@ std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const ParticleIn
                              log::thousands(static_cast<long long>(n_max)), to_string(params.map.backend),
                              n_fields, params.resolution, params.resolution));
   });
-  log::info("{} fields of {}x{} pixels, side {:g}, depth {:g}, margin {:g}, line of sight {}; up to {} particles per field",
-            n_fields, params.resolution, params.resolution, params.size, depth, params.margin, "xyz"[params.axis],
+  const std::string margin = sum.margin_min == sum.margin_max ? fmt::format("{:g}", sum.margin_max)
+                                                               : fmt::format("{:g} to {:g}", sum.margin_min, sum.margin_max);
+  log::info("{} fields of {}x{} pixels, side {:g}, depth {:g}, margin {}, line of sight {}; up to {} particles per field",
+            n_fields, params.resolution, params.resolution, params.size, sum.depth, margin, "xyz"[params.axis],
             log::thousands(static_cast<long long>(n_max)));
   return tasks;
 }
@@ -139,7 +161,8 @@ void gather(const std::vector<FieldOutcome>& outcomes, std::size_t n_fields, std
     const FieldResult& r = o.result;
     const double stats[kStats] = {static_cast<double>(o.index), static_cast<double>(r.n_particles), static_cast<double>(r.n_vertices),
                                   static_cast<double>(r.n_tets), static_cast<double>(r.n_flat_tets), static_cast<double>(r.n_absorbed),
-                                  static_cast<double>(r.steps), r.window_mass, r.map_mass, r.seconds_triangulation,
+                                  static_cast<double>(r.steps), static_cast<double>(r.n_outside), r.window_mass, r.map_mass,
+                                  r.seconds_triangulation,
                                   r.seconds_interpolation, o.predicted, static_cast<double>(o.rank), o.sample ? 1.0 : 0.0};
     std::copy(stats, stats + kStats, out);
     std::copy(r.sigma.begin(), r.sigma.end(), out + kStats);
@@ -163,6 +186,8 @@ void summarise(const std::vector<double>& stat, std::size_t n_fields, const mpi:
     s.steps += static_cast<std::uint64_t>(x[kSteps]);
     s.flat_tetrahedra += static_cast<std::uint64_t>(x[kFlat]);
     s.absorbed += static_cast<std::uint64_t>(x[kAbsorbed]);
+    s.pixels_outside += static_cast<std::uint64_t>(x[kOutside]);
+    s.fields_outside += x[kOutside] > 0 ? 1 : 0;
     s.map_mass += x[kMapMass];
     s.window_mass += x[kWindowMass];
     s.seconds_triangulation += x[kTriangulation];
@@ -178,54 +203,146 @@ void summarise(const std::vector<double>& stat, std::size_t n_fields, const mpi:
 
 SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, const mpi::Comm& comm, const PhaseReport& phase) {
   const auto axes = view_axes(params.axis);
-  const auto w = static_cast<std::size_t>(axes[2]);
+  const auto u = static_cast<std::size_t>(axes[0]), v = static_cast<std::size_t>(axes[1]), w = static_cast<std::size_t>(axes[2]);
   const bool periodic = in.periodic && has_box(in);
   if (params.depth && periodic && *params.depth > in.box_size[w] * (1 + 1e-12))
     throw Error::usage("--depth {:g} exceeds the periodic box ({:g}) along the line of sight: use --depth box", *params.depth,
                        in.box_size[w]);
-  const Box domain = domain_of(in, periodic, comm);
+  const Extent extent = periodic ? Extent{} : extent_of(in, comm);
+  const Box domain = domain_of(in, periodic, extent, comm);
   SurfaceMaps out;
   SurfaceMapsSummary& sum = out.summary;
   sum.periodic = periodic;
   sum.depth = params.depth ? *params.depth : periodic ? in.box_size[w] : 2 * domain.extent[w];
   place_centres(in, domain);
   const std::size_t n_fields = in.centres.size();
-  auto geometry = [&](std::size_t i) {
+  const auto n_total = comm.sum<std::uint64_t>(in.mass.size());
+
+  // Field i's window with the margin of rule level k (docs/tools/dtfe-surface.md, "Margin").
+  auto geometry_at = [&](std::size_t i, int k) {
     FieldGeometry g;
-    g.center = in.centres[i];
+    if (i < n_fields) g.center = in.centres[i];
     g.size = params.size;
     g.depth = sum.depth;
-    g.margin = params.margin;
+    g.margin = params.auto_margin ? margin_at_level(params.margin, k) : params.margin;
     g.resolution = params.resolution;
     g.axis = params.axis;
     return g;
   };
-  // The window's half-widths along the snapshot's axes (a hair wider for the ghost zones, so that
-  // rounding at their edge can never leave out a particle the window holds).
-  Vec3 half{}, ghost{};
-  const auto hv = geometry(0).half_width();
-  for (std::size_t k = 0; k < 3; ++k) half[static_cast<std::size_t>(axes[k])] = hv[k];
-  for (std::size_t d = 0; d < 3; ++d) ghost[d] = half[d] * (1 + 1e-6) + 1e-12 * domain.extent[d];
+  // The window's half-widths along the snapshot's axes.
+  auto half_at = [&](std::size_t i, int k) {
+    Vec3 half{};
+    const auto hv = geometry_at(i, k).half_width();
+    for (std::size_t a = 0; a < 3; ++a) half[static_cast<std::size_t>(axes[a])] = hv[a];
+    return half;
+  };
+  // Whether field i's window at level k holds every particle across the line of sight (an open box),
+  // by the test ParticleIndex::visit applies to the outermost particles.
+  auto holds_all = [&](std::size_t i, int k) {
+    if (periodic) return false;
+    const Vec3 half = half_at(i, k);
+    const Vec3& c = in.centres[i];
+    return extent.lo[u] - c[u] >= -half[u] && extent.hi[u] - c[u] < half[u] && extent.lo[v] - c[v] >= -half[v] &&
+           extent.hi[v] - c[v] < half[v];
+  };
+  // The rule's last level per field: its window holds every particle across (an open box: a larger
+  // one sees nothing more), or reaches twice the periodic box beyond the map (every particle of the
+  // slab then has images on all sides of the widened map).
+  std::vector<int> last(n_fields, 0);
+  if (params.auto_margin)
+    for (std::size_t i = 0; i < n_fields; ++i) {
+      int& k = last[i];
+      if (periodic)
+        while (margin_at_level(params.margin, k) < 2 * std::max(in.box_size[u], in.box_size[v]) && k < kMaxMarginLevel) ++k;
+      else
+        while (!holds_all(i, k) && k < kMaxMarginLevel) ++k;
+    }
+  const int max_last = n_fields ? *std::max_element(last.begin(), last.end()) : 0;
+  // Ghost zones first for a margin of twice the mean spacing of the particles in projection, where most
+  // fields settle; wider in later rounds only if some field needs more.
+  int held = 0;
+  if (params.auto_margin && n_total > 0) {
+    const double projected = static_cast<double>(n_total) / (domain.extent[0] * domain.extent[1] * domain.extent[2]) * sum.depth;
+    const double spacing = 1 / std::sqrt(projected);
+    while (held < max_last && margin_at_level(params.margin, held) < 2 * spacing) ++held;
+  }
 
   enter(phase, "distribute");
-  const BlockDecomposition blocks(domain, ghost, comm.size());
-  sum.decomposition = blocks.dims();
-  const auto n_total = comm.sum<std::uint64_t>(in.mass.size());
-  LocalParticles local = distribute(in.position, in.mass, blocks, comm);
+  std::vector<int> level(n_fields, 0), next(n_fields, 0);
+  std::vector<char> settled(n_fields, params.auto_margin ? 0 : 1);
+  std::optional<BlockDecomposition> blocks;
+  std::optional<ParticleIndex> index;
+  LocalParticles source{std::move(in.position), std::move(in.mass)};  // this rank's share, later the particles it owns
   in.position = {};
   in.mass = {};
-  const ParticleIndex index(local.position, local.mass, domain, std::min({half[0], half[1], half[2]}) / 2);
-  local = LocalParticles{};
-  const auto held = comm.sum<std::uint64_t>(index.size());
-  log::verbose("decomposition {}x{}x{}; {} particles held with ghost zones ({:.2f}x)", blocks.dims()[0], blocks.dims()[1],
-               blocks.dims()[2], log::thousands(static_cast<long long>(held)), static_cast<double>(held) / static_cast<double>(n_total));
+  for (;;) {
+    // Ghost zones of the window's half-widths at the held level (a hair wider, so that rounding at
+    // their edge can never leave out a particle the window holds).
+    const Vec3 half = half_at(0, held);
+    Vec3 ghost{};
+    for (std::size_t d = 0; d < 3; ++d) ghost[d] = half[d] * (1 + 1e-6) + 1e-12 * domain.extent[d];
+    blocks.emplace(domain, ghost, comm.size());
+    LocalParticles local = distribute(source.position, source.mass, *blocks, comm);
+    source = LocalParticles{};
+    index.emplace(local.position, local.mass, domain, std::min({half[0], half[1], half[2]}) / 2);
+    if (std::all_of(settled.begin(), settled.end(), [](char s) { return s != 0; })) break;
+    // The rule on this rank's fields, as far as its particles reach: every level up to the held one
+    // (or any, when the map's axes are not cut), so that each test sees the whole window.
+    const auto& dims = blocks->dims();
+    const int reach = dims[u] == 1 && dims[v] == 1 ? std::numeric_limits<int>::max() : held;
+    std::vector<std::array<std::int64_t, 3>> mine;  // field, next level to try, settled
+    for (std::size_t i = 0; i < n_fields; ++i) {
+      if (settled[i] || blocks->owner(in.centres[i]) != comm.rank()) continue;
+      int k = next[i];
+      bool done = false;
+      for (; k <= std::min(last[i], reach); ++k) {
+        const FieldGeometry g = geometry_at(i, k);
+        if (k == last[i] || margin_suffices(field_points(*index, g), g)) {
+          done = true;
+          break;
+        }
+      }
+      mine.push_back({static_cast<std::int64_t>(i), k, done ? 1 : 0});
+    }
+    for (const auto& [i, k, done] : comm.all_gatherv<std::array<std::int64_t, 3>>(mine)) {
+      next[static_cast<std::size_t>(i)] = static_cast<int>(k);
+      if (done) settled[static_cast<std::size_t>(i)] = 1, level[static_cast<std::size_t>(i)] = static_cast<int>(k);
+    }
+    if (std::all_of(settled.begin(), settled.end(), [](char s) { return s != 0; })) break;
+    // Wider ghost zones: each particle goes on from the one rank whose block holds it.
+    ++sum.margin_rounds;
+    index.reset();
+    for (std::size_t p = 0; p < local.mass.size(); ++p) {
+      const Vec3 x{local.position[3 * p], local.position[3 * p + 1], local.position[3 * p + 2]};
+      if (blocks->owner(x) != comm.rank()) continue;
+      source.position.insert(source.position.end(), x.begin(), x.end());
+      source.mass.push_back(local.mass[p]);
+    }
+    held = std::min(held + 2, max_last);
+  }
+  sum.decomposition = blocks->dims();
+  auto geometry = [&](std::size_t i) { return geometry_at(i, level[i]); };
+  sum.margin_min = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < n_fields; ++i)
+    sum.margin_min = std::min(sum.margin_min, geometry(i).margin), sum.margin_max = std::max(sum.margin_max, geometry(i).margin);
+  if (n_fields == 0) sum.margin_min = 0;
+  const auto n_held = comm.sum<std::uint64_t>(index->size());
+  log::verbose("decomposition {}x{}x{}; {} particles held with ghost zones ({:.2f}x)", blocks->dims()[0], blocks->dims()[1],
+               blocks->dims()[2], log::thousands(static_cast<long long>(n_held)),
+               static_cast<double>(n_held) / static_cast<double>(std::max<std::uint64_t>(n_total, 1)));
 
   enter(phase, "count");
-  const std::vector<FieldTask> tasks = count_fields(in, index, blocks, half, params, sum.depth, comm);
+  const std::vector<FieldTask> tasks =
+      count_fields(in, *index, *blocks, [&](std::size_t i) { return half_at(i, level[i]); }, params, sum, comm);
 
   enter(phase, "fields");
   const auto outcomes = run_fields(
-      tasks, [&](std::size_t i) { return field_points(index, geometry(i)); },
+      tasks,
+      [&](std::size_t i) {
+        FieldPoints points = field_points(*index, geometry(i));
+        points.empty_outside = holds_all(i, level[i]);
+        return points;
+      },
       [&](std::size_t i, const FieldPoints& points) { return surface_density(points, geometry(i), params.map); },
       params.schedule, comm, sum.report);
   agree_on_failed_fields(outcomes, in, comm);
@@ -239,8 +356,8 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
   for (std::size_t i = 0; i < mine; ++i) {
     const double* s = &stat[i * kStats];
     auto count = [&](Stat k) { return static_cast<std::int64_t>(s[k]); };
-    maps.rows.push_back({in.centres[first + i], in.ids[first + i], params.size, sum.depth, params.margin, params.resolution,
-                         params.axis, count(kParticles), count(kVertices), count(kTets), s[kWindowMass], s[kMapMass]});
+    maps.rows.push_back({in.centres[first + i], in.ids[first + i], params.size, sum.depth, geometry(first + i).margin,
+                         params.resolution, params.axis, count(kParticles), count(kVertices), count(kTets), s[kWindowMass], s[kMapMass]});
     maps.timing.push_back({s[kTriangulation], s[kInterpolation], s[kPredicted], count(kRank), count(kSample)});
   }
   maps.resolution = params.resolution;

@@ -1,8 +1,9 @@
 // dtfe-surface's stage: surface-density maps around many centres on many ranks (Rangel et al. 2016,
 // Sec. IV B-E). The domain (the periodic box, a closed box or the particles' extent), a block per rank
-// with ghost zones of the window's half-widths, a task per field on the rank whose block holds its
-// centre, the fields shared by a schedule (field_runner.hpp), and every map sent to the rank that
-// writes its row of maps.h5.
+// with ghost zones of the window's half-widths, each field's margin (fixed, or grown until the hull
+// covers the map: silhouette.hpp; wider ghost zones in another round when a field needs them), a task
+// per field on the rank whose block holds its centre, the fields shared by a schedule
+// (field_runner.hpp), and every map sent to the rank that writes its row of maps.h5.
 #pragma once
 
 #include "core/timer.hpp"
@@ -23,7 +24,8 @@ struct SurfaceMapsParams {
   double size = 0;              // side of each square map, snapshot length units
   int resolution = 0;           // pixels per side
   std::optional<double> depth;  // along the line of sight; empty: the periodic box (twice an open box)
-  double margin = 0;            // triangulated beyond the map's sides
+  double margin = 0;            // triangulated beyond the map's sides (auto_margin: the first try)
+  bool auto_margin = false;     // each field's margin: margin * 2^k, the first that margin_suffices
   int axis = 2;                 // line of sight: 0, 1, 2 = x, y, z
   MapSettings map;              // ray or exact, samples, backend, threads
   Schedule schedule = Schedule::dynamic;
@@ -44,6 +46,9 @@ struct SurfaceMapsSummary {
   double depth = 0;  // the depth used, length units
   bool periodic = false;
   std::uint64_t n_particles = 0, steps = 0, flat_tetrahedra = 0, absorbed = 0;
+  std::uint64_t pixels_outside = 0, fields_outside = 0;  // NaN pixels (outside the hull), fields with any
+  double margin_min = 0, margin_max = 0;                 // over the fields
+  int margin_rounds = 0;                                 // redistributions with wider ghost zones
   double window_mass = 0, map_mass = 0, seconds_triangulation = 0, seconds_interpolation = 0;
   std::array<int, 3> decomposition{1, 1, 1};
   std::uint64_t fields_moved = 0;
@@ -58,7 +63,9 @@ struct SurfaceMaps {
 
 // The maps of every field. Each rank returns a block of consecutive fields in rank order (write them
 // with io::write_maps after setting the units, time and source in maps.meta); the maps do not depend on
-// the rank count, the schedule or the threads. Collective. Throws Error(usage) for a depth beyond a
+// the rank count, the schedule or the threads; nor do the margins, which depend only on each field's
+// particles. Pixels outside a field's hull are NaN (surface_density.hpp), unless the field's window
+// holds every particle across the line of sight (an open box). Collective. Throws Error(usage) for a depth beyond a
 // periodic box, Error(input) (agreed) for a particle or centre outside an open box, a field with fewer
 // than 4 particles or coplanar ones, or too little memory. Phases: distribute, count, fields, gather.
 SurfaceMaps surface_maps(SurfaceMapsInput input, const SurfaceMapsParams& params, const mpi::Comm& comm,

@@ -19,9 +19,19 @@ std::array<std::int64_t, 3> parse_grid_shape(const std::string& text) {
   return n.size() == 1 ? std::array<std::int64_t, 3>{n[0], n[0], n[0]} : std::array<std::int64_t, 3>{n[0], n[1], n[2]};
 }
 
-std::int64_t suggested_grid_cells(std::uint64_t particles, double threshold_over_mean) {
-  const double n = std::cbrt(threshold_over_mean * static_cast<double>(particles) / kParticlesPerThresholdCell);
-  return std::max<std::int64_t>(8, 8 * std::llround(n / 8));
+std::array<std::int64_t, 3> grid_rule_shape(const std::array<double, 3>& extent, double particles,
+                                            double threshold_over_mean) {
+  const double volume = extent[0] * extent[1] * extent[2];
+  const double cell = std::cbrt(volume * kParticlesPerThresholdCell / (threshold_over_mean * particles));
+  std::array<std::int64_t, 3> shape{8, 8, 8};
+  if (!(cell > 0) || !std::isfinite(cell)) return shape;
+  for (std::size_t d = 0; d < 3; ++d) {
+    // Down, so that the cells are no smaller than the rule's; the 1e-9 keeps an exact multiple of 8
+    // (64.0 computed as 63.99999...) from dropping to the one below.
+    const double n = std::floor(extent[d] / cell / 8 * (1 + 1e-9)) * 8;
+    shape[d] = std::max<std::int64_t>(8, static_cast<std::int64_t>(n));
+  }
+  return shape;
 }
 
 Box parse_region(const std::string& text) {

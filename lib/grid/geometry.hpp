@@ -132,12 +132,27 @@ inline double wrap_into(const Box& b, double x, std::size_t axis) {
 // "256" or "128,128,256" -> shape. Throws Error(usage).
 std::array<std::int64_t, 3> parse_grid_shape(const std::string& text);
 
-// The grid rule (docs/tutorial.md, "Choosing the grid"): cells per side such that a cell at the density
-// threshold holds about kParticlesPerThresholdCell particles of the N given, n = (δ N / k)^(1/3) for a
-// threshold δ times the mean, rounded to a multiple of 8. Finer grids make most peaks Poisson noise;
-// coarser ones merge haloes and miss the small ones.
-inline constexpr double kParticlesPerThresholdCell = 10;
-std::int64_t suggested_grid_cells(std::uint64_t particles, double threshold_over_mean);
+// The grid rule (docs/thresholds.md, "The grid"): the finest grid of cubic cells on which no single
+// particle rises above the density threshold on its own. A cell holds δ N / cells particle masses at a
+// threshold δ times the mean density of N particles; a lone particle at a cell centre puts its whole
+// mass in the cell, so with at least one particle mass per threshold cell every test cell needs two or
+// more particles. Finer grids turn lone particles into peaks (Poisson noise); coarser ones smooth small
+// haloes below the threshold: at the rule's grid a halo of M particles is about 2 (M / 4π)^(1/3) cells
+// across (3 cells for 50); on a grid whose threshold cell holds k particles, a halo of k M is.
+inline constexpr double kParticlesPerThresholdCell = 1;
+
+// Particle masses in a cell at the threshold δ times the mean density of `particles` spread over `cells`.
+inline double particles_per_threshold_cell(double threshold_over_mean, double particles, double cells) {
+  return cells > 0 ? threshold_over_mean * particles / cells : 0.0;
+}
+
+// The grid rule's shape for `particles` in a region of size `extent`: cubic cells of side
+// (V / (δ N))^(1/3), each axis rounded down to a multiple of 8 (at least 8), so that a threshold cell
+// holds at least kParticlesPerThresholdCell particle masses. It is the one place that chooses a grid:
+// once the adaptive mesh exists, this is where `--grid auto` should choose a coarse grid plus refinement
+// levels (each refined while its cells hold more than the rule's particles) instead of one fine grid.
+std::array<std::int64_t, 3> grid_rule_shape(const std::array<double, 3>& extent, double particles,
+                                            double threshold_over_mean);
 
 // "x0,y0,z0,x1,y1,z1" -> an open box (a sub-region of a snapshot). Throws Error(usage).
 Box parse_region(const std::string& text);

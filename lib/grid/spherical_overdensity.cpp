@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <utility>
 
 namespace phew {
 
@@ -14,54 +15,71 @@ double bryan_norman_delta(double omega_m, double omega_lambda, double a) {
 
 namespace {
 
-// The crossing of Δ ρ_crit in particles sorted by radius ((r², m) pairs), or nullopt when the mean
-// enclosed density is still above it at the last one.
-struct Crossing {
-  bool found = false;
-  Overdensity at;
-};
-Crossing crossing(const std::vector<std::pair<double, double>>& by_radius, double target) {
-  double enclosed = 0;
-  for (const auto& [r2, m] : by_radius) {
-    const double r = std::sqrt(r2);
-    const double inside = enclosed + m;
-    if (inside < target * (4.0 / 3.0) * std::numbers::pi * r * r * r) {
-      // Between the previous particle and this one the mass is `enclosed`: the radius where its mean
-      // density is the target (0 when the innermost particle is already below it).
-      const double radius = std::cbrt(3.0 * enclosed / (4.0 * std::numbers::pi * target));
-      return {true, {radius, enclosed}};
-    }
-    enclosed = inside;
-  }
-  return {};
-}
+double sphere_volume(double r) { return 4.0 / 3.0 * std::numbers::pi * r * r * r; }
 
 }  // namespace
 
+Overdensity outermost_overdensity(std::span<const double> radius, std::span<const double> mass, double target,
+                                  std::size_t min_particles) {
+  // Enclosed mass at each particle, then the last one whose mean enclosed density reaches the target
+  // (compared as M >= target V, so a particle at r = 0 counts as infinitely dense).
+  double enclosed = 0;
+  std::size_t last = 0;
+  bool found = false;
+  double at = 0;
+  for (std::size_t k = 0; k < radius.size(); ++k) {
+    enclosed += mass[k];
+    if (enclosed >= target * sphere_volume(radius[k])) {
+      found = true;
+      last = k;
+      at = enclosed;
+    }
+  }
+  if (!found || last + 1 < std::max<std::size_t>(min_particles, 1)) return {};
+  Overdensity o;
+  o.mass = at;
+  o.radius = std::cbrt(3.0 * at / (4.0 * std::numbers::pi * target));
+  o.n_particles = static_cast<std::int64_t>(last + 1);
+  return o;
+}
+
 std::vector<SoMasses> spherical_overdensity(const ParticleIndex& particles, std::span<const std::array<double, 3>> centres,
                                             std::span<const double> start_radius, double max_radius,
-                                            double critical_density, double delta_vir) {
+                                            double critical_density, double delta_vir, std::size_t min_particles) {
   std::vector<SoMasses> out(centres.size());
+  const double lowest = std::min(delta_vir, 200.0) * critical_density;
   std::vector<std::pair<double, double>> by_radius;
+  std::vector<double> r, m;
   for (std::size_t c = 0; c < centres.size(); ++c) {
-    double r = std::min(std::max(start_radius[c], 1e-300), max_radius);
+    double search = std::min(std::max(start_radius[c], 1e-300), max_radius);
+    double inside = 0;
     for (;;) {
       by_radius.clear();
-      const double r2max = r * r;
-      particles.visit(centres[c], {r, r, r}, [&](double x, double y, double z, double m) {
+      inside = 0;
+      const double r2max = search * search;
+      particles.visit(centres[c], {search, search, search}, [&](double x, double y, double z, double mass) {
         const double r2 = x * x + y * y + z * z;
-        if (r2 <= r2max) by_radius.emplace_back(r2, m);
+        if (r2 <= r2max) {
+          by_radius.emplace_back(r2, mass);
+          inside += mass;
+        }
       });
-      std::sort(by_radius.begin(), by_radius.end());
-      const Crossing vir = crossing(by_radius, delta_vir * critical_density);
-      const Crossing c200 = crossing(by_radius, 200.0 * critical_density);
-      // Both crossings inside the sphere, or the sphere as large as it may get.
-      if ((vir.found && c200.found) || r >= max_radius) {
-        out[c] = {vir.at, c200.at};
-        break;
-      }
-      r = std::min(2 * r, max_radius);
+      if (inside < lowest * sphere_volume(search) || search >= max_radius) break;
+      search = std::min(2 * search, max_radius);
     }
+    std::sort(by_radius.begin(), by_radius.end());
+    r.resize(by_radius.size());
+    m.resize(by_radius.size());
+    for (std::size_t i = 0; i < by_radius.size(); ++i) {
+      r[i] = std::sqrt(by_radius[i].first);
+      m[i] = by_radius[i].second;
+    }
+    // A Δ still reached at the edge of the largest sphere has its radius beyond it: not measurable.
+    auto measure = [&](double delta) {
+      const double target = delta * critical_density;
+      return inside >= target * sphere_volume(search) ? Overdensity{} : outermost_overdensity(r, m, target, min_particles);
+    };
+    out[c] = {measure(delta_vir), measure(200.0)};
   }
   return out;
 }

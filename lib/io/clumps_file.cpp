@@ -48,6 +48,7 @@ const Table<Halo>& halo_table() {
                                    .column("n_cells", &Halo::n_cells)
                                    .column("mass", &Halo::mass, Unit::mass)
                                    .column("peak_position", &Halo::peak_position, Unit::length)
+                                   .column("peak_density", &Halo::peak_density, Unit::density)
                                    .column("n_clumps", &Halo::n_clumps)
                                    .column("n_particles", &Halo::n_particles, Unit::none, "", true)
                                    .column("particle_mass", &Halo::particle_mass, Unit::mass, "", true)
@@ -126,28 +127,76 @@ CellLabels read_halo_cells(const File& f, const GridGeometry& grid, std::int64_t
   return read_cell_labels(f, grid, "halo", x0, x1, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
 }
 
+namespace {
+
+// RAMSES' header lines, character for character (pm/clump_merger.f90, write_clump_properties), and its
+// row formats: clumps (I8,X,I8,1X,I2,X,I10,X,I10,8(X,1PE18.9E2)), haloes (I10,X,I10,5(X,1PE18.9E2)).
+constexpr const char* kRamsesClumpHeader =
+    "   index  halo   lev   parent      ncell    peak_x             peak_y             peak_z     "
+    "        rho-               rho+               rho_av             mass_cl            relevance   ";
+constexpr const char* kRamsesHaloHeader =
+    "     index      ncell    peak_x             peak_y             peak_z     "
+    "        rho+               mass      ";
+
+std::string real(double x) { return fmt::format(" {:18.9E}", x); }
+std::string header_column(const std::string& name) { return fmt::format("{:<19}", name); }
+
+// The columns phew adds after RAMSES' own: with --particles, the particles in the cells and their
+// mass-weighted mean velocity.
+std::string particle_header() {
+  std::string h = header_column("n_particles");
+  for (const char* d : {"x", "y", "z"}) h += header_column(std::string("bulk_velocity_") + d);
+  return h;
+}
+std::string particle_columns(std::int64_t n, const Vec3& v) {
+  return fmt::format(" {:18d}", n) + real(v[0]) + real(v[1]) + real(v[2]);
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vector<Clump>& clumps,
-                                                                const std::vector<Halo>& halos) {
-  std::string txt = "  index  lev   parent  ncell    peak_x             peak_y             peak_z             "
-                    "rho-               rho+               rho_av             mass_cl            relevance\n";
+                                                                const std::vector<Halo>& halos, const GridMeta& grid,
+                                                                const ClumpsMeta& meta) {
+  const bool particles = meta.with_particles;
+  const std::string velocity = particles ? fmt::format(", bulk_velocity_* in {}", meta.velocity_units) : "";
+  // A comment after the names: numpy.genfromtxt(names=True) and loadtxt(skiprows=1) read the file as RAMSES'.
+  const std::string units = fmt::format("# units: peak_x peak_y peak_z in {}, rho- rho+ rho_av in {}, mass_cl in {}{}\n",
+                                        grid.length_units, grid.density_units, grid.mass_units, velocity);
+  const std::string halo_units = fmt::format("# units: peak_x peak_y peak_z in {}, rho+ in {}, mass in {}{}\n",
+                                             grid.length_units, grid.density_units, grid.mass_units, velocity);
+  std::string txt = std::string(kRamsesClumpHeader) + (particles ? particle_header() : "") + "\n" + units;
   std::string csv = "id,level,parent,halo,n_cells,peak_x,peak_y,peak_z,saddle_density,peak_density,mean_density,"
-                    "mass,relevance,com_x,com_y,com_z\n";
+                    "mass,relevance,com_x,com_y,com_z";
+  csv += particles ? ",n_particles,particle_mass,bulk_velocity_x,bulk_velocity_y,bulk_velocity_z\n" : "\n";
   for (const Clump& c : clumps) {
     const Vec3& p = c.peak_position;
-    txt += fmt::format("{:7d} {:4d} {:8d} {:6d} {:18.10e} {:18.10e} {:18.10e} {:18.10e} {:18.10e} {:18.10e} {:18.10e} {:18.10e}\n",
-                       c.id, c.level, c.parent, c.n_cells, p[0], p[1], p[2], c.saddle_density, c.peak_density,
-                       c.mean_density, c.mass, c.relevance);
-    csv += fmt::format("{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g}\n",
-                       c.id, c.level, c.parent, c.halo, c.n_cells, p[0], p[1], p[2], c.saddle_density, c.peak_density,
-                       c.mean_density, c.mass, c.relevance, c.center_of_mass[0], c.center_of_mass[1], c.center_of_mass[2]);
+    txt += fmt::format("{:8d} {:8d} {:2d} {:10d} {:10d}", c.id, c.halo, c.level, c.parent, c.n_cells);
+    for (double x : {p[0], p[1], p[2], c.saddle_density, c.peak_density, c.mean_density, c.mass, c.relevance}) txt += real(x);
+    txt += (particles ? particle_columns(c.n_particles, c.bulk_velocity) : "") + "\n";
+    csv += fmt::format("{},{},{},{},{}", c.id, c.level, c.parent, c.halo, c.n_cells);
+    for (double x : {p[0], p[1], p[2], c.saddle_density, c.peak_density, c.mean_density, c.mass, c.relevance,
+                     c.center_of_mass[0], c.center_of_mass[1], c.center_of_mass[2]})
+      csv += fmt::format(",{:.17g}", x);
+    if (particles)
+      csv += fmt::format(",{},{:.17g},{:.17g},{:.17g},{:.17g}", c.n_particles, c.particle_mass, c.bulk_velocity[0],
+                         c.bulk_velocity[1], c.bulk_velocity[2]);
+    csv += "\n";
   }
-  std::string htxt = "  index  ncell    peak_x             peak_y             peak_z             mass               n_clumps\n";
-  std::string hcsv = "id,n_cells,peak_x,peak_y,peak_z,mass,n_clumps\n";
+  std::string htxt =
+      std::string(kRamsesHaloHeader) + header_column("n_clumps") + (particles ? particle_header() : "") + "\n" + halo_units;
+  std::string hcsv = "id,n_cells,peak_x,peak_y,peak_z,peak_density,mass,n_clumps";
+  hcsv += particles ? ",n_particles,particle_mass,bulk_velocity_x,bulk_velocity_y,bulk_velocity_z\n" : "\n";
   for (const Halo& h : halos) {
     const Vec3& p = h.peak_position;
-    htxt += fmt::format("{:7d} {:6d} {:18.10e} {:18.10e} {:18.10e} {:18.10e} {:8d}\n", h.id, h.n_cells, p[0], p[1], p[2],
+    htxt += fmt::format("{:10d} {:10d}", h.id, h.n_cells);
+    for (double x : {p[0], p[1], p[2], h.peak_density, h.mass}) htxt += real(x);
+    htxt += fmt::format(" {:18d}", h.n_clumps) + (particles ? particle_columns(h.n_particles, h.bulk_velocity) : "") + "\n";
+    hcsv += fmt::format("{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{}", h.id, h.n_cells, p[0], p[1], p[2], h.peak_density,
                         h.mass, h.n_clumps);
-    hcsv += fmt::format("{},{},{:.17g},{:.17g},{:.17g},{:.17g},{}\n", h.id, h.n_cells, p[0], p[1], p[2], h.mass, h.n_clumps);
+    if (particles)
+      hcsv += fmt::format(",{},{:.17g},{:.17g},{:.17g},{:.17g}", h.n_particles, h.particle_mass, h.bulk_velocity[0],
+                          h.bulk_velocity[1], h.bulk_velocity[2]);
+    hcsv += "\n";
   }
   return {{".clumps.txt", txt}, {".clumps.csv", csv}, {".halos.txt", htxt}, {".halos.csv", hcsv}};
 }

@@ -45,6 +45,7 @@ struct Halo {
   std::int64_t id = 0, n_cells = 0;
   double mass = 0;
   Vec3 peak_position{};
+  double peak_density = 0;  // of its peak (RAMSES' rho+)
   std::int64_t n_clumps = 0;
   std::int64_t n_particles = 0;
   double particle_mass = 0;
@@ -115,10 +116,13 @@ struct HaloCentre {
 // the file when its halo table is missing or its columns differ in length. Not collective.
 std::vector<HaloCentre> read_halo_centres(const File& file);
 
-// The catalogues as text for people and spreadsheets: clumps and haloes in the columns RAMSES' clump
-// finder writes (.txt), and as CSV. `clumps` and `halos` are every row. Each entry: (suffix, text), e.g.
+// The catalogues as text for people and spreadsheets: clumps and haloes in RAMSES' clump finder's
+// layout (.txt: its header line and columns, then a "# units" line, then phew's extra columns: n_clumps of
+// a halo, and n_particles and bulk_velocity_x/y/z when meta.with_particles; docs/formats.md lists the
+// differences), and as CSV. `clumps` and `halos` are every row. Each entry: (suffix, text), e.g.
 // (".clumps.txt", ...), written beside the output as OUTPUT.clumps.txt.
 std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vector<Clump>& clumps,
-                                                                const std::vector<Halo>& halos);
+                                                                const std::vector<Halo>& halos, const GridMeta& grid,
+                                                                const ClumpsMeta& meta);
 
 }  // namespace phew::io

@@ -12,7 +12,8 @@ namespace {
 
 constexpr const char* kAxisNames = "xyz";
 constexpr const char* kPixels =
-    "sigma[f][i][j]: pixel i along u, j along v, centred at center_u - size/2 + (i + 0.5) size/resolution";
+    "sigma[f][i][j]: pixel i along u, j along v, centred at center_u - size/2 + (i + 0.5) size/resolution; "
+    "NaN where the pixel lies outside the triangulated hull";
 constexpr const char* kEstimator = "DTFE (Delaunay tessellation field estimator), Rangel et al. 2016";
 
 int axis_of(const File& f, const std::string& name) {

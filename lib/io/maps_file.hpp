@@ -23,7 +23,7 @@ struct MapRow {
   std::int64_t n_vertices = 0;     // distinct positions triangulated
   std::int64_t n_tetrahedra = 0;
   double window_mass = 0;          // mass of the window's particles
-  double map_mass = 0;             // sigma summed times the pixel area
+  double map_mass = 0;             // the finite sigma (not NaN: outside the hull) summed times the pixel area
 };
 const Table<MapRow>& map_table();
 

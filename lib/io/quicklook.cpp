@@ -53,7 +53,8 @@ std::array<unsigned char, 3> colour(double t) {
 
 std::string quicklook_png(std::span<const double> sigma, int ng) {
   double top = 0;
-  for (double v : sigma) top = std::max(top, v);
+  for (double v : sigma)
+    if (v > top) top = v;  // NaN pixels never compare greater
   const double hi = top > 0 ? std::log10(top) : 0.0, lo = hi - 4.0;
   // Raw scanlines: filter byte 0, then RGB; row 0 at the top is the largest v.
   std::string raw;
@@ -64,7 +65,9 @@ std::string quicklook_png(std::span<const double> sigma, int ng) {
     const std::size_t j = n - 1 - r;
     for (std::size_t i = 0; i < n; ++i) {
       const double v = sigma[i * n + j];
-      const auto c = colour(v > 0 ? (std::log10(v) - lo) / (hi - lo) : 0.0);
+      // NaN: a pixel outside the triangulated hull (docs/formats.md, maps.h5), grey so it is not read as empty.
+      const auto c = std::isnan(v) ? std::array<unsigned char, 3>{128, 128, 128}
+                                   : colour(v > 0 ? (std::log10(v) - lo) / (hi - lo) : 0.0);
       raw.append(reinterpret_cast<const char*>(c.data()), 3);
     }
   }

@@ -1,4 +1,4 @@
-// A PNG quicklook of one map: log10 of the surface density over four decades below the maximum,
+// A PNG quicklook of one map: log10 of the surface density over four decades below the maximum (NaN grey),
 // a perceptually ordered colour map, u to the right and v up. Written without an image library
 // (stored deflate blocks: larger files, no dependency).
 #pragma once

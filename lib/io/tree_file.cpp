@@ -109,9 +109,13 @@ void write_tree(File& f, const TreeFile& t, const mpi::Comm& comm) {
   f.write_attribute("/peaks/merged_before_revival_id", "description",
                     "a peak revived from the graveyard after it was recorded as merged: the peak it had merged into");
   f.write_attribute("/peaks/host", "description", "ID of the central peak of the peak's halo in the same snapshot; 0 = a central");
-  f.write_attribute("/peaks/mvir", "description", "virial mass (Bryan & Norman 1998), snapshot mass units; 0 = not measured");
-  f.write_attribute("/peaks/rvir", "description", "virial radius, comoving snapshot length units; 0 = not measured");
-  f.write_attribute("/peaks/m200c", "description", "mass within the radius of mean density 200 rho_crit(z); 0 = not measured");
+  f.write_attribute("/peaks/mvir", "description",
+                    "virial mass (Bryan & Norman 1998), snapshot mass units; NaN = not measurable, 0 = no --particles");
+  f.write_attribute("/peaks/rvir", "description",
+                    "virial radius, comoving snapshot length units; NaN = not measurable, 0 = no --particles");
+  f.write_attribute("/peaks/m200c", "description",
+                    "mass within the outermost radius of mean density 200 rho_crit(z); NaN = not measurable, 0 = no "
+                    "--particles");
   f.write_attribute("/peaks/velocity", "description", "peculiar velocity (physical), snapshot velocity units");
   // The stages' paths are provenance (the manifest lists them with their fingerprints), not data.
   tree_snapshot_table().write(f, "/snapshots", mine(t.snapshots), none, comm, {"density_threshold"});

@@ -27,7 +27,7 @@ struct TreePeakRow {
   // Read when present (trees from before 2026-11 lack them: 0).
   std::int64_t host = 0;                 // central peak of its halo in the same snapshot; 0 = a central
   std::int64_t merged_before_revival_snapshot = -1, merged_before_revival_id = 0;  // -1, 0: none
-  double mvir = 0, rvir = 0, m200c = 0;  // spherical overdensity (mergertree --particles); 0 = not measured
+  double mvir = 0, rvir = 0, m200c = 0;  // spherical overdensity (mergertree --particles); NaN = not measurable, 0 = not asked
 };
 const Table<TreePeakRow>& tree_peak_table();
 

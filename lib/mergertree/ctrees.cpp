@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace phew {
 namespace {
@@ -33,6 +34,11 @@ std::vector<std::vector<std::size_t>> progenitors_of(const TreeState& st) {
 }
 
 }  // namespace
+
+bool has_so_masses(const Tree& tree) {
+  return std::any_of(tree.state.rows.begin(), tree.state.rows.end(),
+                     [](const TreeRow& r) { return r.halo.mvir != 0 || r.halo.m200c != 0; });
+}
 
 std::vector<std::vector<std::size_t>> depth_first_trees(const TreeState& st) {
   const auto progs = progenitors_of(st);
@@ -136,6 +142,10 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
     return static_cast<std::int64_t>(st.row_index({x.peak.snap, x.halo.host}));
   };
 
+  // With --particles every SO column is the measurement, NaN where there is none (also for a row whose
+  // stage was linked without --particles: 0 in tree.h5); without, Mvir is the peak mass for all rows.
+  const bool so = has_so_masses(tree);
+  auto measured = [](double v) { return v == 0 ? std::numeric_limits<double>::quiet_NaN() : v; };
   std::vector<std::vector<ExportRow>> out;
   for (const auto& order : trees) {
     std::vector<ExportRow> rows;
@@ -151,9 +161,13 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
       e.num_prog = static_cast<std::int64_t>(progs[r].size());
       e.pid = host_row(r);
       e.desc_pid = has_desc ? host_row(d) : -1;
-      e.mvir = (x.halo.mvir > 0 ? x.halo.mvir : x.mass) * cu.msun_h;
-      e.rvir = x.halo.rvir * cu.mpc_h * 1e3;
-      e.m200c = x.halo.m200c * cu.msun_h;
+      if (so) {
+        e.mvir = measured(x.halo.mvir) * cu.msun_h;
+        e.rvir = measured(x.halo.rvir) * cu.mpc_h * 1e3;
+        e.m200c = measured(x.halo.m200c) * cu.msun_h;
+      } else {  // the whole file says so in its #Mvir line
+        e.mvir = x.mass * cu.msun_h;
+      }
       e.mmp = !has_desc || st.rows[d].main_progenitor == x.peak;
       e.scale_of_last_mm = last_mm[r];
       for (std::size_t k = 0; k < 3; ++k) {
@@ -203,10 +217,15 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
          "#Upid: ID of the most massive host halo; the same as Pid, phew's hierarchy has one level of hosts.\n"
          "#Desc_pid: Pid of descendant halo, if applicable; -1 otherwise.\n"
          "#Phantom: Always 0; a link across snapshots from the graveyard is direct, see phew_gap.\n"
-         "#SAM_Mvir: The same as Mvir (Msun/h).\n"
-         "#Mvir: Virial mass of Bryan and Norman 1998 from the particles, or the peak mass when not measured (Msun/h).\n"
-         "#Rvir: Virial radius, 0 when not measured (kpc/h comoving).\n"
-         "#Rs: Not measured, 0 (kpc/h comoving).\n"
+         "#SAM_Mvir: The same as Mvir (Msun/h).\n";
+  out += has_so_masses(tree)
+             ? "#Mvir: Virial mass of Bryan and Norman 1998 at the halo's redshift, measured from the particles by "
+               "mergertree --particles; nan where it could not be measured (Msun/h).\n"
+               "#Rvir: Virial radius; nan where it could not be measured (kpc/h comoving).\n"
+             : "#Mvir: The peak's mass, the mass of its particles: mergertree ran without --particles, so no virial mass "
+               "was measured (Msun/h).\n"
+               "#Rvir: Not measured, 0: mergertree ran without --particles (kpc/h comoving).\n";
+  out += "#Rs: Not measured, 0 (kpc/h comoving).\n"
          "#Vrms: Not measured, 0 (km/s physical).\n"
          "#mmp?: 1 if the halo is the main progenitor of its descendant chosen by the voters, or has no descendant.\n"
          "#scale_of_last_MM: Scale of the last merger along the main branch with mass ratio above 0.3.\n"
@@ -222,9 +241,11 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
          "#Snap_idx: Index of the snapshot in the tree, from 0.\n"
          "#Next_coprogenitor_depthfirst_ID: Depthfirst ID of next coprogenitor; -1 if none.\n"
          "#Last_progenitor_depthfirst_ID: Depthfirst ID of last progenitor.\n"
-         "#Last_mainleaf_depthfirst_ID: Depthfirst ID of last progenitor on main progenitor branch.\n"
-         "#M200c: Mass within the radius of mean density 200 times critical, 0 when not measured (Msun/h).\n"
-         "#phew_lineage: phew's lineage number.\n"
+         "#Last_mainleaf_depthfirst_ID: Depthfirst ID of last progenitor on main progenitor branch.\n";
+  out += has_so_masses(tree) ? "#M200c: Mass within the outermost radius of mean density 200 times critical at the "
+                               "halo's redshift; nan where it could not be measured (Msun/h).\n"
+                             : "#M200c: Not measured, 0: mergertree ran without --particles (Msun/h).\n";
+  out += "#phew_lineage: phew's lineage number.\n"
          "#phew_merged: 1 if the peak merged into its descendant, which is not its own lineage.\n"
          "#phew_revived: 1 if linked to its main progenitor through the graveyard.\n"
          "#phew_gap: Snapshots between the peak and a progenitor revived from the graveyard.\n"
@@ -270,10 +291,18 @@ io::Arbor arbor_of(const Tree& tree) {
   integer("desc_uid", "uid of the descendant; -1 for a root", [](const ExportRow& e) { return e.desc_id; });
   real("scale_factor", "", "scale factor (the snapshot time for a non-cosmological run)",
        [](const ExportRow& e) { return e.scale; });
-  real("mass", "Msun/h", "virial mass (Bryan & Norman), or the peak mass when not measured",
-       [](const ExportRow& e) { return e.mvir; });
-  real("virial_radius", "kpc/h", "virial radius, comoving; 0 when not measured", [](const ExportRow& e) { return e.rvir; });
-  real("M200c", "Msun/h", "mass within 200 rho_crit(z); 0 when not measured", [](const ExportRow& e) { return e.m200c; });
+  if (has_so_masses(tree)) {
+    real("mass", "Msun/h", "virial mass (Bryan & Norman) from the particles; nan where not measurable",
+         [](const ExportRow& e) { return e.mvir; });
+    real("virial_radius", "kpc/h", "virial radius, comoving; nan where not measurable",
+         [](const ExportRow& e) { return e.rvir; });
+    real("M200c", "Msun/h", "mass within 200 rho_crit(z); nan where not measurable", [](const ExportRow& e) { return e.m200c; });
+  } else {
+    real("mass", "Msun/h", "the peak's mass (its particles): made without --particles, no virial mass",
+         [](const ExportRow& e) { return e.mvir; });
+    real("virial_radius", "kpc/h", "not measured (no --particles), 0", [](const ExportRow& e) { return e.rvir; });
+    real("M200c", "Msun/h", "not measured (no --particles), 0", [](const ExportRow& e) { return e.m200c; });
+  }
   const char* axes[3] = {"x", "y", "z"};
   for (std::size_t k = 0; k < 3; ++k) {
     real(std::string("position_") + axes[k], "Mpc/h", "comoving position", [k](const ExportRow& e) { return e.x[k]; });

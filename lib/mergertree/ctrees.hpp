@@ -25,11 +25,16 @@ std::vector<std::vector<std::size_t>> depth_first_trees(const TreeState& state);
 // descendants are earlier peaks).
 void check_exportable(const Tree& tree);
 
+// Whether spherical-overdensity masses were measured (mergertree --particles) for any stage of the
+// tree: then Mvir, Rvir and M200c are the measurements, NaN where there is none; otherwise Mvir is the
+// peak's mass and Rvir and M200c are 0, as each file's header says (docs/formats.md).
+bool has_so_masses(const Tree& tree);
+
 // One row of the exports, in consistent-trees' units (docs/formats.md).
 struct ExportRow {
   double scale = 0, desc_scale = 0;
   std::int64_t id = 0, desc_id = -1, num_prog = 0, pid = -1, desc_pid = -1;
-  double mvir = 0, rvir = 0, m200c = 0;  // Msun/h, comoving kpc/h
+  double mvir = 0, rvir = 0, m200c = 0;  // Msun/h, comoving kpc/h (has_so_masses)
   bool mmp = false;
   double scale_of_last_mm = 0;
   std::array<double, 3> x{}, v{};  // comoving Mpc/h, physical peculiar km/s

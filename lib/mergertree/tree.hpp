@@ -20,7 +20,7 @@ struct PeakKey {
 // The halo a peak sits in and its spherical-overdensity size, carried into the tree for the exports.
 struct PeakHalo {
   std::int64_t host = 0;  // ID of the central peak of its halo in the same snapshot; 0: it is a central (or unknown)
-  double mvir = 0, rvir = 0, m200c = 0;  // 0 when not measured (mergertree --particles)
+  double mvir = 0, rvir = 0, m200c = 0;  // mergertree --particles; NaN: not measurable there; 0: not asked for
 };
 
 struct StagePeak {

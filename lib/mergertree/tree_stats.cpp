@@ -138,7 +138,10 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
     std::int64_t n_trees = 0;
     for (const auto& order : trees) {
       const TreeRow& root = st.rows[order.front()];
-      if (root.peak.snap != last || mass_of(root) < params.min_mass) continue;
+      // An artefact (a velocity-space peak no progenitor claims) is not an object: neither a halo nor a
+      // subhalo, though it sits in another peak's halo. It has no progenitors and never votes, so it
+      // is only ever the root of its own one-peak tree.
+      if (root.peak.snap != last || root.artefact || mass_of(root) < params.min_mass) continue;
       if ((root.halo.host > 0 && root.halo.host != root.peak.id) != subhaloes) continue;
       ++n_trees;
       std::int64_t leaves = 0;
@@ -197,16 +200,18 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
     return j;
   };
 
-  std::int64_t revived = 0, skipping = 0, artefacts = 0, mergers = 0;
+  std::int64_t revived = 0, skipping = 0, artefacts = 0, final_artefacts = 0, mergers = 0;
   for (const TreeRow& r : st.rows) {
     revived += r.revived;
     artefacts += r.artefact;
+    final_artefacts += r.artefact && r.peak.snap == last;
     mergers += r.merged;
     if (!r.main_progenitor.none() && r.peak.snap - r.main_progenitor.snap > 1) ++skipping;
   }
   return {{"conventions",
            {{"final_peaks", "the peaks of the last snapshot; haloes: centrals (no host), subhaloes: inside another "
-                            "peak's halo; below min_mass (Mvir when measured, else the peak mass) left out"},
+                            "peak's halo; artefacts and peaks below min_mass (Mvir when measured, else the peak mass) "
+                            "left out"},
             {"main_branch_length", "snapshots from the final peak back to its earliest main progenitor, both counted "
                                    "(a link across a graveyard gap counts the snapshots it skips)"},
             {"branches_per_tree", "peaks of the tree without a progenitor (its leaves)"},
@@ -228,7 +233,8 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
             {"mergers", mergers},
             {"revived", revived},
             {"links_skipping_snapshots", skipping},
-            {"artefacts", artefacts}}}};
+            {"artefacts", artefacts},
+            {"final_artefacts_left_out", final_artefacts}}}};
 }
 
 }  // namespace phew

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/progress.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/lookup.hpp"
 #include "mpi/route.hpp"
@@ -176,7 +177,8 @@ Deblended deblend_patches(const GridGeometry& geo, const ParticleSet& particles,
     std::size_t begin, end;  // its rows of out.particles
   };
   std::vector<Run> split_runs;  // the patches that were split
-  for (std::size_t b = 0, e = 0; b < members.size(); b = e) {
+  Progress progress("deblend", "particles in patches", members.size(), comm.size());
+  for (std::size_t b = 0, e = 0; b < members.size(); progress.update(b = e)) {  // skipped patches count too
     while (e < members.size() && members[e].clump == members[b].clump) ++e;
     const std::int64_t clump = members[b].clump;
     const auto pp = peak_pos.find(clump);
@@ -195,6 +197,7 @@ Deblended deblend_patches(const GridGeometry& geo, const ParticleSet& particles,
     for (std::size_t i = 0; i < patch.size(); ++i)
       out.particles.push_back({patch[i].id, split.peak[i] == 0 ? clump : -static_cast<std::int64_t>(split.peak[i])});
   }
+  progress.finish();
   members = {};
 
   // New peaks get IDs above every peak ID, numbered by (clump ID, velocity peak): a scan over ranks,

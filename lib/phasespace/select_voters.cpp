@@ -1,6 +1,7 @@
 #include "phasespace/select_voters.hpp"
 
 #include "core/log.hpp"
+#include "core/progress.hpp"
 #include "gravity/forest.hpp"
 #include "grid/particle_index.hpp"
 #include "mpi/route.hpp"
@@ -204,9 +205,12 @@ VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peak
   }
 
   enter(phase, "voters");
-  for (std::size_t i = 0; i < peaks.size(); ++i) {
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < peaks.size(); ++i)
+    if (part.owner(peaks[i].position[0]) == comm.rank()) mine.push_back(i);
+  Progress progress("voters", "peaks", mine.size(), comm.size());
+  for (std::size_t i : mine) {
     const io::PeakRow& pk = peaks[i];
-    if (part.owner(pk.position[0]) != comm.rank()) continue;
     // Candidates, sorted by particle ID so the result is the same whichever rank holds them.
     std::vector<std::size_t> near = cells.within(pk.position, r_s[i]);
     std::sort(near.begin(), near.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
@@ -223,7 +227,9 @@ VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peak
     if (vc.id.size() < static_cast<std::size_t>(params.n_voters)) ++out.n_short;
     for (std::size_t k = 0; k < vc.id.size(); ++k) out.voters.push_back({pk.id, vc.id[k], vc.energy[k], static_cast<std::int64_t>(k)});
     out.peaks.push_back({pk.id, r_s[i], vc.a0, static_cast<std::int64_t>(vc.id.size()), static_cast<std::int64_t>(cand.size())});
+    progress.add();
   }
+  progress.finish();
   out.n_computed = comm.sum<std::uint64_t>(computed ? computed->computed() : 0);
   if (computed) log::info("potential computed at {} particles", out.n_computed);
   out.n_short = comm.sum<std::int64_t>(out.n_short);

@@ -16,8 +16,12 @@
 
 namespace phew {
 
+// Voters per peak (Geda & Teyssier 2025), written here only: voters' option, the workflow schema and the
+// docs show it (tests/cli/defaults.bats).
+inline constexpr std::int64_t kDefaultVoters = 20;
+
 struct VoterParams {
-  std::int64_t n_voters = 20;
+  std::int64_t n_voters = kDefaultVoters;
   double search_radius = 0;         // R, snapshot length units; 0: default_search_radius
   double min_radius = 0;            // the smallest search radius, however close the nearest peak
   bool boost = true;                // false: rank by the plain potential

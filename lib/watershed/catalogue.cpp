@@ -298,6 +298,7 @@ io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, c
     h.n_cells = static_cast<std::int64_t>(t[0]);
     h.mass = t[1];
     h.peak_position = mg.position[i];
+    h.peak_density = g.density[i];
     h.n_clumps = static_cast<std::int64_t>(total_or_zero(members_tot, id)[0]);
     if (in.particles) {
       const auto q = total_or_zero(halo_part, id);

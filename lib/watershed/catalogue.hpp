@@ -14,8 +14,14 @@
 
 namespace phew {
 
+// phew-merge's defaults, for the common case of dark-matter particles: the values RAMSES' own PHEW
+// documentation gives for dark-matter-only runs (docs/thresholds.md#defaults). Written here only; the
+// tool's options, the workflow schema and the docs show them (tests/cli/defaults.bats checks they agree).
+inline constexpr double kDefaultRelevance = 3;
+inline constexpr const char* kDefaultSaddleThreshold = "200mean";
+
 struct CatalogueParams {
-  double relevance = 1.5;                  // noise removal: peaks with peak/key saddle below it merge
+  double relevance = kDefaultRelevance;    // noise removal: peaks with peak/key saddle below it merge
   std::optional<double> saddle_threshold;  // absolute; merge clumps whose key saddle is above it
   std::string saddle_threshold_text;
   std::optional<double> second_relevance;  // or: merge again with this higher relevance

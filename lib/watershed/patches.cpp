@@ -83,7 +83,6 @@ io::Patches segment_patches(const GridMeta& grid, const mpi::SlabDecomposition& 
   if (rounds) *rounds = seg.rounds;
   log::info("{} test cells, {} peaks ({} label rounds)", log::thousands(static_cast<long long>(seg.test_cells)),
             log::thousands(static_cast<long long>(seg.peaks.size())), seg.rounds);
-  if (seg.test_cells == 0) log::warn("no cell is above the threshold {}: the result is empty", params.threshold_text);
 
   io::Patches out;
   out.grid = grid;

@@ -114,19 +114,32 @@ print("ok")'
   assert_success
 }
 
-@test "the grid rule: without --grid a suggestion (exit 2), --grid auto uses it, for other thresholds too" {
+@test "the grid rule: without --grid a suggestion (exit 2), --grid auto uses it, for other thresholds and regions too" {
   snap="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5"
+  shape() { /usr/bin/python3 -c 'import h5py, sys; print(list(h5py.File(sys.argv[1])["grid"].attrs["shape"]))' "$1"; }
   run --separate-stderr cic-project "$snap" -o "$OUT/g.h5"
   assert_failure 2
-  assert_equal "$stderr" 'cic-project: error: --grid is missing: for 32,768 particles and a threshold of 80mean, the grid rule gives --grid 64 (about 10 particles per cell at the threshold; docs/tutorial.md, "Choosing the grid"), or give --grid auto'
+  # (80 * 32768)^(1/3) = 137.9 cells per side, down to a multiple of 8: 136, and 80 * 32768 / 136^3 = 1.04
+  assert_equal "$stderr" 'cic-project: error: --grid is missing: for 32,768 particles and a threshold of 80mean, the grid rule gives --grid 136 (a cell at the threshold holds 1.04 particle masses, at least 1; docs/thresholds.md, "The grid"), or give --grid auto'
   [[ ! -e $OUT/g.h5 ]]
   run cic-project "$snap" -o "$OUT/g.h5" --grid auto -q
   assert_success
-  run /usr/bin/python3 -c 'import h5py, sys; print(list(h5py.File(sys.argv[1])["grid"].attrs["shape"]))' "$OUT/g.h5"
+  run shape "$OUT/g.h5"
+  assert_output "[136, 136, 136]"
+  run cic-project "$snap" -o "$OUT/g10.h5" --grid auto --for-threshold 10mean -q  # (10 * 32768)^(1/3) = 68.9
+  run shape "$OUT/g10.h5"
   assert_output "[64, 64, 64]"
-  run cic-project "$snap" -o "$OUT/g10.h5" --grid auto --for-threshold 10mean -q  # (10 * 32768 / 10)^(1/3) = 32
-  run /usr/bin/python3 -c 'import h5py, sys; print(list(h5py.File(sys.argv[1])["grid"].attrs["shape"]))' "$OUT/g10.h5"
-  assert_output "[32, 32, 32]"
+  # An exact cube of the rule, 8 * 32768 = 64^3, stays 64 (no rounding down to 56).
+  run cic-project "$snap" -o "$OUT/g8.h5" --grid auto --for-threshold 8mean -q
+  run shape "$OUT/g8.h5"
+  assert_output "[64, 64, 64]"
+  # A sub-box of the periodic box: cubic cells of the same size, for the particles it holds on average
+  # (1/2 x 1/2 x 1 of the box: 8192 particles, (80 * 8192 / (0.25 * 50000^3))^(1/3) cells per kpc/h).
+  run --separate-stderr cic-project "$snap" -o "$OUT/gr.h5" --grid auto --region 0,0,0,25000,25000,50000
+  assert_success
+  [[ $stderr == *"--grid auto: 64,64,136 cells for about 8,192 particles in the region"* ]] || fail "$stderr"
+  run shape "$OUT/gr.h5"
+  assert_output "[64, 64, 136]"
   run --separate-stderr cic-project "$snap" -o "$OUT/g.h5" --grid auto --for-threshold 80crit
   assert_failure 2
 }

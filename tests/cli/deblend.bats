@@ -106,6 +106,15 @@ PY
   done
 }
 
+@test "progress: the particles of rank 0's patches, a last line at 100 %, none with -q" {
+  PHEW_PROGRESS_INTERVAL=0 run --separate-stderr deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/p.h5"
+  assert_success
+  grep -q "^deblend\[0\] .* progress: deblend: \([0-9,]*\) of \1 particles in patches (100%), in " <<<"$stderr" || fail "$stderr"
+  PHEW_PROGRESS_INTERVAL=0 run --separate-stderr deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/q.h5" -q
+  assert_success
+  [[ -z $stderr ]] || fail "$stderr"
+}
+
 @test "every particle of a patch is listed once, with a peak of the table" {
   run deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/k.h5" -q
   run /usr/bin/python3 - "$OUT/k.h5" "$D/split.clumps.h5" "$D/split.hdf5" <<'PY'

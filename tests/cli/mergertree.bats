@@ -191,6 +191,19 @@ PY
   [[ ! -e $OUT/tree.h5.ctrees.txt ]]  # the old Consistent-Trees-style columns are gone
 }
 
+@test "progress: a line per snapshot linked with PHEW_PROGRESS_INTERVAL=0, none with -q" {
+  # shellcheck disable=SC2046
+  PHEW_PROGRESS_INTERVAL=0 run --separate-stderr mergertree $(stages "" "${ALL[@]}") -o "$OUT/t.h5"
+  assert_success
+  n=${#ALL[@]}
+  assert_equal "$(grep -c 'progress: link: [0-9]* of [0-9]* snapshots' <<<"$stderr")" "$n"
+  grep -q "progress: link: $n of $n snapshots (100%), in " <<<"$stderr" || fail "$stderr"
+  # shellcheck disable=SC2046
+  PHEW_PROGRESS_INTERVAL=0 run --separate-stderr mergertree $(stages "" "${ALL[@]}") -o "$OUT/q.h5" -q
+  assert_success
+  [[ -z $stderr ]] || fail "$stderr"
+}
+
 @test "under mpirun the tree is built on rank 0 alone, says so, and writes the file one rank writes" {
   # The tree is not distributed (docs/tools/mergertree.md, "Parallel"): what can go wrong under mpirun
   # is the other ranks' part in the collective write (rank 0's rows and state attributes only).

@@ -102,7 +102,7 @@ fix_mean: true
 types: "1"
 threshold: "100mean"
 relevance: 3.0
-saddle_threshold: ""
+saddle_threshold: "none"
 search_radius: 20
 min_votes: 10
 maps_top: 2

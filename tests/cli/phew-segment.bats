@@ -104,24 +104,53 @@ r = float(sys.argv[1]) / (rho_cgs / (1.989e43 / kpc**3))
 assert abs(r - 100) < 1e-4, r' "$used"
 }
 
-@test "a grid too fine for the particles: most peaks are Poisson noise, a warning with the grid rule's choice" {
+@test "a grid finer than the grid rule: single particles make peaks, a warning with the rule's grid; none at the rule's grid" {
   snap="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5"
   cic-project "$snap" -o "$OUT/fine.h5" --grid 256 -q
   run --separate-stderr phew-segment "$OUT/fine.h5" -o "$OUT/p.h5" --threshold 80mean
   assert_success
-  [[ $stderr =~ warning:\ [0-9,]+\ of\ [0-9,]+\ peaks\ \(9[0-9]%\)\ hold\ fewer\ than\ 10\ particles.*gives\ 64\ cells ]] || fail "$stderr"
-  cic-project "$snap" -o "$OUT/rule.h5" --grid 64 -q
-  run --separate-stderr phew-segment "$OUT/rule.h5" -o "$OUT/p64.h5" --threshold 80mean
-  assert_success
-  [[ $stderr != *warning* ]] || fail "$stderr"
+  # 80 * 32768 / 256^3 = 0.156 particle masses per threshold cell; the rule gives 136 cells per side.
+  [[ $stderr =~ warning:\ the\ grid\ is\ too\ fine\ for\ the\ particles:\ a\ cell\ at\ the\ threshold\ holds\ 0.156\ particle\ masses ]] || fail "$stderr"
+  [[ $stderr =~ \(([0-9,]+)\ of\ ([0-9,]+)\ peaks\ hold\ less\ than\ one\ particle\ mass\)\;\ make\ the\ grid\ with\ cic-project\ --grid\ auto\ --for-threshold\ 80mean\ \(136x136x136\ cells\ here\) ]] || fail "$stderr"
+  light=${BASH_REMATCH[1]//,/}
+  /usr/bin/python3 -c '
+import h5py, sys
+f = h5py.File(sys.argv[1]); g = f["grid"].attrs
+light = (f["peaks/mass"][...] < g["total_mass"] / g["n_particles"]).sum()
+assert light == int(sys.argv[2]) and light > len(f["peaks/mass"]) // 2, (light, sys.argv[2])' "$OUT/p.h5" "$light"
+  # The rule's own grid, and the 128^3 the tutorial gives RAMSES users for this particle count: no warning.
+  for grid in auto 128; do
+    cic-project "$snap" -o "$OUT/rule.h5" --grid $grid -q
+    run --separate-stderr phew-segment "$OUT/rule.h5" -o "$OUT/prule.h5" --threshold 80mean
+    assert_success
+    [[ $stderr != *warning* && $stderr == *"a cell at the threshold holds 1."*" particle masses (the grid rule: at least 1)"* ]] || fail "$stderr"
+  done
 }
 
 @test "no cell above the threshold: an empty result and a warning, not an error" {
   run --separate-stderr phew-segment "$GRIDS/grid.h5" -o "$OUT/p.h5" --threshold 1e30
   assert_success
-  [[ $stderr == *"warning: no cell is above the threshold"* ]] || fail "$stderr"
+  [[ $stderr == *"warning: no cell is above the threshold 1e+30 (1e+30 "*", absolute): the result is empty; the densest cell is"* ]] || fail "$stderr"
+  [[ $stderr != *"write --threshold"* ]] || fail "$stderr"  # 1e30 times the mean is above every cell too
   n=$(/usr/bin/python3 -c 'import h5py,sys; f=h5py.File(sys.argv[1]); print(len(f["peaks/id"]), len(f["cells/index"]) + len(f["cells/peak"]))' "$OUT/p.h5")
   assert_equal "$n" "0 0"
+}
+
+@test "an absolute threshold meant as a multiple of the mean: the warning gives the densest cell, the mean and the mean suffix" {
+  run --separate-stderr phew-segment "$GRIDS/lcdm.h5" -o "$OUT/p.h5" --threshold 80
+  assert_success
+  expected=$(/usr/bin/python3 -c '
+import h5py, numpy as np, sys
+g = h5py.File(sys.argv[1])["grid"]; top = float(np.max(g["density"][...])); mean = g.attrs["mean_density"]
+print("no cell is above the threshold 80 (80 %s, absolute): the result is empty; the densest cell is %.4g (%.4g x the "
+      "mean density %.4g); for 80 times the mean density write --threshold 80mean" % (g.attrs["units"], top, top / mean, mean))' "$GRIDS/lcdm.h5")
+  [[ $stderr == *"warning: $expected"* ]] || fail "$stderr"
+  [[ $stderr != *"too fine"* ]] || fail "$stderr"
+  # The same threshold in the mean's units finds the structures.
+  run phew-segment "$GRIDS/lcdm.h5" -o "$OUT/p80.h5" --threshold 80mean -q
+  assert_success
+  run /usr/bin/python3 -c 'import h5py, sys; print(len(h5py.File(sys.argv[1])["peaks/id"]) > 0)' "$OUT/p80.h5"
+  assert_output True
 }
 
 bad_case() { bad_input phew-segment "$OUT/p.h5" "$@"; }  # bad_case CODE PATTERN ARGS...

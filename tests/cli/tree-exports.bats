@@ -99,7 +99,8 @@ s = json.load(open(sys.argv[1]))
 h = s["haloes"]
 assert h["n_trees"] >= 2 and h["delta_r"]["n"] >= 10, h["delta_r"]
 assert h["delta_r_fraction_above_1"] == 0, h["delta_r"]
-assert set(s["counts"]) == {"peaks", "lineages", "mergers", "revived", "links_skipping_snapshots", "artefacts"}
+assert set(s["counts"]) == {"peaks", "lineages", "mergers", "revived", "links_skipping_snapshots", "artefacts",
+                            "final_artefacts_left_out"}
 assert "main_branch_length" in s["conventions"]
 print("ok")
 PY

@@ -37,3 +37,11 @@ TOOLS=(cic-project phew-segment phew-merge deblend synth-particles voters merger
     assert_failure 2
   done
 }
+
+@test "the tools that take any snapshot say in --help that a RAMSES output folder is one" {
+  for tool in cic-project dtfe-surface; do
+    run "$tool" --help
+    assert_success
+    assert_output --partial "RAMSES output folder"
+  done
+}

@@ -150,6 +150,41 @@ PY
   done
 }
 
+@test "progress in a log: a line per interval and a last one, on rank 0 only, none with -q; same data" {
+  run --separate-stderr voters "$D/crossing.peaks.h5" "$D/crossing.hdf5" -o "$OUT/quiet.h5" -q
+  assert_success
+  [[ -z $stderr ]] || fail "-q: $stderr"
+  n=$(/usr/bin/python3 -c 'import h5py,sys; print(len(h5py.File(sys.argv[1])["peaks/id"]))' "$D/crossing.peaks.h5")
+  ((n >= 2)) || fail "$n peaks"
+  # PHEW_PROGRESS_INTERVAL=0: a line after every peak but the last, then the last line
+  PHEW_PROGRESS_INTERVAL=0 run --separate-stderr voters "$D/crossing.peaks.h5" "$D/crossing.hdf5" -o "$OUT/v.h5"
+  assert_success
+  assert_equal "$(grep -c '^voters\[0\] [0-9.]*s progress: voters: ' <<<"$stderr")" "$n"
+  grep -q "progress: voters: 1 of $n peaks ([0-9]*%)" <<<"$stderr" || fail "$stderr"
+  grep -q "progress: voters: $n of $n peaks (100%), in [0-9]* s$" <<<"$stderr" || fail "$stderr"
+  PHEW_PROGRESS_INTERVAL=0 run --separate-stderr voters "$D/crossing.peaks.h5" "$D/crossing.hdf5" -o "$OUT/q.h5" -q
+  assert_success
+  [[ -z $stderr ]] || fail "-q: $stderr"
+  # the default interval (5 s) in a run shorter than that: nothing
+  run --separate-stderr voters "$D/crossing.peaks.h5" "$D/crossing.hdf5" -o "$OUT/d.h5"
+  assert_success
+  [[ $stderr != *progress* ]] || fail "$stderr"
+  # 2 ranks: rank 0 reports its own share (perhaps none here: the peaks sit where the slabs meet) and
+  # says so; the others nothing
+  PHEW_PROGRESS_INTERVAL=0 run --separate-stderr mpi 2 voters "$D/crossing.peaks.h5" "$D/crossing.hdf5" -o "$OUT/v2.h5"
+  assert_success
+  [[ $stderr != *"progress: voters"* ]] ||
+    grep -q "^voters\[0\] .* progress: voters: \([0-9]*\) of \1 peaks (100%) on rank 0 of 2, in " <<<"$stderr" ||
+    fail "$stderr"
+  [[ $stderr != *"voters[1]"* ]] || fail "$stderr"
+  for f in v.h5 v2.h5; do
+    for obj in /voters /peaks; do
+      run h5diff "$OUT/quiet.h5" "$OUT/$f" "$obj" "$obj"
+      assert_success
+    done
+  done
+}
+
 @test "fewer candidates than voters: fewer voters, flagged, and a warning" {
   run --separate-stderr voters "$D/pair.peaks.h5" "$D/pair.hdf5" -o "$OUT/v.h5" --search-radius 0.5 --n-voters 20
   assert_success

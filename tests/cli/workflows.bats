@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The shell pipeline and the Snakemake workflow: the same outputs, resuming, re-running exactly what
-# an input change needs, and failed stages that leave nothing looking complete.
+# an input or parameter change needs, failed stages that leave nothing looking complete, every config
+# key reaching its tool, where the tools and the snapshots are looked for, and the tools' logs.
 load common
 
 setup_file() {
@@ -14,7 +15,7 @@ grid: 48
 compress_grid: true
 threshold: "50mean"
 relevance: 2.0
-saddle_threshold: ""
+saddle_threshold: "none"
 maps_top: 2
 map_resolution: 32
 YAML
@@ -31,9 +32,25 @@ OUTPUTS=(snap_000/grid.h5 snap_000/patches.h5 snap_000/clumps.h5 snap_000/peaks.
          snap_002/grid.h5 snap_002/patches.h5 snap_002/clumps.h5 snap_002/peaks.h5 snap_002/voters.h5
          tree.h5 maps.h5)
 
-pipeline() { "$PHEW_SOURCE/workflows/pipeline.sh" "$W/snaps/snap_*.hdf5" "$1" --config "$W/config.yaml"; }
+pipeline() { "$PHEW_SOURCE/workflows/pipeline.sh" "$W/snaps/snap_*.hdf5" "$1" --config "${CONFIG:-$W/config.yaml}"; }
 snake() {
-  snakemake -s "$PHEW_SOURCE/workflows/Snakefile" --cores 2 --directory "$1" --configfile "$W/config.yaml" "${@:2}"
+  snakemake -s "$PHEW_SOURCE/workflows/Snakefile" --cores 2 --directory "$1" --configfile "${CONFIG:-$W/config.yaml}" "${@:2}"
+}
+# The outputs (relative to OUTDIR) pipeline.sh's last run made, sorted, from its "running:" lines.
+pipeline_ran() { echo "$output" | sed -n "s|^pipeline.sh: running: [a-z-]* -> $1/\([^ ]*\) (.*|\1|p" | sort | tr '\n' ' '; }
+# The jobs a Snakemake run would make, "RULE COUNT" per line, from its dry run's job table.
+snake_jobs() {
+  snake "$1" --dry-run --quiet | awk '/^Job stats:/ {t = 1; next} t && $2 ~ /^[0-9]+$/ && $1 != "total" {print $1, $2}'
+}
+# same_data OUTDIR_A OUTDIR_B FILE...: the same data (every dataset and attribute but the provenance).
+same_data() {
+  local a=$1 b=$2 o
+  shift 2
+  for o in "$@"; do
+    [[ -f $a/$o.json && -f $b/$o.json ]] || fail "missing $o"
+    run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$a/$o" "$b/$o"
+    assert_success
+  done
 }
 
 @test "the shell pipeline and Snakemake produce the same data for all seven tools, from the same options" {
@@ -41,11 +58,7 @@ snake() {
   assert_success
   run snake "$W/sm" --quiet
   assert_success
-  for o in "${OUTPUTS[@]}"; do
-    [[ -f $W/sh/$o.json && -f $W/sm/$o.json ]] || fail "missing $o"
-    run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$W/sh/$o" "$W/sm/$o"
-    assert_success
-  done
+  same_data "$W/sh" "$W/sm" "${OUTPUTS[@]}"
   # One table maps the config to the options (workflows/phew_options.py): every tool got the same
   # parameters from both, and mergertree its stages as explicit PEAKS:VOTERS pairs.
   run /usr/bin/python3 - "$W/sh" "$W/sm" "${OUTPUTS[@]}" <<'PY'
@@ -60,6 +73,7 @@ for o in outputs:
     assert params(sh, o) == params(sm, o), (o, params(sh, o), params(sm, o))
 for root in (sh, sm):
     assert json.load(open(f"{root}/snap_000/grid.h5.json"))["parameters"]["compress"] is True  # a flag key
+    assert json.load(open(f"{root}/snap_000/clumps.h5.json"))["parameters"]["saddle-threshold"] == "none"
     stages = json.load(open(f"{root}/tree.h5.json"))["parameters"]["stages"]
     assert all(s.endswith(f"{s.split(':')[0].rsplit('/', 1)[0]}/voters.h5") and ":" in s for s in stages), stages
 print("ok")
@@ -76,22 +90,187 @@ PY
   assert_output --partial "Nothing to be done"
 }
 
+@test "every tool's messages, warnings included, are in its stage's log, and pipeline.sh repeats the warnings" {
+  # Both workflows ran the tools without -q: their info lines and warnings are in logs/ (same layout).
+  for root in "$W/sh" "$W/sm"; do
+    for f in snap_000/cic-project snap_001/phew-segment snap_002/phew-merge snap_000/deblend snap_001/voters \
+      mergertree dtfe-surface; do
+      grep -q "^${f##*/}\[0\] .* info: " "$root/logs/$f.log" || fail "$root/logs/$f.log has no info line"
+    done
+  done
+  # More voters than the crossing's small peaks hold: voters warns; only voters and mergertree run again.
+  sed 's/^relevance: .*/&\nn_voters: 2000/' "$W/config.yaml" >"$W/voters.yaml"
+  CONFIG=$W/voters.yaml run pipeline "$W/sh"
+  assert_success
+  assert_output --regexp "pipeline.sh: voters\[0\] .* warning: .* fewer than 2000 candidates"
+  grep -q "warning: .* fewer than 2000 candidates" "$W/sh/logs/snap_000/voters.log"
+  CONFIG=$W/voters.yaml run snake "$W/sm" --quiet
+  assert_success
+  grep -q "warning: .* fewer than 2000 candidates" "$W/sm/logs/snap_000/voters.log"
+  # Back to the file's config, for the tests after this one.
+  run pipeline "$W/sh"
+  assert_success
+  run snake "$W/sm" --quiet
+  assert_success
+  same_data "$W/sh" "$W/sm" "${OUTPUTS[@]}"
+}
+
 @test "touching one snapshot re-runs exactly the stages downstream of it" {
   sleep 1
   touch "$W/snaps/snap_001.hdf5"
   run pipeline "$W/sh"
   assert_success
-  ran=$(echo "$output" | sed -n "s|.*running: [a-z-]* -> $W/sh/||p" | sort | tr '\n' ' ')
-  assert_equal "$ran" "snap_001/clumps.h5 snap_001/grid.h5 snap_001/patches.h5 snap_001/peaks.h5 snap_001/voters.h5 tree.h5 "
-  run snake "$W/sm" --dry-run --quiet
+  assert_equal "$(pipeline_ran "$W/sh")" "snap_001/clumps.h5 snap_001/grid.h5 snap_001/patches.h5 snap_001/peaks.h5 snap_001/voters.h5 tree.h5 "
+  run snake_jobs "$W/sm"
   assert_success
-  for rule in cic_project phew_segment phew_merge deblend voters mergertree; do assert_output --partial "$rule"; done
-  refute_output --partial "dtfe_surface"
+  assert_equal "$(echo "$output" | sort | tr '\n' ' ')" "all 1 cic_project 1 deblend 1 mergertree 1 phew_merge 1 phew_segment 1 voters 1 "
+  run snake "$W/sm" --quiet
+  assert_success
+}
+
+@test "changing one parameter re-runs exactly the stages downstream of it, with the same data in both workflows" {
+  sed 's/^relevance: .*/relevance: 1.5/' "$W/config.yaml" >"$W/relevance.yaml"
+  CONFIG=$W/relevance.yaml run pipeline "$W/sh"
+  assert_success
+  assert_output --partial "running: phew-merge -> $W/sh/snap_000/clumps.h5 (parameters changed)"
+  local want=(snap_000/clumps.h5 snap_000/peaks.h5 snap_000/voters.h5 snap_001/clumps.h5 snap_001/peaks.h5
+              snap_001/voters.h5 snap_002/clumps.h5 snap_002/peaks.h5 snap_002/voters.h5 tree.h5 maps.h5)
+  assert_equal "$(pipeline_ran "$W/sh")" "$(printf '%s\n' "${want[@]}" | sort | tr '\n' ' ')"
+  CONFIG=$W/relevance.yaml run snake_jobs "$W/sm"
+  assert_success
+  assert_equal "$(echo "$output" | sort | tr '\n' ' ')" "all 1 deblend 3 dtfe_surface 1 mergertree 1 phew_merge 3 voters 3 "
+  CONFIG=$W/relevance.yaml run snake "$W/sm" --quiet
+  assert_success
+  same_data "$W/sh" "$W/sm" "${OUTPUTS[@]}"
+  for root in "$W/sh" "$W/sm"; do
+    run /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["parameters"]["relevance"])' \
+      "$root/snap_002/clumps.h5.json"
+    assert_output "1.5"
+  done
+  # And nothing more to do with that config.
+  CONFIG=$W/relevance.yaml run pipeline "$W/sh"
+  refute_output --partial "running:"
+  CONFIG=$W/relevance.yaml run snake_jobs "$W/sm"
+  assert_output ""
+}
+
+@test "every config key and extra_args reach the tools' command lines, the same in both workflows" {
+  local C=$BATS_TEST_TMPDIR
+  # Two outputs of a cosmological run (mergertree --particles needs the cosmology).
+  local snaps="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_00[34].hdf5"
+  cat >"$C/keys.yaml" <<YAML
+snapshots: "$snaps"
+grid: 32
+compress_grid: true
+threshold: "50mean"
+relevance: 2.0
+saddle_threshold: "100mean"
+mass_threshold: "5particles"
+refine_positions: true
+clumps_particles: true
+clumps_export_text: true
+deblend_off: true
+potential: "compute"
+search_radius: 400
+tree_particles: true
+tree_export_text: true
+tree_export_ctrees: "ctrees"
+tree_export_arbor: "arbor"
+tree_stats: "stats.json"
+maps_top: 1
+map_resolution: 16
+maps_png: true
+extra_args: {voters: ["--theta", 0.7], dtfe-surface: "--axis x", mergertree: "--stats-min-mass 0"}
+YAML
+  "$PHEW_SOURCE/workflows/pipeline.sh" "$snaps" "$C/sh" --config "$C/keys.yaml"
+  snakemake -s "$PHEW_SOURCE/workflows/Snakefile" --cores 2 --directory "$C/sm" --configfile "$C/keys.yaml" --quiet
+  run /usr/bin/python3 - "$PHEW_SOURCE/workflows" "$C/keys.yaml" "$C/sh" "$C/sm" <<'PY'
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import phew_options
+config = phew_options.load_config(sys.argv[2])
+outputs = {"cic-project": "snapshot_004/grid.h5", "phew-segment": "snapshot_004/patches.h5",
+           "phew-merge": "snapshot_004/clumps.h5", "deblend": "snapshot_004/peaks.h5", "voters": "snapshot_004/voters.h5",
+           "mergertree": "tree.h5", "dtfe-surface": "maps.h5"}
+for root in sys.argv[3:]:
+    for tool, o in outputs.items():
+        line = json.load(open(f"{root}/{o}.json"))["command_line"]
+        for key, option, kind in phew_options.OPTIONS[tool]:
+            if key in phew_options.UNSET and config[key] in phew_options.UNSET[key]:
+                continue
+            assert option in line, (root, tool, key, option, line)
+            assert kind == "value" or config[key], f"the test's config should switch {key} on"
+            if kind == "flag":
+                continue
+            value = (f"{os.path.dirname(config['snapshots'])}/snapshot_004.hdf5" if kind == "snapshot" else
+                     os.path.join(root, config[key]) if kind == "path" and root.endswith("/sh") else str(config[key]))
+            assert line[line.index(option) + 1] == value, (root, tool, option, value, line)
+        extra = phew_options.extra_args(tool, config)
+        if extra:
+            assert line[-len(extra):] == extra, (root, tool, extra, line)
+    # The exports are where the keys put them.
+    for f in ("snapshot_004/clumps.h5.clumps.txt", "tree.h5.links.txt", "ctrees/tree_0_0_0.dat", "arbor/arbor.h5", "stats.json"):
+        assert os.path.exists(f"{root}/{f}"), (root, f)
+    assert any(f.endswith(".png") for f in os.listdir(root)), os.listdir(root)
+print("ok")
+PY
+  assert_output "ok"
+  same_data "$C/sh" "$C/sm" snapshot_003/clumps.h5 snapshot_004/patches.h5 snapshot_004/peaks.h5 snapshot_004/voters.h5 \
+    tree.h5 maps.h5
+}
+
+@test "the tools come from PHEW_BIN, else PATH, else build/bin; none found is one clear error" {
+  local C=$BATS_TEST_TMPDIR
+  # Wrappers on PATH that record their use.
+  mkdir -p "$C/path"
+  for t in cic-project phew-segment phew-merge deblend voters mergertree dtfe-surface; do
+    printf '#!/bin/sh\necho %s >>"%s/used"\nexec "%s/%s" "$@"\n' "$t" "$C" "$PHEW_BIN" "$t" >"$C/path/$t"
+    chmod +x "$C/path/$t"
+  done
+  shell_tool() { /usr/bin/python3 "$PHEW_SOURCE/workflows/phew_options.py" shell "$W/config.yaml" "$C/o" | grep '^tool_voters='; }
+  PATH="$C/path:/usr/bin:/bin" PHEW_BIN=$PHEW_BIN run shell_tool
+  assert_output "tool_voters=$PHEW_BIN/voters"
+  PATH="$C/path:/usr/bin:/bin" PHEW_BIN='' run shell_tool
+  assert_output "tool_voters=$C/path/voters"
+  # A copy of workflows/ has no build/bin beside it: without PHEW_BIN and tools on PATH, one line, exit 2.
+  mkdir -p "$C/src"
+  cp -r "$PHEW_SOURCE/workflows" "$C/src/"
+  PATH="/usr/bin:/bin" PHEW_BIN='' run "$C/src/workflows/pipeline.sh" "$W/snaps/snap_*.hdf5" "$C/none" --config "$W/config.yaml"
+  assert_failure 2
+  assert_output --regexp "^pipeline.sh: error: cic-project not found: PHEW_BIN is not set, it is not on PATH and not in $C/src/build/bin"
+  PATH="/usr/bin:/bin" PHEW_BIN='' run snakemake -s "$C/src/workflows/Snakefile" --cores 1 --directory "$C/none-sm" \
+    --configfile "$W/config.yaml" --dry-run
+  assert_failure
+  assert_output --partial "cic-project not found"
+  # With the tools on PATH the copy runs the whole chain with them.
+  PATH="$C/path:/usr/bin:/bin" PHEW_BIN='' run "$C/src/workflows/pipeline.sh" "$W/snaps/snap_00[01].hdf5" "$C/onpath" \
+    --config "$W/config.yaml"
+  assert_success
+  assert_equal "$(sort -u "$C/used" | tr '\n' ' ')" "cic-project deblend dtfe-surface mergertree phew-merge phew-segment voters "
+}
+
+@test "Snakemake takes a relative snapshots glob from the config file's folder, and says where it looked" {
+  local C=$BATS_TEST_TMPDIR
+  mkdir -p "$C/cfg" "$C/elsewhere"
+  ln -s "$W/snaps" "$C/cfg/snaps"
+  sed "s|^snapshots: .*|snapshots: \"snaps/snap_*.hdf5\"|" "$W/config.yaml" >"$C/cfg/config.yaml"
+  cd "$C/elsewhere"
+  run snakemake -s "$PHEW_SOURCE/workflows/Snakefile" --cores 1 --directory "$C/out" --configfile ../cfg/config.yaml \
+    --dry-run --quiet
+  assert_success
+  assert_output --regexp "cic_project +3"
+  # Given with --config, it is relative to --directory; a miss names what set it and the path searched.
+  run snakemake -s "$PHEW_SOURCE/workflows/Snakefile" --cores 1 --directory "$C/out" --configfile ../cfg/config.yaml \
+    --config 'snapshots=snaps/snap_*.hdf5' --dry-run
+  assert_failure
+  assert_output --partial "no snapshot matches snaps/snap_*.hdf5 (set by --config; looked for $C/out/snaps/snap_*.hdf5)"
 }
 
 @test "a failed stage leaves no output the next run would take as complete, and the rerun resumes" {
   PHEW_TEST_FAIL_AT=noise run pipeline "$W/fail"
   assert_failure
+  assert_output --partial "pipeline.sh: phew-merge: error: internal error in phase noise"
+  assert_output --partial "its log: $W/fail/logs/snap_000/phew-merge.log"
   [[ -f $W/fail/snap_000/patches.h5.json ]]
   [[ ! -e $W/fail/snap_000/clumps.h5 && ! -e $W/fail/snap_000/clumps.h5.json ]]
   run pipeline "$W/fail"
@@ -106,4 +285,24 @@ PY
   run "$PHEW_SOURCE/workflows/pipeline.sh" "$W/snaps/snap_*.hdf5" "$W/bad" --config "$W/bad.yaml"
   assert_failure 2
   assert_output --partial "relevance"
+  printf 'snapshots: "%s"\nextra_args: {phew-merj: "-v"}\n' "$W/snaps/snap_*.hdf5" >"$W/bad.yaml"
+  run "$PHEW_SOURCE/workflows/pipeline.sh" "$W/snaps/snap_*.hdf5" "$W/bad" --config "$W/bad.yaml"
+  assert_failure 2
+  assert_output --partial "phew-merj"
+}
+
+@test "grid: auto (the default) gives cic-project the grid rule planned for the config's threshold" {
+  run /usr/bin/python3 - "$PHEW_SOURCE" <<'PY'
+import sys
+sys.path.insert(0, f"{sys.argv[1]}/workflows")
+import phew_options
+import yaml
+config = yaml.safe_load(open(f"{sys.argv[1]}/workflows/config.yaml"))
+assert config["grid"] == "auto", config["grid"]
+args = phew_options.tool_args("cic-project", dict(config, threshold="50mean"))
+assert args[:2] == ["--grid", "auto"] and args[args.index("--for-threshold") + 1] == "50mean", args
+args = phew_options.tool_args("cic-project", dict(config, grid=96))
+assert "--for-threshold" not in args and args[:2] == ["--grid", "96"], args
+PY
+  assert_success
 }

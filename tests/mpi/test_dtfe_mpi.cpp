@@ -1,10 +1,12 @@
 // DTFE fields over ranks: block decomposition with ghost zones, then every schedule (none, model,
 // dynamic) gives maps identical, byte for byte, to a serial computation of each field from all the
-// particles. Registered at 1, 2, 3 and 4 ranks.
+// particles; and the default margins, which may need wider ghost zones, are the serial ones too.
+// Registered at 1, 2, 3 and 4 ranks.
 #include "dtfe/decomposition.hpp"
 #include "dtfe/field_runner.hpp"
 #include "grid/particle_index.hpp"
 #include "dtfe/surface_density.hpp"
+#include "dtfe/surface_maps.hpp"
 #include "mpi/comm.hpp"
 
 #include <gtest/gtest.h>
@@ -115,6 +117,58 @@ TEST(DtfeMpi, EveryScheduleGivesTheSerialMaps) {
       EXPECT_LE(report.samples, static_cast<int>(cs.size()));
     }
   }
+}
+
+// A periodic box with an empty square tube along z (|x - 5|, |y - 5| < 3). Maps through the whole box
+// (so the ghost zones can only cut the map's axes) in the tube need margins beyond it, wider than the
+// first ghost zones: further rounds with wider ones must give the serial margins and maps.
+SurfaceMapsInput tube(std::size_t begin, std::size_t end) {
+  SurfaceMapsInput in;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0.0, kBox);
+  for (std::size_t n = 0; n < end;) {
+    const double x = u(rng), y = u(rng), z = u(rng);
+    if (std::abs(x - 5) < 3 && std::abs(y - 5) < 3) continue;
+    if (n++ < begin) continue;
+    in.position.insert(in.position.end(), {x, y, z});
+    in.mass.push_back(1);
+  }
+  in.box_size = {kBox, kBox, kBox};
+  in.periodic = true;
+  in.centres = {{5, 5, 5}, {5.5, 4, 1}, {2, 2, 2}, {8, 8, 8}, {1, 9, 5}, {7.8, 5, 5}};
+  for (std::size_t i = 0; i < in.centres.size(); ++i) in.ids.push_back(static_cast<std::int64_t>(i + 1));
+  return in;
+}
+
+TEST(DtfeMpi, DefaultMarginsAreTheSerialOnesOnAnyNumberOfRanks) {
+  const mpi::Comm comm, self(MPI_COMM_SELF);
+  constexpr std::size_t kParticles = 4000;
+  SurfaceMapsParams params;
+  params.size = 1;
+  params.resolution = 16;
+  params.margin = 0.1;
+  params.auto_margin = true;
+  params.map = {MapMode::ray, 1, Backend::qhull, 1};
+  const SurfaceMaps serial = surface_maps(tube(0, kParticles), params, self);
+  EXPECT_EQ(serial.summary.margin_rounds, 0);
+  EXPECT_GT(serial.maps.rows[0].margin, 2.5);  // out of the tube
+  EXPECT_EQ(serial.summary.pixels_outside, 0u);
+
+  const std::size_t r = static_cast<std::size_t>(comm.rank()), p = static_cast<std::size_t>(comm.size());
+  const SurfaceMaps mine = surface_maps(tube(kParticles * r / p, kParticles * (r + 1) / p), params, comm);
+  if (comm.size() > 1) {
+    EXPECT_GT(mine.summary.margin_rounds, 0);  // the map's axes were cut, the tube's field needed more
+  }
+  // This rank's block of rows: the serial rows, byte for byte.
+  const std::size_t n = serial.maps.rows.size(), first = n * r / p, pixels = 16 * 16;
+  ASSERT_EQ(mine.maps.rows.size(), n * (r + 1) / p - first);
+  for (std::size_t i = 0; i < mine.maps.rows.size(); ++i) {
+    EXPECT_EQ(mine.maps.rows[i].margin, serial.maps.rows[first + i].margin) << "field " << first + i;
+    EXPECT_EQ(mine.maps.rows[i].n_particles, serial.maps.rows[first + i].n_particles) << "field " << first + i;
+    EXPECT_EQ(std::memcmp(&mine.maps.sigma[i * pixels], &serial.maps.sigma[(first + i) * pixels], pixels * sizeof(double)), 0)
+        << "field " << first + i;
+  }
+  EXPECT_EQ(mine.summary.margin_max, serial.summary.margin_max);
 }
 
 }  // namespace

@@ -77,8 +77,8 @@ def plan(o):
                                                        "--threshold", o["threshold"], "--refine-positions"],
                               f"{p}.patches_refined.h5", [f"{p}.grid"]))
             steps.append(Step(f"{p}.clumps_rel", ["phew-merge", f"{p}.patches.h5", "-o", f"{p}.clumps_rel.h5",
-                                                  "--relevance", str(o["relevance"])], f"{p}.clumps_rel.h5",
-                              [f"{p}.patches"]))
+                                                  "--relevance", str(o["relevance"]), "--saddle-threshold", "none"],
+                              f"{p}.clumps_rel.h5", [f"{p}.patches"]))
             steps.append(Step(f"{p}.clumps_sec", ["phew-merge", f"{p}.patches.h5", "-o", f"{p}.clumps_sec.h5",
                                                   "--relevance", str(o["relevance"]),
                                                   "--second-relevance", str(o["second_relevance"])],

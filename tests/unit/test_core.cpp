@@ -1,9 +1,14 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "core/progress.hpp"
 #include "core/quantity.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 namespace phew {
 namespace {
@@ -63,6 +68,128 @@ TEST(Memory, RefusesWhatDoesNotFit) {
   EXPECT_NO_THROW(check_memory(1e6, 2'000'000, "job"));
   EXPECT_THROW(check_memory(3e6, 2'000'000, "job"), Error);
   EXPECT_NO_THROW(check_memory(3e6, 0, "job"));  // unknown: no guess
+}
+
+}  // namespace
+}  // namespace phew
+
+// ---- Progress: a fake clock and the lines it writes ----------------------------------------------------
+
+namespace phew {
+namespace {
+
+struct FakeOutput {
+  double now = 100.0;
+  std::vector<std::string> lines;
+  Progress::Output output(bool terminal, double interval) {
+    Progress::Output o;
+    o.enabled = true;
+    o.terminal = terminal;
+    o.interval = interval;
+    o.write = [this](const std::string& s) { lines.push_back(s); };
+    o.clock = [this] { return now; };
+    return o;
+  }
+};
+
+TEST(Progress, LogLinesComeAtTheIntervalAndALastLineEndsThem) {
+  FakeOutput f;
+  {
+    Progress p("voters", "peaks", 100, 1, f.output(false, 5.0));
+    for (int i = 1; i <= 100; ++i) {
+      f.now += 0.25;  // 25 s in all: a line at 5, 10, 15 and 20 s
+      p.add();
+    }
+    EXPECT_EQ(f.lines.size(), 4u);
+    p.finish();
+  }
+  ASSERT_EQ(f.lines.size(), 5u);
+  EXPECT_EQ(f.lines[0], "voters: 20 of 100 peaks (20%), about 20 s left");
+  EXPECT_EQ(f.lines[3], "voters: 80 of 100 peaks (80%), about 5 s left");
+  EXPECT_EQ(f.lines[4], "voters: 100 of 100 peaks (100%), in 25 s");
+}
+
+TEST(Progress, AShortLoopWritesNothing) {
+  FakeOutput f;
+  {
+    Progress p("deblend", "particles", 1000, 1, f.output(false, 5.0));
+    f.now += 4.9;
+    p.update(999);
+    f.now += 1.0;
+    p.update(1000);  // done: the end is only said after a line was written
+  }
+  EXPECT_TRUE(f.lines.empty());
+}
+
+TEST(Progress, IntervalZeroWritesEveryUpdateAndRanksSayTheShare) {
+  FakeOutput f;
+  Progress p("fields", "fields", 3, 4, f.output(false, 0.0));
+  for (int i = 0; i < 3; ++i) p.add();
+  p.finish();
+  p.finish();  // once only
+  ASSERT_EQ(f.lines.size(), 3u);  // after items 1 and 2, then the last line
+  EXPECT_EQ(f.lines[0], "fields: 1 of 3 fields (33%) on rank 0 of 4");
+  EXPECT_EQ(f.lines[2], "fields: 3 of 3 fields (100%) on rank 0 of 4, in 0 s");
+}
+
+TEST(Progress, IntervalZeroWritesTheLastLineOfAOneItemLoop) {
+  FakeOutput f;
+  {
+    Progress p("deblend", "particles in patches", 7, 1, f.output(false, 0.0));
+    p.update(7);
+  }
+  ASSERT_EQ(f.lines.size(), 1u);
+  EXPECT_EQ(f.lines[0], "deblend: 7 of 7 particles in patches (100%), in 0 s");
+}
+
+TEST(Progress, DisabledOrEmptyWritesNothing) {
+  FakeOutput f;
+  Progress::Output off = f.output(false, 0.0);
+  off.enabled = false;  // another rank, or --quiet
+  {
+    Progress p("voters", "peaks", 10, 1, off);
+    for (int i = 0; i < 10; ++i) p.add();
+    Progress none("voters", "peaks", 0, 1, f.output(false, 0.0));
+    none.add();
+  }
+  EXPECT_TRUE(f.lines.empty());
+}
+
+TEST(Progress, ALoopThatStopsEarlySaysSo) {
+  FakeOutput f;
+  Progress p("link", "snapshots", 10, 1, f.output(false, 1.0));
+  f.now += 2;
+  p.update(4);
+  f.now += 2;
+  p.finish();
+  ASSERT_EQ(f.lines.size(), 2u);
+  EXPECT_EQ(f.lines[1], "link: 4 of 10 snapshots (40%), stopped after 4 s");
+}
+
+TEST(Progress, ATerminalBarIsRedrawnAtMostTenTimesASecondAndCleared) {
+  FakeOutput f;
+  {
+    Progress p("voters", "peaks", 128, 1, f.output(true, 5.0));
+    for (int i = 0; i < 128; ++i) {
+      f.now += 1.0 / 128;  // 1 s in all, in steps a double holds exactly
+      p.add();
+    }
+  }
+  ASSERT_EQ(f.lines.size(), 10u);  // at items 13, 26, ..., 117, then the clearing
+  EXPECT_EQ(f.lines.front().rfind("\r[###.", 0), 0u) << f.lines.front();
+  EXPECT_NE(f.lines.front().find("voters: 13 of 128 peaks (10%)"), std::string::npos) << f.lines.front();
+  EXPECT_EQ(f.lines.back(), "\r\033[K");
+}
+
+TEST(Progress, IntervalFromTheEnvironment) {
+  ::setenv("PHEW_PROGRESS_INTERVAL", "0.5", 1);
+  EXPECT_DOUBLE_EQ(Progress::Output::interval_from_environment(), 0.5);
+  ::setenv("PHEW_PROGRESS_INTERVAL", "soon", 1);
+  EXPECT_DOUBLE_EQ(Progress::Output::interval_from_environment(), 5.0);
+  ::setenv("PHEW_PROGRESS_INTERVAL", "-1", 1);
+  EXPECT_DOUBLE_EQ(Progress::Output::interval_from_environment(), 5.0);
+  ::unsetenv("PHEW_PROGRESS_INTERVAL");
+  EXPECT_DOUBLE_EQ(Progress::Output::interval_from_environment(), 5.0);
 }
 
 }  // namespace

@@ -118,6 +118,24 @@ TEST(GridShape, Parses) {
   EXPECT_THROW(parse_grid_shape("x"), Error);
 }
 
+// The grid rule: the finest cubic cells holding at least one particle mass at the threshold, each axis
+// down to a multiple of 8.
+TEST(GridRule, OneParticleMassPerThresholdCell) {
+  const std::array<double, 3> cube{50000, 50000, 50000};
+  EXPECT_EQ(grid_rule_shape(cube, 32768, 80), (std::array<std::int64_t, 3>{136, 136, 136}));  // 137.9
+  EXPECT_EQ(grid_rule_shape(cube, 32768, 8), (std::array<std::int64_t, 3>{64, 64, 64}));      // exactly 64
+  EXPECT_EQ(grid_rule_shape(cube, 512.0 * 512 * 512, 80), (std::array<std::int64_t, 3>{2200, 2200, 2200}));
+  EXPECT_EQ(grid_rule_shape(cube, 10, 1), (std::array<std::int64_t, 3>{8, 8, 8}));  // at least 8
+  EXPECT_EQ(grid_rule_shape({10, 20, 40}, 10 * 20 * 40, 1), (std::array<std::int64_t, 3>{8, 16, 40}));  // cell 1
+  for (const double delta : {10.0, 80.0, 200.0, 1000.0}) {
+    const auto s = grid_rule_shape(cube, 32768, delta);
+    EXPECT_GE(particles_per_threshold_cell(delta, 32768, static_cast<double>(s[0] * s[1] * s[2])),
+              kParticlesPerThresholdCell);
+    const double finer = static_cast<double>((s[0] + 8) * (s[1] + 8) * (s[2] + 8));
+    EXPECT_LT(particles_per_threshold_cell(delta, 32768, finer), kParticlesPerThresholdCell) << delta;
+  }
+}
+
 // CellSet against a plain list: membership, rank and ranged iteration, across word boundaries and with
 // sizes that are not a multiple of 64.
 TEST(CellSet, MembershipRankAndRangesAgreeWithAPlainList) {

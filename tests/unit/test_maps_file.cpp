@@ -148,5 +148,24 @@ TEST(Quicklook, IsAnRgbPngOfTheMapsSize) {
   EXPECT_EQ(png.substr(png.size() - 8, 4), "IEND");
 }
 
+TEST(Quicklook, NanPixelsAreGreyAndEmptyOnesBlack) {
+  // A pixel outside the hull is NaN (maps.h5): grey, never drawn like an empty (0) pixel.
+  const int n = 5;
+  std::vector<double> sigma(n * n, 0.0);
+  sigma[7] = 1;
+  sigma[12] = std::nan("");
+  const std::string png = quicklook_png(sigma, n);
+  // One stored deflate block: "IDAT", the 2-byte zlib header, the 5-byte block header, the scanlines.
+  const std::size_t raw = png.find("IDAT") + 4 + 2 + 5;
+  auto pixel = [&](int i, int j) {  // sigma[i * n + j]: u = i to the right, v = j up
+    const std::size_t at = raw + static_cast<std::size_t>(n - 1 - j) * (3 * n + 1) + 1 + 3 * static_cast<std::size_t>(i);
+    return std::array<int, 3>{static_cast<unsigned char>(png[at]), static_cast<unsigned char>(png[at + 1]),
+                              static_cast<unsigned char>(png[at + 2])};
+  };
+  EXPECT_EQ(pixel(2, 2), (std::array<int, 3>{128, 128, 128}));  // sigma[12]: NaN
+  EXPECT_EQ(pixel(0, 0), (std::array<int, 3>{0, 0, 4}));        // 0: the bottom of the colour map
+  EXPECT_NE(pixel(1, 2), (std::array<int, 3>{0, 0, 0}));        // sigma[7]: the maximum
+}
+
 }  // namespace
 }  // namespace phew::io

@@ -366,6 +366,26 @@ TEST(TreeStats, MassGrowingWithTimeHasConstantBetaAndNoFluctuation) {
   EXPECT_EQ(j["counts"]["mergers"], 1);
 }
 
+TEST(TreeStats, ArtefactsAreNeitherHaloesNorSubhaloes) {
+  // A velocity-space peak of the last snapshot with no progenitor is an artefact: it sits in peak 1's
+  // halo, but it is no subhalo (no tree), only counted as an artefact.
+  Tree tree = branch_tree(4, [](double t) { return 10 * t; }, [](double t) { return 100 + t; }, 0);
+  TreeRow a = tree.state.rows.back();
+  a.peak = {3, 7};
+  a.lineage = 3;
+  a.main_progenitor = {};
+  a.artefact = true;
+  a.from_deblending = true;
+  a.halo.host = 1;
+  tree.state.rows.push_back(a);
+  tree.state.next_lineage = 4;
+  const auto j = tree_statistics(tree, {});
+  EXPECT_EQ(j["haloes"]["n_trees"], 1);
+  EXPECT_EQ(j["subhaloes"]["n_trees"], 0);
+  EXPECT_EQ(j["counts"]["artefacts"], 1);
+  EXPECT_EQ(j["counts"]["final_artefacts_left_out"], 1);
+}
+
 TEST(TreeStats, BallisticMotionHasNoDisplacementMiss) {
   // x = 100 + 3 t moving at v = 3 (snapshot units: kpc/h per kpc/h/(km/s)): every step is what the
   // velocity predicts, Delta_r = 0; a peak that jumps is flagged.

@@ -200,7 +200,8 @@ TEST(DtfeOptions, ChecksAndConverts) {
   EXPECT_EQ(c.maps.resolution, 64);
   ASSERT_TRUE(c.maps.depth);
   EXPECT_EQ(*c.maps.depth, 20.0);  // default: the size
-  EXPECT_EQ(c.maps.margin, 2.0);   // default: a tenth of the size
+  EXPECT_EQ(c.maps.margin, 2.0);   // default: grown per field from a tenth of the size
+  EXPECT_TRUE(c.maps.auto_margin);
   EXPECT_EQ(c.maps.axis, 0);
   EXPECT_EQ(c.maps.map.samples, 4);
   EXPECT_EQ(c.maps.map.mode, dtfe::MapMode::ray);
@@ -215,6 +216,7 @@ TEST(DtfeOptions, ChecksAndConverts) {
   c = check_dtfe_options(o);
   EXPECT_FALSE(c.maps.depth);
   EXPECT_EQ(c.maps.margin, 0.0);
+  EXPECT_FALSE(c.maps.auto_margin);  // a given margin is used as it is
   EXPECT_EQ(c.threads, 0);
   EXPECT_EQ(c.maps.map.mode, dtfe::MapMode::exact);
 }

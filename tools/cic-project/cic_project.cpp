@@ -12,15 +12,48 @@
 namespace phew {
 namespace {
 constexpr double kSaneDensityRatio[2] = {0.01, 100};  // mean / critical density of a whole cosmological box
+
+// --grid auto (or no --grid): the grid rule (lib/grid/geometry.hpp) for the particles in the grid's
+// region. Before reading, the particles inside a sub-box of a periodic box are estimated from the box's
+// mean; an open box's region is taken to hold them all. Without --grid, the rule's choice is suggested
+// in a usage error.
+std::array<std::int64_t, 3> auto_grid_shape(const SnapshotInfo& info, const std::vector<int>& types,
+                                            const GridGeometry& region, const CicParams& params) {
+  const std::uint64_t n_particles = info.total(types);
+  double inside = static_cast<double>(n_particles);
+  if (params.region && info.periodic)
+    inside *= std::min(1.0, region.extent[0] * region.extent[1] * region.extent[2] /
+                                (info.box_size[0] * info.box_size[1] * info.box_size[2]));
+  const auto shape = grid_rule_shape(region.extent, inside, params.for_threshold);
+  const std::string grid = shape[0] == shape[1] && shape[1] == shape[2]
+                               ? fmt::format("{}", shape[0])
+                               : fmt::format("{},{},{}", shape[0], shape[1], shape[2]);
+  const double per_cell = particles_per_threshold_cell(params.for_threshold, inside,
+                                                       static_cast<double>(shape[0] * shape[1] * shape[2]));
+  const std::string particles = params.region && info.periodic
+                                    ? fmt::format("about {} particles in the region", log::thousands(std::llround(inside)))
+                                    : fmt::format("{} particles", log::thousands(static_cast<long long>(n_particles)));
+  if (!params.auto_grid)
+    throw Error::usage("--grid is missing: for {} and a threshold of {}mean, the grid rule gives --grid {} (a cell at "
+                       "the threshold holds {:.2f} particle masses, at least {:g}; docs/thresholds.md, \"The grid\"), "
+                       "or give --grid auto",
+                       particles, params.for_threshold, grid, per_cell, kParticlesPerThresholdCell);
+  log::info("--grid auto: {} cells for {} and a threshold of {}mean (the grid rule: a cell at the threshold holds "
+            "{:.2f} particle masses)",
+            grid, particles, params.for_threshold, per_cell);
+  return shape;
+}
+
 }  // namespace
 
 void declare_cic_options(CLI::App& app, CicOptions& opt) {
-  app.add_option("snapshot", opt.snapshot, "Snapshot file(s): HDF5 (Gadget/SWIFT/AREPO), Gadget binary or phew particles; "
+  app.add_option("snapshot", opt.snapshot, "Snapshot: HDF5 file(s) (Gadget/SWIFT/AREPO), Gadget binary, phew particles or a RAMSES output folder; "
                                            "one piece of a multi-file snapshot finds the others")
       ->required();
   app.add_option("-g,--grid", opt.grid,
-                 "Grid cells: N, NX,NY,NZ, or auto (the grid rule for --for-threshold; without --grid, the rule's "
-                 "choice is suggested)");
+                 "Grid cells: N, NX,NY,NZ, or auto (the grid rule: the finest grid on which a cell at the "
+                 "--for-threshold density holds at least one particle mass; without --grid, the rule's choice is "
+                 "suggested)");
   app.add_option("--for-threshold", opt.for_threshold, "The threshold (NUMBERmean) --grid auto plans for")
       ->capture_default_str();
   app.add_option("-t,--types", opt.types, "Particle types: 1, 0,1 or all (auto: dark matter, type 1)")
@@ -60,21 +93,8 @@ void run_cic_project(const CicOptions& opt, Context& ctx) {
   GridGeometry geometry;
   mpi::agree(comm, [&] {
     types = selected_types(reader->info(), opt.types);
-    std::array<std::int64_t, 3> shape = params.shape;
-    if (shape[0] == 0) {  // --grid auto, or absent: the grid rule
-      const std::uint64_t n_particles = reader->info().total(types);
-      const std::int64_t n = suggested_grid_cells(n_particles, params.for_threshold);
-      if (!params.auto_grid)
-        throw Error::usage("--grid is missing: for {} particles and a threshold of {}mean, the grid rule gives --grid {} "
-                           "(about {:g} particles per cell at the threshold; docs/tutorial.md, \"Choosing the grid\"), "
-                           "or give --grid auto",
-                           log::thousands(static_cast<long long>(n_particles)), params.for_threshold, n,
-                           kParticlesPerThresholdCell);
-      shape = {n, n, n};
-      log::info("--grid auto: {}^3 cells for {} particles and a threshold of {}mean (the grid rule)", n,
-                log::thousands(static_cast<long long>(n_particles)), params.for_threshold);
-    }
-    geometry = projection_geometry(reader->info(), shape, params.region);
+    geometry = projection_geometry(reader->info(), params.shape, params.region);
+    if (params.shape[0] == 0) geometry.shape = auto_grid_shape(reader->info(), types, geometry, params);
     if (comm.root())
       for (const auto& f : reader->info().files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
   });

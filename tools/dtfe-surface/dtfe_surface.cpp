@@ -21,7 +21,8 @@ void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeChecked&
   const dtfe::SurfaceMapsSummary& s = r.summary;
   const io::MapsMeta& meta = r.maps.meta;
   m.parameter("depth_used", s.depth, meta.length_units);
-  m.parameter("margin_used", c.maps.margin, meta.length_units);
+  m.parameter("margin_rule", c.maps.auto_margin ? "auto" : "given");
+  m.parameter("margin_used", s.margin_max, meta.length_units);
   m.parameter("size", c.maps.size, meta.length_units);
   m.parameter("backend_used", meta.backend);
   m.parameter("threads_used", c.maps.map.threads);
@@ -36,6 +37,11 @@ void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeChecked&
   m.summary("tetrahedra_crossed", s.steps);
   m.summary("flat_tetrahedra", s.flat_tetrahedra);
   m.summary("points_absorbed", s.absorbed);
+  m.summary("margin_min", s.margin_min);
+  m.summary("margin_max", s.margin_max);
+  m.summary("margin_rounds", s.margin_rounds);
+  m.summary("pixels_outside_hull", s.pixels_outside);
+  m.summary("fields_outside_hull", s.fields_outside);
   m.summary("seconds_triangulation", s.seconds_triangulation);
   m.summary("seconds_interpolation", s.seconds_interpolation);
   m.summary("units", {{"sigma", meta.sigma_units()}, {"mass", meta.mass_units}, {"length", meta.length_units}});
@@ -58,7 +64,7 @@ void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeChecked&
 }  // namespace
 
 void declare_dtfe_options(CLI::App& app, DtfeOptions& opt) {
-  app.add_option("snapshot", opt.snapshot, "Snapshot file(s): HDF5 (Gadget/SWIFT/AREPO), Gadget binary or phew particles")
+  app.add_option("snapshot", opt.snapshot, "Snapshot: HDF5 file(s) (Gadget/SWIFT/AREPO), Gadget binary, phew particles or a RAMSES output folder")
       ->required();
   app.add_option("-c,--centers", opt.centers,
                  "Field centres: text/CSV (x y z per line), FILE.h5[:/dataset] ([n][3]), or a clumps.h5 (haloes by mass)")
@@ -69,7 +75,8 @@ void declare_dtfe_options(CLI::App& app, DtfeOptions& opt) {
   app.add_option("--resolution", opt.resolution, "Pixels per side of each map (> 0)")->required();
   app.add_option("-d,--depth", opt.depth, "Integration depth along the line of sight: a length, or 'box' for the whole box (default: the size)");
   app.add_option("--margin", opt.margin,
-                 "Extra width triangulated around each map so its edges see no hull boundary (default: size / 10)");
+                 "Extra width triangulated around each map so its edges see no hull boundary (default: per field, size / 10 "
+                 "doubled until the hull covers the map with half the margin to spare)");
   app.add_option("-a,--axis", opt.axis, "Line of sight: x, y or z (maps are (y, z), (z, x), (x, y))")->capture_default_str();
   app.add_option("-k,--samples", opt.samples, "Rays per pixel in ray mode (> 1: the Monte Carlo mean over the pixel)")
       ->capture_default_str();
@@ -99,7 +106,8 @@ DtfeChecked check_dtfe_options(const DtfeOptions& opt) {
   if (opt.depth.empty()) p.depth = opt.size;
   else if (opt.depth != "box") p.depth = parse_number<double>(opt.depth, "--depth");
   if (p.depth && !(*p.depth > 0)) throw Error::usage("--depth {} must be a positive length (or box)", *p.depth);
-  p.margin = opt.margin.empty() ? opt.size / 10 : parse_number<double>(opt.margin, "--margin");
+  p.auto_margin = opt.margin.empty();
+  p.margin = p.auto_margin ? opt.size / 10 : parse_number<double>(opt.margin, "--margin");
   if (p.margin < 0) throw Error::usage("--margin {} must not be negative", p.margin);
   if (opt.axis == "x" || opt.axis == "0") p.axis = 0;
   else if (opt.axis == "y" || opt.axis == "1") p.axis = 1;
@@ -171,6 +179,11 @@ void run_dtfe_surface(const DtfeOptions& opt, Context& ctx) {
   log::info("{} maps: mass {:.6g} of {:.6g} {} in the windows; triangulation {:.2f} s, maps {:.2f} s (summed over fields)",
             n_fields, r.summary.map_mass, r.summary.window_mass, maps.meta.mass_units, r.summary.seconds_triangulation,
             r.summary.seconds_interpolation);
+  if (r.summary.pixels_outside > 0)
+    log::warn("{} pixels in {} of {} maps lie outside the triangulated hull and are NaN ({})",
+              log::thousands(static_cast<long long>(r.summary.pixels_outside)), r.summary.fields_outside, n_fields,
+              c.maps.auto_margin ? "the margin rule reached its widest window: a nearly empty slab?"
+                                 : "a larger --margin, or the default, which grows until the hull covers the map");
   if (comm.size() > 1)
     log::info("schedule {}: busy {:.2f} s max, {:.2f} s mean per rank; {} fields moved", dtfe::to_string(c.maps.schedule),
               r.summary.busy_seconds_max, r.summary.busy_seconds_mean, r.summary.fields_moved);

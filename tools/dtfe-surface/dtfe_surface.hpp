@@ -18,7 +18,7 @@ struct DtfeOptions {
   double size = 0;
   int resolution = 0;
   std::string depth;   // length, "box", or empty: the size
-  std::string margin;  // length, or empty: size / 10
+  std::string margin;  // length, or empty: per field, grown from size / 10 (SurfaceMapsParams::auto_margin)
   std::string axis = "z";
   int samples = 1;
   std::string mode = "ray";

@@ -2,6 +2,8 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/progress.hpp"
+#include "grid/spherical_overdensity.hpp"
 #include "io/atomic_output.hpp"
 #include "io/peaks_file.hpp"
 #include "io/tree_file.hpp"
@@ -13,6 +15,7 @@
 #include "stage_halos.hpp"
 #include "tool/snapshot_input.hpp"
 
+#include <cmath>
 #include <filesystem>
 
 namespace phew {
@@ -125,16 +128,31 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
   ctx.phase("link");
   mpi::agree(comm, [&] {
     if (!comm.root()) return;
-    for (const std::string& text : opt.state.empty() ? opt.stages : opt.add) {
+    const std::vector<std::string>& stages = opt.state.empty() ? opt.stages : opt.add;
+    Progress progress("link", "snapshots", stages.size());
+    for (const std::string& text : stages) {
       const StageFiles files = parse_stage(text);
       Simulation sim;
       Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt,
                                sim, tree.units, ctx.manifest());
       append_stage(tree, std::move(stage), sim, opt.backwards, files.peaks);
       log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());
+      progress.add();
     }
+    progress.finish();
   });
   const TreeCounts n = count(tree.state);
+  // Spherical-overdensity masses that --particles could not measure are NaN in the tree: counted (over
+  // every row of the tree written) and said once.
+  std::int64_t no_mvir = 0, no_m200c = 0;
+  for (const TreeRow& r : tree.state.rows) {
+    no_mvir += std::isnan(r.halo.mvir);
+    no_m200c += std::isnan(r.halo.m200c);
+  }
+  if (no_mvir + no_m200c > 0)
+    log::warn("{} of {} peaks have no measurable Mvir and {} no M200c (fewer than {} particles inside the "
+              "overdensity around their centre): written as NaN",
+              no_mvir, tree.state.rows.size(), no_m200c, kSoMinParticles);
   log::info("{} snapshots, {} peaks, {} lineages, {} mergers, {} revivals from the graveyard, {} artefacts",
             tree.times.size(), tree.state.rows.size(), n.lineages, n.mergers, n.revived, n.artefacts);
 
@@ -152,6 +170,10 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
   m.summary("n_mergers", n.mergers);
   m.summary("n_revived", n.revived);
   m.summary("n_artefacts", n.artefacts);
+  if (opt.particles) {
+    m.summary("n_mvir_not_measurable", no_mvir);
+    m.summary("n_m200c_not_measurable", no_m200c);
+  }
   // Rank 0 holds the tree; side outputs are committed with tree.h5.
   if (opt.export_text) ctx.side_output(ctx.output() + ".links.txt", "text", comm.root() ? links_text(tree.state) : "");
   if (!opt.export_ctrees.empty()) {

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "grid/particle_index.hpp"
+#include "grid/shrinking_sphere.hpp"
 #include "grid/spherical_overdensity.hpp"
 #include "io/clumps_file.hpp"
 #include "manifest/manifest.hpp"
@@ -56,6 +57,55 @@ void set_hosts(Stage& stage, const std::string& peaks_path, const std::vector<io
   }
 }
 
+// Where each peak of the stage (in its order) is: the shrinking-sphere centre of its member particles
+// (lib/grid/shrinking_sphere.hpp), taken through the periodic images nearest to the peak's position in
+// peaks.h5 (that position itself for a peak without members), and the distance from it to its farthest
+// member. Error(input) when a member is not among the snapshot's particles (the membership is not this
+// snapshot's).
+struct PeakCentre {
+  std::array<double, 3> centre{};
+  double extent = 0;
+};
+std::vector<PeakCentre> peak_centres(const Stage& stage, const ParticleSet& ps, const Box& box,
+                                     const std::string& peaks_path) {
+  // Snapshot particles by ID, to find the members (stage.member_id is sorted by ID).
+  std::vector<std::size_t> by_id(ps.size());
+  for (std::size_t i = 0; i < by_id.size(); ++i) by_id[i] = i;
+  std::sort(by_id.begin(), by_id.end(), [&](std::size_t x, std::size_t y) { return ps.id[x] < ps.id[y]; });
+  std::map<std::int64_t, std::vector<std::size_t>> members;  // peak -> snapshot indices, by particle ID
+  std::size_t j = 0;
+  for (std::size_t k = 0; k < stage.member_id.size(); ++k) {
+    while (j < by_id.size() && ps.id[by_id[j]] < stage.member_id[k]) ++j;
+    if (j == by_id.size() || ps.id[by_id[j]] != stage.member_id[k])
+      throw Error::input("{}: particle {} of peak {} is not in the snapshot it was made from", peaks_path,
+                         stage.member_id[k], stage.member_peak[k]);
+    members[stage.member_peak[k]].push_back(by_id[j]);
+  }
+  std::vector<PeakCentre> out;
+  std::vector<double> position, mass;
+  for (const StagePeak& p : stage.peaks) {
+    position.clear();
+    mass.clear();
+    if (const auto it = members.find(p.id); it != members.end())
+      for (std::size_t i : it->second) {
+        position.insert(position.end(), ps.position.begin() + static_cast<std::ptrdiff_t>(3 * i),
+                        ps.position.begin() + static_cast<std::ptrdiff_t>(3 * i + 3));
+        mass.push_back(ps.mass[i]);
+      }
+    PeakCentre pc{shrinking_sphere_centre(position, mass, box, p.position), 0.0};
+    for (std::size_t i = 0; i < mass.size(); ++i) {
+      double r2 = 0;
+      for (std::size_t d = 0; d < 3; ++d) {
+        const double dx = minimum_image(position[3 * i + d] - pc.centre[d], box.extent[d], box.periodic);
+        r2 += dx * dx;
+      }
+      pc.extent = std::max(pc.extent, std::sqrt(r2));
+    }
+    out.push_back(pc);
+  }
+  return out;
+}
+
 }  // namespace
 
 SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
@@ -87,21 +137,27 @@ SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, con
   if (m.contains("parameters") && m["parameters"].contains("types_used"))
     for (const auto& t : m["parameters"]["types_used"]) types.push_back(t.get<int>());
   if (types.empty()) types = selected_types(info, "auto");
-  const ParticleSet ps = read_share(*reader, types, FieldSelection{}, mpi::Comm(MPI_COMM_SELF));
+  FieldSelection fields;
+  fields.ids = true;
+  const ParticleSet ps = read_share(*reader, types, fields, mpi::Comm(MPI_COMM_SELF));
   const Box box = header.grid.geometry.box();
   const double a = info.comoving ? info.time : 1.0;
   const double rho_c = info.cosmology->critical_density(a, info.units);
   const double delta = bryan_norman_delta(info.cosmology->omega_m, info.cosmology->omega_lambda, a);
+  const std::vector<PeakCentre> where = peak_centres(stage, ps, box, peaks_path);
   double max_radius = 0;
   for (std::size_t d = 0; d < 3; ++d) max_radius = std::max(max_radius, box.extent[d]);
   if (box.periodic) max_radius = 0.5 * *std::min_element(box.extent.begin(), box.extent.end());
   const double spacing = std::cbrt(box.extent[0] * box.extent[1] * box.extent[2] / std::max(1.0, static_cast<double>(ps.size())));
   const ParticleIndex index(ps.position, ps.mass, box, 2 * spacing);
+  // The search starts around the whole peak (its farthest member), so that a gap inside it cannot end
+  // the search (spherical_overdensity grows it while the density inside is above Delta).
   std::vector<std::array<double, 3>> centres;
   std::vector<double> start;
-  for (const StagePeak& p : stage.peaks) {
-    centres.push_back(p.position);
-    start.push_back(2 * std::cbrt(3 * std::max(p.mass, 0.0) / (4 * std::numbers::pi * delta * rho_c)));
+  for (std::size_t i = 0; i < stage.peaks.size(); ++i) {
+    const double peak_mass = std::max(stage.peaks[i].mass, 0.0);
+    centres.push_back(where[i].centre);
+    start.push_back(std::max(where[i].extent, 2 * std::cbrt(3 * peak_mass / (4 * std::numbers::pi * delta * rho_c))));
   }
   const auto so = spherical_overdensity(index, centres, start, max_radius, rho_c, delta);
   for (std::size_t i = 0; i < stage.peaks.size(); ++i) {

@@ -42,7 +42,9 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
   app.add_option("-r,--relevance", opt.relevance, "Relevance threshold for noise removal (peak / key saddle), > 1")
       ->capture_default_str();
   app.add_option("-s,--saddle-threshold", opt.saddle_threshold,
-                 "Merge clumps whose key saddle is above this density: absolute, 200mean or 200crit");
+                 "Merge clumps whose key saddle is above this density: absolute, 200mean or 200crit; none: every "
+                 "clump is its own halo")
+      ->default_str(kDefaultSaddleThreshold);
   app.add_option("--second-relevance", opt.second_relevance,
                  "Instead of a saddle threshold, merge clumps again with this higher relevance threshold");
   app.add_option("-m,--mass-threshold", opt.mass_threshold,
@@ -61,8 +63,11 @@ MergeChecked check_merge_options(const MergeOptions& opt) {
   MergeChecked o{opt.relevance, std::nullopt, std::nullopt, std::nullopt};
   if (!(opt.relevance > 1))
     throw Error::usage("--relevance {} must be above 1 (a peak is relevant when peak/saddle >= it)", opt.relevance);
-  if (!opt.saddle_threshold.empty()) o.saddle = DensityThreshold::parse(opt.saddle_threshold);
-  if (opt.second_relevance != 0) {
+  // --second-relevance replaces the default saddle threshold; given together with -s it is refused below.
+  const bool second = opt.second_relevance != 0;
+  const std::string saddle = opt.saddle_threshold.empty() && !second ? kDefaultSaddleThreshold : opt.saddle_threshold;
+  if (!saddle.empty() && saddle != "none") o.saddle = DensityThreshold::parse(saddle);
+  if (second) {
     if (!(opt.second_relevance > 1)) throw Error::usage("--second-relevance {} must be above 1", opt.second_relevance);
     if (o.saddle) throw Error::usage("give --saddle-threshold or --second-relevance, not both");
     o.second_relevance = opt.second_relevance;
@@ -128,6 +133,8 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
   io::write_clumps(f, clumps, mpi::SlabDecomposition(grid.geometry.shape[0], comm.size()), comm);
   auto& m = ctx.manifest();
   using manifest::Json;
+  // The threshold in effect (the default, or none with --second-relevance), not the option's default text.
+  m.parameter("saddle-threshold", checked.saddle ? checked.saddle->to_string() : "none");
   m.parameter("saddle_threshold_used", params.saddle_threshold ? Json(*params.saddle_threshold) : Json(nullptr), grid.density_units);
   m.parameter("mass_threshold_used", params.mass_threshold ? Json(*params.mass_threshold) : Json(nullptr), grid.mass_units);
   m.parameter("density_threshold", clumps.meta.density_threshold, grid.density_units);
@@ -143,7 +150,8 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
   m.summary("mass_discarded", summary.mass_discarded);
   if (opt.export_text) {
     ctx.phase("export");
-    const auto text = io::catalogue_text(comm.all_gatherv<io::Clump>(clumps.clumps), comm.all_gatherv<io::Halo>(clumps.halos));
+    const auto text = io::catalogue_text(comm.all_gatherv<io::Clump>(clumps.clumps), comm.all_gatherv<io::Halo>(clumps.halos),
+                                         clumps.grid, clumps.meta);
     for (const auto& [suffix, content] : text) ctx.side_output(ctx.output() + suffix, "text", content);
   }
   ctx.finish_output(f, out);

@@ -4,6 +4,7 @@
 
 #include "core/quantity.hpp"
 #include "tool/tool.hpp"
+#include "watershed/catalogue.hpp"
 
 #include <optional>
 #include <string>
@@ -13,8 +14,8 @@ namespace phew {
 struct MergeOptions {
   std::string patches;
   std::string grid;  // default: the grid recorded in the patches manifest
-  double relevance = 1.5;
-  std::string saddle_threshold;
+  double relevance = kDefaultRelevance;
+  std::string saddle_threshold;  // empty: kDefaultSaddleThreshold, unless --second-relevance; "none": no hierarchy
   double second_relevance = 0;
   std::string mass_threshold;
   std::string particles;
@@ -26,7 +27,7 @@ struct MergeOptions {
 
 // The options in checked form (thresholds still to be resolved against the grid).
 struct MergeChecked {
-  double relevance = 1.5;
+  double relevance = kDefaultRelevance;
   std::optional<DensityThreshold> saddle;
   std::optional<double> second_relevance;
   std::optional<MassThreshold> mass;

@@ -10,25 +10,47 @@
 namespace phew {
 namespace {
 
-// Peaks with fewer particles than this are mostly Poisson noise of the particle sampling.
-constexpr double kNoisePeakParticles = 10;
-
-// When most peaks hold a handful of particles, the grid is too fine for the particles: say so, with the
-// grid rule's choice (docs/tutorial.md, "Choosing the grid"). Collective.
-void warn_if_noise(const io::Patches& patches, const GridMeta& meta, double threshold, const mpi::Comm& comm) {
-  const double mp = meta.particle_mass > 0 ? meta.particle_mass
-                                           : meta.total_mass / static_cast<double>(std::max<std::uint64_t>(meta.n_particles, 1));
-  std::uint64_t few = 0;
-  for (const io::PatchPeak& p : patches.peaks) few += p.mass < kNoisePeakParticles * mp;
-  few = comm.sum(few);
+// The grid rule (lib/grid/geometry.hpp, docs/thresholds.md "The grid") seen from the segmentation: a
+// grid on which a cell at the threshold holds less than one particle mass lets single particles rise
+// above the threshold, and their peaks are Poisson noise. Says so with the rule's grid, and with how many
+// peaks hold less than one particle mass (no real structure does). Collective.
+void check_grid_rule(const io::Patches& patches, const GridMeta& meta, double threshold, const mpi::Comm& comm) {
+  const GridGeometry& g = meta.geometry;
+  if (meta.n_particles == 0 || !(meta.mean_density > 0) || !(meta.total_mass > 0)) return;  // not made of particles
+  const double particles = static_cast<double>(meta.n_particles);
+  const double delta = threshold / meta.mean_density;
+  const double per_cell = particles_per_threshold_cell(delta, particles, static_cast<double>(g.cells()));
+  log::info("a cell at the threshold holds {:.3g} particle masses (the grid rule: at least {:g})", per_cell,
+            kParticlesPerThresholdCell);
+  if (per_cell >= kParticlesPerThresholdCell) return;
+  const double mp = meta.total_mass / particles;
+  std::uint64_t light = 0;
+  for (const io::PatchPeak& p : patches.peaks) light += p.mass < mp;
+  light = comm.sum(light);
   const std::uint64_t all = comm.sum<std::uint64_t>(patches.peaks.size());
-  if (all < 10 || 2 * few <= all || !(mp > 0) || !(meta.mean_density > 0)) return;
-  log::warn("{} of {} peaks ({:.0f}%) hold fewer than {:g} particles: most are Poisson noise, the grid is too fine for "
-            "the particles; the grid rule gives {} cells per side for this threshold (docs/tutorial.md, \"Choosing the "
-            "grid\")",
-            log::thousands(static_cast<long long>(few)), log::thousands(static_cast<long long>(all)),
-            100.0 * static_cast<double>(few) / static_cast<double>(all), kNoisePeakParticles,
-            suggested_grid_cells(meta.n_particles, threshold / meta.mean_density));
+  const auto rule = grid_rule_shape(g.extent, particles, delta);
+  log::warn("the grid is too fine for the particles: a cell at the threshold holds {:.3g} particle masses, so single "
+            "particles rise above it and make peaks of Poisson noise ({} of {} peaks hold less than one particle "
+            "mass); make the grid with cic-project --grid auto --for-threshold {:g}mean ({}x{}x{} cells here) or "
+            "coarser (docs/thresholds.md, \"The grid\")",
+            per_cell, log::thousands(static_cast<long long>(light)), log::thousands(static_cast<long long>(all)),
+            delta, rule[0], rule[1], rule[2]);
+}
+
+// No test cell: often an absolute threshold meant as a multiple of the mean. Says where the densest
+// cell and the mean lie, and suggests the `mean` suffix when that reading would find cells.
+void warn_if_empty(std::uint64_t test_cells, double densest, const GridMeta& meta, const SegmentParams& params,
+                   const DensityThreshold& threshold) {
+  if (test_cells > 0) return;
+  const bool absolute = threshold.unit == DensityThreshold::Unit::absolute;
+  const bool meant_mean = absolute && meta.mean_density > 0 && threshold.value * meta.mean_density < densest;
+  log::warn("no cell is above the threshold {} ({:.4g} {}{}): the result is empty; the densest cell is {:.4g} ({:.4g} x "
+            "the mean density {:.4g}){}",
+            params.threshold_text, params.threshold, meta.density_units, absolute ? ", absolute" : "", densest,
+            meta.mean_density > 0 ? densest / meta.mean_density : 0.0, meta.mean_density,
+            meant_mean ? fmt::format("; for {} times the mean density write --threshold {}mean", params.threshold_text,
+                                     params.threshold_text)
+                       : "");
 }
 
 }  // namespace
@@ -91,11 +113,17 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
   });
   file.reset();
 
+  // Before the segmentation takes the density: the densest cell, for the warning on an empty result.
+  double densest = 0;
+  for (const double v : density) densest = std::max(densest, v);  // ghost planes hold neighbours' cells or 0
+  densest = comm.max(densest);
+
   int rounds = 0;
   const io::Patches patches = segment_patches(meta, slabs, std::move(density), params, comm,
                                               [&](const std::string& p) { ctx.phase(p); }, &rounds);
 
-  warn_if_noise(patches, meta, params.threshold, comm);
+  warn_if_empty(patches.meta.n_test_cells, densest, meta, params, checked.threshold);
+  if (patches.meta.n_test_cells > 0) check_grid_rule(patches, meta, params.threshold, comm);
 
   ctx.phase("write");
   io::AtomicOutput out(ctx.output(), comm);

@@ -13,7 +13,7 @@ struct VotersOptions {
   std::string peaks;
   std::string snapshot;
   std::string units;  // --units (tool/snapshot_input.hpp)
-  std::int64_t n_voters = 20;
+  std::int64_t n_voters = kDefaultVoters;
   double search_radius = 0;  // 0: automatic
   double min_radius = 0;
   std::string potential = "auto";  // auto | snapshot | compute

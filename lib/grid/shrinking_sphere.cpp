@@ -1,0 +1,63 @@
+#include "grid/shrinking_sphere.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace phew {
+
+std::size_t shrinking_sphere_stop(std::size_t n, const ShrinkingSphere& params) {
+  const auto fraction = static_cast<std::size_t>(params.stop_fraction * static_cast<double>(n));
+  return std::max(params.stop_min, std::min(fraction, params.stop_max));
+}
+
+std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, std::span<const double> mass,
+                                              const Box& box, const std::array<double, 3>& reference,
+                                              const ShrinkingSphere& params) {
+  const std::size_t n = mass.size();
+  auto wrapped = [&](std::array<double, 3> c) {
+    for (std::size_t d = 0; d < 3; ++d) c[d] = wrap_into(box, c[d], d);
+    return c;
+  };
+  if (n == 0) return wrapped(reference);
+  // The group around the reference, unwrapped: separations below are plain differences.
+  std::vector<double> x(3 * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t d = 0; d < 3; ++d)
+      x[3 * i + d] = reference[d] + minimum_image(position[3 * i + d] - reference[d], box.extent[d], box.periodic);
+
+  // Mass-weighted mean of the particles within r of c (all when r < 0); how many there were.
+  auto mean_within = [&](const std::array<double, 3>& c, double r, std::array<double, 3>& out) {
+    double m = 0, s[3] = {0, 0, 0};
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double dx = x[3 * i] - c[0], dy = x[3 * i + 1] - c[1], dz = x[3 * i + 2] - c[2];
+      if (r >= 0 && dx * dx + dy * dy + dz * dz > r * r) continue;
+      ++count;
+      m += mass[i];
+      for (std::size_t d = 0; d < 3; ++d) s[d] += mass[i] * x[3 * i + d];
+    }
+    if (count > 0 && m > 0)
+      for (std::size_t d = 0; d < 3; ++d) out[d] = s[d] / m;
+    return count;
+  };
+
+  std::array<double, 3> c = reference;
+  mean_within(reference, -1, c);
+  double r = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double dx = x[3 * i] - c[0], dy = x[3 * i + 1] - c[1], dz = x[3 * i + 2] - c[2];
+    r = std::max(r, std::sqrt(dx * dx + dy * dy + dz * dz));
+  }
+  const std::size_t stop = shrinking_sphere_stop(n, params);
+  // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.
+  for (int step = 0; step < 3000 && r > 0; ++step) {
+    r *= params.shrink;
+    std::array<double, 3> next = c;
+    if (mean_within(c, r, next) < stop) break;
+    c = next;
+  }
+  return wrapped(c);
+}
+
+}  // namespace phew

@@ -1,0 +1,38 @@
+// The centre of a group of particles by shrinking spheres (Power et al. 2003, MNRAS 338, 14):
+// the centre of mass of the particles in a sphere, in a sphere 2.5% smaller around it, and so on until
+// too few particles are left. It lands on the group's densest region, where the plain mean of an
+// elongated group, of one with a subclump, or of one across a periodic boundary, does not. Used for the
+// spherical-overdensity masses of mergertree --particles (and meant for unbinding's centres).
+#pragma once
+
+#include "grid/geometry.hpp"
+
+#include <array>
+#include <cstddef>
+#include <span>
+
+namespace phew {
+
+struct ShrinkingSphere {
+  double shrink = 0.975;        // radius factor per step (Power et al.: 2.5%)
+  double stop_fraction = 0.01;  // stop before the sphere holds fewer than this fraction of the group ...
+  std::size_t stop_max = 1000;  // ... or than this many particles, whichever is smaller (Power et al.),
+  std::size_t stop_min = 20;    // but never fewer than this many (a small group's centre is not one particle)
+};
+
+// The number of particles below which a group of n stops shrinking: clamp(⌊stop_fraction n⌋, stop_min,
+// stop_max) (stop_min when stop_max < stop_min).
+std::size_t shrinking_sphere_stop(std::size_t n, const ShrinkingSphere& params);
+
+// `position` [n][3] and `mass` [n] of the group in `box`; `reference` any point near the group: in a
+// periodic box each particle is taken through its image nearest to it (minimum_image), so the group
+// must be smaller than half the box around it. The first sphere is centred on the mass-weighted mean and
+// holds every particle; each step shrinks the radius by `shrink` and recentres on the mass-weighted mean
+// of the group's particles inside (distance <= radius), until the next sphere would hold fewer than
+// shrinking_sphere_stop(n) particles (a group that small gives its mean). Returns the centre wrapped into
+// a periodic box (wrap_into); the reference, wrapped, when there are no particles. Pure, not collective.
+std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, std::span<const double> mass,
+                                              const Box& box, const std::array<double, 3>& reference,
+                                              const ShrinkingSphere& params = {});
+
+}  // namespace phew

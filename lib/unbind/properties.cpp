@@ -1,0 +1,250 @@
+#include "unbind/properties.hpp"
+
+#include "unbind/nfw.hpp"
+#include "unbind/potential.hpp"
+#include "unbind/shape.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+namespace phew::unbind {
+
+namespace {
+
+using Vec = std::array<double, 3>;
+
+Vec cross(const Vec& a, const Vec& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+double norm(const Vec& a) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
+
+Vec to_comoving(const Vec& local, const Vec& peak, const Frame& frame) {
+  Vec out{};
+  for (std::size_t d = 0; d < 3; ++d) out[d] = wrap_into(frame.box, peak[d] + local[d] / frame.scale_factor, d);
+  return out;
+}
+
+// Solves the 3x3 system a x = b by Gaussian elimination with partial pivoting; false when singular.
+bool solve3(std::array<std::array<double, 3>, 3> a, std::array<double, 3> b, std::array<double, 3>& x) {
+  for (std::size_t c = 0; c < 3; ++c) {
+    std::size_t p = c;
+    for (std::size_t r = c + 1; r < 3; ++r)
+      if (std::abs(a[r][c]) > std::abs(a[p][c])) p = r;
+    if (a[p][c] == 0) return false;
+    std::swap(a[p], a[c]);
+    std::swap(b[p], b[c]);
+    for (std::size_t r = c + 1; r < 3; ++r) {
+      const double f = a[r][c] / a[c][c];
+      for (std::size_t k = c; k < 3; ++k) a[r][k] -= f * a[c][k];
+      b[r] -= f * b[c];
+    }
+  }
+  for (std::size_t c = 3; c-- > 0;) {
+    double s = b[c];
+    for (std::size_t k = c + 1; k < 3; ++k) s -= a[c][k] * x[k];
+    x[c] = s / a[c][c];
+  }
+  return true;
+}
+
+}  // namespace
+
+CircularVelocityPeak circular_velocity_peak(std::span<const double> radius, std::span<const double> mass, double G,
+                                            std::size_t min_particles, double min_radius, double window) {
+  const std::size_t n = radius.size();
+  std::vector<double> v2(n, -1.0);  // -1: not on the trusted curve
+  double enclosed = 0;
+  std::size_t best = n;
+  for (std::size_t k = 0; k < n; ++k) {
+    enclosed += mass[k];
+    if (k + 1 < std::max<std::size_t>(min_particles, 1) || !(radius[k] > 0) || radius[k] < min_radius) continue;
+    v2[k] = G * enclosed / radius[k];
+    if (best == n || v2[k] > v2[best]) best = k;
+  }
+  if (best == n) return {kNaN, kNaN};
+  const CircularVelocityPeak raw{std::sqrt(v2[best]), radius[best]};
+  // The contiguous run of trusted points around the peak within the window.
+  const double floor = (1 - window) * v2[best];
+  std::size_t lo = best, hi = best;
+  while (lo > 0 && v2[lo - 1] >= floor) --lo;
+  while (hi + 1 < n && v2[hi + 1] >= floor) ++hi;
+  if (hi - lo + 1 < 5) return raw;
+  // y = c0 + c1 s + c2 s^2 in s = ln(r / r_best), by the normal equations (sums in radius order).
+  const double s0 = std::log(radius[best]);
+  std::array<double, 5> sp{};  // sum s^p
+  std::array<double, 3> sy{};  // sum y s^p
+  for (std::size_t k = lo; k <= hi; ++k) {
+    const double s = std::log(radius[k]) - s0;
+    double p = 1;
+    for (std::size_t e = 0; e < 5; ++e) {
+      if (e < 3) sy[e] += v2[k] * p;
+      sp[e] += p;
+      p *= s;
+    }
+  }
+  std::array<double, 3> c{};
+  if (!solve3({{{sp[0], sp[1], sp[2]}, {sp[1], sp[2], sp[3]}, {sp[2], sp[3], sp[4]}}}, sy, c) || !(c[2] < 0)) return raw;
+  const double s_peak = -c[1] / (2 * c[2]);
+  if (!(s_peak >= std::log(radius[lo]) - s0 && s_peak <= std::log(radius[hi]) - s0)) return raw;
+  const double y = c[0] + c[1] * s_peak + c[2] * s_peak * s_peak;
+  if (!(y > 0)) return raw;
+  return {std::sqrt(y), std::exp(s0 + s_peak)};
+}
+
+Properties measure_properties(const LocalParticles& p, const BoundState& state, const Vec& peak, const Frame& frame,
+                              const Params& params) {
+  Properties out;
+  const auto& members = state.members;
+  if (members.empty()) return out;
+  const double a = frame.scale_factor, G = frame.G, eps = frame.softening * a;
+  const Vec& c = state.centre;
+
+  // Masses, centre of mass, mean velocities, in ID order.
+  double m_own = 0, m_all = 0;
+  Vec com{0, 0, 0}, vbar{0, 0, 0}, ubar{0, 0, 0};
+  for (const std::size_t i : members) {
+    const double m = p.mass[i];
+    if (p.fixed.empty() || !p.fixed[i]) {
+      ++out.n_bound;
+      m_own += m;
+    }
+    m_all += m;
+    for (std::size_t d = 0; d < 3; ++d) {
+      com[d] += m * p.x[3 * i + d];
+      vbar[d] += m * p.v[3 * i + d];
+      ubar[d] += m * p.u[3 * i + d];
+    }
+  }
+  out.n_bound_inclusive = static_cast<std::int64_t>(members.size());
+  out.mass = m_own;
+  out.mass_inclusive = m_all;
+  if (!(m_all > 0)) return out;
+  for (std::size_t d = 0; d < 3; ++d) {
+    com[d] /= m_all;
+    vbar[d] /= m_all;
+    ubar[d] /= m_all;
+  }
+  out.centre = to_comoving(c, peak, frame);
+  out.centre_of_mass = to_comoving(com, peak, frame);
+  out.bulk_velocity = vbar;
+
+  // Kinetic energy, dispersion and angular momentum in the object's frame.
+  double T = 0;
+  Vec J{0, 0, 0};
+  for (const std::size_t i : members) {
+    const double m = p.mass[i];
+    Vec r{}, w{};
+    for (std::size_t d = 0; d < 3; ++d) {
+      r[d] = p.x[3 * i + d] - c[d];
+      w[d] = p.u[3 * i + d] - ubar[d];
+    }
+    T += 0.5 * m * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    const Vec l = cross(r, w);
+    for (std::size_t d = 0; d < 3; ++d) J[d] += m * l[d];
+  }
+  out.kinetic = T;
+  out.vrms = std::sqrt(2 * T / m_all);
+  out.angular_momentum = J;
+  out.potential = state.potential_energy;
+  if (state.potential_energy < 0) out.virial_ratio = T / -state.potential_energy;
+  const double E = T + state.potential_energy;
+  if (G > 0) out.spin_peebles = norm(J) * std::sqrt(std::abs(E)) / (G * std::pow(m_all, 2.5));
+
+  // The radial profile around the centre: Vmax, SO masses, the NFW fit.
+  const SphericalProfile prof(p.x, p.mass, members, c, G, 0.0);
+  const auto& radius = prof.radius();
+  const auto& rmass = prof.mass();
+  const CircularVelocityPeak peak_v =
+      circular_velocity_peak(radius, rmass, G, params.vmax_min_particles, eps, params.vmax_window);
+  out.vmax = peak_v.vmax;
+  out.rmax = peak_v.rmax / a;
+
+  if (frame.critical_density > 0) {
+    const double rho_c = frame.critical_density / (a * a * a);  // physical
+    const double om = frame.omega_m / (a * a * a);
+    const double omega_m_a = om + frame.omega_lambda > 0 ? om / (om + frame.omega_lambda) : 0.0;
+    auto measure = [&](double delta) {
+      Overdensity o = outermost_overdensity(radius, rmass, delta * rho_c, kSoMinParticles);
+      if (o.measured()) o.radius /= a;
+      return o;
+    };
+    out.c200 = measure(200);
+    out.c500 = measure(500);
+    if (omega_m_a > 0) {
+      out.delta_vir = bryan_norman_delta(frame.omega_m, frame.omega_lambda, a);
+      out.vir = measure(out.delta_vir);
+      out.m200 = measure(200 * omega_m_a);
+    }
+  }
+
+  if (out.vir.measured()) {
+    const double Mv = out.vir.mass, Rv = out.vir.radius * a;  // physical radius
+    const auto nv = static_cast<std::size_t>(out.vir.n_particles);
+    const double Vv = std::sqrt(G * Mv / Rv);
+    // The particles inside Rvir: their frame, angular momentum and centre of mass.
+    Vec uv{0, 0, 0}, xv{0, 0, 0};
+    double mv = 0;
+    for (std::size_t k = 0; k < nv; ++k) {
+      const std::size_t i = prof.index()[k];
+      mv += p.mass[i];
+      for (std::size_t d = 0; d < 3; ++d) {
+        uv[d] += p.mass[i] * p.u[3 * i + d];
+        xv[d] += p.mass[i] * p.x[3 * i + d];
+      }
+    }
+    for (std::size_t d = 0; d < 3; ++d) {
+      uv[d] /= mv;
+      xv[d] /= mv;
+    }
+    // Sum in ID order, not radius order, like every other sum over a set of particles here.
+    std::vector<std::size_t> inside(prof.index().begin(), prof.index().begin() + static_cast<std::ptrdiff_t>(nv));
+    std::sort(inside.begin(), inside.end());
+    Vec Jv{0, 0, 0};
+    for (const std::size_t i : inside) {
+      Vec r{}, w{};
+      for (std::size_t d = 0; d < 3; ++d) {
+        r[d] = p.x[3 * i + d] - c[d];
+        w[d] = p.u[3 * i + d] - uv[d];
+      }
+      const Vec l = cross(r, w);
+      for (std::size_t d = 0; d < 3; ++d) Jv[d] += p.mass[i] * l[d];
+    }
+    out.spin_bullock = norm(Jv) / (std::numbers::sqrt2 * Mv * Vv * Rv);
+    out.xoff = norm({c[0] - xv[0], c[1] - xv[1], c[2] - xv[2]}) / a;
+
+    out.concentration_klypin = klypin_concentration(out.vmax / Vv);
+    out.rs_klypin = out.vir.radius / out.concentration_klypin;
+    const double rs = fit_nfw_scale_radius(
+        radius, rmass, Rv, {params.fit_bins, params.fit_inner, params.fit_min_per_bin, eps});
+    out.rs_fit = rs / a;
+    out.concentration_fit = Rv / rs;
+
+    // Shape inside Rvir, positions relative to the centre.
+    std::vector<double> rel(3 * members.size());
+    for (std::size_t k = 0; k < members.size(); ++k)
+      for (std::size_t d = 0; d < 3; ++d) rel[3 * k + d] = p.x[3 * members[k] + d] - c[d];
+    std::vector<double> mk(members.size());
+    for (std::size_t k = 0; k < members.size(); ++k) mk[k] = p.mass[members[k]];
+    std::vector<std::size_t> all(members.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    const Shape shape = reduced_inertia_shape(rel, mk, all, Rv, params.shape_max_iterations, params.shape_tolerance);
+    out.b_to_a = shape.b_to_a;
+    out.c_to_a = shape.c_to_a;
+    out.major_axis = shape.major_axis;
+  }
+
+  // The most-bound own particles: lowest energy first, ties by ID.
+  std::vector<std::pair<double, std::uint64_t>> own;
+  for (const std::size_t i : members)
+    if (p.fixed.empty() || !p.fixed[i]) own.emplace_back(state.energy[i], p.id[i]);
+  const std::size_t keep = std::min(params.n_most_bound, own.size());
+  std::partial_sort(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(keep), own.end());
+  for (std::size_t k = 0; k < keep; ++k) out.most_bound_ids.push_back(own[k].second);
+  return out;
+}
+
+}  // namespace phew::unbind

@@ -1,0 +1,48 @@
+// The properties of an object from its bound particles (docs/unbind-method.md, "Properties").
+#pragma once
+
+#include "unbind/unbind.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace phew::unbind {
+
+// An object's particles in its own physical frame, in particle-ID order: positions relative to its
+// peak (a * comoving separation), velocities u = v_pec + H a dx (physical, relative to the peak's
+// Hubble flow) and the peculiar ones v, all [n][3].
+struct LocalParticles {
+  std::span<const std::uint64_t> id;
+  std::span<const double> x, u, v;
+  std::span<const double> mass;
+  std::span<const std::uint8_t> fixed;  // [n]: 1 for sub-objects' particles
+};
+
+// What the last evaluation of the unbinding left: the bound particles (ascending indices, own and fixed),
+// the potential and energy at each of them, and the chosen centre (local, physical).
+struct BoundState {
+  std::span<const std::size_t> members;
+  std::span<const double> phi, energy;
+  std::array<double, 3> centre{};
+  double potential_energy = 0;  // U = 1/2 sum m Phi over the members
+};
+
+// Every property of Properties from the bound particles. `peak` is the object's peak (comoving), the
+// origin of the local positions. Pure.
+Properties measure_properties(const LocalParticles& particles, const BoundState& state, const std::array<double, 3>& peak,
+                              const Frame& frame, const Params& params);
+
+// Vmax and the radius where it is reached, from particles sorted by radius (`radius` ascending with
+// `mass`): v_c^2 = G M(<=r_k) / r_k at each particle k from the `min_particles`-th on (and at radii of
+// at least `min_radius`), its largest value, then a least-squares parabola in ln r through the
+// contiguous points around it with v_c^2 >= (1 - window) max, whose vertex gives Vmax and Rmax when it
+// lies inside those points (else the largest value itself). NaN when there is no point.
+struct CircularVelocityPeak {
+  double vmax, rmax;
+};
+CircularVelocityPeak circular_velocity_peak(std::span<const double> radius, std::span<const double> mass, double G,
+                                            std::size_t min_particles, double min_radius, double window);
+
+}  // namespace phew::unbind

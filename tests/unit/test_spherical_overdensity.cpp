@@ -1,0 +1,210 @@
+// Spherical-overdensity masses (issue 34, item 2) on hand-made particles whose answer is known: the
+// outermost radius where the mean enclosed density is still Δ ρ_crit, not the first crossing outward
+// (a dense particle near the centre with a gap behind it must not end the search); a uniform sphere's
+// M200 and r200 exactly; a sphere across the periodic boundary; NaN, not 0, when fewer than the minimum
+// count of particles reach Δ. And the shrinking-sphere centre (Power et al. 2003) of a group with a
+// subclump, an elongated tail and across the periodic boundary.
+#include "grid/shrinking_sphere.hpp"
+#include "grid/spherical_overdensity.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <random>
+
+namespace phew {
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+// n particles uniform in the shell r_in <= r < r_out around c (no box wrapping: the caller wraps).
+void add_shell(std::vector<double>& pos, std::size_t n, const std::array<double, 3>& c, double r_in, double r_out,
+               std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double r = std::cbrt(r_in * r_in * r_in + u(rng) * (r_out * r_out * r_out - r_in * r_in * r_in));
+    const double cz = 2 * u(rng) - 1, phi = 2 * kPi * u(rng), s = std::sqrt(1 - cz * cz);
+    pos.insert(pos.end(), {c[0] + r * s * std::cos(phi), c[1] + r * s * std::sin(phi), c[2] + r * cz});
+  }
+}
+
+void wrap(std::vector<double>& pos, const Box& b) {
+  for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = wrap_into(b, pos[i], i % 3);
+}
+
+// The radius where a mass M has mean density `target`.
+double radius_of(double mass, double target) { return std::cbrt(3 * mass / (4 * kPi * target)); }
+
+struct Case {
+  std::vector<double> pos, mass;
+};
+
+// A uniform sphere of radius 1 whose mean density is 800 ρ_crit (ρ_crit = 1), of n particles.
+Case uniform_sphere(const std::array<double, 3>& c, std::size_t n, std::uint64_t seed) {
+  Case k;
+  std::mt19937_64 rng(seed);
+  add_shell(k.pos, n, c, 0.0, 1.0, rng);
+  k.mass.assign(n, 800.0 * 4.0 / 3.0 * kPi / static_cast<double>(n));
+  return k;
+}
+
+TEST(SphericalOverdensity, UniformSphereHasItsKnownM200AndR200) {
+  const Box box{{0, 0, 0}, {100, 100, 100}, true};
+  const std::array<double, 3> c{40, 50, 60};
+  const Case k = uniform_sphere(c, 20000, 1);
+  const ParticleIndex index(k.pos, k.mass, box, 0.5);
+  const std::array<double, 3> centres[] = {c};
+  const double start[] = {0.1};
+  const auto so = spherical_overdensity(index, centres, start, 50.0, 1.0, 100.0);
+  ASSERT_EQ(so.size(), 1u);
+  const double m = 800.0 * 4.0 / 3.0 * kPi;  // all of it: the mean density inside is 800 at every radius
+  EXPECT_NEAR(so[0].c200.mass / m, 1.0, 1e-12);
+  EXPECT_NEAR(so[0].c200.radius, std::cbrt(4.0), 1e-9);  // 800 / r^3 = 200 outside the sphere
+  EXPECT_NEAR(so[0].vir.mass / m, 1.0, 1e-12);
+  EXPECT_NEAR(so[0].vir.radius, 2.0, 1e-9);  // 800 / r^3 = 100
+}
+
+TEST(SphericalOverdensity, ADenseParticleWithAGapBehindItDoesNotEndTheSearch) {
+  // One particle right at the centre, nothing out to 0.3, then a shell to radius 1 holding a mean
+  // density of 800 ρ_crit: the density is already below 200 ρ_crit at r = 0.2 (the old first crossing
+  // stopped there with one particle), but the whole object is far above it.
+  const Box box{{0, 0, 0}, {100, 100, 100}, true};
+  const std::array<double, 3> c{50, 50, 50};
+  std::mt19937_64 rng(2);
+  Case k;
+  add_shell(k.pos, 5000, c, 0.3, 1.0, rng);
+  k.mass.assign(5000, 800.0 * 4.0 / 3.0 * kPi / 5000.0);
+  k.pos.insert(k.pos.end(), {50.001, 50.0, 50.0});
+  k.mass.push_back(k.mass.front());
+  const double total = k.mass.front() * 5001;
+  const ParticleIndex index(k.pos, k.mass, box, 0.5);
+  const std::array<double, 3> centres[] = {c};
+  const double start[] = {1.0};  // the object's size, as mergertree gives it (its farthest member)
+  const auto so = spherical_overdensity(index, centres, start, 50.0, 1.0, 100.0);
+  EXPECT_NEAR(so[0].c200.mass / total, 1.0, 1e-12);
+  EXPECT_NEAR(so[0].c200.radius / radius_of(total, 200.0), 1.0, 1e-12);
+  EXPECT_NEAR(so[0].vir.mass / total, 1.0, 1e-12);
+  EXPECT_NEAR(so[0].vir.radius / radius_of(total, 100.0), 1.0, 1e-12);
+}
+
+TEST(SphericalOverdensity, ASphereAcrossThePeriodicBoundary) {
+  const Box box{{-5, 0, 0}, {20, 20, 20}, true};
+  const std::array<double, 3> c{-4.6, 19.8, 10};  // near the lower x edge and the upper y edge
+  Case k = uniform_sphere(c, 20000, 3);
+  wrap(k.pos, box);
+  const ParticleIndex index(k.pos, k.mass, box, 0.5);
+  const std::array<double, 3> centres[] = {{15.4, -0.2, 10}};  // the same point through the boundary
+  const double start[] = {0.1};
+  const auto so = spherical_overdensity(index, centres, start, 10.0, 1.0, 100.0);
+  const double m = 800.0 * 4.0 / 3.0 * kPi;
+  EXPECT_NEAR(so[0].c200.mass / m, 1.0, 1e-12);
+  EXPECT_NEAR(so[0].c200.radius, std::cbrt(4.0), 1e-9);
+}
+
+TEST(SphericalOverdensity, TooFewParticlesAboveDeltaIsNaNNotZero) {
+  const Box box{{0, 0, 0}, {100, 100, 100}, true};
+  // Five particles close together (far above 200 ρ_crit), then nothing: below the minimum count.
+  Case k;
+  for (int i = 0; i < 5; ++i) {
+    k.pos.insert(k.pos.end(), {50.0 + 0.01 * i, 50.0, 50.0});
+    k.mass.push_back(1.0);
+  }
+  // and a sphere elsewhere that is measured
+  const Case s = uniform_sphere({20, 20, 20}, 2000, 4);
+  k.pos.insert(k.pos.end(), s.pos.begin(), s.pos.end());
+  k.mass.insert(k.mass.end(), s.mass.begin(), s.mass.end());
+  const ParticleIndex index(k.pos, k.mass, box, 0.5);
+  const std::array<double, 3> centres[] = {{50.02, 50, 50}, {20, 20, 20}, {80, 80, 80}};  // the last in the void
+  const double start[] = {0.1, 1.0, 0.1};
+  const auto so = spherical_overdensity(index, centres, start, 50.0, 1.0, 100.0);
+  EXPECT_TRUE(std::isnan(so[0].c200.mass) && std::isnan(so[0].c200.radius)) << so[0].c200.mass;
+  EXPECT_TRUE(std::isnan(so[0].vir.mass) && std::isnan(so[0].vir.radius)) << so[0].vir.mass;
+  EXPECT_NEAR(so[1].c200.mass / (800.0 * 4.0 / 3.0 * kPi), 1.0, 1e-12);
+  EXPECT_TRUE(std::isnan(so[2].c200.mass) && std::isnan(so[2].vir.mass)) << so[2].c200.mass;
+  // With a minimum of 5 particles the little group is measured: all five, at its own radius.
+  const auto five = spherical_overdensity(index, centres, start, 50.0, 1.0, 100.0, 5);
+  EXPECT_DOUBLE_EQ(five[0].c200.mass, 5.0);
+  EXPECT_NEAR(five[0].c200.radius, radius_of(5.0, 200.0), 1e-12);
+}
+
+TEST(SphericalOverdensity, OutermostRadiusOnSortedParticles) {
+  // Unit masses at r = 0.1, 1.0, 1.05, 1.1, 5.0, and a target density that 4 particles keep out to
+  // 1.15: above it at 0.1 (one particle), below at 1.0 and 1.05 (where the first crossing stops), above
+  // again at 1.1, below at 5.0.
+  const double r[] = {0.1, 1.0, 1.05, 1.1, 5.0};
+  const double m[] = {1, 1, 1, 1, 1};
+  const double target = 4.0 / (4.0 / 3.0 * kPi * 1.15 * 1.15 * 1.15);
+  const Overdensity o = outermost_overdensity(r, m, target, 2);
+  EXPECT_DOUBLE_EQ(o.mass, 4.0);
+  EXPECT_NEAR(o.radius, 1.15, 1e-12);
+  EXPECT_EQ(o.n_particles, 4);
+  const Overdensity none = outermost_overdensity(r, m, target, 5);
+  EXPECT_TRUE(std::isnan(none.mass) && std::isnan(none.radius));
+  EXPECT_EQ(none.n_particles, 0);
+  EXPECT_TRUE(std::isnan(outermost_overdensity({}, {}, target, 1).mass));
+}
+
+TEST(ShrinkingSphere, FindsTheDenseCoreNotTheMeanOfAGroupWithASubclumpAndATail) {
+  const Box box{{0, 0, 0}, {100, 100, 100}, true};
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<double> pos, mass;
+  auto blob = [&](const std::array<double, 3>& c, double sigma, int n, double m) {
+    for (int i = 0; i < n; ++i) {
+      for (std::size_t d = 0; d < 3; ++d) pos.push_back(c[d] + sigma * g(rng));
+      mass.push_back(m);
+    }
+  };
+  blob({30, 30, 30}, 0.05, 2000, 1.0);  // the core
+  blob({31, 30, 30}, 0.3, 1500, 1.0);   // a looser subclump a unit away
+  for (int i = 0; i < 1000; ++i) {      // a tail along y
+    pos.insert(pos.end(), {30 + 0.1 * g(rng), 30 + 3 * u(rng), 30 + 0.1 * g(rng)});
+    mass.push_back(1.0);
+  }
+  const auto c = shrinking_sphere_centre(pos, mass, box, {30.5, 30.5, 30});
+  // within the core's width (σ = 0.05): the final spheres hold a few dozen particles, whose own
+  // density maximum is where they stop
+  for (std::size_t d = 0; d < 3; ++d) EXPECT_NEAR(c[d], 30.0, 0.03) << d;
+  // the mean, for contrast, is far off
+  double mx = 0;
+  for (std::size_t i = 0; i < mass.size(); ++i) mx += pos[3 * i] / static_cast<double>(mass.size());
+  EXPECT_GT(std::abs(mx - 30.0), 0.2);
+}
+
+TEST(ShrinkingSphere, AcrossThePeriodicBoundaryAndDegenerateGroups) {
+  const Box box{{0, 0, 0}, {10, 10, 10}, true};
+  std::mt19937_64 rng(6);
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::vector<double> pos, mass;
+  for (int i = 0; i < 3000; ++i) {
+    pos.insert(pos.end(), {0.02 + 0.1 * g(rng), 9.97 + 0.1 * g(rng), 5 + 0.1 * g(rng)});
+    mass.push_back(1.0 + i % 2);
+  }
+  wrap(pos, box);
+  for (const std::array<double, 3>& ref : {std::array<double, 3>{9.9, 0.1, 5.0}, std::array<double, 3>{0.0, 0.0, 5.0}}) {
+    const auto c = shrinking_sphere_centre(pos, mass, box, ref);
+    // the centre is inside the box, within half the group's width of (0.02, 9.97) through the boundary
+    EXPECT_NEAR(minimum_image(c[0] - 0.02, 10, true), 0.0, 0.05);
+    EXPECT_NEAR(minimum_image(c[1] - 9.97, 10, true), 0.0, 0.05);
+    EXPECT_NEAR(c[2], 5.0, 0.05);
+    for (std::size_t d = 0; d < 3; ++d) EXPECT_TRUE(c[d] >= 0 && c[d] < 10) << c[d];
+  }
+  // fewer particles than the stopping count: their mass-weighted mean (through the boundary)
+  const std::vector<double> two{9.9, 1, 1, 0.3, 1, 1};
+  const std::vector<double> m2{1, 3};
+  const auto c2 = shrinking_sphere_centre(two, m2, box, {0, 1, 1});
+  EXPECT_NEAR(c2[0], 0.2, 1e-12);
+  // every particle on one point: that point, without looping forever
+  const std::vector<double> same(3 * 100, 4.0);
+  const std::vector<double> m100(100, 1.0);
+  const auto c3 = shrinking_sphere_centre(same, m100, box, {4, 4, 4});
+  EXPECT_DOUBLE_EQ(c3[0], 4.0);
+  // no particles: the reference, wrapped
+  const auto c4 = shrinking_sphere_centre({}, {}, box, {-1, 4, 4});
+  EXPECT_DOUBLE_EQ(c4[0], 9.0);
+}
+
+}  // namespace
+}  // namespace phew
