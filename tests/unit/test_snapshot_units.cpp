@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 namespace phew {
@@ -180,6 +181,41 @@ TEST(SettleUnits, AssumedWithoutCosmologyOrWhenNothingFits) {
   EXPECT_GT(o->info().units.density_ratio, 0);
   std::filesystem::remove(none);
   std::filesystem::remove(odd);
+}
+
+std::string shared(const std::string& rel) {
+  const char* root = std::getenv("PHEW_SHARED_DATA");
+  return std::string(root ? root : "../shared/data") + "/" + rel;
+}
+
+// total_mass reads the masses alone (FieldSelection::positions false) in every reader: the same sum as
+// the masses read with the positions.
+TEST(TotalMass, EveryReaderWithoutPositions) {
+  const mpi::Comm comm;
+  const std::string particles = (std::filesystem::temp_directory_path() / "phew-units-particles.h5").string();
+  {
+    io::File f = io::File::create(particles, comm);
+    f.create_group("/particles");
+    f.write<double>("/particles/position", {3, 3}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9});
+    f.write<double>("/particles/mass", std::vector<double>{0.5, 1.25, 2.0});
+    f.write<std::uint64_t>("/particles/id", std::vector<std::uint64_t>{1, 2, 3});
+    f.write_attribute<double>("/particles", "box_size", std::vector<double>{10, 10, 10});
+    f.write_attribute<std::int8_t>("/particles", "periodic", 1);
+  }
+  for (const std::string& path : {particles, shared("gadget-binary/pot_acc.format2.gadget2"),
+                                   shared("ramses-cosmo-L20-N32/output_00004"),
+                                   shared("gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5")}) {
+    SCOPED_TRACE(path);
+    const auto r = open_snapshot({path});
+    std::vector<int> types;
+    for (int t = 0; t < r->info().num_types(); ++t)
+      if (r->info().total(t) > 0) types.push_back(t);
+    double want = 0;
+    for (double m : read_particles(*r, types, 0, r->info().total(types), FieldSelection{}).mass) want += m;
+    EXPECT_GT(want, 0);
+    EXPECT_NEAR(total_mass(*r, comm), want, 1e-12 * want);
+  }
+  std::filesystem::remove(particles);
 }
 
 // Gadget-2/3 HDF5 stores u = v_pec / sqrt(a) and says nothing: read as peculiar, u sqrt(a).
