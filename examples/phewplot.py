@@ -81,9 +81,10 @@ def display_length(units, extent):
 # ---- snapshots: what the tools read -----------------------------------------------------------------
 
 def read_snapshot(path, ptype=1, potential=False):
-    """Particles of type `ptype` as phew reads them: {id, position[n][3], velocity[n][3] (Gadget's u =
-    v_pec/sqrt(a) in comoving runs), mass[n], potential[n] (as stored) or None, a, box}. Gadget-style HDF5
-    (every piece of a multi-file snapshot), phew particle files and RAMSES output folders."""
+    """Particles of type `ptype` as phew reads them: {id, position[n][3], velocity[n][3] (peculiar, as
+    phew's readers convert them: docs/formats.md, "Velocities"), mass[n], potential[n] (as stored) or None,
+    a, box}. Gadget-style HDF5 (every piece of a multi-file snapshot), phew particle files and RAMSES
+    output folders."""
     if os.path.isdir(path) or re.search(r"info_\d+\.txt$", path):
         return read_ramses(path if os.path.isdir(path) else os.path.dirname(path), ptype)
     try:
@@ -107,6 +108,10 @@ def read_snapshot(path, ptype=1, potential=False):
             pieces = [f"{m.group(1)}.{k}.hdf5" for k in range(n_files)]
         a = float(header["Time"])
         box = np.broadcast_to(np.asarray(header["BoxSize"], dtype=float), (3,)).copy()
+        swift = "Units" in f and "Unit length in cgs (U_L)" in f["Units"].attrs
+        if swift and "Cosmology" in f and "Scale-factor" in f["Cosmology"].attrs:
+            a = float(np.atleast_1d(f["Cosmology"].attrs["Scale-factor"])[0])
+        comoving = gadget_comoving(f, swift)
     cols = {k: [] for k in ("id", "position", "velocity", "mass", "potential")}
     for piece in pieces:
         with h5py.File(piece, "r") as f:
@@ -117,7 +122,11 @@ def read_snapshot(path, ptype=1, potential=False):
             n = len(g["ParticleIDs"])
             cols["id"].append(g["ParticleIDs"][...])
             cols["position"].append(g["Coordinates"][...].astype(float))
-            cols["velocity"].append(g["Velocities"][...].astype(float))
+            # stored -> peculiar, as phew's readers: v_pec = stored a^a_scaling (Gadget-4, AREPO; SWIFT's
+            # "a-scale exponent"), else Gadget-2/3's u = v_pec/sqrt(a); SWIFT's are peculiar already
+            attrs = g["Velocities"].attrs
+            exponent = float(np.atleast_1d(attrs.get("a_scaling", attrs.get("a-scale exponent", 0.0 if swift else 0.5)))[0])
+            cols["velocity"].append(g["Velocities"][...].astype(float) * (a ** exponent if comoving and a > 0 else 1.0))
             mt = float(np.asarray(f["Header"].attrs["MassTable"])[ptype])
             cols["mass"].append(g["Masses"][...].astype(float) if "Masses" in g else np.full(n, mt))
             name = "Potential" if "Potential" in g else "Potentials"
@@ -132,9 +141,29 @@ def read_snapshot(path, ptype=1, potential=False):
     return out
 
 
+def gadget_comoving(f, swift):
+    """Whether an open Gadget-style HDF5 file is of a comoving run, as phew's reader decides."""
+    def first(group, *names):
+        attrs = f[group].attrs if group in f else {}
+        for n in names:
+            if n in attrs:
+                return float(np.atleast_1d(attrs[n])[0])
+        return None
+    if swift:
+        om = first("Cosmology", "Omega_m")
+        flag = first("Cosmology", "Cosmological run")
+        return (flag if flag is not None else (1.0 if om else 0.0)) != 0
+    flag = first("Parameters", "ComovingIntegrationOn")
+    if flag is not None:
+        return flag != 0
+    om = first("Header", "Omega0") or first("Parameters", "Omega0")
+    h = first("Header", "HubbleParam") or first("Parameters", "HubbleParam")
+    return bool(om and om > 0 and h and h > 0)
+
+
 def read_ramses(folder, ptype=1):
     """A RAMSES output through ramses_phew.py's reader, in the units phew's reader gives
-    (docs/formats.md, "RAMSES outputs"): comoving Mpc/h, Msun/h, u = v_pec/sqrt(aexp) in km/s."""
+    (docs/formats.md, "RAMSES outputs"): comoving Mpc/h, Msun/h, peculiar km/s."""
     sys.path.insert(0, HERE)
     import ramses_phew
     info = ramses_phew.read_info(folder)
@@ -150,7 +179,7 @@ def read_ramses(folder, ptype=1):
     a = info["aexp"]
     if cosmological:
         length, mass = ramses_phew.units(info)
-        velocity = info["unit_l"] / info["unit_t"] / 1e5 / np.sqrt(a)
+        velocity = info["unit_l"] / info["unit_t"] / 1e5
     else:
         length = info["unit_l"] / KPC_CM
         mass = info["unit_d"] * info["unit_l"] ** 3 / ramses_phew.MSUN_G
@@ -170,7 +199,7 @@ def min_image(d, box, periodic=True):
 
 def scale_factor(grid):
     """The scale factor of a comoving run (phew's /grid attributes), else 1: comoving lengths times it
-    are physical, phew's velocities (u = v/sqrt(a)) times its square root are peculiar."""
+    are physical (phew's velocities are peculiar already)."""
     return float(grid["time"]) if int(grid.get("comoving", 0)) and float(grid.get("time", 0)) > 0 else 1.0
 
 
@@ -707,7 +736,7 @@ def velocity(a):
         raise SystemExit(f"phewplot.py: error: {a.snapshot}: particles of {a.peaks} are missing (another snapshot?)")
     x0 = xpk[ids == clump][0] if (ids == clump).any() else xpk[ids == mine[0]][0]
     x = min_image(s["position"][order][rows] - x0, g["box_size"], bool(g.get("periodic", 1)))
-    v = s["velocity"][order][rows] * np.sqrt(scale_factor(g))
+    v = s["velocity"][order][rows]
     v -= v.mean(axis=0)
     fig, ax = plt.subplots(1, 2, figsize=(10.5, 5), constrained_layout=True)
     for k, p in enumerate(mine):

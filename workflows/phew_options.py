@@ -28,26 +28,28 @@ import sys
 #   path      --option OUTDIR/VALUE (a file or folder beside the outputs), when the key is not empty
 # Then the tool's extra_args, as they are.
 OPTIONS = {
-    "cic-project": [("grid", "--grid", "value"), ("types", "--types", "value"), ("assignment", "--assignment", "value"),
-                    ("region", "--region", "value"), ("compress_grid", "--compress", "flag")],
+    "cic-project": [("grid", "--grid", "value"), ("types", "--types", "value"), ("units", "--units", "value"),
+                    ("assignment", "--assignment", "value"), ("region", "--region", "value"),
+                    ("compress_grid", "--compress", "flag")],
     "phew-segment": [("threshold", "--threshold", "value"), ("refine_positions", "--refine-positions", "flag")],
     "phew-merge": [("relevance", "--relevance", "value"), ("saddle_threshold", "--saddle-threshold", "value"),
                    ("mass_threshold", "--mass-threshold", "value"), ("clumps_particles", "--particles", "snapshot"),
                    ("clumps_export_text", "--export-text", "flag")],
     "deblend": [("bin_fraction", "--bin-fraction", "value"), ("velocity_relevance", "--velocity-relevance", "value"),
                 ("min_particles", "--min-particles", "value"), ("types", "--types", "value"),
-                ("deblend_off", "--off", "flag")],
-    "voters": [("n_voters", "--n-voters", "value"), ("types", "--types", "value"),
+                ("units", "--units", "value"), ("deblend_off", "--off", "flag")],
+    "voters": [("n_voters", "--n-voters", "value"), ("types", "--types", "value"), ("units", "--units", "value"),
                ("search_radius", "--search-radius", "value"), ("potential", "--potential", "value")],
     "mergertree": [("min_votes", "--min-votes", "value"), ("graveyard_votes", "--graveyard-votes", "value"),
-                   ("graveyard_max_age", "--graveyard-max-age", "value"), ("tree_particles", "--particles", "flag"),
+                   ("graveyard_max_age", "--graveyard-max-age", "value"), ("units", "--units", "value"),
+                   ("tree_particles", "--particles", "flag"),
                    ("tree_export_text", "--export-text", "flag"), ("tree_export_ctrees", "--export-ctrees", "path"),
                    ("tree_export_arbor", "--export-arbor", "path"), ("tree_stats", "--stats", "path")],
     # --size comes from map_size through map_size() below (0: a tenth of the box, known only at run time).
     "dtfe-surface": [("maps_top", "--top", "value"), ("map_resolution", "--resolution", "value"),
-                     ("maps_png", "--png", "flag")],
+                     ("units", "--units", "value"), ("maps_png", "--png", "flag")],
 }
-UNSET = {"mass_threshold": ("",), "search_radius": (0, 0.0, "0"), "region": ("",)}
+UNSET = {"mass_threshold": ("",), "search_radius": (0, 0.0, "0"), "region": ("",), "units": ("",)}
 # fix_mean is not an option of one tool: the workflows give phew-segment and voters --mean-from with the
 # first snapshot's grid (see mean_from below).
 SNAPSHOT_PLACEHOLDER = "@SNAPSHOT@"
@@ -79,6 +81,8 @@ def tool_args(tool, config, outdir="", snapshot=SNAPSHOT_PLACEHOLDER):
             args += [option, str(value)]
     if tool == "cic-project" and str(config["grid"]) == "auto" and str(config["threshold"]).endswith("mean"):
         args += ["--for-threshold", str(config["threshold"])]  # the grid rule plans for the threshold used
+    if tool == "phew-merge" and config["clumps_particles"] and config["units"] not in UNSET["units"]:
+        args += ["--units", str(config["units"])]  # the units of the snapshot of --particles, only with it
     return args + extra_args(tool, config)
 
 

@@ -54,6 +54,13 @@ PeaksHeader read_peaks_header(const File& f) {
   return h;
 }
 
+void check_peculiar_velocities(const PeaksHeader& h, const std::string& path) {
+  if (!h.meta.velocity_units.ends_with("(peculiar)"))
+    throw Error::input("{}: /peaks/velocity is in '{}', not peculiar velocities (a peaks.h5 from before 2026-11-26): "
+                       "re-run deblend",
+                       path, h.meta.velocity_units);
+}
+
 std::vector<PeakRow> read_peak_rows(const File& f) {
   std::vector<PeakRow> rows = peak_table().read(f, "/peaks");
   // IDs key other tables downstream (any order: a tree must not depend on the numbering), and a NaN

@@ -19,7 +19,7 @@ struct PeakRow {
   std::int64_t parent_clump = 0;
   std::array<double, 3> position{};               // mass-weighted mean of its particles (periodic-aware)
   std::array<double, 3> densest_cell_position{};  // centre of the grid cell holding most of them
-  std::array<double, 3> velocity{};               // mass-weighted, as stored in the snapshot
+  std::array<double, 3> velocity{};               // mass-weighted peculiar velocity (physical)
   std::int64_t n_particles = 0;
   double mass = 0;
   bool from_deblending = false;  // exists only in velocity space
@@ -37,7 +37,7 @@ struct PeaksMeta {
   double time = 0, redshift = 0;      // of the snapshot
   double gravitational_constant = 0;  // in the snapshot's units
   std::int64_t first_new_id = 1;      // peaks found only in velocity space are numbered from here
-  std::string velocity_units;         // of /peaks/velocity
+  std::string velocity_units;         // of /peaks/velocity: "km/s (peculiar)"
 };
 
 // The whole product, as one rank holds it: its rows of both tables (which follow the lower ranks' rows).
@@ -58,6 +58,9 @@ struct PeaksHeader {
 };
 // Throws Error(input) naming the file and what is missing. Not collective.
 PeaksHeader read_peaks_header(const File& file);
+// Throws Error(input) for a peaks.h5 whose /peaks/velocity is not peculiar: one written before 2026-11-26
+// held the velocities as the snapshot stored them (Gadget's u = v_pec / sqrt(a)), to be re-made by deblend.
+void check_peculiar_velocities(const PeaksHeader& header, const std::string& path);
 std::vector<PeakRow> read_peak_rows(const File& file);        // the whole /peaks table
 std::vector<PeakMember> read_peak_members(const File& file);  // the whole /particles table
 

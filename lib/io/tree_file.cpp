@@ -2,6 +2,8 @@
 
 #include "core/error.hpp"
 
+#include <cmath>
+
 namespace phew::io {
 namespace {
 
@@ -114,6 +116,7 @@ void write_tree(File& f, const TreeFile& t, const mpi::Comm& comm) {
   f.write_attribute("/peaks/m200c", "description",
                     "mass within the outermost radius of mean density 200 rho_crit(z); NaN = not measurable, 0 = no "
                     "--particles");
+  f.write_attribute("/peaks/velocity", "description", "peculiar velocity (physical), snapshot velocity units");
   // The stages' paths are provenance (the manifest lists them with their fingerprints), not data.
   tree_snapshot_table().write(f, "/snapshots", mine(t.snapshots), none, comm, {"density_threshold"});
 
@@ -139,6 +142,7 @@ void write_tree(File& f, const TreeFile& t, const mpi::Comm& comm) {
   f.write_attribute<double>(s, "omega_m", m.omega_m);
   f.write_attribute<double>(s, "omega_lambda", m.omega_lambda);
   f.write_attribute<double>(s, "hubble_param", m.hubble_param);
+  f.write_attribute<std::int64_t>(s, "peculiar_velocities", 1);
   artefact_table().write(f, s, mine(t.artefacts), none, comm);
   state_peak_table().write(f, s, mine(t.last_peaks), none, comm);
   state_member_table().write(f, s, mine(t.last_members), none, comm);
@@ -178,6 +182,13 @@ TreeFile read_tree(const std::string& path) {
     }
     t.artefacts = artefact_table().read(f, s);
     t.last_peaks = state_peak_table().read(f, s);
+    // Trees before 2026-11-26 held the velocities as Gadget stores them, u = v_pec / sqrt(a).
+    if (!f.has_attribute(s, "peculiar_velocities") && m.comoving != 0) {
+      for (TreePeakRow& r : t.peaks)
+        for (double& v : r.velocity) v *= std::sqrt(r.time);
+      for (StatePeakRow& r : t.last_peaks)
+        for (double& v : r.velocity) v *= std::sqrt(m.last_time);
+    }
     t.last_members = state_member_table().read(f, s);
     t.last_voters = state_voter_table().read(f, s);
     t.graveyard = grave_table().read(f, s);

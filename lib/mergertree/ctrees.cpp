@@ -92,7 +92,6 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
   check_exportable(tree);
   const TreeState& st = tree.state;
   const CtreesUnits cu = ctrees_units(tree.units);
-  const bool comoving = tree.units.comoving;
   const auto progs = progenitors_of(st);
   const auto trees = depth_first_trees(st);
   const std::size_t n = st.rows.size();
@@ -154,8 +153,6 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
       const TreeRow& x = st.rows[r];
       const bool has_desc = !x.descendant.none();
       const std::size_t d = has_desc ? st.linked_row(x.descendant) : 0;
-      const double a = comoving ? x.time : 1.0;
-      const double v = cu.km_s * (comoving ? std::sqrt(a) : 1.0);  // Gadget's u = v_pec / sqrt(a)
       ExportRow e;
       e.scale = x.time;
       e.id = static_cast<std::int64_t>(r);
@@ -175,7 +172,7 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
       e.scale_of_last_mm = last_mm[r];
       for (std::size_t k = 0; k < 3; ++k) {
         e.x[k] = x.position[k] * cu.mpc_h;
-        e.v[k] = x.velocity[k] * v;
+        e.v[k] = x.velocity[k] * cu.km_s;  // peculiar already (the snapshot readers convert)
       }
       e.breadth_first = bf[r];
       e.depth_first = df[r];
@@ -234,7 +231,7 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
          "#scale_of_last_MM: Scale of the last merger along the main branch with mass ratio above 0.3.\n"
          "#Vmax: Not measured, 0 (km/s physical).\n"
          "#X/Y/Z: Halo position (Mpc/h comoving).\n"
-         "#VX/VY/VZ: Halo velocity (km/s physical).\n"
+         "#VX/VY/VZ: Halo peculiar velocity (km/s physical).\n"
          "#JX/JY/JZ: Not measured, 0.\n"
          "#Spin: Not measured, 0.\n"
          "#Breadth_first_ID: breadth-first ordering of halos within a tree, unique across the file.\n"

@@ -76,9 +76,9 @@ struct Kinematics {
   double time(double t) const {
     return cosmological ? cosmic_time(t, tree.units.omega_m, tree.units.omega_lambda) / h0_internal : t;
   }
-  // Comoving velocity dx/dt from the stored one (Gadget's u = v_pec / sqrt(a)).
+  // Comoving velocity dx/dt from the peculiar one, v_pec = a dx/dt.
   std::array<double, 3> velocity(const TreeRow& r) const {
-    const double f = cosmological ? 1.0 / std::sqrt(r.time) : 1.0;
+    const double f = cosmological ? 1.0 / r.time : 1.0;
     return {r.velocity[0] * f, r.velocity[1] * f, r.velocity[2] * f};
   }
   // Comoving radius: the measured virial radius; else that of 200 ρ_crit for the peak's mass; else,

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -297,11 +298,19 @@ class GadgetBinaryReader final : public SnapshotReader {
       return *b;
     };
 
-    append_block(in, f, "POS", need("POS"), 3 * first, 3 * count, out.position);
+    if (fields.positions) append_block(in, f, "POS", need("POS"), 3 * first, 3 * count, out.position);
     if (h.mass[type] != 0) out.mass.insert(out.mass.end(), count, h.mass[type]);
     else append_block(in, f, "MASS", need("MASS"), first_mass, count, out.mass);
     if (fields.ids) append_block(in, f, "ID", need("ID"), first, count, out.id);
-    if (fields.velocities) append_block(in, f, "VEL", need("VEL"), 3 * first, 3 * count, out.velocity);
+    if (fields.velocities) {
+      const std::size_t old = out.velocity.size();
+      append_block(in, f, "VEL", need("VEL"), 3 * first, 3 * count, out.velocity);
+      // Gadget stores u = v_pec / sqrt(a) in comoving runs; phew's velocities are peculiar.
+      if (info_.comoving && info_.time > 0) {
+        const double to_peculiar = std::sqrt(info_.time);
+        for (std::size_t i = old; i < out.velocity.size(); ++i) out.velocity[i] *= to_peculiar;
+      }
+    }
     if (fields.potential) append_block(in, f, "POT", need("POT"), first, count, out.potential);
     if (fields.acceleration) append_block(in, f, "ACCE", need("ACCE"), 3 * first, 3 * count, out.acceleration);
   }
@@ -354,7 +363,7 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
   info.redshift = h.redshift;
   info.comoving = h.omega0 > 0 && h.hubble_param > 0;
   if (info.comoving) info.cosmology = Cosmology{h.omega0, h.omega_lambda, h.hubble_param};
-  info.units = Units{};  // binary files do not store units: Gadget's defaults, known = false
+  info.units = Units{};  // binary files do not store units: Gadget's defaults, assumed (or inferred later)
   info.units.h_scaled = info.comoving;  // "/h" only means something in cosmological runs
 
   // A field is available when every file that has particles has its block.

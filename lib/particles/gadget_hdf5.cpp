@@ -63,7 +63,7 @@ class Hdf5Snapshot final : public SnapshotReader {
       dst.resize(old + cols * count);
       f.read_rows_into<double>(g + name, offset, count, std::span<double>(dst).subspan(old));
     };
-    append(out.position, "Coordinates");
+    if (fields.positions) append(out.position, "Coordinates");
     const double table_mass = info_.mass_table[static_cast<std::size_t>(type)];
     if (table_mass > 0 || !f.has(g + "Masses"))
       out.mass.insert(out.mass.end(), count, table_mass);  // 0 when missing: read_particles reports it
@@ -78,17 +78,31 @@ class Hdf5Snapshot final : public SnapshotReader {
     if (fields.velocities) {
       const std::size_t old = out.velocity.size();
       append(out.velocity, "Velocities");
-      // SWIFT stores peculiar velocities (a dx/dt); phew's convention is Gadget's u = v_pec / sqrt(a).
-      if (swift_peculiar_velocities_) {
-        const double to_u = 1.0 / std::sqrt(info_.time);
-        for (std::size_t i = old; i < out.velocity.size(); ++i) out.velocity[i] *= to_u;
-      }
+      const double to_peculiar = peculiar_factor(f, g + "Velocities");
+      if (to_peculiar != 1.0)
+        for (std::size_t i = old; i < out.velocity.size(); ++i) out.velocity[i] *= to_peculiar;
     }
     if (fields.potential) append(out.potential, f.has(g + "Potential") ? "Potential" : "Potentials");
     if (fields.acceleration) append(out.acceleration, "Acceleration");
   }
 
  private:
+  // Stored velocities times this are peculiar velocities (phew's convention). Gadget-4 and AREPO say so
+  // in the dataset's `a_scaling` (v_pec = stored a^a_scaling: 0.5 for Gadget's u = v_pec / sqrt(a)), SWIFT
+  // in its "a-scale exponent" (0: peculiar already); Gadget-2/3 files do not say and store u. Only
+  // comoving runs scale: otherwise Time is not a scale factor.
+  double peculiar_factor(const io::File& f, const std::string& dataset) const {
+    if (!info_.comoving || !(info_.time > 0)) return 1.0;
+    double exponent = info_.format == "swift-hdf5" ? 0.0 : 0.5;
+    for (const char* name : {"a_scaling", "a-scale exponent"})
+      if (f.has_attribute(dataset, name)) {
+        exponent = f.read_attribute<double>(dataset, name).at(0);
+        break;
+      }
+    // sqrt, not pow: the same bits as a conversion by hand (deblend and voters used to do it).
+    return exponent == 0.5 ? std::sqrt(info_.time) : std::pow(info_.time, exponent);
+  }
+
   void read_header(const io::File& f) {
     const bool swift = f.has_attribute("/Units", kSwiftLength);
     info_.format = swift ? "swift-hdf5" : "gadget-hdf5";
@@ -108,7 +122,7 @@ class Hdf5Snapshot final : public SnapshotReader {
       info_.units.mass_g = f.read_attribute<double>("/Units", kSwiftMass).at(0);
       info_.units.velocity_cm_per_s = info_.units.length_cm / f.read_attribute<double>("/Units", kSwiftTime).at(0);
       info_.units.h_scaled = false;
-      info_.units.known = true;
+      info_.units.source = UnitsSource::file;
       const auto om = find_double(f, "/Cosmology", {"Omega_m"});
       const auto ol = find_double(f, "/Cosmology", {"Omega_lambda"});
       const auto h = find_double(f, "/Cosmology", {"h"});
@@ -117,7 +131,6 @@ class Hdf5Snapshot final : public SnapshotReader {
       info_.comoving = cosmological;
       if (cosmological)
         if (auto a = find_double(f, "/Cosmology", {"Scale-factor"})) info_.time = *a;
-      swift_peculiar_velocities_ = cosmological && info_.time > 0;
       return;
     }
     // Gadget-2/3 and AREPO keep units and cosmology in the Header, Gadget-4 in /Parameters.
@@ -126,7 +139,7 @@ class Hdf5Snapshot final : public SnapshotReader {
         info_.units.length_cm = *l;
         info_.units.mass_g = find_double(f, object, {"UnitMass_in_g"}).value_or(info_.units.mass_g);
         info_.units.velocity_cm_per_s = find_double(f, object, {"UnitVelocity_in_cm_per_s"}).value_or(1e5);
-        info_.units.known = true;
+        info_.units.source = UnitsSource::file;
         break;
       }
     }
@@ -206,7 +219,6 @@ class Hdf5Snapshot final : public SnapshotReader {
   }
 
   SnapshotInfo info_;
-  bool swift_peculiar_velocities_ = false;
 };
 
 }  // namespace

@@ -38,7 +38,7 @@ class ParticleFile final : public SnapshotReader {
     info_.units.mass_g = optional("mass_unit_g", info_.units.mass_g);
     info_.units.velocity_cm_per_s = optional("velocity_unit_cm_per_s", info_.units.velocity_cm_per_s);
     info_.units.h_scaled = optional("h_scaled", 0.0) != 0;
-    info_.units.known = f.has_attribute(g, "length_unit_cm");
+    if (f.has_attribute(g, "length_unit_cm")) info_.units.source = UnitsSource::file;
     info_.comoving = optional("comoving", 0.0) != 0;
     if (f.has_attribute(g, "omega_m") && f.has_attribute(g, "hubble_param"))
       info_.cosmology = Cosmology{optional("omega_m", 0), optional("omega_lambda", 0), optional("hubble_param", 0)};
@@ -57,10 +57,10 @@ class ParticleFile final : public SnapshotReader {
       const auto v = f.read_rows<T>(std::string("/particles/") + name, offset, count);
       dst.insert(dst.end(), v.begin(), v.end());
     };
-    append(out.position, "position");
+    if (fields.positions) append(out.position, "position");
     append(out.mass, "mass");
     if (fields.ids) append(out.id, "id");
-    if (fields.velocities) append(out.velocity, "velocity");
+    if (fields.velocities) append(out.velocity, "velocity");  // peculiar velocities already
     if (fields.potential) append(out.potential, "potential");
     if (fields.acceleration) append(out.acceleration, "acceleration");
   }

@@ -50,6 +50,18 @@ std::string Units::velocity_name() const {
   return fmt::format("{:g} cm/s", velocity_cm_per_s);
 }
 
+std::string Units::peculiar_velocity_name() const { return velocity_name() + " (peculiar)"; }
+
+std::string Units::source_name() const {
+  switch (source) {
+    case UnitsSource::file: return "file";
+    case UnitsSource::given: return "given";
+    case UnitsSource::inferred: return "inferred";
+    case UnitsSource::assumed: break;
+  }
+  return "assumed";
+}
+
 std::string Units::density_name() const { return "(" + mass_name() + ")/(" + length_name() + ")^3"; }
 
 double Units::gravitational_constant() const {

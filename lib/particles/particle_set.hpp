@@ -9,12 +9,14 @@
 
 namespace phew {
 
-// Which per-particle fields to read. Positions and masses are always read.
+// Which per-particle fields to read. Masses are always read, positions unless `positions` is false
+// (a total mass needs the masses only).
 struct FieldSelection {
   bool ids = false;
   bool velocities = false;
   bool potential = false;
   bool acceleration = false;
+  bool positions = true;
 };
 
 // Structure of arrays; vectors of 3 are interleaved (x0 y0 z0 x1 ...). Unrequested fields stay empty.
@@ -22,7 +24,9 @@ struct ParticleSet {
   std::vector<double> position;  // [n][3], snapshot length units, wrapped into a periodic box
   std::vector<double> mass;      // [n]
   std::vector<std::uint64_t> id;
-  std::vector<double> velocity;      // [n][3]; comoving runs: Gadget's u = v_pec / sqrt(a) (RAMSES is converted)
+  // [n][3], peculiar velocities v_pec = a dx/dt (physical) in the velocity units, whatever the file stores:
+  // the readers convert Gadget's u = v_pec / sqrt(a) (docs/formats.md, "Velocities").
+  std::vector<double> velocity;
   std::vector<double> potential;     // [n]
   std::vector<double> acceleration;  // [n][3]
 
@@ -30,17 +34,27 @@ struct ParticleSet {
   void append(const ParticleSet& other);
 };
 
+// How a snapshot's units were found (particles/snapshot_units.hpp): read from the file, given by the user
+// (--units), inferred from the particles' mean density, or assumed (Gadget's defaults, nothing to tell).
+enum class UnitsSource { file, given, inferred, assumed };
+
 // Code units of a snapshot, in cgs. `h_scaled`: lengths and masses are in units of 1/h (Gadget's kpc/h).
 struct Units {
   double length_cm = 3.085678e21;       // kpc
   double mass_g = 1.989e43;             // 1e10 Msun
   double velocity_cm_per_s = 1e5;       // km/s
   bool h_scaled = true;
-  bool known = false;  // false when the file does not say and Gadget's defaults are assumed
+  UnitsSource source = UnitsSource::assumed;
+  // Inferred units, or assumed ones when no length unit fitted: the particles' mean density over
+  // Omega_m rho_crit in these units (1 for a whole cosmological box); 0 when not measured.
+  double density_ratio = 0;
 
+  bool known() const { return source != UnitsSource::assumed; }
+  std::string source_name() const;  // "file", "given", "inferred", "assumed"
   std::string length_name() const;  // "kpc/h"
   std::string mass_name() const;    // "1e10 Msun/h"
-  std::string velocity_name() const;
+  std::string velocity_name() const;           // "km/s"
+  std::string peculiar_velocity_name() const;  // "km/s (peculiar)": the units attribute of every velocity column
   std::string density_name() const;  // "(1e10 Msun/h)/(kpc/h)^3"
   double gravitational_constant() const;  // G in these units (h cancels)
 };

@@ -492,8 +492,10 @@ class RamsesReader final : public SnapshotReader {
       scatter(double{}, role, [&](std::size_t k, double v, std::uint64_t) { d[stride * k] = v * factor; });
     };
     const std::size_t base = out.size();
-    out.position.resize(3 * (base + count));
-    for (std::size_t d = 0; d < 3; ++d) real_field(roles_.position[d], length_factor_, out.position, 3 * base, 3, d);
+    if (fields.positions) {
+      out.position.resize(3 * (base + count));
+      for (std::size_t d = 0; d < 3; ++d) real_field(roles_.position[d], length_factor_, out.position, 3 * base, 3, d);
+    }
     out.mass.resize(base + count);
     real_field(roles_.mass, mass_factor_, out.mass, base, 1, 0);
     if (fields.velocities) {
@@ -566,7 +568,7 @@ class RamsesReader final : public SnapshotReader {
     info_.has_potential = info_.has_acceleration = false;
     // RAMSES' non-cosmological runs keep H0 = 1 and aexp = 1 (the test yt makes too).
     const bool cosmological = !(H0 == 1.0 && aexp == 1.0);
-    info_.units.known = true;
+    info_.units.source = UnitsSource::file;
     info_.units.velocity_cm_per_s = kKmS;
     info_.units.mass_g = kMsunG;
     const double unit_m = unit_d * unit_l * unit_l * unit_l;
@@ -584,7 +586,7 @@ class RamsesReader final : public SnapshotReader {
       info_.periodic = true;
       length_factor_ = round_significant(unit_l / aexp / kMpcCm * h, 10);
       mass_factor_ = round_significant(unit_m / kMsunG * h, 10);
-      velocity_factor_ = unit_v / kKmS / std::sqrt(aexp);  // peculiar km/s -> Gadget's u = v / sqrt(a)
+      velocity_factor_ = unit_v / kKmS;  // RAMSES' velocities times unit_v are peculiar velocities
     } else {
       info_.comoving = false;
       info_.units.length_cm = kKpcCm;

@@ -8,7 +8,7 @@
 //
 // Types are RAMSES family codes: 0 gas tracers, 1 dark matter, 2 stars, 3 clouds (sink particles' cloud
 // particles), 4 debris, 5 other; the tracer families -1..-5 (of DM, stars, clouds, debris, other) are
-// types 11..15 (10 + |family|). Units: comoving Mpc/h, Msun/h and Gadget's u = v_pec/sqrt(a) in km/s
+// types 11..15 (10 + |family|). Units: comoving Mpc/h, Msun/h and peculiar velocities in km/s
 // for cosmological runs; kpc, Msun and km/s otherwise (docs/formats.md).
 #pragma once
 

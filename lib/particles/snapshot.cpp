@@ -149,7 +149,8 @@ void check_snapshot_matches_grid(const SnapshotInfo& info, const GridMeta& grid,
     same_box &= !grid.geometry.periodic ||
                 std::abs(info.box_size[d] - grid.geometry.extent[d]) <= 1e-9 * grid.geometry.extent[d];
   if (!same_box || info.units.length_name() != grid.length_units || info.units.mass_name() != grid.mass_units)
-    throw Error::input("{}: box {} {} does not match the grid of {} ({} {}): not the snapshot the grid was made from",
+    throw Error::input("{}: box {} {} does not match the grid of {} ({} {}): not the snapshot the grid was made from, "
+                       "or read in other units (give every tool the same --units)",
                        snapshot, info.box_size[0], info.units.length_name(), other, grid.geometry.extent[0],
                        grid.length_units);
 }
@@ -243,17 +244,19 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
 
   // Check values: one bad particle names its place so the user can find it.
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const double* x = &out.position[3 * i];
-    if (!std::isfinite(x[0]) || !std::isfinite(x[1]) || !std::isfinite(x[2]))
-      throw Error::input("{}: particle {} of the selection has a non-finite position", info.files.front(), begin + i);
-    // Slightly outside a periodic box is normal (wrapped below); a box length or more away means the
-    // box or the length units do not fit the positions (BoxSize 1e-30 would give absurd densities).
-    if (info.periodic)
-      for (std::size_t d = 0; d < 3; ++d)
-        if (x[d] < -info.box_size[d] || x[d] >= 2 * info.box_size[d])
-          throw Error::input("{}: particle {} of the selection is at {:g} in {}, far outside the periodic box "
-                             "[0, {:g}): BoxSize or the length units do not fit the positions",
-                             info.files.front(), begin + i, x[d], "xyz"[d], info.box_size[d]);
+    if (fields.positions) {
+      const double* x = &out.position[3 * i];
+      if (!std::isfinite(x[0]) || !std::isfinite(x[1]) || !std::isfinite(x[2]))
+        throw Error::input("{}: particle {} of the selection has a non-finite position", info.files.front(), begin + i);
+      // Slightly outside a periodic box is normal (wrapped below); a box length or more away means the
+      // box or the length units do not fit the positions (BoxSize 1e-30 would give absurd densities).
+      if (info.periodic)
+        for (std::size_t d = 0; d < 3; ++d)
+          if (x[d] < -info.box_size[d] || x[d] >= 2 * info.box_size[d])
+            throw Error::input("{}: particle {} of the selection is at {:g} in {}, far outside the periodic box "
+                               "[0, {:g}): BoxSize or the length units do not fit the positions",
+                               info.files.front(), begin + i, x[d], "xyz"[d], info.box_size[d]);
+    }
     if (!(out.mass[i] > 0) || !std::isfinite(out.mass[i]))
       throw Error::input("{}: particle {} of the selection has mass {} (masses must be positive and finite)",
                          info.files.front(), begin + i, out.mass[i]);

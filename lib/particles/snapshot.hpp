@@ -81,7 +81,8 @@ std::vector<int> chain_types(const SnapshotInfo& info, const std::string& text, 
                              bool allow_other);
 
 // Throws Error(input) unless the snapshot has the grid's periodic box and length and mass units:
-// "SNAPSHOT: box ... does not match the grid of OTHER (...): not the snapshot the grid was made from".
+// "SNAPSHOT: box ... does not match the grid of OTHER (...): not the snapshot the grid was made from, or
+// read in other units (give every tool the same --units)".
 void check_snapshot_matches_grid(const SnapshotInfo& info, const GridMeta& grid, const std::string& snapshot,
                                  const std::string& other);
 

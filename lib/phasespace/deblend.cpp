@@ -137,7 +137,7 @@ VelocitySplit split_patch(std::span<const Member> patch, const std::array<double
     for (std::size_t d = 0; d < 3; ++d) {
       const double dx = a * minimum_image(p.x[d] - x_peak[d], geo.extent[d], geo.periodic);
       r2 += dx * dx;
-      vel.push_back(p.v[d] * std::sqrt(a));
+      vel.push_back(p.v[d]);  // peculiar velocities: physical already
     }
     r_max = std::max(r_max, std::sqrt(r2));
     m.push_back(p.m);

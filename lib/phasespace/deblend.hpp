@@ -24,7 +24,7 @@ struct DeblendParams {
   bool split = true;                // false (deblend --off): every patch is one peak, as phew-merge made it
   double velocity_relevance = 3;    // noise removal in velocity space, > 1
   double G = 0;                     // the gravitational constant in the snapshot's units
-  double scale_factor = 1;          // a of a comoving snapshot (distances x a, Gadget velocities u x sqrt(a)), else 1
+  double scale_factor = 1;          // a of a comoving snapshot (comoving distances x a), else 1
 };
 
 // The peak positions of the clumps among `ids` (sorted) that are in the catalogue (io::read_clump_peak_positions).

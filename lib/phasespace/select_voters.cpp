@@ -71,7 +71,7 @@ std::vector<Particle> distribute(ParticleSet ps, const XPartition& part, const G
     p = {ps.id[i], {}, {}, 0, {0, 0, 0}, ps.mass[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       p.x[d] = ps.position[3 * i + d];
-      p.v[d] = ps.velocity[3 * i + d] * std::sqrt(a);
+      p.v[d] = ps.velocity[3 * i + d];  // peculiar: physical already
       if (stored) p.acc[d] = ps.acceleration[3 * i + d] / (a * a);
     }
     if (stored) p.phi = ps.potential[i] / a;
@@ -223,8 +223,7 @@ VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peak
       if (computed) computed->at(j, c.potential, c.acceleration);
       cand.push_back(c);
     }
-    const std::array<double, 3> vb{pk.velocity[0] * std::sqrt(a), pk.velocity[1] * std::sqrt(a), pk.velocity[2] * std::sqrt(a)};
-    const VoterChoice vc = choose_voters(cand, vb, static_cast<std::size_t>(params.n_voters), params.boost);
+    const VoterChoice vc = choose_voters(cand, pk.velocity, static_cast<std::size_t>(params.n_voters), params.boost);
     if (vc.id.size() < static_cast<std::size_t>(params.n_voters)) ++out.n_short;
     for (std::size_t k = 0; k < vc.id.size(); ++k) out.voters.push_back({pk.id, vc.id[k], vc.energy[k], static_cast<std::int64_t>(k)});
     out.peaks.push_back({pk.id, r_s[i], vc.a0, static_cast<std::int64_t>(vc.id.size()), static_cast<std::int64_t>(cand.size())});

@@ -26,7 +26,7 @@ struct VoterParams {
   double min_radius = 0;            // the smallest search radius, however close the nearest peak
   bool boost = true;                // false: rank by the plain potential
   bool stored_potential = false;    // the particles carry the snapshot's Potential and Acceleration
-  double scale_factor = 1;          // a of a comoving snapshot (Gadget conventions), else 1
+  double scale_factor = 1;          // a of a comoving snapshot (comoving positions, Gadget's potential), else 1
   double G = 0;                     // in the snapshot's units
   double softening = 0;             // computed potential: Plummer softening (length units)
   gravity::SetupParams gravity;     // computed potential: mesh and opening angle

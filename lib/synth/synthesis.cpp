@@ -10,8 +10,9 @@ struct SceneUnits {
   std::string length, mass, velocity;
 };
 SceneUnits units_of(const Scene& s) {
-  if (s.cosmological) return {"kpc/h", "1e10 Msun/h", "km/s"};
-  return {"kpc", "1e10 Msun", "km/s"};
+  // The truth's velocities are peculiar, like every velocity column phew writes.
+  if (s.cosmological) return {"kpc/h", "1e10 Msun/h", "km/s (peculiar)"};
+  return {"kpc", "1e10 Msun", "km/s (peculiar)"};
 }
 
 void log_components(const std::vector<ComponentTruth>& truth, const HaloSet& halos) {
@@ -51,7 +52,7 @@ GadgetHeader header_of(const Scene& s, const std::vector<ComponentTruth>& truth,
   h.potential = s.potential;
   h.acceleration = s.acceleration;
   h.length_units = u.length;
-  h.velocity_units = s.cosmological ? "km/s (u = v/sqrt(a))" : u.velocity;
+  h.velocity_units = s.cosmological ? "km/s (u = v/sqrt(a))" : "km/s";  // as Gadget stores them
   h.mass_units = u.mass;
   h.potential_units = "(km/s)^2";
   h.acceleration_units = "(km/s)^2/" + u.length;

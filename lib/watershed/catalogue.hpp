@@ -37,7 +37,7 @@ struct CatalogueInput {
   const io::File& patches;
   const io::File& grid;
   std::function<ParticleSet()> particles;
-  std::string velocity_units = "km/s";
+  std::string velocity_units = "km/s (peculiar)";  // of the particles' velocities (peculiar: the readers convert)
 };
 
 // Counts for the log and the manifest.

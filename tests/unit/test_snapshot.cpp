@@ -34,7 +34,7 @@ TEST(Gadget4, HeaderCosmologyAndUnits) {
   EXPECT_DOUBLE_EQ(info.cosmology->omega_m, 0.3);
   EXPECT_DOUBLE_EQ(info.cosmology->hubble_param, 0.7);
   EXPECT_TRUE(info.comoving);
-  EXPECT_TRUE(info.units.known);
+  EXPECT_TRUE(info.units.known());
   EXPECT_EQ(info.units.length_name(), "kpc/h");
   EXPECT_EQ(info.units.mass_name(), "1e10 Msun/h");
   // Gadget-2 used G = 6.672e-8 (43007.1); phew uses CODATA 2018, 6.6743e-8: 0.03% apart.
@@ -108,9 +108,9 @@ TEST(Snapshot, ParsesTypes) {
   EXPECT_THROW(parse_types("1,x", 6), Error);
 }
 
-// SWIFT writes peculiar velocities (a dx/dt, a-scale exponent 0); phew gives Gadget's u = v/sqrt(a) for
-// every reader, which deblend and voters turn back into peculiar velocities.
-TEST(Swift, PeculiarVelocitiesBecomeGadgetsU) {
+// SWIFT writes peculiar velocities (a dx/dt, a-scale exponent 0), and phew's velocities are peculiar
+// whatever the reader: SWIFT's come unchanged, with or without the attribute.
+TEST(Swift, PeculiarVelocitiesStayPeculiar) {
   const std::string path = (std::filesystem::temp_directory_path() / "phew-test-swift.hdf5").string();
   {
     const mpi::Comm comm;
@@ -141,8 +141,23 @@ TEST(Swift, PeculiarVelocitiesBecomeGadgetsU) {
   FieldSelection f;
   f.velocities = true;
   const ParticleSet p = read_particles(*r, {1}, 0, 2, f);
-  EXPECT_EQ(p.velocity, (std::vector<double>{200, 0, -100, 20, 40, 60}));  // v / sqrt(0.25)
+  EXPECT_EQ(p.velocity, (std::vector<double>{100, 0, -50, 10, 20, 30}));
   std::filesystem::remove(path);
+}
+
+// Gadget-4 says how its velocities scale (a_scaling 0.5 on Velocities: v_pec = stored a^0.5).
+TEST(Gadget4, VelocitiesArePeculiar) {
+  const std::string path = shared("gadget4-lcdm-gas-L50-N32/snapshot_002.hdf5");
+  const auto r = open_snapshot({path});
+  FieldSelection f;
+  f.velocities = f.ids = true;
+  const ParticleSet p = read_particles(*r, {1}, 0, 100, f);
+  const io::File raw = io::File::open_read(path);
+  EXPECT_EQ(raw.read_attribute<double>("/PartType1/Velocities", "a_scaling").at(0), 0.5);
+  const std::vector<double> u = raw.read_rows<double>("/PartType1/Velocities", 0, 100);
+  const double a = r->info().time;
+  EXPECT_NEAR(a, 0.331, 1e-3);
+  for (std::size_t i = 0; i < u.size(); ++i) ASSERT_EQ(p.velocity[i], u[i] * std::sqrt(a)) << i;
 }
 
 TEST(ParticleFile, ReadsOurOwnFormat) {

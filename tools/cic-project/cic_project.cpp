@@ -7,6 +7,7 @@
 #include "grid/deposit.hpp"
 #include "mpi/agree.hpp"
 #include "particles/projection.hpp"
+#include "tool/snapshot_input.hpp"
 
 namespace phew {
 namespace {
@@ -57,6 +58,7 @@ void declare_cic_options(CLI::App& app, CicOptions& opt) {
       ->capture_default_str();
   app.add_option("-t,--types", opt.types, "Particle types: 1, 0,1 or all (auto: dark matter, type 1)")
       ->capture_default_str();
+  declare_units_option(app, opt.units);
   app.add_option("--region", opt.region,
                  "Sub-box x0,y0,z0,x1,y1,z1 in snapshot length units (not periodic; particles outside are ignored)");
   app.add_option("--assignment", opt.assignment, "Mass assignment: cic, ngp or tsc")->capture_default_str();
@@ -86,11 +88,10 @@ void run_cic_project(const CicOptions& opt, Context& ctx) {
   const CicParams params = check_cic_options(opt);
 
   ctx.phase("open");
-  std::unique_ptr<SnapshotReader> reader;
+  const std::unique_ptr<SnapshotReader> reader = open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
   std::vector<int> types;
   GridGeometry geometry;
   mpi::agree(comm, [&] {
-    reader = open_snapshot(opt.snapshot);
     types = selected_types(reader->info(), opt.types);
     geometry = projection_geometry(reader->info(), params.shape, params.region);
     if (params.shape[0] == 0) geometry.shape = auto_grid_shape(reader->info(), types, geometry, params);
@@ -136,10 +137,13 @@ void run_cic_project(const CicOptions& opt, Context& ctx) {
     const double ratio = meta.mean_density / *meta.critical_density;
     log::info("mean density / critical density = {:.4f} (a = {:.4g}, z = {:.4g})", ratio, info.time, info.redshift);
     // A whole cosmological box holds Omega_m of the critical density; far from it, the units are wrong.
-    if (info.periodic && info.comoving && !params.region && (ratio < kSaneDensityRatio[0] || ratio > kSaneDensityRatio[1]))
+    // Units that were inferred fit; assumed ones that fit nothing were warned about already.
+    const bool warned = info.units.source == UnitsSource::assumed && info.units.density_ratio > 0;
+    if (info.periodic && info.comoving && !params.region && !warned &&
+        (ratio < kSaneDensityRatio[0] || ratio > kSaneDensityRatio[1]))
       log::warn("the mean density is {:.4g} times the critical density, where a cosmological box holds about Omega_m: "
-                "are the snapshot's units right (UnitLength_in_cm {:g}, UnitMass_in_g {:g})?",
-                ratio, info.units.length_cm, info.units.mass_g);
+                "are the snapshot's units right ({} and {}, source: {})? Give --units if not",
+                ratio, info.units.length_name(), info.units.mass_name(), info.units.source_name());
   }
 
   ctx.phase("write");

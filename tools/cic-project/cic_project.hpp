@@ -15,6 +15,7 @@ namespace phew {
 
 struct CicOptions {
   std::vector<std::string> snapshot;
+  std::string units;  // --units (tool/snapshot_input.hpp)
   std::string grid;
   std::string types = "auto";
   std::string region;

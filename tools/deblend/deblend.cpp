@@ -6,6 +6,7 @@
 #include "mpi/agree.hpp"
 #include "mpi/slab.hpp"
 #include "particles/snapshot.hpp"
+#include "tool/snapshot_input.hpp"
 
 #include <optional>
 
@@ -24,6 +25,7 @@ void declare_deblend_options(CLI::App& app, DeblendOptions& opt) {
   app.add_option("-t,--types", opt.types, "Particle types (auto: those the grid was made of, from the provenance chain)")->capture_default_str();
   app.add_flag("--allow-other-types", opt.allow_other_types,
                "Accept --types other than those the grid was made of");
+  declare_units_option(app, opt.units);
   app.add_flag("--off", opt.off, "No velocity deblending: every patch passes through as one peak (peaks.h5 as usual)");
 }
 
@@ -53,9 +55,9 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
     if (!comm.root()) return;  // the kind first: a wrong file is named as such, not by a missing dataset
     ctx.manifest().add_input(manifest::check_phew_input(opt.clumps, {"clumps"}));
   });
+  reader = open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
   mpi::agree(comm, [&] {
     clumps.emplace(io::File::open_read(opt.clumps));
-    reader = open_snapshot({opt.snapshot});
     const SnapshotInfo& info = reader->info();
     if (!info.has_velocities) throw Error::input("{}: the snapshot has no velocities", opt.snapshot);
     types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.clumps), opt.allow_other_types);
@@ -70,7 +72,7 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
   });
   const SnapshotInfo& info = reader->info();
   params.G = info.units.gravitational_constant();
-  // Gadget stores comoving positions and u = v_pec / sqrt(a); v_e compares physical quantities.
+  // Positions are comoving, velocities peculiar (the readers convert); v_e compares physical quantities.
   params.scale_factor = info.comoving ? info.time : 1.0;
 
   ctx.phase("read");
@@ -90,7 +92,7 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
   clumps.reset();
 
   ctx.phase("write");
-  out.meta = {info.time, info.redshift, params.G, n_clump_peaks + 1, info.units.velocity_name() + " (as stored in the snapshot)"};
+  out.meta = {info.time, info.redshift, params.G, n_clump_peaks + 1, info.units.peculiar_velocity_name()};
   out.peaks = std::move(d.peaks);
   out.particles = std::move(d.particles);
   io::AtomicOutput output(ctx.output(), comm);

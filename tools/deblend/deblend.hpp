@@ -11,6 +11,7 @@ namespace phew {
 struct DeblendOptions {
   std::string clumps;
   std::string snapshot;
+  std::string units;  // --units (tool/snapshot_input.hpp)
   double bin_fraction = 0.25;
   std::int64_t min_particles = 20;
   double velocity_relevance = 3;

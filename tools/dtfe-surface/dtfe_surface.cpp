@@ -8,6 +8,7 @@
 #include "io/maps_file.hpp"
 #include "mpi/agree.hpp"
 #include "particles/snapshot.hpp"
+#include "tool/snapshot_input.hpp"
 
 #include <cmath>
 
@@ -88,6 +89,7 @@ void declare_dtfe_options(CLI::App& app, DtfeOptions& opt) {
   app.add_option("--schedule", opt.schedule, "Work sharing between ranks: none, model (the paper's a-priori schedule) or dynamic")
       ->capture_default_str();
   app.add_option("-t,--types", opt.types, "Particle types: 1, 0,1 or all (auto: dark matter, type 1)")->capture_default_str();
+  declare_units_option(app, opt.units);
   app.add_option("-p,--precision", opt.precision, "Map precision: float32 or float64")->capture_default_str();
   app.add_flag("--png", opt.png, "Also write a PNG quicklook per field (log scale) beside the output: OUTPUT.0001.png ...");
 }
@@ -134,11 +136,10 @@ void run_dtfe_surface(const DtfeOptions& opt, Context& ctx) {
   c.maps.map.threads = c.threads > 0 ? c.threads : dtfe::default_threads(node_ranks);
 
   ctx.phase("open");
-  std::unique_ptr<SnapshotReader> reader;
+  const std::unique_ptr<SnapshotReader> reader = open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
   std::vector<int> types;
   Centers centers;
   mpi::agree(comm, [&] {
-    reader = open_snapshot(opt.snapshot);
     types = selected_types(reader->info(), opt.types);
     if (comm.root()) {
       for (const auto& f : reader->info().files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));

@@ -12,6 +12,7 @@ namespace phew {
 
 struct DtfeOptions {
   std::vector<std::string> snapshot;
+  std::string units;  // --units (tool/snapshot_input.hpp)
   std::string centers;
   std::int64_t top = 0;
   double size = 0;

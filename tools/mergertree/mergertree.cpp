@@ -13,6 +13,7 @@
 #include "mergertree/tree_stats.hpp"
 #include "mpi/agree.hpp"
 #include "stage_halos.hpp"
+#include "tool/snapshot_input.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -47,8 +48,8 @@ StageFiles parse_stage(const std::string& text) {
 }
 
 // A stage's files, checked (kinds, and the voters computed from these peaks) and recorded as inputs.
-Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_votes, bool so_masses, Simulation& sim,
-                 SimulationUnits& units, manifest::Builder& man) {
+Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_votes, const TreeOptions& opt,
+                 Simulation& sim, SimulationUnits& units, manifest::Builder& man) {
   const auto peaks_in = manifest::check_phew_input(files.peaks, {"peaks"});
   const auto voters_in = manifest::check_phew_input(files.voters, {"voters"});
   if (!manifest::made_from(files.voters, peaks_in.fingerprint))
@@ -57,6 +58,7 @@ Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_vo
   man.add_input(voters_in);
   const io::File pf = io::File::open_read(files.peaks);
   const io::PeaksHeader header = io::read_peaks_header(pf);
+  io::check_peculiar_velocities(header, files.peaks);
   sim = simulation_of(header.grid);
   const io::File vf = io::File::open_read(files.voters);
   const std::int64_t per_peak = io::read_voters_header(vf).meta.n_voters_requested;
@@ -65,7 +67,7 @@ Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_vo
                        min_votes, per_peak, files.voters);
   const std::vector<io::PeakRow> rows = io::read_peak_rows(pf);
   Stage stage = make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), io::read_voter_rows(vf));
-  const SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, so_masses);
+  const SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, man);
   if (u.known) units = u;
   return stage;
 }
@@ -92,6 +94,7 @@ void declare_tree_options(CLI::App& app, TreeOptions& opt) {
       ->capture_default_str();
   app.add_flag("--particles", opt.particles,
                "Virial (Bryan & Norman) and 200c masses and radii of every peak from its snapshot's particles");
+  declare_units_option(app, opt.units);
 }
 
 TreeParams check_tree_options(const TreeOptions& opt) {
@@ -130,7 +133,7 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
     for (const std::string& text : stages) {
       const StageFiles files = parse_stage(text);
       Simulation sim;
-      Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt.particles,
+      Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt,
                                sim, tree.units, ctx.manifest());
       append_stage(tree, std::move(stage), sim, opt.backwards, files.peaks);
       log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());

@@ -23,6 +23,7 @@ struct TreeOptions {
   std::string stats;          // FILE.json: tree-quality statistics
   double stats_min_mass = 0;
   bool particles = false;     // spherical-overdensity masses and radii from each stage's snapshot
+  std::string units;          // --units of the stages' snapshots (tool/snapshot_input.hpp)
 };
 
 void declare_tree_options(CLI::App& app, TreeOptions& opt);

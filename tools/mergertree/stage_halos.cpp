@@ -9,6 +9,7 @@
 #include "manifest/manifest.hpp"
 #include "mpi/comm.hpp"
 #include "particles/snapshot.hpp"
+#include "tool/snapshot_input.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -108,7 +109,8 @@ std::vector<PeakCentre> peak_centres(const Stage& stage, const ParticleSet& ps, 
 }  // namespace
 
 SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
-                                const std::vector<io::PeakRow>& rows, bool so_masses) {
+                                const std::vector<io::PeakRow>& rows, bool so_masses, const std::string& units_text,
+                                manifest::Builder& man) {
   set_hosts(stage, peaks_path, rows);
   SimulationUnits units;
   std::vector<std::string> files;
@@ -119,8 +121,9 @@ SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, con
     log::warn("{}: the snapshot it was made from is not at hand: the tree does not know its units", peaks_path);
     return units;
   }
-  const auto reader = open_snapshot({files.front()});
+  const auto reader = open_snapshot_with_units({files.front()}, units_text, mpi::Comm(MPI_COMM_SELF), &man);
   const SnapshotInfo& info = reader->info();
+  check_snapshot_matches_grid(info, header.grid, files.front(), peaks_path);
   units = {true, info.units.length_cm, info.units.mass_g, info.units.velocity_cm_per_s, info.units.h_scaled, info.comoving,
            info.cosmology ? info.cosmology->omega_m : 0.0, info.cosmology ? info.cosmology->omega_lambda : 0.0,
            info.cosmology ? info.cosmology->hubble_param : 0.0};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "io/peaks_file.hpp"
+#include "manifest/manifest.hpp"
 #include "mergertree/stages.hpp"
 
 #include <string>
@@ -12,11 +13,13 @@ namespace phew {
 
 // `rows` are the peak rows of `peaks_path` (for their parent clumps). Sets stage.peaks[*].halo.host and
 // returns the units of the stage's simulation (known = false, with a warning, when the snapshot
-// recorded in the manifest of `peaks_path` cannot be read). With `so_masses`, also halo.mvir, rvir
-// and m200c around each peak's shrinking-sphere centre (NaN where not measurable; docs/tools/mergertree.md,
+// recorded in the manifest of `peaks_path` cannot be read), settled as every tool does (`units`: the
+// --units text, "" for none; recorded in `man`). With `so_masses`, also halo.mvir, rvir and m200c
+// around each peak's shrinking-sphere centre (NaN where not measurable; docs/tools/mergertree.md,
 // "Spherical-overdensity masses"): Error(input) when the snapshot cannot be read, has no cosmology (no
 // critical density) or lacks a particle of the peaks' membership.
 SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
-                                const std::vector<io::PeakRow>& rows, bool so_masses);
+                                const std::vector<io::PeakRow>& rows, bool so_masses, const std::string& units,
+                                manifest::Builder& man);
 
 }  // namespace phew

@@ -6,6 +6,7 @@
 #include "io/grid_file.hpp"
 #include "mpi/agree.hpp"
 #include "particles/snapshot.hpp"
+#include "tool/snapshot_input.hpp"
 #include "watershed/catalogue.hpp"
 
 #include <cstdlib>
@@ -53,6 +54,7 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
       ->capture_default_str();
   app.add_flag("--allow-other-types", opt.allow_other_types,
                "Accept --types other than those the grid was made of");
+  declare_units_option(app, opt.units);
   app.add_flag("--export-text", opt.export_text,
                "Also write OUTPUT.clumps.txt and OUTPUT.halos.txt (RAMSES columns) and .csv versions");
 }
@@ -71,6 +73,8 @@ MergeChecked check_merge_options(const MergeOptions& opt) {
     o.second_relevance = opt.second_relevance;
   }
   if (!opt.mass_threshold.empty()) o.mass = MassThreshold::parse(opt.mass_threshold);
+  if (!opt.units.empty() && opt.particles.empty())
+    throw Error::usage("--units describes the snapshot of --particles: give both or neither");
   return o;
 }
 
@@ -97,12 +101,13 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
   params.saddle_threshold_text = checked.saddle ? checked.saddle->to_string() : "";
   params.mass_threshold_text = checked.mass ? checked.mass->to_string() : "";
 
-  CatalogueInput input{*pf, *gf, {}, "km/s"};
+  CatalogueInput input{*pf, *gf, {}};
   std::unique_ptr<SnapshotReader> reader;
   std::vector<int> types;
   if (!opt.particles.empty()) {
+    reader = open_snapshot_with_units({opt.particles}, opt.units, comm, &ctx.manifest());
+    input.velocity_units = reader->info().units.peculiar_velocity_name();
     mpi::agree(comm, [&] {
-      reader = open_snapshot({opt.particles});
       const SnapshotInfo& info = reader->info();
       types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.patches), opt.allow_other_types);
       check_snapshot_matches_grid(info, grid, opt.particles, opt.patches);

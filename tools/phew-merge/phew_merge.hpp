@@ -19,6 +19,7 @@ struct MergeOptions {
   double second_relevance = 0;
   std::string mass_threshold;
   std::string particles;
+  std::string units;  // --units (tool/snapshot_input.hpp)
   std::string types = "auto";
   bool allow_other_types = false;
   bool export_text = false;

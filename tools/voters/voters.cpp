@@ -6,6 +6,7 @@
 #include "io/voters_file.hpp"
 #include "mpi/agree.hpp"
 #include "particles/snapshot.hpp"
+#include "tool/snapshot_input.hpp"
 
 #include <cmath>
 #include <limits>
@@ -33,6 +34,7 @@ void declare_voters_options(CLI::App& app, VotersOptions& opt) {
                  "open-box series), so that the radius does not drift as mass leaves the region");
   app.add_flag("--allow-other-types", opt.allow_other_types,
                "Accept --types other than those the grid was made of");
+  declare_units_option(app, opt.units);
   app.add_flag("--no-boost", opt.no_boost, "Rank by the plain potential (to compare; not for production)");
 }
 
@@ -76,9 +78,13 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   std::vector<io::PeakRow> peaks;
   mpi::agree(comm, [&] {
     const io::File f = io::File::open_read(opt.peaks);
-    grid = io::read_peaks_header(f).grid;
+    const io::PeaksHeader header = io::read_peaks_header(f);
+    io::check_peculiar_velocities(header, opt.peaks);
+    grid = header.grid;
     peaks = io::read_peak_rows(f);
-    reader = open_snapshot({opt.snapshot});
+  });
+  reader = open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
+  mpi::agree(comm, [&] {
     const SnapshotInfo& info = reader->info();
     if (!info.has_velocities) throw Error::input("{}: the snapshot has no velocities", opt.snapshot);
     types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.peaks), opt.allow_other_types);
@@ -98,8 +104,8 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   const SnapshotInfo& info = reader->info();
   params.stored_potential = checked.potential == PotentialChoice::snapshot ||
                             (checked.potential == PotentialChoice::automatic && info.has_potential && info.has_acceleration);
-  // Physical units: comoving positions scale by a, Gadget velocities u = v/sqrt(a), and Gadget's stored
-  // comoving potential and acceleration by 1/a and 1/a^2.
+  // Physical units: comoving positions scale by a, and Gadget's stored comoving potential and
+  // acceleration by 1/a and 1/a^2; velocities are peculiar already (the readers convert).
   params.scale_factor = info.comoving ? info.time : 1.0;
   params.G = info.units.gravitational_constant();
   params.n_particles = info.total(types);

@@ -12,6 +12,7 @@ namespace phew {
 struct VotersOptions {
   std::string peaks;
   std::string snapshot;
+  std::string units;  // --units (tool/snapshot_input.hpp)
   std::int64_t n_voters = kDefaultVoters;
   double search_radius = 0;  // 0: automatic
   double min_radius = 0;

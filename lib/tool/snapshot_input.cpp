@@ -1,0 +1,42 @@
+#include "tool/snapshot_input.hpp"
+
+#include "mpi/agree.hpp"
+#include "particles/snapshot_units.hpp"
+
+#include <optional>
+
+namespace phew {
+
+void declare_units_option(CLI::App& app, std::string& units) {
+  app.add_option("--units", units,
+                 "The snapshot's units LENGTH[,MASS[,VELOCITY]], e.g. Mpc/h,1e10Msun/h,km/s (default: the file's; "
+                 "without them, kpc/h or Mpc/h inferred from the mean density of a cosmological box)");
+}
+
+std::unique_ptr<SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths, const std::string& units,
+                                                         const mpi::Comm& comm, manifest::Builder* manifest) {
+  std::unique_ptr<SnapshotReader> reader;
+  std::optional<Units> given;
+  mpi::agree(comm, [&] {
+    if (!units.empty()) given = parse_units(units);
+    reader = open_snapshot(paths);
+  });
+  reader = settle_units(std::move(reader), given, comm);
+  if (manifest) manifest->parameter("units_used", units_record(reader->info().units));
+  return reader;
+}
+
+manifest::Json units_record(const Units& u) {
+  manifest::Json j = {{"length", u.length_name()},
+                      {"mass", u.mass_name()},
+                      {"velocity", u.peculiar_velocity_name()},
+                      {"length_in_cm", u.length_cm},
+                      {"mass_in_g", u.mass_g},
+                      {"velocity_in_cm_per_s", u.velocity_cm_per_s},
+                      {"h_scaled", u.h_scaled},
+                      {"source", u.source_name()}};
+  if (u.density_ratio > 0) j["density_ratio"] = u.density_ratio;
+  return j;
+}
+
+}  // namespace phew

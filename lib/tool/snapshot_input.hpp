@@ -1,0 +1,31 @@
+// What every tool that reads a snapshot shares: the --units option, declared here once, and the opening
+// of the snapshot with its units settled (particles/snapshot_units.hpp) and recorded in the manifest.
+#pragma once
+
+#include "manifest/manifest.hpp"
+#include "mpi/comm.hpp"
+#include "particles/snapshot.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace phew {
+
+// --units LENGTH[,MASS[,VELOCITY]] (parse_units; docs/cli.md, "Snapshot units").
+void declare_units_option(CLI::App& app, std::string& units);
+
+// open_snapshot(paths) with its units settled: `units` (the --units text; "" for none), else the file's,
+// else inferred from the mean density, else assumed, and logged. Records them in `manifest` (when given)
+// as the parameter `units_used` (units_record). Collective over `comm` (errors agreed).
+std::unique_ptr<SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths, const std::string& units,
+                                                         const mpi::Comm& comm, manifest::Builder* manifest);
+
+// {"length": "Mpc/h", "mass": "1e10 Msun/h", "velocity": "km/s (peculiar)", "length_in_cm": ..., "mass_in_g":
+// ..., "velocity_in_cm_per_s": ..., "h_scaled": true, "source": "inferred", "density_ratio": 1.02}; the
+// ratio (mean density over Omega_m rho_crit) only when it was measured.
+manifest::Json units_record(const Units& units);
+
+}  // namespace phew
