@@ -29,7 +29,15 @@ setup_file() {
   /usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); [c.update(particles=500) for c in s["components"]]; json.dump(s, open(sys.argv[1], "w"))' "$D/scene.json"
 }
 
+# The signal tests are timed in seconds, so CTest runs them alone (cli.reliability-signals, RUN_SERIAL)
+# and the rest beside other tests (cli.reliability): PHEW_RELIABILITY_PART=signals or rest; unset: all.
+is_signal_test() { [[ $BATS_TEST_DESCRIPTION == *SIG* || $BATS_TEST_DESCRIPTION == *signal* ]]; }
+
 setup() {
+  case ${PHEW_RELIABILITY_PART:-all} in
+    signals) is_signal_test || skip "not a signal test (PHEW_RELIABILITY_PART=signals)" ;;
+    rest) ! is_signal_test || skip "a signal test (PHEW_RELIABILITY_PART=rest)" ;;
+  esac
   make_inputs
   D="$BATS_FILE_TMPDIR/d"
   OUT="$BATS_TEST_TMPDIR/out"
