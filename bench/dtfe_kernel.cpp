@@ -7,15 +7,15 @@
 // Particles: a seeded clustered set in the unit box (70 % in 200 Plummer blobs with scale radii
 // 0.002-0.022, 30 % uniform), one field through the whole periodic box. Prints a table; --json
 // writes every number.
-#include "core/parse.hpp"
-#include "dtfe/density.hpp"
-#include "dtfe/exact_map.hpp"
-#include "dtfe/field_points.hpp"
-#include "dtfe/grid_walk.hpp"
-#include "dtfe/hull.hpp"
-#include "dtfe/march.hpp"
-#include "dtfe/triangulation.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/parse.hpp>
+#include <phew/dtfe/density.hpp>
+#include <phew/dtfe/exact_map.hpp>
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/grid_walk.hpp>
+#include <phew/dtfe/hull.hpp>
+#include <phew/dtfe/march.hpp>
+#include <phew/dtfe/triangulation.hpp>
+#include <phew/mpi/comm.hpp>
 
 
 #include <algorithm>

@@ -12,13 +12,13 @@
 // and three schedules are simulated with the measured costs: none, model (communication list + bin
 // packing) and dynamic (work queue). Prints makespans, speedups, and the histogram of the model's
 // relative prediction errors (the analogue of the paper's Fig. 11) at the largest rank count.
-#include "core/parse.hpp"
-#include "dtfe/decomposition.hpp"
-#include "dtfe/field_points.hpp"
-#include "dtfe/load_model.hpp"
-#include "dtfe/schedule.hpp"
-#include "io/maps_file.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/parse.hpp>
+#include <phew/dtfe/decomposition.hpp>
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/load_model.hpp>
+#include <phew/dtfe/schedule.hpp>
+#include <phew/io/maps_file.hpp>
+#include <phew/mpi/comm.hpp>
 
 
 #include <algorithm>

@@ -6,9 +6,9 @@
 // PHEW_FUZZ_FORMAT=gadget (default): the input is a whole Gadget binary snapshot.
 // PHEW_FUZZ_FORMAT=ramses: the input replaces part_00002.out00001 of a copy of the RAMSES run in
 // ../shared/data (PHEW_FUZZ_RAMSES names the output folder to copy).
-#include "core/error.hpp"
-#include "mpi/comm.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,7 +1,8 @@
 // Uses phew as a library, one call into every module: MPI as a scoped object (mpi::Environment), a CIC
 // deposit, a radius query, a threshold, a fingerprint, a JSON config, a peak fit, voters, a Green's
 // function, a particle count, a merger tree stage and a DTFE surface-density map (Qhull).
-// Headers are installed under include/phew/<module>/: <phew/grid/deposit.hpp>.
+// Headers are installed under include/phew/<module>/ and included as <phew/grid/deposit.hpp>, with only
+// include/ on the include path (the library includes its own headers the same way).
 #include <phew/core/quantity.hpp>
 #include <phew/dtfe/surface_density.hpp>
 #include <phew/gravity/long_range.hpp>

@@ -1,4 +1,4 @@
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 namespace phew {
 

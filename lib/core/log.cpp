@@ -1,4 +1,4 @@
-#include "core/log.hpp"
+#include <phew/core/log.hpp>
 
 #include <chrono>
 #include <cstdio>

@@ -1,7 +1,7 @@
-#include "core/memory.hpp"
+#include <phew/core/memory.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
 
 #include <sys/resource.h>
 

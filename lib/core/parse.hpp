@@ -2,7 +2,7 @@
 // values, text files). Whole text must be the number(s): "12x" and "" are errors, not 12 and 0.
 #pragma once
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <charconv>
 #include <cmath>

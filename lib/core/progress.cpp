@@ -1,6 +1,6 @@
-#include "core/progress.hpp"
+#include <phew/core/progress.hpp>
 
-#include "core/log.hpp"
+#include <phew/core/log.hpp>
 
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
-#include "core/quantity.hpp"
+#include <phew/core/quantity.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <charconv>
 #include <cmath>

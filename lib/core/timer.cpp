@@ -1,6 +1,6 @@
-#include "core/timer.hpp"
+#include <phew/core/timer.hpp>
 
-#include "core/log.hpp"
+#include <phew/core/log.hpp>
 
 namespace phew {
 

@@ -1,4 +1,4 @@
-#include "core/watchdog.hpp"
+#include <phew/core/watchdog.hpp>
 
 #include <atomic>
 #include <cstdio>

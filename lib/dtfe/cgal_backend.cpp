@@ -7,12 +7,12 @@
 // triangulation is the same (unique in general position, and CGAL breaks cospherical ties by a
 // symbolic perturbation that does not depend on insertion order), only the order of its cells
 // differs from run to run, and triangulate() puts them in a canonical order.
-#include "dtfe/triangulation.hpp"
+#include <phew/dtfe/triangulation.hpp>
 
 #ifdef PHEW_HAVE_CGAL
 
-#include "core/error.hpp"
-#include "dtfe/predicates.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/predicates.hpp>
 
 #include <CGAL/Delaunay_triangulation_3.h>
 #include <CGAL/Delaunay_triangulation_cell_base_3.h>
@@ -96,7 +96,7 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
 
 #else
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 namespace phew::dtfe::detail {
 

@@ -1,6 +1,6 @@
-#include "dtfe/decomposition.hpp"
+#include <phew/dtfe/decomposition.hpp>
 
-#include "mpi/route.hpp"
+#include <phew/mpi/route.hpp>
 
 #include <algorithm>
 #include <cmath>

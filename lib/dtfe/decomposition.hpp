@@ -3,8 +3,8 @@
 // so every field whose centre lies in its block can be computed without communication.
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <array>
 #include <span>

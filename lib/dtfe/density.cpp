@@ -1,8 +1,8 @@
-#include "dtfe/density.hpp"
+#include <phew/dtfe/density.hpp>
 
-#include "core/error.hpp"
-#include "dtfe/predicates.hpp"
-#include "dtfe/threads.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/predicates.hpp>
+#include <phew/dtfe/threads.hpp>
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
-#include "dtfe/field_points.hpp"
+#include <phew/dtfe/field_points.hpp>
 
-#include "dtfe/predicates.hpp"
+#include <phew/dtfe/predicates.hpp>
 
 #include <algorithm>
 #include <cmath>

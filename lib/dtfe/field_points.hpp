@@ -7,7 +7,7 @@
 // bytes on any number of ranks and threads.
 #pragma once
 
-#include "grid/particle_index.hpp"
+#include <phew/grid/particle_index.hpp>
 
 #include <array>
 #include <cstdint>

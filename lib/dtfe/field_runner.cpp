@@ -1,9 +1,9 @@
-#include "dtfe/field_runner.hpp"
+#include <phew/dtfe/field_runner.hpp>
 
-#include "core/error.hpp"
-#include "core/progress.hpp"
-#include "dtfe/schedule.hpp"
-#include "mpi/mailbox.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/progress.hpp>
+#include <phew/dtfe/schedule.hpp>
+#include <phew/mpi/mailbox.hpp>
 
 #include <algorithm>
 #include <chrono>

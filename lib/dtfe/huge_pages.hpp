@@ -4,7 +4,7 @@
 // written before they are read), like RawVector.
 #pragma once
 
-#include "core/raw_vector.hpp"
+#include <phew/core/raw_vector.hpp>
 
 #include <cstddef>
 #include <new>

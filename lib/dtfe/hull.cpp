@@ -1,7 +1,7 @@
-#include "dtfe/hull.hpp"
+#include <phew/dtfe/hull.hpp>
 
-#include "core/error.hpp"
-#include "dtfe/predicates.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/predicates.hpp>
 
 #include <algorithm>
 #include <utility>

@@ -5,9 +5,9 @@
 //   range of the others (less roundoff);  Qz  add a point at infinity (helps cospherical input).
 // Upper-Delaunay facets are not tetrahedra of the triangulation and are skipped; a neighbour that is
 // one marks a hull face (-1).
-#include "core/error.hpp"
-#include "dtfe/predicates.hpp"
-#include "dtfe/triangulation.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/predicates.hpp>
+#include <phew/dtfe/triangulation.hpp>
 
 extern "C" {
 #include <libqhull_r/qhull_ra.h>

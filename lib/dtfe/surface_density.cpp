@@ -1,11 +1,11 @@
-#include "dtfe/surface_density.hpp"
+#include <phew/dtfe/surface_density.hpp>
 
-#include "core/error.hpp"
-#include "dtfe/density.hpp"
-#include "dtfe/exact_map.hpp"
-#include "dtfe/hull.hpp"
-#include "dtfe/march.hpp"
-#include "dtfe/silhouette.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/density.hpp>
+#include <phew/dtfe/exact_map.hpp>
+#include <phew/dtfe/hull.hpp>
+#include <phew/dtfe/march.hpp>
+#include <phew/dtfe/silhouette.hpp>
 
 #include <chrono>
 #include <cmath>

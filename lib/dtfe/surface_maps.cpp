@@ -1,13 +1,13 @@
-#include "dtfe/surface_maps.hpp"
+#include <phew/dtfe/surface_maps.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "dtfe/decomposition.hpp"
-#include "dtfe/silhouette.hpp"
-#include "grid/particle_index.hpp"
-#include "mpi/agree.hpp"
-#include "mpi/route.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/dtfe/decomposition.hpp>
+#include <phew/dtfe/silhouette.hpp>
+#include <phew/grid/particle_index.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <algorithm>
 #include <cmath>

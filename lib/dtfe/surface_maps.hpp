@@ -6,11 +6,11 @@
 // (field_runner.hpp), and every map sent to the rank that writes its row of maps.h5.
 #pragma once
 
-#include "core/timer.hpp"
-#include "dtfe/field_runner.hpp"
-#include "dtfe/surface_density.hpp"
-#include "io/maps_file.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/dtfe/field_runner.hpp>
+#include <phew/dtfe/surface_density.hpp>
+#include <phew/io/maps_file.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <array>
 #include <cstdint>

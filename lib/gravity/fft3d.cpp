@@ -1,6 +1,6 @@
-#include "gravity/fft3d.hpp"
+#include <phew/gravity/fft3d.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <fftw3.h>
 

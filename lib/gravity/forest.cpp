@@ -1,6 +1,6 @@
-#include "gravity/forest.hpp"
+#include <phew/gravity/forest.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -10,8 +10,8 @@
 //    that is shared by every rank, so only the cubes close enough to be opened need to be held locally.
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <algorithm>
 #include <array>

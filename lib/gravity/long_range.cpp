@@ -1,8 +1,8 @@
-#include "gravity/long_range.hpp"
+#include <phew/gravity/long_range.hpp>
 
-#include "core/error.hpp"
-#include "grid/deposit.hpp"
-#include "mpi/planes.hpp"
+#include <phew/core/error.hpp>
+#include <phew/grid/deposit.hpp>
+#include <phew/mpi/planes.hpp>
 
 #include <cmath>
 

@@ -9,9 +9,9 @@
 // density contrast, as in every cosmological code.
 #pragma once
 
-#include "gravity/fft3d.hpp"
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
+#include <phew/gravity/fft3d.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <span>
 #include <vector>

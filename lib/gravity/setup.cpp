@@ -1,6 +1,6 @@
-#include "gravity/setup.hpp"
+#include <phew/gravity/setup.hpp>
 
-#include "gravity/forest.hpp"
+#include <phew/gravity/forest.hpp>
 
 #include <fmt/format.h>
 

@@ -3,9 +3,9 @@
 // short range); in an open box Barnes-Hut over cubes of the particles' bounding box.
 #pragma once
 
-#include "gravity/long_range.hpp"
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
+#include <phew/gravity/long_range.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <array>
 #include <memory>

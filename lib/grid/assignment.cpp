@@ -1,6 +1,6 @@
-#include "grid/assignment.hpp"
+#include <phew/grid/assignment.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 namespace phew {
 

@@ -1,8 +1,8 @@
-#include "grid/deposit.hpp"
+#include <phew/grid/deposit.hpp>
 
-#include "core/error.hpp"
-#include "core/raw_vector.hpp"
-#include "mpi/route.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <algorithm>
 #include <array>

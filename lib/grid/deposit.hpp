@@ -8,10 +8,10 @@
 // plane followed by one streaming pass gives exactly that order.
 #pragma once
 
-#include "grid/assignment.hpp"
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/assignment.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <span>
 #include <vector>

@@ -1,7 +1,7 @@
-#include "grid/geometry.hpp"
+#include <phew/grid/geometry.hpp>
 
-#include "core/error.hpp"
-#include "core/parse.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/parse.hpp>
 
 #include <vector>
 

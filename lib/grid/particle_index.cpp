@@ -1,4 +1,4 @@
-#include "grid/particle_index.hpp"
+#include <phew/grid/particle_index.hpp>
 
 #include <algorithm>
 #include <cmath>

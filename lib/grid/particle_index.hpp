@@ -3,7 +3,7 @@
 // images when the box is periodic) and to find the particles within a radius of a point.
 #pragma once
 
-#include "grid/geometry.hpp"
+#include <phew/grid/geometry.hpp>
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "grid/shrinking_sphere.hpp"
+#include <phew/grid/shrinking_sphere.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 // spherical-overdensity masses of mergertree --particles (and meant for unbinding's centres).
 #pragma once
 
-#include "grid/geometry.hpp"
+#include <phew/grid/geometry.hpp>
 
 #include <array>
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "grid/spherical_overdensity.hpp"
+#include <phew/grid/spherical_overdensity.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 // so the critical density is ρ_crit(a)·a³ (Cosmology::critical_density).
 #pragma once
 
-#include "grid/particle_index.hpp"
+#include <phew/grid/particle_index.hpp>
 
 #include <array>
 #include <cstddef>

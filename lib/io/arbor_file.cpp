@@ -1,7 +1,7 @@
-#include "io/arbor_file.hpp"
+#include <phew/io/arbor_file.hpp>
 
-#include "core/error.hpp"
-#include "io/h5.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
 
 #include <nlohmann/json.hpp>
 

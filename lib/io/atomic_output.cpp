@@ -1,8 +1,8 @@
-#include "io/atomic_output.hpp"
+#include <phew/io/atomic_output.hpp>
 
-#include "core/error.hpp"
-#include "core/watchdog.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/watchdog.hpp>
+#include <phew/mpi/agree.hpp>
 
 #include <unistd.h>
 

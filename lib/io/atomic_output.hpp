@@ -5,7 +5,7 @@
 // partial one; a failed run commits nothing.
 #pragma once
 
-#include "mpi/comm.hpp"
+#include <phew/mpi/comm.hpp>
 
 #include <string>
 #include <utility>

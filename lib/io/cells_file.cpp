@@ -1,7 +1,7 @@
-#include "io/cells_file.hpp"
+#include <phew/io/cells_file.hpp>
 
-#include "core/error.hpp"
-#include "io/table.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/table.hpp>
 
 #include <algorithm>
 #include <limits>

@@ -7,10 +7,10 @@
 // Version 1 (before) stored dense int64 grids [nx][ny][nz] and had no format_version attribute.
 #pragma once
 
-#include "grid/cell_labels.hpp"
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/cell_labels.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <span>
 #include <string>

@@ -1,7 +1,7 @@
-#include "io/centres_file.hpp"
+#include <phew/io/centres_file.hpp>
 
-#include "core/error.hpp"
-#include "io/h5.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
 
 #include <charconv>
 #include <fstream>

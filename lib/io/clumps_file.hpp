@@ -3,11 +3,11 @@
 // each rank passes its rows, which follow the rows of lower ranks.
 #pragma once
 
-#include "grid/cell_labels.hpp"
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "io/table.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/cell_labels.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/io/table.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <array>
 #include <map>

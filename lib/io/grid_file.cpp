@@ -1,6 +1,6 @@
-#include "io/grid_file.hpp"
+#include <phew/io/grid_file.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,9 +1,9 @@
 // grid.h5 (DESIGN.md): /grid/density [nx][ny][nz] with the grid's metadata as attributes of /grid.
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <span>
 

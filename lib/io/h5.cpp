@@ -1,12 +1,12 @@
-#include "io/h5.hpp"
+#include <phew/io/h5.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <hdf5.h>
 
-#include "core/log.hpp"
-#include "core/watchdog.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/log.hpp>
+#include <phew/core/watchdog.hpp>
+#include <phew/mpi/agree.hpp>
 
 #include <sys/statvfs.h>
 

@@ -1,9 +1,9 @@
-#include "io/maps_file.hpp"
+#include <phew/io/maps_file.hpp>
 
-#include "core/error.hpp"
-#include "io/quicklook.hpp"
-#include "mpi/agree.hpp"
-#include "mpi/route.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/quicklook.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <fmt/format.h>
 

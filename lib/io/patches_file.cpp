@@ -1,8 +1,8 @@
-#include "io/patches_file.hpp"
+#include <phew/io/patches_file.hpp>
 
-#include "core/error.hpp"
-#include "io/cells_file.hpp"
-#include "io/grid_file.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/cells_file.hpp>
+#include <phew/io/grid_file.hpp>
 
 namespace phew::io {
 

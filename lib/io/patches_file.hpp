@@ -1,11 +1,11 @@
 // patches.h5 (phew-segment): cell labels, the peak table and the saddle graph (docs/formats.md).
 #pragma once
 
-#include "grid/cell_labels.hpp"
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "io/table.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/cell_labels.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/io/table.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <array>
 #include <span>

@@ -1,7 +1,7 @@
-#include "io/peaks_file.hpp"
+#include <phew/io/peaks_file.hpp>
 
-#include "core/error.hpp"
-#include "io/grid_file.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/grid_file.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -2,9 +2,9 @@
 // mergertree read it back through the readers here.
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "io/table.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/io/table.hpp>
 
 #include <array>
 #include <string>

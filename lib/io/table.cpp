@@ -1,4 +1,4 @@
-#include "io/table.hpp"
+#include <phew/io/table.hpp>
 
 namespace phew::io {
 

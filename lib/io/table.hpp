@@ -10,9 +10,9 @@
 //   std::vector<PeakRow> back = table.read(file, "/peaks");
 #pragma once
 
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <array>
 #include <cstdint>

@@ -1,6 +1,6 @@
-#include "io/tree_file.hpp"
+#include <phew/io/tree_file.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <cmath>
 

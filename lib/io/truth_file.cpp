@@ -1,6 +1,6 @@
-#include "io/truth_file.hpp"
+#include <phew/io/truth_file.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <nlohmann/json.hpp>
 

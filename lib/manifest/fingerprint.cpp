@@ -1,6 +1,6 @@
-#include "manifest/fingerprint.hpp"
+#include <phew/manifest/fingerprint.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <fmt/format.h>
 #include <xxhash.h>

@@ -1,8 +1,8 @@
-#include "manifest/manifest.hpp"
+#include <phew/manifest/manifest.hpp>
 
-#include "core/error.hpp"
-#include "core/version.hpp"
-#include "manifest/fingerprint.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/version.hpp>
+#include <phew/manifest/fingerprint.hpp>
 
 #include <cctype>
 #include <ctime>

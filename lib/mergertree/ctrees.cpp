@@ -1,6 +1,6 @@
-#include "mergertree/ctrees.hpp"
+#include <phew/mergertree/ctrees.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <fmt/format.h>
 

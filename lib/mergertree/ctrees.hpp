@@ -4,8 +4,8 @@
 // scale factor for `scale`.
 #pragma once
 
-#include "io/arbor_file.hpp"
-#include "mergertree/stages.hpp"
+#include <phew/io/arbor_file.hpp>
+#include <phew/mergertree/stages.hpp>
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
-#include "mergertree/stages.hpp"
+#include <phew/mergertree/stages.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <fmt/format.h>
 

@@ -2,11 +2,11 @@
 // stages, and the tree with its state to and from the rows of tree.h5 (lib/io).
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "io/peaks_file.hpp"
-#include "io/tree_file.hpp"
-#include "io/voters_file.hpp"
-#include "mergertree/tree.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/io/tree_file.hpp>
+#include <phew/io/voters_file.hpp>
+#include <phew/mergertree/tree.hpp>
 
 #include <array>
 #include <string>

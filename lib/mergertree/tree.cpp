@@ -1,6 +1,6 @@
-#include "mergertree/tree.hpp"
+#include <phew/mergertree/tree.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
-#include "mergertree/tree_stats.hpp"
+#include <phew/mergertree/tree_stats.hpp>
 
-#include "mergertree/ctrees.hpp"
+#include <phew/mergertree/ctrees.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 // docs/tools/mergertree.md ("Tree statistics") and repeated in the report.
 #pragma once
 
-#include "mergertree/stages.hpp"
+#include <phew/mergertree/stages.hpp>
 
 #include <nlohmann/json.hpp>
 

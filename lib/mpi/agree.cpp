@@ -1,4 +1,4 @@
-#include "mpi/agree.hpp"
+#include <phew/mpi/agree.hpp>
 
 #include <climits>
 #include <cstdint>

@@ -1,8 +1,8 @@
 // Agreement on failure: a phase whose errors are detected on some ranks but must stop all of them.
 #pragma once
 
-#include "core/error.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <functional>
 

@@ -1,6 +1,6 @@
-#include "mpi/comm.hpp"
+#include <phew/mpi/comm.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 #include <cstdlib>

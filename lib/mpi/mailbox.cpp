@@ -1,6 +1,6 @@
-#include "mpi/mailbox.hpp"
+#include <phew/mpi/mailbox.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <chrono>
 #include <exception>

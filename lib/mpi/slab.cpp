@@ -1,6 +1,6 @@
-#include "mpi/slab.hpp"
+#include <phew/mpi/slab.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 

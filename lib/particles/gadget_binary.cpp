@@ -3,9 +3,9 @@
 //
 // Opening walks the record markers of every file once (a few bytes per block, never the data), so that
 // reads can seek straight to the range they need; a snapshot of many GB costs nothing to open.
-#include "core/error.hpp"
-#include "particles/byte_order.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/particles/byte_order.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <algorithm>
 #include <array>

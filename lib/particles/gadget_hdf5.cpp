@@ -1,8 +1,8 @@
 // Gadget-2/3/4, AREPO and SWIFT HDF5 snapshots. They share the Gadget layout (Header attributes,
 // PartTypeN groups) and differ in where cosmology and units live and in a few names.
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <cmath>
 #include <filesystem>

@@ -1,7 +1,7 @@
-#include "particles/gadget_writer.hpp"
+#include <phew/particles/gadget_writer.hpp>
 
-#include "core/error.hpp"
-#include "mpi/route.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <array>
 #include <vector>

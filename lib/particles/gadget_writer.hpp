@@ -3,9 +3,9 @@
 // real simulation (gadget_hdf5.cpp).
 #pragma once
 
-#include "io/h5.hpp"
-#include "mpi/comm.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/io/h5.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <cstdint>
 #include <span>

@@ -1,8 +1,8 @@
 // phew's own particle file: /particles/{id, position, velocity, mass[, potential, acceleration]} with the
 // box, time and units as attributes of /particles (docs/formats.md). One particle type (type 0).
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/particles/snapshot.hpp>
 
 namespace phew {
 namespace {

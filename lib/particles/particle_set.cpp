@@ -1,4 +1,4 @@
-#include "particles/particle_set.hpp"
+#include <phew/particles/particle_set.hpp>
 
 #include <cmath>
 #include <fmt/format.h>

@@ -1,8 +1,8 @@
-#include "particles/projection.hpp"
+#include <phew/particles/projection.hpp>
 
-#include "core/error.hpp"
-#include "grid/deposit.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/error.hpp>
+#include <phew/grid/deposit.hpp>
+#include <phew/mpi/agree.hpp>
 
 #include <cmath>
 

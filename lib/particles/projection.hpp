@@ -2,12 +2,12 @@
 // grid.h5 records (units, cosmology, counts).
 #pragma once
 
-#include "grid/assignment.hpp"
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/slab.hpp"
-#include "core/timer.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/grid/assignment.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/core/timer.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <optional>
 #include <vector>

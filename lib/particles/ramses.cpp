@@ -5,10 +5,10 @@
 // eight header records (ncpu, ndim, npart, localseed, nstar_tot, mstar_tot, mstar_lost, nsink), then one
 // record of npart values per field of part_file_descriptor.txt, in its order. Every marker is checked
 // against the descriptor and npart before any value is used.
-#include "particles/ramses.hpp"
+#include <phew/particles/ramses.hpp>
 
-#include "core/error.hpp"
-#include "particles/byte_order.hpp"
+#include <phew/core/error.hpp>
+#include <phew/particles/byte_order.hpp>
 
 #include <algorithm>
 #include <array>

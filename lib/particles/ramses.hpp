@@ -12,7 +12,7 @@
 // for cosmological runs; kpc, Msun and km/s otherwise (docs/formats.md).
 #pragma once
 
-#include "particles/snapshot.hpp"
+#include <phew/particles/snapshot.hpp>
 
 #include <memory>
 #include <optional>

@@ -1,12 +1,12 @@
-#include "particles/snapshot.hpp"
+#include <phew/particles/snapshot.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/parse.hpp"
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "mpi/agree.hpp"
-#include "particles/ramses.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/parse.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/ramses.hpp>
 
 #include <fmt/format.h>
 

@@ -7,9 +7,9 @@
 // range of that numbering, so ranks read disjoint shares in parallel.
 #pragma once
 
-#include "mpi/comm.hpp"
-#include "grid/geometry.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/mpi/comm.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <memory>
 #include <string>

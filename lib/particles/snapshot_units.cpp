@@ -1,8 +1,8 @@
-#include "particles/snapshot_units.hpp"
+#include <phew/particles/snapshot_units.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/mpi/agree.hpp>
 
 #include <fmt/format.h>
 

@@ -4,8 +4,8 @@
 // logged, and `Units::source` says which it was (docs/formats.md, "Units").
 #pragma once
 
-#include "mpi/comm.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <memory>
 #include <optional>

@@ -1,14 +1,14 @@
-#include "phasespace/deblend.hpp"
+#include <phew/phasespace/deblend.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/progress.hpp"
-#include "mpi/agree.hpp"
-#include "mpi/lookup.hpp"
-#include "mpi/route.hpp"
-#include "mpi/slab.hpp"
-#include "mpi/sort.hpp"
-#include "phasespace/velocity_split.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/progress.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/lookup.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/mpi/sort.hpp>
+#include <phew/phasespace/velocity_split.hpp>
 
 #include <algorithm>
 #include <cmath>

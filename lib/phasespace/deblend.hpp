@@ -3,12 +3,12 @@
 // every patch particle's peak.
 #pragma once
 
-#include "core/timer.hpp"
-#include "grid/cell_labels.hpp"
-#include "grid/geometry.hpp"
-#include "io/peaks_file.hpp"
-#include "mpi/comm.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/grid/cell_labels.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <array>
 #include <functional>

@@ -1,13 +1,13 @@
-#include "phasespace/select_voters.hpp"
+#include <phew/phasespace/select_voters.hpp>
 
-#include "core/log.hpp"
-#include "core/progress.hpp"
-#include "gravity/forest.hpp"
-#include "grid/particle_index.hpp"
-#include "mpi/route.hpp"
-#include "mpi/slab.hpp"
-#include "mpi/sort.hpp"
-#include "phasespace/voters.hpp"
+#include <phew/core/log.hpp>
+#include <phew/core/progress.hpp>
+#include <phew/gravity/forest.hpp>
+#include <phew/grid/particle_index.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/mpi/sort.hpp>
+#include <phew/phasespace/voters.hpp>
 
 #include <cmath>
 #include <limits>

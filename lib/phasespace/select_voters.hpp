@@ -3,13 +3,13 @@
 // candidates in the boosted potential (voters.hpp), as the rows of voters.h5.
 #pragma once
 
-#include "core/timer.hpp"
-#include "gravity/setup.hpp"
-#include "grid/geometry.hpp"
-#include "io/peaks_file.hpp"
-#include "io/voters_file.hpp"
-#include "mpi/comm.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/gravity/setup.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/io/voters_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <string>
 #include <vector>

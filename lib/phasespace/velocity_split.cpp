@@ -1,10 +1,10 @@
-#include "phasespace/velocity_split.hpp"
+#include <phew/phasespace/velocity_split.hpp>
 
-#include "grid/deposit.hpp"
-#include "watershed/merge.hpp"
-#include "watershed/saddles.hpp"
-#include "watershed/slab_mesh.hpp"
-#include "watershed/watershed.hpp"
+#include <phew/grid/deposit.hpp>
+#include <phew/watershed/merge.hpp>
+#include <phew/watershed/saddles.hpp>
+#include <phew/watershed/slab_mesh.hpp>
+#include <phew/watershed/watershed.hpp>
 
 #include <algorithm>
 #include <cmath>

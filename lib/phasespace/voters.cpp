@@ -1,4 +1,4 @@
-#include "phasespace/voters.hpp"
+#include <phew/phasespace/voters.hpp>
 
 #include <algorithm>
 #include <numeric>

@@ -1,6 +1,6 @@
-#include "synth/profiles.hpp"
+#include <phew/synth/profiles.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 #include <array>

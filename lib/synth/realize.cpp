@@ -1,10 +1,10 @@
-#include "synth/realize.hpp"
+#include <phew/synth/realize.hpp>
 
-#include "core/error.hpp"
-#include "grid/geometry.hpp"
-#include "particles/particle_set.hpp"
-#include "synth/random.hpp"
-#include "synth/zeldovich.hpp"
+#include <phew/core/error.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/particles/particle_set.hpp>
+#include <phew/synth/random.hpp>
+#include <phew/synth/zeldovich.hpp>
 
 #include <cmath>
 #include <numbers>

@@ -1,8 +1,8 @@
-#include "synth/scene.hpp"
+#include <phew/synth/scene.hpp>
 
-#include "core/error.hpp"
-#include "core/parse.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/parse.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <charconv>
 #include <cmath>

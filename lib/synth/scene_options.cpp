@@ -1,7 +1,7 @@
-#include "synth/scene_options.hpp"
+#include <phew/synth/scene_options.hpp>
 
-#include "core/error.hpp"
-#include "core/parse.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/parse.hpp>
 
 #include <algorithm>
 #include <filesystem>

@@ -1,6 +1,6 @@
-#include "synth/sequence.hpp"
+#include <phew/synth/sequence.hpp>
 
-#include "grid/geometry.hpp"
+#include <phew/grid/geometry.hpp>
 
 #include <cmath>
 #include <numbers>

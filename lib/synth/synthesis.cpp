@@ -1,7 +1,7 @@
-#include "synth/synthesis.hpp"
+#include <phew/synth/synthesis.hpp>
 
-#include "core/log.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/log.hpp>
+#include <phew/mpi/agree.hpp>
 
 namespace phew::synth {
 namespace {

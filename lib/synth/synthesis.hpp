@@ -2,12 +2,12 @@
 // (rank 0), and its snapshots in order, each as a Gadget snapshot and its truth file.
 #pragma once
 
-#include "core/timer.hpp"
-#include "io/truth_file.hpp"
-#include "mpi/comm.hpp"
-#include "particles/gadget_writer.hpp"
-#include "synth/realize.hpp"
-#include "synth/sequence.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/io/truth_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/gadget_writer.hpp>
+#include <phew/synth/realize.hpp>
+#include <phew/synth/sequence.hpp>
 
 #include <memory>
 #include <string>

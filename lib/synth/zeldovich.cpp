@@ -1,8 +1,8 @@
-#include "synth/zeldovich.hpp"
+#include <phew/synth/zeldovich.hpp>
 
-#include "core/error.hpp"
-#include "grid/geometry.hpp"
-#include "synth/random.hpp"
+#include <phew/core/error.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/synth/random.hpp>
 
 #include <fftw3.h>
 

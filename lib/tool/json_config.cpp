@@ -1,4 +1,4 @@
-#include "tool/json_config.hpp"
+#include <phew/tool/json_config.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
-#include "tool/snapshot_input.hpp"
+#include <phew/tool/snapshot_input.hpp>
 
-#include "mpi/agree.hpp"
-#include "particles/snapshot_units.hpp"
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/snapshot_units.hpp>
 
 #include <optional>
 

@@ -2,9 +2,9 @@
 // of the snapshot with its units settled (particles/snapshot_units.hpp) and recorded in the manifest.
 #pragma once
 
-#include "manifest/manifest.hpp"
-#include "mpi/comm.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/manifest/manifest.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <CLI/CLI.hpp>
 

@@ -1,12 +1,12 @@
-#include "tool/tool.hpp"
+#include <phew/tool/tool.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "core/version.hpp"
-#include "mpi/agree.hpp"
-#include "manifest/fingerprint.hpp"
-#include "tool/json_config.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/core/version.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/manifest/fingerprint.hpp>
+#include <phew/tool/json_config.hpp>
 
 #include <unistd.h>
 

@@ -3,11 +3,11 @@
 // the exit-code table (docs/cli.md) and the agreement on failure across ranks.
 #pragma once
 
-#include "core/timer.hpp"
-#include "io/atomic_output.hpp"
-#include "io/h5.hpp"
-#include "manifest/manifest.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/io/atomic_output.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/manifest/manifest.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <CLI/CLI.hpp>
 

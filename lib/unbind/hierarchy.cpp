@@ -1,6 +1,6 @@
-#include "unbind/hierarchy.hpp"
+#include <phew/unbind/hierarchy.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 #include <limits>

@@ -1,8 +1,8 @@
-#include "unbind/potential.hpp"
+#include <phew/unbind/potential.hpp>
 
-#include "gravity/forest.hpp"
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
+#include <phew/gravity/forest.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <algorithm>
 #include <cmath>

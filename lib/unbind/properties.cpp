@@ -1,8 +1,8 @@
-#include "unbind/properties.hpp"
+#include <phew/unbind/properties.hpp>
 
-#include "unbind/nfw.hpp"
-#include "unbind/potential.hpp"
-#include "unbind/shape.hpp"
+#include <phew/unbind/nfw.hpp>
+#include <phew/unbind/potential.hpp>
+#include <phew/unbind/shape.hpp>
 
 #include <algorithm>
 #include <cmath>

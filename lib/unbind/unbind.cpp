@@ -1,8 +1,8 @@
-#include "unbind/unbind.hpp"
+#include <phew/unbind/unbind.hpp>
 
-#include "core/error.hpp"
-#include "unbind/potential.hpp"
-#include "unbind/properties.hpp"
+#include <phew/core/error.hpp>
+#include <phew/unbind/potential.hpp>
+#include <phew/unbind/properties.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -9,9 +9,9 @@
 // and it is bit-reproducible (every sum is taken in a fixed order).
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "grid/shrinking_sphere.hpp"
-#include "grid/spherical_overdensity.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/grid/shrinking_sphere.hpp>
+#include <phew/grid/spherical_overdensity.hpp>
 
 #include <array>
 #include <cstddef>

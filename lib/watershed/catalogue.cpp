@@ -1,13 +1,13 @@
-#include "watershed/catalogue.hpp"
+#include <phew/watershed/catalogue.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "io/grid_file.hpp"
-#include "mpi/agree.hpp"
-#include "mpi/lookup.hpp"
-#include "mpi/ordered_sum.hpp"
-#include "mpi/route.hpp"
-#include "watershed/merge.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/lookup.hpp>
+#include <phew/mpi/ordered_sum.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/watershed/merge.hpp>
 
 #include <algorithm>
 #include <map>

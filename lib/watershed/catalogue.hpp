@@ -3,11 +3,11 @@
 // cell, per-clump sums, and (with particles) particle masses and bulk velocities.
 #pragma once
 
-#include "core/timer.hpp"
-#include "io/clumps_file.hpp"
-#include "io/patches_file.hpp"
-#include "mpi/comm.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/patches_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <functional>
 #include <optional>

@@ -1,7 +1,7 @@
-#include "watershed/merge.hpp"
+#include <phew/watershed/merge.hpp>
 
-#include "mpi/lookup.hpp"
-#include "mpi/route.hpp"
+#include <phew/mpi/lookup.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <algorithm>
 #include <numeric>

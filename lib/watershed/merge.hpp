@@ -10,8 +10,8 @@
 // holds the whole graph.
 #pragma once
 
-#include "mpi/comm.hpp"
-#include "mpi/slab.hpp"
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <cstdint>
 #include <vector>

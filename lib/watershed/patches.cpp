@@ -1,13 +1,13 @@
-#include "watershed/patches.hpp"
+#include <phew/watershed/patches.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "mpi/ordered_sum.hpp"
-#include "mpi/route.hpp"
-#include "watershed/peak_position.hpp"
-#include "watershed/saddles.hpp"
-#include "watershed/slab_mesh.hpp"
-#include "watershed/watershed.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/mpi/ordered_sum.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/watershed/peak_position.hpp>
+#include <phew/watershed/saddles.hpp>
+#include <phew/watershed/slab_mesh.hpp>
+#include <phew/watershed/watershed.hpp>
 
 namespace phew {
 namespace {

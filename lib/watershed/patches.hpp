@@ -2,10 +2,10 @@
 // (PHEW Sec. 2.2-2.3, 3.1), as the rows of patches.h5.
 #pragma once
 
-#include "core/timer.hpp"
-#include "io/patches_file.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/slab.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/io/patches_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <vector>
 

@@ -3,11 +3,11 @@
 // saddle of two patches is the maximum over their shared boundary.
 #pragma once
 
-#include "io/patches_file.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/route.hpp"
-#include "mpi/slab.hpp"
-#include "watershed/watershed.hpp"
+#include <phew/io/patches_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/watershed/watershed.hpp>
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
-#include "watershed/slab_mesh.hpp"
+#include <phew/watershed/slab_mesh.hpp>
 
-#include "core/error.hpp"
-#include "mpi/route.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mpi/route.hpp>
 
 namespace phew {
 

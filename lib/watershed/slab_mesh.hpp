@@ -2,10 +2,10 @@
 // plane on each side, with the 26 face/edge/corner neighbours of every cell (PHEW Appendix A).
 #pragma once
 
-#include "grid/cell_set.hpp"
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/cell_set.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <cstdint>
 #include <limits>

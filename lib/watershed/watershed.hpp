@@ -8,8 +8,8 @@
 // ends in. Peak IDs are 1, 2, 3... in the same order (DESIGN.md rule 2).
 #pragma once
 
-#include "grid/cell_set.hpp"
-#include "mpi/comm.hpp"
+#include <phew/grid/cell_set.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <concepts>
 #include <cstdint>
@@ -62,4 +62,4 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm);
 
 }  // namespace phew
 
-#include "watershed/watershed_impl.hpp"
+#include <phew/watershed/watershed_impl.hpp>

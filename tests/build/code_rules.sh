@@ -7,7 +7,10 @@
 #   4. a position is wrapped into a periodic box only by lib/grid (wrap_into, wrap_position): no
 #      fmod / remainder elsewhere;
 #   5. 3-D indices are folded only by lib/grid's linear_index (or GridGeometry::linear): no inline
-#      (i * n1 + j) * n2 + k elsewhere.
+#      (i * n1 + j) * n2 + k elsewhere;
+#   6. a phew header is included as <phew/<module>/<file>.hpp>, as an installed package has it, never
+#      quoted ("core/error.hpp", "../lib/io/h5.hpp"): in lib, tools, tests, bench and examples. Quoted
+#      includes remain for a tool's or a test's own headers ("cic_project.hpp", "temp_dir.hpp").
 #
 #   tests/build/code_rules.sh [project-root]
 #
@@ -45,6 +48,15 @@ check "periodic wraps only in lib/grid" '\b(std::)?(fmod|remainder)[[:space:]]*\
 
 name='[A-Za-z_][A-Za-z_0-9.]*(\[[^]]*\])?'
 check "3-D index folds only through linear_index" "\\(\\s*$name\\s*\\*\\s*$name\\s*\\+[^;]*\\)\\s*\\*\\s*$name\\s*\\+" lib/grid/
+
+modules=$(cd lib && ls -d */ | tr -d / | paste -sd'|')
+hits=$(grep -rnE --include='*.cpp' --include='*.hpp' --include='*.cpp.in' --include='*.h' \
+  "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"([./]*/)?(lib/)?($modules)/" lib tools tests bench examples || true)
+if [[ -n $hits ]]; then
+  echo "code_rules.sh: phew headers are included as <phew/<module>/<file>.hpp>:" >&2
+  printf '%s\n' "$hits" >&2
+  status=1
+fi
 
 if [[ $status -eq 0 ]]; then echo "code rules hold"; fi
 exit $status

@@ -2,11 +2,11 @@
 // ranks: three Gaussian blobs with known peaks, saddle and relevances; every row equal to the same
 // stages run on one rank (MPI_COMM_SELF) in the same process.
 #include "../unit/reference_watershed.hpp"
-#include "io/clumps_file.hpp"
-#include "io/grid_file.hpp"
-#include "io/patches_file.hpp"
-#include "watershed/catalogue.hpp"
-#include "watershed/patches.hpp"
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/patches_file.hpp>
+#include <phew/watershed/catalogue.hpp>
+#include <phew/watershed/patches.hpp>
 
 #include <gtest/gtest.h>
 

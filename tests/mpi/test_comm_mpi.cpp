@@ -1,11 +1,11 @@
 // Communicator helpers, plane exchange and agreement on errors, at any rank count.
-#include "mpi/agree.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/lookup.hpp"
-#include "mpi/ordered_sum.hpp"
-#include "mpi/planes.hpp"
-#include "mpi/route.hpp"
-#include "mpi/sort.hpp"
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/lookup.hpp>
+#include <phew/mpi/ordered_sum.hpp>
+#include <phew/mpi/planes.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/sort.hpp>
 
 #include <gtest/gtest.h>
 

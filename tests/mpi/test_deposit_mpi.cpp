@@ -1,5 +1,5 @@
 // The distributed deposit gives the same bits as a one-rank deposit, for any slab split.
-#include "grid/deposit.hpp"
+#include <phew/grid/deposit.hpp>
 #include "../unit/reference_deposit.hpp"
 
 #include <gtest/gtest.h>

@@ -2,12 +2,12 @@
 // dynamic) gives maps identical, byte for byte, to a serial computation of each field from all the
 // particles; and the default margins, which may need wider ghost zones, are the serial ones too.
 // Registered at 1, 2, 3 and 4 ranks.
-#include "dtfe/decomposition.hpp"
-#include "dtfe/field_runner.hpp"
-#include "grid/particle_index.hpp"
-#include "dtfe/surface_density.hpp"
-#include "dtfe/surface_maps.hpp"
-#include "mpi/comm.hpp"
+#include <phew/dtfe/decomposition.hpp>
+#include <phew/dtfe/field_runner.hpp>
+#include <phew/grid/particle_index.hpp>
+#include <phew/dtfe/surface_density.hpp>
+#include <phew/dtfe/surface_maps.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Gravity on 1-4 ranks gives the same bits as on one: the distributed FFT, the mesh field sampled
 // anywhere a rank may sample it, and forests built from the cubes each rank holds.
-#include "gravity/fft3d.hpp"
-#include "gravity/forest.hpp"
-#include "gravity/long_range.hpp"
+#include <phew/gravity/fft3d.hpp>
+#include <phew/gravity/forest.hpp>
+#include <phew/gravity/long_range.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Reading a RAMSES output under MPI: each rank counts its share of the part files, the counts are
 // all-gathered, and the ranks' shares of the particles, in rank order, are exactly the serial read.
-#include "core/error.hpp"
-#include "mpi/comm.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // deblend's and voters' stages at 1-4 ranks: the rows every rank writes, gathered in rank order, are
 // bit for bit those of one rank holding everything (the routing to cell owners and patch ranks, the
 // balancing, the new IDs, the x-partition of peaks and the distribution of particles).
-#include "phasespace/deblend.hpp"
-#include "phasespace/select_voters.hpp"
+#include <phew/phasespace/deblend.hpp>
+#include <phew/phasespace/select_voters.hpp>
 #include "../unit/phasespace_scenes.hpp"
 
 #include <gtest/gtest.h>

@@ -2,11 +2,11 @@
 // tests and the MPI tests: particles, a clump label grid, peaks with a stored analytic potential.
 #pragma once
 
-#include "grid/cell_labels.hpp"
-#include "grid/geometry.hpp"
-#include "io/peaks_file.hpp"
-#include "mpi/slab.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/grid/cell_labels.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <cmath>
 #include <map>

@@ -1,8 +1,8 @@
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "core/progress.hpp"
-#include "core/quantity.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/core/progress.hpp>
+#include <phew/core/quantity.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // deblend's stage on one rank: members found by their cell's label, patches split in velocity space,
 // primaries keep the clump ID, new peaks numbered above the segmentation's, clumps outside the
 // catalogue skipped, the periodic boundary respected.
-#include "phasespace/deblend.hpp"
+#include <phew/phasespace/deblend.hpp>
 #include "phasespace_scenes.hpp"
 
 #include <gtest/gtest.h>

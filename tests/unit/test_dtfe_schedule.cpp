@@ -1,11 +1,11 @@
 // DTFE distribution and load balancing: the particle index and the ghost zones, the workload model
 // fits, the communication list and bin packing of Rangel et al. Sec. IV C-E, and the schedule
 // simulator.
-#include "dtfe/decomposition.hpp"
-#include "dtfe/field_points.hpp"
-#include "dtfe/load_model.hpp"
-#include "grid/particle_index.hpp"
-#include "dtfe/schedule.hpp"
+#include <phew/dtfe/decomposition.hpp>
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/load_model.hpp>
+#include <phew/grid/particle_index.hpp>
+#include <phew/dtfe/schedule.hpp>
 
 #include <gtest/gtest.h>
 

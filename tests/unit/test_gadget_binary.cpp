@@ -1,7 +1,7 @@
 // Gadget binary reader: the real files in shared/data/gadget-binary (see its README) and synthetic
 // big-endian files written here, for exact values, byte swapping and the error paths.
-#include "core/error.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // Gravity for voters: the distributed FFT against a naive DFT, the particle-mesh part against an analytic
 // density wave, TreePM and the open-box tree against direct summation, and the voters they select.
-#include "gravity/fft3d.hpp"
-#include "gravity/forest.hpp"
-#include "gravity/long_range.hpp"
-#include "phasespace/voters.hpp"
+#include <phew/gravity/fft3d.hpp>
+#include <phew/gravity/forest.hpp>
+#include <phew/gravity/long_range.hpp>
+#include <phew/phasespace/voters.hpp>
 
 #include <gtest/gtest.h>
 

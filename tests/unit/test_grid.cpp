@@ -1,7 +1,7 @@
 // Mass assignment: exact cases with known answers, and agreement with the naive reference.
-#include "core/error.hpp"
-#include "grid/cell_set.hpp"
-#include "grid/deposit.hpp"
+#include <phew/core/error.hpp>
+#include <phew/grid/cell_set.hpp>
+#include <phew/grid/deposit.hpp>
 #include "reference_deposit.hpp"
 
 #include <gtest/gtest.h>

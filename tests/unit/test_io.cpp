@@ -1,10 +1,10 @@
 // The HDF5 wrapper, atomic outputs and manifests.
-#include "core/error.hpp"
-#include "io/atomic_output.hpp"
-#include "io/grid_file.hpp"
-#include "io/h5.hpp"
-#include "manifest/fingerprint.hpp"
-#include "manifest/manifest.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/atomic_output.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/manifest/fingerprint.hpp>
+#include <phew/manifest/manifest.hpp>
 #include "temp_dir.hpp"
 
 #include <gtest/gtest.h>

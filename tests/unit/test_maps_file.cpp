@@ -1,11 +1,11 @@
 // maps.h5 written and read back (both precisions), the halo centres of a clumps.h5, the centres files,
 // and the PNG quicklook's structure.
-#include "core/error.hpp"
-#include "io/centres_file.hpp"
-#include "io/clumps_file.hpp"
-#include "io/h5.hpp"
-#include "io/maps_file.hpp"
-#include "io/quicklook.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/centres_file.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/io/maps_file.hpp>
+#include <phew/io/quicklook.hpp>
 #include "temp_dir.hpp"
 
 #include <gtest/gtest.h>

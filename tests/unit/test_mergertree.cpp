@@ -1,11 +1,11 @@
 // lib/mergertree's add_stage on hand-made snapshots: voting, mergers and the main progenitor,
 // artefacts (which do not vote), the graveyard (revival, expiry), lineages; and the tree's rows
 // through tree.h5's rows and back.
-#include "core/error.hpp"
-#include "mergertree/ctrees.hpp"
-#include "mergertree/stages.hpp"
-#include "mergertree/tree.hpp"
-#include "mergertree/tree_stats.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mergertree/ctrees.hpp>
+#include <phew/mergertree/stages.hpp>
+#include <phew/mergertree/tree.hpp>
+#include <phew/mergertree/tree_stats.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // ParticleIndex: the one spatial binning of particles. within() against a plain scan (periodic and
 // open boxes, radii from tiny to wider than the box, queries outside the box), count() against a plain
 // count of periodic images, positions without masses.
-#include "grid/particle_index.hpp"
+#include <phew/grid/particle_index.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Velocity deblending of one patch: two velocity clouds split, one does not, bins stay bounded.
-#include "phasespace/velocity_split.hpp"
+#include <phew/phasespace/velocity_split.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // The products of lib/io written and read back: io::Table itself, patches.h5 and clumps.h5.
-#include "core/error.hpp"
-#include "io/cells_file.hpp"
-#include "io/clumps_file.hpp"
-#include "io/grid_file.hpp"
-#include "io/patches_file.hpp"
-#include "io/table.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/cells_file.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/patches_file.hpp>
+#include <phew/io/table.hpp>
 #include "temp_dir.hpp"
 
 #include <gtest/gtest.h>

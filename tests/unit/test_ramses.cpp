@@ -1,11 +1,11 @@
 // RAMSES reader: the real run in ../shared/data/ramses-cosmo-L20-N32 against its independently converted
 // HDF5 (reference/), and small outputs written here for the field types, families, byte order and
 // units that run does not have. Conversion factors are rounded to 10 digits (ramses.cpp), so 1e-9.
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "mpi/comm.hpp"
-#include "particles/ramses.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/ramses.hpp>
+#include <phew/particles/snapshot.hpp>
 #include "temp_dir.hpp"
 
 #include <gtest/gtest.h>

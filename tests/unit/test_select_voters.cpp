@@ -2,8 +2,8 @@
 // patch), candidates are every particle within the radius (checked by brute force), voters are the most
 // bound in the boosted potential, short peaks are flagged, and the computed potential finds the same
 // haloes.
-#include "phasespace/select_voters.hpp"
-#include "phasespace/voters.hpp"
+#include <phew/phasespace/select_voters.hpp>
+#include <phew/phasespace/voters.hpp>
 #include "phasespace_scenes.hpp"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // Reading the real Gadget-4 HDF5 snapshots in ../shared/data and our own particle file.
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <gtest/gtest.h>
 

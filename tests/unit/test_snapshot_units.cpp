@@ -1,10 +1,10 @@
 // A snapshot's units when the file does not give them: --units parsed, kpc/h or Mpc/h inferred from the
 // mean density, assumed when nothing fits or nothing tells (issue 34, item 1); and the velocities every
 // reader gives are peculiar (item 3).
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "particles/snapshot.hpp"
-#include "particles/snapshot_units.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/particles/snapshot_units.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,13 @@
 // synth: profiles, Eddington inversion, sampling (enclosed mass, velocity dispersion, virial ratio),
 // the Zel'dovich box, scenes and determinism. Each statistical test uses a fixed seed and a tolerance
 // that the right sampler passes and a wrong one (shown next to it) fails.
-#include "core/error.hpp"
-#include "synth/eddington.hpp"
-#include "synth/profiles.hpp"
-#include "synth/random.hpp"
-#include "synth/realize.hpp"
-#include "synth/scene.hpp"
-#include "synth/zeldovich.hpp"
+#include <phew/core/error.hpp>
+#include <phew/synth/eddington.hpp>
+#include <phew/synth/profiles.hpp>
+#include <phew/synth/random.hpp>
+#include <phew/synth/realize.hpp>
+#include <phew/synth/scene.hpp>
+#include <phew/synth/zeldovich.hpp>
 
 #include <gtest/gtest.h>
 

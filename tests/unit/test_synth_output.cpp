@@ -1,12 +1,12 @@
 // synth-particles: options to scenes, output names, and the snapshot and truth files read back through
 // phew's own snapshot reader.
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "particles/snapshot.hpp"
-#include "io/truth_file.hpp"
-#include "particles/gadget_writer.hpp"
-#include "synth/realize.hpp"
-#include "synth/synthesis.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/io/truth_file.hpp>
+#include <phew/particles/gadget_writer.hpp>
+#include <phew/synth/realize.hpp>
+#include <phew/synth/synthesis.hpp>
 #include "synth_particles.hpp"
 
 #include <gtest/gtest.h>

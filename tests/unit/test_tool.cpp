@@ -1,6 +1,6 @@
 // The tools' option checking (check_options: pure) and the JSON config reader.
 #include "cic_project.hpp"
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 #include "deblend.hpp"
 #include "dtfe_surface.hpp"
 #include "mergertree.hpp"
@@ -8,7 +8,7 @@
 #include "phew_segment.hpp"
 #include "synth_particles.hpp"
 #include "voters.hpp"
-#include "tool/json_config.hpp"
+#include <phew/tool/json_config.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // Round trips of the products of deblend, voters and mergertree (peaks.h5, voters.h5, tree.h5) and of
 // what deblend reads of clumps.h5: written by lib/io, read back by lib/io, with the stored types.
-#include "core/error.hpp"
-#include "io/cells_file.hpp"
-#include "io/clumps_file.hpp"
-#include "io/grid_file.hpp"
-#include "io/peaks_file.hpp"
-#include "io/tree_file.hpp"
-#include "io/voters_file.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/cells_file.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/io/tree_file.hpp>
+#include <phew/io/voters_file.hpp>
 #include "temp_dir.hpp"
 
 #include <gtest/gtest.h>

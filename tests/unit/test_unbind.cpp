@@ -1,9 +1,9 @@
 // lib/unbind's unbinding: against a serial direct-summation reference written here (tree and profile
 // modes, saddle threshold, Hubble flow, periodic wrap), a subhalo crossed by host particles through the
 // hierarchy, dissolution, bad links, and identical bytes whatever the order of the particles.
-#include "core/error.hpp"
-#include "unbind/hierarchy.hpp"
-#include "unbind/unbind.hpp"
+#include <phew/core/error.hpp>
+#include <phew/unbind/hierarchy.hpp>
+#include <phew/unbind/unbind.hpp>
 #include "unbind_samples.hpp"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // lib/unbind's properties against analytic answers: a Plummer sphere with fast intruders (bound mass,
 // Vmax, Rmax, SO masses), a rigidly rotating uniform sphere (both spins), stretched spheres (axis
 // ratios), an NFW halo of c = 10 (Klypin and fitted concentrations), and the helpers on exact input.
-#include "unbind/nfw.hpp"
-#include "unbind/properties.hpp"
-#include "unbind/shape.hpp"
-#include "unbind/unbind.hpp"
+#include <phew/unbind/nfw.hpp>
+#include <phew/unbind/properties.hpp>
+#include <phew/unbind/shape.hpp>
+#include <phew/unbind/unbind.hpp>
 #include "unbind_samples.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "watershed/peak_position.hpp"
+#include <phew/watershed/peak_position.hpp>
 
 #include <gtest/gtest.h>
 

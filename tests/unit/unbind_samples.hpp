@@ -2,10 +2,10 @@
 // uniform spheres, and a byte image of a result (for the order-independence checks).
 #pragma once
 
-#include "synth/eddington.hpp"
-#include "synth/profiles.hpp"
-#include "synth/random.hpp"
-#include "unbind/unbind.hpp"
+#include <phew/synth/eddington.hpp>
+#include <phew/synth/profiles.hpp>
+#include <phew/synth/random.hpp>
+#include <phew/unbind/unbind.hpp>
 
 #include <array>
 #include <cmath>

@@ -1,13 +1,13 @@
 #include "cic_project.hpp"
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "core/parse.hpp"
-#include "grid/deposit.hpp"
-#include "mpi/agree.hpp"
-#include "particles/projection.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/core/parse.hpp>
+#include <phew/grid/deposit.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/projection.hpp>
+#include <phew/tool/snapshot_input.hpp>
 
 namespace phew {
 namespace {

@@ -1,10 +1,10 @@
 // cic-project: particles -> density on a uniform grid (docs/tools/cic-project.md).
 #pragma once
 
-#include "grid/assignment.hpp"
-#include "grid/geometry.hpp"
-#include "io/grid_file.hpp"
-#include "tool/tool.hpp"
+#include <phew/grid/assignment.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <array>
 #include <optional>

@@ -1,12 +1,12 @@
 #include "deblend.hpp"
 
-#include "core/error.hpp"
-#include "io/clumps_file.hpp"
-#include "io/peaks_file.hpp"
-#include "mpi/agree.hpp"
-#include "mpi/slab.hpp"
-#include "particles/snapshot.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/tool/snapshot_input.hpp>
 
 #include <optional>
 

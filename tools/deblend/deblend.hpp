@@ -1,8 +1,8 @@
 // deblend: velocity deblending of the level-0 clumps of phew-merge (docs/tools/deblend.md).
 #pragma once
 
-#include "phasespace/deblend.hpp"
-#include "tool/tool.hpp"
+#include <phew/phasespace/deblend.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <string>
 

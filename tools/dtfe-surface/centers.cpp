@@ -1,8 +1,8 @@
 #include "centers.hpp"
 
-#include "core/error.hpp"
-#include "io/centres_file.hpp"
-#include "io/clumps_file.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/centres_file.hpp>
+#include <phew/io/clumps_file.hpp>
 
 #include <cmath>
 #include <filesystem>

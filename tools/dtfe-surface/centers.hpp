@@ -1,7 +1,7 @@
 // Where the fields go: a text/CSV file, an HDF5 table, or the most massive haloes of a clumps.h5.
 #pragma once
 
-#include "manifest/manifest.hpp"
+#include <phew/manifest/manifest.hpp>
 
 #include <array>
 #include <cstdint>

@@ -1,14 +1,14 @@
 #include "dtfe_surface.hpp"
 
 #include "centers.hpp"
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "core/parse.hpp"
-#include "dtfe/threads.hpp"
-#include "io/maps_file.hpp"
-#include "mpi/agree.hpp"
-#include "particles/snapshot.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/core/parse.hpp>
+#include <phew/dtfe/threads.hpp>
+#include <phew/io/maps_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/tool/snapshot_input.hpp>
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
 // dtfe-surface: DTFE surface-density maps around listed centres (docs/tools/dtfe-surface.md).
 #pragma once
 
-#include "dtfe/surface_maps.hpp"
-#include "tool/tool.hpp"
+#include <phew/dtfe/surface_maps.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <cstdint>
 #include <string>

@@ -1,19 +1,19 @@
 #include "mergertree.hpp"
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/progress.hpp"
-#include "grid/spherical_overdensity.hpp"
-#include "io/atomic_output.hpp"
-#include "io/peaks_file.hpp"
-#include "io/tree_file.hpp"
-#include "io/voters_file.hpp"
-#include "mergertree/ctrees.hpp"
-#include "mergertree/stages.hpp"
-#include "mergertree/tree_stats.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/progress.hpp>
+#include <phew/grid/spherical_overdensity.hpp>
+#include <phew/io/atomic_output.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/io/tree_file.hpp>
+#include <phew/io/voters_file.hpp>
+#include <phew/mergertree/ctrees.hpp>
+#include <phew/mergertree/stages.hpp>
+#include <phew/mergertree/tree_stats.hpp>
+#include <phew/mpi/agree.hpp>
 #include "stage_halos.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/tool/snapshot_input.hpp>
 
 #include <cmath>
 #include <filesystem>

@@ -1,8 +1,8 @@
 // mergertree: batch and on-the-fly merger trees of density peaks (docs/tools/mergertree.md).
 #pragma once
 
-#include "mergertree/tree.hpp"
-#include "tool/tool.hpp"
+#include <phew/mergertree/tree.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <string>
 #include <vector>

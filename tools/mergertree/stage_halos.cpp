@@ -1,15 +1,15 @@
 #include "stage_halos.hpp"
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "grid/particle_index.hpp"
-#include "grid/shrinking_sphere.hpp"
-#include "grid/spherical_overdensity.hpp"
-#include "io/clumps_file.hpp"
-#include "manifest/manifest.hpp"
-#include "mpi/comm.hpp"
-#include "particles/snapshot.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/grid/particle_index.hpp>
+#include <phew/grid/shrinking_sphere.hpp>
+#include <phew/grid/spherical_overdensity.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/manifest/manifest.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/tool/snapshot_input.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -3,9 +3,9 @@
 // --particles, spherical-overdensity masses and radii from the snapshot's particles. Rank 0 alone.
 #pragma once
 
-#include "io/peaks_file.hpp"
-#include "manifest/manifest.hpp"
-#include "mergertree/stages.hpp"
+#include <phew/io/peaks_file.hpp>
+#include <phew/manifest/manifest.hpp>
+#include <phew/mergertree/stages.hpp>
 
 #include <string>
 

@@ -1,13 +1,13 @@
 #include "phew_merge.hpp"
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "io/clumps_file.hpp"
-#include "io/grid_file.hpp"
-#include "mpi/agree.hpp"
-#include "particles/snapshot.hpp"
-#include "tool/snapshot_input.hpp"
-#include "watershed/catalogue.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/tool/snapshot_input.hpp>
+#include <phew/watershed/catalogue.hpp>
 
 #include <cstdlib>
 

@@ -2,9 +2,9 @@
 // (docs/tools/phew-merge.md).
 #pragma once
 
-#include "core/quantity.hpp"
-#include "tool/tool.hpp"
-#include "watershed/catalogue.hpp"
+#include <phew/core/quantity.hpp>
+#include <phew/tool/tool.hpp>
+#include <phew/watershed/catalogue.hpp>
 
 #include <optional>
 #include <string>

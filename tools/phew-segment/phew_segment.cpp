@@ -1,11 +1,11 @@
 #include "phew_segment.hpp"
 
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "io/grid_file.hpp"
-#include "io/patches_file.hpp"
-#include "mpi/agree.hpp"
-#include "watershed/patches.hpp"
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/patches_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/watershed/patches.hpp>
 
 namespace phew {
 namespace {

@@ -1,8 +1,8 @@
 // phew-segment: watershed segmentation and saddle search (docs/tools/phew-segment.md).
 #pragma once
 
-#include "core/quantity.hpp"
-#include "tool/tool.hpp"
+#include <phew/core/quantity.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <string>
 

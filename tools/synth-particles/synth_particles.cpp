@@ -1,11 +1,11 @@
 #include "synth_particles.hpp"
 
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "io/truth_file.hpp"
-#include "mpi/agree.hpp"
-#include "particles/gadget_writer.hpp"
-#include "synth/synthesis.hpp"
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/io/truth_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/gadget_writer.hpp>
+#include <phew/synth/synthesis.hpp>
 
 #include <filesystem>
 

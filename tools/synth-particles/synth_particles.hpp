@@ -1,9 +1,9 @@
 // synth-particles: seeded synthetic snapshots with known answers (docs/tools/synth-particles.md).
 #pragma once
 
-#include "synth/scene.hpp"
-#include "synth/scene_options.hpp"
-#include "tool/tool.hpp"
+#include <phew/synth/scene.hpp>
+#include <phew/synth/scene_options.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <string>
 #include <vector>

@@ -1,12 +1,12 @@
 #include "voters.hpp"
 
-#include "core/error.hpp"
-#include "io/grid_file.hpp"
-#include "io/peaks_file.hpp"
-#include "io/voters_file.hpp"
-#include "mpi/agree.hpp"
-#include "particles/snapshot.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/io/voters_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/tool/snapshot_input.hpp>
 
 #include <cmath>
 #include <limits>

@@ -1,8 +1,8 @@
 // voters: the most-bound particles of each peak with the boosted potential (docs/tools/voters.md).
 #pragma once
 
-#include "phasespace/select_voters.hpp"
-#include "tool/tool.hpp"
+#include <phew/phasespace/select_voters.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <optional>
 #include <string>
