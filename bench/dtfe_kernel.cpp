@@ -95,10 +95,10 @@ int main(int argc, char** argv) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--n") {
       sizes.clear();
-      for (double n : phew::parse_list<double>(v, "--n")) sizes.push_back(static_cast<std::size_t>(n));
-    } else if (k == "--ng") ng = phew::parse_number<int>(v, "--ng");
-    else if (k == "--qhull-max") qhull_max = static_cast<std::size_t>(phew::parse_number<double>(v, "--qhull-max"));
-    else if (k == "--seed") seed = phew::parse_number<std::uint64_t>(v, "--seed");
+      for (double n : phew::core::parse_list<double>(v, "--n")) sizes.push_back(static_cast<std::size_t>(n));
+    } else if (k == "--ng") ng = phew::core::parse_number<int>(v, "--ng");
+    else if (k == "--qhull-max") qhull_max = static_cast<std::size_t>(phew::core::parse_number<double>(v, "--qhull-max"));
+    else if (k == "--seed") seed = phew::core::parse_number<std::uint64_t>(v, "--seed");
     else if (k == "--json") json = v;
     else {
       std::fprintf(stderr, "dtfe_kernel: unknown option %s\n", k.c_str());

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <cmath>
 
-namespace phew {
+namespace phew::core {
 namespace {
 
 // Splits "80mean" into 80 and "mean"; throws on a missing or non-finite number.
@@ -77,4 +77,4 @@ std::string MassThreshold::to_string() const {
   return unit == Unit::absolute ? fmt::format("{}", value) : fmt::format("{}particles", value);
 }
 
-}  // namespace phew
+}  // namespace phew::core

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace phew {
+namespace phew::core {
 
 struct DensityThreshold {
   enum class Unit { absolute, mean, crit };
@@ -31,4 +31,4 @@ struct MassThreshold {
   std::string to_string() const;
 };
 
-}  // namespace phew
+}  // namespace phew::core

@@ -79,7 +79,7 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
     tbb::task_arena arena(threads);
     arena.execute([&] { dt.insert(input.begin(), input.end()); });
     input = {};
-    if (dt.dimension() < 3) throw Error::input("CGAL: the field's particles are coplanar");
+    if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
     dt.set_lock_data_structure(nullptr);
     return to_tets(dt);
   }
@@ -88,7 +88,7 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
 #endif
   Delaunay dt(input.begin(), input.end());
   input = {};
-  if (dt.dimension() < 3) throw Error::input("CGAL: the field's particles are coplanar");
+  if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
   return to_tets(dt);
 }
 

@@ -65,7 +65,7 @@ struct QhullRun {
 HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
   const std::size_t n = points.size();
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max() / 4))
-    throw Error::input("{} points: too many for Qhull", n);
+    throw core::Error::input("{} points: too many for Qhull", n);
   // Lattice coordinates scaled by an exact power of two into [-1, 1].
   std::vector<coordT> xyz(3 * n);
   for (std::size_t i = 0; i < 3 * n; ++i) xyz[i] = std::ldexp(static_cast<double>(points.q[i]), -static_cast<int>(kQuantBits));
@@ -78,8 +78,8 @@ HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
   if (code != 0) {
     const std::string why = messages.first_line();
     if (code == qh_ERRsingular || why.find("QH6154") != std::string::npos)
-      throw Error::input("Qhull: the field's particles are degenerate (coplanar or too few): {}", why);
-    throw Error::internal("Qhull failed (code {}): {}", code, why);
+      throw core::Error::input("Qhull: the field's particles are degenerate (coplanar or too few): {}", why);
+    throw core::Error::internal("Qhull failed (code {}): {}", code, why);
   }
 
   // Number the tetrahedra (the lower-Delaunay facets); visitid is free once the hull is built.
@@ -99,11 +99,11 @@ HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
     int k = 0;
     pointT* corner[4] = {nullptr, nullptr, nullptr, nullptr};
     FOREACHvertex_(facet->vertices) {
-      if (k == 4) throw Error::internal("Qhull returned a non-simplicial facet despite Qt");
+      if (k == 4) throw core::Error::internal("Qhull returned a non-simplicial facet despite Qt");
       corner[k] = vertex->point;
       t.vertex[k++] = static_cast<std::int32_t>(qh_pointid(qh, vertex->point));
     }
-    if (k != 4) throw Error::internal("Qhull returned a facet with {} vertices", k);
+    if (k != 4) throw core::Error::internal("Qhull returned a facet with {} vertices", k);
     for (int j = 0; j < 4; ++j) t.neighbour[j] = -1;
     // Qhull documents neighbour k as opposite vertex k for simplicial facets; we check by the
     // vertex each neighbour lacks, which costs little and does not depend on that promise.
@@ -128,7 +128,7 @@ HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
           break;
         }
       }
-      if (missing < 0) throw Error::internal("Qhull: two facets with the same vertices");
+      if (missing < 0) throw core::Error::internal("Qhull: two facets with the same vertices");
       t.neighbour[missing] = static_cast<std::int32_t>(neighbor->visitid);
     }
   }

@@ -22,7 +22,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 MapMode parse_map_mode(const std::string& text) {
   if (text == "ray") return MapMode::ray;
   if (text == "exact") return MapMode::exact;
-  throw Error::usage("--mode '{}': expected ray or exact", text);
+  throw core::Error::usage("--mode '{}': expected ray or exact", text);
 }
 
 const char* to_string(MapMode m) { return m == MapMode::ray ? "ray" : "exact"; }

@@ -69,6 +69,6 @@ struct SurfaceMaps {
 // periodic box, Error(input) (agreed) for a particle or centre outside an open box, a field with fewer
 // than 4 particles or coplanar ones, or too little memory. Phases: distribute, count, fields, gather.
 SurfaceMaps surface_maps(SurfaceMapsInput input, const SurfaceMapsParams& params, const mpi::Comm& comm,
-                         const PhaseReport& phase = {});
+                         const core::PhaseReport& phase = {});
 
 }  // namespace phew::dtfe

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-namespace phew {
+namespace phew::grid {
 
 // A region of space: an open box, or a periodic one (positions wrap, separations take the nearest image).
 struct Box {
@@ -157,4 +157,4 @@ std::array<std::int64_t, 3> grid_rule_shape(const std::array<double, 3>& extent,
 // "x0,y0,z0,x1,y1,z1" -> an open box (a sub-region of a snapshot). Throws Error(usage).
 Box parse_region(const std::string& text);
 
-}  // namespace phew
+}  // namespace phew::grid

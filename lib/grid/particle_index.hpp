@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-namespace phew {
+namespace phew::grid {
 
 class ParticleIndex {
  public:
@@ -95,4 +95,4 @@ void ParticleIndex::visit(const std::array<double, 3>& centre, const std::array<
   }
 }
 
-}  // namespace phew
+}  // namespace phew::grid

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <span>
 
-namespace phew {
+namespace phew::grid {
 
 struct ShrinkingSphere {
   double shrink = 0.975;        // radius factor per step (Power et al.: 2.5%)
@@ -35,4 +35,4 @@ std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, 
                                               const Box& box, const std::array<double, 3>& reference,
                                               const ShrinkingSphere& params = {});
 
-}  // namespace phew
+}  // namespace phew::grid

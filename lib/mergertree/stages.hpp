@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::mergertree {
 
 // What identifies the simulation a stage comes from.
 struct Simulation {
@@ -21,7 +21,7 @@ struct Simulation {
   std::string units;
   bool periodic = true;
 };
-Simulation simulation_of(const GridMeta& grid);
+Simulation simulation_of(const grid::GridMeta& grid);
 
 // The simulation's units and cosmology (from a stage's snapshot header), which the exports convert with.
 struct SimulationUnits {
@@ -64,4 +64,4 @@ TreeCounts count(const TreeState& state);
 // export is in ctrees.hpp.
 std::string links_text(const TreeState& state);
 
-}  // namespace phew
+}  // namespace phew::mergertree

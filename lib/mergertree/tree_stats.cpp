@@ -7,7 +7,7 @@
 #include <map>
 #include <numbers>
 
-namespace phew {
+namespace phew::mergertree {
 namespace {
 
 using nlohmann::json;
@@ -237,4 +237,4 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
             {"final_artefacts_left_out", final_artefacts}}}};
 }
 
-}  // namespace phew
+}  // namespace phew::mergertree

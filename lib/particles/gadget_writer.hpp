@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-namespace phew {
+namespace phew::particles {
 
 // The header and the description of the datasets (one file, one particle type).
 struct GadgetHeader {
@@ -41,4 +41,4 @@ struct GadgetParticles {
 // that rounds up to BoxSize is written as 0, so that every coordinate lies in [0, BoxSize). Collective.
 void write_gadget_hdf5(io::File& file, const GadgetHeader& header, const GadgetParticles& particles, const mpi::Comm& comm);
 
-}  // namespace phew
+}  // namespace phew::particles

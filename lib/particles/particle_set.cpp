@@ -3,7 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 constexpr double kKpcCm = 3.085678e21;
@@ -94,4 +94,4 @@ std::uint64_t SnapshotInfo::total(const std::vector<int>& types) const {
   return n;
 }
 
-}  // namespace phew
+}  // namespace phew::particles

@@ -14,7 +14,7 @@
 #include <functional>
 #include <string>
 
-namespace phew {
+namespace phew::tool {
 
 struct ToolSpec {
   std::string name;         // "cic-project"
@@ -76,7 +76,7 @@ class Context {
   const mpi::Comm& comm_;
   std::string output_;
   manifest::Builder manifest_;
-  PhaseTimer timer_;
+  core::PhaseTimer timer_;
   std::string phase_ = kBeforePhases;
   io::Commit commit_;
   std::vector<std::string> replaceable_;
@@ -94,4 +94,4 @@ using ToolBody = std::function<void(Context&)>;
 // ends the whole job at once (mpi::abort) instead of leaving the others waiting in a collective.
 int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& declare, const ToolBody& body);
 
-}  // namespace phew
+}  // namespace phew::tool

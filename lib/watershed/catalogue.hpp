@@ -12,7 +12,7 @@
 #include <functional>
 #include <optional>
 
-namespace phew {
+namespace phew::watershed {
 
 // phew-merge's defaults, for the common case of dark-matter particles: the values RAMSES' own PHEW
 // documentation gives for dark-matter-only runs (docs/thresholds.md#defaults). Written here only; the
@@ -36,7 +36,7 @@ struct CatalogueParams {
 struct CatalogueInput {
   const io::File& patches;
   const io::File& grid;
-  std::function<ParticleSet()> particles;
+  std::function<particles::ParticleSet()> particles;
   std::string velocity_units = "km/s (peculiar)";  // of the particles' velocities (peculiar: the readers convert)
 };
 
@@ -51,6 +51,6 @@ struct CatalogueSummary {
 
 // Phases: graph, noise, hierarchy, cells, particles (when given), catalogue. Collective.
 io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& params, const mpi::Comm& comm,
-                           CatalogueSummary& summary, const PhaseReport& phase = {});
+                           CatalogueSummary& summary, const core::PhaseReport& phase = {});
 
-}  // namespace phew
+}  // namespace phew::watershed

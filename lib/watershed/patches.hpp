@@ -9,7 +9,7 @@
 
 #include <vector>
 
-namespace phew {
+namespace phew::watershed {
 
 struct SegmentParams {
   double threshold = 0;             // absolute density; cells strictly above it are test cells
@@ -22,8 +22,8 @@ struct SegmentParams {
 // rank's rows follow the lower ranks' (write them with io::write_patches). `rounds` receives the ghost
 // label exchange rounds (provenance: it depends on the decomposition). Collective.
 // Phases: watershed, saddles, peaks.
-io::Patches segment_patches(const GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
-                            const SegmentParams& params, const mpi::Comm& comm, const PhaseReport& phase = {},
+io::Patches segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
+                            const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {},
                             int* rounds = nullptr);
 
-}  // namespace phew
+}  // namespace phew::watershed

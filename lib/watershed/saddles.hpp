@@ -13,7 +13,7 @@
 
 #include <unordered_map>
 
-namespace phew {
+namespace phew::watershed {
 
 // peak_a < peak_b; cell_a in patch peak_a and cell_b in peak_b are where the saddle is reached.
 using Saddle = io::SaddleRow;
@@ -80,4 +80,4 @@ std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, cons
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::watershed

@@ -10,7 +10,9 @@
 #      (i * n1 + j) * n2 + k elsewhere;
 #   6. a phew header is included as <phew/<module>/<file>.hpp>, as an installed package has it, never
 #      quoted ("core/error.hpp", "../lib/io/h5.hpp"): in lib, tools, tests, bench and examples. Quoted
-#      includes remain for a tool's or a test's own headers ("cic_project.hpp", "temp_dir.hpp").
+#      includes remain for a tool's or a test's own headers ("cic_project.hpp", "temp_dir.hpp");
+#   7. the code of lib/<module>/ is in namespace phew::<module> (or one nested in it: phew::core::log),
+#      and the tools' code in phew::tools: a `namespace phew {` or another module's namespace is refused.
 #
 #   tests/build/code_rules.sh [project-root]
 #
@@ -57,6 +59,22 @@ if [[ -n $hits ]]; then
   printf '%s\n' "$hits" >&2
   status=1
 fi
+
+# namespace_rule DIR NAMESPACE: every `namespace phew...` opened in DIR is NAMESPACE or nested in it.
+namespace_rule() {
+  local hits
+  hits=$(grep -rnE --include='*.cpp' --include='*.hpp' --include='*.cpp.in' '^[[:space:]]*namespace[[:space:]]+phew\b' "$1" |
+    grep -vE "namespace[[:space:]]+$2(::[A-Za-z_][A-Za-z_0-9]*)*[[:space:]]*\{" || true)
+  if [[ -n $hits ]]; then
+    echo "code_rules.sh: the code of $1 is in namespace $2:" >&2
+    printf '%s\n' "$hits" >&2
+    status=1
+  fi
+}
+for module in $(cd lib && ls -d */ | tr -d /); do
+  namespace_rule "lib/$module" "phew::$module"
+done
+namespace_rule tools "phew::tools"
 
 if [[ $status -eq 0 ]]; then echo "code rules hold"; fi
 exit $status

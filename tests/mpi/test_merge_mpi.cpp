@@ -8,7 +8,7 @@
 #include <random>
 #include <set>
 
-namespace phew {
+namespace phew::watershed {
 namespace {
 
 struct Graph {
@@ -227,4 +227,4 @@ TEST(Merge, EmptyGraph) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::watershed

@@ -10,11 +10,11 @@
 #include <cmath>
 #include <random>
 
-namespace phew {
+namespace phew::watershed {
 namespace {
 
 struct Field {
-  GridGeometry g;
+  grid::GridGeometry g;
   std::vector<double> rho;
 };
 
@@ -175,4 +175,4 @@ TEST(Segment, TwoBlobsHaveTheBruteForceSaddle) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::watershed

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::core {
 namespace {
 
 TEST(Error, KindsMapToTheDocumentedExitCodes) {
@@ -71,11 +71,11 @@ TEST(Memory, RefusesWhatDoesNotFit) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::core
 
 // ---- Progress: a fake clock and the lines it writes ----------------------------------------------------
 
-namespace phew {
+namespace phew::core {
 namespace {
 
 struct FakeOutput {
@@ -193,4 +193,4 @@ TEST(Progress, IntervalFromTheEnvironment) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::core

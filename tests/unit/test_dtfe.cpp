@@ -338,8 +338,8 @@ TEST(DtfeKernel, TooFewOrCoplanarParticlesAreInputErrors) {
       try {
         run(*p, g, b, MapMode::ray);
         FAIL() << "no error";
-      } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::input) << e.what();
+      } catch (const core::Error& e) {
+        EXPECT_EQ(e.kind(), core::ErrorKind::input) << e.what();
       }
     }
   }

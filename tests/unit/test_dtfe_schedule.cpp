@@ -125,8 +125,8 @@ TEST(DtfeDistribution, TheIndexFindsTheSameFieldPointsAsAPlainScan) {
     pos.insert(pos.end(), {u(rng), u(rng), u(rng)});
     mass.push_back(1 + (i % 7));
   }
-  const Box box{{0, 0, 0}, {10, 10, 10}, true};
-  const ParticleIndex index(pos, mass, box, 0.7);
+  const grid::Box box{{0, 0, 0}, {10, 10, 10}, true};
+  const grid::ParticleIndex index(pos, mass, box, 0.7);
   for (const auto& c : std::vector<std::array<double, 3>>{{0.1, 9.9, 5}, {5, 5, 5}, {9.95, 0.02, 0.01}}) {
     for (int axis : {0, 1, 2}) {
       FieldGeometry g;
@@ -155,7 +155,7 @@ TEST(DtfeDistribution, TheIndexFindsTheSameFieldPointsAsAPlainScan) {
 TEST(DtfeDistribution, GhostZonesHoldEveryWindowOfTheBlock) {
   std::mt19937_64 rng(6);
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  const Box box{{0, 0, 0}, {1, 1, 1}, true};
+  const grid::Box box{{0, 0, 0}, {1, 1, 1}, true};
   const std::array<double, 3> half{0.08, 0.08, 0.2};
   for (int ranks : {1, 2, 3, 4, 6, 8, 12}) {
     const BlockDecomposition blocks(box, half, ranks);

@@ -14,7 +14,7 @@
 
 #include <unistd.h>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 namespace fs = std::filesystem;
@@ -108,4 +108,4 @@ TEST(GadgetWriter, ReadsBackThroughTheSnapshotReader) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::particles

@@ -7,7 +7,7 @@
 
 #include <random>
 
-namespace phew {
+namespace phew::grid {
 namespace {
 
 std::vector<std::size_t> plain_within(const std::vector<double>& pos, const Box& b, const std::array<double, 3>& x,
@@ -99,4 +99,4 @@ TEST(ParticleIndex, CountsEveryPeriodicImageInAWindow) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::grid

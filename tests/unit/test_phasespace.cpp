@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-namespace phew {
+namespace phew::phasespace {
 namespace {
 
 struct Cloud {
@@ -76,4 +76,4 @@ TEST(VelocitySplit, SmallPeaksJoinThePrimary) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::phasespace

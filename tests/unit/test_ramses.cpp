@@ -25,6 +25,7 @@
 
 namespace fs = std::filesystem;
 using namespace phew;
+using namespace phew::particles;
 
 namespace {
 
@@ -374,7 +375,7 @@ TEST_F(RamsesFake, MixedFamiliesAreTypesNumberedFileMajor) {
   const ParticleSet mid = read_particles(*r, {1, 2}, 30, 50, ids_and_velocities());
   EXPECT_EQ(mid.id, std::vector<std::uint64_t>(want.begin() + 30, want.begin() + 80));
   // Tracers carry no mass in RAMSES: selecting them is refused by the mass check.
-  EXPECT_THROW(read_particles(*r, {0}, 0, info.total(0), FieldSelection{}), Error);
+  EXPECT_THROW(read_particles(*r, {0}, 0, info.total(0), FieldSelection{}), core::Error);
 }
 
 TEST_F(RamsesFake, EveryFieldTypeAndBigEndian) {
@@ -406,8 +407,8 @@ TEST_F(RamsesFake, BadFamilyAndIdentityAreNamed) {
   try {
     read_particles(*r, {1}, 0, 1, FieldSelection{});
     FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::input);
     EXPECT_NE(std::string(e.what()).find("part_00001.out00002: particle 3 has family 9"), std::string::npos) << e.what();
   }
 }

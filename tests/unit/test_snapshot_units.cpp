@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 const Cosmology kLcdm{0.3, 0.7, 0.7};
@@ -97,8 +97,8 @@ TEST(UnitsOption, RefusesWhatItCannotRead) {
     try {
       parse_units(bad);
       ADD_FAILURE() << "accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage);
       EXPECT_NE(std::string(e.what()).find("--units"), std::string::npos) << e.what();
     }
   }
@@ -231,4 +231,4 @@ TEST(PeculiarVelocities, GadgetHdf5WithoutAttributesStoresU) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::particles

@@ -13,7 +13,7 @@
 #include <numbers>
 #include <random>
 
-namespace phew {
+namespace phew::grid {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
@@ -207,4 +207,4 @@ TEST(ShrinkingSphere, AcrossThePeriodicBoundaryAndDegenerateGroups) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::grid

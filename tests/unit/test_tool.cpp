@@ -16,7 +16,7 @@
 #include <functional>
 #include <sstream>
 
-namespace phew {
+namespace phew::tools {
 namespace {
 
 TEST(CicOptions, ChecksAndConverts) {
@@ -29,7 +29,7 @@ TEST(CicOptions, ChecksAndConverts) {
   EXPECT_EQ(p.shape[2], 64);
   ASSERT_TRUE(p.region);
   EXPECT_EQ(p.region->extent[2], 20.0);
-  EXPECT_EQ(p.assignment, Assignment::tsc);
+  EXPECT_EQ(p.assignment, grid::Assignment::tsc);
   EXPECT_EQ(p.precision, io::Precision::f64);
 }
 
@@ -44,8 +44,8 @@ TEST(CicOptions, RejectsBadValuesAsUsageErrors) {
     try {
       check_cic_options(o);
       FAIL();
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage);
     }
   }
 }
@@ -55,7 +55,7 @@ TEST(SegmentOptions, ParsesTheThresholdAndRefusesBadOnes) {
   o.threshold = "80mean";
   o.refine_positions = true;
   const SegmentChecked c = check_segment_options(o);
-  EXPECT_EQ(c.threshold.unit, DensityThreshold::Unit::mean);
+  EXPECT_EQ(c.threshold.unit, core::DensityThreshold::Unit::mean);
   EXPECT_EQ(c.threshold.value, 80.0);
   EXPECT_TRUE(c.refine_positions);
   for (const char* bad : {"", "80means", "-3mean", "nan", "1e400"}) {
@@ -63,8 +63,8 @@ TEST(SegmentOptions, ParsesTheThresholdAndRefusesBadOnes) {
     try {
       check_segment_options(o);
       FAIL() << bad;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage) << bad;
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage) << bad;
     }
   }
 }
@@ -77,8 +77,8 @@ TEST(MergeOptions, ChecksThresholdsAndTheirCombinations) {
   const MergeChecked c = check_merge_options(o);
   EXPECT_EQ(c.relevance, 3.0);
   ASSERT_TRUE(c.saddle && c.mass);
-  EXPECT_EQ(c.saddle->unit, DensityThreshold::Unit::mean);
-  EXPECT_EQ(c.mass->unit, MassThreshold::Unit::particles);
+  EXPECT_EQ(c.saddle->unit, core::DensityThreshold::Unit::mean);
+  EXPECT_EQ(c.mass->unit, core::MassThreshold::Unit::particles);
   EXPECT_FALSE(c.second_relevance);
   for (auto mutate : std::vector<std::function<void(MergeOptions&)>>{
            [](MergeOptions& m) { m.relevance = 1; },                               // not above 1
@@ -92,8 +92,8 @@ TEST(MergeOptions, ChecksThresholdsAndTheirCombinations) {
     try {
       check_merge_options(bad);
       FAIL();
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage);
     }
   }
   o.saddle_threshold.clear();
@@ -110,8 +110,8 @@ void expect_usage_errors(const Options& valid, Check check, const std::vector<st
     try {
       check(o);
       FAIL() << "mutation " << i << " was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage) << "mutation " << i;
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage) << "mutation " << i;
     }
   }
 }
@@ -121,7 +121,7 @@ TEST(DeblendOptions, ChecksAndConverts) {
   o.bin_fraction = 0.2;
   o.min_particles = 50;
   o.velocity_relevance = 2.5;
-  const DeblendParams p = check_deblend_options(o);
+  const phasespace::DeblendParams p = check_deblend_options(o);
   EXPECT_EQ(p.bin_fraction, 0.2);
   EXPECT_EQ(p.min_particles, 50);
   EXPECT_EQ(p.velocity_relevance, 2.5);
@@ -169,7 +169,7 @@ TEST(TreeOptions, BatchOrOnTheFlyAndPositiveVotes) {
   TreeOptions o;
   o.stages = {"a.peaks.h5", "b.peaks.h5"};
   o.min_votes = 12;
-  const TreeParams p = check_tree_options(o);
+  const mergertree::TreeParams p = check_tree_options(o);
   EXPECT_EQ(p.min_votes, 12);
   EXPECT_EQ(p.graveyard_votes, 10);
   EXPECT_EQ(p.graveyard_max_age, 10);
@@ -239,8 +239,8 @@ TEST(DtfeOptions, RejectsBadValuesAsUsageErrors) {
     try {
       check_dtfe_options(o);
       FAIL();
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage);
     }
   }
 }
@@ -280,8 +280,8 @@ TEST(SynthOptions, RejectsBadValues) {
     try {
       check_synth_options(o);
       FAIL() << o.model;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage) << e.what();
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage) << e.what();
     }
   }
   SynthOptions missing;
@@ -289,14 +289,14 @@ TEST(SynthOptions, RejectsBadValues) {
   try {
     check_synth_options(missing);
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::io);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::io);
   }
 }
 
 TEST(JsonConfig, FlattensObjectsAndLists) {
   std::istringstream in(R"({"grid": 64, "types": [0, 1], "region": "0,0,0,1,1,1", "flag": true})");
-  const auto items = JsonConfig().from_config(in);
+  const auto items = tool::JsonConfig().from_config(in);
   ASSERT_EQ(items.size(), 4u);
   EXPECT_EQ(items[0].name, "grid");
   EXPECT_EQ(items[0].inputs, std::vector<std::string>{"64"});
@@ -306,8 +306,8 @@ TEST(JsonConfig, FlattensObjectsAndLists) {
 
 TEST(JsonConfig, RejectsNonObjects) {
   std::istringstream in("[1, 2]");
-  EXPECT_THROW(JsonConfig().from_config(in), CLI::ConversionError);
+  EXPECT_THROW(tool::JsonConfig().from_config(in), CLI::ConversionError);
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::tools

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace phew {
+namespace phew::watershed {
 namespace {
 
 TEST(PeakPosition, RecoversTheMaximumOfAQuadratic) {
@@ -35,4 +35,4 @@ TEST(PeakPosition, ClipsToTheCellAndRejectsSaddles) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::watershed

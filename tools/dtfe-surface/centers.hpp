@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::tools {
 
 struct Centers {
   std::vector<std::array<double, 3>> position;  // snapshot length units
@@ -26,4 +26,4 @@ Centers read_centers(const std::string& spec, std::int64_t top);
 // anything else an external file of kind "centers". Not collective.
 manifest::Input centers_input(const std::string& spec);
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::tools {
 
 struct DtfeOptions {
   std::vector<std::string> snapshot;
@@ -39,6 +39,6 @@ struct DtfeChecked {
 
 void declare_dtfe_options(CLI::App& app, DtfeOptions& opt);
 DtfeChecked check_dtfe_options(const DtfeOptions& opt);  // throws Error(usage); pure
-void run_dtfe_surface(const DtfeOptions& opt, Context& ctx);
+void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx);
 
-}  // namespace phew
+}  // namespace phew::tools

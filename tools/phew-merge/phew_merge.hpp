@@ -9,12 +9,12 @@
 #include <optional>
 #include <string>
 
-namespace phew {
+namespace phew::tools {
 
 struct MergeOptions {
   std::string patches;
   std::string grid;  // default: the grid recorded in the patches manifest
-  double relevance = kDefaultRelevance;
+  double relevance = watershed::kDefaultRelevance;
   std::string saddle_threshold;  // empty: kDefaultSaddleThreshold, unless --second-relevance; "none": no hierarchy
   double second_relevance = 0;
   std::string mass_threshold;
@@ -27,14 +27,14 @@ struct MergeOptions {
 
 // The options in checked form (thresholds still to be resolved against the grid).
 struct MergeChecked {
-  double relevance = kDefaultRelevance;
-  std::optional<DensityThreshold> saddle;
+  double relevance = watershed::kDefaultRelevance;
+  std::optional<core::DensityThreshold> saddle;
   std::optional<double> second_relevance;
-  std::optional<MassThreshold> mass;
+  std::optional<core::MassThreshold> mass;
 };
 
 void declare_merge_options(CLI::App& app, MergeOptions& opt);
 MergeChecked check_merge_options(const MergeOptions& opt);  // throws Error(usage); pure
-void run_phew_merge(const MergeOptions& opt, Context& ctx);
+void run_phew_merge(const MergeOptions& opt, tool::Context& ctx);
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace phew {
+namespace phew::tools {
 
 struct SegmentOptions {
   std::string grid;
@@ -17,12 +17,12 @@ struct SegmentOptions {
 
 // The options in checked form.
 struct SegmentChecked {
-  DensityThreshold threshold;
+  core::DensityThreshold threshold;
   bool refine_positions = false;
 };
 
 void declare_segment_options(CLI::App& app, SegmentOptions& opt);
 SegmentChecked check_segment_options(const SegmentOptions& opt);  // throws Error(usage); pure
-void run_phew_segment(const SegmentOptions& opt, Context& ctx);
+void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx);
 
-}  // namespace phew
+}  // namespace phew::tools
