@@ -54,7 +54,7 @@ TEST(SegmentOptions, ParsesTheThresholdAndRefusesBadOnes) {
   SegmentOptions o;
   o.threshold = "80mean";
   o.refine_positions = true;
-  const SegmentChecked c = check_segment_options(o);
+  const SegmentParams c = check_segment_options(o);
   EXPECT_EQ(c.threshold.unit, core::DensityThreshold::Unit::mean);
   EXPECT_EQ(c.threshold.value, 80.0);
   EXPECT_TRUE(c.refine_positions);
@@ -74,7 +74,7 @@ TEST(MergeOptions, ChecksThresholdsAndTheirCombinations) {
   o.relevance = 3;
   o.saddle_threshold = "200mean";
   o.mass_threshold = "10particles";
-  const MergeChecked c = check_merge_options(o);
+  const MergeParams c = check_merge_options(o);
   EXPECT_EQ(c.relevance, 3.0);
   ASSERT_TRUE(c.saddle && c.mass);
   EXPECT_EQ(c.saddle->unit, core::DensityThreshold::Unit::mean);
@@ -140,7 +140,7 @@ TEST(VotersOptions, ChecksAndConverts) {
   o.pm_mesh = 64;
   o.theta = 0.7;
   o.no_boost = true;
-  VotersChecked c = check_voters_options(o);
+  VotersParams c = check_voters_options(o);
   EXPECT_EQ(c.params.n_voters, 30);
   EXPECT_EQ(c.params.search_radius, 12.0);
   EXPECT_EQ(c.potential, PotentialChoice::compute);
@@ -195,7 +195,7 @@ TEST(DtfeOptions, ChecksAndConverts) {
   o.threads = "3";
   o.schedule = "model";
   o.precision = "float64";
-  DtfeChecked c = check_dtfe_options(o);
+  DtfeParams c = check_dtfe_options(o);
   EXPECT_EQ(c.maps.size, 20.0);
   EXPECT_EQ(c.maps.resolution, 64);
   ASSERT_TRUE(c.maps.depth);
@@ -253,7 +253,7 @@ TEST(SynthOptions, ChecksAndResolvesTheScene) {
   o.position = "1,2,3";
   o.seed = "9";
   o.precision = "float64";
-  const SynthChecked c = check_synth_options(o);
+  const SynthParams c = check_synth_options(o);
   ASSERT_EQ(c.scene.components.size(), 1u);
   EXPECT_EQ(c.scene.components[0].particles, 2000u);
   EXPECT_EQ(c.scene.components[0].scale_radius, 2.0);

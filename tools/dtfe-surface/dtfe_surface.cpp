@@ -16,7 +16,7 @@ namespace phew::tools {
 namespace {
 
 // The manifest's resolved values and summary (totals over the fields, the schedule's work).
-void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeChecked& c, const std::vector<int>& types,
+void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeParams& c, const std::vector<int>& types,
             const std::string& png_of_field, std::size_t n_fields) {
   const dtfe::SurfaceMapsSummary& s = r.summary;
   const io::MapsMeta& meta = r.maps.meta;
@@ -94,8 +94,8 @@ void declare_dtfe_options(CLI::App& app, DtfeOptions& opt) {
   app.add_flag("--png", opt.png, "Also write a PNG quicklook per field (log scale) beside the output: OUTPUT.0001.png ...");
 }
 
-DtfeChecked check_dtfe_options(const DtfeOptions& opt) {
-  DtfeChecked c;
+DtfeParams check_dtfe_options(const DtfeOptions& opt) {
+  DtfeParams c;
   dtfe::SurfaceMapsParams& p = c.maps;
   if (!(opt.size > 0) || !std::isfinite(opt.size)) throw core::Error::usage("--size {} must be a positive length", opt.size);
   if (opt.resolution <= 0) throw core::Error::usage("--resolution {} must be a positive number of pixels", opt.resolution);
@@ -131,7 +131,7 @@ DtfeChecked check_dtfe_options(const DtfeOptions& opt) {
 
 void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  DtfeChecked c = check_dtfe_options(opt);
+  DtfeParams c = check_dtfe_options(opt);
   const int node_ranks = mpi::ranks_on_node(comm);
   c.maps.map.threads = c.threads > 0 ? c.threads : dtfe::default_threads(node_ranks);
 

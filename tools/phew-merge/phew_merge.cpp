@@ -59,8 +59,8 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
                "Also write OUTPUT.clumps.txt and OUTPUT.halos.txt (RAMSES columns) and .csv versions");
 }
 
-MergeChecked check_merge_options(const MergeOptions& opt) {
-  MergeChecked o{opt.relevance, std::nullopt, std::nullopt, std::nullopt};
+MergeParams check_merge_options(const MergeOptions& opt) {
+  MergeParams o{opt.relevance, std::nullopt, std::nullopt, std::nullopt};
   if (!(opt.relevance > 1))
     throw core::Error::usage("--relevance {} must be above 1 (a peak is relevant when peak/saddle >= it)", opt.relevance);
   // --second-relevance replaces the default saddle threshold; given together with -s it is refused below.
@@ -80,7 +80,7 @@ MergeChecked check_merge_options(const MergeOptions& opt) {
 
 void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  const MergeChecked checked = check_merge_options(opt);
+  const MergeParams checked = check_merge_options(opt);
   const char* shuffle = std::getenv("PHEW_TEST_SHUFFLE_SEED");  // test hook: the merging order must not matter
 
   ctx.phase("open");

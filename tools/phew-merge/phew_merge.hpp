@@ -26,7 +26,7 @@ struct MergeOptions {
 };
 
 // The options in checked form (thresholds still to be resolved against the grid).
-struct MergeChecked {
+struct MergeParams {
   double relevance = watershed::kDefaultRelevance;
   std::optional<core::DensityThreshold> saddle;
   std::optional<double> second_relevance;
@@ -34,7 +34,7 @@ struct MergeChecked {
 };
 
 void declare_merge_options(CLI::App& app, MergeOptions& opt);
-MergeChecked check_merge_options(const MergeOptions& opt);  // throws Error(usage); pure
+MergeParams check_merge_options(const MergeOptions& opt);  // throws Error(usage); pure
 void run_phew_merge(const MergeOptions& opt, tool::Context& ctx);
 
 }  // namespace phew::tools

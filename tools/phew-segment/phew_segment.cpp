@@ -68,13 +68,13 @@ void declare_segment_options(CLI::App& app, SegmentOptions& opt) {
                "Refine peak positions inside their cell by a quadratic fit of the 3x3x3 neighbourhood");
 }
 
-SegmentChecked check_segment_options(const SegmentOptions& opt) {
+SegmentParams check_segment_options(const SegmentOptions& opt) {
   return {core::DensityThreshold::parse(opt.threshold), opt.refine_positions};
 }
 
 void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  const SegmentChecked checked = check_segment_options(opt);
+  const SegmentParams checked = check_segment_options(opt);
 
   ctx.phase("open");
   mpi::agree(comm, [&] {

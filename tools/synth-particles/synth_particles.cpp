@@ -41,8 +41,8 @@ void declare_synth_options(CLI::App& app, SynthOptions& o) {
   app.add_option("--accuracy", o.accuracy, "restricted: time step as a fraction of the local dynamical time (default 0.02)");
 }
 
-SynthChecked check_synth_options(const SynthOptions& opt) {
-  SynthChecked c;
+SynthParams check_synth_options(const SynthOptions& opt) {
+  SynthParams c;
   c.scene = synth::scene_from_options(opt, &c.scene_file);
   return c;
 }
@@ -68,7 +68,7 @@ OutputNames output_names(const std::string& output, int snapshots) {
 void run_synth_particles(const SynthOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   ctx.phase("scene");
-  SynthChecked c;
+  SynthParams c;
   mpi::agree(comm, [&] { c = check_synth_options(opt); });
   const synth::Scene& scene = c.scene;
   const OutputNames names = output_names(ctx.output(), scene.snapshots());

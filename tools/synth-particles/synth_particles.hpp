@@ -14,7 +14,7 @@ namespace phew::tools {
 struct SynthOptions : synth::SceneOptions {};
 
 // The options in checked form: the resolved scene, and the scene file it came from (if any).
-struct SynthChecked {
+struct SynthParams {
   synth::Scene scene;
   std::string scene_file;
 };
@@ -22,7 +22,7 @@ struct SynthChecked {
 void declare_synth_options(CLI::App& app, SynthOptions& opt);
 // Throws Error(usage) for a bad option or scene, Error(io) for an unreadable scene file (which it
 // reads). Not collective.
-SynthChecked check_synth_options(const SynthOptions& opt);
+SynthParams check_synth_options(const SynthOptions& opt);
 void run_synth_particles(const SynthOptions& opt, tool::Context& ctx);
 
 // Output names: one snapshot OUT (OUT.truth.h5 beside it, the .hdf5/.h5 suffix replaced), or for a

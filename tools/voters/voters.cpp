@@ -42,14 +42,14 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }
 
-VotersChecked check_voters_options(const VotersOptions& opt) {
+VotersParams check_voters_options(const VotersOptions& opt) {
   if (opt.n_voters < 1) throw core::Error::usage("--n-voters {} must be at least 1", opt.n_voters);
   // Written so that NaN fails too.
   if (!(opt.search_radius >= 0 && opt.search_radius < kInf)) throw core::Error::usage("--search-radius {} must be a finite number >= 0 (0: automatic)", opt.search_radius);
   if (!(opt.min_radius >= 0 && opt.min_radius < kInf)) throw core::Error::usage("--min-radius {} must be a finite number >= 0", opt.min_radius);
   if (opt.softening && !(*opt.softening > 0 && *opt.softening < kInf))
     throw core::Error::usage("--softening {} must be a finite length > 0 (leave it out for the default)", *opt.softening);
-  VotersChecked c;
+  VotersParams c;
   if (opt.potential == "auto") c.potential = PotentialChoice::automatic;
   else if (opt.potential == "snapshot") c.potential = PotentialChoice::snapshot;
   else if (opt.potential == "compute") c.potential = PotentialChoice::compute;
@@ -68,7 +68,7 @@ VotersChecked check_voters_options(const VotersOptions& opt) {
 
 void run_voters(const VotersOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  VotersChecked checked = check_voters_options(opt);
+  VotersParams checked = check_voters_options(opt);
   phasespace::VoterParams& params = checked.params;
 
   ctx.phase("open");

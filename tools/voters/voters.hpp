@@ -29,14 +29,14 @@ struct VotersOptions {
 enum class PotentialChoice { automatic, snapshot, compute };
 
 // The options in checked form: the stage's parameters but those that come from the snapshot.
-struct VotersChecked {
+struct VotersParams {
   phasespace::VoterParams params;
   PotentialChoice potential = PotentialChoice::automatic;
   bool default_softening = true;
 };
 
 void declare_voters_options(CLI::App& app, VotersOptions& opt);
-VotersChecked check_voters_options(const VotersOptions& opt);  // throws Error(usage); pure
+VotersParams check_voters_options(const VotersOptions& opt);  // throws Error(usage); pure
 void run_voters(const VotersOptions& opt, tool::Context& ctx);
 
 }  // namespace phew::tools
