@@ -1,4 +1,5 @@
-// The one parser for thresholds written as numbers with an optional unit suffix (DESIGN.md rule 6):
+// The one parser for thresholds written as numbers with an optional unit suffix (docs/cli.md,
+// "Thresholds and units"):
 //   densities: "1.5e-7" (absolute, grid units), "80mean" (x mean density), "80crit" (x critical density)
 //   masses:    "3.2" (absolute, snapshot units), "10particles" (x particle mass)
 #pragma once

@@ -1,5 +1,5 @@
 // Qhull backend: the Delaunay triangulation as the lower convex hull of the points lifted to the
-// paraboloid (reentrant libqhull_r). Options, as the design card asks:
+// paraboloid (reentrant libqhull_r). Options:
 //   d   Delaunay;  Qt  triangulate non-simplicial facets (cospherical points), which may leave
 //   zero-volume tetrahedra: the kernel tolerates them;  Qbb  scale the lifted coordinate to the
 //   range of the others (less roundoff);  Qz  add a point at infinity (helps cospherical input).

@@ -1,5 +1,5 @@
 // A uniform grid: C-ordered [nx][ny][nz], linear index (i*ny + j)*nz + k, cell (i,j,k) centred at
-// origin + (i+0.5, j+0.5, k+0.5) * cell_size (DESIGN.md).
+// origin + (i+0.5, j+0.5, k+0.5) * cell_size (docs/formats.md, "Cells and arrays").
 #pragma once
 
 #include <algorithm>
@@ -59,7 +59,7 @@ struct GridGeometry {
   }
 };
 
-// Everything a grid file records besides the values (DESIGN.md grid.h5).
+// Everything a grid file records besides the values (docs/formats.md, "grid.h5 (cic-project)").
 struct GridMeta {
   GridGeometry geometry;
   std::string assignment;     // "CIC", "NGP", "TSC"

@@ -1,4 +1,5 @@
-// grid.h5 (DESIGN.md): /grid/density [nx][ny][nz] with the grid's metadata as attributes of /grid.
+// grid.h5 (docs/formats.md, "grid.h5 (cic-project)"): /grid/density [nx][ny][nz] with the grid's
+// metadata as attributes of /grid.
 #pragma once
 
 #include <phew/grid/geometry.hpp>

@@ -5,7 +5,8 @@
 // Order: cells are ranked by (density descending, global index ascending), so ties are broken the same
 // way on every decomposition. A test cell (density strictly above the threshold) whose neighbours all
 // come after it is a peak; every other test cell belongs to the patch its chain of densest neighbours
-// ends in. Peak IDs are 1, 2, 3... in the same order (DESIGN.md rule 2).
+// ends in. Peak IDs are 1, 2, 3... in the same order (docs/formats.md,
+// "Canonical IDs and ties").
 #pragma once
 
 #include <phew/grid/cell_set.hpp>

@@ -135,7 +135,9 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   m.summary("n_test_cells", patches.meta.n_test_cells);
   m.summary("n_peaks", comm.sum<std::uint64_t>(patches.peaks.size()));
   m.summary("n_saddles", comm.sum<std::uint64_t>(patches.saddles.size()));
-  m.summary("label_rounds", rounds);  // depends on the decomposition: provenance, not data (DESIGN rule 1)
+  // The rounds depend on the decomposition: provenance, not data (docs/cli.md, "Same data on any
+  // number of ranks").
+  m.summary("label_rounds", rounds);
   ctx.finish_output(f, out);
 }
 
