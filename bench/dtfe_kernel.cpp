@@ -7,15 +7,15 @@
 // Particles: a seeded clustered set in the unit box (70 % in 200 Plummer blobs with scale radii
 // 0.002-0.022, 30 % uniform), one field through the whole periodic box. Prints a table; --json
 // writes every number.
-#include "core/parse.hpp"
-#include "dtfe/density.hpp"
-#include "dtfe/exact_map.hpp"
-#include "dtfe/field_points.hpp"
-#include "dtfe/grid_walk.hpp"
-#include "dtfe/hull.hpp"
-#include "dtfe/march.hpp"
-#include "dtfe/triangulation.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/parse.hpp>
+#include <phew/dtfe/density.hpp>
+#include <phew/dtfe/exact_map.hpp>
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/grid_walk.hpp>
+#include <phew/dtfe/hull.hpp>
+#include <phew/dtfe/march.hpp>
+#include <phew/dtfe/triangulation.hpp>
+#include <phew/mpi/comm.hpp>
 
 
 #include <algorithm>
@@ -95,10 +95,10 @@ int main(int argc, char** argv) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--n") {
       sizes.clear();
-      for (double n : phew::parse_list<double>(v, "--n")) sizes.push_back(static_cast<std::size_t>(n));
-    } else if (k == "--ng") ng = phew::parse_number<int>(v, "--ng");
-    else if (k == "--qhull-max") qhull_max = static_cast<std::size_t>(phew::parse_number<double>(v, "--qhull-max"));
-    else if (k == "--seed") seed = phew::parse_number<std::uint64_t>(v, "--seed");
+      for (double n : phew::core::parse_list<double>(v, "--n")) sizes.push_back(static_cast<std::size_t>(n));
+    } else if (k == "--ng") ng = phew::core::parse_number<int>(v, "--ng");
+    else if (k == "--qhull-max") qhull_max = static_cast<std::size_t>(phew::core::parse_number<double>(v, "--qhull-max"));
+    else if (k == "--seed") seed = phew::core::parse_number<std::uint64_t>(v, "--seed");
     else if (k == "--json") json = v;
     else {
       std::fprintf(stderr, "dtfe_kernel: unknown option %s\n", k.c_str());

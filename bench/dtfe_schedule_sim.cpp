@@ -12,13 +12,13 @@
 // and three schedules are simulated with the measured costs: none, model (communication list + bin
 // packing) and dynamic (work queue). Prints makespans, speedups, and the histogram of the model's
 // relative prediction errors (the analogue of the paper's Fig. 11) at the largest rank count.
-#include "core/parse.hpp"
-#include "dtfe/decomposition.hpp"
-#include "dtfe/field_points.hpp"
-#include "dtfe/load_model.hpp"
-#include "dtfe/schedule.hpp"
-#include "io/maps_file.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/parse.hpp>
+#include <phew/dtfe/decomposition.hpp>
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/load_model.hpp>
+#include <phew/dtfe/schedule.hpp>
+#include <phew/io/maps_file.hpp>
+#include <phew/mpi/comm.hpp>
 
 
 #include <algorithm>
@@ -50,10 +50,10 @@ int main(int argc, char** argv) {
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--ranks") {
-      rank_counts = parse_list<int>(v, "--ranks");
-    } else if (k == "--tile") tile = parse_number<int>(v, "--tile");
-    else if (k == "--latency") latency = parse_number<double>(v, "--latency");
-    else if (k == "--seed") seed = parse_number<std::uint64_t>(v, "--seed");
+      rank_counts = core::parse_list<int>(v, "--ranks");
+    } else if (k == "--tile") tile = core::parse_number<int>(v, "--tile");
+    else if (k == "--latency") latency = core::parse_number<double>(v, "--latency");
+    else if (k == "--seed") seed = core::parse_number<std::uint64_t>(v, "--seed");
     else if (k == "--json") json = v;
   }
   std::vector<double> centre, tri, interp, size, depth, margin, box;
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
         }
   std::vector<double> cost(n.size());
   for (std::size_t k = 0; k < cost.size(); ++k) cost[k] = t_tri[k] + t_interp[k];
-  const Box domain{{0, 0, 0}, {tile * box[0], tile * box[1], tile * box[2]}, true};
+  const grid::Box domain{{0, 0, 0}, {tile * box[0], tile * box[1], tile * box[2]}, true};
   FieldGeometry g;
   g.size = size[0], g.depth = depth[0], g.margin = margin[0], g.axis = static_cast<int>(axis[0]), g.resolution = 1;
   const auto hv = g.half_width();

@@ -15,18 +15,18 @@ endfunction()
 
 # phew_add_module(name SOURCES ... DEPENDS ... [PRIVATE_DEPENDS ...])
 # One static library per lib/ folder, aliased phew::name, installed with its headers under
-# include/phew/<name>/. Installed consumers get include/ and include/phew on their include path, so
-# both <phew/grid/deposit.hpp> and the library's own "core/error.hpp"-style includes resolve.
+# include/phew/<name>/. Every phew header is included as <phew/<module>/<file>.hpp>, in the library as
+# by its users: in the build tree that path resolves through the link include/phew -> lib (made in
+# lib/CMakeLists.txt), once installed through the headers' own folder; either way only the folder
+# above phew/ is on the include path.
 function(phew_add_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;PRIVATE_DEPENDS" ${ARGN})
   add_library(phew_${name} STATIC ${ARG_SOURCES})
   add_library(phew::${name} ALIAS phew_${name})
   set_target_properties(phew_${name} PROPERTIES EXPORT_NAME ${name})
   target_include_directories(phew_${name} PUBLIC
-    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/lib>
-    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/lib>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/phew>)
+    $<BUILD_INTERFACE:${PHEW_BUILD_INCLUDE_DIR}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(phew_${name} PUBLIC ${ARG_DEPENDS} PRIVATE ${ARG_PRIVATE_DEPENDS})
   phew_warnings(phew_${name})
   install(TARGETS phew_${name} EXPORT phewTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -3,9 +3,9 @@
 // inputs, the snapshot provenance chain, and path decoding. A phew::Error is the correct answer to a
 // malformed manifest; any other exception (a raw nlohmann::json error), a crash or a sanitizer report
 // is a finding.
-#include "core/error.hpp"
-#include "manifest/manifest.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/error.hpp>
+#include <phew/manifest/manifest.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto attempt = [](auto&& f) {
     try {
       f();
-    } catch (const phew::Error&) {
+    } catch (const phew::core::Error&) {
     }
   };
   attempt([] { (void)phew::manifest::read_manifest(g_file); });

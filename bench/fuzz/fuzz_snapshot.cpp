@@ -6,9 +6,9 @@
 // PHEW_FUZZ_FORMAT=gadget (default): the input is a whole Gadget binary snapshot.
 // PHEW_FUZZ_FORMAT=ramses: the input replaces part_00002.out00001 of a copy of the RAMSES run in
 // ../shared/data (PHEW_FUZZ_RAMSES names the output folder to copy).
-#include "core/error.hpp"
-#include "mpi/comm.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -26,15 +26,15 @@ std::string g_target;  // the file the input is written to
 std::string g_open;    // what is opened
 
 void read_everything(const std::string& path) {
-  const auto reader = phew::open_snapshot({path});
-  const phew::SnapshotInfo& info = reader->info();
+  const auto reader = phew::particles::open_snapshot({path});
+  const phew::particles::SnapshotInfo& info = reader->info();
   std::vector<int> types;
   for (int t = 0; t < info.num_types(); ++t)
     if (info.total(t) > 0) types.push_back(t);
   const std::uint64_t n = info.total(types);
   if (n > 4'000'000) return;  // a header may declare anything; the reader refuses short files itself
-  phew::FieldSelection all{true, info.has_velocities, info.has_potential, info.has_acceleration};
-  (void)phew::read_particles(*reader, types, 0, n, all);
+  phew::particles::FieldSelection all{true, info.has_velocities, info.has_potential, info.has_acceleration};
+  (void)phew::particles::read_particles(*reader, types, 0, n, all);
 }
 
 }  // namespace
@@ -63,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     read_everything(g_open);
-  } catch (const phew::Error&) {
+  } catch (const phew::core::Error&) {
     // the documented answer to a bad file
   }
   return 0;

@@ -1,7 +1,8 @@
 // Uses phew as a library, one call into every module: MPI as a scoped object (mpi::Environment), a CIC
 // deposit, a radius query, a threshold, a fingerprint, a JSON config, a peak fit, voters, a Green's
 // function, a particle count, a merger tree stage and a DTFE surface-density map (Qhull).
-// Headers are installed under include/phew/<module>/: <phew/grid/deposit.hpp>.
+// Headers are installed under include/phew/<module>/ and included as <phew/grid/deposit.hpp>, with only
+// include/ on the include path (the library includes its own headers the same way).
 #include <phew/core/quantity.hpp>
 #include <phew/dtfe/surface_density.hpp>
 #include <phew/gravity/long_range.hpp>
@@ -31,34 +32,34 @@ int main(int argc, char** argv) {
     failures += ok ? 0 : 1;
   };
 
-  phew::GridGeometry g;
+  phew::grid::GridGeometry g;
   g.shape = {4, 4, 4};
   g.extent = {1.0, 1.0, 1.0};
   const std::vector<double> pos{0.125, 0.125, 0.125, 0.5, 0.5, 0.5};
   const std::vector<double> mass{1.0, 8.0};
-  const auto r = phew::deposit(g, phew::Assignment::cic, phew::mpi::SlabDecomposition(4, comm.size()), pos, mass, comm);
+  const auto r = phew::grid::deposit(g, phew::grid::Assignment::cic, phew::mpi::SlabDecomposition(4, comm.size()), pos, mass, comm);
   check(r.mass_total == 9.0, "grid: deposit");
-  const double threshold = phew::DensityThreshold::parse("80mean").resolve(r.mass_total, std::nullopt);
+  const double threshold = phew::core::DensityThreshold::parse("80mean").resolve(r.mass_total, std::nullopt);
   check(threshold == 720.0, "core: threshold");
-  const phew::ParticleIndex index(pos, mass, g.box(), 0.25);
+  const phew::grid::ParticleIndex index(pos, mass, g.box(), 0.25);
   check(index.within({0.9, 0.9, 0.9}, 0.5) == std::vector<std::size_t>{0}, "grid: within (periodic)");
   check(!phew::io::is_hdf5("no-such-file.h5"), "io: is_hdf5");
   check(phew::manifest::fingerprint_text("phew").rfind("xxh3-128:", 0) == 0, "manifest: fingerprint");
-  check(phew::parse_types("0,1", 6) == std::vector<int>{0, 1}, "particles: parse_types");
+  check(phew::particles::parse_types("0,1", 6) == std::vector<int>{0, 1}, "particles: parse_types");
   std::istringstream json(R"({"grid": 64})");
-  check(phew::JsonConfig().from_config(json).size() == 1, "tool: JSON config");
+  check(phew::tool::JsonConfig().from_config(json).size() == 1, "tool: JSON config");
   std::array<double, 27> f{};
   for (int i = 0; i < 27; ++i) f[static_cast<std::size_t>(i)] = -((i / 9 - 1) * (i / 9 - 1) + (i / 3 % 3 - 1) * (i / 3 % 3 - 1) + (i % 3 - 1) * (i % 3 - 1));
-  const auto offset = phew::quadratic_peak_offset(f);
+  const auto offset = phew::watershed::quadratic_peak_offset(f);
   check(std::abs(offset[0]) < 1e-12, "watershed: peak fit");
-  const std::vector<phew::Candidate> candidates{{1, {0, 0, 0}, {0, 0, 0}, -2.0, {0, 0, 0}}, {2, {1, 0, 0}, {0, 0, 0}, -1.0, {0, 0, 0}}};
-  check(phew::choose_voters(candidates, {0, 0, 0}, 1).id == std::vector<std::uint64_t>{1}, "phasespace: voters");
+  const std::vector<phew::phasespace::Candidate> candidates{{1, {0, 0, 0}, {0, 0, 0}, -2.0, {0, 0, 0}}, {2, {1, 0, 0}, {0, 0, 0}, -1.0, {0, 0, 0}}};
+  check(phew::phasespace::choose_voters(candidates, {0, 0, 0}, 1).id == std::vector<std::uint64_t>{1}, "phasespace: voters");
   check(phew::gravity::long_range_green({0, 0, 0}, g, 1.0, 0.1) == 0.0, "gravity: Green's function");
   check(phew::synth::parse_particle_count("4^3", "particles") == 64, "synth: particle count");
-  phew::TreeState tree;
-  phew::Stage stage;
+  phew::mergertree::TreeState tree;
+  phew::mergertree::Stage stage;
   stage.peaks.push_back({1, false, {0, 0, 0}, {0, 0, 0}, 1.0});
-  phew::add_stage(tree, stage, phew::TreeParams{});
+  phew::mergertree::add_stage(tree, stage, phew::mergertree::TreeParams{});
   check(tree.rows.size() == 1 && tree.rows[0].lineage == 1, "mergertree: a stage");
 
   // A unit cube's corners and its centre (mass 1 each): a DTFE map through all of it.

@@ -1,6 +1,6 @@
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
-namespace phew {
+namespace phew::core {
 
 int exit_code(ErrorKind kind) {
   switch (kind) {
@@ -22,4 +22,4 @@ const char* to_string(ErrorKind kind) {
   return "internal";
 }
 
-}  // namespace phew
+}  // namespace phew::core

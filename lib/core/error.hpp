@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace phew {
+namespace phew::core {
 
 // What went wrong, which decides the exit code (docs/cli.md).
 enum class ErrorKind {
@@ -57,4 +57,4 @@ class Error : public std::runtime_error {
   int raised_on_ = -1;
 };
 
-}  // namespace phew
+}  // namespace phew::core

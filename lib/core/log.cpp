@@ -1,9 +1,9 @@
-#include "core/log.hpp"
+#include <phew/core/log.hpp>
 
 #include <chrono>
 #include <cstdio>
 
-namespace phew::log {
+namespace phew::core::log {
 
 namespace detail {
 bool info_enabled = true;
@@ -63,4 +63,4 @@ std::string bytes(double n) {
   return u == 0 ? fmt::format("{:.0f} B", n) : fmt::format("{:.1f} {}", n, units[u]);
 }
 
-}  // namespace phew::log
+}  // namespace phew::core::log

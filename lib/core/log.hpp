@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace phew::log {
+namespace phew::core::log {
 
 enum class Level { quiet = 0, info = 1, verbose = 2 };
 
@@ -40,4 +40,4 @@ void warn(fmt::format_string<Args...> f, Args&&... args) {
 std::string thousands(long long n);
 std::string bytes(double n);
 
-}  // namespace phew::log
+}  // namespace phew::core::log

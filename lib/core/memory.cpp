@@ -1,7 +1,7 @@
-#include "core/memory.hpp"
+#include <phew/core/memory.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
 
 #include <sys/resource.h>
 
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-namespace phew {
+namespace phew::core {
 
 std::uint64_t available_memory_bytes() {
   if (const char* env = std::getenv("PHEW_MEMORY_LIMIT")) return std::strtoull(env, nullptr, 10);
@@ -35,4 +35,4 @@ void check_memory(double needed, std::uint64_t available, const std::string& wha
                        log::bytes(needed), log::bytes(static_cast<double>(available)));
 }
 
-}  // namespace phew
+}  // namespace phew::core

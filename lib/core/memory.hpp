@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-namespace phew {
+namespace phew::core {
 
 // MemAvailable from /proc/meminfo in bytes (0 when unknown).
 std::uint64_t available_memory_bytes();
@@ -16,4 +16,4 @@ std::uint64_t peak_rss_bytes();
 // `available` is normally available_memory_bytes(); PHEW_MEMORY_LIMIT (bytes) overrides it for tests.
 void check_memory(double needed, std::uint64_t available, const std::string& what);
 
-}  // namespace phew
+}  // namespace phew::core

@@ -2,7 +2,7 @@
 // values, text files). Whole text must be the number(s): "12x" and "" are errors, not 12 and 0.
 #pragma once
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace phew {
+namespace phew::core {
 
 // `text` as one number of type T. Floating point: finite values only. Throws Error(usage) naming
 // `what` ("--threads") and the text.
@@ -43,4 +43,4 @@ std::vector<T> parse_list(std::string_view text, std::string_view what, std::siz
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::core

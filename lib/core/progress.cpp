@@ -1,6 +1,6 @@
-#include "core/progress.hpp"
+#include <phew/core/progress.hpp>
 
-#include "core/log.hpp"
+#include <phew/core/log.hpp>
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <exception>
 
-namespace phew {
+namespace phew::core {
 namespace {
 
 constexpr double kDefaultInterval = 5.0;  // seconds between log lines
@@ -122,4 +122,4 @@ void Progress::finish() {
   else out_.write(message(done_, out_.clock(), true));
 }
 
-}  // namespace phew
+}  // namespace phew::core

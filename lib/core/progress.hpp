@@ -18,7 +18,7 @@
 #include <functional>
 #include <string>
 
-namespace phew {
+namespace phew::core {
 
 class Progress {
  public:
@@ -62,4 +62,4 @@ class Progress {
   double start_ = 0, last_ = 0;
 };
 
-}  // namespace phew
+}  // namespace phew::core

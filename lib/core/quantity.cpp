@@ -1,11 +1,11 @@
-#include "core/quantity.hpp"
+#include <phew/core/quantity.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <charconv>
 #include <cmath>
 
-namespace phew {
+namespace phew::core {
 namespace {
 
 // Splits "80mean" into 80 and "mean"; throws on a missing or non-finite number.
@@ -77,4 +77,4 @@ std::string MassThreshold::to_string() const {
   return unit == Unit::absolute ? fmt::format("{}", value) : fmt::format("{}particles", value);
 }
 
-}  // namespace phew
+}  // namespace phew::core

@@ -1,4 +1,5 @@
-// The one parser for thresholds written as numbers with an optional unit suffix (DESIGN.md rule 6):
+// The one parser for thresholds written as numbers with an optional unit suffix (docs/cli.md,
+// "Thresholds and units"):
 //   densities: "1.5e-7" (absolute, grid units), "80mean" (x mean density), "80crit" (x critical density)
 //   masses:    "3.2" (absolute, snapshot units), "10particles" (x particle mass)
 #pragma once
@@ -6,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace phew {
+namespace phew::core {
 
 struct DensityThreshold {
   enum class Unit { absolute, mean, crit };
@@ -31,4 +32,4 @@ struct MassThreshold {
   std::string to_string() const;
 };
 
-}  // namespace phew
+}  // namespace phew::core

@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-namespace phew {
+namespace phew::core {
 
 // The construct() of an allocator that default-initialises: a vector's resize() then leaves
 // trivially-constructible elements as they are. Mixed into the allocators below and in lib/dtfe.
@@ -33,4 +33,4 @@ struct DefaultInitAllocator : std::allocator<T>, DefaultInitConstruct {
 template <typename T>
 using RawVector = std::vector<T, DefaultInitAllocator<T>>;
 
-}  // namespace phew
+}  // namespace phew::core

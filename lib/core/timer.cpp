@@ -1,8 +1,8 @@
-#include "core/timer.hpp"
+#include <phew/core/timer.hpp>
 
-#include "core/log.hpp"
+#include <phew/core/log.hpp>
 
-namespace phew {
+namespace phew::core {
 
 void PhaseTimer::start(std::string name) {
   stop();
@@ -18,4 +18,4 @@ void PhaseTimer::stop() {
   current_.clear();
 }
 
-}  // namespace phew
+}  // namespace phew::core

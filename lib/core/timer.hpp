@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace phew {
+namespace phew::core {
 
 // A stage reports each phase it enters through this (the tool times, logs and records them, and its
 // failure-injection hook acts on them); an empty one ignores them.
@@ -29,4 +29,4 @@ class PhaseTimer {
   std::vector<std::pair<std::string, double>> phases_;
 };
 
-}  // namespace phew
+}  // namespace phew::core

@@ -1,11 +1,11 @@
-#include "core/watchdog.hpp"
+#include <phew/core/watchdog.hpp>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 
-namespace phew {
+namespace phew::core {
 
 namespace {
 std::atomic<void (*)()> g_last_words{nullptr};
@@ -25,4 +25,4 @@ void end_process_after(std::chrono::seconds grace, int code, std::string line) {
   }).detach();
 }
 
-}  // namespace phew
+}  // namespace phew::core

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <string>
 
-namespace phew {
+namespace phew::core {
 
 // From now on, if this process has not ended within `grace`, print `line` on stderr (when not empty)
 // and end it with `code`, without running any shutdown. Only the first call arms it.
@@ -17,4 +17,4 @@ void end_process_after(std::chrono::seconds grace, int code, std::string line);
 // safe to call from any thread at any time (no locks, no allocation).
 void set_last_words(void (*fn)());
 
-}  // namespace phew
+}  // namespace phew::core

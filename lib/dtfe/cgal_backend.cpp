@@ -7,12 +7,12 @@
 // triangulation is the same (unique in general position, and CGAL breaks cospherical ties by a
 // symbolic perturbation that does not depend on insertion order), only the order of its cells
 // differs from run to run, and triangulate() puts them in a canonical order.
-#include "dtfe/triangulation.hpp"
+#include <phew/dtfe/triangulation.hpp>
 
 #ifdef PHEW_HAVE_CGAL
 
-#include "core/error.hpp"
-#include "dtfe/predicates.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/predicates.hpp>
 
 #include <CGAL/Delaunay_triangulation_3.h>
 #include <CGAL/Delaunay_triangulation_cell_base_3.h>
@@ -79,7 +79,7 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
     tbb::task_arena arena(threads);
     arena.execute([&] { dt.insert(input.begin(), input.end()); });
     input = {};
-    if (dt.dimension() < 3) throw Error::input("CGAL: the field's particles are coplanar");
+    if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
     dt.set_lock_data_structure(nullptr);
     return to_tets(dt);
   }
@@ -88,7 +88,7 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
 #endif
   Delaunay dt(input.begin(), input.end());
   input = {};
-  if (dt.dimension() < 3) throw Error::input("CGAL: the field's particles are coplanar");
+  if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
   return to_tets(dt);
 }
 
@@ -96,7 +96,7 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
 
 #else
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 namespace phew::dtfe::detail {
 

@@ -1,6 +1,6 @@
-#include "dtfe/decomposition.hpp"
+#include <phew/dtfe/decomposition.hpp>
 
-#include "mpi/route.hpp"
+#include <phew/mpi/route.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 namespace phew::dtfe {
 
-BlockDecomposition::BlockDecomposition(const Box& domain, const std::array<double, 3>& ghost, int ranks)
+BlockDecomposition::BlockDecomposition(const grid::Box& domain, const std::array<double, 3>& ghost, int ranks)
     : domain_(domain), ghost_(ghost) {
   std::array<bool, 3> split{};
   for (std::size_t d = 0; d < 3; ++d) split[d] = domain.extent[d] > 0 && 2 * ghost[d] < domain.extent[d];
@@ -52,7 +52,7 @@ int BlockDecomposition::owner(const std::array<double, 3>& x) const {
     if (domain_.periodic) u -= std::floor(u);
     b[d] = std::clamp(static_cast<int>(std::floor(u * dims_[d])), 0, dims_[d] - 1);
   }
-  return linear_index(b[0], b[1], b[2], dims_[1], dims_[2]);
+  return grid::linear_index(b[0], b[1], b[2], dims_[1], dims_[2]);
 }
 
 void BlockDecomposition::needing(const double* x, std::vector<int>& ranks) const {
@@ -70,7 +70,7 @@ void BlockDecomposition::needing(const double* x, std::vector<int>& ranks) const
     const auto lo = static_cast<long>(std::floor((u - ghost_[d]) / w)), hi = static_cast<long>(std::floor((u + ghost_[d]) / w));
     for (long i = lo; i <= hi; ++i) {
       if (!domain_.periodic && (i < 0 || i >= p)) continue;
-      const auto b = fold_index(i, p, domain_.periodic);
+      const auto b = grid::fold_index(i, p, domain_.periodic);
       if (std::find(blocks[d].begin(), blocks[d].end(), static_cast<int>(b)) == blocks[d].end())
         blocks[d].push_back(static_cast<int>(b));
     }
@@ -78,7 +78,7 @@ void BlockDecomposition::needing(const double* x, std::vector<int>& ranks) const
   }
   for (int i : blocks[0])
     for (int j : blocks[1])
-      for (int k : blocks[2]) ranks.push_back(linear_index(i, j, k, dims_[1], dims_[2]));
+      for (int k : blocks[2]) ranks.push_back(grid::linear_index(i, j, k, dims_[1], dims_[2]));
 }
 
 LocalParticles distribute(std::span<const double> position, std::span<const double> mass,

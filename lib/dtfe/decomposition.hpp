@@ -3,8 +3,8 @@
 // so every field whose centre lies in its block can be computed without communication.
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <array>
 #include <span>
@@ -16,17 +16,17 @@ class BlockDecomposition {
  public:
   // Blocks over `domain` (a periodic box, or an open one holding the particles) for `ranks` ranks. An axis is cut only when its ghost zones would not
   // cover it anyway (2 ghost < extent); the cut minimises the largest block with its ghosts.
-  BlockDecomposition(const Box& domain, const std::array<double, 3>& ghost, int ranks);
+  BlockDecomposition(const grid::Box& domain, const std::array<double, 3>& ghost, int ranks);
 
   const std::array<int, 3>& dims() const { return dims_; }
-  const Box& domain() const { return domain_; }
+  const grid::Box& domain() const { return domain_; }
   // The rank whose block holds x (wrapped into a periodic domain, clamped into a closed one).
   int owner(const std::array<double, 3>& x) const;
   // Every rank whose block with its ghost zone holds x or one of its periodic images.
   void needing(const double* x, std::vector<int>& ranks) const;
 
  private:
-  Box domain_;
+  grid::Box domain_;
   std::array<double, 3> ghost_;
   std::array<int, 3> dims_{1, 1, 1};
 };

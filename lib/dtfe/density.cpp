@@ -1,8 +1,8 @@
-#include "dtfe/density.hpp"
+#include <phew/dtfe/density.hpp>
 
-#include "core/error.hpp"
-#include "dtfe/predicates.hpp"
-#include "dtfe/threads.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/predicates.hpp>
+#include <phew/dtfe/threads.hpp>
 
 #include <cmath>
 
@@ -43,7 +43,7 @@ std::vector<double> vertex_densities(const FieldPoints& points, const Triangulat
   for (std::size_t i = 0; i < n; ++i) {
     if (total[i] == 0) {
       if (mass[i] == 0) continue;  // absorbed, or not a vertex
-      throw Error::input("a particle of the field has no volume around it (degenerate, flat particle set)");
+      throw core::Error::input("a particle of the field has no volume around it (degenerate, flat particle set)");
     }
     rho[i] = 4.0 * mass[i] / (static_cast<double>(total[i]) * volume_unit);
   }

@@ -4,8 +4,8 @@
 // mass.
 #pragma once
 
-#include "dtfe/field_points.hpp"
-#include "dtfe/triangulation.hpp"
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/triangulation.hpp>
 
 #include <vector>
 

@@ -1,7 +1,7 @@
-#include "dtfe/exact_map.hpp"
+#include <phew/dtfe/exact_map.hpp>
 
-#include "dtfe/predicates.hpp"
-#include "dtfe/threads.hpp"
+#include <phew/dtfe/predicates.hpp>
+#include <phew/dtfe/threads.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -6,8 +6,8 @@
 // no one-ray-per-pixel noise.
 #pragma once
 
-#include "dtfe/field_points.hpp"
-#include "dtfe/triangulation.hpp"
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/triangulation.hpp>
 
 #include <vector>
 

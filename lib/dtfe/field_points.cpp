@@ -1,6 +1,6 @@
-#include "dtfe/field_points.hpp"
+#include <phew/dtfe/field_points.hpp>
 
-#include "dtfe/predicates.hpp"
+#include <phew/dtfe/predicates.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -115,7 +115,7 @@ FieldPoints select_field(std::span<const double> position, std::span<const doubl
   return out;
 }
 
-FieldPoints field_points(const ParticleIndex& index, const FieldGeometry& g) {
+FieldPoints field_points(const grid::ParticleIndex& index, const FieldGeometry& g) {
   const auto ax = view_axes(g.axis);
   const auto hv = g.half_width();  // along (u, v, w)
   std::array<double, 3> half{};

@@ -7,7 +7,7 @@
 // bytes on any number of ranks and threads.
 #pragma once
 
-#include "grid/particle_index.hpp"
+#include <phew/grid/particle_index.hpp>
 
 #include <array>
 #include <cstdint>
@@ -70,6 +70,6 @@ FieldPoints select_field(std::span<const double> position, std::span<const doubl
 // `g` (half-widths along the view axes), quantised and sorted. empty_outside is left false: the index
 // holds only this rank's particles, so the caller, who knows the particles' extent, decides it.
 // Not collective.
-FieldPoints field_points(const ParticleIndex& index, const FieldGeometry& g);
+FieldPoints field_points(const grid::ParticleIndex& index, const FieldGeometry& g);
 
 }  // namespace phew::dtfe

@@ -1,9 +1,9 @@
-#include "dtfe/field_runner.hpp"
+#include <phew/dtfe/field_runner.hpp>
 
-#include "core/error.hpp"
-#include "core/progress.hpp"
-#include "dtfe/schedule.hpp"
-#include "mpi/mailbox.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/progress.hpp>
+#include <phew/dtfe/schedule.hpp>
+#include <phew/mpi/mailbox.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -91,8 +91,8 @@ class Runner {
     const double t0 = now();
     try {
       o.result = compute_(index, points);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::input) throw;
+    } catch (const core::Error& e) {
+      if (e.kind() != core::ErrorKind::input) throw;
       o.error = e.what();
     }
     report_.busy_seconds += now() - t0;
@@ -106,7 +106,7 @@ class Runner {
   const ComputeFn& compute_;
   const mpi::Comm& comm_;
   RunReport& report_;
-  Progress progress_;
+  core::Progress progress_;
 };
 
 void run_model(const std::vector<FieldTask>& tasks, Runner& runner, const ExtractFn& extract, const mpi::Comm& comm,
@@ -239,7 +239,7 @@ Schedule parse_schedule(const std::string& text) {
   if (text == "none") return Schedule::none;
   if (text == "model") return Schedule::model;
   if (text == "dynamic") return Schedule::dynamic;
-  throw Error::usage("--schedule '{}': expected none, model or dynamic", text);
+  throw core::Error::usage("--schedule '{}': expected none, model or dynamic", text);
 }
 
 const char* to_string(Schedule s) {

@@ -10,10 +10,10 @@
 // A field's map does not depend on where it is computed, so the maps are the same under all three.
 #pragma once
 
-#include "dtfe/field_points.hpp"
-#include "dtfe/load_model.hpp"
-#include "dtfe/surface_density.hpp"
-#include "mpi/comm.hpp"
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/load_model.hpp>
+#include <phew/dtfe/surface_density.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <functional>
 #include <string>

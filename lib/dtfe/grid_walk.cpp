@@ -1,8 +1,8 @@
-#include "dtfe/grid_walk.hpp"
+#include <phew/dtfe/grid_walk.hpp>
 
-#include "dtfe/march.hpp"
-#include "dtfe/predicates.hpp"
-#include "dtfe/threads.hpp"
+#include <phew/dtfe/march.hpp>
+#include <phew/dtfe/predicates.hpp>
+#include <phew/dtfe/threads.hpp>
 
 #include <algorithm>
 #include <cmath>

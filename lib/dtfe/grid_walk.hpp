@@ -4,8 +4,8 @@
 // integral as nz grows; the tests use it as a slow reference and bench/ as the named alternative.
 #pragma once
 
-#include "dtfe/field_points.hpp"
-#include "dtfe/triangulation.hpp"
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/triangulation.hpp>
 
 #include <cstdint>
 #include <vector>

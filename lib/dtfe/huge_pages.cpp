@@ -1,4 +1,4 @@
-#include "dtfe/huge_pages.hpp"
+#include <phew/dtfe/huge_pages.hpp>
 
 #include <cstdlib>
 #include <sys/mman.h>

@@ -4,7 +4,7 @@
 // written before they are read), like RawVector.
 #pragma once
 
-#include "core/raw_vector.hpp"
+#include <phew/core/raw_vector.hpp>
 
 #include <cstddef>
 #include <new>
@@ -17,7 +17,7 @@ void* allocate_huge(std::size_t bytes);  // throws std::bad_alloc
 void free_huge(void* p) noexcept;
 
 template <typename T>
-struct HugePageAllocator : DefaultInitConstruct {
+struct HugePageAllocator : core::DefaultInitConstruct {
   using value_type = T;
   HugePageAllocator() = default;
   template <typename U>

@@ -1,7 +1,7 @@
-#include "dtfe/hull.hpp"
+#include <phew/dtfe/hull.hpp>
 
-#include "core/error.hpp"
-#include "dtfe/predicates.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/predicates.hpp>
 
 #include <algorithm>
 #include <utility>
@@ -83,7 +83,7 @@ std::vector<HullFacet> lower_hull(const FieldPoints& points, const Triangulation
     const Edge& y = edges[i + 1];
     if (x.lo != y.lo || x.hi != y.hi) continue;
     if (i + 2 < edges.size() && edges[i + 2].lo == x.lo && edges[i + 2].hi == x.hi)
-      throw Error::internal("lower hull: an edge shared by more than two facets");
+      throw core::Error::internal("lower hull: an edge shared by more than two facets");
     hull[static_cast<std::size_t>(x.facet)].neighbour[x.k] = y.facet;
     hull[static_cast<std::size_t>(y.facet)].neighbour[y.k] = x.facet;
     ++i;

@@ -4,8 +4,8 @@
 // triangulation from the previous ray's facet finds the next ray's first tetrahedron in a few steps.
 #pragma once
 
-#include "dtfe/field_points.hpp"
-#include "dtfe/triangulation.hpp"
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/triangulation.hpp>
 
 #include <cstdint>
 #include <vector>

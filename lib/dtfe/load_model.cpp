@@ -1,4 +1,4 @@
-#include "dtfe/load_model.hpp"
+#include <phew/dtfe/load_model.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
-#include "dtfe/march.hpp"
+#include <phew/dtfe/march.hpp>
 
-#include "core/error.hpp"
-#include "dtfe/predicates.hpp"
-#include "dtfe/threads.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/predicates.hpp>
+#include <phew/dtfe/threads.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -40,7 +40,7 @@ namespace {
 
 
 [[noreturn, gnu::noinline, gnu::cold]] void inconsistent(std::int64_t px, std::int64_t py, std::int32_t t) {
-  throw Error::internal("ray march at ({}, {}): no way out of tetrahedron {} (inconsistent triangulation)", px, py, t);
+  throw core::Error::internal("ray march at ({}, {}): no way out of tetrahedron {} (inconsistent triangulation)", px, py, t);
 }
 
 // The sign of orient2d(d, x, p) = du * xv - dv * xu when it is 0, by the perturbation of

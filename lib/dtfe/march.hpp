@@ -11,9 +11,9 @@
 // a continuous interpolant, so no bias.
 #pragma once
 
-#include "dtfe/field_points.hpp"
-#include "dtfe/hull.hpp"
-#include "dtfe/triangulation.hpp"
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/hull.hpp>
+#include <phew/dtfe/triangulation.hpp>
 
 #include <cstdint>
 #include <vector>

@@ -1,13 +1,13 @@
 // Qhull backend: the Delaunay triangulation as the lower convex hull of the points lifted to the
-// paraboloid (reentrant libqhull_r). Options, as the design card asks:
+// paraboloid (reentrant libqhull_r). Options:
 //   d   Delaunay;  Qt  triangulate non-simplicial facets (cospherical points), which may leave
 //   zero-volume tetrahedra: the kernel tolerates them;  Qbb  scale the lifted coordinate to the
 //   range of the others (less roundoff);  Qz  add a point at infinity (helps cospherical input).
 // Upper-Delaunay facets are not tetrahedra of the triangulation and are skipped; a neighbour that is
 // one marks a hull face (-1).
-#include "core/error.hpp"
-#include "dtfe/predicates.hpp"
-#include "dtfe/triangulation.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/predicates.hpp>
+#include <phew/dtfe/triangulation.hpp>
 
 extern "C" {
 #include <libqhull_r/qhull_ra.h>
@@ -65,7 +65,7 @@ struct QhullRun {
 HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
   const std::size_t n = points.size();
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max() / 4))
-    throw Error::input("{} points: too many for Qhull", n);
+    throw core::Error::input("{} points: too many for Qhull", n);
   // Lattice coordinates scaled by an exact power of two into [-1, 1].
   std::vector<coordT> xyz(3 * n);
   for (std::size_t i = 0; i < 3 * n; ++i) xyz[i] = std::ldexp(static_cast<double>(points.q[i]), -static_cast<int>(kQuantBits));
@@ -78,8 +78,8 @@ HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
   if (code != 0) {
     const std::string why = messages.first_line();
     if (code == qh_ERRsingular || why.find("QH6154") != std::string::npos)
-      throw Error::input("Qhull: the field's particles are degenerate (coplanar or too few): {}", why);
-    throw Error::internal("Qhull failed (code {}): {}", code, why);
+      throw core::Error::input("Qhull: the field's particles are degenerate (coplanar or too few): {}", why);
+    throw core::Error::internal("Qhull failed (code {}): {}", code, why);
   }
 
   // Number the tetrahedra (the lower-Delaunay facets); visitid is free once the hull is built.
@@ -99,11 +99,11 @@ HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
     int k = 0;
     pointT* corner[4] = {nullptr, nullptr, nullptr, nullptr};
     FOREACHvertex_(facet->vertices) {
-      if (k == 4) throw Error::internal("Qhull returned a non-simplicial facet despite Qt");
+      if (k == 4) throw core::Error::internal("Qhull returned a non-simplicial facet despite Qt");
       corner[k] = vertex->point;
       t.vertex[k++] = static_cast<std::int32_t>(qh_pointid(qh, vertex->point));
     }
-    if (k != 4) throw Error::internal("Qhull returned a facet with {} vertices", k);
+    if (k != 4) throw core::Error::internal("Qhull returned a facet with {} vertices", k);
     for (int j = 0; j < 4; ++j) t.neighbour[j] = -1;
     // Qhull documents neighbour k as opposite vertex k for simplicial facets; we check by the
     // vertex each neighbour lacks, which costs little and does not depend on that promise.
@@ -128,7 +128,7 @@ HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
           break;
         }
       }
-      if (missing < 0) throw Error::internal("Qhull: two facets with the same vertices");
+      if (missing < 0) throw core::Error::internal("Qhull: two facets with the same vertices");
       t.neighbour[missing] = static_cast<std::int32_t>(neighbor->visitid);
     }
   }

@@ -1,4 +1,4 @@
-#include "dtfe/schedule.hpp"
+#include <phew/dtfe/schedule.hpp>
 
 #include <algorithm>
 #include <numeric>

@@ -1,6 +1,6 @@
-#include "dtfe/silhouette.hpp"
+#include <phew/dtfe/silhouette.hpp>
 
-#include "dtfe/march.hpp"
+#include <phew/dtfe/march.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -7,7 +7,7 @@
 // "covered" is decided the same way on every rank for the same canonical points.
 #pragma once
 
-#include "dtfe/field_points.hpp"
+#include <phew/dtfe/field_points.hpp>
 
 #include <array>
 #include <cstdint>

@@ -1,11 +1,11 @@
-#include "dtfe/surface_density.hpp"
+#include <phew/dtfe/surface_density.hpp>
 
-#include "core/error.hpp"
-#include "dtfe/density.hpp"
-#include "dtfe/exact_map.hpp"
-#include "dtfe/hull.hpp"
-#include "dtfe/march.hpp"
-#include "dtfe/silhouette.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/density.hpp>
+#include <phew/dtfe/exact_map.hpp>
+#include <phew/dtfe/hull.hpp>
+#include <phew/dtfe/march.hpp>
+#include <phew/dtfe/silhouette.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -22,7 +22,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 MapMode parse_map_mode(const std::string& text) {
   if (text == "ray") return MapMode::ray;
   if (text == "exact") return MapMode::exact;
-  throw Error::usage("--mode '{}': expected ray or exact", text);
+  throw core::Error::usage("--mode '{}': expected ray or exact", text);
 }
 
 const char* to_string(MapMode m) { return m == MapMode::ray ? "ray" : "exact"; }

@@ -2,8 +2,8 @@
 // optionally k samples per pixel) or the exact pixel average. What the tool and the benchmarks call.
 #pragma once
 
-#include "dtfe/field_points.hpp"
-#include "dtfe/triangulation.hpp"
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/triangulation.hpp>
 
 #include <cstdint>
 #include <string>

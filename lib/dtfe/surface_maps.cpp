@@ -1,13 +1,13 @@
-#include "dtfe/surface_maps.hpp"
+#include <phew/dtfe/surface_maps.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "dtfe/decomposition.hpp"
-#include "dtfe/silhouette.hpp"
-#include "grid/particle_index.hpp"
-#include "mpi/agree.hpp"
-#include "mpi/route.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/dtfe/decomposition.hpp>
+#include <phew/dtfe/silhouette.hpp>
+#include <phew/grid/particle_index.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -48,8 +48,8 @@ Extent extent_of(const SurfaceMapsInput& in, const mpi::Comm& comm) {
 }
 
 // The periodic box, a closed box (every particle must lie in it), or the particles' bounding box.
-Box domain_of(const SurfaceMapsInput& in, bool periodic, const Extent& extent, const mpi::Comm& comm) {
-  Box domain;
+grid::Box domain_of(const SurfaceMapsInput& in, bool periodic, const Extent& extent, const mpi::Comm& comm) {
+  grid::Box domain;
   domain.periodic = periodic;
   const std::size_t n = in.position.size() / 3;
   if (has_box(in)) {
@@ -60,7 +60,7 @@ Box domain_of(const SurfaceMapsInput& in, bool periodic, const Extent& extent, c
           for (std::size_t d = 0; d < 3; ++d) {
             const double x = in.position[3 * i + d];
             if (x < 0 || x > in.box_size[d])
-              throw Error::input("{}: a particle at {:g} lies outside the non-periodic box [0, {:g}] in axis {}",
+              throw core::Error::input("{}: a particle at {:g} lies outside the non-periodic box [0, {:g}] in axis {}",
                                  in.snapshot, x, in.box_size[d], "xyz"[d]);
           }
       });
@@ -75,17 +75,17 @@ Box domain_of(const SurfaceMapsInput& in, bool periodic, const Extent& extent, c
 }
 
 // Centres wrapped into a periodic box; outside an open one, an input error.
-void place_centres(SurfaceMapsInput& in, const Box& domain) {
+void place_centres(SurfaceMapsInput& in, const grid::Box& domain) {
   for (std::size_t i = 0; i < in.centres.size(); ++i) {
     Vec3& c = in.centres[i];
     for (std::size_t d = 0; d < 3; ++d) {
       if (domain.periodic) {
-        c[d] = wrap_position(c[d], domain.extent[d]);
+        c[d] = grid::wrap_position(c[d], domain.extent[d]);
         continue;
       }
       const double lo = domain.origin[d], hi = domain.origin[d] + domain.extent[d];
       if (c[d] < lo || c[d] > hi)
-        throw Error::input("{}: centre {} ({:g}, {:g}, {:g}) lies outside the {} [{:g}, {:g}] in axis {} of a non-periodic snapshot",
+        throw core::Error::input("{}: centre {} ({:g}, {:g}, {:g}) lies outside the {} [{:g}, {:g}] in axis {} of a non-periodic snapshot",
                            in.centres_file, i + 1, c[0], c[1], c[2], has_box(in) ? "box" : "particles' extent", lo, hi, "xyz"[d]);
     }
   }
@@ -94,7 +94,7 @@ void place_centres(SurfaceMapsInput& in, const Box& domain) {
 // The fields whose centre lies in this rank's block, with their particle counts; refuses (on every
 // rank) the lowest field anywhere with fewer than 4 particles, and a largest field too large for memory.
 template <typename HalfOf>
-std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const ParticleIndex& index, const BlockDecomposition& blocks,
+std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const grid::ParticleIndex& index, const BlockDecomposition& blocks,
                                     const HalfOf& half_of, const SurfaceMapsParams& params, const SurfaceMapsSummary& sum,
                                     const mpi::Comm& comm) {
   std::vector<FieldTask> tasks;
@@ -103,7 +103,7 @@ std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const ParticleIn
   const auto few = std::find_if(tasks.begin(), tasks.end(), [](const FieldTask& t) { return t.n_particles < 4; });
   if (few != tasks.end()) {
     const Vec3& c = in.centres[few->index];
-    const Error e = Error::input("field {} at ({:g}, {:g}, {:g}) holds {} particle(s): a triangulation needs at least 4 (a larger --size or --depth?)",
+    const core::Error e = core::Error::input("field {} at ({:g}, {:g}, {:g}) holds {} particle(s): a triangulation needs at least 4 (a larger --size or --depth?)",
                                  in.ids[few->index], c[0], c[1], c[2], static_cast<long long>(few->n_particles));
     mpi::agree_first(comm, static_cast<std::int64_t>(few->index), &e);
   } else {
@@ -117,18 +117,18 @@ std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const ParticleIn
   const double maps_held = 2.0 * (static_cast<double>(tasks.size()) + static_cast<double>(n_fields) / comm.size() + 1) * map_bytes;
   const int node_ranks = mpi::ranks_on_node(comm);
   mpi::agree(comm, [&] {
-    check_memory((static_cast<double>(n_max) * triangulation_bytes_per_point(params.map.backend) + maps_held +
+    core::check_memory((static_cast<double>(n_max) * triangulation_bytes_per_point(params.map.backend) + maps_held +
                   40.0 * static_cast<double>(index.size())) * node_ranks,
-                 available_memory_bytes(),
+                 core::available_memory_bytes(),
                  fmt::format("the largest field ({} particles, {} triangulation) and {} maps of {}x{}",
-                             log::thousands(static_cast<long long>(n_max)), to_string(params.map.backend),
+                             core::log::thousands(static_cast<long long>(n_max)), to_string(params.map.backend),
                              n_fields, params.resolution, params.resolution));
   });
   const std::string margin = sum.margin_min == sum.margin_max ? fmt::format("{:g}", sum.margin_max)
                                                                : fmt::format("{:g} to {:g}", sum.margin_min, sum.margin_max);
-  log::info("{} fields of {}x{} pixels, side {:g}, depth {:g}, margin {}, line of sight {}; up to {} particles per field",
+  core::log::info("{} fields of {}x{} pixels, side {:g}, depth {:g}, margin {}, line of sight {}; up to {} particles per field",
             n_fields, params.resolution, params.resolution, params.size, sum.depth, margin, "xyz"[params.axis],
-            log::thousands(static_cast<long long>(n_max)));
+            core::log::thousands(static_cast<long long>(n_max)));
   return tasks;
 }
 
@@ -139,7 +139,7 @@ void agree_on_failed_fields(const std::vector<FieldOutcome>& outcomes, const Sur
     if (!o.error.empty() && (!first || o.index < first->index)) first = &o;
   if (!first) return mpi::agree_first(comm, 0, nullptr);
   const Vec3& c = in.centres[first->index];
-  const Error e = Error::input("field {} at ({:g}, {:g}, {:g}): {}", in.ids[first->index], c[0], c[1], c[2], first->error);
+  const core::Error e = core::Error::input("field {} at ({:g}, {:g}, {:g}): {}", in.ids[first->index], c[0], c[1], c[2], first->error);
   mpi::agree_first(comm, static_cast<std::int64_t>(first->index), &e);
 }
 
@@ -201,15 +201,15 @@ void summarise(const std::vector<double>& stat, std::size_t n_fields, const mpi:
 
 }  // namespace
 
-SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, const mpi::Comm& comm, const PhaseReport& phase) {
+SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   const auto axes = view_axes(params.axis);
   const auto u = static_cast<std::size_t>(axes[0]), v = static_cast<std::size_t>(axes[1]), w = static_cast<std::size_t>(axes[2]);
   const bool periodic = in.periodic && has_box(in);
   if (params.depth && periodic && *params.depth > in.box_size[w] * (1 + 1e-12))
-    throw Error::usage("--depth {:g} exceeds the periodic box ({:g}) along the line of sight: use --depth box", *params.depth,
+    throw core::Error::usage("--depth {:g} exceeds the periodic box ({:g}) along the line of sight: use --depth box", *params.depth,
                        in.box_size[w]);
   const Extent extent = periodic ? Extent{} : extent_of(in, comm);
-  const Box domain = domain_of(in, periodic, extent, comm);
+  const grid::Box domain = domain_of(in, periodic, extent, comm);
   SurfaceMaps out;
   SurfaceMapsSummary& sum = out.summary;
   sum.periodic = periodic;
@@ -267,11 +267,11 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
     while (held < max_last && margin_at_level(params.margin, held) < 2 * spacing) ++held;
   }
 
-  enter(phase, "distribute");
+  core::enter(phase, "distribute");
   std::vector<int> level(n_fields, 0), next(n_fields, 0);
   std::vector<char> settled(n_fields, params.auto_margin ? 0 : 1);
   std::optional<BlockDecomposition> blocks;
-  std::optional<ParticleIndex> index;
+  std::optional<grid::ParticleIndex> index;
   LocalParticles source{std::move(in.position), std::move(in.mass)};  // this rank's share, later the particles it owns
   in.position = {};
   in.mass = {};
@@ -327,15 +327,15 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
     sum.margin_min = std::min(sum.margin_min, geometry(i).margin), sum.margin_max = std::max(sum.margin_max, geometry(i).margin);
   if (n_fields == 0) sum.margin_min = 0;
   const auto n_held = comm.sum<std::uint64_t>(index->size());
-  log::verbose("decomposition {}x{}x{}; {} particles held with ghost zones ({:.2f}x)", blocks->dims()[0], blocks->dims()[1],
-               blocks->dims()[2], log::thousands(static_cast<long long>(n_held)),
+  core::log::verbose("decomposition {}x{}x{}; {} particles held with ghost zones ({:.2f}x)", blocks->dims()[0], blocks->dims()[1],
+               blocks->dims()[2], core::log::thousands(static_cast<long long>(n_held)),
                static_cast<double>(n_held) / static_cast<double>(std::max<std::uint64_t>(n_total, 1)));
 
-  enter(phase, "count");
+  core::enter(phase, "count");
   const std::vector<FieldTask> tasks =
       count_fields(in, *index, *blocks, [&](std::size_t i) { return half_at(i, level[i]); }, params, sum, comm);
 
-  enter(phase, "fields");
+  core::enter(phase, "fields");
   const auto outcomes = run_fields(
       tasks,
       [&](std::size_t i) {
@@ -347,7 +347,7 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
       params.schedule, comm, sum.report);
   agree_on_failed_fields(outcomes, in, comm);
 
-  enter(phase, "gather");
+  core::enter(phase, "gather");
   const std::size_t pixels = static_cast<std::size_t>(params.resolution) * static_cast<std::size_t>(params.resolution);
   std::vector<double> stat;
   io::Maps& maps = out.maps;

@@ -6,11 +6,11 @@
 // (field_runner.hpp), and every map sent to the rank that writes its row of maps.h5.
 #pragma once
 
-#include "core/timer.hpp"
-#include "dtfe/field_runner.hpp"
-#include "dtfe/surface_density.hpp"
-#include "io/maps_file.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/dtfe/field_runner.hpp>
+#include <phew/dtfe/surface_density.hpp>
+#include <phew/io/maps_file.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <array>
 #include <cstdint>
@@ -69,6 +69,6 @@ struct SurfaceMaps {
 // periodic box, Error(input) (agreed) for a particle or centre outside an open box, a field with fewer
 // than 4 particles or coplanar ones, or too little memory. Phases: distribute, count, fields, gather.
 SurfaceMaps surface_maps(SurfaceMapsInput input, const SurfaceMapsParams& params, const mpi::Comm& comm,
-                         const PhaseReport& phase = {});
+                         const core::PhaseReport& phase = {});
 
 }  // namespace phew::dtfe

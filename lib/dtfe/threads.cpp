@@ -1,4 +1,4 @@
-#include "dtfe/threads.hpp"
+#include <phew/dtfe/threads.hpp>
 
 #include <algorithm>
 #include <atomic>

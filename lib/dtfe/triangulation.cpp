@@ -1,8 +1,8 @@
-#include "dtfe/triangulation.hpp"
+#include <phew/dtfe/triangulation.hpp>
 
-#include "core/error.hpp"
-#include "dtfe/predicates.hpp"
-#include "dtfe/threads.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/predicates.hpp>
+#include <phew/dtfe/threads.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -127,10 +127,10 @@ Backend parse_backend(const std::string& text) {
   if (text == "auto") return cgal_available() ? Backend::cgal : Backend::qhull;
   if (text == "qhull") return Backend::qhull;
   if (text == "cgal") {
-    if (!cgal_available()) throw Error::usage("--backend cgal: this build of phew has no CGAL (use qhull or auto)");
+    if (!cgal_available()) throw core::Error::usage("--backend cgal: this build of phew has no CGAL (use qhull or auto)");
     return Backend::cgal;
   }
-  throw Error::usage("--backend '{}': expected auto, cgal or qhull", text);
+  throw core::Error::usage("--backend '{}': expected auto, cgal or qhull", text);
 }
 
 const char* to_string(Backend b) { return b == Backend::cgal ? "cgal" : "qhull"; }
@@ -143,14 +143,14 @@ double triangulation_bytes_per_point(Backend b) {
 
 Triangulation triangulate(const FieldPoints& points, Backend backend, int threads) {
   if (points.size() < 4)
-    throw Error::input("{} distinct particles in the field: a Delaunay triangulation needs at least 4", points.size());
+    throw core::Error::input("{} distinct particles in the field: a Delaunay triangulation needs at least 4", points.size());
   if (coplanar(points))
-    throw Error::input("all {} particles of the field lie in one plane: no 3-D triangulation", points.size());
+    throw core::Error::input("all {} particles of the field lie in one plane: no 3-D triangulation", points.size());
   Triangulation t;
   t.tets = backend == Backend::cgal ? detail::triangulate_cgal(points, threads) : detail::triangulate_qhull(points);
-  if (t.tets.empty()) throw Error::internal("{} produced no tetrahedra for {} points", to_string(backend), points.size());
+  if (t.tets.empty()) throw core::Error::internal("{} produced no tetrahedra for {} points", to_string(backend), points.size());
   if (t.tets.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
-    throw Error::input("{} tetrahedra: too many for one field (split it)", t.tets.size());
+    throw core::Error::input("{} tetrahedra: too many for one field (split it)", t.tets.size());
   canonicalize(t.tets, points.size(), threads);
   t.absorbed = absorb_missing(points, t.tets);
   const std::int32_t* q = points.q.data();

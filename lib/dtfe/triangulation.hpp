@@ -6,8 +6,8 @@
 // unique). The result is plain arrays, so nothing downstream knows which backend made it.
 #pragma once
 
-#include "dtfe/field_points.hpp"
-#include "dtfe/huge_pages.hpp"
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/huge_pages.hpp>
 
 #include <array>
 #include <cstdint>

@@ -1,6 +1,6 @@
-#include "gravity/fft3d.hpp"
+#include <phew/gravity/fft3d.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <fftw3.h>
 
@@ -15,7 +15,7 @@ using Complex = std::complex<double>;
 template <typename T>
 struct FftwBuffer {
   explicit FftwBuffer(std::size_t n) : data(static_cast<T*>(fftw_malloc(sizeof(T) * std::max<std::size_t>(n, 1)))) {
-    if (!data) throw Error::internal("out of memory for an FFT buffer of {} values", n);
+    if (!data) throw core::Error::internal("out of memory for an FFT buffer of {} values", n);
   }
   ~FftwBuffer() { fftw_free(data); }
   FftwBuffer(const FftwBuffer&) = delete;
@@ -44,7 +44,7 @@ struct SlabFft::Plans {
     forward_x = fftw_plan_dft_1d(nx, as_fftw(line_x.data), as_fftw(line_x.data), FFTW_FORWARD, FFTW_ESTIMATE);
     backward_x = fftw_plan_dft_1d(nx, as_fftw(line_x.data), as_fftw(line_x.data), FFTW_BACKWARD, FFTW_ESTIMATE);
     if (!r2c_z || !c2r_z || !forward_y || !backward_y || !forward_x || !backward_x)
-      throw Error::internal("FFTW could not plan a {}x{}x{} transform", nx, ny, nz);
+      throw core::Error::internal("FFTW could not plan a {}x{}x{} transform", nx, ny, nz);
   }
   ~Plans() {
     for (fftw_plan p : {r2c_z, c2r_z, forward_y, backward_y, forward_x, backward_x}) fftw_destroy_plan(p);
@@ -60,7 +60,7 @@ struct SlabFft::Plans {
 SlabFft::SlabFft(std::array<std::int64_t, 3> n, const mpi::Comm& comm)
     : n_(n), comm_(comm), x_slabs_(n[0], comm.size()), y_slabs_(n[1], comm.size()) {
   for (std::int64_t s : n)
-    if (s < 2) throw Error::usage("an FFT mesh needs at least 2 cells per side, not {}x{}x{}", n[0], n[1], n[2]);
+    if (s < 2) throw core::Error::usage("an FFT mesh needs at least 2 cells per side, not {}x{}x{}", n[0], n[1], n[2]);
   plans_ = std::make_unique<Plans>(n);
 }
 
@@ -87,7 +87,7 @@ std::vector<Complex> SlabFft::forward(std::span<const double> real) const {
   const auto n1 = static_cast<std::size_t>(n_[1]), n2 = static_cast<std::size_t>(n_[2]);
   const auto nzc = static_cast<std::size_t>(nz_complex());
   const auto planes = static_cast<std::size_t>(x_slabs_.planes(comm_.rank()));
-  if (real.size() != planes * n1 * n2) throw Error::internal("SlabFft::forward: {} values for {} planes", real.size(), planes);
+  if (real.size() != planes * n1 * n2) throw core::Error::internal("SlabFft::forward: {} values for {} planes", real.size(), planes);
   Plans& p = *plans_;
   std::vector<Complex> xs(planes * n1 * nzc);
   for (std::size_t row = 0; row < planes * n1; ++row) {  // z: real -> half spectrum
@@ -107,7 +107,7 @@ std::vector<double> SlabFft::backward(std::vector<Complex> ys) const {
   const auto n0 = static_cast<std::size_t>(n_[0]), n1 = static_cast<std::size_t>(n_[1]), n2 = static_cast<std::size_t>(n_[2]);
   const auto nzc = static_cast<std::size_t>(nz_complex());
   const auto my_ky = static_cast<std::size_t>(y_slabs_.planes(comm_.rank()));
-  if (ys.size() != my_ky * n0 * nzc) throw Error::internal("SlabFft::backward: {} values for {} ky planes", ys.size(), my_ky);
+  if (ys.size() != my_ky * n0 * nzc) throw core::Error::internal("SlabFft::backward: {} values for {} ky planes", ys.size(), my_ky);
   Plans& p = *plans_;
   transform_lines(ys, my_ky, n0, nzc, p.backward_x, p.line_x.data);
   std::vector<Complex> xs = transpose(ys, y_slabs_, x_slabs_);

@@ -7,8 +7,8 @@
 // of the input, independent of the decomposition.
 #pragma once
 
-#include "mpi/comm.hpp"
-#include "mpi/slab.hpp"
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <array>
 #include <complex>

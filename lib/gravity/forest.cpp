@@ -1,6 +1,6 @@
-#include "gravity/forest.hpp"
+#include <phew/gravity/forest.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -31,7 +31,7 @@ PairForce::PairForce(double G, double softening, double r_split)
   }
 }
 
-bool Forest::cube_meets(const GridGeometry& box, double cube_width, std::int64_t cx, std::array<double, 2> held_x) {
+bool Forest::cube_meets(const grid::GridGeometry& box, double cube_width, std::int64_t cx, std::array<double, 2> held_x) {
   const double lo = box.origin[0] + static_cast<double>(cx) * cube_width, hi = lo + cube_width;
   if (!box.periodic) return hi >= held_x[0] && lo <= held_x[1];
   if (held_x[1] - held_x[0] >= box.extent[0]) return true;
@@ -44,15 +44,15 @@ bool Forest::cube_meets(const GridGeometry& box, double cube_width, std::int64_t
   return false;
 }
 
-Forest::Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
+Forest::Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
                std::vector<Source> sources, PairForce force, Params params)
     : box_(box), cubes_(cubes), force_(std::move(force)), params_(params) {
   for (std::size_t d = 0; d < 3; ++d) {
     if (cubes_[d] < 1 || (box.periodic && cubes_[d] < 3))
-      throw Error::internal("a forest needs at least 3 cubes per axis in a periodic box, 1 otherwise");
+      throw core::Error::internal("a forest needs at least 3 cubes per axis in a periodic box, 1 otherwise");
     cube_size_[d] = box.extent[d] / static_cast<double>(cubes_[d]);
     if (box.periodic && force_.r_cut() > cube_size_[d])
-      throw Error::internal("the cut-off radius {} is wider than a cube ({})", force_.r_cut(), cube_size_[d]);
+      throw core::Error::internal("the cut-off radius {} is wider than a cube ({})", force_.r_cut(), cube_size_[d]);
   }
   // Sources by cube, then by particle ID: each cube's tree is then independent of where it was built.
   std::vector<std::pair<std::int64_t, std::size_t>> order(sources.size());
@@ -61,7 +61,7 @@ Forest::Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::
     return p.first != q.first ? p.first < q.first : sources[p.second].id < sources[q.second].id;
   });
   if (sources.size() >= std::numeric_limits<std::uint32_t>::max())
-    throw Error::input("{} particles on one rank: too many for its gravity trees (run on more ranks)", sources.size());
+    throw core::Error::input("{} particles on one rank: too many for its gravity trees (run on more ranks)", sources.size());
   pos_.resize(3 * sources.size());
   mass_.resize(sources.size());
   index_.resize(sources.size());
@@ -97,7 +97,7 @@ Forest::Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::
       half = std::max(half, 0.5 * (hi[d] - lo[d]));
     }
     if (root_[static_cast<std::size_t>(order[b].first)] == kNotHeld)
-      throw Error::internal("Forest: particles in a cube outside the held range [{}, {}]", held_x[0], held_x[1]);
+      throw core::Error::internal("Forest: particles in a cube outside the held range [{}, {}]", held_x[0], held_x[1]);
     const auto slot = static_cast<std::int64_t>(nodes_.size());
     nodes_.emplace_back();
     build(slot, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e), centre, half * (1 + 1e-12) + 1e-300, 0);
@@ -119,7 +119,7 @@ std::array<std::int64_t, 3> Forest::cube_of(const double x[3]) const {
   std::array<std::int64_t, 3> c{};
   for (std::size_t d = 0; d < 3; ++d) {
     const auto i = static_cast<std::int64_t>(std::floor((x[d] - box_.origin[d]) / cube_size_[d]));
-    c[d] = fold_index(i, cubes_[d], box_.periodic);
+    c[d] = grid::fold_index(i, cubes_[d], box_.periodic);
   }
   return c;
 }
@@ -237,7 +237,7 @@ void Forest::list_group(std::int64_t root, const double shift[3], const Node& gr
 
 void Forest::list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& group, std::vector<Interaction>& list) const {
   const std::int64_t side = cubes_[0] >> level;
-  const Moment& m = pyramid_[static_cast<std::size_t>(level)][static_cast<std::size_t>(linear_index(c[0], c[1], c[2], side, side))];
+  const Moment& m = pyramid_[static_cast<std::size_t>(level)][static_cast<std::size_t>(grid::linear_index(c[0], c[1], c[2], side, side))];
   if (m.mass == 0) return;
   if (m.size * m.size < params_.theta * params_.theta * box_distance2(m.com, group.centre, group.half)) {
     list.push_back({{m.com[0], m.com[1], m.com[2]}, m.mass});
@@ -249,14 +249,14 @@ void Forest::list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& 
     return;
   }
   const std::int64_t root = root_[static_cast<std::size_t>(key(c))];
-  if (root < 0) throw Error::internal("Forest: cube ({}, {}, {}) must be opened but is not held", c[0], c[1], c[2]);
+  if (root < 0) throw core::Error::internal("Forest: cube ({}, {}, {}) must be opened but is not held", c[0], c[1], c[2]);
   const double no_shift[3] = {0, 0, 0};
   list_group(root, no_shift, group, list);
 }
 
 void Forest::interactions(const Node& group, std::vector<Interaction>& list) const {
   if (!box_.periodic) {
-    if (pyramid_.empty()) throw Error::internal("Forest: an open box needs share_cube_moments first");
+    if (pyramid_.empty()) throw core::Error::internal("Forest: an open box needs share_cube_moments first");
     list_pyramid(static_cast<int>(pyramid_.size()) - 1, {0, 0, 0}, group, list);
     return;
   }
@@ -266,15 +266,15 @@ void Forest::interactions(const Node& group, std::vector<Interaction>& list) con
   for (std::int64_t a = -1; a <= 1; ++a)
     for (std::int64_t b = -1; b <= 1; ++b)
       for (std::int64_t e = -1; e <= 1; ++e) {
-        const std::array<std::int64_t, 3> q{fold_index(t[0] + a, cubes_[0], true), fold_index(t[1] + b, cubes_[1], true),
-                                            fold_index(t[2] + e, cubes_[2], true)};
+        const std::array<std::int64_t, 3> q{grid::fold_index(t[0] + a, cubes_[0], true), grid::fold_index(t[1] + b, cubes_[1], true),
+                                            grid::fold_index(t[2] + e, cubes_[2], true)};
         const std::int64_t root = root_[static_cast<std::size_t>(key(q))];
-        if (root == kNotHeld) throw Error::internal("Forest: cube ({}, {}, {}) is needed but not held", q[0], q[1], q[2]);
+        if (root == kNotHeld) throw core::Error::internal("Forest: cube ({}, {}, {}) is needed but not held", q[0], q[1], q[2]);
         if (root == kEmpty) continue;
         double shift[3];
         for (std::size_t d = 0; d < 3; ++d) {
           const double centre = box_.origin[d] + (static_cast<double>(q[d]) + 0.5) * cube_size_[d];
-          shift[d] = centre - (group.centre[d] + minimum_image(centre - group.centre[d], box_.extent[d], true));
+          shift[d] = centre - (group.centre[d] + grid::minimum_image(centre - group.centre[d], box_.extent[d], true));
         }
         list_group(root, shift, group, list);
       }
@@ -320,7 +320,7 @@ void Forest::share_cube_moments(const mpi::Comm& comm, const std::function<bool(
   const std::vector<Record> all = comm.all_gatherv<Record>(mine);
   for (std::int64_t c : cubes_)
     if (c != cubes_[0] || (c & (c - 1)) != 0)
-      throw Error::internal("the open-box top tree needs a power-of-two number of cubes, the same on every axis");
+      throw core::Error::internal("the open-box top tree needs a power-of-two number of cubes, the same on every axis");
   pyramid_.assign(1, std::vector<Moment>(root_.size(), Moment{0, {0, 0, 0}, 0}));
   for (const Record& r : all) pyramid_[0][static_cast<std::size_t>(r.key)] = r.m;
   // Coarser levels: the 8 children summed in a fixed order; a node's size is its region's side.
@@ -339,7 +339,7 @@ void Forest::share_cube_moments(const mpi::Comm& comm, const std::function<bool(
           }
           for (std::size_t d = 0; d < 3; ++d) m.com[d] = m.mass > 0 ? m.com[d] / m.mass : 0;
           m.size = static_cast<double>(cubes_[0] / side) * std::max({cube_size_[0], cube_size_[1], cube_size_[2]});
-          up[static_cast<std::size_t>(linear_index(i, j, k, side, side))] = m;
+          up[static_cast<std::size_t>(grid::linear_index(i, j, k, side, side))] = m;
         }
     pyramid_.push_back(std::move(up));
     (void)level;

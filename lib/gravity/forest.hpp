@@ -10,8 +10,8 @@
 //    that is shared by every rank, so only the cubes close enough to be opened need to be held locally.
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <algorithm>
 #include <array>
@@ -82,14 +82,14 @@ class Forest {
   // `box` is split into `cubes` per axis (periodic: box.periodic; a point outside an open box belongs to
   // the nearest edge cube). This rank holds the cubes whose x-extent meets held_x = [lo, hi] (wrapped in
   // a periodic box), and `sources` are every particle of those cubes. Not collective.
-  Forest(const GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
+  Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
          std::vector<Source> sources, PairForce force, Params params);
   // Whether the cube with x-index cx meets held_x (the rule the caller distributes particles by).
-  static bool cube_meets(const GridGeometry& box, double cube_width, std::int64_t cx, std::array<double, 2> held_x);
+  static bool cube_meets(const grid::GridGeometry& box, double cube_width, std::int64_t cx, std::array<double, 2> held_x);
 
   std::array<double, 3> cube_size() const { return cube_size_; }
   std::array<std::int64_t, 3> cube_of(const double x[3]) const;
-  std::int64_t key(const std::array<std::int64_t, 3>& c) const { return linear_index(c[0], c[1], c[2], cubes_[1], cubes_[2]); }
+  std::int64_t key(const std::array<std::int64_t, 3>& c) const { return grid::linear_index(c[0], c[1], c[2], cubes_[1], cubes_[2]); }
 
   // Open box only: the monopoles of all cubes, each from the one rank for which owns(cube key) is true,
   // and the pyramid over them. Needs a power-of-two number of cubes per axis. Collective.
@@ -134,7 +134,7 @@ class Forest {
   void list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& group, std::vector<Interaction>& list) const;
   void sum(const std::vector<Interaction>& list, const double x[3], double& phi, double acc[3]) const;
 
-  GridGeometry box_;
+  grid::GridGeometry box_;
   std::array<std::int64_t, 3> cubes_;
   std::array<double, 3> cube_size_{};
   PairForce force_;

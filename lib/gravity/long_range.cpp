@@ -1,8 +1,8 @@
-#include "gravity/long_range.hpp"
+#include <phew/gravity/long_range.hpp>
 
-#include "core/error.hpp"
-#include "grid/deposit.hpp"
-#include "mpi/planes.hpp"
+#include <phew/core/error.hpp>
+#include <phew/grid/deposit.hpp>
+#include <phew/mpi/planes.hpp>
 
 #include <cmath>
 
@@ -14,7 +14,7 @@ double sinc(double x) { return x == 0 ? 1.0 : std::sin(x) / x; }
 
 }  // namespace
 
-double long_range_green(const std::array<std::int64_t, 3>& m, const GridGeometry& mesh, double G, double r_split) {
+double long_range_green(const std::array<std::int64_t, 3>& m, const grid::GridGeometry& mesh, double G, double r_split) {
   double k2 = 0, window = 1;
   for (std::size_t d = 0; d < 3; ++d) {
     const double k = 2 * M_PI * static_cast<double>(m[d]) / mesh.extent[d];
@@ -26,12 +26,12 @@ double long_range_green(const std::array<std::int64_t, 3>& m, const GridGeometry
   return -4 * M_PI * G / k2 * std::exp(-k2 * r_split * r_split) / (w2 * w2);
 }
 
-LongRangeField::LongRangeField(const GridGeometry& mesh, double G, double r_split, std::span<const double> position,
+LongRangeField::LongRangeField(const grid::GridGeometry& mesh, double G, double r_split, std::span<const double> position,
                                std::span<const double> mass, double reach, const mpi::Comm& comm)
     : mesh_(mesh), cell_(mesh.cell_size()), fft_(mesh.shape, comm) {
-  if (!mesh.periodic) throw Error::internal("LongRangeField needs a periodic box");
+  if (!mesh.periodic) throw core::Error::internal("LongRangeField needs a periodic box");
   const auto& slabs = fft_.x_slabs();
-  DepositResult dep = deposit(mesh, Assignment::cic, slabs, position, mass, comm);
+  grid::DepositResult dep = deposit(mesh, grid::Assignment::cic, slabs, position, mass, comm);
   const double inv_volume = 1.0 / mesh.cell_volume();
   for (double& m : dep.mass) m *= inv_volume;  // mass -> density
   std::vector<std::complex<double>> spectrum = fft_.forward(dep.mass);
@@ -59,7 +59,7 @@ LongRangeField::LongRangeField(const GridGeometry& mesh, double G, double r_spli
 
 double LongRangeField::potential_at(std::int64_t i, std::int64_t j, std::int64_t k) const {
   const std::int64_t n1 = mesh_.shape[1], n2 = mesh_.shape[2];
-  return phi_[static_cast<std::size_t>(linear_index(i, fold_index(j, n1, true), fold_index(k, n2, true), n1, n2))];
+  return phi_[static_cast<std::size_t>(grid::linear_index(i, grid::fold_index(j, n1, true), grid::fold_index(k, n2, true), n1, n2))];
 }
 
 void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const {
@@ -78,7 +78,7 @@ void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const
   if (c[0] < 2) c[0] += n0 * ((2 - c[0] + n0 - 1) / n0);
   if (c[0] + 3 >= held_planes_) c[0] -= n0 * ((c[0] + 3 - held_planes_) / n0 + 1);
   if (c[0] < 2 || c[0] + 3 >= held_planes_)
-    throw Error::internal("LongRangeField::sample: x = {} is beyond the planes this rank holds", x[0]);
+    throw core::Error::internal("LongRangeField::sample: x = {} is beyond the planes this rank holds", x[0]);
   phi = 0;
   acc[0] = acc[1] = acc[2] = 0;
   for (int a = 0; a < 2; ++a)

@@ -9,9 +9,9 @@
 // density contrast, as in every cosmological code.
 #pragma once
 
-#include "gravity/fft3d.hpp"
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
+#include <phew/gravity/fft3d.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <span>
 #include <vector>
@@ -23,7 +23,7 @@ class LongRangeField {
   // `mesh`: a periodic box and its mesh shape; `position`/`mass`: this rank's particles, wrapped into the
   // box, in snapshot order with rank r's before rank r+1's (as read_share gives them). The field can be
   // sampled up to `reach` (length units) beyond this rank's slab of the mesh. Collective.
-  LongRangeField(const GridGeometry& mesh, double G, double r_split, std::span<const double> position,
+  LongRangeField(const grid::GridGeometry& mesh, double G, double r_split, std::span<const double> position,
                  std::span<const double> mass, double reach, const mpi::Comm& comm);
 
   const mpi::SlabDecomposition& slabs() const { return fft_.x_slabs(); }
@@ -34,7 +34,7 @@ class LongRangeField {
  private:
   double potential_at(std::int64_t i, std::int64_t j, std::int64_t k) const;  // i: extended plane index
 
-  GridGeometry mesh_;
+  grid::GridGeometry mesh_;
   std::array<double, 3> cell_{};
   SlabFft fft_;
   std::int64_t first_plane_ = 0;  // global (unwrapped) index of the first plane held
@@ -44,6 +44,6 @@ class LongRangeField {
 
 // The Green's function factor of mode (m0, m1, m2) (integer wave numbers in [-n/2, n/2]) for a mesh of
 // cell sizes h over box L: -4 pi G / k^2 exp(-k^2 r_s^2) / W_cic(k)^2, 0 for k = 0. Exposed for tests.
-double long_range_green(const std::array<std::int64_t, 3>& m, const GridGeometry& mesh, double G, double r_split);
+double long_range_green(const std::array<std::int64_t, 3>& m, const grid::GridGeometry& mesh, double G, double r_split);
 
 }  // namespace phew::gravity

@@ -1,6 +1,6 @@
-#include "gravity/setup.hpp"
+#include <phew/gravity/setup.hpp>
 
-#include "gravity/forest.hpp"
+#include <phew/gravity/forest.hpp>
 
 #include <fmt/format.h>
 
@@ -15,13 +15,13 @@ Setup plan_potential(bool periodic, const std::array<double, 3>& box_size, std::
                      const std::array<double, 3>& fallback_origin, const SetupParams& params, const mpi::Comm& comm) {
   Setup gs;
   if (periodic) {
-    const GridGeometry whole{{1, 1, 1}, {0, 0, 0}, box_size, true};
+    const grid::GridGeometry whole{{1, 1, 1}, {0, 0, 0}, box_size, true};
     std::int64_t n = params.pm_mesh;
     if (n == 0) {  // about one cell per particle, a power of two, 32 .. 512
       n = 32;
       while (n < 512 && static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) < static_cast<double>(n_particles)) n *= 2;
     }
-    gs.mesh = GridGeometry{{n, n, n}, whole.origin, whole.extent, true};
+    gs.mesh = grid::GridGeometry{{n, n, n}, whole.origin, whole.extent, true};
     const auto h = gs.mesh.cell_size();
     gs.r_split = kSplitInCells * std::max({h[0], h[1], h[2]});
     const double r_cut = PairForce::kCutInSplits * gs.r_split;
@@ -64,7 +64,7 @@ Setup plan_potential(bool periodic, const std::array<double, 3>& box_size, std::
   return gs;
 }
 
-double default_softening(const GridGeometry& grid, std::uint64_t n_particles) {
+double default_softening(const grid::GridGeometry& grid, std::uint64_t n_particles) {
   const double spacing = std::cbrt(grid.extent[0] * grid.extent[1] * grid.extent[2] /
                                    std::max<double>(1.0, static_cast<double>(n_particles)));
   return std::min(spacing / 30.0, 0.1 * grid.cell_size()[0]);

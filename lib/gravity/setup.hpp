@@ -3,9 +3,9 @@
 // short range); in an open box Barnes-Hut over cubes of the particles' bounding box.
 #pragma once
 
-#include "gravity/long_range.hpp"
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
+#include <phew/gravity/long_range.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <array>
 #include <memory>
@@ -20,10 +20,10 @@ struct SetupParams {
 };
 
 struct Setup {
-  GridGeometry box;                     // the forest's box: the snapshot's (periodic) or the particles' bounding box
+  grid::GridGeometry box;                     // the forest's box: the snapshot's (periodic) or the particles' bounding box
   std::array<std::int64_t, 3> cubes{};  // forest cubes per axis
   double cube_reach = 0;                // how far beyond a rank's candidates it must hold whole cubes
-  GridGeometry mesh;                    // periodic: the particle-mesh
+  grid::GridGeometry mesh;                    // periodic: the particle-mesh
   double r_split = 0;                   // periodic: the TreePM split scale
   std::unique_ptr<LongRangeField> mesh_field;  // periodic: the long-range part
   std::string description;             // for the output ("computed: TreePM, ...")
@@ -42,6 +42,6 @@ Setup plan_potential(bool periodic, const std::array<double, 3>& box_size, std::
 
 // The default Plummer softening: 1/30 of the mean interparticle spacing of `n_particles` in the grid's
 // box (a usual choice for dark-matter runs), at most a tenth of a grid cell.
-double default_softening(const GridGeometry& grid, std::uint64_t n_particles);
+double default_softening(const grid::GridGeometry& grid, std::uint64_t n_particles);
 
 }  // namespace phew::gravity

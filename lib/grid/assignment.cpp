@@ -1,14 +1,14 @@
-#include "grid/assignment.hpp"
+#include <phew/grid/assignment.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
-namespace phew {
+namespace phew::grid {
 
 Assignment parse_assignment(const std::string& text) {
   if (text == "ngp" || text == "NGP") return Assignment::ngp;
   if (text == "cic" || text == "CIC") return Assignment::cic;
   if (text == "tsc" || text == "TSC") return Assignment::tsc;
-  throw Error::usage("assignment '{}': expected ngp, cic or tsc", text);
+  throw core::Error::usage("assignment '{}': expected ngp, cic or tsc", text);
 }
 
 const char* to_string(Assignment a) {
@@ -20,4 +20,4 @@ const char* to_string(Assignment a) {
   return "CIC";
 }
 
-}  // namespace phew
+}  // namespace phew::grid

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-namespace phew {
+namespace phew::grid {
 
 enum class Assignment { ngp, cic, tsc };
 
@@ -40,4 +40,4 @@ inline Weights1D weights_1d(Assignment a, double u) {
 // Offsets of the cells a particle touches relative to the first one: 0 .. width-1.
 inline int kernel_width(Assignment a) { return a == Assignment::ngp ? 1 : a == Assignment::cic ? 2 : 3; }
 
-}  // namespace phew
+}  // namespace phew::grid

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace phew {
+namespace phew::grid {
 
 struct CellLabels {
   std::vector<std::int64_t> cell;   // global cell index (i*ny + j)*nz + k, ascending
@@ -26,4 +26,4 @@ struct CellLabels {
   }
 };
 
-}  // namespace phew
+}  // namespace phew::grid

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace phew {
+namespace phew::grid {
 
 class CellSet {
  public:
@@ -60,4 +60,4 @@ class CellSet {
   std::size_t slots_ = 0;
 };
 
-}  // namespace phew
+}  // namespace phew::grid

@@ -1,13 +1,13 @@
-#include "grid/deposit.hpp"
+#include <phew/grid/deposit.hpp>
 
-#include "core/error.hpp"
-#include "core/raw_vector.hpp"
-#include "mpi/route.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <algorithm>
 #include <array>
 
-namespace phew {
+namespace phew::grid {
 namespace {
 
 // A particle in cell units from the grid origin, with its mass.
@@ -119,7 +119,7 @@ DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomp
   const long lo = x0 - (width - 1), hi = x1 - 1;
   const auto nbuckets = static_cast<std::size_t>(std::max(0L, hi - lo + 1));
   std::vector<std::uint64_t> start(nbuckets + 1, 0);
-  RawVector<Cloud> sorted;
+  core::RawVector<Cloud> sorted;
   // Counts the clouds of `next` (a generator of clouds in snapshot order) per bucket, then places them.
   auto counting_sort = [&](auto&& for_each_cloud) {
     for_each_cloud([&](const Cloud& c) {
@@ -161,7 +161,7 @@ DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomp
       }
       return n;
     };
-    RawVector<Cloud> converted(mass.size());
+    core::RawVector<Cloud> converted(mass.size());
     std::size_t n = 0;
     for (std::size_t i = 0; i < mass.size(); ++i)
       if (units.convert(&position[3 * i], mass[i], converted[n])) ++n;
@@ -173,15 +173,15 @@ DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomp
       for (int j = 0; j < k; ++j) ++counts[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])];
     }
     std::vector<std::uint64_t> offset = mpi::offsets_of(counts);
-    RawVector<Cloud> send(offset.back() + counts.back());
+    core::RawVector<Cloud> send(offset.back() + counts.back());
     for (std::size_t i = 0; i < n; ++i) {
       const int k = destinations(converted[i], dest);
       for (int j = 0; j < k; ++j) send[offset[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])]++] = converted[i];
     }
-    converted = RawVector<Cloud>();
-    RawVector<Cloud> received;
+    converted = core::RawVector<Cloud>();
+    core::RawVector<Cloud> received;
     comm.all_to_all<Cloud>(std::span<const Cloud>(send.data(), send.size()), counts, received);
-    send = RawVector<Cloud>();
+    send = core::RawVector<Cloud>();
     counting_sort([&](auto&& f) {
       for (const Cloud& c : received) f(c);
     });
@@ -206,4 +206,4 @@ DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomp
   return result;
 }
 
-}  // namespace phew
+}  // namespace phew::grid

@@ -8,15 +8,15 @@
 // plane followed by one streaming pass gives exactly that order.
 #pragma once
 
-#include "grid/assignment.hpp"
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/assignment.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <span>
 #include <vector>
 
-namespace phew {
+namespace phew::grid {
 
 struct DepositResult {
   std::vector<double> mass;            // this rank's planes [planes][ny][nz], mass per cell
@@ -36,4 +36,4 @@ DepositResult deposit(const GridGeometry& grid, Assignment assignment, const mpi
 // several ranks, the converted clouds, the send buffer and the received clouds, then the sorted copy.
 inline constexpr double kDepositBytesPerParticle = 3 * 32.0;
 
-}  // namespace phew
+}  // namespace phew::grid

@@ -1,21 +1,21 @@
-#include "grid/geometry.hpp"
+#include <phew/grid/geometry.hpp>
 
-#include "core/error.hpp"
-#include "core/parse.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/parse.hpp>
 
 #include <vector>
 
-namespace phew {
+namespace phew::grid {
 
 std::array<std::int64_t, 3> parse_grid_shape(const std::string& text) {
   std::vector<std::int64_t> n;
   try {
-    n = parse_list<std::int64_t>(text, "grid");
-  } catch (const Error&) {
+    n = core::parse_list<std::int64_t>(text, "grid");
+  } catch (const core::Error&) {
     n.clear();
   }
   if ((n.size() != 1 && n.size() != 3) || std::any_of(n.begin(), n.end(), [](std::int64_t v) { return v < 1; }))
-    throw Error::usage("grid '{}': expected N or NX,NY,NZ with positive integers", text);
+    throw core::Error::usage("grid '{}': expected N or NX,NY,NZ with positive integers", text);
   return n.size() == 1 ? std::array<std::int64_t, 3>{n[0], n[0], n[0]} : std::array<std::int64_t, 3>{n[0], n[1], n[2]};
 }
 
@@ -37,13 +37,13 @@ std::array<std::int64_t, 3> grid_rule_shape(const std::array<double, 3>& extent,
 Box parse_region(const std::string& text) {
   std::vector<double> r;
   try {
-    r = parse_list<double>(text, "region", 6);
-  } catch (const Error&) {
-    throw Error::usage("region '{}': expected six numbers x0,y0,z0,x1,y1,z1", text);
+    r = core::parse_list<double>(text, "region", 6);
+  } catch (const core::Error&) {
+    throw core::Error::usage("region '{}': expected six numbers x0,y0,z0,x1,y1,z1", text);
   }
   Box b;
   for (std::size_t d = 0; d < 3; ++d) {
-    if (!(r[d + 3] > r[d])) throw Error::usage("region '{}': upper corner must be above the lower corner in every axis", text);
+    if (!(r[d + 3] > r[d])) throw core::Error::usage("region '{}': upper corner must be above the lower corner in every axis", text);
     b.origin[d] = r[d];
     b.extent[d] = r[d + 3] - r[d];
   }
@@ -51,4 +51,4 @@ Box parse_region(const std::string& text) {
   return b;
 }
 
-}  // namespace phew
+}  // namespace phew::grid

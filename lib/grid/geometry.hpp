@@ -1,5 +1,5 @@
 // A uniform grid: C-ordered [nx][ny][nz], linear index (i*ny + j)*nz + k, cell (i,j,k) centred at
-// origin + (i+0.5, j+0.5, k+0.5) * cell_size (DESIGN.md).
+// origin + (i+0.5, j+0.5, k+0.5) * cell_size (docs/formats.md, "Cells and arrays").
 #pragma once
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-namespace phew {
+namespace phew::grid {
 
 // A region of space: an open box, or a periodic one (positions wrap, separations take the nearest image).
 struct Box {
@@ -59,7 +59,7 @@ struct GridGeometry {
   }
 };
 
-// Everything a grid file records besides the values (DESIGN.md grid.h5).
+// Everything a grid file records besides the values (docs/formats.md, "grid.h5 (cic-project)").
 struct GridMeta {
   GridGeometry geometry;
   std::string assignment;     // "CIC", "NGP", "TSC"
@@ -157,4 +157,4 @@ std::array<std::int64_t, 3> grid_rule_shape(const std::array<double, 3>& extent,
 // "x0,y0,z0,x1,y1,z1" -> an open box (a sub-region of a snapshot). Throws Error(usage).
 Box parse_region(const std::string& text);
 
-}  // namespace phew
+}  // namespace phew::grid

@@ -1,9 +1,9 @@
-#include "grid/particle_index.hpp"
+#include <phew/grid/particle_index.hpp>
 
 #include <algorithm>
 #include <cmath>
 
-namespace phew {
+namespace phew::grid {
 
 ParticleIndex::ParticleIndex(std::span<const double> position, std::span<const double> mass, const Box& box, double cell)
     : box_(box) {
@@ -89,4 +89,4 @@ std::vector<std::size_t> ParticleIndex::within(const std::array<double, 3>& x, d
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::grid

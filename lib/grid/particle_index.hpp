@@ -3,7 +3,7 @@
 // images when the box is periodic) and to find the particles within a radius of a point.
 #pragma once
 
-#include "grid/geometry.hpp"
+#include <phew/grid/geometry.hpp>
 
 #include <algorithm>
 #include <array>
@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-namespace phew {
+namespace phew::grid {
 
 class ParticleIndex {
  public:
@@ -95,4 +95,4 @@ void ParticleIndex::visit(const std::array<double, 3>& centre, const std::array<
   }
 }
 
-}  // namespace phew
+}  // namespace phew::grid

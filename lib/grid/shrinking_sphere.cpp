@@ -1,10 +1,10 @@
-#include "grid/shrinking_sphere.hpp"
+#include <phew/grid/shrinking_sphere.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-namespace phew {
+namespace phew::grid {
 
 std::size_t shrinking_sphere_stop(std::size_t n, const ShrinkingSphere& params) {
   const auto fraction = static_cast<std::size_t>(params.stop_fraction * static_cast<double>(n));
@@ -60,4 +60,4 @@ std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, 
   return wrapped(c);
 }
 
-}  // namespace phew
+}  // namespace phew::grid

@@ -5,13 +5,13 @@
 // spherical-overdensity masses of mergertree --particles (and meant for unbinding's centres).
 #pragma once
 
-#include "grid/geometry.hpp"
+#include <phew/grid/geometry.hpp>
 
 #include <array>
 #include <cstddef>
 #include <span>
 
-namespace phew {
+namespace phew::grid {
 
 struct ShrinkingSphere {
   double shrink = 0.975;        // radius factor per step (Power et al.: 2.5%)
@@ -35,4 +35,4 @@ std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, 
                                               const Box& box, const std::array<double, 3>& reference,
                                               const ShrinkingSphere& params = {});
 
-}  // namespace phew
+}  // namespace phew::grid

@@ -1,11 +1,11 @@
-#include "grid/spherical_overdensity.hpp"
+#include <phew/grid/spherical_overdensity.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <utility>
 
-namespace phew {
+namespace phew::grid {
 
 double bryan_norman_delta(double omega_m, double omega_lambda, double a) {
   const double m = omega_m / (a * a * a);
@@ -84,4 +84,4 @@ std::vector<SoMasses> spherical_overdensity(const ParticleIndex& particles, std:
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::grid

@@ -5,7 +5,7 @@
 // so the critical density is ρ_crit(a)·a³ (Cosmology::critical_density).
 #pragma once
 
-#include "grid/particle_index.hpp"
+#include <phew/grid/particle_index.hpp>
 
 #include <array>
 #include <cstddef>
@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-namespace phew {
+namespace phew::grid {
 
 // Bryan & Norman (1998) virial overdensity relative to critical, flat universe:
 // Δ_c = 18π² + 82x − 39x², x = Ω_m(a) − 1, Ω_m(a) = Ω_m a⁻³ / (Ω_m a⁻³ + Ω_Λ).
@@ -55,4 +55,4 @@ std::vector<SoMasses> spherical_overdensity(const ParticleIndex& particles, std:
                                             double critical_density, double delta_vir,
                                             std::size_t min_particles = kSoMinParticles);
 
-}  // namespace phew
+}  // namespace phew::grid

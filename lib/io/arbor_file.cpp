@@ -1,7 +1,7 @@
-#include "io/arbor_file.hpp"
+#include <phew/io/arbor_file.hpp>
 
-#include "core/error.hpp"
-#include "io/h5.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -30,7 +30,7 @@ void write_field(File& f, const std::string& path, const ArborField& field, cons
 std::pair<std::string, std::string> arbor_images(const Arbor& a) {
   const std::size_t n = a.fields.empty() ? 0 : rows_of(a.fields.front());
   for (const ArborField& fl : a.fields)
-    if (rows_of(fl) != n) throw Error::internal("arbor field {} has {} rows, not {}", fl.name, rows_of(fl), n);
+    if (rows_of(fl) != n) throw core::Error::internal("arbor field {} has {} rows, not {}", fl.name, rows_of(fl), n);
   const auto trees = static_cast<std::int64_t>(a.tree_start.size());
   std::vector<std::int64_t> start, end;
   for (std::size_t t = 0; t < a.tree_start.size(); ++t) {

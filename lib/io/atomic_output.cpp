@@ -1,8 +1,8 @@
-#include "io/atomic_output.hpp"
+#include <phew/io/atomic_output.hpp>
 
-#include "core/error.hpp"
-#include "core/watchdog.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/watchdog.hpp>
+#include <phew/mpi/agree.hpp>
 
 #include <unistd.h>
 
@@ -109,8 +109,8 @@ void remove_stale_partials(const std::string& final_path) {
 std::string temp_name_for(const std::string& final_path) {
   const fs::path dir = folder_of(final_path);
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw Error::io("{}: output folder {} does not exist", final_path, dir.string());
-  if (access(dir.c_str(), W_OK) != 0) throw Error::io("{}: output folder {} is not writable", final_path, dir.string());
+  if (!fs::is_directory(dir, ec)) throw core::Error::io("{}: output folder {} does not exist", final_path, dir.string());
+  if (access(dir.c_str(), W_OK) != 0) throw core::Error::io("{}: output folder {} is not writable", final_path, dir.string());
   return (dir / (partial_prefix(final_path) + host_name() + "-" + std::to_string(getpid()))).string();
 }
 
@@ -130,7 +130,7 @@ std::string write_failure(const std::string& path, int error_number) {
 
 void install_cleanup_on_signals() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, cleanup_handler);
-  set_last_words(unlink_registered);
+  core::set_last_words(unlink_registered);
 }
 
 void remove_temporary_files() { unlink_registered(); }
@@ -141,12 +141,12 @@ AtomicOutput::AtomicOutput(std::string final_path, const mpi::Comm& comm) : fina
     try {
       temp_ = temp_name_for(final_);
       remove_stale_partials(final_);
-    } catch (const Error& e) {
+    } catch (const core::Error& e) {
       error = e.what();
     }
   }
   comm.broadcast(error);
-  if (!error.empty()) throw Error(ErrorKind::io, error);
+  if (!error.empty()) throw core::Error(core::ErrorKind::io, error);
   comm.broadcast(temp_);
   // Every rank registers it for the signal cleanup, not rank 0 alone: parallel HDF5 opens the file by
   // name on every rank, so a rank that opens it after a signalled rank 0 has removed it creates it
@@ -175,11 +175,11 @@ void Commit::add_text(const std::string& final_path, const std::string& text) {
   const std::string temp = temp_name_for(final_path);
   add(temp, final_path);  // registered first, so that a failed write is removed too
   std::FILE* f = std::fopen(temp.c_str(), "wb");
-  if (!f) throw Error::io("{}", write_failure(final_path, errno));
+  if (!f) throw core::Error::io("{}", write_failure(final_path, errno));
   const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   const int write_errno = errno;
   const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) throw Error::io("{}", write_failure(final_path, written ? errno : write_errno));
+  if (!written || !closed) throw core::Error::io("{}", write_failure(final_path, written ? errno : write_errno));
 }
 
 void Commit::move_into_place() {
@@ -191,7 +191,7 @@ void Commit::move_into_place() {
     const auto& [temp, final_path] = files_[i];
     if (pause_here && i > 0 && i + 1 == files_.size()) std::this_thread::sleep_for(std::chrono::seconds(3));
     if (std::rename(temp.c_str(), final_path.c_str()) != 0)
-      throw Error::io("{}: cannot move the finished file into place: {}", final_path, std::strerror(errno));
+      throw core::Error::io("{}: cannot move the finished file into place: {}", final_path, std::strerror(errno));
   }
   applied_ = true;
   for (int slot : slots_) unregister_temp(slot);

@@ -1,11 +1,11 @@
-// Nothing half-written (DESIGN.md rule 3). Every file a run writes (its outputs, their manifests, side
+// Nothing half-written (docs/cli.md, "Nothing half-written"). Every file a run writes (its outputs, their manifests, side
 // outputs such as text exports and quicklooks) is written under a hidden temporary name in its folder,
 // `.NAME.partial-HOST-PID`, and all of them are moved into place together, at the end of a successful
 // run, by one Commit. At every instant each output name holds the old file or the new one, never a
 // partial one; a failed run commits nothing.
 #pragma once
 
-#include "mpi/comm.hpp"
+#include <phew/mpi/comm.hpp>
 
 #include <string>
 #include <utility>

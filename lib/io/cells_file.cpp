@@ -1,7 +1,7 @@
-#include "io/cells_file.hpp"
+#include <phew/io/cells_file.hpp>
 
-#include "core/error.hpp"
-#include "io/table.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/table.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -15,7 +15,7 @@ constexpr Storage kCellsStorage{1 << 16, 1};
 
 }  // namespace
 
-void write_cell_index(File& f, const GridGeometry& g, std::span<const std::int64_t> cells,
+void write_cell_index(File& f, const grid::GridGeometry& g, std::span<const std::int64_t> cells,
                       const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
   f.write_attribute<std::int64_t>("/", "format_version", kCellsFormatVersion);
   if (!f.has("/cells")) f.create_group("/cells");
@@ -63,20 +63,20 @@ void check_cells_format(const File& f, const std::string& remedy) {
   const std::int64_t found =
       f.has_attribute("/", "format_version") ? f.read_attribute_scalar<std::int64_t>("/", "format_version") : 1;
   if (found != kCellsFormatVersion)
-    throw Error::input("{}: format version {} ({}), but this phew reads version {} (sparse /cells): {}", f.path(), found,
+    throw core::Error::input("{}: format version {} ({}), but this phew reads version {} (sparse /cells): {}", f.path(), found,
                        found == 1 ? "dense label grids" : "unknown", kCellsFormatVersion, remedy);
 }
 
-CellLabels read_cell_labels(const File& f, const GridGeometry& g, const std::string& name, std::int64_t x0,
+grid::CellLabels read_cell_labels(const File& f, const grid::GridGeometry& g, const std::string& name, std::int64_t x0,
                             std::int64_t x1, std::int64_t max_label) {
   check_cells_format(f, "re-run the tool that wrote it");
-  CellLabels out;
+  grid::CellLabels out;
   if (x1 <= x0) return out;
   const auto n = static_cast<std::int64_t>(f.dataset_info("/cells/index").elements());
   const auto start = f.read<std::int64_t>("/cells/plane_start");
   const bool ordered = std::is_sorted(start.begin(), start.end());
   if (start.size() != static_cast<std::size_t>(g.shape[0]) + 1 || start.front() != 0 || start.back() != n || !ordered)
-    throw Error::input("{}: /cells/plane_start does not match /cells/index ({} rows) and the grid's {} planes", f.path(),
+    throw core::Error::input("{}: /cells/plane_start does not match /cells/index ({} rows) and the grid's {} planes", f.path(),
                        n, g.shape[0]);
   const auto b = static_cast<std::uint64_t>(start[static_cast<std::size_t>(x0)]);
   const auto e = static_cast<std::uint64_t>(start[static_cast<std::size_t>(x1)]);
@@ -85,11 +85,11 @@ CellLabels read_cell_labels(const File& f, const GridGeometry& g, const std::str
   const std::int64_t lo = x0 * plane, hi = x1 * plane;
   for (std::size_t k = 0; k < out.cell.size(); ++k)
     if (out.cell[k] < lo || out.cell[k] >= hi || (k > 0 && out.cell[k] <= out.cell[k - 1]))
-      throw Error::input("{}: /cells/index row {} is {} (expected ascending cell indices of planes {}..{})", f.path(),
+      throw core::Error::input("{}: /cells/index row {} is {} (expected ascending cell indices of planes {}..{})", f.path(),
                          b + k, out.cell[k], x0, x1 - 1);
   const std::string path = "/cells/" + name;
   if (f.dataset_info(path).elements() != static_cast<std::uint64_t>(n))
-    throw Error::input("{}: {} has {} rows, /cells/index {}", f.path(), path, f.dataset_info(path).elements(), n);
+    throw core::Error::input("{}: {} has {} rows, /cells/index {}", f.path(), path, f.dataset_info(path).elements(), n);
   out.label = f.read_rows<std::int64_t>(path, b, e - b);
   check_labels(f, path, out.label, max_label);
   return out;

@@ -7,10 +7,10 @@
 // Version 1 (before) stored dense int64 grids [nx][ny][nz] and had no format_version attribute.
 #pragma once
 
-#include "grid/cell_labels.hpp"
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/cell_labels.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <span>
 #include <string>
@@ -22,7 +22,7 @@ inline constexpr std::int64_t kCellsFormatVersion = 2;
 
 // Writes the root's format_version, /cells/index and /cells/plane_start from this rank's cells (in its
 // planes of `slabs`, ascending). Collective.
-void write_cell_index(File& f, const GridGeometry& g, std::span<const std::int64_t> cells,
+void write_cell_index(File& f, const grid::GridGeometry& g, std::span<const std::int64_t> cells,
                       const mpi::SlabDecomposition& slabs, const mpi::Comm& comm);
 // Writes /cells/NAME: this rank's labels, one per cell given to write_cell_index and in its order.
 // Collective.
@@ -35,7 +35,7 @@ void check_cells_format(const File& f, const std::string& remedy);
 
 // The cells of planes [x0, x1) with the labels of /cells/NAME. Error(input) naming the file when the
 // index is not ascending or leaves those planes, or a label is outside 0..max_label.
-CellLabels read_cell_labels(const File& f, const GridGeometry& g, const std::string& name, std::int64_t x0,
+grid::CellLabels read_cell_labels(const File& f, const grid::GridGeometry& g, const std::string& name, std::int64_t x0,
                             std::int64_t x1, std::int64_t max_label);
 
 }  // namespace phew::io

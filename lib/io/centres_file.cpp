@@ -1,7 +1,7 @@
-#include "io/centres_file.hpp"
+#include <phew/io/centres_file.hpp>
 
-#include "core/error.hpp"
-#include "io/h5.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
 
 #include <charconv>
 #include <fstream>
@@ -33,7 +33,7 @@ bool parse_numbers(const std::string& line, std::vector<double>& out) {
 
 std::vector<std::array<double, 3>> read_centres_text(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw Error::io("{}: cannot open the centres file", path);
+  if (!in) throw core::Error::io("{}: cannot open the centres file", path);
   std::vector<std::array<double, 3>> out;
   std::string line;
   std::vector<double> v;
@@ -47,24 +47,24 @@ std::vector<std::array<double, 3>> read_centres_text(const std::string& path) {
         first = false;
         continue;
       }
-      throw Error::input("{}: line {} is not three numbers x y z: '{}'", path, number, line);
+      throw core::Error::input("{}: line {} is not three numbers x y z: '{}'", path, number, line);
     }
     first = false;
-    if (v.size() != 3) throw Error::input("{}: line {} has {} numbers, expected three (x y z)", path, number, v.size());
+    if (v.size() != 3) throw core::Error::input("{}: line {} has {} numbers, expected three (x y z)", path, number, v.size());
     out.push_back({v[0], v[1], v[2]});
   }
-  if (in.bad()) throw Error::io("{}: read error", path);
+  if (in.bad()) throw core::Error::io("{}: read error", path);
   return out;
 }
 
 std::vector<std::array<double, 3>> read_centres_table(const std::string& path, const std::string& dataset) {
   const File f = File::open_read(path);
-  if (!f.has(dataset)) throw Error::input("{}: no dataset {} (give FILE.h5:/path/to/dataset)", path, dataset);
+  if (!f.has(dataset)) throw core::Error::input("{}: no dataset {} (give FILE.h5:/path/to/dataset)", path, dataset);
   const TypeInfo info = f.dataset_info(dataset);
   if (info.cls != TypeInfo::Class::floating && info.cls != TypeInfo::Class::integer)
-    throw Error::input("{}: {} is {}, expected numbers [n][3]", path, dataset, info.describe());
+    throw core::Error::input("{}: {} is {}, expected numbers [n][3]", path, dataset, info.describe());
   if (info.shape.size() != 2 || info.shape[1] != 3)
-    throw Error::input("{}: {} is {}, expected [n][3]", path, dataset, info.describe());
+    throw core::Error::input("{}: {} is {}, expected [n][3]", path, dataset, info.describe());
   const auto v = f.read<double>(dataset);
   std::vector<std::array<double, 3>> out;
   for (std::size_t i = 0; i + 2 < v.size(); i += 3) out.push_back({v[i], v[i + 1], v[i + 2]});

@@ -1,8 +1,8 @@
-#include "io/clumps_file.hpp"
+#include <phew/io/clumps_file.hpp>
 
-#include "core/error.hpp"
-#include "io/cells_file.hpp"
-#include "io/grid_file.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/cells_file.hpp>
+#include <phew/io/grid_file.hpp>
 
 #include <algorithm>
 
@@ -66,8 +66,8 @@ const Table<HierarchyRow>& hierarchy_table() {
 }
 
 void write_clumps(File& f, const Clumps& c, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
-  const GridMeta& grid = c.grid;
-  const GridGeometry& g = grid.geometry;
+  const grid::GridMeta& grid = c.grid;
+  const grid::GridGeometry& g = grid.geometry;
   f.create_group("/grid");
   write_grid_attributes(f, grid, "/grid");
 
@@ -119,11 +119,11 @@ ClumpsHeader read_clumps_header(const File& f) {
 std::vector<Clump> read_clumps(const File& f) { return clump_table().read(f, "/clumps"); }
 
 // Labels are peak IDs: checked against the peak table.
-CellLabels read_clump_cells(const File& f, const GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
+grid::CellLabels read_clump_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
   return read_cell_labels(f, grid, "clump", x0, x1, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
 }
 
-CellLabels read_halo_cells(const File& f, const GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
+grid::CellLabels read_halo_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
   return read_cell_labels(f, grid, "halo", x0, x1, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
 }
 
@@ -155,7 +155,7 @@ std::string particle_columns(std::int64_t n, const Vec3& v) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vector<Clump>& clumps,
-                                                                const std::vector<Halo>& halos, const GridMeta& grid,
+                                                                const std::vector<Halo>& halos, const grid::GridMeta& grid,
                                                                 const ClumpsMeta& meta) {
   const bool particles = meta.with_particles;
   const std::string velocity = particles ? fmt::format(", bulk_velocity_* in {}", meta.velocity_units) : "";
@@ -218,12 +218,12 @@ std::map<std::int64_t, std::array<double, 3>> read_clump_peak_positions(const Fi
 
 std::vector<HaloCentre> read_halo_centres(const File& f) {
   for (const char* d : {"/halos/id", "/halos/mass", "/halos/peak_position"})
-    if (!f.has(d)) throw Error::input("{}: no dataset {} (is it a clumps.h5 from phew-merge?)", f.path(), d);
+    if (!f.has(d)) throw core::Error::input("{}: no dataset {} (is it a clumps.h5 from phew-merge?)", f.path(), d);
   const auto id = f.read<std::int64_t>("/halos/id");
   const auto mass = f.read<double>("/halos/mass");
   const auto pos = f.read<double>("/halos/peak_position");
   if (mass.size() != id.size() || pos.size() != 3 * id.size())
-    throw Error::input("{}: /halos tables of different lengths", f.path());
+    throw core::Error::input("{}: /halos tables of different lengths", f.path());
   std::vector<HaloCentre> out(id.size());
   for (std::size_t k = 0; k < id.size(); ++k) out[k] = {id[k], mass[k], {pos[3 * k], pos[3 * k + 1], pos[3 * k + 2]}};
   std::stable_sort(out.begin(), out.end(), [](const HaloCentre& a, const HaloCentre& b) {

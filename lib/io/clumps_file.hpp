@@ -3,11 +3,11 @@
 // each rank passes its rows, which follow the rows of lower ranks.
 #pragma once
 
-#include "grid/cell_labels.hpp"
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "io/table.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/cell_labels.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/io/table.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <array>
 #include <map>
@@ -75,7 +75,7 @@ struct ClumpsMeta {
 // The product as one rank holds it: the test cells of its planes with their labels, and its rows of the
 // tables.
 struct Clumps {
-  GridMeta grid;
+  grid::GridMeta grid;
   ClumpsMeta meta;
   std::vector<std::int64_t> cells;                  // this rank's test cells: global indices, ascending
   std::vector<std::int64_t> cell_clump, cell_halo;  // one per test cell; 0 = discarded as noise
@@ -90,7 +90,7 @@ void write_clumps(File& file, const Clumps& clumps, const mpi::SlabDecomposition
 
 // Refuses a file of another format version.
 struct ClumpsHeader {
-  GridMeta grid;
+  grid::GridMeta grid;
   double density_threshold = 0;  // of the segmentation
   std::uint64_t n_peaks = 0, n_clumps = 0, n_halos = 0;
 };
@@ -98,8 +98,8 @@ ClumpsHeader read_clumps_header(const File& file);
 // The whole clump table (small: one row per level-0 clump).
 std::vector<Clump> read_clumps(const File& file);
 // The test cells of planes [x0, x1) with their level-0 clump (or halo); 0 = discarded as noise.
-CellLabels read_clump_cells(const File& file, const GridGeometry& grid, std::int64_t x0, std::int64_t x1);
-CellLabels read_halo_cells(const File& file, const GridGeometry& grid, std::int64_t x0, std::int64_t x1);
+grid::CellLabels read_clump_cells(const File& file, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1);
+grid::CellLabels read_halo_cells(const File& file, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1);
 // The peak positions of the clumps among `ids` (sorted) that are in the catalogue, read in chunks so
 // that no rank holds the whole catalogue (deblend).
 std::map<std::int64_t, std::array<double, 3>> read_clump_peak_positions(const File& file,
@@ -122,7 +122,7 @@ std::vector<HaloCentre> read_halo_centres(const File& file);
 // differences), and as CSV. `clumps` and `halos` are every row. Each entry: (suffix, text), e.g.
 // (".clumps.txt", ...), written beside the output as OUTPUT.clumps.txt.
 std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vector<Clump>& clumps,
-                                                                const std::vector<Halo>& halos, const GridMeta& grid,
+                                                                const std::vector<Halo>& halos, const grid::GridMeta& grid,
                                                                 const ClumpsMeta& meta);
 
 }  // namespace phew::io

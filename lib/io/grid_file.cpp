@@ -1,6 +1,6 @@
-#include "io/grid_file.hpp"
+#include <phew/io/grid_file.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -19,11 +19,11 @@ std::span<const T> as_span(const std::array<T, N>& a) {
 Precision parse_precision(const std::string& text) {
   if (text == "float32" || text == "f32") return Precision::f32;
   if (text == "float64" || text == "f64") return Precision::f64;
-  throw Error::usage("precision '{}': expected float32 or float64", text);
+  throw core::Error::usage("precision '{}': expected float32 or float64", text);
 }
 
-void write_grid_attributes(File& file, const GridMeta& meta, const std::string& o) {
-  const GridGeometry& g = meta.geometry;
+void write_grid_attributes(File& file, const grid::GridMeta& meta, const std::string& o) {
+  const grid::GridGeometry& g = meta.geometry;
   file.write_attribute<std::int64_t>(o, "shape", as_span(g.shape));
   file.write_attribute<double>(o, "box_size", as_span(g.extent));
   file.write_attribute<double>(o, "origin", as_span(g.origin));
@@ -47,9 +47,9 @@ void write_grid_attributes(File& file, const GridMeta& meta, const std::string& 
   if (meta.critical_density) file.write_attribute(o, "critical_density", *meta.critical_density);
 }
 
-void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
+void write_grid(File& file, const grid::GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
                 Precision precision, bool compress) {
-  const GridGeometry& g = meta.geometry;
+  const grid::GridGeometry& g = meta.geometry;
   const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(g.shape[0]), static_cast<std::uint64_t>(g.shape[1]),
                                          static_cast<std::uint64_t>(g.shape[2])};
   file.create_group("/grid");
@@ -67,25 +67,25 @@ void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& 
   write_grid_attributes(file, meta, "/grid");
 }
 
-GridMeta read_grid_meta(const File& f) { return read_grid_attributes(f, "/grid", true); }
+grid::GridMeta read_grid_meta(const File& f) { return read_grid_attributes(f, "/grid", true); }
 
-double reference_mean_density(const std::string& path, const GridMeta& mine) {
-  const GridMeta ref = read_grid_meta(File::open_read(path));
+double reference_mean_density(const std::string& path, const grid::GridMeta& mine) {
+  const grid::GridMeta ref = read_grid_meta(File::open_read(path));
   if (ref.density_units != mine.density_units || ref.geometry.extent != mine.geometry.extent ||
       ref.geometry.origin != mine.geometry.origin || ref.geometry.periodic != mine.geometry.periodic)
-    throw Error::input("{}: not a grid of the same region and units ({} {}) as this one ({} {})", path,
+    throw core::Error::input("{}: not a grid of the same region and units ({} {}) as this one ({} {})", path,
                        ref.geometry.extent[0], ref.density_units, mine.geometry.extent[0], mine.density_units);
-  if (!(ref.mean_density > 0)) throw Error::input("{}: its mean density is {}", path, ref.mean_density);
+  if (!(ref.mean_density > 0)) throw core::Error::input("{}: its mean density is {}", path, ref.mean_density);
   return ref.mean_density;
 }
 
-GridMeta read_grid_attributes(const File& f, const std::string& o, bool with_density) {
-  GridMeta m;
+grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool with_density) {
+  grid::GridMeta m;
   const auto shape = f.read_attribute<std::int64_t>(o, "shape");
   const auto box = f.read_attribute<double>(o, "box_size");
   const auto origin = f.read_attribute<double>(o, "origin");
   if (shape.size() != 3 || box.size() != 3 || origin.size() != 3)
-    throw Error::input("{}: /grid attributes shape, box_size and origin need 3 values each", f.path());
+    throw core::Error::input("{}: /grid attributes shape, box_size and origin need 3 values each", f.path());
   for (std::size_t d = 0; d < 3; ++d) {
     m.geometry.shape[d] = shape[d];
     m.geometry.extent[d] = box[d];
@@ -96,7 +96,7 @@ GridMeta read_grid_attributes(const File& f, const std::string& o, bool with_den
   if (info.cls != TypeInfo::Class::floating || info.shape.size() != 3 ||
       info.shape != std::vector<std::uint64_t>{static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(shape[1]),
                                                static_cast<std::uint64_t>(shape[2])})
-    throw Error::input("{}: /grid/density is {}, expected float [{},{},{}]", f.path(), info.describe(), shape[0],
+    throw core::Error::input("{}: /grid/density is {}, expected float [{},{},{}]", f.path(), info.describe(), shape[0],
                        shape[1], shape[2]);
   m.assignment = f.read_attribute_string(o, "assignment");
   m.total_mass = f.read_attribute_scalar<double>(o, "total_mass");
@@ -120,7 +120,7 @@ GridMeta read_grid_attributes(const File& f, const std::string& o, bool with_den
   return m;
 }
 
-std::vector<double> read_grid_slab_with_ghosts(const File& f, const GridGeometry& g, std::int64_t x0, std::int64_t x1) {
+std::vector<double> read_grid_slab_with_ghosts(const File& f, const grid::GridGeometry& g, std::int64_t x0, std::int64_t x1) {
   const auto plane = static_cast<std::size_t>(g.plane_cells());
   // Read straight into place: a temporary slab would double the peak memory of phew-segment.
   std::vector<double> out(static_cast<std::size_t>(x1 - x0 + 2) * plane);
@@ -134,7 +134,7 @@ std::vector<double> read_grid_slab_with_ghosts(const File& f, const GridGeometry
       std::fill(out.begin() + static_cast<std::ptrdiff_t>(at), out.begin() + static_cast<std::ptrdiff_t>(at + plane),
                 -std::numeric_limits<double>::infinity());
     else
-      read_into(fold_index(i, nx, true), 1, at);
+      read_into(grid::fold_index(i, nx, true), 1, at);
   };
   ghost_plane(x0 - 1, 0);
   if (x1 > x0) read_into(x0, x1 - x0, plane);
@@ -143,7 +143,7 @@ std::vector<double> read_grid_slab_with_ghosts(const File& f, const GridGeometry
     const double v = out[s];
     if (!std::isfinite(v) || v < 0) {
       const auto c = static_cast<std::int64_t>(s - plane) + x0 * static_cast<std::int64_t>(plane);
-      throw Error::input("{}: /grid/density has {} at cell {} (densities must be finite and >= 0)", f.path(), v, c);
+      throw core::Error::input("{}: /grid/density has {} at cell {} (densities must be finite and >= 0)", f.path(), v, c);
     }
   }
   return out;
@@ -154,7 +154,7 @@ std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::
                                 static_cast<std::uint64_t>(end - begin));
 }
 
-std::vector<double> read_grid_cells(const File& file, const GridGeometry& g, std::span<const std::int64_t> cells) {
+std::vector<double> read_grid_cells(const File& file, const grid::GridGeometry& g, std::span<const std::int64_t> cells) {
   constexpr std::int64_t kPlanes = 8;  // planes per read: few reads, bounded memory
   const auto plane = static_cast<std::int64_t>(g.plane_cells());
   std::vector<double> out(cells.size());

@@ -1,9 +1,10 @@
-// grid.h5 (DESIGN.md): /grid/density [nx][ny][nz] with the grid's metadata as attributes of /grid.
+// grid.h5 (docs/formats.md, "grid.h5 (cic-project)"): /grid/density [nx][ny][nz] with the grid's
+// metadata as attributes of /grid.
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <span>
 
@@ -15,31 +16,31 @@ Precision parse_precision(const std::string& text);  // "float32" | "float64"
 // Writes /grid/density (this rank's planes from `density`) and the metadata; `compress`: in chunks of one
 // plane, shuffled and deflated (level kGridDeflate), which parallel HDF5 writes collectively. Collective.
 inline constexpr int kGridDeflate = 1;  // higher levels cost much more time for a few % (bench/README.md)
-void write_grid(File& file, const GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
+void write_grid(File& file, const grid::GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
                 Precision precision, bool compress = false);
 
 // Reads the metadata of a grid file; checks that /grid/density exists with the recorded shape.
-GridMeta read_grid_meta(const File& file);
+grid::GridMeta read_grid_meta(const File& file);
 
 // The mean density of a reference grid (the first snapshot of a series, `--mean-from`), so that "80mean"
 // means the same absolute density for every snapshot of an open box, whose region loses or gains
 // mass. Error(input) when the reference is not a grid of the same simulation (units, box). Not collective.
-double reference_mean_density(const std::string& path, const GridMeta& mine);
+double reference_mean_density(const std::string& path, const grid::GridMeta& mine);
 
 // The grid's metadata as attributes of `group` (grid.h5's /grid; later stages copy it so that their
 // files explain themselves). Collective.
-void write_grid_attributes(File& file, const GridMeta& meta, const std::string& group);
-GridMeta read_grid_attributes(const File& file, const std::string& group, bool with_density);
+void write_grid_attributes(File& file, const grid::GridMeta& meta, const std::string& group);
+grid::GridMeta read_grid_attributes(const File& file, const std::string& group, bool with_density);
 
 // Reads planes [begin, end) of /grid/density as doubles.
 std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::int64_t end);
 
 // The densities of some cells (global indices, ascending), read a few planes at a time, and only the
 // planes that hold any of them, so that memory goes with the cells, not with the slab.
-std::vector<double> read_grid_cells(const File& file, const GridGeometry& g, std::span<const std::int64_t> cells);
+std::vector<double> read_grid_cells(const File& file, const grid::GridGeometry& g, std::span<const std::int64_t> cells);
 
 // Planes [x0, x1) with one ghost plane on each side (wrapped when periodic, -inf outside an open grid),
 // each value checked: NaN, Inf and negative densities give Error(input) naming the cell.
-std::vector<double> read_grid_slab_with_ghosts(const File& file, const GridGeometry& g, std::int64_t x0, std::int64_t x1);
+std::vector<double> read_grid_slab_with_ghosts(const File& file, const grid::GridGeometry& g, std::int64_t x0, std::int64_t x1);
 
 }  // namespace phew::io

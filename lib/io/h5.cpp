@@ -1,12 +1,12 @@
-#include "io/h5.hpp"
+#include <phew/io/h5.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <hdf5.h>
 
-#include "core/log.hpp"
-#include "core/watchdog.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/log.hpp>
+#include <phew/core/watchdog.hpp>
+#include <phew/mpi/agree.hpp>
 
 #include <sys/statvfs.h>
 
@@ -88,9 +88,9 @@ TypeInfo describe_type(hid_t type, hid_t space) {
 void check_class(const TypeInfo& info, NumType mem, const std::string& where) {
   const bool want_float = is_float(mem);
   if (info.cls == TypeInfo::Class::floating && !want_float)
-    throw Error::input("{}: holds {} but integers are expected", where, info.describe());
+    throw core::Error::input("{}: holds {} but integers are expected", where, info.describe());
   if (info.cls != TypeInfo::Class::floating && info.cls != TypeInfo::Class::integer)
-    throw Error::input("{}: holds {} but numbers are expected", where, info.describe());
+    throw core::Error::input("{}: holds {} but numbers are expected", where, info.describe());
 }
 
 }  // namespace
@@ -169,7 +169,7 @@ void close_library() {
 }
 
 void File::agree_on_write(bool failed, const std::string& what) const {
-  std::optional<Error> error;
+  std::optional<core::Error> error;
   if (failed) {
     const int e = errno;
     std::string reason = hdf5_reason();
@@ -178,14 +178,14 @@ void File::agree_on_write(bool failed, const std::string& what) const {
     // Ask the file system.
     if (const auto free = free_bytes_beside(path_); free && *free < (std::uint64_t{1} << 20))
       reason = fmt::format("no space left on device ({} bytes free)", *free);
-    error = Error::io("{}: {} failed{}", path_, what, reason.empty() ? "" : ": " + reason);
+    error = core::Error::io("{}: {} failed{}", path_, what, reason.empty() ? "" : ": " + reason);
     // Other ranks may be left inside HDF5's collectives and never agree: end within seconds regardless.
-    end_process_after(std::chrono::seconds(10), exit_code(ErrorKind::io), log::tool_name() + ": error: " + error->what());
+    core::end_process_after(std::chrono::seconds(10), exit_code(core::ErrorKind::io), core::log::tool_name() + ": error: " + error->what());
   }
   if (parallel_ && comm_) {
     try {
       mpi::agree_on(*comm_, error ? &*error : nullptr);
-    } catch (const Error&) {
+    } catch (const core::Error&) {
       g_unusable = true;  // a collective write failed: HDF5's state can no longer be trusted
       throw;
     }
@@ -196,10 +196,10 @@ void File::agree_on_write(bool failed, const std::string& what) const {
 
 File File::open_read(const std::string& path) {
   quiet();
-  if (!std::ifstream(path).good()) throw Error::io("{}: cannot open (no such file or no permission)", path);
-  if (!is_hdf5(path)) throw Error::input("{}: not an HDF5 file", path);
+  if (!std::ifstream(path).good()) throw core::Error::io("{}: cannot open (no such file or no permission)", path);
+  if (!is_hdf5(path)) throw core::Error::input("{}: not an HDF5 file", path);
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0) throw Error::io("{}: HDF5 cannot open the file", path);
+  if (id < 0) throw core::Error::io("{}: HDF5 cannot open the file", path);
   return File(id, path, false, nullptr);
 }
 
@@ -213,7 +213,7 @@ File File::create(const std::string& path, const mpi::Comm& comm) {
   const bool ok = comm.min<int>(id >= 0 ? 1 : 0) == 1;
   if (!ok) {
     if (id >= 0) H5Fclose(id);
-    throw Error::io("{}: cannot create the file", path);
+    throw core::Error::io("{}: cannot create the file", path);
   }
   return File(id, path, true, &comm);
 }
@@ -225,7 +225,7 @@ File File::create_in_memory(const std::string& name) {
   // The oldest file format (no metadata checksums): an image taken while the file is open is then a
   // valid file, which it is not with the checksummed superblock of later formats.
   const hid_t id = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-  if (id < 0) throw Error::io("{}: cannot create the file in memory", name);
+  if (id < 0) throw core::Error::io("{}: cannot create the file in memory", name);
   return File(id, name, false, nullptr);
 }
 
@@ -234,7 +234,7 @@ std::string File::image() const {
   const ssize_t n = H5Fget_file_image(id_, nullptr, 0);
   std::string bytes(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
   if (n <= 0 || H5Fget_file_image(id_, bytes.data(), bytes.size()) != n)
-    throw Error::io("{}: cannot take the file's image", path_);
+    throw core::Error::io("{}: cannot take the file's image", path_);
   return bytes;
 }
 
@@ -270,10 +270,10 @@ void File::close() {
   errno = 0;
   const bool flushed = H5Fflush(id_, H5F_SCOPE_GLOBAL) >= 0;
   if (parallel_) agree_on_write(!flushed, "writing the file");  // the File stays open: ~File abandons it
-  else if (!flushed) throw Error::io("{}: writing the file failed", path_);
+  else if (!flushed) throw core::Error::io("{}: writing the file failed", path_);
   const herr_t status = H5Fclose(id_);
   id_ = -1;
-  if (status < 0) throw Error::io("{}: closing the file failed", path_);
+  if (status < 0) throw core::Error::io("{}: closing the file failed", path_);
 }
 
 bool File::has(const std::string& object) const {
@@ -294,16 +294,16 @@ bool File::has_attribute(const std::string& object, const std::string& name) con
 }
 
 TypeInfo File::dataset_info(const std::string& dataset) const {
-  if (!has(dataset)) throw Error::input("{}: missing dataset {}", path_, dataset);
+  if (!has(dataset)) throw core::Error::input("{}: missing dataset {}", path_, dataset);
   Id d(H5Dopen2(id_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d.ok()) throw Error::input("{}: {} is not a dataset", path_, dataset);
+  if (!d.ok()) throw core::Error::input("{}: {} is not a dataset", path_, dataset);
   Id type(H5Dget_type(d), H5Tclose);
   Id space(H5Dget_space(d), H5Sclose);
   return describe_type(type, space);
 }
 
 TypeInfo File::attribute_info(const std::string& object, const std::string& name) const {
-  if (!has_attribute(object, name)) throw Error::input("{}: missing attribute {} of {}", path_, name, object);
+  if (!has_attribute(object, name)) throw core::Error::input("{}: missing attribute {} of {}", path_, name, object);
   Id a(H5Aopen_by_name(id_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   Id type(H5Aget_type(a), H5Tclose);
   Id space(H5Aget_space(a), H5Sclose);
@@ -311,9 +311,9 @@ TypeInfo File::attribute_info(const std::string& object, const std::string& name
 }
 
 std::vector<std::string> File::list(const std::string& group) const {
-  if (group != "/" && !has(group)) throw Error::input("{}: missing group {}", path_, group);
+  if (group != "/" && !has(group)) throw core::Error::input("{}: missing group {}", path_, group);
   Id g(H5Gopen2(id_, group.c_str(), H5P_DEFAULT), H5Gclose);
-  if (!g.ok()) throw Error::input("{}: {} is not a group", path_, group);
+  if (!g.ok()) throw core::Error::input("{}: {} is not a group", path_, group);
   H5G_info_t info;
   H5Gget_info(g, &info);
   std::vector<std::string> names;
@@ -338,7 +338,7 @@ void File::read_raw(const std::string& dataset, std::uint64_t begin, std::uint64
     status = H5Dread(d, native(mem), H5S_ALL, H5S_ALL, H5P_DEFAULT, out);
   } else {
     if (info.shape.empty() || begin + count > info.shape[0])
-      throw Error::input("{}: rows {}..{} requested but it has {}", where, begin, begin + count,
+      throw core::Error::input("{}: rows {}..{} requested but it has {}", where, begin, begin + count,
                          info.shape.empty() ? 0 : info.shape[0]);
     if (count == 0) return;
     Id fspace(H5Dget_space(d), H5Sclose);
@@ -349,28 +349,28 @@ void File::read_raw(const std::string& dataset, std::uint64_t begin, std::uint64
     Id mspace(H5Screate_simple(static_cast<int>(cnt.size()), cnt.data(), nullptr), H5Sclose);
     status = H5Dread(d, native(mem), mspace, fspace, H5P_DEFAULT, out);
   }
-  if (status < 0) throw Error::io("{}: read failed", where);
+  if (status < 0) throw core::Error::io("{}: read failed", where);
 }
 
 void File::read_attribute_raw(const std::string& object, const std::string& name, NumType mem, void* out) const {
   const std::string where = path_ + ": attribute " + name + " of " + object;
   check_class(attribute_info(object, name), mem, where);
   Id a(H5Aopen_by_name(id_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (H5Aread(a, native(mem), out) < 0) throw Error::io("{}: read failed", where);
+  if (H5Aread(a, native(mem), out) < 0) throw core::Error::io("{}: read failed", where);
 }
 
 void File::check_scalar(const std::string& object, const std::string& name, std::size_t n) const {
-  if (n != 1) throw Error::input("{}: attribute {} of {} has {} values, one expected", path_, name, object, n);
+  if (n != 1) throw core::Error::input("{}: attribute {} of {} has {} values, one expected", path_, name, object, n);
 }
 
 void File::throw_size_mismatch(const std::string& dataset, std::size_t have, std::uint64_t need) const {
-  throw Error::internal("{}: reading {} values of {} into a buffer of {}", path_, need, dataset, have);
+  throw core::Error::internal("{}: reading {} values of {} into a buffer of {}", path_, need, dataset, have);
 }
 
 std::string File::read_attribute_string(const std::string& object, const std::string& name) const {
   const TypeInfo info = attribute_info(object, name);
   const std::string where = path_ + ": attribute " + name + " of " + object;
-  if (info.cls != TypeInfo::Class::string) throw Error::input("{}: holds {}, a string expected", where, info.describe());
+  if (info.cls != TypeInfo::Class::string) throw core::Error::input("{}: holds {}, a string expected", where, info.describe());
   Id a(H5Aopen_by_name(id_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   Id type(H5Aget_type(a), H5Tclose);
   if (H5Tis_variable_str(type) > 0) {
@@ -378,20 +378,20 @@ std::string File::read_attribute_string(const std::string& object, const std::st
     H5Tset_size(mem, H5T_VARIABLE);
     H5Tset_cset(mem, H5Tget_cset(type));
     char* s = nullptr;
-    if (H5Aread(a, mem, &s) < 0) throw Error::io("{}: read failed", where);
+    if (H5Aread(a, mem, &s) < 0) throw core::Error::io("{}: read failed", where);
     std::string out = s ? s : "";
     H5free_memory(s);
     return out;
   }
   std::string out(H5Tget_size(type), '\0');
-  if (H5Aread(a, type, out.data()) < 0) throw Error::io("{}: read failed", where);
+  if (H5Aread(a, type, out.data()) < 0) throw core::Error::io("{}: read failed", where);
   out.resize(std::strlen(out.c_str()));  // fixed-length strings may be NUL-padded
   return out;
 }
 
 void File::create_group(const std::string& group) {
   Id g(H5Gcreate2(id_, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (!g.ok()) throw Error::io("{}: cannot create group {}", path_, group);
+  if (!g.ok()) throw core::Error::io("{}: cannot create group {}", path_, group);
 }
 
 void File::write_attribute_raw(const std::string& object, const std::string& name, NumType mem, const void* data,
@@ -402,7 +402,7 @@ void File::write_attribute_raw(const std::string& object, const std::string& nam
                          H5P_DEFAULT),
        H5Aclose);
   if (!a.ok() || H5Awrite(a, native(mem), data) < 0)
-    throw Error::io("{}: cannot write attribute {} of {}", path_, name, object);
+    throw core::Error::io("{}: cannot write attribute {} of {}", path_, name, object);
 }
 
 void File::write_attribute(const std::string& object, const std::string& name, const std::string& value) {
@@ -415,7 +415,7 @@ void File::write_attribute(const std::string& object, const std::string& name, c
        H5Aclose);
   const char* text = value.c_str();
   if (!a.ok() || H5Awrite(a, type, &text) < 0)
-    throw Error::io("{}: cannot write attribute {} of {}", path_, name, object);
+    throw core::Error::io("{}: cannot write attribute {} of {}", path_, name, object);
 }
 
 void File::write_attribute_fixed(const std::string& object, const std::string& name, const std::string& value) {
@@ -427,7 +427,7 @@ void File::write_attribute_fixed(const std::string& object, const std::string& n
        H5Aclose);
   const std::string padded = value.empty() ? std::string(1, '\0') : value;
   if (!a.ok() || H5Awrite(a, type, padded.data()) < 0)
-    throw Error::io("{}: cannot write attribute {} of {}", path_, name, object);
+    throw core::Error::io("{}: cannot write attribute {} of {}", path_, name, object);
 }
 
 void File::write_rows_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,

@@ -3,7 +3,7 @@
 // class (integer / float / string), so that a float dataset is never silently read as an ID.
 #pragma once
 
-#include "mpi/comm.hpp"
+#include <phew/mpi/comm.hpp>
 
 #include <cstdint>
 #include <span>

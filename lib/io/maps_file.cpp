@@ -1,9 +1,9 @@
-#include "io/maps_file.hpp"
+#include <phew/io/maps_file.hpp>
 
-#include "core/error.hpp"
-#include "io/quicklook.hpp"
-#include "mpi/agree.hpp"
-#include "mpi/route.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/quicklook.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <fmt/format.h>
 
@@ -19,7 +19,7 @@ constexpr const char* kEstimator = "DTFE (Delaunay tessellation field estimator)
 int axis_of(const File& f, const std::string& name) {
   const std::string a = f.read_attribute_string("/maps", name);
   if (a.size() != 1 || a[0] < 'x' || a[0] > 'z')
-    throw Error::input("{}: /maps attribute {} is '{}', expected x, y or z", f.path(), name, a);
+    throw core::Error::input("{}: /maps attribute {} is '{}', expected x, y or z", f.path(), name, a);
   return a[0] - 'x';
 }
 
@@ -57,7 +57,7 @@ std::string MapsMeta::sigma_units() const { return fmt::format("({})/({})^2", ma
 void write_maps(File& f, const Maps& maps, const mpi::Comm& comm) {
   const MapsMeta& m = maps.meta;
   if (maps.timing.size() != maps.rows.size())
-    throw Error::internal("maps: {} timing rows for {} fields", maps.timing.size(), maps.rows.size());
+    throw core::Error::internal("maps: {} timing rows for {} fields", maps.timing.size(), maps.rows.size());
   const auto ng = static_cast<std::uint64_t>(maps.resolution);
   const mpi::RankSum fields = mpi::exclusive_scan(comm, maps.rows.size());
   UnitNames units;
@@ -99,18 +99,18 @@ MapsHeader read_maps_header(const File& f) {
   m.backend = f.read_attribute_string("/maps", "backend");
   m.centers_source = f.read_attribute_string("/maps", "centers_source");
   const auto box = f.read_attribute<double>("/maps", "box_size");
-  if (box.size() != 3) throw Error::input("{}: /maps attribute box_size has {} values, expected 3", f.path(), box.size());
+  if (box.size() != 3) throw core::Error::input("{}: /maps attribute box_size has {} values, expected 3", f.path(), box.size());
   m.box_size = {box[0], box[1], box[2]};
   m.periodic = f.read_attribute_scalar<std::int64_t>("/maps", "periodic") != 0;
   m.time = f.read_attribute_scalar<double>("/maps", "time");
   m.redshift = f.read_attribute_scalar<double>("/maps", "redshift");
   const TypeInfo sigma = f.dataset_info("/maps/sigma");
   if (sigma.cls != TypeInfo::Class::floating || sigma.shape.size() != 3 || sigma.shape[1] != sigma.shape[2])
-    throw Error::input("{}: /maps/sigma is {}, expected float [n][ng][ng]", f.path(), sigma.describe());
+    throw core::Error::input("{}: /maps/sigma is {}, expected float [n][ng][ng]", f.path(), sigma.describe());
   m.float64 = sigma.size == 8;
   h.n_fields = map_table().size(f, "/maps");
   if (sigma.shape[0] != h.n_fields)
-    throw Error::input("{}: /maps/sigma holds {} maps for {} fields", f.path(), sigma.shape[0], h.n_fields);
+    throw core::Error::input("{}: /maps/sigma holds {} maps for {} fields", f.path(), sigma.shape[0], h.n_fields);
   h.resolution = static_cast<std::int64_t>(sigma.shape[1]);
   return h;
 }

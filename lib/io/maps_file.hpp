@@ -1,9 +1,9 @@
 // maps.h5 (dtfe-surface): a surface-density map per field centre and a row per field (docs/formats.md).
 #pragma once
 
-#include "io/h5.hpp"
-#include "io/table.hpp"
-#include "mpi/comm.hpp"
+#include <phew/io/h5.hpp>
+#include <phew/io/table.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <array>
 #include <cstdint>

@@ -1,8 +1,8 @@
-#include "io/patches_file.hpp"
+#include <phew/io/patches_file.hpp>
 
-#include "core/error.hpp"
-#include "io/cells_file.hpp"
-#include "io/grid_file.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/cells_file.hpp>
+#include <phew/io/grid_file.hpp>
 
 namespace phew::io {
 
@@ -28,8 +28,8 @@ const Table<SaddleRow>& saddle_table() {
 }
 
 void write_patches(File& file, const Patches& p, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
-  const GridMeta& grid = p.grid;
-  const GridGeometry& g = grid.geometry;
+  const grid::GridMeta& grid = p.grid;
+  const grid::GridGeometry& g = grid.geometry;
   file.create_group("/grid");
   write_grid_attributes(file, grid, "/grid");
 
@@ -68,7 +68,7 @@ PatchesHeader read_patches_header(const File& f) {
 }
 
 // IDs read from a file index arrays downstream: every one is checked against the peak table first.
-CellLabels read_patch_cells(const File& f, const GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
+grid::CellLabels read_patch_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
   return read_cell_labels(f, grid, "peak", x0, x1, static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks")));
 }
 
@@ -76,7 +76,7 @@ std::vector<PatchPeak> read_patch_peaks(const File& f, std::uint64_t begin, std:
   std::vector<PatchPeak> rows = patch_peak_table().read(f, "/peaks", begin, count);
   for (std::size_t i = 0; i < rows.size(); ++i)
     if (rows[i].id != static_cast<std::int64_t>(begin + i + 1))
-      throw Error::input("{}: /peaks/id row {} is {} (peaks are numbered 1, 2, ... in row order)", f.path(), begin + i,
+      throw core::Error::input("{}: /peaks/id row {} is {} (peaks are numbered 1, 2, ... in row order)", f.path(), begin + i,
                          rows[i].id);
   return rows;
 }
@@ -87,7 +87,7 @@ std::vector<SaddleRow> read_saddles(const File& f, std::uint64_t begin, std::uin
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const SaddleRow& r = rows[i];
     if (r.peak_a < 1 || r.peak_a > n || r.peak_b < 1 || r.peak_b > n || r.peak_a == r.peak_b)
-      throw Error::input("{}: saddle row {} joins peaks {} and {} (expected two different IDs in 1..{})", f.path(),
+      throw core::Error::input("{}: saddle row {} joins peaks {} and {} (expected two different IDs in 1..{})", f.path(),
                          begin + i, r.peak_a, r.peak_b, n);
   }
   return rows;

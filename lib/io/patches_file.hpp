@@ -1,11 +1,11 @@
 // patches.h5 (phew-segment): cell labels, the peak table and the saddle graph (docs/formats.md).
 #pragma once
 
-#include "grid/cell_labels.hpp"
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "io/table.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/cell_labels.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/io/table.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <array>
 #include <span>
@@ -41,9 +41,9 @@ struct PatchesMeta {
 // The whole product, as one rank holds it: the labels of the test cells in its planes and its rows of the
 // tables (which follow the rows of lower ranks).
 struct Patches {
-  GridMeta grid;
+  grid::GridMeta grid;
   PatchesMeta meta;
-  CellLabels cells;  // this rank's test cells and the peak ID of each
+  grid::CellLabels cells;  // this rank's test cells and the peak ID of each
   std::vector<PatchPeak> peaks;
   std::vector<SaddleRow> saddles;
 };
@@ -56,13 +56,13 @@ void write_patches(File& file, const Patches& patches, const mpi::SlabDecomposit
 // What a reader needs before the tables: the grid, the segmentation and the table sizes. Refuses a file
 // of another format version.
 struct PatchesHeader {
-  GridMeta grid;
+  grid::GridMeta grid;
   PatchesMeta meta;
   std::uint64_t n_peaks = 0, n_saddles = 0;
 };
 PatchesHeader read_patches_header(const File& file);
 // The test cells of planes [x0, x1) and their peak IDs.
-CellLabels read_patch_cells(const File& file, const GridGeometry& grid, std::int64_t x0, std::int64_t x1);
+grid::CellLabels read_patch_cells(const File& file, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1);
 // Rows [begin, begin + count) of the peak and saddle tables (readers that hold only a part of them).
 std::vector<PatchPeak> read_patch_peaks(const File& file, std::uint64_t begin, std::uint64_t count);
 std::vector<SaddleRow> read_saddles(const File& file, std::uint64_t begin, std::uint64_t count);

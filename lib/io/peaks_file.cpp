@@ -1,7 +1,7 @@
-#include "io/peaks_file.hpp"
+#include <phew/io/peaks_file.hpp>
 
-#include "core/error.hpp"
-#include "io/grid_file.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/grid_file.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -56,7 +56,7 @@ PeaksHeader read_peaks_header(const File& f) {
 
 void check_peculiar_velocities(const PeaksHeader& h, const std::string& path) {
   if (!h.meta.velocity_units.ends_with("(peculiar)"))
-    throw Error::input("{}: /peaks/velocity is in '{}', not peculiar velocities (a peaks.h5 from before 2026-11-26): "
+    throw core::Error::input("{}: /peaks/velocity is in '{}', not peculiar velocities (a peaks.h5 from before 2026-11-26): "
                        "re-run deblend",
                        path, h.meta.velocity_units);
 }
@@ -69,15 +69,15 @@ std::vector<PeakRow> read_peak_rows(const File& f) {
   ids.reserve(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const PeakRow& p = rows[i];
-    if (p.id < 1) throw Error::input("{}: /peaks/id row {} is {} (IDs are positive)", f.path(), i, p.id);
+    if (p.id < 1) throw core::Error::input("{}: /peaks/id row {} is {} (IDs are positive)", f.path(), i, p.id);
     ids.push_back(p.id);
     bool finite = std::isfinite(p.mass) && p.mass >= 0;
     for (std::size_t d = 0; d < 3; ++d) finite &= std::isfinite(p.position[d]) && std::isfinite(p.velocity[d]);
-    if (!finite) throw Error::input("{}: peak {} has a non-finite position, velocity or mass", f.path(), p.id);
+    if (!finite) throw core::Error::input("{}: peak {} has a non-finite position, velocity or mass", f.path(), p.id);
   }
   std::sort(ids.begin(), ids.end());
   if (const auto twice = std::adjacent_find(ids.begin(), ids.end()); twice != ids.end())
-    throw Error::input("{}: peak ID {} appears twice in /peaks/id", f.path(), *twice);
+    throw core::Error::input("{}: peak ID {} appears twice in /peaks/id", f.path(), *twice);
   return rows;
 }
 

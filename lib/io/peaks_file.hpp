@@ -2,9 +2,9 @@
 // mergertree read it back through the readers here.
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "io/table.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/io/table.hpp>
 
 #include <array>
 #include <string>
@@ -42,7 +42,7 @@ struct PeaksMeta {
 
 // The whole product, as one rank holds it: its rows of both tables (which follow the lower ranks' rows).
 struct Peaks {
-  GridMeta grid;
+  grid::GridMeta grid;
   PeaksMeta meta;
   std::vector<PeakRow> peaks;          // sorted by ID over the ranks
   std::vector<PeakMember> particles;   // sorted by particle ID over the ranks
@@ -52,7 +52,7 @@ struct Peaks {
 void write_peaks(File& file, const Peaks& peaks, const mpi::Comm& comm);
 
 struct PeaksHeader {
-  GridMeta grid;
+  grid::GridMeta grid;
   PeaksMeta meta;
   std::uint64_t n_peaks = 0, n_particles = 0;
 };

@@ -1,4 +1,4 @@
-#include "io/quicklook.hpp"
+#include <phew/io/quicklook.hpp>
 
 #include <algorithm>
 #include <array>

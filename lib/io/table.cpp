@@ -1,4 +1,4 @@
-#include "io/table.hpp"
+#include <phew/io/table.hpp>
 
 namespace phew::io {
 
@@ -21,7 +21,7 @@ void check_labels(const File& file, const std::string& dataset, std::span<const 
                   std::int64_t max_id) {
   for (const std::int64_t l : labels)
     if (l < 0 || l > max_id)
-      throw Error::input("{}: {} holds the label {} (expected 0 or an ID in 1..{})", file.path(), dataset, l, max_id);
+      throw core::Error::input("{}: {} holds the label {} (expected 0 or an ID in 1..{})", file.path(), dataset, l, max_id);
 }
 
 }  // namespace phew::io

@@ -10,9 +10,9 @@
 //   std::vector<PeakRow> back = table.read(file, "/peaks");
 #pragma once
 
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <array>
 #include <cstdint>
@@ -79,7 +79,7 @@ class Table {
       if (c.optional && !f.has(path)) continue;
       const TypeInfo info = f.dataset_info(path);
       if (info.shape.empty() || info.shape[0] != n)
-        throw Error::input("{}: {} has {} rows, but {} has {}", f.path(), path, info.shape.empty() ? 0 : info.shape[0],
+        throw core::Error::input("{}: {} has {} rows, but {} has {}", f.path(), path, info.shape.empty() ? 0 : info.shape[0],
                            group + "/" + columns_.front().name, n);
       c.read(f, path, begin, count, rows);
     }
@@ -131,7 +131,7 @@ class Table {
       if constexpr (is_vec3<T>) {
         const TypeInfo info = f.dataset_info(path);
         if (info.shape.size() != 2 || info.shape[1] != 3)
-          throw Error::input("{}: {} is {}, expected [n][3]", f.path(), path, info.describe());
+          throw core::Error::input("{}: {} is {}, expected [n][3]", f.path(), path, info.describe());
         const auto v = f.read_rows<double>(path, begin, count);
         for (std::size_t i = 0; i < rows.size(); ++i) rows[i].*member = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
       } else {

@@ -1,6 +1,6 @@
-#include "io/tree_file.hpp"
+#include <phew/io/tree_file.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <cmath>
 
@@ -164,7 +164,7 @@ TreeFile read_tree(const std::string& path) {
     m.graveyard_max_age = f.read_attribute_scalar<std::int64_t>(s, "graveyard_max_age");
     m.n_particles = f.read_attribute_scalar<std::uint64_t>(s, "n_particles");
     const auto box = f.read_attribute<double>(s, "box_size");
-    if (box.size() != 3) throw Error::input("attribute box_size of /state has {} values, 3 expected", box.size());
+    if (box.size() != 3) throw core::Error::input("attribute box_size of /state has {} values, 3 expected", box.size());
     m.box_size = {box[0], box[1], box[2]};
     m.length_units = f.read_attribute_string(s, "length_units");
     m.last_snapshot = f.read_attribute_scalar<std::int64_t>(s, "last_snapshot");
@@ -192,8 +192,8 @@ TreeFile read_tree(const std::string& path) {
     t.last_members = state_member_table().read(f, s);
     t.last_voters = state_voter_table().read(f, s);
     t.graveyard = grave_table().read(f, s);
-  } catch (const Error& e) {
-    throw Error::input("{}: not a readable merger-tree state ({})", path, e.what());
+  } catch (const core::Error& e) {
+    throw core::Error::input("{}: not a readable merger-tree state ({})", path, e.what());
   }
   return t;
 }

@@ -3,8 +3,8 @@
 // and from them.
 #pragma once
 
-#include "io/h5.hpp"
-#include "io/table.hpp"
+#include <phew/io/h5.hpp>
+#include <phew/io/table.hpp>
 
 #include <array>
 #include <string>

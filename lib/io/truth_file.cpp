@@ -1,6 +1,6 @@
-#include "io/truth_file.hpp"
+#include <phew/io/truth_file.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -13,7 +13,7 @@ std::vector<std::string> strings_of(const File& f, const std::string& object, co
   try {
     return nlohmann::json::parse(f.read_attribute_string(object, name)).get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
-    throw Error::input("{}: attribute {} of {} is not a JSON list of names ({})", f.path(), name, object, e.what());
+    throw core::Error::input("{}: attribute {} of {} is not a JSON list of names ({})", f.path(), name, object, e.what());
   }
 }
 
@@ -79,7 +79,7 @@ void write_truth(File& f, const Truth& t, const mpi::Comm& comm) {
   const TruthTrack& tr = t.track;
   const std::uint64_t ns = tr.time.size(), k = m.names.size();
   if (tr.time_myr.size() != ns || tr.center.size() != 3 * ns * k || tr.velocity.size() != 3 * ns * k)
-    throw Error::internal("truth track of {} times and {} components has arrays of other sizes", ns, k);
+    throw core::Error::internal("truth track of {} times and {} components has arrays of other sizes", ns, k);
   f.create_group("/track");
   f.write<double>("/track/time", tr.time);
   f.write_attribute("/track/time", "units", kTimeUnits);
@@ -112,14 +112,14 @@ Truth read_truth(const File& f) {
   t.particles = truth_particle_table().read(f, "/particles");
   t.components = truth_component_table().read(f, "/components");
   if (m.names.size() != t.components.size() || m.models.size() != t.components.size())
-    throw Error::input("{}: {} components but {} names and {} models", f.path(), t.components.size(), m.names.size(), m.models.size());
+    throw core::Error::input("{}: {} components but {} names and {} models", f.path(), t.components.size(), m.names.size(), m.models.size());
   t.track.time = f.read<double>("/track/time");
   t.track.time_myr = f.read<double>("/track/time_myr");
   t.track.center = f.read<double>("/track/center");
   t.track.velocity = f.read<double>("/track/velocity");
   const std::size_t expect = 3 * t.track.time.size() * t.components.size();
   if (t.track.time_myr.size() != t.track.time.size() || t.track.center.size() != expect || t.track.velocity.size() != expect)
-    throw Error::input("{}: /track arrays do not match {} times of {} components", f.path(), t.track.time.size(), t.components.size());
+    throw core::Error::input("{}: /track arrays do not match {} times of {} components", f.path(), t.track.time.size(), t.components.size());
   return t;
 }
 

@@ -3,9 +3,9 @@
 // goes over the whole sequence.
 #pragma once
 
-#include "io/h5.hpp"
-#include "io/table.hpp"
-#include "mpi/comm.hpp"
+#include <phew/io/h5.hpp>
+#include <phew/io/table.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <array>
 #include <cstdint>

@@ -1,6 +1,6 @@
-#include "io/voters_file.hpp"
+#include <phew/io/voters_file.hpp>
 
-#include "io/grid_file.hpp"
+#include <phew/io/grid_file.hpp>
 
 namespace phew::io {
 

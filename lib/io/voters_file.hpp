@@ -2,9 +2,9 @@
 // (docs/formats.md). mergertree reads it back through the readers here.
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "io/table.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/io/table.hpp>
 
 #include <array>
 #include <string>
@@ -41,7 +41,7 @@ struct VotersMeta {
 
 // The whole product, as one rank holds it: its rows of both tables (which follow the lower ranks' rows).
 struct Voters {
-  GridMeta grid;
+  grid::GridMeta grid;
   VotersMeta meta;
   std::vector<VoterRow> voters;
   std::vector<VoterPeakRow> peaks;
@@ -51,7 +51,7 @@ struct Voters {
 void write_voters(File& file, const Voters& voters, const mpi::Comm& comm);
 
 struct VotersHeader {
-  GridMeta grid;
+  grid::GridMeta grid;
   VotersMeta meta;
   std::uint64_t n_voters = 0, n_peaks = 0;
 };

@@ -1,6 +1,6 @@
-#include "manifest/fingerprint.hpp"
+#include <phew/manifest/fingerprint.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -18,13 +18,13 @@ std::string hex(XXH128_hash_t h) { return fmt::format("xxh3-128:{:016x}{:016x}",
 
 std::string fingerprint_file(const std::string& path) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-  if (!f) throw Error::io("{}: cannot open to fingerprint", path);
+  if (!f) throw core::Error::io("{}: cannot open to fingerprint", path);
   std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(), XXH3_freeState);
   XXH3_128bits_reset(state.get());
   std::vector<char> buf(1 << 22);
   std::size_t n;
   while ((n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) XXH3_128bits_update(state.get(), buf.data(), n);
-  if (std::ferror(f.get())) throw Error::io("{}: read error while fingerprinting", path);
+  if (std::ferror(f.get())) throw core::Error::io("{}: read error while fingerprinting", path);
   return hex(XXH3_128bits_digest(state.get()));
 }
 

@@ -1,8 +1,8 @@
-#include "manifest/manifest.hpp"
+#include <phew/manifest/manifest.hpp>
 
-#include "core/error.hpp"
-#include "core/version.hpp"
-#include "manifest/fingerprint.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/version.hpp>
+#include <phew/manifest/fingerprint.hpp>
 
 #include <cctype>
 #include <ctime>
@@ -27,14 +27,14 @@ Json read_manifest(const std::string& path) {
   const std::string mpath = path + ".json";
   std::ifstream in(mpath);
   if (!in)
-    throw Error::input("{}: no manifest {} beside it (not a phew output, or its run did not finish)", path, mpath);
+    throw core::Error::input("{}: no manifest {} beside it (not a phew output, or its run did not finish)", path, mpath);
   Json m;
   try {
     m = Json::parse(in);
   } catch (const std::exception& e) {
-    throw Error::input("{}: manifest is not valid JSON ({})", mpath, e.what());
+    throw core::Error::input("{}: manifest is not valid JSON ({})", mpath, e.what());
   }
-  if (!m.is_object()) throw Error::input("{}: manifest is not a JSON object", mpath);
+  if (!m.is_object()) throw core::Error::input("{}: manifest is not a JSON object", mpath);
   return m;
 }
 
@@ -59,7 +59,7 @@ Json array_or_empty(const Json& object, const char* key) {
 // string (a malformed manifest is bad input, never a library exception).
 std::string string_field(const Json& object, const char* key, const std::string& manifest_path, const std::string& what) {
   if (!object.is_object() || !object.contains(key) || !object[key].is_string())
-    throw Error::input("{}: manifest field {}{} is missing or not a string", manifest_path, what, key);
+    throw core::Error::input("{}: manifest field {}{} is missing or not a string", manifest_path, what, key);
   return object[key].get<std::string>();
 }
 
@@ -113,7 +113,7 @@ RecordedInput recorded_input(const std::string& path, std::size_t index) {
   const Json m = read_manifest(path);
   const std::string where = path + ".json";
   if (!m.is_object() || !m.contains("inputs") || !m["inputs"].is_array() || index >= m["inputs"].size())
-    throw Error::input("{}: its manifest does not record input {}", where, index + 1);
+    throw core::Error::input("{}: its manifest does not record input {}", where, index + 1);
   const Json& in = m["inputs"][index];
   const std::string field = fmt::format("inputs[{}].", index);
   return {decode_path(string_field(in, "path", where, field)), string_field(in, "kind", where, field),
@@ -122,16 +122,16 @@ RecordedInput recorded_input(const std::string& path, std::size_t index) {
 
 Input check_phew_input(const std::string& path, const std::vector<std::string>& kinds) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw Error::io("{}: no such file", path);
+  if (!fs::is_regular_file(path, ec)) throw core::Error::io("{}: no such file", path);
   const Json m = read_manifest(path);
   const std::string where = path + ".json";
   if (!m.is_object() || !m.contains("schema") || m["schema"] != kSchema)
-    throw Error::input("{}: manifest is not a {} manifest", path, kSchema);
+    throw core::Error::input("{}: manifest is not a {} manifest", path, kSchema);
   const std::string kind = string_field(m, "kind", where, "");
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
     std::string expected;
     for (const auto& k : kinds) expected += (expected.empty() ? "" : " or ") + k;
-    throw Error::input("{}: is a '{}' file, expected {} (wrong stage?)", path, kind, expected);
+    throw core::Error::input("{}: is a '{}' file, expected {} (wrong stage?)", path, kind, expected);
   }
   Input in;
   in.path = path;
@@ -143,7 +143,7 @@ Input check_phew_input(const std::string& path, const std::vector<std::string>& 
   if (m.contains("outputs") && m["outputs"].is_array() && !m["outputs"].empty())
     recorded = string_field(m["outputs"][0], "fingerprint", where, "outputs[0].");
   if (recorded != in.fingerprint)
-    throw Error::input("{}: file changed since its manifest was written (stale or swapped: fingerprint {} != {})",
+    throw core::Error::input("{}: file changed since its manifest was written (stale or swapped: fingerprint {} != {})",
                        path, in.fingerprint, recorded);
   in.provenance = m.contains("provenance") && m["provenance"].is_array() ? m["provenance"] : Json::array();
   return in;
@@ -191,7 +191,7 @@ std::vector<Input> snapshot_inputs_in_chain(const std::string& derived, const st
   for (const auto& f : files) {
     out.push_back(external_input(f, "snapshot"));
     if (std::find(known.begin(), known.end(), out.back().fingerprint) == known.end())
-      throw Error::input("{}: not the snapshot {} was made from (its fingerprint is not in the provenance chain)", f,
+      throw core::Error::input("{}: not the snapshot {} was made from (its fingerprint is not in the provenance chain)", f,
                          derived);
   }
   return out;
@@ -233,7 +233,7 @@ Json Builder::finish(const std::string& output_path, std::uintmax_t size, const 
   m["schema"] = kSchema;
   m["id"] = nullptr;
   m["kind"] = kind_;
-  m["tool"] = {{"name", tool_}, {"version", version()}, {"git", git_commit()}};
+  m["tool"] = {{"name", tool_}, {"version", core::version()}, {"git", core::git_commit()}};
   m["command_line"] = command_line_;
   m["parameters"] = parameters_;
   m["units"] = units_;

@@ -1,4 +1,4 @@
-// Manifests (DESIGN.md rule 5): what made a file, from what, with which parameters. Each output X.h5 has
+// Manifests (docs/formats.md, "Manifests (every output)"): what made a file, from what, with which parameters. Each output X.h5 has
 // X.h5.json beside it and the same JSON in its root attribute "manifest". The "provenance" list is the
 // chain of every step that led to the file (inputs' chains first, this step last), like samtools' @PG.
 #pragma once

@@ -1,6 +1,6 @@
-#include "mergertree/ctrees.hpp"
+#include <phew/mergertree/ctrees.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-namespace phew {
+namespace phew::mergertree {
 namespace {
 
 constexpr double kMpcCm = 3.085678e24;
@@ -77,14 +77,14 @@ CtreesUnits ctrees_units(const SimulationUnits& u) {
 
 void check_exportable(const Tree& tree) {
   if (!tree.units.known)
-    throw Error::input("the tree does not know its simulation's units (a tree.h5 from before they were stored, or "
+    throw core::Error::input("the tree does not know its simulation's units (a tree.h5 from before they were stored, or "
                        "stages whose snapshots could not be read): re-make it from the stages to export it");
   if (tree.units.comoving && !(tree.units.omega_m > 0))
-    throw Error::input("the tree's snapshots are comoving but have no cosmology (Omega_m 0): no cosmic time to export "
+    throw core::Error::input("the tree's snapshots are comoving but have no cosmology (Omega_m 0): no cosmic time to export "
                        "or measure with");
   for (std::size_t i = 1; i < tree.times.size(); ++i)
     if (!(tree.times[i] > tree.times[i - 1]))
-      throw Error::input("the tree goes back in time (made with --backwards): its descendants are earlier peaks, which "
+      throw core::Error::input("the tree goes back in time (made with --backwards): its descendants are earlier peaks, which "
                          "the exports and statistics do not describe; make it forwards");
 }
 
@@ -325,4 +325,4 @@ io::Arbor arbor_of(const Tree& tree) {
   return a;
 }
 
-}  // namespace phew
+}  // namespace phew::mergertree

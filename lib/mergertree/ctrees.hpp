@@ -4,13 +4,13 @@
 // scale factor for `scale`.
 #pragma once
 
-#include "io/arbor_file.hpp"
-#include "mergertree/stages.hpp"
+#include <phew/io/arbor_file.hpp>
+#include <phew/mergertree/stages.hpp>
 
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::mergertree {
 
 // The trees of `tree`: every peak without a descendant is a root (the peaks of the last snapshot, and a
 // lineage that ends without being linked on); its tree is every row whose chain of descendants leads to
@@ -63,4 +63,4 @@ struct CtreesUnits {
 };
 CtreesUnits ctrees_units(const SimulationUnits& u);
 
-}  // namespace phew
+}  // namespace phew::mergertree

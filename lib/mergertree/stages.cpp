@@ -1,14 +1,14 @@
-#include "mergertree/stages.hpp"
+#include <phew/mergertree/stages.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace phew {
+namespace phew::mergertree {
 
-Simulation simulation_of(const GridMeta& g) { return {g.geometry.extent, g.n_particles, g.length_units, g.geometry.periodic}; }
+Simulation simulation_of(const grid::GridMeta& g) { return {g.geometry.extent, g.n_particles, g.length_units, g.geometry.periodic}; }
 
 Stage make_stage(std::int64_t snap, double time, const std::vector<io::PeakRow>& peaks,
                  const std::vector<io::PeakMember>& members, const std::vector<io::VoterRow>& voters) {
@@ -32,11 +32,11 @@ void append_stage(Tree& tree, Stage stage, const Simulation& s, bool backwards, 
     const Simulation& sim = tree.sim;
     // A region (zoom) loses and gains particles; a periodic box keeps them all.
     if (s.box != sim.box || s.units != sim.units || (s.periodic && s.n_particles != sim.n_particles))
-      throw Error::input("{}: from a different simulation (box {} {}, {} particles) than the tree (box {} {}, {} particles)",
+      throw core::Error::input("{}: from a different simulation (box {} {}, {} particles) than the tree (box {} {}, {} particles)",
                          where, s.box[0], s.units, s.n_particles, sim.box[0], sim.units, sim.n_particles);
     const double last = tree.times.back();
     if (backwards ? !(stage.time < last) : !(stage.time > last))
-      throw Error::input("{}: time {} is not {} the previous stage's {} (stages out of time order; --backwards?)", where,
+      throw core::Error::input("{}: time {} is not {} the previous stage's {} (stages out of time order; --backwards?)", where,
                          stage.time, backwards ? "before" : "after", last);
   }
   tree.sim = s;
@@ -141,4 +141,4 @@ std::string links_text(const TreeState& st) {
   return links;
 }
 
-}  // namespace phew
+}  // namespace phew::mergertree

@@ -2,17 +2,17 @@
 // stages, and the tree with its state to and from the rows of tree.h5 (lib/io).
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "io/peaks_file.hpp"
-#include "io/tree_file.hpp"
-#include "io/voters_file.hpp"
-#include "mergertree/tree.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/io/tree_file.hpp>
+#include <phew/io/voters_file.hpp>
+#include <phew/mergertree/tree.hpp>
 
 #include <array>
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::mergertree {
 
 // What identifies the simulation a stage comes from.
 struct Simulation {
@@ -21,7 +21,7 @@ struct Simulation {
   std::string units;
   bool periodic = true;
 };
-Simulation simulation_of(const GridMeta& grid);
+Simulation simulation_of(const grid::GridMeta& grid);
 
 // The simulation's units and cosmology (from a stage's snapshot header), which the exports convert with.
 struct SimulationUnits {
@@ -64,4 +64,4 @@ TreeCounts count(const TreeState& state);
 // export is in ctrees.hpp.
 std::string links_text(const TreeState& state);
 
-}  // namespace phew
+}  // namespace phew::mergertree

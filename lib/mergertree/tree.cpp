@@ -1,10 +1,10 @@
-#include "mergertree/tree.hpp"
+#include <phew/mergertree/tree.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 
-namespace phew {
+namespace phew::mergertree {
 namespace {
 
 // The candidate with the most votes; ties go to the lower key. {none, 0} when there are no votes.
@@ -30,7 +30,7 @@ std::ptrdiff_t TreeState::row_index(const PeakKey& k) const {
 
 std::size_t TreeState::linked_row(const PeakKey& k) const {
   const std::ptrdiff_t r = row_index(k);
-  if (r < 0) throw Error::internal("mergertree: peak {} of snapshot {} is linked to but has no row", k.id, k.snap);
+  if (r < 0) throw core::Error::internal("mergertree: peak {} of snapshot {} is linked to but has no row", k.id, k.snap);
   return static_cast<std::size_t>(r);
 }
 
@@ -177,4 +177,4 @@ void add_stage(TreeState& st, Stage stage, const TreeParams& p) {
   st.has_last = true;
 }
 
-}  // namespace phew
+}  // namespace phew::mergertree

@@ -8,7 +8,7 @@
 #include <map>
 #include <vector>
 
-namespace phew {
+namespace phew::mergertree {
 
 // A peak of a snapshot: (snapshot index, peak ID). snapshot -1 = none.
 struct PeakKey {
@@ -97,4 +97,4 @@ struct TreeState {
 // Links a new snapshot to the tree (steps 1-6 of Sec. 4.6). The new stage becomes state.last.
 void add_stage(TreeState& state, Stage stage, const TreeParams& params);
 
-}  // namespace phew
+}  // namespace phew::mergertree

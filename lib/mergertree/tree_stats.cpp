@@ -1,13 +1,13 @@
-#include "mergertree/tree_stats.hpp"
+#include <phew/mergertree/tree_stats.hpp>
 
-#include "mergertree/ctrees.hpp"
+#include <phew/mergertree/ctrees.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numbers>
 
-namespace phew {
+namespace phew::mergertree {
 namespace {
 
 using nlohmann::json;
@@ -237,4 +237,4 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
             {"final_artefacts_left_out", final_artefacts}}}};
 }
 
-}  // namespace phew
+}  // namespace phew::mergertree

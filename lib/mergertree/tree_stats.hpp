@@ -5,11 +5,11 @@
 // docs/tools/mergertree.md ("Tree statistics") and repeated in the report.
 #pragma once
 
-#include "mergertree/stages.hpp"
+#include <phew/mergertree/stages.hpp>
 
 #include <nlohmann/json.hpp>
 
-namespace phew {
+namespace phew::mergertree {
 
 struct TreeStatsParams {
   double min_mass = 0;  // final peaks below this mass (snapshot units; Mvir when measured) are left out
@@ -28,4 +28,4 @@ double cosmic_time(double a, double omega_m, double omega_lambda);
 // β = (2/π) atan α, α = (t2 + t1)(M2 − M1) / ((t2 − t1)(M2 + M1)).
 double mass_growth_beta(double t1, double m1, double t2, double m2);
 
-}  // namespace phew
+}  // namespace phew::mergertree

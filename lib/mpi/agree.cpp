@@ -1,4 +1,4 @@
-#include "mpi/agree.hpp"
+#include <phew/mpi/agree.hpp>
 
 #include <climits>
 #include <cstdint>
@@ -6,19 +6,19 @@
 
 namespace phew::mpi {
 
-void agree_on(const Comm& comm, const Error* error) {
+void agree_on(const Comm& comm, const core::Error* error) {
   const int failing = comm.min<int>(error ? comm.rank() : INT_MAX);
   if (failing == INT_MAX) return;
   int kind = error ? static_cast<int>(error->kind()) : 0;
   std::string message = error ? error->what() : "";
   comm.broadcast(kind, failing);
   comm.broadcast(message, failing);
-  Error agreed(static_cast<ErrorKind>(kind), message);
+  core::Error agreed(static_cast<core::ErrorKind>(kind), message);
   agreed.mark_agreed(failing);
   throw agreed;
 }
 
-void agree_first(const Comm& comm, std::int64_t key, const Error* error) {
+void agree_first(const Comm& comm, std::int64_t key, const core::Error* error) {
   struct Report {
     std::int64_t failed, key;
   };
@@ -33,21 +33,21 @@ void agree_first(const Comm& comm, std::int64_t key, const Error* error) {
   std::string message = error ? error->what() : "";
   comm.broadcast(kind, failing);
   comm.broadcast(message, failing);
-  Error agreed(static_cast<ErrorKind>(kind), message);
+  core::Error agreed(static_cast<core::ErrorKind>(kind), message);
   agreed.mark_agreed(failing);
   throw agreed;
 }
 
 void agree(const Comm& comm, const std::function<void()>& local) {
-  std::optional<Error> error;
+  std::optional<core::Error> error;
   try {
     local();
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     error = e;
   } catch (const std::bad_alloc&) {
-    error = Error(ErrorKind::internal, "out of memory");
+    error = core::Error(core::ErrorKind::internal, "out of memory");
   } catch (const std::exception& e) {
-    error = Error(ErrorKind::internal, e.what());
+    error = core::Error(core::ErrorKind::internal, e.what());
   }
   agree_on(comm, error ? &*error : nullptr);
 }

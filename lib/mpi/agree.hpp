@@ -1,8 +1,8 @@
 // Agreement on failure: a phase whose errors are detected on some ranks but must stop all of them.
 #pragma once
 
-#include "core/error.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <functional>
 
@@ -14,11 +14,11 @@ void agree(const Comm& comm, const std::function<void()>& local);
 
 // The same for a condition found by each rank: throws the lowest failing rank's error on every rank
 // when `error` is non-empty anywhere.
-void agree_on(const Comm& comm, const Error* error);
+void agree_on(const Comm& comm, const core::Error* error);
 
 // The same for problems found per item (a field, a peak) on any rank: every rank throws the error of
 // the item with the lowest `key` anywhere (ties: the lower rank), so the message does not depend on
 // the decomposition. `error` null: nothing wrong here (key ignored). Collective.
-void agree_first(const Comm& comm, std::int64_t key, const Error* error);
+void agree_first(const Comm& comm, std::int64_t key, const core::Error* error);
 
 }  // namespace phew::mpi

@@ -1,6 +1,6 @@
-#include "mpi/comm.hpp"
+#include <phew/mpi/comm.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -61,7 +61,7 @@ void Comm::all_to_all_bytes(const char* send, std::span<const std::uint64_t> sen
   std::uint64_t total_recv = std::accumulate(recv_bytes.begin(), recv_bytes.end(), std::uint64_t{0});
   std::uint64_t total_send = std::accumulate(send_bytes.begin(), send_bytes.end(), std::uint64_t{0});
   if (total_recv / kBlock > INT_MAX || total_send / kBlock > INT_MAX)
-    throw Error::internal("exchange of {} bytes is too large for one MPI call", std::max(total_recv, total_send));
+    throw core::Error::internal("exchange of {} bytes is too large for one MPI call", std::max(total_recv, total_send));
 
   // Layout of the contiguous buffers: for each peer, its whole blocks then its remainder bytes.
   // Counts first, prefix sums in separate passes (see Comm::all_to_all).

@@ -1,8 +1,8 @@
 // Asking the owners of keys for their values: a distributed directory in one collective call.
 #pragma once
 
-#include "mpi/comm.hpp"
-#include "mpi/route.hpp"
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <algorithm>
 #include <vector>

@@ -1,6 +1,6 @@
-#include "mpi/mailbox.hpp"
+#include <phew/mpi/mailbox.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <chrono>
 #include <exception>
@@ -32,7 +32,7 @@ Mailbox::~Mailbox() {
 
 void Mailbox::send(int to, int tag, std::vector<char> bytes) {
   if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw Error::input("a message of {} bytes is too large to send between ranks", bytes.size());
+    throw core::Error::input("a message of {} bytes is too large to send between ranks", bytes.size());
   buffers_.push_back(std::move(bytes));
   requests_.emplace_back();
   MPI_Isend(buffers_.back().data(), static_cast<int>(buffers_.back().size()), MPI_BYTE, to, tag, comm_,

@@ -12,7 +12,7 @@
 // oversubscribed node takes the core from the ranks that still compute.
 #pragma once
 
-#include "mpi/comm.hpp"
+#include <phew/mpi/comm.hpp>
 
 #include <deque>
 #include <functional>

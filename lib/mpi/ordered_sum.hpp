@@ -6,8 +6,8 @@
 // not depend on the decomposition.
 #pragma once
 
-#include "mpi/comm.hpp"
-#include "mpi/route.hpp"
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <algorithm>
 #include <array>

@@ -2,9 +2,9 @@
 // (fetch_ghost_planes) and partial planes added back to their owners (send_planes).
 #pragma once
 
-#include "mpi/comm.hpp"
-#include "mpi/route.hpp"
-#include "mpi/slab.hpp"
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <cstdint>
 #include <span>
@@ -38,4 +38,4 @@ std::vector<T> fetch_ghost_planes(const Comm& comm, const SlabDecomposition& sla
 
 }  // namespace phew::mpi
 
-#include "mpi/planes_impl.hpp"
+#include <phew/mpi/planes_impl.hpp>

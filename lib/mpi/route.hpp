@@ -2,7 +2,7 @@
 // them and calls all_to_all. Tools and modules say where an item goes; this file does the rest.
 #pragma once
 
-#include "mpi/comm.hpp"
+#include <phew/mpi/comm.hpp>
 
 #include <numeric>
 #include <span>

@@ -1,13 +1,13 @@
-#include "mpi/slab.hpp"
+#include <phew/mpi/slab.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 
 namespace phew::mpi {
 
 SlabDecomposition::SlabDecomposition(std::int64_t nx, int nranks) : nx_(nx) {
-  if (nx < 1 || nranks < 1) throw Error::internal("slab decomposition of {} planes over {} ranks", nx, nranks);
+  if (nx < 1 || nranks < 1) throw core::Error::internal("slab decomposition of {} planes over {} ranks", nx, nranks);
   const std::int64_t base = nx / nranks, extra = nx % nranks;
   std::int64_t b = 0;
   for (int r = 0; r < nranks; ++r) {
@@ -19,7 +19,7 @@ SlabDecomposition::SlabDecomposition(std::int64_t nx, int nranks) : nx_(nx) {
 SlabDecomposition::SlabDecomposition(std::int64_t nx, std::vector<std::int64_t> begins)
     : nx_(nx), begin_(std::move(begins)) {
   if (begin_.empty() || begin_.front() != 0 || !std::is_sorted(begin_.begin(), begin_.end()) || begin_.back() > nx)
-    throw Error::internal("invalid explicit slab decomposition");
+    throw core::Error::internal("invalid explicit slab decomposition");
 }
 
 std::int64_t SlabDecomposition::end(int rank) const {

@@ -3,7 +3,7 @@
 // whatever the number of ranks.
 #pragma once
 
-#include "mpi/comm.hpp"
+#include <phew/mpi/comm.hpp>
 
 #include <algorithm>
 #include <vector>

@@ -3,9 +3,9 @@
 //
 // Opening walks the record markers of every file once (a few bytes per block, never the data), so that
 // reads can seek straight to the range they need; a snapshot of many GB costs nothing to open.
-#include "core/error.hpp"
-#include "particles/byte_order.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/particles/byte_order.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <algorithm>
 #include <array>
@@ -18,7 +18,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 constexpr int kNumTypes = 6;
@@ -73,7 +73,7 @@ bool read_at(std::ifstream& in, std::uint64_t pos, void* buffer, std::size_t n) 
 
 std::ifstream open_binary(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error::io("{}: cannot open for reading", path);
+  if (!in) throw core::Error::io("{}: cannot open for reading", path);
   return in;
 }
 
@@ -81,7 +81,7 @@ std::uint64_t file_size(std::ifstream& in, const std::string& path) {
   in.clear();
   in.seekg(0, std::ios::end);
   const auto end = in.tellg();
-  if (end < 0) throw Error::io("{}: cannot determine the file size", path);
+  if (end < 0) throw core::Error::io("{}: cannot determine the file size", path);
   return static_cast<std::uint64_t>(end);
 }
 
@@ -139,16 +139,16 @@ Block read_record(std::ifstream& in, std::uint64_t pos, std::uint64_t size, cons
                   const std::string& name) {
   unsigned char marker[4];
   if (!read_at(in, pos, marker, 4))
-    throw Error::input("{}: truncated at block {} (offset {})", f.path, name, pos);
+    throw core::Error::input("{}: truncated at block {} (offset {})", f.path, name, pos);
   const std::uint64_t bytes = load<std::uint32_t>(marker, f.swap);
   if (pos + 8 + bytes > size)
-    throw Error::input("{}: block {} has {} bytes but the file ends after {} (truncated)", f.path, name, bytes,
+    throw core::Error::input("{}: block {} has {} bytes but the file ends after {} (truncated)", f.path, name, bytes,
                        size - pos - 4);
   if (!read_at(in, pos + 4 + bytes, marker, 4))
-    throw Error::io("{}: cannot read the end of block {}", f.path, name);
+    throw core::Error::io("{}: cannot read the end of block {}", f.path, name);
   const std::uint64_t trailing = load<std::uint32_t>(marker, f.swap);
   if (trailing != bytes)
-    throw Error::input("{}: block {} starts with record marker {} but ends with {}", f.path, name, bytes, trailing);
+    throw core::Error::input("{}: block {} starts with record marker {} but ends with {}", f.path, name, bytes, trailing);
   return {pos + 4, bytes, 0};
 }
 
@@ -159,7 +159,7 @@ void set_width(Block& b, const FileLayout& f, const std::string& name, std::uint
   if (b.bytes == 4 * scalars) b.width = 4;
   else if (b.bytes == 8 * scalars) b.width = 8;
   else
-    throw Error::input("{}: block {} has {} bytes, {} or {} expected ({} particles)", f.path, name, b.bytes,
+    throw core::Error::input("{}: block {} has {} bytes, {} or {} expected ({} particles)", f.path, name, b.bytes,
                        4 * scalars, 8 * scalars, count);
 }
 
@@ -171,10 +171,10 @@ std::string trim(const std::string& name) {
 FileLayout scan_file(const std::string& path, Layout& layout, bool first) {
   std::ifstream in = open_binary(path);
   const Layout here = detect(in);
-  if (here.snap_format == 0) throw Error::input("{}: not a Gadget binary snapshot", path);
+  if (here.snap_format == 0) throw core::Error::input("{}: not a Gadget binary snapshot", path);
   if (first) layout = here;
   else if (here.snap_format != layout.snap_format)
-    throw Error::input("{}: SnapFormat {} but the first file has SnapFormat {}", path, here.snap_format,
+    throw core::Error::input("{}: SnapFormat {} but the first file has SnapFormat {}", path, here.snap_format,
                        layout.snap_format);
 
   FileLayout f;
@@ -187,29 +187,29 @@ FileLayout scan_file(const std::string& path, Layout& layout, bool first) {
   std::uint64_t pos = 0;
   if (here.snap_format == 2) {
     while (pos < size) {
-      if (pos + 16 > size) throw Error::input("{}: truncated after offset {}", path, pos);
+      if (pos + 16 > size) throw core::Error::input("{}: truncated after offset {}", path, pos);
       unsigned char rec[16];
-      if (!read_at(in, pos, rec, sizeof rec)) throw Error::io("{}: cannot read at offset {}", path, pos);
+      if (!read_at(in, pos, rec, sizeof rec)) throw core::Error::io("{}: cannot read at offset {}", path, pos);
       // The name record's own size field (next record + 8) is not checked: writers differ in what they store.
       if (load<std::uint32_t>(rec, f.swap) != kNameRecordBytes ||
           load<std::uint32_t>(rec + 12, f.swap) != kNameRecordBytes)
-        throw Error::input("{}: expected an 8-byte block-name record at offset {}", path, pos);
+        throw core::Error::input("{}: expected an 8-byte block-name record at offset {}", path, pos);
       const std::string name = trim(std::string(reinterpret_cast<const char*>(rec + 4), 4));
       const Block b = read_record(in, pos + 16, size, f, name);
       records.emplace_back(name, b);
       pos = b.offset + b.bytes + 4;
     }
     if (records.empty() || records.front().first != "HEAD")
-      throw Error::input("{}: the first block is not HEAD", path);
+      throw core::Error::input("{}: the first block is not HEAD", path);
   } else {
     records.emplace_back("HEAD", read_record(in, 0, size, f, "HEAD"));
   }
 
   const Block& head = records.front().second;
   if (head.bytes != kHeaderBytes)
-    throw Error::input("{}: block HEAD has {} bytes, {} expected", path, head.bytes, kHeaderBytes);
+    throw core::Error::input("{}: block HEAD has {} bytes, {} expected", path, head.bytes, kHeaderBytes);
   unsigned char raw[kHeaderBytes];
-  if (!read_at(in, head.offset, raw, sizeof raw)) throw Error::io("{}: cannot read the header", path);
+  if (!read_at(in, head.offset, raw, sizeof raw)) throw core::Error::io("{}: cannot read the header", path);
   f.header = parse_header(raw, f.swap);
 
   if (here.snap_format == 1) {
@@ -227,7 +227,7 @@ FileLayout scan_file(const std::string& path, Layout& layout, bool first) {
   }
 
   for (const auto& [name, block] : records) {
-    if (f.blocks.count(name) != 0) throw Error::input("{}: block {} appears twice", path, name);
+    if (f.blocks.count(name) != 0) throw core::Error::input("{}: block {} appears twice", path, name);
     f.blocks.emplace(name, block);
   }
 
@@ -238,9 +238,9 @@ FileLayout scan_file(const std::string& path, Layout& layout, bool first) {
     if (auto it = f.blocks.find(name); it != f.blocks.end()) set_width(it->second, f, name, n, values);
   if (auto it = f.blocks.find("MASS"); it != f.blocks.end()) set_width(it->second, f, "MASS", f.mass_block_count(), 1);
 
-  if (n > 0 && !f.find("POS")) throw Error::input("{}: {} particles but no POS block", path, n);
+  if (n > 0 && !f.find("POS")) throw core::Error::input("{}: {} particles but no POS block", path, n);
   if (f.mass_block_count() > 0 && !f.find("MASS"))
-    throw Error::input("{}: the mass table is 0 for a type with particles, but there is no MASS block", path);
+    throw core::Error::input("{}: the mass table is 0 for a type with particles, but there is no MASS block", path);
   return f;
 }
 
@@ -258,7 +258,7 @@ void append_block(std::ifstream& in, const FileLayout& f, const char* name, cons
     buffer.resize(m * width);
     const std::uint64_t pos = b.offset + (first + done) * width;
     if (!read_at(in, pos, buffer.data(), buffer.size()))
-      throw Error::io("{}: cannot read {} bytes of block {} at offset {}", f.path, buffer.size(), name, pos);
+      throw core::Error::io("{}: cannot read {} bytes of block {} at offset {}", f.path, buffer.size(), name, pos);
     const unsigned char* p = buffer.data();
     for (std::uint64_t i = 0; i < m; ++i, p += width) {
       if constexpr (std::is_integral_v<Out>) {
@@ -294,7 +294,7 @@ class GadgetBinaryReader final : public SnapshotReader {
 
     const auto need = [&](const char* name) -> const Block& {
       const Block* b = f.find(name);
-      if (!b) throw Error::input("{}: no {} block", f.path, name);
+      if (!b) throw core::Error::input("{}: no {} block", f.path, name);
       return *b;
     };
 
@@ -328,7 +328,7 @@ bool is_gadget_binary(const std::string& path) {
 }
 
 std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string>& paths) {
-  if (paths.empty()) throw Error::internal("open_gadget_binary: no files given");
+  if (paths.empty()) throw core::Error::internal("open_gadget_binary: no files given");
   Layout layout;
   std::vector<FileLayout> files;
   files.reserve(paths.size());
@@ -336,7 +336,7 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
 
   const Header& h = files.front().header;
   if (h.num_files > 1 && paths.size() != static_cast<std::size_t>(h.num_files))
-    throw Error::input("{}: the header says the snapshot has {} files, {} given", paths.front(), h.num_files,
+    throw core::Error::input("{}: the header says the snapshot has {} files, {} given", paths.front(), h.num_files,
                        paths.size());
 
   SnapshotInfo info;
@@ -346,14 +346,14 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
   for (const auto& f : files) {
     // The MASS block layout of each file follows its own mass table; a mismatch would make info() lie.
     if (f.header.mass != h.mass)
-      throw Error::input("{}: mass table differs from that of {}", f.path, paths.front());
+      throw core::Error::input("{}: mass table differs from that of {}", f.path, paths.front());
     info.file_counts.emplace_back(f.header.npart.begin(), f.header.npart.end());
   }
   // npartTotal is 0 in some files (initial conditions, test setups): then the per-file counts stand.
   for (int t = 0; t < kNumTypes; ++t) {
     const std::uint64_t sum = info.total(t);
     if (h.npart_total[t] != 0 && h.npart_total[t] != sum)
-      throw Error::input("{}: header says {} particles of type {} in total, the {} file(s) hold {}", paths.front(),
+      throw core::Error::input("{}: header says {} particles of type {} in total, the {} file(s) hold {}", paths.front(),
                          h.npart_total[t], t, paths.size(), sum);
   }
 
@@ -384,4 +384,4 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
   return std::make_unique<GadgetBinaryReader>(std::move(info), std::move(files));
 }
 
-}  // namespace phew
+}  // namespace phew::particles

@@ -1,13 +1,13 @@
 // Gadget-2/3/4, AREPO and SWIFT HDF5 snapshots. They share the Gadget layout (Header attributes,
 // PartTypeN groups) and differ in where cosmology and units live and in a few names.
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <cmath>
 #include <filesystem>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 constexpr const char* kSwiftLength = "Unit length in cgs (U_L)";
@@ -24,7 +24,7 @@ std::optional<double> find_double(const io::File& f, const std::string& object, 
 std::vector<std::uint64_t> read_counts(const io::File& f, const char* name, std::size_t ntypes) {
   std::vector<std::uint64_t> c = f.read_attribute<std::uint64_t>("/Header", name);
   if (c.size() != ntypes)
-    throw Error::input("{}: Header/{} has {} entries but MassTable has {}", f.path(), name, c.size(), ntypes);
+    throw core::Error::input("{}: Header/{} has {} entries but MassTable has {}", f.path(), name, c.size(), ntypes);
   return c;
 }
 
@@ -32,7 +32,7 @@ class Hdf5Snapshot final : public SnapshotReader {
  public:
   explicit Hdf5Snapshot(const std::vector<std::string>& files) {
     io::File first = io::File::open_read(files.front());
-    if (!first.has("/Header")) throw Error::input("{}: no /Header group: not a Gadget-style HDF5 snapshot", first.path());
+    if (!first.has("/Header")) throw core::Error::input("{}: no /Header group: not a Gadget-style HDF5 snapshot", first.path());
     read_header(first);
     expand_files(first, files);
     count_particles();
@@ -53,7 +53,7 @@ class Hdf5Snapshot final : public SnapshotReader {
       const bool ok = !t.shape.empty() && t.shape[0] == n && t.shape.size() == (vector ? 2u : 1u) &&
                       (!vector || t.shape[1] == 3);
       if (!ok)
-        throw Error::input("{}: {}{} is {}, expected [{}]{}", f.path(), g, name, t.describe(), n, vector ? "[3]" : "");
+        throw core::Error::input("{}: {}{} is {}, expected [{}]{}", f.path(), g, name, t.describe(), n, vector ? "[3]" : "");
     };
     // Straight into the destination: snapshots are large and a temporary copy doubles the memory.
     auto append = [&](std::vector<double>& dst, const std::string& name) {
@@ -110,7 +110,7 @@ class Hdf5Snapshot final : public SnapshotReader {
     const auto box = f.read_attribute<double>("/Header", "BoxSize");
     if (box.size() == 1) info_.box_size = {box[0], box[0], box[0]};
     else if (box.size() == 3) info_.box_size = {box[0], box[1], box[2]};
-    else throw Error::input("{}: Header/BoxSize has {} values", f.path(), box.size());
+    else throw core::Error::input("{}: Header/BoxSize has {} values", f.path(), box.size());
     info_.periodic = info_.box_size[0] > 0 && info_.box_size[1] > 0 && info_.box_size[2] > 0;
     // Gadget-4 lists compile-time options in /Config; a run without PERIODIC has open boundaries.
     if (f.has_attribute("/Config", "NTYPES") && !f.has_attribute("/Config", "PERIODIC")) info_.periodic = false;
@@ -162,20 +162,20 @@ class Hdf5Snapshot final : public SnapshotReader {
     if (nfiles <= 1 || given.size() > 1) {
       info_.files = given;
       if (given.size() > 1 && static_cast<int>(given.size()) != nfiles)
-        throw Error::input("{}: header says {} files, {} given", f.path(), nfiles, given.size());
+        throw core::Error::input("{}: header says {} files, {} given", f.path(), nfiles, given.size());
       return;
     }
     const std::string first = given.front();
     const std::string marker = ".0.hdf5";
     const auto pos = first.rfind(marker);
     if (pos == std::string::npos || pos + marker.size() != first.size())
-      throw Error::input("{}: header says the snapshot has {} files, but the name does not end in .0.hdf5", first,
+      throw core::Error::input("{}: header says the snapshot has {} files, but the name does not end in .0.hdf5", first,
                          nfiles);
     const std::string stem = first.substr(0, pos);
     for (int i = 0; i < nfiles; ++i) {
       const std::string piece = stem + "." + std::to_string(i) + ".hdf5";
       if (!std::filesystem::exists(piece))
-        throw Error::io("{}: piece {} of {} of the snapshot is missing", piece, i, nfiles);
+        throw core::Error::io("{}: piece {} of {} of the snapshot is missing", piece, i, nfiles);
       info_.files.push_back(piece);
     }
   }
@@ -196,7 +196,7 @@ class Hdf5Snapshot final : public SnapshotReader {
     }
     for (std::size_t t = 0; t < ntypes; ++t)
       if (info_.total(static_cast<int>(t)) != header_total[t])
-        throw Error::input("{}: type {} has {} particles in its files but NumPart_Total says {} (missing pieces?)",
+        throw core::Error::input("{}: type {} has {} particles in its files but NumPart_Total says {} (missing pieces?)",
                            info_.files.front(), t, info_.total(static_cast<int>(t)), header_total[t]);
   }
 
@@ -227,4 +227,4 @@ std::unique_ptr<SnapshotReader> open_hdf5_snapshot(const std::vector<std::string
   return std::make_unique<Hdf5Snapshot>(files);
 }
 
-}  // namespace phew
+}  // namespace phew::particles

@@ -1,12 +1,12 @@
-#include "particles/gadget_writer.hpp"
+#include <phew/particles/gadget_writer.hpp>
 
-#include "core/error.hpp"
-#include "mpi/route.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <array>
 #include <vector>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 // This rank's rows of an [n] or [n][cols] dataset stored as float64 or float32 (converted by HDF5).
@@ -22,11 +22,11 @@ void write_real(io::File& f, bool f64, const std::string& name, const mpi::RankS
 }  // namespace
 
 void write_gadget_hdf5(io::File& f, const GadgetHeader& h, const GadgetParticles& p, const mpi::Comm& comm) {
-  if (h.type < 0 || h.type > 5) throw Error::internal("Gadget particle type {} is not 0..5", h.type);
+  if (h.type < 0 || h.type > 5) throw core::Error::internal("Gadget particle type {} is not 0..5", h.type);
   const std::uint64_t n = p.id.size();
   if (p.position.size() != 3 * n || p.velocity.size() != 3 * n || (h.particle_mass == 0 && p.mass.size() != n) ||
       (h.potential && p.potential.size() != n) || (h.acceleration && p.acceleration.size() != 3 * n))
-    throw Error::internal("{}: Gadget snapshot columns of different lengths ({} IDs)", f.path(), n);
+    throw core::Error::internal("{}: Gadget snapshot columns of different lengths ({} IDs)", f.path(), n);
   const mpi::RankSum rows = mpi::exclusive_scan(comm, n);
   const auto t = static_cast<std::size_t>(h.type);
 
@@ -75,4 +75,4 @@ void write_gadget_hdf5(io::File& f, const GadgetHeader& h, const GadgetParticles
   if (h.acceleration) write_real(f, h.double_precision, g + "/Acceleration", rows, 3, p.acceleration, h.acceleration_units);
 }
 
-}  // namespace phew
+}  // namespace phew::particles

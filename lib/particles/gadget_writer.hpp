@@ -3,15 +3,15 @@
 // real simulation (gadget_hdf5.cpp).
 #pragma once
 
-#include "io/h5.hpp"
-#include "mpi/comm.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/io/h5.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <cstdint>
 #include <span>
 #include <string>
 
-namespace phew {
+namespace phew::particles {
 
 // The header and the description of the datasets (one file, one particle type).
 struct GadgetHeader {
@@ -41,4 +41,4 @@ struct GadgetParticles {
 // that rounds up to BoxSize is written as 0, so that every coordinate lies in [0, BoxSize). Collective.
 void write_gadget_hdf5(io::File& file, const GadgetHeader& header, const GadgetParticles& particles, const mpi::Comm& comm);
 
-}  // namespace phew
+}  // namespace phew::particles

@@ -1,10 +1,10 @@
 // phew's own particle file: /particles/{id, position, velocity, mass[, potential, acceleration]} with the
 // box, time and units as attributes of /particles (docs/formats.md). One particle type (type 0).
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/particles/snapshot.hpp>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 class ParticleFile final : public SnapshotReader {
@@ -14,19 +14,19 @@ class ParticleFile final : public SnapshotReader {
     const std::string g = "/particles";
     const io::TypeInfo pos = f.dataset_info(g + "/position");
     if (pos.shape.size() != 2 || pos.shape[1] != 3)
-      throw Error::input("{}: /particles/position is {}, expected [n][3]", path, pos.describe());
+      throw core::Error::input("{}: /particles/position is {}, expected [n][3]", path, pos.describe());
     const std::uint64_t n = pos.shape[0];
     for (const char* name : {"mass", "id"}) {
       const io::TypeInfo t = f.dataset_info(g + "/" + name);
       if (t.shape.size() != 1 || t.shape[0] != n)
-        throw Error::input("{}: /particles/{} is {}, expected [{}]", path, name, t.describe(), n);
+        throw core::Error::input("{}: /particles/{} is {}, expected [{}]", path, name, t.describe(), n);
     }
     info_.format = "phew-particles";
     info_.files = {path};
     info_.file_counts = {{n}};
     info_.mass_table = {0.0};
     const auto box = f.read_attribute<double>(g, "box_size");
-    if (box.size() != 3) throw Error::input("{}: /particles attribute box_size needs 3 values", path);
+    if (box.size() != 3) throw core::Error::input("{}: /particles attribute box_size needs 3 values", path);
     info_.box_size = {box[0], box[1], box[2]};
     info_.periodic = f.read_attribute_scalar<std::int64_t>(g, "periodic") != 0;
     auto optional = [&](const char* name, double fallback) {
@@ -75,4 +75,4 @@ std::unique_ptr<SnapshotReader> open_particle_file(const std::string& file) {
   return std::make_unique<ParticleFile>(file);
 }
 
-}  // namespace phew
+}  // namespace phew::particles

@@ -1,9 +1,9 @@
-#include "particles/particle_set.hpp"
+#include <phew/particles/particle_set.hpp>
 
 #include <cmath>
 #include <fmt/format.h>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 constexpr double kKpcCm = 3.085678e21;
@@ -94,4 +94,4 @@ std::uint64_t SnapshotInfo::total(const std::vector<int>& types) const {
   return n;
 }
 
-}  // namespace phew
+}  // namespace phew::particles

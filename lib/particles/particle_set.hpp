@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::particles {
 
 // Which per-particle fields to read. Masses are always read, positions unless `positions` is false
 // (a total mass needs the masses only).
@@ -95,4 +95,4 @@ struct SnapshotInfo {
   std::uint64_t total(const std::vector<int>& types) const;
 };
 
-}  // namespace phew
+}  // namespace phew::particles

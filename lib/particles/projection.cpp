@@ -1,16 +1,16 @@
-#include "particles/projection.hpp"
+#include <phew/particles/projection.hpp>
 
-#include "core/error.hpp"
-#include "grid/deposit.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/error.hpp>
+#include <phew/grid/deposit.hpp>
+#include <phew/mpi/agree.hpp>
 
 #include <cmath>
 
-namespace phew {
+namespace phew::particles {
 
-GridGeometry projection_geometry(const SnapshotInfo& info, const std::array<std::int64_t, 3>& shape,
-                                 const std::optional<Box>& region) {
-  GridGeometry g;
+grid::GridGeometry projection_geometry(const SnapshotInfo& info, const std::array<std::int64_t, 3>& shape,
+                                 const std::optional<grid::Box>& region) {
+  grid::GridGeometry g;
   g.shape = shape;
   if (region) {
     g.origin = region->origin;
@@ -23,22 +23,22 @@ GridGeometry projection_geometry(const SnapshotInfo& info, const std::array<std:
     g.extent = info.box_size;  // a finite, non-periodic box: particles must lie inside
     g.periodic = false;
   } else {
-    throw Error::usage("{}: the snapshot has no periodic box (BoxSize {:g}{}); give the grid's extent with --region",
+    throw core::Error::usage("{}: the snapshot has no periodic box (BoxSize {:g}{}); give the grid's extent with --region",
                        info.files.front(), info.box_size[0], info.box_size[0] > 0 ? ", open boundaries" : "");
   }
   return g;
 }
 
-Projection project(const SnapshotInfo& info, const ParticleSet& particles, const GridGeometry& geometry,
-                   Assignment assignment, bool region, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm,
-                   const PhaseReport& phase) {
+Projection project(const SnapshotInfo& info, const ParticleSet& particles, const grid::GridGeometry& geometry,
+                   grid::Assignment assignment, bool region, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm,
+                   const core::PhaseReport& phase) {
   if (!geometry.periodic && !region) {
     mpi::agree(comm, [&] {
       for (std::size_t i = 0; i < particles.size(); ++i)
         for (std::size_t d = 0; d < 3; ++d) {
           const double x = particles.position[3 * i + d];
           if (x < geometry.origin[d] || x >= geometry.origin[d] + geometry.extent[d])
-            throw Error::input("{}: a particle at {:g} lies outside the non-periodic box [0, {:g}) in axis {}",
+            throw core::Error::input("{}: a particle at {:g} lies outside the non-periodic box [0, {:g}) in axis {}",
                                info.files.front(), x, geometry.extent[d], "xyz"[d]);
         }
     });
@@ -51,11 +51,11 @@ Projection project(const SnapshotInfo& info, const ParticleSet& particles, const
   min_mass = comm.min(min_mass);
   max_mass = comm.max(max_mass);
 
-  enter(phase, "deposit");
-  DepositResult dep = deposit(geometry, assignment, slabs, particles.position, particles.mass, comm);
+  core::enter(phase, "deposit");
+  grid::DepositResult dep = deposit(geometry, assignment, slabs, particles.position, particles.mass, comm);
   mpi::agree(comm, [&] {
     if (dep.particles_in == 0)
-      throw Error::input("{}: no particle of the selection lies in the region [{:g}, {:g}) x [{:g}, {:g}) x [{:g}, {:g})",
+      throw core::Error::input("{}: no particle of the selection lies in the region [{:g}, {:g}) x [{:g}, {:g}) x [{:g}, {:g})",
                        info.files.front(), geometry.origin[0], geometry.origin[0] + geometry.extent[0], geometry.origin[1],
                        geometry.origin[1] + geometry.extent[1], geometry.origin[2], geometry.origin[2] + geometry.extent[2]);
   });
@@ -63,7 +63,7 @@ Projection project(const SnapshotInfo& info, const ParticleSet& particles, const
   for (double& v : dep.mass) v *= inv_volume;  // now density
 
   Projection out;
-  GridMeta& meta = out.meta;
+  grid::GridMeta& meta = out.meta;
   meta.geometry = geometry;
   meta.assignment = to_string(assignment);
   meta.total_mass = dep.mass_total;
@@ -87,4 +87,4 @@ Projection project(const SnapshotInfo& info, const ParticleSet& particles, const
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::particles

@@ -5,10 +5,10 @@
 // eight header records (ncpu, ndim, npart, localseed, nstar_tot, mstar_tot, mstar_lost, nsink), then one
 // record of npart values per field of part_file_descriptor.txt, in its order. Every marker is checked
 // against the descriptor and npart before any value is used.
-#include "particles/ramses.hpp"
+#include <phew/particles/ramses.hpp>
 
-#include "core/error.hpp"
-#include "particles/byte_order.hpp"
+#include <phew/core/error.hpp>
+#include <phew/particles/byte_order.hpp>
 
 #include <algorithm>
 #include <array>
@@ -21,7 +21,7 @@
 #include <regex>
 #include <type_traits>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 namespace fs = std::filesystem;
@@ -46,7 +46,7 @@ std::string trim(const std::string& s) {
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw Error::io("{}: cannot open for reading", path);
+  if (!in) throw core::Error::io("{}: cannot open for reading", path);
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
@@ -158,24 +158,24 @@ std::vector<Field> parse_descriptor(const std::string& path) {
   static const std::regex field_re(R"(^\s*(\d+)\s*,\s*([A-Za-z0-9_]+)\s*,\s*(\S+)\s*$)");
   std::smatch m;
   if (lines.empty() || !std::regex_match(lines[0], m, version_re))
-    throw Error::input("{}: line 1 is not '# version: 1' (not a RAMSES particle file descriptor)", path);
-  if (m[1] != "1") throw Error::input("{}: descriptor version {}, phew reads version 1", path, m[1].str());
+    throw core::Error::input("{}: line 1 is not '# version: 1' (not a RAMSES particle file descriptor)", path);
+  if (m[1] != "1") throw core::Error::input("{}: descriptor version {}, phew reads version 1", path, m[1].str());
   std::vector<Field> fields;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const std::string line = trim(lines[i]);
     if (line.empty() || line[0] == '#') continue;
     if (!std::regex_match(lines[i], m, field_re))
-      throw Error::input("{}: line {} is not 'ivar, variable_name, variable_type': '{}'", path, i + 1, line);
+      throw core::Error::input("{}: line {} is not 'ivar, variable_name, variable_type': '{}'", path, i + 1, line);
     if (std::stoul(m[1]) != fields.size() + 1)
-      throw Error::input("{}: line {} is field {}, {} expected", path, i + 1, m[1].str(), fields.size() + 1);
+      throw core::Error::input("{}: line {} is field {}, {} expected", path, i + 1, m[1].str(), fields.size() + 1);
     const std::string type = m[3];
     const auto* t = std::find_if(kLetters.begin(), kLetters.end(),
                                  [&](const TypeLetter& l) { return type.size() == 1 && l.letter == type[0]; });
     if (t == kLetters.end())
-      throw Error::input("{}: field {} ({}) has type '{}', not one phew knows (d f q i h b ? B H I Q l L)", path,
+      throw core::Error::input("{}: field {} ({}) has type '{}', not one phew knows (d f q i h b ? B H I Q l L)", path,
                          fields.size() + 1, m[2].str(), type);
     for (const Field& f : fields)
-      if (f.name == m[2]) throw Error::input("{}: field {} appears twice", path, f.name);
+      if (f.name == m[2]) throw core::Error::input("{}: field {} appears twice", path, f.name);
     fields.push_back({m[2], t->letter, t->kind, t->width});
   }
   return fields;
@@ -190,19 +190,19 @@ std::vector<std::uint64_t> parse_header_totals(const std::string& path) {
                                  lines[row].find("Count") != std::string::npos))
     ++row;
   if (row == lines.size())
-    throw Error::input("{}: no 'Family Count' table (RAMSES outputs from 2017 on have one)", path);
+    throw core::Error::input("{}: no 'Family Count' table (RAMSES outputs from 2017 on have one)", path);
   std::vector<std::pair<std::string, std::uint64_t>> table;
   static const std::regex row_re(R"(^\s*(\S+)\s+(\d+)\s*$)");
   std::smatch m;
   for (++row; row < lines.size() && std::regex_match(lines[row], m, row_re); ++row)
     table.emplace_back(m[1], std::stoull(m[2]));
   if (table.size() != 12 || table[6].first != "DM")
-    throw Error::input("{}: the family table has {} rows, 12 expected (families -5..5 and undefined, DM 7th)", path,
+    throw core::Error::input("{}: the family table has {} rows, 12 expected (families -5..5 and undefined, DM 7th)", path,
                        table.size());
   std::vector<std::uint64_t> totals(kRamsesNumTypes, 0);
   for (int i = 0; i < 11; ++i) totals[static_cast<std::size_t>(*ramses_type_of_family(i - 5))] = table[static_cast<std::size_t>(i)].second;
   if (table[11].second != 0)
-    throw Error::input("{}: {} particles of the undefined family (RAMSES' internal family 127)", path, table[11].second);
+    throw core::Error::input("{}: {} particles of the undefined family (RAMSES' internal family 127)", path, table[11].second);
   return totals;
 }
 
@@ -236,7 +236,7 @@ class PartScanner {
     in_.clear();
     in_.seekg(0, std::ios::end);
     const auto end = in_.tellg();
-    if (end < 0) throw Error::io("{}: cannot determine the file size", path_);
+    if (end < 0) throw core::Error::io("{}: cannot determine the file size", path_);
     size_ = static_cast<std::uint64_t>(end);
   }
 
@@ -245,25 +245,25 @@ class PartScanner {
   Block record(std::uint64_t pos, int number, const std::string& what, bool& swap, bool first) {
     unsigned char marker[4];
     if (pos + 4 > size_ || !read_at(in_, pos, marker, 4))
-      throw Error::input("{}: truncated before record {} ({}) at byte {}", path_, number, what, pos);
+      throw core::Error::input("{}: truncated before record {} ({}) at byte {}", path_, number, what, pos);
     if (first) {  // the ncpu record has 4 bytes: its marker gives the byte order
       if (load<std::uint32_t>(marker, false) == 4) swap = false;
       else if (load<std::uint32_t>(marker, true) == 4) swap = true;
       else
-        throw Error::input("{}: first record marker is {}, 4 expected (not a RAMSES part file)", path_,
+        throw core::Error::input("{}: first record marker is {}, 4 expected (not a RAMSES part file)", path_,
                            load<std::uint32_t>(marker, false));
     }
     const std::int32_t signed_bytes = load<std::int32_t>(marker, swap);
     if (signed_bytes < 0)
-      throw Error::input("{}: record {} ({}) is split into Fortran subrecords (over 2 GiB): not supported", path_,
+      throw core::Error::input("{}: record {} ({}) is split into Fortran subrecords (over 2 GiB): not supported", path_,
                          number, what);
     const auto bytes = static_cast<std::uint64_t>(signed_bytes);
     if (pos + 8 + bytes > size_)
-      throw Error::input("{}: truncated in record {} ({}): the record has {} bytes, the file ends {} bytes into it", path_,
+      throw core::Error::input("{}: truncated in record {} ({}): the record has {} bytes, the file ends {} bytes into it", path_,
                          number, what, bytes, size_ - std::min(size_, pos + 4));
-    if (!read_at(in_, pos + 4 + bytes, marker, 4)) throw Error::io("{}: cannot read at byte {}", path_, pos + 4 + bytes);
+    if (!read_at(in_, pos + 4 + bytes, marker, 4)) throw core::Error::io("{}: cannot read at byte {}", path_, pos + 4 + bytes);
     if (load<std::uint32_t>(marker, swap) != bytes)
-      throw Error::input("{}: record {} ({}) starts with length {} but ends with {}", path_, number, what, bytes,
+      throw core::Error::input("{}: record {} ({}) starts with length {} but ends with {}", path_, number, what, bytes,
                          load<std::uint32_t>(marker, swap));
     return {pos + 4, bytes, 0};
   }
@@ -271,8 +271,8 @@ class PartScanner {
   std::int64_t integer_value(const Block& b, bool swap, int number, const std::string& what) {
     unsigned char v[8];
     if (b.bytes != 4 && b.bytes != 8)
-      throw Error::input("{}: record {} ({}) has {} bytes, one 4- or 8-byte integer expected", path_, number, what, b.bytes);
-    if (!read_at(in_, b.offset, v, b.bytes)) throw Error::io("{}: cannot read record {}", path_, number);
+      throw core::Error::input("{}: record {} ({}) has {} bytes, one 4- or 8-byte integer expected", path_, number, what, b.bytes);
+    if (!read_at(in_, b.offset, v, b.bytes)) throw core::Error::io("{}: cannot read record {}", path_, number);
     return b.bytes == 4 ? std::int64_t{load<std::int32_t>(v, swap)} : load<std::int64_t>(v, swap);
   }
 
@@ -284,7 +284,7 @@ class PartScanner {
 
 std::ifstream open_part(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error::io("{}: cannot open for reading", path);
+  if (!in) throw core::Error::io("{}: cannot open for reading", path);
   return in;
 }
 
@@ -304,11 +304,11 @@ PartLayout scan_part(const std::string& path, std::ifstream& in, const std::vect
   }
   const std::int64_t file_ncpu = scan.integer_value(header[0], L.swap, 1, "ncpu");
   if (file_ncpu != ncpu)
-    throw Error::input("{}: written by a run on {} ranks, but {} says ncpu = {}", path, file_ncpu, info_path, ncpu);
+    throw core::Error::input("{}: written by a run on {} ranks, but {} says ncpu = {}", path, file_ncpu, info_path, ncpu);
   const std::int64_t ndim = scan.integer_value(header[1], L.swap, 2, "ndim");
-  if (ndim != 3) throw Error::input("{}: ndim = {}, phew reads 3-D outputs", path, ndim);
+  if (ndim != 3) throw core::Error::input("{}: ndim = {}, phew reads 3-D outputs", path, ndim);
   const std::int64_t npart = scan.integer_value(header[2], L.swap, 3, "npart");
-  if (npart < 0) throw Error::input("{}: npart = {}", path, npart);
+  if (npart < 0) throw core::Error::input("{}: npart = {}", path, npart);
   L.npart = static_cast<std::uint64_t>(npart);
 
   for (std::size_t f = 0; f < fields.size(); ++f) {
@@ -318,13 +318,13 @@ PartLayout scan_part(const std::string& path, std::ifstream& in, const std::vect
     b.width = fields[f].width;
     if (b.width == 0) b.width = b.bytes == 4 * L.npart ? 4 : 8;  // 'l': from the record
     if (b.bytes != static_cast<std::uint64_t>(b.width) * L.npart)
-      throw Error::input("{}: record {} ({}) has {} bytes, npart = {} needs {} ({} per particle)", path, number, what,
+      throw core::Error::input("{}: record {} ({}) has {} bytes, npart = {} needs {} ({} per particle)", path, number, what,
                          b.bytes, L.npart, static_cast<std::uint64_t>(b.width) * L.npart, b.width);
     L.fields.push_back(b);
     pos = b.offset + b.bytes + 4;
   }
   if (pos != scan.size())
-    throw Error::input("{}: {} bytes follow the last field of the descriptor ({}): the descriptor does not match the file",
+    throw core::Error::input("{}: {} bytes follow the last field of the descriptor ({}): the descriptor does not match the file",
                        path, scan.size() - pos, fields.empty() ? "none" : fields.back().name);
   return L;
 }
@@ -369,7 +369,7 @@ void for_each_chunk(std::ifstream& in, const PartLayout& L, const Field& f, cons
     buffer.resize(m * w);
     values.resize(m);
     if (!read_at(in, b.offset + i * w, buffer.data(), buffer.size()))
-      throw Error::io("{}: cannot read {} bytes at byte {}", L.path, buffer.size(), b.offset + i * w);
+      throw core::Error::io("{}: cannot read {} bytes at byte {}", L.path, buffer.size(), b.offset + i * w);
     decode(buffer.data(), f.kind, b.width, L.swap, m, values.data());
     use(i, static_cast<std::size_t>(m), values.data());
     i += m;
@@ -393,18 +393,18 @@ class RamsesReader final : public SnapshotReader {
     read_info();
     const std::string descriptor = (folder_ / "part_file_descriptor.txt").string();
     if (!fs::exists(descriptor))
-      throw Error::input("{}: no part_file_descriptor.txt: a RAMSES output from before 2017, which phew does not read "
+      throw core::Error::input("{}: no part_file_descriptor.txt: a RAMSES output from before 2017, which phew does not read "
                          "(the particle records' layout is unknown without it)",
                          folder_.string());
     fields_ = parse_descriptor(descriptor);
     assign_roles(descriptor);
     const std::string header = (folder_ / ("header_" + number_ + ".txt")).string();
-    if (!fs::exists(header)) throw Error::input("{}: no {} (particle totals per family)", folder_.string(), fs::path(header).filename().string());
+    if (!fs::exists(header)) throw core::Error::input("{}: no {} (particle totals per family)", folder_.string(), fs::path(header).filename().string());
     info_.type_totals = parse_header_totals(header);
     if (roles_.family < 0)
       for (int t = 0; t < kRamsesNumTypes; ++t)
         if (t != 1 && info_.type_totals[static_cast<std::size_t>(t)] != 0)
-          throw Error::input("{}: no family field, but {} lists {} particles of type {} (not dark matter)", descriptor,
+          throw core::Error::input("{}: no family field, but {} lists {} particles of type {} (not dark matter)", descriptor,
                              header, info_.type_totals[static_cast<std::size_t>(t)], t);
     info_.files = {info_path_, header, descriptor};
     list_part_files();
@@ -429,7 +429,7 @@ class RamsesReader final : public SnapshotReader {
               in, L, fields_[r], L.fields[r], 0, L.npart, [&](std::uint64_t at, std::size_t m, const std::int64_t* family) {
                 for (std::size_t j = 0; j < m; ++j) {
                   if (family[j] < -5 || family[j] > 5)
-                    throw Error::input("{}: particle {} has family {}, not a RAMSES family (-5..5)", path, at + j,
+                    throw core::Error::input("{}: particle {} has family {}, not a RAMSES family (-5..5)", path, at + j,
                                        family[j]);
                   ++row[static_cast<std::size_t>(kTypeOfFamily[static_cast<std::size_t>(family[j] + 5)])];
                 }
@@ -444,7 +444,7 @@ class RamsesReader final : public SnapshotReader {
   void read(int file, int type, std::uint64_t offset, std::uint64_t count, const FieldSelection& fields,
             ParticleSet& out) const override {
     const std::string& path = info_.files.at(static_cast<std::size_t>(file));
-    if (static_cast<std::size_t>(file) < kTextFiles) throw Error::internal("{}: no particles in a text file", path);
+    if (static_cast<std::size_t>(file) < kTextFiles) throw core::Error::internal("{}: no particles in a text file", path);
     std::ifstream in = open_part(path);
     const PartLayout L = scan_part(path, in, fields_, ncpu_, info_path_);
 
@@ -464,12 +464,12 @@ class RamsesReader final : public SnapshotReader {
             }
           });
       if (where.size() != count)
-        throw Error::input("{}: {} particles of type {} from place {} asked, the file has {} of that type", path, count,
+        throw core::Error::input("{}: {} particles of type {} from place {} asked, the file has {} of that type", path, count,
                            type, offset, seen);
       lo = where.front();
       hi = where.back() + 1;
     } else if (hi > L.npart) {
-      throw Error::input("{}: particles [{}, {}) asked, the file has {}", path, lo, hi, L.npart);
+      throw core::Error::input("{}: particles [{}, {}) asked, the file has {}", path, lo, hi, L.npart);
     }
     // Hands value i of [lo, hi) to put(k, value, i) for its place k in the selection: every value when the
     // selection is contiguous, else those listed in `where` (sorted).
@@ -506,7 +506,7 @@ class RamsesReader final : public SnapshotReader {
       const std::size_t id_base = out.id.size();
       out.id.resize(id_base + count);
       scatter(std::int64_t{}, roles_.identity, [&](std::size_t k, std::int64_t id, std::uint64_t i) {
-        if (id < 0) throw Error::input("{}: particle {} has identity {} (IDs must not be negative)", path, i, id);
+        if (id < 0) throw core::Error::input("{}: particle {} has identity {} (IDs must not be negative)", path, i, id);
         out.id[id_base + k] = static_cast<std::uint64_t>(id);
       });
     }
@@ -518,9 +518,9 @@ class RamsesReader final : public SnapshotReader {
     const fs::path p(given);
     if (fs::is_directory(p)) {
       const auto infos = info_files_in(p);
-      if (infos.empty()) throw Error::input("{}: no RAMSES info_NNNNN.txt in this folder", given);
+      if (infos.empty()) throw core::Error::input("{}: no RAMSES info_NNNNN.txt in this folder", given);
       if (infos.size() > 1)
-        throw Error::input("{}: {} info files ({}, {}, ...): give the one to read", given, infos.size(),
+        throw core::Error::input("{}: {} info files ({}, {}, ...): give the one to read", given, infos.size(),
                            infos[0].filename().string(), infos[1].filename().string());
       folder_ = p;
       info_path_ = infos.front().string();
@@ -532,7 +532,7 @@ class RamsesReader final : public SnapshotReader {
     std::smatch m;
     const std::string name = fs::path(info_path_).filename().string();
     if (!std::regex_match(name, m, name_re))
-      throw Error::input("{}: a RAMSES info file must be named info_NNNNN.txt (its part files are found by that number)",
+      throw core::Error::input("{}: a RAMSES info file must be named info_NNNNN.txt (its part files are found by that number)",
                          info_path_);
     number_ = m[1];
   }
@@ -543,23 +543,23 @@ class RamsesReader final : public SnapshotReader {
       const auto it = kv.find(key);
       if (it == kv.end()) {
         if (std::string(key).rfind("unit_", 0) == 0)
-          throw Error::input("{}: no {} (RAMSES info files give unit_l, unit_d and unit_t; phew needs them for the units)",
+          throw core::Error::input("{}: no {} (RAMSES info files give unit_l, unit_d and unit_t; phew needs them for the units)",
                              info_path_, key);
-        throw Error::input("{}: no {} line", info_path_, key);
+        throw core::Error::input("{}: no {} line", info_path_, key);
       }
       const auto v = parse_number(it->second);
-      if (!v) throw Error::input("{}: {} = '{}' is not a number", info_path_, key, it->second);
+      if (!v) throw core::Error::input("{}: {} = '{}' is not a number", info_path_, key, it->second);
       return *v;
     };
     const double ncpu = number("ncpu"), ndim = number("ndim");
-    if (ncpu < 1 || ncpu != std::floor(ncpu)) throw Error::input("{}: ncpu = {}", info_path_, ncpu);
-    if (ndim != 3) throw Error::input("{}: ndim = {}, phew reads 3-D outputs", info_path_, ndim);
+    if (ncpu < 1 || ncpu != std::floor(ncpu)) throw core::Error::input("{}: ncpu = {}", info_path_, ncpu);
+    if (ndim != 3) throw core::Error::input("{}: ndim = {}, phew reads 3-D outputs", info_path_, ndim);
     ncpu_ = static_cast<int>(ncpu);
     const double boxlen = number("boxlen"), time = number("time"), aexp = number("aexp"), H0 = number("H0");
     const double omega_m = number("omega_m"), omega_l = number("omega_l");
     const double unit_l = number("unit_l"), unit_d = number("unit_d"), unit_t = number("unit_t");
     for (const auto& [key, v] : {std::pair{"boxlen", boxlen}, {"aexp", aexp}, {"unit_l", unit_l}, {"unit_d", unit_d}, {"unit_t", unit_t}})
-      if (!(v > 0)) throw Error::input("{}: {} = {} (must be positive)", info_path_, key, v);
+      if (!(v > 0)) throw core::Error::input("{}: {} = {} (must be positive)", info_path_, key, v);
 
     info_.format = "ramses";
     info_.mass_table.assign(kRamsesNumTypes, 0.0);
@@ -576,7 +576,7 @@ class RamsesReader final : public SnapshotReader {
     if (cosmological) {
       // unit_l is the physical length of the box unit at aexp; comoving Mpc/h = x unit_l / aexp / Mpc * h.
       const double h = H0 / 100.0;
-      if (!(omega_m > 0) || !(h > 0)) throw Error::input("{}: omega_m = {}, H0 = {}", info_path_, omega_m, H0);
+      if (!(omega_m > 0) || !(h > 0)) throw core::Error::input("{}: omega_m = {}, H0 = {}", info_path_, omega_m, H0);
       info_.comoving = true;
       info_.cosmology = Cosmology{omega_m, omega_l, h};
       info_.time = aexp;
@@ -625,20 +625,20 @@ class RamsesReader final : public SnapshotReader {
       if (n == "family") roles_.family = idx;
     }
     const auto need_real = [&](int role, const char* name) {
-      if (role < 0) throw Error::input("{}: no {} field", descriptor, name);
+      if (role < 0) throw core::Error::input("{}: no {} field", descriptor, name);
       if (!is_real(fields_[static_cast<std::size_t>(role)].kind))
-        throw Error::input("{}: field {} has type '{}', a real type (d or f) expected", descriptor, name,
+        throw core::Error::input("{}: field {} has type '{}', a real type (d or f) expected", descriptor, name,
                            fields_[static_cast<std::size_t>(role)].letter);
     };
     const auto need_integer = [&](int role, const char* name) {
       if (role >= 0 && (is_real(fields_[static_cast<std::size_t>(role)].kind)))
-        throw Error::input("{}: field {} has type '{}', an integer type expected", descriptor, name,
+        throw core::Error::input("{}: field {} has type '{}', an integer type expected", descriptor, name,
                            fields_[static_cast<std::size_t>(role)].letter);
     };
     for (std::size_t d = 0; d < 3; ++d) need_real(roles_.position[d], (std::string("position_") + "xyz"[d]).c_str());
     need_real(roles_.mass, "mass");
     const int velocities = static_cast<int>(std::count_if(roles_.velocity.begin(), roles_.velocity.end(), [](int r) { return r >= 0; }));
-    if (velocities != 0 && velocities != 3) throw Error::input("{}: only {} of velocity_x/y/z", descriptor, velocities);
+    if (velocities != 0 && velocities != 3) throw core::Error::input("{}: only {} of velocity_x/y/z", descriptor, velocities);
     info_.has_velocities = velocities == 3;
     if (info_.has_velocities)
       for (std::size_t d = 0; d < 3; ++d) need_real(roles_.velocity[d], (std::string("velocity_") + "xyz"[d]).c_str());
@@ -660,18 +660,18 @@ class RamsesReader final : public SnapshotReader {
         continue;
       present.push_back(std::stoi(digits));
     }
-    if (ec) throw Error::io("{}: cannot list the folder: {}", folder_.string(), ec.message());
+    if (ec) throw core::Error::io("{}: cannot list the folder: {}", folder_.string(), ec.message());
     std::sort(present.begin(), present.end());
     const auto name = [&](int r) { return fmt::format("{}{:05d}", stem, r); };
     if (present.empty())
-      throw Error::input("{}: no {}* files (info_{}.txt says ncpu = {}); an output without particles?", folder_.string(), stem,
+      throw core::Error::input("{}: no {}* files (info_{}.txt says ncpu = {}); an output without particles?", folder_.string(), stem,
                          number_, ncpu_);
     for (int r = 1; r <= ncpu_; ++r)
       if (!std::binary_search(present.begin(), present.end(), r))
-        throw Error::input("{}: {} is missing (info_{}.txt says ncpu = {}, the folder has {} part file{})", folder_.string(),
+        throw core::Error::input("{}: {} is missing (info_{}.txt says ncpu = {}, the folder has {} part file{})", folder_.string(),
                            name(r), number_, ncpu_, present.size(), present.size() == 1 ? "" : "s");
     if (present.back() > ncpu_)
-      throw Error::input("{}: {} exists, but info_{}.txt says ncpu = {}", folder_.string(), name(present.back()), number_,
+      throw core::Error::input("{}: {} exists, but info_{}.txt says ncpu = {}", folder_.string(), name(present.back()), number_,
                          ncpu_);
     for (int r = 1; r <= ncpu_; ++r) info_.files.push_back((folder_ / name(r)).string());
   }
@@ -702,4 +702,4 @@ bool is_ramses_output(const std::string& path) {
 
 std::unique_ptr<SnapshotReader> open_ramses(const std::string& path) { return std::make_unique<RamsesReader>(path); }
 
-}  // namespace phew
+}  // namespace phew::particles

@@ -12,13 +12,13 @@
 // for cosmological runs; kpc, Msun and km/s otherwise (docs/formats.md).
 #pragma once
 
-#include "particles/snapshot.hpp"
+#include <phew/particles/snapshot.hpp>
 
 #include <memory>
 #include <optional>
 #include <string>
 
-namespace phew {
+namespace phew::particles {
 
 inline constexpr int kRamsesNumTypes = 16;
 
@@ -32,4 +32,4 @@ bool is_ramses_output(const std::string& path);
 // no particle file is opened. Throws Error(input) naming the file for a missing or inconsistent part.
 std::unique_ptr<SnapshotReader> open_ramses(const std::string& path);
 
-}  // namespace phew
+}  // namespace phew::particles

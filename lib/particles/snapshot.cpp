@@ -1,12 +1,12 @@
-#include "particles/snapshot.hpp"
+#include <phew/particles/snapshot.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/parse.hpp"
-#include "grid/geometry.hpp"
-#include "io/h5.hpp"
-#include "mpi/agree.hpp"
-#include "particles/ramses.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/parse.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/ramses.hpp>
 
 #include <fmt/format.h>
 
@@ -17,7 +17,7 @@
 #include <optional>
 #include <span>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 namespace fs = std::filesystem;
@@ -27,7 +27,7 @@ std::string resolve_path(const std::string& given) {
   if (fs::exists(given)) return given;
   for (const char* suffix : {".hdf5", ".0.hdf5", ".0"})
     if (fs::exists(given + suffix)) return given + suffix;
-  throw Error::io("{}: no such snapshot file", given);
+  throw core::Error::io("{}: no such snapshot file", given);
 }
 
 // Gadget binary multi-file snapshots: NAME.0, NAME.1, ...
@@ -49,30 +49,30 @@ std::unique_ptr<SnapshotReader> checked(std::unique_ptr<SnapshotReader> reader) 
   const SnapshotInfo& info = reader->info();
   for (double b : info.box_size)
     if (!(b >= 0) || !std::isfinite(b))
-      throw Error::input("{}: BoxSize {} (a box side must be a finite length >= 0; 0 means no box)",
+      throw core::Error::input("{}: BoxSize {} (a box side must be a finite length >= 0; 0 means no box)",
                          info.files.front(), b);
   return reader;
 }
 
 std::unique_ptr<SnapshotReader> open_any(const std::vector<std::string>& paths) {
-  if (paths.empty()) throw Error::usage("no snapshot given");
+  if (paths.empty()) throw core::Error::usage("no snapshot given");
   std::vector<std::string> files;
   for (const auto& p : paths) files.push_back(resolve_path(p));
   const std::string& first = files.front();
   if (is_ramses_output(first)) {
-    if (files.size() > 1) throw Error::usage("{}: give one RAMSES output (its folder or info file)", first);
+    if (files.size() > 1) throw core::Error::usage("{}: give one RAMSES output (its folder or info file)", first);
     return open_ramses(first);
   }
   if (io::is_hdf5(first)) {
     const io::File f = io::File::open_read(first);
     if (f.has("/particles/position")) {
-      if (files.size() > 1) throw Error::usage("{}: phew particle files are single files", first);
+      if (files.size() > 1) throw core::Error::usage("{}: phew particle files are single files", first);
       return open_particle_file(first);
     }
     return open_hdf5_snapshot(files);
   }
   if (is_gadget_binary(first)) return open_gadget_binary(files.size() > 1 ? files : binary_pieces(first));
-  throw Error::input("{}: not a snapshot phew can read (HDF5 Gadget/SWIFT/AREPO, Gadget binary, RAMSES output, phew particles)",
+  throw core::Error::input("{}: not a snapshot phew can read (HDF5 Gadget/SWIFT/AREPO, Gadget binary, RAMSES output, phew particles)",
                      first);
 }
 
@@ -90,14 +90,14 @@ std::vector<int> parse_types(const std::string& text, int num_types) {
   }
   std::vector<int> given;
   try {
-    given = parse_list<int>(text, "particle types");
-  } catch (const Error&) {
+    given = core::parse_list<int>(text, "particle types");
+  } catch (const core::Error&) {
     given = {-1};
   }
   for (int t : given) {
     if (t < 0)
-      throw Error::usage("particle types '{}': expected a comma-separated list of type numbers or 'all'", text);
-    if (t >= num_types) throw Error::usage("particle type {} does not exist; the snapshot has types 0..{}", t, num_types - 1);
+      throw core::Error::usage("particle types '{}': expected a comma-separated list of type numbers or 'all'", text);
+    if (t >= num_types) throw core::Error::usage("particle type {} does not exist; the snapshot has types 0..{}", t, num_types - 1);
     if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
   }
   std::sort(types.begin(), types.end());
@@ -109,7 +109,7 @@ namespace {
 std::string describe_types(const SnapshotInfo& info) {
   std::string s;
   for (int t = 0; t < info.num_types(); ++t)
-    if (info.total(t) > 0) s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", t, log::thousands(static_cast<long long>(info.total(t))));
+    if (info.total(t) > 0) s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", t, core::log::thousands(static_cast<long long>(info.total(t))));
   return s.empty() ? "none" : s;
 }
 }  // namespace
@@ -118,7 +118,7 @@ std::vector<int> selected_types(const SnapshotInfo& info, const std::string& tex
   std::vector<int> types = text == "auto" ? std::vector<int>{info.format == "phew-particles" ? 0 : 1}
                                           : parse_types(text, info.num_types());
   if (info.total(types) == 0)
-    throw Error::input("{}: no particles of the selected types (types present: {})", info.files.front(),
+    throw core::Error::input("{}: no particles of the selected types (types present: {})", info.files.front(),
                        describe_types(info));
   return types;
 }
@@ -128,7 +128,7 @@ std::vector<int> chain_types(const SnapshotInfo& info, const std::string& text, 
   if (grid_types.empty()) return selected_types(info, text);
   if (text == "auto") {
     if (info.total(grid_types) == 0)
-      throw Error::input("{}: no particles of the types the grid was made of ({})", info.files.front(), fmt::join(grid_types, ","));
+      throw core::Error::input("{}: no particles of the types the grid was made of ({})", info.files.front(), fmt::join(grid_types, ","));
     return grid_types;
   }
   std::vector<int> types = selected_types(info, text);
@@ -136,20 +136,20 @@ std::vector<int> chain_types(const SnapshotInfo& info, const std::string& text, 
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
   if (a != b && !allow_other)
-    throw Error::usage("--types {} are not the types the grid was made of ({}): leave --types out to use those, or give "
+    throw core::Error::usage("--types {} are not the types the grid was made of ({}): leave --types out to use those, or give "
                        "--allow-other-types",
                        fmt::join(types, ","), fmt::join(grid_types, ","));
   return types;
 }
 
-void check_snapshot_matches_grid(const SnapshotInfo& info, const GridMeta& grid, const std::string& snapshot,
+void check_snapshot_matches_grid(const SnapshotInfo& info, const grid::GridMeta& grid, const std::string& snapshot,
                                  const std::string& other) {
   bool same_box = true;
   for (std::size_t d = 0; d < 3; ++d)
     same_box &= !grid.geometry.periodic ||
                 std::abs(info.box_size[d] - grid.geometry.extent[d]) <= 1e-9 * grid.geometry.extent[d];
   if (!same_box || info.units.length_name() != grid.length_units || info.units.mass_name() != grid.mass_units)
-    throw Error::input("{}: box {} {} does not match the grid of {} ({} {}): not the snapshot the grid was made from, "
+    throw core::Error::input("{}: box {} {} does not match the grid of {} ({} {}): not the snapshot the grid was made from, "
                        "or read in other units (give every tool the same --units)",
                        snapshot, info.box_size[0], info.units.length_name(), other, grid.geometry.extent[0],
                        grid.length_units);
@@ -157,7 +157,7 @@ void check_snapshot_matches_grid(const SnapshotInfo& info, const GridMeta& grid,
 
 FileCounts SnapshotReader::count_files(std::size_t first, std::size_t last) const {
   const FileCounts& all = info().file_counts;
-  if (last > all.size()) throw Error::internal("count_files: files [{}, {}) of {}", first, last, all.size());
+  if (last > all.size()) throw core::Error::internal("count_files: files [{}, {}) of {}", first, last, all.size());
   return FileCounts(all.begin() + static_cast<std::ptrdiff_t>(first), all.begin() + static_cast<std::ptrdiff_t>(last));
 }
 
@@ -169,7 +169,7 @@ void check_totals(const SnapshotInfo& info, const FileCounts& counts) {
     std::uint64_t n = 0;
     for (const auto& row : counts) n += row.at(static_cast<std::size_t>(t));
     if (n != info.type_totals[static_cast<std::size_t>(t)])
-      throw Error::input("{}: the files hold {} particles of type {}, the header says {}", info.files.front(), n, t,
+      throw core::Error::input("{}: the files hold {} particles of type {}, the header says {}", info.files.front(), n, t,
                          info.type_totals[static_cast<std::size_t>(t)]);
   }
 }
@@ -184,13 +184,13 @@ FileCounts file_counts(const SnapshotReader& reader, const mpi::Comm& comm) {
   const std::size_t first = n * r / size, last = n * (r + 1) / size;
   // Each rank stops at its first bad file; every rank reports the lowest bad file, whatever the rank count.
   FileCounts mine;
-  std::optional<Error> error;
+  std::optional<core::Error> error;
   try {
     mine = reader.count_files(first, last);
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     error = e;
   } catch (const std::exception& e) {
-    error = Error(ErrorKind::internal, e.what());
+    error = core::Error(core::ErrorKind::internal, e.what());
   }
   mpi::agree_first(comm, static_cast<std::int64_t>(first), error ? &*error : nullptr);
   const auto ntypes = static_cast<std::size_t>(info.num_types());
@@ -216,13 +216,13 @@ ParticleSet read_particles(const SnapshotReader& reader, const std::vector<int>&
 ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& counts, const std::vector<int>& types,
                            std::uint64_t begin, std::uint64_t count, const FieldSelection& fields) {
   const SnapshotInfo& info = reader.info();
-  if (fields.ids && !info.has_ids) throw Error::input("{}: snapshot has no particle IDs", info.files.front());
-  if (fields.velocities && !info.has_velocities) throw Error::input("{}: snapshot has no velocities", info.files.front());
-  if (fields.potential && !info.has_potential) throw Error::input("{}: snapshot has no potential", info.files.front());
+  if (fields.ids && !info.has_ids) throw core::Error::input("{}: snapshot has no particle IDs", info.files.front());
+  if (fields.velocities && !info.has_velocities) throw core::Error::input("{}: snapshot has no velocities", info.files.front());
+  if (fields.potential && !info.has_potential) throw core::Error::input("{}: snapshot has no potential", info.files.front());
   if (fields.acceleration && !info.has_acceleration)
-    throw Error::input("{}: snapshot has no accelerations", info.files.front());
+    throw core::Error::input("{}: snapshot has no accelerations", info.files.front());
   if (counts.size() != info.files.size())
-    throw Error::internal("read_particles: counts for {} files, the snapshot has {}", counts.size(), info.files.size());
+    throw core::Error::internal("read_particles: counts for {} files, the snapshot has {}", counts.size(), info.files.size());
 
   // Walk the global numbering (type-major, or file-major) and read the pieces that overlap the range.
   ParticleSet out;
@@ -247,24 +247,24 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
     if (fields.positions) {
       const double* x = &out.position[3 * i];
       if (!std::isfinite(x[0]) || !std::isfinite(x[1]) || !std::isfinite(x[2]))
-        throw Error::input("{}: particle {} of the selection has a non-finite position", info.files.front(), begin + i);
+        throw core::Error::input("{}: particle {} of the selection has a non-finite position", info.files.front(), begin + i);
       // Slightly outside a periodic box is normal (wrapped below); a box length or more away means the
       // box or the length units do not fit the positions (BoxSize 1e-30 would give absurd densities).
       if (info.periodic)
         for (std::size_t d = 0; d < 3; ++d)
           if (x[d] < -info.box_size[d] || x[d] >= 2 * info.box_size[d])
-            throw Error::input("{}: particle {} of the selection is at {:g} in {}, far outside the periodic box "
+            throw core::Error::input("{}: particle {} of the selection is at {:g} in {}, far outside the periodic box "
                                "[0, {:g}): BoxSize or the length units do not fit the positions",
                                info.files.front(), begin + i, x[d], "xyz"[d], info.box_size[d]);
     }
     if (!(out.mass[i] > 0) || !std::isfinite(out.mass[i]))
-      throw Error::input("{}: particle {} of the selection has mass {} (masses must be positive and finite)",
+      throw core::Error::input("{}: particle {} of the selection has mass {} (masses must be positive and finite)",
                          info.files.front(), begin + i, out.mass[i]);
   }
   for (double v : out.velocity)
-    if (!std::isfinite(v)) throw Error::input("{}: a velocity is not finite", info.files.front());
+    if (!std::isfinite(v)) throw core::Error::input("{}: a velocity is not finite", info.files.front());
   if (info.periodic)
-    for (std::size_t i = 0; i < out.position.size(); ++i) out.position[i] = wrap_position(out.position[i], info.box_size[i % 3]);
+    for (std::size_t i = 0; i < out.position.size(); ++i) out.position[i] = grid::wrap_position(out.position[i], info.box_size[i % 3]);
   return out;
 }
 
@@ -281,4 +281,4 @@ ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& typ
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::particles

@@ -7,15 +7,15 @@
 // range of that numbering, so ranks read disjoint shares in parallel.
 #pragma once
 
-#include "mpi/comm.hpp"
-#include "grid/geometry.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/mpi/comm.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::particles {
 
 using FileCounts = std::vector<std::vector<std::uint64_t>>;  // [file][type] particles
 
@@ -83,7 +83,7 @@ std::vector<int> chain_types(const SnapshotInfo& info, const std::string& text, 
 // Throws Error(input) unless the snapshot has the grid's periodic box and length and mass units:
 // "SNAPSHOT: box ... does not match the grid of OTHER (...): not the snapshot the grid was made from, or
 // read in other units (give every tool the same --units)".
-void check_snapshot_matches_grid(const SnapshotInfo& info, const GridMeta& grid, const std::string& snapshot,
+void check_snapshot_matches_grid(const SnapshotInfo& info, const grid::GridMeta& grid, const std::string& snapshot,
                                  const std::string& other);
 
-}  // namespace phew
+}  // namespace phew::particles

@@ -1,8 +1,8 @@
-#include "particles/snapshot_units.hpp"
+#include <phew/particles/snapshot_units.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/mpi/agree.hpp>
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 // Gadget's constants, those of the assumed Units{}.
@@ -49,7 +49,7 @@ Unit parse_unit(std::string_view text, std::initializer_list<std::pair<std::stri
       return u;
     }
   }
-  throw Error::usage("--units '{}': '{}' is not a {} unit (expected a name among {}, after an optional factor: "
+  throw core::Error::usage("--units '{}': '{}' is not a {} unit (expected a name among {}, after an optional factor: "
                      "e.g. Mpc/h,1e10Msun/h,km/s)",
                      whole, text, what, known);
 }
@@ -87,16 +87,16 @@ Units parse_units(const std::string& text) {
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
-  if (parts.size() > 3) throw Error::usage("--units '{}': expected LENGTH[,MASS[,VELOCITY]], e.g. Mpc/h,1e10Msun/h,km/s", text);
+  if (parts.size() > 3) throw core::Error::usage("--units '{}': expected LENGTH[,MASS[,VELOCITY]], e.g. Mpc/h,1e10Msun/h,km/s", text);
   const Unit length = parse_unit(parts[0], {{"pc", 1e-3 * kKpcCm}, {"kpc", kKpcCm}, {"Mpc", 1e3 * kKpcCm}, {"cm", 1}},
                                  text, "length");
   const Unit mass = parts.size() > 1 ? parse_unit(parts[1], {{"Msun", kMsunG}, {"g", 1}}, text, "mass")
                                      : Unit{1e10 * kMsunG, length.per_h};
   const Unit velocity =
       parts.size() > 2 ? parse_unit(parts[2], {{"km/s", 1e5}, {"m/s", 1e2}, {"cm/s", 1}}, text, "velocity") : Unit{1e5, false};
-  if (velocity.per_h) throw Error::usage("--units '{}': velocities have no /h", text);
+  if (velocity.per_h) throw core::Error::usage("--units '{}': velocities have no /h", text);
   if (length.per_h != mass.per_h)
-    throw Error::usage("--units '{}': lengths and masses are both in units of 1/h (Mpc/h,1e10Msun/h) or neither", text);
+    throw core::Error::usage("--units '{}': lengths and masses are both in units of 1/h (Mpc/h,1e10Msun/h) or neither", text);
   Units u;
   u.length_cm = length.value;
   u.mass_g = mass.value;
@@ -166,16 +166,16 @@ std::unique_ptr<SnapshotReader> settle_units(std::unique_ptr<SnapshotReader> rea
   const std::string& file = info.files.front();
   if (given) {
     if (info.units.known())
-      log::info("{}: units {} given (--units), instead of the file's {}", file, describe(*given), describe(info.units));
+      core::log::info("{}: units {} given (--units), instead of the file's {}", file, describe(*given), describe(info.units));
     else
-      log::info("{}: units {} given (--units)", file, describe(*given));
+      core::log::info("{}: units {} given (--units)", file, describe(*given));
     return std::make_unique<WithUnits>(std::move(reader), *given);
   }
   if (info.units.known()) return reader;
 
   const double volume = info.box_size[0] * info.box_size[1] * info.box_size[2];
   if (!info.cosmology || !info.periodic || !(volume > 0)) {
-    log::info("{}: no units in the file and no cosmological box to infer them from: {} assumed (Gadget's; give "
+    core::log::info("{}: no units in the file and no cosmological box to infer them from: {} assumed (Gadget's; give "
               "--units if they are not)",
               file, describe(info.units));
     return reader;
@@ -183,14 +183,14 @@ std::unique_ptr<SnapshotReader> settle_units(std::unique_ptr<SnapshotReader> rea
   const UnitsInference guess = infer_units(total_mass(*reader, comm) / volume, *info.cosmology, info.units);
   const bool mpc = guess.units.length_cm != kKpcCm;
   if (guess.fits)
-    log::info("{}: no units in the file: {} inferred, where the particles' mean density is {:.3f} Omega_m rho_crit "
+    core::log::info("{}: no units in the file: {} inferred, where the particles' mean density is {:.3f} Omega_m rho_crit "
               "({:.3g} with {} as the length unit); give --units to say otherwise",
               file, describe(guess.units), guess.ratio, mpc ? guess.kpc_ratio : guess.kpc_ratio * 1e-9, mpc ? "kpc" : "Mpc");
   else
-    log::warn("{}: no units in the file, and neither kpc nor Mpc as the length unit makes the particles' mean density "
+    core::log::warn("{}: no units in the file, and neither kpc nor Mpc as the length unit makes the particles' mean density "
               "Omega_m rho_crit ({:.3g} and {:.3g} times it): {} assumed; give --units",
               file, guess.kpc_ratio, guess.kpc_ratio * 1e-9, describe(guess.units));
   return std::make_unique<WithUnits>(std::move(reader), guess.units);
 }
 
-}  // namespace phew
+}  // namespace phew::particles

@@ -4,14 +4,14 @@
 // logged, and `Units::source` says which it was (docs/formats.md, "Units").
 #pragma once
 
-#include "mpi/comm.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <memory>
 #include <optional>
 #include <string>
 
-namespace phew {
+namespace phew::particles {
 
 // --units: "LENGTH[,MASS[,VELOCITY]]", e.g. "Mpc/h,1e10Msun/h,km/s" or "Mpc/h". Each unit is an optional
 // factor and a name: lengths pc, kpc, Mpc, cm; masses Msun, g; velocities km/s, m/s, cm/s. A mass left out
@@ -44,4 +44,4 @@ double total_mass(const SnapshotReader& reader, const mpi::Comm& comm);
 std::unique_ptr<SnapshotReader> settle_units(std::unique_ptr<SnapshotReader> reader, const std::optional<Units>& given,
                                              const mpi::Comm& comm);
 
-}  // namespace phew
+}  // namespace phew::particles

@@ -1,19 +1,19 @@
-#include "phasespace/deblend.hpp"
+#include <phew/phasespace/deblend.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/progress.hpp"
-#include "mpi/agree.hpp"
-#include "mpi/lookup.hpp"
-#include "mpi/route.hpp"
-#include "mpi/slab.hpp"
-#include "mpi/sort.hpp"
-#include "phasespace/velocity_split.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/progress.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/lookup.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/mpi/sort.hpp>
+#include <phew/phasespace/velocity_split.hpp>
 
 #include <algorithm>
 #include <cmath>
 
-namespace phew {
+namespace phew::phasespace {
 namespace {
 
 // A member particle on its way to the rank that deblends its patch.
@@ -25,8 +25,8 @@ struct Member {
 
 // Every particle in a patch, with its clump: each particle goes to the owner of its cell's plane, which
 // knows the cell's label.
-std::vector<Member> members_of_patches(const GridGeometry& geo, const ParticleSet& ps,
-                                       const CellLabels& clumps, const mpi::Comm& comm) {
+std::vector<Member> members_of_patches(const grid::GridGeometry& geo, const particles::ParticleSet& ps,
+                                       const grid::CellLabels& clumps, const mpi::Comm& comm) {
   const mpi::SlabDecomposition slabs(geo.shape[0], comm.size());
   const auto plane = static_cast<std::int64_t>(geo.plane_cells());
   std::vector<Member> out;
@@ -79,7 +79,7 @@ std::vector<Member> balance_patches(std::vector<Member> members, std::int64_t n_
   for (const Member& p : members) clump_ids.push_back(p.clump);
   const auto dest = mpi::lookup<std::int64_t, int>(comm, clump_ids, id_owner, [&](std::int64_t id) {
     const auto d = dest_of.find(id);
-    if (d == dest_of.end()) throw Error::internal("clump {} has no particle count at its owner, rank {}", id, comm.rank());
+    if (d == dest_of.end()) throw core::Error::internal("clump {} has no particle count at its owner, rank {}", id, comm.rank());
     return d->second;
   });
   for (std::size_t i = 0; i < members.size(); ++i) members[i].clump = members[i].clump * comm.size() + dest[i];  // carry dest
@@ -93,7 +93,7 @@ std::vector<Member> balance_patches(std::vector<Member> members, std::int64_t n_
 
 // One velocity peak k of a patch: sums over its particles in particle-ID order.
 io::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& split, int k, const std::array<double, 3>& x_peak,
-                     const GridGeometry& geo) {
+                     const grid::GridGeometry& geo) {
   io::PeakRow row;
   row.parent_clump = patch.front().clump;
   row.from_deblending = k > 0;
@@ -105,7 +105,7 @@ io::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& split, 
     row.n_particles += 1;
     row.mass += p.m;
     for (std::size_t d = 0; d < 3; ++d) {
-      dx[d] += p.m * minimum_image(p.x[d] - x_peak[d], geo.extent[d], geo.periodic);
+      dx[d] += p.m * grid::minimum_image(p.x[d] - x_peak[d], geo.extent[d], geo.periodic);
       row.velocity[d] += p.m * p.v[d];
     }
     ++cells[geo.linear(cell_of_clamped(geo, p.x))];
@@ -126,7 +126,7 @@ io::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& split, 
 
 // The velocity split of one patch: M_p, R_max from the clump's peak and v_e = sqrt(2 G M_p / R_max) in
 // physical units give the bin size.
-VelocitySplit split_patch(std::span<const Member> patch, const std::array<double, 3>& x_peak, const GridGeometry& geo,
+VelocitySplit split_patch(std::span<const Member> patch, const std::array<double, 3>& x_peak, const grid::GridGeometry& geo,
                           const DeblendParams& params) {
   const double a = params.scale_factor;
   double mass = 0, r_max = 0;
@@ -135,7 +135,7 @@ VelocitySplit split_patch(std::span<const Member> patch, const std::array<double
     mass += p.m;
     double r2 = 0;
     for (std::size_t d = 0; d < 3; ++d) {
-      const double dx = a * minimum_image(p.x[d] - x_peak[d], geo.extent[d], geo.periodic);
+      const double dx = a * grid::minimum_image(p.x[d] - x_peak[d], geo.extent[d], geo.periodic);
       r2 += dx * dx;
       vel.push_back(p.v[d]);  // peculiar velocities: physical already
     }
@@ -156,10 +156,10 @@ VelocitySplit split_patch(std::span<const Member> patch, const std::array<double
 
 }  // namespace
 
-Deblended deblend_patches(const GridGeometry& geo, const ParticleSet& particles, const CellLabels& clumps,
+Deblended deblend_patches(const grid::GridGeometry& geo, const particles::ParticleSet& particles, const grid::CellLabels& clumps,
                           std::int64_t n_clump_peaks, const ClumpPeakPositions& peak_positions,
-                          const DeblendParams& params, const mpi::Comm& comm, const PhaseReport& phase) {
-  enter(phase, "members");
+                          const DeblendParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  core::enter(phase, "members");
   std::vector<Member> members = balance_patches(members_of_patches(geo, particles, clumps, comm), n_clump_peaks, comm);
   // The clumps' peak positions (R_max is measured from the peak), from the catalogue rows of the clumps here.
   std::vector<std::int64_t> here;
@@ -168,7 +168,7 @@ Deblended deblend_patches(const GridGeometry& geo, const ParticleSet& particles,
   std::map<std::int64_t, std::array<double, 3>> peak_pos;
   mpi::agree(comm, [&] { peak_pos = peak_positions(here); });
 
-  enter(phase, "deblend");
+  core::enter(phase, "deblend");
   Deblended out;
   std::vector<io::PeakRow> primaries, extras;
   std::int64_t split_patches = 0, skipped = 0;
@@ -177,7 +177,7 @@ Deblended deblend_patches(const GridGeometry& geo, const ParticleSet& particles,
     std::size_t begin, end;  // its rows of out.particles
   };
   std::vector<Run> split_runs;  // the patches that were split
-  Progress progress("deblend", "particles in patches", members.size(), comm.size());
+  core::Progress progress("deblend", "particles in patches", members.size(), comm.size());
   for (std::size_t b = 0, e = 0; b < members.size(); progress.update(b = e)) {  // skipped patches count too
     while (e < members.size() && members[e].clump == members[b].clump) ++e;
     const std::int64_t clump = members[b].clump;
@@ -218,15 +218,15 @@ Deblended deblend_patches(const GridGeometry& geo, const ParticleSet& particles,
         const int k = static_cast<int>(-out.particles[i].peak);
         const auto id = new_id.find({clump, k});
         if (id == new_id.end())
-          throw Error::internal("deblend: clump {} has no velocity peak {} for its particle {}", clump, k, out.particles[i].id);
+          throw core::Error::internal("deblend: clump {} has no velocity peak {} for its particle {}", clump, k, out.particles[i].id);
         out.particles[i].peak = id->second;
       }
   out.n_split = comm.sum<std::int64_t>(split_patches);
   out.n_new = comm.sum<std::int64_t>(n_extras);
   out.n_skipped = comm.sum<std::int64_t>(skipped);
-  log::info("{} patches deblended: {} split, {} new peaks from velocity space ({} patches not in the catalogue)",
-            log::thousands(comm.sum<std::int64_t>(static_cast<std::int64_t>(primaries.size()))), log::thousands(out.n_split),
-            log::thousands(out.n_new), log::thousands(out.n_skipped));
+  core::log::info("{} patches deblended: {} split, {} new peaks from velocity space ({} patches not in the catalogue)",
+            core::log::thousands(comm.sum<std::int64_t>(static_cast<std::int64_t>(primaries.size()))), core::log::thousands(out.n_split),
+            core::log::thousands(out.n_new), core::log::thousands(out.n_skipped));
 
   out.peaks = std::move(primaries);
   out.peaks.insert(out.peaks.end(), extras.begin(), extras.end());
@@ -239,4 +239,4 @@ Deblended deblend_patches(const GridGeometry& geo, const ParticleSet& particles,
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::phasespace

@@ -3,12 +3,12 @@
 // every patch particle's peak.
 #pragma once
 
-#include "core/timer.hpp"
-#include "grid/cell_labels.hpp"
-#include "grid/geometry.hpp"
-#include "io/peaks_file.hpp"
-#include "mpi/comm.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/grid/cell_labels.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <array>
 #include <functional>
@@ -16,7 +16,7 @@
 #include <span>
 #include <vector>
 
-namespace phew {
+namespace phew::phasespace {
 
 struct DeblendParams {
   double bin_fraction = 0.25;       // velocity bin size in units of the patch's escape velocity
@@ -48,8 +48,8 @@ struct Deblended {
 // IDs by (clump ID, velocity peak), so nothing depends on the rank count. `peak_positions` is called
 // once per rank, inside an agreement on errors. Collective.
 // Phases: members, deblend.
-Deblended deblend_patches(const GridGeometry& grid, const ParticleSet& particles, const CellLabels& clumps,
+Deblended deblend_patches(const grid::GridGeometry& grid, const particles::ParticleSet& particles, const grid::CellLabels& clumps,
                           std::int64_t n_clump_peaks, const ClumpPeakPositions& peak_positions,
-                          const DeblendParams& params, const mpi::Comm& comm, const PhaseReport& phase = {});
+                          const DeblendParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
-}  // namespace phew
+}  // namespace phew::phasespace

@@ -1,19 +1,19 @@
-#include "phasespace/select_voters.hpp"
+#include <phew/phasespace/select_voters.hpp>
 
-#include "core/log.hpp"
-#include "core/progress.hpp"
-#include "gravity/forest.hpp"
-#include "grid/particle_index.hpp"
-#include "mpi/route.hpp"
-#include "mpi/slab.hpp"
-#include "mpi/sort.hpp"
-#include "phasespace/voters.hpp"
+#include <phew/core/log.hpp>
+#include <phew/core/progress.hpp>
+#include <phew/gravity/forest.hpp>
+#include <phew/grid/particle_index.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/mpi/sort.hpp>
+#include <phew/phasespace/voters.hpp>
 
 #include <cmath>
 #include <limits>
 #include <memory>
 
-namespace phew {
+namespace phew::phasespace {
 namespace {
 
 // A particle as the voter search needs it (positions as stored; the rest physical).
@@ -25,16 +25,16 @@ struct Particle {
 // The points' positions (member `position`) indexed for radius queries in the box of `geo`, cells of
 // about h. The index copies the positions; indices it returns are into `points`.
 template <typename Point, typename Position>
-ParticleIndex index_positions(const std::vector<Point>& points, Position position, const GridGeometry& geo, double h) {
+grid::ParticleIndex index_positions(const std::vector<Point>& points, Position position, const grid::GridGeometry& geo, double h) {
   std::vector<double> xyz(3 * points.size());
   for (std::size_t i = 0; i < points.size(); ++i)
     for (std::size_t d = 0; d < 3; ++d) xyz[3 * i + d] = (points[i].*position)[d];
-  return ParticleIndex(xyz, {}, geo.box(), h);
+  return grid::ParticleIndex(xyz, {}, geo.box(), h);
 }
 
 // How the x axis is shared: rank r handles the peaks in the x-range of its slab of planes of `geo`.
 struct XPartition {
-  XPartition(const GridGeometry& g, int ranks) : geo(g), slabs(g.shape[0], ranks) {}
+  XPartition(const grid::GridGeometry& g, int ranks) : geo(g), slabs(g.shape[0], ranks) {}
   int owner(double x) const {
     const double at[3] = {x, geo.origin[1], geo.origin[2]};
     return slabs.owner(cell_of_clamped(geo, at).i);
@@ -47,13 +47,13 @@ struct XPartition {
     if (!geo.periodic && slabs.end(r) == geo.shape[0]) x[1] = std::numeric_limits<double>::infinity();
     return x;
   }
-  GridGeometry geo;
+  grid::GridGeometry geo;
   mpi::SlabDecomposition slabs;
 };
 
 // The particles in physical units (positions as stored), each sent to every rank whose x-range, widened
 // by `margin`, meets its x-bin (a cube of the forest, or a plane of the partition: fixed per bin).
-std::vector<Particle> distribute(ParticleSet ps, const XPartition& part, const GridGeometry& bins, std::int64_t n_bins,
+std::vector<Particle> distribute(particles::ParticleSet ps, const XPartition& part, const grid::GridGeometry& bins, std::int64_t n_bins,
                                  double margin, const VoterParams& params, const mpi::Comm& comm) {
   const double a = params.scale_factor;
   const bool stored = params.stored_potential;
@@ -76,8 +76,8 @@ std::vector<Particle> distribute(ParticleSet ps, const XPartition& part, const G
     }
     if (stored) p.phi = ps.potential[i] / a;
   }
-  ps = ParticleSet{};  // every particle now lives in `all`
-  const GridGeometry x_bins{{n_bins, 1, 1}, bins.origin, {bins.extent[0], 1, 1}, bins.periodic};
+  ps = particles::ParticleSet{};  // every particle now lives in `all`
+  const grid::GridGeometry x_bins{{n_bins, 1, 1}, bins.origin, {bins.extent[0], 1, 1}, bins.periodic};
   return mpi::scatter_to(comm, std::move(all), [&](const Particle& p, auto&& emit) {
     const double at[3] = {p.x[0], x_bins.origin[1], x_bins.origin[2]};
     for (int r : destinations[static_cast<std::size_t>(cell_of_clamped(x_bins, at).i)]) emit(r);
@@ -136,23 +136,23 @@ class ComputedPotential {
 
 }  // namespace
 
-double default_search_radius(const std::vector<io::PeakRow>& peaks, const GridMeta& grid) {
+double default_search_radius(const std::vector<io::PeakRow>& peaks, const grid::GridMeta& grid) {
   double m_max = 0;
   for (const io::PeakRow& p : peaks) m_max = std::max(m_max, p.mass);
   return grid.mean_density > 0 && m_max > 0 ? 0.5 * std::cbrt(3 * m_max / (4 * M_PI * 200 * grid.mean_density))
                                             : grid.geometry.cell_size()[0];
 }
 
-std::vector<double> search_radii(const std::vector<io::PeakRow>& peaks, const GridGeometry& geo, double R,
+std::vector<double> search_radii(const std::vector<io::PeakRow>& peaks, const grid::GridGeometry& geo, double R,
                                  double min_radius) {
   std::vector<double> r_s(peaks.size(), R);
-  const ParticleIndex near = index_positions(peaks, &io::PeakRow::position, geo, 4 * R);
+  const grid::ParticleIndex near = index_positions(peaks, &io::PeakRow::position, geo, 4 * R);
   for (std::size_t i = 0; i < peaks.size(); ++i) {
     for (std::size_t j : near.within(peaks[i].position, 4 * R)) {
       if (j == i || peaks[j].parent_clump == peaks[i].parent_clump) continue;
       double d2 = 0;
       for (std::size_t d = 0; d < 3; ++d) {
-        const double dx = minimum_image(peaks[j].position[d] - peaks[i].position[d], geo.extent[d], geo.periodic);
+        const double dx = grid::minimum_image(peaks[j].position[d] - peaks[i].position[d], geo.extent[d], geo.periodic);
         d2 += dx * dx;
       }
       r_s[i] = std::min(r_s[i], 0.25 * std::sqrt(d2));
@@ -162,16 +162,16 @@ std::vector<double> search_radii(const std::vector<io::PeakRow>& peaks, const Gr
   return r_s;
 }
 
-VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peaks, ParticleSet particles,
-                             const VoterParams& params, const mpi::Comm& comm, const PhaseReport& phase) {
-  const GridGeometry& geo = grid.geometry;
+VoterSelection select_voters(const grid::GridMeta& grid, std::vector<io::PeakRow> peaks, particles::ParticleSet particles,
+                             const VoterParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  const grid::GridGeometry& geo = grid.geometry;
   const bool stored = params.stored_potential;
   const double a = params.scale_factor;
   if (geo.periodic)  // a fitted peak position may lie just outside the box
     for (io::PeakRow& p : peaks)
-      for (std::size_t d = 0; d < 3; ++d) p.position[d] = geo.origin[d] + wrap_position(p.position[d] - geo.origin[d], geo.extent[d]);
+      for (std::size_t d = 0; d < 3; ++d) p.position[d] = geo.origin[d] + grid::wrap_position(p.position[d] - geo.origin[d], geo.extent[d]);
   VoterSelection out;
-  GridMeta reference = grid;
+  grid::GridMeta reference = grid;
   if (params.mean_density > 0) reference.mean_density = params.mean_density;
   out.search_radius = params.search_radius > 0 ? params.search_radius : default_search_radius(peaks, reference);
   const std::vector<double> r_s = search_radii(peaks, geo, out.search_radius, params.min_radius);
@@ -181,34 +181,34 @@ VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peak
   // The computed potential, in the snapshot's (comoving) coordinates, converted to physical units.
   gravity::Setup gs;
   if (!stored) {
-    enter(phase, "long-range");
+    core::enter(phase, "long-range");
     gs = gravity::plan_potential(params.periodic, params.box_size, params.n_particles, R_max, params.G, particles.position,
                                  particles.mass, geo.origin, params.gravity, comm);
   }
   out.potential_source = stored ? std::string("snapshot Potential and Acceleration")
                                 : fmt::format("{}, Plummer softening {:.6g}", gs.description, params.softening);
 
-  enter(phase, "distribute");
+  core::enter(phase, "distribute");
   // Rank r handles the peaks in its x-range of `part` and holds every particle its candidates (and,
   // when computing, their sources) may need.
   const XPartition part(gs.mesh_field ? gs.mesh : geo, comm.size());
   const double margin = R_max + (stored ? 0.0 : gs.cube_reach);
   const std::vector<Particle> local = distribute(std::move(particles), part, stored ? part.geo : gs.box,
                                                  stored ? part.geo.shape[0] : gs.cubes[0], margin, params, comm);
-  const ParticleIndex cells = index_positions(local, &Particle::x, geo, std::max(R_max / 2, geo.cell_size()[0]));
+  const grid::ParticleIndex cells = index_positions(local, &Particle::x, geo, std::max(R_max / 2, geo.cell_size()[0]));
 
-  enter(phase, "potential");
+  core::enter(phase, "potential");
   std::unique_ptr<ComputedPotential> computed;
   if (!stored) {
     auto [lo, hi] = part.range(comm.rank());
     computed = std::make_unique<ComputedPotential>(local, gs, part, std::array<double, 2>{lo - margin, hi + margin}, params, comm);
   }
 
-  enter(phase, "voters");
+  core::enter(phase, "voters");
   std::vector<std::size_t> mine;
   for (std::size_t i = 0; i < peaks.size(); ++i)
     if (part.owner(peaks[i].position[0]) == comm.rank()) mine.push_back(i);
-  Progress progress("voters", "peaks", mine.size(), comm.size());
+  core::Progress progress("voters", "peaks", mine.size(), comm.size());
   for (std::size_t i : mine) {
     const io::PeakRow& pk = peaks[i];
     // Candidates, sorted by particle ID so the result is the same whichever rank holds them.
@@ -219,7 +219,7 @@ VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peak
     for (std::size_t j : near) {
       const Particle& p = local[j];
       Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, p.phi, {p.acc[0], p.acc[1], p.acc[2]}};
-      for (std::size_t d = 0; d < 3; ++d) c.dx[d] = a * minimum_image(p.x[d] - pk.position[d], geo.extent[d], geo.periodic);
+      for (std::size_t d = 0; d < 3; ++d) c.dx[d] = a * grid::minimum_image(p.x[d] - pk.position[d], geo.extent[d], geo.periodic);
       if (computed) computed->at(j, c.potential, c.acceleration);
       cand.push_back(c);
     }
@@ -231,10 +231,10 @@ VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peak
   }
   progress.finish();
   out.n_computed = comm.sum<std::uint64_t>(computed ? computed->computed() : 0);
-  if (computed) log::info("potential computed at {} particles", out.n_computed);
+  if (computed) core::log::info("potential computed at {} particles", out.n_computed);
   out.n_short = comm.sum<std::int64_t>(out.n_short);
   if (out.n_short > 0)
-    log::warn("{} peaks have fewer than {} candidates and so fewer voters (flagged by n_voters)", out.n_short, params.n_voters);
+    core::log::warn("{} peaks have fewer than {} candidates and so fewer voters (flagged by n_voters)", out.n_short, params.n_voters);
   out.voters = mpi::sort(comm, std::move(out.voters), [](const io::VoterRow& p, const io::VoterRow& q) {
     return p.peak != q.peak ? p.peak < q.peak : p.rank < q.rank;
   });
@@ -244,4 +244,4 @@ VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peak
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::phasespace

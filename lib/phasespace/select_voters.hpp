@@ -3,18 +3,18 @@
 // candidates in the boosted potential (voters.hpp), as the rows of voters.h5.
 #pragma once
 
-#include "core/timer.hpp"
-#include "gravity/setup.hpp"
-#include "grid/geometry.hpp"
-#include "io/peaks_file.hpp"
-#include "io/voters_file.hpp"
-#include "mpi/comm.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/gravity/setup.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/io/voters_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::phasespace {
 
 // Voters per peak (Geda & Teyssier 2025), written here only: voters' option, the workflow schema and the
 // docs show it (tests/cli/defaults.bats).
@@ -38,12 +38,12 @@ struct VoterParams {
 
 // Half the radius within which the most massive peak would be 200x the grid's mean density (a cell
 // when that is unknown).
-double default_search_radius(const std::vector<io::PeakRow>& peaks, const GridMeta& grid);
+double default_search_radius(const std::vector<io::PeakRow>& peaks, const grid::GridMeta& grid);
 
 // Search radii min(R, 1/4 of the distance to the nearest other peak), at least min_radius, minimum
 // image. Peaks deblended from the same patch (same parent clump) share its place and are told apart by
 // velocity, not by the radius, so they do not shrink each other's sphere. Not collective.
-std::vector<double> search_radii(const std::vector<io::PeakRow>& peaks, const GridGeometry& grid, double R,
+std::vector<double> search_radii(const std::vector<io::PeakRow>& peaks, const grid::GridGeometry& grid, double R,
                                  double min_radius);
 
 struct VoterSelection {
@@ -63,7 +63,7 @@ struct VoterSelection {
 // the peaks in its x-range and receives every particle its candidates (and their sources) need, and
 // candidates are taken in particle-ID order, so the result does not depend on the rank count.
 // Collective. Phases: long-range (computed potential only), distribute, potential, voters.
-VoterSelection select_voters(const GridMeta& grid, std::vector<io::PeakRow> peaks, ParticleSet particles,
-                             const VoterParams& params, const mpi::Comm& comm, const PhaseReport& phase = {});
+VoterSelection select_voters(const grid::GridMeta& grid, std::vector<io::PeakRow> peaks, particles::ParticleSet particles,
+                             const VoterParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
-}  // namespace phew
+}  // namespace phew::phasespace

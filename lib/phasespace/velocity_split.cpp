@@ -1,17 +1,17 @@
-#include "phasespace/velocity_split.hpp"
+#include <phew/phasespace/velocity_split.hpp>
 
-#include "grid/deposit.hpp"
-#include "watershed/merge.hpp"
-#include "watershed/saddles.hpp"
-#include "watershed/slab_mesh.hpp"
-#include "watershed/watershed.hpp"
+#include <phew/grid/deposit.hpp>
+#include <phew/watershed/merge.hpp>
+#include <phew/watershed/saddles.hpp>
+#include <phew/watershed/slab_mesh.hpp>
+#include <phew/watershed/watershed.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 
-namespace phew {
+namespace phew::phasespace {
 
 VelocitySplit split_velocities(const std::vector<double>& velocity, const std::vector<double>& mass,
                                const VelocitySplitParams& p) {
@@ -35,7 +35,7 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
   for (std::size_t d = 0; d < 3; ++d)
     bin = std::max(bin, (hi[d] - lo[d]) / static_cast<double>(p.max_bins - 2));
   out.bin = bin;
-  GridGeometry g;
+  grid::GridGeometry g;
   g.periodic = false;
   for (std::size_t d = 0; d < 3; ++d) {
     g.shape[d] = static_cast<std::int64_t>(std::floor((hi[d] - lo[d]) / bin)) + 3;
@@ -48,28 +48,28 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
   // as the density grid.
   const mpi::Comm self(MPI_COMM_SELF);
   const mpi::SlabDecomposition slabs(g.shape[0], 1);
-  DepositResult hist = deposit(g, Assignment::cic, slabs, velocity, mass, self);
+  grid::DepositResult hist = deposit(g, grid::Assignment::cic, slabs, velocity, mass, self);
   const auto plane = static_cast<std::size_t>(g.shape[1] * g.shape[2]);
   std::vector<double> with_ghosts(plane, -std::numeric_limits<double>::infinity());
   with_ghosts.insert(with_ghosts.end(), hist.mass.begin(), hist.mass.end());
   with_ghosts.insert(with_ghosts.end(), plane, -std::numeric_limits<double>::infinity());
-  const SlabMesh mesh(g, slabs, 0, std::move(with_ghosts));
+  const watershed::SlabMesh mesh(g, slabs, 0, std::move(with_ghosts));
 
   // Watershed over the occupied bins, then relevance merging of the velocity peaks.
-  const Segmentation seg = segment(mesh, 0.0, self);
-  const std::vector<Saddle> saddles = find_saddles(mesh, seg, self);
+  const watershed::Segmentation seg = segment(mesh, 0.0, self);
+  const std::vector<watershed::Saddle> saddles = find_saddles(mesh, seg, self);
   const auto npeaks = static_cast<std::int64_t>(seg.peaks.size());
   if (npeaks <= 1) return out;
-  PeakGraph graph(npeaks, self);
+  watershed::PeakGraph graph(npeaks, self);
   for (std::int64_t i = 0; i < npeaks; ++i) graph.density[static_cast<std::size_t>(i)] = seg.peaks[static_cast<std::size_t>(i)].density;
-  for (const Saddle& s : saddles) {
+  for (const watershed::Saddle& s : saddles) {
     graph.edges.push_back({s.peak_a, s.peak_b, s.density});
     graph.edges.push_back({s.peak_b, s.peak_a, s.density});
   }
   graph.normalise_edges();
-  const MergeOutcome merged = merge_levels(graph, {Criterion::Kind::relevance, p.relevance, 0.0, false}, self);
+  const watershed::MergeOutcome merged = merge_levels(graph, {watershed::Criterion::Kind::relevance, p.relevance, 0.0, false}, self);
   std::vector<std::int64_t> into(static_cast<std::size_t>(npeaks), 0);
-  for (const Merger& m : merged.mergers) into[static_cast<std::size_t>(m.node - 1)] = m.into;
+  for (const watershed::Merger& m : merged.mergers) into[static_cast<std::size_t>(m.node - 1)] = m.into;
   const std::vector<std::int64_t> root = resolve_roots(graph, into, self);
 
   // Each particle takes the velocity peak of the bin it lies in.
@@ -108,4 +108,4 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::phasespace

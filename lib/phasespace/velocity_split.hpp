@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace phew {
+namespace phew::phasespace {
 
 struct VelocitySplitParams {
   double bin = 0;               // histogram bin size (velocity units), f * v_e
@@ -29,4 +29,4 @@ struct VelocitySplit {
 VelocitySplit split_velocities(const std::vector<double>& velocity, const std::vector<double>& mass,
                                const VelocitySplitParams& params);
 
-}  // namespace phew
+}  // namespace phew::phasespace

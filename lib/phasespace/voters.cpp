@@ -1,9 +1,9 @@
-#include "phasespace/voters.hpp"
+#include <phew/phasespace/voters.hpp>
 
 #include <algorithm>
 #include <numeric>
 
-namespace phew {
+namespace phew::phasespace {
 
 VoterChoice choose_voters(const std::vector<Candidate>& c, const std::array<double, 3>& vb, std::size_t n, bool boost) {
   VoterChoice out;
@@ -37,4 +37,4 @@ VoterChoice choose_voters(const std::vector<Candidate>& c, const std::array<doub
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::phasespace

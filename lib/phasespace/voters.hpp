@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace phew {
+namespace phew::phasespace {
 
 struct Candidate {
   std::uint64_t id;
@@ -30,4 +30,4 @@ struct VoterChoice {
 VoterChoice choose_voters(const std::vector<Candidate>& candidates, const std::array<double, 3>& bulk_velocity,
                           std::size_t n, bool boost = true);
 
-}  // namespace phew
+}  // namespace phew::phasespace

@@ -1,4 +1,4 @@
-#include "synth/eddington.hpp"
+#include <phew/synth/eddington.hpp>
 
 #include <algorithm>
 #include <array>

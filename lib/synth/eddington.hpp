@@ -9,8 +9,8 @@
 // them, so that each interval's integral against 1/sqrt(E - psi) is done in closed form.
 #pragma once
 
-#include "synth/profiles.hpp"
-#include "synth/random.hpp"
+#include <phew/synth/profiles.hpp>
+#include <phew/synth/random.hpp>
 
 #include <vector>
 

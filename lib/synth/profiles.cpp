@@ -1,6 +1,6 @@
-#include "synth/profiles.hpp"
+#include <phew/synth/profiles.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 #include <array>
@@ -56,17 +56,17 @@ ProfileSpec nfw_from_m200(double m200, double concentration, double critical_den
 }
 
 Profile::Profile(const ProfileSpec& spec) : spec_(spec) {
-  if (!positive_finite(spec.mass)) throw Error::usage("{} profile: mass must be positive, got {:g}", to_string(spec.model), spec.mass);
+  if (!positive_finite(spec.mass)) throw core::Error::usage("{} profile: mass must be positive, got {:g}", to_string(spec.model), spec.mass);
   if (!positive_finite(spec.scale_radius))
-    throw Error::usage("{} profile: scale radius must be positive, got {:g}", to_string(spec.model), spec.scale_radius);
-  if (!positive_finite(spec.G)) throw Error::usage("profile: G must be positive");
+    throw core::Error::usage("{} profile: scale radius must be positive, got {:g}", to_string(spec.model), spec.scale_radius);
+  if (!positive_finite(spec.G)) throw core::Error::usage("profile: G must be positive");
   if (!(spec.truncation_radius >= 0) || !std::isfinite(spec.truncation_radius))
-    throw Error::usage("{} profile: truncation radius must be >= 0, got {:g}", to_string(spec.model), spec.truncation_radius);
+    throw core::Error::usage("{} profile: truncation radius must be >= 0, got {:g}", to_string(spec.model), spec.truncation_radius);
   if (spec.model == ProfileModel::nfw && spec.truncation_radius == 0)
-    throw Error::usage("nfw profile: needs a truncation radius (its mass diverges)");
+    throw core::Error::usage("nfw profile: needs a truncation radius (its mass diverges)");
   tapered_ = spec.truncation_radius > 0;
   if (tapered_ && !positive_finite(spec.decay_radius))
-    throw Error::usage("{} profile: decay radius must be positive, got {:g}", to_string(spec.model), spec.decay_radius);
+    throw core::Error::usage("{} profile: decay radius must be positive, got {:g}", to_string(spec.model), spec.decay_radius);
   inner_ = 1e-6 * std::min(spec.scale_radius, tapered_ ? spec.truncation_radius : spec.scale_radius);
 
   if (!tapered_) {

@@ -1,4 +1,4 @@
-#include "synth/random.hpp"
+#include <phew/synth/random.hpp>
 
 #include <cmath>
 #include <numbers>

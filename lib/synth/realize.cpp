@@ -1,10 +1,10 @@
-#include "synth/realize.hpp"
+#include <phew/synth/realize.hpp>
 
-#include "core/error.hpp"
-#include "grid/geometry.hpp"
-#include "particles/particle_set.hpp"
-#include "synth/random.hpp"
-#include "synth/zeldovich.hpp"
+#include <phew/core/error.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/particles/particle_set.hpp>
+#include <phew/synth/random.hpp>
+#include <phew/synth/zeldovich.hpp>
 
 #include <cmath>
 #include <numbers>
@@ -31,13 +31,13 @@ double radius_200(const Profile& p, double critical_density, double overdensity)
 }  // namespace
 
 double gravitational_constant() {
-  Units u;
+  particles::Units u;
   u.h_scaled = false;
   return u.gravitational_constant();
 }
 
 double time_unit_myr() {
-  const Units u;
+  const particles::Units u;
   return u.length_cm / u.velocity_cm_per_s / 3.15576e13;  // Julian Myr
 }
 
@@ -176,14 +176,14 @@ Particles sample(const Scene& scene, const HaloSet& halos, const std::vector<Com
         const double v = df.sample_speed(r, speed);
         const Vec3 w = direction.direction();
         for (std::size_t d = 0; d < 3; ++d) {
-          p.position.push_back(wrap_position(c.center[d] + r * u[d], scene.box));
+          p.position.push_back(grid::wrap_position(c.center[d] + r * u[d], scene.box));
           p.velocity.push_back((c.bulk_velocity[d] + v * w[d]) * inv_sqrt_a);
         }
       }
     } else if (c.model == ComponentModel::uniform) {
       Rng place(scene.seed, i, kUniform), speed(scene.seed, i, kVelocity);
       for (std::uint64_t k = 0; k < 3 * n; ++k)
-        p.position.push_back(wrap_position(c.center[k % 3] - 0.5 * c.size + c.size * place.uniform(), scene.box));
+        p.position.push_back(grid::wrap_position(c.center[k % 3] - 0.5 * c.size + c.size * place.uniform(), scene.box));
       for (std::uint64_t k = 0; k < 3 * n; ++k) p.velocity.push_back(c.velocity_dispersion * speed.normal() * inv_sqrt_a);
     } else {
       ZeldovichSpec z;

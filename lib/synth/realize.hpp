@@ -3,9 +3,9 @@
 // component. Particles come in component order; particle i has ID i + 1.
 #pragma once
 
-#include "synth/eddington.hpp"
-#include "synth/profiles.hpp"
-#include "synth/scene.hpp"
+#include <phew/synth/eddington.hpp>
+#include <phew/synth/profiles.hpp>
+#include <phew/synth/scene.hpp>
 
 #include <array>
 #include <cstdint>

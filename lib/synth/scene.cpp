@@ -1,8 +1,8 @@
-#include "synth/scene.hpp"
+#include <phew/synth/scene.hpp>
 
-#include "core/error.hpp"
-#include "core/parse.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/parse.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -19,62 +19,62 @@ using Json = nlohmann::json;
 class Keys {
  public:
   Keys(const Json& j, std::string label) : j_(j), label_(std::move(label)) {
-    if (!j.is_object()) throw Error::usage("{}: expected a JSON object, found {}", label_, j.type_name());
+    if (!j.is_object()) throw core::Error::usage("{}: expected a JSON object, found {}", label_, j.type_name());
   }
   bool has(const std::string& key) {
     used_.insert(key);
     return j_.contains(key);
   }
-  [[noreturn]] void missing(const std::string& key) const { throw Error::usage("{}: missing key \"{}\"", label_, key); }
+  [[noreturn]] void missing(const std::string& key) const { throw core::Error::usage("{}: missing key \"{}\"", label_, key); }
   const Json& get(const std::string& key) {
     if (!has(key)) missing(key);
     return j_.at(key);
   }
   double number(const std::string& key) {
     const Json& v = get(key);
-    if (!v.is_number()) throw Error::usage("{}: \"{}\" must be a number, found {}", label_, key, v.dump());
+    if (!v.is_number()) throw core::Error::usage("{}: \"{}\" must be a number, found {}", label_, key, v.dump());
     const double x = v.get<double>();
-    if (!std::isfinite(x)) throw Error::usage("{}: \"{}\" must be finite", label_, key);
+    if (!std::isfinite(x)) throw core::Error::usage("{}: \"{}\" must be finite", label_, key);
     return x;
   }
   double number(const std::string& key, double fallback) { return has(key) ? number(key) : fallback; }
   double positive(const std::string& key) {
     const double x = number(key);
-    if (!(x > 0)) throw Error::usage("{}: \"{}\" must be positive, got {:g}", label_, key, x);
+    if (!(x > 0)) throw core::Error::usage("{}: \"{}\" must be positive, got {:g}", label_, key, x);
     return x;
   }
   double positive(const std::string& key, double fallback) { return has(key) ? positive(key) : fallback; }
   double non_negative(const std::string& key, double fallback) {
     const double x = number(key, fallback);
-    if (!(x >= 0)) throw Error::usage("{}: \"{}\" must be >= 0, got {:g}", label_, key, x);
+    if (!(x >= 0)) throw core::Error::usage("{}: \"{}\" must be >= 0, got {:g}", label_, key, x);
     return x;
   }
   bool boolean(const std::string& key, bool fallback) {
     if (!has(key)) return fallback;
     const Json& v = j_.at(key);
-    if (!v.is_boolean()) throw Error::usage("{}: \"{}\" must be true or false, found {}", label_, key, v.dump());
+    if (!v.is_boolean()) throw core::Error::usage("{}: \"{}\" must be true or false, found {}", label_, key, v.dump());
     return v.get<bool>();
   }
   std::string text(const std::string& key, const std::string& fallback) {
     if (!has(key)) return fallback;
     const Json& v = j_.at(key);
-    if (!v.is_string()) throw Error::usage("{}: \"{}\" must be a string, found {}", label_, key, v.dump());
+    if (!v.is_string()) throw core::Error::usage("{}: \"{}\" must be a string, found {}", label_, key, v.dump());
     return v.get<std::string>();
   }
   std::array<double, 3> vec3(const std::string& key, std::array<double, 3> fallback) {
     if (!has(key)) return fallback;
     const Json& v = j_.at(key);
     if (!v.is_array() || v.size() != 3 || !v[0].is_number() || !v[1].is_number() || !v[2].is_number())
-      throw Error::usage("{}: \"{}\" must be three numbers [x, y, z], found {}", label_, key, v.dump());
+      throw core::Error::usage("{}: \"{}\" must be three numbers [x, y, z], found {}", label_, key, v.dump());
     std::array<double, 3> out{v[0].get<double>(), v[1].get<double>(), v[2].get<double>()};
     for (double x : out)
-      if (!std::isfinite(x)) throw Error::usage("{}: \"{}\" must be finite", label_, key);
+      if (!std::isfinite(x)) throw core::Error::usage("{}: \"{}\" must be finite", label_, key);
     return out;
   }
   // No key left unread: a typo ("concentation") is an error, not a default silently used.
   void finish() const {
     for (const auto& [key, value] : j_.items())
-      if (!used_.count(key)) throw Error::usage("{}: unknown key \"{}\"", label_, key);
+      if (!used_.count(key)) throw core::Error::usage("{}: unknown key \"{}\"", label_, key);
   }
   const std::string& label() const { return label_; }
 
@@ -96,11 +96,11 @@ std::optional<ComponentModel> model_from(const std::string& s) {
 std::uint64_t particles_from(const Json& v, const std::string& label) {
   if (v.is_number_integer() || v.is_number_unsigned()) {
     if (v.is_number_integer() && v.get<std::int64_t>() < 1)
-      throw Error::usage("{}: \"particles\" must be at least 1, got {}", label, v.dump());
+      throw core::Error::usage("{}: \"particles\" must be at least 1, got {}", label, v.dump());
     return v.get<std::uint64_t>();
   }
   if (v.is_string()) return parse_particle_count(v.get<std::string>(), label + ": \"particles\"");
-  throw Error::usage("{}: \"particles\" must be a whole number or \"K^3\", found {}", label, v.dump());
+  throw core::Error::usage("{}: \"particles\" must be a whole number or \"K^3\", found {}", label, v.dump());
 }
 
 Component parse_component(const Json& j, std::size_t index, const std::string& where, const std::vector<Component>& before,
@@ -113,11 +113,11 @@ Component parse_component(const Json& j, std::size_t index, const std::string& w
   const std::string model = k.text("model", "");
   if (model.empty()) k.missing("model");
   const auto m = model_from(model);
-  if (!m) throw Error::usage("{}: unknown model \"{}\" (nfw, plummer, hernquist, uniform, zeldovich)", label, model);
+  if (!m) throw core::Error::usage("{}: unknown model \"{}\" (nfw, plummer, hernquist, uniform, zeldovich)", label, model);
   c.model = *m;
   c.name = k.text("name", fmt::format("{}{}", model, index));
   for (const auto& b : before)
-    if (b.name == c.name) throw Error::usage("{}: name \"{}\" is used twice", label, c.name);
+    if (b.name == c.name) throw core::Error::usage("{}: name \"{}\" is used twice", label, c.name);
   c.particles = particles_from(k.get("particles"), label);
 
   const std::array<double, 3> centre = scene.box > 0 ? std::array<double, 3>{scene.box / 2, scene.box / 2, scene.box / 2}
@@ -134,12 +134,12 @@ Component parse_component(const Json& j, std::size_t index, const std::string& w
     c.decay = k.positive("decay", 0.1);
     if (k.has("host")) {
       const Json& h = j.at("host");
-      if (!h.is_string()) throw Error::usage("{}: \"host\" must be the name of an earlier halo component", label);
+      if (!h.is_string()) throw core::Error::usage("{}: \"host\" must be the name of an earlier halo component", label);
       const std::string host = h.get<std::string>();
       for (std::size_t i = 0; i < before.size(); ++i)
         if (before[i].name == host) c.host = static_cast<int>(i);
       if (c.host < 0 || !before[static_cast<std::size_t>(c.host)].is_halo())
-        throw Error::usage("{}: host \"{}\" is not an earlier halo component", label, host);
+        throw core::Error::usage("{}: host \"{}\" is not an earlier halo component", label, host);
     }
     c.position = k.vec3("position", c.host >= 0 ? std::array<double, 3>{0, 0, 0} : centre);
     c.velocity = k.vec3("velocity", {0, 0, 0});
@@ -165,21 +165,21 @@ Component parse_component(const Json& j, std::size_t index, const std::string& w
     c.velocity_dispersion = k.non_negative("velocity_dispersion", 0.0);
   } else {  // zeldovich
     if (!scene.cosmological)
-      throw Error::usage("{}: a zeldovich background needs a cosmological scene (give \"cosmology\")", label);
-    if (!(scene.box > 0)) throw Error::usage("{}: a zeldovich background needs a periodic box (give \"box\")", label);
+      throw core::Error::usage("{}: a zeldovich background needs a cosmological scene (give \"cosmology\")", label);
+    if (!(scene.box > 0)) throw core::Error::usage("{}: a zeldovich background needs a periodic box (give \"box\")", label);
     c.mass = k.non_negative("mass", 0.0);
     c.sigma8 = k.positive("sigma8", 0.8);
     const std::string spectrum = k.text("spectrum", "cdm");
     if (spectrum == "cdm") c.spectrum = Spectrum::cdm;
     else if (spectrum == "power_law") c.spectrum = Spectrum::power_law;
-    else throw Error::usage("{}: unknown spectrum \"{}\" (cdm or power_law)", label, spectrum);
+    else throw core::Error::usage("{}: unknown spectrum \"{}\" (cdm or power_law)", label, spectrum);
     c.index = k.number("index", c.spectrum == Spectrum::cdm ? 1.0 : -2.0);
     if (c.spectrum == Spectrum::power_law && !(c.index > -3 && c.index < 0))
-      throw Error::usage("{}: a power-law spectrum needs -3 < index < 0 (sigma8 must converge), got {:g}", label, c.index);
+      throw core::Error::usage("{}: a power-law spectrum needs -3 < index < 0 (sigma8 must converge), got {:g}", label, c.index);
     if (c.lattice_side() * c.lattice_side() * c.lattice_side() != c.particles)
-      throw Error::usage("{}: a zeldovich lattice needs a cube number of particles (e.g. \"64^3\"), got {}", label,
+      throw core::Error::usage("{}: a zeldovich lattice needs a cube number of particles (e.g. \"64^3\"), got {}", label,
                          c.particles);
-    if (c.lattice_side() < 2) throw Error::usage("{}: a zeldovich lattice needs at least 2^3 particles", label);
+    if (c.lattice_side() < 2) throw core::Error::usage("{}: a zeldovich lattice needs at least 2^3 particles", label);
     c.center = centre;
   }
   k.finish();
@@ -193,14 +193,14 @@ Sequence parse_sequence(const Json& j, const std::string& where) {
   if (mode.empty()) k.missing("mode");
   if (mode == "ballistic") s.mode = SequenceMode::ballistic;
   else if (mode == "restricted") s.mode = SequenceMode::restricted;
-  else throw Error::usage("{}: sequence: unknown mode \"{}\" (ballistic or restricted)", where, mode);
+  else throw core::Error::usage("{}: sequence: unknown mode \"{}\" (ballistic or restricted)", where, mode);
   const double n = k.number("snapshots");
   if (!(n >= 1) || n != std::floor(n) || n > 100000)
-    throw Error::usage("{}: sequence: \"snapshots\" must be a whole number from 1 to 100000, got {:g}", where, n);
+    throw core::Error::usage("{}: sequence: \"snapshots\" must be a whole number from 1 to 100000, got {:g}", where, n);
   s.snapshots = static_cast<int>(n);
   s.interval_myr = s.snapshots > 1 ? k.positive("interval") : k.positive("interval", 1.0);
   s.accuracy = k.positive("accuracy", 0.02);
-  if (s.accuracy > 0.5) throw Error::usage("{}: sequence: \"accuracy\" must be at most 0.5, got {:g}", where, s.accuracy);
+  if (s.accuracy > 0.5) throw core::Error::usage("{}: sequence: \"accuracy\" must be at most 0.5, got {:g}", where, s.accuracy);
   s.dynamical_friction = k.boolean("dynamical_friction", true);
   s.coulomb_log = k.non_negative("coulomb_log", 0.0);
   k.finish();
@@ -250,28 +250,28 @@ double Scene::critical_density() const {
   const double h = cosmological ? 1.0 : hubble;
   const double H0 = 100.0 * h * 1e5 / (1e3 * kKpcCm);  // 1/s
   const double rho_cgs = 3.0 * H0 * H0 / (8.0 * std::numbers::pi * kGravityCgs);
-  const Units u;  // kpc, 1e10 Msun
+  const particles::Units u;  // kpc, 1e10 Msun
   return rho_cgs / (u.mass_g / (u.length_cm * u.length_cm * u.length_cm));
 }
 
 std::uint64_t parse_particle_count(const std::string& text, const std::string& what) {
   auto number = [&](std::string_view s) {
     try {
-      return parse_number<std::uint64_t>(s, what);
-    } catch (const Error&) {
-      throw Error::usage("{} '{}': expected a whole number N or K^3", what, text);
+      return core::parse_number<std::uint64_t>(s, what);
+    } catch (const core::Error&) {
+      throw core::Error::usage("{} '{}': expected a whole number N or K^3", what, text);
     }
   };
   std::uint64_t n;
   const auto caret = text.find('^');
   if (caret == std::string::npos) n = number(text);
   else {
-    if (text.substr(caret + 1) != "3") throw Error::usage("{} '{}': expected a whole number N or K^3", what, text);
+    if (text.substr(caret + 1) != "3") throw core::Error::usage("{} '{}': expected a whole number N or K^3", what, text);
     const std::uint64_t k = number(std::string_view(text).substr(0, caret));
-    if (k > 2'000'000) throw Error::usage("{} '{}': too many particles", what, text);
+    if (k > 2'000'000) throw core::Error::usage("{} '{}': too many particles", what, text);
     n = k * k * k;
   }
-  if (n < 1) throw Error::usage("{} must be at least 1, got '{}'", what, text);
+  if (n < 1) throw core::Error::usage("{} must be at least 1, got '{}'", what, text);
   return n;
 }
 
@@ -281,7 +281,7 @@ Scene parse_scene(const nlohmann::json& j, const std::string& where) {
   if (k.has("seed")) {
     const Json& v = j.at("seed");
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-      throw Error::usage("{}: \"seed\" must be a whole number >= 0, found {}", where, v.dump());
+      throw core::Error::usage("{}: \"seed\" must be a whole number >= 0, found {}", where, v.dump());
     s.seed = v.get<std::uint64_t>();
   }
   s.box = k.non_negative("box", 0.0);
@@ -292,32 +292,32 @@ Scene parse_scene(const nlohmann::json& j, const std::string& where) {
     s.omega_lambda = c.non_negative("omega_lambda", 0.7);
     s.hubble = c.positive("hubble", 0.7);
     c.finish();
-    if (k.has("hubble")) throw Error::usage("{}: give \"hubble\" inside \"cosmology\" in a cosmological scene", where);
+    if (k.has("hubble")) throw core::Error::usage("{}: give \"hubble\" inside \"cosmology\" in a cosmological scene", where);
     s.redshift = k.non_negative("redshift", 0.0);
   } else {
     s.hubble = k.positive("hubble", 0.7);
-    if (k.has("redshift")) throw Error::usage("{}: \"redshift\" needs a cosmological scene (give \"cosmology\")", where);
+    if (k.has("redshift")) throw core::Error::usage("{}: \"redshift\" needs a cosmological scene (give \"cosmology\")", where);
   }
   s.overdensity = k.positive("overdensity", 200.0);
   s.potential = k.boolean("potential", false);
   s.acceleration = k.boolean("acceleration", false);
   const std::string precision = k.text("precision", "float32");
   if (precision != "float32" && precision != "float64")
-    throw Error::usage("{}: \"precision\" must be \"float32\" or \"float64\", got \"{}\"", where, precision);
+    throw core::Error::usage("{}: \"precision\" must be \"float32\" or \"float64\", got \"{}\"", where, precision);
   s.double_precision = precision == "float64";
 
   const Json& comps = k.get("components");
-  if (!comps.is_array() || comps.empty()) throw Error::usage("{}: \"components\" must be a non-empty array", where);
+  if (!comps.is_array() || comps.empty()) throw core::Error::usage("{}: \"components\" must be a non-empty array", where);
   for (std::size_t i = 0; i < comps.size(); ++i) s.components.push_back(parse_component(comps[i], i, where, s.components, s));
   if (k.has("sequence")) {
     s.sequence = parse_sequence(j.at("sequence"), where);
-    if (s.cosmological) throw Error::usage("{}: sequences are made in physical units: drop \"cosmology\" for a sequence", where);
+    if (s.cosmological) throw core::Error::usage("{}: sequences are made in physical units: drop \"cosmology\" for a sequence", where);
   }
   k.finish();
   std::uint64_t total = 0;
   for (const auto& c : s.components) {
     if (total + c.particles < total || total + c.particles > (std::uint64_t{1} << 40))
-      throw Error::usage("{}: too many particles in total", where);
+      throw core::Error::usage("{}: too many particles in total", where);
     total += c.particles;
   }
   return s;

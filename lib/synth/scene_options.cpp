@@ -1,7 +1,7 @@
-#include "synth/scene_options.hpp"
+#include <phew/synth/scene_options.hpp>
 
-#include "core/error.hpp"
-#include "core/parse.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/parse.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -14,11 +14,11 @@ using Json = nlohmann::json;
 
 const std::vector<std::string> kModels = {"nfw", "plummer", "hernquist", "uniform", "zeldovich"};
 
-double number(const std::string& text, const std::string& option) { return parse_number<double>(text, option); }
+double number(const std::string& text, const std::string& option) { return core::parse_number<double>(text, option); }
 
 // "x,y,z" as a JSON list of exactly `count` numbers.
 Json numbers(const std::string& text, const std::string& option, std::size_t count) {
-  return Json(parse_list<double>(text, option, count));
+  return Json(core::parse_list<double>(text, option, count));
 }
 
 bool is_model(const std::string& m) { return std::find(kModels.begin(), kModels.end(), m) != kModels.end(); }
@@ -74,22 +74,22 @@ void refuse_model_options(const SceneOptions& o) {
       {&o.index, "--index"},       {&o.velocity_dispersion, "--velocity-dispersion"}};
   for (const auto& [value, name] : model_only)
     if (!value->empty())
-      throw Error::usage("{} describes a single model; with the scene '{}' set it in a scene file instead", name, o.model);
+      throw core::Error::usage("{} describes a single model; with the scene '{}' set it in a scene file instead", name, o.model);
 }
 
 Json read_scene_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw Error::io("{}: cannot read the scene file", path);
+  if (!in) throw core::Error::io("{}: cannot read the scene file", path);
   try {
     return Json::parse(in);
   } catch (const Json::parse_error& e) {
-    throw Error::usage("{}: not valid JSON ({})", path, e.what());
+    throw core::Error::usage("{}: not valid JSON ({})", path, e.what());
   }
 }
 
 void apply_global_options(const SceneOptions& o, Json& s) {
   if (!o.seed.empty()) {
-    s["seed"] = parse_number<std::uint64_t>(o.seed, "--seed");
+    s["seed"] = core::parse_number<std::uint64_t>(o.seed, "--seed");
   }
   if (o.potential) s["potential"] = true;
   if (o.acceleration) s["acceleration"] = true;
@@ -102,7 +102,7 @@ void apply_global_options(const SceneOptions& o, Json& s) {
       {&o.snapshots, "snapshots"}, {&o.interval, "interval"}, {&o.accuracy, "accuracy"}};
   for (const auto& [value, key] : seq) {
     if (value->empty()) continue;
-    if (!s.contains("sequence")) throw Error::usage("--{} needs a sequence: give --mode ballistic or restricted", key);
+    if (!s.contains("sequence")) throw core::Error::usage("--{} needs a sequence: give --mode ballistic or restricted", key);
     s["sequence"][key] = number(*value, std::string("--") + key);
   }
 }
@@ -125,9 +125,9 @@ Scene scene_from_options(const SceneOptions& o, std::string* scene_file) {
     where = o.model;
     if (scene_file) *scene_file = o.model;
   } else if (o.model.size() > 5 && o.model.ends_with(".json")) {
-    throw Error::io("{}: no such scene file", o.model);
+    throw core::Error::io("{}: no such scene file", o.model);
   } else {
-    throw Error::usage("unknown model '{}' (nfw, plummer, hernquist, uniform, zeldovich, a built-in scene: collision, crossing, "
+    throw core::Error::usage("unknown model '{}' (nfw, plummer, hernquist, uniform, zeldovich, a built-in scene: collision, crossing, "
                        "merger, or a scene file NAME.json)",
                        o.model);
   }
@@ -139,7 +139,7 @@ Scene scene_from_options(const SceneOptions& o, std::string* scene_file) {
   if (j.is_object()) apply_global_options(o, j);
   Scene s = parse_scene(j, where);
   if (s.total_particles() > 0xFFFFFFFFull)
-    throw Error::usage("{}: {} particles: one snapshot file holds at most 4,294,967,295", where, s.total_particles());
+    throw core::Error::usage("{}: {} particles: one snapshot file holds at most 4,294,967,295", where, s.total_particles());
   return s;
 }
 

@@ -3,7 +3,7 @@
 // as text, so that "not given" is distinguishable and every number is checked under its option's name.
 #pragma once
 
-#include "synth/scene.hpp"
+#include <phew/synth/scene.hpp>
 
 #include <string>
 

@@ -1,6 +1,6 @@
-#include "synth/sequence.hpp"
+#include <phew/synth/sequence.hpp>
 
-#include "grid/geometry.hpp"
+#include <phew/grid/geometry.hpp>
 
 #include <cmath>
 #include <numbers>
@@ -123,7 +123,7 @@ CentreTrack centre_track(const Scene& scene, const HaloSet& halos, const std::ve
           for (std::size_t d = 0; d < 3; ++d) x[c][d] += dt * v[c][d];
       }
       for (auto& c : x)
-        for (double& e : c) e = wrap_position(e, scene.box);
+        for (double& e : c) e = grid::wrap_position(e, scene.box);
     }
     track.time.push_back(s * dt);
     track.center.push_back(x);
@@ -214,7 +214,7 @@ void Evolution::advance() {
     }
   }
   if (scene_.box > 0)
-    for (double& x : p.position) x = wrap_position(x, scene_.box);
+    for (double& x : p.position) x = grid::wrap_position(x, scene_.box);
   ++snapshot_;
 }
 

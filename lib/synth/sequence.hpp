@@ -13,7 +13,7 @@
 //              (cubic Hermite) in between.
 #pragma once
 
-#include "synth/realize.hpp"
+#include <phew/synth/realize.hpp>
 
 namespace phew::synth {
 

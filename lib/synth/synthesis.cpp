@@ -1,7 +1,7 @@
-#include "synth/synthesis.hpp"
+#include <phew/synth/synthesis.hpp>
 
-#include "core/log.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/log.hpp>
+#include <phew/mpi/agree.hpp>
 
 namespace phew::synth {
 namespace {
@@ -19,21 +19,21 @@ void log_components(const std::vector<ComponentTruth>& truth, const HaloSet& hal
   for (std::size_t c = 0; c < truth.size(); ++c) {
     const auto& t = truth[c];
     if (t.halo) {
-      log::info("{} ({}): {} particles, M200 {:.6g}, r200 {:.4g}, r_s {:.4g}, total mass {:.6g}, half-mass radius {:.4g}",
-                t.name, t.model, log::thousands(static_cast<long long>(t.n_particles)), t.m200, t.r200, t.scale_radius,
+      core::log::info("{} ({}): {} particles, M200 {:.6g}, r200 {:.4g}, r_s {:.4g}, total mass {:.6g}, half-mass radius {:.4g}",
+                t.name, t.model, core::log::thousands(static_cast<long long>(t.n_particles)), t.m200, t.r200, t.scale_radius,
                 t.mass, t.half_mass_radius);
       if (halos.df(c).negative_nodes() > 0)
-        log::warn("{}: f(E) came out negative at {} grid energies (set to 0): the model is not quite in equilibrium",
+        core::log::warn("{}: f(E) came out negative at {} grid energies (set to 0): the model is not quite in equilibrium",
                   t.name, halos.df(c).negative_nodes());
     } else {
-      log::info("{} ({}): {} particles, mass {:.6g}", t.name, t.model, log::thousands(static_cast<long long>(t.n_particles)), t.mass);
+      core::log::info("{} ({}): {} particles, mass {:.6g}", t.name, t.model, core::log::thousands(static_cast<long long>(t.n_particles)), t.mass);
     }
   }
 }
 
 // The Gadget header of a scene's snapshot at `time` (Gadget's Time: a, or internal time units).
-GadgetHeader header_of(const Scene& s, const std::vector<ComponentTruth>& truth, double time) {
-  GadgetHeader h;
+particles::GadgetHeader header_of(const Scene& s, const std::vector<ComponentTruth>& truth, double time) {
+  particles::GadgetHeader h;
   const SceneUnits u = units_of(s);
   // One particle mass for all: in the MassTable, as Gadget does, and no Masses dataset.
   bool equal = true;
@@ -61,8 +61,8 @@ GadgetHeader header_of(const Scene& s, const std::vector<ComponentTruth>& truth,
 
 }  // namespace
 
-GadgetParticles SynthSnapshot::particles() const {
-  GadgetParticles p;
+particles::GadgetParticles SynthSnapshot::particles() const {
+  particles::GadgetParticles p;
   if (sampled) {
     p.position = sampled->position;
     p.velocity = sampled->velocity;
@@ -74,16 +74,16 @@ GadgetParticles SynthSnapshot::particles() const {
   return p;
 }
 
-Synthesis::Synthesis(const Scene& scene, const mpi::Comm& comm, const PhaseReport& phase)
+Synthesis::Synthesis(const Scene& scene, const mpi::Comm& comm, const core::PhaseReport& phase)
     : scene_(scene), comm_(comm), phase_(phase), scene_json_(scene_to_json(scene).dump()) {
-  enter(phase_, "model");
+  core::enter(phase_, "model");
   mpi::agree(comm_, [&] {
     halos_ = std::make_unique<HaloSet>(scene_);
     truth_ = describe(scene_, *halos_);
     track_ = centre_track(scene_, *halos_, truth_);
   });
   log_components(truth_, *halos_);
-  enter(phase_, "sample");
+  core::enter(phase_, "sample");
   mpi::agree(comm_, [&] {
     if (!comm_.root()) return;
     particles_ = sample(scene_, *halos_, truth_);
@@ -96,12 +96,12 @@ Synthesis::~Synthesis() = default;
 SynthSnapshot Synthesis::snapshot(int s, const std::string& name) {
   const auto si = static_cast<std::size_t>(s);
   if (s > 0) {
-    enter(phase_, "evolve");
+    core::enter(phase_, "evolve");
     mpi::agree(comm_, [&] {
       if (comm_.root()) evolution_->advance();
     });
   }
-  enter(phase_, "write");
+  core::enter(phase_, "write");
   SynthSnapshot out;
   const std::uint64_t n = comm_.root() ? particles_.size() : 0;
   std::vector<std::int8_t> bound;

@@ -2,12 +2,12 @@
 // (rank 0), and its snapshots in order, each as a Gadget snapshot and its truth file.
 #pragma once
 
-#include "core/timer.hpp"
-#include "io/truth_file.hpp"
-#include "mpi/comm.hpp"
-#include "particles/gadget_writer.hpp"
-#include "synth/realize.hpp"
-#include "synth/sequence.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/io/truth_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/gadget_writer.hpp>
+#include <phew/synth/realize.hpp>
+#include <phew/synth/sequence.hpp>
 
 #include <memory>
 #include <string>
@@ -18,13 +18,13 @@ namespace phew::synth {
 // One snapshot as rank 0 holds it (the other ranks hold the header and the truth's meta and track,
 // and no rows): write it with write_gadget_hdf5(file, header, particles()) and io::write_truth.
 struct SynthSnapshot {
-  GadgetHeader header;
+  particles::GadgetHeader header;
   std::vector<std::uint64_t> id;
   std::vector<double> potential, acceleration;  // when the scene asks for them
   io::Truth truth;
   const Particles* sampled = nullptr;  // positions, velocities, masses
 
-  GadgetParticles particles() const;
+  particles::GadgetParticles particles() const;
 };
 
 class Synthesis {
@@ -32,7 +32,7 @@ class Synthesis {
   // Builds the halo models (f(E)), the truth of every component and the centre track on every rank,
   // and samples the particles on rank 0. Keeps a copy of the scene. Collective (errors agreed).
   // Phases: model, sample.
-  Synthesis(const Scene& scene, const mpi::Comm& comm, const PhaseReport& phase = {});
+  Synthesis(const Scene& scene, const mpi::Comm& comm, const core::PhaseReport& phase = {});
   ~Synthesis();
   Synthesis(const Synthesis&) = delete;  // the evolution refers to the particles it holds
   Synthesis& operator=(const Synthesis&) = delete;
@@ -50,7 +50,7 @@ class Synthesis {
  private:
   const Scene scene_;
   const mpi::Comm comm_;
-  PhaseReport phase_;
+  core::PhaseReport phase_;
   std::unique_ptr<HaloSet> halos_;
   std::vector<ComponentTruth> truth_;
   CentreTrack track_;

@@ -1,8 +1,8 @@
-#include "synth/zeldovich.hpp"
+#include <phew/synth/zeldovich.hpp>
 
-#include "core/error.hpp"
-#include "grid/geometry.hpp"
-#include "synth/random.hpp"
+#include <phew/core/error.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/synth/random.hpp>
 
 #include <fftw3.h>
 
@@ -55,7 +55,7 @@ struct FftwBuffer {
 struct Plan {
   fftw_plan p;
   explicit Plan(fftw_plan plan) : p(plan) {
-    if (!p) throw Error::internal("FFTW could not make a plan");
+    if (!p) throw core::Error::internal("FFTW could not make a plan");
   }
   ~Plan() { fftw_destroy_plan(p); }
   Plan(const Plan&) = delete;
@@ -72,7 +72,7 @@ void noise_spectrum(const ZeldovichSpec& spec, Rng& rng, FftwBuffer& b) {
   const Plan forward(fftw_plan_dft_r2c_3d(ni, ni, ni, b.p, b.c(), FFTW_ESTIMATE));
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j)
-      for (std::size_t k = 0; k < n; ++k) b.p[linear_index(i, j, k, n, pad)] = rng.normal();
+      for (std::size_t k = 0; k < n; ++k) b.p[grid::linear_index(i, j, k, n, pad)] = rng.normal();
   fftw_execute(forward.p);
   const PowerSpectrum power(spec);
   const double cell = spec.box / static_cast<double>(n), vcell = cell * cell * cell;
@@ -85,7 +85,7 @@ void noise_spectrum(const ZeldovichSpec& spec, Rng& rng, FftwBuffer& b) {
                      kz = dk * static_cast<double>(k);
         const double kk = std::sqrt(kx * kx + ky * ky + kz * kz);
         const double amp = kk > 0 ? std::sqrt(power(kk) / vcell) / n3 : 0.0;
-        fftw_complex& z = b.c()[linear_index(i, j, k, n, nz)];
+        fftw_complex& z = b.c()[grid::linear_index(i, j, k, n, nz)];
         z[0] *= amp;
         z[1] *= amp;
       }
@@ -151,7 +151,7 @@ std::vector<double> linear_density(const ZeldovichSpec& spec, Rng& rng) {
   std::vector<double> out(n * n * n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j)
-      for (std::size_t k = 0; k < n; ++k) out[linear_index(i, j, k, n, n)] = b.p[linear_index(i, j, k, n, pad)];
+      for (std::size_t k = 0; k < n; ++k) out[grid::linear_index(i, j, k, n, n)] = b.p[grid::linear_index(i, j, k, n, pad)];
   return out;
 }
 
@@ -179,7 +179,7 @@ double zeldovich_lattice(const ZeldovichSpec& spec, Rng& rng, std::vector<double
       for (std::size_t j = 0; j < n; ++j)
         for (std::size_t k = 0; k < nz; ++k) {
           const long f[3] = {freq(i, n), freq(j, n), static_cast<long>(k)};
-          const std::size_t idx = linear_index(i, j, k, n, nz);
+          const std::size_t idx = grid::linear_index(i, j, k, n, nz);
           const double kx = dk * static_cast<double>(f[0]), ky = dk * static_cast<double>(f[1]),
                        kz = dk * static_cast<double>(f[2]);
           const double k2 = kx * kx + ky * ky + kz * kz;
@@ -193,10 +193,10 @@ double zeldovich_lattice(const ZeldovichSpec& spec, Rng& rng, std::vector<double
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j)
         for (std::size_t k = 0; k < n; ++k) {
-          const double psi = work.p[linear_index(i, j, k, n, pad)];
+          const double psi = work.p[grid::linear_index(i, j, k, n, pad)];
           const std::size_t lattice[3] = {i, j, k};
-          const std::size_t p = first + linear_index(i, j, k, n, n);
-          position[3 * p + d] = wrap_position((static_cast<double>(lattice[d]) + 0.5) * cell + psi, box);
+          const std::size_t p = first + grid::linear_index(i, j, k, n, n);
+          position[3 * p + d] = grid::wrap_position((static_cast<double>(lattice[d]) + 0.5) * cell + psi, box);
           velocity[3 * p + d] = vfac * psi;
           sum2 += psi * psi;
         }

@@ -4,8 +4,8 @@
 // depend on timing, so the same inputs give the same bytes run after run.
 #pragma once
 
-#include "synth/random.hpp"
-#include "synth/scene.hpp"
+#include <phew/synth/random.hpp>
+#include <phew/synth/scene.hpp>
 
 #include <cstdint>
 #include <vector>

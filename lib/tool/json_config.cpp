@@ -1,8 +1,8 @@
-#include "tool/json_config.hpp"
+#include <phew/tool/json_config.hpp>
 
 #include <nlohmann/json.hpp>
 
-namespace phew {
+namespace phew::tool {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -65,4 +65,4 @@ std::vector<CLI::ConfigItem> JsonConfig::from_config(std::istream& input) const 
   return parsed;
 }
 
-}  // namespace phew
+}  // namespace phew::tool

@@ -3,7 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-namespace phew {
+namespace phew::tool {
 
 class JsonConfig : public CLI::Config {
  public:
@@ -12,4 +12,4 @@ class JsonConfig : public CLI::Config {
   std::vector<CLI::ConfigItem> from_config(std::istream& input) const override;
 };
 
-}  // namespace phew
+}  // namespace phew::tool

@@ -1,11 +1,11 @@
-#include "tool/snapshot_input.hpp"
+#include <phew/tool/snapshot_input.hpp>
 
-#include "mpi/agree.hpp"
-#include "particles/snapshot_units.hpp"
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/snapshot_units.hpp>
 
 #include <optional>
 
-namespace phew {
+namespace phew::tool {
 
 void declare_units_option(CLI::App& app, std::string& units) {
   app.add_option("--units", units,
@@ -13,20 +13,20 @@ void declare_units_option(CLI::App& app, std::string& units) {
                  "without them, kpc/h or Mpc/h inferred from the mean density of a cosmological box)");
 }
 
-std::unique_ptr<SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths, const std::string& units,
+std::unique_ptr<particles::SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths, const std::string& units,
                                                          const mpi::Comm& comm, manifest::Builder* manifest) {
-  std::unique_ptr<SnapshotReader> reader;
-  std::optional<Units> given;
+  std::unique_ptr<particles::SnapshotReader> reader;
+  std::optional<particles::Units> given;
   mpi::agree(comm, [&] {
-    if (!units.empty()) given = parse_units(units);
-    reader = open_snapshot(paths);
+    if (!units.empty()) given = particles::parse_units(units);
+    reader = particles::open_snapshot(paths);
   });
   reader = settle_units(std::move(reader), given, comm);
   if (manifest) manifest->parameter("units_used", units_record(reader->info().units));
   return reader;
 }
 
-manifest::Json units_record(const Units& u) {
+manifest::Json units_record(const particles::Units& u) {
   manifest::Json j = {{"length", u.length_name()},
                       {"mass", u.mass_name()},
                       {"velocity", u.peculiar_velocity_name()},
@@ -39,4 +39,4 @@ manifest::Json units_record(const Units& u) {
   return j;
 }
 
-}  // namespace phew
+}  // namespace phew::tool

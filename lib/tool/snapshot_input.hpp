@@ -2,9 +2,9 @@
 // of the snapshot with its units settled (particles/snapshot_units.hpp) and recorded in the manifest.
 #pragma once
 
-#include "manifest/manifest.hpp"
-#include "mpi/comm.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/manifest/manifest.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::tool {
 
 // --units LENGTH[,MASS[,VELOCITY]] (parse_units; docs/cli.md, "Snapshot units").
 void declare_units_option(CLI::App& app, std::string& units);
@@ -20,12 +20,12 @@ void declare_units_option(CLI::App& app, std::string& units);
 // open_snapshot(paths) with its units settled: `units` (the --units text; "" for none), else the file's,
 // else inferred from the mean density, else assumed, and logged. Records them in `manifest` (when given)
 // as the parameter `units_used` (units_record). Collective over `comm` (errors agreed).
-std::unique_ptr<SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths, const std::string& units,
+std::unique_ptr<particles::SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths, const std::string& units,
                                                          const mpi::Comm& comm, manifest::Builder* manifest);
 
 // {"length": "Mpc/h", "mass": "1e10 Msun/h", "velocity": "km/s (peculiar)", "length_in_cm": ..., "mass_in_g":
 // ..., "velocity_in_cm_per_s": ..., "h_scaled": true, "source": "inferred", "density_ratio": 1.02}; the
 // ratio (mean density over Omega_m rho_crit) only when it was measured.
-manifest::Json units_record(const Units& units);
+manifest::Json units_record(const particles::Units& units);
 
-}  // namespace phew
+}  // namespace phew::tool

@@ -1,12 +1,12 @@
-#include "tool/tool.hpp"
+#include <phew/tool/tool.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "core/version.hpp"
-#include "mpi/agree.hpp"
-#include "manifest/fingerprint.hpp"
-#include "tool/json_config.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/core/version.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/manifest/fingerprint.hpp>
+#include <phew/tool/json_config.hpp>
 
 #include <unistd.h>
 
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <thread>
 
-namespace phew {
+namespace phew::tool {
 namespace {
 
 constexpr const char* kExitCodes =
@@ -35,7 +35,7 @@ bool same_file(const std::string& a, const std::string& b) {
 void refuse_output_onto_inputs(const std::string& output, const std::vector<std::string>& inputs) {
   for (const auto& in : inputs)
     if (same_file(output, in))
-      throw Error::usage("-o {} is the input {}: a tool never writes over its inputs (choose another output name)", output, in);
+      throw core::Error::usage("-o {} is the input {}: a tool never writes over its inputs (choose another output name)", output, in);
 }
 
 // Options that steer the run but are not parameters of the result.
@@ -71,7 +71,7 @@ void Context::phase(std::string name) {
     // PHEW_TEST_FAIL_WITH=std: a library's exception, as a bare std::map::at would throw it.
     const char* with = std::getenv("PHEW_TEST_FAIL_WITH");
     if (with && std::string(with) == "std") throw std::out_of_range("map::at");
-    throw Error::internal("failure injected (PHEW_TEST_FAIL_AT)");
+    throw core::Error::internal("failure injected (PHEW_TEST_FAIL_AT)");
   }
   timer_.start(std::move(name));
 }
@@ -104,7 +104,7 @@ void Context::finish_output(io::File& file, io::AtomicOutput& out, const std::st
   phase("finish");
   timer_.stop();
   for (const auto& [name, seconds] : timer_.phases()) manifest_.timing(name, seconds);
-  manifest_.summary("peak_memory_rank0_bytes", peak_rss_bytes());
+  manifest_.summary("peak_memory_rank0_bytes", core::peak_rss_bytes());
 
   // Rank 0's manifest is the one recorded; every rank writes the same attribute (a collective call).
   std::string text = comm_.root() ? manifest::to_text(manifest_.finish(path, 0, "")) : std::string();
@@ -119,7 +119,7 @@ void Context::finish_output(io::File& file, io::AtomicOutput& out, const std::st
     const std::string fp = manifest::fingerprint_file(out.temp_path());
     commit_.add(out.temp_path(), path);
     commit_.add_text(path + ".json", manifest::to_text(manifest_.finish(path, size, fp)));
-    log::info("wrote {} ({})", path, log::bytes(static_cast<double>(size)));
+    core::log::info("wrote {} ({})", path, core::log::bytes(static_cast<double>(size)));
   });
   out.hand_over();
 }
@@ -151,8 +151,8 @@ void check_output(const std::string& output, const std::vector<std::string>& inp
   const std::filesystem::path p(output);
   const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) throw Error::io("{}: output folder {} does not exist", output, dir.string());
-  if (access(dir.c_str(), W_OK) != 0) throw Error::io("{}: output folder {} is not writable", output, dir.string());
+  if (!std::filesystem::is_directory(dir, ec)) throw core::Error::io("{}: output folder {} does not exist", output, dir.string());
+  if (access(dir.c_str(), W_OK) != 0) throw core::Error::io("{}: output folder {} is not writable", output, dir.string());
   refuse_output_onto_inputs(output, inputs);
 }
 
@@ -174,7 +174,7 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   app.add_flag_callback(
       "--version",
       [&] {
-        if (comm.root()) std::fputs((spec.name + " " + build_details()).c_str(), stdout);
+        if (comm.root()) std::fputs((spec.name + " " + core::build_details()).c_str(), stdout);
         throw CLI::Success();
       },
       "Print version and build details, then exit");
@@ -192,10 +192,10 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
     return 0;
   } catch (const CLI::ParseError& e) {
     if (comm.root()) print_error(spec.name, std::string(e.what()) + " (see --help)");
-    return exit_code(ErrorKind::usage);
+    return exit_code(core::ErrorKind::usage);
   }
 
-  log::configure(spec.name, comm.rank(), quiet ? log::Level::quiet : verbose ? log::Level::verbose : log::Level::info);
+  core::log::configure(spec.name, comm.rank(), quiet ? core::log::Level::quiet : verbose ? core::log::Level::verbose : core::log::Level::info);
   std::vector<std::string> command_line(argv, argv + argc);
   manifest::Builder builder(spec.name, command_line, comm.size());
   builder.set_kind(spec.output_kind);
@@ -205,7 +205,7 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   }
   Context ctx(spec, comm, output, std::move(builder));
 
-  ErrorKind kind;
+  core::ErrorKind kind;
   std::string message;
   bool agreed = false;
   // An internal error is a bug of ours (or the machine's): the report says where it happened.
@@ -219,17 +219,17 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
     ctx.commit();
     io::close_library();
     return 0;
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     kind = e.kind();
     message = e.what();
     agreed = e.agreed();
-    if (kind == ErrorKind::internal) message = internal_error(agreed ? e.raised_on() : comm.rank(), message);
+    if (kind == core::ErrorKind::internal) message = internal_error(agreed ? e.raised_on() : comm.rank(), message);
   } catch (const std::bad_alloc&) {
-    kind = ErrorKind::internal;
+    kind = core::ErrorKind::internal;
     message = fmt::format("out of memory in phase {} on rank {}", ctx.current_phase(), comm.rank());
   } catch (const std::exception& e) {
     // A library's exception (std::out_of_range, ...) is a bug of ours too.
-    kind = ErrorKind::internal;
+    kind = core::ErrorKind::internal;
     message = internal_error(comm.rank(), e.what());
   }
   // Before the first phase, errors come from the command line, the same on every rank.
@@ -249,4 +249,4 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   mpi::abort(comm, exit_code(kind));
 }
 
-}  // namespace phew
+}  // namespace phew::tool

@@ -3,18 +3,18 @@
 // the exit-code table (docs/cli.md) and the agreement on failure across ranks.
 #pragma once
 
-#include "core/timer.hpp"
-#include "io/atomic_output.hpp"
-#include "io/h5.hpp"
-#include "manifest/manifest.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/io/atomic_output.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/manifest/manifest.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <CLI/CLI.hpp>
 
 #include <functional>
 #include <string>
 
-namespace phew {
+namespace phew::tool {
 
 struct ToolSpec {
   std::string name;         // "cic-project"
@@ -76,7 +76,7 @@ class Context {
   const mpi::Comm& comm_;
   std::string output_;
   manifest::Builder manifest_;
-  PhaseTimer timer_;
+  core::PhaseTimer timer_;
   std::string phase_ = kBeforePhases;
   io::Commit commit_;
   std::vector<std::string> replaceable_;
@@ -94,4 +94,4 @@ using ToolBody = std::function<void(Context&)>;
 // ends the whole job at once (mpi::abort) instead of leaving the others waiting in a collective.
 int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& declare, const ToolBody& body);
 
-}  // namespace phew
+}  // namespace phew::tool

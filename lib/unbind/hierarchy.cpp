@@ -1,6 +1,6 @@
-#include "unbind/hierarchy.hpp"
+#include <phew/unbind/hierarchy.hpp>
 
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -12,7 +12,7 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
                                  const Params& params) {
   const std::size_t n = p.mass.size(), n_obj = objects.size();
   if (p.id.size() != n || p.position.size() != 3 * n || p.velocity.size() != 3 * n || p.object.size() != n)
-    throw Error::internal("unbind: particle arrays of different lengths ({} masses)", n);
+    throw core::Error::internal("unbind: particle arrays of different lengths ({} masses)", n);
   const auto n_obj_i = static_cast<std::int64_t>(n_obj);
 
   // Depths, checking the links.
@@ -21,10 +21,10 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
   for (std::size_t o = 0; o < n_obj; ++o) {
     const std::int64_t parent = objects[o].parent;
     if (parent < -1 || parent >= n_obj_i || parent == static_cast<std::int64_t>(o))
-      throw Error::input("unbind: object {} has parent {} (objects 0..{}, -1 for none)", o, parent, n_obj_i - 1);
+      throw core::Error::input("unbind: object {} has parent {} (objects 0..{}, -1 for none)", o, parent, n_obj_i - 1);
     if (parent >= 0) children[static_cast<std::size_t>(parent)].push_back(o);
     for (std::int64_t q = parent; q >= 0; q = objects[static_cast<std::size_t>(q)].parent)
-      if (++depth[o] > n_obj_i) throw Error::input("unbind: the parent links of object {} form a cycle", o);
+      if (++depth[o] > n_obj_i) throw core::Error::input("unbind: the parent links of object {} form a cycle", o);
   }
   std::vector<std::size_t> order(n_obj);
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -39,7 +39,7 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
   std::vector<std::int64_t> received(n_obj, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t o = p.object[i];
-    if (o < -1 || o >= n_obj_i) throw Error::input("unbind: particle {} is assigned to object {}, which does not exist", p.id[i], o);
+    if (o < -1 || o >= n_obj_i) throw core::Error::input("unbind: particle {} is assigned to object {}, which does not exist", p.id[i], o);
     if (o >= 0) {
       own[static_cast<std::size_t>(o)].push_back(i);
       ++result.n_assigned;

@@ -4,7 +4,7 @@
 // what a halo (no parent) does not bind stays unbound.
 #pragma once
 
-#include "unbind/unbind.hpp"
+#include <phew/unbind/unbind.hpp>
 
 #include <cstdint>
 #include <span>

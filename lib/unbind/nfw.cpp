@@ -1,4 +1,4 @@
-#include "unbind/nfw.hpp"
+#include <phew/unbind/nfw.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
-#include "unbind/potential.hpp"
+#include <phew/unbind/potential.hpp>
 
-#include "gravity/forest.hpp"
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
+#include <phew/gravity/forest.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -104,7 +104,7 @@ void tree_potential(std::span<const double> position, std::span<const double> ma
   double side = 0;
   for (std::size_t d = 0; d < 3; ++d) side = std::max(side, hi[d] - lo[d]);
   const double pad = 1e-6 * side + 1e-300;
-  GridGeometry box;
+  grid::GridGeometry box;
   box.shape = {1, 1, 1};
   box.periodic = false;
   for (std::size_t d = 0; d < 3; ++d) {

@@ -1,8 +1,8 @@
-#include "unbind/properties.hpp"
+#include <phew/unbind/properties.hpp>
 
-#include "unbind/nfw.hpp"
-#include "unbind/potential.hpp"
-#include "unbind/shape.hpp"
+#include <phew/unbind/nfw.hpp>
+#include <phew/unbind/potential.hpp>
+#include <phew/unbind/shape.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -168,14 +168,14 @@ Properties measure_properties(const LocalParticles& p, const BoundState& state, 
     const double om = frame.omega_m / (a * a * a);
     const double omega_m_a = om + frame.omega_lambda > 0 ? om / (om + frame.omega_lambda) : 0.0;
     auto measure = [&](double delta) {
-      Overdensity o = outermost_overdensity(radius, rmass, delta * rho_c, kSoMinParticles);
+      grid::Overdensity o = grid::outermost_overdensity(radius, rmass, delta * rho_c, grid::kSoMinParticles);
       if (o.measured()) o.radius /= a;
       return o;
     };
     out.c200 = measure(200);
     out.c500 = measure(500);
     if (omega_m_a > 0) {
-      out.delta_vir = bryan_norman_delta(frame.omega_m, frame.omega_lambda, a);
+      out.delta_vir = grid::bryan_norman_delta(frame.omega_m, frame.omega_lambda, a);
       out.vir = measure(out.delta_vir);
       out.m200 = measure(200 * omega_m_a);
     }

@@ -1,7 +1,7 @@
 // The properties of an object from its bound particles (docs/unbind-method.md, "Properties").
 #pragma once
 
-#include "unbind/unbind.hpp"
+#include <phew/unbind/unbind.hpp>
 
 #include <array>
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "unbind/shape.hpp"
+#include <phew/unbind/shape.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
-#include "unbind/unbind.hpp"
+#include <phew/unbind/unbind.hpp>
 
-#include "core/error.hpp"
-#include "unbind/potential.hpp"
-#include "unbind/properties.hpp"
+#include <phew/core/error.hpp>
+#include <phew/unbind/potential.hpp>
+#include <phew/unbind/properties.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -27,14 +27,14 @@ std::string to_string(CentreKind c) {
 PotentialMode parse_potential_mode(const std::string& text) {
   for (const PotentialMode m : {PotentialMode::profile, PotentialMode::tree})
     if (to_string(m) == text) return m;
-  throw Error::usage("unknown potential mode '{}' (profile or tree)", text);
+  throw core::Error::usage("unknown potential mode '{}' (profile or tree)", text);
 }
 
 CentreKind parse_centre_kind(const std::string& text) {
   for (const CentreKind c : {CentreKind::peak, CentreKind::most_bound, CentreKind::potential_minimum,
                              CentreKind::shrinking_sphere, CentreKind::centre_of_mass})
     if (to_string(c) == text) return c;
-  throw Error::usage("unknown centre '{}' (peak, most-bound, potential-minimum, shrinking-sphere or centre-of-mass)", text);
+  throw core::Error::usage("unknown centre '{}' (peak, most-bound, potential-minimum, shrinking-sphere or centre-of-mass)", text);
 }
 
 namespace {
@@ -55,14 +55,14 @@ Local gather(const ObjectParticles& p, const ObjectSpec& spec, const Frame& fram
   const std::size_t n = p.mass.size();
   if (p.id.size() != n || p.position.size() != 3 * n || p.velocity.size() != 3 * n ||
       (!p.fixed.empty() && p.fixed.size() != n))
-    throw Error::internal("unbind: particle arrays of different lengths ({} masses)", n);
+    throw core::Error::internal("unbind: particle arrays of different lengths ({} masses)", n);
   Local l;
   l.input.resize(n);
   std::iota(l.input.begin(), l.input.end(), std::size_t{0});
   std::sort(l.input.begin(), l.input.end(), [&](std::size_t i, std::size_t j) { return p.id[i] < p.id[j]; });
   for (std::size_t k = 1; k < n; ++k)
     if (p.id[l.input[k]] == p.id[l.input[k - 1]])
-      throw Error::input("unbind: particle ID {} appears twice in one object", p.id[l.input[k]]);
+      throw core::Error::input("unbind: particle ID {} appears twice in one object", p.id[l.input[k]]);
   l.id.resize(n);
   l.x.resize(3 * n);
   l.u.resize(3 * n);
@@ -76,7 +76,7 @@ Local gather(const ObjectParticles& p, const ObjectSpec& spec, const Frame& fram
     l.m[k] = p.mass[i];
     if (!p.fixed.empty()) l.fixed[k] = p.fixed[i] ? 1 : 0;
     for (std::size_t d = 0; d < 3; ++d) {
-      const double dx = minimum_image(p.position[3 * i + d] - spec.peak[d], frame.box.extent[d], frame.box.periodic);
+      const double dx = grid::minimum_image(p.position[3 * i + d] - spec.peak[d], frame.box.extent[d], frame.box.periodic);
       l.x[3 * k + d] = a * dx;
       l.v[3 * k + d] = p.velocity[3 * i + d];
       l.u[3 * k + d] = p.velocity[3 * i + d] + H * a * dx;
@@ -114,7 +114,7 @@ Vec choose_centre(CentreKind kind, const Local& l, const std::vector<std::size_t
         mass[k] = l.m[members[k]];
         for (std::size_t d = 0; d < 3; ++d) pos[3 * k + d] = l.x[3 * members[k] + d];
       }
-      return shrinking_sphere_centre(pos, mass, Box{}, previous, params.shrinking);
+      return shrinking_sphere_centre(pos, mass, grid::Box{}, previous, params.shrinking);
     }
     case CentreKind::most_bound:
     case CentreKind::potential_minimum: {
@@ -194,7 +194,7 @@ void evaluate(const Local& l, Evaluation& ev, const std::vector<std::size_t>& so
 
 ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& spec, const Frame& frame,
                            const Params& params) {
-  if (!(frame.scale_factor > 0)) throw Error::internal("unbind: scale factor {} is not positive", frame.scale_factor);
+  if (!(frame.scale_factor > 0)) throw core::Error::internal("unbind: scale factor {} is not positive", frame.scale_factor);
   const Local l = gather(particles, spec, frame);
   const std::size_t n = l.id.size();
   ObjectResult result;

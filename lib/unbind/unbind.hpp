@@ -9,9 +9,9 @@
 // and it is bit-reproducible (every sum is taken in a fixed order).
 #pragma once
 
-#include "grid/geometry.hpp"
-#include "grid/shrinking_sphere.hpp"
-#include "grid/spherical_overdensity.hpp"
+#include <phew/grid/geometry.hpp>
+#include <phew/grid/shrinking_sphere.hpp>
+#include <phew/grid/spherical_overdensity.hpp>
 
 #include <array>
 #include <cstddef>
@@ -31,7 +31,7 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // a physical velocity relative to a point x_c is v_pec + H a (x - x_c) (the Hubble flow). A plain
 // Newtonian snapshot has a = 1 and H = 0.
 struct Frame {
-  Box box;                      // comoving; periodic: separations through the nearest image
+  grid::Box box;                      // comoving; periodic: separations through the nearest image
   double scale_factor = 1;      // a
   double hubble = 0;            // H(a), in V per physical L; 0: no Hubble flow
   double G = 1;
@@ -80,7 +80,7 @@ struct Params {
   std::size_t fit_min_per_bin = 10; // ... using the bins holding at least this many
   int shape_max_iterations = 100;   // reduced inertia tensor: iterations, and the relative change in
   double shape_tolerance = 1e-3;    // b/a and c/a below which they have converged
-  ShrinkingSphere shrinking;        // CentreKind::shrinking_sphere
+  grid::ShrinkingSphere shrinking;        // CentreKind::shrinking_sphere
 };
 
 // One object as the hierarchy knows it.
@@ -119,7 +119,7 @@ struct Properties {
   double spin_peebles = kNaN;          // J |E|^1/2 / (G M^5/2), whole bound object
   double spin_bullock = kNaN;          // J(<Rvir) / (sqrt 2 Mvir Vvir Rvir)
   double delta_vir = kNaN;             // Bryan & Norman, times the critical density
-  Overdensity vir, c200, m200, c500;   // bound particles only (ROCKSTAR's default); radii comoving
+  grid::Overdensity vir, c200, m200, c500;   // bound particles only (ROCKSTAR's default); radii comoving
   double rs_klypin = kNaN, concentration_klypin = kNaN;  // from Vmax / Vvir (Klypin et al. 2011); c = Rvir / r_s
   double rs_fit = kNaN, concentration_fit = kNaN;        // least squares in ln rho inside Rvir
   double b_to_a = kNaN, c_to_a = kNaN;  // reduced inertia tensor inside Rvir, iterated (Allgood et al. 2006)

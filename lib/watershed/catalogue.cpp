@@ -1,18 +1,18 @@
-#include "watershed/catalogue.hpp"
+#include <phew/watershed/catalogue.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "io/grid_file.hpp"
-#include "mpi/agree.hpp"
-#include "mpi/lookup.hpp"
-#include "mpi/ordered_sum.hpp"
-#include "mpi/route.hpp"
-#include "watershed/merge.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/lookup.hpp>
+#include <phew/mpi/ordered_sum.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/watershed/merge.hpp>
 
 #include <algorithm>
 #include <map>
 
-namespace phew {
+namespace phew::watershed {
 namespace {
 
 using Vec3 = std::array<double, 3>;
@@ -83,14 +83,14 @@ struct CellSums {
   std::vector<std::int64_t> cell_clump, cell_halo;  // per test cell
 };
 
-CellSums cell_sums(const CatalogueInput& in, const Merging& mg, const GridGeometry& geo,
+CellSums cell_sums(const CatalogueInput& in, const Merging& mg, const grid::GridGeometry& geo,
                    const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
   const PeakGraph& g = mg.graph;
   const std::int64_t x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());
   CellSums out;
   std::vector<double> rho;  // per test cell: only test cells are read, so memory goes with them
   mpi::agree(comm, [&] {
-    CellLabels peaks = io::read_patch_cells(in.patches, geo, x0, x1);
+    grid::CellLabels peaks = io::read_patch_cells(in.patches, geo, x0, x1);
     rho = io::read_grid_cells(in.grid, geo, peaks.cell);
     out.cells = std::move(peaks.cell);
     out.cell_clump = std::move(peaks.label);  // peak IDs, until they become clump IDs below
@@ -130,7 +130,7 @@ CellSums cell_sums(const CatalogueInput& in, const Merging& mg, const GridGeomet
     out.cell_halo[s] = h;
     const Vec3 x = geo.centre(geo.cell_at(out.cells[s]));
     std::array<double, 5> v{1.0, m, 0, 0, 0};
-    for (std::size_t d = 0; d < 3; ++d) v[2 + d] = m * minimum_image(x[d] - clump_pos[k][d], geo.extent[d], geo.periodic);
+    for (std::size_t d = 0; d < 3; ++d) v[2 + d] = m * grid::minimum_image(x[d] - clump_pos[k][d], geo.extent[d], geo.periodic);
     clump_sums.add(c, chunk, v);
     halo_sums.add(h, chunk, {1.0, m});
   }
@@ -143,7 +143,7 @@ CellSums cell_sums(const CatalogueInput& in, const Merging& mg, const GridGeomet
 // Particles: each takes the clump and halo of the cell it lies in; sums of count, mass and momentum at
 // the clumps' and haloes' owners.
 using ParticleSums = std::map<std::int64_t, std::array<double, 5>>;
-void particle_sums(const ParticleSet& ps, const CellSums& cells, const PeakGraph& g, const GridGeometry& geo,
+void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, const PeakGraph& g, const grid::GridGeometry& geo,
                    const mpi::SlabDecomposition& slabs, const mpi::Comm& comm, ParticleSums& clumps, ParticleSums& halos) {
   struct P {
     std::int64_t cell;
@@ -172,17 +172,17 @@ void particle_sums(const ParticleSet& ps, const CellSums& cells, const PeakGraph
 }
 
 Merging merge_peaks(const CatalogueInput& in, const io::PatchesHeader& header, const CatalogueParams& p,
-                    const mpi::Comm& comm, const PhaseReport& phase, CatalogueSummary& summary) {
+                    const mpi::Comm& comm, const core::PhaseReport& phase, CatalogueSummary& summary) {
   const auto npeaks = static_cast<std::int64_t>(header.n_peaks);
   const double density_threshold = header.meta.threshold;
-  enter(phase, "graph");
+  core::enter(phase, "graph");
   Merging mg{PeakGraph(npeaks, comm), {}, {}, {}, {}, {}, {}, {}, {}, {}};
   PeakGraph& g = mg.graph;
   mpi::agree(comm, [&] { read_graph(in.patches, header.n_saddles, g, mg.position, comm); });
   const std::size_t n = g.density.size();
   mg.key0 = key_saddles(g);
 
-  enter(phase, "noise");
+  core::enter(phase, "noise");
   const MergeOutcome noise = merge_levels(g, {Criterion::Kind::relevance, p.relevance, density_threshold, true}, comm, p.shuffle_seed);
   const std::vector<std::int64_t> root = resolve_roots(g, into_of(g, noise), comm);
   std::vector<char> discarded(n, 0);
@@ -197,11 +197,11 @@ Merging merge_peaks(const CatalogueInput& in, const io::PatchesHeader& header, c
   summary.n_clumps = comm.sum<std::uint64_t>(static_cast<std::uint64_t>(std::count(mg.is_clump.begin(), mg.is_clump.end(), 1)));
   summary.noise_levels = noise.levels;
   summary.noise_rounds = noise.rounds_per_level;
-  log::info("noise removal: {} peaks -> {} level-0 clumps in {} levels ({} discarded)", log::thousands(npeaks),
-            log::thousands(static_cast<long long>(summary.n_clumps)), noise.levels,
-            log::thousands(comm.sum<std::int64_t>(static_cast<std::int64_t>(noise.discarded.size()))));
+  core::log::info("noise removal: {} peaks -> {} level-0 clumps in {} levels ({} discarded)", core::log::thousands(npeaks),
+            core::log::thousands(static_cast<long long>(summary.n_clumps)), noise.levels,
+            core::log::thousands(comm.sum<std::int64_t>(static_cast<std::int64_t>(noise.discarded.size()))));
 
-  enter(phase, "hierarchy");
+  core::enter(phase, "hierarchy");
   if (p.saddle_threshold)
     mg.hierarchy = merge_levels(g, {Criterion::Kind::saddle, *p.saddle_threshold, density_threshold, false}, comm, p.shuffle_seed);
   else if (p.second_relevance)
@@ -217,30 +217,30 @@ Merging merge_peaks(const CatalogueInput& in, const io::PatchesHeader& header, c
   summary.n_halos = comm.sum<std::uint64_t>(static_cast<std::uint64_t>(std::count(g.alive.begin(), g.alive.end(), 1)));
   summary.hierarchy_levels = mg.hierarchy.levels;
   summary.hierarchy_rounds = mg.hierarchy.rounds_per_level;
-  log::info("saddle hierarchy: {} haloes, {} levels", log::thousands(static_cast<long long>(summary.n_halos)), mg.hierarchy.levels);
+  core::log::info("saddle hierarchy: {} haloes, {} levels", core::log::thousands(static_cast<long long>(summary.n_halos)), mg.hierarchy.levels);
   return mg;
 }
 
 }  // namespace
 
 io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, const mpi::Comm& comm,
-                           CatalogueSummary& summary, const PhaseReport& phase) {
+                           CatalogueSummary& summary, const core::PhaseReport& phase) {
   io::Clumps out;
   io::PatchesHeader header;
   mpi::agree(comm, [&] { header = io::read_patches_header(in.patches); });
   out.grid = header.grid;
-  const GridGeometry& geo = out.grid.geometry;
+  const grid::GridGeometry& geo = out.grid.geometry;
   const double density_threshold = header.meta.threshold;
   const auto npeaks = static_cast<std::int64_t>(header.n_peaks);
   summary.n_peaks = npeaks;
-  if (npeaks == 0) log::warn("{} has no peaks: the catalogue is empty", in.patches.path());
+  if (npeaks == 0) core::log::warn("{} has no peaks: the catalogue is empty", in.patches.path());
 
   const Merging mg = merge_peaks(in, header, p, comm, phase, summary);
   const PeakGraph& g = mg.graph;
   const std::size_t n = g.density.size();
   auto owner = [&](std::int64_t id) { return g.owner(id); };
 
-  enter(phase, "cells");
+  core::enter(phase, "cells");
   const mpi::SlabDecomposition slabs(geo.shape[0], comm.size());
   CellSums cells = cell_sums(in, mg, geo, slabs, comm);
   // Number of level-0 clumps per halo, counted at the halo's owner.
@@ -251,11 +251,11 @@ io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, c
 
   ParticleSums clump_part, halo_part;
   if (in.particles) {
-    enter(phase, "particles");
+    core::enter(phase, "particles");
     particle_sums(in.particles(), cells, g, geo, slabs, comm, clump_part, halo_part);
   }
 
-  enter(phase, "catalogue");
+  core::enter(phase, "catalogue");
   const double volume = geo.cell_volume();
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t id = g.first + static_cast<std::int64_t>(i);
@@ -330,4 +330,4 @@ io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, c
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::watershed

@@ -3,16 +3,16 @@
 // cell, per-clump sums, and (with particles) particle masses and bulk velocities.
 #pragma once
 
-#include "core/timer.hpp"
-#include "io/clumps_file.hpp"
-#include "io/patches_file.hpp"
-#include "mpi/comm.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/patches_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <functional>
 #include <optional>
 
-namespace phew {
+namespace phew::watershed {
 
 // phew-merge's defaults, for the common case of dark-matter particles: the values RAMSES' own PHEW
 // documentation gives for dark-matter-only runs (docs/thresholds.md#defaults). Written here only; the
@@ -36,7 +36,7 @@ struct CatalogueParams {
 struct CatalogueInput {
   const io::File& patches;
   const io::File& grid;
-  std::function<ParticleSet()> particles;
+  std::function<particles::ParticleSet()> particles;
   std::string velocity_units = "km/s (peculiar)";  // of the particles' velocities (peculiar: the readers convert)
 };
 
@@ -51,6 +51,6 @@ struct CatalogueSummary {
 
 // Phases: graph, noise, hierarchy, cells, particles (when given), catalogue. Collective.
 io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& params, const mpi::Comm& comm,
-                           CatalogueSummary& summary, const PhaseReport& phase = {});
+                           CatalogueSummary& summary, const core::PhaseReport& phase = {});
 
-}  // namespace phew
+}  // namespace phew::watershed

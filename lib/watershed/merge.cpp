@@ -1,13 +1,13 @@
-#include "watershed/merge.hpp"
+#include <phew/watershed/merge.hpp>
 
-#include "mpi/lookup.hpp"
-#include "mpi/route.hpp"
+#include <phew/mpi/lookup.hpp>
+#include <phew/mpi/route.hpp>
 
 #include <algorithm>
 #include <numeric>
 #include <random>
 
-namespace phew {
+namespace phew::watershed {
 
 PeakGraph::PeakGraph(std::int64_t n_nodes, const mpi::Comm& comm)
     : owners(std::max<std::int64_t>(n_nodes, 1), comm.size()),
@@ -132,4 +132,4 @@ MergeOutcome merge_levels(PeakGraph& g, const Criterion& c, const mpi::Comm& com
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::watershed

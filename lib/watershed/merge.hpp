@@ -10,13 +10,13 @@
 // holds the whole graph.
 #pragma once
 
-#include "mpi/comm.hpp"
-#include "mpi/slab.hpp"
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <cstdint>
 #include <vector>
 
-namespace phew {
+namespace phew::watershed {
 
 struct Edge {
   std::int64_t from = 0, to = 0;  // node IDs; `from` is owned by this rank
@@ -79,4 +79,4 @@ MergeOutcome merge_levels(PeakGraph& g, const Criterion& c, const mpi::Comm& com
 std::vector<std::int64_t> resolve_roots(const PeakGraph& g, const std::vector<std::int64_t>& into,
                                         const mpi::Comm& comm, int* rounds = nullptr);
 
-}  // namespace phew
+}  // namespace phew::watershed

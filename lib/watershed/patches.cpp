@@ -1,15 +1,15 @@
-#include "watershed/patches.hpp"
+#include <phew/watershed/patches.hpp>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "mpi/ordered_sum.hpp"
-#include "mpi/route.hpp"
-#include "watershed/peak_position.hpp"
-#include "watershed/saddles.hpp"
-#include "watershed/slab_mesh.hpp"
-#include "watershed/watershed.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/mpi/ordered_sum.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/watershed/peak_position.hpp>
+#include <phew/watershed/saddles.hpp>
+#include <phew/watershed/slab_mesh.hpp>
+#include <phew/watershed/watershed.hpp>
 
-namespace phew {
+namespace phew::watershed {
 namespace {
 
 // Cells and mass of every patch, summed at the peak's owner: per (peak, plane) partial sums,
@@ -47,7 +47,7 @@ std::vector<std::array<double, 3>> peak_positions(const SlabMesh& mesh, const Se
     std::int64_t id;
     std::array<double, 3> x;
   };
-  const GridGeometry& g = mesh.grid();
+  const grid::GridGeometry& g = mesh.grid();
   const auto cell_size = g.cell_size();
   std::vector<Position> mine;
   seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
@@ -72,26 +72,26 @@ std::vector<std::array<double, 3>> peak_positions(const SlabMesh& mesh, const Se
 
 }  // namespace
 
-io::Patches segment_patches(const GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
-                            const SegmentParams& params, const mpi::Comm& comm, const PhaseReport& phase,
+io::Patches segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
+                            const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase,
                             int* rounds) {
-  const GridGeometry& g = grid.geometry;
+  const grid::GridGeometry& g = grid.geometry;
   const SlabMesh mesh(g, slabs, comm.rank(), std::move(density));
-  enter(phase, "watershed");
+  core::enter(phase, "watershed");
 
   const Segmentation seg = segment(mesh, params.threshold, comm);
   if (rounds) *rounds = seg.rounds;
-  log::info("{} test cells, {} peaks ({} label rounds)", log::thousands(static_cast<long long>(seg.test_cells)),
-            log::thousands(static_cast<long long>(seg.peaks.size())), seg.rounds);
+  core::log::info("{} test cells, {} peaks ({} label rounds)", core::log::thousands(static_cast<long long>(seg.test_cells)),
+            core::log::thousands(static_cast<long long>(seg.peaks.size())), seg.rounds);
 
   io::Patches out;
   out.grid = grid;
   out.meta = {params.threshold, params.threshold_text, seg.test_cells, params.refine_positions};
-  enter(phase, "saddles");
+  core::enter(phase, "saddles");
   out.saddles = find_saddles(mesh, seg, comm);
-  log::info("{} saddles", log::thousands(comm.sum<long long>(static_cast<long long>(out.saddles.size()))));
+  core::log::info("{} saddles", core::log::thousands(comm.sum<long long>(static_cast<long long>(out.saddles.size()))));
 
-  enter(phase, "peaks");
+  core::enter(phase, "peaks");
   // Per-peak rows live on the peak's owner (even blocks of IDs), so no rank holds them all.
   const auto npeaks = static_cast<std::int64_t>(seg.peaks.size());
   const mpi::SlabDecomposition owners(std::max<std::int64_t>(npeaks, 1), comm.size());
@@ -99,12 +99,12 @@ io::Patches segment_patches(const GridMeta& grid, const mpi::SlabDecomposition& 
   const std::int64_t first = npeaks ? owners.begin(comm.rank()) + 1 : 1, last = npeaks ? owners.end(comm.rank()) : 0;
   const auto positions = peak_positions(mesh, seg, params.refine_positions, owners, comm);
   if (positions.size() != static_cast<std::size_t>(last - first + 1))
-    throw Error::internal("rank {} received {} peak positions for peaks {}..{}", comm.rank(), positions.size(), first, last);
+    throw core::Error::internal("rank {} received {} peak positions for peaks {}..{}", comm.rank(), positions.size(), first, last);
   for (std::int64_t id = first; id <= last; ++id) {
     const PeakCell& pk = seg.peaks[static_cast<std::size_t>(id - 1)];
     const auto t = totals.find(id);
     if (t == totals.end())
-      throw Error::internal("peak {} (cell {}) has no cell sums at its owner, rank {}", id, pk.cell, comm.rank());
+      throw core::Error::internal("peak {} (cell {}) has no cell sums at its owner, rank {}", id, pk.cell, comm.rank());
     out.peaks.push_back({id, pk.cell, positions[static_cast<std::size_t>(id - first)], pk.density,
                          static_cast<std::int64_t>(t->second[0]), t->second[1]});
   }
@@ -119,4 +119,4 @@ io::Patches segment_patches(const GridMeta& grid, const mpi::SlabDecomposition& 
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::watershed

@@ -2,14 +2,14 @@
 // (PHEW Sec. 2.2-2.3, 3.1), as the rows of patches.h5.
 #pragma once
 
-#include "core/timer.hpp"
-#include "io/patches_file.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/slab.hpp"
+#include <phew/core/timer.hpp>
+#include <phew/io/patches_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <vector>
 
-namespace phew {
+namespace phew::watershed {
 
 struct SegmentParams {
   double threshold = 0;             // absolute density; cells strictly above it are test cells
@@ -22,8 +22,8 @@ struct SegmentParams {
 // rank's rows follow the lower ranks' (write them with io::write_patches). `rounds` receives the ghost
 // label exchange rounds (provenance: it depends on the decomposition). Collective.
 // Phases: watershed, saddles, peaks.
-io::Patches segment_patches(const GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
-                            const SegmentParams& params, const mpi::Comm& comm, const PhaseReport& phase = {},
+io::Patches segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
+                            const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {},
                             int* rounds = nullptr);
 
-}  // namespace phew
+}  // namespace phew::watershed

@@ -1,9 +1,9 @@
-#include "watershed/peak_position.hpp"
+#include <phew/watershed/peak_position.hpp>
 
 #include <algorithm>
 #include <cmath>
 
-namespace phew {
+namespace phew::watershed {
 
 std::array<double, 3> quadratic_peak_offset(const std::array<double, 27>& f) {
   // On the 3x3x3 stencil the basis 1, x_i, x_i x_j (i<j), x_i^2 - 2/3 is orthogonal, so each coefficient
@@ -41,4 +41,4 @@ std::array<double, 3> quadratic_peak_offset(const std::array<double, 27>& f) {
   return d;
 }
 
-}  // namespace phew
+}  // namespace phew::watershed

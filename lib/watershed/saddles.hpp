@@ -3,17 +3,17 @@
 // saddle of two patches is the maximum over their shared boundary.
 #pragma once
 
-#include "io/patches_file.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/route.hpp"
-#include "mpi/slab.hpp"
-#include "watershed/watershed.hpp"
+#include <phew/io/patches_file.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/watershed/watershed.hpp>
 
 #include <algorithm>
 
 #include <unordered_map>
 
-namespace phew {
+namespace phew::watershed {
 
 // peak_a < peak_b; cell_a in patch peak_a and cell_b in peak_b are where the saddle is reached.
 using Saddle = io::SaddleRow;
@@ -80,4 +80,4 @@ std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, cons
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::watershed

@@ -1,11 +1,11 @@
-#include "watershed/slab_mesh.hpp"
+#include <phew/watershed/slab_mesh.hpp>
 
-#include "core/error.hpp"
-#include "mpi/route.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mpi/route.hpp>
 
-namespace phew {
+namespace phew::watershed {
 
-SlabMesh::SlabMesh(const GridGeometry& grid, const mpi::SlabDecomposition& slabs, int rank, std::vector<double> density)
+SlabMesh::SlabMesh(const grid::GridGeometry& grid, const mpi::SlabDecomposition& slabs, int rank, std::vector<double> density)
     : grid_(grid),
       slabs_(slabs),
       x0_(slabs.begin(rank)),
@@ -21,12 +21,12 @@ SlabMesh::SlabMesh(const GridGeometry& grid, const mpi::SlabDecomposition& slabs
       for (std::int64_t dk = -1; dk <= 1; ++dk)
         if (dp || dj || dk) offsets_[n++] = dp * static_cast<std::int64_t>(plane_) + dj * nz_ + dk;
   if (density_.size() != static_cast<std::size_t>(x1_ - x0_ + 2) * plane_)
-    throw Error::internal("slab mesh: {} densities for {} planes + 2 ghosts", density_.size(), x1_ - x0_);
+    throw core::Error::internal("slab mesh: {} densities for {} planes + 2 ghosts", density_.size(), x1_ - x0_);
 }
 
 std::int64_t SlabMesh::global_index(std::size_t s) const {
   const auto c = cell(s);
-  return linear_index(c[0], c[1], c[2], ny_, nz_);
+  return grid::linear_index(c[0], c[1], c[2], ny_, nz_);
 }
 
 std::array<std::int64_t, 3> SlabMesh::cell(std::size_t s) const {
@@ -56,7 +56,7 @@ std::optional<std::array<double, 27>> SlabMesh::neighbourhood(std::size_t s) con
   return out;
 }
 
-void SlabMesh::update_ghost_members(const CellSet& members, std::vector<std::int64_t>& values,
+void SlabMesh::update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values,
                                     const mpi::Comm& comm) const {
   // As mpi::fetch_ghost_planes with one plane each side: every owner works out which of its planes each
   // rank holds as a ghost and pushes that plane's member values; no request round is needed.
@@ -84,10 +84,10 @@ void SlabMesh::update_ghost_members(const CellSet& members, std::vector<std::int
   for (const Value& v : incoming) {
     const std::size_t at = (v.side == 0 ? 0 : high) + v.k;
     if (at >= (v.side == 0 ? low : values.size()))
-      throw Error::internal("ghost exchange: rank {} got member {} of its {} ghost plane, which has fewer test cells",
+      throw core::Error::internal("ghost exchange: rank {} got member {} of its {} ghost plane, which has fewer test cells",
                             comm.rank(), v.k, v.side == 0 ? "lower" : "upper");
     values[at] = v.value;
   }
 }
 
-}  // namespace phew
+}  // namespace phew::watershed

@@ -2,25 +2,25 @@
 // plane on each side, with the 26 face/edge/corner neighbours of every cell (PHEW Appendix A).
 #pragma once
 
-#include "grid/cell_set.hpp"
-#include "grid/geometry.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/slab.hpp"
+#include <phew/grid/cell_set.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <vector>
 
-namespace phew {
+namespace phew::watershed {
 
 class SlabMesh {
  public:
   // `density` holds planes x0-1 .. x1 (wrapped when periodic; -inf outside a non-periodic grid),
   // ny*nz values each, C order.
-  SlabMesh(const GridGeometry& grid, const mpi::SlabDecomposition& slabs, int rank, std::vector<double> density);
+  SlabMesh(const grid::GridGeometry& grid, const mpi::SlabDecomposition& slabs, int rank, std::vector<double> density);
 
-  const GridGeometry& grid() const { return grid_; }
+  const grid::GridGeometry& grid() const { return grid_; }
   std::size_t slots() const { return density_.size(); }
   std::size_t first_local() const { return plane_; }
   std::size_t end_local() const { return density_.size() - plane_; }
@@ -80,10 +80,10 @@ class SlabMesh {
   // Ghost members of `members` get the values their owners hold for those cells; `values` has one per
   // member (ghosts too), in slot order. A ghost cell is a member on its owner too (the same density
   // decides), so a plane travels as its members' values only. Collective.
-  void update_ghost_members(const CellSet& members, std::vector<std::int64_t>& values, const mpi::Comm& comm) const;
+  void update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values, const mpi::Comm& comm) const;
 
  private:
-  GridGeometry grid_;
+  grid::GridGeometry grid_;
   const mpi::SlabDecomposition& slabs_;
   std::int64_t x0_, x1_, ny_, nz_;
   std::size_t plane_;
@@ -92,4 +92,4 @@ class SlabMesh {
   std::vector<double> density_;
 };
 
-}  // namespace phew
+}  // namespace phew::watershed

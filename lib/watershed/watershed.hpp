@@ -5,20 +5,21 @@
 // Order: cells are ranked by (density descending, global index ascending), so ties are broken the same
 // way on every decomposition. A test cell (density strictly above the threshold) whose neighbours all
 // come after it is a peak; every other test cell belongs to the patch its chain of densest neighbours
-// ends in. Peak IDs are 1, 2, 3... in the same order (DESIGN.md rule 2).
+// ends in. Peak IDs are 1, 2, 3... in the same order (docs/formats.md,
+// "Canonical IDs and ties").
 #pragma once
 
-#include "grid/cell_set.hpp"
-#include "mpi/comm.hpp"
+#include <phew/grid/cell_set.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <concepts>
 #include <cstdint>
 #include <vector>
 
-namespace phew {
+namespace phew::watershed {
 
 template <typename M>
-concept WatershedMesh = requires(const M& m, std::size_t s, const CellSet& t, std::vector<std::int64_t>& v,
+concept WatershedMesh = requires(const M& m, std::size_t s, const grid::CellSet& t, std::vector<std::int64_t>& v,
                                  const mpi::Comm& c) {
   { m.slots() } -> std::convertible_to<std::size_t>;
   { m.first_local() } -> std::convertible_to<std::size_t>;
@@ -47,7 +48,7 @@ struct PeakCell {
 // Labels are held for the test cells only (ghosts too), so the memory goes with the structures, not
 // with the grid: 1/4 byte per cell for the set, 8 bytes per test cell for the labels.
 struct Segmentation {
-  CellSet tests;                    // the test cells among the slots
+  grid::CellSet tests;                    // the test cells among the slots
   std::vector<std::int64_t> label;  // per test cell, in slot order: peak ID
   // The peak ID of any slot; 0 below the threshold.
   std::int64_t label_of(std::size_t s) const { return tests.contains(s) ? label[tests.rank(s)] : 0; }
@@ -60,6 +61,6 @@ struct Segmentation {
 template <WatershedMesh Mesh>
 Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm);
 
-}  // namespace phew
+}  // namespace phew::watershed
 
-#include "watershed/watershed_impl.hpp"
+#include <phew/watershed/watershed_impl.hpp>

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-namespace phew {
+namespace phew::watershed {
 
 template <WatershedMesh Mesh>
 Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm) {
@@ -13,7 +13,7 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm) 
 
   // 0. The test cells (density strictly above the threshold), ghosts too: a ghost is a test cell on both
   // of its ranks, so the ghost exchanges below carry test-cell labels only.
-  out.tests = CellSet(nslots);
+  out.tests = grid::CellSet(nslots);
   for (std::size_t s = 0; s < nslots; ++s)
     if (mesh.density(s) > threshold) out.tests.insert(s);
   out.tests.finish();
@@ -118,4 +118,4 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm) 
   return out;
 }
 
-}  // namespace phew
+}  // namespace phew::watershed

@@ -7,7 +7,12 @@
 #   4. a position is wrapped into a periodic box only by lib/grid (wrap_into, wrap_position): no
 #      fmod / remainder elsewhere;
 #   5. 3-D indices are folded only by lib/grid's linear_index (or GridGeometry::linear): no inline
-#      (i * n1 + j) * n2 + k elsewhere.
+#      (i * n1 + j) * n2 + k elsewhere;
+#   6. a phew header is included as <phew/<module>/<file>.hpp>, as an installed package has it, never
+#      quoted ("core/error.hpp", "../lib/io/h5.hpp"): in lib, tools, tests, bench and examples. Quoted
+#      includes remain for a tool's or a test's own headers ("cic_project.hpp", "temp_dir.hpp");
+#   7. the code of lib/<module>/ is in namespace phew::<module> (or one nested in it: phew::core::log),
+#      and the tools' code in phew::tools: a `namespace phew {` or another module's namespace is refused.
 #
 #   tests/build/code_rules.sh [project-root]
 #
@@ -45,6 +50,31 @@ check "periodic wraps only in lib/grid" '\b(std::)?(fmod|remainder)[[:space:]]*\
 
 name='[A-Za-z_][A-Za-z_0-9.]*(\[[^]]*\])?'
 check "3-D index folds only through linear_index" "\\(\\s*$name\\s*\\*\\s*$name\\s*\\+[^;]*\\)\\s*\\*\\s*$name\\s*\\+" lib/grid/
+
+modules=$(cd lib && ls -d */ | tr -d / | paste -sd'|')
+hits=$(grep -rnE --include='*.cpp' --include='*.hpp' --include='*.cpp.in' --include='*.h' \
+  "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"([./]*/)?(lib/)?($modules)/" lib tools tests bench examples || true)
+if [[ -n $hits ]]; then
+  echo "code_rules.sh: phew headers are included as <phew/<module>/<file>.hpp>:" >&2
+  printf '%s\n' "$hits" >&2
+  status=1
+fi
+
+# namespace_rule DIR NAMESPACE: every `namespace phew...` opened in DIR is NAMESPACE or nested in it.
+namespace_rule() {
+  local hits
+  hits=$(grep -rnE --include='*.cpp' --include='*.hpp' --include='*.cpp.in' '^[[:space:]]*namespace[[:space:]]+phew\b' "$1" |
+    grep -vE "namespace[[:space:]]+$2(::[A-Za-z_][A-Za-z_0-9]*)*[[:space:]]*\{" || true)
+  if [[ -n $hits ]]; then
+    echo "code_rules.sh: the code of $1 is in namespace $2:" >&2
+    printf '%s\n' "$hits" >&2
+    status=1
+  fi
+}
+for module in $(cd lib && ls -d */ | tr -d /); do
+  namespace_rule "lib/$module" "phew::$module"
+done
+namespace_rule tools "phew::tools"
 
 if [[ $status -eq 0 ]]; then echo "code rules hold"; fi
 exit $status

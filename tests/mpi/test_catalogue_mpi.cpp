@@ -2,18 +2,18 @@
 // ranks: three Gaussian blobs with known peaks, saddle and relevances; every row equal to the same
 // stages run on one rank (MPI_COMM_SELF) in the same process.
 #include "../unit/reference_watershed.hpp"
-#include "io/clumps_file.hpp"
-#include "io/grid_file.hpp"
-#include "io/patches_file.hpp"
-#include "watershed/catalogue.hpp"
-#include "watershed/patches.hpp"
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/patches_file.hpp>
+#include <phew/watershed/catalogue.hpp>
+#include <phew/watershed/patches.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 
-namespace phew {
+namespace phew::watershed {
 namespace {
 
 namespace fs = std::filesystem;
@@ -31,7 +31,7 @@ double density_at(double x, double y, double z) {
   for (const Blob& b : blobs) {
     double r2 = 0;
     for (auto [u, c] : {std::pair{x, b.x}, {y, b.y}, {z, b.z}}) {
-      const double d = minimum_image(u - c, static_cast<double>(kN), true);
+      const double d = grid::minimum_image(u - c, static_cast<double>(kN), true);
       r2 += d * d;
     }
     rho += b.rho * std::exp(-r2 / (2 * b.sigma * b.sigma));
@@ -39,8 +39,8 @@ double density_at(double x, double y, double z) {
   return rho;
 }
 
-GridMeta blob_grid() {
-  GridMeta g;
+grid::GridMeta blob_grid() {
+  grid::GridMeta g;
   g.geometry.shape = {kN, kN, kN};
   g.geometry.extent = {static_cast<double>(kN), static_cast<double>(kN), static_cast<double>(kN)};
   g.geometry.periodic = true;
@@ -61,8 +61,8 @@ struct Result {
 };
 
 Result run_stages(const mpi::Comm& comm, const std::string& dir, const CatalogueParams& params) {
-  GridMeta grid = blob_grid();
-  const GridGeometry& g = grid.geometry;
+  grid::GridMeta grid = blob_grid();
+  const grid::GridGeometry& g = grid.geometry;
   const mpi::SlabDecomposition slabs(kN, comm.size());
   std::vector<double> mine;
   for (std::int64_t i = slabs.begin(comm.rank()); i < slabs.end(comm.rank()); ++i)
@@ -142,7 +142,7 @@ TEST_F(Catalogue, ThreeBlobsKnownPeaksSaddleAndHierarchy) {
 
   // Peaks in density order: A, B, C at the cells of their centres.
   ASSERT_EQ(all.peaks.size(), 3u);
-  const GridGeometry g = blob_grid().geometry;
+  const grid::GridGeometry g = blob_grid().geometry;
   EXPECT_EQ(all.peaks[0].cell, g.linear({9, 12, 12}));
   EXPECT_EQ(all.peaks[1].cell, g.linear({14, 12, 12}));
   EXPECT_EQ(all.peaks[2].cell, g.linear({0, 5, 18}));
@@ -193,4 +193,4 @@ TEST_F(Catalogue, RelevanceAboveBsMergesItIntoA) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::watershed

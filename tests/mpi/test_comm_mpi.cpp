@@ -1,11 +1,11 @@
 // Communicator helpers, plane exchange and agreement on errors, at any rank count.
-#include "mpi/agree.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/lookup.hpp"
-#include "mpi/ordered_sum.hpp"
-#include "mpi/planes.hpp"
-#include "mpi/route.hpp"
-#include "mpi/sort.hpp"
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/lookup.hpp>
+#include <phew/mpi/ordered_sum.hpp>
+#include <phew/mpi/planes.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/sort.hpp>
 
 #include <gtest/gtest.h>
 
@@ -204,8 +204,8 @@ TEST(Sort, RanksHoldConsecutiveRunsOfTheSortedWhole) {
 TEST(Agree, TheLowestKeyAnywhereWins) {
   const Comm comm;
   // Every rank but 0 finds a problem; the one with the lowest key is on the last rank.
-  std::optional<Error> mine;
-  if (comm.rank() > 0) mine = Error::input("item {} is bad", comm.rank() == comm.size() - 1 ? 3 : 10 + comm.rank());
+  std::optional<core::Error> mine;
+  if (comm.rank() > 0) mine = core::Error::input("item {} is bad", comm.rank() == comm.size() - 1 ? 3 : 10 + comm.rank());
   const std::int64_t key = comm.rank() == comm.size() - 1 ? 3 : 10 + comm.rank();
   if (comm.size() == 1) {
     EXPECT_NO_THROW(agree_first(comm, 0, nullptr));
@@ -214,7 +214,7 @@ TEST(Agree, TheLowestKeyAnywhereWins) {
   try {
     agree_first(comm, key, mine ? &*mine : nullptr);
     FAIL() << "no error";
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     EXPECT_TRUE(e.agreed());
     EXPECT_EQ(e.raised_on(), comm.size() - 1);
     EXPECT_EQ(std::string(e.what()), "item 3 is bad");
@@ -274,13 +274,13 @@ TEST(Agree, AnErrorOnOneRankStopsEveryRankWithItsMessage) {
   const int failing = comm.size() - 1;
   try {
     agree(comm, [&] {
-      if (comm.rank() == failing) throw Error::input("bad value on rank {}", failing);
+      if (comm.rank() == failing) throw core::Error::input("bad value on rank {}", failing);
     });
     FAIL() << "no error";
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     EXPECT_TRUE(e.agreed());
     EXPECT_EQ(e.raised_on(), failing);
-    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_EQ(e.kind(), core::ErrorKind::input);
     EXPECT_EQ(std::string(e.what()), "bad value on rank " + std::to_string(failing));
   }
   EXPECT_NO_THROW(agree(comm, [] {}));

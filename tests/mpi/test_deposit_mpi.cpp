@@ -1,5 +1,5 @@
 // The distributed deposit gives the same bits as a one-rank deposit, for any slab split.
-#include "grid/deposit.hpp"
+#include <phew/grid/deposit.hpp>
 #include "../unit/reference_deposit.hpp"
 
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <random>
 
-namespace phew {
+namespace phew::grid {
 namespace {
 
 struct Case {
@@ -120,4 +120,4 @@ INSTANTIATE_TEST_SUITE_P(Kernels, RankInvariance,
                          ::testing::Values(Assignment::ngp, Assignment::cic, Assignment::tsc));
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::grid

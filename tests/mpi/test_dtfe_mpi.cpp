@@ -2,12 +2,12 @@
 // dynamic) gives maps identical, byte for byte, to a serial computation of each field from all the
 // particles; and the default margins, which may need wider ghost zones, are the serial ones too.
 // Registered at 1, 2, 3 and 4 ranks.
-#include "dtfe/decomposition.hpp"
-#include "dtfe/field_runner.hpp"
-#include "grid/particle_index.hpp"
-#include "dtfe/surface_density.hpp"
-#include "dtfe/surface_maps.hpp"
-#include "mpi/comm.hpp"
+#include <phew/dtfe/decomposition.hpp>
+#include <phew/dtfe/field_runner.hpp>
+#include <phew/grid/particle_index.hpp>
+#include <phew/dtfe/surface_density.hpp>
+#include <phew/dtfe/surface_maps.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <gtest/gtest.h>
 
@@ -74,7 +74,7 @@ TEST(DtfeMpi, EveryScheduleGivesTheSerialMaps) {
   const std::size_t b = n * r / p, e = n * (r + 1) / p;
   const std::vector<double> my_pos(pos.begin() + static_cast<long>(3 * b), pos.begin() + static_cast<long>(3 * e));
   const std::vector<double> my_mass(mass.begin() + static_cast<long>(b), mass.begin() + static_cast<long>(e));
-  const Box box{{0, 0, 0}, {kBox, kBox, kBox}, true};
+  const grid::Box box{{0, 0, 0}, {kBox, kBox, kBox}, true};
   const auto hv = geometry(cs[0]).half_width();
   const auto ax = view_axes(geometry(cs[0]).axis);
   std::array<double, 3> half{}, ghost{};
@@ -82,7 +82,7 @@ TEST(DtfeMpi, EveryScheduleGivesTheSerialMaps) {
   for (std::size_t d = 0; d < 3; ++d) ghost[d] = half[d] * (1 + 1e-6);
   const BlockDecomposition blocks(box, ghost, comm.size());
   const LocalParticles local = distribute(my_pos, my_mass, blocks, comm);
-  const ParticleIndex index(local.position, local.mass, box, 0.5);
+  const grid::ParticleIndex index(local.position, local.mass, box, 0.5);
 
   std::vector<FieldTask> tasks;
   for (std::size_t i = 0; i < cs.size(); ++i)

@@ -1,8 +1,8 @@
 // Gravity on 1-4 ranks gives the same bits as on one: the distributed FFT, the mesh field sampled
 // anywhere a rank may sample it, and forests built from the cubes each rank holds.
-#include "gravity/fft3d.hpp"
-#include "gravity/forest.hpp"
-#include "gravity/long_range.hpp"
+#include <phew/gravity/fft3d.hpp>
+#include <phew/gravity/forest.hpp>
+#include <phew/gravity/long_range.hpp>
 
 #include <gtest/gtest.h>
 
@@ -78,7 +78,7 @@ TEST(LongRangeFieldMpi, SameBitsAsOneRankWhereverARankSamples) {
   const std::size_t b = n * r / p, e = n * (r + 1) / p;
   const std::vector<double> my_pos(pos.begin() + 3 * static_cast<std::ptrdiff_t>(b), pos.begin() + 3 * static_cast<std::ptrdiff_t>(e));
   const std::vector<double> my_mass(mass.begin() + static_cast<std::ptrdiff_t>(b), mass.begin() + static_cast<std::ptrdiff_t>(e));
-  const GridGeometry mesh{{32, 32, 32}, {0, 0, 0}, {L, L, L}, true};
+  const grid::GridGeometry mesh{{32, 32, 32}, {0, 0, 0}, {L, L, L}, true};
   const LongRangeField parallel(mesh, 1.0, 1.25 * L / 32, my_pos, my_mass, reach, world);
   const LongRangeField serial(mesh, 1.0, 1.25 * L / 32, pos, mass, reach, self);
   const auto& slabs = parallel.slabs();
@@ -128,12 +128,12 @@ void expect_same_where_both(const std::map<std::uint64_t, std::array<double, 4>>
 }
 
 // The sources of the cubes meeting held_x, in a rank-dependent order (the forest must not care).
-std::vector<Source> held_sources(const std::vector<Source>& all, const GridGeometry& box, std::int64_t cubes,
+std::vector<Source> held_sources(const std::vector<Source>& all, const grid::GridGeometry& box, std::int64_t cubes,
                                  std::array<double, 2> held_x) {
   std::vector<Source> out;
   const double w = box.extent[0] / static_cast<double>(cubes);
   for (const Source& s : all) {
-    const std::int64_t cx = fold_index(static_cast<std::int64_t>(std::floor((s.x[0] - box.origin[0]) / w)), cubes, box.periodic);
+    const std::int64_t cx = grid::fold_index(static_cast<std::int64_t>(std::floor((s.x[0] - box.origin[0]) / w)), cubes, box.periodic);
     if (Forest::cube_meets(box, w, cx, held_x)) out.push_back(s);
   }
   std::reverse(out.begin(), out.end());
@@ -145,7 +145,7 @@ TEST(ForestMpi, PeriodicShortRangeSameBitsFromTheCubesARankHolds) {
   const mpi::Comm& world = comms().world;
   const double L = 10;
   const auto src = particles(8000, L, 9);
-  const GridGeometry box{{1, 1, 1}, {0, 0, 0}, {L, L, L}, true};
+  const grid::GridGeometry box{{1, 1, 1}, {0, 0, 0}, {L, L, L}, true};
   const double r_split = 0.4, w = L / 5;  // 5 cubes of 2 >= r_cut = 1.8
   const double lo = L * world.rank() / world.size(), hi = L * (world.rank() + 1) / world.size();
   const std::array<double, 2> held{lo - w, hi + w};
@@ -168,7 +168,7 @@ TEST(ForestMpi, OpenBoxSameBitsWithSharedCubeMoments) {
   const mpi::Comm &world = comms().world, &self = comms().self;
   const double L = 10, theta = 0.5;
   const auto src = particles(8000, L, 13);
-  const GridGeometry box{{1, 1, 1}, {0, 0, 0}, {L, L, L}, false};
+  const grid::GridGeometry box{{1, 1, 1}, {0, 0, 0}, {L, L, L}, false};
   const double w = L / 8;
   const double lo = L * world.rank() / world.size(), hi = L * (world.rank() + 1) / world.size();
   const std::array<double, 2> held{lo - w / theta - w, hi + w / theta + w};

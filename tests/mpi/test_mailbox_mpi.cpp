@@ -1,7 +1,7 @@
 // mpi::Mailbox: messages in a ring (empty, small and large), from every rank to one (any source, in
 // order per source), and work stealing until the termination barrier: every item is done exactly once
 // whoever holds it. Registered at 1, 2, 3 and 4 ranks.
-#include "mpi/mailbox.hpp"
+#include <phew/mpi/mailbox.hpp>
 
 #include <gtest/gtest.h>
 

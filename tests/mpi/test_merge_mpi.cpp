@@ -1,6 +1,6 @@
 // The distributed merge on 1-4 ranks: analytic graphs with known clumps, levels, parents and haloes;
 // random graphs against a serial reference of the paper's algorithm; processing-order invariance.
-#include "watershed/merge.hpp"
+#include <phew/watershed/merge.hpp>
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <random>
 #include <set>
 
-namespace phew {
+namespace phew::watershed {
 namespace {
 
 struct Graph {
@@ -227,4 +227,4 @@ TEST(Merge, EmptyGraph) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::watershed

@@ -1,8 +1,8 @@
 // Reading a RAMSES output under MPI: each rank counts its share of the part files, the counts are
 // all-gathered, and the ranks' shares of the particles, in rank order, are exactly the serial read.
-#include "core/error.hpp"
-#include "mpi/comm.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 namespace fs = std::filesystem;
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 fs::path output4() {
@@ -57,9 +57,9 @@ TEST(RamsesMpi, ABadFileStopsEveryRankWithTheSameError) {
   std::string message;
   try {
     read_share(*reader, {1}, FieldSelection{}, comm);
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     message = e.what();
-    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_EQ(e.kind(), core::ErrorKind::input);
   }
   EXPECT_NE(message.find("part_00004.out00002: truncated in record 13"), std::string::npos) << message;
   comm.barrier();
@@ -67,4 +67,4 @@ TEST(RamsesMpi, ABadFileStopsEveryRankWithTheSameError) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::particles

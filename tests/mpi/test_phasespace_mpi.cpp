@@ -1,8 +1,8 @@
 // deblend's and voters' stages at 1-4 ranks: the rows every rank writes, gathered in rank order, are
 // bit for bit those of one rank holding everything (the routing to cell owners and patch ranks, the
 // balancing, the new IDs, the x-partition of peaks and the distribution of particles).
-#include "phasespace/deblend.hpp"
-#include "phasespace/select_voters.hpp"
+#include <phew/phasespace/deblend.hpp>
+#include <phew/phasespace/select_voters.hpp>
 #include "../unit/phasespace_scenes.hpp"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-namespace phew {
+namespace phew::phasespace {
 namespace {
 
 template <typename T>
@@ -34,12 +34,12 @@ bool same_rows(const std::vector<io::PeakRow>& a, const std::vector<io::PeakRow>
   return true;
 }
 
-ParticleSet my_share(const ParticleSet& all, const mpi::Comm& comm) {
+particles::ParticleSet my_share(const particles::ParticleSet& all, const mpi::Comm& comm) {
   const std::size_t n = all.size(), r = static_cast<std::size_t>(comm.rank()), s = static_cast<std::size_t>(comm.size());
   return scenes::share(all, r * n / s, (r + 1) * n / s);
 }
 
-Deblended deblend_on(const scenes::DeblendScene& s, const ParticleSet& ps, const mpi::Comm& comm) {
+Deblended deblend_on(const scenes::DeblendScene& s, const particles::ParticleSet& ps, const mpi::Comm& comm) {
   const mpi::SlabDecomposition slabs(s.grid.shape[0], comm.size());
   DeblendParams p;
   p.G = s.G;
@@ -69,11 +69,11 @@ TEST(DeblendMpi, SameRowsOnAnyNumberOfRanks) {
   EXPECT_EQ(one.peaks.size(), 3u);
 }
 
-VoterSelection voters_on(const scenes::VotersScene& s, ParticleSet ps, VoterParams p, const mpi::Comm& comm) {
+VoterSelection voters_on(const scenes::VotersScene& s, particles::ParticleSet ps, VoterParams p, const mpi::Comm& comm) {
   return select_voters(s.grid, s.peaks, std::move(ps), p, comm);
 }
 
-void expect_rank_invariant(const scenes::VotersScene& s, const ParticleSet& all, const VoterParams& p) {
+void expect_rank_invariant(const scenes::VotersScene& s, const particles::ParticleSet& all, const VoterParams& p) {
   const mpi::Comm world, self{MPI_COMM_SELF};
   const VoterSelection one = voters_on(s, all, p, self);
   const VoterSelection many = voters_on(s, my_share(all, world), p, world);
@@ -103,7 +103,7 @@ TEST(SelectVotersMpi, StoredPotentialSameRowsOnAnyNumberOfRanks) {
 
 TEST(SelectVotersMpi, ComputedPotentialSameRowsOnAnyNumberOfRanks) {
   scenes::VotersScene s;
-  ParticleSet without = s.particles;
+  particles::ParticleSet without = s.particles;
   without.potential.clear();
   without.acceleration.clear();
   expect_rank_invariant(s, without, params_for(s, false));  // periodic: TreePM
@@ -129,7 +129,7 @@ TEST(SelectVotersMpi, PeaksAcrossSlabAndPeriodicBoundaries) {
       EXPECT_NEAR(moved.voters[i].binding_energy, unmoved.voters[i].binding_energy,
                   1e-9 * std::abs(unmoved.voters[i].binding_energy)) << "row " << i;
     }
-    ParticleSet without = s.particles;
+    particles::ParticleSet without = s.particles;
     without.potential.clear();
     without.acceleration.clear();
     expect_rank_invariant(s, without, params_for(s, false));  // TreePM: the long-range mesh across the boundary
@@ -137,4 +137,4 @@ TEST(SelectVotersMpi, PeaksAcrossSlabAndPeriodicBoundaries) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::phasespace

@@ -1,20 +1,20 @@
 // phew-segment's core on 1-4 ranks: equal to the serial reference on random fields (with ties and
 // plateaus), analytic blobs, periodic seams, uneven slabs.
 #include "../unit/reference_watershed.hpp"
-#include "watershed/saddles.hpp"
-#include "watershed/slab_mesh.hpp"
-#include "watershed/watershed.hpp"
+#include <phew/watershed/saddles.hpp>
+#include <phew/watershed/slab_mesh.hpp>
+#include <phew/watershed/watershed.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-namespace phew {
+namespace phew::watershed {
 namespace {
 
 struct Field {
-  GridGeometry g;
+  grid::GridGeometry g;
   std::vector<double> rho;
 };
 
@@ -175,4 +175,4 @@ TEST(Segment, TwoBlobsHaveTheBruteForceSaddle) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::watershed

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Randomized rank-invariance harness (DESIGN.md rule 1; issue 22, items 5 and 6).
+"""Randomized rank-invariance harness (docs/cli.md, "Same data on any number of ranks"; issue 22,
+items 5 and 6).
 
 For each seeded scene (scene.py) the whole chain runs at every rank count: cic-project; phew-segment
 with and without --refine-positions; phew-merge with relevance only, with --saddle-threshold (and

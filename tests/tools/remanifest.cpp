@@ -2,8 +2,8 @@
 // tests can edit a phew output with h5py and check how a tool treats bad *content* rather than a
 // stale manifest. Inputs named after FILE (edited upstream files) get their new fingerprints too.
 // Usage: remanifest FILE [UPSTREAM...]
-#include "manifest/fingerprint.hpp"
-#include "manifest/manifest.hpp"
+#include <phew/manifest/fingerprint.hpp>
+#include <phew/manifest/manifest.hpp>
 
 #include <filesystem>
 #include <fstream>

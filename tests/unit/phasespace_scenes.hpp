@@ -2,11 +2,11 @@
 // tests and the MPI tests: particles, a clump label grid, peaks with a stored analytic potential.
 #pragma once
 
-#include "grid/cell_labels.hpp"
-#include "grid/geometry.hpp"
-#include "io/peaks_file.hpp"
-#include "mpi/slab.hpp"
-#include "particles/particle_set.hpp"
+#include <phew/grid/cell_labels.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/particles/particle_set.hpp>
 
 #include <cmath>
 #include <map>
@@ -16,7 +16,7 @@
 namespace phew::scenes {
 
 // Appends one particle.
-inline void add(ParticleSet& ps, std::uint64_t id, const std::array<double, 3>& x, const std::array<double, 3>& v,
+inline void add(particles::ParticleSet& ps, std::uint64_t id, const std::array<double, 3>& x, const std::array<double, 3>& v,
                 double m = 1.0) {
   ps.id.push_back(id);
   ps.position.insert(ps.position.end(), x.begin(), x.end());
@@ -25,8 +25,8 @@ inline void add(ParticleSet& ps, std::uint64_t id, const std::array<double, 3>& 
 }
 
 // Rows [begin, end) of a scene's particles: a rank's share.
-inline ParticleSet share(const ParticleSet& all, std::size_t begin, std::size_t end) {
-  ParticleSet s;
+inline particles::ParticleSet share(const particles::ParticleSet& all, std::size_t begin, std::size_t end) {
+  particles::ParticleSet s;
   for (std::size_t i = begin; i < end; ++i) {
     s.id.push_back(all.id[i]);
     s.mass.push_back(all.mass[i]);
@@ -49,9 +49,9 @@ inline ParticleSet share(const ParticleSet& all, std::size_t begin, std::size_t 
 // and 200 particles in unlabelled cells. Particle IDs are shuffled; `truth` maps ID -> 1 (clump 1,
 // +300), 6 (clump 1, -300), 3, 2 or 0.
 struct DeblendScene {
-  GridGeometry grid{{8, 8, 8}, {0, 0, 0}, {8, 8, 8}, true};
+  grid::GridGeometry grid{{8, 8, 8}, {0, 0, 0}, {8, 8, 8}, true};
   std::vector<std::int64_t> labels;  // the whole grid
-  ParticleSet particles;
+  particles::ParticleSet particles;
   std::map<std::uint64_t, std::int64_t> truth;
   std::map<std::int64_t, std::array<double, 3>> peak_positions{{1, {4, 4, 4}}, {3, {0, 2, 2}}};
   std::int64_t n_clump_peaks = 5;
@@ -78,7 +78,7 @@ struct DeblendScene {
     auto put = [&](std::int64_t truth_peak, std::array<double, 3> lo, std::array<double, 3> size, double vx) {
       const std::uint64_t id = ids[next++];
       std::array<double, 3> x{};
-      for (std::size_t d = 0; d < 3; ++d) x[d] = wrap_position(lo[d] + size[d] * u(rng), 8);
+      for (std::size_t d = 0; d < 3; ++d) x[d] = grid::wrap_position(lo[d] + size[d] * u(rng), 8);
       add(particles, id, x, {vx + g(rng), g(rng), g(rng)});
       truth[id] = truth_peak;
     };
@@ -90,9 +90,9 @@ struct DeblendScene {
   }
 
   // The labelled cells of the planes a rank holds.
-  CellLabels planes(const mpi::SlabDecomposition& slabs, int rank) const {
+  grid::CellLabels planes(const mpi::SlabDecomposition& slabs, int rank) const {
     const auto plane = static_cast<std::int64_t>(grid.plane_cells());
-    CellLabels out;
+    grid::CellLabels out;
     for (std::int64_t c = slabs.begin(rank) * plane; c < slabs.end(rank) * plane; ++c)
       if (labels[static_cast<std::size_t>(c)] != 0) {
         out.cell.push_back(c);
@@ -106,13 +106,13 @@ struct DeblendScene {
 // periodic box of 100, the minor moving at (50, 0, 0), with the analytic potential and acceleration of
 // both stored; IDs 1..n_major are the major's. Peaks 1 (major) and 2 (minor) at their centres.
 struct VotersScene {
-  GridMeta grid;
-  ParticleSet particles;
+  grid::GridMeta grid;
+  particles::ParticleSet particles;
   std::vector<io::PeakRow> peaks;
   std::uint64_t n_major = 3000, n_minor = 1000;
 
   VotersScene() {
-    grid.geometry = GridGeometry{{16, 16, 16}, {0, 0, 0}, {100, 100, 100}, true};
+    grid.geometry = grid::GridGeometry{{16, 16, 16}, {0, 0, 0}, {100, 100, 100}, true};
     const std::array<std::array<double, 3>, 2> centre{{{30, 50, 50}, {70, 50, 50}}};
     const std::array<double, 2> mass{1.0, 0.3};
     const std::array<std::array<double, 3>, 2> bulk{{{0, 0, 0}, {50, 0, 0}}};
@@ -163,8 +163,8 @@ struct VotersScene {
     VotersScene s = *this;
     const double box = grid.geometry.extent[0];
     for (std::size_t i = 0; i < s.particles.size(); ++i)
-      s.particles.position[3 * i] = wrap_position(s.particles.position[3 * i] + dx, box);
-    for (io::PeakRow& p : s.peaks) p.position[0] = wrap_position(p.position[0] + dx, box);
+      s.particles.position[3 * i] = grid::wrap_position(s.particles.position[3 * i] + dx, box);
+    for (io::PeakRow& p : s.peaks) p.position[0] = grid::wrap_position(p.position[0] + dx, box);
     return s;
   }
 };

@@ -1,8 +1,8 @@
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "core/progress.hpp"
-#include "core/quantity.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/core/progress.hpp>
+#include <phew/core/quantity.hpp>
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::core {
 namespace {
 
 TEST(Error, KindsMapToTheDocumentedExitCodes) {
@@ -71,11 +71,11 @@ TEST(Memory, RefusesWhatDoesNotFit) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::core
 
 // ---- Progress: a fake clock and the lines it writes ----------------------------------------------------
 
-namespace phew {
+namespace phew::core {
 namespace {
 
 struct FakeOutput {
@@ -193,4 +193,4 @@ TEST(Progress, IntervalFromTheEnvironment) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::core

@@ -1,12 +1,12 @@
 // deblend's stage on one rank: members found by their cell's label, patches split in velocity space,
 // primaries keep the clump ID, new peaks numbered above the segmentation's, clumps outside the
 // catalogue skipped, the periodic boundary respected.
-#include "phasespace/deblend.hpp"
+#include <phew/phasespace/deblend.hpp>
 #include "phasespace_scenes.hpp"
 
 #include <gtest/gtest.h>
 
-namespace phew {
+namespace phew::phasespace {
 namespace {
 
 struct StageRun {
@@ -64,7 +64,7 @@ TEST(Deblend, SplitsTheMovingPairAndKeepsTheRest) {
   EXPECT_NEAR(p6.velocity[0], -300, 5);
   for (std::size_t d3 = 0; d3 < 3; ++d3) EXPECT_NEAR(p1.position[d3], 4, 0.2);
   // clump 3 straddles x = 0 = 8: its mean position is near the boundary and inside the box
-  EXPECT_LT(std::abs(minimum_image(p3.position[0], 8, true)), 0.2);
+  EXPECT_LT(std::abs(grid::minimum_image(p3.position[0], 8, true)), 0.2);
   EXPECT_GE(p3.position[0], 0);
   EXPECT_LT(p3.position[0], 8);
   // the densest cell's centre: a cell centre inside the patch
@@ -113,4 +113,4 @@ TEST(Deblend, ComovingSnapshotsCompareVelocitiesInPhysicalUnits) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::phasespace

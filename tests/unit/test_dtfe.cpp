@@ -2,18 +2,18 @@
 // the marched integral against a slow 3-D walking reference, degenerate lattices, axis consistency,
 // thread and backend invariance, bad input. Inputs are small seeded generators; the whole file runs
 // in a few seconds.
-#include "core/error.hpp"
-#include "dtfe/density.hpp"
-#include "dtfe/exact_map.hpp"
-#include "dtfe/field_points.hpp"
-#include "dtfe/grid_walk.hpp"
-#include "dtfe/hull.hpp"
-#include "dtfe/march.hpp"
-#include "dtfe/silhouette.hpp"
-#include "dtfe/surface_density.hpp"
-#include "dtfe/surface_maps.hpp"
-#include "dtfe/triangulation.hpp"
-#include "mpi/comm.hpp"
+#include <phew/core/error.hpp>
+#include <phew/dtfe/density.hpp>
+#include <phew/dtfe/exact_map.hpp>
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/grid_walk.hpp>
+#include <phew/dtfe/hull.hpp>
+#include <phew/dtfe/march.hpp>
+#include <phew/dtfe/silhouette.hpp>
+#include <phew/dtfe/surface_density.hpp>
+#include <phew/dtfe/surface_maps.hpp>
+#include <phew/dtfe/triangulation.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <gtest/gtest.h>
 
@@ -338,8 +338,8 @@ TEST(DtfeKernel, TooFewOrCoplanarParticlesAreInputErrors) {
       try {
         run(*p, g, b, MapMode::ray);
         FAIL() << "no error";
-      } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::input) << e.what();
+      } catch (const core::Error& e) {
+        EXPECT_EQ(e.kind(), core::ErrorKind::input) << e.what();
       }
     }
   }

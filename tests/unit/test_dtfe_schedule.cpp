@@ -1,11 +1,11 @@
 // DTFE distribution and load balancing: the particle index and the ghost zones, the workload model
 // fits, the communication list and bin packing of Rangel et al. Sec. IV C-E, and the schedule
 // simulator.
-#include "dtfe/decomposition.hpp"
-#include "dtfe/field_points.hpp"
-#include "dtfe/load_model.hpp"
-#include "grid/particle_index.hpp"
-#include "dtfe/schedule.hpp"
+#include <phew/dtfe/decomposition.hpp>
+#include <phew/dtfe/field_points.hpp>
+#include <phew/dtfe/load_model.hpp>
+#include <phew/grid/particle_index.hpp>
+#include <phew/dtfe/schedule.hpp>
 
 #include <gtest/gtest.h>
 
@@ -125,8 +125,8 @@ TEST(DtfeDistribution, TheIndexFindsTheSameFieldPointsAsAPlainScan) {
     pos.insert(pos.end(), {u(rng), u(rng), u(rng)});
     mass.push_back(1 + (i % 7));
   }
-  const Box box{{0, 0, 0}, {10, 10, 10}, true};
-  const ParticleIndex index(pos, mass, box, 0.7);
+  const grid::Box box{{0, 0, 0}, {10, 10, 10}, true};
+  const grid::ParticleIndex index(pos, mass, box, 0.7);
   for (const auto& c : std::vector<std::array<double, 3>>{{0.1, 9.9, 5}, {5, 5, 5}, {9.95, 0.02, 0.01}}) {
     for (int axis : {0, 1, 2}) {
       FieldGeometry g;
@@ -155,7 +155,7 @@ TEST(DtfeDistribution, TheIndexFindsTheSameFieldPointsAsAPlainScan) {
 TEST(DtfeDistribution, GhostZonesHoldEveryWindowOfTheBlock) {
   std::mt19937_64 rng(6);
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  const Box box{{0, 0, 0}, {1, 1, 1}, true};
+  const grid::Box box{{0, 0, 0}, {1, 1, 1}, true};
   const std::array<double, 3> half{0.08, 0.08, 0.2};
   for (int ranks : {1, 2, 3, 4, 6, 8, 12}) {
     const BlockDecomposition blocks(box, half, ranks);

@@ -1,7 +1,7 @@
 // Gadget binary reader: the real files in shared/data/gadget-binary (see its README) and synthetic
 // big-endian files written here, for exact values, byte swapping and the error paths.
-#include "core/error.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <gtest/gtest.h>
 
@@ -19,6 +19,7 @@
 
 namespace fs = std::filesystem;
 using namespace phew;
+using namespace phew::particles;
 
 namespace {
 
@@ -302,8 +303,8 @@ void expect_input_error(const std::string& name, const std::vector<unsigned char
   try {
     open_gadget_binary({p.string()});
     ADD_FAILURE() << name << ": no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input) << e.what();
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::input) << e.what();
     EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(p.string()), std::string::npos) << "names the file: " << e.what();
   }
@@ -392,7 +393,7 @@ TEST(GadgetBinary, UnreadableFileIsAnIoError) {
   try {
     open_gadget_binary({"/nonexistent/snapshot"});
     ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::io) << e.what();
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::io) << e.what();
   }
 }

@@ -1,9 +1,9 @@
 // The Gadget HDF5 writer: what it writes, phew's own snapshot reader reads back exactly (float64 as
 // written, float32 as rounded, a coordinate that rounds up to BoxSize as 0), with the header's box,
 // time, cosmology, mass table or per-particle masses, potential and acceleration.
-#include "io/h5.hpp"
-#include "particles/gadget_writer.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/io/h5.hpp>
+#include <phew/particles/gadget_writer.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 
 #include <unistd.h>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 namespace fs = std::filesystem;
@@ -108,4 +108,4 @@ TEST(GadgetWriter, ReadsBackThroughTheSnapshotReader) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::particles

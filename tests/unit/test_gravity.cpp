@@ -1,9 +1,9 @@
 // Gravity for voters: the distributed FFT against a naive DFT, the particle-mesh part against an analytic
 // density wave, TreePM and the open-box tree against direct summation, and the voters they select.
-#include "gravity/fft3d.hpp"
-#include "gravity/forest.hpp"
-#include "gravity/long_range.hpp"
-#include "phasespace/voters.hpp"
+#include <phew/gravity/fft3d.hpp>
+#include <phew/gravity/forest.hpp>
+#include <phew/gravity/long_range.hpp>
+#include <phew/phasespace/voters.hpp>
 
 #include <gtest/gtest.h>
 
@@ -53,7 +53,7 @@ TEST(LongRangeField, SolvesADensityWaveExactly) {
   if (comm.size() != 1) GTEST_SKIP();
   const std::int64_t n = 16;
   const double L = 8, h = L / static_cast<double>(n), A = 0.3, G = 2.0, r_split = 1.25 * h;
-  const GridGeometry mesh{{n, n, n}, {0, 0, 0}, {L, L, L}, true};
+  const grid::GridGeometry mesh{{n, n, n}, {0, 0, 0}, {L, L, L}, true};
   std::vector<double> pos, mass;
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < n; ++j)
@@ -76,7 +76,7 @@ TEST(LongRangeField, SolvesADensityWaveExactly) {
     EXPECT_NEAR(acc[1], 0, 1e-12);
   }
   // The Green's function: -4 pi G / k^2 at long wavelengths.
-  const GridGeometry big{{64, 64, 64}, {0, 0, 0}, {1000, 1000, 1000}, true};
+  const grid::GridGeometry big{{64, 64, 64}, {0, 0, 0}, {1000, 1000, 1000}, true};
   const double k1 = 2 * M_PI / 1000;
   EXPECT_NEAR(long_range_green({1, 0, 0}, big, 1.0, 0.1) / (-4 * M_PI / (k1 * k1)), 1.0, 2e-3);  // window: +0.16%
   EXPECT_EQ(long_range_green({0, 0, 0}, big, 1.0, 0.1), 0.0);
@@ -136,7 +136,7 @@ TEST(TreePm, AgreesWithDirectSummationForAnIsolatedHalo) {
   if (comm.size() != 1) GTEST_SKIP();
   const double L = 40, G = 1, eps = 0.02;
   const auto src = plummer(4000, 21, {20.3, 19.6, 20.1});
-  const GridGeometry box{{64, 64, 64}, {0, 0, 0}, {L, L, L}, true};
+  const grid::GridGeometry box{{64, 64, 64}, {0, 0, 0}, {L, L, L}, true};
   const double r_split = 1.25 * L / 64;
   std::vector<double> pos, mass;
   for (const Source& s : src) {
@@ -187,7 +187,7 @@ TEST(OpenTree, AgreesWithDirectSummationAndTheAnalyticPotential) {
   const mpi::Comm comm;
   if (comm.size() != 1) GTEST_SKIP();
   const auto src = plummer(20000, 12, {0, 0, 0});
-  GridGeometry box{{1, 1, 1}, {-30, -30, -30}, {60, 60, 60}, false};
+  grid::GridGeometry box{{1, 1, 1}, {-30, -30, -30}, {60, 60, 60}, false};
   Forest forest(box, {16, 16, 16}, {-1e300, 1e300}, src, PairForce(1, 0.02), {0.5, 8});
   forest.share_cube_moments(comm, [](std::int64_t) { return true; });
   std::vector<std::array<double, 3>> targets = positions(src);
@@ -227,11 +227,11 @@ TEST(OpenTree, AgreesWithDirectSummationAndTheAnalyticPotential) {
   }
 }
 
-std::vector<Candidate> halo_candidates(const std::vector<Source>& src, const std::vector<double>& phi,
+std::vector<phasespace::Candidate> halo_candidates(const std::vector<Source>& src, const std::vector<double>& phi,
                                        const std::vector<std::array<double, 3>>& acc, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> g(0.0, 0.3);
-  std::vector<Candidate> c;
+  std::vector<phasespace::Candidate> c;
   for (std::size_t i = 0; i < src.size(); ++i)
     c.push_back({src[i].id, {src[i].x[0], src[i].x[1], src[i].x[2]}, {g(rng), g(rng), g(rng)}, phi[i], acc[i]});
   return c;
@@ -264,7 +264,7 @@ TEST(Voters, BoostCancelsAUniformExternalField) {
   const auto base = halo_candidates(src, phi, acc, 2);
   auto pushed = base;
   const double g[3] = {3.0, -1.0, 0.5};  // a strong uniform field: Phi -= g.x, a += g
-  for (Candidate& c : pushed)
+  for (phasespace::Candidate& c : pushed)
     for (std::size_t d = 0; d < 3; ++d) {
       c.potential -= g[d] * c.dx[d];
       c.acceleration[d] += g[d];

@@ -1,7 +1,7 @@
 // Mass assignment: exact cases with known answers, and agreement with the naive reference.
-#include "core/error.hpp"
-#include "grid/cell_set.hpp"
-#include "grid/deposit.hpp"
+#include <phew/core/error.hpp>
+#include <phew/grid/cell_set.hpp>
+#include <phew/grid/deposit.hpp>
 #include "reference_deposit.hpp"
 
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <numeric>
 #include <random>
 
-namespace phew {
+namespace phew::grid {
 namespace {
 
 GridGeometry cube(long n, double box, bool periodic = true) {
@@ -35,7 +35,7 @@ std::size_t at(const GridGeometry& g, long i, long j, long k) {
 TEST(Assignment, ParsesNamesAndRejectsOthers) {
   EXPECT_EQ(parse_assignment("cic"), Assignment::cic);
   EXPECT_EQ(parse_assignment("TSC"), Assignment::tsc);
-  EXPECT_THROW(parse_assignment("sph"), Error);
+  EXPECT_THROW(parse_assignment("sph"), core::Error);
 }
 
 TEST(Deposit, ParticleAtCellCentreFillsOneCell) {
@@ -113,9 +113,9 @@ INSTANTIATE_TEST_SUITE_P(Kernels, AgainstReference, ::testing::Values("ngp", "ci
 TEST(GridShape, Parses) {
   EXPECT_EQ(parse_grid_shape("64"), (std::array<std::int64_t, 3>{64, 64, 64}));
   EXPECT_EQ(parse_grid_shape("8,16,32"), (std::array<std::int64_t, 3>{8, 16, 32}));
-  EXPECT_THROW(parse_grid_shape("0"), Error);
-  EXPECT_THROW(parse_grid_shape("8,8"), Error);
-  EXPECT_THROW(parse_grid_shape("x"), Error);
+  EXPECT_THROW(parse_grid_shape("0"), core::Error);
+  EXPECT_THROW(parse_grid_shape("8,8"), core::Error);
+  EXPECT_THROW(parse_grid_shape("x"), core::Error);
 }
 
 // The grid rule: the finest cubic cells holding at least one particle mass at the threshold, each axis
@@ -171,4 +171,4 @@ TEST(CellSet, MembershipRankAndRangesAgreeWithAPlainList) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::grid

@@ -1,10 +1,10 @@
 // The HDF5 wrapper, atomic outputs and manifests.
-#include "core/error.hpp"
-#include "io/atomic_output.hpp"
-#include "io/grid_file.hpp"
-#include "io/h5.hpp"
-#include "manifest/fingerprint.hpp"
-#include "manifest/manifest.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/atomic_output.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/manifest/fingerprint.hpp>
+#include <phew/manifest/manifest.hpp>
 #include "temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -54,14 +54,14 @@ TEST_F(H5, RefusesFloatsAsIntegersAndNamesMissingDatasets) {
   try {
     f.read<std::int64_t>("/x");
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::input);
     EXPECT_NE(std::string(e.what()).find("integers are expected"), std::string::npos);
   }
   try {
     f.read<double>("/y");
     FAIL();
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     EXPECT_EQ(std::string(e.what()), path("b.h5") + ": missing dataset /y");
   }
 }
@@ -71,14 +71,14 @@ TEST_F(H5, NotHdf5AndMissingFilesAreReported) {
   try {
     io::File::open_read(path("text.h5"));
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::input);
   }
   try {
     io::File::open_read(path("missing.h5"));
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::io);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::io);
   }
 }
 
@@ -161,8 +161,8 @@ TEST_F(Atomic, MissingFolderIsAnIoError) {
   try {
     io::AtomicOutput out(path("no/such/dir/out.h5"), comm);
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::io);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::io);
   }
 }
 
@@ -187,11 +187,11 @@ TEST_F(Manifest, ChecksKindAndStaleness) {
   const auto in = manifest::check_phew_input(path("x.h5"), {"grid"});
   EXPECT_EQ(in.manifest_id, m["id"]);
   EXPECT_EQ(in.provenance.size(), 1u);
-  EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"patches"}), Error);  // wrong stage
+  EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"patches"}), core::Error);  // wrong stage
   std::ofstream(path("x.h5")) << "changed";
-  EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"grid"}), Error);  // stale
+  EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"grid"}), core::Error);  // stale
   fs::remove(path("x.h5.json"));
-  EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"grid"}), Error);  // no manifest
+  EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"grid"}), core::Error);  // no manifest
 }
 
 // Malformed manifests (the fuzzer's first finding: a JSON array) are bad input, never a library exception.
@@ -204,8 +204,8 @@ TEST_F(Manifest, MalformedManifestsAreInputErrors) {
       try {
         f();
         return false;
-      } catch (const Error& e) {
-        return e.kind() == ErrorKind::input;
+      } catch (const core::Error& e) {
+        return e.kind() == core::ErrorKind::input;
       }
     };
     EXPECT_TRUE(input_error([&] { manifest::check_phew_input(path("x.h5"), {"grid"}); })) << text;

@@ -1,11 +1,11 @@
 // maps.h5 written and read back (both precisions), the halo centres of a clumps.h5, the centres files,
 // and the PNG quicklook's structure.
-#include "core/error.hpp"
-#include "io/centres_file.hpp"
-#include "io/clumps_file.hpp"
-#include "io/h5.hpp"
-#include "io/maps_file.hpp"
-#include "io/quicklook.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/centres_file.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/io/maps_file.hpp>
+#include <phew/io/quicklook.hpp>
 #include "temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -108,7 +108,7 @@ TEST_F(MapsFile, HaloCentresMostMassiveFirst) {
     f.create_group("/halos");
     f.write<std::int64_t>("/halos/id", std::vector<std::int64_t>{1});
   }
-  EXPECT_THROW(read_halo_centres(File::open_read(path("bad.h5"))), Error);
+  EXPECT_THROW(read_halo_centres(File::open_read(path("bad.h5"))), core::Error);
 }
 
 TEST_F(MapsFile, CentresFromTextAndTables) {
@@ -118,8 +118,8 @@ TEST_F(MapsFile, CentresFromTextAndTables) {
   try {
     read_centres_text(path("bad.txt"));
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::input);
     EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos);
   }
   std::ofstream(path("nan.txt")) << "nan 1 2\n";  // a number (refused later as not finite), not a header
@@ -131,8 +131,8 @@ TEST_F(MapsFile, CentresFromTextAndTables) {
     f.write<double>("/flat", std::vector<double>{1, 2, 3});
   }
   EXPECT_EQ(read_centres_table(path("c.h5"), kDefaultCentresDataset)[1], (std::array<double, 3>{4, 5, 6}));
-  EXPECT_THROW(read_centres_table(path("c.h5"), "/flat"), Error);
-  EXPECT_THROW(read_centres_table(path("c.h5"), "/none"), Error);
+  EXPECT_THROW(read_centres_table(path("c.h5"), "/flat"), core::Error);
+  EXPECT_THROW(read_centres_table(path("c.h5"), "/none"), core::Error);
 }
 
 TEST(Quicklook, IsAnRgbPngOfTheMapsSize) {

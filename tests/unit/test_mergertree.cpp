@@ -1,18 +1,18 @@
 // lib/mergertree's add_stage on hand-made snapshots: voting, mergers and the main progenitor,
 // artefacts (which do not vote), the graveyard (revival, expiry), lineages; and the tree's rows
 // through tree.h5's rows and back.
-#include "core/error.hpp"
-#include "mergertree/ctrees.hpp"
-#include "mergertree/stages.hpp"
-#include "mergertree/tree.hpp"
-#include "mergertree/tree_stats.hpp"
+#include <phew/core/error.hpp>
+#include <phew/mergertree/ctrees.hpp>
+#include <phew/mergertree/stages.hpp>
+#include <phew/mergertree/tree.hpp>
+#include <phew/mergertree/tree_stats.hpp>
 
 #include <gtest/gtest.h>
 
 #include <numeric>
 #include <sstream>
 
-namespace phew {
+namespace phew::mergertree {
 namespace {
 
 struct PeakSpec {
@@ -252,7 +252,7 @@ TEST(AppendStage, RefusesAnotherSimulationAndTimeDisorder) {
   append_stage(tree, stage(0, {{1, range(1, 5), {1, 2}}}), sim, false, "s0");
   Simulation other = sim;
   other.n_particles = 999;
-  EXPECT_THROW(append_stage(tree, stage(1, {}), other, false, "s1"), Error);
+  EXPECT_THROW(append_stage(tree, stage(1, {}), other, false, "s1"), core::Error);
   Simulation zoom = other;
   zoom.periodic = false;  // a region may lose particles
   EXPECT_NO_THROW(append_stage(tree, stage(1, {}), zoom, false, "s1"));
@@ -261,8 +261,8 @@ TEST(AppendStage, RefusesAnotherSimulationAndTimeDisorder) {
   try {
     append_stage(tree, early, zoom, false, "s2");
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::input);
     EXPECT_NE(std::string(e.what()).find("out of time order"), std::string::npos);
   }
   EXPECT_NO_THROW(append_stage(tree, early, zoom, true, "s2"));
@@ -400,4 +400,4 @@ TEST(TreeStats, BallisticMotionHasNoDisplacementMiss) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::mergertree

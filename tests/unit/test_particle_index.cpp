@@ -1,13 +1,13 @@
 // ParticleIndex: the one spatial binning of particles. within() against a plain scan (periodic and
 // open boxes, radii from tiny to wider than the box, queries outside the box), count() against a plain
 // count of periodic images, positions without masses.
-#include "grid/particle_index.hpp"
+#include <phew/grid/particle_index.hpp>
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-namespace phew {
+namespace phew::grid {
 namespace {
 
 std::vector<std::size_t> plain_within(const std::vector<double>& pos, const Box& b, const std::array<double, 3>& x,
@@ -99,4 +99,4 @@ TEST(ParticleIndex, CountsEveryPeriodicImageInAWindow) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::grid

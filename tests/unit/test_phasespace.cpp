@@ -1,12 +1,12 @@
 // Velocity deblending of one patch: two velocity clouds split, one does not, bins stay bounded.
-#include "phasespace/velocity_split.hpp"
+#include <phew/phasespace/velocity_split.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-namespace phew {
+namespace phew::phasespace {
 namespace {
 
 struct Cloud {
@@ -76,4 +76,4 @@ TEST(VelocitySplit, SmallPeaksJoinThePrimary) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::phasespace

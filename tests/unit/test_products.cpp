@@ -1,10 +1,10 @@
 // The products of lib/io written and read back: io::Table itself, patches.h5 and clumps.h5.
-#include "core/error.hpp"
-#include "io/cells_file.hpp"
-#include "io/clumps_file.hpp"
-#include "io/grid_file.hpp"
-#include "io/patches_file.hpp"
-#include "io/table.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/cells_file.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/patches_file.hpp>
+#include <phew/io/table.hpp>
 #include "temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -22,8 +22,8 @@ class Products : public test::TempDir {
   const mpi::Comm comm;
 };
 
-GridMeta small_grid() {
-  GridMeta g;
+grid::GridMeta small_grid() {
+  grid::GridMeta g;
   g.geometry.shape = {4, 3, 2};
   g.geometry.extent = {8, 6, 4};
   g.geometry.periodic = true;
@@ -101,8 +101,8 @@ TEST_F(Products, TableRefusesColumnsOfDifferentLengths) {
   try {
     row_table().read(f, "/rows");
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::input);
     EXPECT_NE(std::string(e.what()).find("/rows/v has 3 rows"), std::string::npos) << e.what();
   }
 }
@@ -127,10 +127,10 @@ TEST_F(Products, PatchesRoundTrip) {
   EXPECT_EQ(h.meta.n_test_cells, 7u);
   EXPECT_TRUE(h.meta.refined_positions);
   EXPECT_EQ(h.grid.geometry.shape, p.grid.geometry.shape);
-  const CellLabels all = io::read_patch_cells(f, h.grid.geometry, 0, 4);
+  const grid::CellLabels all = io::read_patch_cells(f, h.grid.geometry, 0, 4);
   EXPECT_EQ(all.cell, p.cells.cell);
   EXPECT_EQ(all.label, p.cells.label);
-  const CellLabels two = io::read_patch_cells(f, h.grid.geometry, 2, 3);
+  const grid::CellLabels two = io::read_patch_cells(f, h.grid.geometry, 2, 3);
   EXPECT_EQ(two.cell, (std::vector<std::int64_t>{17}));
   EXPECT_EQ(two.label, (std::vector<std::int64_t>{2}));
   EXPECT_EQ(two.at(17), 2);

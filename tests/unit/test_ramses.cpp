@@ -1,11 +1,11 @@
 // RAMSES reader: the real run in ../shared/data/ramses-cosmo-L20-N32 against its independently converted
 // HDF5 (reference/), and small outputs written here for the field types, families, byte order and
 // units that run does not have. Conversion factors are rounded to 10 digits (ramses.cpp), so 1e-9.
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "mpi/comm.hpp"
-#include "particles/ramses.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/ramses.hpp>
+#include <phew/particles/snapshot.hpp>
 #include "temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -25,6 +25,7 @@
 
 namespace fs = std::filesystem;
 using namespace phew;
+using namespace phew::particles;
 
 namespace {
 
@@ -374,7 +375,7 @@ TEST_F(RamsesFake, MixedFamiliesAreTypesNumberedFileMajor) {
   const ParticleSet mid = read_particles(*r, {1, 2}, 30, 50, ids_and_velocities());
   EXPECT_EQ(mid.id, std::vector<std::uint64_t>(want.begin() + 30, want.begin() + 80));
   // Tracers carry no mass in RAMSES: selecting them is refused by the mass check.
-  EXPECT_THROW(read_particles(*r, {0}, 0, info.total(0), FieldSelection{}), Error);
+  EXPECT_THROW(read_particles(*r, {0}, 0, info.total(0), FieldSelection{}), core::Error);
 }
 
 TEST_F(RamsesFake, EveryFieldTypeAndBigEndian) {
@@ -406,8 +407,8 @@ TEST_F(RamsesFake, BadFamilyAndIdentityAreNamed) {
   try {
     read_particles(*r, {1}, 0, 1, FieldSelection{});
     FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::input);
     EXPECT_NE(std::string(e.what()).find("part_00001.out00002: particle 3 has family 9"), std::string::npos) << e.what();
   }
 }

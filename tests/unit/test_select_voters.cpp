@@ -2,15 +2,15 @@
 // patch), candidates are every particle within the radius (checked by brute force), voters are the most
 // bound in the boosted potential, short peaks are flagged, and the computed potential finds the same
 // haloes.
-#include "phasespace/select_voters.hpp"
-#include "phasespace/voters.hpp"
+#include <phew/phasespace/select_voters.hpp>
+#include <phew/phasespace/voters.hpp>
 #include "phasespace_scenes.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-namespace phew {
+namespace phew::phasespace {
 namespace {
 
 VoterParams stored_params(double R) {
@@ -42,7 +42,7 @@ TEST(SearchRadii, DefaultIsHalfThe200TimesMeanRadiusOfTheMostMassivePeak) {
   const scenes::VotersScene s;
   const double r200 = std::cbrt(3 * 1.0 / (4 * M_PI * 200 * s.grid.mean_density));
   EXPECT_DOUBLE_EQ(default_search_radius(s.peaks, s.grid), 0.5 * r200);
-  GridMeta unknown = s.grid;
+  grid::GridMeta unknown = s.grid;
   unknown.mean_density = 0;
   EXPECT_DOUBLE_EQ(default_search_radius(s.peaks, unknown), 100.0 / 16);
 }
@@ -109,7 +109,7 @@ TEST(SelectVoters, PeaksWithFewerCandidatesGetFewerVoters) {
 TEST(SelectVoters, TheComputedPotentialFindsTheSameHaloes) {
   const scenes::VotersScene s;
   const mpi::Comm comm;
-  ParticleSet without = s.particles;
+  particles::ParticleSet without = s.particles;
   without.potential.clear();
   without.acceleration.clear();
   VoterParams p = stored_params(30);
@@ -133,4 +133,4 @@ TEST(SelectVoters, TheComputedPotentialFindsTheSameHaloes) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::phasespace

@@ -1,7 +1,7 @@
 // Reading the real Gadget-4 HDF5 snapshots in ../shared/data and our own particle file.
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "particles/snapshot.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <numeric>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 std::string shared(const std::string& rel) {
@@ -89,14 +89,14 @@ TEST(Snapshot, UnknownFormatAndMissingFile) {
   try {
     open_snapshot({shared("README.md")});
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::input);
   }
   try {
     open_snapshot({shared("nope.hdf5")});
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::io);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::io);
   }
 }
 
@@ -104,8 +104,8 @@ TEST(Snapshot, ParsesTypes) {
   EXPECT_EQ(parse_types("1", 6), std::vector<int>{1});
   EXPECT_EQ(parse_types("4,0,4", 6), (std::vector<int>{0, 4}));
   EXPECT_EQ(parse_types("all", 3), (std::vector<int>{0, 1, 2}));
-  EXPECT_THROW(parse_types("7", 6), Error);
-  EXPECT_THROW(parse_types("1,x", 6), Error);
+  EXPECT_THROW(parse_types("7", 6), core::Error);
+  EXPECT_THROW(parse_types("1,x", 6), core::Error);
 }
 
 // SWIFT writes peculiar velocities (a dx/dt, a-scale exponent 0), and phew's velocities are peculiar
@@ -184,4 +184,4 @@ TEST(ParticleFile, ReadsOurOwnFormat) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::particles

@@ -1,10 +1,10 @@
 // A snapshot's units when the file does not give them: --units parsed, kpc/h or Mpc/h inferred from the
 // mean density, assumed when nothing fits or nothing tells (issue 34, item 1); and the velocities every
 // reader gives are peculiar (item 3).
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "particles/snapshot.hpp"
-#include "particles/snapshot_units.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/particles/snapshot_units.hpp>
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace phew {
+namespace phew::particles {
 namespace {
 
 const Cosmology kLcdm{0.3, 0.7, 0.7};
@@ -97,8 +97,8 @@ TEST(UnitsOption, RefusesWhatItCannotRead) {
     try {
       parse_units(bad);
       ADD_FAILURE() << "accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage);
       EXPECT_NE(std::string(e.what()).find("--units"), std::string::npos) << e.what();
     }
   }
@@ -231,4 +231,4 @@ TEST(PeculiarVelocities, GadgetHdf5WithoutAttributesStoresU) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::particles

@@ -4,8 +4,8 @@
 // M200 and r200 exactly; a sphere across the periodic boundary; NaN, not 0, when fewer than the minimum
 // count of particles reach Δ. And the shrinking-sphere centre (Power et al. 2003) of a group with a
 // subclump, an elongated tail and across the periodic boundary.
-#include "grid/shrinking_sphere.hpp"
-#include "grid/spherical_overdensity.hpp"
+#include <phew/grid/shrinking_sphere.hpp>
+#include <phew/grid/spherical_overdensity.hpp>
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <numbers>
 #include <random>
 
-namespace phew {
+namespace phew::grid {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
@@ -207,4 +207,4 @@ TEST(ShrinkingSphere, AcrossThePeriodicBoundaryAndDegenerateGroups) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::grid

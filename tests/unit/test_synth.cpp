@@ -1,13 +1,13 @@
 // synth: profiles, Eddington inversion, sampling (enclosed mass, velocity dispersion, virial ratio),
 // the Zel'dovich box, scenes and determinism. Each statistical test uses a fixed seed and a tolerance
 // that the right sampler passes and a wrong one (shown next to it) fails.
-#include "core/error.hpp"
-#include "synth/eddington.hpp"
-#include "synth/profiles.hpp"
-#include "synth/random.hpp"
-#include "synth/realize.hpp"
-#include "synth/scene.hpp"
-#include "synth/zeldovich.hpp"
+#include <phew/core/error.hpp>
+#include <phew/synth/eddington.hpp>
+#include <phew/synth/profiles.hpp>
+#include <phew/synth/random.hpp>
+#include <phew/synth/realize.hpp>
+#include <phew/synth/scene.hpp>
+#include <phew/synth/zeldovich.hpp>
 
 #include <gtest/gtest.h>
 
@@ -156,9 +156,9 @@ TEST(SynthProfiles, MassPotentialAndInverseAgree) {
 }
 
 TEST(SynthProfiles, RejectsBadParameters) {
-  EXPECT_THROW(Profile(ProfileSpec{ProfileModel::plummer, -1.0, 1.0, 0, 0, 1}), Error);
-  EXPECT_THROW(Profile(ProfileSpec{ProfileModel::hernquist, 1.0, 0.0, 0, 0, 1}), Error);
-  EXPECT_THROW(Profile(ProfileSpec{ProfileModel::nfw, 1.0, 1.0, 0, 0, 1}), Error);  // NFW needs a truncation
+  EXPECT_THROW(Profile(ProfileSpec{ProfileModel::plummer, -1.0, 1.0, 0, 0, 1}), core::Error);
+  EXPECT_THROW(Profile(ProfileSpec{ProfileModel::hernquist, 1.0, 0.0, 0, 0, 1}), core::Error);
+  EXPECT_THROW(Profile(ProfileSpec{ProfileModel::nfw, 1.0, 1.0, 0, 0, 1}), core::Error);  // NFW needs a truncation
 }
 
 TEST(SynthEddington, PlummerMatchesTheAnalyticDistributionFunction) {
@@ -333,8 +333,8 @@ TEST(SynthScene, ErrorsNameTheKey) {
   auto message = [](const Json& j) {
     try {
       parse_scene(j, "scene.json");
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage);
       return std::string(e.what());
     }
     return std::string("no error");
@@ -365,8 +365,8 @@ TEST(SynthScene, ErrorsNameTheKey) {
   EXPECT_EQ(message(Json{{"components", {{{"model", "zeldovich"}, {"particles", "8^3"}}}}}),
             "scene.json: component 0: a zeldovich background needs a cosmological scene (give \"cosmology\")");
   EXPECT_EQ(parse_particle_count("64^3", "x"), 262144u);
-  EXPECT_THROW(parse_particle_count("64^2", "x"), Error);
-  EXPECT_THROW(parse_particle_count("-5", "x"), Error);
+  EXPECT_THROW(parse_particle_count("64^2", "x"), core::Error);
+  EXPECT_THROW(parse_particle_count("-5", "x"), core::Error);
 }
 
 TEST(SynthScene, BuiltinScenesParseAndRoundTrip) {

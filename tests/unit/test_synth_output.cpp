@@ -1,12 +1,12 @@
 // synth-particles: options to scenes, output names, and the snapshot and truth files read back through
 // phew's own snapshot reader.
-#include "core/error.hpp"
-#include "io/h5.hpp"
-#include "particles/snapshot.hpp"
-#include "io/truth_file.hpp"
-#include "particles/gadget_writer.hpp"
-#include "synth/realize.hpp"
-#include "synth/synthesis.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/io/truth_file.hpp>
+#include <phew/particles/gadget_writer.hpp>
+#include <phew/synth/realize.hpp>
+#include <phew/synth/synthesis.hpp>
 #include "synth_particles.hpp"
 
 #include <gtest/gtest.h>
@@ -29,18 +29,18 @@ fs::path temp_dir() {
   return d;
 }
 
-ErrorKind failure(const SynthOptions& o, std::string* message = nullptr) {
+core::ErrorKind failure(const tools::SynthOptions& o, std::string* message = nullptr) {
   try {
     scene_from_options(o);
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     if (message) *message = e.what();
     return e.kind();
   }
-  return ErrorKind::internal;  // no error
+  return core::ErrorKind::internal;  // no error
 }
 
 TEST(SynthOptions, ModelsScenesAndErrors) {
-  SynthOptions o;
+  tools::SynthOptions o;
   o.model = "nfw";
   o.particles = "5000";
   o.mass = "2";
@@ -57,7 +57,7 @@ TEST(SynthOptions, ModelsScenesAndErrors) {
   EXPECT_TRUE(s.potential);
   EXPECT_FALSE(s.cosmological);
 
-  SynthOptions z;
+  tools::SynthOptions z;
   z.model = "zeldovich";
   z.particles = "16^3";
   s = scene_from_options(z);
@@ -65,7 +65,7 @@ TEST(SynthOptions, ModelsScenesAndErrors) {
   EXPECT_EQ(s.box, 100000.0);
   EXPECT_EQ(s.components[0].lattice_side(), 16u);
 
-  SynthOptions b;
+  tools::SynthOptions b;
   b.model = "collision";
   b.snapshots = "3";
   b.particles = "100";
@@ -74,53 +74,53 @@ TEST(SynthOptions, ModelsScenesAndErrors) {
   EXPECT_EQ(s.total_particles(), 200u);
 
   std::string msg;
-  SynthOptions bad = o;
+  tools::SynthOptions bad = o;
   bad.mass = "-1";
-  EXPECT_EQ(failure(bad, &msg), ErrorKind::usage);
+  EXPECT_EQ(failure(bad, &msg), core::ErrorKind::usage);
   EXPECT_EQ(msg, "command line: component 0 (\"nfw\"): \"mass\" must be positive, got -1");
   bad = o;
   bad.particles = "0";
-  EXPECT_EQ(failure(bad), ErrorKind::usage);
+  EXPECT_EQ(failure(bad), core::ErrorKind::usage);
   bad = o;
   bad.concentration = "-3";
-  EXPECT_EQ(failure(bad), ErrorKind::usage);
+  EXPECT_EQ(failure(bad), core::ErrorKind::usage);
   bad = o;
   bad.position = "1,2";
-  EXPECT_EQ(failure(bad), ErrorKind::usage);
+  EXPECT_EQ(failure(bad), core::ErrorKind::usage);
   bad = o;
   bad.model = "king";
-  EXPECT_EQ(failure(bad, &msg), ErrorKind::usage);
+  EXPECT_EQ(failure(bad, &msg), core::ErrorKind::usage);
   EXPECT_NE(msg.find("unknown model 'king'"), std::string::npos);
   bad = o;
   bad.model = "no/such/scene.json";
-  EXPECT_EQ(failure(bad), ErrorKind::io);
+  EXPECT_EQ(failure(bad), core::ErrorKind::io);
   bad = b;
   bad.mass = "3";
-  EXPECT_EQ(failure(bad), ErrorKind::usage);  // --mass is for one model, not a scene
+  EXPECT_EQ(failure(bad), core::ErrorKind::usage);  // --mass is for one model, not a scene
   bad = o;
   bad.interval = "5";
-  EXPECT_EQ(failure(bad), ErrorKind::usage);  // --interval needs a sequence
+  EXPECT_EQ(failure(bad), core::ErrorKind::usage);  // --interval needs a sequence
 
   const fs::path dir = temp_dir();
   std::ofstream(dir / "missing.json") << R"({"components": [{"model": "plummer", "particles": 10, "mass": 1}]})";
-  bad = SynthOptions{};
+  bad = tools::SynthOptions{};
   bad.model = (dir / "missing.json").string();
-  EXPECT_EQ(failure(bad, &msg), ErrorKind::usage);
+  EXPECT_EQ(failure(bad, &msg), core::ErrorKind::usage);
   EXPECT_EQ(msg, bad.model + ": component 0: missing key \"scale_radius\"");
   std::ofstream(dir / "broken.json") << R"({"components": [)";
   bad.model = (dir / "broken.json").string();
-  EXPECT_EQ(failure(bad), ErrorKind::usage);
+  EXPECT_EQ(failure(bad), core::ErrorKind::usage);
   fs::remove_all(dir);
 }
 
 TEST(SynthOutput, Names) {
-  auto one = output_names("out/halo.hdf5", 1);
+  auto one = tools::output_names("out/halo.hdf5", 1);
   EXPECT_EQ(one.snapshots, std::vector<std::string>{"out/halo.hdf5"});
   EXPECT_EQ(one.truths, std::vector<std::string>{"out/halo.truth.h5"});
-  auto seq = output_names("out/snap", 3);
+  auto seq = tools::output_names("out/snap", 3);
   EXPECT_EQ(seq.snapshots, (std::vector<std::string>{"out/snap_000.hdf5", "out/snap_001.hdf5", "out/snap_002.hdf5"}));
   EXPECT_EQ(seq.truths[2], "out/snap_002.truth.h5");
-  EXPECT_EQ(output_names("out/snap.hdf5", 1001).snapshots.back(), "out/snap_1000.hdf5");
+  EXPECT_EQ(tools::output_names("out/snap.hdf5", 1001).snapshots.back(), "out/snap_1000.hdf5");
 }
 
 struct Written {
@@ -157,8 +157,8 @@ TEST(SynthOutput, HalosReadBackThroughTheSnapshotReader) {
                                  {{"name", "small"}, {"model", "plummer"}, {"particles", 500}, {"mass", 0.1}, {"scale_radius", 1.0},
                                   {"host", "big"}, {"position", {30.0, 0.0, 0.0}}}}}},
                           snap, truth);
-  const auto reader = open_snapshot({snap});
-  const SnapshotInfo& info = reader->info();
+  const auto reader = particles::open_snapshot({snap});
+  const particles::SnapshotInfo& info = reader->info();
   EXPECT_EQ(info.format, "gadget-hdf5");
   EXPECT_EQ(info.total(1), 2500u);
   EXPECT_FALSE(info.periodic);
@@ -166,8 +166,8 @@ TEST(SynthOutput, HalosReadBackThroughTheSnapshotReader) {
   EXPECT_TRUE(info.has_potential);
   EXPECT_TRUE(info.has_acceleration);
   EXPECT_EQ(info.mass_table[1], 0.0);  // two particle masses: a Masses dataset
-  FieldSelection all{true, true, true, true};
-  const ParticleSet p = read_particles(*reader, {1}, 0, 2500, all);
+  particles::FieldSelection all{true, true, true, true};
+  const particles::ParticleSet p = read_particles(*reader, {1}, 0, 2500, all);
   for (std::size_t i = 0; i < 2500; ++i) {
     EXPECT_EQ(p.id[i], i + 1);
     EXPECT_EQ(p.mass[i], w.p().mass[i]);
@@ -205,8 +205,8 @@ TEST(SynthOutput, CosmologicalBoxReadsBackPeriodic) {
                                {"redshift", 1.0},
                                {"components", {{{"model", "zeldovich"}, {"particles", "16^3"}}}}},
                           snap, truth);
-  const auto reader = open_snapshot({snap});
-  const SnapshotInfo& info = reader->info();
+  const auto reader = particles::open_snapshot({snap});
+  const particles::SnapshotInfo& info = reader->info();
   EXPECT_TRUE(info.periodic);
   EXPECT_TRUE(info.comoving);
   ASSERT_TRUE(info.cosmology);
@@ -215,7 +215,7 @@ TEST(SynthOutput, CosmologicalBoxReadsBackPeriodic) {
   EXPECT_EQ(info.box_size[0], 50000.0);
   // One particle mass in the MassTable: Omega_m rho_crit of the box.
   EXPECT_NEAR(info.mass_table[1] * 4096 / (info.cosmology->critical_density(1.0, info.units) * std::pow(50000.0, 3)), 0.3, 1e-3);
-  const ParticleSet p = read_particles(*reader, {1}, 0, 4096, FieldSelection{});
+  const particles::ParticleSet p = read_particles(*reader, {1}, 0, 4096, particles::FieldSelection{});
   for (double x : p.position) {
     EXPECT_GE(x, 0.0);
     EXPECT_LT(x, 50000.0);

@@ -1,8 +1,8 @@
 // synth sequences: a restricted N-body halo on its own stays in equilibrium, ballistic halos move
 // rigidly, and the centre tracks do what the scenes say (crossing, sinking by dynamical friction).
-#include "synth/realize.hpp"
-#include "synth/scene.hpp"
-#include "synth/sequence.hpp"
+#include <phew/synth/realize.hpp>
+#include <phew/synth/scene.hpp>
+#include <phew/synth/sequence.hpp>
 
 #include <gtest/gtest.h>
 

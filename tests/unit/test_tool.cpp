@@ -1,6 +1,6 @@
 // The tools' option checking (check_options: pure) and the JSON config reader.
 #include "cic_project.hpp"
-#include "core/error.hpp"
+#include <phew/core/error.hpp>
 #include "deblend.hpp"
 #include "dtfe_surface.hpp"
 #include "mergertree.hpp"
@@ -8,7 +8,7 @@
 #include "phew_segment.hpp"
 #include "synth_particles.hpp"
 #include "voters.hpp"
-#include "tool/json_config.hpp"
+#include <phew/tool/json_config.hpp>
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include <functional>
 #include <sstream>
 
-namespace phew {
+namespace phew::tools {
 namespace {
 
 TEST(CicOptions, ChecksAndConverts) {
@@ -29,7 +29,7 @@ TEST(CicOptions, ChecksAndConverts) {
   EXPECT_EQ(p.shape[2], 64);
   ASSERT_TRUE(p.region);
   EXPECT_EQ(p.region->extent[2], 20.0);
-  EXPECT_EQ(p.assignment, Assignment::tsc);
+  EXPECT_EQ(p.assignment, grid::Assignment::tsc);
   EXPECT_EQ(p.precision, io::Precision::f64);
 }
 
@@ -44,8 +44,8 @@ TEST(CicOptions, RejectsBadValuesAsUsageErrors) {
     try {
       check_cic_options(o);
       FAIL();
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage);
     }
   }
 }
@@ -54,8 +54,8 @@ TEST(SegmentOptions, ParsesTheThresholdAndRefusesBadOnes) {
   SegmentOptions o;
   o.threshold = "80mean";
   o.refine_positions = true;
-  const SegmentChecked c = check_segment_options(o);
-  EXPECT_EQ(c.threshold.unit, DensityThreshold::Unit::mean);
+  const SegmentParams c = check_segment_options(o);
+  EXPECT_EQ(c.threshold.unit, core::DensityThreshold::Unit::mean);
   EXPECT_EQ(c.threshold.value, 80.0);
   EXPECT_TRUE(c.refine_positions);
   for (const char* bad : {"", "80means", "-3mean", "nan", "1e400"}) {
@@ -63,8 +63,8 @@ TEST(SegmentOptions, ParsesTheThresholdAndRefusesBadOnes) {
     try {
       check_segment_options(o);
       FAIL() << bad;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage) << bad;
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage) << bad;
     }
   }
 }
@@ -74,11 +74,11 @@ TEST(MergeOptions, ChecksThresholdsAndTheirCombinations) {
   o.relevance = 3;
   o.saddle_threshold = "200mean";
   o.mass_threshold = "10particles";
-  const MergeChecked c = check_merge_options(o);
+  const MergeParams c = check_merge_options(o);
   EXPECT_EQ(c.relevance, 3.0);
   ASSERT_TRUE(c.saddle && c.mass);
-  EXPECT_EQ(c.saddle->unit, DensityThreshold::Unit::mean);
-  EXPECT_EQ(c.mass->unit, MassThreshold::Unit::particles);
+  EXPECT_EQ(c.saddle->unit, core::DensityThreshold::Unit::mean);
+  EXPECT_EQ(c.mass->unit, core::MassThreshold::Unit::particles);
   EXPECT_FALSE(c.second_relevance);
   for (auto mutate : std::vector<std::function<void(MergeOptions&)>>{
            [](MergeOptions& m) { m.relevance = 1; },                               // not above 1
@@ -92,8 +92,8 @@ TEST(MergeOptions, ChecksThresholdsAndTheirCombinations) {
     try {
       check_merge_options(bad);
       FAIL();
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage);
     }
   }
   o.saddle_threshold.clear();
@@ -110,8 +110,8 @@ void expect_usage_errors(const Options& valid, Check check, const std::vector<st
     try {
       check(o);
       FAIL() << "mutation " << i << " was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage) << "mutation " << i;
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage) << "mutation " << i;
     }
   }
 }
@@ -121,7 +121,7 @@ TEST(DeblendOptions, ChecksAndConverts) {
   o.bin_fraction = 0.2;
   o.min_particles = 50;
   o.velocity_relevance = 2.5;
-  const DeblendParams p = check_deblend_options(o);
+  const phasespace::DeblendParams p = check_deblend_options(o);
   EXPECT_EQ(p.bin_fraction, 0.2);
   EXPECT_EQ(p.min_particles, 50);
   EXPECT_EQ(p.velocity_relevance, 2.5);
@@ -140,7 +140,7 @@ TEST(VotersOptions, ChecksAndConverts) {
   o.pm_mesh = 64;
   o.theta = 0.7;
   o.no_boost = true;
-  VotersChecked c = check_voters_options(o);
+  VotersParams c = check_voters_options(o);
   EXPECT_EQ(c.params.n_voters, 30);
   EXPECT_EQ(c.params.search_radius, 12.0);
   EXPECT_EQ(c.potential, PotentialChoice::compute);
@@ -169,7 +169,7 @@ TEST(TreeOptions, BatchOrOnTheFlyAndPositiveVotes) {
   TreeOptions o;
   o.stages = {"a.peaks.h5", "b.peaks.h5"};
   o.min_votes = 12;
-  const TreeParams p = check_tree_options(o);
+  const mergertree::TreeParams p = check_tree_options(o);
   EXPECT_EQ(p.min_votes, 12);
   EXPECT_EQ(p.graveyard_votes, 10);
   EXPECT_EQ(p.graveyard_max_age, 10);
@@ -195,7 +195,7 @@ TEST(DtfeOptions, ChecksAndConverts) {
   o.threads = "3";
   o.schedule = "model";
   o.precision = "float64";
-  DtfeChecked c = check_dtfe_options(o);
+  DtfeParams c = check_dtfe_options(o);
   EXPECT_EQ(c.maps.size, 20.0);
   EXPECT_EQ(c.maps.resolution, 64);
   ASSERT_TRUE(c.maps.depth);
@@ -239,8 +239,8 @@ TEST(DtfeOptions, RejectsBadValuesAsUsageErrors) {
     try {
       check_dtfe_options(o);
       FAIL();
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage);
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage);
     }
   }
 }
@@ -253,7 +253,7 @@ TEST(SynthOptions, ChecksAndResolvesTheScene) {
   o.position = "1,2,3";
   o.seed = "9";
   o.precision = "float64";
-  const SynthChecked c = check_synth_options(o);
+  const SynthParams c = check_synth_options(o);
   ASSERT_EQ(c.scene.components.size(), 1u);
   EXPECT_EQ(c.scene.components[0].particles, 2000u);
   EXPECT_EQ(c.scene.components[0].scale_radius, 2.0);
@@ -280,8 +280,8 @@ TEST(SynthOptions, RejectsBadValues) {
     try {
       check_synth_options(o);
       FAIL() << o.model;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage) << e.what();
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::usage) << e.what();
     }
   }
   SynthOptions missing;
@@ -289,14 +289,14 @@ TEST(SynthOptions, RejectsBadValues) {
   try {
     check_synth_options(missing);
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::io);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::io);
   }
 }
 
 TEST(JsonConfig, FlattensObjectsAndLists) {
   std::istringstream in(R"({"grid": 64, "types": [0, 1], "region": "0,0,0,1,1,1", "flag": true})");
-  const auto items = JsonConfig().from_config(in);
+  const auto items = tool::JsonConfig().from_config(in);
   ASSERT_EQ(items.size(), 4u);
   EXPECT_EQ(items[0].name, "grid");
   EXPECT_EQ(items[0].inputs, std::vector<std::string>{"64"});
@@ -306,8 +306,8 @@ TEST(JsonConfig, FlattensObjectsAndLists) {
 
 TEST(JsonConfig, RejectsNonObjects) {
   std::istringstream in("[1, 2]");
-  EXPECT_THROW(JsonConfig().from_config(in), CLI::ConversionError);
+  EXPECT_THROW(tool::JsonConfig().from_config(in), CLI::ConversionError);
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::tools

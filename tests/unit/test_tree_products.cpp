@@ -1,12 +1,12 @@
 // Round trips of the products of deblend, voters and mergertree (peaks.h5, voters.h5, tree.h5) and of
 // what deblend reads of clumps.h5: written by lib/io, read back by lib/io, with the stored types.
-#include "core/error.hpp"
-#include "io/cells_file.hpp"
-#include "io/clumps_file.hpp"
-#include "io/grid_file.hpp"
-#include "io/peaks_file.hpp"
-#include "io/tree_file.hpp"
-#include "io/voters_file.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/cells_file.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/io/tree_file.hpp>
+#include <phew/io/voters_file.hpp>
 #include "temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -21,9 +21,9 @@ namespace fs = std::filesystem;
 
 using PhaseSpaceProducts = test::TempDir;
 
-GridMeta a_grid() {
-  GridMeta g;
-  g.geometry = GridGeometry{{4, 5, 6}, {1, 2, 3}, {8, 10, 12}, false};
+grid::GridMeta a_grid() {
+  grid::GridMeta g;
+  g.geometry = grid::GridGeometry{{4, 5, 6}, {1, 2, 3}, {8, 10, 12}, false};
   g.assignment = "CIC";
   g.total_mass = 7;
   g.mean_density = 0.5;
@@ -193,8 +193,8 @@ TEST_F(PhaseSpaceProducts, TreeRoundTripAndACorruptFileIsAnInputError) {
     try {
       io::read_tree(path(bad));
       FAIL() << bad;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::input) << bad;
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::input) << bad;
       EXPECT_NE(std::string(e.what()).find("not a readable merger-tree state"), std::string::npos) << e.what();
     }
   }
@@ -202,7 +202,7 @@ TEST_F(PhaseSpaceProducts, TreeRoundTripAndACorruptFileIsAnInputError) {
 
 TEST_F(PhaseSpaceProducts, ClumpsReaderReadsLabelPlanesAndTheCataloguesPositions) {
   const mpi::Comm comm;
-  const GridMeta grid = a_grid();
+  const grid::GridMeta grid = a_grid();
   {
     // what phew-merge writes, as far as deblend reads it
     io::File f = io::File::create(path("clumps.h5"), comm);
@@ -230,7 +230,7 @@ TEST_F(PhaseSpaceProducts, ClumpsReaderReadsLabelPlanesAndTheCataloguesPositions
   EXPECT_EQ(header.n_peaks, 6u);
   EXPECT_EQ(header.n_clumps, 3u);
   EXPECT_EQ(header.n_halos, 1u);
-  const CellLabels planes = io::read_clump_cells(f, header.grid.geometry, 1, 3);
+  const grid::CellLabels planes = io::read_clump_cells(f, header.grid.geometry, 1, 3);
   ASSERT_EQ(planes.size(), 60u);
   EXPECT_EQ(planes.cell[0], 30);
   EXPECT_EQ(planes.label[0], 30 % 7);

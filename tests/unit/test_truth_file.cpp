@@ -1,6 +1,6 @@
 // The truth file of synth-particles written and read back.
-#include "core/error.hpp"
-#include "io/truth_file.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/truth_file.hpp>
 
 #include <gtest/gtest.h>
 

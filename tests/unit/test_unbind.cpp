@@ -1,9 +1,9 @@
 // lib/unbind's unbinding: against a serial direct-summation reference written here (tree and profile
 // modes, saddle threshold, Hubble flow, periodic wrap), a subhalo crossed by host particles through the
 // hierarchy, dissolution, bad links, and identical bytes whatever the order of the particles.
-#include "core/error.hpp"
-#include "unbind/hierarchy.hpp"
-#include "unbind/unbind.hpp"
+#include <phew/core/error.hpp>
+#include <phew/unbind/hierarchy.hpp>
+#include <phew/unbind/unbind.hpp>
 #include "unbind_samples.hpp"
 
 #include <gtest/gtest.h>
@@ -138,7 +138,7 @@ TEST(Unbind, TreeModeAgreesWithDirectSummationReference) {
   std::uint64_t seed = 51;
   for (const Case& cs : cases) {
     Cloud c = small_object(800, seed++, cs.centre);
-    for (double& x : c.x) x = wrap_position(x, cs.frame.box.periodic ? 40.0 : 0.0);
+    for (double& x : c.x) x = grid::wrap_position(x, cs.frame.box.periodic ? 40.0 : 0.0);
     const auto t0 = std::chrono::steady_clock::now();
     const Reference ref = reference_unbind(c, cs.frame, cs.centre, cs.saddle, cs.of_all);
     const double t_ref = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -319,19 +319,19 @@ TEST(Unbind, BadLinksAndDuplicateIdsAreInputErrors) {
   auto kind = [](const auto& f) {
     try {
       f();
-    } catch (const Error& e) {
+    } catch (const core::Error& e) {
       return e.kind();
     }
-    return ErrorKind::internal;
+    return core::ErrorKind::internal;
   };
-  EXPECT_EQ(kind([&] { unbind_hierarchy({c.id, c.x, c.v, c.m, object}, cycle, {}, {}); }), ErrorKind::input);
+  EXPECT_EQ(kind([&] { unbind_hierarchy({c.id, c.x, c.v, c.m, object}, cycle, {}, {}); }), core::ErrorKind::input);
   const std::vector<ObjectSpec> out_of_range{{5, {0, 0, 0}, 0}};
-  EXPECT_EQ(kind([&] { unbind_hierarchy({c.id, c.x, c.v, c.m, object}, out_of_range, {}, {}); }), ErrorKind::input);
+  EXPECT_EQ(kind([&] { unbind_hierarchy({c.id, c.x, c.v, c.m, object}, out_of_range, {}, {}); }), core::ErrorKind::input);
   Cloud twice = c;
   twice.id[7] = twice.id[3];
-  EXPECT_EQ(kind([&] { unbind_object(twice.view(), {}, {}, {}); }), ErrorKind::input);
+  EXPECT_EQ(kind([&] { unbind_object(twice.view(), {}, {}, {}); }), core::ErrorKind::input);
   EXPECT_EQ(parse_centre_kind("shrinking-sphere"), CentreKind::shrinking_sphere);
-  EXPECT_EQ(kind([] { parse_potential_mode("exact"); }), ErrorKind::usage);
+  EXPECT_EQ(kind([] { parse_potential_mode("exact"); }), core::ErrorKind::usage);
 }
 
 // Per-ID bytes of an object's result: bound flags and energies.

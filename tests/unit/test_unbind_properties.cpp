@@ -1,10 +1,10 @@
 // lib/unbind's properties against analytic answers: a Plummer sphere with fast intruders (bound mass,
 // Vmax, Rmax, SO masses), a rigidly rotating uniform sphere (both spins), stretched spheres (axis
 // ratios), an NFW halo of c = 10 (Klypin and fitted concentrations), and the helpers on exact input.
-#include "unbind/nfw.hpp"
-#include "unbind/properties.hpp"
-#include "unbind/shape.hpp"
-#include "unbind/unbind.hpp"
+#include <phew/unbind/nfw.hpp>
+#include <phew/unbind/properties.hpp>
+#include <phew/unbind/shape.hpp>
+#include <phew/unbind/unbind.hpp>
 #include "unbind_samples.hpp"
 
 #include <gtest/gtest.h>
@@ -67,7 +67,7 @@ TEST(UnbindProperties, PlummerSphereWithFastIntruders) {
   const double x = 0.3 - 1, delta_vir = 18 * std::numbers::pi * std::numbers::pi + 82 * x - 39 * x * x;
   EXPECT_NEAR(q.delta_vir, delta_vir, 1e-9);
   const struct {
-    const Overdensity* o;
+    const grid::Overdensity* o;
     double delta;
     const char* name;
   } so[] = {{&q.vir, delta_vir, "vir"}, {&q.c200, 200, "200c"}, {&q.m200, 200 * 0.3, "200m"}, {&q.c500, 500, "500c"}};

@@ -1,8 +1,8 @@
-#include "watershed/peak_position.hpp"
+#include <phew/watershed/peak_position.hpp>
 
 #include <gtest/gtest.h>
 
-namespace phew {
+namespace phew::watershed {
 namespace {
 
 TEST(PeakPosition, RecoversTheMaximumOfAQuadratic) {
@@ -35,4 +35,4 @@ TEST(PeakPosition, ClipsToTheCellAndRejectsSaddles) {
 }
 
 }  // namespace
-}  // namespace phew
+}  // namespace phew::watershed

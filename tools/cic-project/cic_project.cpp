@@ -1,15 +1,15 @@
 #include "cic_project.hpp"
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "core/parse.hpp"
-#include "grid/deposit.hpp"
-#include "mpi/agree.hpp"
-#include "particles/projection.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/core/parse.hpp>
+#include <phew/grid/deposit.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/projection.hpp>
+#include <phew/tool/snapshot_input.hpp>
 
-namespace phew {
+namespace phew::tools {
 namespace {
 constexpr double kSaneDensityRatio[2] = {0.01, 100};  // mean / critical density of a whole cosmological box
 
@@ -17,28 +17,28 @@ constexpr double kSaneDensityRatio[2] = {0.01, 100};  // mean / critical density
 // region. Before reading, the particles inside a sub-box of a periodic box are estimated from the box's
 // mean; an open box's region is taken to hold them all. Without --grid, the rule's choice is suggested
 // in a usage error.
-std::array<std::int64_t, 3> auto_grid_shape(const SnapshotInfo& info, const std::vector<int>& types,
-                                            const GridGeometry& region, const CicParams& params) {
+std::array<std::int64_t, 3> auto_grid_shape(const particles::SnapshotInfo& info, const std::vector<int>& types,
+                                            const grid::GridGeometry& region, const CicParams& params) {
   const std::uint64_t n_particles = info.total(types);
   double inside = static_cast<double>(n_particles);
   if (params.region && info.periodic)
     inside *= std::min(1.0, region.extent[0] * region.extent[1] * region.extent[2] /
                                 (info.box_size[0] * info.box_size[1] * info.box_size[2]));
-  const auto shape = grid_rule_shape(region.extent, inside, params.for_threshold);
+  const auto shape = grid::grid_rule_shape(region.extent, inside, params.for_threshold);
   const std::string grid = shape[0] == shape[1] && shape[1] == shape[2]
                                ? fmt::format("{}", shape[0])
                                : fmt::format("{},{},{}", shape[0], shape[1], shape[2]);
-  const double per_cell = particles_per_threshold_cell(params.for_threshold, inside,
+  const double per_cell = grid::particles_per_threshold_cell(params.for_threshold, inside,
                                                        static_cast<double>(shape[0] * shape[1] * shape[2]));
   const std::string particles = params.region && info.periodic
-                                    ? fmt::format("about {} particles in the region", log::thousands(std::llround(inside)))
-                                    : fmt::format("{} particles", log::thousands(static_cast<long long>(n_particles)));
+                                    ? fmt::format("about {} particles in the region", core::log::thousands(std::llround(inside)))
+                                    : fmt::format("{} particles", core::log::thousands(static_cast<long long>(n_particles)));
   if (!params.auto_grid)
-    throw Error::usage("--grid is missing: for {} and a threshold of {}mean, the grid rule gives --grid {} (a cell at "
+    throw core::Error::usage("--grid is missing: for {} and a threshold of {}mean, the grid rule gives --grid {} (a cell at "
                        "the threshold holds {:.2f} particle masses, at least {:g}; docs/thresholds.md, \"The grid\"), "
                        "or give --grid auto",
-                       particles, params.for_threshold, grid, per_cell, kParticlesPerThresholdCell);
-  log::info("--grid auto: {} cells for {} and a threshold of {}mean (the grid rule: a cell at the threshold holds "
+                       particles, params.for_threshold, grid, per_cell, grid::kParticlesPerThresholdCell);
+  core::log::info("--grid auto: {} cells for {} and a threshold of {}mean (the grid rule: a cell at the threshold holds "
             "{:.2f} particle masses)",
             grid, particles, params.for_threshold, per_cell);
   return shape;
@@ -58,7 +58,7 @@ void declare_cic_options(CLI::App& app, CicOptions& opt) {
       ->capture_default_str();
   app.add_option("-t,--types", opt.types, "Particle types: 1, 0,1 or all (auto: dark matter, type 1)")
       ->capture_default_str();
-  declare_units_option(app, opt.units);
+  tool::declare_units_option(app, opt.units);
   app.add_option("--region", opt.region,
                  "Sub-box x0,y0,z0,x1,y1,z1 in snapshot length units (not periodic; particles outside are ignored)");
   app.add_option("--assignment", opt.assignment, "Mass assignment: cic, ngp or tsc")->capture_default_str();
@@ -71,26 +71,26 @@ void declare_cic_options(CLI::App& app, CicOptions& opt) {
 CicParams check_cic_options(const CicOptions& opt) {
   CicParams p;
   p.auto_grid = opt.grid == "auto";
-  if (!opt.grid.empty() && !p.auto_grid) p.shape = parse_grid_shape(opt.grid);
+  if (!opt.grid.empty() && !p.auto_grid) p.shape = grid::parse_grid_shape(opt.grid);
   const std::string& t = opt.for_threshold;
   const auto mean = t.size() > 4 && t.ends_with("mean") ? t.substr(0, t.size() - 4) : std::string();
-  p.for_threshold = mean.empty() ? 0.0 : parse_number<double>(mean, "--for-threshold");
-  if (!(p.for_threshold > 0)) throw Error::usage("--for-threshold '{}': expected NUMBERmean, e.g. 80mean", t);
-  if (!opt.region.empty()) p.region = parse_region(opt.region);
-  p.assignment = parse_assignment(opt.assignment);
+  p.for_threshold = mean.empty() ? 0.0 : core::parse_number<double>(mean, "--for-threshold");
+  if (!(p.for_threshold > 0)) throw core::Error::usage("--for-threshold '{}': expected NUMBERmean, e.g. 80mean", t);
+  if (!opt.region.empty()) p.region = grid::parse_region(opt.region);
+  p.assignment = grid::parse_assignment(opt.assignment);
   p.precision = io::parse_precision(opt.precision);
   p.compress = opt.compress;
   return p;
 }
 
-void run_cic_project(const CicOptions& opt, Context& ctx) {
+void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   const CicParams params = check_cic_options(opt);
 
   ctx.phase("open");
-  const std::unique_ptr<SnapshotReader> reader = open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
+  const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
   std::vector<int> types;
-  GridGeometry geometry;
+  grid::GridGeometry geometry;
   mpi::agree(comm, [&] {
     types = selected_types(reader->info(), opt.types);
     geometry = projection_geometry(reader->info(), params.shape, params.region);
@@ -98,50 +98,50 @@ void run_cic_project(const CicOptions& opt, Context& ctx) {
     if (comm.root())
       for (const auto& f : reader->info().files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
   });
-  const SnapshotInfo& info = reader->info();
+  const particles::SnapshotInfo& info = reader->info();
   const std::uint64_t n_total = info.total(types);
-  log::info("{}: {} snapshot, {} file(s), {} particles of types {}", info.files.front(), info.format, info.files.size(),
-            log::thousands(static_cast<long long>(n_total)), opt.types);
+  core::log::info("{}: {} snapshot, {} file(s), {} particles of types {}", info.files.front(), info.format, info.files.size(),
+            core::log::thousands(static_cast<long long>(n_total)), opt.types);
 
   // Refuse before allocating: this rank's slab and particle share, times the ranks sharing the node.
   const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
   const double slab_bytes = 8.0 * static_cast<double>(slabs.planes(comm.rank())) * static_cast<double>(geometry.plane_cells());
-  const double particle_bytes = (32.0 + kDepositBytesPerParticle) * static_cast<double>(n_total) / comm.size();
+  const double particle_bytes = (32.0 + grid::kDepositBytesPerParticle) * static_cast<double>(n_total) / comm.size();
   mpi::agree(comm, [&] {
-    check_memory((slab_bytes + particle_bytes) * mpi::ranks_on_node(comm), available_memory_bytes(),
+    core::check_memory((slab_bytes + particle_bytes) * mpi::ranks_on_node(comm), core::available_memory_bytes(),
                  fmt::format("a {}x{}x{} grid of {} particles", geometry.shape[0], geometry.shape[1], geometry.shape[2],
-                             log::thousands(static_cast<long long>(n_total))));
+                             core::log::thousands(static_cast<long long>(n_total))));
   });
 
   ctx.phase("read");
-  ParticleSet particles = read_share(*reader, types, FieldSelection{}, comm);
-  const Projection grid = project(info, particles, geometry, params.assignment, params.region.has_value(), slabs, comm,
+  particles::ParticleSet particles = read_share(*reader, types, particles::FieldSelection{}, comm);
+  const particles::Projection grid = project(info, particles, geometry, params.assignment, params.region.has_value(), slabs, comm,
                                   [&](const std::string& p) { ctx.phase(p); });
-  particles = ParticleSet{};
-  const GridMeta& meta = grid.meta;
+  particles = particles::ParticleSet{};
+  const grid::GridMeta& meta = grid.meta;
   if (grid.particles_outside > 0) {
     // In an open box, what leaves a fixed region is lost to every later stage: a warning. A sub-box of a
     // periodic box leaves the rest out on purpose.
     const double fraction = static_cast<double>(grid.particles_outside) / static_cast<double>(std::max<std::uint64_t>(n_total, 1));
     if (!info.periodic)
-      log::warn("{} particles ({:.1f}%) lie outside the region and are left out: enlarge --region if they belong to "
+      core::log::warn("{} particles ({:.1f}%) lie outside the region and are left out: enlarge --region if they belong to "
                 "the structures (docs/tutorial.md, \"Isolated simulations\")",
-                log::thousands(static_cast<long long>(grid.particles_outside)), 100 * fraction);
+                core::log::thousands(static_cast<long long>(grid.particles_outside)), 100 * fraction);
     else
-      log::info("{} particles outside the region were ignored", log::thousands(static_cast<long long>(grid.particles_outside)));
+      core::log::info("{} particles outside the region were ignored", core::log::thousands(static_cast<long long>(grid.particles_outside)));
   }
-  log::info("deposited {} particles, mass {:.6g} {}, on {}x{}x{} cells ({}); mean density {:.6g} {}",
-            log::thousands(static_cast<long long>(meta.n_particles)), meta.total_mass, meta.mass_units, geometry.shape[0],
+  core::log::info("deposited {} particles, mass {:.6g} {}, on {}x{}x{} cells ({}); mean density {:.6g} {}",
+            core::log::thousands(static_cast<long long>(meta.n_particles)), meta.total_mass, meta.mass_units, geometry.shape[0],
             geometry.shape[1], geometry.shape[2], meta.assignment, meta.mean_density, meta.density_units);
   if (meta.critical_density) {
     const double ratio = meta.mean_density / *meta.critical_density;
-    log::info("mean density / critical density = {:.4f} (a = {:.4g}, z = {:.4g})", ratio, info.time, info.redshift);
+    core::log::info("mean density / critical density = {:.4f} (a = {:.4g}, z = {:.4g})", ratio, info.time, info.redshift);
     // A whole cosmological box holds Omega_m of the critical density; far from it, the units are wrong.
     // Units that were inferred fit; assumed ones that fit nothing were warned about already.
-    const bool warned = info.units.source == UnitsSource::assumed && info.units.density_ratio > 0;
+    const bool warned = info.units.source == particles::UnitsSource::assumed && info.units.density_ratio > 0;
     if (info.periodic && info.comoving && !params.region && !warned &&
         (ratio < kSaneDensityRatio[0] || ratio > kSaneDensityRatio[1]))
-      log::warn("the mean density is {:.4g} times the critical density, where a cosmological box holds about Omega_m: "
+      core::log::warn("the mean density is {:.4g} times the critical density, where a cosmological box holds about Omega_m: "
                 "are the snapshot's units right ({} and {}, source: {})? Give --units if not",
                 ratio, info.units.length_name(), info.units.mass_name(), info.units.source_name());
   }
@@ -167,4 +167,4 @@ void run_cic_project(const CicOptions& opt, Context& ctx) {
   ctx.finish_output(file, out);
 }
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -1,17 +1,17 @@
 // cic-project: particles -> density on a uniform grid (docs/tools/cic-project.md).
 #pragma once
 
-#include "grid/assignment.hpp"
-#include "grid/geometry.hpp"
-#include "io/grid_file.hpp"
-#include "tool/tool.hpp"
+#include <phew/grid/assignment.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::tools {
 
 struct CicOptions {
   std::vector<std::string> snapshot;
@@ -30,14 +30,14 @@ struct CicParams {
   std::array<std::int64_t, 3> shape{};  // {0, 0, 0}: --grid auto or absent
   bool auto_grid = false;
   double for_threshold = 80;  // times the mean
-  std::optional<Box> region;
-  Assignment assignment = Assignment::cic;
+  std::optional<grid::Box> region;
+  grid::Assignment assignment = grid::Assignment::cic;
   io::Precision precision = io::Precision::f32;
   bool compress = false;
 };
 
 void declare_cic_options(CLI::App& app, CicOptions& opt);
 CicParams check_cic_options(const CicOptions& opt);  // throws Error(usage); pure
-void run_cic_project(const CicOptions& opt, Context& ctx);
+void run_cic_project(const CicOptions& opt, tool::Context& ctx);
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -1,16 +1,16 @@
 #include "deblend.hpp"
 
-#include "core/error.hpp"
-#include "io/clumps_file.hpp"
-#include "io/peaks_file.hpp"
-#include "mpi/agree.hpp"
-#include "mpi/slab.hpp"
-#include "particles/snapshot.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/tool/snapshot_input.hpp>
 
 #include <optional>
 
-namespace phew {
+namespace phew::tools {
 
 void declare_deblend_options(CLI::App& app, DeblendOptions& opt) {
   app.add_option("clumps", opt.clumps, "Clumps from phew-merge (clumps.h5)")->required();
@@ -25,15 +25,15 @@ void declare_deblend_options(CLI::App& app, DeblendOptions& opt) {
   app.add_option("-t,--types", opt.types, "Particle types (auto: those the grid was made of, from the provenance chain)")->capture_default_str();
   app.add_flag("--allow-other-types", opt.allow_other_types,
                "Accept --types other than those the grid was made of");
-  declare_units_option(app, opt.units);
+  tool::declare_units_option(app, opt.units);
   app.add_flag("--off", opt.off, "No velocity deblending: every patch passes through as one peak (peaks.h5 as usual)");
 }
 
-DeblendParams check_deblend_options(const DeblendOptions& opt) {
-  if (!(opt.bin_fraction > 0)) throw Error::usage("--bin-fraction {} must be positive", opt.bin_fraction);
-  if (!(opt.velocity_relevance > 1)) throw Error::usage("--velocity-relevance {} must be above 1", opt.velocity_relevance);
-  if (opt.min_particles < 2) throw Error::usage("--min-particles {} must be at least 2", opt.min_particles);
-  DeblendParams p;
+phasespace::DeblendParams check_deblend_options(const DeblendOptions& opt) {
+  if (!(opt.bin_fraction > 0)) throw core::Error::usage("--bin-fraction {} must be positive", opt.bin_fraction);
+  if (!(opt.velocity_relevance > 1)) throw core::Error::usage("--velocity-relevance {} must be above 1", opt.velocity_relevance);
+  if (opt.min_particles < 2) throw core::Error::usage("--min-particles {} must be at least 2", opt.min_particles);
+  phasespace::DeblendParams p;
   p.bin_fraction = opt.bin_fraction;
   p.min_particles = opt.min_particles;
   p.velocity_relevance = opt.velocity_relevance;
@@ -41,12 +41,12 @@ DeblendParams check_deblend_options(const DeblendOptions& opt) {
   return p;
 }
 
-void run_deblend(const DeblendOptions& opt, Context& ctx) {
+void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  DeblendParams params = check_deblend_options(opt);
+  phasespace::DeblendParams params = check_deblend_options(opt);
 
   ctx.phase("open");
-  std::unique_ptr<SnapshotReader> reader;
+  std::unique_ptr<particles::SnapshotReader> reader;
   std::vector<int> types;
   std::optional<io::File> clumps;
   io::Peaks out;
@@ -55,11 +55,11 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
     if (!comm.root()) return;  // the kind first: a wrong file is named as such, not by a missing dataset
     ctx.manifest().add_input(manifest::check_phew_input(opt.clumps, {"clumps"}));
   });
-  reader = open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
+  reader = tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
   mpi::agree(comm, [&] {
     clumps.emplace(io::File::open_read(opt.clumps));
-    const SnapshotInfo& info = reader->info();
-    if (!info.has_velocities) throw Error::input("{}: the snapshot has no velocities", opt.snapshot);
+    const particles::SnapshotInfo& info = reader->info();
+    if (!info.has_velocities) throw core::Error::input("{}: the snapshot has no velocities", opt.snapshot);
     types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.clumps), opt.allow_other_types);
     const io::ClumpsHeader header = io::read_clumps_header(*clumps);
     out.grid = header.grid;
@@ -70,22 +70,22 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
     if (!comm.root()) return;
     for (const auto& in : manifest::snapshot_inputs_in_chain(opt.clumps, reader->info().files)) ctx.manifest().add_input(in);
   });
-  const SnapshotInfo& info = reader->info();
+  const particles::SnapshotInfo& info = reader->info();
   params.G = info.units.gravitational_constant();
   // Positions are comoving, velocities peculiar (the readers convert); v_e compares physical quantities.
   params.scale_factor = info.comoving ? info.time : 1.0;
 
   ctx.phase("read");
-  FieldSelection fields;
+  particles::FieldSelection fields;
   fields.ids = fields.velocities = true;
-  const ParticleSet particles = read_share(*reader, types, fields, comm);
+  const particles::ParticleSet particles = read_share(*reader, types, fields, comm);
   const mpi::SlabDecomposition slabs(out.grid.geometry.shape[0], comm.size());
-  CellLabels labels;
+  grid::CellLabels labels;
   mpi::agree(comm, [&] {
     labels = io::read_clump_cells(*clumps, out.grid.geometry, slabs.begin(comm.rank()), slabs.end(comm.rank()));
   });
 
-  Deblended d = deblend_patches(
+  phasespace::Deblended d = deblend_patches(
       out.grid.geometry, particles, labels, n_clump_peaks,
       [&](const std::vector<std::int64_t>& ids) { return io::read_clump_peak_positions(*clumps, ids); }, params, comm,
       [&](const std::string& p) { ctx.phase(p); });
@@ -110,4 +110,4 @@ void run_deblend(const DeblendOptions& opt, Context& ctx) {
   ctx.finish_output(f, output);
 }
 
-}  // namespace phew
+}  // namespace phew::tools

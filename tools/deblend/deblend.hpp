@@ -1,12 +1,12 @@
 // deblend: velocity deblending of the level-0 clumps of phew-merge (docs/tools/deblend.md).
 #pragma once
 
-#include "phasespace/deblend.hpp"
-#include "tool/tool.hpp"
+#include <phew/phasespace/deblend.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <string>
 
-namespace phew {
+namespace phew::tools {
 
 struct DeblendOptions {
   std::string clumps;
@@ -23,7 +23,7 @@ struct DeblendOptions {
 void declare_deblend_options(CLI::App& app, DeblendOptions& opt);
 // The options as the stage's parameters (G and the scale factor come from the snapshot). Throws
 // Error(usage); pure.
-DeblendParams check_deblend_options(const DeblendOptions& opt);
-void run_deblend(const DeblendOptions& opt, Context& ctx);
+phasespace::DeblendParams check_deblend_options(const DeblendOptions& opt);
+void run_deblend(const DeblendOptions& opt, tool::Context& ctx);
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -1,13 +1,13 @@
 #include "centers.hpp"
 
-#include "core/error.hpp"
-#include "io/centres_file.hpp"
-#include "io/clumps_file.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/centres_file.hpp>
+#include <phew/io/clumps_file.hpp>
 
 #include <cmath>
 #include <filesystem>
 
-namespace phew {
+namespace phew::tools {
 namespace {
 
 struct Spec {
@@ -21,7 +21,7 @@ Spec split(const std::string& spec) {
   if (colon != std::string::npos && colon > 0 && !std::filesystem::exists(spec) &&
       std::filesystem::exists(spec.substr(0, colon)))
     s = {spec.substr(0, colon), spec.substr(colon + 1)};
-  if (!std::filesystem::exists(s.path)) throw Error::io("{}: no such centres file", s.path);
+  if (!std::filesystem::exists(s.path)) throw core::Error::io("{}: no such centres file", s.path);
   return s;
 }
 
@@ -30,7 +30,7 @@ bool is_clumps(const Spec& s) {
     return false;
   try {
     return manifest::kind_of(s.path) == "clumps";
-  } catch (const Error&) {
+  } catch (const core::Error&) {
     return false;
   }
 }
@@ -55,10 +55,10 @@ Centers read_centers(const std::string& spec, std::int64_t top) {
     c.position.resize(static_cast<std::size_t>(top));
     c.id.resize(static_cast<std::size_t>(top));
   }
-  if (c.position.empty()) throw Error::input("{}: no field centres", spec);
+  if (c.position.empty()) throw core::Error::input("{}: no field centres", spec);
   for (std::size_t i = 0; i < c.position.size(); ++i)
     for (double x : c.position[i])
-      if (!std::isfinite(x)) throw Error::input("{}: centre {} is not finite", spec, i + 1);
+      if (!std::isfinite(x)) throw core::Error::input("{}: centre {} is not finite", spec, i + 1);
   return c;
 }
 
@@ -67,4 +67,4 @@ manifest::Input centers_input(const std::string& spec) {
   return is_clumps(s) ? manifest::check_phew_input(s.path, {"clumps"}) : manifest::external_input(s.path, "centers");
 }
 
-}  // namespace phew
+}  // namespace phew::tools

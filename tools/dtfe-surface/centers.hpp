@@ -1,14 +1,14 @@
 // Where the fields go: a text/CSV file, an HDF5 table, or the most massive haloes of a clumps.h5.
 #pragma once
 
-#include "manifest/manifest.hpp"
+#include <phew/manifest/manifest.hpp>
 
 #include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::tools {
 
 struct Centers {
   std::vector<std::array<double, 3>> position;  // snapshot length units
@@ -26,4 +26,4 @@ Centers read_centers(const std::string& spec, std::int64_t top);
 // anything else an external file of kind "centers". Not collective.
 manifest::Input centers_input(const std::string& spec);
 
-}  // namespace phew
+}  // namespace phew::tools

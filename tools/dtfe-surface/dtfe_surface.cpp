@@ -1,22 +1,22 @@
 #include "dtfe_surface.hpp"
 
 #include "centers.hpp"
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "core/parse.hpp"
-#include "dtfe/threads.hpp"
-#include "io/maps_file.hpp"
-#include "mpi/agree.hpp"
-#include "particles/snapshot.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/core/parse.hpp>
+#include <phew/dtfe/threads.hpp>
+#include <phew/io/maps_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/tool/snapshot_input.hpp>
 
 #include <cmath>
 
-namespace phew {
+namespace phew::tools {
 namespace {
 
 // The manifest's resolved values and summary (totals over the fields, the schedule's work).
-void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeChecked& c, const std::vector<int>& types,
+void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeParams& c, const std::vector<int>& types,
             const std::string& png_of_field, std::size_t n_fields) {
   const dtfe::SurfaceMapsSummary& s = r.summary;
   const io::MapsMeta& meta = r.maps.meta;
@@ -89,54 +89,54 @@ void declare_dtfe_options(CLI::App& app, DtfeOptions& opt) {
   app.add_option("--schedule", opt.schedule, "Work sharing between ranks: none, model (the paper's a-priori schedule) or dynamic")
       ->capture_default_str();
   app.add_option("-t,--types", opt.types, "Particle types: 1, 0,1 or all (auto: dark matter, type 1)")->capture_default_str();
-  declare_units_option(app, opt.units);
+  tool::declare_units_option(app, opt.units);
   app.add_option("-p,--precision", opt.precision, "Map precision: float32 or float64")->capture_default_str();
   app.add_flag("--png", opt.png, "Also write a PNG quicklook per field (log scale) beside the output: OUTPUT.0001.png ...");
 }
 
-DtfeChecked check_dtfe_options(const DtfeOptions& opt) {
-  DtfeChecked c;
+DtfeParams check_dtfe_options(const DtfeOptions& opt) {
+  DtfeParams c;
   dtfe::SurfaceMapsParams& p = c.maps;
-  if (!(opt.size > 0) || !std::isfinite(opt.size)) throw Error::usage("--size {} must be a positive length", opt.size);
-  if (opt.resolution <= 0) throw Error::usage("--resolution {} must be a positive number of pixels", opt.resolution);
-  if (opt.resolution > 65536) throw Error::usage("--resolution {} is too large (at most 65536)", opt.resolution);
-  if (opt.top < 0) throw Error::usage("--top {} must be 0 (all) or positive", opt.top);
+  if (!(opt.size > 0) || !std::isfinite(opt.size)) throw core::Error::usage("--size {} must be a positive length", opt.size);
+  if (opt.resolution <= 0) throw core::Error::usage("--resolution {} must be a positive number of pixels", opt.resolution);
+  if (opt.resolution > 65536) throw core::Error::usage("--resolution {} is too large (at most 65536)", opt.resolution);
+  if (opt.top < 0) throw core::Error::usage("--top {} must be 0 (all) or positive", opt.top);
   p.size = opt.size;
   p.resolution = opt.resolution;
   if (opt.depth.empty()) p.depth = opt.size;
-  else if (opt.depth != "box") p.depth = parse_number<double>(opt.depth, "--depth");
-  if (p.depth && !(*p.depth > 0)) throw Error::usage("--depth {} must be a positive length (or box)", *p.depth);
+  else if (opt.depth != "box") p.depth = core::parse_number<double>(opt.depth, "--depth");
+  if (p.depth && !(*p.depth > 0)) throw core::Error::usage("--depth {} must be a positive length (or box)", *p.depth);
   p.auto_margin = opt.margin.empty();
-  p.margin = p.auto_margin ? opt.size / 10 : parse_number<double>(opt.margin, "--margin");
-  if (p.margin < 0) throw Error::usage("--margin {} must not be negative", p.margin);
+  p.margin = p.auto_margin ? opt.size / 10 : core::parse_number<double>(opt.margin, "--margin");
+  if (p.margin < 0) throw core::Error::usage("--margin {} must not be negative", p.margin);
   if (opt.axis == "x" || opt.axis == "0") p.axis = 0;
   else if (opt.axis == "y" || opt.axis == "1") p.axis = 1;
   else if (opt.axis == "z" || opt.axis == "2") p.axis = 2;
-  else throw Error::usage("--axis '{}': expected x, y or z", opt.axis);
-  if (opt.samples < 1) throw Error::usage("--samples {} must be at least 1", opt.samples);
+  else throw core::Error::usage("--axis '{}': expected x, y or z", opt.axis);
+  if (opt.samples < 1) throw core::Error::usage("--samples {} must be at least 1", opt.samples);
   p.map.samples = opt.samples;
   p.map.mode = dtfe::parse_map_mode(opt.mode);
   if (p.map.mode == dtfe::MapMode::exact && opt.samples != 1)
-    throw Error::usage("--samples applies to --mode ray only (exact mode averages over the whole pixel)");
+    throw core::Error::usage("--samples applies to --mode ray only (exact mode averages over the whole pixel)");
   p.map.backend = dtfe::parse_backend(opt.backend);
   if (opt.threads != "auto") {
-    c.threads = parse_number<int>(opt.threads, "--threads");
-    if (c.threads < 1) throw Error::usage("--threads {}: expected a positive number or auto", c.threads);
+    c.threads = core::parse_number<int>(opt.threads, "--threads");
+    if (c.threads < 1) throw core::Error::usage("--threads {}: expected a positive number or auto", c.threads);
   }
   p.schedule = dtfe::parse_schedule(opt.schedule);
   if (opt.precision == "float64") c.float64 = true;
-  else if (opt.precision != "float32") throw Error::usage("--precision '{}': expected float32 or float64", opt.precision);
+  else if (opt.precision != "float32") throw core::Error::usage("--precision '{}': expected float32 or float64", opt.precision);
   return c;
 }
 
-void run_dtfe_surface(const DtfeOptions& opt, Context& ctx) {
+void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  DtfeChecked c = check_dtfe_options(opt);
+  DtfeParams c = check_dtfe_options(opt);
   const int node_ranks = mpi::ranks_on_node(comm);
   c.maps.map.threads = c.threads > 0 ? c.threads : dtfe::default_threads(node_ranks);
 
   ctx.phase("open");
-  const std::unique_ptr<SnapshotReader> reader = open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
+  const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
   std::vector<int> types;
   Centers centers;
   mpi::agree(comm, [&] {
@@ -147,22 +147,22 @@ void run_dtfe_surface(const DtfeOptions& opt, Context& ctx) {
     }
     centers = read_centers(opt.centers, opt.top);
   });
-  const SnapshotInfo& info = reader->info();
+  const particles::SnapshotInfo& info = reader->info();
   const std::uint64_t n_total = info.total(types);
   const std::size_t n_fields = centers.position.size();
-  log::info("{}: {} snapshot, {} particles of types {}; {} fields from {} ({})", info.files.front(), info.format,
-            log::thousands(static_cast<long long>(n_total)), opt.types, n_fields, opt.centers, centers.source);
+  core::log::info("{}: {} snapshot, {} particles of types {}; {} fields from {} ({})", info.files.front(), info.format,
+            core::log::thousands(static_cast<long long>(n_total)), opt.types, n_fields, opt.centers, centers.source);
 
   ctx.phase("read");
   mpi::agree(comm, [&] {
-    check_memory(3.0 * 32.0 * static_cast<double>(n_total) / comm.size() * node_ranks, available_memory_bytes(),
-                 fmt::format("reading {} particles", log::thousands(static_cast<long long>(n_total))));
+    core::check_memory(3.0 * 32.0 * static_cast<double>(n_total) / comm.size() * node_ranks, core::available_memory_bytes(),
+                 fmt::format("reading {} particles", core::log::thousands(static_cast<long long>(n_total))));
   });
-  ParticleSet particles = read_share(*reader, types, FieldSelection{}, comm);
+  particles::ParticleSet particles = read_share(*reader, types, particles::FieldSelection{}, comm);
   dtfe::SurfaceMaps r = dtfe::surface_maps({std::move(particles.position), std::move(particles.mass), info.box_size, info.periodic,
                                             std::move(centers.position), std::move(centers.id), info.files.front(), opt.centers},
                                            c.maps, comm, [&](const std::string& phase) { ctx.phase(phase); });
-  particles = ParticleSet{};
+  particles = particles::ParticleSet{};
 
   ctx.phase("write");
   io::Maps& maps = r.maps;
@@ -176,20 +176,20 @@ void run_dtfe_surface(const DtfeOptions& opt, Context& ctx) {
   io::File f = io::File::create(out.temp_path(), comm);
   io::write_maps(f, maps, comm);
   record(ctx.manifest(), r, c, types, opt.png ? ctx.output() : std::string(), n_fields);
-  log::info("{} maps: mass {:.6g} of {:.6g} {} in the windows; triangulation {:.2f} s, maps {:.2f} s (summed over fields)",
+  core::log::info("{} maps: mass {:.6g} of {:.6g} {} in the windows; triangulation {:.2f} s, maps {:.2f} s (summed over fields)",
             n_fields, r.summary.map_mass, r.summary.window_mass, maps.meta.mass_units, r.summary.seconds_triangulation,
             r.summary.seconds_interpolation);
   if (r.summary.pixels_outside > 0)
-    log::warn("{} pixels in {} of {} maps lie outside the triangulated hull and are NaN ({})",
-              log::thousands(static_cast<long long>(r.summary.pixels_outside)), r.summary.fields_outside, n_fields,
+    core::log::warn("{} pixels in {} of {} maps lie outside the triangulated hull and are NaN ({})",
+              core::log::thousands(static_cast<long long>(r.summary.pixels_outside)), r.summary.fields_outside, n_fields,
               c.maps.auto_margin ? "the margin rule reached its widest window: a nearly empty slab?"
                                  : "a larger --margin, or the default, which grows until the hull covers the map");
   if (comm.size() > 1)
-    log::info("schedule {}: busy {:.2f} s max, {:.2f} s mean per rank; {} fields moved", dtfe::to_string(c.maps.schedule),
+    core::log::info("schedule {}: busy {:.2f} s max, {:.2f} s mean per rank; {} fields moved", dtfe::to_string(c.maps.schedule),
               r.summary.busy_seconds_max, r.summary.busy_seconds_mean, r.summary.fields_moved);
   ctx.finish_output(f, out);
 
   if (opt.png) ctx.rank_files(io::quicklooks(ctx.output(), maps, comm));  // committed with the maps
 }
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -1,14 +1,14 @@
 // dtfe-surface: DTFE surface-density maps around listed centres (docs/tools/dtfe-surface.md).
 #pragma once
 
-#include "dtfe/surface_maps.hpp"
-#include "tool/tool.hpp"
+#include <phew/dtfe/surface_maps.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::tools {
 
 struct DtfeOptions {
   std::vector<std::string> snapshot;
@@ -31,14 +31,14 @@ struct DtfeOptions {
 };
 
 // The options in checked form ("box" for the depth is resolved by the stage, which knows the box).
-struct DtfeChecked {
+struct DtfeParams {
   dtfe::SurfaceMapsParams maps;  // maps.map.threads: 0 until resolved (auto)
   int threads = 0;               // 0: one per core on this node, shared among its ranks
   bool float64 = false;
 };
 
 void declare_dtfe_options(CLI::App& app, DtfeOptions& opt);
-DtfeChecked check_dtfe_options(const DtfeOptions& opt);  // throws Error(usage); pure
-void run_dtfe_surface(const DtfeOptions& opt, Context& ctx);
+DtfeParams check_dtfe_options(const DtfeOptions& opt);  // throws Error(usage); pure
+void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx);
 
-}  // namespace phew
+}  // namespace phew::tools

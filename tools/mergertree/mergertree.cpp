@@ -1,24 +1,24 @@
 #include "mergertree.hpp"
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/progress.hpp"
-#include "grid/spherical_overdensity.hpp"
-#include "io/atomic_output.hpp"
-#include "io/peaks_file.hpp"
-#include "io/tree_file.hpp"
-#include "io/voters_file.hpp"
-#include "mergertree/ctrees.hpp"
-#include "mergertree/stages.hpp"
-#include "mergertree/tree_stats.hpp"
-#include "mpi/agree.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/progress.hpp>
+#include <phew/grid/spherical_overdensity.hpp>
+#include <phew/io/atomic_output.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/io/tree_file.hpp>
+#include <phew/io/voters_file.hpp>
+#include <phew/mergertree/ctrees.hpp>
+#include <phew/mergertree/stages.hpp>
+#include <phew/mergertree/tree_stats.hpp>
+#include <phew/mpi/agree.hpp>
 #include "stage_halos.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/tool/snapshot_input.hpp>
 
 #include <cmath>
 #include <filesystem>
 
-namespace phew {
+namespace phew::tools {
 namespace {
 
 namespace fs = std::filesystem;
@@ -39,35 +39,35 @@ StageFiles parse_stage(const std::string& text) {
     std::string name = p.filename().string();
     const auto at = name.rfind("peaks");
     if (at == std::string::npos)
-      throw Error::usage("stage '{}': give PEAKS:VOTERS (the voters file cannot be guessed from the name)", text);
+      throw core::Error::usage("stage '{}': give PEAKS:VOTERS (the voters file cannot be guessed from the name)", text);
     name.replace(at, 5, "voters");
     f.voters = (p.parent_path() / name).string();
   }
-  if (!fs::exists(f.voters)) throw Error::io("{}: missing voters file {} for this stage", f.peaks, f.voters);
+  if (!fs::exists(f.voters)) throw core::Error::io("{}: missing voters file {} for this stage", f.peaks, f.voters);
   return f;
 }
 
 // A stage's files, checked (kinds, and the voters computed from these peaks) and recorded as inputs.
-Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_votes, const TreeOptions& opt,
-                 Simulation& sim, SimulationUnits& units, manifest::Builder& man) {
+mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_votes, const TreeOptions& opt,
+                 mergertree::Simulation& sim, mergertree::SimulationUnits& units, manifest::Builder& man) {
   const auto peaks_in = manifest::check_phew_input(files.peaks, {"peaks"});
   const auto voters_in = manifest::check_phew_input(files.voters, {"voters"});
   if (!manifest::made_from(files.voters, peaks_in.fingerprint))
-    throw Error::input("{}: was not computed from {} (stale or swapped voters file)", files.voters, files.peaks);
+    throw core::Error::input("{}: was not computed from {} (stale or swapped voters file)", files.voters, files.peaks);
   man.add_input(peaks_in);
   man.add_input(voters_in);
   const io::File pf = io::File::open_read(files.peaks);
   const io::PeaksHeader header = io::read_peaks_header(pf);
   io::check_peculiar_velocities(header, files.peaks);
-  sim = simulation_of(header.grid);
+  sim = mergertree::simulation_of(header.grid);
   const io::File vf = io::File::open_read(files.voters);
   const std::int64_t per_peak = io::read_voters_header(vf).meta.n_voters_requested;
   if (min_votes > per_peak)
-    throw Error::usage("--min-votes {} is more than the {} voters per peak of {}: no peak could ever be linked",
+    throw core::Error::usage("--min-votes {} is more than the {} voters per peak of {}: no peak could ever be linked",
                        min_votes, per_peak, files.voters);
   const std::vector<io::PeakRow> rows = io::read_peak_rows(pf);
-  Stage stage = make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), io::read_voter_rows(vf));
-  const SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, man);
+  mergertree::Stage stage = mergertree::make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), io::read_voter_rows(vf));
+  const mergertree::SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, man);
   if (u.known) units = u;
   return stage;
 }
@@ -94,66 +94,66 @@ void declare_tree_options(CLI::App& app, TreeOptions& opt) {
       ->capture_default_str();
   app.add_flag("--particles", opt.particles,
                "Virial (Bryan & Norman) and 200c masses and radii of every peak from its snapshot's particles");
-  declare_units_option(app, opt.units);
+  tool::declare_units_option(app, opt.units);
 }
 
-TreeParams check_tree_options(const TreeOptions& opt) {
+mergertree::TreeParams check_tree_options(const TreeOptions& opt) {
   if (opt.state.empty() == opt.stages.empty())
-    throw Error::usage("give the stages (batch), or --state TREE with --add STAGE (on the fly), not both");
-  if (!opt.state.empty() && opt.add.empty()) throw Error::usage("--state needs --add STAGE");
+    throw core::Error::usage("give the stages (batch), or --state TREE with --add STAGE (on the fly), not both");
+  if (!opt.state.empty() && opt.add.empty()) throw core::Error::usage("--state needs --add STAGE");
   if (opt.min_votes < 1 || opt.graveyard_votes < 1 || opt.graveyard_max_age < 0)
-    throw Error::usage("vote thresholds must be at least 1 and --graveyard-max-age not negative");
-  if (!(opt.stats_min_mass >= 0)) throw Error::usage("--stats-min-mass {} must be 0 or more", opt.stats_min_mass);
+    throw core::Error::usage("vote thresholds must be at least 1 and --graveyard-max-age not negative");
+  if (!(opt.stats_min_mass >= 0)) throw core::Error::usage("--stats-min-mass {} must be 0 or more", opt.stats_min_mass);
   if (opt.backwards && (!opt.export_ctrees.empty() || !opt.export_arbor.empty() || !opt.stats.empty()))
-    throw Error::usage("--export-ctrees, --export-arbor and --stats describe a tree that goes forwards in time, "
+    throw core::Error::usage("--export-ctrees, --export-arbor and --stats describe a tree that goes forwards in time, "
                        "not a --backwards one");
   return {opt.min_votes, opt.graveyard_votes, opt.graveyard_max_age};
 }
 
-void run_mergertree(const TreeOptions& opt, Context& ctx) {
+void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  Tree tree;
+  mergertree::Tree tree;
   tree.params = check_tree_options(opt);
   // The tree is small and its linking sequential: rank 0 reads, links and holds it; the other ranks
   // only take part in the collective write (docs/tools/mergertree.md, "Parallel").
-  if (comm.size() > 1) log::info("the tree is built on rank 0 alone; the other {} ranks only join the write", comm.size() - 1);
+  if (comm.size() > 1) core::log::info("the tree is built on rank 0 alone; the other {} ranks only join the write", comm.size() - 1);
 
   ctx.phase("read");
   mpi::agree(comm, [&] {
     if (!comm.root() || opt.state.empty()) return;
     ctx.manifest().add_input(manifest::check_phew_input(opt.state, {"tree"}));
-    tree = from_tree_file(io::read_tree(opt.state));
+    tree = mergertree::from_tree_file(io::read_tree(opt.state));
   });
 
   ctx.phase("link");
   mpi::agree(comm, [&] {
     if (!comm.root()) return;
     const std::vector<std::string>& stages = opt.state.empty() ? opt.stages : opt.add;
-    Progress progress("link", "snapshots", stages.size());
+    core::Progress progress("link", "snapshots", stages.size());
     for (const std::string& text : stages) {
       const StageFiles files = parse_stage(text);
-      Simulation sim;
-      Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt,
+      mergertree::Simulation sim;
+      mergertree::Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt,
                                sim, tree.units, ctx.manifest());
       append_stage(tree, std::move(stage), sim, opt.backwards, files.peaks);
-      log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());
+      core::log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());
       progress.add();
     }
     progress.finish();
   });
-  const TreeCounts n = count(tree.state);
+  const mergertree::TreeCounts n = count(tree.state);
   // Spherical-overdensity masses that --particles could not measure are NaN in the tree: counted (over
   // every row of the tree written) and said once.
   std::int64_t no_mvir = 0, no_m200c = 0;
-  for (const TreeRow& r : tree.state.rows) {
+  for (const mergertree::TreeRow& r : tree.state.rows) {
     no_mvir += std::isnan(r.halo.mvir);
     no_m200c += std::isnan(r.halo.m200c);
   }
   if (no_mvir + no_m200c > 0)
-    log::warn("{} of {} peaks have no measurable Mvir and {} no M200c (fewer than {} particles inside the "
+    core::log::warn("{} of {} peaks have no measurable Mvir and {} no M200c (fewer than {} particles inside the "
               "overdensity around their centre): written as NaN",
-              no_mvir, tree.state.rows.size(), no_m200c, kSoMinParticles);
-  log::info("{} snapshots, {} peaks, {} lineages, {} mergers, {} revivals from the graveyard, {} artefacts",
+              no_mvir, tree.state.rows.size(), no_m200c, grid::kSoMinParticles);
+  core::log::info("{} snapshots, {} peaks, {} lineages, {} mergers, {} revivals from the graveyard, {} artefacts",
             tree.times.size(), tree.state.rows.size(), n.lineages, n.mergers, n.revived, n.artefacts);
 
   ctx.phase("write");
@@ -180,7 +180,7 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
     std::string text;
     mpi::agree(comm, [&] {
       if (!comm.root()) return;
-      text = ctrees_file(tree, "phew mergertree");
+      text = mergertree::ctrees_file(tree, "phew mergertree");
       std::filesystem::create_directories(opt.export_ctrees);
     });
     ctx.side_output((fs::path(opt.export_ctrees) / "tree_0_0_0.dat").string(), "consistent-trees", text);
@@ -198,11 +198,11 @@ void run_mergertree(const TreeOptions& opt, Context& ctx) {
   if (!opt.stats.empty()) {
     std::string text;
     mpi::agree(comm, [&] {
-      if (comm.root()) text = tree_statistics(tree, {opt.stats_min_mass}).dump(1) + "\n";
+      if (comm.root()) text = mergertree::tree_statistics(tree, {opt.stats_min_mass}).dump(1) + "\n";
     });
     ctx.side_output(opt.stats, "tree-statistics", text);
   }
   ctx.finish_output(f, out);
 }
 
-}  // namespace phew
+}  // namespace phew::tools

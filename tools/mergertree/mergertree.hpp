@@ -1,13 +1,13 @@
 // mergertree: batch and on-the-fly merger trees of density peaks (docs/tools/mergertree.md).
 #pragma once
 
-#include "mergertree/tree.hpp"
-#include "tool/tool.hpp"
+#include <phew/mergertree/tree.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <string>
 #include <vector>
 
-namespace phew {
+namespace phew::tools {
 
 struct TreeOptions {
   std::vector<std::string> stages;  // PEAKS[:VOTERS], in time order
@@ -28,7 +28,7 @@ struct TreeOptions {
 
 void declare_tree_options(CLI::App& app, TreeOptions& opt);
 // The tree's parameters (a continued tree keeps its own). Throws Error(usage); pure.
-TreeParams check_tree_options(const TreeOptions& opt);
-void run_mergertree(const TreeOptions& opt, Context& ctx);
+mergertree::TreeParams check_tree_options(const TreeOptions& opt);
+void run_mergertree(const TreeOptions& opt, tool::Context& ctx);
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -1,15 +1,15 @@
 #include "stage_halos.hpp"
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "grid/particle_index.hpp"
-#include "grid/shrinking_sphere.hpp"
-#include "grid/spherical_overdensity.hpp"
-#include "io/clumps_file.hpp"
-#include "manifest/manifest.hpp"
-#include "mpi/comm.hpp"
-#include "particles/snapshot.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/grid/particle_index.hpp>
+#include <phew/grid/shrinking_sphere.hpp>
+#include <phew/grid/spherical_overdensity.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/manifest/manifest.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/tool/snapshot_input.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +17,7 @@
 #include <map>
 #include <numbers>
 
-namespace phew {
+namespace phew::tools {
 namespace {
 
 // The inputs of one kind the manifest of `path` records, as (path, fingerprint).
@@ -34,16 +34,16 @@ std::vector<std::pair<std::string, std::string>> recorded_inputs(const std::stri
 
 // Peak -> the central peak of its halo: its parent clump's halo (the halo's ID is its central peak's),
 // 0 when the peak is that central or its clump is not in the catalogue.
-void set_hosts(Stage& stage, const std::string& peaks_path, const std::vector<io::PeakRow>& rows) {
+void set_hosts(mergertree::Stage& stage, const std::string& peaks_path, const std::vector<io::PeakRow>& rows) {
   const auto clumps = recorded_inputs(peaks_path, "clumps");
   std::error_code ec;
   if (clumps.empty() || !std::filesystem::is_regular_file(clumps.front().first, ec)) {
-    log::warn("{}: the clumps.h5 it was made from is not at hand: its peaks get no host (pid = upid = -1)", peaks_path);
+    core::log::warn("{}: the clumps.h5 it was made from is not at hand: its peaks get no host (pid = upid = -1)", peaks_path);
     return;
   }
   const auto in = manifest::check_phew_input(clumps.front().first, {"clumps"});
   if (in.fingerprint != clumps.front().second)
-    throw Error::input("{}: {} changed since the peaks were made from it", peaks_path, clumps.front().first);
+    throw core::Error::input("{}: {} changed since the peaks were made from it", peaks_path, clumps.front().first);
   const io::File f = io::File::open_read(clumps.front().first);
   stage.density_threshold = io::read_clumps_header(f).density_threshold;
   std::map<std::int64_t, std::int64_t> halo_of;
@@ -51,7 +51,7 @@ void set_hosts(Stage& stage, const std::string& peaks_path, const std::vector<io
   // make_stage kept only what linking needs; the parent clumps come from peaks.h5's rows.
   std::map<std::int64_t, std::int64_t> parent;
   for (const io::PeakRow& p : rows) parent[p.id] = p.parent_clump;
-  for (StagePeak& p : stage.peaks) {
+  for (mergertree::StagePeak& p : stage.peaks) {
     const auto h = halo_of.find(parent[p.id]);
     p.halo.host = h == halo_of.end() || h->second == p.id ? 0 : h->second;
   }
@@ -66,7 +66,7 @@ struct PeakCentre {
   std::array<double, 3> centre{};
   double extent = 0;
 };
-std::vector<PeakCentre> peak_centres(const Stage& stage, const ParticleSet& ps, const Box& box,
+std::vector<PeakCentre> peak_centres(const mergertree::Stage& stage, const particles::ParticleSet& ps, const grid::Box& box,
                                      const std::string& peaks_path) {
   // Snapshot particles by ID, to find the members (stage.member_id is sorted by ID).
   std::vector<std::size_t> by_id(ps.size());
@@ -77,13 +77,13 @@ std::vector<PeakCentre> peak_centres(const Stage& stage, const ParticleSet& ps, 
   for (std::size_t k = 0; k < stage.member_id.size(); ++k) {
     while (j < by_id.size() && ps.id[by_id[j]] < stage.member_id[k]) ++j;
     if (j == by_id.size() || ps.id[by_id[j]] != stage.member_id[k])
-      throw Error::input("{}: particle {} of peak {} is not in the snapshot it was made from", peaks_path,
+      throw core::Error::input("{}: particle {} of peak {} is not in the snapshot it was made from", peaks_path,
                          stage.member_id[k], stage.member_peak[k]);
     members[stage.member_peak[k]].push_back(by_id[j]);
   }
   std::vector<PeakCentre> out;
   std::vector<double> position, mass;
-  for (const StagePeak& p : stage.peaks) {
+  for (const mergertree::StagePeak& p : stage.peaks) {
     position.clear();
     mass.clear();
     if (const auto it = members.find(p.id); it != members.end())
@@ -96,7 +96,7 @@ std::vector<PeakCentre> peak_centres(const Stage& stage, const ParticleSet& ps, 
     for (std::size_t i = 0; i < mass.size(); ++i) {
       double r2 = 0;
       for (std::size_t d = 0; d < 3; ++d) {
-        const double dx = minimum_image(position[3 * i + d] - pc.centre[d], box.extent[d], box.periodic);
+        const double dx = grid::minimum_image(position[3 * i + d] - pc.centre[d], box.extent[d], box.periodic);
         r2 += dx * dx;
       }
       pc.extent = std::max(pc.extent, std::sqrt(r2));
@@ -108,21 +108,21 @@ std::vector<PeakCentre> peak_centres(const Stage& stage, const ParticleSet& ps, 
 
 }  // namespace
 
-SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
+mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
                                 const std::vector<io::PeakRow>& rows, bool so_masses, const std::string& units_text,
                                 manifest::Builder& man) {
   set_hosts(stage, peaks_path, rows);
-  SimulationUnits units;
+  mergertree::SimulationUnits units;
   std::vector<std::string> files;
   for (const auto& [path, fingerprint] : recorded_inputs(peaks_path, "snapshot")) files.push_back(path);
   std::error_code ec;
   if (files.empty() || !std::filesystem::exists(files.front(), ec)) {
-    if (so_masses) throw Error::input("{}: the snapshot it was made from is not at hand (needed by --particles)", peaks_path);
-    log::warn("{}: the snapshot it was made from is not at hand: the tree does not know its units", peaks_path);
+    if (so_masses) throw core::Error::input("{}: the snapshot it was made from is not at hand (needed by --particles)", peaks_path);
+    core::log::warn("{}: the snapshot it was made from is not at hand: the tree does not know its units", peaks_path);
     return units;
   }
-  const auto reader = open_snapshot_with_units({files.front()}, units_text, mpi::Comm(MPI_COMM_SELF), &man);
-  const SnapshotInfo& info = reader->info();
+  const auto reader = tool::open_snapshot_with_units({files.front()}, units_text, mpi::Comm(MPI_COMM_SELF), &man);
+  const particles::SnapshotInfo& info = reader->info();
   check_snapshot_matches_grid(info, header.grid, files.front(), peaks_path);
   units = {true, info.units.length_cm, info.units.mass_g, info.units.velocity_cm_per_s, info.units.h_scaled, info.comoving,
            info.cosmology ? info.cosmology->omega_m : 0.0, info.cosmology ? info.cosmology->omega_lambda : 0.0,
@@ -130,26 +130,26 @@ SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, con
   if (!so_masses) return units;
 
   if (!info.cosmology || !(info.cosmology->hubble_param > 0))
-    throw Error::input("{}: the snapshot has no cosmology, so no critical density for --particles", files.front());
+    throw core::Error::input("{}: the snapshot has no cosmology, so no critical density for --particles", files.front());
   // The particles the peaks were made of (deblend's types), on this rank alone.
   std::vector<int> types;
   const manifest::Json m = manifest::read_manifest(peaks_path);
   if (m.contains("parameters") && m["parameters"].contains("types_used"))
     for (const auto& t : m["parameters"]["types_used"]) types.push_back(t.get<int>());
   if (types.empty()) types = selected_types(info, "auto");
-  FieldSelection fields;
+  particles::FieldSelection fields;
   fields.ids = true;
-  const ParticleSet ps = read_share(*reader, types, fields, mpi::Comm(MPI_COMM_SELF));
-  const Box box = header.grid.geometry.box();
+  const particles::ParticleSet ps = read_share(*reader, types, fields, mpi::Comm(MPI_COMM_SELF));
+  const grid::Box box = header.grid.geometry.box();
   const double a = info.comoving ? info.time : 1.0;
   const double rho_c = info.cosmology->critical_density(a, info.units);
-  const double delta = bryan_norman_delta(info.cosmology->omega_m, info.cosmology->omega_lambda, a);
+  const double delta = grid::bryan_norman_delta(info.cosmology->omega_m, info.cosmology->omega_lambda, a);
   const std::vector<PeakCentre> where = peak_centres(stage, ps, box, peaks_path);
   double max_radius = 0;
   for (std::size_t d = 0; d < 3; ++d) max_radius = std::max(max_radius, box.extent[d]);
   if (box.periodic) max_radius = 0.5 * *std::min_element(box.extent.begin(), box.extent.end());
   const double spacing = std::cbrt(box.extent[0] * box.extent[1] * box.extent[2] / std::max(1.0, static_cast<double>(ps.size())));
-  const ParticleIndex index(ps.position, ps.mass, box, 2 * spacing);
+  const grid::ParticleIndex index(ps.position, ps.mass, box, 2 * spacing);
   // The search starts around the whole peak (its farthest member), so that a gap inside it cannot end
   // the search (spherical_overdensity grows it while the density inside is above Delta).
   std::vector<std::array<double, 3>> centres;
@@ -165,9 +165,9 @@ SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, con
     stage.peaks[i].halo.rvir = so[i].vir.radius;
     stage.peaks[i].halo.m200c = so[i].c200.mass;
   }
-  log::verbose("{}: spherical overdensity of {} peaks (Delta_vir = {:.1f}, {} particles)", peaks_path,
+  core::log::verbose("{}: spherical overdensity of {} peaks (Delta_vir = {:.1f}, {} particles)", peaks_path,
                stage.peaks.size(), delta, ps.size());
   return units;
 }
 
-}  // namespace phew
+}  // namespace phew::tools

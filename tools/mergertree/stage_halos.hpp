@@ -3,13 +3,13 @@
 // --particles, spherical-overdensity masses and radii from the snapshot's particles. Rank 0 alone.
 #pragma once
 
-#include "io/peaks_file.hpp"
-#include "manifest/manifest.hpp"
-#include "mergertree/stages.hpp"
+#include <phew/io/peaks_file.hpp>
+#include <phew/manifest/manifest.hpp>
+#include <phew/mergertree/stages.hpp>
 
 #include <string>
 
-namespace phew {
+namespace phew::tools {
 
 // `rows` are the peak rows of `peaks_path` (for their parent clumps). Sets stage.peaks[*].halo.host and
 // returns the units of the stage's simulation (known = false, with a warning, when the snapshot
@@ -18,8 +18,8 @@ namespace phew {
 // around each peak's shrinking-sphere centre (NaN where not measurable; docs/tools/mergertree.md,
 // "Spherical-overdensity masses"): Error(input) when the snapshot cannot be read, has no cosmology (no
 // critical density) or lacks a particle of the peaks' membership.
-SimulationUnits add_stage_halos(Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
+mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
                                 const std::vector<io::PeakRow>& rows, bool so_masses, const std::string& units,
                                 manifest::Builder& man);
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -1,22 +1,22 @@
 #include "phew_merge.hpp"
 
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "io/clumps_file.hpp"
-#include "io/grid_file.hpp"
-#include "mpi/agree.hpp"
-#include "particles/snapshot.hpp"
-#include "tool/snapshot_input.hpp"
-#include "watershed/catalogue.hpp"
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/io/clumps_file.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/tool/snapshot_input.hpp>
+#include <phew/watershed/catalogue.hpp>
 
 #include <cstdlib>
 
-namespace phew {
+namespace phew::tools {
 namespace {
 
 // The patches' input and the grid they were made from (the one recorded in their manifest unless given),
 // checked against each other. Rank 0 adds both to the manifest; every rank gets the grid's path.
-std::string check_inputs(const MergeOptions& opt, Context& ctx) {
+std::string check_inputs(const MergeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   std::string grid_path = opt.grid;
   mpi::agree(comm, [&] {
@@ -26,7 +26,7 @@ std::string check_inputs(const MergeOptions& opt, Context& ctx) {
     if (grid_path.empty()) grid_path = recorded.path;
     const auto grid = manifest::check_phew_input(grid_path, {"grid"});
     if (grid.fingerprint != recorded.fingerprint)
-      throw Error::input("{}: is not the grid {} was made from (stale or swapped upstream file)", grid_path, opt.patches);
+      throw core::Error::input("{}: is not the grid {} was made from (stale or swapped upstream file)", grid_path, opt.patches);
     ctx.manifest().add_input(patches);
     ctx.manifest().add_input(grid);
   });
@@ -44,7 +44,7 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
   app.add_option("-s,--saddle-threshold", opt.saddle_threshold,
                  "Merge clumps whose key saddle is above this density: absolute, 200mean or 200crit; none: every "
                  "clump is its own halo")
-      ->default_str(kDefaultSaddleThreshold);
+      ->default_str(watershed::kDefaultSaddleThreshold);
   app.add_option("--second-relevance", opt.second_relevance,
                  "Instead of a saddle threshold, merge clumps again with this higher relevance threshold");
   app.add_option("-m,--mass-threshold", opt.mass_threshold,
@@ -54,40 +54,40 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
       ->capture_default_str();
   app.add_flag("--allow-other-types", opt.allow_other_types,
                "Accept --types other than those the grid was made of");
-  declare_units_option(app, opt.units);
+  tool::declare_units_option(app, opt.units);
   app.add_flag("--export-text", opt.export_text,
                "Also write OUTPUT.clumps.txt and OUTPUT.halos.txt (RAMSES columns) and .csv versions");
 }
 
-MergeChecked check_merge_options(const MergeOptions& opt) {
-  MergeChecked o{opt.relevance, std::nullopt, std::nullopt, std::nullopt};
+MergeParams check_merge_options(const MergeOptions& opt) {
+  MergeParams o{opt.relevance, std::nullopt, std::nullopt, std::nullopt};
   if (!(opt.relevance > 1))
-    throw Error::usage("--relevance {} must be above 1 (a peak is relevant when peak/saddle >= it)", opt.relevance);
+    throw core::Error::usage("--relevance {} must be above 1 (a peak is relevant when peak/saddle >= it)", opt.relevance);
   // --second-relevance replaces the default saddle threshold; given together with -s it is refused below.
   const bool second = opt.second_relevance != 0;
-  const std::string saddle = opt.saddle_threshold.empty() && !second ? kDefaultSaddleThreshold : opt.saddle_threshold;
-  if (!saddle.empty() && saddle != "none") o.saddle = DensityThreshold::parse(saddle);
+  const std::string saddle = opt.saddle_threshold.empty() && !second ? watershed::kDefaultSaddleThreshold : opt.saddle_threshold;
+  if (!saddle.empty() && saddle != "none") o.saddle = core::DensityThreshold::parse(saddle);
   if (second) {
-    if (!(opt.second_relevance > 1)) throw Error::usage("--second-relevance {} must be above 1", opt.second_relevance);
-    if (o.saddle) throw Error::usage("give --saddle-threshold or --second-relevance, not both");
+    if (!(opt.second_relevance > 1)) throw core::Error::usage("--second-relevance {} must be above 1", opt.second_relevance);
+    if (o.saddle) throw core::Error::usage("give --saddle-threshold or --second-relevance, not both");
     o.second_relevance = opt.second_relevance;
   }
-  if (!opt.mass_threshold.empty()) o.mass = MassThreshold::parse(opt.mass_threshold);
+  if (!opt.mass_threshold.empty()) o.mass = core::MassThreshold::parse(opt.mass_threshold);
   if (!opt.units.empty() && opt.particles.empty())
-    throw Error::usage("--units describes the snapshot of --particles: give both or neither");
+    throw core::Error::usage("--units describes the snapshot of --particles: give both or neither");
   return o;
 }
 
-void run_phew_merge(const MergeOptions& opt, Context& ctx) {
+void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  const MergeChecked checked = check_merge_options(opt);
+  const MergeParams checked = check_merge_options(opt);
   const char* shuffle = std::getenv("PHEW_TEST_SHUFFLE_SEED");  // test hook: the merging order must not matter
 
   ctx.phase("open");
   const std::string grid_path = check_inputs(opt, ctx);
   std::optional<io::File> pf, gf;
-  GridMeta grid;
-  CatalogueParams params;
+  grid::GridMeta grid;
+  watershed::CatalogueParams params;
   params.relevance = checked.relevance;
   params.second_relevance = checked.second_relevance;
   params.shuffle_seed = shuffle ? static_cast<unsigned>(std::atoi(shuffle)) : 0;
@@ -101,30 +101,30 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
   params.saddle_threshold_text = checked.saddle ? checked.saddle->to_string() : "";
   params.mass_threshold_text = checked.mass ? checked.mass->to_string() : "";
 
-  CatalogueInput input{*pf, *gf, {}};
-  std::unique_ptr<SnapshotReader> reader;
+  watershed::CatalogueInput input{*pf, *gf, {}};
+  std::unique_ptr<particles::SnapshotReader> reader;
   std::vector<int> types;
   if (!opt.particles.empty()) {
-    reader = open_snapshot_with_units({opt.particles}, opt.units, comm, &ctx.manifest());
+    reader = tool::open_snapshot_with_units({opt.particles}, opt.units, comm, &ctx.manifest());
     input.velocity_units = reader->info().units.peculiar_velocity_name();
     mpi::agree(comm, [&] {
-      const SnapshotInfo& info = reader->info();
+      const particles::SnapshotInfo& info = reader->info();
       types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.patches), opt.allow_other_types);
       check_snapshot_matches_grid(info, grid, opt.particles, opt.patches);
       if (comm.root()) for (const auto& f : info.files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
     });
     input.particles = [&] {
-      FieldSelection fields;
+      particles::FieldSelection fields;
       fields.velocities = true;
       return read_share(*reader, types, fields, comm);
     };
   }
 
-  CatalogueSummary summary;
+  watershed::CatalogueSummary summary;
   const io::Clumps clumps = build_catalogue(input, params, comm, summary, [&](const std::string& p) { ctx.phase(p); });
   pf.reset();
   gf.reset();
-  log::info("mass above the threshold {:.6g}: in clumps {:.6g}, discarded as noise {:.6g} {}", summary.mass_above_threshold,
+  core::log::info("mass above the threshold {:.6g}: in clumps {:.6g}, discarded as noise {:.6g} {}", summary.mass_above_threshold,
             summary.mass_above_threshold - summary.mass_discarded, summary.mass_discarded, grid.mass_units);
 
   ctx.phase("write");
@@ -157,4 +157,4 @@ void run_phew_merge(const MergeOptions& opt, Context& ctx) {
   ctx.finish_output(f, out);
 }
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -2,19 +2,19 @@
 // (docs/tools/phew-merge.md).
 #pragma once
 
-#include "core/quantity.hpp"
-#include "tool/tool.hpp"
-#include "watershed/catalogue.hpp"
+#include <phew/core/quantity.hpp>
+#include <phew/tool/tool.hpp>
+#include <phew/watershed/catalogue.hpp>
 
 #include <optional>
 #include <string>
 
-namespace phew {
+namespace phew::tools {
 
 struct MergeOptions {
   std::string patches;
   std::string grid;  // default: the grid recorded in the patches manifest
-  double relevance = kDefaultRelevance;
+  double relevance = watershed::kDefaultRelevance;
   std::string saddle_threshold;  // empty: kDefaultSaddleThreshold, unless --second-relevance; "none": no hierarchy
   double second_relevance = 0;
   std::string mass_threshold;
@@ -26,15 +26,15 @@ struct MergeOptions {
 };
 
 // The options in checked form (thresholds still to be resolved against the grid).
-struct MergeChecked {
-  double relevance = kDefaultRelevance;
-  std::optional<DensityThreshold> saddle;
+struct MergeParams {
+  double relevance = watershed::kDefaultRelevance;
+  std::optional<core::DensityThreshold> saddle;
   std::optional<double> second_relevance;
-  std::optional<MassThreshold> mass;
+  std::optional<core::MassThreshold> mass;
 };
 
 void declare_merge_options(CLI::App& app, MergeOptions& opt);
-MergeChecked check_merge_options(const MergeOptions& opt);  // throws Error(usage); pure
-void run_phew_merge(const MergeOptions& opt, Context& ctx);
+MergeParams check_merge_options(const MergeOptions& opt);  // throws Error(usage); pure
+void run_phew_merge(const MergeOptions& opt, tool::Context& ctx);
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -1,50 +1,50 @@
 #include "phew_segment.hpp"
 
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "io/grid_file.hpp"
-#include "io/patches_file.hpp"
-#include "mpi/agree.hpp"
-#include "watershed/patches.hpp"
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/patches_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/watershed/patches.hpp>
 
-namespace phew {
+namespace phew::tools {
 namespace {
 
 // The grid rule (lib/grid/geometry.hpp, docs/thresholds.md "The grid") seen from the segmentation: a
 // grid on which a cell at the threshold holds less than one particle mass lets single particles rise
 // above the threshold, and their peaks are Poisson noise. Says so with the rule's grid, and with how many
 // peaks hold less than one particle mass (no real structure does). Collective.
-void check_grid_rule(const io::Patches& patches, const GridMeta& meta, double threshold, const mpi::Comm& comm) {
-  const GridGeometry& g = meta.geometry;
+void check_grid_rule(const io::Patches& patches, const grid::GridMeta& meta, double threshold, const mpi::Comm& comm) {
+  const grid::GridGeometry& g = meta.geometry;
   if (meta.n_particles == 0 || !(meta.mean_density > 0) || !(meta.total_mass > 0)) return;  // not made of particles
   const double particles = static_cast<double>(meta.n_particles);
   const double delta = threshold / meta.mean_density;
-  const double per_cell = particles_per_threshold_cell(delta, particles, static_cast<double>(g.cells()));
-  log::info("a cell at the threshold holds {:.3g} particle masses (the grid rule: at least {:g})", per_cell,
-            kParticlesPerThresholdCell);
-  if (per_cell >= kParticlesPerThresholdCell) return;
+  const double per_cell = grid::particles_per_threshold_cell(delta, particles, static_cast<double>(g.cells()));
+  core::log::info("a cell at the threshold holds {:.3g} particle masses (the grid rule: at least {:g})", per_cell,
+            grid::kParticlesPerThresholdCell);
+  if (per_cell >= grid::kParticlesPerThresholdCell) return;
   const double mp = meta.total_mass / particles;
   std::uint64_t light = 0;
   for (const io::PatchPeak& p : patches.peaks) light += p.mass < mp;
   light = comm.sum(light);
   const std::uint64_t all = comm.sum<std::uint64_t>(patches.peaks.size());
-  const auto rule = grid_rule_shape(g.extent, particles, delta);
-  log::warn("the grid is too fine for the particles: a cell at the threshold holds {:.3g} particle masses, so single "
+  const auto rule = grid::grid_rule_shape(g.extent, particles, delta);
+  core::log::warn("the grid is too fine for the particles: a cell at the threshold holds {:.3g} particle masses, so single "
             "particles rise above it and make peaks of Poisson noise ({} of {} peaks hold less than one particle "
             "mass); make the grid with cic-project --grid auto --for-threshold {:g}mean ({}x{}x{} cells here) or "
             "coarser (docs/thresholds.md, \"The grid\")",
-            per_cell, log::thousands(static_cast<long long>(light)), log::thousands(static_cast<long long>(all)),
+            per_cell, core::log::thousands(static_cast<long long>(light)), core::log::thousands(static_cast<long long>(all)),
             delta, rule[0], rule[1], rule[2]);
 }
 
 // No test cell: often an absolute threshold meant as a multiple of the mean. Says where the densest
 // cell and the mean lie, and suggests the `mean` suffix when that reading would find cells.
-void warn_if_empty(std::uint64_t test_cells, double densest, const GridMeta& meta, const SegmentParams& params,
-                   const DensityThreshold& threshold) {
+void warn_if_empty(std::uint64_t test_cells, double densest, const grid::GridMeta& meta, const watershed::SegmentParams& params,
+                   const core::DensityThreshold& threshold) {
   if (test_cells > 0) return;
-  const bool absolute = threshold.unit == DensityThreshold::Unit::absolute;
+  const bool absolute = threshold.unit == core::DensityThreshold::Unit::absolute;
   const bool meant_mean = absolute && meta.mean_density > 0 && threshold.value * meta.mean_density < densest;
-  log::warn("no cell is above the threshold {} ({:.4g} {}{}): the result is empty; the densest cell is {:.4g} ({:.4g} x "
+  core::log::warn("no cell is above the threshold {} ({:.4g} {}{}): the result is empty; the densest cell is {:.4g} ({:.4g} x "
             "the mean density {:.4g}){}",
             params.threshold_text, params.threshold, meta.density_units, absolute ? ", absolute" : "", densest,
             meta.mean_density > 0 ? densest / meta.mean_density : 0.0, meta.mean_density,
@@ -68,21 +68,21 @@ void declare_segment_options(CLI::App& app, SegmentOptions& opt) {
                "Refine peak positions inside their cell by a quadratic fit of the 3x3x3 neighbourhood");
 }
 
-SegmentChecked check_segment_options(const SegmentOptions& opt) {
-  return {DensityThreshold::parse(opt.threshold), opt.refine_positions};
+SegmentParams check_segment_options(const SegmentOptions& opt) {
+  return {core::DensityThreshold::parse(opt.threshold), opt.refine_positions};
 }
 
-void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
+void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  const SegmentChecked checked = check_segment_options(opt);
+  const SegmentParams checked = check_segment_options(opt);
 
   ctx.phase("open");
   mpi::agree(comm, [&] {
     if (comm.root()) ctx.manifest().add_input(manifest::check_phew_input(opt.grid, {"grid"}));
   });
   std::optional<io::File> file;
-  GridMeta meta;
-  SegmentParams params{0, checked.threshold.to_string(), checked.refine_positions};
+  grid::GridMeta meta;
+  watershed::SegmentParams params{0, checked.threshold.to_string(), checked.refine_positions};
   mpi::agree(comm, [&] {
     file.emplace(io::File::open_read(opt.grid));
     meta = io::read_grid_meta(*file);
@@ -93,8 +93,8 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
       ctx.manifest().parameter("mean_density_used", mean, meta.density_units);
     }
   });
-  const GridGeometry& g = meta.geometry;
-  log::info("{}: {}x{}x{} grid, threshold {} = {:.6g} {} ({:.4g} x mean)", opt.grid, g.shape[0], g.shape[1], g.shape[2],
+  const grid::GridGeometry& g = meta.geometry;
+  core::log::info("{}: {}x{}x{} grid, threshold {} = {:.6g} {} ({:.4g} x mean)", opt.grid, g.shape[0], g.shape[1], g.shape[2],
             params.threshold_text, params.threshold, meta.density_units,
             meta.mean_density > 0 ? params.threshold / meta.mean_density : 0.0);
   const mpi::SlabDecomposition slabs(g.shape[0], comm.size());
@@ -102,7 +102,7 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
   // and the output rows), assumed here for up to a tenth of the cells.
   const double need = static_cast<double>(slabs.planes(comm.rank()) + 2) * static_cast<double>(g.plane_cells()) * 12.5;
   mpi::agree(comm, [&] {
-    check_memory(need * mpi::ranks_on_node(comm), available_memory_bytes(),
+    core::check_memory(need * mpi::ranks_on_node(comm), core::available_memory_bytes(),
                  fmt::format("segmenting a {}x{}x{} grid", g.shape[0], g.shape[1], g.shape[2]));
   });
 
@@ -135,8 +135,10 @@ void run_phew_segment(const SegmentOptions& opt, Context& ctx) {
   m.summary("n_test_cells", patches.meta.n_test_cells);
   m.summary("n_peaks", comm.sum<std::uint64_t>(patches.peaks.size()));
   m.summary("n_saddles", comm.sum<std::uint64_t>(patches.saddles.size()));
-  m.summary("label_rounds", rounds);  // depends on the decomposition: provenance, not data (DESIGN rule 1)
+  // The rounds depend on the decomposition: provenance, not data (docs/cli.md, "Same data on any
+  // number of ranks").
+  m.summary("label_rounds", rounds);
   ctx.finish_output(f, out);
 }
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -1,12 +1,12 @@
 // phew-segment: watershed segmentation and saddle search (docs/tools/phew-segment.md).
 #pragma once
 
-#include "core/quantity.hpp"
-#include "tool/tool.hpp"
+#include <phew/core/quantity.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <string>
 
-namespace phew {
+namespace phew::tools {
 
 struct SegmentOptions {
   std::string grid;
@@ -15,14 +15,15 @@ struct SegmentOptions {
   std::string mean_from;  // GRID: "mean" thresholds use its mean density (a series of an open box)
 };
 
-// The options in checked form.
-struct SegmentChecked {
-  DensityThreshold threshold;
+// The options in checked form. The stage's watershed::SegmentParams is made from it once the grid is
+// read (the threshold resolved against the grid's mean or critical density).
+struct SegmentParams {
+  core::DensityThreshold threshold;
   bool refine_positions = false;
 };
 
 void declare_segment_options(CLI::App& app, SegmentOptions& opt);
-SegmentChecked check_segment_options(const SegmentOptions& opt);  // throws Error(usage); pure
-void run_phew_segment(const SegmentOptions& opt, Context& ctx);
+SegmentParams check_segment_options(const SegmentOptions& opt);  // throws Error(usage); pure
+void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx);
 
-}  // namespace phew
+}  // namespace phew::tools

@@ -1,15 +1,15 @@
 #include "synth_particles.hpp"
 
-#include "core/log.hpp"
-#include "core/memory.hpp"
-#include "io/truth_file.hpp"
-#include "mpi/agree.hpp"
-#include "particles/gadget_writer.hpp"
-#include "synth/synthesis.hpp"
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/io/truth_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/gadget_writer.hpp>
+#include <phew/synth/synthesis.hpp>
 
 #include <filesystem>
 
-namespace phew {
+namespace phew::tools {
 
 void declare_synth_options(CLI::App& app, SynthOptions& o) {
   app.add_option("model", o.model,
@@ -41,8 +41,8 @@ void declare_synth_options(CLI::App& app, SynthOptions& o) {
   app.add_option("--accuracy", o.accuracy, "restricted: time step as a fraction of the local dynamical time (default 0.02)");
 }
 
-SynthChecked check_synth_options(const SynthOptions& opt) {
-  SynthChecked c;
+SynthParams check_synth_options(const SynthOptions& opt) {
+  SynthParams c;
   c.scene = synth::scene_from_options(opt, &c.scene_file);
   return c;
 }
@@ -65,10 +65,10 @@ OutputNames output_names(const std::string& output, int snapshots) {
   return names;
 }
 
-void run_synth_particles(const SynthOptions& opt, Context& ctx) {
+void run_synth_particles(const SynthOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   ctx.phase("scene");
-  SynthChecked c;
+  SynthParams c;
   mpi::agree(comm, [&] { c = check_synth_options(opt); });
   const synth::Scene& scene = c.scene;
   const OutputNames names = output_names(ctx.output(), scene.snapshots());
@@ -78,7 +78,7 @@ void run_synth_particles(const SynthOptions& opt, Context& ctx) {
   const double bytes = synth::realization_bytes(scene) + 48.0 * static_cast<double>(n) +
                        (scene.potential ? 8.0 : 0.0) * static_cast<double>(n) + (scene.acceleration ? 24.0 : 0.0) * static_cast<double>(n);
   mpi::agree(comm, [&] {
-    if (comm.root()) check_memory(bytes, available_memory_bytes(), fmt::format("{} particles", log::thousands(static_cast<long long>(n))));
+    if (comm.root()) core::check_memory(bytes, core::available_memory_bytes(), fmt::format("{} particles", core::log::thousands(static_cast<long long>(n))));
   });
   auto& m = ctx.manifest();
   m.parameter("scene", synth::scene_to_json(scene));
@@ -113,8 +113,8 @@ void run_synth_particles(const SynthOptions& opt, Context& ctx) {
     ctx.finish_output(f, out, "truth");
   }
   if (const synth::Evolution* e = synthesis.evolution())
-    log::verbose("restricted N-body: {} particle steps, {} capped at the shortest step", e->stats().particle_steps,
+    core::log::verbose("restricted N-body: {} particle steps, {} capped at the shortest step", e->stats().particle_steps,
                  e->stats().capped);
 }
 
-}  // namespace phew
+}  // namespace phew::tools

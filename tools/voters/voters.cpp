@@ -1,17 +1,17 @@
 #include "voters.hpp"
 
-#include "core/error.hpp"
-#include "io/grid_file.hpp"
-#include "io/peaks_file.hpp"
-#include "io/voters_file.hpp"
-#include "mpi/agree.hpp"
-#include "particles/snapshot.hpp"
-#include "tool/snapshot_input.hpp"
+#include <phew/core/error.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/peaks_file.hpp>
+#include <phew/io/voters_file.hpp>
+#include <phew/mpi/agree.hpp>
+#include <phew/particles/snapshot.hpp>
+#include <phew/tool/snapshot_input.hpp>
 
 #include <cmath>
 #include <limits>
 
-namespace phew {
+namespace phew::tools {
 
 void declare_voters_options(CLI::App& app, VotersOptions& opt) {
   app.add_option("peaks", opt.peaks, "Peaks from deblend (peaks.h5)")->required();
@@ -34,7 +34,7 @@ void declare_voters_options(CLI::App& app, VotersOptions& opt) {
                  "open-box series), so that the radius does not drift as mass leaves the region");
   app.add_flag("--allow-other-types", opt.allow_other_types,
                "Accept --types other than those the grid was made of");
-  declare_units_option(app, opt.units);
+  tool::declare_units_option(app, opt.units);
   app.add_flag("--no-boost", opt.no_boost, "Rank by the plain potential (to compare; not for production)");
 }
 
@@ -42,20 +42,20 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }
 
-VotersChecked check_voters_options(const VotersOptions& opt) {
-  if (opt.n_voters < 1) throw Error::usage("--n-voters {} must be at least 1", opt.n_voters);
+VotersParams check_voters_options(const VotersOptions& opt) {
+  if (opt.n_voters < 1) throw core::Error::usage("--n-voters {} must be at least 1", opt.n_voters);
   // Written so that NaN fails too.
-  if (!(opt.search_radius >= 0 && opt.search_radius < kInf)) throw Error::usage("--search-radius {} must be a finite number >= 0 (0: automatic)", opt.search_radius);
-  if (!(opt.min_radius >= 0 && opt.min_radius < kInf)) throw Error::usage("--min-radius {} must be a finite number >= 0", opt.min_radius);
+  if (!(opt.search_radius >= 0 && opt.search_radius < kInf)) throw core::Error::usage("--search-radius {} must be a finite number >= 0 (0: automatic)", opt.search_radius);
+  if (!(opt.min_radius >= 0 && opt.min_radius < kInf)) throw core::Error::usage("--min-radius {} must be a finite number >= 0", opt.min_radius);
   if (opt.softening && !(*opt.softening > 0 && *opt.softening < kInf))
-    throw Error::usage("--softening {} must be a finite length > 0 (leave it out for the default)", *opt.softening);
-  VotersChecked c;
+    throw core::Error::usage("--softening {} must be a finite length > 0 (leave it out for the default)", *opt.softening);
+  VotersParams c;
   if (opt.potential == "auto") c.potential = PotentialChoice::automatic;
   else if (opt.potential == "snapshot") c.potential = PotentialChoice::snapshot;
   else if (opt.potential == "compute") c.potential = PotentialChoice::compute;
-  else throw Error::usage("--potential '{}': expected auto, snapshot or compute", opt.potential);
-  if (!(opt.theta > 0 && opt.theta < kInf)) throw Error::usage("--theta {} must be > 0", opt.theta);
-  if (opt.pm_mesh != 0 && (opt.pm_mesh < 32 || opt.pm_mesh > 4096)) throw Error::usage("--pm-mesh {}: expected 32 to 4096", opt.pm_mesh);
+  else throw core::Error::usage("--potential '{}': expected auto, snapshot or compute", opt.potential);
+  if (!(opt.theta > 0 && opt.theta < kInf)) throw core::Error::usage("--theta {} must be > 0", opt.theta);
+  if (opt.pm_mesh != 0 && (opt.pm_mesh < 32 || opt.pm_mesh > 4096)) throw core::Error::usage("--pm-mesh {}: expected 32 to 4096", opt.pm_mesh);
   c.params.n_voters = opt.n_voters;
   c.params.search_radius = opt.search_radius;
   c.params.min_radius = opt.min_radius;
@@ -66,15 +66,15 @@ VotersChecked check_voters_options(const VotersOptions& opt) {
   return c;
 }
 
-void run_voters(const VotersOptions& opt, Context& ctx) {
+void run_voters(const VotersOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  VotersChecked checked = check_voters_options(opt);
-  VoterParams& params = checked.params;
+  VotersParams checked = check_voters_options(opt);
+  phasespace::VoterParams& params = checked.params;
 
   ctx.phase("open");
-  std::unique_ptr<SnapshotReader> reader;
+  std::unique_ptr<particles::SnapshotReader> reader;
   std::vector<int> types;
-  GridMeta grid;
+  grid::GridMeta grid;
   std::vector<io::PeakRow> peaks;
   mpi::agree(comm, [&] {
     const io::File f = io::File::open_read(opt.peaks);
@@ -83,10 +83,10 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
     grid = header.grid;
     peaks = io::read_peak_rows(f);
   });
-  reader = open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
+  reader = tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
   mpi::agree(comm, [&] {
-    const SnapshotInfo& info = reader->info();
-    if (!info.has_velocities) throw Error::input("{}: the snapshot has no velocities", opt.snapshot);
+    const particles::SnapshotInfo& info = reader->info();
+    if (!info.has_velocities) throw core::Error::input("{}: the snapshot has no velocities", opt.snapshot);
     types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.peaks), opt.allow_other_types);
     check_snapshot_matches_grid(info, grid, opt.snapshot, opt.peaks);
     if (!opt.mean_from.empty()) {
@@ -94,14 +94,14 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
       if (comm.root()) ctx.manifest().add_input(manifest::check_phew_input(opt.mean_from, {"grid"}));
     }
     if (checked.potential == PotentialChoice::snapshot && !(info.has_potential && info.has_acceleration))
-      throw Error::input("{}: --potential snapshot, but the snapshot has no Potential and Acceleration", opt.snapshot);
+      throw core::Error::input("{}: --potential snapshot, but the snapshot has no Potential and Acceleration", opt.snapshot);
   });
   mpi::agree(comm, [&] {
     if (!comm.root()) return;
     ctx.manifest().add_input(manifest::check_phew_input(opt.peaks, {"peaks"}));
     for (const auto& in : manifest::snapshot_inputs_in_chain(opt.peaks, reader->info().files)) ctx.manifest().add_input(in);
   });
-  const SnapshotInfo& info = reader->info();
+  const particles::SnapshotInfo& info = reader->info();
   params.stored_potential = checked.potential == PotentialChoice::snapshot ||
                             (checked.potential == PotentialChoice::automatic && info.has_potential && info.has_acceleration);
   // Physical units: comoving positions scale by a, and Gadget's stored comoving potential and
@@ -114,16 +114,16 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   if (checked.default_softening) params.softening = gravity::default_softening(grid.geometry, params.n_particles);
 
   ctx.phase("read");
-  FieldSelection fields;
+  particles::FieldSelection fields;
   fields.ids = fields.velocities = true;
   fields.potential = fields.acceleration = params.stored_potential;
-  ParticleSet particles = read_share(*reader, types, fields, comm);
+  particles::ParticleSet particles = read_share(*reader, types, fields, comm);
   mpi::agree(comm, [&] {
     for (double v : particles.potential)
-      if (!std::isfinite(v)) throw Error::input("{}: the snapshot's Potential has a non-finite value", opt.snapshot);
+      if (!std::isfinite(v)) throw core::Error::input("{}: the snapshot's Potential has a non-finite value", opt.snapshot);
   });
 
-  VoterSelection sel = select_voters(grid, std::move(peaks), std::move(particles), params, comm,
+  phasespace::VoterSelection sel = select_voters(grid, std::move(peaks), std::move(particles), params, comm,
                                      [&](const std::string& p) { ctx.phase(p); });
 
   ctx.phase("write");
@@ -148,4 +148,4 @@ void run_voters(const VotersOptions& opt, Context& ctx) {
   ctx.finish_output(f, output);
 }
 
-}  // namespace phew
+}  // namespace phew::tools

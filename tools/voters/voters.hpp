@@ -1,19 +1,19 @@
 // voters: the most-bound particles of each peak with the boosted potential (docs/tools/voters.md).
 #pragma once
 
-#include "phasespace/select_voters.hpp"
-#include "tool/tool.hpp"
+#include <phew/phasespace/select_voters.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <optional>
 #include <string>
 
-namespace phew {
+namespace phew::tools {
 
 struct VotersOptions {
   std::string peaks;
   std::string snapshot;
   std::string units;  // --units (tool/snapshot_input.hpp)
-  std::int64_t n_voters = kDefaultVoters;
+  std::int64_t n_voters = phasespace::kDefaultVoters;
   double search_radius = 0;  // 0: automatic
   double min_radius = 0;
   std::string potential = "auto";  // auto | snapshot | compute
@@ -29,14 +29,14 @@ struct VotersOptions {
 enum class PotentialChoice { automatic, snapshot, compute };
 
 // The options in checked form: the stage's parameters but those that come from the snapshot.
-struct VotersChecked {
-  VoterParams params;
+struct VotersParams {
+  phasespace::VoterParams params;
   PotentialChoice potential = PotentialChoice::automatic;
   bool default_softening = true;
 };
 
 void declare_voters_options(CLI::App& app, VotersOptions& opt);
-VotersChecked check_voters_options(const VotersOptions& opt);  // throws Error(usage); pure
-void run_voters(const VotersOptions& opt, Context& ctx);
+VotersParams check_voters_options(const VotersOptions& opt);  // throws Error(usage); pure
+void run_voters(const VotersOptions& opt, tool::Context& ctx);
 
-}  // namespace phew
+}  // namespace phew::tools
