@@ -6,6 +6,12 @@
 
 namespace phew::io {
 
+// The rows this file maps (lib/model).
+using model::PatchPeak;
+using model::SaddleRow;
+using model::Patches;
+using model::PatchesHeader;
+
 const Table<PatchPeak>& patch_peak_table() {
   static const Table<PatchPeak> t = Table<PatchPeak>()
                                         .column("id", &PatchPeak::id)

@@ -4,6 +4,11 @@
 
 namespace phew::io {
 
+// The rows this file maps (lib/model).
+using model::VoterRow;
+using model::VoterPeakRow;
+using model::Voters;
+
 const Table<VoterRow>& voter_table() {
   static const Table<VoterRow> t = Table<VoterRow>()
                                        .column("peak", &VoterRow::peak)

@@ -29,10 +29,12 @@ grid::GridGeometry projection_geometry(const SnapshotInfo& info, const std::arra
   return g;
 }
 
-Projection project(const SnapshotInfo& info, const ParticleSet& particles, const grid::GridGeometry& geometry,
-                   grid::Assignment assignment, bool region, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm,
-                   const core::PhaseReport& phase) {
-  if (!geometry.periodic && !region) {
+Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+                           const mpi::Comm& comm, const core::PhaseReport& phase) {
+  const grid::GridGeometry& geometry = params.geometry;
+  const grid::Assignment assignment = params.assignment;
+  const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
+  if (!geometry.periodic && !params.region) {
     mpi::agree(comm, [&] {
       for (std::size_t i = 0; i < particles.size(); ++i)
         for (std::size_t d = 0; d < 3; ++d) {

@@ -1,5 +1,7 @@
 #include "deblend.hpp"
 
+#include "clump_peak_file.hpp"
+
 #include <phew/core/error.hpp>
 #include <phew/io/clumps_file.hpp>
 #include <phew/io/peaks_file.hpp>
@@ -49,7 +51,7 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   std::unique_ptr<particles::SnapshotReader> reader;
   std::vector<int> types;
   std::optional<io::File> clumps;
-  io::Peaks out;
+  model::Peaks out;
   std::int64_t n_clump_peaks = 0;
   mpi::agree(comm, [&] {
     if (!comm.root()) return;  // the kind first: a wrong file is named as such, not by a missing dataset
@@ -87,7 +89,7 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
 
   phasespace::Deblended d = deblend_patches(
       out.grid.geometry, particles, labels, n_clump_peaks,
-      [&](const std::vector<std::int64_t>& ids) { return io::read_clump_peak_positions(*clumps, ids); }, params, comm,
+      ClumpPeakFile(*clumps), params, comm,
       [&](const std::string& p) { ctx.phase(p); });
   clumps.reset();
 

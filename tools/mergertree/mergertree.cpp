@@ -4,6 +4,7 @@
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
 #include <phew/grid/spherical_overdensity.hpp>
+#include <phew/io/arbor_file.hpp>
 #include <phew/io/atomic_output.hpp>
 #include <phew/io/peaks_file.hpp>
 #include <phew/io/tree_file.hpp>
@@ -65,7 +66,7 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
   if (min_votes > per_peak)
     throw core::Error::usage("--min-votes {} is more than the {} voters per peak of {}: no peak could ever be linked",
                        min_votes, per_peak, files.voters);
-  const std::vector<io::PeakRow> rows = io::read_peak_rows(pf);
+  const std::vector<model::PeakRow> rows = io::read_peak_rows(pf);
   mergertree::Stage stage = mergertree::make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), io::read_voter_rows(vf));
   const mergertree::SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, man);
   if (u.known) units = u;
@@ -122,7 +123,7 @@ void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   mpi::agree(comm, [&] {
     if (!comm.root() || opt.state.empty()) return;
     ctx.manifest().add_input(manifest::check_phew_input(opt.state, {"tree"}));
-    tree = mergertree::from_tree_file(io::read_tree(opt.state));
+    tree = mergertree::from_tree_rows(io::read_tree(opt.state));
   });
 
   ctx.phase("link");
@@ -159,7 +160,7 @@ void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   ctx.phase("write");
   io::AtomicOutput out(ctx.output(), comm);
   io::File f = io::File::create(out.temp_path(), comm);
-  io::write_tree(f, comm.root() ? to_tree_file(tree) : io::TreeFile{}, comm);
+  io::write_tree(f, comm.root() ? to_tree_rows(tree) : model::TreeRows{}, comm);
   auto& m = ctx.manifest();  // rank 0's is the one recorded
   m.parameter("min_votes_used", tree.params.min_votes);
   m.parameter("graveyard_votes_used", tree.params.graveyard_votes);

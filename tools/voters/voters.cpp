@@ -75,7 +75,7 @@ void run_voters(const VotersOptions& opt, tool::Context& ctx) {
   std::unique_ptr<particles::SnapshotReader> reader;
   std::vector<int> types;
   grid::GridMeta grid;
-  std::vector<io::PeakRow> peaks;
+  std::vector<model::PeakRow> peaks;
   mpi::agree(comm, [&] {
     const io::File f = io::File::open_read(opt.peaks);
     const io::PeaksHeader header = io::read_peaks_header(f);
@@ -127,7 +127,7 @@ void run_voters(const VotersOptions& opt, tool::Context& ctx) {
                                      [&](const std::string& p) { ctx.phase(p); });
 
   ctx.phase("write");
-  const io::Voters out{grid,
+  const model::Voters out{grid,
                        {sel.potential_source, params.n_voters, info.time, params.boost,
                         "(" + info.units.velocity_name() + ")^2, physical",
                         info.units.velocity_name() + "^2 / (" + info.units.length_name() + "), physical"},
