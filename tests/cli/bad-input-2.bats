@@ -14,6 +14,8 @@ setup_file() {
   mkdir -p "$D"
   cic-project "$INPUTS/good.hdf5" -o "$D/g.h5" --grid 16 -q
   phew-segment "$D/g.h5" -o "$D/p.h5" --threshold 2mean -q
+  phew-merge "$D/p.h5" -o "$D/c.h5" -q
+  deblend "$D/c.h5" "$INPUTS/good.hdf5" -o "$D/k.h5" -q
 }
 
 setup() {
@@ -90,9 +92,9 @@ grid() { bad_input cic-project "$OUT/g.h5" "$@" --grid 16; }
 
 @test "item 9: a grid with a NaN box or mean density 0 is refused when read" {
   edit g.h5 "f['grid'].attrs['box_size'] = np.array([np.nan, 100, 100])"
-  bad_input phew-segment "$OUT/p.h5" 3 "box_size nan in axis x" "$E/g.h5"
+  bad_input phew-segment "$OUT/p.h5" 3 "box_size nan, origin 0 in axis x" "$E/g.h5" --threshold 2mean
   edit g.h5 "f['grid'].attrs['mean_density'] = 0.0"
-  bad_input phew-segment "$OUT/p.h5" 3 "mean_density is 0" "$E/g.h5"
+  bad_input phew-segment "$OUT/p.h5" 3 "mean_density is 0" "$E/g.h5" --threshold 2mean
 }
 
 @test "item 9: patches with a negative peak density or a test cell of peak 0 are refused" {
@@ -106,16 +108,16 @@ grid() { bad_input cic-project "$OUT/g.h5" "$@" --grid 16; }
   bad_input phew-merge "$OUT/c.h5" 2 "--relevance inf must be a finite number" "$D/p.h5" --relevance inf
   bad_input phew-merge "$OUT/c.h5" 2 "--second-relevance 1.5 must be a finite number above --relevance 2" "$D/p.h5" \
     --relevance 2 --second-relevance 1.5
-  bad_input deblend "$OUT/k.h5" 2 "--bin-fraction inf must be a finite number" "$D/p.h5" "$INPUTS/good.hdf5" --bin-fraction inf
+  bad_input deblend "$OUT/k.h5" 2 "--bin-fraction inf must be a finite number" "$D/c.h5" "$INPUTS/good.hdf5" --bin-fraction inf
   bad_input cic-project "$OUT/g.h5" 2 "1e+300 is not a finite coordinate" "$INPUTS/good.hdf5" --grid 16 \
     --region=-1e300,0,0,1e300,100,100
-  bad_input voters "$OUT/v.h5" 2 "--min-radius 5 is above --search-radius 2" "$D/p.h5" "$INPUTS/good.hdf5" \
+  bad_input voters "$OUT/v.h5" 2 "--min-radius 5 is above --search-radius 2" "$D/k.h5" "$INPUTS/good.hdf5" \
     --search-radius 2 --min-radius 5
   bad_input synth-particles "$OUT/s" 2 "is above 1e4" zeldovich --redshift 1e300
 }
 
 @test "item 10 and messages: --export-ctrees '' and -o '' or -o . are refused up front (exit 2)" {
-  bad_input mergertree "$OUT/t.h5" 2 "--export-ctrees: an empty name" "$D/p.h5" --export-ctrees ''
+  bad_input mergertree "$OUT/t.h5" 2 "--export-ctrees: an empty name" "$D/k.h5" --export-ctrees ''
   run --separate-stderr cic-project "$INPUTS/good.hdf5" -o '' --grid 16 -q
   assert_failure 2
   output=$stderr assert_one_error_line cic-project
@@ -128,7 +130,7 @@ grid() { bad_input cic-project "$OUT/g.h5" "$@" --grid 16; }
 
 @test "messages: --export-ctrees naming an existing file is an I/O error (exit 4)" {
   touch "$E/file"
-  bad_input mergertree "$OUT/t.h5" 4 "$E/file: exists and is not a folder" "$D/p.h5" --export-ctrees "$E/file"
+  bad_input mergertree "$OUT/t.h5" 4 "$E/file: exists and is not a folder" "$D/k.h5" --export-ctrees "$E/file"
 }
 
 @test "item 10: --help to a full device is exit 4 with one line" {
