@@ -376,13 +376,16 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
   for (const auto& f : files) {
     if (&f != &files.front()) check_same_snapshot(piece_header(files.front()), piece_header(f));
     const Block* ids = f.find("ID");
-    if (files.size() > 1 && ids && f.count() > 0) {
+    const Block* xyz = f.find("POS");
+    if (files.size() > 1 && ids && xyz && f.count() > 0) {
       std::ifstream in = open_binary(f.path);
       std::vector<std::uint64_t> first;
+      std::vector<double> x;
       append_block(in, f, "ID", *ids, 0, 1, first);
+      append_block(in, f, "POS", *xyz, 0, 3, x);
       int type = 0;
       while (f.header.npart[type] == 0) ++type;
-      signatures.add(f.path, type, first.at(0));
+      signatures.add(f.path, type, first.at(0), {x.at(0), x.at(1), x.at(2)});
     }
   }
 

@@ -238,9 +238,13 @@ class Hdf5Snapshot final : public SnapshotReader {
       else check_same_snapshot(*first, header);
       for (std::size_t t = 0; t < ntypes; ++t) {
         const std::string ids = "/PartType" + std::to_string(t) + "/ParticleIDs";
-        if (info_.files.size() > 1 && info_.file_counts.back()[t] > 0 && f.has(ids) &&
-            f.dataset_info(ids).cls == io::TypeInfo::Class::integer && f.dataset_info(ids).elements() > 0)
-          signatures.add(path, static_cast<int>(t), f.read_rows<std::uint64_t>(ids, 0, 1).at(0));
+        const std::string xyz = "/PartType" + std::to_string(t) + "/Coordinates";
+        if (info_.files.size() > 1 && info_.file_counts.back()[t] > 0 && f.has(ids) && f.has(xyz) &&
+            f.dataset_info(ids).cls == io::TypeInfo::Class::integer && f.dataset_info(ids).elements() > 0 &&
+            f.dataset_info(xyz).cls == io::TypeInfo::Class::floating && f.dataset_info(xyz).elements() >= 3) {
+          const auto x = f.read_rows<double>(xyz, 0, 1);
+          signatures.add(path, static_cast<int>(t), f.read_rows<std::uint64_t>(ids, 0, 1).at(0), {x.at(0), x.at(1), x.at(2)});
+        }
       }
     }
     const std::vector<std::uint64_t>& header_total = first->total;

@@ -56,9 +56,10 @@ std::unique_ptr<SnapshotReader> checked(std::unique_ptr<SnapshotReader> reader) 
     if (!(b >= 0) || !std::isfinite(b) || b > 1e30)
       throw core::Error::input("{}: BoxSize {} (a box side must be a finite length from 0 to 1e30; 0 means no box)",
                                file, b);
-  if (!std::isfinite(info.time) || (info.comoving ? info.time <= 0 : info.time < 0))
+  // Outside cosmology a time may be anything finite (RAMSES may count from a negative origin).
+  if (!std::isfinite(info.time) || (info.comoving && info.time <= 0))
     throw core::Error::input("{}: Time is {} ({})", file, info.time,
-                             info.comoving ? "a cosmological run's Time is its scale factor, > 0" : "must be >= 0");
+                             info.comoving ? "a cosmological run's Time is its scale factor, > 0" : "must be finite");
   const std::pair<const char*, double> units[] = {{"UnitLength_in_cm", info.units.length_cm},
                                                   {"UnitMass_in_g", info.units.mass_g},
                                                   {"UnitVelocity_in_cm_per_s", info.units.velocity_cm_per_s}};

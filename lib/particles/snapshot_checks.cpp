@@ -48,8 +48,9 @@ void check_distinct_files(const std::vector<std::string>& paths) {
     }
 }
 
-void PieceSignatures::add(const std::string& path, int type, std::uint64_t first_id) {
-  const auto [it, fresh] = seen_.emplace(std::pair{type, first_id}, path);
+void PieceSignatures::add(const std::string& path, int type, std::uint64_t first_id,
+                          const std::array<double, 3>& first_position) {
+  const auto [it, fresh] = seen_.emplace(std::tuple{type, first_id, first_position}, path);
   if (!fresh && it->second != path)
     throw core::Error::input("{}: holds the particles of {} (both start type {} with ID {}): a piece copied twice",
                              path, it->second, type, first_id);

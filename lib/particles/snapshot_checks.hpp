@@ -3,10 +3,12 @@
 // Each failure is one Error(input) naming the file and the header field.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -33,13 +35,14 @@ void check_same_snapshot(const PieceHeader& first, const PieceHeader& piece);
 void check_distinct_files(const std::vector<std::string>& paths);
 
 // Pieces that hold the same particles (a piece copied under another piece's name): the first particle of
-// each type in each piece, by ID, must be new. Throws Error(input) naming both pieces.
+// each type in each piece, by ID and position, must be new (IDs alone may restart in every file of
+// hand-made snapshots). Throws Error(input) naming both pieces.
 class PieceSignatures {
  public:
-  void add(const std::string& path, int type, std::uint64_t first_id);
+  void add(const std::string& path, int type, std::uint64_t first_id, const std::array<double, 3>& first_position);
 
  private:
-  std::map<std::pair<int, std::uint64_t>, std::string> seen_;
+  std::map<std::tuple<int, std::uint64_t, std::array<double, 3>>, std::string> seen_;
 };
 
 // Header cosmology that cannot be meant: a value that is not finite or is negative (Omega0, HubbleParam),
