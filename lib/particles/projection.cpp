@@ -19,10 +19,12 @@ grid::GridGeometry projection_geometry(const SnapshotInfo& info, const std::arra
   } else if (info.periodic) {
     g.extent = info.box_size;
     g.periodic = true;
-  } else if (info.box_size[0] > 0 && info.box_size[1] > 0 && info.box_size[2] > 0) {
-    g.extent = info.box_size;  // a finite, non-periodic box: particles must lie inside
+  } else if (info.format == "phew-particles" && info.box_size[0] > 0 && info.box_size[1] > 0 && info.box_size[2] > 0) {
+    g.extent = info.box_size;  // phew's own file of an open box gives its bounds: particles must lie inside
     g.periodic = false;
   } else {
+    // A Gadget-4 run without PERIODIC keeps its BoxSize, but that does not bound the particles (docs/cli.md:
+    // an open box needs --region).
     throw core::Error::usage("{}: the snapshot has no periodic box (BoxSize {:g}{}); give the grid's extent with --region",
                        info.files.front(), info.box_size[0], info.box_size[0] > 0 ? ", open boundaries" : "");
   }

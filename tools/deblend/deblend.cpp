@@ -10,6 +10,7 @@
 #include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
 
+#include <cmath>
 #include <optional>
 
 namespace phew::tools {
@@ -32,8 +33,10 @@ void declare_deblend_options(CLI::App& app, DeblendOptions& opt) {
 }
 
 phasespace::DeblendParams check_deblend_options(const DeblendOptions& opt) {
-  if (!(opt.bin_fraction > 0)) throw core::Error::usage("--bin-fraction {} must be positive", opt.bin_fraction);
-  if (!(opt.velocity_relevance > 1)) throw core::Error::usage("--velocity-relevance {} must be above 1", opt.velocity_relevance);
+  if (!(opt.bin_fraction > 0) || !std::isfinite(opt.bin_fraction))
+    throw core::Error::usage("--bin-fraction {} must be a finite number > 0", opt.bin_fraction);
+  if (!(opt.velocity_relevance > 1) || !std::isfinite(opt.velocity_relevance))
+    throw core::Error::usage("--velocity-relevance {} must be a finite number above 1", opt.velocity_relevance);
   if (opt.min_particles < 2) throw core::Error::usage("--min-particles {} must be at least 2", opt.min_particles);
   phasespace::DeblendParams p;
   p.bin_fraction = opt.bin_fraction;

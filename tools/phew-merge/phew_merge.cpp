@@ -12,6 +12,7 @@
 #include <phew/tool/snapshot_input.hpp>
 #include <phew/watershed/catalogue.hpp>
 
+#include <cmath>
 #include <cstdlib>
 
 namespace phew::tools {
@@ -64,14 +65,17 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
 
 MergeParams check_merge_options(const MergeOptions& opt) {
   MergeParams o{opt.relevance, std::nullopt, std::nullopt, std::nullopt};
-  if (!(opt.relevance > 1))
-    throw core::Error::usage("--relevance {} must be above 1 (a peak is relevant when peak/saddle >= it)", opt.relevance);
+  if (!(opt.relevance > 1) || !std::isfinite(opt.relevance))
+    throw core::Error::usage("--relevance {} must be a finite number above 1 (a peak is relevant when peak/saddle >= it)",
+                             opt.relevance);
   // --second-relevance replaces the default saddle threshold; given together with -s it is refused below.
   const bool second = opt.second_relevance != 0;
   const std::string saddle = opt.saddle_threshold.empty() && !second ? watershed::kDefaultSaddleThreshold : opt.saddle_threshold;
   if (!saddle.empty() && saddle != "none") o.saddle = core::DensityThreshold::parse(saddle);
   if (second) {
-    if (!(opt.second_relevance > 1)) throw core::Error::usage("--second-relevance {} must be above 1", opt.second_relevance);
+    if (!(opt.second_relevance > opt.relevance) || !std::isfinite(opt.second_relevance))
+      throw core::Error::usage("--second-relevance {} must be a finite number above --relevance {}", opt.second_relevance,
+                               opt.relevance);
     if (o.saddle) throw core::Error::usage("give --saddle-threshold or --second-relevance, not both");
     o.second_relevance = opt.second_relevance;
   }

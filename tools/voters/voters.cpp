@@ -47,6 +47,9 @@ VotersParams check_voters_options(const VotersOptions& opt) {
   // Written so that NaN fails too.
   if (!(opt.search_radius >= 0 && opt.search_radius < kInf)) throw core::Error::usage("--search-radius {} must be a finite number >= 0 (0: automatic)", opt.search_radius);
   if (!(opt.min_radius >= 0 && opt.min_radius < kInf)) throw core::Error::usage("--min-radius {} must be a finite number >= 0", opt.min_radius);
+  if (opt.search_radius > 0 && opt.min_radius > opt.search_radius)
+    throw core::Error::usage("--min-radius {} is above --search-radius {}: the smallest radius must not exceed the largest",
+                             opt.min_radius, opt.search_radius);
   if (opt.softening && !(*opt.softening > 0 && *opt.softening < kInf))
     throw core::Error::usage("--softening {} must be a finite length > 0 (leave it out for the default)", *opt.softening);
   VotersParams c;
