@@ -56,8 +56,8 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
   const mesh::SlabMesh mesh(g, slabs, 0, std::move(with_ghosts));
 
   // Watershed over the occupied bins, then relevance merging of the velocity peaks.
-  const watershed::Segmentation seg = segment(mesh, 0.0, self);
-  const std::vector<watershed::Saddle> saddles = find_saddles(mesh, seg, self);
+  const watershed::Segmentation seg = watershed::segment(mesh, 0.0, self);
+  const std::vector<watershed::Saddle> saddles = watershed::find_saddles(mesh, seg, self);
   const auto npeaks = static_cast<std::int64_t>(seg.peaks.size());
   if (npeaks <= 1) return out;
   watershed::PeakGraph graph(npeaks, self);
