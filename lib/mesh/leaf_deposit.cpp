@@ -110,7 +110,7 @@ std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assig
     const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
     const Cell leaf = tree.leaf_at(x);
     if (leaf.level < 0) continue;
-    deposit.add({assignment, leaf.level, lattice_position(tree, leaf.level, x), mass[p]});
+    deposit.add({assignment, leaf.level, lattice_position(tree.coarse(), leaf.level, x), mass[p]});
   }
   return out;
 }

@@ -90,9 +90,8 @@ Cell Octree::covering_leaf(Cell c) const {
   return c;
 }
 
-std::array<double, 3> lattice_position(const Octree& tree, int level, const std::array<double, 3>& x) {
-  const grid::GridGeometry& g = tree.coarse();
-  const Index3 n = tree.lattice(level);
+std::array<double, 3> lattice_position(const grid::GridGeometry& g, int level, const std::array<double, 3>& x) {
+  const Index3 n{g.shape[0] << level, g.shape[1] << level, g.shape[2] << level};
   std::array<double, 3> u{};
   for (std::size_t d = 0; d < 3; ++d) {
     const double nd = static_cast<double>(n[d]);
@@ -107,9 +106,9 @@ std::array<double, 3> lattice_position(const Octree& tree, int level, const std:
 }
 
 Cell Octree::leaf_at(const std::array<double, 3>& x) const {
-  Cell c{0, floor_index(lattice_position(*this, 0, x))};
+  Cell c{0, floor_index(lattice_position(coarse_, 0, x))};
   if (!normalise(c)) return {-1, {0, 0, 0}};
-  while (c.level < levels_ && split(c)) c = child_holding(c, lattice_position(*this, c.level + 1, x));
+  while (c.level < levels_ && split(c)) c = child_holding(c, lattice_position(coarse_, c.level + 1, x));
   return c;
 }
 
@@ -186,7 +185,7 @@ std::vector<double> level_mass(const Octree& tree, int level, grid::Assignment a
   std::vector<double> m(tree.cells(level), 0.0);
   for (std::size_t p = 0; p < at.size(); ++p) {
     if (at[p].level != level) continue;
-    const auto u = lattice_position(tree, level, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
+    const auto u = lattice_position(tree.coarse(), level, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
     const grid::Weights1D w[3] = {grid::weights_1d(a, u[0]), grid::weights_1d(a, u[1]), grid::weights_1d(a, u[2])};
     for (int i = 0; i < w[0].width; ++i)
       for (int j = 0; j < w[1].width; ++j)
@@ -247,7 +246,7 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
   // Each particle's cell at the finest level built so far (level -1: outside an open grid).
   std::vector<Cell> at(mass.size());
   for (std::size_t p = 0; p < at.size(); ++p) {
-    at[p] = {0, floor_index(lattice_position(tree, 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}))};
+    at[p] = {0, floor_index(lattice_position(tree.coarse(), 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}))};
     if (!tree.normalise(at[p])) at[p].level = -1;
   }
   for (int level = 0; level < params.levels; ++level) {
@@ -257,7 +256,7 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
     tree.split_cells(level, split);
     for (std::size_t p = 0; p < at.size(); ++p)
       if (at[p].level == level && tree.split(at[p]))
-        at[p] = child_holding(at[p], lattice_position(tree, level + 1, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
+        at[p] = child_holding(at[p], lattice_position(tree.coarse(), level + 1, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
   }
   return tree;
 }

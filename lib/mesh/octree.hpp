@@ -75,8 +75,9 @@ class Octree {
   std::vector<std::vector<char>> split_;
 };
 
-// A point's position in cells of level l from the grid's origin, per axis.
-std::array<double, 3> lattice_position(const Octree& tree, int level, const std::array<double, 3>& x);
+// A point's position in cells of level l from the coarse grid's origin, per axis (wrapped into a
+// periodic grid as the uniform deposit wraps it).
+std::array<double, 3> lattice_position(const grid::GridGeometry& coarse, int level, const std::array<double, 3>& x);
 
 // Builds the tree over particles (positions [n][3], masses [n]) by the rule above. Positions of a
 // periodic grid are expected wrapped into it; particles outside an open grid are ignored.
