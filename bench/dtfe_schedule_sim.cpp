@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> np, axis;
   {
     const io::File f = io::File::open_read(path);  // closed before MPI_Finalize
-    for (const io::MapRow& r : io::read_map_rows(f)) {
+    for (const model::MapRow& r : io::read_map_rows(f)) {
       centre.insert(centre.end(), r.center.begin(), r.center.end());
       np.push_back(r.n_particles);
       size.push_back(r.size);
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
       margin.push_back(r.margin);
       axis.push_back(r.axis);
     }
-    for (const io::MapTiming& t : io::read_map_timing(f)) {
+    for (const model::MapTiming& t : io::read_map_timing(f)) {
       tri.push_back(t.triangulation);
       interp.push_back(t.interpolation);
     }

@@ -19,16 +19,27 @@ endfunction()
 # by its users: in the build tree that path resolves through the link include/phew -> lib (made in
 # lib/CMakeLists.txt), once installed through the headers' own folder; either way only the folder
 # above phew/ is on the include path.
+# A module without SOURCES is headers only (lib/model): an INTERFACE library that carries its include
+# path and its dependencies.
 function(phew_add_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;PRIVATE_DEPENDS" ${ARGN})
-  add_library(phew_${name} STATIC ${ARG_SOURCES})
+  if(ARG_SOURCES)
+    add_library(phew_${name} STATIC ${ARG_SOURCES})
+    set(scope PUBLIC)
+  else()
+    add_library(phew_${name} INTERFACE)
+    set(scope INTERFACE)
+  endif()
   add_library(phew::${name} ALIAS phew_${name})
   set_target_properties(phew_${name} PROPERTIES EXPORT_NAME ${name})
-  target_include_directories(phew_${name} PUBLIC
+  target_include_directories(phew_${name} ${scope}
     $<BUILD_INTERFACE:${PHEW_BUILD_INCLUDE_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-  target_link_libraries(phew_${name} PUBLIC ${ARG_DEPENDS} PRIVATE ${ARG_PRIVATE_DEPENDS})
-  phew_warnings(phew_${name})
+  target_link_libraries(phew_${name} ${scope} ${ARG_DEPENDS})
+  if(ARG_SOURCES)
+    target_link_libraries(phew_${name} PRIVATE ${ARG_PRIVATE_DEPENDS})
+    phew_warnings(phew_${name})
+  endif()
   install(TARGETS phew_${name} EXPORT phewTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/${name}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/phew/${name}
     FILES_MATCHING PATTERN "*.hpp")

@@ -350,7 +350,7 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
   core::enter(phase, "gather");
   const std::size_t pixels = static_cast<std::size_t>(params.resolution) * static_cast<std::size_t>(params.resolution);
   std::vector<double> stat;
-  io::Maps& maps = out.maps;
+  model::Maps& maps = out.maps;
   gather(outcomes, n_fields, pixels, comm, stat, maps.sigma);
   const std::size_t first = block_begin(n_fields, comm.size(), comm.rank()), mine = stat.size() / kStats;
   for (std::size_t i = 0; i < mine; ++i) {

@@ -9,7 +9,7 @@
 #include <phew/core/timer.hpp>
 #include <phew/dtfe/field_runner.hpp>
 #include <phew/dtfe/surface_density.hpp>
-#include <phew/io/maps_file.hpp>
+#include <phew/model/maps.hpp>
 #include <phew/mpi/comm.hpp>
 
 #include <array>
@@ -57,7 +57,7 @@ struct SurfaceMapsSummary {
 };
 
 struct SurfaceMaps {
-  io::Maps maps;  // this rank's block of fields; meta: the map's axes, mode, samples, backend, box
+  model::Maps maps;  // this rank's block of fields; meta: the map's axes, mode, samples, backend, box
   SurfaceMapsSummary summary;
 };
 

@@ -6,6 +6,10 @@
 #include <nlohmann/json.hpp>
 
 namespace phew::io {
+
+// The rows this file maps (lib/model).
+using model::ArborField;
+using model::Arbor;
 namespace {
 
 std::size_t rows_of(const ArborField& f) { return f.integers.empty() ? f.values.size() : f.integers.size(); }

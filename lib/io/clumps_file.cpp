@@ -10,6 +10,16 @@
 
 namespace phew::io {
 
+// The rows this file maps (lib/model).
+using model::MergedPeak;
+using model::Clump;
+using model::Halo;
+using model::HierarchyRow;
+using model::ClumpsMeta;
+using model::Clumps;
+using model::HaloCentre;
+using Vec3 = std::array<double, 3>;
+
 const Table<MergedPeak>& merged_peak_table() {
   static const Table<MergedPeak> t =
       Table<MergedPeak>()

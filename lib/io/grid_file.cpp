@@ -92,6 +92,12 @@ grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool wi
     m.geometry.origin[d] = origin[d];
   }
   m.geometry.periodic = f.read_attribute_scalar<std::int64_t>(o, "periodic") != 0;
+  // Invariants of every grid (issue 35, item 9): a NaN box would propagate into every output.
+  for (std::size_t d = 0; d < 3; ++d)
+    if (!(shape[d] >= 1) || !(box[d] > 0) || !std::isfinite(box[d]) || !std::isfinite(origin[d]))
+      throw core::Error::input("{}: {} attributes shape {}, box_size {:g}, origin {:g} in axis {} (expected a cell count >= 1, "
+                               "a finite size > 0 and a finite origin)",
+                               f.path(), o, shape[d], box[d], origin[d], "xyz"[d]);
   const TypeInfo info = with_density ? f.dataset_info("/grid/density") : TypeInfo{TypeInfo::Class::floating, 8, true, {static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(shape[1]), static_cast<std::uint64_t>(shape[2])}};
   if (info.cls != TypeInfo::Class::floating || info.shape.size() != 3 ||
       info.shape != std::vector<std::uint64_t>{static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(shape[1]),
@@ -101,6 +107,9 @@ grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool wi
   m.assignment = f.read_attribute_string(o, "assignment");
   m.total_mass = f.read_attribute_scalar<double>(o, "total_mass");
   m.mean_density = f.read_attribute_scalar<double>(o, "mean_density");
+  if (!(m.mean_density > 0) || !std::isfinite(m.mean_density))
+    throw core::Error::input("{}: {} attribute mean_density is {} (a grid of particles has a finite mean density > 0)",
+                             f.path(), o, m.mean_density);
   m.n_particles = f.read_attribute_scalar<std::uint64_t>(o, "n_particles");
   m.particle_mass = f.read_attribute_scalar<double>(o, "particle_mass");
   m.density_units = f.read_attribute_string(o, "units");

@@ -113,13 +113,6 @@ std::uint64_t TypeInfo::elements() const {
   return std::accumulate(shape.begin(), shape.end(), std::uint64_t{1}, std::multiplies<>());
 }
 
-bool is_hdf5(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char sig[8] = {};
-  in.read(sig, 8);
-  return in.gcount() == 8 && std::memcmp(sig, "\x89HDF\r\n\x1a\n", 8) == 0;
-}
-
 File::File(std::int64_t id, std::string path, bool parallel, const mpi::Comm* comm)
     : id_(id), path_(std::move(path)), parallel_(parallel), rank_(comm ? comm->rank() : 0), comm_(comm) {}
 

@@ -78,6 +78,9 @@ class File {
   TypeInfo dataset_info(const std::string& dataset) const;  // throws Error(input) when missing
   TypeInfo attribute_info(const std::string& object, const std::string& name) const;
   std::vector<std::string> list(const std::string& group) const;  // names of the group's members
+  // Throws Error(io) naming the file when `dataset` is virtual and one of its source files is missing
+  // (HDF5 would read zeros from it). Other datasets pass. (h5_checks.cpp)
+  void check_virtual_sources(const std::string& dataset) const;
 
   // --- reading (independent, any rank)
   template <typename T>
@@ -193,7 +196,8 @@ class File {
   const mpi::Comm* comm_ = nullptr;  // parallel files
 };
 
-// True when the file starts with the HDF5 signature (no HDF5 call, cheap).
+// True when the file has the HDF5 signature at its start or after a user block (no HDF5 call, cheap;
+// h5_checks.cpp).
 bool is_hdf5(const std::string& path);
 
 // A parallel file whose object is destroyed while an exception unwinds is not closed there (closing is

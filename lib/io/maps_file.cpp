@@ -8,6 +8,12 @@
 #include <fmt/format.h>
 
 namespace phew::io {
+
+// The rows this file maps (lib/model).
+using model::MapRow;
+using model::MapTiming;
+using model::MapsMeta;
+using model::Maps;
 namespace {
 
 constexpr const char* kAxisNames = "xyz";
@@ -52,7 +58,6 @@ const Table<MapTiming>& map_timing_table() {
   return t;
 }
 
-std::string MapsMeta::sigma_units() const { return fmt::format("({})/({})^2", mass_units, length_units); }
 
 void write_maps(File& f, const Maps& maps, const mpi::Comm& comm) {
   const MapsMeta& m = maps.meta;

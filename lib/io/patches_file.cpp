@@ -4,7 +4,15 @@
 #include <phew/io/cells_file.hpp>
 #include <phew/io/grid_file.hpp>
 
+#include <cmath>
+
 namespace phew::io {
+
+// The rows this file maps (lib/model).
+using model::PatchPeak;
+using model::SaddleRow;
+using model::Patches;
+using model::PatchesHeader;
 
 const Table<PatchPeak>& patch_peak_table() {
   static const Table<PatchPeak> t = Table<PatchPeak>()
@@ -69,7 +77,14 @@ PatchesHeader read_patches_header(const File& f) {
 
 // IDs read from a file index arrays downstream: every one is checked against the peak table first.
 grid::CellLabels read_patch_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
-  return read_cell_labels(f, grid, "peak", x0, x1, static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks")));
+  grid::CellLabels cells =
+      read_cell_labels(f, grid, "peak", x0, x1, static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks")));
+  // Every test cell lies in the patch of some peak (issue 35, item 9): label 0 would be "no peak".
+  for (std::size_t i = 0; i < cells.label.size(); ++i)
+    if (cells.label[i] == 0)
+      throw core::Error::input("{}: /cells/peak labels the test cell {} with peak 0 (every test cell has a peak)", f.path(),
+                               cells.cell[i]);
+  return cells;
 }
 
 std::vector<PatchPeak> read_patch_peaks(const File& f, std::uint64_t begin, std::uint64_t count) {
@@ -78,6 +93,13 @@ std::vector<PatchPeak> read_patch_peaks(const File& f, std::uint64_t begin, std:
     if (rows[i].id != static_cast<std::int64_t>(begin + i + 1))
       throw core::Error::input("{}: /peaks/id row {} is {} (peaks are numbered 1, 2, ... in row order)", f.path(), begin + i,
                          rows[i].id);
+  for (const PatchPeak& p : rows) {
+    bool finite = std::isfinite(p.density) && p.density > 0;
+    for (double x : p.position) finite &= std::isfinite(x);
+    if (!finite)
+      throw core::Error::input("{}: peak {} has density {} at ({}, {}, {}) (expected a finite density > 0 at a finite position)",
+                               f.path(), p.id, p.density, p.position[0], p.position[1], p.position[2]);
+  }
   return rows;
 }
 

@@ -8,6 +8,11 @@
 
 namespace phew::io {
 
+// The rows this file maps (lib/model).
+using model::PeakRow;
+using model::PeakMember;
+using model::Peaks;
+
 const Table<PeakRow>& peak_table() {
   static const Table<PeakRow> t = Table<PeakRow>()
                                       .column("id", &PeakRow::id)

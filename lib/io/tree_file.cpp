@@ -5,6 +5,17 @@
 #include <cmath>
 
 namespace phew::io {
+
+// The rows this file maps (lib/model).
+using model::TreePeakRow;
+using model::TreeSnapshotRow;
+using model::StatePeakRow;
+using model::StateMemberRow;
+using model::StateVoterRow;
+using model::GraveRow;
+using model::ArtefactRow;
+using model::TreeStateMeta;
+using model::TreeRows;
 namespace {
 
 const Table<StatePeakRow>& state_peak_table() {
@@ -100,7 +111,7 @@ const Table<TreeSnapshotRow>& tree_snapshot_table() {
   return t;
 }
 
-void write_tree(File& f, const TreeFile& t, const mpi::Comm& comm) {
+void write_tree(File& f, const TreeRows& t, const mpi::Comm& comm) {
   // Only rank 0's rows: a table's rows are the concatenation of every rank's.
   auto mine = [&](const auto& rows) { return comm.root() ? rows : std::decay_t<decltype(rows)>{}; };
   const UnitNames none;
@@ -150,8 +161,8 @@ void write_tree(File& f, const TreeFile& t, const mpi::Comm& comm) {
   grave_table().write(f, s, mine(t.graveyard), none, comm);
 }
 
-TreeFile read_tree(const std::string& path) {
-  TreeFile t;
+TreeRows read_tree(const std::string& path) {
+  TreeRows t;
   try {
     const File f = File::open_read(path);
     t.peaks = tree_peak_table().read(f, "/peaks");

@@ -5,6 +5,13 @@
 #include <nlohmann/json.hpp>
 
 namespace phew::io {
+
+// The rows this file maps (lib/model).
+using model::TruthParticle;
+using model::TruthComponent;
+using model::TruthMeta;
+using model::TruthTrack;
+using model::Truth;
 namespace {
 
 constexpr const char* kTimeUnits = "kpc/(km/s)";

@@ -2,7 +2,16 @@
 
 #include <phew/io/grid_file.hpp>
 
+#include <phew/core/error.hpp>
+
+#include <algorithm>
+
 namespace phew::io {
+
+// The rows this file maps (lib/model).
+using model::VoterRow;
+using model::VoterPeakRow;
+using model::Voters;
 
 const Table<VoterRow>& voter_table() {
   static const Table<VoterRow> t = Table<VoterRow>()
@@ -53,6 +62,13 @@ VotersHeader read_voters_header(const File& f) {
 
 std::vector<VoterRow> read_voter_rows(const File& f) {
   std::vector<VoterRow> rows = voter_table().read(f, "/voters");
+  // Every voter's peak is one of /peaks (issue 35, item 9): a dangling reference would vote for nothing.
+  std::vector<std::int64_t> peaks;
+  for (const VoterPeakRow& p : voter_peak_table().read(f, "/peaks")) peaks.push_back(p.id);
+  std::sort(peaks.begin(), peaks.end());
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (!std::binary_search(peaks.begin(), peaks.end(), rows[i].peak))
+      throw core::Error::input("{}: /voters/peak row {} is {}, not a peak of /peaks/id", f.path(), i, rows[i].peak);
   for (std::size_t i = 0; i < rows.size(); ++i)
     rows[i].rank = i > 0 && rows[i - 1].peak == rows[i].peak ? rows[i - 1].rank + 1 : 0;
   return rows;

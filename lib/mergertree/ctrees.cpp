@@ -267,22 +267,22 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
   return out;
 }
 
-io::Arbor arbor_of(const Tree& tree) {
+model::Arbor arbor_of(const Tree& tree) {
   const auto trees = export_rows(tree);
   const CtreesUnits cu = ctrees_units(tree.units);
-  io::Arbor a;
+  model::Arbor a;
   a.hubble_constant = cu.h;
   a.omega_matter = tree.units.omega_m;
   a.omega_lambda = tree.units.omega_lambda;
   a.box_size = tree.sim.box[0] * cu.mpc_h;
   auto integer = [&](std::string name, std::string description, auto member) {
-    io::ArborField f{std::move(name), "", std::move(description), {}, {}};
+    model::ArborField f{std::move(name), "", std::move(description), {}, {}};
     for (const auto& rows : trees)
       for (const ExportRow& e : rows) f.integers.push_back(static_cast<std::int64_t>(member(e)));
     a.fields.push_back(std::move(f));
   };
   auto real = [&](std::string name, std::string units, std::string description, auto member) {
-    io::ArborField f{std::move(name), std::move(units), std::move(description), {}, {}};
+    model::ArborField f{std::move(name), std::move(units), std::move(description), {}, {}};
     for (const auto& rows : trees)
       for (const ExportRow& e : rows) f.values.push_back(member(e));
     a.fields.push_back(std::move(f));

@@ -4,8 +4,8 @@
 // scale factor for `scale`.
 #pragma once
 
-#include <phew/io/arbor_file.hpp>
 #include <phew/mergertree/stages.hpp>
+#include <phew/model/arbor.hpp>
 
 #include <string>
 #include <vector>
@@ -54,7 +54,7 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by);
 
 // The same trees as ytree's own arbor (io/arbor_file.hpp): the fields ytree knows by name (uid,
 // desc_uid, scale_factor, mass, virial_radius, position_*, velocity_*, upid) and phew's.
-io::Arbor arbor_of(const Tree& tree);
+model::Arbor arbor_of(const Tree& tree);
 
 // Conversion factors from the snapshot's units to consistent-trees' (Mpc/h, Msun/h, km/s), and the
 // Hubble parameter the header states (1 when the snapshot has no cosmology).

@@ -10,20 +10,20 @@ namespace phew::mergertree {
 
 Simulation simulation_of(const grid::GridMeta& g) { return {g.geometry.extent, g.n_particles, g.length_units, g.geometry.periodic}; }
 
-Stage make_stage(std::int64_t snap, double time, const std::vector<io::PeakRow>& peaks,
-                 const std::vector<io::PeakMember>& members, const std::vector<io::VoterRow>& voters) {
+Stage make_stage(std::int64_t snap, double time, const std::vector<model::PeakRow>& peaks,
+                 const std::vector<model::PeakMember>& members, const std::vector<model::VoterRow>& voters) {
   Stage st;
   st.snap = snap;
   st.time = time;
-  for (const io::PeakRow& p : peaks) st.peaks.push_back({p.id, p.from_deblending, p.position, p.velocity, p.mass, {}});
+  for (const model::PeakRow& p : peaks) st.peaks.push_back({p.id, p.from_deblending, p.position, p.velocity, p.mass, {}});
   std::sort(st.peaks.begin(), st.peaks.end(), [](const StagePeak& a, const StagePeak& b) { return a.id < b.id; });
   st.member_id.reserve(members.size());
   st.member_peak.reserve(members.size());
-  for (const io::PeakMember& m : members) {
+  for (const model::PeakMember& m : members) {
     st.member_id.push_back(m.id);
     st.member_peak.push_back(m.peak);
   }
-  for (const io::VoterRow& v : voters) st.voters[v.peak].push_back(v.particle_id);
+  for (const model::VoterRow& v : voters) st.voters[v.peak].push_back(v.particle_id);
   return st;
 }
 
@@ -45,9 +45,9 @@ void append_stage(Tree& tree, Stage stage, const Simulation& s, bool backwards, 
   add_stage(tree.state, std::move(stage), tree.params);
 }
 
-io::TreeFile to_tree_file(const Tree& tree) {
+model::TreeRows to_tree_rows(const Tree& tree) {
   const TreeState& st = tree.state;
-  io::TreeFile f;
+  model::TreeRows f;
   for (const TreeRow& r : st.rows)
     f.peaks.push_back({r.peak.snap, r.peak.id, r.lineage, r.main_progenitor.snap, r.main_progenitor.id, r.n_progenitors,
                        r.progenitor_votes, r.descendant.snap, r.descendant.id, r.merged, r.revived, r.gap, r.artefact,
@@ -70,10 +70,10 @@ io::TreeFile to_tree_file(const Tree& tree) {
   return f;
 }
 
-Tree from_tree_file(const io::TreeFile& f) {
+Tree from_tree_rows(const model::TreeRows& f) {
   Tree tree;
   TreeState& st = tree.state;
-  for (const io::TreePeakRow& p : f.peaks) {
+  for (const model::TreePeakRow& p : f.peaks) {
     TreeRow r;
     r.peak = {p.snapshot, p.id};
     r.lineage = p.lineage;
@@ -94,11 +94,11 @@ Tree from_tree_file(const io::TreeFile& f) {
     r.merged_before_revival = {p.merged_before_revival_snapshot, p.merged_before_revival_id};
     st.rows.push_back(r);
   }
-  for (const io::TreeSnapshotRow& s : f.snapshots) {
+  for (const model::TreeSnapshotRow& s : f.snapshots) {
     tree.times.push_back(s.time);
     tree.thresholds.push_back(s.density_threshold);
   }
-  const io::TreeStateMeta& m = f.state;
+  const model::TreeStateMeta& m = f.state;
   st.next_lineage = m.next_lineage;
   tree.params = {m.min_votes, m.graveyard_votes, m.graveyard_max_age};
   tree.sim.n_particles = m.n_particles;
@@ -108,14 +108,14 @@ Tree from_tree_file(const io::TreeFile& f) {
                 m.omega_m, m.omega_lambda, m.hubble_param};
   st.last.snap = m.last_snapshot;
   st.last.time = m.last_time;
-  for (const io::ArtefactRow& a : f.artefacts) st.artefact_ids.push_back(a.id);
-  for (const io::StatePeakRow& p : f.last_peaks) st.last.peaks.push_back({p.id, p.from_deblending != 0, p.position, p.velocity, p.mass, {}});
-  for (const io::StateMemberRow& m2 : f.last_members) {
+  for (const model::ArtefactRow& a : f.artefacts) st.artefact_ids.push_back(a.id);
+  for (const model::StatePeakRow& p : f.last_peaks) st.last.peaks.push_back({p.id, p.from_deblending != 0, p.position, p.velocity, p.mass, {}});
+  for (const model::StateMemberRow& m2 : f.last_members) {
     st.last.member_id.push_back(m2.particle);
     st.last.member_peak.push_back(m2.peak);
   }
-  for (const io::StateVoterRow& v : f.last_voters) st.last.voters[v.peak].push_back(v.particle);
-  for (const io::GraveRow& g : f.graveyard) st.graveyard[g.particle] = {{g.peak_snapshot, g.peak_id}, g.died};
+  for (const model::StateVoterRow& v : f.last_voters) st.last.voters[v.peak].push_back(v.particle);
+  for (const model::GraveRow& g : f.graveyard) st.graveyard[g.particle] = {{g.peak_snapshot, g.peak_id}, g.died};
   st.has_last = true;
   return tree;
 }

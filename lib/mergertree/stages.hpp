@@ -3,10 +3,10 @@
 #pragma once
 
 #include <phew/grid/geometry.hpp>
-#include <phew/io/peaks_file.hpp>
-#include <phew/io/tree_file.hpp>
-#include <phew/io/voters_file.hpp>
 #include <phew/mergertree/tree.hpp>
+#include <phew/model/peaks.hpp>
+#include <phew/model/tree.hpp>
+#include <phew/model/voters.hpp>
 
 #include <array>
 #include <string>
@@ -44,16 +44,16 @@ struct Tree {
 
 // The stage of snapshot index `snap` at `time` from its peaks, membership (sorted by particle ID) and
 // voters (by peak, most bound first).
-Stage make_stage(std::int64_t snap, double time, const std::vector<io::PeakRow>& peaks,
-                 const std::vector<io::PeakMember>& members, const std::vector<io::VoterRow>& voters);
+Stage make_stage(std::int64_t snap, double time, const std::vector<model::PeakRow>& peaks,
+                 const std::vector<model::PeakMember>& members, const std::vector<model::VoterRow>& voters);
 
 // Links `stage` (of simulation `sim`) to the tree. A stage after the first must come from the same
 // simulation (box and units; particle count in a periodic box) and after the previous one in time
 // (before it when `backwards`): Error(input) naming `where` otherwise.
 void append_stage(Tree& tree, Stage stage, const Simulation& sim, bool backwards, const std::string& where);
 
-io::TreeFile to_tree_file(const Tree& tree);
-Tree from_tree_file(const io::TreeFile& file);
+model::TreeRows to_tree_rows(const Tree& tree);
+Tree from_tree_rows(const model::TreeRows& file);
 
 struct TreeCounts {
   std::int64_t lineages = 0, mergers = 0, revived = 0, artefacts = 0;

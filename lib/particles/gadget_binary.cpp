@@ -6,6 +6,7 @@
 #include <phew/core/error.hpp>
 #include <phew/particles/byte_order.hpp>
 #include <phew/particles/snapshot.hpp>
+#include <phew/particles/snapshot_checks.hpp>
 
 #include <algorithm>
 #include <array>
@@ -327,6 +328,21 @@ bool is_gadget_binary(const std::string& path) {
   return in && detect(in).snap_format != 0;
 }
 
+void check_gadget_binary_markers(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char lead[4], trail[4];
+  if (!in || !read_at(in, 0, lead, 4) || !read_at(in, 4 + kHeaderBytes, trail, 4)) return;
+  // One of the two markers of a 256-byte header record is right, in either byte order: a Gadget binary
+  // file whose other marker is damaged.
+  for (const bool swap : {false, true}) {
+    const auto l = load<std::uint32_t>(lead, swap), t = load<std::uint32_t>(trail, swap);
+    if ((l == kHeaderBytes) != (t == kHeaderBytes))
+      throw core::Error::input("{}: block HEAD (the Gadget binary header) starts with record marker {} but ends with {} "
+                               "(a corrupted record marker)",
+                               path, l, t);
+  }
+}
+
 std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string>& paths) {
   if (paths.empty()) throw core::Error::internal("open_gadget_binary: no files given");
   Layout layout;
@@ -335,9 +351,43 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
   for (std::size_t i = 0; i < paths.size(); ++i) files.push_back(scan_file(paths[i], layout, i == 0));
 
   const Header& h = files.front().header;
+  // num_files 0 is common in old initial conditions (a single file); a negative one is not a count.
+  if (h.num_files < 0) check_num_files(paths.front(), "num_files", h.num_files);
   if (h.num_files > 1 && paths.size() != static_cast<std::size_t>(h.num_files))
     throw core::Error::input("{}: the header says the snapshot has {} files, {} given", paths.front(), h.num_files,
                        paths.size());
+  check_header_cosmology(paths.front(), h.omega0, h.omega_lambda, h.hubble_param);
+  // Every piece must be of this snapshot and hold particles no other piece holds (issue 35, item 6).
+  check_distinct_files(paths);
+  const auto piece_header = [](const FileLayout& f) {
+    PieceHeader p;
+    p.path = f.path;
+    p.time = f.header.time;
+    p.box_size = {f.header.box_size};
+    p.num_files = f.header.num_files;
+    p.mass_table.assign(f.header.mass.begin(), f.header.mass.end());
+    p.total.assign(f.header.npart_total.begin(), f.header.npart_total.end());
+    p.omega0 = f.header.omega0;
+    p.omega_lambda = f.header.omega_lambda;
+    p.hubble_param = f.header.hubble_param;
+    return p;
+  };
+  PieceSignatures signatures;
+  for (const auto& f : files) {
+    if (&f != &files.front()) check_same_snapshot(piece_header(files.front()), piece_header(f));
+    const Block* ids = f.find("ID");
+    const Block* xyz = f.find("POS");
+    if (files.size() > 1 && ids && xyz && f.count() > 0) {
+      std::ifstream in = open_binary(f.path);
+      std::vector<std::uint64_t> first;
+      std::vector<double> x;
+      append_block(in, f, "ID", *ids, 0, 1, first);
+      append_block(in, f, "POS", *xyz, 0, 3, x);
+      int type = 0;
+      while (f.header.npart[type] == 0) ++type;
+      signatures.add(f.path, type, first.at(0), {x.at(0), x.at(1), x.at(2)});
+    }
+  }
 
   SnapshotInfo info;
   info.format = layout.snap_format == 1 ? "gadget-binary-1" : "gadget-binary-2";

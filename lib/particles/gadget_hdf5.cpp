@@ -3,9 +3,13 @@
 #include <phew/core/error.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/particles/snapshot.hpp>
+#include <phew/particles/snapshot_checks.hpp>
+
+#include <fmt/format.h>
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 namespace phew::particles {
 namespace {
@@ -26,6 +30,34 @@ std::vector<std::uint64_t> read_counts(const io::File& f, const char* name, std:
   if (c.size() != ntypes)
     throw core::Error::input("{}: Header/{} has {} entries but MassTable has {}", f.path(), name, c.size(), ntypes);
   return c;
+}
+
+// The header fields every piece repeats (snapshot_checks.hpp), as this piece has them.
+PieceHeader piece_header(const io::File& f, std::size_t ntypes) {
+  PieceHeader h;
+  h.path = f.path();
+  if (f.has_attribute("/Header", "Time")) h.time = f.read_attribute_scalar<double>("/Header", "Time");
+  h.box_size = f.read_attribute<double>("/Header", "BoxSize");
+  if (auto n = find_double(f, "/Header", {"NumFilesPerSnapshot", "NumFiles"})) h.num_files = static_cast<std::int64_t>(*n);
+  h.mass_table = f.read_attribute<double>("/Header", "MassTable");
+  h.total = read_counts(f, "NumPart_Total", ntypes);
+  if (f.has_attribute("/Header", "NumPart_Total_HighWord")) {
+    const auto high = read_counts(f, "NumPart_Total_HighWord", ntypes);
+    for (std::size_t t = 0; t < ntypes; ++t) h.total[t] += high[t] << 32;
+  }
+  for (const char* object : {"/Header", "/Parameters", "/Cosmology"}) {
+    if (!h.omega0) h.omega0 = find_double(f, object, {"Omega0", "Omega_m"});
+    if (!h.omega_lambda) h.omega_lambda = find_double(f, object, {"OmegaLambda", "Omega_lambda"});
+    if (!h.hubble_param) h.hubble_param = find_double(f, object, {"HubbleParam", "h"});
+  }
+  return h;
+}
+
+// Coordinates, velocities, masses, potentials and accelerations are floating-point numbers in every
+// format phew reads; integers there are a broken conversion (docs/cli.md: wrong types are bad input).
+void check_float(const io::File& f, const std::string& dataset, const io::TypeInfo& t) {
+  if (t.cls != io::TypeInfo::Class::floating)
+    throw core::Error::input("{}: {} is {}, expected floating-point numbers", f.path(), dataset, t.describe());
 }
 
 class Hdf5Snapshot final : public SnapshotReader {
@@ -54,6 +86,8 @@ class Hdf5Snapshot final : public SnapshotReader {
                       (!vector || t.shape[1] == 3);
       if (!ok)
         throw core::Error::input("{}: {}{} is {}, expected [{}]{}", f.path(), g, name, t.describe(), n, vector ? "[3]" : "");
+      if (name != "ParticleIDs") check_float(f, g + name, t);
+      f.check_virtual_sources(g + name);  // SWIFT's virtual files: a missing piece would read as zeros
     };
     // Straight into the destination: snapshots are large and a temporary copy doubles the memory.
     auto append = [&](std::vector<double>& dst, const std::string& name) {
@@ -116,6 +150,8 @@ class Hdf5Snapshot final : public SnapshotReader {
     if (f.has_attribute("/Config", "NTYPES") && !f.has_attribute("/Config", "PERIODIC")) info_.periodic = false;
     info_.time = f.read_attribute_scalar<double>("/Header", "Time");
     info_.redshift = find_double(f, "/Header", {"Redshift"}).value_or(0.0);
+    if (auto n = find_double(f, "/Header", {"NumFilesPerSnapshot", "NumFiles"}))
+      check_num_files(f.path(), f.has_attribute("/Header", "NumFilesPerSnapshot") ? "NumFilesPerSnapshot" : "NumFiles", *n);
 
     if (swift) {
       info_.units.length_cm = f.read_attribute<double>("/Units", kSwiftLength).at(0);
@@ -127,6 +163,7 @@ class Hdf5Snapshot final : public SnapshotReader {
       const auto ol = find_double(f, "/Cosmology", {"Omega_lambda"});
       const auto h = find_double(f, "/Cosmology", {"h"});
       const bool cosmological = find_double(f, "/Cosmology", {"Cosmological run"}).value_or(om ? 1.0 : 0.0) != 0;
+      if (cosmological) check_header_cosmology(f.path(), om, ol, h);
       if (cosmological && om && h) info_.cosmology = Cosmology{*om, ol.value_or(0.0), *h};
       info_.comoving = cosmological;
       if (cosmological)
@@ -150,6 +187,11 @@ class Hdf5Snapshot final : public SnapshotReader {
       if (!h) h = find_double(f, object, {"HubbleParam"});
     }
     const auto comoving_flag = find_double(f, "/Parameters", {"ComovingIntegrationOn"});
+    if (!comoving_flag || *comoving_flag != 0) check_header_cosmology(f.path(), om, ol, h);
+    if (comoving_flag && *comoving_flag != 0 && !(om && *om > 0 && h && *h > 0))
+      throw core::Error::input("{}: Parameters/ComovingIntegrationOn is set, but Omega0 is {} and HubbleParam {}: the "
+                               "cosmology is incomplete",
+                               f.path(), om ? fmt::format("{:g}", *om) : "absent", h ? fmt::format("{:g}", *h) : "absent");
     info_.comoving = comoving_flag ? *comoving_flag != 0 : (om && *om > 0 && h && *h > 0);
     if (info_.comoving && om && *om > 0 && h && *h > 0) info_.cosmology = Cosmology{*om, ol.value_or(0.0), *h};
     // Gadget's "/h" units only mean something in cosmological runs.
@@ -161,6 +203,7 @@ class Hdf5Snapshot final : public SnapshotReader {
     const int nfiles = static_cast<int>(find_double(f, "/Header", {"NumFilesPerSnapshot", "NumFiles"}).value_or(1));
     if (nfiles <= 1 || given.size() > 1) {
       info_.files = given;
+      check_distinct_files(given);
       if (given.size() > 1 && static_cast<int>(given.size()) != nfiles)
         throw core::Error::input("{}: header says {} files, {} given", f.path(), nfiles, given.size());
       return;
@@ -178,22 +221,33 @@ class Hdf5Snapshot final : public SnapshotReader {
         throw core::Error::io("{}: piece {} of {} of the snapshot is missing", piece, i, nfiles);
       info_.files.push_back(piece);
     }
+    check_distinct_files(info_.files);
   }
 
+  // Every piece must be of this snapshot (snapshot_checks.hpp) and hold particles no other piece holds;
+  // together they hold NumPart_Total.
   void count_particles() {
     const std::size_t ntypes = info_.mass_table.size();
-    std::vector<std::uint64_t> header_total;
+    std::optional<PieceHeader> first;
+    PieceSignatures signatures;
     for (const auto& path : info_.files) {
       const io::File f = io::File::open_read(path);
       info_.file_counts.push_back(read_counts(f, "NumPart_ThisFile", ntypes));
-      if (header_total.empty()) {
-        header_total = read_counts(f, "NumPart_Total", ntypes);
-        if (f.has_attribute("/Header", "NumPart_Total_HighWord")) {
-          const auto high = read_counts(f, "NumPart_Total_HighWord", ntypes);
-          for (std::size_t t = 0; t < ntypes; ++t) header_total[t] += high[t] << 32;
+      const PieceHeader header = piece_header(f, ntypes);
+      if (!first) first = header;
+      else check_same_snapshot(*first, header);
+      for (std::size_t t = 0; t < ntypes; ++t) {
+        const std::string ids = "/PartType" + std::to_string(t) + "/ParticleIDs";
+        const std::string xyz = "/PartType" + std::to_string(t) + "/Coordinates";
+        if (info_.files.size() > 1 && info_.file_counts.back()[t] > 0 && f.has(ids) && f.has(xyz) &&
+            f.dataset_info(ids).cls == io::TypeInfo::Class::integer && f.dataset_info(ids).elements() > 0 &&
+            f.dataset_info(xyz).cls == io::TypeInfo::Class::floating && f.dataset_info(xyz).elements() >= 3) {
+          const auto x = f.read_rows<double>(xyz, 0, 1);
+          signatures.add(path, static_cast<int>(t), f.read_rows<std::uint64_t>(ids, 0, 1).at(0), {x.at(0), x.at(1), x.at(2)});
         }
       }
     }
+    const std::vector<std::uint64_t>& header_total = first->total;
     for (std::size_t t = 0; t < ntypes; ++t)
       if (info_.total(static_cast<int>(t)) != header_total[t])
         throw core::Error::input("{}: type {} has {} particles in its files but NumPart_Total says {} (missing pieces?)",

@@ -19,20 +19,24 @@ grid::GridGeometry projection_geometry(const SnapshotInfo& info, const std::arra
   } else if (info.periodic) {
     g.extent = info.box_size;
     g.periodic = true;
-  } else if (info.box_size[0] > 0 && info.box_size[1] > 0 && info.box_size[2] > 0) {
-    g.extent = info.box_size;  // a finite, non-periodic box: particles must lie inside
+  } else if (info.format == "phew-particles" && info.box_size[0] > 0 && info.box_size[1] > 0 && info.box_size[2] > 0) {
+    g.extent = info.box_size;  // phew's own file of an open box gives its bounds: particles must lie inside
     g.periodic = false;
   } else {
+    // A Gadget-4 run without PERIODIC keeps its BoxSize, but that does not bound the particles (docs/cli.md:
+    // an open box needs --region).
     throw core::Error::usage("{}: the snapshot has no periodic box (BoxSize {:g}{}); give the grid's extent with --region",
                        info.files.front(), info.box_size[0], info.box_size[0] > 0 ? ", open boundaries" : "");
   }
   return g;
 }
 
-Projection project(const SnapshotInfo& info, const ParticleSet& particles, const grid::GridGeometry& geometry,
-                   grid::Assignment assignment, bool region, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm,
-                   const core::PhaseReport& phase) {
-  if (!geometry.periodic && !region) {
+Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+                           const mpi::Comm& comm, const core::PhaseReport& phase) {
+  const grid::GridGeometry& geometry = params.geometry;
+  const grid::Assignment assignment = params.assignment;
+  const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
+  if (!geometry.periodic && !params.region) {
     mpi::agree(comm, [&] {
       for (std::size_t i = 0; i < particles.size(); ++i)
         for (std::size_t d = 0; d < 3; ++d) {

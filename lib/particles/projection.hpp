@@ -19,17 +19,22 @@ namespace phew::particles {
 grid::GridGeometry projection_geometry(const SnapshotInfo& info, const std::array<std::int64_t, 3>& shape,
                                  const std::optional<grid::Box>& region);
 
+struct ProjectionParams {
+  grid::GridGeometry geometry;   // projection_geometry
+  grid::Assignment assignment = grid::Assignment::cic;
+  bool region = false;           // the grid is a region given by the user: particles outside it are
+                                 // counted and left out; otherwise one outside a finite open box is an error
+};
+
 struct Projection {
   grid::GridMeta meta;
-  std::vector<double> density;  // this rank's planes of the slab decomposition
+  std::vector<double> density;  // this rank's planes of the slab decomposition of geometry.shape[0] over comm
   std::uint64_t particles_outside = 0;  // outside a region, ignored
 };
 
 // Deposits this rank's share of `particles` (read_share: rank r's before rank r+1's) and turns mass into
-// density. A particle outside a finite open box (no region) is an error, not something to drop.
-// Phases: deposit. Collective.
-Projection project(const SnapshotInfo& info, const ParticleSet& particles, const grid::GridGeometry& geometry,
-                   grid::Assignment assignment, bool region, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm,
-                   const core::PhaseReport& phase = {});
+// density; `info` gives the units, the cosmology and the file named in errors. Phases: deposit. Collective.
+Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+                           const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::particles

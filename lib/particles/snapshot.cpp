@@ -7,6 +7,7 @@
 #include <phew/io/h5.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/ramses.hpp>
+#include <phew/particles/snapshot_checks.hpp>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <optional>
 #include <span>
+#include <utility>
 
 namespace phew::particles {
 namespace {
@@ -44,13 +46,26 @@ std::vector<std::string> binary_pieces(const std::string& first) {
 
 namespace {
 
-// Header values every format must have sane, checked once for all readers.
+// Header values every format must have sane, checked once for all readers (issue 35, item 8). A box
+// side above 1e30 is beyond the observable universe in any length unit phew knows (cm the smallest):
+// its volume would overflow or its densities vanish.
 std::unique_ptr<SnapshotReader> checked(std::unique_ptr<SnapshotReader> reader) {
   const SnapshotInfo& info = reader->info();
+  const std::string& file = info.files.front();
   for (double b : info.box_size)
-    if (!(b >= 0) || !std::isfinite(b))
-      throw core::Error::input("{}: BoxSize {} (a box side must be a finite length >= 0; 0 means no box)",
-                         info.files.front(), b);
+    if (!(b >= 0) || !std::isfinite(b) || b > 1e30)
+      throw core::Error::input("{}: BoxSize {} (a box side must be a finite length from 0 to 1e30; 0 means no box)",
+                               file, b);
+  // Outside cosmology a time may be anything finite (RAMSES may count from a negative origin).
+  if (!std::isfinite(info.time) || (info.comoving && info.time <= 0))
+    throw core::Error::input("{}: Time is {} ({})", file, info.time,
+                             info.comoving ? "a cosmological run's Time is its scale factor, > 0" : "must be finite");
+  const std::pair<const char*, double> units[] = {{"UnitLength_in_cm", info.units.length_cm},
+                                                  {"UnitMass_in_g", info.units.mass_g},
+                                                  {"UnitVelocity_in_cm_per_s", info.units.velocity_cm_per_s}};
+  for (const auto& [name, value] : units)
+    if (!(value > 0) || !std::isfinite(value))
+      throw core::Error::input("{}: {} is {} (a unit must be a positive, finite number)", file, name, value);
   return reader;
 }
 
@@ -58,7 +73,17 @@ std::unique_ptr<SnapshotReader> open_any(const std::vector<std::string>& paths) 
   if (paths.empty()) throw core::Error::usage("no snapshot given");
   std::vector<std::string> files;
   for (const auto& p : paths) files.push_back(resolve_path(p));
+  check_distinct_files(files);
   const std::string& first = files.front();
+  std::error_code ec;
+  if (fs::is_directory(first, ec) && !is_ramses_output(first))
+    throw core::Error::input("{}: a folder without a RAMSES info_NNNNN.txt (missing, empty or not an info file): not a "
+                             "RAMSES output",
+                             first);
+  const std::string name = fs::path(first).filename().string();
+  if (!fs::is_directory(first, ec) && name.rfind("info_", 0) == 0 && name.size() > 9 &&
+      name.substr(name.size() - 4) == ".txt" && !is_ramses_output(first))
+    throw core::Error::input("{}: a RAMSES info file without its lines (empty or truncated)", first);
   if (is_ramses_output(first)) {
     if (files.size() > 1) throw core::Error::usage("{}: give one RAMSES output (its folder or info file)", first);
     return open_ramses(first);
@@ -72,6 +97,7 @@ std::unique_ptr<SnapshotReader> open_any(const std::vector<std::string>& paths) 
     return open_hdf5_snapshot(files);
   }
   if (is_gadget_binary(first)) return open_gadget_binary(files.size() > 1 ? files : binary_pieces(first));
+  check_gadget_binary_markers(first);
   throw core::Error::input("{}: not a snapshot phew can read (HDF5 Gadget/SWIFT/AREPO, Gadget binary, RAMSES output, phew particles)",
                      first);
 }
@@ -228,11 +254,20 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
   ParticleSet out;
   std::uint64_t cursor = 0;
   const std::uint64_t end = begin + count;
+  std::vector<std::pair<std::size_t, std::size_t>> read_from;  // (end in `out`, file): a bad value names its file
   const auto piece = [&](std::size_t file, int type) {
     const std::uint64_t n = counts[file].at(static_cast<std::size_t>(type));
     const std::uint64_t lo = std::max(begin, cursor), hi = std::min(end, cursor + n);
-    if (lo < hi) reader.read(static_cast<int>(file), type, lo - cursor, hi - lo, fields, out);
+    if (lo < hi) {
+      reader.read(static_cast<int>(file), type, lo - cursor, hi - lo, fields, out);
+      read_from.emplace_back(out.size(), file);
+    }
     cursor += n;
+  };
+  const auto file_of = [&](std::size_t i) -> const std::string& {
+    for (const auto& [stop, file] : read_from)
+      if (i < stop) return info.files[file];
+    return info.files.front();
   };
   if (info.file_major) {
     for (std::size_t file = 0; file < info.files.size(); ++file)
@@ -247,7 +282,7 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
     if (fields.positions) {
       const double* x = &out.position[3 * i];
       if (!std::isfinite(x[0]) || !std::isfinite(x[1]) || !std::isfinite(x[2]))
-        throw core::Error::input("{}: particle {} of the selection has a non-finite position", info.files.front(), begin + i);
+        throw core::Error::input("{}: particle {} of the selection has a non-finite position", file_of(i), begin + i);
       // Slightly outside a periodic box is normal (wrapped below); a box length or more away means the
       // box or the length units do not fit the positions (BoxSize 1e-30 would give absurd densities).
       if (info.periodic)
@@ -255,14 +290,14 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
           if (x[d] < -info.box_size[d] || x[d] >= 2 * info.box_size[d])
             throw core::Error::input("{}: particle {} of the selection is at {:g} in {}, far outside the periodic box "
                                "[0, {:g}): BoxSize or the length units do not fit the positions",
-                               info.files.front(), begin + i, x[d], "xyz"[d], info.box_size[d]);
+                               file_of(i), begin + i, x[d], "xyz"[d], info.box_size[d]);
     }
     if (!(out.mass[i] > 0) || !std::isfinite(out.mass[i]))
       throw core::Error::input("{}: particle {} of the selection has mass {} (masses must be positive and finite)",
-                         info.files.front(), begin + i, out.mass[i]);
+                         file_of(i), begin + i, out.mass[i]);
   }
-  for (double v : out.velocity)
-    if (!std::isfinite(v)) throw core::Error::input("{}: a velocity is not finite", info.files.front());
+  for (std::size_t i = 0; i < out.velocity.size(); ++i)
+    if (!std::isfinite(out.velocity[i])) throw core::Error::input("{}: a velocity is not finite", file_of(i / 3));
   if (info.periodic)
     for (std::size_t i = 0; i < out.position.size(); ++i) out.position[i] = grid::wrap_position(out.position[i], info.box_size[i % 3]);
   return out;

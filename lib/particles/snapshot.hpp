@@ -45,6 +45,9 @@ std::unique_ptr<SnapshotReader> open_hdf5_snapshot(const std::vector<std::string
 std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string>& files);
 std::unique_ptr<SnapshotReader> open_particle_file(const std::string& file);
 bool is_gadget_binary(const std::string& path);
+// Throws Error(input) naming the file and the record when `path` is a Gadget binary file whose header
+// record has one marker damaged; returns for anything else.
+void check_gadget_binary_markers(const std::string& path);
 
 // [file][type] counts of every file: info().file_counts when the headers give them; otherwise each rank
 // counts its even share of the files (count_files) and the counts are all-gathered, so that no rank

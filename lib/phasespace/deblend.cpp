@@ -92,9 +92,9 @@ std::vector<Member> balance_patches(std::vector<Member> members, std::int64_t n_
 }
 
 // One velocity peak k of a patch: sums over its particles in particle-ID order.
-io::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& split, int k, const std::array<double, 3>& x_peak,
+model::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& split, int k, const std::array<double, 3>& x_peak,
                      const grid::GridGeometry& geo) {
-  io::PeakRow row;
+  model::PeakRow row;
   row.parent_clump = patch.front().clump;
   row.from_deblending = k > 0;
   double dx[3] = {0, 0, 0};
@@ -157,7 +157,7 @@ VelocitySplit split_patch(std::span<const Member> patch, const std::array<double
 }  // namespace
 
 Deblended deblend_patches(const grid::GridGeometry& geo, const particles::ParticleSet& particles, const grid::CellLabels& clumps,
-                          std::int64_t n_clump_peaks, const ClumpPeakPositions& peak_positions,
+                          std::int64_t n_clump_peaks, const ClumpPeakSource& catalogue,
                           const DeblendParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   core::enter(phase, "members");
   std::vector<Member> members = balance_patches(members_of_patches(geo, particles, clumps, comm), n_clump_peaks, comm);
@@ -166,11 +166,11 @@ Deblended deblend_patches(const grid::GridGeometry& geo, const particles::Partic
   for (const Member& p : members)
     if (here.empty() || here.back() != p.clump) here.push_back(p.clump);
   std::map<std::int64_t, std::array<double, 3>> peak_pos;
-  mpi::agree(comm, [&] { peak_pos = peak_positions(here); });
+  mpi::agree(comm, [&] { peak_pos = catalogue.peak_positions(here); });
 
   core::enter(phase, "deblend");
   Deblended out;
-  std::vector<io::PeakRow> primaries, extras;
+  std::vector<model::PeakRow> primaries, extras;
   std::int64_t split_patches = 0, skipped = 0;
   struct Run {
     std::int64_t clump;
@@ -206,12 +206,12 @@ Deblended deblend_patches(const grid::GridGeometry& geo, const particles::Partic
   std::int64_t next = n_clump_peaks + 1 + static_cast<std::int64_t>(mpi::exclusive_scan(comm, static_cast<std::uint64_t>(n_extras)).before);
   std::map<std::pair<std::int64_t, int>, std::int64_t> new_id;  // (clump, k) -> ID
   std::map<std::int64_t, int> k_of;
-  for (io::PeakRow& row : extras) {
+  for (model::PeakRow& row : extras) {
     const int k = ++k_of[row.parent_clump];
     row.id = next++;
     new_id[{row.parent_clump, k}] = row.id;
   }
-  for (io::PeakRow& row : primaries) row.id = row.parent_clump;
+  for (model::PeakRow& row : primaries) row.id = row.parent_clump;
   for (const auto& [clump, b, e] : split_runs)
     for (std::size_t i = b; i < e; ++i)
       if (out.particles[i].peak < 0) {
@@ -230,8 +230,8 @@ Deblended deblend_patches(const grid::GridGeometry& geo, const particles::Partic
 
   out.peaks = std::move(primaries);
   out.peaks.insert(out.peaks.end(), extras.begin(), extras.end());
-  out.peaks = mpi::sort(comm, std::move(out.peaks), [](const io::PeakRow& p, const io::PeakRow& q) { return p.id < q.id; });
-  out.particles = mpi::sort(comm, std::move(out.particles), [](const io::PeakMember& p, const io::PeakMember& q) {
+  out.peaks = mpi::sort(comm, std::move(out.peaks), [](const model::PeakRow& p, const model::PeakRow& q) { return p.id < q.id; });
+  out.particles = mpi::sort(comm, std::move(out.particles), [](const model::PeakMember& p, const model::PeakMember& q) {
     return p.id != q.id ? p.id < q.id : p.peak < q.peak;
   });
   out.n_peaks = comm.sum<std::int64_t>(static_cast<std::int64_t>(out.peaks.size()));

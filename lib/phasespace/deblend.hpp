@@ -6,12 +6,11 @@
 #include <phew/core/timer.hpp>
 #include <phew/grid/cell_labels.hpp>
 #include <phew/grid/geometry.hpp>
-#include <phew/io/peaks_file.hpp>
+#include <phew/model/peaks.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/particles/particle_set.hpp>
 
 #include <array>
-#include <functional>
 #include <map>
 #include <span>
 #include <vector>
@@ -27,13 +26,19 @@ struct DeblendParams {
   double scale_factor = 1;          // a of a comoving snapshot (comoving distances x a), else 1
 };
 
-// The peak positions of the clumps among `ids` (sorted) that are in the catalogue (io::read_clump_peak_positions).
-using ClumpPeakPositions =
-    std::function<std::map<std::int64_t, std::array<double, 3>>(const std::vector<std::int64_t>& ids)>;
+// Where the stage reads the clumps' peak positions, only those it needs, so that no rank holds the
+// whole catalogue: deblend reads them from clumps.h5 (tools/deblend/clump_peak_file.hpp), a test holds
+// them in memory. Called once per rank, inside an agreement on errors.
+class ClumpPeakSource {
+ public:
+  virtual ~ClumpPeakSource() = default;
+  // The peak positions of the clumps among `ids` (sorted) that are in the catalogue.
+  virtual std::map<std::int64_t, std::array<double, 3>> peak_positions(const std::vector<std::int64_t>& ids) const = 0;
+};
 
 struct Deblended {
-  std::vector<io::PeakRow> peaks;         // this rank's rows, after the lower ranks' (sorted by ID)
-  std::vector<io::PeakMember> particles;  // this rank's rows, after the lower ranks' (sorted by particle ID)
+  std::vector<model::PeakRow> peaks;         // this rank's rows, after the lower ranks' (sorted by ID)
+  std::vector<model::PeakMember> particles;  // this rank's rows, after the lower ranks' (sorted by particle ID)
   // Totals over the ranks:
   std::int64_t n_peaks = 0, n_particles = 0;
   std::int64_t n_split = 0;    // patches split into several peaks
@@ -45,11 +50,10 @@ struct Deblended {
 // slab decomposition of grid.shape[0] over comm) with their level-0 clump, `particles` this rank's share of the
 // snapshot (ids, velocities, masses), `n_clump_peaks` the number of peaks of the segmentation (new IDs
 // are numbered above it). The primary velocity peak of a patch keeps its clump's ID; the others get new
-// IDs by (clump ID, velocity peak), so nothing depends on the rank count. `peak_positions` is called
-// once per rank, inside an agreement on errors. Collective.
+// IDs by (clump ID, velocity peak), so nothing depends on the rank count. Collective.
 // Phases: members, deblend.
 Deblended deblend_patches(const grid::GridGeometry& grid, const particles::ParticleSet& particles, const grid::CellLabels& clumps,
-                          std::int64_t n_clump_peaks, const ClumpPeakPositions& peak_positions,
+                          std::int64_t n_clump_peaks, const ClumpPeakSource& catalogue,
                           const DeblendParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::phasespace

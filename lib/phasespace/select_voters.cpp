@@ -136,17 +136,17 @@ class ComputedPotential {
 
 }  // namespace
 
-double default_search_radius(const std::vector<io::PeakRow>& peaks, const grid::GridMeta& grid) {
+double default_search_radius(const std::vector<model::PeakRow>& peaks, const grid::GridMeta& grid) {
   double m_max = 0;
-  for (const io::PeakRow& p : peaks) m_max = std::max(m_max, p.mass);
+  for (const model::PeakRow& p : peaks) m_max = std::max(m_max, p.mass);
   return grid.mean_density > 0 && m_max > 0 ? 0.5 * std::cbrt(3 * m_max / (4 * M_PI * 200 * grid.mean_density))
                                             : grid.geometry.cell_size()[0];
 }
 
-std::vector<double> search_radii(const std::vector<io::PeakRow>& peaks, const grid::GridGeometry& geo, double R,
+std::vector<double> search_radii(const std::vector<model::PeakRow>& peaks, const grid::GridGeometry& geo, double R,
                                  double min_radius) {
   std::vector<double> r_s(peaks.size(), R);
-  const grid::ParticleIndex near = index_positions(peaks, &io::PeakRow::position, geo, 4 * R);
+  const grid::ParticleIndex near = index_positions(peaks, &model::PeakRow::position, geo, 4 * R);
   for (std::size_t i = 0; i < peaks.size(); ++i) {
     for (std::size_t j : near.within(peaks[i].position, 4 * R)) {
       if (j == i || peaks[j].parent_clump == peaks[i].parent_clump) continue;
@@ -162,13 +162,13 @@ std::vector<double> search_radii(const std::vector<io::PeakRow>& peaks, const gr
   return r_s;
 }
 
-VoterSelection select_voters(const grid::GridMeta& grid, std::vector<io::PeakRow> peaks, particles::ParticleSet particles,
+VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::PeakRow> peaks, particles::ParticleSet particles,
                              const VoterParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   const grid::GridGeometry& geo = grid.geometry;
   const bool stored = params.stored_potential;
   const double a = params.scale_factor;
   if (geo.periodic)  // a fitted peak position may lie just outside the box
-    for (io::PeakRow& p : peaks)
+    for (model::PeakRow& p : peaks)
       for (std::size_t d = 0; d < 3; ++d) p.position[d] = geo.origin[d] + grid::wrap_position(p.position[d] - geo.origin[d], geo.extent[d]);
   VoterSelection out;
   grid::GridMeta reference = grid;
@@ -210,7 +210,7 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<io::PeakRow
     if (part.owner(peaks[i].position[0]) == comm.rank()) mine.push_back(i);
   core::Progress progress("voters", "peaks", mine.size(), comm.size());
   for (std::size_t i : mine) {
-    const io::PeakRow& pk = peaks[i];
+    const model::PeakRow& pk = peaks[i];
     // Candidates, sorted by particle ID so the result is the same whichever rank holds them.
     std::vector<std::size_t> near = cells.within(pk.position, r_s[i]);
     std::sort(near.begin(), near.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
@@ -235,10 +235,10 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<io::PeakRow
   out.n_short = comm.sum<std::int64_t>(out.n_short);
   if (out.n_short > 0)
     core::log::warn("{} peaks have fewer than {} candidates and so fewer voters (flagged by n_voters)", out.n_short, params.n_voters);
-  out.voters = mpi::sort(comm, std::move(out.voters), [](const io::VoterRow& p, const io::VoterRow& q) {
+  out.voters = mpi::sort(comm, std::move(out.voters), [](const model::VoterRow& p, const model::VoterRow& q) {
     return p.peak != q.peak ? p.peak < q.peak : p.rank < q.rank;
   });
-  out.peaks = mpi::sort(comm, std::move(out.peaks), [](const io::VoterPeakRow& p, const io::VoterPeakRow& q) { return p.id < q.id; });
+  out.peaks = mpi::sort(comm, std::move(out.peaks), [](const model::VoterPeakRow& p, const model::VoterPeakRow& q) { return p.id < q.id; });
   out.n_peaks = comm.sum<std::int64_t>(static_cast<std::int64_t>(out.peaks.size()));
   out.n_voters = comm.sum<std::int64_t>(static_cast<std::int64_t>(out.voters.size()));
   return out;

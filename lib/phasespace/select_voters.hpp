@@ -6,8 +6,8 @@
 #include <phew/core/timer.hpp>
 #include <phew/gravity/setup.hpp>
 #include <phew/grid/geometry.hpp>
-#include <phew/io/peaks_file.hpp>
-#include <phew/io/voters_file.hpp>
+#include <phew/model/peaks.hpp>
+#include <phew/model/voters.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/particles/particle_set.hpp>
 
@@ -38,17 +38,17 @@ struct VoterParams {
 
 // Half the radius within which the most massive peak would be 200x the grid's mean density (a cell
 // when that is unknown).
-double default_search_radius(const std::vector<io::PeakRow>& peaks, const grid::GridMeta& grid);
+double default_search_radius(const std::vector<model::PeakRow>& peaks, const grid::GridMeta& grid);
 
 // Search radii min(R, 1/4 of the distance to the nearest other peak), at least min_radius, minimum
 // image. Peaks deblended from the same patch (same parent clump) share its place and are told apart by
 // velocity, not by the radius, so they do not shrink each other's sphere. Not collective.
-std::vector<double> search_radii(const std::vector<io::PeakRow>& peaks, const grid::GridGeometry& grid, double R,
+std::vector<double> search_radii(const std::vector<model::PeakRow>& peaks, const grid::GridGeometry& grid, double R,
                                  double min_radius);
 
 struct VoterSelection {
-  std::vector<io::VoterRow> voters;     // this rank's rows, after the lower ranks' (by peak, most bound first)
-  std::vector<io::VoterPeakRow> peaks;  // this rank's rows, after the lower ranks' (by peak ID)
+  std::vector<model::VoterRow> voters;     // this rank's rows, after the lower ranks' (by peak, most bound first)
+  std::vector<model::VoterPeakRow> peaks;  // this rank's rows, after the lower ranks' (by peak ID)
   double search_radius = 0;             // R used
   std::string potential_source;         // what voters.h5 records
   // Totals over the ranks:
@@ -63,7 +63,7 @@ struct VoterSelection {
 // the peaks in its x-range and receives every particle its candidates (and their sources) need, and
 // candidates are taken in particle-ID order, so the result does not depend on the rank count.
 // Collective. Phases: long-range (computed potential only), distribute, potential, voters.
-VoterSelection select_voters(const grid::GridMeta& grid, std::vector<io::PeakRow> peaks, particles::ParticleSet particles,
+VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::PeakRow> peaks, particles::ParticleSet particles,
                              const VoterParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::phasespace

@@ -127,7 +127,7 @@ SynthSnapshot Synthesis::snapshot(int s, const std::string& name) {
   out.id.resize(n);
   for (std::uint64_t i = 0; i < n; ++i) out.id[i] = i + 1;
 
-  io::Truth& t = out.truth;
+  model::Truth& t = out.truth;
   const SceneUnits u = units_of(scene_);
   t.meta = {name, s, time, track_.time[si] * time_unit_myr(), scene_.cosmological ? scene_.redshift : 0.0, scene_.seed,
             to_string(scene_.sequence.mode), scene_json_, u.length, u.mass, u.velocity, {}, {}, scene_.overdensity,

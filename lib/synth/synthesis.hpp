@@ -3,7 +3,7 @@
 #pragma once
 
 #include <phew/core/timer.hpp>
-#include <phew/io/truth_file.hpp>
+#include <phew/model/truth.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/particles/gadget_writer.hpp>
 #include <phew/synth/realize.hpp>
@@ -21,7 +21,7 @@ struct SynthSnapshot {
   particles::GadgetHeader header;
   std::vector<std::uint64_t> id;
   std::vector<double> potential, acceleration;  // when the scene asks for them
-  io::Truth truth;
+  model::Truth truth;
   const Particles* sampled = nullptr;  // positions, velocities, masses
 
   particles::GadgetParticles particles() const;

@@ -13,7 +13,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <string_view>
@@ -146,6 +148,13 @@ std::vector<std::string> files_in_options(const CLI::App& app, const ToolSpec& s
   return out;
 }
 
+// After --help or --version: 0, or 4 with one line when stdout could not take them (a full device).
+int help_written(const ToolSpec& spec, const mpi::Comm& comm) {
+  if (!comm.root() || (std::fflush(stdout) == 0 && !std::ferror(stdout))) return 0;
+  print_error(spec.name, fmt::format("cannot write to the standard output: {}", std::strerror(errno)));
+  return exit_code(core::ErrorKind::io);
+}
+
 // Before any work: the output's folder exists and is writable, and -o is not one of the inputs.
 void check_output(const std::string& output, const std::vector<std::string>& inputs) {
   const std::filesystem::path p(output);
@@ -180,16 +189,22 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
       "Print version and build details, then exit");
   app.add_flag("-v,--verbose", verbose, "Log more: per-phase timings and details");
   app.add_flag("-q,--quiet", quiet, "Log only errors");
-  app.add_option("-o,--output", output, "Output file (its manifest is OUTPUT.json)")->required();
+  app.add_option("-o,--output", output, "Output file (its manifest is OUTPUT.json)")
+      ->required()
+      ->check([](const std::string& o) -> std::string {  // refused before any work (issue 35)
+        if (o.empty()) return "an empty name: give the output file";
+        std::error_code ec;
+        return std::filesystem::is_directory(o, ec) ? o + " is a folder: give the output file" : "";
+      });
   declare(app);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     if (comm.root()) std::fputs(app.help().c_str(), stdout);
-    return 0;
+    return help_written(spec, comm);
   } catch (const CLI::Success&) {
-    return 0;
+    return help_written(spec, comm);
   } catch (const CLI::ParseError& e) {
     if (comm.root()) print_error(spec.name, std::string(e.what()) + " (see --help)");
     return exit_code(core::ErrorKind::usage);

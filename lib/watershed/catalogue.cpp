@@ -2,7 +2,6 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
-#include <phew/io/grid_file.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/lookup.hpp>
 #include <phew/mpi/ordered_sum.hpp>
@@ -19,11 +18,11 @@ using Vec3 = std::array<double, 3>;
 
 // This rank's block of the peak table and every one of the file's n_saddles saddles that touches it,
 // read in bounded chunks.
-void read_graph(const io::File& f, std::uint64_t n_saddles, PeakGraph& g, std::vector<Vec3>& position,
+void read_graph(const CatalogueSource& f, std::uint64_t n_saddles, PeakGraph& g, std::vector<Vec3>& position,
                 const mpi::Comm& comm) {
   const std::size_t n = g.density.size();
   if (n > 0) {
-    const auto rows = io::read_patch_peaks(f, static_cast<std::uint64_t>(g.first - 1), n);
+    const auto rows = f.peaks(static_cast<std::uint64_t>(g.first - 1), n);
     position.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       g.density[i] = rows[i].density;
@@ -32,7 +31,7 @@ void read_graph(const io::File& f, std::uint64_t n_saddles, PeakGraph& g, std::v
   }
   constexpr std::uint64_t kChunk = 1 << 20;  // bounded memory however many saddles there are
   for (std::uint64_t b = 0; b < n_saddles; b += kChunk) {
-    for (const io::SaddleRow& s : io::read_saddles(f, b, std::min(kChunk, n_saddles - b))) {
+    for (const model::SaddleRow& s : f.saddles(b, std::min(kChunk, n_saddles - b))) {
       if (g.owner(s.peak_a) == comm.rank()) g.edges.push_back({s.peak_a, s.peak_b, s.density});
       if (g.owner(s.peak_b) == comm.rank()) g.edges.push_back({s.peak_b, s.peak_a, s.density});
     }
@@ -83,15 +82,15 @@ struct CellSums {
   std::vector<std::int64_t> cell_clump, cell_halo;  // per test cell
 };
 
-CellSums cell_sums(const CatalogueInput& in, const Merging& mg, const grid::GridGeometry& geo,
+CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const grid::GridGeometry& geo,
                    const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
   const PeakGraph& g = mg.graph;
   const std::int64_t x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());
   CellSums out;
   std::vector<double> rho;  // per test cell: only test cells are read, so memory goes with them
   mpi::agree(comm, [&] {
-    grid::CellLabels peaks = io::read_patch_cells(in.patches, geo, x0, x1);
-    rho = io::read_grid_cells(in.grid, geo, peaks.cell);
+    grid::CellLabels peaks = in.cells(geo, x0, x1);
+    rho = in.densities(geo, peaks.cell);
     out.cells = std::move(peaks.cell);
     out.cell_clump = std::move(peaks.label);  // peak IDs, until they become clump IDs below
   });
@@ -171,14 +170,14 @@ void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, cons
   halos = hp.totals_at_owners(comm, owner);
 }
 
-Merging merge_peaks(const CatalogueInput& in, const io::PatchesHeader& header, const CatalogueParams& p,
+Merging merge_peaks(const CatalogueSource& in, const model::PatchesHeader& header, const CatalogueParams& p,
                     const mpi::Comm& comm, const core::PhaseReport& phase, CatalogueSummary& summary) {
   const auto npeaks = static_cast<std::int64_t>(header.n_peaks);
   const double density_threshold = header.meta.threshold;
   core::enter(phase, "graph");
   Merging mg{PeakGraph(npeaks, comm), {}, {}, {}, {}, {}, {}, {}, {}, {}};
   PeakGraph& g = mg.graph;
-  mpi::agree(comm, [&] { read_graph(in.patches, header.n_saddles, g, mg.position, comm); });
+  mpi::agree(comm, [&] { read_graph(in, header.n_saddles, g, mg.position, comm); });
   const std::size_t n = g.density.size();
   mg.key0 = key_saddles(g);
 
@@ -223,17 +222,19 @@ Merging merge_peaks(const CatalogueInput& in, const io::PatchesHeader& header, c
 
 }  // namespace
 
-io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, const mpi::Comm& comm,
-                           CatalogueSummary& summary, const core::PhaseReport& phase) {
-  io::Clumps out;
-  io::PatchesHeader header;
-  mpi::agree(comm, [&] { header = io::read_patches_header(in.patches); });
+Catalogue build_catalogue(const CatalogueSource& in, const CatalogueParams& p, const mpi::Comm& comm,
+                          const core::PhaseReport& phase) {
+  Catalogue result;
+  model::Clumps& out = result.clumps;
+  CatalogueSummary& summary = result.summary;
+  model::PatchesHeader header;
+  mpi::agree(comm, [&] { header = in.header(); });
   out.grid = header.grid;
   const grid::GridGeometry& geo = out.grid.geometry;
   const double density_threshold = header.meta.threshold;
   const auto npeaks = static_cast<std::int64_t>(header.n_peaks);
   summary.n_peaks = npeaks;
-  if (npeaks == 0) core::log::warn("{} has no peaks: the catalogue is empty", in.patches.path());
+  if (npeaks == 0) core::log::warn("{} has no peaks: the catalogue is empty", in.name());
 
   const Merging mg = merge_peaks(in, header, p, comm, phase, summary);
   const PeakGraph& g = mg.graph;
@@ -250,7 +251,7 @@ io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, c
   const auto members_tot = members.totals_at_owners(comm, owner);
 
   ParticleSums clump_part, halo_part;
-  if (in.particles) {
+  if (in.has_particles()) {
     core::enter(phase, "particles");
     particle_sums(in.particles(), cells, g, geo, slabs, comm, clump_part, halo_part);
   }
@@ -265,7 +266,7 @@ io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, c
     if (!mg.is_clump[i]) continue;
     const auto t = total_or_zero(cells.clump, id);
     if (p.mass_threshold && t[1] < *p.mass_threshold) continue;
-    io::Clump c;
+    model::Clump c;
     c.id = id;
     c.level = mg.level[i];
     c.parent = mg.parent[i];
@@ -280,7 +281,7 @@ io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, c
     c.relevance = g.density[i] / (k1.to ? c.saddle_density : density_threshold);
     for (std::size_t d = 0; d < 3; ++d)
       c.center_of_mass[d] = wrap_into(geo.box(), mg.position[i][d] + (t[1] > 0 ? t[2 + d] / t[1] : 0.0), d);
-    if (in.particles) {
+    if (in.has_particles()) {
       const auto q = total_or_zero(clump_part, id);
       c.n_particles = static_cast<std::int64_t>(q[0]);
       c.particle_mass = q[1];
@@ -293,14 +294,14 @@ io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, c
     if (!g.alive[i]) continue;  // haloes are the clumps that never merged into another
     const auto t = total_or_zero(cells.halo, id);
     if (p.mass_threshold && t[1] < *p.mass_threshold) continue;
-    io::Halo h;
+    model::Halo h;
     h.id = id;
     h.n_cells = static_cast<std::int64_t>(t[0]);
     h.mass = t[1];
     h.peak_position = mg.position[i];
     h.peak_density = g.density[i];
     h.n_clumps = static_cast<std::int64_t>(total_or_zero(members_tot, id)[0]);
-    if (in.particles) {
+    if (in.has_particles()) {
       const auto q = total_or_zero(halo_part, id);
       h.n_particles = static_cast<std::int64_t>(q[0]);
       h.particle_mass = q[1];
@@ -325,9 +326,9 @@ io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& p, c
   out.meta.second_relevance = p.second_relevance;
   out.meta.mass_threshold = p.mass_threshold;
   out.meta.mass_threshold_text = p.mass_threshold_text;
-  out.meta.with_particles = static_cast<bool>(in.particles);
-  out.meta.velocity_units = in.velocity_units;
-  return out;
+  out.meta.with_particles = in.has_particles();
+  out.meta.velocity_units = p.velocity_units;
+  return result;
 }
 
 }  // namespace phew::watershed

@@ -4,13 +4,16 @@
 #pragma once
 
 #include <phew/core/timer.hpp>
-#include <phew/io/clumps_file.hpp>
-#include <phew/io/patches_file.hpp>
+#include <phew/grid/cell_labels.hpp>
+#include <phew/model/clumps.hpp>
+#include <phew/model/patches.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/particles/particle_set.hpp>
 
-#include <functional>
 #include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace phew::watershed {
 
@@ -28,16 +31,28 @@ struct CatalogueParams {
   std::optional<double> mass_threshold;    // absolute; the catalogue lists only clumps and haloes this massive
   std::string mass_threshold_text;
   unsigned shuffle_seed = 0;               // test hook: shuffles the local merging order (must not matter)
+  std::string velocity_units = "km/s (peculiar)";  // of the particles' velocities (peculiar: the readers convert)
 };
 
-// What the stage reads: patches.h5 and the grid it was made from (both open on every rank), and, when
-// `particles` is given, this rank's share of the snapshot (positions, masses, velocities), read when
-// the stage needs it (collective).
-struct CatalogueInput {
-  const io::File& patches;
-  const io::File& grid;
-  std::function<particles::ParticleSet()> particles;
-  std::string velocity_units = "km/s (peculiar)";  // of the particles' velocities (peculiar: the readers convert)
+// What the stage reads, a part at a time so that no rank holds the whole segmentation: the segmentation
+// (patches.h5's rows), the density of its test cells (from the grid it was made from) and, when there are
+// particles, this rank's share of the snapshot (positions, masses, velocities). phew-merge reads them
+// from the files (tools/phew-merge/catalogue_files.hpp); a test may hold them in memory. Every rank
+// calls each function, inside an agreement on errors (mpi::agree): a throw on one rank fails all.
+class CatalogueSource {
+ public:
+  virtual ~CatalogueSource() = default;
+  virtual std::string name() const = 0;  // what to call the segmentation in messages (its path)
+  virtual model::PatchesHeader header() const = 0;
+  // Rows [begin, begin + count) of the peak and saddle tables.
+  virtual std::vector<model::PatchPeak> peaks(std::uint64_t begin, std::uint64_t count) const = 0;
+  virtual std::vector<model::SaddleRow> saddles(std::uint64_t begin, std::uint64_t count) const = 0;
+  // The test cells of planes [x0, x1) with their peak IDs, and the grid's density at some of them.
+  virtual grid::CellLabels cells(const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) const = 0;
+  virtual std::vector<double> densities(const grid::GridGeometry& grid, std::span<const std::int64_t> cells) const = 0;
+  // Whether there are particles, and this rank's share of them (collective; read when the stage needs it).
+  virtual bool has_particles() const = 0;
+  virtual particles::ParticleSet particles() const = 0;
 };
 
 // Counts for the log and the manifest.
@@ -49,8 +64,13 @@ struct CatalogueSummary {
   double mass_above_threshold = 0, mass_discarded = 0;
 };
 
+struct Catalogue {
+  model::Clumps clumps;  // this rank's rows and cells (write them with io::write_clumps)
+  CatalogueSummary summary;
+};
+
 // Phases: graph, noise, hierarchy, cells, particles (when given), catalogue. Collective.
-io::Clumps build_catalogue(const CatalogueInput& in, const CatalogueParams& params, const mpi::Comm& comm,
-                           CatalogueSummary& summary, const core::PhaseReport& phase = {});
+Catalogue build_catalogue(const CatalogueSource& source, const CatalogueParams& params, const mpi::Comm& comm,
+                          const core::PhaseReport& phase = {});
 
 }  // namespace phew::watershed

@@ -72,19 +72,19 @@ std::vector<std::array<double, 3>> peak_positions(const SlabMesh& mesh, const Se
 
 }  // namespace
 
-io::Patches segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
-                            const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase,
-                            int* rounds) {
+Segmented segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
+                          const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   const grid::GridGeometry& g = grid.geometry;
   const SlabMesh mesh(g, slabs, comm.rank(), std::move(density));
   core::enter(phase, "watershed");
 
   const Segmentation seg = segment(mesh, params.threshold, comm);
-  if (rounds) *rounds = seg.rounds;
   core::log::info("{} test cells, {} peaks ({} label rounds)", core::log::thousands(static_cast<long long>(seg.test_cells)),
             core::log::thousands(static_cast<long long>(seg.peaks.size())), seg.rounds);
 
-  io::Patches out;
+  Segmented result;
+  result.label_rounds = seg.rounds;
+  model::Patches& out = result.patches;
   out.grid = grid;
   out.meta = {params.threshold, params.threshold_text, seg.test_cells, params.refine_positions};
   core::enter(phase, "saddles");
@@ -116,7 +116,7 @@ io::Patches segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposi
     out.cells.cell.push_back(mesh.global_index(s));
     out.cells.label.push_back(seg.label[member]);
   });
-  return out;
+  return result;
 }
 
 }  // namespace phew::watershed

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <phew/core/timer.hpp>
-#include <phew/io/patches_file.hpp>
+#include <phew/model/patches.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/slab.hpp>
 
@@ -17,13 +17,15 @@ struct SegmentParams {
   bool refine_positions = false;    // quadratic fit of the 3x3x3 neighbourhood of each peak cell
 };
 
+struct Segmented {
+  model::Patches patches;  // this rank's labels and rows (write them with io::write_patches)
+  int label_rounds = 0;    // ghost label exchange rounds (provenance: it depends on the decomposition)
+};
+
 // Segments this rank's slab of `grid`: `density` holds its planes with one ghost plane on each side
 // (io::read_grid_slab_with_ghosts). Peaks and saddles are rows owned by blocks of peak IDs, so each
-// rank's rows follow the lower ranks' (write them with io::write_patches). `rounds` receives the ghost
-// label exchange rounds (provenance: it depends on the decomposition). Collective.
-// Phases: watershed, saddles, peaks.
-io::Patches segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
-                            const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {},
-                            int* rounds = nullptr);
+// rank's rows follow the lower ranks'. Collective. Phases: watershed, saddles, peaks.
+Segmented segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
+                          const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::watershed

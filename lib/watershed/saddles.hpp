@@ -3,7 +3,7 @@
 // saddle of two patches is the maximum over their shared boundary.
 #pragma once
 
-#include <phew/io/patches_file.hpp>
+#include <phew/model/patches.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/slab.hpp>
@@ -16,7 +16,7 @@
 namespace phew::watershed {
 
 // peak_a < peak_b; cell_a in patch peak_a and cell_b in peak_b are where the saddle is reached.
-using Saddle = io::SaddleRow;
+using Saddle = model::SaddleRow;
 
 // The better of two candidates for the same pair: denser, then the smaller (cell_a, cell_b).
 inline bool better_saddle(const Saddle& x, const Saddle& y) {

@@ -12,7 +12,12 @@
 #      quoted ("core/error.hpp", "../lib/io/h5.hpp"): in lib, tools, tests, bench and examples. Quoted
 #      includes remain for a tool's or a test's own headers ("cic_project.hpp", "temp_dir.hpp");
 #   7. the code of lib/<module>/ is in namespace phew::<module> (or one nested in it: phew::core::log),
-#      and the tools' code in phew::tools: a `namespace phew {` or another module's namespace is refused.
+#      and the tools' code in phew::tools: a `namespace phew {` or another module's namespace is refused;
+#   8. no algorithm includes <phew/io/...>: the stages take rows (lib/model), spans and params and never
+#      see a file, so a new stage cannot grow a path or an HDF5 handle. Only lib/io itself, lib/tool (the
+#      tool frame writes the outputs and their manifests), and the snapshot readers and the Gadget writer
+#      of lib/particles (they are the files' side of the snapshot, through io::File, the one HDF5 wrapper)
+#      include it; tools/ map files to the stages' inputs.
 #
 #   tests/build/code_rules.sh [project-root]
 #
@@ -59,6 +64,9 @@ if [[ -n $hits ]]; then
   printf '%s\n' "$hits" >&2
   status=1
 fi
+
+check "algorithms do not include lib/io (they take lib/model rows)" '#[[:space:]]*include[[:space:]]*<phew/io/' \
+  lib/io/ lib/tool/ 'lib/particles/(gadget_[a-z0-9_]+|particle_file|snapshot|ramses[a-z0-9_]*)\.(cpp|hpp):' tools/
 
 # namespace_rule DIR NAMESPACE: every `namespace phew...` opened in DIR is NAMESPACE or nested in it.
 namespace_rule() {

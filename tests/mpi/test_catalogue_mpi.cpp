@@ -2,6 +2,8 @@
 // ranks: three Gaussian blobs with known peaks, saddle and relevances; every row equal to the same
 // stages run on one rank (MPI_COMM_SELF) in the same process.
 #include "../unit/reference_watershed.hpp"
+#include "catalogue_files.hpp"
+
 #include <phew/io/clumps_file.hpp>
 #include <phew/io/grid_file.hpp>
 #include <phew/io/patches_file.hpp>
@@ -53,11 +55,11 @@ grid::GridMeta blob_grid() {
 
 // Writes grid.h5, runs segment_patches into patches.h5 and build_catalogue; returns every rank's rows.
 struct Result {
-  std::vector<io::PatchPeak> peaks;
-  std::vector<io::SaddleRow> saddles;
-  std::vector<io::Clump> clumps;
-  std::vector<io::Halo> halos;
-  std::vector<io::MergedPeak> merged;
+  std::vector<model::PatchPeak> peaks;
+  std::vector<model::SaddleRow> saddles;
+  std::vector<model::Clump> clumps;
+  std::vector<model::Halo> halos;
+  std::vector<model::MergedPeak> merged;
 };
 
 Result run_stages(const mpi::Comm& comm, const std::string& dir, const CatalogueParams& params) {
@@ -83,18 +85,17 @@ Result run_stages(const mpi::Comm& comm, const std::string& dir, const Catalogue
     const io::File f = io::File::open_read(dir + "/grid.h5");
     slab = io::read_grid_slab_with_ghosts(f, g, slabs.begin(comm.rank()), slabs.end(comm.rank()));
   }
-  const io::Patches patches = segment_patches(grid, slabs, std::move(slab), {1.0, "1", false}, comm);
+  const model::Patches patches = segment_patches(grid, slabs, std::move(slab), {1.0, "1", false}, comm).patches;
   {
     io::File f = io::File::create(dir + "/patches.h5", comm);
     io::write_patches(f, patches, slabs, comm);
   }
   const io::File pf = io::File::open_read(dir + "/patches.h5");
   const io::File gf = io::File::open_read(dir + "/grid.h5");
-  CatalogueSummary summary;
-  const io::Clumps clumps = build_catalogue({pf, gf, {}, "km/s"}, params, comm, summary);
-  return {comm.all_gatherv<io::PatchPeak>(patches.peaks), comm.all_gatherv<io::SaddleRow>(patches.saddles),
-          comm.all_gatherv<io::Clump>(clumps.clumps), comm.all_gatherv<io::Halo>(clumps.halos),
-          comm.all_gatherv<io::MergedPeak>(clumps.peaks)};
+  const model::Clumps clumps = build_catalogue(tools::CatalogueFiles(pf, gf), params, comm).clumps;
+  return {comm.all_gatherv<model::PatchPeak>(patches.peaks), comm.all_gatherv<model::SaddleRow>(patches.saddles),
+          comm.all_gatherv<model::Clump>(clumps.clumps), comm.all_gatherv<model::Halo>(clumps.halos),
+          comm.all_gatherv<model::MergedPeak>(clumps.peaks)};
 }
 
 class Catalogue : public ::testing::Test {

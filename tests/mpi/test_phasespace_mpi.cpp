@@ -19,12 +19,12 @@ bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
-static_assert(sizeof(io::VoterRow) == 32 && sizeof(io::VoterPeakRow) == 56 && sizeof(io::PeakMember) == 16,
+static_assert(sizeof(model::VoterRow) == 32 && sizeof(model::VoterPeakRow) == 56 && sizeof(model::PeakMember) == 16,
               "rows compared byte for byte have no padding");
 
 // Peak rows have padding after from_deblending: compared field by field (exact doubles).
-bool same_rows(const std::vector<io::PeakRow>& a, const std::vector<io::PeakRow>& b) {
-  auto key = [](const io::PeakRow& r) {
+bool same_rows(const std::vector<model::PeakRow>& a, const std::vector<model::PeakRow>& b) {
+  auto key = [](const model::PeakRow& r) {
     return std::tie(r.id, r.parent_clump, r.position, r.densest_cell_position, r.velocity, r.n_particles, r.mass,
                     r.from_deblending);
   };
@@ -44,15 +44,7 @@ Deblended deblend_on(const scenes::DeblendScene& s, const particles::ParticleSet
   DeblendParams p;
   p.G = s.G;
   const auto planes = s.planes(slabs, comm.rank());
-  return deblend_patches(
-      s.grid, ps, planes, s.n_clump_peaks,
-      [&](const std::vector<std::int64_t>& ids) {
-        std::map<std::int64_t, std::array<double, 3>> out;
-        for (std::int64_t id : ids)
-          if (s.peak_positions.count(id)) out[id] = s.peak_positions.at(id);
-        return out;
-      },
-      p, comm);
+  return deblend_patches(s.grid, ps, planes, s.n_clump_peaks, scenes::ClumpPeaks(s.peak_positions), p, comm);
 }
 
 TEST(DeblendMpi, SameRowsOnAnyNumberOfRanks) {
@@ -60,8 +52,8 @@ TEST(DeblendMpi, SameRowsOnAnyNumberOfRanks) {
   const scenes::DeblendScene s;
   const Deblended one = deblend_on(s, s.particles, self);
   const Deblended many = deblend_on(s, my_share(s.particles, world), world);
-  const auto peaks = world.all_gatherv<io::PeakRow>(many.peaks);
-  const auto members = world.all_gatherv<io::PeakMember>(many.particles);
+  const auto peaks = world.all_gatherv<model::PeakRow>(many.peaks);
+  const auto members = world.all_gatherv<model::PeakMember>(many.particles);
   EXPECT_TRUE(same_rows(peaks, one.peaks));
   EXPECT_TRUE(same_bytes(members, one.particles));
   EXPECT_EQ(many.n_split, one.n_split);
@@ -77,8 +69,8 @@ void expect_rank_invariant(const scenes::VotersScene& s, const particles::Partic
   const mpi::Comm world, self{MPI_COMM_SELF};
   const VoterSelection one = voters_on(s, all, p, self);
   const VoterSelection many = voters_on(s, my_share(all, world), p, world);
-  EXPECT_TRUE(same_bytes(world.all_gatherv<io::VoterRow>(many.voters), one.voters));
-  EXPECT_TRUE(same_bytes(world.all_gatherv<io::VoterPeakRow>(many.peaks), one.peaks));
+  EXPECT_TRUE(same_bytes(world.all_gatherv<model::VoterRow>(many.voters), one.voters));
+  EXPECT_TRUE(same_bytes(world.all_gatherv<model::VoterPeakRow>(many.peaks), one.peaks));
   EXPECT_EQ(many.potential_source, one.potential_source);
   EXPECT_EQ(one.n_voters, 2 * p.n_voters);
 }

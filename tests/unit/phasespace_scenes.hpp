@@ -4,7 +4,8 @@
 
 #include <phew/grid/cell_labels.hpp>
 #include <phew/grid/geometry.hpp>
-#include <phew/io/peaks_file.hpp>
+#include <phew/model/peaks.hpp>
+#include <phew/phasespace/deblend.hpp>
 #include <phew/mpi/slab.hpp>
 #include <phew/particles/particle_set.hpp>
 
@@ -41,6 +42,23 @@ inline particles::ParticleSet share(const particles::ParticleSet& all, std::size
   }
   return s;
 }
+
+// Clump peak positions held in memory, as deblend_patches reads them; remembers what it was asked for.
+class ClumpPeaks : public phasespace::ClumpPeakSource {
+ public:
+  explicit ClumpPeaks(std::map<std::int64_t, std::array<double, 3>> positions) : positions_(std::move(positions)) {}
+  std::map<std::int64_t, std::array<double, 3>> peak_positions(const std::vector<std::int64_t>& ids) const override {
+    asked.push_back(ids);
+    std::map<std::int64_t, std::array<double, 3>> out;
+    for (std::int64_t id : ids)
+      if (positions_.count(id)) out[id] = positions_.at(id);
+    return out;
+  }
+  mutable std::vector<std::vector<std::int64_t>> asked;
+
+ private:
+  std::map<std::int64_t, std::array<double, 3>> positions_;
+};
 
 // A periodic 8^3 grid of unit cells with three labelled clumps:
 //   clump 1: cells [2,6)^3, 600 particles moving at +300 km/s and 400 at -300 km/s (in x), sigma 20;
@@ -108,7 +126,7 @@ struct DeblendScene {
 struct VotersScene {
   grid::GridMeta grid;
   particles::ParticleSet particles;
-  std::vector<io::PeakRow> peaks;
+  std::vector<model::PeakRow> peaks;
   std::uint64_t n_major = 3000, n_minor = 1000;
 
   VotersScene() {
@@ -146,7 +164,7 @@ struct VotersScene {
     grid.mean_density = 1.3 / 1e6;
     grid.length_units = "kpc";
     for (std::size_t h = 0; h < 2; ++h) {
-      io::PeakRow p;
+      model::PeakRow p;
       p.id = static_cast<std::int64_t>(h + 1);
       p.parent_clump = p.id;
       p.position = centre[h];
@@ -164,7 +182,7 @@ struct VotersScene {
     const double box = grid.geometry.extent[0];
     for (std::size_t i = 0; i < s.particles.size(); ++i)
       s.particles.position[3 * i] = grid::wrap_position(s.particles.position[3 * i] + dx, box);
-    for (io::PeakRow& p : s.peaks) p.position[0] = grid::wrap_position(p.position[0] + dx, box);
+    for (model::PeakRow& p : s.peaks) p.position[0] = grid::wrap_position(p.position[0] + dx, box);
     return s;
   }
 };

@@ -20,18 +20,11 @@ StageRun deblend(const scenes::DeblendScene& s, DeblendParams params, std::vecto
   params.G = s.G;
   StageRun run;
   const auto planes = s.planes(slabs, comm.rank());
-  run.d = deblend_patches(
-      s.grid, s.particles, planes, s.n_clump_peaks,
-      [&](const std::vector<std::int64_t>& ids) {
-        run.asked.push_back(ids);
-        std::map<std::int64_t, std::array<double, 3>> out;
-        for (std::int64_t id : ids)
-          if (s.peak_positions.count(id)) out[id] = s.peak_positions.at(id);
-        return out;
-      },
-      params, comm, [&](const std::string& p) {
-        if (phases) phases->push_back(p);
-      });
+  const scenes::ClumpPeaks catalogue(s.peak_positions);
+  run.d = deblend_patches(s.grid, s.particles, planes, s.n_clump_peaks, catalogue, params, comm, [&](const std::string& p) {
+    if (phases) phases->push_back(p);
+  });
+  run.asked = catalogue.asked;
   return run;
 }
 
@@ -49,7 +42,7 @@ TEST(Deblend, SplitsTheMovingPairAndKeepsTheRest) {
   EXPECT_EQ(d.n_split, 1);
   EXPECT_EQ(d.n_new, 1);
   EXPECT_EQ(d.n_skipped, 1);  // clump 2 is not in the catalogue
-  const io::PeakRow &p1 = d.peaks[0], &p3 = d.peaks[1], &p6 = d.peaks[2];
+  const model::PeakRow &p1 = d.peaks[0], &p3 = d.peaks[1], &p6 = d.peaks[2];
   EXPECT_EQ(p1.id, 1);
   EXPECT_EQ(p3.id, 3);
   EXPECT_EQ(p6.id, s.n_clump_peaks + 1);  // above every peak of the segmentation
@@ -68,7 +61,7 @@ TEST(Deblend, SplitsTheMovingPairAndKeepsTheRest) {
   EXPECT_GE(p3.position[0], 0);
   EXPECT_LT(p3.position[0], 8);
   // the densest cell's centre: a cell centre inside the patch
-  for (const io::PeakRow* p : {&p1, &p6})
+  for (const model::PeakRow* p : {&p1, &p6})
     for (std::size_t d3 = 0; d3 < 3; ++d3) {
       EXPECT_DOUBLE_EQ(p->densest_cell_position[d3] - std::floor(p->densest_cell_position[d3]), 0.5);
       EXPECT_GT(p->densest_cell_position[d3], 2);
@@ -97,7 +90,7 @@ TEST(Deblend, SmallPatchesAreNotSplit) {
   ASSERT_EQ(d.peaks.size(), 2u);
   EXPECT_EQ(d.n_split, 0);
   EXPECT_EQ(d.peaks[0].n_particles, 1000);
-  for (const io::PeakMember& m : d.particles) EXPECT_TRUE(m.peak == 1 || m.peak == 3);
+  for (const model::PeakMember& m : d.particles) EXPECT_TRUE(m.peak == 1 || m.peak == 3);
 }
 
 TEST(Deblend, ComovingSnapshotsCompareVelocitiesInPhysicalUnits) {

@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 
 using MapsFile = test::TempDir;
 
-Maps sample_maps(bool float64) {
-  Maps m;
+model::Maps sample_maps(bool float64) {
+  model::Maps m;
   m.meta.length_units = "kpc/h";
   m.meta.mass_units = "1e10 Msun/h";
   m.meta.axes = {2, 0, 1};
@@ -49,7 +49,7 @@ Maps sample_maps(bool float64) {
 TEST_F(MapsFile, RoundTripsInBothPrecisions) {
   const mpi::Comm comm;
   for (bool f64 : {false, true}) {
-    const Maps m = sample_maps(f64);
+    const model::Maps m = sample_maps(f64);
     {
       File f = File::create(path("maps.h5"), comm);
       write_maps(f, m, comm);

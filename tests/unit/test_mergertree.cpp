@@ -175,7 +175,7 @@ TEST(Graveyard, APeakRecordedAsMergedAndRevivedDidNotMerge) {
   Tree tree;
   tree.state = st;
   tree.times = {1, 2, 3};
-  EXPECT_EQ(from_tree_file(to_tree_file(tree)).state.rows[0].merged_before_revival, (PeakKey{1, 5}));
+  EXPECT_EQ(from_tree_rows(to_tree_rows(tree)).state.rows[0].merged_before_revival, (PeakKey{1, 5}));
 }
 
 TEST(Graveyard, APeakCanBeRevivedUpToMaxAgeSnapshotsAfterItsDeath) {
@@ -217,7 +217,7 @@ TEST_F(Tree4, TheTreeSurvivesItsFileRows) {
   tree.params = p;
   tree.sim = {{100, 100, 100}, 1234, "kpc", true};
   tree.times = {1, 2, 3, 4};
-  const Tree back = from_tree_file(to_tree_file(tree));
+  const Tree back = from_tree_rows(to_tree_rows(tree));
   ASSERT_EQ(back.state.rows.size(), st.rows.size());
   for (std::size_t i = 0; i < st.rows.size(); ++i) {
     const TreeRow &a = st.rows[i], &b = back.state.rows[i];

@@ -108,7 +108,7 @@ TEST_F(Products, TableRefusesColumnsOfDifferentLengths) {
 }
 
 TEST_F(Products, PatchesRoundTrip) {
-  io::Patches p;
+  model::Patches p;
   p.grid = small_grid();
   p.meta = {0.5, "4mean", 7, true};
   p.cells = {{3, 17}, {1, 2}};  // grid 4 x 3 x 2: cell 3 in plane 0, cell 17 in plane 2
@@ -119,7 +119,7 @@ TEST_F(Products, PatchesRoundTrip) {
     io::write_patches(f, p, mpi::SlabDecomposition(4, comm.size()), comm);
   }
   const io::File f = io::File::open_read(path("patches.h5"));
-  const io::PatchesHeader h = io::read_patches_header(f);
+  const model::PatchesHeader h = io::read_patches_header(f);
   EXPECT_EQ(h.n_peaks, 2u);
   EXPECT_EQ(h.n_saddles, 1u);
   EXPECT_EQ(h.meta.threshold, 0.5);
@@ -154,7 +154,7 @@ TEST_F(Products, PatchesRoundTrip) {
 
 TEST_F(Products, ClumpsRoundTripWithAndWithoutParticleColumns) {
   for (bool particles : {false, true}) {
-    io::Clumps c;
+    model::Clumps c;
     c.grid = small_grid();
     c.meta.density_threshold = 0.5;
     c.meta.relevance = 2;
@@ -166,7 +166,7 @@ TEST_F(Products, ClumpsRoundTripWithAndWithoutParticleColumns) {
     c.cell_clump = {1, 0};
     c.cell_halo = {1, 0};
     c.peaks = {{1, 4.0, 0.2, 2, 1}, {2, 1.2, 0.2, 1, 0}};
-    io::Clump k;
+    model::Clump k;
     k.id = 1;
     k.halo = 1;
     k.parent = 1;
@@ -176,7 +176,7 @@ TEST_F(Products, ClumpsRoundTripWithAndWithoutParticleColumns) {
     k.n_particles = 11;
     k.bulk_velocity = {1, -2, 3};
     c.clumps = {k};
-    io::Halo h;
+    model::Halo h;
     h.id = 1;
     h.n_clumps = 1;
     h.mass = 7;

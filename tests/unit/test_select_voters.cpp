@@ -25,7 +25,7 @@ VoterParams stored_params(double R) {
 
 TEST(SearchRadii, AQuarterOfTheNearestOtherPeakButNotASibling) {
   const scenes::VotersScene s;
-  std::vector<io::PeakRow> peaks = s.peaks;
+  std::vector<model::PeakRow> peaks = s.peaks;
   EXPECT_EQ(search_radii(peaks, s.grid.geometry, 30, 0), (std::vector<double>{10, 10}));
   EXPECT_EQ(search_radii(peaks, s.grid.geometry, 8, 0), (std::vector<double>{8, 8}));
   EXPECT_EQ(search_radii(peaks, s.grid.geometry, 30, 12), (std::vector<double>{12, 12}));
@@ -61,7 +61,7 @@ TEST(SelectVoters, TheMostBoundCandidatesOfEachPeakByBruteForce) {
   ASSERT_EQ(v.voters.size(), 40u);
   EXPECT_EQ(v.n_short, 0);
   for (std::size_t h = 0; h < 2; ++h) {
-    const io::PeakRow& pk = s.peaks[h];
+    const model::PeakRow& pk = s.peaks[h];
     // brute force: every particle within r_s = 10, sorted by ID
     std::vector<Candidate> cand;
     for (std::size_t i = 0; i < s.particles.size(); ++i) {
@@ -76,14 +76,14 @@ TEST(SelectVoters, TheMostBoundCandidatesOfEachPeakByBruteForce) {
       if (r2 <= 100) cand.push_back(c);
     }
     const VoterChoice want = choose_voters(cand, pk.velocity, 20);
-    const io::VoterPeakRow& row = v.peaks[h];
+    const model::VoterPeakRow& row = v.peaks[h];
     EXPECT_EQ(row.id, pk.id);
     EXPECT_EQ(row.search_radius, 10);
     EXPECT_EQ(row.n_candidates, static_cast<std::int64_t>(cand.size()));
     EXPECT_EQ(row.n_voters, 20);
     for (std::size_t d = 0; d < 3; ++d) EXPECT_DOUBLE_EQ(row.a0[d], want.a0[d]);
     for (std::size_t k = 0; k < 20; ++k) {
-      const io::VoterRow& r = v.voters[20 * h + k];
+      const model::VoterRow& r = v.voters[20 * h + k];
       EXPECT_EQ(r.peak, pk.id);
       EXPECT_EQ(r.rank, static_cast<std::int64_t>(k));
       EXPECT_EQ(r.particle_id, want.id[k]);
@@ -100,7 +100,7 @@ TEST(SelectVoters, PeaksWithFewerCandidatesGetFewerVoters) {
   p.n_voters = 50;
   const VoterSelection v = select_voters(s.grid, s.peaks, s.particles, p, comm);
   EXPECT_EQ(v.n_short, 2);
-  for (const io::VoterPeakRow& row : v.peaks) {
+  for (const model::VoterPeakRow& row : v.peaks) {
     EXPECT_LT(row.n_voters, 50);
     EXPECT_EQ(row.n_voters, row.n_candidates);
   }
@@ -124,12 +124,12 @@ TEST(SelectVoters, TheComputedPotentialFindsTheSameHaloes) {
   const VoterSelection stored = select_voters(s.grid, s.peaks, s.particles, stored_params(30), comm);
   ASSERT_EQ(computed.n_voters, 40);
   std::set<std::uint64_t> a, b;
-  for (const io::VoterRow& r : computed.voters) a.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
-  for (const io::VoterRow& r : stored.voters) b.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
+  for (const model::VoterRow& r : computed.voters) a.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
+  for (const model::VoterRow& r : stored.voters) b.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
   std::size_t common = 0;
   for (auto x : a) common += b.count(x);
   EXPECT_GE(common, 30u);  // most of them (the periodic images and the softening shift a few)
-  for (const io::VoterRow& r : computed.voters) EXPECT_EQ(r.particle_id <= s.n_major, r.peak == 1);
+  for (const model::VoterRow& r : computed.voters) EXPECT_EQ(r.particle_id <= s.n_major, r.peak == 1);
 }
 
 }  // namespace

@@ -2,9 +2,9 @@
 // phew's own snapshot reader.
 #include <phew/core/error.hpp>
 #include <phew/io/h5.hpp>
-#include <phew/particles/snapshot.hpp>
 #include <phew/io/truth_file.hpp>
 #include <phew/particles/gadget_writer.hpp>
+#include <phew/particles/snapshot.hpp>
 #include <phew/synth/realize.hpp>
 #include <phew/synth/synthesis.hpp>
 #include "synth_particles.hpp"
@@ -187,7 +187,7 @@ TEST(SynthOutput, HalosReadBackThroughTheSnapshotReader) {
   EXPECT_EQ(t.read_attribute_string("/components", "names"), R"(["big","small"])");
   EXPECT_NEAR(t.read<double>("/components/m200")[0], 1.0, 1e-3);  // the Plummer adds a little inside r200
   EXPECT_EQ(t.read_attribute_string("/", "snapshot"), "halos.hdf5");
-  const io::Truth back = io::read_truth(t);
+  const model::Truth back = io::read_truth(t);
   EXPECT_EQ(back.meta.names, (std::vector<std::string>{"big", "small"}));
   EXPECT_EQ(back.meta.scene, w.snap.truth.meta.scene);
   ASSERT_EQ(back.particles.size(), 2500u);

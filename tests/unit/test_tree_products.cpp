@@ -39,7 +39,7 @@ grid::GridMeta a_grid() {
 
 TEST_F(PhaseSpaceProducts, PeaksRoundTrip) {
   const mpi::Comm comm;
-  io::Peaks p;
+  model::Peaks p;
   p.grid = a_grid();
   p.meta = {0.5, 1.0, 43.0, 11, "km/s (as stored in the snapshot)"};
   p.peaks = {{3, 3, {1, 2, 3}, {1.5, 2.5, 3.5}, {-1, 0, 1}, 40, 4.5, false},
@@ -86,7 +86,7 @@ TEST_F(PhaseSpaceProducts, PeaksRoundTrip) {
 
 TEST_F(PhaseSpaceProducts, VotersRoundTrip) {
   const mpi::Comm comm;
-  io::Voters v;
+  model::Voters v;
   v.grid = a_grid();
   v.meta = {"snapshot Potential and Acceleration", 2, 0.75, false, "(km/s)^2, physical", "km/s^2 / (kpc/h), physical"};
   v.voters = {{1, 40, -3.0, 0}, {1, 41, -2.5, 1}, {2, 7, -1.0, 0}};
@@ -125,7 +125,7 @@ TEST_F(PhaseSpaceProducts, VotersRoundTrip) {
 
 TEST_F(PhaseSpaceProducts, TreeRoundTripAndACorruptFileIsAnInputError) {
   const mpi::Comm comm;
-  io::TreeFile t;
+  model::TreeRows t;
   t.peaks = {{0, 1, 1, -1, 0, 0, 0, 1, 4, false, false, 0, false, false, 1.0, 2.0, {1, 2, 3}, {4, 5, 6}},
              {1, 4, 1, 0, 1, 1, 17, -1, 0, false, true, 1, true, true, 2.0, 2.5, {1, 2, 4}, {4, 5, 7}}};
   t.snapshots = {{0, 1.0}, {1, 2.0}};
@@ -139,9 +139,9 @@ TEST_F(PhaseSpaceProducts, TreeRoundTripAndACorruptFileIsAnInputError) {
     io::File f = io::File::create(path("tree.h5"), comm);
     io::write_tree(f, t, comm);
   }
-  const io::TreeFile b = io::read_tree(path("tree.h5"));
+  const model::TreeRows b = io::read_tree(path("tree.h5"));
   ASSERT_EQ(b.peaks.size(), 2u);
-  const io::TreePeakRow &x = t.peaks[1], &y = b.peaks[1];
+  const model::TreePeakRow &x = t.peaks[1], &y = b.peaks[1];
   EXPECT_EQ(std::tie(x.snapshot, x.id, x.lineage, x.main_progenitor_snapshot, x.main_progenitor_id, x.n_progenitors,
                      x.progenitor_votes, x.descendant_snapshot, x.descendant_id, x.gap),
             std::tie(y.snapshot, y.id, y.lineage, y.main_progenitor_snapshot, y.main_progenitor_id, y.n_progenitors,

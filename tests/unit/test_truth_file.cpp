@@ -17,7 +17,7 @@ TEST(TruthFile, RoundTrips) {
   const fs::path dir = fs::temp_directory_path() / ("phew-test-truth-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string path = (dir / "t.truth.h5").string();
-  Truth t;
+  model::Truth t;
   t.meta = {"snap_001.hdf5", 1, 0.25, 244.5, 0.0, 42, "restricted", R"({"seed":42})", "kpc", "1e10 Msun", "km/s",
             {"host", "sat"}, {"nfw", "hernquist"}, 200, 1.4e-8};
   t.particles = {{1, 0, 1}, {2, 0, 0}, {3, 1, 1}};
@@ -30,7 +30,7 @@ TEST(TruthFile, RoundTrips) {
     write_truth(f, t, comm);
   }
   const File f = File::open_read(path);
-  const Truth back = read_truth(f);
+  const model::Truth back = read_truth(f);
   EXPECT_EQ(back.meta.snapshot, "snap_001.hdf5");
   EXPECT_EQ(back.meta.snapshot_index, 1);
   EXPECT_EQ(back.meta.seed, 42u);

@@ -115,8 +115,8 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
 
   ctx.phase("read");
   particles::ParticleSet particles = read_share(*reader, types, particles::FieldSelection{}, comm);
-  const particles::Projection grid = project(info, particles, geometry, params.assignment, params.region.has_value(), slabs, comm,
-                                  [&](const std::string& p) { ctx.phase(p); });
+  const particles::Projection grid = project_to_grid(info, particles, {geometry, params.assignment, params.region.has_value()},
+                                                     comm, [&](const std::string& p) { ctx.phase(p); });
   particles = particles::ParticleSet{};
   const grid::GridMeta& meta = grid.meta;
   if (grid.particles_outside > 0) {

@@ -1,5 +1,7 @@
 #include "deblend.hpp"
 
+#include "clump_peak_file.hpp"
+
 #include <phew/core/error.hpp>
 #include <phew/io/clumps_file.hpp>
 #include <phew/io/peaks_file.hpp>
@@ -8,6 +10,7 @@
 #include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
 
+#include <cmath>
 #include <optional>
 
 namespace phew::tools {
@@ -30,8 +33,10 @@ void declare_deblend_options(CLI::App& app, DeblendOptions& opt) {
 }
 
 phasespace::DeblendParams check_deblend_options(const DeblendOptions& opt) {
-  if (!(opt.bin_fraction > 0)) throw core::Error::usage("--bin-fraction {} must be positive", opt.bin_fraction);
-  if (!(opt.velocity_relevance > 1)) throw core::Error::usage("--velocity-relevance {} must be above 1", opt.velocity_relevance);
+  if (!(opt.bin_fraction > 0) || !std::isfinite(opt.bin_fraction))
+    throw core::Error::usage("--bin-fraction {} must be a finite number > 0", opt.bin_fraction);
+  if (!(opt.velocity_relevance > 1) || !std::isfinite(opt.velocity_relevance))
+    throw core::Error::usage("--velocity-relevance {} must be a finite number above 1", opt.velocity_relevance);
   if (opt.min_particles < 2) throw core::Error::usage("--min-particles {} must be at least 2", opt.min_particles);
   phasespace::DeblendParams p;
   p.bin_fraction = opt.bin_fraction;
@@ -49,7 +54,7 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   std::unique_ptr<particles::SnapshotReader> reader;
   std::vector<int> types;
   std::optional<io::File> clumps;
-  io::Peaks out;
+  model::Peaks out;
   std::int64_t n_clump_peaks = 0;
   mpi::agree(comm, [&] {
     if (!comm.root()) return;  // the kind first: a wrong file is named as such, not by a missing dataset
@@ -87,7 +92,7 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
 
   phasespace::Deblended d = deblend_patches(
       out.grid.geometry, particles, labels, n_clump_peaks,
-      [&](const std::vector<std::int64_t>& ids) { return io::read_clump_peak_positions(*clumps, ids); }, params, comm,
+      ClumpPeakFile(*clumps), params, comm,
       [&](const std::string& p) { ctx.phase(p); });
   clumps.reset();
 

@@ -42,7 +42,7 @@ Centers read_centers(const std::string& spec, std::int64_t top) {
   Centers c;
   if (is_clumps(s)) {
     c.source = "clumps";
-    for (const io::HaloCentre& h : io::read_halo_centres(io::File::open_read(s.path))) {
+    for (const model::HaloCentre& h : io::read_halo_centres(io::File::open_read(s.path))) {
       c.position.push_back(h.position);
       c.id.push_back(h.id);
     }

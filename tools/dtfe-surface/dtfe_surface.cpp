@@ -19,7 +19,7 @@ namespace {
 void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeParams& c, const std::vector<int>& types,
             const std::string& png_of_field, std::size_t n_fields) {
   const dtfe::SurfaceMapsSummary& s = r.summary;
-  const io::MapsMeta& meta = r.maps.meta;
+  const model::MapsMeta& meta = r.maps.meta;
   m.parameter("depth_used", s.depth, meta.length_units);
   m.parameter("margin_rule", c.maps.auto_margin ? "auto" : "given");
   m.parameter("margin_used", s.margin_max, meta.length_units);
@@ -165,7 +165,7 @@ void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx) {
   particles = particles::ParticleSet{};
 
   ctx.phase("write");
-  io::Maps& maps = r.maps;
+  model::Maps& maps = r.maps;
   maps.meta.length_units = info.units.length_name();
   maps.meta.mass_units = info.units.mass_name();
   maps.meta.centers_source = centers.source;

@@ -4,6 +4,7 @@
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
 #include <phew/grid/spherical_overdensity.hpp>
+#include <phew/io/arbor_file.hpp>
 #include <phew/io/atomic_output.hpp>
 #include <phew/io/peaks_file.hpp>
 #include <phew/io/tree_file.hpp>
@@ -65,7 +66,7 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
   if (min_votes > per_peak)
     throw core::Error::usage("--min-votes {} is more than the {} voters per peak of {}: no peak could ever be linked",
                        min_votes, per_peak, files.voters);
-  const std::vector<io::PeakRow> rows = io::read_peak_rows(pf);
+  const std::vector<model::PeakRow> rows = io::read_peak_rows(pf);
   mergertree::Stage stage = mergertree::make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), io::read_voter_rows(vf));
   const mergertree::SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, man);
   if (u.known) units = u;
@@ -75,6 +76,8 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
 }  // namespace
 
 void declare_tree_options(CLI::App& app, TreeOptions& opt) {
+  // An empty name given on purpose is refused, not taken as "no export" (issue 35).
+  const auto non_empty = [](const std::string& s) { return s.empty() ? std::string("an empty name") : std::string(); };
   app.add_option("stages", opt.stages, "Stages PEAKS[:VOTERS] in time order (VOTERS defaults to PEAKS with 'peaks' -> 'voters')");
   app.add_option("--state", opt.state, "On-the-fly: continue this tree (its state is inside the file)");
   app.add_option("--add", opt.add, "On-the-fly: stages to append to --state (repeatable)");
@@ -85,10 +88,13 @@ void declare_tree_options(CLI::App& app, TreeOptions& opt) {
   app.add_flag("--backwards", opt.backwards, "Stages go back in time (the method is symmetric in time)");
   app.add_flag("--export-text", opt.export_text, "Also write OUTPUT.links.txt (one line per peak and its links)");
   app.add_option("--export-ctrees", opt.export_ctrees,
-                 "Also write DIR/tree_0_0_0.dat, the Consistent-Trees layout ytree and other tools load");
+                 "Also write DIR/tree_0_0_0.dat, the Consistent-Trees layout ytree and other tools load")
+      ->check(non_empty);
   app.add_option("--export-arbor", opt.export_arbor,
-                 "Also write DIR/arbor.h5 (+ DIR/arbor_0000.h5), ytree's own HDF5 format (ytree.load, ytree >= 2.0)");
-  app.add_option("--stats", opt.stats, "Also write tree-quality statistics to this JSON file (Srisawat et al. 2013)");
+                 "Also write DIR/arbor.h5 (+ DIR/arbor_0000.h5), ytree's own HDF5 format (ytree.load, ytree >= 2.0)")
+      ->check(non_empty);
+  app.add_option("--stats", opt.stats, "Also write tree-quality statistics to this JSON file (Srisawat et al. 2013)")
+      ->check(non_empty);
   app.add_option("--stats-min-mass", opt.stats_min_mass,
                  "Statistics over final peaks at least this massive (snapshot mass units; Mvir with --particles)")
       ->capture_default_str();
@@ -104,6 +110,12 @@ mergertree::TreeParams check_tree_options(const TreeOptions& opt) {
   if (opt.min_votes < 1 || opt.graveyard_votes < 1 || opt.graveyard_max_age < 0)
     throw core::Error::usage("vote thresholds must be at least 1 and --graveyard-max-age not negative");
   if (!(opt.stats_min_mass >= 0)) throw core::Error::usage("--stats-min-mass {} must be 0 or more", opt.stats_min_mass);
+  // A folder of the exports that exists as a file cannot be made (docs/cli.md: exit 4, before any work).
+  for (const std::string* dir : {&opt.export_ctrees, &opt.export_arbor}) {
+    std::error_code ec;
+    if (!dir->empty() && std::filesystem::exists(*dir, ec) && !std::filesystem::is_directory(*dir, ec))
+      throw core::Error::io("{}: exists and is not a folder (--export-ctrees and --export-arbor name a folder)", *dir);
+  }
   if (opt.backwards && (!opt.export_ctrees.empty() || !opt.export_arbor.empty() || !opt.stats.empty()))
     throw core::Error::usage("--export-ctrees, --export-arbor and --stats describe a tree that goes forwards in time, "
                        "not a --backwards one");
@@ -122,7 +134,7 @@ void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   mpi::agree(comm, [&] {
     if (!comm.root() || opt.state.empty()) return;
     ctx.manifest().add_input(manifest::check_phew_input(opt.state, {"tree"}));
-    tree = mergertree::from_tree_file(io::read_tree(opt.state));
+    tree = mergertree::from_tree_rows(io::read_tree(opt.state));
   });
 
   ctx.phase("link");
@@ -159,7 +171,7 @@ void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   ctx.phase("write");
   io::AtomicOutput out(ctx.output(), comm);
   io::File f = io::File::create(out.temp_path(), comm);
-  io::write_tree(f, comm.root() ? to_tree_file(tree) : io::TreeFile{}, comm);
+  io::write_tree(f, comm.root() ? to_tree_rows(tree) : model::TreeRows{}, comm);
   auto& m = ctx.manifest();  // rank 0's is the one recorded
   m.parameter("min_votes_used", tree.params.min_votes);
   m.parameter("graveyard_votes_used", tree.params.graveyard_votes);

@@ -34,7 +34,7 @@ std::vector<std::pair<std::string, std::string>> recorded_inputs(const std::stri
 
 // Peak -> the central peak of its halo: its parent clump's halo (the halo's ID is its central peak's),
 // 0 when the peak is that central or its clump is not in the catalogue.
-void set_hosts(mergertree::Stage& stage, const std::string& peaks_path, const std::vector<io::PeakRow>& rows) {
+void set_hosts(mergertree::Stage& stage, const std::string& peaks_path, const std::vector<model::PeakRow>& rows) {
   const auto clumps = recorded_inputs(peaks_path, "clumps");
   std::error_code ec;
   if (clumps.empty() || !std::filesystem::is_regular_file(clumps.front().first, ec)) {
@@ -47,10 +47,10 @@ void set_hosts(mergertree::Stage& stage, const std::string& peaks_path, const st
   const io::File f = io::File::open_read(clumps.front().first);
   stage.density_threshold = io::read_clumps_header(f).density_threshold;
   std::map<std::int64_t, std::int64_t> halo_of;
-  for (const io::Clump& c : io::read_clumps(f)) halo_of[c.id] = c.halo;
+  for (const model::Clump& c : io::read_clumps(f)) halo_of[c.id] = c.halo;
   // make_stage kept only what linking needs; the parent clumps come from peaks.h5's rows.
   std::map<std::int64_t, std::int64_t> parent;
-  for (const io::PeakRow& p : rows) parent[p.id] = p.parent_clump;
+  for (const model::PeakRow& p : rows) parent[p.id] = p.parent_clump;
   for (mergertree::StagePeak& p : stage.peaks) {
     const auto h = halo_of.find(parent[p.id]);
     p.halo.host = h == halo_of.end() || h->second == p.id ? 0 : h->second;
@@ -109,7 +109,7 @@ std::vector<PeakCentre> peak_centres(const mergertree::Stage& stage, const parti
 }  // namespace
 
 mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
-                                const std::vector<io::PeakRow>& rows, bool so_masses, const std::string& units_text,
+                                const std::vector<model::PeakRow>& rows, bool so_masses, const std::string& units_text,
                                 manifest::Builder& man) {
   set_hosts(stage, peaks_path, rows);
   mergertree::SimulationUnits units;

@@ -19,7 +19,7 @@ namespace phew::tools {
 // "Spherical-overdensity masses"): Error(input) when the snapshot cannot be read, has no cosmology (no
 // critical density) or lacks a particle of the peaks' membership.
 mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
-                                const std::vector<io::PeakRow>& rows, bool so_masses, const std::string& units,
+                                const std::vector<model::PeakRow>& rows, bool so_masses, const std::string& units,
                                 manifest::Builder& man);
 
 }  // namespace phew::tools

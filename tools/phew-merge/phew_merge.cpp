@@ -1,14 +1,18 @@
 #include "phew_merge.hpp"
 
+#include "catalogue_files.hpp"
+
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
 #include <phew/io/clumps_file.hpp>
 #include <phew/io/grid_file.hpp>
+#include <phew/io/patches_file.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
 #include <phew/watershed/catalogue.hpp>
 
+#include <cmath>
 #include <cstdlib>
 
 namespace phew::tools {
@@ -61,14 +65,17 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
 
 MergeParams check_merge_options(const MergeOptions& opt) {
   MergeParams o{opt.relevance, std::nullopt, std::nullopt, std::nullopt};
-  if (!(opt.relevance > 1))
-    throw core::Error::usage("--relevance {} must be above 1 (a peak is relevant when peak/saddle >= it)", opt.relevance);
+  if (!(opt.relevance > 1) || !std::isfinite(opt.relevance))
+    throw core::Error::usage("--relevance {} must be a finite number above 1 (a peak is relevant when peak/saddle >= it)",
+                             opt.relevance);
   // --second-relevance replaces the default saddle threshold; given together with -s it is refused below.
   const bool second = opt.second_relevance != 0;
   const std::string saddle = opt.saddle_threshold.empty() && !second ? watershed::kDefaultSaddleThreshold : opt.saddle_threshold;
   if (!saddle.empty() && saddle != "none") o.saddle = core::DensityThreshold::parse(saddle);
   if (second) {
-    if (!(opt.second_relevance > 1)) throw core::Error::usage("--second-relevance {} must be above 1", opt.second_relevance);
+    if (!(opt.second_relevance > opt.relevance) || !std::isfinite(opt.second_relevance))
+      throw core::Error::usage("--second-relevance {} must be a finite number above --relevance {}", opt.second_relevance,
+                               opt.relevance);
     if (o.saddle) throw core::Error::usage("give --saddle-threshold or --second-relevance, not both");
     o.second_relevance = opt.second_relevance;
   }
@@ -101,27 +108,28 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
   params.saddle_threshold_text = checked.saddle ? checked.saddle->to_string() : "";
   params.mass_threshold_text = checked.mass ? checked.mass->to_string() : "";
 
-  watershed::CatalogueInput input{*pf, *gf, {}};
+  CatalogueFiles input(*pf, *gf);
   std::unique_ptr<particles::SnapshotReader> reader;
   std::vector<int> types;
   if (!opt.particles.empty()) {
     reader = tool::open_snapshot_with_units({opt.particles}, opt.units, comm, &ctx.manifest());
-    input.velocity_units = reader->info().units.peculiar_velocity_name();
+    params.velocity_units = reader->info().units.peculiar_velocity_name();
     mpi::agree(comm, [&] {
       const particles::SnapshotInfo& info = reader->info();
       types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.patches), opt.allow_other_types);
       check_snapshot_matches_grid(info, grid, opt.particles, opt.patches);
       if (comm.root()) for (const auto& f : info.files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
     });
-    input.particles = [&] {
+    input.particles_reader = [&] {
       particles::FieldSelection fields;
       fields.velocities = true;
       return read_share(*reader, types, fields, comm);
     };
   }
 
-  watershed::CatalogueSummary summary;
-  const io::Clumps clumps = build_catalogue(input, params, comm, summary, [&](const std::string& p) { ctx.phase(p); });
+  const watershed::Catalogue catalogue = build_catalogue(input, params, comm, [&](const std::string& p) { ctx.phase(p); });
+  const model::Clumps& clumps = catalogue.clumps;
+  const watershed::CatalogueSummary& summary = catalogue.summary;
   pf.reset();
   gf.reset();
   core::log::info("mass above the threshold {:.6g}: in clumps {:.6g}, discarded as noise {:.6g} {}", summary.mass_above_threshold,
@@ -150,7 +158,7 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
   m.summary("mass_discarded", summary.mass_discarded);
   if (opt.export_text) {
     ctx.phase("export");
-    const auto text = io::catalogue_text(comm.all_gatherv<io::Clump>(clumps.clumps), comm.all_gatherv<io::Halo>(clumps.halos),
+    const auto text = io::catalogue_text(comm.all_gatherv<model::Clump>(clumps.clumps), comm.all_gatherv<model::Halo>(clumps.halos),
                                          clumps.grid, clumps.meta);
     for (const auto& [suffix, content] : text) ctx.side_output(ctx.output() + suffix, "text", content);
   }

@@ -14,7 +14,7 @@ namespace {
 // grid on which a cell at the threshold holds less than one particle mass lets single particles rise
 // above the threshold, and their peaks are Poisson noise. Says so with the rule's grid, and with how many
 // peaks hold less than one particle mass (no real structure does). Collective.
-void check_grid_rule(const io::Patches& patches, const grid::GridMeta& meta, double threshold, const mpi::Comm& comm) {
+void check_grid_rule(const model::Patches& patches, const grid::GridMeta& meta, double threshold, const mpi::Comm& comm) {
   const grid::GridGeometry& g = meta.geometry;
   if (meta.n_particles == 0 || !(meta.mean_density > 0) || !(meta.total_mass > 0)) return;  // not made of particles
   const double particles = static_cast<double>(meta.n_particles);
@@ -25,7 +25,7 @@ void check_grid_rule(const io::Patches& patches, const grid::GridMeta& meta, dou
   if (per_cell >= grid::kParticlesPerThresholdCell) return;
   const double mp = meta.total_mass / particles;
   std::uint64_t light = 0;
-  for (const io::PatchPeak& p : patches.peaks) light += p.mass < mp;
+  for (const model::PatchPeak& p : patches.peaks) light += p.mass < mp;
   light = comm.sum(light);
   const std::uint64_t all = comm.sum<std::uint64_t>(patches.peaks.size());
   const auto rule = grid::grid_rule_shape(g.extent, particles, delta);
@@ -118,9 +118,10 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   for (const double v : density) densest = std::max(densest, v);  // ghost planes hold neighbours' cells or 0
   densest = comm.max(densest);
 
-  int rounds = 0;
-  const io::Patches patches = segment_patches(meta, slabs, std::move(density), params, comm,
-                                              [&](const std::string& p) { ctx.phase(p); }, &rounds);
+  const watershed::Segmented segmented = segment_patches(meta, slabs, std::move(density), params, comm,
+                                                        [&](const std::string& p) { ctx.phase(p); });
+  const model::Patches& patches = segmented.patches;
+  const int rounds = segmented.label_rounds;
 
   warn_if_empty(patches.meta.n_test_cells, densest, meta, params, checked.threshold);
   if (patches.meta.n_test_cells > 0) check_grid_rule(patches, meta, params.threshold, comm);

@@ -47,6 +47,9 @@ VotersParams check_voters_options(const VotersOptions& opt) {
   // Written so that NaN fails too.
   if (!(opt.search_radius >= 0 && opt.search_radius < kInf)) throw core::Error::usage("--search-radius {} must be a finite number >= 0 (0: automatic)", opt.search_radius);
   if (!(opt.min_radius >= 0 && opt.min_radius < kInf)) throw core::Error::usage("--min-radius {} must be a finite number >= 0", opt.min_radius);
+  if (opt.search_radius > 0 && opt.min_radius > opt.search_radius)
+    throw core::Error::usage("--min-radius {} is above --search-radius {}: the smallest radius must not exceed the largest",
+                             opt.min_radius, opt.search_radius);
   if (opt.softening && !(*opt.softening > 0 && *opt.softening < kInf))
     throw core::Error::usage("--softening {} must be a finite length > 0 (leave it out for the default)", *opt.softening);
   VotersParams c;
@@ -75,7 +78,7 @@ void run_voters(const VotersOptions& opt, tool::Context& ctx) {
   std::unique_ptr<particles::SnapshotReader> reader;
   std::vector<int> types;
   grid::GridMeta grid;
-  std::vector<io::PeakRow> peaks;
+  std::vector<model::PeakRow> peaks;
   mpi::agree(comm, [&] {
     const io::File f = io::File::open_read(opt.peaks);
     const io::PeaksHeader header = io::read_peaks_header(f);
@@ -127,7 +130,7 @@ void run_voters(const VotersOptions& opt, tool::Context& ctx) {
                                      [&](const std::string& p) { ctx.phase(p); });
 
   ctx.phase("write");
-  const io::Voters out{grid,
+  const model::Voters out{grid,
                        {sel.potential_source, params.n_voters, info.time, params.boost,
                         "(" + info.units.velocity_name() + ")^2, physical",
                         info.units.velocity_name() + "^2 / (" + info.units.length_name() + "), physical"},
