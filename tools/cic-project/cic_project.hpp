@@ -23,6 +23,9 @@ struct CicOptions {
   std::string precision = "float32";
   bool compress = false;
   std::string for_threshold = "80mean";  // what `--grid auto` plans for
+  double refine = 0;                      // --refine M: an adaptive mesh (0: the uniform grid)
+  int levels = 4;                         // --levels K
+  int buffer = 1;                         // --buffer B
 };
 
 // The options in checked form.
@@ -34,6 +37,7 @@ struct CicParams {
   grid::Assignment assignment = grid::Assignment::cic;
   io::Precision precision = io::Precision::f32;
   bool compress = false;
+  std::optional<particles::OctreeParams> octree;  // --refine: an adaptive mesh over the grid
 };
 
 void declare_cic_options(CLI::App& app, CicOptions& opt);
