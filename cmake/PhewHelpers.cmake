@@ -42,7 +42,7 @@ function(phew_add_module name)
   endif()
   install(TARGETS phew_${name} EXPORT phewTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/${name}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/phew/${name}
-    FILES_MATCHING PATTERN "*.hpp")
+    FILES_MATCHING PATTERN "*.hpp" PATTERN "*_private.hpp" EXCLUDE)
 endfunction()
 
 # phew_add_tool(name SOURCES main.cpp ... DEPENDS ...): an executable in build/bin/, installed. Every

@@ -2,7 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/grid/deposit.hpp>
-#include <phew/mpi/planes.hpp>
+#include <phew/mesh/ghost_planes.hpp>
 
 #include <cmath>
 
@@ -48,7 +48,7 @@ LongRangeField::LongRangeField(const grid::GridGeometry& mesh, double G, double 
   const int width = static_cast<int>(std::ceil(reach / cell_[0])) + 3;
   const std::size_t plane = mesh.plane_cells();
   const std::vector<double> ghosts =
-      mpi::fetch_ghost_planes<double>(comm, slabs, local, plane, width, true, 0.0);
+      mesh::fetch_ghost_planes<double>(comm, slabs, local, plane, width, true, 0.0);
   first_plane_ = slabs.begin(comm.rank()) - width;
   held_planes_ = slabs.planes(comm.rank()) + 2 * width;
   phi_.reserve(static_cast<std::size_t>(held_planes_) * plane);

@@ -39,13 +39,14 @@ std::int64_t Stage::peak_of(std::uint64_t particle) const {
   return it != member_id.end() && *it == particle ? member_peak[static_cast<std::size_t>(it - member_id.begin())] : 0;
 }
 
-void add_stage(TreeState& st, Stage stage, const TreeParams& p) {
-  const std::int64_t s = stage.snap;
-  // New rows for this snapshot's peaks.
+namespace {
+
+// Rows for a snapshot's peaks, in ID order.
+std::vector<TreeRow> new_rows(const Stage& stage) {
   std::vector<TreeRow> fresh;
   for (const StagePeak& pk : stage.peaks) {
     TreeRow r;
-    r.peak = {s, pk.id};
+    r.peak = {stage.snap, pk.id};
     r.from_deblending = pk.from_deblending;
     r.position = pk.position;
     r.velocity = pk.velocity;
@@ -54,125 +55,151 @@ void add_stage(TreeState& st, Stage stage, const TreeParams& p) {
     r.halo = pk.halo;
     fresh.push_back(r);
   }
-  auto fresh_row = [&](std::int64_t id) -> TreeRow& {
-    return *std::lower_bound(fresh.begin(), fresh.end(), PeakKey{s, id},
-                             [](const TreeRow& r, const PeakKey& k) { return r.peak < k; });
-  };
+  return fresh;
+}
 
+// What the votes of one step decided.
+struct Matching {
   std::map<std::int64_t, std::vector<std::pair<PeakKey, std::int64_t>>> match;  // descendant -> (progenitor, votes)
   std::vector<PeakKey> dead;
   std::map<PeakKey, std::int64_t> revived_from;  // dead progenitor -> descendant that revived it
+  std::vector<std::int64_t> artefacts;           // descendants from deblending that nothing matched
+};
 
-  if (st.has_last) {
-    // 1-2. Each progenitor (not an artefact) votes with its voters' current membership.
-    for (const StagePeak& prog : st.last.peaks) {
-      if (std::binary_search(st.artefact_ids.begin(), st.artefact_ids.end(), prog.id)) continue;
-      std::map<std::int64_t, std::int64_t> votes;
-      auto vit = st.last.voters.find(prog.id);
-      if (vit != st.last.voters.end())
-        for (std::uint64_t particle : vit->second)
-          if (const std::int64_t d = stage.peak_of(particle); d > 0) ++votes[d];
-      const auto [d, n] = winner(votes);
-      const PeakKey key{st.last.snap, prog.id};
-      if (n >= p.min_votes) match[d].push_back({key, n});
-      else dead.push_back(key);
-    }
+// 1-2. Each progenitor (not an artefact) votes with its voters' current membership.
+void vote_progenitors(const TreeState& st, const Stage& stage, const TreeParams& p, Matching& m) {
+  for (const StagePeak& prog : st.last.peaks) {
+    if (std::binary_search(st.artefact_ids.begin(), st.artefact_ids.end(), prog.id)) continue;
+    std::map<std::int64_t, std::int64_t> votes;
+    auto vit = st.last.voters.find(prog.id);
+    if (vit != st.last.voters.end())
+      for (std::uint64_t particle : vit->second)
+        if (const std::int64_t d = stage.peak_of(particle); d > 0) ++votes[d];
+    const auto [d, n] = winner(votes);
+    const PeakKey key{st.last.snap, prog.id};
+    if (n >= p.min_votes) m.match[d].push_back({key, n});
+    else m.dead.push_back(key);
   }
+}
 
-  // 3-4. Unmatched descendants vote in the graveyard; still unmatched: artefact or new.
-  std::vector<std::int64_t> artefacts;
+// 3-4. Unmatched descendants vote in the graveyard; still unmatched: artefact or new. A revived peak
+// leaves the graveyard.
+void vote_in_graveyard(TreeState& st, const Stage& stage, const TreeParams& p, Matching& m) {
   for (const StagePeak& d : stage.peaks) {
-    if (match.count(d.id)) continue;
+    if (m.match.count(d.id)) continue;
     std::map<PeakKey, std::int64_t> votes;
     auto vit = stage.voters.find(d.id);
     if (vit != stage.voters.end())
       for (std::uint64_t particle : vit->second)
         if (auto g = st.graveyard.find(particle); g != st.graveyard.end()) ++votes[g->second.peak];
     const auto [dead_peak, n] = winner(votes);
-    if (n >= p.graveyard_votes && !revived_from.count(dead_peak)) {
-      match[d.id].push_back({dead_peak, n});
-      revived_from[dead_peak] = d.id;
+    if (n >= p.graveyard_votes && !m.revived_from.count(dead_peak)) {
+      m.match[d.id].push_back({dead_peak, n});
+      m.revived_from[dead_peak] = d.id;
       continue;
     }
-    if (d.from_deblending) artefacts.push_back(d.id);
+    if (d.from_deblending) m.artefacts.push_back(d.id);
   }
-  // A revived peak leaves the graveyard.
   for (auto it = st.graveyard.begin(); it != st.graveyard.end();)
-    it = revived_from.count(it->second.peak) ? st.graveyard.erase(it) : std::next(it);
+    it = m.revived_from.count(it->second.peak) ? st.graveyard.erase(it) : std::next(it);
+}
 
-  // 5. Main progenitors: alone, or chosen by the descendant's voters in the previous membership.
-  for (auto& [did, progs] : match) {
-    TreeRow& d = fresh_row(did);
-    d.n_progenitors = static_cast<std::int64_t>(progs.size());
-    PeakKey main = progs.front().first;
-    std::int64_t main_votes = progs.front().second;
-    if (progs.size() > 1) {
-      std::map<PeakKey, std::int64_t> votes;
-      for (const auto& [k, n] : progs) votes[k] = 0;
-      auto vit = stage.voters.find(did);
-      if (vit != stage.voters.end() && st.has_last)
-        for (std::uint64_t particle : vit->second) {
-          const PeakKey k{st.last.snap, st.last.peak_of(particle)};
-          if (auto v = votes.find(k); v != votes.end()) ++v->second;
-        }
-      // Most of the descendant's voters; ties (e.g. no votes at all) go to the progenitor that voted
-      // most for it, then to the lower key.
-      std::pair<PeakKey, std::int64_t> best{progs.front().first, -1};
-      std::int64_t best_cast = -1;
-      for (const auto& [k, n] : progs) {
-        const std::int64_t v = votes[k];
-        if (v > best.second || (v == best.second && (n > best_cast || (n == best_cast && k < best.first)))) {
-          best = {k, v};
-          best_cast = n;
-        }
-      }
-      main = best.first;
-      main_votes = best_cast;
+// 5. The main progenitor of descendant `did` and the votes it cast for it: the only one, or the one
+// chosen by the descendant's voters in the previous membership.
+std::pair<PeakKey, std::int64_t> main_progenitor(const TreeState& st, const Stage& stage, std::int64_t did,
+                                                 const std::vector<std::pair<PeakKey, std::int64_t>>& progs) {
+  if (progs.size() == 1) return progs.front();
+  std::map<PeakKey, std::int64_t> votes;
+  for (const auto& [k, n] : progs) votes[k] = 0;
+  auto vit = stage.voters.find(did);
+  if (vit != stage.voters.end() && st.has_last)
+    for (std::uint64_t particle : vit->second) {
+      const PeakKey k{st.last.snap, st.last.peak_of(particle)};
+      if (auto v = votes.find(k); v != votes.end()) ++v->second;
     }
-    d.main_progenitor = main;
-    d.progenitor_votes = main_votes;
-    for (const auto& [k, n] : progs) {
-      TreeRow* pr = row_of(st, k);
-      if (!pr) continue;
-      const PeakKey before = pr->descendant;  // a merged peak revived now: the peak it had merged into
-      pr->descendant = d.peak;
-      if (k == main) {
-        d.lineage = pr->lineage;
-        if (revived_from.count(k)) {
-          d.revived = true;
-          d.gap = s - k.snap;
-          if (pr->merged) {  // it had merged into another peak: that was a confusion, its lineage goes on
-            pr->merged = false;
-            pr->merged_before_revival = before;
-            if (TreeRow* into = row_of(st, before)) --into->n_progenitors;
-          }
-        }
-      } else {
-        pr->merged = true;
-        dead.push_back(k);  // merged progenitors' voters go to the graveyard too
-      }
+  // Most of the descendant's voters; ties (e.g. no votes at all) go to the progenitor that voted
+  // most for it, then to the lower key.
+  std::pair<PeakKey, std::int64_t> best{progs.front().first, -1};
+  std::int64_t best_cast = -1;
+  for (const auto& [k, n] : progs) {
+    const std::int64_t v = votes[k];
+    if (v > best.second || (v == best.second && (n > best_cast || (n == best_cast && k < best.first)))) {
+      best = {k, v};
+      best_cast = n;
     }
   }
-  std::sort(artefacts.begin(), artefacts.end());
-  for (TreeRow& r : fresh) {
-    if (r.lineage == 0) r.lineage = st.next_lineage++;
-    r.artefact = std::binary_search(artefacts.begin(), artefacts.end(), r.peak.id);
-  }
+  return {best.first, best_cast};
+}
 
-  // 6. Dead progenitors' voters go to the graveyard; old entries expire.
+// 5. Links descendant row `d` to its progenitors: the main one passes on its lineage (and, revived,
+// stops being merged), the others merge into it and their voters go to the graveyard.
+void link_progenitors(TreeState& st, TreeRow& d, const std::vector<std::pair<PeakKey, std::int64_t>>& progs,
+                      const PeakKey& main, Matching& m) {
+  for (const auto& [k, n] : progs) {
+    TreeRow* pr = row_of(st, k);
+    if (!pr) continue;
+    const PeakKey before = pr->descendant;  // a merged peak revived now: the peak it had merged into
+    pr->descendant = d.peak;
+    if (k == main) {
+      d.lineage = pr->lineage;
+      if (m.revived_from.count(k)) {
+        d.revived = true;
+        d.gap = d.peak.snap - k.snap;
+        if (pr->merged) {  // it had merged into another peak: that was a confusion, its lineage goes on
+          pr->merged = false;
+          pr->merged_before_revival = before;
+          if (TreeRow* into = row_of(st, before)) --into->n_progenitors;
+        }
+      }
+    } else {
+      pr->merged = true;
+      m.dead.push_back(k);  // merged progenitors' voters go to the graveyard too
+    }
+  }
+}
+
+// 6. Dead progenitors' voters go to the graveyard (revived ones are alive again); old entries expire.
+void bury(TreeState& st, std::vector<PeakKey> dead, const Matching& m, std::int64_t snap, const TreeParams& p) {
   std::sort(dead.begin(), dead.end());
   dead.erase(std::unique(dead.begin(), dead.end()), dead.end());
   for (const PeakKey& k : dead) {
-    if (k.snap != st.last.snap || revived_from.count(k)) continue;  // revived ones are alive again
+    if (k.snap != st.last.snap || m.revived_from.count(k)) continue;
     auto vit = st.last.voters.find(k.id);
     if (vit == st.last.voters.end()) continue;
     for (std::uint64_t particle : vit->second) st.graveyard[particle] = {k, k.snap};
   }
   for (auto it = st.graveyard.begin(); it != st.graveyard.end();)
-    it = s - it->second.died > p.graveyard_max_age ? st.graveyard.erase(it) : std::next(it);
+    it = snap - it->second.died > p.graveyard_max_age ? st.graveyard.erase(it) : std::next(it);
+}
+
+}  // namespace
+
+void add_stage(TreeState& st, Stage stage, const TreeParams& p) {
+  std::vector<TreeRow> fresh = new_rows(stage);
+  auto fresh_row = [&](std::int64_t id) -> TreeRow& {
+    return *std::lower_bound(fresh.begin(), fresh.end(), PeakKey{stage.snap, id},
+                             [](const TreeRow& r, const PeakKey& k) { return r.peak < k; });
+  };
+  Matching m;
+  if (st.has_last) vote_progenitors(st, stage, p, m);
+  vote_in_graveyard(st, stage, p, m);
+  for (auto& [did, progs] : m.match) {
+    TreeRow& d = fresh_row(did);
+    d.n_progenitors = static_cast<std::int64_t>(progs.size());
+    const auto [main, main_votes] = main_progenitor(st, stage, did, progs);
+    d.main_progenitor = main;
+    d.progenitor_votes = main_votes;
+    link_progenitors(st, d, progs, main, m);
+  }
+  std::sort(m.artefacts.begin(), m.artefacts.end());
+  for (TreeRow& r : fresh) {
+    if (r.lineage == 0) r.lineage = st.next_lineage++;
+    r.artefact = std::binary_search(m.artefacts.begin(), m.artefacts.end(), r.peak.id);
+  }
+  bury(st, std::move(m.dead), m, stage.snap, p);
 
   st.rows.insert(st.rows.end(), fresh.begin(), fresh.end());
-  st.artefact_ids = artefacts;
+  st.artefact_ids = m.artefacts;
   st.last = std::move(stage);
   st.has_last = true;
 }

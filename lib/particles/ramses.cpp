@@ -1,30 +1,26 @@
-// RAMSES particle outputs: the text files at open, the Fortran records of each part file when counting
-// (each rank its share of the files) and when reading.
-//
-// A part file is Fortran unformatted sequential (4-byte record markers before and after each record):
-// eight header records (ncpu, ndim, npart, localseed, nstar_tot, mstar_tot, mstar_lost, nsink), then one
-// record of npart values per field of part_file_descriptor.txt, in its order. Every marker is checked
-// against the descriptor and npart before any value is used.
+// RAMSES particle outputs: the reader. It reads the text files at open (ramses_info, ramses_descriptor),
+// settles the units and which field is which, and reads the part files' records (ramses_part_file) when
+// counting (each rank its share of the files) and when reading.
 #include <phew/particles/ramses.hpp>
 
 #include <phew/core/error.hpp>
-#include <phew/particles/byte_order.hpp>
+#include <phew/particles/ramses_descriptor.hpp>
+#include <phew/particles/ramses_info.hpp>
+#include <phew/particles/ramses_part_file.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <regex>
-#include <type_traits>
 
 namespace phew::particles {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace ramses;
 
 // RAMSES' own constants (amr/constants.f90 of the version that wrote the test data), so that
 // conversions reproduce what RAMSES users compute.
@@ -32,80 +28,7 @@ constexpr double kMpcCm = 3.0856776e24;
 constexpr double kKpcCm = 3.0856776e21;
 constexpr double kMsunG = 1.9891e33;
 constexpr double kKmS = 1e5;
-constexpr int kHeaderRecords = 8;
 constexpr std::size_t kTextFiles = 3;  // info, header, descriptor: first in SnapshotInfo::files
-
-// ---- text files ------------------------------------------------------------------------------------
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw core::Error::io("{}: cannot open for reading", path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-// Fortran may write exponents with D; the whole text must be the number.
-std::optional<double> parse_number(std::string text) {
-  text = trim(text);
-  std::replace(text.begin(), text.end(), 'D', 'E');
-  std::replace(text.begin(), text.end(), 'd', 'e');
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-// "key = value" lines of an info file.
-std::map<std::string, std::string> key_values(const std::vector<std::string>& lines) {
-  std::map<std::string, std::string> kv;
-  for (const auto& line : lines) {
-    const auto eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    kv.emplace(trim(line.substr(0, eq)), trim(line.substr(eq + 1)));
-  }
-  return kv;
-}
-
-// An info file starts with "ncpu = N" and has ndim and boxlen: enough to tell it from anything else.
-bool looks_like_info(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) > (1u << 20)) return false;
-  std::ifstream in(path);
-  std::string first;
-  if (!in || !std::getline(in, first)) return false;
-  const auto eq = first.find('=');
-  if (eq == std::string::npos || trim(first.substr(0, eq)) != "ncpu") return false;
-  bool ndim = false, boxlen = false;
-  for (std::string line; std::getline(in, line);) {
-    const auto e = line.find('=');
-    if (e == std::string::npos) continue;
-    const std::string key = trim(line.substr(0, e));
-    ndim |= key == "ndim";
-    boxlen |= key == "boxlen";
-  }
-  return ndim && boxlen;
-}
-
-std::vector<fs::path> info_files_in(const fs::path& folder) {
-  std::vector<fs::path> found;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(folder, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("info_", 0) == 0 && name.size() > 9 && name.substr(name.size() - 4) == ".txt" && looks_like_info(e.path()))
-      found.push_back(e.path());
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
 
 // Info files print 15 digits, so unit_l / aexp of one run differs between outputs in the last bits.
 // Conversion factors are rounded to 10 significant digits, so that every output of a run gets the same
@@ -114,266 +37,6 @@ double round_significant(double v, int digits) {
   if (!(v > 0) || !std::isfinite(v)) return v;
   const double scale = std::pow(10.0, std::floor(std::log10(v)) - (digits - 1));
   return std::round(v / scale) * scale;
-}
-
-// ---- field types -----------------------------------------------------------------------------------
-
-// The type letters of part_file_descriptor.txt: RAMSES' io/dump_utils.f90 writes d f q i h b and ?
-// (logical); yt's convention (Python struct letters) adds the unsigned ones and l/L, whose width (4 or 8
-// bytes) is taken from the record.
-enum class Kind { f64, f32, i8, u8, i16, u16, i32, u32, i64, u64, logical, integer };
-
-struct TypeLetter {
-  char letter;
-  Kind kind;
-  int width;  // bytes; 0 = from the record (4 or 8)
-};
-
-constexpr std::array<TypeLetter, 13> kLetters{{{'d', Kind::f64, 8},
-                                               {'f', Kind::f32, 4},
-                                               {'b', Kind::i8, 1},
-                                               {'B', Kind::u8, 1},
-                                               {'h', Kind::i16, 2},
-                                               {'H', Kind::u16, 2},
-                                               {'i', Kind::i32, 4},
-                                               {'I', Kind::u32, 4},
-                                               {'q', Kind::i64, 8},
-                                               {'Q', Kind::u64, 8},
-                                               {'l', Kind::integer, 0},
-                                               {'L', Kind::integer, 0},
-                                               {'?', Kind::logical, 4}}};
-
-bool is_real(Kind k) { return k == Kind::f64 || k == Kind::f32; }
-
-struct Field {
-  std::string name;
-  char letter = 0;
-  Kind kind = Kind::f64;
-  int width = 0;
-};
-
-std::vector<Field> parse_descriptor(const std::string& path) {
-  const auto lines = read_lines(path);
-  static const std::regex version_re(R"(^#\s*version:\s*(\d+)\s*$)");
-  static const std::regex field_re(R"(^\s*(\d+)\s*,\s*([A-Za-z0-9_]+)\s*,\s*(\S+)\s*$)");
-  std::smatch m;
-  if (lines.empty() || !std::regex_match(lines[0], m, version_re))
-    throw core::Error::input("{}: line 1 is not '# version: 1' (not a RAMSES particle file descriptor)", path);
-  if (m[1] != "1") throw core::Error::input("{}: descriptor version {}, phew reads version 1", path, m[1].str());
-  std::vector<Field> fields;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    const std::string line = trim(lines[i]);
-    if (line.empty() || line[0] == '#') continue;
-    if (!std::regex_match(lines[i], m, field_re))
-      throw core::Error::input("{}: line {} is not 'ivar, variable_name, variable_type': '{}'", path, i + 1, line);
-    if (std::stoul(m[1]) != fields.size() + 1)
-      throw core::Error::input("{}: line {} is field {}, {} expected", path, i + 1, m[1].str(), fields.size() + 1);
-    const std::string type = m[3];
-    const auto* t = std::find_if(kLetters.begin(), kLetters.end(),
-                                 [&](const TypeLetter& l) { return type.size() == 1 && l.letter == type[0]; });
-    if (t == kLetters.end())
-      throw core::Error::input("{}: field {} ({}) has type '{}', not one phew knows (d f q i h b ? B H I Q l L)", path,
-                         fields.size() + 1, m[2].str(), type);
-    for (const Field& f : fields)
-      if (f.name == m[2]) throw core::Error::input("{}: field {} appears twice", path, f.name);
-    fields.push_back({m[2], t->letter, t->kind, t->width});
-  }
-  return fields;
-}
-
-// header_NNNNN.txt: "#      Family     Count" and one row per family, -5..5 then undefined (RAMSES
-// prints them by position; its label for family -1 reads "other_tracer", so names are not trusted).
-std::vector<std::uint64_t> parse_header_totals(const std::string& path) {
-  const auto lines = read_lines(path);
-  std::size_t row = 0;
-  while (row < lines.size() && !(lines[row].find("Family") != std::string::npos &&
-                                 lines[row].find("Count") != std::string::npos))
-    ++row;
-  if (row == lines.size())
-    throw core::Error::input("{}: no 'Family Count' table (RAMSES outputs from 2017 on have one)", path);
-  std::vector<std::pair<std::string, std::uint64_t>> table;
-  static const std::regex row_re(R"(^\s*(\S+)\s+(\d+)\s*$)");
-  std::smatch m;
-  for (++row; row < lines.size() && std::regex_match(lines[row], m, row_re); ++row)
-    table.emplace_back(m[1], std::stoull(m[2]));
-  if (table.size() != 12 || table[6].first != "DM")
-    throw core::Error::input("{}: the family table has {} rows, 12 expected (families -5..5 and undefined, DM 7th)", path,
-                       table.size());
-  std::vector<std::uint64_t> totals(kRamsesNumTypes, 0);
-  for (int i = 0; i < 11; ++i) totals[static_cast<std::size_t>(*ramses_type_of_family(i - 5))] = table[static_cast<std::size_t>(i)].second;
-  if (table[11].second != 0)
-    throw core::Error::input("{}: {} particles of the undefined family (RAMSES' internal family 127)", path, table[11].second);
-  return totals;
-}
-
-// ---- binary part files -----------------------------------------------------------------------------
-
-bool read_at(std::ifstream& in, std::uint64_t pos, void* buffer, std::size_t n) {
-  in.clear();
-  in.seekg(static_cast<std::streamoff>(pos));
-  in.read(static_cast<char*>(buffer), static_cast<std::streamsize>(n));
-  return static_cast<std::size_t>(in.gcount()) == n;
-}
-
-struct Block {
-  std::uint64_t offset = 0;  // first data byte
-  std::uint64_t bytes = 0;
-  int width = 0;             // bytes per value (fields only)
-};
-
-// Where every record of one part file is, checked: markers agree, the file is not truncated, each
-// field record holds npart values of its type, nothing follows the last field.
-struct PartLayout {
-  std::string path;
-  bool swap = false;
-  std::uint64_t npart = 0;
-  std::vector<Block> fields;  // in descriptor order
-};
-
-class PartScanner {
- public:
-  PartScanner(const std::string& path, std::ifstream& in) : path_(path), in_(in) {
-    in_.clear();
-    in_.seekg(0, std::ios::end);
-    const auto end = in_.tellg();
-    if (end < 0) throw core::Error::io("{}: cannot determine the file size", path_);
-    size_ = static_cast<std::uint64_t>(end);
-  }
-
-  std::uint64_t size() const { return size_; }
-
-  Block record(std::uint64_t pos, int number, const std::string& what, bool& swap, bool first) {
-    unsigned char marker[4];
-    if (pos + 4 > size_ || !read_at(in_, pos, marker, 4))
-      throw core::Error::input("{}: truncated before record {} ({}) at byte {}", path_, number, what, pos);
-    if (first) {  // the ncpu record has 4 bytes: its marker gives the byte order
-      if (load<std::uint32_t>(marker, false) == 4) swap = false;
-      else if (load<std::uint32_t>(marker, true) == 4) swap = true;
-      else
-        throw core::Error::input("{}: first record marker is {}, 4 expected (not a RAMSES part file)", path_,
-                           load<std::uint32_t>(marker, false));
-    }
-    const std::int32_t signed_bytes = load<std::int32_t>(marker, swap);
-    if (signed_bytes < 0)
-      throw core::Error::input("{}: record {} ({}) is split into Fortran subrecords (over 2 GiB): not supported", path_,
-                         number, what);
-    const auto bytes = static_cast<std::uint64_t>(signed_bytes);
-    if (pos + 8 + bytes > size_)
-      throw core::Error::input("{}: truncated in record {} ({}): the record has {} bytes, the file ends {} bytes into it", path_,
-                         number, what, bytes, size_ - std::min(size_, pos + 4));
-    if (!read_at(in_, pos + 4 + bytes, marker, 4)) throw core::Error::io("{}: cannot read at byte {}", path_, pos + 4 + bytes);
-    if (load<std::uint32_t>(marker, swap) != bytes)
-      throw core::Error::input("{}: record {} ({}) starts with length {} but ends with {}", path_, number, what, bytes,
-                         load<std::uint32_t>(marker, swap));
-    return {pos + 4, bytes, 0};
-  }
-
-  std::int64_t integer_value(const Block& b, bool swap, int number, const std::string& what) {
-    unsigned char v[8];
-    if (b.bytes != 4 && b.bytes != 8)
-      throw core::Error::input("{}: record {} ({}) has {} bytes, one 4- or 8-byte integer expected", path_, number, what, b.bytes);
-    if (!read_at(in_, b.offset, v, b.bytes)) throw core::Error::io("{}: cannot read record {}", path_, number);
-    return b.bytes == 4 ? std::int64_t{load<std::int32_t>(v, swap)} : load<std::int64_t>(v, swap);
-  }
-
- private:
-  const std::string& path_;
-  std::ifstream& in_;
-  std::uint64_t size_ = 0;
-};
-
-std::ifstream open_part(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::Error::io("{}: cannot open for reading", path);
-  return in;
-}
-
-constexpr std::array<const char*, kHeaderRecords> kHeaderNames{"ncpu", "ndim", "npart", "localseed",
-                                                               "nstar_tot", "mstar_tot", "mstar_lost", "nsink"};
-
-PartLayout scan_part(const std::string& path, std::ifstream& in, const std::vector<Field>& fields, int ncpu,
-                     const std::string& info_path) {
-  PartScanner scan(path, in);
-  PartLayout L;
-  L.path = path;
-  std::uint64_t pos = 0;
-  std::array<Block, kHeaderRecords> header;
-  for (int r = 0; r < kHeaderRecords; ++r) {
-    header[static_cast<std::size_t>(r)] = scan.record(pos, r + 1, kHeaderNames[static_cast<std::size_t>(r)], L.swap, r == 0);
-    pos = header[static_cast<std::size_t>(r)].offset + header[static_cast<std::size_t>(r)].bytes + 4;
-  }
-  const std::int64_t file_ncpu = scan.integer_value(header[0], L.swap, 1, "ncpu");
-  if (file_ncpu != ncpu)
-    throw core::Error::input("{}: written by a run on {} ranks, but {} says ncpu = {}", path, file_ncpu, info_path, ncpu);
-  const std::int64_t ndim = scan.integer_value(header[1], L.swap, 2, "ndim");
-  if (ndim != 3) throw core::Error::input("{}: ndim = {}, phew reads 3-D outputs", path, ndim);
-  const std::int64_t npart = scan.integer_value(header[2], L.swap, 3, "npart");
-  if (npart < 0) throw core::Error::input("{}: npart = {}", path, npart);
-  L.npart = static_cast<std::uint64_t>(npart);
-
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    const int number = kHeaderRecords + static_cast<int>(f) + 1;
-    const std::string what = fields[f].name + ", type " + fields[f].letter;
-    Block b = scan.record(pos, number, what, L.swap, false);
-    b.width = fields[f].width;
-    if (b.width == 0) b.width = b.bytes == 4 * L.npart ? 4 : 8;  // 'l': from the record
-    if (b.bytes != static_cast<std::uint64_t>(b.width) * L.npart)
-      throw core::Error::input("{}: record {} ({}) has {} bytes, npart = {} needs {} ({} per particle)", path, number, what,
-                         b.bytes, L.npart, static_cast<std::uint64_t>(b.width) * L.npart, b.width);
-    L.fields.push_back(b);
-    pos = b.offset + b.bytes + 4;
-  }
-  if (pos != scan.size())
-    throw core::Error::input("{}: {} bytes follow the last field of the descriptor ({}): the descriptor does not match the file",
-                       path, scan.size() - pos, fields.empty() ? "none" : fields.back().name);
-  return L;
-}
-
-// Decodes m stored values of kind k into `out`; the byte-order test and the type switch stay outside the
-// loops, which are the whole cost of reading.
-template <typename Out>
-void decode(const unsigned char* p, Kind k, int width, bool swap, std::size_t m, Out* out) {
-  const auto run = [&](auto tag) {
-    using T = decltype(tag);
-    if (swap)
-      for (std::size_t j = 0; j < m; ++j) out[j] = static_cast<Out>(load<T>(p + j * sizeof(T), true));
-    else
-      for (std::size_t j = 0; j < m; ++j) out[j] = static_cast<Out>(load<T>(p + j * sizeof(T), false));
-  };
-  switch (k) {
-    case Kind::f64: return run(double{});
-    case Kind::f32: return run(float{});
-    case Kind::i8: return run(std::int8_t{});
-    case Kind::u8: return run(std::uint8_t{});
-    case Kind::i16: return run(std::int16_t{});
-    case Kind::u16: return run(std::uint16_t{});
-    case Kind::i32: case Kind::logical: return run(std::int32_t{});
-    case Kind::u32: return run(std::uint32_t{});
-    case Kind::i64: return run(std::int64_t{});
-    case Kind::u64: return run(std::uint64_t{});
-    case Kind::integer: return width == 4 ? run(std::int32_t{}) : run(std::int64_t{});
-  }
-}
-
-// Reads values [lo, hi) of field `f` in bounded chunks and hands each decoded chunk to
-// `use(first index, count, values)`.
-template <typename Out, typename Use>
-void for_each_chunk(std::ifstream& in, const PartLayout& L, const Field& f, const Block& b, std::uint64_t lo,
-                    std::uint64_t hi, Use use) {
-  constexpr std::uint64_t kChunk = 1 << 16;
-  std::vector<unsigned char> buffer;
-  std::vector<Out> values;
-  const auto w = static_cast<std::uint64_t>(b.width);
-  for (std::uint64_t i = lo; i < hi;) {
-    const std::uint64_t m = std::min(kChunk, hi - i);
-    buffer.resize(m * w);
-    values.resize(m);
-    if (!read_at(in, b.offset + i * w, buffer.data(), buffer.size()))
-      throw core::Error::io("{}: cannot read {} bytes at byte {}", L.path, buffer.size(), b.offset + i * w);
-    decode(buffer.data(), f.kind, b.width, L.swap, m, values.data());
-    use(i, static_cast<std::size_t>(m), values.data());
-    i += m;
-  }
 }
 
 // phew type of each family code -5..5 (index family + 5); see ramses_type_of_family.

@@ -3,7 +3,7 @@
 #include <phew/grid/deposit.hpp>
 #include <phew/watershed/merge.hpp>
 #include <phew/watershed/saddles.hpp>
-#include <phew/watershed/slab_mesh.hpp>
+#include <phew/mesh/slab_mesh.hpp>
 #include <phew/watershed/watershed.hpp>
 
 #include <algorithm>
@@ -53,11 +53,11 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
   std::vector<double> with_ghosts(plane, -std::numeric_limits<double>::infinity());
   with_ghosts.insert(with_ghosts.end(), hist.mass.begin(), hist.mass.end());
   with_ghosts.insert(with_ghosts.end(), plane, -std::numeric_limits<double>::infinity());
-  const watershed::SlabMesh mesh(g, slabs, 0, std::move(with_ghosts));
+  const mesh::SlabMesh mesh(g, slabs, 0, std::move(with_ghosts));
 
   // Watershed over the occupied bins, then relevance merging of the velocity peaks.
-  const watershed::Segmentation seg = segment(mesh, 0.0, self);
-  const std::vector<watershed::Saddle> saddles = find_saddles(mesh, seg, self);
+  const watershed::Segmentation seg = watershed::segment(mesh, 0.0, self);
+  const std::vector<watershed::Saddle> saddles = watershed::find_saddles(mesh, seg, self);
   const auto npeaks = static_cast<std::int64_t>(seg.peaks.size());
   if (npeaks <= 1) return out;
   watershed::PeakGraph graph(npeaks, self);

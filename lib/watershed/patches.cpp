@@ -6,7 +6,7 @@
 #include <phew/mpi/route.hpp>
 #include <phew/watershed/peak_position.hpp>
 #include <phew/watershed/saddles.hpp>
-#include <phew/watershed/slab_mesh.hpp>
+#include <phew/mesh/slab_mesh.hpp>
 #include <phew/watershed/watershed.hpp>
 
 namespace phew::watershed {
@@ -15,7 +15,7 @@ namespace {
 // Cells and mass of every patch, summed at the peak's owner: per (peak, plane) partial sums,
 // accumulated plane by plane through a dense index of the peaks seen in the current plane, then added
 // in plane order (mpi::OrderedSum), so the sums do not depend on the decomposition.
-std::map<std::int64_t, std::array<double, 2>> patch_sums(const SlabMesh& mesh, const Segmentation& seg, double volume,
+std::map<std::int64_t, std::array<double, 2>> patch_sums(const mesh::SlabMesh& mesh, const Segmentation& seg, double volume,
                                                           const mpi::SlabDecomposition& owners, const mpi::Comm& comm) {
   using Sums = mpi::OrderedSum<2>;
   std::vector<Sums::Entry> partial;
@@ -41,7 +41,7 @@ std::map<std::int64_t, std::array<double, 2>> patch_sums(const SlabMesh& mesh, c
 
 // Peak positions: cell centres, refined by the rank that holds the peak cell, sent to the peak's owner.
 // Returns the owner's positions in ID order.
-std::vector<std::array<double, 3>> peak_positions(const SlabMesh& mesh, const Segmentation& seg, bool refine,
+std::vector<std::array<double, 3>> peak_positions(const mesh::SlabMesh& mesh, const Segmentation& seg, bool refine,
                                                   const mpi::SlabDecomposition& owners, const mpi::Comm& comm) {
   struct Position {
     std::int64_t id;
@@ -75,7 +75,7 @@ std::vector<std::array<double, 3>> peak_positions(const SlabMesh& mesh, const Se
 Segmented segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
                           const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   const grid::GridGeometry& g = grid.geometry;
-  const SlabMesh mesh(g, slabs, comm.rank(), std::move(density));
+  const mesh::SlabMesh mesh(g, slabs, comm.rank(), std::move(density));
   core::enter(phase, "watershed");
 
   const Segmentation seg = segment(mesh, params.threshold, comm);

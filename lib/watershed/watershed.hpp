@@ -1,6 +1,7 @@
 // Watershed segmentation of a density field into peak patches (PHEW Sec. 2.2, 3.1), on any mesh that
 // offers cells with densities, global indices and neighbours, some of them ghosts of other ranks
-// (see WatershedMesh). The uniform grid (SlabMesh) is the first such mesh.
+// (see WatershedMesh). The uniform grid (mesh::SlabMesh) is the first such mesh;
+// docs/architecture.md ("The mesh") says what a mesh offers.
 //
 // Order: cells are ranked by (density descending, global index ascending), so ties are broken the same
 // way on every decomposition. A test cell (density strictly above the threshold) whose neighbours all

@@ -1,10 +1,10 @@
-// Communicator helpers, plane exchange and agreement on errors, at any rank count.
+// Communicator helpers, routing, ordered sums, sorting and agreement on errors, at any rank count.
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/lookup.hpp>
 #include <phew/mpi/ordered_sum.hpp>
-#include <phew/mpi/planes.hpp>
 #include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
 #include <phew/mpi/sort.hpp>
 
 #include <gtest/gtest.h>
@@ -243,30 +243,6 @@ TEST(Comm, AllGathervConcatenatesInRankOrder) {
   std::vector<long> want;
   for (int r = 0; r < comm.size(); ++r) want.insert(want.end(), static_cast<std::size_t>(r), r);
   EXPECT_EQ(all, want);
-}
-
-TEST(Planes, GhostsComeFromTheirOwners) {
-  const Comm comm;
-  const std::int64_t nx = 7;
-  const SlabDecomposition slabs(nx, comm.size());
-  const std::size_t plane = 3;
-  std::vector<double> local;
-  for (auto i = slabs.begin(comm.rank()); i < slabs.end(comm.rank()); ++i)
-    for (std::size_t c = 0; c < plane; ++c) local.push_back(static_cast<double>(10 * i) + static_cast<double>(c));
-  for (bool periodic : {true, false}) {
-    const auto ghosts = fetch_ghost_planes<double>(comm, slabs, local, plane, 2, periodic, -1.0);
-    ASSERT_EQ(ghosts.size(), 4 * plane);
-    if (slabs.planes(comm.rank()) == 0) continue;
-    const std::int64_t want_planes[4] = {slabs.begin(comm.rank()) - 2, slabs.begin(comm.rank()) - 1,
-                                         slabs.end(comm.rank()), slabs.end(comm.rank()) + 1};
-    for (int g = 0; g < 4; ++g) {
-      std::int64_t p = want_planes[g];
-      const bool outside = p < 0 || p >= nx;
-      p = ((p % nx) + nx) % nx;
-      const double expect = (!periodic && outside) ? -1.0 : static_cast<double>(10 * p) + 1.0;
-      EXPECT_EQ(ghosts[static_cast<std::size_t>(g) * plane + 1], expect) << "ghost " << g << " periodic " << periodic;
-    }
-  }
 }
 
 TEST(Agree, AnErrorOnOneRankStopsEveryRankWithItsMessage) {

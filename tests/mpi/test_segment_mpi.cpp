@@ -2,7 +2,7 @@
 // plateaus), analytic blobs, periodic seams, uneven slabs.
 #include "../unit/reference_watershed.hpp"
 #include <phew/watershed/saddles.hpp>
-#include <phew/watershed/slab_mesh.hpp>
+#include <phew/mesh/slab_mesh.hpp>
 #include <phew/watershed/watershed.hpp>
 
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@ struct Field {
 };
 
 // This rank's slab with one ghost plane each side, cut from the whole field.
-SlabMesh mesh_of(const Field& f, const mpi::SlabDecomposition& slabs, int rank) {
+mesh::SlabMesh mesh_of(const Field& f, const mpi::SlabDecomposition& slabs, int rank) {
   const long nx = f.g.shape[0];
   const auto plane = static_cast<std::size_t>(f.g.shape[1] * f.g.shape[2]);
   std::vector<double> d;
@@ -31,13 +31,13 @@ SlabMesh mesh_of(const Field& f, const mpi::SlabDecomposition& slabs, int rank) 
     const long w = ((i % nx) + nx) % nx;
     d.insert(d.end(), f.rho.begin() + static_cast<long>(w * plane), f.rho.begin() + static_cast<long>((w + 1) * plane));
   }
-  return SlabMesh(f.g, slabs, rank, std::move(d));
+  return mesh::SlabMesh(f.g, slabs, rank, std::move(d));
 }
 
 // Runs the parallel path and checks labels, peaks and saddles against the reference.
 void check_against_reference(const Field& f, double threshold, const mpi::SlabDecomposition& slabs) {
   const mpi::Comm comm;
-  const SlabMesh mesh = mesh_of(f, slabs, comm.rank());
+  const mesh::SlabMesh mesh = mesh_of(f, slabs, comm.rank());
   const Segmentation seg = segment(mesh, threshold, comm);
   const auto saddles = comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm));  // each rank holds its own
   const auto ref = test::reference_watershed(f.rho, {f.g.shape[0], f.g.shape[1], f.g.shape[2]}, f.g.periodic, threshold);
@@ -125,7 +125,7 @@ TEST(Segment, OneGaussianBlobIsOnePeakCoveringAllTestCells) {
   const mpi::Comm comm;
   const Field f = blobs({20, 16, 16}, {{10.2, 8.1, 7.9, 3.0}});
   const mpi::SlabDecomposition slabs(20, comm.size());
-  const SlabMesh mesh = mesh_of(f, slabs, comm.rank());
+  const mesh::SlabMesh mesh = mesh_of(f, slabs, comm.rank());
   const Segmentation seg = segment(mesh, 0.05, comm);
   ASSERT_EQ(seg.peaks.size(), 1u);
   EXPECT_EQ(seg.peaks[0].cell, (10 * 16 + 8) * 16 + 7);  // the cell whose centre is nearest (10.2, 8.1, 7.9)
@@ -138,7 +138,7 @@ TEST(Segment, BlobOnThePeriodicSeamIsOnePeak) {
   const mpi::Comm comm;
   const Field f = blobs({20, 12, 12}, {{0.3, 6.0, 6.0, 2.5}});  // straddles x = 0
   const mpi::SlabDecomposition slabs(20, comm.size());
-  const SlabMesh mesh = mesh_of(f, slabs, comm.rank());
+  const mesh::SlabMesh mesh = mesh_of(f, slabs, comm.rank());
   const Segmentation seg = segment(mesh, 0.01, comm);
   EXPECT_EQ(seg.peaks.size(), 1u);
   check_against_reference(f, 0.01, slabs);
@@ -149,7 +149,7 @@ TEST(Segment, TwoBlobsHaveTheBruteForceSaddle) {
   // Equal blobs at x = 8 and x = 16: the saddle lies on the plane between, near the midpoint density.
   const Field f = blobs({24, 12, 12}, {{8.0, 6.0, 6.0, 2.5}, {16.0, 6.0, 6.0, 2.5}});
   const mpi::SlabDecomposition slabs(24, comm.size());
-  const SlabMesh mesh = mesh_of(f, slabs, comm.rank());
+  const mesh::SlabMesh mesh = mesh_of(f, slabs, comm.rank());
   const Segmentation seg = segment(mesh, 0.05, comm);
   ASSERT_EQ(seg.peaks.size(), 2u);
   const auto saddles = comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm));

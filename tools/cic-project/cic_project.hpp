@@ -4,6 +4,7 @@
 #include <phew/grid/assignment.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/io/grid_file.hpp>
+#include <phew/particles/projection.hpp>
 #include <phew/tool/tool.hpp>
 
 #include <array>

@@ -1,5 +1,7 @@
 // The uniform grid as a mesh for the watershed: this rank's slab of planes [x0, x1) plus one ghost
-// plane on each side, with the 26 face/edge/corner neighbours of every cell (PHEW Appendix A).
+// plane on each side, with the 26 face/edge/corner neighbours of every cell (PHEW Appendix A). It is
+// the first implementation of the mesh interface of docs/architecture.md ("The mesh"), which
+// watershed::WatershedMesh states in code.
 #pragma once
 
 #include <phew/grid/cell_set.hpp>
@@ -12,7 +14,7 @@
 #include <optional>
 #include <vector>
 
-namespace phew::watershed {
+namespace phew::mesh {
 
 class SlabMesh {
  public:
@@ -92,4 +94,4 @@ class SlabMesh {
   std::vector<double> density_;
 };
 
-}  // namespace phew::watershed
+}  // namespace phew::mesh

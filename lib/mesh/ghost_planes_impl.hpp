@@ -1,16 +1,21 @@
-// Template definitions for planes.hpp.
+// Template definitions for ghost_planes.hpp.
 #pragma once
 
-#include <cstring>
+#include <phew/mpi/route.hpp>
 
-namespace phew::mpi {
+#include <cstring>
+#include <type_traits>
+
+namespace phew::mesh {
 
 template <typename T>
-std::vector<PlaneMessage<T>> send_planes(const Comm& comm, const std::vector<PlaneMessage<T>>& outgoing,
+std::vector<PlaneMessage<T>> send_planes(const mpi::Comm& comm, const std::vector<PlaneMessage<T>>& outgoing,
                                          std::size_t plane_size) {
   static_assert(std::is_trivially_copyable_v<T>);
+  // Each record names its source, so that what arrives needs no second exchange of counts to be told
+  // apart (Comm::all_to_all returns the records grouped by source, in rank order).
   struct Header {
-    std::int64_t plane, tag;
+    std::int64_t source, plane, tag;
   };
   const std::size_t record = sizeof(Header) + plane_size * sizeof(T);
   const auto n = static_cast<std::size_t>(comm.size());
@@ -18,41 +23,31 @@ std::vector<PlaneMessage<T>> send_planes(const Comm& comm, const std::vector<Pla
   // Pack messages grouped by destination, keeping send order within each destination.
   std::vector<std::uint64_t> counts(n, 0);
   for (const auto& m : outgoing) counts[static_cast<std::size_t>(m.peer)] += record;
-  std::vector<std::uint64_t> offset = offsets_of(counts);
+  std::vector<std::uint64_t> offset = mpi::offsets_of(counts);
   std::vector<char> send(offset.back() + counts.back());
   for (const auto& m : outgoing) {
     char* p = send.data() + offset[static_cast<std::size_t>(m.peer)];
-    const Header h{m.plane, m.tag};
+    const Header h{comm.rank(), m.plane, m.tag};
     std::memcpy(p, &h, sizeof h);
     std::memcpy(p + sizeof h, m.values.data(), plane_size * sizeof(T));
     offset[static_cast<std::size_t>(m.peer)] += record;
   }
 
-  // How many bytes each source sends is needed to label received messages with their source.
-  const std::vector<std::uint64_t> recv_counts = [&] {
-    std::vector<std::uint64_t> rc(n);
-    MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, rc.data(), 1, MPI_UINT64_T, comm.raw());
-    return rc;
-  }();
   const std::vector<char> recv = comm.all_to_all<char>(send, counts);
 
   std::vector<PlaneMessage<T>> incoming;
-  std::size_t pos = 0;
-  for (std::size_t s = 0; s < n; ++s) {
-    for (std::uint64_t k = 0; k < recv_counts[s] / record; ++k) {
-      Header h;
-      std::memcpy(&h, recv.data() + pos, sizeof h);
-      PlaneMessage<T> m{static_cast<int>(s), h.plane, h.tag, std::vector<T>(plane_size)};
-      std::memcpy(m.values.data(), recv.data() + pos + sizeof h, plane_size * sizeof(T));
-      incoming.push_back(std::move(m));
-      pos += record;
-    }
+  for (std::size_t pos = 0; pos < recv.size(); pos += record) {
+    Header h;
+    std::memcpy(&h, recv.data() + pos, sizeof h);
+    PlaneMessage<T> m{static_cast<int>(h.source), h.plane, h.tag, std::vector<T>(plane_size)};
+    std::memcpy(m.values.data(), recv.data() + pos + sizeof h, plane_size * sizeof(T));
+    incoming.push_back(std::move(m));
   }
   return incoming;
 }
 
 template <typename T>
-std::vector<T> fetch_ghost_planes(const Comm& comm, const SlabDecomposition& slabs, std::span<const T> local,
+std::vector<T> fetch_ghost_planes(const mpi::Comm& comm, const mpi::SlabDecomposition& slabs, std::span<const T> local,
                                   std::size_t plane_size, int width, bool periodic, T outside) {
   const std::int64_t nx = slabs.nx();
   const auto wrap = [nx](std::int64_t i) { return ((i % nx) + nx) % nx; };
@@ -81,4 +76,4 @@ std::vector<T> fetch_ghost_planes(const Comm& comm, const SlabDecomposition& sla
   return ghosts;
 }
 
-}  // namespace phew::mpi
+}  // namespace phew::mesh

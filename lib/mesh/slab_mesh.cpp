@@ -1,9 +1,9 @@
-#include <phew/watershed/slab_mesh.hpp>
+#include <phew/mesh/slab_mesh.hpp>
 
 #include <phew/core/error.hpp>
 #include <phew/mpi/route.hpp>
 
-namespace phew::watershed {
+namespace phew::mesh {
 
 SlabMesh::SlabMesh(const grid::GridGeometry& grid, const mpi::SlabDecomposition& slabs, int rank, std::vector<double> density)
     : grid_(grid),
@@ -58,7 +58,7 @@ std::optional<std::array<double, 27>> SlabMesh::neighbourhood(std::size_t s) con
 
 void SlabMesh::update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values,
                                     const mpi::Comm& comm) const {
-  // As mpi::fetch_ghost_planes with one plane each side: every owner works out which of its planes each
+  // As fetch_ghost_planes with one plane each side: every owner works out which of its planes each
   // rank holds as a ghost and pushes that plane's member values; no request round is needed.
   struct Value {
     std::int32_t to, side;  // side 0: the receiver's lower ghost plane, 1: its upper one
@@ -90,4 +90,4 @@ void SlabMesh::update_ghost_members(const grid::CellSet& members, std::vector<st
   }
 }
 
-}  // namespace phew::watershed
+}  // namespace phew::mesh

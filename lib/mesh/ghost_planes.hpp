@@ -1,16 +1,16 @@
 // Moving whole grid planes between the ranks of a slab decomposition: ghost planes for stencils
-// (fetch_ghost_planes) and partial planes added back to their owners (send_planes).
+// (fetch_ghost_planes) and planes sent to other ranks (send_planes). Built on mpi::Comm: the MPI calls
+// stay in lib/mpi.
 #pragma once
 
 #include <phew/mpi/comm.hpp>
-#include <phew/mpi/route.hpp>
 #include <phew/mpi/slab.hpp>
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
-namespace phew::mpi {
+namespace phew::mesh {
 
 // A plane of `plane_size` values travelling to or from rank `peer`. `plane` is the global plane index
 // (wrapped into [0, nx)); `tag` is for the caller (e.g. which stencil offset produced it).
@@ -25,7 +25,7 @@ struct PlaneMessage {
 // Sends each message to message.peer; returns the messages received, ordered by (source rank, send order),
 // with peer set to the source. Collective.
 template <typename T>
-std::vector<PlaneMessage<T>> send_planes(const Comm& comm, const std::vector<PlaneMessage<T>>& outgoing,
+std::vector<PlaneMessage<T>> send_planes(const mpi::Comm& comm, const std::vector<PlaneMessage<T>>& outgoing,
                                          std::size_t plane_size);
 
 // The `width` planes below and above this rank's slab (global planes begin-width .. begin-1 and
@@ -33,9 +33,9 @@ std::vector<PlaneMessage<T>> send_planes(const Comm& comm, const std::vector<Pla
 // Returns 2*width planes in order of their unwrapped index; a plane outside a non-periodic grid is filled
 // with `outside`. Collective.
 template <typename T>
-std::vector<T> fetch_ghost_planes(const Comm& comm, const SlabDecomposition& slabs, std::span<const T> local,
+std::vector<T> fetch_ghost_planes(const mpi::Comm& comm, const mpi::SlabDecomposition& slabs, std::span<const T> local,
                                   std::size_t plane_size, int width, bool periodic, T outside);
 
-}  // namespace phew::mpi
+}  // namespace phew::mesh
 
-#include <phew/mpi/planes_impl.hpp>
+#include <phew/mesh/ghost_planes_impl.hpp>
