@@ -67,7 +67,14 @@ void write_grid(File& file, const grid::GridMeta& meta, const mpi::SlabDecomposi
   write_grid_attributes(file, meta, "/grid");
 }
 
-grid::GridMeta read_grid_meta(const File& f) { return read_grid_attributes(f, "/grid", true); }
+grid::GridMeta read_grid_meta(const File& f) {
+  // An adaptive grid (cic-project --refine) has /grid/leaves instead of /grid/density; the tools after
+  // cic-project read it once the adaptive segmentation lands (docs/thresholds.md, "An adaptive mesh").
+  if (f.has("/grid/leaves"))
+    throw core::Error::input("{}: an adaptive grid (cic-project --refine), which this tool does not read yet: make a uniform "
+                             "grid (cic-project without --refine)", f.path());
+  return read_grid_attributes(f, "/grid", true);
+}
 
 double reference_mean_density(const std::string& path, const grid::GridMeta& mine) {
   const grid::GridMeta ref = read_grid_meta(File::open_read(path));

@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/grid/deposit.hpp>
+#include <phew/mesh/amr_deposit.hpp>
 #include <phew/mpi/agree.hpp>
 
 #include <cmath>
@@ -31,49 +32,55 @@ grid::GridGeometry projection_geometry(const SnapshotInfo& info, const std::arra
   return g;
 }
 
-Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
-                           const mpi::Comm& comm, const core::PhaseReport& phase) {
+namespace {
+
+// A finite open box bounds its particles: one outside is an error, not something to drop.
+void check_inside_open_box(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+                           const mpi::Comm& comm) {
   const grid::GridGeometry& geometry = params.geometry;
-  const grid::Assignment assignment = params.assignment;
-  const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
-  if (!geometry.periodic && !params.region) {
-    mpi::agree(comm, [&] {
-      for (std::size_t i = 0; i < particles.size(); ++i)
-        for (std::size_t d = 0; d < 3; ++d) {
-          const double x = particles.position[3 * i + d];
-          if (x < geometry.origin[d] || x >= geometry.origin[d] + geometry.extent[d])
-            throw core::Error::input("{}: a particle at {:g} lies outside the non-periodic box [0, {:g}) in axis {}",
-                               info.files.front(), x, geometry.extent[d], "xyz"[d]);
-        }
-    });
-  }
+  if (geometry.periodic || params.region) return;
+  mpi::agree(comm, [&] {
+    for (std::size_t i = 0; i < particles.size(); ++i)
+      for (std::size_t d = 0; d < 3; ++d) {
+        const double x = particles.position[3 * i + d];
+        if (x < geometry.origin[d] || x >= geometry.origin[d] + geometry.extent[d])
+          throw core::Error::input("{}: a particle at {:g} lies outside the non-periodic box [0, {:g}) in axis {}",
+                                   info.files.front(), x, geometry.extent[d], "xyz"[d]);
+      }
+  });
+}
+
+// The particles' smallest and largest mass, over every rank.
+std::pair<double, double> mass_range(const ParticleSet& particles, const mpi::Comm& comm) {
   double min_mass = particles.size() ? particles.mass[0] : INFINITY, max_mass = particles.size() ? particles.mass[0] : 0;
   for (double m : particles.mass) {
     min_mass = std::min(min_mass, m);
     max_mass = std::max(max_mass, m);
   }
-  min_mass = comm.min(min_mass);
-  max_mass = comm.max(max_mass);
+  return {comm.min(min_mass), comm.max(max_mass)};
+}
 
-  core::enter(phase, "deposit");
-  grid::DepositResult dep = deposit(geometry, assignment, slabs, particles.position, particles.mass, comm);
+void check_some_inside(const SnapshotInfo& info, const grid::GridGeometry& geometry, std::uint64_t particles_in,
+                       const mpi::Comm& comm) {
   mpi::agree(comm, [&] {
-    if (dep.particles_in == 0)
+    if (particles_in == 0)
       throw core::Error::input("{}: no particle of the selection lies in the region [{:g}, {:g}) x [{:g}, {:g}) x [{:g}, {:g})",
-                       info.files.front(), geometry.origin[0], geometry.origin[0] + geometry.extent[0], geometry.origin[1],
-                       geometry.origin[1] + geometry.extent[1], geometry.origin[2], geometry.origin[2] + geometry.extent[2]);
+                               info.files.front(), geometry.origin[0], geometry.origin[0] + geometry.extent[0], geometry.origin[1],
+                               geometry.origin[1] + geometry.extent[1], geometry.origin[2], geometry.origin[2] + geometry.extent[2]);
   });
-  const double inv_volume = 1.0 / geometry.cell_volume();
-  for (double& v : dep.mass) v *= inv_volume;  // now density
+}
 
-  Projection out;
-  grid::GridMeta& meta = out.meta;
+// What grid.h5 records of the grid, the particles and the snapshot (units, time, cosmology).
+grid::GridMeta grid_meta(const SnapshotInfo& info, const ProjectionParams& params, double mass_total, std::uint64_t particles_in,
+                         std::pair<double, double> mass_range) {
+  const grid::GridGeometry& geometry = params.geometry;
+  grid::GridMeta meta;
   meta.geometry = geometry;
-  meta.assignment = to_string(assignment);
-  meta.total_mass = dep.mass_total;
-  meta.mean_density = dep.mass_total / (geometry.extent[0] * geometry.extent[1] * geometry.extent[2]);
-  meta.n_particles = dep.particles_in;
-  meta.particle_mass = min_mass == max_mass ? min_mass : 0.0;
+  meta.assignment = to_string(params.assignment);
+  meta.total_mass = mass_total;
+  meta.mean_density = mass_total / (geometry.extent[0] * geometry.extent[1] * geometry.extent[2]);
+  meta.n_particles = particles_in;
+  meta.particle_mass = mass_range.first == mass_range.second ? mass_range.first : 0.0;
   meta.density_units = info.units.density_name();
   meta.length_units = info.units.length_name();
   meta.mass_units = info.units.mass_name();
@@ -86,7 +93,56 @@ Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particle
     meta.hubble_param = info.cosmology->hubble_param;
     meta.critical_density = info.cosmology->critical_density(info.comoving ? info.time : 1.0, info.units);
   }
+  return meta;
+}
+
+}  // namespace
+
+Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+                           const mpi::Comm& comm, const core::PhaseReport& phase) {
+  const grid::GridGeometry& geometry = params.geometry;
+  const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
+  check_inside_open_box(info, particles, params, comm);
+  const auto masses = mass_range(particles, comm);
+
+  core::enter(phase, "deposit");
+  grid::DepositResult dep = deposit(geometry, params.assignment, slabs, particles.position, particles.mass, comm);
+  check_some_inside(info, geometry, dep.particles_in, comm);
+  const double inv_volume = 1.0 / geometry.cell_volume();
+  for (double& v : dep.mass) v *= inv_volume;  // now density
+
+  Projection out;
+  out.meta = grid_meta(info, params, dep.mass_total, dep.particles_in, masses);
   out.density = std::move(dep.mass);
+  out.particles_outside = dep.particles_outside;
+  return out;
+}
+
+OctreeProjection project_to_octree(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+                                   const OctreeParams& octree, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  check_inside_open_box(info, particles, params, comm);
+  const auto masses = mass_range(particles, comm);
+  // RAMSES counts m_refine in units of its particle mass (mass_sph); with unequal masses, their mean.
+  double selected_mass = 0;
+  for (double m : particles.mass) selected_mass += m;
+  const double n_selected = static_cast<double>(comm.sum(static_cast<std::uint64_t>(particles.size())));
+  const double unit = masses.first == masses.second ? masses.first : comm.sum(selected_mass) / std::max(1.0, n_selected);
+
+  core::enter(phase, "refine");
+  mesh::RefinementParams refinement{octree.levels, octree.refine_particles, unit, octree.buffer, params.assignment};
+  const mesh::AmrDeposit dep = mesh::deposit_on_octree(params.geometry, refinement, particles.position, particles.mass, comm);
+  check_some_inside(info, params.geometry, dep.particles_in, comm);
+
+  OctreeProjection out;
+  out.meta = grid_meta(info, params, dep.mass_total, dep.particles_in, masses);
+  out.refinement = {octree.levels, octree.refine_particles, octree.refine_particles * unit, octree.buffer, dep.leaves_per_level};
+  out.leaves.reserve(dep.leaves.size());
+  for (const mesh::LeafMass& leaf : dep.leaves) {
+    const int level = static_cast<int>(leaf.key & 0xF);
+    // One division per leaf, by its level's cell volume, as the uniform grid divides by its one volume.
+    const double volume = params.geometry.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * level));
+    out.leaves.push_back({leaf.key, level, leaf.mass / volume});
+  }
   out.particles_outside = dep.particles_outside;
   return out;
 }

@@ -1,0 +1,116 @@
+#include <phew/io/amr_grid_file.hpp>
+
+#include <phew/core/error.hpp>
+
+#include <cmath>
+
+namespace phew::io {
+namespace {
+
+constexpr const char* kLeaves = "/grid/leaves";
+
+}  // namespace
+
+bool is_adaptive_grid(const File& file) { return file.has(kLeaves); }
+
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                    std::span<const model::AmrLeaf> leaves, Precision precision, bool compress, const mpi::Comm& comm) {
+  file.create_group("/grid");
+  write_grid_attributes(file, meta, "/grid");
+  file.create_group(kLeaves);
+  const std::vector<std::uint64_t> counts = comm.all_gather(static_cast<std::uint64_t>(leaves.size()));
+  std::uint64_t begin = 0, total = 0;
+  for (int r = 0; r < comm.size(); ++r) {
+    if (r < comm.rank()) begin += counts[static_cast<std::size_t>(r)];
+    total += counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<std::uint64_t> key(leaves.size());
+  std::vector<std::int8_t> level(leaves.size());
+  std::vector<double> density(leaves.size());
+  for (std::size_t n = 0; n < leaves.size(); ++n) {
+    key[n] = leaves[n].key;
+    level[n] = static_cast<std::int8_t>(leaves[n].level);
+    density[n] = leaves[n].density;
+  }
+  const Storage storage = compress ? Storage{kLeafChunk, kGridDeflate} : Storage{};
+  // Parallel HDF5 writes filtered datasets collectively only without a type conversion on the way.
+  file.write_rows<std::uint64_t, std::uint64_t>("/grid/leaves/key", {total}, begin, key, storage);
+  file.write_rows<std::int8_t, std::int8_t>("/grid/leaves/level", {total}, begin, level, storage);
+  if (precision == Precision::f32) {
+    const std::vector<float> single(density.begin(), density.end());
+    file.write_rows<float, float>("/grid/leaves/density", {total}, begin, single, storage);
+  } else {
+    file.write_rows<double, double>("/grid/leaves/density", {total}, begin, density, storage);
+  }
+  file.write_attribute("/grid/leaves/density", "units", meta.density_units);
+  file.write_attribute("/grid/leaves/key", "description",
+                       "Morton order of the cell's lower corner on the finest lattice (coarse shape * 2^levels), "
+                       "shifted left by 4, or-ed with the level (docs/formats.md)");
+  file.write_attribute<std::int32_t>(kLeaves, "levels", refinement.levels);
+  file.write_attribute(kLeaves, "refine_particles", refinement.refine_particles);
+  file.write_attribute(kLeaves, "refine_mass", refinement.refine_mass);
+  file.write_attribute<std::int32_t>(kLeaves, "buffer", refinement.buffer);
+  file.write_attribute<std::uint64_t>(kLeaves, "leaves_per_level", std::span<const std::uint64_t>(refinement.leaves_per_level));
+}
+
+model::AmrRefinement read_amr_refinement(const File& file) {
+  if (!is_adaptive_grid(file))
+    throw core::Error::input("{}: not an adaptive grid (no {}: made without cic-project --refine)", file.path(), kLeaves);
+  model::AmrRefinement r;
+  r.levels = file.read_attribute_scalar<std::int32_t>(kLeaves, "levels");
+  r.refine_particles = file.read_attribute_scalar<double>(kLeaves, "refine_particles");
+  r.refine_mass = file.read_attribute_scalar<double>(kLeaves, "refine_mass");
+  r.buffer = file.read_attribute_scalar<std::int32_t>(kLeaves, "buffer");
+  r.leaves_per_level = file.read_attribute<std::uint64_t>(kLeaves, "leaves_per_level");
+  if (r.levels < 0 || r.levels > 15 || r.leaves_per_level.size() != static_cast<std::size_t>(r.levels) + 1 ||
+      !(r.refine_particles > 0) || !std::isfinite(r.refine_particles) || r.buffer < 0)
+    throw core::Error::input("{}: {} has a refinement cic-project cannot have written (levels {}, refine_particles {}, buffer {}, "
+                             "{} counts per level)",
+                             file.path(), kLeaves, r.levels, r.refine_particles, r.buffer, r.leaves_per_level.size());
+  std::uint64_t total = 0;
+  for (auto n : r.leaves_per_level) total += n;
+  if (total != count_amr_leaves(file))
+    throw core::Error::input("{}: {} holds {} leaves, its leaves_per_level add up to {}", file.path(), kLeaves,
+                             count_amr_leaves(file), total);
+  return r;
+}
+
+std::uint64_t count_amr_leaves(const File& file) { return file.dataset_info("/grid/leaves/key").elements(); }
+
+std::vector<model::AmrLeaf> read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count) {
+  const auto key = file.read_rows<std::uint64_t>("/grid/leaves/key", begin, count);
+  const auto level = file.read_rows<std::int32_t>("/grid/leaves/level", begin, count);
+  const auto density = file.read_rows<double>("/grid/leaves/density", begin, count);
+  std::vector<model::AmrLeaf> out(count);
+  for (std::size_t n = 0; n < count; ++n) {
+    out[n] = {key[n], level[n], density[n]};
+    // The invariants every reader relies on: keys ascending, the level in the key, densities finite and >= 0.
+    if (static_cast<std::int32_t>(key[n] & 0xF) != level[n] || (n > 0 && !(key[n - 1] < key[n])) ||
+        !std::isfinite(density[n]) || density[n] < 0)
+      throw core::Error::input("{}: leaf {} of /grid/leaves (key {}, level {}, density {}) is not a leaf cic-project writes "
+                               "(keys ascending, the level in the key's low 4 bits, densities finite and not negative)",
+                               file.path(), begin + n, key[n], level[n], density[n]);
+  }
+  return out;
+}
+
+std::vector<model::AmrLeaf> read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end) {
+  const std::uint64_t n = count_amr_leaves(file);
+  // The first row whose key is not below `key`.
+  const auto lower_bound = [&](std::uint64_t key) {
+    std::uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      if (file.read_rows<std::uint64_t>("/grid/leaves/key", mid, 1)[0] < key)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  };
+  if (key_end <= key_begin) return {};
+  const std::uint64_t b = lower_bound(key_begin), e = lower_bound(key_end);
+  return read_amr_leaf_rows(file, b, e - b);
+}
+
+}  // namespace phew::io

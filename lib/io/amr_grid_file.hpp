@@ -1,0 +1,38 @@
+// The adaptive grid.h5 (docs/formats.md, "grid.h5 with an adaptive mesh"): the uniform grid's /grid
+// attributes (the coarse grid's shape and cells), the refinement as attributes of /grid/leaves, and the
+// leaves in key order as /grid/leaves/{key, level, density}, in place of /grid/density.
+#pragma once
+
+#include <phew/grid/geometry.hpp>
+#include <phew/io/grid_file.hpp>
+#include <phew/io/h5.hpp>
+#include <phew/model/amr.hpp>
+#include <phew/mpi/comm.hpp>
+
+#include <span>
+#include <vector>
+
+namespace phew::io {
+
+// Whether a grid file holds an adaptive mesh (/grid/leaves) rather than a uniform one (/grid/density).
+bool is_adaptive_grid(const File& file);
+
+// Writes the metadata, the refinement and this rank's run of leaves after the runs of lower ranks (the
+// runs in rank order are the mesh in key order). `compress`: chunks of kLeafChunk rows, shuffled and
+// deflated. Collective.
+inline constexpr std::uint64_t kLeafChunk = 1 << 16;
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                    std::span<const model::AmrLeaf> leaves, Precision precision, bool compress, const mpi::Comm& comm);
+
+// The refinement and the number of leaves; Error(input) when the file is not an adaptive grid or its
+// refinement is not one cic-project could have written.
+model::AmrRefinement read_amr_refinement(const File& file);
+std::uint64_t count_amr_leaves(const File& file);
+
+// The leaves with keys in [key_begin, key_end), found by a binary search of /grid/leaves/key (a few
+// small reads) and read in one piece. Not collective.
+std::vector<model::AmrLeaf> read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end);
+// Leaves [begin, begin + count) by position.
+std::vector<model::AmrLeaf> read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count);
+
+}  // namespace phew::io

@@ -1,0 +1,110 @@
+#include <phew/mesh/amr_deposit.hpp>
+
+#include <phew/mpi/ordered_sum.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/mpi/sort.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace phew::mesh {
+namespace {
+
+struct Particle {
+  std::array<double, 3> x;
+  double m;
+  std::int64_t plane;  // its coarse x-plane
+};
+
+// The coarse x-plane of a point, or -1 outside an open grid.
+std::int64_t coarse_plane(const grid::GridGeometry& g, const std::array<double, 3>& x) {
+  Cell c{0, {0, 0, 0}};
+  const auto u = lattice_position(g, 0, x);
+  for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
+  for (std::size_t d = 0; d < 3; ++d)
+    if (!g.periodic && (c.index[d] < 0 || c.index[d] >= g.shape[d])) return -1;
+  return ((c.index[0] % g.shape[0]) + g.shape[0]) % g.shape[0];
+}
+
+}  // namespace
+
+std::int64_t amr_margin(const RefinementParams& params) {
+  // Per level the rule reaches one cell for the kernel's counts, `buffer` cells for the buffer and one
+  // for the balance; the levels' cells halve, so all levels together reach less than twice level 0's
+  // share. The deposit adds a cloud (TSC: 1.5 cells) and the leaf a particle falls in; one more for
+  // rounding onto plane boundaries.
+  return 2 * (params.buffer + 2) + 3;
+}
+
+AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params,
+                             std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm) {
+  const std::int64_t nx = coarse.shape[0];
+  const mpi::SlabDecomposition slabs(nx, comm.size());
+  const std::int64_t margin = amr_margin(params);
+  const bool everywhere = 2 * margin + 1 >= nx;  // every window is the whole grid
+
+  AmrDeposit out;
+  std::vector<Particle> mine;
+  mine.reserve(mass.size());
+  for (std::size_t p = 0; p < mass.size(); ++p) {
+    const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
+    const std::int64_t plane = coarse_plane(coarse, x);
+    if (plane < 0) {
+      ++out.particles_outside;
+      continue;
+    }
+    mine.push_back({x, mass[p], plane});
+  }
+  out.particles_in = comm.sum(static_cast<std::uint64_t>(mine.size()));
+  out.particles_outside = comm.sum(out.particles_outside);
+
+  // Each particle to every rank whose slab is within `margin` planes of it, in rank order of the
+  // sources and each source's order: the global order.
+  const std::vector<Particle> window = mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
+    const std::int64_t plane = particle.plane;
+    std::vector<int> sent;
+    const auto to = [&](int r) {
+      if (slabs.planes(r) == 0 || std::find(sent.begin(), sent.end(), r) != sent.end()) return;
+      sent.push_back(r);
+      emit(r);
+    };
+    if (everywhere) {
+      for (int r = 0; r < comm.size(); ++r) to(r);
+      return;
+    }
+    for (std::int64_t j = plane - margin; j <= plane + margin; ++j) {
+      if (!coarse.periodic && (j < 0 || j >= nx)) continue;
+      to(slabs.owner(((j % nx) + nx) % nx));
+    }
+  });
+
+  std::vector<double> wpos(3 * window.size()), wmass(window.size());
+  for (std::size_t p = 0; p < window.size(); ++p) {
+    for (std::size_t d = 0; d < 3; ++d) wpos[3 * p + d] = window[p].x[d];
+    wmass[p] = window[p].m;
+  }
+  const Octree tree = build_octree(coarse, params, wpos, wmass);
+  const std::vector<Cell> leaves = tree.leaves();
+  const std::vector<double> leaf_mass = deposit_on_leaves(tree, params.assignment, wpos, wmass);
+
+  // This rank's leaves (those of its planes), their total in plane chunks, and their counts per level.
+  const std::int64_t x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());
+  mpi::OrderedSum<1> total;
+  out.leaves_per_level.assign(static_cast<std::size_t>(params.levels) + 1, 0);
+  std::vector<LeafMass> owned;
+  for (std::size_t n = 0; n < leaves.size(); ++n) {
+    const std::int64_t plane = leaves[n].index[0] >> leaves[n].level;
+    if (plane < x0 || plane >= x1) continue;
+    owned.push_back({cell_key(leaves[n], params.levels), leaf_mass[n]});
+    total.add(0, plane, {leaf_mass[n]});
+    ++out.leaves_per_level[static_cast<std::size_t>(leaves[n].level)];
+  }
+  for (auto& c : out.leaves_per_level) c = comm.sum(c);
+  const auto totals = total.totals(comm);
+  out.mass_total = totals.empty() ? 0.0 : totals.begin()->second[0];
+  out.leaves = mpi::sort(comm, std::move(owned), [](const LeafMass& a, const LeafMass& b) { return a.key < b.key; });
+  return out;
+}
+
+}  // namespace phew::mesh

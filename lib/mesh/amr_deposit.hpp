@@ -1,0 +1,45 @@
+// Particles -> masses on the leaves of an adaptive mesh, over ranks, with the same bits on any number of
+// ranks (docs/cli.md, "Same data on any number of ranks").
+//
+// The octree's rule is local: whether a cell splits depends only on the particles and cells near it. So
+// each rank builds the tree of its slab of coarse x-planes from its own particles and copies of the
+// particles of `margin` planes on each side, wide enough that the rule reaches no owned cell from
+// beyond it (amr_margin), and keeps the leaves of its own planes. Every sum runs over the particles in
+// their global order (rank r's before rank r+1's, each in snapshot order), so each leaf gets the
+// bits of the serial build (build_octree + deposit_on_leaves over every particle).
+#pragma once
+
+#include <phew/mesh/octree.hpp>
+#include <phew/mpi/comm.hpp>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace phew::mesh {
+
+// A leaf of the mesh and its mass (density = mass / its level's cell volume).
+struct LeafMass {
+  std::uint64_t key = 0;  // cell_key(cell, levels): the canonical order
+  double mass = 0;
+};
+
+struct AmrDeposit {
+  // This rank's run of the leaves in key order; the runs of ranks 0, 1, ... are the whole mesh.
+  std::vector<LeafMass> leaves;
+  std::vector<std::uint64_t> leaves_per_level;  // the whole mesh (all ranks)
+  std::uint64_t particles_in = 0;               // inside the grid (all ranks)
+  std::uint64_t particles_outside = 0;          // outside an open grid, ignored (all ranks)
+  double mass_total = 0;                        // sum of the leaves, the same bits on any ranks (all ranks)
+};
+
+// The coarse x-planes copied from each side of a rank's slab: the reach of the refinement rule
+// (kernel, buffer and balance, each level half the size of the one before) and of the deposit.
+std::int64_t amr_margin(const RefinementParams& params);
+
+// Builds the mesh of this rank's particles (positions [n][3], masses [n]; every rank's in global order)
+// and deposits them on its leaves. A periodic grid expects positions wrapped into it. Collective.
+AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params,
+                             std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm);
+
+}  // namespace phew::mesh

@@ -1,0 +1,85 @@
+// The canonical key of an octree cell: its place on the Morton curve of the finest level, then its
+// level. Sorting by key lists a coarse cell's subtree contiguously, parents before their children, and
+// gives the tie-break every rank agrees on (docs/formats.md, "Canonical IDs and ties").
+//
+// A cell of level l has integer indices (i, j, k) on the level-l lattice, which has shape * 2^l cells
+// per axis (level 0 is the coarse grid, whatever its shape). Its lower corner on the finest lattice
+// (level `levels`) is (i, j, k) * 2^(levels - l); the key interleaves those three 20-bit numbers and
+// appends the level in the low 4 bits:
+//
+//     key = morton(i << (levels - l), j << (levels - l), k << (levels - l)) << 4 | l
+//
+// so the finest lattice may have up to 2^20 cells per axis and a tree up to 15 levels above the coarse grid.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace phew::mesh {
+
+inline constexpr int kMaxLevels = 15;       // the level fits in 4 bits
+inline constexpr int kFinestAxisBits = 20;  // cells per axis of the finest lattice < 2^20
+
+// Spreads the low 20 bits of v to every third bit (bit b goes to bit 3b).
+constexpr std::uint64_t spread_bits_3(std::uint64_t v) {
+  v &= 0xFFFFF;
+  v = (v | v << 32) & 0x1F00000000FFFFull;
+  v = (v | v << 16) & 0x1F0000FF0000FFull;
+  v = (v | v << 8) & 0x100F00F00F00F00Full;
+  v = (v | v << 4) & 0x10C30C30C30C30C3ull;
+  v = (v | v << 2) & 0x1249249249249249ull;
+  return v;
+}
+
+// The inverse of spread_bits_3: every third bit, from bit 0, gathered into the low 20 bits.
+constexpr std::uint64_t gather_bits_3(std::uint64_t v) {
+  v &= 0x1249249249249249ull;
+  v = (v ^ (v >> 2)) & 0x10C30C30C30C30C3ull;
+  v = (v ^ (v >> 4)) & 0x100F00F00F00F00Full;
+  v = (v ^ (v >> 8)) & 0x1F0000FF0000FFull;
+  v = (v ^ (v >> 16)) & 0x1F00000000FFFFull;
+  v = (v ^ (v >> 32)) & 0xFFFFFull;
+  return v;
+}
+
+// Morton order of a lattice point (x the most significant axis, as the grid's C order has it).
+constexpr std::uint64_t morton3(std::uint64_t i, std::uint64_t j, std::uint64_t k) {
+  return spread_bits_3(i) << 2 | spread_bits_3(j) << 1 | spread_bits_3(k);
+}
+
+using Index3 = std::array<std::int64_t, 3>;
+
+// A cell: its level and its indices on that level's lattice.
+struct Cell {
+  int level = 0;
+  Index3 index{0, 0, 0};
+  bool operator==(const Cell&) const = default;
+};
+
+constexpr Cell parent(const Cell& c) { return {c.level - 1, {c.index[0] >> 1, c.index[1] >> 1, c.index[2] >> 1}}; }
+
+// Child `octant` (bits x<<2 | y<<1 | z, the Morton order of the eight) of a cell.
+constexpr Cell child(const Cell& c, int octant) {
+  return {c.level + 1,
+          {2 * c.index[0] + (octant >> 2 & 1), 2 * c.index[1] + (octant >> 1 & 1), 2 * c.index[2] + (octant & 1)}};
+}
+
+// The key of a cell of a tree with `levels` levels above the coarse grid.
+constexpr std::uint64_t cell_key(const Cell& c, int levels) {
+  const int shift = levels - c.level;
+  return morton3(static_cast<std::uint64_t>(c.index[0]) << shift, static_cast<std::uint64_t>(c.index[1]) << shift,
+                 static_cast<std::uint64_t>(c.index[2]) << shift)
+             << 4 |
+         static_cast<std::uint64_t>(c.level);
+}
+
+constexpr Cell cell_of_key(std::uint64_t key, int levels) {
+  const int level = static_cast<int>(key & 0xF);
+  const std::uint64_t m = key >> 4;
+  const int shift = levels - level;
+  return {level,
+          {static_cast<std::int64_t>(gather_bits_3(m >> 2) >> shift), static_cast<std::int64_t>(gather_bits_3(m >> 1) >> shift),
+           static_cast<std::int64_t>(gather_bits_3(m) >> shift)}};
+}
+
+}  // namespace phew::mesh

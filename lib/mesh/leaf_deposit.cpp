@@ -1,0 +1,118 @@
+// Cloud in leaves: each particle's cloud, at the size of its own leaf, shared among the leaves it
+// overlaps (octree.hpp, deposit_on_leaves).
+#include <phew/mesh/octree.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace phew::mesh {
+namespace {
+
+// The integral of a particle's 1-D kernel (centred at u, in cells of the particle's level) over [lo, hi].
+// The kernels are those of lib/grid/assignment.hpp: over one whole cell these integrals are its weights.
+double kernel_integral(grid::Assignment a, double u, double lo, double hi) {
+  switch (a) {
+    case grid::Assignment::ngp: return lo <= u && u < hi ? 1.0 : 0.0;
+    case grid::Assignment::cic: return std::max(0.0, std::min(hi, u + 0.5) - std::max(lo, u - 0.5));
+    case grid::Assignment::tsc: {
+      // A triangle of half-width 1 and height 1 (the top hat convolved with itself): its cumulative integral.
+      const auto cumulative = [](double t) {
+        if (t <= -1) return 0.0;
+        if (t <= 0) return 0.5 * (t + 1) * (t + 1);
+        if (t <= 1) return 1.0 - 0.5 * (1 - t) * (1 - t);
+        return 1.0;
+      };
+      return cumulative(hi - u) - cumulative(lo - u);
+    }
+  }
+  return 0.0;
+}
+
+// Where each leaf goes in the output: per level, per cell slot (-1 for split cells).
+std::vector<std::vector<std::int64_t>> leaf_ordinals(const Octree& tree, const std::vector<Cell>& leaves) {
+  std::vector<std::vector<std::int64_t>> ordinal(static_cast<std::size_t>(tree.levels()) + 1);
+  for (int l = 0; l <= tree.levels(); ++l) ordinal[static_cast<std::size_t>(l)].assign(tree.cells(l), -1);
+  for (std::size_t n = 0; n < leaves.size(); ++n)
+    ordinal[static_cast<std::size_t>(leaves[n].level)][static_cast<std::size_t>(tree.slot(leaves[n]))] = static_cast<std::int64_t>(n);
+  return ordinal;
+}
+
+struct Cloud {
+  grid::Assignment assignment;
+  int level;                  // the particle's leaf level: the unit of u
+  std::array<double, 3> u;    // position in cells of that level
+  double mass;
+};
+
+class LeafDeposit {
+ public:
+  LeafDeposit(const Octree& tree, const std::vector<Cell>& leaves, std::vector<double>& out)
+      : tree_(tree), ordinal_(leaf_ordinals(tree, leaves)), out_(out) {}
+
+  void add(const Cloud& c) {
+    const grid::Weights1D w[3] = {grid::weights_1d(c.assignment, c.u[0]), grid::weights_1d(c.assignment, c.u[1]),
+                                  grid::weights_1d(c.assignment, c.u[2])};
+    for (int i = 0; i < w[0].width; ++i)
+      for (int j = 0; j < w[1].width; ++j)
+        for (int k = 0; k < w[2].width; ++k) {
+          const Index3 unwrapped{w[0].first + i, w[1].first + j, w[2].first + k};
+          Cell t{c.level, unwrapped};
+          if (!tree_.normalise(t)) continue;  // outside an open grid: dropped, as on the uniform grid
+          const double weight = c.mass * (w[0].w[i] * w[1].w[j] * w[2].w[k]);
+          if (tree_.slot(t) < 0) {
+            add_to(tree_.covering_leaf(t), weight);  // a coarser leaf: the whole cell's weight
+          } else if (!tree_.split(t)) {
+            add_to(t, weight);
+          } else {
+            const std::array<double, 3> lower{static_cast<double>(unwrapped[0]), static_cast<double>(unwrapped[1]),
+                                              static_cast<double>(unwrapped[2])};
+            share_among_children(c, t, lower, 1.0);
+          }
+        }
+  }
+
+ private:
+  void add_to(const Cell& leaf, double m) {
+    out_[static_cast<std::size_t>(ordinal_[static_cast<std::size_t>(leaf.level)][static_cast<std::size_t>(tree_.slot(leaf))])] += m;
+  }
+
+  // A split cell (normalised `cell`; its unwrapped lower corner `lower` and size `size` in the
+  // cloud's cell units): each child gets the kernel's integral over it.
+  void share_among_children(const Cloud& c, const Cell& cell, const std::array<double, 3>& lower, double size) {
+    const double half = 0.5 * size;
+    for (int o = 0; o < 8; ++o) {
+      const Cell k = child(cell, o);
+      const std::array<double, 3> lo{lower[0] + half * (o >> 2 & 1), lower[1] + half * (o >> 1 & 1), lower[2] + half * (o & 1)};
+      const double w = kernel_integral(c.assignment, c.u[0], lo[0], lo[0] + half) *
+                       kernel_integral(c.assignment, c.u[1], lo[1], lo[1] + half) *
+                       kernel_integral(c.assignment, c.u[2], lo[2], lo[2] + half);
+      if (w == 0) continue;
+      if (tree_.split(k))
+        share_among_children(c, k, lo, half);
+      else
+        add_to(k, c.mass * w);
+    }
+  }
+
+  const Octree& tree_;
+  std::vector<std::vector<std::int64_t>> ordinal_;
+  std::vector<double>& out_;
+};
+
+}  // namespace
+
+std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
+                                      std::span<const double> mass) {
+  const std::vector<Cell> leaves = tree.leaves();
+  std::vector<double> out(leaves.size(), 0.0);
+  LeafDeposit deposit(tree, leaves, out);
+  for (std::size_t p = 0; p < mass.size(); ++p) {
+    const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
+    const Cell leaf = tree.leaf_at(x);
+    if (leaf.level < 0) continue;
+    deposit.add({assignment, leaf.level, lattice_position(tree.coarse(), leaf.level, x), mass[p]});
+  }
+  return out;
+}
+
+}  // namespace phew::mesh

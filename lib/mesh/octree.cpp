@@ -1,0 +1,264 @@
+#include <phew/mesh/octree.hpp>
+
+#include <phew/core/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace phew::mesh {
+namespace {
+
+constexpr std::uint64_t code_of(const Index3& i) {
+  return morton3(static_cast<std::uint64_t>(i[0]), static_cast<std::uint64_t>(i[1]), static_cast<std::uint64_t>(i[2]));
+}
+
+constexpr Index3 index_of(std::uint64_t code) {
+  return {static_cast<std::int64_t>(gather_bits_3(code >> 2)), static_cast<std::int64_t>(gather_bits_3(code >> 1)),
+          static_cast<std::int64_t>(gather_bits_3(code))};
+}
+
+// Calls f(neighbour) for the 26 cells around c of the same level (not normalised).
+template <class F>
+void for_each_neighbour(const Cell& c, F&& f) {
+  for (int a = -1; a <= 1; ++a)
+    for (int b = -1; b <= 1; ++b)
+      for (int d = -1; d <= 1; ++d)
+        if (a != 0 || b != 0 || d != 0) f(Cell{c.level, {c.index[0] + a, c.index[1] + b, c.index[2] + d}});
+}
+
+// The cell of level l holding a point at lattice position u (cells [i, i+1)), as the uniform grid's NGP rule.
+Index3 floor_index(const std::array<double, 3>& u) {
+  return {static_cast<std::int64_t>(std::floor(u[0])), static_cast<std::int64_t>(std::floor(u[1])),
+          static_cast<std::int64_t>(std::floor(u[2]))};
+}
+
+// The child of `c` holding lattice position u of level c.level+1 (clamped into c, so that a position
+// rounded onto a boundary stays in the cell its parent was chosen for).
+Cell child_holding(const Cell& c, const std::array<double, 3>& u) {
+  Cell k{c.level + 1, floor_index(u)};
+  for (std::size_t d = 0; d < 3; ++d) k.index[d] = std::clamp(k.index[d], 2 * c.index[d], 2 * c.index[d] + 1);
+  return k;
+}
+
+}  // namespace
+
+Octree::Octree(const grid::GridGeometry& coarse, int levels)
+    : coarse_(coarse), levels_(levels), codes_(static_cast<std::size_t>(levels) + 1), split_(static_cast<std::size_t>(levels) + 1) {
+  split_[0].assign(coarse.cells(), 0);
+}
+
+Index3 Octree::lattice(int level) const {
+  return {coarse_.shape[0] << level, coarse_.shape[1] << level, coarse_.shape[2] << level};
+}
+
+std::array<double, 3> Octree::cell_size(int level) const {
+  const auto n = lattice(level);
+  return {coarse_.extent[0] / static_cast<double>(n[0]), coarse_.extent[1] / static_cast<double>(n[1]),
+          coarse_.extent[2] / static_cast<double>(n[2])};
+}
+
+double Octree::cell_volume(int level) const {
+  const auto h = cell_size(level);
+  return h[0] * h[1] * h[2];
+}
+
+bool Octree::normalise(Cell& c) const {
+  const Index3 n = lattice(c.level);
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (c.index[d] >= 0 && c.index[d] < n[d]) continue;
+    if (!coarse_.periodic) return false;
+    c.index[d] = ((c.index[d] % n[d]) + n[d]) % n[d];
+  }
+  return true;
+}
+
+std::int64_t Octree::slot(const Cell& c) const {
+  if (c.level == 0) return coarse_.linear({c.index[0], c.index[1], c.index[2]});
+  const auto& codes = codes_[static_cast<std::size_t>(c.level)];
+  const std::uint64_t code = code_of(c.index);
+  const auto it = std::lower_bound(codes.begin(), codes.end(), code);
+  return it != codes.end() && *it == code ? it - codes.begin() : -1;
+}
+
+bool Octree::split(const Cell& c) const {
+  const std::int64_t s = slot(c);
+  return s >= 0 && split_[static_cast<std::size_t>(c.level)][static_cast<std::size_t>(s)] != 0;
+}
+
+Cell Octree::covering_leaf(Cell c) const {
+  while (c.level > 0 && slot(c) < 0) c = parent(c);
+  return c;
+}
+
+std::array<double, 3> lattice_position(const grid::GridGeometry& g, int level, const std::array<double, 3>& x) {
+  const Index3 n{g.shape[0] << level, g.shape[1] << level, g.shape[2] << level};
+  std::array<double, 3> u{};
+  for (std::size_t d = 0; d < 3; ++d) {
+    const double nd = static_cast<double>(n[d]);
+    u[d] = (x[d] - g.origin[d]) * (nd / g.extent[d]);
+    if (g.periodic) {  // rounding at the upper edge of the box, as the uniform deposit has it
+      if (u[d] >= nd) u[d] -= nd;
+      if (u[d] < 0) u[d] += nd;
+      if (!(u[d] >= 0 && u[d] < nd)) u[d] = 0;
+    }
+  }
+  return u;
+}
+
+Cell Octree::leaf_at(const std::array<double, 3>& x) const {
+  Cell c{0, floor_index(lattice_position(coarse_, 0, x))};
+  if (!normalise(c)) return {-1, {0, 0, 0}};
+  while (c.level < levels_ && split(c)) c = child_holding(c, lattice_position(coarse_, c.level + 1, x));
+  return c;
+}
+
+std::uint64_t Octree::cells(int level) const {
+  return level == 0 ? coarse_.cells() : codes_[static_cast<std::size_t>(level)].size();
+}
+
+std::uint64_t Octree::leaf_count() const {
+  std::uint64_t n = 0;
+  for (const auto& s : split_) n += static_cast<std::uint64_t>(std::count(s.begin(), s.end(), 0));
+  return n;
+}
+
+std::vector<Cell> Octree::leaves() const {
+  std::vector<std::pair<std::uint64_t, Cell>> keyed;
+  keyed.reserve(leaf_count());
+  for (int l = 0; l <= levels_; ++l) {
+    const auto& split = split_[static_cast<std::size_t>(l)];
+    for (std::size_t s = 0; s < split.size(); ++s) {
+      if (split[s]) continue;
+      const Cell c = l == 0 ? Cell{0, [&] {
+                                     const auto i = coarse_.cell_at(static_cast<std::int64_t>(s));
+                                     return Index3{i.i, i.j, i.k};
+                                   }()}
+                            : Cell{l, index_of(codes_[static_cast<std::size_t>(l)][s])};
+      keyed.emplace_back(cell_key(c, levels_), c);
+    }
+  }
+  std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Cell> out;
+  out.reserve(keyed.size());
+  for (const auto& [key, c] : keyed) out.push_back(c);
+  return out;
+}
+
+void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
+  auto& split = split_[static_cast<std::size_t>(level)];
+  auto& children = codes_[static_cast<std::size_t>(level) + 1];
+  children.reserve(children.size() + 8 * slots.size());
+  for (const std::int64_t s : slots) {
+    split[static_cast<std::size_t>(s)] = 1;
+    Cell c{level, {}};
+    if (level == 0) {
+      const auto i = coarse_.cell_at(s);
+      c.index = {i.i, i.j, i.k};
+    } else {
+      c.index = index_of(codes_[static_cast<std::size_t>(level)][static_cast<std::size_t>(s)]);
+    }
+    for (int o = 0; o < 8; ++o) children.push_back(code_of(child(c, o).index));
+  }
+  std::sort(children.begin(), children.end());
+  children.erase(std::unique(children.begin(), children.end()), children.end());
+  split_[static_cast<std::size_t>(level) + 1].assign(children.size(), 0);
+}
+
+namespace {
+
+void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& p) {
+  if (p.levels < 0 || p.levels > kMaxLevels)
+    throw core::Error::usage("--levels {} must be between 0 and {}", p.levels, kMaxLevels);
+  for (std::size_t d = 0; d < 3; ++d)
+    if ((coarse.shape[d] << p.levels) > (std::int64_t{1} << kFinestAxisBits))
+      throw core::Error::usage("a {}-cell grid with {} levels of refinement has more than 2^{} cells per axis at its finest level",
+                               coarse.shape[d], p.levels, kFinestAxisBits);
+  if (!(p.refine_particles > 0) || !std::isfinite(p.refine_particles))
+    throw core::Error::usage("--refine {} must be a positive number of particles", p.refine_particles);
+  if (p.buffer < 0) throw core::Error::usage("--buffer {} must be 0 or more", p.buffer);
+}
+
+// The mass of each existing cell of `level` from the particles inside that level's cells (their
+// clouds at the level's cell size; the parts of clouds over coarser leaves are not counted).
+std::vector<double> level_mass(const Octree& tree, int level, grid::Assignment a, std::span<const double> position,
+                               std::span<const double> mass, const std::vector<Cell>& at) {
+  std::vector<double> m(tree.cells(level), 0.0);
+  for (std::size_t p = 0; p < at.size(); ++p) {
+    if (at[p].level != level) continue;
+    const auto u = lattice_position(tree.coarse(), level, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
+    const grid::Weights1D w[3] = {grid::weights_1d(a, u[0]), grid::weights_1d(a, u[1]), grid::weights_1d(a, u[2])};
+    for (int i = 0; i < w[0].width; ++i)
+      for (int j = 0; j < w[1].width; ++j)
+        for (int k = 0; k < w[2].width; ++k) {
+          Cell t{level, {w[0].first + i, w[1].first + j, w[2].first + k}};
+          if (!tree.normalise(t)) continue;
+          const std::int64_t s = tree.slot(t);
+          if (s >= 0) m[static_cast<std::size_t>(s)] += mass[p] * (w[0].w[i] * w[1].w[j] * w[2].w[k]);
+        }
+  }
+  return m;
+}
+
+Cell cell_of_slot(const Octree& tree, int level, std::size_t s) {
+  if (level == 0) {
+    const auto i = tree.coarse().cell_at(static_cast<std::int64_t>(s));
+    return {0, {i.i, i.j, i.k}};
+  }
+  return {level, index_of(tree.level_codes(level)[s])};
+}
+
+// Which cells of `level` to split: over the threshold, grown by the buffer, then only those whose 26
+// neighbours exist (so that the new leaves stay within one level of every leaf they touch).
+std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const std::vector<double>& m, const RefinementParams& p) {
+  const double limit = p.refine_particles * p.particle_mass;
+  std::vector<char> flag(m.size());
+  for (std::size_t s = 0; s < m.size(); ++s) flag[s] = m[s] > limit;
+  for (int round = 0; round < p.buffer; ++round) {
+    std::vector<char> grown = flag;
+    for (std::size_t s = 0; s < m.size(); ++s) {
+      if (!flag[s]) continue;
+      for_each_neighbour(cell_of_slot(tree, level, s), [&](Cell n) {
+        if (!tree.normalise(n)) return;
+        const std::int64_t t = tree.slot(n);
+        if (t >= 0) grown[static_cast<std::size_t>(t)] = 1;
+      });
+    }
+    flag.swap(grown);
+  }
+  std::vector<std::int64_t> out;
+  for (std::size_t s = 0; s < m.size(); ++s) {
+    if (!flag[s]) continue;
+    bool balanced = true;
+    for_each_neighbour(cell_of_slot(tree, level, s), [&](Cell n) {
+      if (tree.normalise(n) && tree.slot(n) < 0) balanced = false;
+    });
+    if (balanced) out.push_back(static_cast<std::int64_t>(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::span<const double> position,
+                    std::span<const double> mass) {
+  check_refinement(coarse, params);
+  Octree tree(coarse, params.levels);
+  // Each particle's cell at the finest level built so far (level -1: outside an open grid).
+  std::vector<Cell> at(mass.size());
+  for (std::size_t p = 0; p < at.size(); ++p) {
+    at[p] = {0, floor_index(lattice_position(tree.coarse(), 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}))};
+    if (!tree.normalise(at[p])) at[p].level = -1;
+  }
+  for (int level = 0; level < params.levels; ++level) {
+    const std::vector<double> m = level_mass(tree, level, params.assignment, position, mass, at);
+    const std::vector<std::int64_t> split = cells_to_split(tree, level, m, params);
+    if (split.empty()) break;
+    tree.split_cells(level, split);
+    for (std::size_t p = 0; p < at.size(); ++p)
+      if (at[p].level == level && tree.split(at[p]))
+        at[p] = child_holding(at[p], lattice_position(tree.coarse(), level + 1, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
+  }
+  return tree;
+}
+
+}  // namespace phew::mesh

@@ -1,0 +1,97 @@
+// An adaptive mesh: an octree over every cell of a coarse grid, refined where the particles are, as
+// RAMSES refines on particles (m_refine, nexpand; docs/thresholds.md, "An adaptive mesh").
+//
+// Level 0 is the coarse grid (any shape, periodic or a region of an open box). A cell of level l is
+// split into its eight children of level l+1 when it holds more than `refine_particles` particles'
+// worth of mass, counted with the assignment kernel at the cell's own size (RAMSES' m_refine); cells
+// within `buffer` cells of a split cell are split too (RAMSES' nexpand); and a cell is split only when
+// its 26 neighbours of the same level exist, so that leaves touching by a face, an edge or a corner
+// differ by at most one level (RAMSES' mesh consistency). Up to `levels` levels above the coarse grid.
+//
+// This is the serial core: the tree of one process's particles, in their order. The sums of each level
+// and of each leaf run in the particles' order, so the same particles in the same order give the same
+// bits.
+#pragma once
+
+#include <phew/grid/assignment.hpp>
+#include <phew/grid/geometry.hpp>
+#include <phew/mesh/cell_key.hpp>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace phew::mesh {
+
+struct RefinementParams {
+  int levels = 0;                  // levels above the coarse grid (RAMSES: levelmax - levelmin)
+  double refine_particles = 8;     // split a cell holding more than this many particles' mass (m_refine)
+  double particle_mass = 1;        // the mass of one particle for refine_particles (RAMSES' mass_sph)
+  int buffer = 1;                  // cells around a split cell also split (nexpand)
+  grid::Assignment assignment = grid::Assignment::cic;
+};
+
+// Which cells exist and which are split. Level 0: every cell of the coarse grid. Level l > 0: the
+// children of the split cells of level l-1, sorted by their Morton order on the level-l lattice.
+class Octree {
+ public:
+  Octree(const grid::GridGeometry& coarse, int levels);
+
+  const grid::GridGeometry& coarse() const { return coarse_; }
+  int levels() const { return levels_; }
+  // Cells per axis of the level-l lattice.
+  Index3 lattice(int level) const;
+  // The size of a cell of level l along each axis.
+  std::array<double, 3> cell_size(int level) const;
+  double cell_volume(int level) const;
+
+  // The cell's indices wrapped into the lattice (periodic), or false when it lies outside an open grid.
+  bool normalise(Cell& c) const;
+  // Whether a (normalised) cell exists, and whether it is split. -1 when it does not exist.
+  std::int64_t slot(const Cell& c) const;
+  bool split(const Cell& c) const;
+  // The leaf that holds a (normalised) cell of level `c.level` or a part of it: the cell itself, or the
+  // coarser leaf it lies in. Not for split cells (their leaves are finer).
+  Cell covering_leaf(Cell c) const;
+  // The leaf holding a point of the grid (the grid's NGP rule at every level), or level -1 outside an open grid.
+  Cell leaf_at(const std::array<double, 3>& x) const;
+
+  std::uint64_t cells(int level) const;  // existing cells of a level
+  std::uint64_t leaf_count() const;
+  // Every leaf in key order (cell_key): the canonical order of the mesh.
+  std::vector<Cell> leaves() const;
+
+  // Used while building: splits the given existing cells of the finest level so far (in any order).
+  void split_cells(int level, const std::vector<std::int64_t>& slots);
+  // The existing cells of level l > 0 in slot order (their Morton order on the level's lattice).
+  const std::vector<std::uint64_t>& level_codes(int level) const { return codes_[level]; }
+
+ private:
+  grid::GridGeometry coarse_;
+  int levels_;
+  // Per level: Morton codes of the existing cells on the level's lattice (level 0: empty, all exist),
+  // and which of them are split (level 0: by linear index).
+  std::vector<std::vector<std::uint64_t>> codes_;
+  std::vector<std::vector<char>> split_;
+};
+
+// A point's position in cells of level l from the coarse grid's origin, per axis (wrapped into a
+// periodic grid as the uniform deposit wraps it).
+std::array<double, 3> lattice_position(const grid::GridGeometry& coarse, int level, const std::array<double, 3>& x);
+
+// Builds the tree over particles (positions [n][3], masses [n]) by the rule above. Positions of a
+// periodic grid are expected wrapped into it; particles outside an open grid are ignored.
+// Throws Error(usage) when levels exceeds kMaxLevels or the finest lattice would exceed 2^20 cells per axis.
+Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::span<const double> position,
+                    std::span<const double> mass);
+
+// The leaves' masses: each particle's cloud (the assignment kernel at the size of the particle's own
+// leaf) shared among the leaves it overlaps, in proportion to the kernel's integral over each leaf:
+// over a leaf of the same level the usual kernel weight, over a coarser leaf the weights of the
+// cells of the particle's level inside it, over finer leaves the integral over each. The total mass is
+// conserved (a periodic grid; on an open grid, the parts of clouds outside it are dropped, as on the
+// uniform grid). Masses per leaf, in the order of tree.leaves().
+std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
+                                      std::span<const double> mass);
+
+}  // namespace phew::mesh

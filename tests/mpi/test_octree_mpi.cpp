@@ -1,0 +1,127 @@
+// The adaptive mesh over ranks (lib/mesh/amr_deposit): the leaves and their masses have the bits of the
+// serial build over every particle (build_octree + deposit_on_leaves), for any number of ranks and any
+// split of the particles, with dense blobs refined to the finest level across the slabs' boundaries.
+#include <phew/mesh/amr_deposit.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+namespace phew::mesh {
+namespace {
+
+struct Case {
+  std::vector<double> pos, mass;
+};
+
+// Narrow blobs on the planes that split 40 coarse planes between 2, 3 and 4 ranks (and across the
+// periodic boundary), in a thin background: refinement to the finest level on every boundary.
+Case blobs_on_boundaries(std::size_t n, double box, unsigned seed, double width = 0.01) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> x(0.0, box), mu(0.5, 2.0);
+  const double centres[] = {0.5, 0.25, 0.334, 0.667, 0.75, 0.0, 0.1};
+  Case c;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t b = i % 8;
+    for (int d = 0; d < 3; ++d) {
+      double v = b == 7 ? x(rng) : std::normal_distribution<double>(d == 0 ? centres[b] * box : 0.5 * box, (b % 2 ? 1 : 0.2) * width * box)(rng);
+      v = v - box * std::floor(v / box);
+      c.pos.push_back(v >= box ? 0.0 : v);
+    }
+    c.mass.push_back(mu(rng));
+  }
+  return c;
+}
+
+std::vector<LeafMass> serial(const grid::GridGeometry& g, const RefinementParams& p, const Case& c) {
+  const Octree tree = build_octree(g, p, c.pos, c.mass);
+  const auto leaves = tree.leaves();
+  const auto mass = deposit_on_leaves(tree, p.assignment, c.pos, c.mass);
+  std::vector<LeafMass> out;
+  for (std::size_t n = 0; n < leaves.size(); ++n) out.push_back({cell_key(leaves[n], p.levels), mass[n]});
+  return out;
+}
+
+// Rank r takes particles [b, e) of a split chosen by `seed` (uneven, some ranks empty).
+std::vector<LeafMass> distributed(const grid::GridGeometry& g, const RefinementParams& p, const Case& c, unsigned seed,
+                                  AmrDeposit& result, const mpi::Comm& comm) {
+  const std::size_t n = c.mass.size();
+  std::vector<std::size_t> cut{0};
+  std::mt19937_64 rng(seed);
+  for (int r = 1; r < comm.size(); ++r) cut.push_back(seed % 3 == 0 && r == 1 ? 0 : std::uniform_int_distribution<std::size_t>(0, n)(rng));
+  cut.push_back(n);
+  std::sort(cut.begin(), cut.end());
+  const auto r = static_cast<std::size_t>(comm.rank());
+  const std::size_t b = cut[r], e = cut[r + 1];
+  result = deposit_on_octree(g, p, std::span<const double>(c.pos).subspan(3 * b, 3 * (e - b)),
+                             std::span<const double>(c.mass).subspan(b, e - b), comm);
+  return comm.all_gatherv<LeafMass>(result.leaves);
+}
+
+void expect_same(const std::vector<LeafMass>& got, const std::vector<LeafMass>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t n = 0; n < got.size(); ++n) {
+    ASSERT_EQ(got[n].key, want[n].key) << what << " leaf " << n;
+    ASSERT_EQ(std::memcmp(&got[n].mass, &want[n].mass, sizeof(double)), 0) << what << " leaf " << n << " " << got[n].mass << " " << want[n].mass;
+  }
+}
+
+TEST(AmrDeposit, EqualsTheSerialBuildOnAnyRanksAndSplits) {
+  const mpi::Comm comm;
+  // Narrow and wide blobs: the nested shells of levels of the wide ones cross the slabs' edges and the
+  // edges of the windows of copied planes, where a margin too narrow would change what splits.
+  const Case c = blobs_on_boundaries(16000, 40.0, 3, 0.05);
+  grid::GridGeometry g;
+  g.shape = {40, 12, 10};
+  g.extent = {40.0, 12.0, 10.0};
+  int cases = 0;
+  const std::pair<grid::Assignment, int> kernels_and_buffers[] = {
+      {grid::Assignment::cic, 1}, {grid::Assignment::tsc, 2}, {grid::Assignment::ngp, 0}};
+  for (const auto& [a, buffer] : kernels_and_buffers) {
+      RefinementParams p;
+      p.levels = 4;
+      p.refine_particles = 8;
+      p.particle_mass = 1.0;
+      p.buffer = buffer;
+      p.assignment = a;
+      const auto want = serial(g, p, c);
+      AmrDeposit r;
+      const auto got = distributed(g, p, c, static_cast<unsigned>(17 + cases), r, comm);
+      const std::string what = std::string(grid::to_string(a)) + " buffer " + std::to_string(buffer);
+      expect_same(got, want, what);
+      EXPECT_GT(r.leaves_per_level[4], 0u) << what;
+      std::uint64_t leaves = 0;
+      for (auto l : r.leaves_per_level) leaves += l;
+      EXPECT_EQ(leaves, want.size());
+      EXPECT_EQ(r.particles_in, c.mass.size());
+      double total = 0;
+      for (double m : c.mass) total += m;
+      EXPECT_NEAR(r.mass_total, total, 1e-9 * total);
+      ++cases;
+  }
+}
+
+TEST(AmrDeposit, OpenRegionsAndTinyGridsToo) {
+  const mpi::Comm comm;
+  const Case c = blobs_on_boundaries(12000, 40.0, 5);
+  RefinementParams p;
+  p.levels = 3;
+  p.refine_particles = 4;
+  grid::GridGeometry region;
+  region.shape = {30, 8, 8};
+  region.origin = {5.0, 16.0, 16.0};
+  region.extent = {30.0, 8.0, 8.0};
+  region.periodic = false;
+  AmrDeposit r;
+  expect_same(distributed(region, p, c, 4, r, comm), serial(region, p, c), "open region");
+  EXPECT_GT(r.particles_outside, 0u);
+  EXPECT_EQ(r.particles_in + r.particles_outside, c.mass.size());
+  grid::GridGeometry tiny;  // fewer planes than ranks at 4, and every window the whole grid
+  tiny.shape = {3, 4, 5};
+  tiny.extent = {40.0, 40.0, 40.0};
+  expect_same(distributed(tiny, p, c, 6, r, comm), serial(tiny, p, c), "3 planes");
+}
+
+}  // namespace
+}  // namespace phew::mesh

@@ -1,0 +1,81 @@
+// The adaptive grid.h5 (lib/io/amr_grid_file): written and read back, any range of keys by binary
+// search, and the invariants a reader relies on refused when broken.
+#include <phew/core/error.hpp>
+#include <phew/io/amr_grid_file.hpp>
+#include "temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+namespace phew {
+namespace {
+
+using AmrFile = test::TempDir;
+
+grid::GridMeta meta() {
+  grid::GridMeta m;
+  m.geometry.shape = {2, 2, 2};
+  m.geometry.extent = {1, 1, 1};
+  m.density_units = "Msun/kpc^3";
+  m.mass_units = "Msun";
+  m.length_units = "kpc";
+  m.mean_density = 1;
+  m.total_mass = 1;
+  return m;
+}
+
+// Keys 16 * i | level for i = 0..n-1 (ascending; the level in the low bits).
+std::vector<model::AmrLeaf> leaves(std::size_t n) {
+  std::vector<model::AmrLeaf> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back({16 * i + i % 3, static_cast<int>(i % 3), 0.5 * static_cast<double>(i)});
+  return out;
+}
+
+TEST_F(AmrFile, WritesAndReadsAnyRangeOfKeys) {
+  const mpi::Comm comm;
+  const auto rows = leaves(1000);
+  model::AmrRefinement r{2, 8, 8, 1, {334, 333, 333}};
+  {
+    io::File f = io::File::create(path("amr.h5"), comm);
+    io::write_amr_grid(f, meta(), r, rows, io::Precision::f64, true, comm);
+  }
+  const io::File f = io::File::open_read(path("amr.h5"));
+  EXPECT_TRUE(io::is_adaptive_grid(f));
+  const auto back = io::read_amr_refinement(f);
+  EXPECT_EQ(back.levels, 2);
+  EXPECT_EQ(back.leaves_per_level, r.leaves_per_level);
+  EXPECT_EQ(io::count_amr_leaves(f), 1000u);
+  // Keys [16*100, 16*251): leaves 100..250 (the range is half-open).
+  auto part = io::read_amr_leaves(f, 16 * 100, 16 * 251);
+  ASSERT_EQ(part.size(), 151u);
+  EXPECT_EQ(part.front().key, rows[100].key);
+  EXPECT_EQ(part.back().key, rows[250].key);
+  EXPECT_EQ(part.back().density, rows[250].density);
+  EXPECT_EQ(part.back().level, rows[250].level);
+  EXPECT_EQ(io::read_amr_leaves(f, 0, ~std::uint64_t{0}).size(), 1000u);
+  EXPECT_TRUE(io::read_amr_leaves(f, 16 * 2000, 16 * 3000).empty());
+  EXPECT_TRUE(io::read_amr_leaves(f, 18, 34).empty());  // between keys 17 and 34
+  EXPECT_THROW(io::read_grid_meta(f), core::Error);  // a uniform grid's reader refuses it by name
+}
+
+TEST_F(AmrFile, RefusesLeavesOutOfOrderOrWithTheWrongLevel) {
+  const mpi::Comm comm;
+  auto rows = leaves(10);
+  std::swap(rows[3], rows[4]);
+  model::AmrRefinement r{2, 8, 8, 1, {4, 3, 3}};
+  {
+    io::File f = io::File::create(path("bad.h5"), comm);
+    io::write_amr_grid(f, meta(), r, rows, io::Precision::f32, false, comm);
+  }
+  const io::File f = io::File::open_read(path("bad.h5"));
+  EXPECT_THROW(io::read_amr_leaf_rows(f, 0, 10), core::Error);
+  EXPECT_NO_THROW(io::read_amr_leaf_rows(f, 5, 5));
+  r.leaves_per_level = {4, 3, 2};  // 9 leaves announced, 10 stored
+  {
+    io::File g = io::File::create(path("count.h5"), comm);
+    io::write_amr_grid(g, meta(), r, leaves(10), io::Precision::f32, false, comm);
+  }
+  EXPECT_THROW(io::read_amr_refinement(io::File::open_read(path("count.h5"))), core::Error);
+}
+
+}  // namespace
+}  // namespace phew

@@ -1,0 +1,339 @@
+// lib/mesh's octree: keys, the refinement rule against a dense serial reference written here, the
+// one-level balance of touching leaves, the tiling of the box, mass conservation of the leaf deposit,
+// the leaf deposit against a brute-force integral of each cloud over each leaf, and no refinement
+// equal to the uniform grid's deposit.
+#include <phew/core/error.hpp>
+#include <phew/grid/deposit.hpp>
+#include <phew/mesh/octree.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/slab.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+
+namespace phew::mesh {
+namespace {
+
+grid::GridGeometry cube(std::int64_t n, double box, bool periodic = true) {
+  grid::GridGeometry g;
+  g.shape = {n, n, n};
+  g.extent = {box, box, box};
+  g.periodic = periodic;
+  return g;
+}
+
+// Gaussian blobs of different widths and masses in a uniform background: dense cores that refine
+// several levels, outskirts that refine one, and empty space that does not.
+std::vector<double> blobs(std::uint32_t seed, std::size_t n, double box, std::vector<double>& mass, bool equal = true) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uni(0, box), mass_of(0.5, 2.0);
+  const std::array<std::array<double, 4>, 3> blob{{{0.3, 0.4, 0.5, 0.02}, {0.72, 0.7, 0.31, 0.05}, {0.98, 0.05, 0.5, 0.03}}};
+  std::vector<double> pos;
+  mass.clear();
+  for (std::size_t p = 0; p < n; ++p) {
+    const std::size_t b = p % 4;
+    for (int d = 0; d < 3; ++d) {
+      double x = b == 3 ? uni(rng) : std::normal_distribution<double>(blob[b][static_cast<std::size_t>(d)] * box, blob[b][3] * box)(rng);
+      x = x - box * std::floor(x / box);
+      if (x >= box) x = 0;
+      pos.push_back(x);
+    }
+    mass.push_back(equal ? 1.0 : mass_of(rng));
+  }
+  return pos;
+}
+
+double total(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+TEST(CellKey, RoundTripsAndOrdersParentsBeforeTheirSubtree) {
+  const int levels = 5;
+  const Cell c{3, {37, 5, 63}};
+  EXPECT_EQ(cell_of_key(cell_key(c, levels), levels), c);
+  // The corners of the largest lattice: 2^20 cells per axis at level 15.
+  const Cell finest{15, {(1 << 20) - 1, 0, (1 << 20) - 1}}, coarse{5, {1023, 57, 0}};
+  EXPECT_EQ(cell_of_key(cell_key(finest, 15), 15), finest);
+  EXPECT_EQ(cell_of_key(cell_key(coarse, 15), 15), coarse);
+  EXPECT_LT(cell_key(coarse, 15), cell_key(finest, 15));
+  for (int o = 0; o < 8; ++o) {
+    const Cell k = child(c, o);
+    EXPECT_EQ(parent(k), c);
+    EXPECT_LT(cell_key(c, levels), cell_key(k, levels));
+    // The subtree of c ends before c's next sibling on the curve begins.
+    const Cell next_sibling{3, {37, 5, 64}};
+    EXPECT_LT(cell_key(k, levels), cell_key(next_sibling, levels) | 0xF);
+  }
+  EXPECT_LT(cell_key(child(c, 0), levels), cell_key(child(c, 1), levels));
+  EXPECT_LT(cell_key(child(c, 3), levels), cell_key(child(c, 4), levels));
+}
+
+TEST(Octree, RefusesTooManyLevelsAndTooFineALattice) {
+  const std::vector<double> none;
+  RefinementParams p;
+  p.levels = 16;
+  EXPECT_THROW(build_octree(cube(8, 1), p, none, none), core::Error);
+  p.levels = 12;
+  grid::GridGeometry rod = cube(1, 1);
+  rod.shape = {512, 1, 1};
+  EXPECT_THROW(build_octree(rod, p, none, none), core::Error);  // 2^21 cells along x
+  p.levels = 11;
+  EXPECT_NO_THROW(build_octree(rod, p, none, none));
+  p.refine_particles = 0;
+  EXPECT_THROW(build_octree(cube(8, 1), p, none, none), core::Error);
+}
+
+// The dense reference of the refinement rule: every level's lattice held whole, each rule step a loop
+// over it, the particles' cells found from scratch at each level.
+struct DenseTree {
+  std::vector<std::vector<char>> exists, split;  // per level, over the whole lattice, C order
+};
+
+DenseTree dense_reference(const grid::GridGeometry& g, const RefinementParams& p, const std::vector<double>& pos,
+                          const std::vector<double>& mass) {
+  const std::int64_t n0 = g.shape[0];
+  DenseTree t;
+  for (int l = 0; l <= p.levels; ++l) {
+    const std::int64_t n = n0 << l;
+    t.exists.emplace_back(static_cast<std::size_t>(n * n * n), l == 0 ? 1 : 0);
+    t.split.emplace_back(static_cast<std::size_t>(n * n * n), 0);
+  }
+  const auto at = [](std::int64_t n, std::int64_t i, std::int64_t j, std::int64_t k) {
+    const auto w = [n](std::int64_t x) { return ((x % n) + n) % n; };
+    return static_cast<std::size_t>((w(i) * n + w(j)) * n + w(k));
+  };
+  for (int l = 0; l < p.levels; ++l) {
+    const std::int64_t n = n0 << l;
+    const double h = g.extent[0] / static_cast<double>(n);
+    std::vector<double> m(t.exists[static_cast<std::size_t>(l)].size(), 0.0);
+    for (std::size_t q = 0; q < mass.size(); ++q) {
+      std::array<double, 3> u{};
+      std::array<std::int64_t, 3> cell{};
+      for (int d = 0; d < 3; ++d) {
+        u[d] = pos[3 * q + d] / h;
+        cell[d] = static_cast<std::int64_t>(std::floor(u[d]));
+      }
+      // The particle counts at level l when it lies in an existing level-l cell that its parents all split to.
+      if (!t.exists[static_cast<std::size_t>(l)][at(n, cell[0], cell[1], cell[2])]) continue;
+      for (std::int64_t a = cell[0] - 1; a <= cell[0] + 1; ++a)
+        for (std::int64_t b = cell[1] - 1; b <= cell[1] + 1; ++b)
+          for (std::int64_t c = cell[2] - 1; c <= cell[2] + 1; ++c) {
+            // CIC: the overlap of the unit cloud centred at u with cell [a, a+1).
+            const double w = std::max(0.0, 1 - std::abs(u[0] - (static_cast<double>(a) + 0.5))) * std::max(0.0, 1 - std::abs(u[1] - (static_cast<double>(b) + 0.5))) *
+                             std::max(0.0, 1 - std::abs(u[2] - (static_cast<double>(c) + 0.5)));
+            if (w > 0 && t.exists[static_cast<std::size_t>(l)][at(n, a, b, c)]) m[at(n, a, b, c)] += mass[q] * w;
+          }
+    }
+    std::vector<char> flag(m.size());
+    for (std::size_t s = 0; s < m.size(); ++s) flag[s] = m[s] > p.refine_particles * p.particle_mass;
+    for (int round = 0; round < p.buffer; ++round) {
+      std::vector<char> grown = flag;
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t k = 0; k < n; ++k)
+            if (flag[at(n, i, j, k)])
+              for (int a = -1; a <= 1; ++a)
+                for (int b = -1; b <= 1; ++b)
+                  for (int c = -1; c <= 1; ++c)
+                    if (t.exists[static_cast<std::size_t>(l)][at(n, i + a, j + b, k + c)]) grown[at(n, i + a, j + b, k + c)] = 1;
+      flag = grown;
+    }
+    const std::int64_t nn = 2 * n;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t k = 0; k < n; ++k) {
+          if (!flag[at(n, i, j, k)]) continue;
+          bool ok = true;
+          for (int a = -1; a <= 1; ++a)
+            for (int b = -1; b <= 1; ++b)
+              for (int c = -1; c <= 1; ++c) ok = ok && t.exists[static_cast<std::size_t>(l)][at(n, i + a, j + b, k + c)];
+          if (!ok) continue;
+          t.split[static_cast<std::size_t>(l)][at(n, i, j, k)] = 1;
+          for (int o = 0; o < 8; ++o)
+            t.exists[static_cast<std::size_t>(l) + 1][at(nn, 2 * i + (o >> 2 & 1), 2 * j + (o >> 1 & 1), 2 * k + (o & 1))] = 1;
+        }
+  }
+  return t;
+}
+
+TEST(Octree, SplitsTheCellsTheDenseReferenceSplits) {
+  for (const std::uint32_t seed : {1u, 2u, 3u}) {
+    std::vector<double> mass;
+    const auto pos = blobs(seed, 6000, 10.0, mass);
+    const auto g = cube(8, 10.0);
+    RefinementParams p;
+    p.levels = 3;
+    p.refine_particles = seed == 3 ? 40 : 8;
+    p.buffer = seed == 2 ? 2 : 1;
+    const Octree tree = build_octree(g, p, pos, mass);
+    const DenseTree want = dense_reference(g, p, pos, mass);
+    std::uint64_t split_cells = 0;
+    for (int l = 0; l <= p.levels; ++l) {
+      const std::int64_t n = 8 << l;
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t k = 0; k < n; ++k) {
+            const std::size_t s = static_cast<std::size_t>((i * n + j) * n + k);
+            const Cell c{l, {i, j, k}};
+            ASSERT_EQ(tree.slot(c) >= 0, want.exists[static_cast<std::size_t>(l)][s] != 0) << "seed " << seed << " level " << l;
+            ASSERT_EQ(tree.split(c), want.split[static_cast<std::size_t>(l)][s] != 0) << "seed " << seed << " level " << l;
+            split_cells += tree.split(c);
+          }
+    }
+    EXPECT_GT(tree.cells(3), 0u) << "the cores reach the finest level";
+    EXPECT_GT(split_cells, 0u);
+  }
+}
+
+// Every leaf, as seen from each cell of the finest lattice, and the leaves seen from touching cells.
+TEST(Octree, TouchingLeavesDifferByOneLevelAtMostAndTileTheBox) {
+  std::vector<double> mass;
+  const auto pos = blobs(7, 8000, 1.0, mass);
+  RefinementParams p;
+  p.levels = 3;
+  p.buffer = 0;  // the balance alone must hold it
+  const Octree tree = build_octree(cube(8, 1.0), p, pos, mass);
+  const std::int64_t n = 64;
+  std::vector<int> level(static_cast<std::size_t>(n * n * n));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t k = 0; k < n; ++k)
+        level[static_cast<std::size_t>((i * n + j) * n + k)] = tree.leaf_at({(static_cast<double>(i) + 0.5) / 64, (static_cast<double>(j) + 0.5) / 64, (static_cast<double>(k) + 0.5) / 64}).level;
+  int worst = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t k = 0; k < n; ++k)
+        for (int a = -1; a <= 1; ++a)
+          for (int b = -1; b <= 1; ++b)
+            for (int c = -1; c <= 1; ++c) {
+              const auto w = [n](std::int64_t x) { return ((x % n) + n) % n; };
+              worst = std::max(worst, std::abs(level[static_cast<std::size_t>((i * n + j) * n + k)] -
+                                               level[static_cast<std::size_t>((w(i + a) * n + w(j + b)) * n + w(k + c))]));
+            }
+  EXPECT_EQ(worst, 1);
+  // The leaves tile the box: their volumes in finest cells add up to the lattice, and each finest
+  // cell's leaf is one of them.
+  std::uint64_t finest_cells = 0;
+  std::map<std::uint64_t, int> keys;
+  for (const Cell& c : tree.leaves()) {
+    finest_cells += std::uint64_t{1} << (3 * (p.levels - c.level));
+    keys[cell_key(c, p.levels)] = c.level;
+  }
+  EXPECT_EQ(finest_cells, static_cast<std::uint64_t>(n * n * n));
+  EXPECT_EQ(keys.size(), tree.leaf_count());
+  EXPECT_EQ(tree.leaf_count(), tree.leaves().size());
+}
+
+TEST(Octree, LeafMassesConserveTheMassForEveryKernel) {
+  for (const auto a : {grid::Assignment::ngp, grid::Assignment::cic, grid::Assignment::tsc}) {
+    std::vector<double> mass;
+    const auto pos = blobs(11, 20000, 50.0, mass, false);
+    RefinementParams p;
+    p.levels = 4;
+    p.assignment = a;
+    p.particle_mass = 1.25;
+    const Octree tree = build_octree(cube(12, 50.0), p, pos, mass);
+    EXPECT_GT(tree.cells(4), 0u);
+    const auto leaf_mass = deposit_on_leaves(tree, a, pos, mass);
+    EXPECT_NEAR(total(leaf_mass), total(mass), 1e-10 * total(mass)) << grid::to_string(a);
+    for (double m : leaf_mass) ASSERT_GE(m, 0.0);
+  }
+}
+
+// The integral of particle q's cloud over a leaf, by brute force: the leaf's box and the cloud's box
+// (CIC: a cube of the particle's leaf size) in physical units, over the 27 periodic images.
+double cloud_over_leaf(const Octree& tree, const std::array<double, 3>& x, int particle_level, const Cell& leaf) {
+  const double box = tree.coarse().extent[0];
+  const double h = tree.cell_size(particle_level)[0], hl = tree.cell_size(leaf.level)[0];
+  double sum = 0;
+  for (int a = -1; a <= 1; ++a)
+    for (int b = -1; b <= 1; ++b)
+      for (int c = -1; c <= 1; ++c) {
+        const std::array<double, 3> shift{a * box, b * box, c * box};
+        double v = 1;
+        for (int d = 0; d < 3; ++d) {
+          const double lo = static_cast<double>(leaf.index[static_cast<std::size_t>(d)]) * hl + shift[static_cast<std::size_t>(d)];
+          const double overlap = std::min(lo + hl, x[static_cast<std::size_t>(d)] + h / 2) - std::max(lo, x[static_cast<std::size_t>(d)] - h / 2);
+          v *= std::max(0.0, overlap) / h;
+        }
+        sum += v;
+      }
+  return sum;
+}
+
+TEST(Octree, LeafMassesEqualTheBruteForceIntegralOfEachCloud) {
+  std::vector<double> mass;
+  const auto pos = blobs(5, 1500, 4.0, mass, false);
+  RefinementParams p;
+  p.levels = 3;
+  p.refine_particles = 6;
+  const Octree tree = build_octree(cube(6, 4.0), p, pos, mass);
+  const auto leaves = tree.leaves();
+  const auto got = deposit_on_leaves(tree, grid::Assignment::cic, pos, mass);
+  std::vector<double> want(leaves.size(), 0.0);
+  for (std::size_t q = 0; q < mass.size(); ++q) {
+    const std::array<double, 3> x{pos[3 * q], pos[3 * q + 1], pos[3 * q + 2]};
+    const int level = tree.leaf_at(x).level;
+    for (std::size_t n = 0; n < leaves.size(); ++n) want[n] += mass[q] * cloud_over_leaf(tree, x, level, leaves[n]);
+  }
+  int levels_seen = 0;
+  for (std::size_t n = 0; n < leaves.size(); ++n) {
+    ASSERT_NEAR(got[n], want[n], 1e-9) << "leaf " << n << " level " << leaves[n].level;
+    levels_seen |= 1 << leaves[n].level;
+  }
+  EXPECT_EQ(levels_seen, 0xF) << "leaves on every level";
+}
+
+TEST(Octree, WithoutRefinementTheLeavesAreTheUniformGrid) {
+  std::vector<double> mass;
+  const auto pos = blobs(9, 5000, 3.0, mass, false);
+  const auto g = cube(10, 3.0);
+  for (const auto a : {grid::Assignment::ngp, grid::Assignment::cic, grid::Assignment::tsc}) {
+    RefinementParams p;
+    p.levels = 2;
+    p.refine_particles = 1e9;
+    const Octree tree = build_octree(g, p, pos, mass);
+    ASSERT_EQ(tree.leaf_count(), g.cells());
+    const auto leaves = tree.leaves();
+    const auto got = deposit_on_leaves(tree, a, pos, mass);
+    const mpi::Comm self(MPI_COMM_SELF);
+    const auto want = grid::deposit(g, a, mpi::SlabDecomposition(g.shape[0], 1), pos, mass, self).mass;
+    for (std::size_t n = 0; n < leaves.size(); ++n) {
+      const auto& i = leaves[n].index;
+      ASSERT_NEAR(got[n], want[static_cast<std::size_t>(g.linear({i[0], i[1], i[2]}))], 1e-12 * total(mass));
+    }
+  }
+}
+
+TEST(Octree, OpenGridsDropWhatLiesOutsideAsTheUniformGridDoes) {
+  std::vector<double> mass;
+  const auto pos = blobs(13, 4000, 1.0, mass);
+  grid::GridGeometry g = cube(6, 0.6, false);
+  g.origin = {0.2, 0.2, 0.2};
+  RefinementParams p;
+  p.levels = 2;
+  const Octree tree = build_octree(g, p, pos, mass);
+  const auto got = deposit_on_leaves(tree, grid::Assignment::cic, pos, mass);
+  const mpi::Comm self(MPI_COMM_SELF);
+  const auto uniform = grid::deposit(g, grid::Assignment::cic, mpi::SlabDecomposition(6, 1), pos, mass, self).mass;
+  double inside = 0;
+  for (std::size_t q = 0; q < mass.size(); ++q) {
+    bool in = true;
+    for (int d = 0; d < 3; ++d) in = in && pos[3 * q + d] >= 0.2 && pos[3 * q + d] < 0.8;
+    inside += in ? mass[q] : 0.0;
+  }
+  // Only the particles inside count, and only the parts of their clouds beyond the faces are lost:
+  // a refined leaf's smaller cloud loses less there than the coarse grid's.
+  EXPECT_LE(total(got), inside + 1e-9);
+  EXPECT_GE(total(got), total(uniform) - 1e-9);
+  EXPECT_GT(tree.cells(2), 0u);
+  EXPECT_EQ(tree.leaf_at({0.1, 0.5, 0.5}).level, -1);
+}
+
+}  // namespace
+}  // namespace phew::mesh
