@@ -235,8 +235,8 @@ bad_case() { bad_input phew-merge "$OUT/c.h5" "$@"; }  # bad_case CODE PATTERN A
 @test "bad input: wrong kind" { bad_case 3 "is a 'grid' file, expected patches" "$D/grid.h5"; }
 @test "bad input: a swapped grid" { bad_case 3 "stale or swapped" "$D/patches.h5" --grid "$D/other.h5"; }
 @test "bad input: relevance not above 1" {
-  bad_case 2 "must be above 1" "$D/patches.h5" --relevance 1
-  bad_case 2 "must be above 1" "$D/patches.h5" --relevance 0.5
+  bad_case 2 "must be a finite number above 1" "$D/patches.h5" --relevance 1
+  bad_case 2 "must be a finite number above 1" "$D/patches.h5" --relevance 0.5
 }
 @test "bad input: negative thresholds" {
   bad_case 2 "negative" "$D/patches.h5" --saddle-threshold=-1
