@@ -214,3 +214,11 @@ for name in ('peaks/id', 'voters/peak'):
   bad_input phew-segment "$OUT/p.h5" 3 "half.h5: not a grid of the same region and units as this one (box 50 x 50 x 50" \
     "$D/g.h5" --threshold 2mean --mean-from "$E/half.h5"
 }
+
+@test "messages: under a file-size limit (ulimit -f) a tool started without mpirun fails with one line, not PMIx's" {
+  run --separate-stderr bash -c "ulimit -f 10; cic-project '$INPUTS/good.hdf5' -o '$OUT/g.h5' --grid 16 -q"
+  assert_failure 4
+  output=$stderr assert_one_error_line cic-project
+  [[ $stderr == *"g.h5"*"failed"* ]] || fail "stderr '$stderr' does not name the output"
+  assert_only_files "$OUT"
+}
