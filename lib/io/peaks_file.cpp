@@ -68,22 +68,13 @@ void check_peculiar_velocities(const PeaksHeader& h, const std::string& path) {
 
 std::vector<PeakRow> read_peak_rows(const File& f) {
   std::vector<PeakRow> rows = peak_table().read(f, "/peaks");
-  // IDs key other tables downstream (any order: a tree must not depend on the numbering), and a NaN
-  // position would silently get no voters. A clump's own peak keeps the clump's ID, below
-  // first_new_id; a peak found only in velocity space is numbered from it (issue 35, item 9).
-  const auto first_new = f.read_attribute_scalar<std::int64_t>("/peaks", "first_new_id");
+  // IDs key other tables downstream (any numbering: a tree must not depend on it, so deblend's scheme of
+  // clump IDs and first_new_id is not required), and a NaN position would silently get no voters.
   std::vector<std::int64_t> ids;
   ids.reserve(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const PeakRow& p = rows[i];
     if (p.id < 1) throw core::Error::input("{}: /peaks/id row {} is {} (IDs are positive)", f.path(), i, p.id);
-    if (p.parent_clump < 1 || p.parent_clump >= first_new)
-      throw core::Error::input("{}: /peaks/parent_clump row {} is {}, not a clump of the catalogue (IDs 1..{})", f.path(), i,
-                               p.parent_clump, first_new - 1);
-    if (p.from_deblending ? p.id < first_new : p.id != p.parent_clump)
-      throw core::Error::input("{}: /peaks/id row {} is {} with parent_clump {} (a clump's own peak has its ID; a peak found "
-                               "by deblending is numbered from first_new_id {})",
-                               f.path(), i, p.id, p.parent_clump, first_new);
     ids.push_back(p.id);
     bool finite = std::isfinite(p.mass) && p.mass >= 0;
     for (std::size_t d = 0; d < 3; ++d)

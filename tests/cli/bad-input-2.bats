@@ -175,8 +175,8 @@ PY
 @test "item 9: peaks.h5 and voters.h5 whose IDs do not resolve are refused (mergertree)" {
   edit_stage k.h5 "d = f['particles/peak']; v = d[...]; v[0] = 10**6; d[...] = v"
   bad_input mergertree "$OUT/t.h5" 3 "k.h5: /particles/peak row 0 is 1000000, not a peak of /peaks/id" "$E/k.h5:$E/v.h5"
-  edit_stage k.h5 "d = f['peaks/parent_clump']; v = d[...]; v[0] = 10**6; d[...] = v"
-  bad_input mergertree "$OUT/t.h5" 3 "k.h5: /peaks/parent_clump row 0 is 1000000, not a clump of the catalogue" "$E/k.h5:$E/v.h5"
+  edit_stage k.h5 "d = f['particles/id']; v = d[...]; v[[0, -1]] = v[[-1, 0]]; d[...] = v"
+  bad_input mergertree "$OUT/t.h5" 3 "(expected rows by ascending particle ID)" "$E/k.h5:$E/v.h5"
   edit_stage v.h5 "
 for name in ('peaks/id', 'voters/peak'):
     d = f[name]; d[...] = d[...] + 10**6"

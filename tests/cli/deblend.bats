@@ -150,8 +150,8 @@ bad_case() { bad_input deblend "$OUT/p.h5" "$@"; }  # bad_case CODE PATTERN ARGS
   bad_case 3 "no velocities" "$D/split.clumps.h5" "$BATS_TEST_TMPDIR/novel.hdf5"
 }
 @test "bad input: bad parameters" {
-  bad_case 2 "must be positive" "$D/split.clumps.h5" "$D/split.hdf5" --bin-fraction 0
-  bad_case 2 "must be above 1" "$D/split.clumps.h5" "$D/split.hdf5" --velocity-relevance 1
+  bad_case 2 "must be a finite number > 0" "$D/split.clumps.h5" "$D/split.hdf5" --bin-fraction 0
+  bad_case 2 "must be a finite number above 1" "$D/split.clumps.h5" "$D/split.hdf5" --velocity-relevance 1
   bad_case 2 "at least 2" "$D/split.clumps.h5" "$D/split.hdf5" --min-particles 1
 }
 @test "short options: -f is --bin-fraction and -t --types; -n and -r are not options" {

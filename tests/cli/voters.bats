@@ -10,9 +10,10 @@ pipeline() {  # pipeline NAME MAKE_OVERLAP_ARGS...: snapshot -> ... -> peaks.h5 
   stages "$name"
 }
 
-stages() {  # stages NAME: the stages from the snapshot $D/NAME.hdf5 to $D/NAME.peaks.h5
+stages() {  # stages NAME [CIC_ARGS...]: the stages from the snapshot $D/NAME.hdf5 to $D/NAME.peaks.h5
   local name=$1
-  cic-project "$D/$name.hdf5" -o "$D/$name.grid.h5" --grid 64 -q
+  shift
+  cic-project "$D/$name.hdf5" -o "$D/$name.grid.h5" --grid 64 -q "$@"
   phew-segment "$D/$name.grid.h5" -o "$D/$name.patches.h5" --threshold 50mean -q
   phew-merge "$D/$name.patches.h5" -o "$D/$name.clumps.h5" --relevance 2 -q
   deblend "$D/$name.clumps.h5" "$D/$name.hdf5" -o "$D/$name.peaks.h5" -q
@@ -29,7 +30,8 @@ setup_file() {
   # The pair in an open (non-periodic) box: Gadget-4 files without Config/PERIODIC.
   cp "$D/pair.hdf5" "$D/open.hdf5"
   /usr/bin/python3 -c "import h5py; h5py.File('$D/open.hdf5', 'r+').require_group('Config').attrs['NTYPES'] = 6"
-  stages open
+  # An open box is gridded over the region given (docs/cli.md: Gadget-4 without PERIODIC needs --region).
+  stages open --region 0,0,0,400,400,400
   # The same with one NaN in the stored potential (the stages before voters do not read it).
   /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_overlap.py" "$D/nanpot.hdf5" --dv 0 --offset 40 --mass2 0.2 --potential --n 4000 --seed 3
   /usr/bin/python3 -c "import h5py, numpy as np; h5py.File('$D/nanpot.hdf5', 'r+')['PartType1/Potential'][5] = np.nan"
