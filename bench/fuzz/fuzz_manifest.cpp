@@ -1,6 +1,7 @@
 // libFuzzer target: the manifest reader. The input is written as FILE.json beside a small FILE, then
-// read the ways the tools read their inputs' manifests: the kind and fingerprint check, the recorded
-// inputs, the snapshot provenance chain, and path decoding. A phew::Error is the correct answer to a
+// read the ways the tools read their inputs' manifests: the kind, fingerprint, outputs and inputs check
+// (any product kind, so that the manifests of a real chain get past the kind), every recorded input, the
+// grid's particle types and the snapshot provenance chain, and path decoding. A phew::Error is the correct answer to a
 // malformed manifest; any other exception (a raw nlohmann::json error), a crash or a sanitizer report
 // is a finding.
 #include <phew/core/error.hpp>
@@ -41,8 +42,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   };
   attempt([] { (void)phew::manifest::read_manifest(g_file); });
-  attempt([] { (void)phew::manifest::check_phew_input(g_file, {"grid", "patches"}); });
-  attempt([] { (void)phew::manifest::recorded_input(g_file, 0); });
+  attempt([] {
+    (void)phew::manifest::check_phew_input(g_file, {"grid", "patches", "clumps", "peaks", "voters", "tree", "maps"});
+  });
+  for (std::size_t i = 0; i < 4; ++i) attempt([i] { (void)phew::manifest::recorded_input(g_file, i); });
+  attempt([] { (void)phew::manifest::grid_types_in_chain(g_file); });
   attempt([] { (void)phew::manifest::snapshot_inputs_in_chain(g_file, {g_file}); });
   attempt([] { (void)phew::manifest::kind_of(g_file); });
   attempt([] { (void)phew::manifest::made_from(g_file, "xxh3-128:0"); });

@@ -4,12 +4,16 @@
 // bad file; a crash, a sanitizer report, a hang or any other exception is a finding.
 //
 // PHEW_FUZZ_FORMAT=gadget (default): the input is a whole Gadget binary snapshot.
+// PHEW_FUZZ_FORMAT=gadget-pieces: the input is a two-piece Gadget binary snapshot, NAME.0 and NAME.1: a
+// little-endian uint32 L, then L bytes of piece 0, then piece 1 (issue 35: the pieces' headers must agree,
+// hold NumPart_Total together, and no piece may repeat another).
 // PHEW_FUZZ_FORMAT=ramses: the input replaces part_00002.out00001 of a copy of the RAMSES run in
 // ../shared/data (PHEW_FUZZ_RAMSES names the output folder to copy).
 #include <phew/core/error.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/particles/snapshot.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string g_target;  // the file the input is written to
+std::string g_second;  // gadget-pieces: the file of the input's second piece
 std::string g_open;    // what is opened
 
 void read_everything(const std::string& path) {
@@ -50,6 +55,9 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
     fs::copy(from, dir / "output_00002", fs::copy_options::recursive);
     g_target = (dir / "output_00002" / "part_00002.out00001").string();
     g_open = (dir / "output_00002").string();
+  } else if (format && std::string(format) == "gadget-pieces") {
+    g_target = g_open = (dir / "snap.0").string();
+    g_second = (dir / "snap.1").string();
   } else {
     g_target = g_open = (dir / "snap.gadget").string();
   }
@@ -57,9 +65,20 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::size_t first = size;  // bytes of the first file
+  if (!g_second.empty()) {
+    std::uint32_t length = 0;
+    for (std::size_t i = 0; i < 4 && i < size; ++i) length |= static_cast<std::uint32_t>(data[i]) << (8 * i);
+    const std::size_t skip = std::min<std::size_t>(4, size);
+    data += skip;
+    size -= skip;
+    first = std::min<std::size_t>(length, size);
+    std::ofstream out(g_second, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data + first), static_cast<std::streamsize>(size - first));
+  }
   {
     std::ofstream out(g_target, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(first));
   }
   try {
     read_everything(g_open);

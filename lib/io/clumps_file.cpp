@@ -5,6 +5,7 @@
 #include <phew/io/grid_file.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -126,7 +127,37 @@ ClumpsHeader read_clumps_header(const File& f) {
   return h;
 }
 
-std::vector<Clump> read_clumps(const File& f) { return clump_table().read(f, "/clumps"); }
+namespace {
+
+// Clump, halo and parent IDs are peak IDs of the file's /peaks (1..n); deblend numbers its new peaks
+// after n, so an ID beyond it would collide with them (issue 35, item 9).
+void check_peak_id(const File& f, const char* column, std::uint64_t row, std::int64_t id, std::int64_t n_peaks) {
+  if (id < 1 || id > n_peaks)
+    throw core::Error::input("{}: {} row {} is {}, not a peak of /peaks (IDs 1..{})", f.path(), column, row, id, n_peaks);
+}
+
+bool finite(const Vec3& x) { return std::isfinite(x[0]) && std::isfinite(x[1]) && std::isfinite(x[2]); }
+
+void check_peak_position(const File& f, const char* table, std::int64_t id, const Vec3& p) {
+  if (!finite(p))
+    throw core::Error::input("{}: {} {} has peak_position ({}, {}, {}) (expected a finite position)", f.path(), table, id, p[0],
+                             p[1], p[2]);
+}
+
+}  // namespace
+
+std::vector<Clump> read_clumps(const File& f) {
+  std::vector<Clump> rows = clump_table().read(f, "/clumps");
+  const auto n_peaks = static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks"));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Clump& c = rows[i];
+    check_peak_id(f, "/clumps/id", i, c.id, n_peaks);
+    check_peak_id(f, "/clumps/halo", i, c.halo, n_peaks);
+    check_peak_id(f, "/clumps/parent", i, c.parent, n_peaks);
+    check_peak_position(f, "clump", c.id, c.peak_position);
+  }
+  return rows;
+}
 
 // Labels are peak IDs: checked against the peak table.
 grid::CellLabels read_clump_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
@@ -215,13 +246,21 @@ std::map<std::int64_t, std::array<double, 3>> read_clump_peak_positions(const Fi
                                                                         const std::vector<std::int64_t>& ids) {
   std::map<std::int64_t, std::array<double, 3>> out;
   const std::uint64_t rows = f.dataset_info("/clumps/id").elements();
+  const auto n_peaks = static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks"));
   constexpr std::uint64_t kChunk = 1 << 20;
   for (std::uint64_t b = 0; b < rows; b += kChunk) {
     const std::uint64_t c = std::min(kChunk, rows - b);
     const auto id = f.read_rows<std::int64_t>("/clumps/id", b, c);
     const auto pos = f.read_rows<double>("/clumps/peak_position", b, c);
-    for (std::size_t i = 0; i < c; ++i)
-      if (std::binary_search(ids.begin(), ids.end(), id[i])) out[id[i]] = {pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]};
+    if (pos.size() != 3 * c)
+      throw core::Error::input("{}: /clumps/peak_position has {} values for {} rows of /clumps/id", f.path(), pos.size(), c);
+    for (std::size_t i = 0; i < c; ++i) {
+      check_peak_id(f, "/clumps/id", b + i, id[i], n_peaks);
+      if (!std::binary_search(ids.begin(), ids.end(), id[i])) continue;
+      const Vec3 p{pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]};
+      check_peak_position(f, "clump", id[i], p);
+      out[id[i]] = p;
+    }
   }
   return out;
 }
@@ -235,7 +274,12 @@ std::vector<HaloCentre> read_halo_centres(const File& f) {
   if (mass.size() != id.size() || pos.size() != 3 * id.size())
     throw core::Error::input("{}: /halos tables of different lengths", f.path());
   std::vector<HaloCentre> out(id.size());
-  for (std::size_t k = 0; k < id.size(); ++k) out[k] = {id[k], mass[k], {pos[3 * k], pos[3 * k + 1], pos[3 * k + 2]}};
+  for (std::size_t k = 0; k < id.size(); ++k) {
+    out[k] = {id[k], mass[k], {pos[3 * k], pos[3 * k + 1], pos[3 * k + 2]}};
+    check_peak_position(f, "halo", id[k], out[k].position);
+    if (!std::isfinite(mass[k]) || mass[k] < 0)
+      throw core::Error::input("{}: halo {} has mass {} (expected a finite mass >= 0)", f.path(), id[k], mass[k]);
+  }
   std::stable_sort(out.begin(), out.end(), [](const HaloCentre& a, const HaloCentre& b) {
     return a.mass != b.mass ? a.mass > b.mass : a.id < b.id;
   });

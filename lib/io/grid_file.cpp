@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 namespace phew::io {
 namespace {
 
@@ -78,10 +80,17 @@ grid::GridMeta read_grid_meta(const File& f) {
 
 double reference_mean_density(const std::string& path, const grid::GridMeta& mine) {
   const grid::GridMeta ref = read_grid_meta(File::open_read(path));
+  // Each quantity with its own name (issue 35: box sizes were once printed beside the density units).
+  const auto region = [](const grid::GridMeta& g) {
+    const auto& e = g.geometry.extent;
+    const auto& o = g.geometry.origin;
+    return fmt::format("box {:g} x {:g} x {:g} {} at ({:g}, {:g}, {:g}), {}, densities in {}", e[0], e[1], e[2], g.length_units,
+                       o[0], o[1], o[2], g.geometry.periodic ? "periodic" : "open", g.density_units);
+  };
   if (ref.density_units != mine.density_units || ref.geometry.extent != mine.geometry.extent ||
       ref.geometry.origin != mine.geometry.origin || ref.geometry.periodic != mine.geometry.periodic)
-    throw core::Error::input("{}: not a grid of the same region and units ({} {}) as this one ({} {})", path,
-                       ref.geometry.extent[0], ref.density_units, mine.geometry.extent[0], mine.density_units);
+    throw core::Error::input("{}: not a grid of the same region and units as this one ({}; this one: {})", path, region(ref),
+                             region(mine));
   if (!(ref.mean_density > 0)) throw core::Error::input("{}: its mean density is {}", path, ref.mean_density);
   return ref.mean_density;
 }

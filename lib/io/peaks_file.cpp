@@ -68,8 +68,8 @@ void check_peculiar_velocities(const PeaksHeader& h, const std::string& path) {
 
 std::vector<PeakRow> read_peak_rows(const File& f) {
   std::vector<PeakRow> rows = peak_table().read(f, "/peaks");
-  // IDs key other tables downstream (any order: a tree must not depend on the numbering), and a NaN
-  // position would silently get no voters.
+  // IDs key other tables downstream (any numbering: a tree must not depend on it, so deblend's scheme of
+  // clump IDs and first_new_id is not required), and a NaN position would silently get no voters.
   std::vector<std::int64_t> ids;
   ids.reserve(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -77,7 +77,8 @@ std::vector<PeakRow> read_peak_rows(const File& f) {
     if (p.id < 1) throw core::Error::input("{}: /peaks/id row {} is {} (IDs are positive)", f.path(), i, p.id);
     ids.push_back(p.id);
     bool finite = std::isfinite(p.mass) && p.mass >= 0;
-    for (std::size_t d = 0; d < 3; ++d) finite &= std::isfinite(p.position[d]) && std::isfinite(p.velocity[d]);
+    for (std::size_t d = 0; d < 3; ++d)
+      finite &= std::isfinite(p.position[d]) && std::isfinite(p.velocity[d]) && std::isfinite(p.densest_cell_position[d]);
     if (!finite) throw core::Error::input("{}: peak {} has a non-finite position, velocity or mass", f.path(), p.id);
   }
   std::sort(ids.begin(), ids.end());
@@ -86,6 +87,20 @@ std::vector<PeakRow> read_peak_rows(const File& f) {
   return rows;
 }
 
-std::vector<PeakMember> read_peak_members(const File& f) { return peak_member_table().read(f, "/particles"); }
+std::vector<PeakMember> read_peak_members(const File& f) {
+  std::vector<PeakMember> rows = peak_member_table().read(f, "/particles");
+  // Each particle's peak is one of /peaks (issue 35, item 9); the rows are sorted by particle ID,
+  // which the tree's member lookups rely on.
+  std::vector<std::int64_t> peaks = f.read<std::int64_t>("/peaks/id");
+  std::sort(peaks.begin(), peaks.end());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!std::binary_search(peaks.begin(), peaks.end(), rows[i].peak))
+      throw core::Error::input("{}: /particles/peak row {} is {}, not a peak of /peaks/id", f.path(), i, rows[i].peak);
+    if (i > 0 && rows[i].id < rows[i - 1].id)
+      throw core::Error::input("{}: /particles/id row {} is {} after {} (expected rows by ascending particle ID)", f.path(), i,
+                               rows[i].id, rows[i - 1].id);
+  }
+  return rows;
+}
 
 }  // namespace phew::io

@@ -5,6 +5,7 @@
 #include <phew/core/error.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace phew::io {
 
@@ -66,14 +67,29 @@ std::vector<VoterRow> read_voter_rows(const File& f) {
   std::vector<std::int64_t> peaks;
   for (const VoterPeakRow& p : voter_peak_table().read(f, "/peaks")) peaks.push_back(p.id);
   std::sort(peaks.begin(), peaks.end());
-  for (std::size_t i = 0; i < rows.size(); ++i)
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!std::binary_search(peaks.begin(), peaks.end(), rows[i].peak))
       throw core::Error::input("{}: /voters/peak row {} is {}, not a peak of /peaks/id", f.path(), i, rows[i].peak);
+    if (!std::isfinite(rows[i].binding_energy))
+      throw core::Error::input("{}: /voters/binding_energy row {} is {} (expected a finite energy)", f.path(), i,
+                               rows[i].binding_energy);
+  }
   for (std::size_t i = 0; i < rows.size(); ++i)
     rows[i].rank = i > 0 && rows[i - 1].peak == rows[i].peak ? rows[i - 1].rank + 1 : 0;
   return rows;
 }
 
 std::vector<VoterPeakRow> read_voter_peaks(const File& f) { return voter_peak_table().read(f, "/peaks"); }
+
+void check_voter_peaks_resolve(const File& f, const std::vector<model::PeakRow>& peaks, const std::string& peaks_path) {
+  std::vector<std::int64_t> ids;
+  for (const model::PeakRow& p : peaks) ids.push_back(p.id);
+  std::sort(ids.begin(), ids.end());
+  const auto voter_peaks = f.read<std::int64_t>("/peaks/id");
+  for (std::size_t i = 0; i < voter_peaks.size(); ++i)
+    if (!std::binary_search(ids.begin(), ids.end(), voter_peaks[i]))
+      throw core::Error::input("{}: /peaks/id row {} is {}, not a peak of {} (voters of another deblending?)", f.path(), i,
+                               voter_peaks[i], peaks_path);
+}
 
 }  // namespace phew::io

@@ -5,6 +5,7 @@
 #include <phew/grid/geometry.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/io/table.hpp>
+#include <phew/model/peaks.hpp>
 #include <phew/model/voters.hpp>
 
 #include <array>
@@ -27,7 +28,12 @@ struct VotersHeader {
 };
 // Throws Error(input) naming the file and what is missing. Not collective.
 VotersHeader read_voters_header(const File& file);
-std::vector<model::VoterRow> read_voter_rows(const File& file);  // the whole /voters table, with `rank` filled in
+// The whole /voters table, with `rank` filled in. Throws Error(input) naming the file when a voter's peak
+// is not one of its /peaks or a binding energy is not finite.
+std::vector<model::VoterRow> read_voter_rows(const File& file);
 std::vector<model::VoterPeakRow> read_voter_peaks(const File& file);
+// Throws Error(input) naming both files when a peak of voters.h5 (its /peaks/id) is not one of `peaks`,
+// the rows of the peaks.h5 it was computed from (`peaks_path`): its votes would go to no peak.
+void check_voter_peaks_resolve(const File& voters, const std::vector<model::PeakRow>& peaks, const std::string& peaks_path);
 
 }  // namespace phew::io

@@ -7,12 +7,34 @@
 #include <climits>
 #include <numeric>
 
+#include <sys/resource.h>
+
 namespace phew::mpi {
+
+namespace {
+
+// A tool started without mpirun under a file-size limit (ulimit -f): Open MPI's PMIx keeps the job's
+// data in shared-memory files that the limit cuts short, and MPI_Init aborts with a page of PMIx lines
+// and no word from phew (issue 35). In memory instead (gds hash), and without the helper daemon's note
+// that it forwards the SIGXFSZ the limit raises; phew's own writes then fail with one line (exit 4). A
+// user's own settings win. Under mpirun the limit hits mpirun first, before phew runs.
+void prepare_singleton_under_file_limit() {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK")) return;  // started by mpirun
+  rlimit limit{};
+  if (getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+  setenv("PMIX_MCA_gds", "hash", 0);
+  setenv("OMPI_MCA_orte_execute_quiet", "1", 0);
+}
+
+}  // namespace
 
 Environment::Environment(int& argc, char**& argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(&argc, &argv);
+  if (!initialized) {
+    prepare_singleton_under_file_limit();
+    MPI_Init(&argc, &argv);
+  }
   // Errors are reported by phew itself; MPI's default handler would abort without a message.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }

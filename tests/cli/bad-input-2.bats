@@ -16,6 +16,7 @@ setup_file() {
   phew-segment "$D/g.h5" -o "$D/p.h5" --threshold 2mean -q
   phew-merge "$D/p.h5" -o "$D/c.h5" -q
   deblend "$D/c.h5" "$INPUTS/good.hdf5" -o "$D/k.h5" -q
+  voters "$D/k.h5" "$INPUTS/good.hdf5" -o "$D/v.h5" -q
 }
 
 setup() {
@@ -146,4 +147,78 @@ grid() { bad_input cic-project "$OUT/g.h5" "$@" --grid 16; }
 
 @test "messages: a Gadget binary header with a damaged record marker is named" {
   grid 3 "brokenmarker: block HEAD (the Gadget binary header) starts with record marker 256 but ends with 255" "$B/brokenmarker"
+}
+
+# edit_stage FILE PYTHON: copies of $D/k.h5 (peaks) and $D/v.h5 (voters) in $E, FILE of them edited as by
+# `edit`; the voters' manifest then names the edited peaks, so that mergertree reads the content.
+edit_stage() {
+  cp "$D/k.h5" "$D/k.h5.json" "$D/v.h5" "$D/v.h5.json" "$E/"
+  edit "$1" "$2"
+  /usr/bin/python3 - "$E" <<'PY'
+import json, sys
+e = sys.argv[1]
+peaks = json.load(open(f"{e}/k.h5.json"))["outputs"][0]["fingerprint"]
+m = json.load(open(f"{e}/v.h5.json"))
+for i in m["inputs"]:
+    if i["kind"] == "peaks": i["fingerprint"] = peaks
+json.dump(m, open(f"{e}/v.h5.json", "w"))
+PY
+}
+
+@test "item 9: clumps.h5 with a clump ID beyond its peaks or a NaN peak position is refused (deblend)" {
+  edit c.h5 "d = f['clumps/id']; v = d[...]; v[0] = 10**6; d[...] = v"
+  bad_input deblend "$OUT/k.h5" 3 "c.h5: /clumps/id row 0 is 1000000, not a peak of /peaks" "$E/c.h5" "$INPUTS/good.hdf5"
+  edit c.h5 "d = f['clumps/peak_position']; v = d[...]; v[:] = np.nan; d[...] = v"
+  bad_input deblend "$OUT/k.h5" 3 "has peak_position (nan, nan, nan)" "$E/c.h5" "$INPUTS/good.hdf5"
+}
+
+@test "item 9: peaks.h5 and voters.h5 whose IDs do not resolve are refused (mergertree)" {
+  edit_stage k.h5 "d = f['particles/peak']; v = d[...]; v[0] = 10**6; d[...] = v"
+  bad_input mergertree "$OUT/t.h5" 3 "k.h5: /particles/peak row 0 is 1000000, not a peak of /peaks/id" "$E/k.h5:$E/v.h5"
+  edit_stage k.h5 "d = f['particles/id']; v = d[...]; v[[0, -1]] = v[[-1, 0]]; d[...] = v"
+  bad_input mergertree "$OUT/t.h5" 3 "(expected rows by ascending particle ID)" "$E/k.h5:$E/v.h5"
+  edit_stage v.h5 "
+for name in ('peaks/id', 'voters/peak'):
+    d = f[name]; d[...] = d[...] + 10**6"
+  bad_input mergertree "$OUT/t.h5" 3 "v.h5: /peaks/id row 0 is 1000001, not a peak of $E/k.h5" "$E/k.h5:$E/v.h5"
+  # the unedited pair still passes
+  edit_stage v.h5 "pass"
+  run mergertree "$E/k.h5:$E/v.h5" -o "$OUT/t.h5" -q
+  assert_success
+}
+
+@test "item 9: a manifest with empty, null or object inputs or outputs is refused, naming the field" {
+  manifest() {
+    cp "$D/g.h5" "$D/g.h5.json" "$E/"
+    /usr/bin/python3 -c "import json; p = '$E/g.h5.json'; m = json.load(open(p)); m['$1'] = $2; json.dump(m, open(p, 'w'))"
+  }
+  for value in '{}' '[]' None; do
+    manifest inputs "$value"
+    bad_input phew-segment "$OUT/p.h5" 3 "g.h5.json: manifest field inputs is missing, empty or not a list" "$E/g.h5" --threshold 2mean
+    manifest outputs "$value"
+    bad_input phew-segment "$OUT/p.h5" 3 "g.h5.json: manifest field outputs is missing, empty or not a list" "$E/g.h5" --threshold 2mean
+  done
+}
+
+@test "item 9: phew-merge --particles refuses a snapshot the grid was not made from, as deblend does" {
+  cp "$INPUTS/good.hdf5" "$E/later.hdf5"
+  /usr/bin/python3 -c "import h5py; h5py.File('$E/later.hdf5', 'r+')['Header'].attrs['Time'] = 0.5"
+  bad_input phew-merge "$OUT/c.h5" 3 "later.hdf5: not the snapshot $D/p.h5 was made from" "$D/p.h5" --particles "$E/later.hdf5"
+  bad_input deblend "$OUT/k.h5" 3 "later.hdf5: not the snapshot $D/c.h5 was made from" "$D/c.h5" "$E/later.hdf5"
+  run phew-merge "$D/p.h5" --particles "$INPUTS/good.hdf5" -o "$OUT/c.h5" -q
+  assert_success
+}
+
+@test "messages: --mean-from a grid of another region names boxes as boxes and densities as densities" {
+  cic-project "$INPUTS/good.hdf5" -o "$E/half.h5" --grid 16 --region 0,0,0,50,50,50 -q
+  bad_input phew-segment "$OUT/p.h5" 3 "half.h5: not a grid of the same region and units as this one (box 50 x 50 x 50" \
+    "$D/g.h5" --threshold 2mean --mean-from "$E/half.h5"
+}
+
+@test "messages: under a file-size limit (ulimit -f) a tool started without mpirun fails with one line, not PMIx's" {
+  run --separate-stderr bash -c "ulimit -f 10; cic-project '$INPUTS/good.hdf5' -o '$OUT/g.h5' --grid 16 -q"
+  assert_failure 4
+  output=$stderr assert_one_error_line cic-project
+  [[ $stderr == *"g.h5"*"failed"* ]] || fail "stderr '$stderr' does not name the output"
+  assert_only_files "$OUT"
 }

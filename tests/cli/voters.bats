@@ -10,7 +10,7 @@ pipeline() {  # pipeline NAME MAKE_OVERLAP_ARGS...: snapshot -> ... -> peaks.h5 
   stages "$name"
 }
 
-stages() {  # stages NAME [CIC-PROJECT ARGS...]: the stages from the snapshot $D/NAME.hdf5 to $D/NAME.peaks.h5
+stages() {  # stages NAME [CIC_ARGS...]: the stages from the snapshot $D/NAME.hdf5 to $D/NAME.peaks.h5
   local name=$1
   shift
   cic-project "$D/$name.hdf5" -o "$D/$name.grid.h5" --grid 64 -q "$@"
@@ -30,8 +30,8 @@ setup_file() {
   # The pair in an open (non-periodic) box: Gadget-4 files without Config/PERIODIC.
   cp "$D/pair.hdf5" "$D/open.hdf5"
   /usr/bin/python3 -c "import h5py; h5py.File('$D/open.hdf5', 'r+').require_group('Config').attrs['NTYPES'] = 6"
-  # An open box needs the grid's extent (docs/cli.md): the region of the box the file was written with.
-  stages open --region "0,0,0,$(/usr/bin/python3 -c "import h5py; b=h5py.File('$D/open.hdf5')['Header'].attrs['BoxSize']; print(f'{b},{b},{b}')")"
+  # An open box is gridded over the region given (docs/cli.md: Gadget-4 without PERIODIC needs --region).
+  stages open --region 0,0,0,400,400,400
   # The same with one NaN in the stored potential (the stages before voters do not read it).
   /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_overlap.py" "$D/nanpot.hdf5" --dv 0 --offset 40 --mass2 0.2 --potential --n 4000 --seed 3
   /usr/bin/python3 -c "import h5py, numpy as np; h5py.File('$D/nanpot.hdf5', 'r+')['PartType1/Potential'][5] = np.nan"

@@ -178,8 +178,10 @@ TEST_F(Manifest, FingerprintsChangeWithContent) {
 
 TEST_F(Manifest, ChecksKindAndStaleness) {
   std::ofstream(path("x.h5")) << "data";
+  std::ofstream(path("snap")) << "particles";
   manifest::Builder b("tool-a", {"tool-a", "in"}, 1);
   b.set_kind("grid");
+  b.add_input(manifest::external_input(path("snap"), "snapshot"));
   b.parameter("n", 3, "cells");
   const auto m = b.finish(path("x.h5"), 4, manifest::fingerprint_file(path("x.h5")));
   std::ofstream(path("x.h5.json")) << m.dump();
@@ -192,6 +194,40 @@ TEST_F(Manifest, ChecksKindAndStaleness) {
   EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"grid"}), core::Error);  // stale
   fs::remove(path("x.h5.json"));
   EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"grid"}), core::Error);  // no manifest
+}
+
+// A manifest without outputs or inputs is named as such (issue 35), not compared as an empty fingerprint.
+TEST_F(Manifest, OutputsAndInputsMustBeRecorded) {
+  std::ofstream(path("x.h5")) << "data";
+  std::ofstream(path("snap")) << "particles";
+  manifest::Builder b("tool-a", {"tool-a"}, 1);
+  b.set_kind("grid");
+  b.add_input(manifest::external_input(path("snap"), "snapshot"));
+  const auto good = b.finish(path("x.h5"), 4, manifest::fingerprint_file(path("x.h5")));
+  auto message = [&](const manifest::Json& m) -> std::string {
+    std::ofstream(path("x.h5.json")) << m.dump();
+    try {
+      manifest::check_phew_input(path("x.h5"), {"grid"});
+      return "accepted";
+    } catch (const core::Error& e) {
+      return e.kind() == core::ErrorKind::input ? e.what() : "not an input error";
+    }
+  };
+  EXPECT_EQ(message(good), "accepted");
+  for (const manifest::Json& outputs : {manifest::Json::array(), manifest::Json(nullptr)}) {
+    manifest::Json m = good;
+    m["outputs"] = outputs;
+    EXPECT_NE(message(m).find("x.h5.json: manifest field outputs is missing, empty or not a list"), std::string::npos)
+        << message(m);
+  }
+  for (const manifest::Json& inputs : {manifest::Json::object(), manifest::Json::array(), manifest::Json(nullptr)}) {
+    manifest::Json m = good;
+    m["inputs"] = inputs;
+    EXPECT_NE(message(m).find("manifest field inputs is missing, empty or not a list"), std::string::npos) << message(m);
+  }
+  manifest::Json m = good;
+  m["inputs"][0].erase("fingerprint");
+  EXPECT_NE(message(m).find("inputs[0].fingerprint is missing"), std::string::npos) << message(m);
 }
 
 // Malformed manifests (the fuzzer's first finding: a JSON array) are bad input, never a library exception.
@@ -220,8 +256,10 @@ TEST_F(Manifest, MalformedManifestsAreInputErrors) {
 
 TEST_F(Manifest, ProvenanceChainsGrow) {
   std::ofstream(path("x.h5")) << "data";
+  std::ofstream(path("snap")) << "particles";
   manifest::Builder a("tool-a", {"tool-a"}, 1);
   a.set_kind("grid");
+  a.add_input(manifest::external_input(path("snap"), "snapshot"));
   std::ofstream(path("x.h5.json")) << a.finish(path("x.h5"), 4, manifest::fingerprint_file(path("x.h5"))).dump();
   manifest::Builder b("tool-b", {"tool-b"}, 2);
   b.set_kind("patches");

@@ -67,6 +67,7 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
     throw core::Error::usage("--min-votes {} is more than the {} voters per peak of {}: no peak could ever be linked",
                        min_votes, per_peak, files.voters);
   const std::vector<model::PeakRow> rows = io::read_peak_rows(pf);
+  io::check_voter_peaks_resolve(vf, rows, files.peaks);
   mergertree::Stage stage = mergertree::make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), io::read_voter_rows(vf));
   const mergertree::SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, man);
   if (u.known) units = u;

@@ -118,7 +118,8 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
       const particles::SnapshotInfo& info = reader->info();
       types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.patches), opt.allow_other_types);
       check_snapshot_matches_grid(info, grid, opt.particles, opt.patches);
-      if (comm.root()) for (const auto& f : info.files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
+      // The snapshot the grid was made from, as deblend and voters require (issue 35, item 9).
+      if (comm.root()) for (const auto& in : manifest::snapshot_inputs_in_chain(opt.patches, info.files)) ctx.manifest().add_input(in);
     });
     input.particles_reader = [&] {
       particles::FieldSelection fields;
