@@ -4,12 +4,13 @@
 //
 // A cell of level l has integer indices (i, j, k) on the level-l lattice, which has shape * 2^l cells
 // per axis (level 0 is the coarse grid, whatever its shape). Its lower corner on the finest lattice
-// (level `levels`) is (i, j, k) * 2^(levels - l); the key interleaves those three 20-bit numbers and
+// (level `levels`) is (i, j, k) * 2^(levels - l); the key interleaves those three numbers (below 2^19) and
 // appends the level in the low 4 bits:
 //
 //     key = morton(i << (levels - l), j << (levels - l), k << (levels - l)) << 4 | l
 //
-// so the finest lattice may have up to 2^20 cells per axis and a tree up to 15 levels above the coarse grid.
+// so the finest lattice may have up to 2^19 cells per axis and a tree up to 15 levels above the coarse grid.
+// 3 * 19 + 4 bits: a key is also a positive int64, the watershed's global cell index (canonical ties).
 #pragma once
 
 #include <array>
@@ -18,7 +19,7 @@
 namespace phew::mesh {
 
 inline constexpr int kMaxLevels = 15;       // the level fits in 4 bits
-inline constexpr int kFinestAxisBits = 20;  // cells per axis of the finest lattice < 2^20
+inline constexpr int kFinestAxisBits = 19;  // cells per axis of the finest lattice <= 2^19
 
 // Spreads the low 20 bits of v to every third bit (bit b goes to bit 3b).
 constexpr std::uint64_t spread_bits_3(std::uint64_t v) {

@@ -166,6 +166,45 @@ void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
 
 namespace {
 
+// Adds the leaves of split cell `c` that touch the side `dir` faces: along an axis where dir is +1 the
+// touching children are the lower ones, -1 the upper ones, 0 both.
+void add_touching_children(const Octree& tree, const Cell& c, const Index3& dir, std::vector<Cell>& out) {
+  for (int o = 0; o < 8; ++o) {
+    const int bit[3] = {o >> 2 & 1, o >> 1 & 1, o & 1};
+    bool faces = true;
+    for (std::size_t d = 0; d < 3; ++d) faces = faces && (dir[d] == 0 || bit[d] == (dir[d] > 0 ? 0 : 1));
+    if (!faces) continue;
+    const Cell k = child(c, o);
+    if (tree.split(k))
+      add_touching_children(tree, k, dir, out);
+    else
+      out.push_back(k);
+  }
+}
+
+}  // namespace
+
+std::vector<Cell> touching_leaves(const Octree& tree, const Cell& leaf) {
+  std::vector<Cell> out;
+  for_each_neighbour(leaf, [&](Cell n) {
+    const Index3 dir{n.index[0] - leaf.index[0], n.index[1] - leaf.index[1], n.index[2] - leaf.index[2]};
+    if (!tree.normalise(n)) return;
+    if (tree.slot(n) < 0)
+      out.push_back(tree.covering_leaf(n));
+    else if (!tree.split(n))
+      out.push_back(n);
+    else
+      add_touching_children(tree, n, dir, out);
+  });
+  const int levels = tree.levels();
+  std::sort(out.begin(), out.end(), [levels](const Cell& a, const Cell& b) { return cell_key(a, levels) < cell_key(b, levels); });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  out.erase(std::remove(out.begin(), out.end(), leaf), out.end());
+  return out;
+}
+
+namespace {
+
 void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& p) {
   if (p.levels < 0 || p.levels > kMaxLevels)
     throw core::Error::usage("--levels {} must be between 0 and {}", p.levels, kMaxLevels);

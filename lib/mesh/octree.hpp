@@ -75,13 +75,18 @@ class Octree {
   std::vector<std::vector<char>> split_;
 };
 
+// The leaves that touch `leaf` by a face, an edge or a corner (PHEW's neighbours on an adaptive mesh,
+// Bleuler et al. 2015, Sec. 2.1: the same level, one level up, one level down), each once, in key
+// order; across the periodic boundary, not the leaf itself.
+std::vector<Cell> touching_leaves(const Octree& tree, const Cell& leaf);
+
 // A point's position in cells of level l from the coarse grid's origin, per axis (wrapped into a
 // periodic grid as the uniform deposit wraps it).
 std::array<double, 3> lattice_position(const grid::GridGeometry& coarse, int level, const std::array<double, 3>& x);
 
 // Builds the tree over particles (positions [n][3], masses [n]) by the rule above. Positions of a
 // periodic grid are expected wrapped into it; particles outside an open grid are ignored.
-// Throws Error(usage) when levels exceeds kMaxLevels or the finest lattice would exceed 2^20 cells per axis.
+// Throws Error(usage) when levels exceeds kMaxLevels or the finest lattice would exceed 2^19 cells per axis.
 Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::span<const double> position,
                     std::span<const double> mass);
 

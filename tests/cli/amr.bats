@@ -94,7 +94,7 @@ PY
   bad_input cic-project "$OUT/x.h5" 2 "--refine inf" "$INPUTS/good.hdf5" --grid 8 --refine inf
   bad_input cic-project "$OUT/x.h5" 2 "--levels 16" "$INPUTS/good.hdf5" --grid 8 --refine 8 --levels 16
   bad_input cic-project "$OUT/x.h5" 2 "--buffer -1" "$INPUTS/good.hdf5" --grid 8 --refine 8 --buffer -1
-  bad_input cic-project "$OUT/x.h5" 2 "2^20" "$INPUTS/good.hdf5" --grid 512 --refine 8 --levels 12
+  bad_input cic-project "$OUT/x.h5" 2 "2^19" "$INPUTS/good.hdf5" --grid 512 --refine 8 --levels 12
   run cic-project "$INPUTS/good.hdf5" -o "$BATS_TEST_TMPDIR/amr.h5" --grid 8 --refine 8 --levels 2 -q
   assert_success
   bad_input phew-segment "$OUT/p.h5" 3 "an adaptive grid" "$BATS_TEST_TMPDIR/amr.h5" --threshold 80mean

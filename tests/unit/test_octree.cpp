@@ -56,11 +56,12 @@ TEST(CellKey, RoundTripsAndOrdersParentsBeforeTheirSubtree) {
   const int levels = 5;
   const Cell c{3, {37, 5, 63}};
   EXPECT_EQ(cell_of_key(cell_key(c, levels), levels), c);
-  // The corners of the largest lattice: 2^20 cells per axis at level 15.
-  const Cell finest{15, {(1 << 20) - 1, 0, (1 << 20) - 1}}, coarse{5, {1023, 57, 0}};
+  // The corners of the largest lattice: 2^19 cells per axis at level 15; its keys are positive int64.
+  const Cell finest{15, {(1 << 19) - 1, 0, (1 << 19) - 1}}, coarse{5, {511, 57, 0}};
   EXPECT_EQ(cell_of_key(cell_key(finest, 15), 15), finest);
   EXPECT_EQ(cell_of_key(cell_key(coarse, 15), 15), coarse);
   EXPECT_LT(cell_key(coarse, 15), cell_key(finest, 15));
+  EXPECT_LT(cell_key(finest, 15), std::uint64_t{1} << 63);
   for (int o = 0; o < 8; ++o) {
     const Cell k = child(c, o);
     EXPECT_EQ(parent(k), c);
@@ -83,6 +84,8 @@ TEST(Octree, RefusesTooManyLevelsAndTooFineALattice) {
   rod.shape = {512, 1, 1};
   EXPECT_THROW(build_octree(rod, p, none, none), core::Error);  // 2^21 cells along x
   p.levels = 11;
+  EXPECT_THROW(build_octree(rod, p, none, none), core::Error);  // 2^20
+  p.levels = 10;
   EXPECT_NO_THROW(build_octree(rod, p, none, none));
   p.refine_particles = 0;
   EXPECT_THROW(build_octree(cube(8, 1), p, none, none), core::Error);
@@ -227,6 +230,50 @@ TEST(Octree, TouchingLeavesDifferByOneLevelAtMostAndTileTheBox) {
   EXPECT_EQ(finest_cells, static_cast<std::uint64_t>(n * n * n));
   EXPECT_EQ(keys.size(), tree.leaf_count());
   EXPECT_EQ(tree.leaf_count(), tree.leaves().size());
+}
+
+// Two leaves touch when their closed boxes on the finest lattice meet (a face, an edge or a corner),
+// in some periodic image: by brute force over every pair.
+TEST(Octree, TouchingLeavesAreThoseWhoseBoxesMeet) {
+  for (const bool periodic : {true, false}) {
+    std::vector<double> mass;
+    const auto pos = blobs(21, 3000, 1.0, mass);
+    RefinementParams p;
+    p.levels = 3;
+    p.refine_particles = 5;
+    p.buffer = periodic ? 1 : 0;
+    grid::GridGeometry g = cube(6, 1.0, periodic);
+    g.shape = {6, 5, 4};
+    const Octree tree = build_octree(g, p, pos, mass);
+    const auto leaves = tree.leaves();
+    const std::int64_t f = 8;  // finest cells per coarse cell
+    const Index3 n{6 * f, 5 * f, 4 * f};
+    const auto meet = [&](const Cell& a, const Cell& b) {
+      for (std::size_t d = 0; d < 3; ++d) {
+        const std::int64_t sa = f >> a.level, sb = f >> b.level;
+        const std::int64_t a0 = a.index[d] * sa, b0 = b.index[d] * sb;
+        bool any = false;
+        for (const std::int64_t shift : {-n[d], std::int64_t{0}, n[d]}) {
+          if (!periodic && shift != 0) continue;
+          any = any || (b0 + shift <= a0 + sa && a0 <= b0 + shift + sb);
+        }
+        if (!any) return false;
+      }
+      return true;
+    };
+    std::size_t pairs = 0, across_levels = 0;
+    for (const Cell& a : leaves) {
+      std::vector<Cell> want;
+      for (const Cell& b : leaves)
+        if (!(a == b) && meet(a, b)) want.push_back(b);  // leaves() is in key order already
+      const auto got = touching_leaves(tree, a);
+      ASSERT_EQ(got, want) << "leaf level " << a.level << " (" << a.index[0] << "," << a.index[1] << "," << a.index[2] << ")";
+      pairs += got.size();
+      for (const Cell& b : got) across_levels += b.level != a.level;
+    }
+    EXPECT_GT(across_levels, 0u);
+    EXPECT_GT(pairs, 26 * leaves.size() / 2);
+  }
 }
 
 TEST(Octree, LeafMassesConserveTheMassForEveryKernel) {
