@@ -47,6 +47,26 @@ Octree::Octree(const grid::GridGeometry& coarse, int levels)
   split_[0].assign(coarse.cells(), 0);
 }
 
+Octree Octree::from_leaves(const grid::GridGeometry& coarse, int levels, const std::vector<Cell>& leaves) {
+  Octree tree(coarse, levels);
+  for (int level = 0; level < levels; ++level) {
+    std::vector<std::int64_t> split;
+    for (const Cell& leaf : leaves) {
+      if (leaf.level <= level) continue;
+      Cell a = leaf;
+      while (a.level > level) a = parent(a);
+      const std::int64_t s = tree.slot(a);
+      if (s < 0) throw core::Error::internal("octree: leaf ({},{},{}) of level {} has no ancestor of level {}", leaf.index[0], leaf.index[1], leaf.index[2], leaf.level, level);
+      split.push_back(s);
+    }
+    std::sort(split.begin(), split.end());
+    split.erase(std::unique(split.begin(), split.end()), split.end());
+    if (split.empty()) break;
+    tree.split_cells(level, split);
+  }
+  return tree;
+}
+
 Index3 Octree::lattice(int level) const {
   return {coarse_.shape[0] << level, coarse_.shape[1] << level, coarse_.shape[2] << level};
 }

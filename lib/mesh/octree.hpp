@@ -36,6 +36,9 @@ struct RefinementParams {
 class Octree {
  public:
   Octree(const grid::GridGeometry& coarse, int levels);
+  // The tree whose leaves include `leaves` (every ancestor of each is split): the whole mesh, or the part
+  // of it a rank holds (its coarse cells and those around them; elsewhere the coarse cells stay leaves).
+  static Octree from_leaves(const grid::GridGeometry& coarse, int levels, const std::vector<Cell>& leaves);
 
   const grid::GridGeometry& coarse() const { return coarse_; }
   int levels() const { return levels_; }

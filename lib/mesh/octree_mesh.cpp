@@ -1,0 +1,176 @@
+#include <phew/mesh/octree_mesh.hpp>
+
+#include <phew/core/error.hpp>
+#include <phew/mpi/route.hpp>
+
+#include <algorithm>
+
+namespace phew::mesh {
+namespace {
+
+// The coarse cell (level 0) a leaf lies in.
+Cell coarse_of(const Cell& c) { return {0, {c.index[0] >> c.level, c.index[1] >> c.level, c.index[2] >> c.level}}; }
+
+// Each rank's first and last leaf key (an empty rank: first > last), so that anyone can name the owner
+// of a coarse cell: the rank whose run holds keys of that coarse cell's subtree.
+struct Runs {
+  std::vector<std::uint64_t> first, last;
+  int owner(std::uint64_t begin, std::uint64_t end) const {  // of the keys [begin, end]
+    for (std::size_t r = 0; r < first.size(); ++r)
+      if (first[r] <= last[r] && first[r] <= end && last[r] >= begin) return static_cast<int>(r);
+    return -1;
+  }
+};
+
+// The keys of a coarse cell's subtree: [its key, the key of its last finest cell with level 15].
+std::pair<std::uint64_t, std::uint64_t> subtree_keys(const Cell& coarse, int levels) {
+  const std::uint64_t begin = cell_key(coarse, levels);
+  const std::uint64_t finest_cells = std::uint64_t{1} << (3 * levels);
+  return {begin & ~std::uint64_t{0xF}, ((begin >> 4) + finest_cells - 1) << 4 | 0xF};
+}
+
+struct GhostRequest {
+  std::int64_t coarse;  // linear index of a coarse cell
+  std::int32_t from;    // the rank asking
+  std::int32_t to;      // the rank holding it
+};
+
+struct GhostLeaf {
+  std::uint64_t key;
+  double density;
+  std::int32_t from;  // the owner
+  std::int32_t to;    // the rank asking
+};
+
+}  // namespace
+
+OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector<std::uint64_t> keys,
+                       std::vector<double> density, const mpi::Comm& comm)
+    : coarse_(coarse), levels_(levels) {
+  const auto nranks = static_cast<std::size_t>(comm.size());
+  Runs runs;
+  runs.first = comm.all_gather(keys.empty() ? ~std::uint64_t{0} : keys.front());
+  runs.last = comm.all_gather(keys.empty() ? std::uint64_t{0} : keys.back());
+  Octree shape(coarse, levels);  // for normalise() and linear indices of coarse cells only
+
+  // The coarse cells of this rank, and the ones around them that other ranks hold.
+  std::vector<std::int64_t> mine;
+  for (const std::uint64_t k : keys) {
+    const Cell c = coarse_of(cell_of_key(k, levels));
+    const std::int64_t linear = coarse.linear({c.index[0], c.index[1], c.index[2]});
+    if (mine.empty() || mine.back() != linear) mine.push_back(linear);
+  }
+  std::vector<GhostRequest> requests;
+  std::vector<char> boundary_cell(mine.size(), 0);
+  for (std::size_t m = 0; m < mine.size(); ++m) {
+    const auto i = coarse.cell_at(mine[m]);
+    for (int a = -1; a <= 1; ++a)
+      for (int b = -1; b <= 1; ++b)
+        for (int d = -1; d <= 1; ++d) {
+          Cell n{0, {i.i + a, i.j + b, i.k + d}};
+          if ((a == 0 && b == 0 && d == 0) || !shape.normalise(n)) continue;
+          const auto [begin, end] = subtree_keys(n, levels);
+          const int owner = runs.owner(begin, end);
+          if (owner < 0) throw core::Error::internal("octree mesh: no rank holds coarse cell ({},{},{})", n.index[0], n.index[1], n.index[2]);
+          if (owner == comm.rank()) continue;
+          boundary_cell[m] = 1;
+          requests.push_back({coarse.linear({n.index[0], n.index[1], n.index[2]}), comm.rank(), owner});
+        }
+  }
+  // One request per (owner, coarse cell), in key order per owner.
+  const auto coarse_key = [&](std::int64_t linear) {
+    const auto i = coarse.cell_at(linear);
+    return cell_key(Cell{0, {i.i, i.j, i.k}}, levels);
+  };
+  std::sort(requests.begin(), requests.end(), [&](const GhostRequest& x, const GhostRequest& y) {
+    return x.to != y.to ? x.to < y.to : coarse_key(x.coarse) < coarse_key(y.coarse);
+  });
+  requests.erase(std::unique(requests.begin(), requests.end(),
+                             [](const GhostRequest& x, const GhostRequest& y) { return x.to == y.to && x.coarse == y.coarse; }),
+                 requests.end());
+  const std::vector<GhostRequest> asked = mpi::route(comm, requests, [](const GhostRequest& q) { return q.to; });
+
+  // Answer: the leaves of each coarse cell asked for, in key order; remember what went to whom.
+  send_.assign(nranks, {});
+  std::vector<GhostLeaf> answers;
+  for (const GhostRequest& q : asked) {
+    const auto i = coarse.cell_at(q.coarse);
+    const auto [begin, end] = subtree_keys(Cell{0, {i.i, i.j, i.k}}, levels);
+    const auto lo = std::lower_bound(keys.begin(), keys.end(), begin), hi = std::upper_bound(keys.begin(), keys.end(), end);
+    for (auto it = lo; it != hi; ++it) {
+      const auto local = static_cast<std::size_t>(it - keys.begin());
+      answers.push_back({*it, density[local], comm.rank(), q.from});
+      send_[static_cast<std::size_t>(q.from)].push_back(static_cast<std::uint32_t>(local));  // local index; slots below
+    }
+  }
+  const std::vector<GhostLeaf> ghosts = mpi::route(comm, answers, [](const GhostLeaf& g) { return g.to; });
+  // Slots: every leaf, local and ghost, in key order.
+  std::vector<std::pair<std::uint64_t, double>> all;
+  all.reserve(keys.size() + ghosts.size());
+  for (std::size_t n = 0; n < keys.size(); ++n) all.emplace_back(keys[n], density[n]);
+  for (const GhostLeaf& g : ghosts) all.emplace_back(g.key, g.density);
+  std::sort(all.begin(), all.end());
+  key_.resize(all.size());
+  density_.resize(all.size());
+  for (std::size_t s = 0; s < all.size(); ++s) std::tie(key_[s], density_[s]) = all[s];
+  const auto slot_of = [&](std::uint64_t k) {
+    const auto it = std::lower_bound(key_.begin(), key_.end(), k);
+    if (it == key_.end() || *it != k) throw core::Error::internal("octree mesh: leaf key {} is not among the slots", k);
+    return static_cast<std::size_t>(it - key_.begin());
+  };
+  first_ = keys.empty() ? static_cast<std::size_t>(std::lower_bound(key_.begin(), key_.end(), runs.first[static_cast<std::size_t>(comm.rank())]) - key_.begin())
+                        : slot_of(keys.front());
+  end_ = first_ + keys.size();
+  for (auto& list : send_)
+    for (auto& s : list) s = static_cast<std::uint32_t>(first_ + s);
+  receive_.assign(nranks, {});
+  // Each owner's leaves arrive in the order it sends them (send_), which update_ghost_members keeps.
+  for (const GhostLeaf& g : ghosts) receive_[static_cast<std::size_t>(g.from)].push_back(static_cast<std::uint32_t>(slot_of(g.key)));
+  boundary_.assign(keys.size(), 0);
+  {
+    std::size_t m = 0;
+    for (std::size_t n = 0; n < keys.size(); ++n) {
+      const Cell c = coarse_of(cell_of_key(keys[n], levels));
+      while (mine[m] != coarse.linear({c.index[0], c.index[1], c.index[2]})) ++m;
+      boundary_[n] = boundary_cell[m];
+    }
+  }
+
+  // Neighbours: the touching leaves, found in the octree of every slot's leaf.
+  std::vector<Cell> cells(key_.size());
+  for (std::size_t s = 0; s < key_.size(); ++s) cells[s] = cell_of_key(key_[s], levels);
+  const Octree tree = Octree::from_leaves(coarse, levels, cells);
+  neighbour_begin_.assign(keys.size() + 1, 0);
+  for (std::size_t s = first_; s < end_; ++s) {
+    for (const Cell& t : touching_leaves(tree, cells[s])) neighbour_.push_back(static_cast<std::uint32_t>(slot_of(cell_key(t, levels))));
+    neighbour_begin_[s - first_ + 1] = neighbour_.size();
+  }
+}
+
+std::int64_t OctreeMesh::chunk(std::size_t s) const {
+  const Cell c = coarse_of(cell(s));
+  return coarse_.linear({c.index[0], c.index[1], c.index[2]});
+}
+
+void OctreeMesh::update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values, const mpi::Comm& comm) const {
+  const auto nranks = static_cast<std::size_t>(comm.size());
+  std::vector<std::int64_t> send;
+  std::vector<std::uint64_t> counts(nranks, 0);
+  for (std::size_t r = 0; r < nranks; ++r)
+    for (const std::uint32_t s : send_[r])
+      if (members.contains(s)) {
+        send.push_back(values[members.rank(s)]);
+        ++counts[r];
+      }
+  const std::vector<std::int64_t> got = comm.all_to_all<std::int64_t>(send, counts);
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < nranks; ++r)
+    for (const std::uint32_t s : receive_[r])
+      if (members.contains(s)) {
+        if (at >= got.size()) throw core::Error::internal("octree mesh: rank {} sent fewer ghost values than expected", r);
+        values[members.rank(s)] = got[at++];
+      }
+  if (at != got.size()) throw core::Error::internal("octree mesh: {} ghost values received, {} used", got.size(), at);
+}
+
+}  // namespace phew::mesh

@@ -1,0 +1,63 @@
+// The adaptive mesh as a mesh for the watershed (watershed::WatershedMesh; docs/architecture.md, "The
+// mesh"): this rank's leaves, a run of the canonical key order made of whole coarse cells, plus as
+// ghosts every leaf of the coarse cells around them that another rank holds. A leaf's neighbours are the
+// leaves touching it by a face, an edge or a corner (octree.hpp, touching_leaves), all of which lie in
+// its own coarse cell or the 26 around it.
+//
+// Slots are the local and ghost leaves in key order, so the local ones are contiguous and slot order is
+// global index order (the key). A leaf's chunk (for ordered sums) is its coarse cell, never split between ranks.
+#pragma once
+
+#include <phew/grid/cell_set.hpp>
+#include <phew/mesh/octree.hpp>
+#include <phew/mpi/comm.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace phew::mesh {
+
+class OctreeMesh {
+ public:
+  // `keys` and `density`: this rank's leaves in key order (every leaf of its coarse cells, the runs of
+  // ranks 0, 1, ... the whole mesh). Fetches the ghosts from their owners. Collective.
+  OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector<std::uint64_t> keys, std::vector<double> density,
+             const mpi::Comm& comm);
+
+  std::size_t slots() const { return key_.size(); }
+  std::size_t first_local() const { return first_; }
+  std::size_t end_local() const { return end_; }
+  bool is_local(std::size_t s) const { return s >= first_ && s < end_; }
+  bool is_boundary(std::size_t s) const { return is_local(s) && boundary_[s - first_] != 0; }
+  double density(std::size_t s) const { return density_[s]; }
+  std::int64_t global_index(std::size_t s) const { return static_cast<std::int64_t>(key_[s]); }
+  std::int64_t chunk(std::size_t s) const;  // the leaf's coarse cell (linear index)
+  Cell cell(std::size_t s) const { return cell_of_key(key_[s], levels_); }
+  int levels() const { return levels_; }
+  const grid::GridGeometry& coarse() const { return coarse_; }
+
+  template <typename F>
+  void for_each_neighbour(std::size_t s, F&& f) const {
+    const std::size_t l = s - first_;
+    for (std::size_t i = neighbour_begin_[l]; i < neighbour_begin_[l + 1]; ++i) f(static_cast<std::size_t>(neighbour_[i]));
+  }
+
+  // Ghost members of `members` get their owners' values (one value per member, in slot order). A ghost
+  // leaf is a member on its owner too (the same density decides). Collective.
+  void update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values, const mpi::Comm& comm) const;
+
+ private:
+  grid::GridGeometry coarse_;
+  int levels_;
+  std::vector<std::uint64_t> key_;
+  std::vector<double> density_;
+  std::size_t first_ = 0, end_ = 0;
+  std::vector<char> boundary_;                   // per local slot
+  std::vector<std::uint64_t> neighbour_begin_;   // per local slot + 1
+  std::vector<std::uint32_t> neighbour_;         // slots
+  // Ghost exchange: for each rank, the local slots it holds as ghosts (in key order), and the ghost
+  // slots this rank holds of it (in key order).
+  std::vector<std::vector<std::uint32_t>> send_, receive_;
+};
+
+}  // namespace phew::mesh
