@@ -7,17 +7,15 @@
 #include <phew/mpi/agree.hpp>
 #include <phew/manifest/fingerprint.hpp>
 #include <phew/tool/json_config.hpp>
+#include <phew/tool/test_hooks.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <string_view>
-#include <thread>
 
 namespace phew::tool {
 namespace {
@@ -25,17 +23,58 @@ namespace {
 constexpr const char* kExitCodes =
     "Exit codes: 0 success, 1 internal error, 2 usage error, 3 bad input, 4 I/O error.";
 
-// True when a and b are the same file (device and inode, through links and other spellings of the path).
-bool same_file(const std::string& a, const std::string& b) {
+namespace fs = std::filesystem;
+
+// The path with symbolic links and "." / ".." resolved, as far as it exists (the rest appended).
+std::string resolved(const std::string& path) {
   std::error_code ec;
-  return std::filesystem::equivalent(a, b, ec) && !ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? path : p.string();
 }
 
-// Error(usage) when `output` is one of `inputs`: a tool never writes over its inputs.
-void refuse_output_onto_inputs(const std::string& output, const std::vector<std::string>& inputs) {
-  for (const auto& in : inputs)
-    if (same_file(output, in))
-      throw core::Error::usage("-o {} is the input {}: a tool never writes over its inputs (choose another output name)", output, in);
+// True when a and b name the same file: the same resolved path, or (both existing) the same device and
+// inode, through hard links too.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return resolved(a) == resolved(b) || (fs::equivalent(a, b, ec) && !ec);
+}
+
+fs::path folder_of(const std::string& path) {
+  const fs::path p(path);
+  return p.has_parent_path() ? p.parent_path() : fs::path(".");
+}
+
+// Error(input) unless an input that exists is a regular file or a folder: a FIFO or a device would hang
+// or feed the reader garbage (docs/cli.md, "Before any work").
+void check_input_type(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st) || fs::is_directory(st)) return;
+  throw core::Error::input("{}: is neither a regular file nor a folder (a FIFO, a socket or a device?): phew reads files", path);
+}
+
+// Error(io) unless `path` can be written: its folder (or, when the run makes the folder, its nearest
+// existing ancestor) is a writable folder, and no folder, FIFO or device already has its name.
+void check_destination(const std::string& path, bool make_folder) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) throw core::Error::io("{}: is an existing folder, where the run would write a file", path);
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw core::Error::io("{}: exists and is not a regular file (a FIFO or a device?): phew writes files", path);
+  fs::path dir = folder_of(path);
+  if (make_folder)
+    while (!fs::exists(dir, ec) && dir.has_parent_path() && dir.parent_path() != dir) dir = dir.parent_path();
+  if (!fs::is_directory(dir, ec)) throw core::Error::io("{}: output folder {} does not exist", path, dir.string());
+  if (access(dir.c_str(), W_OK) != 0) throw core::Error::io("{}: output folder {} is not writable", path, dir.string());
+}
+
+manifest::Json input_to_json(const manifest::Input& in) {
+  return {{"path", in.path}, {"kind", in.kind}, {"size", in.size}, {"fingerprint", in.fingerprint},
+          {"manifest_id", in.manifest_id}, {"provenance", in.provenance}};
+}
+
+manifest::Input input_from_json(const manifest::Json& j) {
+  return {j["path"], j["kind"], j["size"], j["fingerprint"], j["manifest_id"], j["provenance"]};
 }
 
 // Options that steer the run but are not parameters of the result.
@@ -58,31 +97,130 @@ void print_error(const std::string& tool, const std::string& message) {
 }  // namespace
 
 Context::Context(const ToolSpec& spec, const mpi::Comm& comm, std::string output, manifest::Builder builder)
-    : spec_(spec), comm_(comm), output_(std::move(output)), manifest_(std::move(builder)) {}
+    : spec_(spec), comm_(comm), output_(std::move(output)), manifest_(std::move(builder)) {
+  plan_output(output_);
+}
 
 void Context::phase(std::string name) {
-  const char* fail = std::getenv("PHEW_TEST_FAIL_AT");
-  const char* pause = std::getenv("PHEW_TEST_PAUSE_AT");
-  const char* only = std::getenv("PHEW_TEST_FAIL_RANK");
-  const bool here = !only || std::atoi(only) == comm_.rank() || (std::atoi(only) < 0 && comm_.rank() == comm_.size() - 1);
+  if (!preflight_done_) preflight();
+  test_hook_at_phase(name, comm_);
   phase_ = name;
-  if (pause && name == pause && here) std::this_thread::sleep_for(std::chrono::seconds(60));
-  if (fail && name == fail && here) {
-    // PHEW_TEST_FAIL_WITH=std: a library's exception, as a bare std::map::at would throw it.
-    const char* with = std::getenv("PHEW_TEST_FAIL_WITH");
-    if (with && std::string(with) == "std") throw std::out_of_range("map::at");
-    throw core::Error::internal("failure injected (PHEW_TEST_FAIL_AT)");
-  }
   timer_.start(std::move(name));
 }
 
-void Context::check_not_an_input(const std::string& output) const {
-  const auto replaces = [&](const std::string& path) { return same_file(output, path); };
-  if (std::any_of(replaceable_.begin(), replaceable_.end(), replaces)) return;
-  refuse_output_onto_inputs(output, manifest_.input_paths());
+void Context::set_command_line_inputs(std::vector<std::string> inputs, std::vector<std::string> replaceable) {
+  inputs_ = std::move(inputs);
+  inputs_.insert(inputs_.end(), replaceable.begin(), replaceable.end());
+  replaceable_ = std::move(replaceable);
+}
+
+void Context::plan_output(const std::string& path) {
+  plan({path, path == output_ ? "-o" : "an output", false});
+  plan({path + ".json", "the manifest of " + path, false});
+}
+
+void Context::plan_side_output(const std::string& path, bool make_folder) { plan({path, "a side output", make_folder}); }
+
+void Context::plan(Planned p) {
+  for (const Planned& q : planned_)
+    if (q.path == p.path && q.what == p.what) return;  // planned already (a side output written as planned)
+  planned_.push_back(std::move(p));
+  if (preflight_done_) mpi::agree(comm_, [&] {
+      if (comm_.root()) check_planned(planned_.back(), planned_.size() - 1);
+    });
+}
+
+void Context::check_planned(const Planned& p, std::size_t index) const {
+  // -o and its manifest may replace the inputs the tool declares replaceable (a tree continued in place).
+  const bool main_output = index < 2;
+  for (const std::string& in : inputs_) {
+    std::error_code ec;
+    if (!fs::exists(in, ec)) continue;
+    if (same_file(p.path, in) || same_file(p.path, in + ".json")) {
+      const std::string which = same_file(p.path, in) ? in : in + ".json";
+      const bool may_replace = main_output && std::any_of(replaceable_.begin(), replaceable_.end(), [&](const std::string& r) {
+                                 return same_file(r, in);
+                               });
+      if (!may_replace)
+        throw core::Error::usage("{} ({}) is {}: a tool never writes over its inputs or their manifests (choose another name)",
+                                 p.path, p.what, which == in ? "the input " + in : "the manifest of the input " + in);
+    }
+  }
+  for (std::size_t i = 0; i < index; ++i)
+    if (same_file(p.path, planned_[i].path))
+      throw core::Error::usage("{} ({}) and {} ({}) are the same file: choose other names", planned_[i].path, planned_[i].what,
+                               p.path, p.what);
+  check_destination(p.path, p.make_folder);
+}
+
+void Context::preflight() {
+  preflight_done_ = true;
+  mpi::agree(comm_, [&] {
+    if (!comm_.root()) return;
+    for (const std::string& in : inputs_) check_input_type(in);
+    for (std::size_t i = 0; i < planned_.size(); ++i) check_planned(planned_[i], i);
+    // Temporary files of killed runs in every folder this run writes to (docs/cli.md).
+    for (const Planned& p : planned_) io::remove_stale_temporaries(p.path);
+  });
+}
+
+void Context::check_not_an_output(const std::string& input) const {
+  if (std::any_of(replaceable_.begin(), replaceable_.end(), [&](const std::string& r) { return same_file(r, input); })) return;
+  for (const Planned& p : planned_)
+    if (same_file(p.path, input) || same_file(p.path, input + ".json"))
+      throw core::Error::usage("{} ({}) is {}: a tool never writes over its inputs or their manifests (choose another name)",
+                               p.path, p.what, same_file(p.path, input) ? "the input " + input : "the manifest of the input " + input);
+}
+
+manifest::Input Context::add_input(const std::string& path, const std::vector<std::string>& kinds) {
+  std::string text;
+  mpi::agree(comm_, [&] {
+    if (!comm_.root()) return;
+    const manifest::Input in = manifest::check_phew_input(path, kinds);
+    check_not_an_output(path);
+    manifest_.add_input(in);
+    text = input_to_json(in).dump();
+  });
+  comm_.broadcast(text);
+  return input_from_json(manifest::Json::parse(text));
+}
+
+void Context::add_external_inputs(const std::vector<std::string>& paths, const std::string& kind) {
+  add_inputs([&] {
+    std::vector<manifest::Input> out;
+    for (const std::string& p : paths) out.push_back(manifest::external_input(p, kind));
+    return out;
+  });
+}
+
+void Context::add_inputs(const std::function<std::vector<manifest::Input>()>& on_root) {
+  mpi::agree(comm_, [&] {
+    if (!comm_.root()) return;
+    for (const manifest::Input& in : on_root()) {
+      check_not_an_output(in.path);
+      manifest_.add_input(in);
+    }
+  });
+}
+
+void Context::on_root(const std::function<void()>& work) {
+  mpi::agree(comm_, [&] {
+    if (comm_.root()) work();
+  });
+}
+
+void Context::write_output(const std::function<void(io::File&)>& write) { write_output(output_, spec_.output_kind, write); }
+
+void Context::write_output(const std::string& path, const std::string& kind, const std::function<void(io::File&)>& write) {
+  plan_output(path);
+  io::AtomicOutput out(path, comm_);
+  io::File file = io::File::create(out.temp_path(), comm_);
+  write(file);
+  finish_output(file, out, kind);
 }
 
 void Context::side_output(const std::string& path, const std::string& kind, const std::string& content) {
+  plan_side_output(path);
   mpi::agree(comm_, [&] {
     if (!comm_.root()) return;
     commit_.add_text(path, content);
@@ -114,7 +252,7 @@ void Context::finish_output(io::File& file, io::AtomicOutput& out, const std::st
   // Fingerprinted before anything moves: the manifest beside the file is complete when the file is.
   mpi::agree(comm_, [&] {
     if (!comm_.root()) return;
-    check_not_an_input(path);
+    for (const std::string& in : manifest_.input_paths()) check_not_an_output(in);  // the last guard
     const auto size = std::filesystem::file_size(out.temp_path());
     const std::string fp = manifest::fingerprint_file(out.temp_path());
     commit_.add(out.temp_path(), path);
@@ -144,16 +282,6 @@ std::vector<std::string> files_in_options(const CLI::App& app, const ToolSpec& s
     }
   }
   return out;
-}
-
-// Before any work: the output's folder exists and is writable, and -o is not one of the inputs.
-void check_output(const std::string& output, const std::vector<std::string>& inputs) {
-  const std::filesystem::path p(output);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) throw core::Error::io("{}: output folder {} does not exist", output, dir.string());
-  if (access(dir.c_str(), W_OK) != 0) throw core::Error::io("{}: output folder {} is not writable", output, dir.string());
-  refuse_output_onto_inputs(output, inputs);
 }
 
 }  // namespace
@@ -213,8 +341,7 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
     return fmt::format("internal error in phase {} on rank {}: {}", ctx.current_phase(), rank, what);
   };
   try {
-    check_output(output, files_in_options(app, spec));
-    ctx.allow_replacing(files_in_options(app, spec, true));
+    ctx.set_command_line_inputs(files_in_options(app, spec), files_in_options(app, spec, true));
     body(ctx);
     ctx.commit();
     io::close_library();

@@ -37,7 +37,9 @@ struct CatalogueInput {
   const io::File& patches;
   const io::File& grid;
   std::function<particles::ParticleSet()> particles;
-  std::string velocity_units = "km/s (peculiar)";  // of the particles' velocities (peculiar: the readers convert)
+  // Of the particles' velocities, as the snapshot names them (Units::peculiar_velocity_name: the readers
+  // convert to peculiar); set with `particles`, unused without.
+  std::string velocity_units = "";
 };
 
 // Counts for the log and the manifest.
