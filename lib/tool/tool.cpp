@@ -56,6 +56,7 @@ void check_input_type(const std::string& path) {
 // Error(io) unless `path` can be written: its folder (or, when the run makes the folder, its nearest
 // existing ancestor) is a writable folder, and no folder, FIFO or device already has its name.
 void check_destination(const std::string& path, bool make_folder) {
+  if (path.empty()) throw core::Error::usage("an empty file name to write (-o '' ?)");
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (fs::is_directory(st)) throw core::Error::io("{}: is an existing folder, where the run would write a file", path);
@@ -66,15 +67,6 @@ void check_destination(const std::string& path, bool make_folder) {
     while (!fs::exists(dir, ec) && dir.has_parent_path() && dir.parent_path() != dir) dir = dir.parent_path();
   if (!fs::is_directory(dir, ec)) throw core::Error::io("{}: output folder {} does not exist", path, dir.string());
   if (access(dir.c_str(), W_OK) != 0) throw core::Error::io("{}: output folder {} is not writable", path, dir.string());
-}
-
-manifest::Json input_to_json(const manifest::Input& in) {
-  return {{"path", in.path}, {"kind", in.kind}, {"size", in.size}, {"fingerprint", in.fingerprint},
-          {"manifest_id", in.manifest_id}, {"provenance", in.provenance}};
-}
-
-manifest::Input input_from_json(const manifest::Json& j) {
-  return {j["path"], j["kind"], j["size"], j["fingerprint"], j["manifest_id"], j["provenance"]};
 }
 
 // Options that steer the run but are not parameters of the result.
@@ -103,8 +95,8 @@ Context::Context(const ToolSpec& spec, const mpi::Comm& comm, std::string output
 
 void Context::phase(std::string name) {
   if (!preflight_done_) preflight();
+  phase_ = name;  // before the hooks: a failure injected here is one of this phase, after the start
   test_hook_at_phase(name, comm_);
-  phase_ = name;
   timer_.start(std::move(name));
 }
 
@@ -125,8 +117,9 @@ void Context::plan(Planned p) {
   for (const Planned& q : planned_)
     if (q.path == p.path && q.what == p.what) return;  // planned already (a side output written as planned)
   planned_.push_back(std::move(p));
-  if (preflight_done_) mpi::agree(comm_, [&] {
-      if (comm_.root()) check_planned(planned_.back(), planned_.size() - 1);
+  if (preflight_done_) on_root([&] {
+      check_planned(planned_.back(), planned_.size() - 1);
+      io::remove_stale_temporaries(planned_.back().path);
     });
 }
 
@@ -155,8 +148,7 @@ void Context::check_planned(const Planned& p, std::size_t index) const {
 
 void Context::preflight() {
   preflight_done_ = true;
-  mpi::agree(comm_, [&] {
-    if (!comm_.root()) return;
+  on_root([&] {
     for (const std::string& in : inputs_) check_input_type(in);
     for (std::size_t i = 0; i < planned_.size(); ++i) check_planned(planned_[i], i);
     // Temporary files of killed runs in every folder this run writes to (docs/cli.md).
@@ -173,16 +165,22 @@ void Context::check_not_an_output(const std::string& input) const {
 }
 
 manifest::Input Context::add_input(const std::string& path, const std::vector<std::string>& kinds) {
-  std::string text;
-  mpi::agree(comm_, [&] {
-    if (!comm_.root()) return;
-    const manifest::Input in = manifest::check_phew_input(path, kinds);
+  manifest::Input in;
+  on_root([&] {
+    in = manifest::check_phew_input(path, kinds);
     check_not_an_output(path);
     manifest_.add_input(in);
-    text = input_to_json(in).dump();
   });
-  comm_.broadcast(text);
-  return input_from_json(manifest::Json::parse(text));
+  // Field by field: the path (given on every rank) need not be UTF-8, so it never goes through JSON.
+  in.path = path;
+  comm_.broadcast(in.kind);
+  comm_.broadcast(in.size);
+  comm_.broadcast(in.fingerprint);
+  comm_.broadcast(in.manifest_id);
+  std::string provenance = comm_.root() ? in.provenance.dump() : std::string();
+  comm_.broadcast(provenance);
+  in.provenance = manifest::Json::parse(provenance);
+  return in;
 }
 
 void Context::add_external_inputs(const std::vector<std::string>& paths, const std::string& kind) {
@@ -193,10 +191,9 @@ void Context::add_external_inputs(const std::vector<std::string>& paths, const s
   });
 }
 
-void Context::add_inputs(const std::function<std::vector<manifest::Input>()>& on_root) {
-  mpi::agree(comm_, [&] {
-    if (!comm_.root()) return;
-    for (const manifest::Input& in : on_root()) {
+void Context::add_inputs(const std::function<std::vector<manifest::Input>()>& find) {
+  on_root([&] {
+    for (const manifest::Input& in : find()) {
       check_not_an_output(in.path);
       manifest_.add_input(in);
     }
@@ -221,8 +218,7 @@ void Context::write_output(const std::string& path, const std::string& kind, con
 
 void Context::side_output(const std::string& path, const std::string& kind, const std::string& content) {
   plan_side_output(path);
-  mpi::agree(comm_, [&] {
-    if (!comm_.root()) return;
+  on_root([&] {
     commit_.add_text(path, content);
     manifest_.side_output(path, kind, content.size(), manifest::fingerprint_text(content));
   });
@@ -250,8 +246,7 @@ void Context::finish_output(io::File& file, io::AtomicOutput& out, const std::st
   file.write_attribute("/", "manifest", text);
   file.close();
   // Fingerprinted before anything moves: the manifest beside the file is complete when the file is.
-  mpi::agree(comm_, [&] {
-    if (!comm_.root()) return;
+  on_root([&] {
     for (const std::string& in : manifest_.input_paths()) check_not_an_output(in);  // the last guard
     const auto size = std::filesystem::file_size(out.temp_path());
     const std::string fp = manifest::fingerprint_file(out.temp_path());
@@ -362,7 +357,10 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   // Before the first phase, errors come from the command line, the same on every rank.
   if (agreed || !ctx.started() || comm.size() == 1) {
     if (comm.root()) print_error(spec.name, message);
-    if (io::unusable()) std::_Exit(exit_code(kind));  // see io::unusable(): no HDF5 or MPI shutdown
+    if (io::unusable()) {  // see io::unusable(): no HDF5 or MPI shutdown, and no destructors
+      io::remove_temporary_files();  // so the temporary files of ctx's Commit go now (docs/cli.md)
+      std::_Exit(exit_code(kind));
+    }
     io::close_abandoned_files();  // every rank failed together, so every rank closes them together
     io::close_library();
     return exit_code(kind);

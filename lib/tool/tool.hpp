@@ -62,9 +62,9 @@ class Context {
   manifest::Input add_input(const std::string& path, const std::vector<std::string>& kinds);
   // External files (the pieces of a snapshot, a scene): recorded as inputs of kind `kind`. Collective.
   void add_external_inputs(const std::vector<std::string>& paths, const std::string& kind);
-  // Inputs found by `on_root` (run on rank 0 only, errors agreed): the snapshot files of a provenance
+  // Inputs found by `find` (run on rank 0 only, errors agreed): the snapshot files of a provenance
   // chain, a centres file. Collective.
-  void add_inputs(const std::function<std::vector<manifest::Input>()>& on_root);
+  void add_inputs(const std::function<std::vector<manifest::Input>()>& find);
 
   // Work only rank 0 does (the tree, a check of a manifest), its errors agreed on every rank. Collective.
   void on_root(const std::function<void()>& work);
