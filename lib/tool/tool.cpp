@@ -261,15 +261,17 @@ void Context::commit() { commit_.apply(comm_); }
 
 namespace {
 
-// The files named by the options (positional inputs included; PEAKS:VOTERS pairs split), for the check
-// that -o names none of them. Inputs the tool declares replaceable are listed apart, or only they.
+// The files named by the options (positional inputs included; PEAKS:VOTERS pairs split; the spec's
+// output options left out), for the preflight. Inputs the tool declares replaceable are listed apart, or only they.
 std::vector<std::string> files_in_options(const CLI::App& app, const ToolSpec& spec, bool replaceable_ones = false) {
   std::vector<std::string> out;
   for (const CLI::Option* opt : app.get_options()) {
     const std::string name = opt->get_lnames().empty() ? opt->get_name() : opt->get_lnames().front();
     const auto& replaceable = spec.replaceable_inputs;
     const bool may_replace = std::find(replaceable.begin(), replaceable.end(), "--" + name) != replaceable.end();
-    if (is_common_option(name) || may_replace != replaceable_ones) continue;
+    const auto& outputs = spec.output_options;
+    const bool names_output = std::find(outputs.begin(), outputs.end(), "--" + name) != outputs.end();
+    if (is_common_option(name) || names_output || may_replace != replaceable_ones) continue;
     for (const std::string& value : opt->results()) {
       out.push_back(value);
       for (std::size_t colon = value.find(':'); colon != std::string::npos; colon = value.find(':', colon + 1))

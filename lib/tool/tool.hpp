@@ -25,6 +25,9 @@ struct ToolSpec {
   // Options naming an input the output may replace (mergertree's --state: a tree continued in place).
   // Every other input is protected: -o naming it is a usage error.
   std::vector<std::string> replaceable_inputs = {};
+  // Options naming a file or folder the run writes (mergertree's --stats, --export-ctrees): not inputs,
+  // so a second run may replace what the first wrote. The tool plans the files (Context::plan_side_output).
+  std::vector<std::string> output_options = {};
 };
 
 // What a running tool gets: the communicator, its output path, the manifest being built, timers; and

@@ -105,6 +105,12 @@ refused() {
   assert_only_files "$OUT"
   refused 2 mergertree "$D/000.peaks.h5" "$D/001.peaks.h5" -o "$OUT/tree.h5" --stats "$OUT/tree.h5.json"
   assert_only_files "$OUT"
+  # A file the previous run wrote is no input: the next run replaces it.
+  local i
+  for i in 1 2; do
+    run --separate-stderr mergertree "$D/000.peaks.h5" "$D/001.peaks.h5" -o "$OUT/tree.h5" --stats "$OUT/stats.json" -q
+    assert_success
+  done
 }
 
 @test "item 5: the next run removes every temporary file of a dead run: outputs, manifests, text exports" {
