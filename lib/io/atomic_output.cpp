@@ -16,6 +16,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <string_view>
 #include <string>
 #include <thread>
 
@@ -67,12 +69,23 @@ extern "C" void cleanup_handler(int sig) {
   std::raise(sig);
 }
 
-std::string host_name() {
+// The owner part of temporary names: this host, as 8 hex digits (FNV-1a of its name), so that a name
+// stays short however long the host name is.
+std::string host_tag() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) std::strcpy(name, "host");
+  std::uint32_t h = 2166136261u;
+  for (const char* c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 16777619u;
+  return fmt::format("{:08x}", h);
+}
+
+// The host as the old names spelt it (".NAME.partial-HOST-PID"), to clean up after older versions.
+std::string old_host_name() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "host";
   std::string s(name);
   for (char& c : s)
-    if (c == '/' || c == '-') c = '_';  // the separator of the temporary name's suffix
+    if (c == '/' || c == '-') c = '_';
   return s;
 }
 
@@ -81,29 +94,32 @@ fs::path folder_of(const std::string& final_path) {
   return p.has_parent_path() ? p.parent_path() : fs::path(".");
 }
 
-// ".NAME.partial-" : the prefix of every temporary file of output NAME.
-std::string partial_prefix(const std::string& final_path) { return "." + fs::path(final_path).filename().string() + ".partial-"; }
+constexpr std::string_view kTempPrefix = ".phew-";
 
-// Removes temporary files of this output left by runs on this host whose process is gone. Names of
-// other hosts (a shared file system) are left alone: their processes cannot be seen from here.
-void remove_stale_partials(const std::string& final_path) {
-  const std::string prefix = partial_prefix(final_path), host = host_name();
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(folder_of(final_path), ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    std::string owner = name.substr(prefix.size());  // HOST-PID, or PID from older versions
-    const auto dash = owner.rfind('-');
-    if (dash != std::string::npos) {
-      if (owner.substr(0, dash) != host) continue;
-      owner = owner.substr(dash + 1);
-    }
-    char* end = nullptr;
-    const long pid = std::strtol(owner.c_str(), &end, 10);
-    if (owner.empty() || *end != '\0' || pid <= 0) continue;
-    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
-    fs::remove(entry.path(), ec);
+// True when `pid` names no process on this host (kill(pid, 0) fails with ESRCH).
+bool process_gone(const std::string& pid_text) {
+  char* end = nullptr;
+  const long pid = std::strtol(pid_text.c_str(), &end, 10);
+  if (pid_text.empty() || *end != '\0' || pid <= 0) return false;
+  return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+// The PID that owns temporary file `name` when it was made on this host, else "" (not a temporary
+// file, another host's, or unreadable). Names: ".phew-HOST8-PID-XXXXXX" (docs/cli.md), and the older
+// ".NAME.partial-HOST-PID" and ".NAME.partial-PID".
+std::string owner_on_this_host(const std::string& name) {
+  if (name.rfind(kTempPrefix, 0) == 0) {
+    const std::string rest = name.substr(kTempPrefix.size());  // HOST8-PID-XXXXXX
+    const auto a = rest.find('-'), b = rest.rfind('-');
+    if (a == std::string::npos || b == a || rest.substr(0, a) != host_tag()) return "";
+    return rest.substr(a + 1, b - a - 1);
   }
+  const auto at = name.find(".partial-");
+  if (name.empty() || name[0] != '.' || at == std::string::npos) return "";
+  std::string owner = name.substr(at + 9);  // HOST-PID, or PID from older versions
+  const auto dash = owner.rfind('-');
+  if (dash == std::string::npos) return owner;
+  return owner.substr(0, dash) == old_host_name() ? owner.substr(dash + 1) : "";
 }
 
 std::string temp_name_for(const std::string& final_path) {
@@ -111,7 +127,17 @@ std::string temp_name_for(const std::string& final_path) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw core::Error::io("{}: output folder {} does not exist", final_path, dir.string());
   if (access(dir.c_str(), W_OK) != 0) throw core::Error::io("{}: output folder {} is not writable", final_path, dir.string());
-  return (dir / (partial_prefix(final_path) + host_name() + "-" + std::to_string(getpid()))).string();
+  // The host and PID name the owner (for the cleanup after a killed run); six random characters tell a
+  // process's files apart. Short, whatever the output's name (Open MPI extends it for its own files).
+  static std::mt19937_64 random(std::random_device{}() ^ static_cast<std::uint64_t>(getpid()));
+  static constexpr std::string_view kChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  const std::string owner = std::string(kTempPrefix) + host_tag() + "-" + std::to_string(getpid()) + "-";
+  for (;;) {
+    std::string name = owner;
+    for (int i = 0; i < 6; ++i) name += kChars[random() % kChars.size()];
+    const fs::path p = dir / name;
+    if (!fs::exists(p, ec)) return p.string();
+  }
 }
 
 void hold_termination_signals() {
@@ -135,12 +161,20 @@ void install_cleanup_on_signals() {
 
 void remove_temporary_files() { unlink_registered(); }
 
+void remove_stale_temporaries(const std::string& final_path) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder_of(final_path), ec)) {
+    const std::string owner = owner_on_this_host(entry.path().filename().string());
+    if (!owner.empty() && process_gone(owner)) fs::remove(entry.path(), ec);
+  }
+}
+
 AtomicOutput::AtomicOutput(std::string final_path, const mpi::Comm& comm) : final_(std::move(final_path)), comm_(comm) {
   std::string error;
   if (comm.root()) {
     try {
       temp_ = temp_name_for(final_);
-      remove_stale_partials(final_);
+      remove_stale_temporaries(final_);
     } catch (const core::Error& e) {
       error = e.what();
     }

@@ -1,6 +1,7 @@
 // Nothing half-written (docs/cli.md, "Nothing half-written"). Every file a run writes (its outputs, their manifests, side
-// outputs such as text exports and quicklooks) is written under a hidden temporary name in its folder,
-// `.NAME.partial-HOST-PID`, and all of them are moved into place together, at the end of a successful
+// outputs such as text exports and quicklooks) is written under a short hidden temporary name in its
+// folder, `.phew-HOST-PID-XXXXXX` (HOST: 8 hex digits of the host name; the final name is kept in memory,
+// so a long output name never makes a longer one), and all of them are moved into place together, at the end of a successful
 // run, by one Commit. At every instant each output name holds the old file or the new one, never a
 // partial one; a failed run commits nothing.
 #pragma once
@@ -13,8 +14,8 @@
 
 namespace phew::io {
 
-// A temporary file for one output. Choosing the name also removes stale temporary files of the same
-// output left by killed runs on this host (their process is gone).
+// A temporary file for one output. Choosing the name also removes the stale temporary files in the
+// output's folder (remove_stale_temporaries).
 class AtomicOutput {
  public:
   // Chooses the temporary name on rank 0 and shares it. Collective.
@@ -76,6 +77,12 @@ void install_cleanup_on_signals();
 // a Commit never applied), now. For a process about to end without unwinding (MPI_Abort): destructors
 // will not run, and MPI_Abort ends the calling rank without a signal the cleanup handler would see.
 void remove_temporary_files();
+
+// Removes the temporary files in the folder of `final_path` left by killed runs on this host (their
+// process is gone), whatever output they were for: `.phew-HOST-PID-XXXXXX`, and the older
+// `.NAME.partial-HOST-PID`. Other hosts' files are left alone (a shared file system: their processes
+// cannot be seen from here). Not collective.
+void remove_stale_temporaries(const std::string& final_path);
 
 // The message for a failed write or rename of `path`: the system's reason ("No space left on device").
 std::string write_failure(const std::string& path, int error_number);

@@ -142,6 +142,13 @@ void Comm::all_gatherv_bytes(const char* send, std::uint64_t nbytes, std::vector
   all_to_all_bytes(repeated.data(), counts, recv);
 }
 
+void Comm::gatherv_to_root_bytes(const char* send, std::uint64_t nbytes, std::vector<char>& recv) const {
+  // Implemented over all_to_all: rank 0 receives every rank's bytes, the others nothing.
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(size_), 0);
+  counts[0] = nbytes;
+  all_to_all_bytes(send, counts, recv);
+}
+
 void abort(const Comm& comm, int code) {
   MPI_Abort(comm.raw(), code);
   std::_Exit(code);  // MPI_Abort does not return; this is for the compiler and for broken MPIs

@@ -78,6 +78,11 @@ class Comm {
   template <typename T>
   std::vector<T> all_gatherv(std::span<const T> items) const;
 
+  // The same on rank 0 only (the others get an empty vector): what one rank writes out, without a
+  // copy of everything on every rank.
+  template <typename T>
+  std::vector<T> gatherv_to_root(std::span<const T> items) const;
+
   // Each rank sends counts[d] consecutive items of `items` to rank d (items grouped by destination,
   // in destination order); returns what it receives, grouped by source rank in rank order.
   // Order within each group is preserved, so the exchange is deterministic.
@@ -100,6 +105,7 @@ class Comm {
   }
   void all_to_all_bytes(const char* send, std::span<const std::uint64_t> send_bytes, std::vector<char>& recv) const;
   void all_gatherv_bytes(const char* send, std::uint64_t n, std::vector<char>& recv) const;
+  void gatherv_to_root_bytes(const char* send, std::uint64_t n, std::vector<char>& recv) const;
 
   MPI_Comm comm_;
   int rank_ = 0;
@@ -111,6 +117,16 @@ std::vector<T> Comm::all_gatherv(std::span<const T> items) const {
   static_assert(std::is_trivially_copyable_v<T>);
   std::vector<char> bytes;
   all_gatherv_bytes(reinterpret_cast<const char*>(items.data()), items.size_bytes(), bytes);
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(out.data()));
+  return out;
+}
+
+template <typename T>
+std::vector<T> Comm::gatherv_to_root(std::span<const T> items) const {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::vector<char> bytes;
+  gatherv_to_root_bytes(reinterpret_cast<const char*>(items.data()), items.size_bytes(), bytes);
   std::vector<T> out(bytes.size() / sizeof(T));
   std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(out.data()));
   return out;

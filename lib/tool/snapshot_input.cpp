@@ -26,6 +26,10 @@ std::unique_ptr<particles::SnapshotReader> open_snapshot_with_units(const std::v
   return reader;
 }
 
+std::string gravitational_constant_units(const particles::Units& u) {
+  return "(" + u.velocity_name() + ")^2 " + u.length_name() + "/(" + u.mass_name() + ")";
+}
+
 manifest::Json units_record(const particles::Units& u) {
   manifest::Json j = {{"length", u.length_name()},
                       {"mass", u.mass_name()},

@@ -23,6 +23,9 @@ void declare_units_option(CLI::App& app, std::string& units);
 std::unique_ptr<particles::SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths, const std::string& units,
                                                          const mpi::Comm& comm, manifest::Builder* manifest);
 
+// The units of G in the snapshot's units, "(km/s)^2 Mpc/h/(1e10 Msun/h)", as manifests record it.
+std::string gravitational_constant_units(const particles::Units& units);
+
 // {"length": "Mpc/h", "mass": "1e10 Msun/h", "velocity": "km/s (peculiar)", "length_in_cm": ..., "mass_in_g":
 // ..., "velocity_in_cm_per_s": ..., "h_scaled": true, "source": "inferred", "density_ratio": 1.02}; the
 // ratio (mean density over Omega_m rho_crit) only when it was measured.

@@ -7,11 +7,11 @@
 #include <phew/mpi/agree.hpp>
 #include <phew/manifest/fingerprint.hpp>
 #include <phew/tool/json_config.hpp>
+#include <phew/tool/test_hooks.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
@@ -19,7 +19,6 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string_view>
-#include <thread>
 
 namespace phew::tool {
 namespace {
@@ -27,17 +26,50 @@ namespace {
 constexpr const char* kExitCodes =
     "Exit codes: 0 success, 1 internal error, 2 usage error, 3 bad input, 4 I/O error.";
 
-// True when a and b are the same file (device and inode, through links and other spellings of the path).
-bool same_file(const std::string& a, const std::string& b) {
+namespace fs = std::filesystem;
+
+// The path with symbolic links and "." / ".." resolved, as far as it exists (the rest appended).
+std::string resolved(const std::string& path) {
   std::error_code ec;
-  return std::filesystem::equivalent(a, b, ec) && !ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? path : p.string();
 }
 
-// Error(usage) when `output` is one of `inputs`: a tool never writes over its inputs.
-void refuse_output_onto_inputs(const std::string& output, const std::vector<std::string>& inputs) {
-  for (const auto& in : inputs)
-    if (same_file(output, in))
-      throw core::Error::usage("-o {} is the input {}: a tool never writes over its inputs (choose another output name)", output, in);
+// True when a and b name the same file: the same resolved path, or (both existing) the same device and
+// inode, through hard links too.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return resolved(a) == resolved(b) || (fs::equivalent(a, b, ec) && !ec);
+}
+
+fs::path folder_of(const std::string& path) {
+  const fs::path p(path);
+  return p.has_parent_path() ? p.parent_path() : fs::path(".");
+}
+
+// Error(input) unless an input that exists is a regular file or a folder: a FIFO or a device would hang
+// or feed the reader garbage (docs/cli.md, "Before any work").
+void check_input_type(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st) || fs::is_directory(st)) return;
+  throw core::Error::input("{}: is neither a regular file nor a folder (a FIFO, a socket or a device?): phew reads files", path);
+}
+
+// Error(io) unless `path` can be written: its folder (or, when the run makes the folder, its nearest
+// existing ancestor) is a writable folder, and no folder, FIFO or device already has its name.
+void check_destination(const std::string& path, bool make_folder) {
+  if (path.empty()) throw core::Error::usage("an empty file name to write (-o '' ?)");
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) throw core::Error::io("{}: is an existing folder, where the run would write a file", path);
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw core::Error::io("{}: exists and is not a regular file (a FIFO or a device?): phew writes files", path);
+  fs::path dir = folder_of(path);
+  if (make_folder)
+    while (!fs::exists(dir, ec) && dir.has_parent_path() && dir.parent_path() != dir) dir = dir.parent_path();
+  if (!fs::is_directory(dir, ec)) throw core::Error::io("{}: output folder {} does not exist", path, dir.string());
+  if (access(dir.c_str(), W_OK) != 0) throw core::Error::io("{}: output folder {} is not writable", path, dir.string());
 }
 
 // Options that steer the run but are not parameters of the result.
@@ -60,33 +92,136 @@ void print_error(const std::string& tool, const std::string& message) {
 }  // namespace
 
 Context::Context(const ToolSpec& spec, const mpi::Comm& comm, std::string output, manifest::Builder builder)
-    : spec_(spec), comm_(comm), output_(std::move(output)), manifest_(std::move(builder)) {}
+    : spec_(spec), comm_(comm), output_(std::move(output)), manifest_(std::move(builder)) {
+  plan_output(output_);
+}
 
 void Context::phase(std::string name) {
-  const char* fail = std::getenv("PHEW_TEST_FAIL_AT");
-  const char* pause = std::getenv("PHEW_TEST_PAUSE_AT");
-  const char* only = std::getenv("PHEW_TEST_FAIL_RANK");
-  const bool here = !only || std::atoi(only) == comm_.rank() || (std::atoi(only) < 0 && comm_.rank() == comm_.size() - 1);
-  phase_ = name;
-  if (pause && name == pause && here) std::this_thread::sleep_for(std::chrono::seconds(60));
-  if (fail && name == fail && here) {
-    // PHEW_TEST_FAIL_WITH=std: a library's exception, as a bare std::map::at would throw it.
-    const char* with = std::getenv("PHEW_TEST_FAIL_WITH");
-    if (with && std::string(with) == "std") throw std::out_of_range("map::at");
-    throw core::Error::internal("failure injected (PHEW_TEST_FAIL_AT)");
-  }
+  if (!preflight_done_) preflight();
+  phase_ = name;  // before the hooks: a failure injected here is one of this phase, after the start
+  test_hook_at_phase(name, comm_);
   timer_.start(std::move(name));
 }
 
-void Context::check_not_an_input(const std::string& output) const {
-  const auto replaces = [&](const std::string& path) { return same_file(output, path); };
-  if (std::any_of(replaceable_.begin(), replaceable_.end(), replaces)) return;
-  refuse_output_onto_inputs(output, manifest_.input_paths());
+void Context::set_command_line_inputs(std::vector<std::string> inputs, std::vector<std::string> replaceable) {
+  inputs_ = std::move(inputs);
+  inputs_.insert(inputs_.end(), replaceable.begin(), replaceable.end());
+  replaceable_ = std::move(replaceable);
+}
+
+void Context::plan_output(const std::string& path) {
+  plan({path, path == output_ ? "-o" : "an output", false});
+  plan({path + ".json", "the manifest of " + path, false});
+}
+
+void Context::plan_side_output(const std::string& path, bool make_folder) { plan({path, "a side output", make_folder}); }
+
+void Context::plan(Planned p) {
+  for (const Planned& q : planned_)
+    if (q.path == p.path && q.what == p.what) return;  // planned already (a side output written as planned)
+  planned_.push_back(std::move(p));
+  if (preflight_done_) on_root([&] {
+      check_planned(planned_.back(), planned_.size() - 1);
+      io::remove_stale_temporaries(planned_.back().path);
+    });
+}
+
+void Context::check_planned(const Planned& p, std::size_t index) const {
+  // -o and its manifest may replace the inputs the tool declares replaceable (a tree continued in place).
+  const bool main_output = index < 2;
+  for (const std::string& in : inputs_) {
+    std::error_code ec;
+    if (!fs::exists(in, ec)) continue;
+    if (same_file(p.path, in) || same_file(p.path, in + ".json")) {
+      const std::string which = same_file(p.path, in) ? in : in + ".json";
+      const bool may_replace = main_output && std::any_of(replaceable_.begin(), replaceable_.end(), [&](const std::string& r) {
+                                 return same_file(r, in);
+                               });
+      if (!may_replace)
+        throw core::Error::usage("{} ({}) is {}: a tool never writes over its inputs or their manifests (choose another name)",
+                                 p.path, p.what, which == in ? "the input " + in : "the manifest of the input " + in);
+    }
+  }
+  for (std::size_t i = 0; i < index; ++i)
+    if (same_file(p.path, planned_[i].path))
+      throw core::Error::usage("{} ({}) and {} ({}) are the same file: choose other names", planned_[i].path, planned_[i].what,
+                               p.path, p.what);
+  check_destination(p.path, p.make_folder);
+}
+
+void Context::preflight() {
+  preflight_done_ = true;
+  on_root([&] {
+    for (const std::string& in : inputs_) check_input_type(in);
+    for (std::size_t i = 0; i < planned_.size(); ++i) check_planned(planned_[i], i);
+    // Temporary files of killed runs in every folder this run writes to (docs/cli.md).
+    for (const Planned& p : planned_) io::remove_stale_temporaries(p.path);
+  });
+}
+
+void Context::check_not_an_output(const std::string& input) const {
+  if (std::any_of(replaceable_.begin(), replaceable_.end(), [&](const std::string& r) { return same_file(r, input); })) return;
+  for (const Planned& p : planned_)
+    if (same_file(p.path, input) || same_file(p.path, input + ".json"))
+      throw core::Error::usage("{} ({}) is {}: a tool never writes over its inputs or their manifests (choose another name)",
+                               p.path, p.what, same_file(p.path, input) ? "the input " + input : "the manifest of the input " + input);
+}
+
+manifest::Input Context::add_input(const std::string& path, const std::vector<std::string>& kinds) {
+  manifest::Input in;
+  on_root([&] {
+    in = manifest::check_phew_input(path, kinds);
+    check_not_an_output(path);
+    manifest_.add_input(in);
+  });
+  // Field by field: the path (given on every rank) need not be UTF-8, so it never goes through JSON.
+  in.path = path;
+  comm_.broadcast(in.kind);
+  comm_.broadcast(in.size);
+  comm_.broadcast(in.fingerprint);
+  comm_.broadcast(in.manifest_id);
+  std::string provenance = comm_.root() ? in.provenance.dump() : std::string();
+  comm_.broadcast(provenance);
+  in.provenance = manifest::Json::parse(provenance);
+  return in;
+}
+
+void Context::add_external_inputs(const std::vector<std::string>& paths, const std::string& kind) {
+  add_inputs([&] {
+    std::vector<manifest::Input> out;
+    for (const std::string& p : paths) out.push_back(manifest::external_input(p, kind));
+    return out;
+  });
+}
+
+void Context::add_inputs(const std::function<std::vector<manifest::Input>()>& find) {
+  on_root([&] {
+    for (const manifest::Input& in : find()) {
+      check_not_an_output(in.path);
+      manifest_.add_input(in);
+    }
+  });
+}
+
+void Context::on_root(const std::function<void()>& work) {
+  mpi::agree(comm_, [&] {
+    if (comm_.root()) work();
+  });
+}
+
+void Context::write_output(const std::function<void(io::File&)>& write) { write_output(output_, spec_.output_kind, write); }
+
+void Context::write_output(const std::string& path, const std::string& kind, const std::function<void(io::File&)>& write) {
+  plan_output(path);
+  io::AtomicOutput out(path, comm_);
+  io::File file = io::File::create(out.temp_path(), comm_);
+  write(file);
+  finish_output(file, out, kind);
 }
 
 void Context::side_output(const std::string& path, const std::string& kind, const std::string& content) {
-  mpi::agree(comm_, [&] {
-    if (!comm_.root()) return;
+  plan_side_output(path);
+  on_root([&] {
     commit_.add_text(path, content);
     manifest_.side_output(path, kind, content.size(), manifest::fingerprint_text(content));
   });
@@ -114,9 +249,8 @@ void Context::finish_output(io::File& file, io::AtomicOutput& out, const std::st
   file.write_attribute("/", "manifest", text);
   file.close();
   // Fingerprinted before anything moves: the manifest beside the file is complete when the file is.
-  mpi::agree(comm_, [&] {
-    if (!comm_.root()) return;
-    check_not_an_input(path);
+  on_root([&] {
+    for (const std::string& in : manifest_.input_paths()) check_not_an_output(in);  // the last guard
     const auto size = std::filesystem::file_size(out.temp_path());
     const std::string fp = manifest::fingerprint_file(out.temp_path());
     commit_.add(out.temp_path(), path);
@@ -130,15 +264,17 @@ void Context::commit() { commit_.apply(comm_); }
 
 namespace {
 
-// The files named by the options (positional inputs included; PEAKS:VOTERS pairs split), for the check
-// that -o names none of them. Inputs the tool declares replaceable are listed apart, or only they.
+// The files named by the options (positional inputs included; PEAKS:VOTERS pairs split; the spec's
+// output options left out), for the preflight. Inputs the tool declares replaceable are listed apart, or only they.
 std::vector<std::string> files_in_options(const CLI::App& app, const ToolSpec& spec, bool replaceable_ones = false) {
   std::vector<std::string> out;
   for (const CLI::Option* opt : app.get_options()) {
     const std::string name = opt->get_lnames().empty() ? opt->get_name() : opt->get_lnames().front();
     const auto& replaceable = spec.replaceable_inputs;
     const bool may_replace = std::find(replaceable.begin(), replaceable.end(), "--" + name) != replaceable.end();
-    if (is_common_option(name) || may_replace != replaceable_ones) continue;
+    const auto& outputs = spec.output_options;
+    const bool names_output = std::find(outputs.begin(), outputs.end(), "--" + name) != outputs.end();
+    if (is_common_option(name) || names_output || may_replace != replaceable_ones) continue;
     for (const std::string& value : opt->results()) {
       out.push_back(value);
       for (std::size_t colon = value.find(':'); colon != std::string::npos; colon = value.find(':', colon + 1))
@@ -153,16 +289,6 @@ int help_written(const ToolSpec& spec, const mpi::Comm& comm) {
   if (!comm.root() || (std::fflush(stdout) == 0 && !std::ferror(stdout))) return 0;
   print_error(spec.name, fmt::format("cannot write to the standard output: {}", std::strerror(errno)));
   return exit_code(core::ErrorKind::io);
-}
-
-// Before any work: the output's folder exists and is writable, and -o is not one of the inputs.
-void check_output(const std::string& output, const std::vector<std::string>& inputs) {
-  const std::filesystem::path p(output);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) throw core::Error::io("{}: output folder {} does not exist", output, dir.string());
-  if (access(dir.c_str(), W_OK) != 0) throw core::Error::io("{}: output folder {} is not writable", output, dir.string());
-  refuse_output_onto_inputs(output, inputs);
 }
 
 }  // namespace
@@ -228,8 +354,7 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
     return fmt::format("internal error in phase {} on rank {}: {}", ctx.current_phase(), rank, what);
   };
   try {
-    check_output(output, files_in_options(app, spec));
-    ctx.allow_replacing(files_in_options(app, spec, true));
+    ctx.set_command_line_inputs(files_in_options(app, spec), files_in_options(app, spec, true));
     body(ctx);
     ctx.commit();
     io::close_library();
@@ -250,7 +375,10 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   // Before the first phase, errors come from the command line, the same on every rank.
   if (agreed || !ctx.started() || comm.size() == 1) {
     if (comm.root()) print_error(spec.name, message);
-    if (io::unusable()) std::_Exit(exit_code(kind));  // see io::unusable(): no HDF5 or MPI shutdown
+    if (io::unusable()) {  // see io::unusable(): no HDF5 or MPI shutdown, and no destructors
+      io::remove_temporary_files();  // so the temporary files of ctx's Commit go now (docs/cli.md)
+      std::_Exit(exit_code(kind));
+    }
     io::close_abandoned_files();  // every rank failed together, so every rank closes them together
     io::close_library();
     return exit_code(kind);

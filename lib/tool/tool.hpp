@@ -6,6 +6,7 @@
 #include <phew/core/timer.hpp>
 #include <phew/io/atomic_output.hpp>
 #include <phew/io/h5.hpp>
+#include <phew/manifest/fields.hpp>
 #include <phew/manifest/manifest.hpp>
 #include <phew/mpi/comm.hpp>
 
@@ -24,9 +25,14 @@ struct ToolSpec {
   // Options naming an input the output may replace (mergertree's --state: a tree continued in place).
   // Every other input is protected: -o naming it is a usage error.
   std::vector<std::string> replaceable_inputs = {};
+  // Options naming a file or folder the run writes (mergertree's --stats, --export-ctrees): not inputs,
+  // so a second run may replace what the first wrote. The tool plans the files (Context::plan_side_output).
+  std::vector<std::string> output_options = {};
 };
 
-// What a running tool gets: the communicator, its output path, the manifest being built, timers.
+// What a running tool gets: the communicator, its output path, the manifest being built, timers; and
+// the ceremony every tool shares: inputs checked and recorded, outputs planned, checked before any work
+// (the preflight), written atomically with their manifests, and summaries recorded from field lists.
 class Context {
  public:
   Context(const ToolSpec& spec, const mpi::Comm& comm, std::string output, manifest::Builder builder);
@@ -35,42 +41,85 @@ class Context {
   const std::string& output() const { return output_; }
   manifest::Builder& manifest() { return manifest_; }
 
-  // Starts a named phase (timed, logged at --verbose, recorded in the manifest).
-  // Test hooks: PHEW_TEST_FAIL_AT=NAME fails and PHEW_TEST_PAUSE_AT=NAME sleeps at the start of phase NAME
-  // (on every rank, or only on rank PHEW_TEST_FAIL_RANK), so tests can check what a failed or killed
-  // run leaves behind.
+  // Starts a named phase (timed, logged at --verbose, recorded in the manifest). The first phase runs
+  // the preflight first. Test hooks (PHEW_TEST_FAIL_AT, PHEW_TEST_PAUSE_AT): tool/test_hooks.hpp.
   void phase(std::string name);
   const std::string& current_phase() const { return phase_; }
   bool started() const { return phase_ != kBeforePhases; }
 
+  // --- Planned outputs and the preflight (docs/cli.md, "Before any work") ---
+  // Every file the run will write, told before the first phase: an HDF5 output with its manifest
+  // (plan_output; -o itself is planned already) or a side output (plan_side_output: a text export, a
+  // quicklook; `make_folder`: its folder is created by the run, so only an existing ancestor must be
+  // writable). Planned later (names known only from an input: dtfe-surface's quicklooks), a file is
+  // checked at once. Collective (the same names on every rank).
+  void plan_output(const std::string& path);
+  void plan_side_output(const std::string& path, bool make_folder = false);
+  // The inputs named on the command line (run_tool) and those an output may replace (--state).
+  void set_command_line_inputs(std::vector<std::string> inputs, std::vector<std::string> replaceable);
+
+  // --- Inputs ---
+  // A phew product: checked on rank 0 (manifest::check_phew_input: kind one of `kinds`, not stale),
+  // agreed on every rank, recorded in the manifest, refused when it is a planned output; every rank gets
+  // the result. Collective.
+  manifest::Input add_input(const std::string& path, const std::vector<std::string>& kinds);
+  // External files (the pieces of a snapshot, a scene): recorded as inputs of kind `kind`. Collective.
+  void add_external_inputs(const std::vector<std::string>& paths, const std::string& kind);
+  // Inputs found by `find` (run on rank 0 only, errors agreed): the snapshot files of a provenance
+  // chain, a centres file. Collective.
+  void add_inputs(const std::function<std::vector<manifest::Input>()>& find);
+
+  // Work only rank 0 does (the tree, a check of a manifest), its errors agreed on every rank. Collective.
+  void on_root(const std::function<void()>& work);
+
+  // --- Summaries ---
+  // Records every field of `fields` of `result` as a manifest summary.
+  template <typename Result>
+  void summary(const manifest::Fields<Result>& fields, const Result& result) {
+    fields.record(manifest_, result);
+  }
+
+  // --- Outputs ---
+  // Writes the output -o: creates it under its temporary name, `write(file)` fills it, then
+  // finish_output. Collective.
+  void write_output(const std::function<void(io::File&)>& write);
+  // The same for one of several outputs of a run (every snapshot of a sequence and its truth file):
+  // written to `path`, its manifest of kind `kind`. Collective.
+  void write_output(const std::string& path, const std::string& kind, const std::function<void(io::File&)>& write);
+
   // A side output of the run (a text export, a quicklook): rank 0's `content`, written now under a
   // temporary name, listed in the manifest of the next output finished, and moved into place with it.
-  // Collective.
+  // A path not planned before is checked now. Collective.
   void side_output(const std::string& path, const std::string& kind, const std::string& content);
   // Files each rank makes of its own share (dtfe-surface's quicklooks, (path, content)): written now
   // under temporary names, moved into place with the outputs by the rank that made them. The manifest
-  // lists them itself (a summary). Collective (errors agreed).
+  // lists them itself (a summary); plan them first. Collective (errors agreed).
   void rank_files(const std::vector<std::pair<std::string, std::string>>& files);
 
   // Finishes an HDF5 output written to out.temp_path(): puts the manifest in the root attribute
   // "manifest", closes the file, fingerprints it and writes OUTPUT.json under a temporary name. Nothing
   // is in place yet: every finished output and side output moves into place together when the run
-  // succeeds (commit). Collective.
+  // succeeds (commit). `kind`: the manifest's kind (default: the spec's output kind). Collective.
   void finish_output(io::File& file, io::AtomicOutput& out);
-  // The same for one of several outputs of a run: the manifest names out.final_path() and has kind
-  // `kind` (e.g. a snapshot and its "truth" file, or every snapshot of a sequence). Collective.
   void finish_output(io::File& file, io::AtomicOutput& out, const std::string& kind);
 
   // Moves every finished file into place (io::Commit). Called by run_tool after the body. Collective.
   void commit();
 
-  // Paths given to the spec's replaceable_inputs: an output may replace these. Set by run_tool.
-  void allow_replacing(std::vector<std::string> paths) { replaceable_ = std::move(paths); }
-
  private:
   static constexpr const char* kBeforePhases = "start";
-  // Refuses (Error(usage)) an output path that is the same file as one of the run's inputs.
-  void check_not_an_input(const std::string& output) const;
+  struct Planned {
+    std::string path, what;  // what: "-o", "the manifest", "a side output"
+    bool make_folder = false;
+  };
+  void plan(Planned p);
+  // The preflight (rank 0, errors agreed): every planned file against the inputs, their manifests and
+  // each other; the destinations; stale temporary files removed. Collective.
+  void preflight();
+  void check_planned(const Planned& p, std::size_t index) const;
+  // Refuses (Error(usage)) an input that is a planned output (an input found while running: a
+  // snapshot's other pieces, the grid a manifest records). Rank 0.
+  void check_not_an_output(const std::string& input) const;
 
   const ToolSpec& spec_;
   const mpi::Comm& comm_;
@@ -79,7 +128,9 @@ class Context {
   core::PhaseTimer timer_;
   std::string phase_ = kBeforePhases;
   io::Commit commit_;
-  std::vector<std::string> replaceable_;
+  std::vector<Planned> planned_;
+  bool preflight_done_ = false;
+  std::vector<std::string> inputs_, replaceable_;
 };
 
 using DeclareOptions = std::function<void(CLI::App&)>;

@@ -31,7 +31,9 @@ struct CatalogueParams {
   std::optional<double> mass_threshold;    // absolute; the catalogue lists only clumps and haloes this massive
   std::string mass_threshold_text;
   unsigned shuffle_seed = 0;               // test hook: shuffles the local merging order (must not matter)
-  std::string velocity_units = "km/s (peculiar)";  // of the particles' velocities (peculiar: the readers convert)
+  // Of the particles' velocities, as the snapshot names them (Units::peculiar_velocity_name: the readers
+  // convert to peculiar); set with particles, unused without.
+  std::string velocity_units;
 };
 
 // What the stage reads, a part at a time so that no rank holds the whole segmentation: the segmentation

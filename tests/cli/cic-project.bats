@@ -253,18 +253,18 @@ bad_case() { bad_input cic-project "$OUT/grid.h5" "$@"; }  # bad_case CODE PATTE
   PHEW_TEST_PAUSE_AT=finish cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 16 -q &
   pid=$!
   for _ in $(seq 100); do
-    compgen -G "$OUT/.grid.h5.partial-*" >/dev/null && break
+    compgen -G "$OUT/.phew-*" >/dev/null && break
     sleep 0.1
   done
-  compgen -G "$OUT/.grid.h5.partial-*" >/dev/null || fail "no temporary file seen"
+  compgen -G "$OUT/.phew-*" >/dev/null || fail "no temporary file seen"
   kill -TERM "$pid"
   wait "$pid" || true
   assert_only_files "$OUT"
-  # SIGKILL cannot be caught: the temporary file stays, hidden and named as partial; no grid.h5 appears.
+  # SIGKILL cannot be caught: the temporary file stays, hidden (.phew-...); no grid.h5 appears.
   PHEW_TEST_PAUSE_AT=finish cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 16 -q &
   pid=$!
   for _ in $(seq 100); do
-    compgen -G "$OUT/.grid.h5.partial-*" >/dev/null && break
+    compgen -G "$OUT/.phew-*" >/dev/null && break
     sleep 0.1
   done
   kill -KILL "$pid"

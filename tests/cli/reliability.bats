@@ -76,7 +76,7 @@ PY
 
 # partials FOLDER: the temporary files left in FOLDER (empty when none).
 partials() {
-  find "$1" -maxdepth 1 -name '*.partial-*' -printf '%P\n'
+  find "$1" -maxdepth 1 \( -name '.phew-*' -o -name '*.partial-*' \) -printf '%P\n'
 }
 
 # The stderr lines printed by TOOL itself (mpirun adds its own when a job is aborted).

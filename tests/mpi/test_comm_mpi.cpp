@@ -245,6 +245,16 @@ TEST(Comm, AllGathervConcatenatesInRankOrder) {
   EXPECT_EQ(all, want);
 }
 
+TEST(Comm, GathervToRootConcatenatesInRankOrderOnRankZeroOnly) {
+  const Comm comm;
+  const std::vector<long> mine(static_cast<std::size_t>(comm.rank() + 1), comm.rank());
+  const auto got = comm.gatherv_to_root<long>(mine);
+  std::vector<long> want;
+  if (comm.root())
+    for (int r = 0; r < comm.size(); ++r) want.insert(want.end(), static_cast<std::size_t>(r + 1), r);
+  EXPECT_EQ(got, want);
+}
+
 TEST(Agree, AnErrorOnOneRankStopsEveryRankWithItsMessage) {
   const Comm comm;
   const int failing = comm.size() - 1;

@@ -156,6 +156,31 @@ TEST_F(Atomic, StaleTemporaryFilesOfDeadRunsAreRemoved) {
   EXPECT_TRUE(fs::exists(alive));
 }
 
+// The temporary name is short whatever the output's (Open MPI lengthens it), and names its owner: a
+// dead process's files go from the folder whatever output they were for, a live one's stay.
+TEST_F(Atomic, TemporaryNamesAreShortAndDeadOnesOfAnyOutputAreRemoved) {
+  const mpi::Comm comm;
+  const std::string long_name = path(std::string(240, 'g') + ".h5");
+  std::string owner;
+  {
+    io::AtomicOutput out(long_name, comm);
+    const std::string name = fs::path(out.temp_path()).filename().string();
+    EXPECT_EQ(name.rfind(".phew-", 0), 0u);
+    EXPECT_LT(name.size(), 40u);
+    owner = name.substr(0, name.rfind('-', name.rfind('-') - 1));  // .phew-HOST
+  }
+  const std::string dead = path(owner + "-4194303-abcdef");
+  const std::string alive = path(owner + "-" + std::to_string(getppid()) + "-abcdef");
+  const std::string other_host = path(".phew-00000000-4194303-abcdef");
+  const std::string old_manifest = path(".other.h5.json.partial-4194302");
+  for (const auto& p : {dead, alive, other_host, old_manifest}) std::ofstream(p) << "x";
+  io::remove_stale_temporaries(path("out.h5"));
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_FALSE(fs::exists(old_manifest));
+  EXPECT_TRUE(fs::exists(alive));
+  EXPECT_EQ(fs::exists(other_host), owner != ".phew-00000000");  // another host's stays
+}
+
 TEST_F(Atomic, MissingFolderIsAnIoError) {
   const mpi::Comm comm;
   try {

@@ -8,6 +8,7 @@
 #include "phew_segment.hpp"
 #include "synth_particles.hpp"
 #include "voters.hpp"
+#include <phew/manifest/fields.hpp>
 #include <phew/tool/json_config.hpp>
 
 #include <gtest/gtest.h>
@@ -311,3 +312,22 @@ TEST(JsonConfig, RejectsNonObjects) {
 
 }  // namespace
 }  // namespace phew::tools
+
+// A summary declared as a field list records each field under its name, in the order listed.
+TEST(ManifestFields, RecordsMembersAndComputedValuesInOrder) {
+  struct Result {
+    std::int64_t n = 3;
+    std::vector<int> rounds{1, 2};
+    double above = 5, discarded = 2;
+  };
+  const auto fields = phew::manifest::Fields<Result>()
+                          .field("n", &Result::n)
+                          .field("rounds", &Result::rounds)
+                          .field("kept", [](const Result& r) { return phew::manifest::Json(r.above - r.discarded); });
+  phew::manifest::Builder b("t", {"t"}, 1);
+  fields.record(b, Result{});
+  const auto m = b.finish("x", 0, "");
+  EXPECT_EQ(m["summary"]["n"], 3);
+  EXPECT_EQ(m["summary"]["rounds"], phew::manifest::Json({1, 2}));
+  EXPECT_EQ(m["summary"]["kept"], 3.0);
+}

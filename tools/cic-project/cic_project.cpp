@@ -83,28 +83,11 @@ CicParams check_cic_options(const CicOptions& opt) {
   return p;
 }
 
-void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
-  const mpi::Comm& comm = ctx.comm();
-  const CicParams params = check_cic_options(opt);
+namespace {
 
-  ctx.phase("open");
-  const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
-  std::vector<int> types;
-  grid::GridGeometry geometry;
-  mpi::agree(comm, [&] {
-    types = selected_types(reader->info(), opt.types);
-    geometry = projection_geometry(reader->info(), params.shape, params.region);
-    if (params.shape[0] == 0) geometry.shape = auto_grid_shape(reader->info(), types, geometry, params);
-    if (comm.root())
-      for (const auto& f : reader->info().files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
-  });
-  const particles::SnapshotInfo& info = reader->info();
-  const std::uint64_t n_total = info.total(types);
-  core::log::info("{}: {} snapshot, {} file(s), {} particles of types {}", info.files.front(), info.format, info.files.size(),
-            core::log::thousands(static_cast<long long>(n_total)), opt.types);
-
-  // Refuse before allocating: this rank's slab and particle share, times the ranks sharing the node.
-  const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
+// Refuses before allocating: this rank's slab and particle share, times the ranks sharing the node. Collective.
+void check_projection_memory(const grid::GridGeometry& geometry, const mpi::SlabDecomposition& slabs, std::uint64_t n_total,
+                             const mpi::Comm& comm) {
   const double slab_bytes = 8.0 * static_cast<double>(slabs.planes(comm.rank())) * static_cast<double>(geometry.plane_cells());
   const double particle_bytes = (32.0 + grid::kDepositBytesPerParticle) * static_cast<double>(n_total) / comm.size();
   mpi::agree(comm, [&] {
@@ -112,13 +95,14 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
                  fmt::format("a {}x{}x{} grid of {} particles", geometry.shape[0], geometry.shape[1], geometry.shape[2],
                              core::log::thousands(static_cast<long long>(n_total))));
   });
+}
 
-  ctx.phase("read");
-  particles::ParticleSet particles = read_share(*reader, types, particles::FieldSelection{}, comm);
-  const particles::Projection grid = project_to_grid(info, particles, {geometry, params.assignment, params.region.has_value()},
-                                                     comm, [&](const std::string& p) { ctx.phase(p); });
-  particles = particles::ParticleSet{};
+// What the deposit did: particles left out of a region, the mass and mean density, and a warning when the
+// mean density is far from what a cosmological box holds (wrong units).
+void log_projection(const particles::Projection& grid, const particles::SnapshotInfo& info, const CicParams& params,
+                    std::uint64_t n_total) {
   const grid::GridMeta& meta = grid.meta;
+  const grid::GridGeometry& geometry = meta.geometry;
   if (grid.particles_outside > 0) {
     // In an open box, what leaves a fixed region is lost to every later stage: a warning. A sub-box of a
     // periodic box leaves the rest out on purpose.
@@ -145,11 +129,52 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
                 "are the snapshot's units right ({} and {}, source: {})? Give --units if not",
                 ratio, info.units.length_name(), info.units.mass_name(), info.units.source_name());
   }
+}
+
+using particles::Projection;
+const manifest::Fields<Projection> kSummary =
+    manifest::Fields<Projection>()
+        .field("n_particles", [](const Projection& p) { return manifest::Json(p.meta.n_particles); })
+        .field("n_particles_outside", &Projection::particles_outside)
+        .field("total_mass", [](const Projection& p) { return manifest::Json(p.meta.total_mass); })
+        .field("mean_density", [](const Projection& p) { return manifest::Json(p.meta.mean_density); })
+        .field("units", [](const Projection& p) {
+          return manifest::Json{{"density", p.meta.density_units}, {"mass", p.meta.mass_units}, {"length", p.meta.length_units}};
+        });
+
+}  // namespace
+
+void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
+  const mpi::Comm& comm = ctx.comm();
+  const CicParams params = check_cic_options(opt);
+
+  ctx.phase("open");
+  const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
+  std::vector<int> types;
+  grid::GridGeometry geometry;
+  mpi::agree(comm, [&] {
+    types = selected_types(reader->info(), opt.types);
+    geometry = projection_geometry(reader->info(), params.shape, params.region);
+    if (params.shape[0] == 0) geometry.shape = auto_grid_shape(reader->info(), types, geometry, params);
+  });
+  ctx.add_external_inputs(reader->info().files, "snapshot");
+  const particles::SnapshotInfo& info = reader->info();
+  const std::uint64_t n_total = info.total(types);
+  core::log::info("{}: {} snapshot, {} file(s), {} particles of types {}", info.files.front(), info.format, info.files.size(),
+            core::log::thousands(static_cast<long long>(n_total)), opt.types);
+
+  const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
+  check_projection_memory(geometry, slabs, n_total, comm);
+
+  ctx.phase("read");
+  particles::ParticleSet particles = read_share(*reader, types, particles::FieldSelection{}, comm);
+  const particles::Projection grid = project_to_grid(info, particles, {geometry, params.assignment, params.region.has_value()},
+                                                     comm, [&](const std::string& p) { ctx.phase(p); });
+  particles = particles::ParticleSet{};
+  const grid::GridMeta& meta = grid.meta;
+  log_projection(grid, info, params, n_total);
 
   ctx.phase("write");
-  io::AtomicOutput out(ctx.output(), comm);
-  io::File file = io::File::create(out.temp_path(), comm);
-  io::write_grid(file, meta, slabs, grid.density, params.precision, params.compress);
   auto& m = ctx.manifest();
   m.parameter("grid_shape", geometry.shape);
   m.parameter("grid_origin", geometry.origin, meta.length_units);
@@ -158,13 +183,9 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   m.parameter("types_used", types);
   m.parameter("assignment_used", meta.assignment);
   m.parameter("compress", params.compress);
-  m.summary("n_particles", meta.n_particles);
-  m.summary("n_particles_outside", grid.particles_outside);
-  m.summary("total_mass", meta.total_mass);
-  m.summary("mean_density", meta.mean_density);
-  m.summary("units", {{"density", meta.density_units}, {"mass", meta.mass_units}, {"length", meta.length_units}});
+  ctx.summary(kSummary, grid);
   if (meta.critical_density) m.summary("mean_over_critical", meta.mean_density / *meta.critical_density);
-  ctx.finish_output(file, out);
+  ctx.write_output([&](io::File& f) { io::write_grid(f, meta, slabs, grid.density, params.precision, params.compress); });
 }
 
 }  // namespace phew::tools

@@ -46,24 +46,30 @@ phasespace::DeblendParams check_deblend_options(const DeblendOptions& opt) {
   return p;
 }
 
+namespace {
+
+const manifest::Fields<phasespace::Deblended> kSummary = manifest::Fields<phasespace::Deblended>()
+                                                            .field("n_peaks", &phasespace::Deblended::n_peaks)
+                                                            .field("n_split_patches", &phasespace::Deblended::n_split)
+                                                            .field("n_new_peaks", &phasespace::Deblended::n_new)
+                                                            .field("n_particles_in_patches", &phasespace::Deblended::n_particles);
+
+}  // namespace
+
 void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   phasespace::DeblendParams params = check_deblend_options(opt);
 
   ctx.phase("open");
-  std::unique_ptr<particles::SnapshotReader> reader;
   std::vector<int> types;
   std::optional<io::File> clumps;
   model::Peaks out;
   std::int64_t n_clump_peaks = 0;
-  mpi::agree(comm, [&] {
-    if (!comm.root()) return;  // the kind first: a wrong file is named as such, not by a missing dataset
-    ctx.manifest().add_input(manifest::check_phew_input(opt.clumps, {"clumps"}));
-  });
-  reader = tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
+  ctx.add_input(opt.clumps, {"clumps"});  // the kind first: a wrong file is named as such, not by a missing dataset
+  const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
+  const particles::SnapshotInfo& info = reader->info();
   mpi::agree(comm, [&] {
     clumps.emplace(io::File::open_read(opt.clumps));
-    const particles::SnapshotInfo& info = reader->info();
     if (!info.has_velocities) throw core::Error::input("{}: the snapshot has no velocities", opt.snapshot);
     types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.clumps), opt.allow_other_types);
     const io::ClumpsHeader header = io::read_clumps_header(*clumps);
@@ -71,11 +77,7 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
     n_clump_peaks = static_cast<std::int64_t>(header.n_peaks);
     check_snapshot_matches_grid(info, out.grid, opt.snapshot, opt.clumps);
   });
-  mpi::agree(comm, [&] {
-    if (!comm.root()) return;
-    for (const auto& in : manifest::snapshot_inputs_in_chain(opt.clumps, reader->info().files)) ctx.manifest().add_input(in);
-  });
-  const particles::SnapshotInfo& info = reader->info();
+  ctx.add_inputs([&] { return manifest::snapshot_inputs_in_chain(opt.clumps, info.files); });
   params.G = info.units.gravitational_constant();
   // Positions are comoving, velocities peculiar (the readers convert); v_e compares physical quantities.
   params.scale_factor = info.comoving ? info.time : 1.0;
@@ -97,22 +99,14 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   clumps.reset();
 
   ctx.phase("write");
+  ctx.manifest().parameter("gravitational_constant", params.G, tool::gravitational_constant_units(info.units));
+  ctx.manifest().parameter("scale_factor_used", params.scale_factor);
+  ctx.manifest().parameter("types_used", types);
+  ctx.summary(kSummary, d);
   out.meta = {info.time, info.redshift, params.G, n_clump_peaks + 1, info.units.peculiar_velocity_name()};
   out.peaks = std::move(d.peaks);
   out.particles = std::move(d.particles);
-  io::AtomicOutput output(ctx.output(), comm);
-  io::File f = io::File::create(output.temp_path(), comm);
-  io::write_peaks(f, out, comm);
-  auto& m = ctx.manifest();
-  m.parameter("gravitational_constant", params.G, "(" + info.units.velocity_name() + ")^2 " + info.units.length_name() + "/(" +
-                                                      info.units.mass_name() + ")");
-  m.parameter("scale_factor_used", params.scale_factor);
-  m.parameter("types_used", types);
-  m.summary("n_peaks", d.n_peaks);
-  m.summary("n_split_patches", d.n_split);
-  m.summary("n_new_peaks", d.n_new);
-  m.summary("n_particles_in_patches", d.n_particles);
-  ctx.finish_output(f, output);
+  ctx.write_output([&](io::File& f) { io::write_peaks(f, out, comm); });
 }
 
 }  // namespace phew::tools

@@ -15,6 +15,20 @@
 namespace phew::tools {
 namespace {
 
+using dtfe::SurfaceMapsSummary;
+// The work of the kernel, summed over the fields.
+const manifest::Fields<SurfaceMapsSummary> kWork = manifest::Fields<SurfaceMapsSummary>()
+                                                       .field("tetrahedra_crossed", &SurfaceMapsSummary::steps)
+                                                       .field("flat_tetrahedra", &SurfaceMapsSummary::flat_tetrahedra)
+                                                       .field("points_absorbed", &SurfaceMapsSummary::absorbed)
+                                                       .field("margin_min", &SurfaceMapsSummary::margin_min)
+                                                       .field("margin_max", &SurfaceMapsSummary::margin_max)
+                                                       .field("margin_rounds", &SurfaceMapsSummary::margin_rounds)
+                                                       .field("pixels_outside_hull", &SurfaceMapsSummary::pixels_outside)
+                                                       .field("fields_outside_hull", &SurfaceMapsSummary::fields_outside)
+                                                       .field("seconds_triangulation", &SurfaceMapsSummary::seconds_triangulation)
+                                                       .field("seconds_interpolation", &SurfaceMapsSummary::seconds_interpolation);
+
 // The manifest's resolved values and summary (totals over the fields, the schedule's work).
 void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeParams& c, const std::vector<int>& types,
             const std::string& png_of_field, std::size_t n_fields) {
@@ -34,16 +48,7 @@ void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeParams& 
   m.summary("map_mass", s.map_mass);
   m.summary("rays", static_cast<std::uint64_t>(n_fields) * static_cast<std::uint64_t>(c.maps.resolution) *
                         static_cast<std::uint64_t>(c.maps.resolution) * static_cast<std::uint64_t>(c.maps.map.samples));
-  m.summary("tetrahedra_crossed", s.steps);
-  m.summary("flat_tetrahedra", s.flat_tetrahedra);
-  m.summary("points_absorbed", s.absorbed);
-  m.summary("margin_min", s.margin_min);
-  m.summary("margin_max", s.margin_max);
-  m.summary("margin_rounds", s.margin_rounds);
-  m.summary("pixels_outside_hull", s.pixels_outside);
-  m.summary("fields_outside_hull", s.fields_outside);
-  m.summary("seconds_triangulation", s.seconds_triangulation);
-  m.summary("seconds_interpolation", s.seconds_interpolation);
+  kWork.record(m, s);
   m.summary("units", {{"sigma", meta.sigma_units()}, {"mass", meta.mass_units}, {"length", meta.length_units}});
   m.summary("schedule", {{"kind", dtfe::to_string(c.maps.schedule)},
                          {"decomposition", s.decomposition},
@@ -59,6 +64,22 @@ void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeParams& 
     for (std::size_t i = 0; i < n_fields; ++i) names.push_back(io::quicklook_path(png_of_field, i));
     m.summary("quicklooks", names);
   }
+}
+
+// What the maps hold and cost: mass in the windows, NaN pixels outside the hull, the schedule's balance.
+void log_maps(const dtfe::SurfaceMaps& r, const DtfeParams& c, std::size_t n_fields, const mpi::Comm& comm) {
+  const io::Maps& maps = r.maps;
+  core::log::info("{} maps: mass {:.6g} of {:.6g} {} in the windows; triangulation {:.2f} s, maps {:.2f} s (summed over fields)",
+            n_fields, r.summary.map_mass, r.summary.window_mass, maps.meta.mass_units, r.summary.seconds_triangulation,
+            r.summary.seconds_interpolation);
+  if (r.summary.pixels_outside > 0)
+    core::log::warn("{} pixels in {} of {} maps lie outside the triangulated hull and are NaN ({})",
+              core::log::thousands(static_cast<long long>(r.summary.pixels_outside)), r.summary.fields_outside, n_fields,
+              c.maps.auto_margin ? "the margin rule reached its widest window: a nearly empty slab?"
+                                 : "a larger --margin, or the default, which grows until the hull covers the map");
+  if (comm.size() > 1)
+    core::log::info("schedule {}: busy {:.2f} s max, {:.2f} s mean per rank; {} fields moved", dtfe::to_string(c.maps.schedule),
+              r.summary.busy_seconds_max, r.summary.busy_seconds_mean, r.summary.fields_moved);
 }
 
 }  // namespace
@@ -139,17 +160,14 @@ void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx) {
   const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
   std::vector<int> types;
   Centers centers;
-  mpi::agree(comm, [&] {
-    types = selected_types(reader->info(), opt.types);
-    if (comm.root()) {
-      for (const auto& f : reader->info().files) ctx.manifest().add_input(manifest::external_input(f, "snapshot"));
-      ctx.manifest().add_input(centers_input(opt.centers));
-    }
-    centers = read_centers(opt.centers, opt.top);
-  });
+  mpi::agree(comm, [&] { types = selected_types(reader->info(), opt.types); });
+  ctx.add_external_inputs(reader->info().files, "snapshot");
+  ctx.add_inputs([&] { return std::vector<manifest::Input>{centers_input(opt.centers)}; });
+  mpi::agree(comm, [&] { centers = read_centers(opt.centers, opt.top); });
   const particles::SnapshotInfo& info = reader->info();
   const std::uint64_t n_total = info.total(types);
   const std::size_t n_fields = centers.position.size();
+  for (std::size_t i = 0; opt.png && i < n_fields; ++i) ctx.plan_side_output(io::quicklook_path(ctx.output(), i));
   core::log::info("{}: {} snapshot, {} particles of types {}; {} fields from {} ({})", info.files.front(), info.format,
             core::log::thousands(static_cast<long long>(n_total)), opt.types, n_fields, opt.centers, centers.source);
 
@@ -172,22 +190,9 @@ void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx) {
   maps.meta.time = info.time;
   maps.meta.redshift = info.redshift;
   maps.meta.float64 = c.float64;
-  io::AtomicOutput out(ctx.output(), comm);
-  io::File f = io::File::create(out.temp_path(), comm);
-  io::write_maps(f, maps, comm);
   record(ctx.manifest(), r, c, types, opt.png ? ctx.output() : std::string(), n_fields);
-  core::log::info("{} maps: mass {:.6g} of {:.6g} {} in the windows; triangulation {:.2f} s, maps {:.2f} s (summed over fields)",
-            n_fields, r.summary.map_mass, r.summary.window_mass, maps.meta.mass_units, r.summary.seconds_triangulation,
-            r.summary.seconds_interpolation);
-  if (r.summary.pixels_outside > 0)
-    core::log::warn("{} pixels in {} of {} maps lie outside the triangulated hull and are NaN ({})",
-              core::log::thousands(static_cast<long long>(r.summary.pixels_outside)), r.summary.fields_outside, n_fields,
-              c.maps.auto_margin ? "the margin rule reached its widest window: a nearly empty slab?"
-                                 : "a larger --margin, or the default, which grows until the hull covers the map");
-  if (comm.size() > 1)
-    core::log::info("schedule {}: busy {:.2f} s max, {:.2f} s mean per rank; {} fields moved", dtfe::to_string(c.maps.schedule),
-              r.summary.busy_seconds_max, r.summary.busy_seconds_mean, r.summary.fields_moved);
-  ctx.finish_output(f, out);
+  log_maps(r, c, n_fields, comm);
+  ctx.write_output([&](io::File& f) { io::write_maps(f, maps, comm); });
 
   if (opt.png) ctx.rank_files(io::quicklooks(ctx.output(), maps, comm));  // committed with the maps
 }

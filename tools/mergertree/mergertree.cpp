@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 
 namespace phew::tools {
 namespace {
@@ -123,99 +124,124 @@ mergertree::TreeParams check_tree_options(const TreeOptions& opt) {
   return {opt.min_votes, opt.graveyard_votes, opt.graveyard_max_age};
 }
 
+namespace {
+
+// The side outputs asked for, each with its manifest kind; rank 0 makes the content (it holds the tree).
+struct SideOutput {
+  std::string path, kind;
+  bool make_folder;
+  std::function<std::string(const mergertree::Tree&)> content;
+};
+
+std::vector<SideOutput> side_outputs(const TreeOptions& opt, const std::string& output) {
+  std::vector<SideOutput> out;
+  if (opt.export_text) out.push_back({output + ".links.txt", "text", false, [](const mergertree::Tree& t) { return links_text(t.state); }});
+  if (!opt.export_ctrees.empty())
+    out.push_back({(fs::path(opt.export_ctrees) / "tree_0_0_0.dat").string(), "consistent-trees", true,
+                   [](const mergertree::Tree& t) { return mergertree::ctrees_file(t, "phew mergertree"); }});
+  if (!opt.export_arbor.empty()) {
+    out.push_back({(fs::path(opt.export_arbor) / "arbor.h5").string(), "ytree-arbor", true,
+                   [](const mergertree::Tree& t) { return io::arbor_images(arbor_of(t)).first; }});
+    out.push_back({(fs::path(opt.export_arbor) / "arbor_0000.h5").string(), "ytree-arbor-data", true,
+                   [](const mergertree::Tree& t) { return io::arbor_images(arbor_of(t)).second; }});
+  }
+  if (!opt.stats.empty())
+    out.push_back({opt.stats, "tree-statistics", false, [min_mass = opt.stats_min_mass](const mergertree::Tree& t) {
+                     return mergertree::tree_statistics(t, {min_mass}).dump(1) + "\n";
+                   }});
+  return out;
+}
+
+// Reads each stage and links it to the tree (rank 0).
+void link_stages(const std::vector<std::string>& stages, const TreeOptions& opt, mergertree::Tree& tree, manifest::Builder& man) {
+  core::Progress progress("link", "snapshots", stages.size());
+  for (const std::string& text : stages) {
+    const StageFiles files = parse_stage(text);
+    mergertree::Simulation sim;
+    mergertree::Stage stage =
+        read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt, sim, tree.units, man);
+    append_stage(tree, std::move(stage), sim, opt.backwards, files.peaks);
+    core::log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());
+    progress.add();
+  }
+  progress.finish();
+}
+
+// The counts of the tree written, and the spherical-overdensity masses --particles could not measure
+// (NaN in the tree, counted over every row written).
+struct TreeSummary {
+  std::size_t n_snapshots = 0, n_peaks = 0;
+  mergertree::TreeCounts n;
+  std::int64_t no_mvir = 0, no_m200c = 0;
+};
+
+const manifest::Fields<TreeSummary> kSummary =
+    manifest::Fields<TreeSummary>()
+        .field("n_snapshots", &TreeSummary::n_snapshots)
+        .field("n_peaks", &TreeSummary::n_peaks)
+        .field("n_lineages", [](const TreeSummary& s) { return manifest::Json(s.n.lineages); })
+        .field("n_mergers", [](const TreeSummary& s) { return manifest::Json(s.n.mergers); })
+        .field("n_revived", [](const TreeSummary& s) { return manifest::Json(s.n.revived); })
+        .field("n_artefacts", [](const TreeSummary& s) { return manifest::Json(s.n.artefacts); });
+const manifest::Fields<TreeSummary> kSoSummary = manifest::Fields<TreeSummary>()
+                                                     .field("n_mvir_not_measurable", &TreeSummary::no_mvir)
+                                                     .field("n_m200c_not_measurable", &TreeSummary::no_m200c);
+
+TreeSummary summarise(const mergertree::Tree& tree) {
+  TreeSummary s{tree.times.size(), tree.state.rows.size(), count(tree.state), 0, 0};
+  for (const mergertree::TreeRow& r : tree.state.rows) {
+    s.no_mvir += std::isnan(r.halo.mvir);
+    s.no_m200c += std::isnan(r.halo.m200c);
+  }
+  if (s.no_mvir + s.no_m200c > 0)
+    core::log::warn("{} of {} peaks have no measurable Mvir and {} no M200c (fewer than {} particles inside the "
+              "overdensity around their centre): written as NaN",
+              s.no_mvir, s.n_peaks, s.no_m200c, grid::kSoMinParticles);
+  core::log::info("{} snapshots, {} peaks, {} lineages, {} mergers, {} revivals from the graveyard, {} artefacts",
+            s.n_snapshots, s.n_peaks, s.n.lineages, s.n.mergers, s.n.revived, s.n.artefacts);
+  return s;
+}
+
+}  // namespace
+
 void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   mergertree::Tree tree;
   tree.params = check_tree_options(opt);
+  const std::vector<SideOutput> sides = side_outputs(opt, ctx.output());
+  for (const SideOutput& side : sides) ctx.plan_side_output(side.path, side.make_folder);
   // The tree is small and its linking sequential: rank 0 reads, links and holds it; the other ranks
   // only take part in the collective write (docs/tools/mergertree.md, "Parallel").
   if (comm.size() > 1) core::log::info("the tree is built on rank 0 alone; the other {} ranks only join the write", comm.size() - 1);
 
   ctx.phase("read");
-  mpi::agree(comm, [&] {
-    if (!comm.root() || opt.state.empty()) return;
-    ctx.manifest().add_input(manifest::check_phew_input(opt.state, {"tree"}));
-    tree = mergertree::from_tree_rows(io::read_tree(opt.state));
-  });
+  if (!opt.state.empty()) {
+    ctx.add_input(opt.state, {"tree"});
+    ctx.on_root([&] { tree = mergertree::from_tree_rows(io::read_tree(opt.state)); });
+  }
 
   ctx.phase("link");
-  mpi::agree(comm, [&] {
-    if (!comm.root()) return;
-    const std::vector<std::string>& stages = opt.state.empty() ? opt.stages : opt.add;
-    core::Progress progress("link", "snapshots", stages.size());
-    for (const std::string& text : stages) {
-      const StageFiles files = parse_stage(text);
-      mergertree::Simulation sim;
-      mergertree::Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt,
-                               sim, tree.units, ctx.manifest());
-      append_stage(tree, std::move(stage), sim, opt.backwards, files.peaks);
-      core::log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());
-      progress.add();
-    }
-    progress.finish();
-  });
-  const mergertree::TreeCounts n = count(tree.state);
-  // Spherical-overdensity masses that --particles could not measure are NaN in the tree: counted (over
-  // every row of the tree written) and said once.
-  std::int64_t no_mvir = 0, no_m200c = 0;
-  for (const mergertree::TreeRow& r : tree.state.rows) {
-    no_mvir += std::isnan(r.halo.mvir);
-    no_m200c += std::isnan(r.halo.m200c);
-  }
-  if (no_mvir + no_m200c > 0)
-    core::log::warn("{} of {} peaks have no measurable Mvir and {} no M200c (fewer than {} particles inside the "
-              "overdensity around their centre): written as NaN",
-              no_mvir, tree.state.rows.size(), no_m200c, grid::kSoMinParticles);
-  core::log::info("{} snapshots, {} peaks, {} lineages, {} mergers, {} revivals from the graveyard, {} artefacts",
-            tree.times.size(), tree.state.rows.size(), n.lineages, n.mergers, n.revived, n.artefacts);
+  ctx.on_root([&] { link_stages(opt.state.empty() ? opt.stages : opt.add, opt, tree, ctx.manifest()); });
+  const TreeSummary summary = summarise(tree);
 
   ctx.phase("write");
-  io::AtomicOutput out(ctx.output(), comm);
-  io::File f = io::File::create(out.temp_path(), comm);
-  io::write_tree(f, comm.root() ? to_tree_rows(tree) : model::TreeRows{}, comm);
-  auto& m = ctx.manifest();  // rank 0's is the one recorded
-  m.parameter("min_votes_used", tree.params.min_votes);
-  m.parameter("graveyard_votes_used", tree.params.graveyard_votes);
-  m.parameter("graveyard_max_age_used", tree.params.graveyard_max_age);
-  m.summary("n_snapshots", tree.times.size());
-  m.summary("n_peaks", tree.state.rows.size());
-  m.summary("n_lineages", n.lineages);
-  m.summary("n_mergers", n.mergers);
-  m.summary("n_revived", n.revived);
-  m.summary("n_artefacts", n.artefacts);
-  if (opt.particles) {
-    m.summary("n_mvir_not_measurable", no_mvir);
-    m.summary("n_m200c_not_measurable", no_m200c);
-  }
-  // Rank 0 holds the tree; side outputs are committed with tree.h5.
-  if (opt.export_text) ctx.side_output(ctx.output() + ".links.txt", "text", comm.root() ? links_text(tree.state) : "");
-  if (!opt.export_ctrees.empty()) {
-    std::string text;
-    mpi::agree(comm, [&] {
-      if (!comm.root()) return;
-      text = mergertree::ctrees_file(tree, "phew mergertree");
-      std::filesystem::create_directories(opt.export_ctrees);
-    });
-    ctx.side_output((fs::path(opt.export_ctrees) / "tree_0_0_0.dat").string(), "consistent-trees", text);
-  }
-  if (!opt.export_arbor.empty()) {
-    std::pair<std::string, std::string> images;
-    mpi::agree(comm, [&] {
-      if (!comm.root()) return;
-      images = io::arbor_images(arbor_of(tree));
-      std::filesystem::create_directories(opt.export_arbor);
-    });
-    ctx.side_output((fs::path(opt.export_arbor) / "arbor.h5").string(), "ytree-arbor", images.first);
-    ctx.side_output((fs::path(opt.export_arbor) / "arbor_0000.h5").string(), "ytree-arbor-data", images.second);
-  }
-  if (!opt.stats.empty()) {
-    std::string text;
-    mpi::agree(comm, [&] {
-      if (comm.root()) text = mergertree::tree_statistics(tree, {opt.stats_min_mass}).dump(1) + "\n";
-    });
-    ctx.side_output(opt.stats, "tree-statistics", text);
-  }
-  ctx.finish_output(f, out);
+  ctx.manifest().parameter("min_votes_used", tree.params.min_votes);  // rank 0's manifest is the one recorded
+  ctx.manifest().parameter("graveyard_votes_used", tree.params.graveyard_votes);
+  ctx.manifest().parameter("graveyard_max_age_used", tree.params.graveyard_max_age);
+  ctx.summary(kSummary, summary);
+  if (opt.particles) ctx.summary(kSoSummary, summary);
+  ctx.write_output([&](io::File& f) {
+    io::write_tree(f, comm.root() ? to_tree_rows(tree) : model::TreeRows{}, comm);
+    // Rank 0 holds the tree; side outputs are committed with tree.h5.
+    for (const SideOutput& side : sides) {
+      std::string text;
+      ctx.on_root([&] {
+        text = side.content(tree);
+        if (side.make_folder) fs::create_directories(fs::path(side.path).parent_path());
+      });
+      ctx.side_output(side.path, side.kind, text);
+    }
+  });
 }
 
 }  // namespace phew::tools

@@ -10,33 +10,72 @@
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
+#include <phew/tool/test_hooks.hpp>
 #include <phew/watershed/catalogue.hpp>
 
 #include <cmath>
-#include <cstdlib>
 
 namespace phew::tools {
 namespace {
 
 // The patches' input and the grid they were made from (the one recorded in their manifest unless given),
-// checked against each other. Rank 0 adds both to the manifest; every rank gets the grid's path.
+// checked against each other and recorded. Returns the grid's path.
 std::string check_inputs(const MergeOptions& opt, tool::Context& ctx) {
-  const mpi::Comm& comm = ctx.comm();
+  ctx.add_input(opt.patches, {"patches"});
   std::string grid_path = opt.grid;
-  mpi::agree(comm, [&] {
-    if (!comm.root()) return;
-    const auto patches = manifest::check_phew_input(opt.patches, {"patches"});
-    const auto recorded = manifest::recorded_input(opt.patches, 0);
+  manifest::RecordedInput recorded;
+  ctx.on_root([&] {
+    recorded = manifest::recorded_input(opt.patches, 0);
     if (grid_path.empty()) grid_path = recorded.path;
-    const auto grid = manifest::check_phew_input(grid_path, {"grid"});
+  });
+  ctx.comm().broadcast(grid_path);
+  const manifest::Input grid = ctx.add_input(grid_path, {"grid"});
+  ctx.on_root([&] {
     if (grid.fingerprint != recorded.fingerprint)
       throw core::Error::input("{}: is not the grid {} was made from (stale or swapped upstream file)", grid_path, opt.patches);
-    ctx.manifest().add_input(patches);
-    ctx.manifest().add_input(grid);
   });
-  comm.broadcast(grid_path);
   return grid_path;
 }
+
+const manifest::Fields<watershed::CatalogueSummary> kSummary =
+    manifest::Fields<watershed::CatalogueSummary>()
+        .field("n_peaks", &watershed::CatalogueSummary::n_peaks)
+        .field("n_clumps_level0", &watershed::CatalogueSummary::n_clumps)
+        .field("n_haloes", &watershed::CatalogueSummary::n_halos)
+        .field("noise_levels", &watershed::CatalogueSummary::noise_levels)
+        .field("noise_rounds_per_level", &watershed::CatalogueSummary::noise_rounds)
+        .field("hierarchy_levels", &watershed::CatalogueSummary::hierarchy_levels)
+        .field("hierarchy_rounds_per_level", &watershed::CatalogueSummary::hierarchy_rounds)
+        .field("mass_above_threshold", &watershed::CatalogueSummary::mass_above_threshold)
+        .field("mass_in_clumps", [](const watershed::CatalogueSummary& s) { return manifest::Json(s.mass_above_threshold - s.mass_discarded); })
+        .field("mass_discarded", &watershed::CatalogueSummary::mass_discarded);
+
+// The stage's parameters: the checked options, thresholds resolved against the grid.
+watershed::CatalogueParams catalogue_params(const MergeParams& checked, const grid::GridMeta& grid) {
+  watershed::CatalogueParams params;
+  params.relevance = checked.relevance;
+  params.second_relevance = checked.second_relevance;
+  params.shuffle_seed = tool::test_shuffle_seed();  // the merging order must not matter
+  if (checked.saddle) params.saddle_threshold = checked.saddle->resolve(grid.mean_density, grid.critical_density);
+  if (checked.mass) params.mass_threshold = checked.mass->resolve(grid.particle_mass);
+  params.saddle_threshold_text = checked.saddle ? checked.saddle->to_string() : "";
+  params.mass_threshold_text = checked.mass ? checked.mass->to_string() : "";
+  return params;
+}
+
+// The thresholds in effect, in the manifest: the saddle threshold used (the default, or none with
+// --second-relevance), not the option's default text.
+void record_thresholds(manifest::Builder& m, const MergeParams& checked, const watershed::CatalogueParams& params,
+                       const grid::GridMeta& grid, double density_threshold) {
+  using manifest::Json;
+  m.parameter("saddle-threshold", checked.saddle ? checked.saddle->to_string() : "none");
+  m.parameter("saddle_threshold_used", params.saddle_threshold ? Json(*params.saddle_threshold) : Json(nullptr), grid.density_units);
+  m.parameter("mass_threshold_used", params.mass_threshold ? Json(*params.mass_threshold) : Json(nullptr), grid.mass_units);
+  m.parameter("density_threshold", density_threshold, grid.density_units);
+}
+
+// The text exports of --export-text (io::catalogue_text), beside the output.
+constexpr const char* kTextSuffixes[] = {".clumps.txt", ".clumps.csv", ".halos.txt", ".halos.csv"};
 
 }  // namespace
 
@@ -88,25 +127,20 @@ MergeParams check_merge_options(const MergeOptions& opt) {
 void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   const MergeParams checked = check_merge_options(opt);
-  const char* shuffle = std::getenv("PHEW_TEST_SHUFFLE_SEED");  // test hook: the merging order must not matter
+  if (opt.export_text)
+    for (const char* suffix : kTextSuffixes) ctx.plan_side_output(ctx.output() + suffix);
 
   ctx.phase("open");
   const std::string grid_path = check_inputs(opt, ctx);
   std::optional<io::File> pf, gf;
   grid::GridMeta grid;
   watershed::CatalogueParams params;
-  params.relevance = checked.relevance;
-  params.second_relevance = checked.second_relevance;
-  params.shuffle_seed = shuffle ? static_cast<unsigned>(std::atoi(shuffle)) : 0;
   mpi::agree(comm, [&] {
     pf.emplace(io::File::open_read(opt.patches));
     gf.emplace(io::File::open_read(grid_path));
     grid = io::read_patches_header(*pf).grid;
-    if (checked.saddle) params.saddle_threshold = checked.saddle->resolve(grid.mean_density, grid.critical_density);
-    if (checked.mass) params.mass_threshold = checked.mass->resolve(grid.particle_mass);
+    params = catalogue_params(checked, grid);
   });
-  params.saddle_threshold_text = checked.saddle ? checked.saddle->to_string() : "";
-  params.mass_threshold_text = checked.mass ? checked.mass->to_string() : "";
 
   CatalogueFiles input(*pf, *gf);
   std::unique_ptr<particles::SnapshotReader> reader;
@@ -115,12 +149,11 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
     reader = tool::open_snapshot_with_units({opt.particles}, opt.units, comm, &ctx.manifest());
     params.velocity_units = reader->info().units.peculiar_velocity_name();
     mpi::agree(comm, [&] {
-      const particles::SnapshotInfo& info = reader->info();
-      types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.patches), opt.allow_other_types);
-      check_snapshot_matches_grid(info, grid, opt.particles, opt.patches);
-      // The snapshot the grid was made from, as deblend and voters require (issue 35, item 9).
-      if (comm.root()) for (const auto& in : manifest::snapshot_inputs_in_chain(opt.patches, info.files)) ctx.manifest().add_input(in);
+      types = chain_types(reader->info(), opt.types, manifest::grid_types_in_chain(opt.patches), opt.allow_other_types);
+      check_snapshot_matches_grid(reader->info(), grid, opt.particles, opt.patches);
     });
+    // The snapshot the grid was made from, as deblend and voters require (issue 35, item 9).
+    ctx.add_inputs([&] { return manifest::snapshot_inputs_in_chain(opt.patches, reader->info().files); });
     input.particles_reader = [&] {
       particles::FieldSelection fields;
       fields.velocities = true;
@@ -137,33 +170,16 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
             summary.mass_above_threshold - summary.mass_discarded, summary.mass_discarded, grid.mass_units);
 
   ctx.phase("write");
-  io::AtomicOutput out(ctx.output(), comm);
-  io::File f = io::File::create(out.temp_path(), comm);
-  io::write_clumps(f, clumps, mpi::SlabDecomposition(grid.geometry.shape[0], comm.size()), comm);
-  auto& m = ctx.manifest();
-  using manifest::Json;
-  // The threshold in effect (the default, or none with --second-relevance), not the option's default text.
-  m.parameter("saddle-threshold", checked.saddle ? checked.saddle->to_string() : "none");
-  m.parameter("saddle_threshold_used", params.saddle_threshold ? Json(*params.saddle_threshold) : Json(nullptr), grid.density_units);
-  m.parameter("mass_threshold_used", params.mass_threshold ? Json(*params.mass_threshold) : Json(nullptr), grid.mass_units);
-  m.parameter("density_threshold", clumps.meta.density_threshold, grid.density_units);
-  m.summary("n_peaks", summary.n_peaks);
-  m.summary("n_clumps_level0", summary.n_clumps);
-  m.summary("n_haloes", summary.n_halos);
-  m.summary("noise_levels", summary.noise_levels);
-  m.summary("noise_rounds_per_level", summary.noise_rounds);
-  m.summary("hierarchy_levels", summary.hierarchy_levels);
-  m.summary("hierarchy_rounds_per_level", summary.hierarchy_rounds);
-  m.summary("mass_above_threshold", summary.mass_above_threshold);
-  m.summary("mass_in_clumps", summary.mass_above_threshold - summary.mass_discarded);
-  m.summary("mass_discarded", summary.mass_discarded);
-  if (opt.export_text) {
-    ctx.phase("export");
-    const auto text = io::catalogue_text(comm.all_gatherv<model::Clump>(clumps.clumps), comm.all_gatherv<model::Halo>(clumps.halos),
+  record_thresholds(ctx.manifest(), checked, params, grid, clumps.meta.density_threshold);
+  ctx.summary(kSummary, summary);
+  ctx.write_output([&](io::File& f) {
+    io::write_clumps(f, clumps, mpi::SlabDecomposition(grid.geometry.shape[0], comm.size()), comm);
+    if (!opt.export_text) return;
+    ctx.phase("export");  // rank 0 writes the catalogue out: only it gathers the rows
+    const auto text = io::catalogue_text(comm.gatherv_to_root<model::Clump>(clumps.clumps), comm.gatherv_to_root<model::Halo>(clumps.halos),
                                          clumps.grid, clumps.meta);
     for (const auto& [suffix, content] : text) ctx.side_output(ctx.output() + suffix, "text", content);
-  }
-  ctx.finish_output(f, out);
+  });
 }
 
 }  // namespace phew::tools

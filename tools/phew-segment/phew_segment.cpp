@@ -7,6 +7,8 @@
 #include <phew/mpi/agree.hpp>
 #include <phew/watershed/patches.hpp>
 
+#include <numeric>
+
 namespace phew::tools {
 namespace {
 
@@ -72,14 +74,37 @@ SegmentParams check_segment_options(const SegmentOptions& opt) {
   return {core::DensityThreshold::parse(opt.threshold), opt.refine_positions};
 }
 
+namespace {
+
+// Refuses before reading: the density (8 B/cell) and the test-cell bitmap; test cells cost 40 B each at
+// the peak (sorting, labels and the output rows), assumed here for up to a tenth of the cells. Collective.
+void check_segment_memory(const grid::GridGeometry& g, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
+  const double need = static_cast<double>(slabs.planes(comm.rank()) + 2) * static_cast<double>(g.plane_cells()) * 12.5;
+  mpi::agree(comm, [&] {
+    core::check_memory(need * mpi::ranks_on_node(comm), core::available_memory_bytes(),
+                 fmt::format("segmenting a {}x{}x{} grid", g.shape[0], g.shape[1], g.shape[2]));
+  });
+}
+
+struct SegmentSummary {
+  std::uint64_t n_test_cells = 0, n_peaks = 0, n_saddles = 0;  // totals over the ranks
+  // The rounds depend on the decomposition: provenance, not data (docs/cli.md, "Same data on any number of ranks").
+  int label_rounds = 0;
+};
+const manifest::Fields<SegmentSummary> kSummary = manifest::Fields<SegmentSummary>()
+                                                      .field("n_test_cells", &SegmentSummary::n_test_cells)
+                                                      .field("n_peaks", &SegmentSummary::n_peaks)
+                                                      .field("n_saddles", &SegmentSummary::n_saddles)
+                                                      .field("label_rounds", &SegmentSummary::label_rounds);
+
+}  // namespace
+
 void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   const SegmentParams checked = check_segment_options(opt);
 
   ctx.phase("open");
-  mpi::agree(comm, [&] {
-    if (comm.root()) ctx.manifest().add_input(manifest::check_phew_input(opt.grid, {"grid"}));
-  });
+  ctx.add_input(opt.grid, {"grid"});
   std::optional<io::File> file;
   grid::GridMeta meta;
   watershed::SegmentParams params{0, checked.threshold.to_string(), checked.refine_positions};
@@ -88,23 +113,15 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
     meta = io::read_grid_meta(*file);
     const double mean = opt.mean_from.empty() ? meta.mean_density : io::reference_mean_density(opt.mean_from, meta);
     params.threshold = checked.threshold.resolve(mean, meta.critical_density);
-    if (!opt.mean_from.empty() && comm.root()) {
-      ctx.manifest().add_input(manifest::check_phew_input(opt.mean_from, {"grid"}));
-      ctx.manifest().parameter("mean_density_used", mean, meta.density_units);
-    }
+    if (!opt.mean_from.empty()) ctx.manifest().parameter("mean_density_used", mean, meta.density_units);
   });
+  if (!opt.mean_from.empty()) ctx.add_input(opt.mean_from, {"grid"});
   const grid::GridGeometry& g = meta.geometry;
   core::log::info("{}: {}x{}x{} grid, threshold {} = {:.6g} {} ({:.4g} x mean)", opt.grid, g.shape[0], g.shape[1], g.shape[2],
             params.threshold_text, params.threshold, meta.density_units,
             meta.mean_density > 0 ? params.threshold / meta.mean_density : 0.0);
   const mpi::SlabDecomposition slabs(g.shape[0], comm.size());
-  // The density (8 B/cell) and the test-cell bitmap; test cells cost 40 B each at the peak (sorting, labels
-  // and the output rows), assumed here for up to a tenth of the cells.
-  const double need = static_cast<double>(slabs.planes(comm.rank()) + 2) * static_cast<double>(g.plane_cells()) * 12.5;
-  mpi::agree(comm, [&] {
-    core::check_memory(need * mpi::ranks_on_node(comm), core::available_memory_bytes(),
-                 fmt::format("segmenting a {}x{}x{} grid", g.shape[0], g.shape[1], g.shape[2]));
-  });
+  check_segment_memory(g, slabs, comm);
 
   ctx.phase("read");
   std::vector<double> density;
@@ -114,9 +131,8 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   file.reset();
 
   // Before the segmentation takes the density: the densest cell, for the warning on an empty result.
-  double densest = 0;
-  for (const double v : density) densest = std::max(densest, v);  // ghost planes hold neighbours' cells or 0
-  densest = comm.max(densest);
+  // (Ghost planes hold neighbours' cells or 0.)
+  const double densest = comm.max(std::accumulate(density.begin(), density.end(), 0.0, [](double a, double b) { return std::max(a, b); }));
 
   const watershed::Segmented segmented = segment_patches(meta, slabs, std::move(density), params, comm,
                                                         [&](const std::string& p) { ctx.phase(p); });
@@ -127,19 +143,12 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   if (patches.meta.n_test_cells > 0) check_grid_rule(patches, meta, params.threshold, comm);
 
   ctx.phase("write");
-  io::AtomicOutput out(ctx.output(), comm);
-  io::File f = io::File::create(out.temp_path(), comm);
-  io::write_patches(f, patches, slabs, comm);
-  auto& m = ctx.manifest();
-  m.parameter("threshold_used", params.threshold, meta.density_units);
-  m.parameter("neighbourhood", 26);
-  m.summary("n_test_cells", patches.meta.n_test_cells);
-  m.summary("n_peaks", comm.sum<std::uint64_t>(patches.peaks.size()));
-  m.summary("n_saddles", comm.sum<std::uint64_t>(patches.saddles.size()));
-  // The rounds depend on the decomposition: provenance, not data (docs/cli.md, "Same data on any
-  // number of ranks").
-  m.summary("label_rounds", rounds);
-  ctx.finish_output(f, out);
+  ctx.manifest().parameter("threshold_used", params.threshold, meta.density_units);
+  ctx.manifest().parameter("neighbourhood", 26);
+  const SegmentSummary summary{patches.meta.n_test_cells, comm.sum<std::uint64_t>(patches.peaks.size()),
+                               comm.sum<std::uint64_t>(patches.saddles.size()), rounds};
+  ctx.summary(kSummary, summary);
+  ctx.write_output([&](io::File& f) { io::write_patches(f, patches, slabs, comm); });
 }
 
 }  // namespace phew::tools

@@ -72,20 +72,17 @@ void run_synth_particles(const SynthOptions& opt, tool::Context& ctx) {
   mpi::agree(comm, [&] { c = check_synth_options(opt); });
   const synth::Scene& scene = c.scene;
   const OutputNames names = output_names(ctx.output(), scene.snapshots());
+  for (std::size_t s = 0; s < names.snapshots.size(); ++s) ctx.plan_output(names.snapshots[s]), ctx.plan_output(names.truths[s]);
   const std::uint64_t n = scene.total_particles();
   // Rank 0 makes the particles (the others only take part in the collective writes), so only its
   // memory matters: the particles, FFT buffers and the write buffers.
   const double bytes = synth::realization_bytes(scene) + 48.0 * static_cast<double>(n) +
                        (scene.potential ? 8.0 : 0.0) * static_cast<double>(n) + (scene.acceleration ? 24.0 : 0.0) * static_cast<double>(n);
-  mpi::agree(comm, [&] {
-    if (comm.root()) core::check_memory(bytes, core::available_memory_bytes(), fmt::format("{} particles", core::log::thousands(static_cast<long long>(n))));
-  });
+  ctx.on_root([&] { core::check_memory(bytes, core::available_memory_bytes(), fmt::format("{} particles", core::log::thousands(static_cast<long long>(n)))); });
   auto& m = ctx.manifest();
   m.parameter("scene", synth::scene_to_json(scene));
   m.parameter("outputs", names.snapshots);
-  mpi::agree(comm, [&] {
-    if (comm.root() && !c.scene_file.empty()) m.add_input(manifest::external_input(c.scene_file, "scene"));
-  });
+  if (!c.scene_file.empty()) ctx.add_external_inputs({c.scene_file}, "scene");
 
   synth::Synthesis synthesis(scene, comm, [&](const std::string& phase) { ctx.phase(phase); });
   m.summary("n_particles", n);
@@ -101,16 +98,8 @@ void run_synth_particles(const SynthOptions& opt, tool::Context& ctx) {
     const synth::SynthSnapshot snap = synthesis.snapshot(s, std::filesystem::path(names.snapshots[si]).filename().string());
     m.summary("snapshot_index", s);
     m.summary("time_myr", snap.truth.meta.time_myr);
-    {
-      io::AtomicOutput out(names.snapshots[si], comm);
-      io::File f = io::File::create(out.temp_path(), comm);
-      write_gadget_hdf5(f, snap.header, snap.particles(), comm);
-      ctx.finish_output(f, out, "snapshot");
-    }
-    io::AtomicOutput out(names.truths[si], comm);
-    io::File f = io::File::create(out.temp_path(), comm);
-    io::write_truth(f, snap.truth, comm);
-    ctx.finish_output(f, out, "truth");
+    ctx.write_output(names.snapshots[si], "snapshot", [&](io::File& f) { write_gadget_hdf5(f, snap.header, snap.particles(), comm); });
+    ctx.write_output(names.truths[si], "truth", [&](io::File& f) { io::write_truth(f, snap.truth, comm); });
   }
   if (const synth::Evolution* e = synthesis.evolution())
     core::log::verbose("restricted N-body: {} particle steps, {} capped at the shortest step", e->stats().particle_steps,

@@ -69,42 +69,18 @@ VotersParams check_voters_options(const VotersOptions& opt) {
   return c;
 }
 
-void run_voters(const VotersOptions& opt, tool::Context& ctx) {
-  const mpi::Comm& comm = ctx.comm();
-  VotersParams checked = check_voters_options(opt);
-  phasespace::VoterParams& params = checked.params;
+namespace {
 
-  ctx.phase("open");
-  std::unique_ptr<particles::SnapshotReader> reader;
-  std::vector<int> types;
-  grid::GridMeta grid;
-  std::vector<model::PeakRow> peaks;
-  mpi::agree(comm, [&] {
-    const io::File f = io::File::open_read(opt.peaks);
-    const io::PeaksHeader header = io::read_peaks_header(f);
-    io::check_peculiar_velocities(header, opt.peaks);
-    grid = header.grid;
-    peaks = io::read_peak_rows(f);
-  });
-  reader = tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
-  mpi::agree(comm, [&] {
-    const particles::SnapshotInfo& info = reader->info();
-    if (!info.has_velocities) throw core::Error::input("{}: the snapshot has no velocities", opt.snapshot);
-    types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.peaks), opt.allow_other_types);
-    check_snapshot_matches_grid(info, grid, opt.snapshot, opt.peaks);
-    if (!opt.mean_from.empty()) {
-      params.mean_density = io::reference_mean_density(opt.mean_from, grid);
-      if (comm.root()) ctx.manifest().add_input(manifest::check_phew_input(opt.mean_from, {"grid"}));
-    }
-    if (checked.potential == PotentialChoice::snapshot && !(info.has_potential && info.has_acceleration))
-      throw core::Error::input("{}: --potential snapshot, but the snapshot has no Potential and Acceleration", opt.snapshot);
-  });
-  mpi::agree(comm, [&] {
-    if (!comm.root()) return;
-    ctx.manifest().add_input(manifest::check_phew_input(opt.peaks, {"peaks"}));
-    for (const auto& in : manifest::snapshot_inputs_in_chain(opt.peaks, reader->info().files)) ctx.manifest().add_input(in);
-  });
-  const particles::SnapshotInfo& info = reader->info();
+const manifest::Fields<phasespace::VoterSelection> kSummary =
+    manifest::Fields<phasespace::VoterSelection>()
+        .field("n_peaks", &phasespace::VoterSelection::n_peaks)
+        .field("n_voters", &phasespace::VoterSelection::n_voters)
+        .field("n_peaks_with_fewer_voters", &phasespace::VoterSelection::n_short);
+
+// The stage's parameters that come from the snapshot (its potential, units, box) and the grid.
+void set_snapshot_params(VotersParams& checked, const particles::SnapshotInfo& info, const grid::GridMeta& grid,
+                         const std::vector<int>& types) {
+  phasespace::VoterParams& params = checked.params;
   params.stored_potential = checked.potential == PotentialChoice::snapshot ||
                             (checked.potential == PotentialChoice::automatic && info.has_potential && info.has_acceleration);
   // Physical units: comoving positions scale by a, and Gadget's stored comoving potential and
@@ -115,6 +91,50 @@ void run_voters(const VotersOptions& opt, tool::Context& ctx) {
   params.periodic = info.periodic;
   params.box_size = info.box_size;
   if (checked.default_softening) params.softening = gravity::default_softening(grid.geometry, params.n_particles);
+}
+
+// The values the run used, in the manifest (G with its units, as deblend records it).
+void record_used(manifest::Builder& m, const phasespace::VoterSelection& sel, const phasespace::VoterParams& params,
+                 const grid::GridMeta& grid, const std::vector<int>& types, const particles::Units& units) {
+  m.parameter("search_radius_used", sel.search_radius, grid.length_units);
+  m.parameter("types_used", types);
+  m.parameter("potential_source", sel.potential_source);
+  m.parameter("softening_used", params.softening, grid.length_units);
+  m.parameter("gravitational_constant", params.G, tool::gravitational_constant_units(units));
+}
+
+}  // namespace
+
+void run_voters(const VotersOptions& opt, tool::Context& ctx) {
+  const mpi::Comm& comm = ctx.comm();
+  VotersParams checked = check_voters_options(opt);
+  phasespace::VoterParams& params = checked.params;
+
+  ctx.phase("open");
+  std::vector<int> types;
+  grid::GridMeta grid;
+  std::vector<model::PeakRow> peaks;
+  mpi::agree(comm, [&] {
+    const io::File f = io::File::open_read(opt.peaks);
+    const io::PeaksHeader header = io::read_peaks_header(f);
+    io::check_peculiar_velocities(header, opt.peaks);
+    grid = header.grid;
+    peaks = io::read_peak_rows(f);
+  });
+  const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
+  const particles::SnapshotInfo& info = reader->info();
+  mpi::agree(comm, [&] {
+    if (!info.has_velocities) throw core::Error::input("{}: the snapshot has no velocities", opt.snapshot);
+    types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.peaks), opt.allow_other_types);
+    check_snapshot_matches_grid(info, grid, opt.snapshot, opt.peaks);
+    if (!opt.mean_from.empty()) params.mean_density = io::reference_mean_density(opt.mean_from, grid);
+    if (checked.potential == PotentialChoice::snapshot && !(info.has_potential && info.has_acceleration))
+      throw core::Error::input("{}: --potential snapshot, but the snapshot has no Potential and Acceleration", opt.snapshot);
+  });
+  if (!opt.mean_from.empty()) ctx.add_input(opt.mean_from, {"grid"});
+  ctx.add_input(opt.peaks, {"peaks"});
+  ctx.add_inputs([&] { return manifest::snapshot_inputs_in_chain(opt.peaks, info.files); });
+  set_snapshot_params(checked, info, grid, types);
 
   ctx.phase("read");
   particles::FieldSelection fields;
@@ -130,25 +150,15 @@ void run_voters(const VotersOptions& opt, tool::Context& ctx) {
                                      [&](const std::string& p) { ctx.phase(p); });
 
   ctx.phase("write");
+  record_used(ctx.manifest(), sel, params, grid, types, info.units);
+  ctx.summary(kSummary, sel);
   const model::Voters out{grid,
                        {sel.potential_source, params.n_voters, info.time, params.boost,
                         "(" + info.units.velocity_name() + ")^2, physical",
                         info.units.velocity_name() + "^2 / (" + info.units.length_name() + "), physical"},
                        std::move(sel.voters),
                        std::move(sel.peaks)};
-  io::AtomicOutput output(ctx.output(), comm);
-  io::File f = io::File::create(output.temp_path(), comm);
-  io::write_voters(f, out, comm);
-  auto& m = ctx.manifest();
-  m.parameter("search_radius_used", sel.search_radius, grid.length_units);
-  m.parameter("types_used", types);
-  m.parameter("potential_source", sel.potential_source);
-  m.parameter("softening_used", params.softening, grid.length_units);
-  m.parameter("gravitational_constant", params.G);
-  m.summary("n_peaks", sel.n_peaks);
-  m.summary("n_voters", sel.n_voters);
-  m.summary("n_peaks_with_fewer_voters", sel.n_short);
-  ctx.finish_output(f, output);
+  ctx.write_output([&](io::File& f) { io::write_voters(f, out, comm); });
 }
 
 }  // namespace phew::tools

@@ -1,0 +1,49 @@
+// A result's summary, its fields listed once (as io::Table lists a product's columns): each field names
+// a member, or a value computed from the result, and the manifest key it is recorded under. A tool
+// declares the list beside the stage it runs and records the whole result in one call, instead of
+// copying the struct into the manifest line by line.
+//
+//   const manifest::Fields<Deblended> kSummary = manifest::Fields<Deblended>()
+//       .field("n_peaks", &Deblended::n_peaks)
+//       .field("n_split_patches", &Deblended::n_split);
+//   kSummary.record(builder, result);  // builder.summary("n_peaks", result.n_peaks), ...
+#pragma once
+
+#include <phew/manifest/manifest.hpp>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace phew::manifest {
+
+template <typename Result>
+class Fields {
+ public:
+  // A member recorded as it is (a number, a string, a vector of them: anything Json takes).
+  template <typename T>
+  Fields& field(std::string name, T Result::*member) {
+    fields_.push_back({std::move(name), [member](const Result& r) { return Json(r.*member); }});
+    return *this;
+  }
+  // A value computed from the result (a difference of two members, a count of a vector).
+  Fields& field(std::string name, std::function<Json(const Result&)> value) {
+    fields_.push_back({std::move(name), std::move(value)});
+    return *this;
+  }
+
+  // builder.summary(name, value) for every field, in the order listed.
+  void record(Builder& builder, const Result& result) const {
+    for (const auto& f : fields_) builder.summary(f.name, f.value(result));
+  }
+
+ private:
+  struct Field {
+    std::string name;
+    std::function<Json(const Result&)> value;
+  };
+  std::vector<Field> fields_;
+};
+
+}  // namespace phew::manifest
