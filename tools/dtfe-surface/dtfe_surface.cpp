@@ -68,7 +68,7 @@ void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeParams& 
 
 // What the maps hold and cost: mass in the windows, NaN pixels outside the hull, the schedule's balance.
 void log_maps(const dtfe::SurfaceMaps& r, const DtfeParams& c, std::size_t n_fields, const mpi::Comm& comm) {
-  const io::Maps& maps = r.maps;
+  const model::Maps& maps = r.maps;
   core::log::info("{} maps: mass {:.6g} of {:.6g} {} in the windows; triangulation {:.2f} s, maps {:.2f} s (summed over fields)",
             n_fields, r.summary.map_mass, r.summary.window_mass, maps.meta.mass_units, r.summary.seconds_triangulation,
             r.summary.seconds_interpolation);
