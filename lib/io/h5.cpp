@@ -115,7 +115,7 @@ File File::open_read(const std::string& path) {
   return File(id, path, false, nullptr);
 }
 
-File File::create(const std::string& path, const mpi::Comm& comm) {
+File File::create(const std::string& path, const mpi::Comm& comm, const std::string& name) {
   quiet();
   Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_fapl_mpio(fapl, comm.raw(), MPI_INFO_NULL);
@@ -125,9 +125,9 @@ File File::create(const std::string& path, const mpi::Comm& comm) {
   const bool ok = comm.min<int>(id >= 0 ? 1 : 0) == 1;
   if (!ok) {
     if (id >= 0) H5Fclose(id);
-    throw core::Error::io("{}: cannot create the file", path);
+    throw core::Error::io("{}: cannot create the file", name.empty() ? path : name);
   }
-  return File(id, path, true, &comm);
+  return File(id, name.empty() ? path : name, true, &comm);
 }
 
 File File::create_in_memory(const std::string& name) {

@@ -55,7 +55,9 @@ class File {
   // Throws Error(io) when the file cannot be opened as HDF5.
   static File open_read(const std::string& path);
   // Creates (truncating) a file for a collective parallel write over `comm` (MPI-IO). Collective.
-  static File create(const std::string& path, const mpi::Comm& comm);
+  // `name`: what messages call the file (an output's final name while it is written under a temporary
+  // one); the path itself by default.
+  static File create(const std::string& path, const mpi::Comm& comm, const std::string& name = "");
   // Creates a file that lives in memory only (HDF5's core driver, no backing store), written by this
   // rank alone; image() gives its bytes (for a side output, committed with the tool's output).
   static File create_in_memory(const std::string& name);

@@ -67,7 +67,14 @@ void check_destination(const std::string& path, bool make_folder) {
     throw core::Error::io("{}: exists and is not a regular file (a FIFO or a device?): phew writes files", path);
   fs::path dir = folder_of(path);
   if (make_folder)
-    while (!fs::exists(dir, ec) && dir.has_parent_path() && dir.parent_path() != dir) dir = dir.parent_path();
+    while (!fs::exists(dir, ec)) {
+      // A relative folder to be made has the working directory as its last ancestor ("ctrees" -> ".").
+      if (!dir.has_parent_path() || dir.parent_path() == dir) {
+        if (dir.is_relative()) dir = ".";
+        break;
+      }
+      dir = dir.parent_path();
+    }
   if (!fs::is_directory(dir, ec)) throw core::Error::io("{}: output folder {} does not exist", path, dir.string());
   if (access(dir.c_str(), W_OK) != 0) throw core::Error::io("{}: output folder {} is not writable", path, dir.string());
 }
@@ -214,7 +221,7 @@ void Context::write_output(const std::function<void(io::File&)>& write) { write_
 void Context::write_output(const std::string& path, const std::string& kind, const std::function<void(io::File&)>& write) {
   plan_output(path);
   io::AtomicOutput out(path, comm_);
-  io::File file = io::File::create(out.temp_path(), comm_);
+  io::File file = io::File::create(out.temp_path(), comm_, out.final_path());
   write(file);
   finish_output(file, out, kind);
 }
