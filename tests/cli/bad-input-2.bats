@@ -28,16 +28,6 @@ setup() {
   mkdir -p "$OUT" "$E"
 }
 
-# edit FILE PYTHON: a copy of $D/FILE in $E with `f` (h5py, r+) edited by PYTHON, re-signed.
-edit() {
-  local name=$1 code=$2
-  cp "$D/$name" "$D/$name.json" "$E/"
-  /usr/bin/python3 -c "import h5py, numpy as np
-f = h5py.File('$E/$name', 'r+')
-$code
-f.close()"
-  remanifest "$E/$name"
-}
 
 grid() { bad_input cic-project "$OUT/g.h5" "$@" --grid 16; }
 

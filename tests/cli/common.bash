@@ -63,3 +63,27 @@ bad_input() {
   [[ $stderr == *"$pattern"* ]] || fail "stderr '$stderr' lacks '$pattern'"
   [[ -z $out ]] || assert_only_files "$(dirname "$out")"
 }
+
+# edit FILE PYTHON (for the bad-input tests): a copy of $D/FILE in $E with `f` (h5py, r+) edited by PYTHON, re-signed.
+edit() {
+  local name=$1 code=$2
+  cp "$D/$name" "$D/$name.json" "$E/"
+  /usr/bin/python3 -c "import h5py, numpy as np
+f = h5py.File('$E/$name', 'r+')
+$code
+f.close()"
+  remanifest "$E/$name"
+}
+
+# crossing_stages DIR: every stage up to voters.h5 of DIR/snap_000.hdf5 and DIR/snap_001.hdf5 (make_crossing.py),
+# as DIR/000.grid.h5 ... DIR/001.voters.h5: small, but with peaks and voters.
+crossing_stages() {
+  local d=$1 k
+  for k in 000 001; do
+    cic-project "$d/snap_$k.hdf5" -o "$d/$k.grid.h5" --grid 32 -q
+    phew-segment "$d/$k.grid.h5" -o "$d/$k.patches.h5" --threshold 50mean -q
+    phew-merge "$d/$k.patches.h5" -o "$d/$k.clumps.h5" --relevance 2 -q
+    deblend "$d/$k.clumps.h5" "$d/snap_$k.hdf5" -o "$d/$k.peaks.h5" -q
+    voters "$d/$k.peaks.h5" "$d/snap_$k.hdf5" -o "$d/$k.voters.h5" -q
+  done
+}

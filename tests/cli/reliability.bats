@@ -16,13 +16,7 @@ setup_file() {
   mkdir -p "$D"
   # Two snapshots of two haloes crossing, and every stage of both: small, but with peaks and voters.
   /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_crossing.py" "$D" --snapshots 2 --n 3000
-  for k in 000 001; do
-    cic-project "$D/snap_$k.hdf5" -o "$D/$k.grid.h5" --grid 32 -q
-    phew-segment "$D/$k.grid.h5" -o "$D/$k.patches.h5" --threshold 50mean -q
-    phew-merge "$D/$k.patches.h5" -o "$D/$k.clumps.h5" --relevance 2 -q
-    deblend "$D/$k.clumps.h5" "$D/snap_$k.hdf5" -o "$D/$k.peaks.h5" -q
-    voters "$D/$k.peaks.h5" "$D/snap_$k.hdf5" -o "$D/$k.voters.h5" -q
-  done
+  crossing_stages "$D"
   mergertree "$D/000.peaks.h5" -o "$D/tree.h5" -q
   printf '%s\n' "260 198 200" "140 201 200" >"$D/centers.txt"  # the two haloes
   cp "$PHEW_SOURCE/tests/data/two_halos_superposed.json" "$D/scene.json"
