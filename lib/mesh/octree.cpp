@@ -100,6 +100,14 @@ std::int64_t Octree::slot(const Cell& c) const {
   return it != codes.end() && *it == code ? it - codes.begin() : -1;
 }
 
+Cell Octree::cell_at_slot(int level, std::size_t s) const {
+  if (level == 0) {
+    const auto i = coarse_.cell_at(static_cast<std::int64_t>(s));
+    return {0, {i.i, i.j, i.k}};
+  }
+  return {level, index_of(codes_[static_cast<std::size_t>(level)][s])};
+}
+
 bool Octree::split(const Cell& c) const {
   const std::int64_t s = slot(c);
   return s >= 0 && split_[static_cast<std::size_t>(c.level)][static_cast<std::size_t>(s)] != 0;
@@ -149,11 +157,7 @@ std::vector<Cell> Octree::leaves() const {
     const auto& split = split_[static_cast<std::size_t>(l)];
     for (std::size_t s = 0; s < split.size(); ++s) {
       if (split[s]) continue;
-      const Cell c = l == 0 ? Cell{0, [&] {
-                                     const auto i = coarse_.cell_at(static_cast<std::int64_t>(s));
-                                     return Index3{i.i, i.j, i.k};
-                                   }()}
-                            : Cell{l, index_of(codes_[static_cast<std::size_t>(l)][s])};
+      const Cell c = cell_at_slot(l, s);
       keyed.emplace_back(cell_key(c, levels_), c);
     }
   }
@@ -170,13 +174,7 @@ void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
   children.reserve(children.size() + 8 * slots.size());
   for (const std::int64_t s : slots) {
     split[static_cast<std::size_t>(s)] = 1;
-    Cell c{level, {}};
-    if (level == 0) {
-      const auto i = coarse_.cell_at(s);
-      c.index = {i.i, i.j, i.k};
-    } else {
-      c.index = index_of(codes_[static_cast<std::size_t>(level)][static_cast<std::size_t>(s)]);
-    }
+    const Cell c = cell_at_slot(level, static_cast<std::size_t>(s));
     for (int o = 0; o < 8; ++o) children.push_back(code_of(child(c, o).index));
   }
   std::sort(children.begin(), children.end());
@@ -258,14 +256,6 @@ std::vector<double> level_mass(const Octree& tree, int level, grid::Assignment a
   return m;
 }
 
-Cell cell_of_slot(const Octree& tree, int level, std::size_t s) {
-  if (level == 0) {
-    const auto i = tree.coarse().cell_at(static_cast<std::int64_t>(s));
-    return {0, {i.i, i.j, i.k}};
-  }
-  return {level, index_of(tree.level_codes(level)[s])};
-}
-
 // Which cells of `level` to split: over the threshold, grown by the buffer, then only those whose 26
 // neighbours exist (so that the new leaves stay within one level of every leaf they touch).
 std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const std::vector<double>& m, const RefinementParams& p) {
@@ -276,7 +266,7 @@ std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const st
     std::vector<char> grown = flag;
     for (std::size_t s = 0; s < m.size(); ++s) {
       if (!flag[s]) continue;
-      for_each_neighbour(cell_of_slot(tree, level, s), [&](Cell n) {
+      for_each_neighbour(tree.cell_at_slot(level, s), [&](Cell n) {
         if (!tree.normalise(n)) return;
         const std::int64_t t = tree.slot(n);
         if (t >= 0) grown[static_cast<std::size_t>(t)] = 1;
@@ -288,7 +278,7 @@ std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const st
   for (std::size_t s = 0; s < m.size(); ++s) {
     if (!flag[s]) continue;
     bool balanced = true;
-    for_each_neighbour(cell_of_slot(tree, level, s), [&](Cell n) {
+    for_each_neighbour(tree.cell_at_slot(level, s), [&](Cell n) {
       if (tree.normalise(n) && tree.slot(n) < 0) balanced = false;
     });
     if (balanced) out.push_back(static_cast<std::int64_t>(s));

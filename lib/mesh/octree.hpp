@@ -53,6 +53,8 @@ class Octree {
   // Whether a (normalised) cell exists, and whether it is split. -1 when it does not exist.
   std::int64_t slot(const Cell& c) const;
   bool split(const Cell& c) const;
+  // The cell in a slot of a level (slot() inverted).
+  Cell cell_at_slot(int level, std::size_t s) const;
   // The leaf that holds a (normalised) cell of level `c.level` or a part of it: the cell itself, or the
   // coarser leaf it lies in. Not for split cells (their leaves are finer).
   Cell covering_leaf(Cell c) const;
@@ -66,8 +68,6 @@ class Octree {
 
   // Used while building: splits the given existing cells of the finest level so far (in any order).
   void split_cells(int level, const std::vector<std::int64_t>& slots);
-  // The existing cells of level l > 0 in slot order (their Morton order on the level's lattice).
-  const std::vector<std::uint64_t>& level_codes(int level) const { return codes_[level]; }
 
  private:
   grid::GridGeometry coarse_;
