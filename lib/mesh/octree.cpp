@@ -82,11 +82,11 @@ double Octree::cell_volume(int level) const {
   return h[0] * h[1] * h[2];
 }
 
-bool Octree::normalise(Cell& c) const {
-  const Index3 n = lattice(c.level);
+bool normalise_cell(const grid::GridGeometry& coarse, Cell& c) {
+  const Index3 n{coarse.shape[0] << c.level, coarse.shape[1] << c.level, coarse.shape[2] << c.level};
   for (std::size_t d = 0; d < 3; ++d) {
     if (c.index[d] >= 0 && c.index[d] < n[d]) continue;
-    if (!coarse_.periodic) return false;
+    if (!coarse.periodic) return false;
     c.index[d] = ((c.index[d] % n[d]) + n[d]) % n[d];
   }
   return true;

@@ -31,6 +31,9 @@ struct RefinementParams {
   grid::Assignment assignment = grid::Assignment::cic;
 };
 
+// A cell's indices wrapped into its level's lattice (periodic), or false when it lies outside an open grid.
+bool normalise_cell(const grid::GridGeometry& coarse, Cell& c);
+
 // Which cells exist and which are split. Level 0: every cell of the coarse grid. Level l > 0: the
 // children of the split cells of level l-1, sorted by their Morton order on the level-l lattice.
 class Octree {
@@ -49,7 +52,7 @@ class Octree {
   double cell_volume(int level) const;
 
   // The cell's indices wrapped into the lattice (periodic), or false when it lies outside an open grid.
-  bool normalise(Cell& c) const;
+  bool normalise(Cell& c) const { return normalise_cell(coarse_, c); }
   // Whether a (normalised) cell exists, and whether it is split. -1 when it does not exist.
   std::int64_t slot(const Cell& c) const;
   bool split(const Cell& c) const;

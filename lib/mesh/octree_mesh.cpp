@@ -51,7 +51,6 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
   Runs runs;
   runs.first = comm.all_gather(keys.empty() ? ~std::uint64_t{0} : keys.front());
   runs.last = comm.all_gather(keys.empty() ? std::uint64_t{0} : keys.back());
-  Octree shape(coarse, levels);  // for normalise() and linear indices of coarse cells only
 
   // The coarse cells of this rank, and the ones around them that other ranks hold.
   std::vector<std::int64_t> mine;
@@ -68,7 +67,7 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
       for (int b = -1; b <= 1; ++b)
         for (int d = -1; d <= 1; ++d) {
           Cell n{0, {i.i + a, i.j + b, i.k + d}};
-          if ((a == 0 && b == 0 && d == 0) || !shape.normalise(n)) continue;
+          if ((a == 0 && b == 0 && d == 0) || !normalise_cell(coarse, n)) continue;
           const auto [begin, end] = subtree_keys(n, levels);
           const int owner = runs.owner(begin, end);
           if (owner < 0) throw core::Error::internal("octree mesh: no rank holds coarse cell ({},{},{})", n.index[0], n.index[1], n.index[2]);
