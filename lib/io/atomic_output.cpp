@@ -156,6 +156,9 @@ std::string write_failure(const std::string& path, int error_number) {
 
 void install_cleanup_on_signals() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, cleanup_handler);
+  // Past a file-size limit (ulimit -f) a write then fails with EFBIG, and the run says which output
+  // failed (exit 4), instead of dying silently of SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   core::set_last_words(unlink_registered);
 }
 

@@ -47,7 +47,15 @@ std::vector<hid_t>& abandoned() {
 // device") is usually in the last entry.
 herr_t collect(unsigned, const H5E_error2_t* e, void* out) {
   auto& text = *static_cast<std::string*>(out);
-  if (e->desc && *e->desc) text = e->desc;
+  if (!e->desc || !*e->desc) return 0;
+  text = e->desc;
+  // The POSIX driver spells out its call over lines ("file write failed: time = ..., errno = 27, error
+  // message = 'File too large', buf = ..."): the system's message alone.
+  const std::string_view mark = "error message = '";
+  if (const auto at = text.find(mark); at != std::string::npos) {
+    const auto from = at + mark.size(), to = text.find('\'', from);
+    text = text.substr(from, to == std::string::npos ? std::string::npos : to - from);
+  }
   return 0;
 }
 std::string hdf5_reason() {
@@ -118,7 +126,11 @@ File File::open_read(const std::string& path) {
 File File::create(const std::string& path, const mpi::Comm& comm, const std::string& name) {
   quiet();
   Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_fapl_mpio(fapl, comm.raw(), MPI_INFO_NULL);
+  // One rank writes through HDF5's POSIX driver, not MPI-IO: Open MPI's I/O layer opens a shared-file-
+  // pointer file in the job's session folder for every file, and singletons started side by side without
+  // mpirun share one session folder (isolated, all are job family 0), so one run's cleanup made another's
+  // create fail now and then. The file's contents do not depend on the driver.
+  if (comm.size() > 1) H5Pset_fapl_mpio(fapl, comm.raw(), MPI_INFO_NULL);
   // Later file-format features: attributes larger than 64 KiB (the manifest) are stored densely.
   H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);

@@ -83,7 +83,7 @@ void File::write_rows_raw(const std::string& dataset, const std::vector<std::uin
   Id mspace(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
   if (rows == 0) H5Sselect_none(mspace);
   Id dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  if (parallel_) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  if (parallel_ && comm_->size() > 1) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);  // MPI-IO only beyond one rank (File::create)
   static const double empty = 0;  // HDF5 refuses a null buffer even when nothing is selected
   errno = 0;
   const herr_t status = H5Dwrite(d, native(mem), mspace, fspace, dxpl, data ? data : &empty);
