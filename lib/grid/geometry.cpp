@@ -34,6 +34,10 @@ std::array<std::int64_t, 3> grid_rule_shape(const std::array<double, 3>& extent,
   return shape;
 }
 
+std::array<std::int64_t, 3> coarse_grid_shape(const std::array<double, 3>& extent, double particles) {
+  return grid_rule_shape(extent, particles, 1.0 / kParticlesPerThresholdCell);  // one particle per cell at the mean
+}
+
 Box parse_region(const std::string& text) {
   std::vector<double> r;
   try {

@@ -154,6 +154,11 @@ inline double particles_per_threshold_cell(double threshold_over_mean, double pa
 std::array<std::int64_t, 3> grid_rule_shape(const std::array<double, 3>& extent, double particles,
                                             double threshold_over_mean);
 
+// The coarse grid of an adaptive mesh (cic-project --refine --grid auto): cubic cells holding about one
+// particle each on average, as RAMSES' levelmin has 2^levelmin cells per axis for as many particles,
+// rounded down to a multiple of 8 (at least 8). The octree refines it where particles gather.
+std::array<std::int64_t, 3> coarse_grid_shape(const std::array<double, 3>& extent, double particles);
+
 // "x0,y0,z0,x1,y1,z1" -> an open box (a sub-region of a snapshot). Throws Error(usage).
 Box parse_region(const std::string& text);
 

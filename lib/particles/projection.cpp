@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/grid/deposit.hpp>
+#include <phew/mesh/amr_deposit.hpp>
 #include <phew/mpi/agree.hpp>
 
 #include <cmath>
@@ -113,6 +114,35 @@ Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particle
   Projection out;
   out.meta = grid_meta(info, params, dep.mass_total, dep.particles_in, masses);
   out.density = std::move(dep.mass);
+  out.particles_outside = dep.particles_outside;
+  return out;
+}
+
+OctreeProjection project_to_octree(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+                                   const OctreeParams& octree, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  check_inside_open_box(info, particles, params, comm);
+  const auto masses = mass_range(particles, comm);
+  // RAMSES counts m_refine in units of its particle mass (mass_sph); with unequal masses, their mean.
+  double selected_mass = 0;
+  for (double m : particles.mass) selected_mass += m;
+  const double n_selected = static_cast<double>(comm.sum(static_cast<std::uint64_t>(particles.size())));
+  const double unit = masses.first == masses.second ? masses.first : comm.sum(selected_mass) / std::max(1.0, n_selected);
+
+  core::enter(phase, "refine");
+  mesh::RefinementParams refinement{octree.levels, octree.refine_particles, unit, octree.buffer, params.assignment};
+  const mesh::AmrDeposit dep = mesh::deposit_on_octree(params.geometry, refinement, particles.position, particles.mass, comm);
+  check_some_inside(info, params.geometry, dep.particles_in, comm);
+
+  OctreeProjection out;
+  out.meta = grid_meta(info, params, dep.mass_total, dep.particles_in, masses);
+  out.refinement = {octree.levels, octree.refine_particles, octree.refine_particles * unit, octree.buffer, dep.leaves_per_level};
+  out.leaves.reserve(dep.leaves.size());
+  for (const mesh::LeafMass& leaf : dep.leaves) {
+    const int level = static_cast<int>(leaf.key & 0xF);
+    // One division per leaf, by its level's cell volume, as the uniform grid divides by its one volume.
+    const double volume = params.geometry.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * level));
+    out.leaves.push_back({leaf.key, level, leaf.mass / volume});
+  }
   out.particles_outside = dep.particles_outside;
   return out;
 }

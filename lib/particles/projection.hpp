@@ -4,6 +4,7 @@
 
 #include <phew/grid/assignment.hpp>
 #include <phew/grid/geometry.hpp>
+#include <phew/model/amr.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/slab.hpp>
 #include <phew/core/timer.hpp>
@@ -32,9 +33,28 @@ struct Projection {
   std::uint64_t particles_outside = 0;  // outside a region, ignored
 };
 
+// An adaptive mesh (cic-project --refine): the octree over the coarse grid of ProjectionParams.
+struct OctreeParams {
+  int levels = 4;                 // levels above the coarse grid
+  double refine_particles = 8;    // split a cell holding more than this many particle masses
+  int buffer = 1;                 // cells around a split cell split too
+};
+
+struct OctreeProjection {
+  grid::GridMeta meta;                    // the coarse grid's geometry; the totals of the leaves
+  model::AmrRefinement refinement;
+  std::vector<model::AmrLeaf> leaves;     // this rank's run of the leaves in key order
+  std::uint64_t particles_outside = 0;    // outside a region, ignored
+};
+
 // Deposits this rank's share of `particles` (read_share: rank r's before rank r+1's) and turns mass into
 // density; `info` gives the units, the cosmology and the file named in errors. Phases: deposit. Collective.
 Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
                            const mpi::Comm& comm, const core::PhaseReport& phase = {});
+
+// The same on an octree refined where the particles are (lib/mesh: RAMSES' rule; the unit of
+// refine_particles is the particle mass, or the mean mass when they differ). Phases: refine. Collective.
+OctreeProjection project_to_octree(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+                                   const OctreeParams& octree, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::particles

@@ -5,9 +5,13 @@
 #include <phew/core/memory.hpp>
 #include <phew/core/parse.hpp>
 #include <phew/grid/deposit.hpp>
+#include <phew/io/amr_grid_file.hpp>
+#include <phew/mesh/cell_key.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/projection.hpp>
 #include <phew/tool/snapshot_input.hpp>
+
+#include <cmath>
 
 namespace phew::tools {
 namespace {
@@ -24,7 +28,9 @@ std::array<std::int64_t, 3> auto_grid_shape(const particles::SnapshotInfo& info,
   if (params.region && info.periodic)
     inside *= std::min(1.0, region.extent[0] * region.extent[1] * region.extent[2] /
                                 (info.box_size[0] * info.box_size[1] * info.box_size[2]));
-  const auto shape = grid::grid_rule_shape(region.extent, inside, params.for_threshold);
+  // With --refine the coarse grid holds about one particle per cell (RAMSES' levelmin); the octree refines it.
+  const auto shape = params.octree ? grid::coarse_grid_shape(region.extent, inside)
+                                   : grid::grid_rule_shape(region.extent, inside, params.for_threshold);
   const std::string grid = shape[0] == shape[1] && shape[1] == shape[2]
                                ? fmt::format("{}", shape[0])
                                : fmt::format("{},{},{}", shape[0], shape[1], shape[2]);
@@ -42,6 +48,47 @@ std::array<std::int64_t, 3> auto_grid_shape(const particles::SnapshotInfo& info,
             "{:.2f} particle masses)",
             grid, particles, params.for_threshold, per_cell);
   return shape;
+}
+
+// cic-project --refine: the octree's leaves in place of the uniform grid (docs/formats.md, "grid.h5 with
+// an adaptive mesh").
+void write_octree(const particles::SnapshotInfo& info, particles::ParticleSet particles, const particles::ProjectionParams& projection,
+                  const CicParams& params, const std::vector<int>& types, tool::Context& ctx) {
+  const mpi::Comm& comm = ctx.comm();
+  const particles::OctreeProjection mesh = project_to_octree(info, particles, projection, *params.octree, comm,
+                                                             [&](const std::string& p) { ctx.phase(p); });
+  particles = particles::ParticleSet{};
+  const grid::GridMeta& meta = mesh.meta;
+  const auto& per_level = mesh.refinement.leaves_per_level;
+  std::string levels;
+  for (std::size_t l = 0; l < per_level.size(); ++l)
+    levels += fmt::format("{}{}", l ? ", " : "", core::log::thousands(static_cast<long long>(per_level[l])));
+  core::log::info("deposited {} particles, mass {:.6g} {}, on an octree over {}x{}x{} cells ({}): leaves per level {}",
+                  core::log::thousands(static_cast<long long>(meta.n_particles)), meta.total_mass, meta.mass_units,
+                  meta.geometry.shape[0], meta.geometry.shape[1], meta.geometry.shape[2], meta.assignment, levels);
+  if (mesh.particles_outside > 0)
+    core::log::info("{} particles outside the region were ignored", core::log::thousands(static_cast<long long>(mesh.particles_outside)));
+
+  ctx.phase("write");
+  auto& m = ctx.manifest();
+  m.parameter("grid_shape", meta.geometry.shape);
+  m.parameter("grid_origin", meta.geometry.origin, meta.length_units);
+  m.parameter("grid_box_size", meta.geometry.extent, meta.length_units);
+  m.parameter("periodic", meta.geometry.periodic);
+  m.parameter("types_used", types);
+  m.parameter("assignment_used", meta.assignment);
+  m.parameter("compress", params.compress);
+  m.parameter("refine_particles", mesh.refinement.refine_particles);
+  m.parameter("refine_mass", mesh.refinement.refine_mass, meta.mass_units);
+  m.parameter("levels", mesh.refinement.levels);
+  m.parameter("buffer", mesh.refinement.buffer);
+  m.summary("n_particles", meta.n_particles);
+  m.summary("n_particles_outside", mesh.particles_outside);
+  m.summary("total_mass", meta.total_mass);
+  m.summary("mean_density", meta.mean_density);
+  m.summary("leaves_per_level", per_level);
+  m.summary("units", {{"density", meta.density_units}, {"mass", meta.mass_units}, {"length", meta.length_units}});
+  ctx.write_output([&](io::File& f) { io::write_amr_grid(f, meta, mesh.refinement, mesh.leaves, params.precision, params.compress, comm); });
 }
 
 }  // namespace
@@ -63,6 +110,13 @@ void declare_cic_options(CLI::App& app, CicOptions& opt) {
                  "Sub-box x0,y0,z0,x1,y1,z1 in snapshot length units (not periodic; particles outside are ignored)");
   app.add_option("--assignment", opt.assignment, "Mass assignment: cic, ngp or tsc")->capture_default_str();
   app.add_option("-p,--precision", opt.precision, "Output precision: float32 or float64")->capture_default_str();
+  app.add_option("--refine", opt.refine,
+                 "An adaptive mesh: split a cell holding more than this many particle masses (RAMSES' m_refine, e.g. 8); "
+                 "--grid is then the coarse grid");
+  app.add_option("--levels", opt.levels, "With --refine: levels of refinement above the coarse grid (RAMSES' levelmax - levelmin)")
+      ->capture_default_str();
+  app.add_option("--buffer", opt.buffer, "With --refine: cells around a split cell split too (RAMSES' nexpand)")
+      ->capture_default_str();
   app.add_flag("--compress", opt.compress,
                "Store the density in chunks of one plane, shuffled and deflated (smaller, slower to write; "
                "bench/README.md has the figures)");
@@ -80,6 +134,14 @@ CicParams check_cic_options(const CicOptions& opt) {
   p.assignment = grid::parse_assignment(opt.assignment);
   p.precision = io::parse_precision(opt.precision);
   p.compress = opt.compress;
+  if (opt.refine != 0) {
+    if (!(opt.refine > 0) || !std::isfinite(opt.refine))
+      throw core::Error::usage("--refine {} must be a positive number of particle masses", opt.refine);
+    if (opt.levels < 0 || opt.levels > mesh::kMaxLevels)
+      throw core::Error::usage("--levels {} must be between 0 and {}", opt.levels, mesh::kMaxLevels);
+    if (opt.buffer < 0 || opt.buffer > 8) throw core::Error::usage("--buffer {} must be between 0 and 8", opt.buffer);
+    p.octree = particles::OctreeParams{opt.levels, opt.refine, opt.buffer};
+  }
   return p;
 }
 
@@ -168,6 +230,10 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
 
   ctx.phase("read");
   particles::ParticleSet particles = read_share(*reader, types, particles::FieldSelection{}, comm);
+  if (params.octree) {
+    write_octree(info, std::move(particles), {geometry, params.assignment, params.region.has_value()}, params, types, ctx);
+    return;
+  }
   const particles::Projection grid = project_to_grid(info, particles, {geometry, params.assignment, params.region.has_value()},
                                                      comm, [&](const std::string& p) { ctx.phase(p); });
   particles = particles::ParticleSet{};

@@ -4,6 +4,7 @@
 #include <phew/grid/assignment.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/io/grid_file.hpp>
+#include <phew/particles/projection.hpp>
 #include <phew/tool/tool.hpp>
 
 #include <array>
@@ -23,6 +24,9 @@ struct CicOptions {
   std::string precision = "float32";
   bool compress = false;
   std::string for_threshold = "80mean";  // what `--grid auto` plans for
+  double refine = 0;                      // --refine M: an adaptive mesh (0: the uniform grid)
+  int levels = 4;                         // --levels K
+  int buffer = 1;                         // --buffer B
 };
 
 // The options in checked form.
@@ -34,6 +38,7 @@ struct CicParams {
   grid::Assignment assignment = grid::Assignment::cic;
   io::Precision precision = io::Precision::f32;
   bool compress = false;
+  std::optional<particles::OctreeParams> octree;  // --refine: an adaptive mesh over the grid
 };
 
 void declare_cic_options(CLI::App& app, CicOptions& opt);

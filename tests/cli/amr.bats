@@ -1,0 +1,101 @@
+#!/usr/bin/env bats
+# cic-project --refine: the adaptive mesh's grid.h5 (docs/formats.md, "grid.h5 with an adaptive mesh"),
+# checked by an independent numpy reader: keys decoded, leaves tiling the grid, mass conserved; the same
+# bytes on 1-4 ranks; bad options; tools that do not read it yet refuse it cleanly.
+load common
+
+setup_file() {
+  load common
+  make_inputs
+}
+
+setup() {
+  make_inputs
+  OUT="$BATS_TEST_TMPDIR/out"
+  mkdir -p "$OUT"
+}
+
+@test "--refine: leaves in key order that tile the grid, the mass of the particles, the refinement recorded" {
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/amr.h5" --grid 8 --refine 8 --levels 3 --precision float64 -q
+  assert_success
+  assert_only_files "$OUT" amr.h5 amr.h5.json
+  run /usr/bin/python3 - "$OUT/amr.h5" <<'PY'
+import h5py, json, sys, numpy as np
+f = h5py.File(sys.argv[1])
+g, L = f["grid"], f["grid/leaves"]
+assert "density" not in g
+key, level, rho = L["key"][...], L["level"][...].astype(int), L["density"][...]
+K = int(L.attrs["levels"]); n = g.attrs["shape"]; cell = g.attrs["cell_size"]
+assert K == 3 and L.attrs["refine_particles"] == 8 and L.attrs["buffer"] == 1
+assert (np.diff(key) > 0).all(), "keys ascending"
+assert ((key & 15) == level).all() and level.min() == 0 and level.max() == K
+assert (np.bincount(level, minlength=K + 1) == L.attrs["leaves_per_level"]).all()
+# Decode the lower corner on the finest lattice (bits 2,5,8.. x; 1,4,7.. y; 0,3,6.. z of key >> 4).
+m = key >> np.uint64(4)
+def gather(v):
+    out = np.zeros_like(v)
+    for b in range(20):
+        out |= ((v >> np.uint64(3 * b)) & np.uint64(1)) << np.uint64(b)
+    return out
+corner = np.stack([gather(m >> np.uint64(2)), gather(m >> np.uint64(1)), gather(m)], axis=1).astype(np.int64)
+side = 2 ** (K - level)
+assert (corner % side[:, None] == 0).all(), "a leaf starts on its own lattice"
+# The leaves tile the finest lattice: every finest cell covered exactly once.
+fine = n * 2 ** K
+cover = np.zeros(fine, dtype=np.int32)
+for c, s in zip(corner, side):
+    cover[c[0]:c[0] + s, c[1]:c[1] + s, c[2]:c[2] + s] += 1
+assert (cover == 1).all(), (cover.min(), cover.max())
+volume = np.prod(cell) / 8.0 ** level
+mass = (rho * volume).sum()
+assert abs(mass - 4000.0) < 1e-9 * 4000, mass             # a periodic box: every particle's cloud
+assert abs(g.attrs["total_mass"] - 4000.0) < 1e-9 * 4000
+# The blob (1500 particles in a Gaussian of 5 around the centre) is refined to the finest level; the
+# uniform background (about 5 particles per coarse cell, 0.6 per level-1 cell) splits a few coarse cells
+# where it fluctuates above 8, and never further.
+centre = (corner + side[:, None] / 2) / fine * g.attrs["box_size"]
+r = np.linalg.norm(centre - 50, axis=1)
+assert level[r < 3].min() == K and level[r > 40].max() <= 1, (level[r < 3].min(), level[r > 40].max())
+man = json.load(open(sys.argv[1] + ".json"))
+assert man["parameters"]["levels"]["value"] == 3 if isinstance(man["parameters"]["levels"], dict) else man["parameters"]["levels"] == 3
+assert list(man["summary"]["leaves_per_level"]) == list(L.attrs["leaves_per_level"])
+PY
+  assert_success
+}
+
+@test "--refine: the same bytes on 1, 2, 3 and 4 ranks (cic, tsc, ngp, a region, compressed)" {
+  for args in "--grid 8 --refine 8 --levels 3" "--grid 12,10,8 --refine 4 --levels 2 --assignment tsc --buffer 2" \
+              "--grid 6 --refine 8 --levels 4 --assignment ngp --buffer 0" \
+              "--grid 10 --region 20,20,20,80,80,80 --refine 6 --levels 3 --precision float64" \
+              "--grid 8 --refine 8 --levels 3 --compress"; do
+    # shellcheck disable=SC2086
+    run cic-project "$INPUTS/good.hdf5" -o "$OUT/r1.h5" $args -q
+    assert_success
+    for n in 2 3 4; do
+      # shellcheck disable=SC2086
+      run mpi "$n" cic-project "$INPUTS/good.hdf5" -o "$OUT/r$n.h5" $args -q
+      assert_success
+      run h5diff -v0 "$OUT/r1.h5" "$OUT/r$n.h5" /grid /grid
+      assert_success
+      run h5diff "$OUT/r1.h5" "$OUT/r$n.h5" /grid/leaves
+      assert_success
+    done
+  done
+}
+
+@test "--refine --grid auto: a coarse grid of about one particle per cell" {
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/auto.h5" --grid auto --refine 8 --levels 3
+  assert_success
+  assert_output --partial "--grid auto: 8 cells"   # 4000 particles: 15.9 per axis, down to a multiple of 8
+}
+
+@test "--refine: bad values are usage errors; the tools after cic-project refuse an adaptive grid in one line" {
+  bad_input cic-project "$OUT/x.h5" 2 "--refine -1" "$INPUTS/good.hdf5" --grid 8 --refine -1
+  bad_input cic-project "$OUT/x.h5" 2 "--refine inf" "$INPUTS/good.hdf5" --grid 8 --refine inf
+  bad_input cic-project "$OUT/x.h5" 2 "--levels 16" "$INPUTS/good.hdf5" --grid 8 --refine 8 --levels 16
+  bad_input cic-project "$OUT/x.h5" 2 "--buffer -1" "$INPUTS/good.hdf5" --grid 8 --refine 8 --buffer -1
+  bad_input cic-project "$OUT/x.h5" 2 "2^19" "$INPUTS/good.hdf5" --grid 512 --refine 8 --levels 12
+  run cic-project "$INPUTS/good.hdf5" -o "$BATS_TEST_TMPDIR/amr.h5" --grid 8 --refine 8 --levels 2 -q
+  assert_success
+  bad_input phew-segment "$OUT/p.h5" 3 "an adaptive grid" "$BATS_TEST_TMPDIR/amr.h5" --threshold 80mean
+}
