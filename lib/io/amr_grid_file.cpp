@@ -46,27 +46,37 @@ void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefi
   file.write_attribute("/grid/leaves/key", "description",
                        "Morton order of the cell's lower corner on the finest lattice (coarse shape * 2^levels), "
                        "shifted left by 4, or-ed with the level (docs/formats.md)");
-  file.write_attribute<std::int32_t>(kLeaves, "levels", refinement.levels);
-  file.write_attribute(kLeaves, "refine_particles", refinement.refine_particles);
-  file.write_attribute(kLeaves, "refine_mass", refinement.refine_mass);
-  file.write_attribute<std::int32_t>(kLeaves, "buffer", refinement.buffer);
-  file.write_attribute<std::uint64_t>(kLeaves, "leaves_per_level", std::span<const std::uint64_t>(refinement.leaves_per_level));
+  write_refinement(file, kLeaves, refinement);
+}
+
+void write_refinement(File& file, const std::string& group, const model::AmrRefinement& refinement) {
+  if (!file.has(group)) file.create_group(group);
+  file.write_attribute<std::int32_t>(group, "levels", refinement.levels);
+  file.write_attribute(group, "refine_particles", refinement.refine_particles);
+  file.write_attribute(group, "refine_mass", refinement.refine_mass);
+  file.write_attribute<std::int32_t>(group, "buffer", refinement.buffer);
+  file.write_attribute<std::uint64_t>(group, "leaves_per_level", std::span<const std::uint64_t>(refinement.leaves_per_level));
+}
+
+model::AmrRefinement read_refinement(const File& file, const std::string& group) {
+  model::AmrRefinement r;
+  r.levels = file.read_attribute_scalar<std::int32_t>(group, "levels");
+  r.refine_particles = file.read_attribute_scalar<double>(group, "refine_particles");
+  r.refine_mass = file.read_attribute_scalar<double>(group, "refine_mass");
+  r.buffer = file.read_attribute_scalar<std::int32_t>(group, "buffer");
+  r.leaves_per_level = file.read_attribute<std::uint64_t>(group, "leaves_per_level");
+  if (r.levels < 0 || r.levels > 15 || r.leaves_per_level.size() != static_cast<std::size_t>(r.levels) + 1 ||
+      !(r.refine_particles > 0) || !std::isfinite(r.refine_particles) || r.buffer < 0)
+    throw core::Error::input("{}: {} has a refinement cic-project cannot have written (levels {}, refine_particles {}, buffer {}, "
+                             "{} counts per level)",
+                             file.path(), group, r.levels, r.refine_particles, r.buffer, r.leaves_per_level.size());
+  return r;
 }
 
 model::AmrRefinement read_amr_refinement(const File& file) {
   if (!is_adaptive_grid(file))
     throw core::Error::input("{}: not an adaptive grid (no {}: made without cic-project --refine)", file.path(), kLeaves);
-  model::AmrRefinement r;
-  r.levels = file.read_attribute_scalar<std::int32_t>(kLeaves, "levels");
-  r.refine_particles = file.read_attribute_scalar<double>(kLeaves, "refine_particles");
-  r.refine_mass = file.read_attribute_scalar<double>(kLeaves, "refine_mass");
-  r.buffer = file.read_attribute_scalar<std::int32_t>(kLeaves, "buffer");
-  r.leaves_per_level = file.read_attribute<std::uint64_t>(kLeaves, "leaves_per_level");
-  if (r.levels < 0 || r.levels > 15 || r.leaves_per_level.size() != static_cast<std::size_t>(r.levels) + 1 ||
-      !(r.refine_particles > 0) || !std::isfinite(r.refine_particles) || r.buffer < 0)
-    throw core::Error::input("{}: {} has a refinement cic-project cannot have written (levels {}, refine_particles {}, buffer {}, "
-                             "{} counts per level)",
-                             file.path(), kLeaves, r.levels, r.refine_particles, r.buffer, r.leaves_per_level.size());
+  const model::AmrRefinement r = read_refinement(file, kLeaves);
   std::uint64_t total = 0;
   for (auto n : r.leaves_per_level) total += n;
   if (total != count_amr_leaves(file))
@@ -94,22 +104,24 @@ std::vector<model::AmrLeaf> read_amr_leaf_rows(const File& file, std::uint64_t b
   return out;
 }
 
+namespace {
+// The first row of the ascending /grid/leaves/key not below `key` (a few one-row reads).
+std::uint64_t first_leaf_not_below(const File& file, std::uint64_t key) {
+  std::uint64_t lo = 0, hi = count_amr_leaves(file);
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (file.read_rows<std::uint64_t>("/grid/leaves/key", mid, 1)[0] < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+}  // namespace
+
 std::vector<model::AmrLeaf> read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end) {
-  const std::uint64_t n = count_amr_leaves(file);
-  // The first row whose key is not below `key`.
-  const auto lower_bound = [&](std::uint64_t key) {
-    std::uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-      const std::uint64_t mid = lo + (hi - lo) / 2;
-      if (file.read_rows<std::uint64_t>("/grid/leaves/key", mid, 1)[0] < key)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return lo;
-  };
   if (key_end <= key_begin) return {};
-  const std::uint64_t b = lower_bound(key_begin), e = lower_bound(key_end);
+  const std::uint64_t b = first_leaf_not_below(file, key_begin), e = first_leaf_not_below(file, key_end);
   return read_amr_leaf_rows(file, b, e - b);
 }
 

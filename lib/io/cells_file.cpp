@@ -70,6 +70,8 @@ void check_cells_format(const File& f, const std::string& remedy) {
 grid::CellLabels read_cell_labels(const File& f, const grid::GridGeometry& g, const std::string& name, std::int64_t x0,
                             std::int64_t x1, std::int64_t max_label) {
   check_cells_format(f, "re-run the tool that wrote it");
+  if (f.has("/grid/refinement"))
+    throw core::Error::input("{}: made on an adaptive mesh (cic-project --refine), which this tool does not read yet", f.path());
   grid::CellLabels out;
   if (x1 <= x0) return out;
   const auto n = static_cast<std::int64_t>(f.dataset_info("/cells/index").elements());
@@ -90,6 +92,45 @@ grid::CellLabels read_cell_labels(const File& f, const grid::GridGeometry& g, co
   const std::string path = "/cells/" + name;
   if (f.dataset_info(path).elements() != static_cast<std::uint64_t>(n))
     throw core::Error::input("{}: {} has {} rows, /cells/index {}", f.path(), path, f.dataset_info(path).elements(), n);
+  out.label = f.read_rows<std::int64_t>(path, b, e - b);
+  check_labels(f, path, out.label, max_label);
+  return out;
+}
+
+void write_cell_keys(File& f, std::span<const std::int64_t> keys, const mpi::Comm& comm) {
+  f.write_attribute<std::int64_t>("/", "format_version", kCellsFormatVersion);
+  if (!f.has("/cells")) f.create_group("/cells");
+  f.write_distributed<std::int64_t>("/cells/index", keys, comm, 1, kCellsStorage);
+  f.write_attribute("/cells/index", "description",
+                    "key of every test leaf (above the density threshold), ascending: Morton order of its lower corner "
+                    "on the finest lattice, shifted left by 4, or-ed with the level (docs/formats.md)");
+}
+
+grid::CellLabels read_cell_labels_in_keys(const File& f, const std::string& name, std::int64_t key_begin,
+                                          std::int64_t key_end, std::int64_t max_label) {
+  check_cells_format(f, "re-run the tool that wrote it");
+  grid::CellLabels out;
+  const std::uint64_t n = f.dataset_info("/cells/index").elements();
+  const std::string path = "/cells/" + name;
+  if (f.dataset_info(path).elements() != n)
+    throw core::Error::input("{}: {} has {} rows, /cells/index {}", f.path(), path, f.dataset_info(path).elements(), n);
+  if (key_end <= key_begin) return out;
+  const auto first_not_below = [&](std::int64_t key) {  // a binary search: a few one-row reads
+    std::uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      if (f.read_rows<std::int64_t>("/cells/index", mid, 1)[0] < key)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  };
+  const std::uint64_t b = first_not_below(key_begin), e = first_not_below(key_end);
+  out.cell = f.read_rows<std::int64_t>("/cells/index", b, e - b);
+  for (std::size_t k = 0; k < out.cell.size(); ++k)
+    if (out.cell[k] < key_begin || out.cell[k] >= key_end || (k > 0 && out.cell[k] <= out.cell[k - 1]))
+      throw core::Error::input("{}: /cells/index row {} is {} (expected ascending leaf keys)", f.path(), b + k, out.cell[k]);
   out.label = f.read_rows<std::int64_t>(path, b, e - b);
   check_labels(f, path, out.label, max_label);
   return out;

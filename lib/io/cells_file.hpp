@@ -38,4 +38,11 @@ void check_cells_format(const File& f, const std::string& remedy);
 grid::CellLabels read_cell_labels(const File& f, const grid::GridGeometry& g, const std::string& name, std::int64_t x0,
                             std::int64_t x1, std::int64_t max_label);
 
+// On an adaptive mesh (the product has /grid/refinement): /cells/index holds leaf keys, ascending, and
+// no plane_start; readers find a range of keys by binary search. Collective.
+void write_cell_keys(File& f, std::span<const std::int64_t> keys, const mpi::Comm& comm);
+// The test leaves with keys in [key_begin, key_end) and the labels of /cells/NAME.
+grid::CellLabels read_cell_labels_in_keys(const File& f, const std::string& name, std::int64_t key_begin,
+                                          std::int64_t key_end, std::int64_t max_label);
+
 }  // namespace phew::io

@@ -1,6 +1,7 @@
 #include <phew/io/clumps_file.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/io/amr_grid_file.hpp>
 #include <phew/io/cells_file.hpp>
 #include <phew/io/grid_file.hpp>
 
@@ -82,7 +83,12 @@ void write_clumps(File& f, const Clumps& c, const mpi::SlabDecomposition& slabs,
   f.create_group("/grid");
   write_grid_attributes(f, grid, "/grid");
 
-  write_cell_index(f, g, c.cells, slabs, comm);
+  if (c.refinement) {
+    write_refinement(f, "/grid/refinement", *c.refinement);
+    write_cell_keys(f, c.cells, comm);
+  } else {
+    write_cell_index(f, g, c.cells, slabs, comm);
+  }
   write_cell_labels(f, "clump", c.cell_clump, "level-0 clump ID of each test cell; 0 = discarded as noise", comm);
   write_cell_labels(f, "halo", c.cell_halo, "halo ID of each test cell; 0 = discarded as noise", comm);
 

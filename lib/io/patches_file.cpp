@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/io/cells_file.hpp>
+#include <phew/io/amr_grid_file.hpp>
 #include <phew/io/grid_file.hpp>
 
 #include <cmath>
@@ -41,7 +42,12 @@ void write_patches(File& file, const Patches& p, const mpi::SlabDecomposition& s
   file.create_group("/grid");
   write_grid_attributes(file, grid, "/grid");
 
-  write_cell_index(file, g, p.cells.cell, slabs, comm);
+  if (p.refinement) {
+    write_refinement(file, "/grid/refinement", *p.refinement);
+    write_cell_keys(file, p.cells.cell, comm);
+  } else {
+    write_cell_index(file, g, p.cells.cell, slabs, comm);
+  }
   write_cell_labels(file, "peak", p.cells.label, "peak ID of each test cell's patch", comm);
   file.write_attribute("/cells", "threshold", p.meta.threshold);
   file.write_attribute("/cells", "threshold_text", p.meta.threshold_text);
@@ -70,21 +76,32 @@ PatchesHeader read_patches_header(const File& f) {
   h.meta.threshold_text = f.read_attribute_string("/cells", "threshold_text");
   h.meta.n_test_cells = f.read_attribute_scalar<std::uint64_t>("/cells", "n_test_cells");
   h.meta.refined_positions = f.read_attribute_scalar<std::int64_t>("/peaks/position", "refined") != 0;
+  if (f.has("/grid/refinement")) h.refinement = read_refinement(f, "/grid/refinement");
   h.n_peaks = patch_peak_table().size(f, "/peaks");
   h.n_saddles = saddle_table().size(f, "/saddles");
   return h;
 }
 
 // IDs read from a file index arrays downstream: every one is checked against the peak table first.
-grid::CellLabels read_patch_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
-  grid::CellLabels cells =
-      read_cell_labels(f, grid, "peak", x0, x1, static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks")));
-  // Every test cell lies in the patch of some peak (issue 35, item 9): label 0 would be "no peak".
+namespace {
+// Every test cell lies in the patch of some peak (issue 35, item 9): label 0 would be "no peak".
+grid::CellLabels every_cell_has_a_peak(const File& f, grid::CellLabels cells) {
   for (std::size_t i = 0; i < cells.label.size(); ++i)
     if (cells.label[i] == 0)
       throw core::Error::input("{}: /cells/peak labels the test cell {} with peak 0 (every test cell has a peak)", f.path(),
                                cells.cell[i]);
   return cells;
+}
+}  // namespace
+
+grid::CellLabels read_patch_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
+  const auto n_peaks = static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks"));
+  return every_cell_has_a_peak(f, read_cell_labels(f, grid, "peak", x0, x1, n_peaks));
+}
+
+grid::CellLabels read_patch_cells_in_keys(const File& f, std::int64_t key_begin, std::int64_t key_end) {
+  const auto n_peaks = static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks"));
+  return every_cell_has_a_peak(f, read_cell_labels_in_keys(f, "peak", key_begin, key_end, n_peaks));
 }
 
 std::vector<PatchPeak> read_patch_peaks(const File& f, std::uint64_t begin, std::uint64_t count) {

@@ -83,4 +83,24 @@ constexpr Cell cell_of_key(std::uint64_t key, int levels) {
            static_cast<std::int64_t>(gather_bits_3(m) >> shift)}};
 }
 
+// The first key of the subtree of the coarse cell a key lies in: a coarse cell is an aligned block of
+// 2^levels finest cells per axis, so its keys are one contiguous run, starting here.
+constexpr std::uint64_t subtree_begin(std::uint64_t key, int levels) {
+  return ((key >> 4) >> (3 * levels)) << (3 * levels) << 4;
+}
+
+// A point of the finest lattice as a key that sorts after every cell whose lower corner it is (level
+// bits 0xF): the cell holding the point is the last cell at or before it that contains it.
+constexpr std::uint64_t point_key(std::int64_t i, std::int64_t j, std::int64_t k) {
+  return morton3(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j), static_cast<std::uint64_t>(k)) << 4 | 0xF;
+}
+
+// Whether the cell of `key` contains the finest-lattice point of `point` (point_key): the cell covers
+// 8^(levels - level) consecutive Morton codes of the finest lattice from its corner.
+constexpr bool key_contains(std::uint64_t key, std::uint64_t point, int levels) {
+  const std::uint64_t corner = key >> 4, p = point >> 4;
+  const int level = static_cast<int>(key & 0xF);
+  return corner <= p && p - corner < (std::uint64_t{1} << (3 * (levels - level)));
+}
+
 }  // namespace phew::mesh

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <phew/grid/geometry.hpp>
+#include <phew/model/amr.hpp>
 
 #include <array>
 #include <cstdint>
@@ -69,6 +70,7 @@ struct ClumpsMeta {
 struct Clumps {
   grid::GridMeta grid;
   ClumpsMeta meta;
+  std::optional<AmrRefinement> refinement;          // on an adaptive mesh: cells are leaf keys
   std::vector<std::int64_t> cells;                  // this rank's test cells: global indices, ascending
   std::vector<std::int64_t> cell_clump, cell_halo;  // one per test cell; 0 = discarded as noise
   std::vector<MergedPeak> peaks;

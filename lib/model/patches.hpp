@@ -4,9 +4,11 @@
 
 #include <phew/grid/cell_labels.hpp>
 #include <phew/grid/geometry.hpp>
+#include <phew/model/amr.hpp>
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,7 @@ struct PatchesMeta {
 struct Patches {
   grid::GridMeta grid;
   PatchesMeta meta;
+  std::optional<AmrRefinement> refinement;  // on an adaptive mesh: cells are leaf keys (lib/mesh/cell_key.hpp)
   grid::CellLabels cells;  // this rank's test cells and the peak ID of each
   std::vector<PatchPeak> peaks;
   std::vector<SaddleRow> saddles;
@@ -50,6 +53,7 @@ struct Patches {
 struct PatchesHeader {
   grid::GridMeta grid;
   PatchesMeta meta;
+  std::optional<AmrRefinement> refinement;  // on an adaptive mesh
   std::uint64_t n_peaks = 0, n_saddles = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
+#include <phew/mesh/cell_space.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/lookup.hpp>
 #include <phew/mpi/ordered_sum.hpp>
@@ -73,28 +74,30 @@ struct Merging {
   MergeOutcome hierarchy;
 };
 
-// Per-cell sums of one slab: clumps (cells, mass, mass-weighted offsets from the peak), haloes (cells,
-// mass), the mass budget (key 1: above the threshold, key 2: discarded as noise) and the labels.
+// Per-cell sums of one rank's run of cells: clumps (cells, mass, mass-weighted offsets from the peak,
+// volume), haloes (cells, mass), the mass budget (key 1: above the threshold, key 2: discarded as noise)
+// and the labels.
 struct CellSums {
-  std::map<std::int64_t, std::array<double, 5>> clump;
+  std::map<std::int64_t, std::array<double, 6>> clump;
   std::map<std::int64_t, std::array<double, 2>> halo, budget;
-  std::vector<std::int64_t> cells;                  // the slab's test cells, ascending
+  std::vector<std::int64_t> cells;                  // the run's test cells, ascending
   std::vector<std::int64_t> cell_clump, cell_halo;  // per test cell
 };
 
-CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const grid::GridGeometry& geo,
-                   const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
+CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::CellSpace& space,
+                   const std::vector<std::int64_t>& cuts, const mpi::Comm& comm) {
   const PeakGraph& g = mg.graph;
-  const std::int64_t x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());
+  const grid::GridGeometry& geo = space.grid();
+  const auto r = static_cast<std::size_t>(comm.rank());
   CellSums out;
   std::vector<double> rho;  // per test cell: only test cells are read, so memory goes with them
   mpi::agree(comm, [&] {
-    grid::CellLabels peaks = in.cells(geo, x0, x1);
-    rho = in.densities(geo, peaks.cell);
+    grid::CellLabels peaks = in.cells(cuts[r], cuts[r + 1]);
+    rho = in.densities(peaks.cell);
     out.cells = std::move(peaks.cell);
     out.cell_clump = std::move(peaks.label);  // peak IDs, until they become clump IDs below
   });
-  // Peak -> clump -> halo for the labels of this slab, and each clump's peak position for its centre of mass.
+  // Peak -> clump -> halo for the labels of this run, and each clump's peak position for its centre of mass.
   std::vector<std::int64_t> wanted;
   for (std::int64_t p : out.cell_clump)
     if (p > 0) wanted.push_back(p);
@@ -107,15 +110,14 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const grid::Gri
   const auto clump_halo = mpi::lookup<std::int64_t, std::int64_t>(comm, clumps_here, owner, [&](std::int64_t id) { return mg.halo_of[g.local(id)]; });
   const auto clump_pos = mpi::lookup<std::int64_t, Vec3>(comm, clumps_here, owner, [&](std::int64_t id) { return mg.position[g.local(id)]; });
 
-  const auto plane = static_cast<std::int64_t>(geo.plane_cells());
-  const double volume = geo.cell_volume();
-  mpi::OrderedSum<5> clump_sums;
+  mpi::OrderedSum<6> clump_sums;
   mpi::OrderedSum<2> halo_sums, budget;
   out.cell_halo.assign(out.cell_clump.size(), 0);
   for (std::size_t s = 0; s < out.cell_clump.size(); ++s) {
     const std::int64_t peak = out.cell_clump[s];
     if (peak <= 0) continue;
-    const std::int64_t chunk = out.cells[s] / plane;
+    const std::int64_t chunk = space.chunk(out.cells[s]);
+    const double volume = space.volume(out.cells[s]);
     const double m = rho[s] * volume;
     budget.add(1, chunk, {1.0, m});
     const std::int64_t c = wanted_clump[index_in(wanted, peak)];
@@ -127,8 +129,8 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const grid::Gri
     const std::size_t k = index_in(clumps_here, c);
     const std::int64_t h = clump_halo[k];
     out.cell_halo[s] = h;
-    const Vec3 x = geo.centre(geo.cell_at(out.cells[s]));
-    std::array<double, 5> v{1.0, m, 0, 0, 0};
+    const Vec3 x = space.centre(out.cells[s]);
+    std::array<double, 6> v{1.0, m, 0, 0, 0, volume};
     for (std::size_t d = 0; d < 3; ++d) v[2 + d] = m * grid::minimum_image(x[d] - clump_pos[k][d], geo.extent[d], geo.periodic);
     clump_sums.add(c, chunk, v);
     halo_sums.add(h, chunk, {1.0, m});
@@ -142,28 +144,29 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const grid::Gri
 // Particles: each takes the clump and halo of the cell it lies in; sums of count, mass and momentum at
 // the clumps' and haloes' owners.
 using ParticleSums = std::map<std::int64_t, std::array<double, 5>>;
-void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, const PeakGraph& g, const grid::GridGeometry& geo,
-                   const mpi::SlabDecomposition& slabs, const mpi::Comm& comm, ParticleSums& clumps, ParticleSums& halos) {
+void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, const PeakGraph& g, const mesh::CellSpace& space,
+                   const std::vector<std::int64_t>& cuts, const mpi::Comm& comm, ParticleSums& clumps, ParticleSums& halos) {
   struct P {
-    std::int64_t cell;
+    std::int64_t point;  // space.point: the cell, or the finest-lattice point of the octree
     double m, v[3];
   };
   std::vector<P> mine;
   for (std::size_t i = 0; i < ps.size(); ++i)
-    if (const auto c = cell_of(geo, &ps.position[3 * i]))
-      mine.push_back({geo.linear(*c), ps.mass[i], {ps.velocity[3 * i], ps.velocity[3 * i + 1], ps.velocity[3 * i + 2]}});
-  const auto plane = static_cast<std::int64_t>(geo.plane_cells());
-  const auto got = mpi::route(comm, mine, [&](const P& p) { return slabs.owner(p.cell / plane); });
+    if (const std::int64_t point = space.point(&ps.position[3 * i]); point >= 0)
+      mine.push_back({point, ps.mass[i], {ps.velocity[3 * i], ps.velocity[3 * i + 1], ps.velocity[3 * i + 2]}});
+  const auto got = mpi::route(comm, mine, [&](const P& p) {
+    return static_cast<int>(std::upper_bound(cuts.begin(), cuts.end(), p.point) - cuts.begin()) - 1;
+  });
   mpi::OrderedSum<5> cp, hp;  // particles, mass, mass * velocity
   for (const P& p : got) {
-    const auto it = std::lower_bound(cells.cells.begin(), cells.cells.end(), p.cell);
-    if (it == cells.cells.end() || *it != p.cell) continue;  // not a test cell
-    const auto s = static_cast<std::size_t>(it - cells.cells.begin());
+    const std::size_t s = space.find(cells.cells, p.point);
+    if (s == cells.cells.size()) continue;  // not in a test cell
     const std::int64_t c = cells.cell_clump[s], h = cells.cell_halo[s];
     if (c == 0) continue;
+    const std::int64_t chunk = space.chunk(cells.cells[s]);
     const std::array<double, 5> v{1.0, p.m, p.m * p.v[0], p.m * p.v[1], p.m * p.v[2]};
-    cp.add(c, p.cell / plane, v);
-    hp.add(h, p.cell / plane, v);
+    cp.add(c, chunk, v);
+    hp.add(h, chunk, v);
   }
   auto owner = [&](std::int64_t id) { return g.owner(id); };
   clumps = cp.totals_at_owners(comm, owner);
@@ -242,8 +245,11 @@ Catalogue build_catalogue(const CatalogueSource& in, const CatalogueParams& p, c
   auto owner = [&](std::int64_t id) { return g.owner(id); };
 
   core::enter(phase, "cells");
-  const mpi::SlabDecomposition slabs(geo.shape[0], comm.size());
-  CellSums cells = cell_sums(in, mg, geo, slabs, comm);
+  const mesh::CellSpace space = header.refinement ? mesh::CellSpace::octree(geo, header.refinement->levels)
+                                                  : mesh::CellSpace::uniform(geo);
+  std::vector<std::int64_t> cuts;
+  mpi::agree(comm, [&] { cuts = in.cell_cuts(comm.size()); });
+  CellSums cells = cell_sums(in, mg, space, cuts, comm);
   // Number of level-0 clumps per halo, counted at the halo's owner.
   mpi::OrderedSum<1> members;
   for (std::size_t i = 0; i < n; ++i)
@@ -253,7 +259,7 @@ Catalogue build_catalogue(const CatalogueSource& in, const CatalogueParams& p, c
   ParticleSums clump_part, halo_part;
   if (in.has_particles()) {
     core::enter(phase, "particles");
-    particle_sums(in.particles(), cells, g, geo, slabs, comm, clump_part, halo_part);
+    particle_sums(in.particles(), cells, g, space, cuts, comm, clump_part, halo_part);
   }
 
   core::enter(phase, "catalogue");
@@ -277,7 +283,8 @@ Catalogue build_catalogue(const CatalogueSource& in, const CatalogueParams& p, c
     c.peak_density = g.density[i];
     const KeySaddle& k1 = mg.key1[i];
     c.saddle_density = k1.to ? k1.saddle : 0.0;
-    c.mean_density = t[0] > 0 ? t[1] / (t[0] * volume) : 0.0;
+    // The uniform grid's cells share one volume (kept as cells x volume: the same bits as before leaves).
+    c.mean_density = t[0] > 0 ? t[1] / (space.adaptive() ? t[5] : t[0] * volume) : 0.0;
     c.relevance = g.density[i] / (k1.to ? c.saddle_density : density_threshold);
     for (std::size_t d = 0; d < 3; ++d)
       c.center_of_mass[d] = wrap_into(geo.box(), mg.position[i][d] + (t[1] > 0 ? t[2 + d] / t[1] : 0.0), d);
@@ -316,6 +323,7 @@ Catalogue build_catalogue(const CatalogueSource& in, const CatalogueParams& p, c
 
   summary.mass_above_threshold = total_or_zero(cells.budget, 1)[1];
   summary.mass_discarded = total_or_zero(cells.budget, 2)[1];
+  out.refinement = header.refinement;
   out.cells = std::move(cells.cells);
   out.cell_clump = std::move(cells.cell_clump);
   out.cell_halo = std::move(cells.cell_halo);

@@ -49,9 +49,14 @@ class CatalogueSource {
   // Rows [begin, begin + count) of the peak and saddle tables.
   virtual std::vector<model::PatchPeak> peaks(std::uint64_t begin, std::uint64_t count) const = 0;
   virtual std::vector<model::SaddleRow> saddles(std::uint64_t begin, std::uint64_t count) const = 0;
-  // The test cells of planes [x0, x1) with their peak IDs, and the grid's density at some of them.
-  virtual grid::CellLabels cells(const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) const = 0;
-  virtual std::vector<double> densities(const grid::GridGeometry& grid, std::span<const std::int64_t> cells) const = 0;
+  // Where each rank's cells begin as global indices (mesh::CellSpace): cut[r] for rank r, cut[ranks]
+  // past the last. Whole planes of a uniform grid, whole coarse cells of an adaptive mesh balanced by
+  // leaves (mesh::rank_cuts). The same on every rank.
+  virtual std::vector<std::int64_t> cell_cuts(int ranks) const = 0;
+  // The test cells with global indices in [begin, end) with their peak IDs, and the grid's density at
+  // some of them.
+  virtual grid::CellLabels cells(std::int64_t begin, std::int64_t end) const = 0;
+  virtual std::vector<double> densities(std::span<const std::int64_t> cells) const = 0;
   // Whether there are particles, and this rank's share of them (collective; read when the stage needs it).
   virtual bool has_particles() const = 0;
   virtual particles::ParticleSet particles() const = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <phew/core/timer.hpp>
+#include <phew/model/amr.hpp>
 #include <phew/model/patches.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/slab.hpp>
@@ -27,5 +28,13 @@ struct Segmented {
 // rank's rows follow the lower ranks'. Collective. Phases: watershed, saddles, peaks.
 Segmented segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
                           const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
+
+// The same on an adaptive mesh (cic-project --refine): this rank's leaves (keys and densities, in key
+// order: a run of whole coarse cells, mesh::rank_cuts), its neighbours found across levels
+// (mesh::OctreeMesh). Cell sums use each leaf's own volume; peaks sit at their leaf's centre.
+// Error(usage) for --refine-positions. Collective.
+Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
+                                 std::vector<std::uint64_t> keys, std::vector<double> density, const SegmentParams& params,
+                                 const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::watershed

@@ -92,7 +92,7 @@ Result run_stages(const mpi::Comm& comm, const std::string& dir, const Catalogue
   }
   const io::File pf = io::File::open_read(dir + "/patches.h5");
   const io::File gf = io::File::open_read(dir + "/grid.h5");
-  const model::Clumps clumps = build_catalogue(tools::CatalogueFiles(pf, gf), params, comm).clumps;
+  const model::Clumps clumps = build_catalogue(tools::CatalogueFiles(pf, gf, io::read_patches_header(pf)), params, comm).clumps;
   return {comm.all_gatherv<model::PatchPeak>(patches.peaks), comm.all_gatherv<model::SaddleRow>(patches.saddles),
           comm.all_gatherv<model::Clump>(clumps.clumps), comm.all_gatherv<model::Halo>(clumps.halos),
           comm.all_gatherv<model::MergedPeak>(clumps.peaks)};

@@ -1,7 +1,13 @@
 #include "catalogue_files.hpp"
 
+#include <phew/core/error.hpp>
+#include <phew/io/amr_grid_file.hpp>
 #include <phew/io/grid_file.hpp>
 #include <phew/io/patches_file.hpp>
+#include <phew/mesh/octree_mesh.hpp>
+
+#include <algorithm>
+#include <limits>
 
 namespace phew::tools {
 
@@ -15,12 +21,46 @@ std::vector<model::SaddleRow> CatalogueFiles::saddles(std::uint64_t begin, std::
   return io::read_saddles(patches_, begin, count);
 }
 
-grid::CellLabels CatalogueFiles::cells(const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) const {
-  return io::read_patch_cells(patches_, grid, x0, x1);
+std::vector<std::int64_t> CatalogueFiles::cell_cuts(int ranks) const {
+  const grid::GridGeometry& g = header_.grid.geometry;
+  std::vector<std::int64_t> cut(static_cast<std::size_t>(ranks) + 1);
+  if (!header_.refinement) {  // whole planes
+    const mpi::SlabDecomposition slabs(g.shape[0], ranks);
+    const auto plane = static_cast<std::int64_t>(g.plane_cells());
+    for (int r = 0; r < ranks; ++r) cut[static_cast<std::size_t>(r)] = slabs.begin(r) * plane;
+    cut.back() = g.shape[0] * plane;
+    return cut;
+  }
+  const auto keys = mesh::rank_cuts(io::count_amr_leaves(grid_), header_.refinement->levels, ranks,
+                                    [&](std::uint64_t row) { return io::read_amr_leaf_rows(grid_, row, 1)[0].key; });
+  for (std::size_t r = 0; r < keys.size(); ++r)  // keys are below 2^61; the last cut (past all) as the largest int64
+    cut[r] = keys[r] > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ? std::numeric_limits<std::int64_t>::max()
+                                                                                          : static_cast<std::int64_t>(keys[r]);
+  return cut;
 }
 
-std::vector<double> CatalogueFiles::densities(const grid::GridGeometry& grid, std::span<const std::int64_t> cells) const {
-  return io::read_grid_cells(grid_, grid, cells);
+grid::CellLabels CatalogueFiles::cells(std::int64_t begin, std::int64_t end) const {
+  if (header_.refinement) return io::read_patch_cells_in_keys(patches_, begin, end);
+  const grid::GridGeometry& g = header_.grid.geometry;
+  const auto plane = static_cast<std::int64_t>(g.plane_cells());
+  return io::read_patch_cells(patches_, g, begin / plane, end / plane);
+}
+
+std::vector<double> CatalogueFiles::densities(std::span<const std::int64_t> cells) const {
+  if (!header_.refinement) return io::read_grid_cells(grid_, header_.grid.geometry, cells);
+  std::vector<double> out;
+  if (cells.empty()) return out;
+  // The leaves from the first test leaf to the last: one read, then a search per test leaf.
+  const auto leaves = io::read_amr_leaves(grid_, static_cast<std::uint64_t>(cells.front()), static_cast<std::uint64_t>(cells.back()) + 1);
+  out.reserve(cells.size());
+  for (const std::int64_t c : cells) {
+    const auto it = std::lower_bound(leaves.begin(), leaves.end(), static_cast<std::uint64_t>(c),
+                                     [](const model::AmrLeaf& l, std::uint64_t key) { return l.key < key; });
+    if (it == leaves.end() || it->key != static_cast<std::uint64_t>(c))
+      throw core::Error::input("{}: no leaf {} of the patches' test cells (not the grid they were made from?)", grid_.path(), c);
+    out.push_back(it->density);
+  }
+  return out;
 }
 
 }  // namespace phew::tools

@@ -133,16 +133,17 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
   ctx.phase("open");
   const std::string grid_path = check_inputs(opt, ctx);
   std::optional<io::File> pf, gf;
-  grid::GridMeta grid;
+  model::PatchesHeader header;
   watershed::CatalogueParams params;
   mpi::agree(comm, [&] {
     pf.emplace(io::File::open_read(opt.patches));
     gf.emplace(io::File::open_read(grid_path));
-    grid = io::read_patches_header(*pf).grid;
-    params = catalogue_params(checked, grid);
+    header = io::read_patches_header(*pf);
+    params = catalogue_params(checked, header.grid);
   });
+  const grid::GridMeta& grid = header.grid;
 
-  CatalogueFiles input(*pf, *gf);
+  CatalogueFiles input(*pf, *gf, header);
   std::unique_ptr<particles::SnapshotReader> reader;
   std::vector<int> types;
   if (!opt.particles.empty()) {

@@ -2,8 +2,10 @@
 
 #include <phew/core/log.hpp>
 #include <phew/core/memory.hpp>
+#include <phew/io/amr_grid_file.hpp>
 #include <phew/io/grid_file.hpp>
 #include <phew/io/patches_file.hpp>
+#include <phew/mesh/octree_mesh.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/watershed/patches.hpp>
 
@@ -97,6 +99,58 @@ const manifest::Fields<SegmentSummary> kSummary = manifest::Fields<SegmentSummar
                                                       .field("n_saddles", &SegmentSummary::n_saddles)
                                                       .field("label_rounds", &SegmentSummary::label_rounds);
 
+// The adaptive mesh (cic-project --refine): this rank's run of whole coarse cells (mesh::rank_cuts),
+// segmented across levels. Collective.
+watershed::Segmented segment_octree(const io::File& file, const grid::GridMeta& meta, const watershed::SegmentParams& params,
+                                    tool::Context& ctx, double& densest) {
+  const mpi::Comm& comm = ctx.comm();
+  model::AmrRefinement refinement;
+  std::vector<model::AmrLeaf> leaves;
+  ctx.phase("read");
+  mpi::agree(comm, [&] {
+    refinement = io::read_amr_refinement(file);
+    const auto cuts = mesh::rank_cuts(io::count_amr_leaves(file), refinement.levels, comm.size(),
+                                      [&](std::uint64_t row) { return io::read_amr_leaf_rows(file, row, 1)[0].key; });
+    const auto r = static_cast<std::size_t>(comm.rank());
+    // The mesh's neighbour lists take about 30 slots of 4 B per leaf, with keys, densities and labels.
+    const std::uint64_t mine = cuts[r + 1] > cuts[r] ? io::count_amr_leaves(file) / static_cast<std::uint64_t>(comm.size()) : 0;
+    core::check_memory(static_cast<double>(mine) * 200.0 * mpi::ranks_on_node(comm), core::available_memory_bytes(),
+                       fmt::format("segmenting an adaptive mesh of {} leaves", io::count_amr_leaves(file)));
+    leaves = io::read_amr_leaves(file, cuts[r], cuts[r + 1]);
+  });
+  core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid", core::log::thousands(static_cast<long long>(
+                  comm.sum<std::uint64_t>(leaves.size()))), refinement.levels);
+  std::vector<std::uint64_t> keys(leaves.size());
+  std::vector<double> density(leaves.size());
+  double top = 0;
+  for (std::size_t n = 0; n < leaves.size(); ++n) {
+    keys[n] = leaves[n].key;
+    density[n] = leaves[n].density;
+    top = std::max(top, density[n]);
+  }
+  densest = comm.max(top);
+  leaves = {};
+  return watershed::segment_octree_patches(meta, refinement, std::move(keys), std::move(density), params, comm,
+                                           [&](const std::string& p) { ctx.phase(p); });
+}
+
+// The uniform grid: this rank's slab of planes with a ghost plane on each side. Collective.
+watershed::Segmented segment_uniform(const io::File& file, const grid::GridMeta& meta, const mpi::SlabDecomposition& slabs,
+                                     const watershed::SegmentParams& params, tool::Context& ctx, double& densest) {
+  const mpi::Comm& comm = ctx.comm();
+  const grid::GridGeometry& g = meta.geometry;
+  check_segment_memory(g, slabs, comm);
+  ctx.phase("read");
+  std::vector<double> density;
+  mpi::agree(comm, [&] {
+    density = io::read_grid_slab_with_ghosts(file, g, slabs.begin(comm.rank()), slabs.end(comm.rank()));
+  });
+  // Before the segmentation takes the density: the densest cell, for the warning on an empty result.
+  // (Ghost planes hold neighbours' cells or 0.)
+  densest = comm.max(std::accumulate(density.begin(), density.end(), 0.0, [](double a, double b) { return std::max(a, b); }));
+  return segment_patches(meta, slabs, std::move(density), params, comm, [&](const std::string& p) { ctx.phase(p); });
+}
+
 }  // namespace
 
 void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
@@ -107,40 +161,34 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   ctx.add_input(opt.grid, {"grid"});
   std::optional<io::File> file;
   grid::GridMeta meta;
+  bool adaptive = false;
   watershed::SegmentParams params{0, checked.threshold.to_string(), checked.refine_positions};
   mpi::agree(comm, [&] {
     file.emplace(io::File::open_read(opt.grid));
-    meta = io::read_grid_meta(*file);
+    adaptive = io::is_adaptive_grid(*file);
+    if (adaptive && checked.refine_positions)
+      throw core::Error::usage("--refine-positions fits a 3x3x3 block of equal cells: not on an adaptive mesh ({})", opt.grid);
+    meta = adaptive ? io::read_grid_attributes(*file, "/grid", false) : io::read_grid_meta(*file);
     const double mean = opt.mean_from.empty() ? meta.mean_density : io::reference_mean_density(opt.mean_from, meta);
     params.threshold = checked.threshold.resolve(mean, meta.critical_density);
     if (!opt.mean_from.empty()) ctx.manifest().parameter("mean_density_used", mean, meta.density_units);
   });
   if (!opt.mean_from.empty()) ctx.add_input(opt.mean_from, {"grid"});
   const grid::GridGeometry& g = meta.geometry;
-  core::log::info("{}: {}x{}x{} grid, threshold {} = {:.6g} {} ({:.4g} x mean)", opt.grid, g.shape[0], g.shape[1], g.shape[2],
-            params.threshold_text, params.threshold, meta.density_units,
+  core::log::info("{}: {}x{}x{} {}grid, threshold {} = {:.6g} {} ({:.4g} x mean)", opt.grid, g.shape[0], g.shape[1], g.shape[2],
+            adaptive ? "coarse " : "", params.threshold_text, params.threshold, meta.density_units,
             meta.mean_density > 0 ? params.threshold / meta.mean_density : 0.0);
   const mpi::SlabDecomposition slabs(g.shape[0], comm.size());
-  check_segment_memory(g, slabs, comm);
-
-  ctx.phase("read");
-  std::vector<double> density;
-  mpi::agree(comm, [&] {
-    density = io::read_grid_slab_with_ghosts(*file, g, slabs.begin(comm.rank()), slabs.end(comm.rank()));
-  });
+  double densest = 0;
+  const watershed::Segmented segmented = adaptive ? segment_octree(*file, meta, params, ctx, densest)
+                                                  : segment_uniform(*file, meta, slabs, params, ctx, densest);
   file.reset();
-
-  // Before the segmentation takes the density: the densest cell, for the warning on an empty result.
-  // (Ghost planes hold neighbours' cells or 0.)
-  const double densest = comm.max(std::accumulate(density.begin(), density.end(), 0.0, [](double a, double b) { return std::max(a, b); }));
-
-  const watershed::Segmented segmented = segment_patches(meta, slabs, std::move(density), params, comm,
-                                                        [&](const std::string& p) { ctx.phase(p); });
   const model::Patches& patches = segmented.patches;
   const int rounds = segmented.label_rounds;
 
   warn_if_empty(patches.meta.n_test_cells, densest, meta, params, checked.threshold);
-  if (patches.meta.n_test_cells > 0) check_grid_rule(patches, meta, params.threshold, comm);
+  // The grid rule is the uniform grid's; the octree refines on the particles instead.
+  if (patches.meta.n_test_cells > 0 && !adaptive) check_grid_rule(patches, meta, params.threshold, comm);
 
   ctx.phase("write");
   ctx.manifest().parameter("threshold_used", params.threshold, meta.density_units);

@@ -1,0 +1,43 @@
+// The cells of a segmentation as the stages after the watershed see them (phew-merge's sums, its
+// particles): every cell has one global index, the uniform grid's linear index or an octree leaf's key
+// (cell_key.hpp), and from it a volume, a centre and a chunk (the unit of ordered sums: a plane of the
+// uniform grid, a coarse cell of the octree, never split between ranks). Both orders list a chunk's
+// cells contiguously, so a rank's cells are one range of global indices.
+#pragma once
+
+#include <phew/grid/geometry.hpp>
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+namespace phew::mesh {
+
+class CellSpace {
+ public:
+  static CellSpace uniform(const grid::GridGeometry& grid) { return CellSpace(grid, -1); }
+  static CellSpace octree(const grid::GridGeometry& coarse, int levels) { return CellSpace(coarse, levels); }
+
+  bool adaptive() const { return levels_ >= 0; }
+  int levels() const { return levels_; }
+  const grid::GridGeometry& grid() const { return grid_; }  // the coarse grid of an octree
+
+  double volume(std::int64_t cell) const;
+  std::array<double, 3> centre(std::int64_t cell) const;
+  std::int64_t chunk(std::int64_t cell) const;
+  // The first global index of the chunk `cell` lies in (its plane, or its coarse cell's subtree).
+  std::int64_t chunk_begin(std::int64_t cell) const;
+
+  // Where a position lies, as a global index that `find` looks up among cells: the uniform grid's cell,
+  // or the octree's finest-lattice point (point_key). -1 outside an open grid.
+  std::int64_t point(const double x[3]) const;
+  // The position in `cells` (ascending global indices) of the cell holding `point`, or cells.size().
+  std::size_t find(std::span<const std::int64_t> cells, std::int64_t point) const;
+
+ private:
+  CellSpace(const grid::GridGeometry& grid, int levels) : grid_(grid), levels_(levels) {}
+  grid::GridGeometry grid_;
+  int levels_;  // -1: the uniform grid
+};
+
+}  // namespace phew::mesh
