@@ -85,6 +85,12 @@ model::AmrRefinement read_amr_refinement(const File& file) {
   return r;
 }
 
+grid::GridMeta read_amr_grid_meta(const File& file) {
+  if (!is_adaptive_grid(file))
+    throw core::Error::input("{}: not an adaptive grid (no {}: made without cic-project --refine)", file.path(), kLeaves);
+  return read_grid_attributes(file, "/grid", false);
+}
+
 std::uint64_t count_amr_leaves(const File& file) { return file.dataset_info("/grid/leaves/key").elements(); }
 
 std::vector<model::AmrLeaf> read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count) {

@@ -27,6 +27,8 @@ void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefi
 // The refinement and the number of leaves; Error(input) when the file is not an adaptive grid or its
 // refinement is not one cic-project could have written.
 model::AmrRefinement read_amr_refinement(const File& file);
+// The coarse grid's metadata (/grid's attributes, as a uniform grid has them).
+grid::GridMeta read_amr_grid_meta(const File& file);
 std::uint64_t count_amr_leaves(const File& file);
 
 // The leaves with keys in [key_begin, key_end), found by a binary search of /grid/leaves/key (a few

@@ -89,7 +89,7 @@ PY
   assert_output --partial "--grid auto: 8 cells"   # 4000 particles: 15.9 per axis, down to a multiple of 8
 }
 
-@test "--refine: bad values are usage errors; the tools after cic-project refuse an adaptive grid in one line" {
+@test "--refine: bad values are usage errors; --refine-positions and the tools after phew-merge refuse an adaptive mesh in one line" {
   bad_input cic-project "$OUT/x.h5" 2 "--refine -1" "$INPUTS/good.hdf5" --grid 8 --refine -1
   bad_input cic-project "$OUT/x.h5" 2 "--refine inf" "$INPUTS/good.hdf5" --grid 8 --refine inf
   bad_input cic-project "$OUT/x.h5" 2 "--levels 16" "$INPUTS/good.hdf5" --grid 8 --refine 8 --levels 16
@@ -97,5 +97,52 @@ PY
   bad_input cic-project "$OUT/x.h5" 2 "2^19" "$INPUTS/good.hdf5" --grid 512 --refine 8 --levels 12
   run cic-project "$INPUTS/good.hdf5" -o "$BATS_TEST_TMPDIR/amr.h5" --grid 8 --refine 8 --levels 2 -q
   assert_success
-  bad_input phew-segment "$OUT/p.h5" 3 "an adaptive grid" "$BATS_TEST_TMPDIR/amr.h5" --threshold 80mean
+  bad_input phew-segment "$OUT/p.h5" 2 "--refine-positions fits a 3x3x3 block" "$BATS_TEST_TMPDIR/amr.h5" --threshold 80mean --refine-positions
+  run phew-segment "$BATS_TEST_TMPDIR/amr.h5" -o "$BATS_TEST_TMPDIR/p.h5" --threshold 20mean -q
+  assert_success
+  run phew-merge "$BATS_TEST_TMPDIR/p.h5" -o "$BATS_TEST_TMPDIR/c.h5" -q
+  assert_success
+  bad_input deblend "$OUT/k.h5" 3 "made on an adaptive mesh" "$BATS_TEST_TMPDIR/c.h5" "$INPUTS/good.hdf5"
+}
+
+@test "--refine: phew-segment and phew-merge on the leaves: keys, leaf volumes, the blob as one halo, the same data on 1-4 ranks" {
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/g.h5" --grid 8 --refine 8 --levels 3 --precision float64 -q
+  assert_success
+  for n in 1 2 3 4; do
+    run mpi "$n" phew-segment "$OUT/g.h5" -o "$OUT/p$n.h5" --threshold 20mean -q
+    assert_success
+    run mpi "$n" phew-merge "$OUT/p$n.h5" -o "$OUT/c$n.h5" --relevance 2 --saddle-threshold 60mean --particles "$INPUTS/good.hdf5" -q
+    assert_success
+    if [ "$n" != 1 ]; then
+      for s in p c; do
+        run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/${s}1.h5" "$OUT/$s$n.h5"
+        assert_success
+      done
+    fi
+  done
+  # An independent reading: the test leaves are the leaves above the threshold, their peaks' sums are
+  # density x each leaf's own volume, and the blob (1500 particles) is one halo holding them.
+  run /usr/bin/python3 - "$OUT" <<'PY'
+import h5py, sys, numpy as np
+d = sys.argv[1]
+g, p, c = h5py.File(d + "/g.h5"), h5py.File(d + "/p1.h5"), h5py.File(d + "/c1.h5")
+L = g["grid/leaves"]; key, rho, level = L["key"][...].astype(np.int64), L["density"][...], L["level"][...].astype(int)
+cell = np.prod(g["grid"].attrs["cell_size"]); vol = cell / 8.0 ** level
+thr = p["cells"].attrs["threshold"]
+assert np.isclose(thr, 20 * g["grid"].attrs["mean_density"])
+test = key[rho > thr]
+idx = p["cells/index"][...]
+assert (idx == test).all(), "the test cells are the leaves above the threshold, by key"
+assert int(p["grid/refinement"].attrs["levels"]) == 3 and "plane_start" not in p["cells"]
+peak = p["cells/peak"][...].astype(np.int64)
+mass = np.bincount(peak, weights=(rho * vol)[rho > thr])[1:]
+assert np.allclose(p["peaks/mass"][...], mass, rtol=1e-12), "patch masses with leaf volumes"
+assert (p["peaks/n_cells"][...] == np.bincount(peak)[1:]).all()
+h = c["halos"]
+big = np.argmax(h["mass"][...])
+assert 1200 < h["n_particles"][big] <= 1600, h["n_particles"][big]      # the blob of 1500 particles
+assert np.linalg.norm(h["peak_position"][big] - 50) < 5
+assert (c["cells/index"][...] == idx).all() and int(c["grid/refinement"].attrs["levels"]) == 3
+PY
+  assert_success
 }

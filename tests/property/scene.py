@@ -237,6 +237,11 @@ def make(seed, out):
         top /= rel
     top = max(0.5, min(200.0, top))
     thr = float(0.5 * (top / 0.5) ** (rng.uniform() ** 2))  # 0.5 x mean .. top, more often low (more peaks)
+    # An adaptive mesh in about a third of the scenes (cic-project --refine M --levels K), drawn from a
+    # stream of its own so that the other choices of every seed stay what they were.
+    amr_rng = np.random.default_rng([seed, 31])
+    amr = ({"refine": float(amr_rng.choice([2, 4, 8, 16])), "levels": int(amr_rng.choice([0, 1, 2, 3]))}
+           if amr_rng.uniform() < 0.35 else None)
     opts = {
         "seed": seed,
         "files": nfiles,
@@ -247,6 +252,7 @@ def make(seed, out):
         "periodic": periodic, "open_style": open_style, "cosmology": cosmology,
         "mass_mode": mass_mode, "id_mode": id_mode, "potential": potential, "snapshots": nsnap,
         "grid": shape, "region": region,
+        "amr": amr,
         "assignment": str(rng.choice(["cic", "ngp", "tsc"], p=[0.6, 0.25, 0.15])),
         "precision": str(rng.choice(["float32", "float64"])),
         "threshold": f"{thr:.4g}mean",

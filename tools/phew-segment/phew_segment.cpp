@@ -168,7 +168,7 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
     adaptive = io::is_adaptive_grid(*file);
     if (adaptive && checked.refine_positions)
       throw core::Error::usage("--refine-positions fits a 3x3x3 block of equal cells: not on an adaptive mesh ({})", opt.grid);
-    meta = adaptive ? io::read_grid_attributes(*file, "/grid", false) : io::read_grid_meta(*file);
+    meta = adaptive ? io::read_amr_grid_meta(*file) : io::read_grid_meta(*file);
     const double mean = opt.mean_from.empty() ? meta.mean_density : io::reference_mean_density(opt.mean_from, meta);
     params.threshold = checked.threshold.resolve(mean, meta.critical_density);
     if (!opt.mean_from.empty()) ctx.manifest().parameter("mean_density_used", mean, meta.density_units);
