@@ -106,11 +106,15 @@ void write_cell_keys(File& f, std::span<const std::int64_t> keys, const mpi::Com
                     "on the finest lattice, shifted left by 4, or-ed with the level (docs/formats.md)");
 }
 
+std::uint64_t count_test_cells(const File& f) { return f.dataset_info("/cells/index").elements(); }
+
+std::int64_t test_cell_at(const File& f, std::uint64_t row) { return f.read_rows<std::int64_t>("/cells/index", row, 1)[0]; }
+
 grid::CellLabels read_cell_labels_in_keys(const File& f, const std::string& name, std::int64_t key_begin,
                                           std::int64_t key_end, std::int64_t max_label) {
   check_cells_format(f, "re-run the tool that wrote it");
   grid::CellLabels out;
-  const std::uint64_t n = f.dataset_info("/cells/index").elements();
+  const std::uint64_t n = count_test_cells(f);
   const std::string path = "/cells/" + name;
   if (f.dataset_info(path).elements() != n)
     throw core::Error::input("{}: {} has {} rows, /cells/index {}", f.path(), path, f.dataset_info(path).elements(), n);
@@ -119,7 +123,7 @@ grid::CellLabels read_cell_labels_in_keys(const File& f, const std::string& name
     std::uint64_t lo = 0, hi = n;
     while (lo < hi) {
       const std::uint64_t mid = lo + (hi - lo) / 2;
-      if (f.read_rows<std::int64_t>("/cells/index", mid, 1)[0] < key)
+      if (test_cell_at(f, mid) < key)
         lo = mid + 1;
       else
         hi = mid;

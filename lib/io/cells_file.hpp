@@ -41,6 +41,9 @@ grid::CellLabels read_cell_labels(const File& f, const grid::GridGeometry& g, co
 // On an adaptive mesh (the product has /grid/refinement): /cells/index holds leaf keys, ascending, and
 // no plane_start; readers find a range of keys by binary search. Collective.
 void write_cell_keys(File& f, std::span<const std::int64_t> keys, const mpi::Comm& comm);
+// How many test cells the file lists, and the global index of one (a row of /cells/index).
+std::uint64_t count_test_cells(const File& f);
+std::int64_t test_cell_at(const File& f, std::uint64_t row);
 // The test leaves with keys in [key_begin, key_end) and the labels of /cells/NAME.
 grid::CellLabels read_cell_labels_in_keys(const File& f, const std::string& name, std::int64_t key_begin,
                                           std::int64_t key_end, std::int64_t max_label);

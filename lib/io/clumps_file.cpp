@@ -125,6 +125,7 @@ ClumpsHeader read_clumps_header(const File& f) {
   check_cells_format(f, "re-run phew-merge");
   ClumpsHeader h;
   h.grid = read_grid_attributes(f, "/grid", false);
+  if (f.has("/grid/refinement")) h.refinement = read_refinement(f, "/grid/refinement");
   if (f.has_attribute("/", "density_threshold"))
     h.density_threshold = f.read_attribute_scalar<double>("/", "density_threshold");
   h.n_peaks = merged_peak_table().size(f, "/peaks");
@@ -168,6 +169,10 @@ std::vector<Clump> read_clumps(const File& f) {
 // Labels are peak IDs: checked against the peak table.
 grid::CellLabels read_clump_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
   return read_cell_labels(f, grid, "clump", x0, x1, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
+}
+
+grid::CellLabels read_clump_cells_in_keys(const File& f, std::int64_t key_begin, std::int64_t key_end) {
+  return read_cell_labels_in_keys(f, "clump", key_begin, key_end, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
 }
 
 grid::CellLabels read_halo_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {

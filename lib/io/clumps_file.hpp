@@ -28,6 +28,7 @@ void write_clumps(File& file, const model::Clumps& clumps, const mpi::SlabDecomp
 // Refuses a file of another format version.
 struct ClumpsHeader {
   grid::GridMeta grid;
+  std::optional<model::AmrRefinement> refinement;  // made on an adaptive mesh: cells are leaf keys
   double density_threshold = 0;  // of the segmentation
   std::uint64_t n_peaks = 0, n_clumps = 0, n_halos = 0;
 };
@@ -36,6 +37,8 @@ ClumpsHeader read_clumps_header(const File& file);
 std::vector<model::Clump> read_clumps(const File& file);
 // The test cells of planes [x0, x1) with their level-0 clump (or halo); 0 = discarded as noise.
 grid::CellLabels read_clump_cells(const File& file, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1);
+// On an adaptive mesh: the test leaves with keys in [key_begin, key_end).
+grid::CellLabels read_clump_cells_in_keys(const File& file, std::int64_t key_begin, std::int64_t key_end);
 grid::CellLabels read_halo_cells(const File& file, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1);
 // The peak positions of the clumps among `ids` (sorted) that are in the catalogue, read in chunks so
 // that no rank holds the whole catalogue (deblend).

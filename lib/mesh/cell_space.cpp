@@ -2,9 +2,12 @@
 
 #include <phew/mesh/cell_key.hpp>
 #include <phew/mesh/octree.hpp>
+#include <phew/mesh/octree_mesh.hpp>
+#include <phew/mpi/slab.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace phew::mesh {
 
@@ -35,6 +38,27 @@ std::int64_t CellSpace::chunk_begin(std::int64_t cell) const {
 std::int64_t CellSpace::chunk(std::int64_t cell) const {
   if (!adaptive()) return cell / static_cast<std::int64_t>(grid_.plane_cells());
   return chunk_begin(cell) >> (3 * levels_ + 4);  // the coarse cell's Morton code
+}
+
+std::vector<std::int64_t> CellSpace::rank_cuts(int ranks, std::uint64_t rows,
+                                               const std::function<std::uint64_t(std::uint64_t)>& key_at) const {
+  std::vector<std::int64_t> cut(static_cast<std::size_t>(ranks) + 1);
+  if (!adaptive()) {
+    const mpi::SlabDecomposition slabs(grid_.shape[0], ranks);
+    const auto plane = static_cast<std::int64_t>(grid_.plane_cells());
+    for (int r = 0; r < ranks; ++r) cut[static_cast<std::size_t>(r)] = slabs.begin(r) * plane;
+    cut.back() = grid_.shape[0] * plane;
+    return cut;
+  }
+  const auto keys = mesh::rank_cuts(rows, levels_, ranks, key_at);
+  constexpr auto kLast = std::numeric_limits<std::int64_t>::max();  // keys are below 2^61: past all of them
+  for (std::size_t r = 0; r < keys.size(); ++r)
+    cut[r] = keys[r] > static_cast<std::uint64_t>(kLast) ? kLast : static_cast<std::int64_t>(keys[r]);
+  return cut;
+}
+
+int CellSpace::owner(const std::vector<std::int64_t>& cuts, std::int64_t index) {
+  return static_cast<int>(std::upper_bound(cuts.begin(), cuts.end(), index) - cuts.begin()) - 1;
 }
 
 std::int64_t CellSpace::point(const double x[3]) const {

@@ -9,7 +9,9 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <vector>
 
 namespace phew::mesh {
 
@@ -27,6 +29,14 @@ class CellSpace {
   std::int64_t chunk(std::int64_t cell) const;
   // The first global index of the chunk `cell` lies in (its plane, or its coarse cell's subtree).
   std::int64_t chunk_begin(std::int64_t cell) const;
+
+  // Where each rank's cells begin as global indices: cut[r] for rank r, cut[ranks] past the last. Whole
+  // planes of the uniform grid (mpi::SlabDecomposition); whole coarse cells of an octree, cut so that
+  // the ranks hold the same number of `rows` (leaves, or test leaves) whose keys `key_at(row)` gives in
+  // order (mesh::rank_cuts). The same on every rank.
+  std::vector<std::int64_t> rank_cuts(int ranks, std::uint64_t rows, const std::function<std::uint64_t(std::uint64_t)>& key_at) const;
+  // The rank whose cells hold a global index or a point (cuts from rank_cuts).
+  static int owner(const std::vector<std::int64_t>& cuts, std::int64_t index);
 
   // Where a position lies, as a global index that `find` looks up among cells: the uniform grid's cell,
   // or the octree's finest-lattice point (point_key). -1 outside an open grid.

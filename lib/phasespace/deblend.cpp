@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
+#include <phew/mesh/cell_space.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/lookup.hpp>
 #include <phew/mpi/route.hpp>
@@ -18,34 +19,34 @@ namespace {
 
 // A member particle on its way to the rank that deblends its patch.
 struct Member {
-  std::int64_t clump;  // on the way to the cell's owner: the cell's linear index
+  std::int64_t clump;  // on the way to the cell's owner: the particle's point (mesh::CellSpace::point)
+  std::int64_t cell;   // the test cell it lies in (a global index: grid cell or leaf key)
   std::uint64_t id;
   double x[3], v[3], m;
 };
 
-// Every particle in a patch, with its clump: each particle goes to the owner of its cell's plane, which
-// knows the cell's label.
-std::vector<Member> members_of_patches(const grid::GridGeometry& geo, const particles::ParticleSet& ps,
-                                       const grid::CellLabels& clumps, const mpi::Comm& comm) {
-  const mpi::SlabDecomposition slabs(geo.shape[0], comm.size());
-  const auto plane = static_cast<std::int64_t>(geo.plane_cells());
+// Every particle in a patch, with its clump: each particle goes to the owner of its cell (its run of
+// cells, `cuts`), which knows the cell's label.
+std::vector<Member> members_of_patches(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
+                                       const particles::ParticleSet& ps, const grid::CellLabels& clumps, const mpi::Comm& comm) {
   std::vector<Member> out;
   for (std::size_t i = 0; i < ps.size(); ++i) {
-    const auto cell = cell_of(geo, &ps.position[3 * i]);
-    if (!cell) continue;
-    Member m{geo.linear(*cell), ps.id[i], {}, {}, ps.mass[i]};
+    const std::int64_t point = space.point(&ps.position[3 * i]);
+    if (point < 0) continue;
+    Member m{point, 0, ps.id[i], {}, {}, ps.mass[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       m.x[d] = ps.position[3 * i + d];
       m.v[d] = ps.velocity[3 * i + d];
     }
     out.push_back(m);
   }
-  std::vector<Member> at_cells = mpi::route(comm, out, [&](const Member& p) { return slabs.owner(p.clump / plane); });
+  std::vector<Member> at_cells = mpi::route(comm, out, [&](const Member& p) { return mesh::CellSpace::owner(cuts, p.clump); });
   std::vector<Member> members;
   for (Member& p : at_cells) {
-    const std::int64_t label = clumps.at(p.clump);
-    if (label <= 0) continue;
-    p.clump = label;
+    const std::size_t k = space.find(clumps.cell, p.clump);
+    if (k == clumps.size() || clumps.label[k] <= 0) continue;
+    p.cell = clumps.cell[k];
+    p.clump = clumps.label[k];
     members.push_back(p);
   }
   return members;
@@ -93,7 +94,8 @@ std::vector<Member> balance_patches(std::vector<Member> members, std::int64_t n_
 
 // One velocity peak k of a patch: sums over its particles in particle-ID order.
 model::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& split, int k, const std::array<double, 3>& x_peak,
-                     const grid::GridGeometry& geo) {
+                     const mesh::CellSpace& space) {
+  const grid::GridGeometry& geo = space.grid();
   model::PeakRow row;
   row.parent_clump = patch.front().clump;
   row.from_deblending = k > 0;
@@ -108,7 +110,7 @@ model::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& spli
       dx[d] += p.m * grid::minimum_image(p.x[d] - x_peak[d], geo.extent[d], geo.periodic);
       row.velocity[d] += p.m * p.v[d];
     }
-    ++cells[geo.linear(cell_of_clamped(geo, p.x))];
+    ++cells[p.cell];
   }
   std::int64_t best_cell = 0, best_n = -1;
   for (const auto& [c, cnt] : cells)
@@ -116,7 +118,7 @@ model::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& spli
       best_n = cnt;
       best_cell = c;
     }
-  row.densest_cell_position = geo.centre(geo.cell_at(best_cell));
+  row.densest_cell_position = space.centre(best_cell);
   for (std::size_t d = 0; d < 3; ++d) {
     row.position[d] = wrap_into(geo.box(), x_peak[d] + (row.mass > 0 ? dx[d] / row.mass : 0), d);
     row.velocity[d] = row.mass > 0 ? row.velocity[d] / row.mass : 0;
@@ -156,11 +158,12 @@ VelocitySplit split_patch(std::span<const Member> patch, const std::array<double
 
 }  // namespace
 
-Deblended deblend_patches(const grid::GridGeometry& geo, const particles::ParticleSet& particles, const grid::CellLabels& clumps,
-                          std::int64_t n_clump_peaks, const ClumpPeakSource& catalogue,
+Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, const particles::ParticleSet& particles,
+                          const grid::CellLabels& clumps, std::int64_t n_clump_peaks, const ClumpPeakSource& catalogue,
                           const DeblendParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  const grid::GridGeometry& geo = space.grid();
   core::enter(phase, "members");
-  std::vector<Member> members = balance_patches(members_of_patches(geo, particles, clumps, comm), n_clump_peaks, comm);
+  std::vector<Member> members = balance_patches(members_of_patches(space, cuts, particles, clumps, comm), n_clump_peaks, comm);
   // The clumps' peak positions (R_max is measured from the peak), from the catalogue rows of the clumps here.
   std::vector<std::int64_t> here;
   for (const Member& p : members)
@@ -192,7 +195,7 @@ Deblended deblend_patches(const grid::GridGeometry& geo, const particles::Partic
       ++split_patches;
       split_runs.push_back({clump, out.particles.size(), out.particles.size() + patch.size()});
     }
-    for (int k = 0; k < split.n_peaks; ++k) (k == 0 ? primaries : extras).push_back(peak_row(patch, split, k, pp->second, geo));
+    for (int k = 0; k < split.n_peaks; ++k) (k == 0 ? primaries : extras).push_back(peak_row(patch, split, k, pp->second, space));
     // Placeholders -k for the k-th extra peak until the new IDs are known.
     for (std::size_t i = 0; i < patch.size(); ++i)
       out.particles.push_back({patch[i].id, split.peak[i] == 0 ? clump : -static_cast<std::int64_t>(split.peak[i])});

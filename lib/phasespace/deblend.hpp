@@ -6,6 +6,7 @@
 #include <phew/core/timer.hpp>
 #include <phew/grid/cell_labels.hpp>
 #include <phew/grid/geometry.hpp>
+#include <phew/mesh/cell_space.hpp>
 #include <phew/model/peaks.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/particles/particle_set.hpp>
@@ -46,14 +47,15 @@ struct Deblended {
   std::int64_t n_skipped = 0;  // patches whose clump is not in the catalogue (phew-merge --mass-threshold)
 };
 
-// Deblends the patches of `grid`'s level-0 clumps: `clumps` are the test cells of this rank's planes (the
-// slab decomposition of grid.shape[0] over comm) with their level-0 clump, `particles` this rank's share of the
+// Deblends the patches of the level-0 clumps of a mesh (`space`: a uniform grid, or an octree whose test
+// cells are leaves): `clumps` are the test cells of this rank's run of cells (`cuts`, from
+// space.rank_cuts) with their level-0 clump, `particles` this rank's share of the
 // snapshot (ids, velocities, masses), `n_clump_peaks` the number of peaks of the segmentation (new IDs
 // are numbered above it). The primary velocity peak of a patch keeps its clump's ID; the others get new
 // IDs by (clump ID, velocity peak), so nothing depends on the rank count. Collective.
 // Phases: members, deblend.
-Deblended deblend_patches(const grid::GridGeometry& grid, const particles::ParticleSet& particles, const grid::CellLabels& clumps,
-                          std::int64_t n_clump_peaks, const ClumpPeakSource& catalogue,
+Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, const particles::ParticleSet& particles,
+                          const grid::CellLabels& clumps, std::int64_t n_clump_peaks, const ClumpPeakSource& catalogue,
                           const DeblendParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::phasespace

@@ -154,9 +154,7 @@ void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, cons
   for (std::size_t i = 0; i < ps.size(); ++i)
     if (const std::int64_t point = space.point(&ps.position[3 * i]); point >= 0)
       mine.push_back({point, ps.mass[i], {ps.velocity[3 * i], ps.velocity[3 * i + 1], ps.velocity[3 * i + 2]}});
-  const auto got = mpi::route(comm, mine, [&](const P& p) {
-    return static_cast<int>(std::upper_bound(cuts.begin(), cuts.end(), p.point) - cuts.begin()) - 1;
-  });
+  const auto got = mpi::route(comm, mine, [&](const P& p) { return mesh::CellSpace::owner(cuts, p.point); });
   mpi::OrderedSum<5> cp, hp;  // particles, mass, mass * velocity
   for (const P& p : got) {
     const std::size_t s = space.find(cells.cells, p.point);

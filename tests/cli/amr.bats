@@ -89,7 +89,7 @@ PY
   assert_output --partial "--grid auto: 8 cells"   # 4000 particles: 15.9 per axis, down to a multiple of 8
 }
 
-@test "--refine: bad values are usage errors; --refine-positions and the tools after phew-merge refuse an adaptive mesh in one line" {
+@test "--refine: bad values are usage errors; --refine-positions refuses an adaptive mesh in one line" {
   bad_input cic-project "$OUT/x.h5" 2 "--refine -1" "$INPUTS/good.hdf5" --grid 8 --refine -1
   bad_input cic-project "$OUT/x.h5" 2 "--refine inf" "$INPUTS/good.hdf5" --grid 8 --refine inf
   bad_input cic-project "$OUT/x.h5" 2 "--levels 16" "$INPUTS/good.hdf5" --grid 8 --refine 8 --levels 16
@@ -98,14 +98,9 @@ PY
   run cic-project "$INPUTS/good.hdf5" -o "$BATS_TEST_TMPDIR/amr.h5" --grid 8 --refine 8 --levels 2 -q
   assert_success
   bad_input phew-segment "$OUT/p.h5" 2 "--refine-positions fits a 3x3x3 block" "$BATS_TEST_TMPDIR/amr.h5" --threshold 80mean --refine-positions
-  run phew-segment "$BATS_TEST_TMPDIR/amr.h5" -o "$BATS_TEST_TMPDIR/p.h5" --threshold 20mean -q
-  assert_success
-  run phew-merge "$BATS_TEST_TMPDIR/p.h5" -o "$BATS_TEST_TMPDIR/c.h5" -q
-  assert_success
-  bad_input deblend "$OUT/k.h5" 3 "made on an adaptive mesh" "$BATS_TEST_TMPDIR/c.h5" "$INPUTS/good.hdf5"
 }
 
-@test "--refine: phew-segment and phew-merge on the leaves: keys, leaf volumes, the blob as one halo, the same data on 1-4 ranks" {
+@test "--refine: the chain on the leaves: keys, leaf volumes, the blob as one halo, its particles deblended and voting, the same data on 1-4 ranks" {
   run cic-project "$INPUTS/good.hdf5" -o "$OUT/g.h5" --grid 8 --refine 8 --levels 3 --precision float64 -q
   assert_success
   for n in 1 2 3 4; do
@@ -113,8 +108,12 @@ PY
     assert_success
     run mpi "$n" phew-merge "$OUT/p$n.h5" -o "$OUT/c$n.h5" --relevance 2 --saddle-threshold 60mean --particles "$INPUTS/good.hdf5" -q
     assert_success
+    run mpi "$n" deblend "$OUT/c$n.h5" "$INPUTS/good.hdf5" -o "$OUT/k$n.h5" -q
+    assert_success
+    run mpi "$n" voters "$OUT/k$n.h5" "$INPUTS/good.hdf5" -o "$OUT/v$n.h5" -q
+    assert_success
     if [ "$n" != 1 ]; then
-      for s in p c; do
+      for s in p c k v; do
         run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/${s}1.h5" "$OUT/$s$n.h5"
         assert_success
       done
@@ -143,6 +142,40 @@ big = np.argmax(h["mass"][...])
 assert 1200 < h["n_particles"][big] <= 1600, h["n_particles"][big]      # the blob of 1500 particles
 assert np.linalg.norm(h["peak_position"][big] - 50) < 5
 assert (c["cells/index"][...] == idx).all() and int(c["grid/refinement"].attrs["levels"]) == 3
+# deblend: the blob's particles are those in its test leaves (the leaf holding each particle's point).
+k = h5py.File(d + "/k1.h5")
+parent = dict(zip(k["peaks/id"][...], k["peaks/parent_clump"][...]))
+clumps_of_halo = set(c["clumps/id"][...][c["clumps/halo"][...] == h["id"][big]])
+members = sum(parent[p] in clumps_of_halo for p in k["particles/peak"][...])
+assert abs(members - h["n_particles"][big]) <= 0.02 * h["n_particles"][big], (members, h["n_particles"][big])
+PY
+  assert_success
+}
+
+@test "--refine --levels 0: the same peaks, saddles, clumps and haloes as the uniform grid (keys instead of linear indices)" {
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/u.h5" --grid 16 --precision float64 -q
+  assert_success
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/a.h5" --grid 16 --refine 8 --levels 0 --precision float64 -q
+  assert_success
+  for m in u a; do
+    run phew-segment "$OUT/$m.h5" -o "$OUT/p$m.h5" --threshold 1.5mean -q
+    assert_success
+    run phew-merge "$OUT/p$m.h5" -o "$OUT/c$m.h5" --relevance 1.2 --saddle-threshold 4mean -q
+    assert_success
+  done
+  run /usr/bin/python3 - "$OUT" <<'PY'
+import h5py, sys, numpy as np
+d = sys.argv[1]
+pu, pa, cu, ca = (h5py.File(f"{d}/{n}.h5") for n in ("pu", "pa", "cu", "ca"))
+assert len(pu["peaks/id"]) > 3 and len(pu["saddles/peak_a"]) > 2
+# Peak IDs follow (density, then the cell's id): without equal densities the IDs agree too.
+for t, cols in (("peaks", ("density", "n_cells", "mass", "position")), ("saddles", ("peak_a", "peak_b", "density"))):
+    for c in cols:
+        assert np.allclose(pu[f"{t}/{c}"][...], pa[f"{t}/{c}"][...], rtol=1e-12, atol=0), (t, c)
+assert len(pu["cells/index"]) == len(pa["cells/index"])
+for t, cols in (("clumps", ("id", "halo", "n_cells", "mass", "center_of_mass")), ("halos", ("id", "n_cells", "mass"))):
+    for c in cols:
+        assert np.allclose(cu[f"{t}/{c}"][...], ca[f"{t}/{c}"][...], rtol=1e-12, atol=1e-12), (t, c)
 PY
   assert_success
 }

@@ -44,7 +44,8 @@ Deblended deblend_on(const scenes::DeblendScene& s, const particles::ParticleSet
   DeblendParams p;
   p.G = s.G;
   const auto planes = s.planes(slabs, comm.rank());
-  return deblend_patches(s.grid, ps, planes, s.n_clump_peaks, scenes::ClumpPeaks(s.peak_positions), p, comm);
+  const auto space = mesh::CellSpace::uniform(s.grid);
+  return deblend_patches(space, space.rank_cuts(comm.size(), 0, {}), ps, planes, s.n_clump_peaks, scenes::ClumpPeaks(s.peak_positions), p, comm);
 }
 
 TEST(DeblendMpi, SameRowsOnAnyNumberOfRanks) {

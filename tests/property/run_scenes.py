@@ -92,8 +92,6 @@ def plan(o):
         steps.append(Step(f"{p}.clumps", ["phew-merge", f"{p}.patches.h5", "-o", f"{p}.clumps.h5",
                                           "--relevance", str(o["relevance"]), "--saddle-threshold", o["saddle_threshold"]]
                           + extra, f"{p}.clumps.h5", [f"{p}.patches"]))
-        if amr:  # deblend and voters do not read an adaptive mesh yet (issue 31): the chain ends at phew-merge
-            continue
         steps.append(Step(f"{p}.peaks", ["deblend", f"{p}.clumps.h5", snap, "-o", f"{p}.peaks.h5"] + o["deblend"],
                           f"{p}.peaks.h5", [f"{p}.clumps"]))
         # voters: the stored potential when the snapshot has one (auto), else computed; at snapshot 0 with a
@@ -105,9 +103,8 @@ def plan(o):
                                                        "--potential", "compute"] + o["voters"] + pm,
                               f"{p}.voters_computed.h5", [f"{p}.peaks"]))
     stages = [f"{k:03d}.peaks.h5" for k in range(o["snapshots"])]
-    if not amr:
-        steps.append(Step("tree", ["mergertree"] + stages + ["-o", "tree.h5", "--export-text"] + o["mergertree"], "tree.h5",
-                          [f"{k:03d}.{s}" for k in range(o["snapshots"]) for s in ("peaks", "voters")]))
+    steps.append(Step("tree", ["mergertree"] + stages + ["-o", "tree.h5", "--export-text"] + o["mergertree"], "tree.h5",
+                      [f"{k:03d}.{s}" for k in range(o["snapshots"]) for s in ("peaks", "voters")]))
     if o["dtfe_centers"] == "clumps":
         centers, needs = ["--centers", "000.clumps.h5", "--top", "2"], ["000.clumps"]
     else:

@@ -21,7 +21,8 @@ StageRun deblend(const scenes::DeblendScene& s, DeblendParams params, std::vecto
   StageRun run;
   const auto planes = s.planes(slabs, comm.rank());
   const scenes::ClumpPeaks catalogue(s.peak_positions);
-  run.d = deblend_patches(s.grid, s.particles, planes, s.n_clump_peaks, catalogue, params, comm, [&](const std::string& p) {
+  const auto space = mesh::CellSpace::uniform(s.grid);
+  run.d = deblend_patches(space, space.rank_cuts(comm.size(), 0, {}), s.particles, planes, s.n_clump_peaks, catalogue, params, comm, [&](const std::string& p) {
     if (phases) phases->push_back(p);
   });
   run.asked = catalogue.asked;

@@ -5,8 +5,9 @@
 #include <phew/core/error.hpp>
 #include <phew/io/clumps_file.hpp>
 #include <phew/io/peaks_file.hpp>
+#include <phew/io/cells_file.hpp>
+#include <phew/mesh/cell_space.hpp>
 #include <phew/mpi/agree.hpp>
-#include <phew/mpi/slab.hpp>
 #include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
 
@@ -64,6 +65,7 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   std::vector<int> types;
   std::optional<io::File> clumps;
   model::Peaks out;
+  std::optional<model::AmrRefinement> refinement;
   std::int64_t n_clump_peaks = 0;
   ctx.add_input(opt.clumps, {"clumps"});  // the kind first: a wrong file is named as such, not by a missing dataset
   const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
@@ -74,6 +76,7 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
     types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.clumps), opt.allow_other_types);
     const io::ClumpsHeader header = io::read_clumps_header(*clumps);
     out.grid = header.grid;
+    refinement = header.refinement;
     n_clump_peaks = static_cast<std::int64_t>(header.n_peaks);
     check_snapshot_matches_grid(info, out.grid, opt.snapshot, opt.clumps);
   });
@@ -86,14 +89,24 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   particles::FieldSelection fields;
   fields.ids = fields.velocities = true;
   const particles::ParticleSet particles = read_share(*reader, types, fields, comm);
-  const mpi::SlabDecomposition slabs(out.grid.geometry.shape[0], comm.size());
+  // Each rank takes a run of cells: whole planes, or on an adaptive mesh whole coarse cells balanced by
+  // test leaves (the work here: their particles).
+  const mesh::CellSpace space = refinement ? mesh::CellSpace::octree(out.grid.geometry, refinement->levels)
+                                           : mesh::CellSpace::uniform(out.grid.geometry);
+  std::vector<std::int64_t> cuts;
   grid::CellLabels labels;
   mpi::agree(comm, [&] {
-    labels = io::read_clump_cells(*clumps, out.grid.geometry, slabs.begin(comm.rank()), slabs.end(comm.rank()));
+    cuts = space.rank_cuts(comm.size(), io::count_test_cells(*clumps), [&](std::uint64_t row) {
+      return static_cast<std::uint64_t>(io::test_cell_at(*clumps, row));
+    });
+    const auto r = static_cast<std::size_t>(comm.rank());
+    const auto plane = static_cast<std::int64_t>(out.grid.geometry.plane_cells());
+    labels = refinement ? io::read_clump_cells_in_keys(*clumps, cuts[r], cuts[r + 1])
+                        : io::read_clump_cells(*clumps, out.grid.geometry, cuts[r] / plane, cuts[r + 1] / plane);
   });
 
   phasespace::Deblended d = deblend_patches(
-      out.grid.geometry, particles, labels, n_clump_peaks,
+      space, cuts, particles, labels, n_clump_peaks,
       ClumpPeakFile(*clumps), params, comm,
       [&](const std::string& p) { ctx.phase(p); });
   clumps.reset();

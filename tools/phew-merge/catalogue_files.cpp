@@ -4,10 +4,9 @@
 #include <phew/io/amr_grid_file.hpp>
 #include <phew/io/grid_file.hpp>
 #include <phew/io/patches_file.hpp>
-#include <phew/mesh/octree_mesh.hpp>
+#include <phew/mesh/cell_space.hpp>
 
 #include <algorithm>
-#include <limits>
 
 namespace phew::tools {
 
@@ -22,21 +21,10 @@ std::vector<model::SaddleRow> CatalogueFiles::saddles(std::uint64_t begin, std::
 }
 
 std::vector<std::int64_t> CatalogueFiles::cell_cuts(int ranks) const {
-  const grid::GridGeometry& g = header_.grid.geometry;
-  std::vector<std::int64_t> cut(static_cast<std::size_t>(ranks) + 1);
-  if (!header_.refinement) {  // whole planes
-    const mpi::SlabDecomposition slabs(g.shape[0], ranks);
-    const auto plane = static_cast<std::int64_t>(g.plane_cells());
-    for (int r = 0; r < ranks; ++r) cut[static_cast<std::size_t>(r)] = slabs.begin(r) * plane;
-    cut.back() = g.shape[0] * plane;
-    return cut;
-  }
-  const auto keys = mesh::rank_cuts(io::count_amr_leaves(grid_), header_.refinement->levels, ranks,
-                                    [&](std::uint64_t row) { return io::read_amr_leaf_rows(grid_, row, 1)[0].key; });
-  for (std::size_t r = 0; r < keys.size(); ++r)  // keys are below 2^61; the last cut (past all) as the largest int64
-    cut[r] = keys[r] > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ? std::numeric_limits<std::int64_t>::max()
-                                                                                          : static_cast<std::int64_t>(keys[r]);
-  return cut;
+  if (!header_.refinement) return mesh::CellSpace::uniform(header_.grid.geometry).rank_cuts(ranks, 0, {});
+  // Balanced by the grid's leaves, as phew-segment cut them.
+  return mesh::CellSpace::octree(header_.grid.geometry, header_.refinement->levels)
+      .rank_cuts(ranks, io::count_amr_leaves(grid_), [&](std::uint64_t row) { return io::read_amr_leaf_rows(grid_, row, 1)[0].key; });
 }
 
 grid::CellLabels CatalogueFiles::cells(std::int64_t begin, std::int64_t end) const {
