@@ -9,6 +9,7 @@
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/slab.hpp>
 #include <phew/mpi/sort.hpp>
+#include <phew/particles/cell_members.hpp>
 #include <phew/phasespace/velocity_split.hpp>
 
 #include <algorithm>
@@ -17,87 +18,15 @@
 namespace phew::phasespace {
 namespace {
 
-// A member particle on its way to the rank that deblends its patch.
-struct Member {
-  std::int64_t clump;  // on the way to the cell's owner: the particle's point (mesh::CellSpace::point)
-  std::int64_t cell;   // the test cell it lies in (a global index: grid cell or leaf key)
-  std::uint64_t id;
-  double x[3], v[3], m;
-};
-
-// Every particle in a patch, with its clump: each particle goes to the owner of its cell (its run of
-// cells, `cuts`), which knows the cell's label.
-std::vector<Member> members_of_patches(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
-                                       const particles::ParticleSet& ps, const grid::CellLabels& clumps, const mpi::Comm& comm) {
-  std::vector<Member> out;
-  for (std::size_t i = 0; i < ps.size(); ++i) {
-    const std::int64_t point = space.point(&ps.position[3 * i]);
-    if (point < 0) continue;
-    Member m{point, 0, ps.id[i], {}, {}, ps.mass[i]};
-    for (std::size_t d = 0; d < 3; ++d) {
-      m.x[d] = ps.position[3 * i + d];
-      m.v[d] = ps.velocity[3 * i + d];
-    }
-    out.push_back(m);
-  }
-  std::vector<Member> at_cells = mpi::route(comm, out, [&](const Member& p) { return mesh::CellSpace::owner(cuts, p.clump); });
-  std::vector<Member> members;
-  for (Member& p : at_cells) {
-    const std::size_t k = space.find(clumps.cell, p.clump);
-    if (k == clumps.size() || clumps.label[k] <= 0) continue;
-    p.cell = clumps.cell[k];
-    p.clump = clumps.label[k];
-    members.push_back(p);
-  }
-  return members;
-}
-
-// Sends each patch's members to the rank that deblends it: patches go to ranks in contiguous runs of
-// clump IDs with about equal particle counts. Returns them sorted by (clump, particle ID).
-std::vector<Member> balance_patches(std::vector<Member> members, std::int64_t n_clump_peaks, const mpi::Comm& comm) {
-  const mpi::SlabDecomposition id_blocks(std::max<std::int64_t>(n_clump_peaks, 1), comm.size());
-  auto id_owner = [&](std::int64_t id) { return id_blocks.owner(id - 1); };
-  std::map<std::int64_t, std::int64_t> count_here;
-  for (const Member& p : members) ++count_here[p.clump];
-  struct IdCount {
-    std::int64_t id, n;
-  };
-  std::vector<IdCount> pairs;
-  for (const auto& [id, n] : count_here) pairs.push_back({id, n});
-  std::map<std::int64_t, std::int64_t> counts;  // clump -> particles, for clumps owned here
-  for (const IdCount& p : mpi::route(comm, pairs, [&](const IdCount& q) { return id_owner(q.id); })) counts[p.id] += p.n;
-  std::int64_t mine_total = 0;
-  for (const auto& [id, n] : counts) mine_total += n;
-  const mpi::RankSum scan = mpi::exclusive_scan(comm, static_cast<std::uint64_t>(mine_total));
-  auto before = static_cast<std::int64_t>(scan.before);
-  const auto total = static_cast<std::int64_t>(scan.total);
-  std::map<std::int64_t, int> dest_of;
-  for (const auto& [id, n] : counts) {
-    dest_of[id] = total ? static_cast<int>(std::min<std::int64_t>(comm.size() - 1, before * comm.size() / total)) : 0;
-    before += n;
-  }
-  std::vector<std::int64_t> clump_ids;
-  for (const Member& p : members) clump_ids.push_back(p.clump);
-  const auto dest = mpi::lookup<std::int64_t, int>(comm, clump_ids, id_owner, [&](std::int64_t id) {
-    const auto d = dest_of.find(id);
-    if (d == dest_of.end()) throw core::Error::internal("clump {} has no particle count at its owner, rank {}", id, comm.rank());
-    return d->second;
-  });
-  for (std::size_t i = 0; i < members.size(); ++i) members[i].clump = members[i].clump * comm.size() + dest[i];  // carry dest
-  members = mpi::route(comm, members, [&](const Member& p) { return static_cast<int>(p.clump % comm.size()); });
-  for (Member& p : members) p.clump /= comm.size();
-  std::sort(members.begin(), members.end(), [](const Member& p, const Member& q) {
-    return p.clump != q.clump ? p.clump < q.clump : p.id < q.id;
-  });
-  return members;
-}
+// A particle of a patch: `label` is its level-0 clump (particles/cell_members.hpp).
+using Member = particles::CellMember;
 
 // One velocity peak k of a patch: sums over its particles in particle-ID order.
 model::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& split, int k, const std::array<double, 3>& x_peak,
                      const mesh::CellSpace& space) {
   const grid::GridGeometry& geo = space.grid();
   model::PeakRow row;
-  row.parent_clump = patch.front().clump;
+  row.parent_clump = patch.front().label;
   row.from_deblending = k > 0;
   double dx[3] = {0, 0, 0};
   std::map<std::int64_t, std::int64_t> cells;
@@ -163,11 +92,14 @@ Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::i
                           const DeblendParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   const grid::GridGeometry& geo = space.grid();
   core::enter(phase, "members");
-  std::vector<Member> members = balance_patches(members_of_patches(space, cuts, particles, clumps, comm), n_clump_peaks, comm);
+  // Each patch's particles on one rank: patches in contiguous runs of clump IDs with about equal particle
+  // counts, sorted by (clump, particle ID).
+  std::vector<Member> members =
+      particles::gather_groups(particles::members_of_cells(space, cuts, particles, clumps, comm), n_clump_peaks, comm);
   // The clumps' peak positions (R_max is measured from the peak), from the catalogue rows of the clumps here.
   std::vector<std::int64_t> here;
   for (const Member& p : members)
-    if (here.empty() || here.back() != p.clump) here.push_back(p.clump);
+    if (here.empty() || here.back() != p.label) here.push_back(p.label);
   std::map<std::int64_t, std::array<double, 3>> peak_pos;
   mpi::agree(comm, [&] { peak_pos = catalogue.peak_positions(here); });
 
@@ -182,8 +114,8 @@ Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::i
   std::vector<Run> split_runs;  // the patches that were split
   core::Progress progress("deblend", "particles in patches", members.size(), comm.size());
   for (std::size_t b = 0, e = 0; b < members.size(); progress.update(b = e)) {  // skipped patches count too
-    while (e < members.size() && members[e].clump == members[b].clump) ++e;
-    const std::int64_t clump = members[b].clump;
+    while (e < members.size() && members[e].label == members[b].label) ++e;
+    const std::int64_t clump = members[b].label;
     const auto pp = peak_pos.find(clump);
     if (pp == peak_pos.end()) {  // not in the catalogue (e.g. below phew-merge's --mass-threshold)
       ++skipped;

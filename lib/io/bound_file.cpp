@@ -1,0 +1,194 @@
+#include <phew/io/bound_file.hpp>
+
+#include <phew/core/error.hpp>
+#include <phew/io/grid_file.hpp>
+
+#include <cmath>
+#include <functional>
+
+namespace phew::io {
+
+using model::BoundMeta;
+using model::BoundObject;
+using model::BoundParticle;
+using model::MostBoundRow;
+
+const Table<BoundObject>& bound_object_table() {
+  static const Table<BoundObject> t =
+      Table<BoundObject>()
+          .column("id", &BoundObject::id, Unit::none, "the clump's ID (clumps.h5)")
+          .column("parent", &BoundObject::parent, Unit::none, "the object its unbound particles pass to; 0 for a halo")
+          .column("halo", &BoundObject::halo, Unit::none, "the top of its hierarchy")
+          .column("depth", &BoundObject::depth, Unit::none, "ancestors: 0 for a halo")
+          .column("n_particles", &BoundObject::n_particles, Unit::none, "particles unbound here: own and sub-objects' bound")
+          .column("n_received", &BoundObject::n_received, Unit::none, "own particles passed up from sub-objects")
+          .column("n_bound", &BoundObject::n_bound, Unit::none, "own bound particles (exclusive)")
+          .column("n_bound_inclusive", &BoundObject::n_bound_inclusive, Unit::none, "with the sub-objects' bound particles")
+          .column("mass", &BoundObject::mass, Unit::mass, "bound mass, exclusive of bound sub-objects")
+          .column("mass_inclusive", &BoundObject::mass_inclusive, Unit::mass, "bound mass with the sub-objects'")
+          .column("peak_position", &BoundObject::peak_position, Unit::length, "density peak (clumps.h5), comoving")
+          .column("centre", &BoundObject::centre, Unit::length, "the centre the properties use (--centre), comoving")
+          .column("centre_of_mass", &BoundObject::centre_of_mass, Unit::length, "of the bound particles, comoving")
+          .column("bulk_velocity", &BoundObject::bulk_velocity, Unit::velocity, "mass-weighted, of the bound particles")
+          .column("vrms", &BoundObject::vrms, Unit::velocity, "3-D, in the object's frame, physical")
+          .column("vmax", &BoundObject::vmax, Unit::velocity, "peak circular velocity sqrt(G M(<r) / r), physical")
+          .column("rmax", &BoundObject::rmax, Unit::length, "radius of vmax, comoving")
+          .column("virial_ratio", &BoundObject::virial_ratio, Unit::none, "T / |U|")
+          .column("spin_peebles", &BoundObject::spin_peebles)
+          .column("spin_bullock", &BoundObject::spin_bullock)
+          .column("mvir", &BoundObject::mvir, Unit::mass, "bound particles inside rvir (Bryan & Norman)")
+          .column("rvir", &BoundObject::rvir, Unit::length, "comoving")
+          .column("m200c", &BoundObject::m200c, Unit::mass, "bound particles only")
+          .column("r200c", &BoundObject::r200c, Unit::length, "comoving")
+          .column("m200m", &BoundObject::m200m, Unit::mass, "bound particles only")
+          .column("r200m", &BoundObject::r200m, Unit::length, "comoving")
+          .column("m500c", &BoundObject::m500c, Unit::mass, "bound particles only")
+          .column("r500c", &BoundObject::r500c, Unit::length, "comoving")
+          .column("rs_klypin", &BoundObject::rs_klypin, Unit::length, "NFW scale radius from vmax / vvir, comoving")
+          .column("concentration_klypin", &BoundObject::concentration_klypin, Unit::none, "rvir / rs_klypin")
+          .column("rs_fit", &BoundObject::rs_fit, Unit::length, "NFW scale radius of the profile fit, comoving")
+          .column("concentration_fit", &BoundObject::concentration_fit, Unit::none, "rvir / rs_fit")
+          .column("b_to_a", &BoundObject::b_to_a, Unit::none, "reduced inertia tensor inside rvir")
+          .column("c_to_a", &BoundObject::c_to_a, Unit::none, "reduced inertia tensor inside rvir")
+          .column("xoff", &BoundObject::xoff, Unit::length, "centre to centre of mass inside rvir, comoving")
+          .column("iterations", &BoundObject::iterations, Unit::none, "removal passes")
+          .column("converged", &BoundObject::converged, Unit::none, "1: the last pass removed nothing")
+          .column("dissolved", &BoundObject::dissolved, Unit::none, "1: too few bound particles, all passed on");
+  return t;
+}
+
+const Table<BoundParticle>& bound_particle_table() {
+  static const Table<BoundParticle> t =
+      Table<BoundParticle>()
+          .column("id", &BoundParticle::id)
+          .column("clump", &BoundParticle::clump, Unit::none, "the clump of its test cell")
+          .column("object", &BoundParticle::object, Unit::none, "the object it is bound to (exclusively); 0: unbound")
+          .column("energy", &BoundParticle::energy, Unit::energy, "specific energy in the last object that tested it");
+  return t;
+}
+
+const Table<MostBoundRow>& most_bound_table() {
+  static const Table<MostBoundRow> t = Table<MostBoundRow>()
+                                           .column("object", &MostBoundRow::object)
+                                           .column("rank", &MostBoundRow::rank, Unit::none, "0: the most bound")
+                                           .column("particle_id", &MostBoundRow::id);
+  return t;
+}
+
+void write_bound(File& f, const model::Bound& b, const mpi::Comm& comm) {
+  f.create_group("/grid");
+  write_grid_attributes(f, b.grid, "/grid");
+  UnitNames units;
+  units.length = b.grid.length_units;
+  units.mass = b.grid.mass_units;
+  units.velocity = b.meta.velocity_units;
+  units.energy = b.meta.energy_units;
+  bound_object_table().write(f, "/objects", b.objects, units, comm);
+  bound_particle_table().write(f, "/particles", b.particles, units, comm);
+  most_bound_table().write(f, "/most_bound", b.most_bound, units, comm);
+  f.write_attribute("/", "time", b.meta.time);
+  f.write_attribute("/", "redshift", b.meta.redshift);
+  f.write_attribute("/", "scale_factor", b.meta.scale_factor);
+  f.write_attribute("/", "hubble", b.meta.hubble);
+  f.write_attribute("/", "gravitational_constant", b.meta.gravitational_constant);
+  f.write_attribute("/", "softening", b.meta.softening);
+  f.write_attribute("/", "potential", b.meta.potential);
+  f.write_attribute("/", "centre", b.meta.centre);
+}
+
+BoundHeader read_bound_header(const File& f) {
+  BoundHeader h;
+  h.grid = read_grid_attributes(f, "/grid", false);
+  h.meta.time = f.read_attribute_scalar<double>("/", "time");
+  h.meta.redshift = f.read_attribute_scalar<double>("/", "redshift");
+  h.meta.scale_factor = f.read_attribute_scalar<double>("/", "scale_factor");
+  h.meta.hubble = f.read_attribute_scalar<double>("/", "hubble");
+  h.meta.gravitational_constant = f.read_attribute_scalar<double>("/", "gravitational_constant");
+  h.meta.softening = f.read_attribute_scalar<double>("/", "softening");
+  h.meta.potential = f.read_attribute_string("/", "potential");
+  h.meta.centre = f.read_attribute_string("/", "centre");
+  h.meta.velocity_units = f.read_attribute_string("/objects/bulk_velocity", "units");
+  h.meta.energy_units = f.read_attribute_string("/particles/energy", "units");
+  h.n_objects = bound_object_table().size(f, "/objects");
+  h.n_particles = bound_particle_table().size(f, "/particles");
+  return h;
+}
+
+std::vector<BoundObject> read_bound_objects(const File& f) { return bound_object_table().read(f, "/objects"); }
+
+void write_yt_halo_catalogue(File& f, const std::vector<BoundObject>& all, const grid::GridMeta& grid,
+                             const BoundMeta& meta, const mpi::Comm& comm) {
+  // yt indexes haloes by position: only objects with bound particles (a finite centre) are haloes to it.
+  std::vector<BoundObject> objects;
+  for (const BoundObject& o : all)
+    if (!o.dissolved && o.n_bound > 0 && std::isfinite(o.centre[0]) && std::isfinite(o.centre[1]) && std::isfinite(o.centre[2]))
+      objects.push_back(o);
+  // cgs, as yt's halo_catalog fields are declared (yt/frontends/halo_catalog/fields.py): physical
+  // lengths (a times comoving: yt parses the domain's units before it knows the cosmology, so its
+  // comoving "cmcm" cannot be used), h taken out of h-scaled units.
+  const double h = meta.h_scaled && meta.hubble_param > 0 ? meta.hubble_param : 1.0;
+  const double cm = meta.length_in_cm / h * (meta.comoving ? meta.scale_factor : 1.0), g = meta.mass_in_g / h;
+  const double cms = meta.velocity_in_cm_per_s;
+  const std::string length = "cm";
+  auto column = [&](const std::string& name, const std::string& units, const std::function<double(const BoundObject&)>& value) {
+    std::vector<double> v;
+    v.reserve(objects.size());
+    for (const BoundObject& o : objects) v.push_back(value(o));
+    f.write_distributed<double>("/" + name, v, comm);
+    f.write_attribute("/" + name, "units", units);
+  };
+  std::vector<std::int64_t> ids, parents, n_bound;
+  for (const BoundObject& o : objects) {
+    ids.push_back(o.id);
+    parents.push_back(o.parent > 0 ? o.parent : -1);
+    n_bound.push_back(o.n_bound);
+  }
+  f.write_distributed<std::int64_t>("/particle_identifier", ids, comm);
+  f.write_attribute("/particle_identifier", "units", "");
+  f.write_distributed<std::int64_t>("/parent_id", parents, comm);
+  f.write_attribute("/parent_id", "units", "");
+  f.write_distributed<std::int64_t>("/n_bound", n_bound, comm);
+  f.write_attribute("/n_bound", "units", "");
+  for (std::size_t d = 0; d < 3; ++d) {
+    const std::string axis(1, "xyz"[d]);
+    column("particle_position_" + axis, length, [&](const BoundObject& o) { return o.centre[d] * cm; });
+    column("particle_velocity_" + axis, "cm/s", [&](const BoundObject& o) { return o.bulk_velocity[d] * cms; });
+  }
+  column("particle_mass", "g", [&](const BoundObject& o) { return o.mass * g; });
+  column("virial_radius", length, [&](const BoundObject& o) { return o.rvir * cm; });
+  column("mvir", "g", [&](const BoundObject& o) { return o.mvir * g; });
+  column("m200c", "g", [&](const BoundObject& o) { return o.m200c * g; });
+  column("r200c", length, [&](const BoundObject& o) { return o.r200c * cm; });
+  column("m200m", "g", [&](const BoundObject& o) { return o.m200m * g; });
+  column("m500c", "g", [&](const BoundObject& o) { return o.m500c * g; });
+  column("vmax", "cm/s", [&](const BoundObject& o) { return o.vmax * cms; });
+  column("rmax", length, [&](const BoundObject& o) { return o.rmax * cm; });
+  column("vrms", "cm/s", [&](const BoundObject& o) { return o.vrms * cms; });
+  column("spin_peebles", "", [](const BoundObject& o) { return o.spin_peebles; });
+  column("spin_bullock", "", [](const BoundObject& o) { return o.spin_bullock; });
+  column("concentration", "", [](const BoundObject& o) { return o.concentration_klypin; });
+  column("b_to_a", "", [](const BoundObject& o) { return o.b_to_a; });
+  column("c_to_a", "", [](const BoundObject& o) { return o.c_to_a; });
+
+  const std::int64_t n = comm.sum<std::int64_t>(static_cast<std::int64_t>(objects.size()));
+  f.write_attribute("/", "data_type", "halo_catalog");
+  f.write_attribute<std::int64_t>("/", "num_halos", n);
+  f.write_attribute<std::int64_t>("/", "cosmological_simulation", meta.comoving ? 1 : 0);
+  f.write_attribute("/", "current_redshift", meta.redshift);
+  f.write_attribute("/", "current_time", 0.0);  // not known in seconds without integrating the cosmology
+  f.write_attribute("/", "current_time_units", "s");
+  f.write_attribute("/", "hubble_constant", meta.hubble_param);
+  f.write_attribute("/", "omega_matter", meta.omega_m);
+  f.write_attribute("/", "omega_lambda", meta.omega_lambda);
+  std::array<double, 3> left{}, right{};
+  for (std::size_t d = 0; d < 3; ++d) {
+    left[d] = grid.geometry.origin[d] * cm;
+    right[d] = (grid.geometry.origin[d] + grid.geometry.extent[d]) * cm;
+  }
+  f.write_attribute<double>("/", "domain_left_edge", std::span<const double>(left));
+  f.write_attribute("/", "domain_left_edge_units", length);
+  f.write_attribute<double>("/", "domain_right_edge", std::span<const double>(right));
+  f.write_attribute("/", "domain_right_edge_units", length);
+}
+
+}  // namespace phew::io

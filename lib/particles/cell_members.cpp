@@ -1,0 +1,81 @@
+#include <phew/particles/cell_members.hpp>
+
+#include <phew/core/error.hpp>
+#include <phew/mpi/lookup.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
+
+#include <algorithm>
+#include <map>
+
+namespace phew::particles {
+
+std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
+                                         const ParticleSet& ps, const grid::CellLabels& labels, const mpi::Comm& comm) {
+  // On the way to the cell's owner, `label` carries the particle's point (mesh::CellSpace::point).
+  std::vector<CellMember> out;
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    const std::int64_t point = space.point(&ps.position[3 * i]);
+    if (point < 0) continue;
+    CellMember m{point, 0, 0, ps.id[i], {}, {}, ps.mass[i]};
+    for (std::size_t d = 0; d < 3; ++d) {
+      m.x[d] = ps.position[3 * i + d];
+      m.v[d] = ps.velocity[3 * i + d];
+    }
+    out.push_back(m);
+  }
+  std::vector<CellMember> at_cells =
+      mpi::route(comm, out, [&](const CellMember& p) { return mesh::CellSpace::owner(cuts, p.label); });
+  std::vector<CellMember> members;
+  for (CellMember& p : at_cells) {
+    const std::size_t k = space.find(labels.cell, p.label);
+    if (k == labels.size() || labels.label[k] <= 0) continue;
+    p.cell = labels.cell[k];
+    p.label = p.group = labels.label[k];
+    members.push_back(p);
+  }
+  return members;
+}
+
+std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int64_t n_groups, const mpi::Comm& comm) {
+  // The particle count of each group at the owner of its ID block, then a scan over the blocks: each
+  // group's destination follows from the counts before it, whatever the decomposition.
+  const mpi::SlabDecomposition id_blocks(std::max<std::int64_t>(n_groups, 1), comm.size());
+  auto id_owner = [&](std::int64_t id) { return id_blocks.owner(id - 1); };
+  std::map<std::int64_t, std::int64_t> count_here;
+  for (const CellMember& p : members) ++count_here[p.group];
+  struct IdCount {
+    std::int64_t id, n;
+  };
+  std::vector<IdCount> pairs;
+  for (const auto& [id, n] : count_here) pairs.push_back({id, n});
+  std::map<std::int64_t, std::int64_t> counts;  // group -> particles, for groups owned here
+  for (const IdCount& p : mpi::route(comm, pairs, [&](const IdCount& q) { return id_owner(q.id); })) counts[p.id] += p.n;
+  std::int64_t mine_total = 0;
+  for (const auto& [id, n] : counts) mine_total += n;
+  const mpi::RankSum scan = mpi::exclusive_scan(comm, static_cast<std::uint64_t>(mine_total));
+  auto before = static_cast<std::int64_t>(scan.before);
+  const auto total = static_cast<std::int64_t>(scan.total);
+  std::map<std::int64_t, int> dest_of;
+  for (const auto& [id, n] : counts) {
+    dest_of[id] = total ? static_cast<int>(std::min<std::int64_t>(comm.size() - 1, before * comm.size() / total)) : 0;
+    before += n;
+  }
+  std::vector<std::int64_t> group_ids;
+  for (const CellMember& p : members) group_ids.push_back(p.group);
+  const auto dest = mpi::lookup<std::int64_t, int>(comm, group_ids, id_owner, [&](std::int64_t id) {
+    const auto d = dest_of.find(id);
+    if (d == dest_of.end()) throw core::Error::internal("group {} has no particle count at its owner, rank {}", id, comm.rank());
+    return d->second;
+  });
+  for (std::size_t i = 0; i < members.size(); ++i) members[i].group = members[i].group * comm.size() + dest[i];  // carry dest
+  std::vector<CellMember> out = mpi::route(comm, members, [&](const CellMember& p) { return static_cast<int>(p.group % comm.size()); });
+  members = {};
+  for (CellMember& p : out) p.group /= comm.size();
+  std::sort(out.begin(), out.end(), [](const CellMember& p, const CellMember& q) {
+    return p.group != q.group ? p.group < q.group : p.id < q.id;
+  });
+  return out;
+}
+
+}  // namespace phew::particles

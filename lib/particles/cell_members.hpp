@@ -1,0 +1,37 @@
+// The particles of labelled test cells, gathered per group on one rank: how deblend finds the particles
+// of a patch and unbind those of a halo. A particle belongs to the test cell holding its point
+// (mesh::CellSpace: a uniform grid's cell, or an adaptive mesh's leaf), and so to that cell's label.
+#pragma once
+
+#include <phew/grid/cell_labels.hpp>
+#include <phew/mesh/cell_space.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/particles/particle_set.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace phew::particles {
+
+// A particle of a labelled test cell.
+struct CellMember {
+  std::int64_t label;  // the label of its test cell (> 0)
+  std::int64_t group;  // what gather_groups sends together: the label, unless the caller sets another
+  std::int64_t cell;   // the test cell it lies in (a global index: grid cell or leaf key)
+  std::uint64_t id;
+  double x[3], v[3], m;
+};
+
+// Every particle of `ps` (this rank's share: ids, velocities, masses) that lies in a test cell with a
+// label > 0; `labels` are the test cells of this rank's run of cells (`cuts`, from space.rank_cuts). Each
+// particle is sent to the owner of its cell, which knows the label; the members come back in no
+// particular order, on the cell's owner, with group = label. Collective.
+std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
+                                         const ParticleSet& ps, const grid::CellLabels& labels, const mpi::Comm& comm);
+
+// Sends the members of each group (1..n_groups) to one rank: groups go to ranks in contiguous runs of
+// group IDs with about equal particle counts, so the result does not depend on where the members were.
+// Returns this rank's members sorted by (group, particle ID). Collective.
+std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int64_t n_groups, const mpi::Comm& comm);
+
+}  // namespace phew::particles

@@ -1,0 +1,191 @@
+#include <phew/unbind/catalogue.hpp>
+
+#include <phew/core/log.hpp>
+#include <phew/core/progress.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/mpi/sort.hpp>
+#include <phew/particles/cell_members.hpp>
+#include <phew/unbind/hierarchy.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace phew::unbind {
+namespace {
+
+using Member = particles::CellMember;  // label: its clump; group: its clump's halo
+
+// What one rank makes, before the rows are put in order over the ranks.
+struct Rows {
+  std::vector<model::BoundObject> objects;
+  std::vector<model::BoundParticle> particles;
+  std::vector<model::MostBoundRow> most_bound;
+  std::int64_t passed = 0;
+};
+
+// Unbinds one halo's hierarchy: `rows` are its clumps (indices into `clumps`, by ID), `members` its
+// particles (sorted by ID), possibly none.
+void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>& rows, std::span<const model::Clump> clumps,
+                 const Frame& frame, const Params& params, Rows& out) {
+  std::map<std::int64_t, std::int64_t> index_of;  // clump ID -> object index
+  for (std::size_t o = 0; o < rows.size(); ++o) index_of[clumps[rows[o]].id] = static_cast<std::int64_t>(o);
+  std::vector<ObjectSpec> specs(rows.size());
+  for (std::size_t o = 0; o < rows.size(); ++o) {
+    const model::Clump& c = clumps[rows[o]];
+    // Its parent in the saddle hierarchy; when that fell below phew-merge's --mass-threshold, its halo.
+    for (const std::int64_t up : {c.parent, c.halo})
+      if (up != c.id && index_of.count(up)) {
+        specs[o].parent = index_of[up];
+        break;
+      }
+    specs[o].peak = c.peak_position;
+  }
+  const std::size_t n = members.size();
+  std::vector<std::uint64_t> id(n);
+  std::vector<double> pos(3 * n), vel(3 * n), mass(n);
+  std::vector<std::int64_t> object(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Member& p = members[i];
+    id[i] = p.id;
+    mass[i] = p.m;
+    object[i] = index_of.at(p.label);
+    for (std::size_t d = 0; d < 3; ++d) {
+      pos[3 * i + d] = p.x[d];
+      vel[3 * i + d] = p.v[d];
+    }
+  }
+  const HierarchyResult r = unbind_hierarchy({id, pos, vel, mass, object}, specs, frame, params);
+  out.passed += r.n_passed;
+
+  for (std::size_t o = 0; o < rows.size(); ++o) {
+    const model::Clump& c = clumps[rows[o]];
+    const ObjectSummary& s = r.objects[o];
+    const Properties& q = s.properties;
+    model::BoundObject b;
+    b.id = c.id;
+    b.parent = specs[o].parent >= 0 ? clumps[rows[static_cast<std::size_t>(specs[o].parent)]].id : 0;
+    for (std::int64_t up = specs[o].parent; up >= 0; up = specs[static_cast<std::size_t>(up)].parent) ++b.depth;
+    std::int64_t top = static_cast<std::int64_t>(o);
+    while (specs[static_cast<std::size_t>(top)].parent >= 0) top = specs[static_cast<std::size_t>(top)].parent;
+    b.halo = clumps[rows[static_cast<std::size_t>(top)]].id;
+    b.n_particles = s.n_particles;
+    b.n_received = s.n_received;
+    b.n_bound = q.n_bound;
+    b.n_bound_inclusive = q.n_bound_inclusive;
+    b.mass = q.mass;
+    b.mass_inclusive = q.mass_inclusive;
+    b.peak_position = c.peak_position;
+    if (!s.dissolved) {
+      b.centre = q.centre;
+      b.centre_of_mass = q.centre_of_mass;
+      b.bulk_velocity = q.bulk_velocity;
+    }
+    b.vrms = q.vrms;
+    b.vmax = q.vmax;
+    b.rmax = q.rmax;
+    b.virial_ratio = q.virial_ratio;
+    b.spin_peebles = q.spin_peebles;
+    b.spin_bullock = q.spin_bullock;
+    b.mvir = q.vir.mass;
+    b.rvir = q.vir.radius;
+    b.m200c = q.c200.mass;
+    b.r200c = q.c200.radius;
+    b.m200m = q.m200.mass;
+    b.r200m = q.m200.radius;
+    b.m500c = q.c500.mass;
+    b.r500c = q.c500.radius;
+    b.rs_klypin = q.rs_klypin;
+    b.concentration_klypin = q.concentration_klypin;
+    b.rs_fit = q.rs_fit;
+    b.concentration_fit = q.concentration_fit;
+    b.b_to_a = q.b_to_a;
+    b.c_to_a = q.c_to_a;
+    b.xoff = q.xoff;
+    b.iterations = s.iterations;
+    b.converged = s.converged;
+    b.dissolved = s.dissolved;
+    out.objects.push_back(b);
+    for (std::size_t k = 0; k < q.most_bound_ids.size(); ++k)
+      out.most_bound.push_back({c.id, static_cast<std::int64_t>(k), q.most_bound_ids[k]});
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t o = r.bound_to[i];
+    out.particles.push_back({id[i], members[i].label, o >= 0 ? clumps[rows[static_cast<std::size_t>(o)]].id : 0, r.energy[i]});
+  }
+}
+
+}  // namespace
+
+Unbound unbind_catalogue(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
+                         const particles::ParticleSet& particles, const grid::CellLabels& clump_cells,
+                         std::span<const model::Clump> clumps, std::int64_t n_peaks, const Frame& frame,
+                         const Params& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  core::enter(phase, "members");
+  std::map<std::int64_t, std::size_t> row_of;                 // clump ID -> row
+  std::map<std::int64_t, std::vector<std::size_t>> halo_rows;  // halo ID -> its clumps' rows, by ID
+  for (std::size_t k = 0; k < clumps.size(); ++k) row_of[clumps[k].id] = k;
+  for (const auto& [id, k] : row_of) halo_rows[clumps[k].halo].push_back(k);
+
+  std::vector<Member> members;
+  for (Member& p : particles::members_of_cells(space, cuts, particles, clump_cells, comm)) {
+    const auto k = row_of.find(p.label);
+    if (k == row_of.end()) continue;  // a clump below phew-merge's --mass-threshold
+    p.group = clumps[k->second].halo;
+    members.push_back(p);
+  }
+  members = particles::gather_groups(std::move(members), n_peaks, comm);
+
+  // A halo with no particle at all (its cells' mass came from neighbouring particles) still has its
+  // rows: the owner of its ID's block unbinds it with no particles.
+  std::vector<std::int64_t> here;
+  for (const Member& p : members)
+    if (here.empty() || here.back() != p.group) here.push_back(p.group);
+  const mpi::SlabDecomposition id_blocks(std::max<std::int64_t>(n_peaks, 1), comm.size());
+  const std::vector<std::int64_t> reported = mpi::route(comm, here, [&](std::int64_t h) { return id_blocks.owner(h - 1); });
+  const std::set<std::int64_t> with_members(reported.begin(), reported.end());
+
+  core::enter(phase, "unbind");
+  Rows rows;
+  core::Progress progress("unbind", "particles in haloes", members.size(), comm.size());
+  for (std::size_t b = 0, e = 0; b < members.size(); progress.update(b = e)) {
+    while (e < members.size() && members[e].group == members[b].group) ++e;
+    unbind_halo(std::span<const Member>(members.data() + b, e - b), halo_rows.at(members[b].group), clumps, frame, params, rows);
+  }
+  progress.finish();
+  for (const auto& [halo, hrows] : halo_rows)
+    if (id_blocks.owner(halo - 1) == comm.rank() && !with_members.count(halo)) unbind_halo({}, hrows, clumps, frame, params, rows);
+  members = {};
+
+  Unbound out;
+  out.n_passed = comm.sum<std::int64_t>(rows.passed);
+  std::int64_t haloes = 0, dissolved = 0, not_converged = 0, bound = 0;
+  for (const model::BoundObject& o : rows.objects) {
+    haloes += o.parent == 0 ? 1 : 0;
+    dissolved += o.dissolved ? 1 : 0;
+    not_converged += !o.converged && !o.dissolved && o.n_particles > 0 ? 1 : 0;
+  }
+  for (const model::BoundParticle& p : rows.particles) bound += p.object > 0 ? 1 : 0;
+  out.n_objects = comm.sum<std::int64_t>(static_cast<std::int64_t>(rows.objects.size()));
+  out.n_haloes = comm.sum<std::int64_t>(haloes);
+  out.n_dissolved = comm.sum<std::int64_t>(dissolved);
+  out.n_not_converged = comm.sum<std::int64_t>(not_converged);
+  out.n_particles = comm.sum<std::int64_t>(static_cast<std::int64_t>(rows.particles.size()));
+  out.n_bound = comm.sum<std::int64_t>(bound);
+  out.n_unbound = out.n_particles - out.n_bound;
+  core::log::info("{} objects ({} haloes) unbound: {} of {} particles bound, {} passes to a parent, {} objects dissolved",
+                  core::log::thousands(out.n_objects), core::log::thousands(out.n_haloes), core::log::thousands(out.n_bound),
+                  core::log::thousands(out.n_particles), core::log::thousands(out.n_passed), core::log::thousands(out.n_dissolved));
+
+  out.objects = mpi::sort(comm, std::move(rows.objects), [](const model::BoundObject& p, const model::BoundObject& q) { return p.id < q.id; });
+  out.particles = mpi::sort(comm, std::move(rows.particles), [](const model::BoundParticle& p, const model::BoundParticle& q) {
+    return p.id != q.id ? p.id < q.id : p.clump < q.clump;
+  });
+  out.most_bound = mpi::sort(comm, std::move(rows.most_bound), [](const model::MostBoundRow& p, const model::MostBoundRow& q) {
+    return p.object != q.object ? p.object < q.object : p.rank < q.rank;
+  });
+  return out;
+}
+
+}  // namespace phew::unbind
