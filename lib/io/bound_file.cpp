@@ -173,13 +173,18 @@ void write_yt_halo_catalogue(File& f, const std::vector<BoundObject>& all, const
   const std::int64_t n = comm.sum<std::int64_t>(static_cast<std::int64_t>(objects.size()));
   f.write_attribute("/", "data_type", "halo_catalog");
   f.write_attribute<std::int64_t>("/", "num_halos", n);
-  f.write_attribute<std::int64_t>("/", "cosmological_simulation", meta.comoving ? 1 : 0);
+  // yt's frontend reads the dataset's cosmology whatever cosmological_simulation says (yt 4.1,
+  // YTHaloDataset._parse_parameter_file), so a snapshot without one gets placeholders (h = 1,
+  // Omega_m = 1, Omega_Lambda = 0), marked by phew_cosmology_placeholder.
+  const bool cosmology = meta.hubble_param > 0;
+  f.write_attribute<std::int64_t>("/", "cosmological_simulation", 1);
+  f.write_attribute<std::int64_t>("/", "phew_cosmology_placeholder", cosmology ? 0 : 1);
   f.write_attribute("/", "current_redshift", meta.redshift);
   f.write_attribute("/", "current_time", 0.0);  // not known in seconds without integrating the cosmology
   f.write_attribute("/", "current_time_units", "s");
-  f.write_attribute("/", "hubble_constant", meta.hubble_param);
-  f.write_attribute("/", "omega_matter", meta.omega_m);
-  f.write_attribute("/", "omega_lambda", meta.omega_lambda);
+  f.write_attribute("/", "hubble_constant", cosmology ? meta.hubble_param : 1.0);
+  f.write_attribute("/", "omega_matter", cosmology ? meta.omega_m : 1.0);
+  f.write_attribute("/", "omega_lambda", cosmology ? meta.omega_lambda : 0.0);
   std::array<double, 3> left{}, right{};
   for (std::size_t d = 0; d < 3; ++d) {
     left[d] = grid.geometry.origin[d] * cm;

@@ -7,17 +7,16 @@
 
 #include <array>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
 namespace phew::model {
 
 // An object (/objects): a level-0 clump of clumps.h5 after unbinding, its sub-objects' bound particles
-// counted inclusively. Lengths comoving, velocities physical (docs/unbind-method.md); NaN where a
-// property cannot be measured (too few particles, no cosmology for the SO masses).
+// counted inclusively. Lengths comoving, velocities physical (docs/unbind-method.md). A property that
+// cannot be measured (too few particles, no cosmology for the SO masses) is 0, never NaN (every measured
+// scalar is positive; a dissolved object's vectors are 0 too), and a file without NaN compares equal to itself by value in every tool (numpy too).
 struct BoundObject {
-  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   std::int64_t id = 0;       // the clump's ID
   std::int64_t parent = 0;   // the object its unbound particles passed to; 0 for a halo (the top)
   std::int64_t halo = 0;     // its halo (the top of its hierarchy)
@@ -28,15 +27,15 @@ struct BoundObject {
   std::int64_t n_bound_inclusive = 0;  // with its sub-objects' bound particles
   double mass = 0, mass_inclusive = 0;
   std::array<double, 3> peak_position{};      // the density peak of clumps.h5
-  std::array<double, 3> centre{kNaN, kNaN, kNaN};          // the centre chosen with --centre
-  std::array<double, 3> centre_of_mass{kNaN, kNaN, kNaN};  // of the bound (inclusive) particles
-  std::array<double, 3> bulk_velocity{kNaN, kNaN, kNaN};   // mass-weighted peculiar velocity
-  double vrms = kNaN, vmax = kNaN, rmax = kNaN;
-  double virial_ratio = kNaN;  // T / |U|
-  double spin_peebles = kNaN, spin_bullock = kNaN;
-  double mvir = kNaN, rvir = kNaN, m200c = kNaN, r200c = kNaN, m200m = kNaN, r200m = kNaN, m500c = kNaN, r500c = kNaN;
-  double rs_klypin = kNaN, concentration_klypin = kNaN, rs_fit = kNaN, concentration_fit = kNaN;
-  double b_to_a = kNaN, c_to_a = kNaN, xoff = kNaN;
+  std::array<double, 3> centre{};          // the centre chosen with --centre
+  std::array<double, 3> centre_of_mass{};  // of the bound (inclusive) particles
+  std::array<double, 3> bulk_velocity{};   // mass-weighted peculiar velocity
+  double vrms = 0, vmax = 0, rmax = 0;
+  double virial_ratio = 0;  // T / |U|
+  double spin_peebles = 0, spin_bullock = 0;
+  double mvir = 0, rvir = 0, m200c = 0, r200c = 0, m200m = 0, r200m = 0, m500c = 0, r500c = 0;
+  double rs_klypin = 0, concentration_klypin = 0, rs_fit = 0, concentration_fit = 0;
+  double b_to_a = 0, c_to_a = 0, xoff = 0;
   std::int64_t iterations = 0;
   bool converged = false;
   bool dissolved = false;  // fewer than the minimum bound particles stayed: all passed to its parent
@@ -47,7 +46,7 @@ struct BoundParticle {
   std::uint64_t id = 0;
   std::int64_t clump = 0;   // the clump of its test cell
   std::int64_t object = 0;  // the object it ends bound to (exclusively); 0: unbound
-  double energy = std::numeric_limits<double>::quiet_NaN();  // specific, in the last object that tested it
+  double energy = 0;  // specific, in the last object that tested it (0: none did)
 };
 
 // One of an object's most-bound particles (/most_bound), lowest energy first.

@@ -2,7 +2,7 @@
 # Every tool: --help exits 0 and shows an example, --version prints, an unknown option exits 2.
 load common
 
-TOOLS=(cic-project phew-segment phew-merge deblend synth-particles voters mergertree dtfe-surface)
+TOOLS=(cic-project phew-segment phew-merge deblend synth-particles voters mergertree dtfe-surface unbind)
 
 @test "every tool has --help with an example and the exit codes" {
   for tool in "${TOOLS[@]}"; do

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 TOOLS = ["cic-project", "phew-segment", "phew-merge", "deblend", "voters", "mergertree", "dtfe-surface",
-         "synth-particles"]
+         "synth-particles", "unbind"]
 COMMON = {"--help", "-h", "--config", "--version", "--verbose", "-v", "--quiet", "-q", "--output", "-o"}
 LONG = re.compile(r"(?<![\w-])--[a-z0-9][a-z0-9-]*")
 SHORT = re.compile(r"(?<![\w-])-[a-zA-Z](?![\w-])")

@@ -18,7 +18,7 @@ struct UnbindOptions {
   std::string types = "auto";
   bool allow_other_types = false;
   std::string potential = "profile";
-  std::string centre = "peak";
+  std::string centre = "shrinking-sphere";  // phew's peak is a cell centre: up to half a cell off
   std::optional<double> softening;
   bool potential_of_all = false;
   std::int64_t min_bound = 10;

@@ -1,0 +1,163 @@
+#!/usr/bin/env bats
+# unbind end to end: a Plummer sphere against its analytic bound mass, Vmax and Rmax, with particles
+# faster than escape; a host with subhaloes (unbound particles passed to the host); the same data at
+# 1-4 ranks on a uniform grid and on an adaptive mesh; yt loads the --export-yt catalogue; bad inputs.
+load common
+
+setup_file() {
+  load common
+  make_inputs
+  D="$BATS_FILE_TMPDIR/d"
+  mkdir -p "$D"
+  # Plummer: M = 1e10 Msun, a = 1 kpc, 100,000 particles; 200 of those within 3a get twice their escape
+  # speed (v_esc^2 = 2 G M / sqrt(r^2 + a^2)), so they must be the only unbound ones.
+  synth-particles plummer -o "$D/pl.hdf5" --particles 100000 --seed 3 -q
+  /usr/bin/python3 - "$D/pl.hdf5" "$D/fast.npy" <<'PY'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r+")
+x, v, ids = f["PartType1/Coordinates"], f["PartType1/Velocities"], f["PartType1/ParticleIDs"][...]
+pos, vel = x[...].astype(float), v[...].astype(float)
+r = np.linalg.norm(pos, axis=1)
+pick = np.random.default_rng(1).choice(np.flatnonzero(r < 3), 200, replace=False)
+a = f["Header"].attrs["Time"]  # 1: not cosmological, Gadget's u = v
+vesc = np.sqrt(2 * 43007.1 * 1.0 / np.sqrt(r[pick] ** 2 + 1))
+u = vel[pick] / np.linalg.norm(vel[pick], axis=1)[:, None]
+vel[pick] = 2 * vesc[:, None] * u
+v[...] = vel.astype(v.dtype)
+np.save(sys.argv[2], np.sort(ids[pick]))
+PY
+  cic-project "$D/pl.hdf5" -o "$D/pl.grid.h5" --grid 32 --region -40,-40,-40,40,40,40 -q
+  phew-segment "$D/pl.grid.h5" -o "$D/pl.patches.h5" --threshold 1mean -q
+  phew-merge "$D/pl.patches.h5" -o "$D/pl.clumps.h5" --relevance 3 -q
+  # A host with three subhaloes, two isolated haloes across the boundary, a background.
+  /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_substructure.py" "$D/sub.hdf5"
+  cic-project "$D/sub.hdf5" -o "$D/sub.grid.h5" --grid 48 -q
+  cic-project "$D/sub.hdf5" -o "$D/amr.grid.h5" --grid 16 --refine 8 --levels 3 -q
+  for m in sub amr; do
+    phew-segment "$D/$m.grid.h5" -o "$D/$m.patches.h5" --threshold 5mean -q
+    phew-merge "$D/$m.patches.h5" -o "$D/$m.clumps.h5" --relevance 2 --saddle-threshold 30mean -q
+  done
+}
+
+setup() {
+  make_inputs
+  D="$BATS_FILE_TMPDIR/d"
+  OUT="$BATS_TEST_TMPDIR/out"
+  mkdir -p "$OUT"
+}
+
+@test "a Plummer sphere: every particle given is bound but the fast ones; Vmax and Rmax as analytic" {
+  run unbind "$D/pl.clumps.h5" "$D/pl.hdf5" -o "$OUT/b.h5" --export-yt "$OUT/halos.0.h5" -q
+  assert_success
+  run /usr/bin/python3 - "$OUT/b.h5" "$D/fast.npy" "$D/pl.hdf5" <<'PY'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1]); fast = np.load(sys.argv[2])
+o, p = f["objects"], f["particles"]
+G = f.attrs["gravitational_constant"]
+assert abs(G / 43007.1 - 1) < 1e-3, G  # Gadget's value; phew's constants differ in the 4th digit
+big = int(np.argmax(o["n_particles"][...]))
+given, bound = o["n_particles"][big], o["n_bound"][big]
+ids, obj = p["id"][...], p["object"][...]
+in_fast = np.isin(ids, fast)
+# Every fast particle given is unbound, every other particle given is bound.
+assert (obj[in_fast] == 0).all(), (obj[in_fast] != 0).sum()
+assert (obj[~in_fast & (p["clump"][...] == o["id"][big])] == o["id"][big]).all()
+assert bound == given - in_fast.sum(), (given, bound, in_fast.sum())
+# The test cells hold almost the whole sphere (1 mean on an 80 kpc cube): >= 98% of its 100,000.
+assert given >= 98000, given
+m = o["mass"][big]
+assert abs(m - bound * 1e-5) < 1e-9, m
+# Vmax^2 = (2 / 3^1.5) G M / a at Rmax = sqrt(2) a for a Plummer sphere. 1e5 particles: M(<Rmax)
+# (38.5% of them) has a Poisson error of 0.5%, so Vmax within 1%; Rmax sits on a flat maximum
+# (v_c changes by 0.6% over +-10% in r), so within 5%.
+vmax = np.sqrt(2 / 3 ** 1.5 * G * 1.0 / 1.0)
+print(f"vmax {o['vmax'][big]:.3f} analytic {vmax:.3f}; rmax {o['rmax'][big]:.4f} analytic {np.sqrt(2):.4f}; "
+      f"bound {bound} of {given}")
+assert abs(o["vmax"][big] / vmax - 1) < 0.01
+assert abs(o["rmax"][big] / np.sqrt(2) - 1) < 0.05
+assert np.linalg.norm(o["centre"][big]) < 0.05, o["centre"][big]
+assert o["converged"][big] == 1 and o["parent"][big] == 0
+# No NaN anywhere: an unmeasurable property is 0.
+for k in o:
+    assert np.isfinite(o[k][...]).all(), k
+print("ok")
+PY
+  assert_success
+  assert_output --partial "ok"
+}
+
+@test "the yt export: yt.load opens it as a halo catalogue with the bound masses and Vmax in cgs" {
+  unbind "$D/pl.clumps.h5" "$D/pl.hdf5" -o "$OUT/b.h5" --export-yt "$OUT/halos.0.h5" -q
+  [ -f "$OUT/halos.0.h5.json" ]
+  run /usr/bin/python3 - "$OUT/b.h5" "$OUT/halos.0.h5" <<'PY'
+import sys, h5py, numpy as np, yt
+yt.set_log_level(40)
+o = h5py.File(sys.argv[1])["objects"]
+keep = (o["dissolved"][...] == 0) & (o["n_bound"][...] > 0)
+ds = yt.load(sys.argv[2])
+assert type(ds).__name__ == "YTHaloCatalogDataset", type(ds)
+ad = ds.all_data()
+ids = ad["halos", "particle_identifier"].d.astype(np.int64)
+order = np.argsort(ids)
+assert (ids[order] == o["id"][...][keep]).all(), ids
+msun = ad["halos", "particle_mass"].to("Msun").d[order]
+assert np.allclose(msun, o["mass"][...][keep] * 1e10, rtol=1e-3), msun  # Gadget's Msun: 1.989e33 g
+vmax = ad["halos", "vmax"].to("km/s").d[order]
+assert np.allclose(vmax, o["vmax"][...][keep], rtol=1e-12), vmax
+x = ad["halos", "particle_position_x"].to("kpc").d[order]
+assert np.allclose(x, o["centre"][...][keep][:, 0], rtol=1e-3, atol=1e-6), x
+print("ok", len(ids))
+PY
+  assert_success
+  assert_output --partial "ok"
+}
+
+@test "subhaloes in a host: their own particles bound to them, what they release passed to the host" {
+  run unbind "$D/sub.clumps.h5" "$D/sub.hdf5" -o "$OUT/b.h5" -q
+  assert_success
+  run /usr/bin/python3 - "$OUT/b.h5" <<'PY'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1]); o = f["objects"]; p = f["particles"]
+ids, parent = o["id"][...], o["parent"][...]
+subs = np.flatnonzero(parent > 0)
+assert len(subs) == 3, parent
+host = int(parent[subs[0]])
+assert (parent[subs] == host).all()
+h = int(np.flatnonzero(ids == host)[0])
+assert o["n_received"][h] > 0  # particles of the host that crossed a subhalo's cells
+assert o["n_bound_inclusive"][h] == o["n_bound"][h] + o["n_bound_inclusive"][subs].sum()
+for s in subs:
+    # about its 3,000 particles, nearly all a subhalo's own (IDs 30001-39000 are the subhaloes')
+    mine = p["id"][...][p["object"][...] == ids[s]]
+    own = ((mine >= 30001) & (mine <= 39000)).mean()
+    assert len(mine) > 2500 and own > 0.9, (len(mine), own)
+print("ok")
+PY
+  assert_success
+  assert_output --partial "ok"
+}
+
+@test "the same data on 1, 2, 3 and 4 ranks: uniform grid and adaptive mesh" {
+  for m in sub amr; do
+    unbind "$D/$m.clumps.h5" "$D/sub.hdf5" -o "$OUT/${m}1.h5" -q
+    for n in 2 3 4; do
+      run mpi "$n" unbind "$D/$m.clumps.h5" "$D/sub.hdf5" -o "$OUT/$m$n.h5" -q
+      assert_success
+      run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/${m}1.h5" "$OUT/$m$n.h5"
+      assert_success
+    done
+  done
+  run /usr/bin/python3 -c "import h5py, sys; o = h5py.File(sys.argv[1])['objects']; assert (o['parent'][...] > 0).sum() >= 1 and len(o['id']) >= 4, len(o['id'])" "$OUT/amr1.h5"
+  assert_success
+}
+
+@test "bad input: one line, the documented exit code, nothing written" {
+  bad_input unbind "$OUT/b.h5" 2 "centre 'middle'" "$D/pl.clumps.h5" "$D/pl.hdf5" --centre middle
+  bad_input unbind "$OUT/b.h5" 2 "'exact'" "$D/pl.clumps.h5" "$D/pl.hdf5" --potential exact
+  bad_input unbind "$OUT/b.h5" 2 "NAME.0.h5" "$D/pl.clumps.h5" "$D/pl.hdf5" --export-yt "$OUT/halos.h5"
+  bad_input unbind "$OUT/b.h5" 2 "--min-bound" "$D/pl.clumps.h5" "$D/pl.hdf5" --min-bound 0
+  bad_input unbind "$OUT/b.h5" 3 "wrong stage" "$D/pl.patches.h5" "$D/pl.hdf5"
+  without_velocities "$D/pl.hdf5" "$BATS_TEST_TMPDIR/novel.hdf5"
+  bad_input unbind "$OUT/b.h5" 3 "" "$D/pl.clumps.h5" "$BATS_TEST_TMPDIR/novel.hdf5"
+  bad_input unbind "$OUT/b.h5" 3 "" "$D/pl.clumps.h5" "$D/sub.hdf5"
+}
