@@ -4,7 +4,8 @@ items 5 and 6).
 
 For each seeded scene (scene.py) the whole chain runs at every rank count: cic-project; phew-segment
 with and without --refine-positions; phew-merge with relevance only, with --saddle-threshold (and
---particles, --export-text) and with --second-relevance; deblend; voters with the stored potential and
+--particles, --export-text) and with --second-relevance; unbind (profile, and tree around the
+most-bound particle); deblend; voters with the stored potential and
 computed; the same cic-project -> voters chain on the later snapshots; mergertree over the sequence;
 dtfe-surface. Every output must hold the same data as at 1 rank (h5diff on every top-level object,
 plus the root attributes and a byte comparison of every dataset; text exports byte for byte). What is
@@ -92,6 +93,12 @@ def plan(o):
         steps.append(Step(f"{p}.clumps", ["phew-merge", f"{p}.patches.h5", "-o", f"{p}.clumps.h5",
                                           "--relevance", str(o["relevance"]), "--saddle-threshold", o["saddle_threshold"]]
                           + extra, f"{p}.clumps.h5", [f"{p}.patches"]))
+        if k == 0:  # unbind after merge: the profile potential, and the tree with another centre
+            steps.append(Step(f"{p}.bound", ["unbind", f"{p}.clumps.h5", snap, "-o", f"{p}.bound.h5"],
+                              f"{p}.bound.h5", [f"{p}.clumps"]))
+            steps.append(Step(f"{p}.bound_tree", ["unbind", f"{p}.clumps.h5", snap, "-o", f"{p}.bound_tree.h5",
+                                                  "--potential", "tree", "--centre", "most-bound"],
+                              f"{p}.bound_tree.h5", [f"{p}.clumps"]))
         steps.append(Step(f"{p}.peaks", ["deblend", f"{p}.clumps.h5", snap, "-o", f"{p}.peaks.h5"] + o["deblend"],
                           f"{p}.peaks.h5", [f"{p}.clumps"]))
         # voters: the stored potential when the snapshot has one (auto), else computed; at snapshot 0 with a
@@ -431,6 +438,7 @@ COVERAGE = [("peaks", "000.patches.h5", "peaks/id", "rows"), ("saddles", "000.pa
             ("clumps", "000.clumps.h5", "clumps/id", "rows"), ("hierarchy mergers", "000.clumps.h5", "hierarchy/clump", "rows"),
             ("second-relevance mergers", "000.clumps_sec.h5", "hierarchy/clump", "rows"),
             ("deblended peaks", "000.peaks.h5", "peaks/from_deblending", "nonzero"),
+            ("bound objects", "000.bound.h5", "objects/n_bound", "nonzero"),
             ("peaks after deblending", "000.peaks.h5", "peaks/id", "rows"), ("voters", "000.voters.h5", "voters/peak", "rows"),
             ("tree links", "tree.h5", "peaks/main_progenitor_id", "nonzero"), ("maps", "maps.h5", "maps/sigma", "rows")]
 
@@ -491,7 +499,7 @@ def main():
     a.ranks = [int(r) for r in a.ranks.split(",")]
     if a.ranks[0] != 1:
         a.ranks = [1] + [r for r in a.ranks if r != 1]
-    for t in ("cic-project", "phew-segment", "phew-merge", "deblend", "voters", "mergertree", "dtfe-surface"):
+    for t in ("cic-project", "phew-segment", "phew-merge", "unbind", "deblend", "voters", "mergertree", "dtfe-surface"):
         if not os.access(Path(a.bin) / t, os.X_OK):
             sys.exit(f"run_scenes: no {t} in {a.bin}")
     if a.seeds:
