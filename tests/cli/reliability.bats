@@ -7,7 +7,7 @@
 # shellcheck disable=SC2154,SC2030,SC2031
 load common
 
-TOOLS=(cic-project phew-segment phew-merge deblend voters mergertree dtfe-surface synth-particles)
+TOOLS=(cic-project phew-segment phew-merge deblend unbind voters mergertree dtfe-surface synth-particles)
 
 setup_file() {
   load common
@@ -45,6 +45,7 @@ cmd() {
     phew-segment) CMD=(phew-segment "$D/000.grid.h5" --threshold 50mean) ;;
     phew-merge) CMD=(phew-merge "$D/000.patches.h5" --relevance 2 --particles "$D/snap_000.hdf5" --export-text) ;;
     deblend) CMD=(deblend "$D/000.clumps.h5" "$D/snap_000.hdf5") ;;
+    unbind) CMD=(unbind "$D/000.clumps.h5" "$D/snap_000.hdf5" --export-yt "${2%/*}/halos.0.h5") ;;
     voters) CMD=(voters "$D/000.peaks.h5" "$D/snap_000.hdf5") ;;
     mergertree) CMD=(mergertree "$D/000.peaks.h5" "$D/001.peaks.h5" --export-text) ;;
     dtfe-surface) CMD=(dtfe-surface "$D/snap_000.hdf5" --centers "$D/centers.txt" --size 20 --resolution 8 --png) ;;
@@ -112,6 +113,7 @@ fail_everywhere() {
 @test "failure injected at every phase of phew-segment on either rank" { fail_everywhere phew-segment; }
 @test "failure injected at every phase of phew-merge on either rank" { fail_everywhere phew-merge; }
 @test "failure injected at every phase of deblend on either rank" { fail_everywhere deblend; }
+@test "failure injected at every phase of unbind on either rank" { fail_everywhere unbind; }
 @test "failure injected at every phase of voters on either rank" { fail_everywhere voters; }
 @test "failure injected at every phase of mergertree on either rank" { fail_everywhere mergertree; }
 @test "failure injected at every phase of dtfe-surface on either rank" { fail_everywhere dtfe-surface; }
@@ -143,6 +145,8 @@ onto_input() {
   onto_input phew-merge "$c/snap_000.hdf5" "$c/000.patches.h5" --particles "$c/snap_000.hdf5"
   onto_input deblend "$c/000.clumps.h5" "$c/000.clumps.h5" "$c/snap_000.hdf5"
   onto_input deblend "$c/snap_000.hdf5" "$c/000.clumps.h5" "$c/snap_000.hdf5"
+  onto_input unbind "$c/000.clumps.h5" "$c/000.clumps.h5" "$c/snap_000.hdf5"
+  onto_input unbind "$c/snap_000.hdf5" "$c/000.clumps.h5" "$c/snap_000.hdf5"
   onto_input voters "$c/000.peaks.h5" "$c/000.peaks.h5" "$c/snap_000.hdf5"
   onto_input voters "$c/snap_000.hdf5" "$c/000.peaks.h5" "$c/snap_000.hdf5"
   onto_input mergertree "$c/000.peaks.h5" "$c/000.peaks.h5" "$c/001.peaks.h5"
