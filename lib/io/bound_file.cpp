@@ -61,7 +61,7 @@ const Table<BoundParticle>& bound_particle_table() {
   static const Table<BoundParticle> t =
       Table<BoundParticle>()
           .column("id", &BoundParticle::id)
-          .column("clump", &BoundParticle::clump, Unit::none, "the clump of its test cell")
+          .column("member_of", &BoundParticle::member_of, Unit::none, "the object it was given to: the clump of its test cell, or its peak")
           .column("object", &BoundParticle::object, Unit::none, "the object it is bound to (exclusively); 0: unbound")
           .column("energy", &BoundParticle::energy, Unit::energy, "specific energy in the last object that tested it");
   return t;

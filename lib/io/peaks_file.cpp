@@ -87,6 +87,10 @@ std::vector<PeakRow> read_peak_rows(const File& f) {
   return rows;
 }
 
+std::vector<PeakMember> read_peak_members(const File& f, std::uint64_t begin, std::uint64_t count) {
+  return peak_member_table().read(f, "/particles", begin, count);
+}
+
 std::vector<PeakMember> read_peak_members(const File& f) {
   std::vector<PeakMember> rows = peak_member_table().read(f, "/particles");
   // Each particle's peak is one of /peaks (issue 35, item 9); the rows are sorted by particle ID,

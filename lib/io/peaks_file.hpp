@@ -32,5 +32,7 @@ PeaksHeader read_peaks_header(const File& file);
 void check_peculiar_velocities(const PeaksHeader& header, const std::string& path);
 std::vector<model::PeakRow> read_peak_rows(const File& file);        // the whole /peaks table
 std::vector<model::PeakMember> read_peak_members(const File& file);  // the whole /particles table
+// Rows [begin, begin + count) of /particles, unchecked (unbind reads one block per rank).
+std::vector<model::PeakMember> read_peak_members(const File& file, std::uint64_t begin, std::uint64_t count);
 
 }  // namespace phew::io

@@ -41,10 +41,10 @@ struct BoundObject {
   bool dissolved = false;  // fewer than the minimum bound particles stayed: all passed to its parent
 };
 
-// A particle of an object's cells (/particles).
+// A particle given to an object (/particles).
 struct BoundParticle {
   std::uint64_t id = 0;
-  std::int64_t clump = 0;   // the clump of its test cell
+  std::int64_t member_of = 0;  // the object it was given to: the clump of its test cell, or its peak (peaks.h5)
   std::int64_t object = 0;  // the object it ends bound to (exclusively); 0: unbound
   double energy = 0;  // specific, in the last object that tested it (0: none did)
 };

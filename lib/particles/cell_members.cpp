@@ -1,6 +1,7 @@
 #include <phew/particles/cell_members.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/mpi/agree.hpp>
 #include <phew/mpi/lookup.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/slab.hpp>
@@ -35,6 +36,48 @@ std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std
     members.push_back(p);
   }
   return members;
+}
+
+std::vector<CellMember> members_by_id(const ParticleSet& ps, std::span<const std::uint64_t> ids,
+                                      std::span<const std::int64_t> labels, const std::string& source,
+                                      const mpi::Comm& comm) {
+  const auto ranks = static_cast<std::uint64_t>(comm.size());
+  struct Listed {
+    std::uint64_t id;
+    std::int64_t label;
+  };
+  std::vector<Listed> listed(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) listed[i] = {ids[i], labels[i]};
+  listed = mpi::route(comm, listed, [&](const Listed& l) { return static_cast<int>(l.id % ranks); });
+  std::vector<CellMember> mine;
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    CellMember m{0, 0, 0, ps.id[i], {}, {}, ps.mass[i]};
+    for (std::size_t d = 0; d < 3; ++d) {
+      m.x[d] = ps.position[3 * i + d];
+      m.v[d] = ps.velocity[3 * i + d];
+    }
+    mine.push_back(m);
+  }
+  mine = mpi::route(comm, mine, [&](const CellMember& p) { return static_cast<int>(p.id % ranks); });
+  auto by_id = [](const auto& a, const auto& b) { return a.id < b.id; };
+  std::sort(listed.begin(), listed.end(), by_id);
+  std::sort(mine.begin(), mine.end(), by_id);
+  std::vector<CellMember> out;
+  out.reserve(listed.size());
+  mpi::agree(comm, [&] {
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < listed.size(); ++i) {
+      if (i > 0 && listed[i].id == listed[i - 1].id) throw core::Error::input("{}: particle {} is listed twice", source, listed[i].id);
+      while (j < mine.size() && mine[j].id < listed[i].id) ++j;
+      if (j == mine.size() || mine[j].id != listed[i].id)
+        throw core::Error::input("{}: particle {} is not among the snapshot's selected particles (another snapshot, or other --types?)",
+                                 source, listed[i].id);
+      CellMember m = mine[j];
+      m.label = m.group = listed[i].label;
+      out.push_back(m);
+    }
+  });
+  return out;
 }
 
 std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int64_t n_groups, const mpi::Comm& comm) {

@@ -9,6 +9,8 @@
 #include <phew/particles/particle_set.hpp>
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <vector>
 
 namespace phew::particles {
@@ -28,6 +30,15 @@ struct CellMember {
 // particular order, on the cell's owner, with group = label. Collective.
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
                                          const ParticleSet& ps, const grid::CellLabels& labels, const mpi::Comm& comm);
+
+// The particles of `ps` (this rank's share) named by (id, label) rows, which any rank may hold (deblend's
+// peaks.h5 lists every patch particle with its peak): each particle and each row go to the rank
+// id % ranks, where they meet. Returns the members (group = label, cell = 0), in no particular order.
+// Error(input) on every rank, naming `source` (the file of the rows), when a listed particle is not in
+// the snapshot or is listed twice. Collective.
+std::vector<CellMember> members_by_id(const ParticleSet& ps, std::span<const std::uint64_t> ids,
+                                      std::span<const std::int64_t> labels, const std::string& source,
+                                      const mpi::Comm& comm);
 
 // Sends the members of each group (1..n_groups) to one rank: groups go to ranks in contiguous runs of
 // group IDs with about equal particle counts, so the result does not depend on where the members were.

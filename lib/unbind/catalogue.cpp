@@ -16,7 +16,7 @@
 namespace phew::unbind {
 namespace {
 
-using Member = particles::CellMember;  // label: its clump; group: its clump's halo
+using Member = particles::CellMember;  // label: its object; group: its object's halo
 
 // What one rank makes, before the rows are put in order over the ranks.
 struct Rows {
@@ -30,22 +30,22 @@ struct Rows {
 double value(double x) { return std::isfinite(x) ? x : 0.0; }
 std::array<double, 3> value(const std::array<double, 3>& x) { return {value(x[0]), value(x[1]), value(x[2])}; }
 
-// Unbinds one halo's hierarchy: `rows` are its clumps (indices into `clumps`, by ID), `members` its
+// Unbinds one halo's hierarchy: `rows` are its objects (indices into `objects`, by ID), `members` its
 // particles (sorted by ID), possibly none.
-void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>& rows, std::span<const model::Clump> clumps,
+void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>& rows, std::span<const ObjectRow> objects,
                  const Frame& frame, const Params& params, Rows& out) {
   std::map<std::int64_t, std::int64_t> index_of;  // clump ID -> object index
-  for (std::size_t o = 0; o < rows.size(); ++o) index_of[clumps[rows[o]].id] = static_cast<std::int64_t>(o);
+  for (std::size_t o = 0; o < rows.size(); ++o) index_of[objects[rows[o]].id] = static_cast<std::int64_t>(o);
   std::vector<ObjectSpec> specs(rows.size());
   for (std::size_t o = 0; o < rows.size(); ++o) {
-    const model::Clump& c = clumps[rows[o]];
+    const ObjectRow& c = objects[rows[o]];
     // Its parent in the saddle hierarchy; when that fell below phew-merge's --mass-threshold, its halo.
     for (const std::int64_t up : {c.parent, c.halo})
       if (up != c.id && index_of.count(up)) {
         specs[o].parent = index_of[up];
         break;
       }
-    specs[o].peak = c.peak_position;
+    specs[o].peak = c.peak;
   }
   const std::size_t n = members.size();
   std::vector<std::uint64_t> id(n);
@@ -65,23 +65,23 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
   out.passed += r.n_passed;
 
   for (std::size_t o = 0; o < rows.size(); ++o) {
-    const model::Clump& c = clumps[rows[o]];
+    const ObjectRow& c = objects[rows[o]];
     const ObjectSummary& s = r.objects[o];
     const Properties& q = s.properties;
     model::BoundObject b;
     b.id = c.id;
-    b.parent = specs[o].parent >= 0 ? clumps[rows[static_cast<std::size_t>(specs[o].parent)]].id : 0;
+    b.parent = specs[o].parent >= 0 ? objects[rows[static_cast<std::size_t>(specs[o].parent)]].id : 0;
     for (std::int64_t up = specs[o].parent; up >= 0; up = specs[static_cast<std::size_t>(up)].parent) ++b.depth;
     std::int64_t top = static_cast<std::int64_t>(o);
     while (specs[static_cast<std::size_t>(top)].parent >= 0) top = specs[static_cast<std::size_t>(top)].parent;
-    b.halo = clumps[rows[static_cast<std::size_t>(top)]].id;
+    b.halo = objects[rows[static_cast<std::size_t>(top)]].id;
     b.n_particles = s.n_particles;
     b.n_received = s.n_received;
     b.n_bound = q.n_bound;
     b.n_bound_inclusive = q.n_bound_inclusive;
     b.mass = value(q.mass);
     b.mass_inclusive = value(q.mass_inclusive);
-    b.peak_position = c.peak_position;
+    b.peak_position = c.peak;
     if (!s.dissolved) {
       b.centre = value(q.centre);
       b.centre_of_mass = value(q.centre_of_mass);
@@ -117,50 +117,48 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
   }
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t o = r.bound_to[i];
-    out.particles.push_back({id[i], members[i].label, o >= 0 ? clumps[rows[static_cast<std::size_t>(o)]].id : 0, value(r.energy[i])});
+    out.particles.push_back({id[i], members[i].label, o >= 0 ? objects[rows[static_cast<std::size_t>(o)]].id : 0, value(r.energy[i])});
   }
 }
 
 }  // namespace
 
-Unbound unbind_catalogue(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
-                         const particles::ParticleSet& particles, const grid::CellLabels& clump_cells,
-                         std::span<const model::Clump> clumps, std::int64_t n_peaks, const Frame& frame,
-                         const Params& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
-  core::enter(phase, "members");
-  std::map<std::int64_t, std::size_t> row_of;                 // clump ID -> row
-  std::map<std::int64_t, std::vector<std::size_t>> halo_rows;  // halo ID -> its clumps' rows, by ID
-  for (std::size_t k = 0; k < clumps.size(); ++k) row_of[clumps[k].id] = k;
-  for (const auto& [id, k] : row_of) halo_rows[clumps[k].halo].push_back(k);
+Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> objects, std::int64_t max_id,
+                       const Frame& frame, const Params& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  core::enter(phase, "unbind");
+  std::map<std::int64_t, std::size_t> row_of;                 // object ID -> row
+  std::map<std::int64_t, std::vector<std::size_t>> halo_rows;  // halo ID -> its objects' rows, by ID
+  for (std::size_t k = 0; k < objects.size(); ++k) row_of[objects[k].id] = k;
+  for (const auto& [id, k] : row_of) halo_rows[objects[k].halo].push_back(k);
 
-  std::vector<Member> members;
-  for (Member& p : particles::members_of_cells(space, cuts, particles, clump_cells, comm)) {
+  std::size_t kept = 0;
+  for (Member& p : members) {
     const auto k = row_of.find(p.label);
-    if (k == row_of.end()) continue;  // a clump below phew-merge's --mass-threshold
-    p.group = clumps[k->second].halo;
-    members.push_back(p);
+    if (k == row_of.end()) continue;  // e.g. a clump below phew-merge's --mass-threshold
+    p.group = objects[k->second].halo;
+    members[kept++] = p;
   }
-  members = particles::gather_groups(std::move(members), n_peaks, comm);
+  members.resize(kept);
+  members = particles::gather_groups(std::move(members), max_id, comm);
 
-  // A halo with no particle at all (its cells' mass came from neighbouring particles) still has its
-  // rows: the owner of its ID's block unbinds it with no particles.
+  // A halo with no particle at all (a clump whose cells' mass came from neighbouring particles) still
+  // has its rows: the owner of its ID's block unbinds it with no particles.
   std::vector<std::int64_t> here;
   for (const Member& p : members)
     if (here.empty() || here.back() != p.group) here.push_back(p.group);
-  const mpi::SlabDecomposition id_blocks(std::max<std::int64_t>(n_peaks, 1), comm.size());
+  const mpi::SlabDecomposition id_blocks(std::max<std::int64_t>(max_id, 1), comm.size());
   const std::vector<std::int64_t> reported = mpi::route(comm, here, [&](std::int64_t h) { return id_blocks.owner(h - 1); });
   const std::set<std::int64_t> with_members(reported.begin(), reported.end());
 
-  core::enter(phase, "unbind");
   Rows rows;
   core::Progress progress("unbind", "particles in haloes", members.size(), comm.size());
   for (std::size_t b = 0, e = 0; b < members.size(); progress.update(b = e)) {
     while (e < members.size() && members[e].group == members[b].group) ++e;
-    unbind_halo(std::span<const Member>(members.data() + b, e - b), halo_rows.at(members[b].group), clumps, frame, params, rows);
+    unbind_halo(std::span<const Member>(members.data() + b, e - b), halo_rows.at(members[b].group), objects, frame, params, rows);
   }
   progress.finish();
   for (const auto& [halo, hrows] : halo_rows)
-    if (id_blocks.owner(halo - 1) == comm.rank() && !with_members.count(halo)) unbind_halo({}, hrows, clumps, frame, params, rows);
+    if (id_blocks.owner(halo - 1) == comm.rank() && !with_members.count(halo)) unbind_halo({}, hrows, objects, frame, params, rows);
   members = {};
 
   Unbound out;
@@ -185,7 +183,7 @@ Unbound unbind_catalogue(const mesh::CellSpace& space, const std::vector<std::in
 
   out.objects = mpi::sort(comm, std::move(rows.objects), [](const model::BoundObject& p, const model::BoundObject& q) { return p.id < q.id; });
   out.particles = mpi::sort(comm, std::move(rows.particles), [](const model::BoundParticle& p, const model::BoundParticle& q) {
-    return p.id != q.id ? p.id < q.id : p.clump < q.clump;
+    return p.id != q.id ? p.id < q.id : p.member_of < q.member_of;
   });
   out.most_bound = mpi::sort(comm, std::move(rows.most_bound), [](const model::MostBoundRow& p, const model::MostBoundRow& q) {
     return p.object != q.object ? p.object < q.object : p.rank < q.rank;

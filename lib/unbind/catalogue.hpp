@@ -1,18 +1,17 @@
-// unbind's stage: the particles of every level-0 clump's test cells (as deblend finds a patch's), each
-// halo's hierarchy of clumps gathered on one rank and unbound there (unbind_hierarchy, finest first,
-// unbound particles passed to the parent), the objects, the particles' bound objects and the
+// unbind's stage: each halo's hierarchy of objects (the level-0 clumps of clumps.h5, their particles
+// those of their test cells, particles::members_of_cells, as deblend finds a patch's; or deblend's
+// peaks, particles::members_by_id) gathered on one rank and unbound there (unbind_hierarchy, finest
+// first, unbound particles passed to the parent); the objects, the particles' bound objects and the
 // most-bound particles as rows.
 #pragma once
 
 #include <phew/core/timer.hpp>
-#include <phew/grid/cell_labels.hpp>
-#include <phew/mesh/cell_space.hpp>
 #include <phew/model/bound.hpp>
-#include <phew/model/clumps.hpp>
 #include <phew/mpi/comm.hpp>
-#include <phew/particles/particle_set.hpp>
+#include <phew/particles/cell_members.hpp>
 #include <phew/unbind/unbind.hpp>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -33,17 +32,22 @@ struct Unbound {
   std::int64_t n_not_converged = 0;  // objects that reached the iteration limit
 };
 
-// Unbinds the clumps of a catalogue: `clump_cells` are the test cells of this rank's run of cells
-// (`cuts`, from space.rank_cuts) with their level-0 clump, `particles` this rank's share of the snapshot
-// (ids, velocities, masses), `clumps` every row of the clump table (every rank holds it: one row per
-// clump), `n_peaks` the peaks of the segmentation (clump and halo IDs are at most it). An object's
-// parent is its clump's parent in the saddle hierarchy, else its halo when that is in the table; the
-// particles of clumps not in the table (phew-merge --mass-threshold) are left out. Haloes go to ranks in
-// runs of halo IDs with about equal particle counts; nothing depends on the rank count. Collective.
-// Phases: members, unbind.
-Unbound unbind_catalogue(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
-                         const particles::ParticleSet& particles, const grid::CellLabels& clump_cells,
-                         std::span<const model::Clump> clumps, std::int64_t n_peaks, const Frame& frame,
-                         const Params& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
+// An object to unbind: a level-0 clump of clumps.h5, or a peak of deblend's peaks.h5.
+struct ObjectRow {
+  std::int64_t id = 0;
+  std::int64_t parent = 0;  // in the saddle hierarchy; itself (or 0) when it has none
+  std::int64_t halo = 0;    // the top of its hierarchy (itself for a halo or a peak)
+  std::array<double, 3> peak{};  // its density peak (or a peak's position), comoving
+};
+
+// Unbinds every object of `objects` (every rank holds them all: one row per object), whose particles
+// are `members` (this rank's share, each with label = its object's ID; particles of objects not in
+// `objects` are left out). IDs are at most `max_id`. An object's parent is its `parent` when that is
+// in `objects`, else its `halo` when that is; all the objects of one halo and their particles go to
+// one rank, haloes to ranks in runs of halo IDs with about equal particle counts; nothing depends on the
+// rank count. Collective. Phase: unbind.
+Unbound unbind_objects(std::vector<particles::CellMember> members, std::span<const ObjectRow> objects,
+                       std::int64_t max_id, const Frame& frame, const Params& params, const mpi::Comm& comm,
+                       const core::PhaseReport& phase = {});
 
 }  // namespace phew::unbind

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # unbind end to end: a Plummer sphere against its analytic bound mass, Vmax and Rmax, with particles
-# faster than escape; a host with subhaloes (unbound particles passed to the host); the same data at
+# faster than escape; a host with subhaloes (unbound particles passed to the host); deblend's peaks as
+# the objects; the same data at
 # 1-4 ranks on a uniform grid and on an adaptive mesh; yt loads the --export-yt catalogue; bad inputs.
 load common
 
@@ -29,6 +30,12 @@ PY
   cic-project "$D/pl.hdf5" -o "$D/pl.grid.h5" --grid 32 --region -40,-40,-40,40,40,40 -q
   phew-segment "$D/pl.grid.h5" -o "$D/pl.patches.h5" --threshold 1mean -q
   phew-merge "$D/pl.patches.h5" -o "$D/pl.clumps.h5" --relevance 3 -q
+  # Two haloes at one place moving apart at 600 km/s (Geda & Teyssier Fig. 1): one clump, two peaks.
+  /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_overlap.py" "$D/split.hdf5" --dv 600 --n 10000 --seed 1
+  cic-project "$D/split.hdf5" -o "$D/split.grid.h5" --grid 48 -q
+  phew-segment "$D/split.grid.h5" -o "$D/split.patches.h5" --threshold 50mean -q
+  phew-merge "$D/split.patches.h5" -o "$D/split.clumps.h5" --relevance 2 -q
+  deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$D/split.peaks.h5" -q
   # A host with three subhaloes, two isolated haloes across the boundary, a background.
   /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_substructure.py" "$D/sub.hdf5"
   cic-project "$D/sub.hdf5" -o "$D/sub.grid.h5" --grid 48 -q
@@ -61,7 +68,7 @@ ids, obj = p["id"][...], p["object"][...]
 in_fast = np.isin(ids, fast)
 # Every fast particle given is unbound, every other particle given is bound.
 assert (obj[in_fast] == 0).all(), (obj[in_fast] != 0).sum()
-assert (obj[~in_fast & (p["clump"][...] == o["id"][big])] == o["id"][big]).all()
+assert (obj[~in_fast & (p["member_of"][...] == o["id"][big])] == o["id"][big]).all()
 assert bound == given - in_fast.sum(), (given, bound, in_fast.sum())
 # The test cells hold almost the whole sphere (1 mean on an 80 kpc cube): >= 98% of its 100,000.
 assert given >= 98000, given
@@ -137,6 +144,36 @@ PY
   assert_output --partial "ok"
 }
 
+@test "deblend's peaks.h5: two haloes superposed in space, unbound as one clump, bound as two peaks" {
+  run unbind "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/c.h5" -q
+  assert_success
+  run unbind "$D/split.peaks.h5" "$D/split.hdf5" -o "$OUT/p1.h5" -q
+  assert_success
+  for n in 2 3; do
+    run mpi "$n" unbind "$D/split.peaks.h5" "$D/split.hdf5" -o "$OUT/p$n.h5" -q
+    assert_success
+    run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/p1.h5" "$OUT/p$n.h5"
+    assert_success
+  done
+  run /usr/bin/python3 - "$OUT/c.h5" "$OUT/p1.h5" "$D/split.peaks.h5" <<'PY'
+import sys, h5py, numpy as np
+c = h5py.File(sys.argv[1])["objects"]; p = h5py.File(sys.argv[2]); peaks = h5py.File(sys.argv[3])
+# One clump moving both ways at +-300 km/s: its mean frame leaves every particle above escape.
+assert len(c["id"]) == 1 and c["n_bound"][0] < 0.1 * c["n_particles"][0], (c["n_bound"][...], c["n_particles"][...])
+o = p["objects"]
+assert list(o["id"]) == list(peaks["peaks/id"]) and len(o["id"]) == 2
+assert (o["n_particles"][...] == peaks["peaks/n_particles"][...]).all()
+assert (o["n_bound"][...] > 0.95 * o["n_particles"][...]).all(), o["n_bound"][...]
+assert np.allclose(np.sort(o["bulk_velocity"][...][:, 0]), [-300, 300], atol=15), o["bulk_velocity"][...]
+# /particles/member_of is each particle's peak of peaks.h5.
+m = dict(zip(peaks["particles/id"][...], peaks["particles/peak"][...]))
+assert all(m[i] == k for i, k in zip(p["particles/id"][...], p["particles/member_of"][...]))
+print("ok")
+PY
+  assert_success
+  assert_output --partial "ok"
+}
+
 @test "the same data on 1, 2, 3 and 4 ranks: uniform grid and adaptive mesh" {
   for m in sub amr; do
     unbind "$D/$m.clumps.h5" "$D/sub.hdf5" -o "$OUT/${m}1.h5" -q
@@ -157,6 +194,7 @@ PY
   bad_input unbind "$OUT/b.h5" 2 "NAME.0.h5" "$D/pl.clumps.h5" "$D/pl.hdf5" --export-yt "$OUT/halos.h5"
   bad_input unbind "$OUT/b.h5" 2 "--min-bound" "$D/pl.clumps.h5" "$D/pl.hdf5" --min-bound 0
   bad_input unbind "$OUT/b.h5" 3 "wrong stage" "$D/pl.patches.h5" "$D/pl.hdf5"
+  bad_input unbind "$OUT/b.h5" 3 "does not match the grid" "$D/split.peaks.h5" "$D/pl.hdf5"
   without_velocities "$D/pl.hdf5" "$BATS_TEST_TMPDIR/novel.hdf5"
   bad_input unbind "$OUT/b.h5" 3 "" "$D/pl.clumps.h5" "$BATS_TEST_TMPDIR/novel.hdf5"
   bad_input unbind "$OUT/b.h5" 3 "" "$D/pl.clumps.h5" "$D/sub.hdf5"

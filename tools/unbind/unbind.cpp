@@ -6,11 +6,13 @@
 #include <phew/io/cells_file.hpp>
 #include <phew/io/clumps_file.hpp>
 #include <phew/mesh/cell_space.hpp>
+#include <phew/io/peaks_file.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
 #include <phew/unbind/catalogue.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -19,7 +21,7 @@
 namespace phew::tools {
 
 void declare_unbind_options(CLI::App& app, UnbindOptions& opt) {
-  app.add_option("clumps", opt.clumps, "Clumps from phew-merge (clumps.h5)")->required();
+  app.add_option("clumps", opt.clumps, "Clumps from phew-merge (clumps.h5), or deblend's peaks (peaks.h5)")->required();
   app.add_option("snapshot", opt.snapshot, "The snapshot the grid was made from")->required();
   app.add_option("--potential", opt.potential,
                  "profile: spherical, from the bound mass profile around the centre (RAMSES); tree: pairwise, "
@@ -93,24 +95,37 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
 
   ctx.phase("open");
   std::vector<int> types;
-  std::optional<io::File> clumps;
+  std::optional<io::File> input;
   model::Bound out;
   std::optional<model::AmrRefinement> refinement;
-  std::int64_t n_peaks = 0;
-  std::vector<model::Clump> clump_rows;
-  ctx.add_input(opt.clumps, {"clumps"});  // the kind first: a wrong file is named as such, not by a missing dataset
+  std::int64_t max_id = 0;
+  std::vector<unbind::ObjectRow> objects;
+  std::uint64_t n_listed = 0;  // peaks.h5: the rows of /particles
+  // The kind first: a wrong file is named as such, not by a missing dataset.
+  const bool from_peaks = ctx.add_input(opt.clumps, {"clumps", "peaks"}).kind == "peaks";
   const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
   const particles::SnapshotInfo& info = reader->info();
   mpi::agree(comm, [&] {
-    clumps.emplace(io::File::open_read(opt.clumps));
+    input.emplace(io::File::open_read(opt.clumps));
     if (!info.has_velocities) throw core::Error::input("{}: the snapshot has no velocities", opt.snapshot);
     types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.clumps), opt.allow_other_types);
-    const io::ClumpsHeader header = io::read_clumps_header(*clumps);
-    out.grid = header.grid;
-    refinement = header.refinement;
-    n_peaks = static_cast<std::int64_t>(header.n_peaks);
+    if (from_peaks) {
+      // deblend's peaks: each its own object (a velocity peak has no saddle hierarchy).
+      const io::PeaksHeader header = io::read_peaks_header(*input);
+      out.grid = header.grid;
+      n_listed = header.n_particles;
+      for (const model::PeakRow& p : io::read_peak_rows(*input)) {
+        objects.push_back({p.id, p.id, p.id, p.position});
+        max_id = std::max(max_id, p.id);
+      }
+    } else {
+      const io::ClumpsHeader header = io::read_clumps_header(*input);
+      out.grid = header.grid;
+      refinement = header.refinement;
+      max_id = static_cast<std::int64_t>(header.n_peaks);
+      for (const model::Clump& c : io::read_clumps(*input)) objects.push_back({c.id, c.parent, c.halo, c.peak_position});
+    }
     check_snapshot_matches_grid(info, out.grid, opt.snapshot, opt.clumps);
-    clump_rows = io::read_clumps(*clumps);
   });
   ctx.add_inputs([&] { return manifest::snapshot_inputs_in_chain(opt.clumps, info.files); });
 
@@ -135,25 +150,52 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   particles::FieldSelection fields;
   fields.ids = fields.velocities = true;
   const particles::ParticleSet particles = read_share(*reader, types, fields, comm);
-  // Each rank takes a run of cells (whole planes, or whole coarse cells balanced by test leaves), as
-  // deblend does: a particle's clump is that of the test cell holding it.
-  const mesh::CellSpace space = refinement ? mesh::CellSpace::octree(out.grid.geometry, refinement->levels)
-                                           : mesh::CellSpace::uniform(out.grid.geometry);
-  std::vector<std::int64_t> cuts;
-  grid::CellLabels labels;
-  mpi::agree(comm, [&] {
-    cuts = space.rank_cuts(comm.size(), io::count_test_cells(*clumps), [&](std::uint64_t row) {
-      return static_cast<std::uint64_t>(io::test_cell_at(*clumps, row));
+  std::vector<particles::CellMember> members;
+  if (from_peaks) {
+    // Each rank reads a block of /particles (id, peak) and meets the snapshot's particles by ID.
+    const auto r = static_cast<std::uint64_t>(comm.rank()), ranks = static_cast<std::uint64_t>(comm.size());
+    const std::uint64_t first = n_listed * r / ranks, end = n_listed * (r + 1) / ranks;
+    std::vector<std::uint64_t> ids;
+    std::vector<std::int64_t> peaks;
+    mpi::agree(comm, [&] {
+      const auto rows = io::read_peak_members(*input, first, end - first);
+      std::vector<std::int64_t> known;
+      for (const unbind::ObjectRow& o : objects) known.push_back(o.id);
+      std::sort(known.begin(), known.end());
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (!std::binary_search(known.begin(), known.end(), rows[i].peak))
+          throw core::Error::input("{}: /particles/peak row {} is {}, not a peak of /peaks/id", opt.clumps,
+                                   first + i, rows[i].peak);
+        ids.push_back(rows[i].id);
+        peaks.push_back(rows[i].peak);
+      }
     });
-    const auto r = static_cast<std::size_t>(comm.rank());
-    const auto plane = static_cast<std::int64_t>(out.grid.geometry.plane_cells());
-    labels = refinement ? io::read_clump_cells_in_keys(*clumps, cuts[r], cuts[r + 1])
-                        : io::read_clump_cells(*clumps, out.grid.geometry, cuts[r] / plane, cuts[r + 1] / plane);
-  });
-  clumps.reset();
+    input.reset();
+    ctx.phase("members");
+    members = particles::members_by_id(particles, ids, peaks, opt.clumps, comm);
+  } else {
+    // Each rank takes a run of cells (whole planes, or whole coarse cells balanced by test leaves), as
+    // deblend does: a particle's clump is that of the test cell holding it.
+    const mesh::CellSpace space = refinement ? mesh::CellSpace::octree(out.grid.geometry, refinement->levels)
+                                             : mesh::CellSpace::uniform(out.grid.geometry);
+    std::vector<std::int64_t> cuts;
+    grid::CellLabels labels;
+    mpi::agree(comm, [&] {
+      cuts = space.rank_cuts(comm.size(), io::count_test_cells(*input), [&](std::uint64_t row) {
+        return static_cast<std::uint64_t>(io::test_cell_at(*input, row));
+      });
+      const auto r = static_cast<std::size_t>(comm.rank());
+      const auto plane = static_cast<std::int64_t>(out.grid.geometry.plane_cells());
+      labels = refinement ? io::read_clump_cells_in_keys(*input, cuts[r], cuts[r + 1])
+                          : io::read_clump_cells(*input, out.grid.geometry, cuts[r] / plane, cuts[r + 1] / plane);
+    });
+    input.reset();
+    ctx.phase("members");
+    members = particles::members_of_cells(space, cuts, particles, labels, comm);
+  }
 
-  unbind::Unbound u = unbind::unbind_catalogue(space, cuts, particles, labels, clump_rows, n_peaks, frame, params, comm,
-                                               [&](const std::string& p) { ctx.phase(p); });
+  unbind::Unbound u = unbind::unbind_objects(std::move(members), objects, max_id, frame, params, comm,
+                                             [&](const std::string& p) { ctx.phase(p); });
 
   ctx.phase("write");
   ctx.manifest().parameter("gravitational_constant", frame.G, tool::gravitational_constant_units(info.units));
