@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/io/grid_file.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -94,6 +95,7 @@ void write_bound(File& f, const model::Bound& b, const mpi::Comm& comm) {
   f.write_attribute("/", "softening", b.meta.softening);
   f.write_attribute("/", "potential", b.meta.potential);
   f.write_attribute("/", "centre", b.meta.centre);
+  f.write_attribute<std::int64_t>("/", "n_most_bound", b.meta.n_most_bound);
 }
 
 BoundHeader read_bound_header(const File& f) {
@@ -107,6 +109,7 @@ BoundHeader read_bound_header(const File& f) {
   h.meta.softening = f.read_attribute_scalar<double>("/", "softening");
   h.meta.potential = f.read_attribute_string("/", "potential");
   h.meta.centre = f.read_attribute_string("/", "centre");
+  h.meta.n_most_bound = f.read_attribute_scalar<std::int64_t>("/", "n_most_bound");
   h.meta.velocity_units = f.read_attribute_string("/objects/bulk_velocity", "units");
   h.meta.energy_units = f.read_attribute_string("/particles/energy", "units");
   h.n_objects = bound_object_table().size(f, "/objects");
@@ -115,6 +118,32 @@ BoundHeader read_bound_header(const File& f) {
 }
 
 std::vector<BoundObject> read_bound_objects(const File& f) { return bound_object_table().read(f, "/objects"); }
+
+std::vector<model::VoterRow> read_bound_voters(const File& f, const std::vector<model::PeakRow>& peaks,
+                                               const std::string& peaks_path) {
+  std::vector<std::int64_t> ids;
+  for (const model::PeakRow& p : peaks) ids.push_back(p.id);
+  std::sort(ids.begin(), ids.end());
+  const std::vector<MostBoundRow> most = most_bound_table().read(f, "/most_bound");
+  const auto pid = f.read<std::uint64_t>("/particles/id");
+  const auto energy = f.read<double>("/particles/energy");
+  if (pid.size() != energy.size()) throw core::Error::input("{}: /particles/id and /particles/energy differ in length", f.path());
+  std::vector<model::VoterRow> out;
+  out.reserve(most.size());
+  for (std::size_t i = 0; i < most.size(); ++i) {
+    const MostBoundRow& m = most[i];
+    if (!std::binary_search(ids.begin(), ids.end(), m.object))
+      throw core::Error::input("{}: /most_bound/object row {} is {}, not a peak of {} (unbound from another file?)", f.path(), i,
+                               m.object, peaks_path);
+    if (i > 0 && (m.object < most[i - 1].object || (m.object == most[i - 1].object && m.rank <= most[i - 1].rank)))
+      throw core::Error::input("{}: /most_bound row {} is out of order (expected rows by object, then rank)", f.path(), i);
+    const auto at = std::lower_bound(pid.begin(), pid.end(), m.id);
+    if (at == pid.end() || *at != m.id)
+      throw core::Error::input("{}: /most_bound/particle_id row {} is {}, not in /particles", f.path(), i, m.id);
+    out.push_back({m.object, m.id, energy[static_cast<std::size_t>(at - pid.begin())], m.rank});
+  }
+  return out;
+}
 
 void write_yt_halo_catalogue(File& f, const std::vector<BoundObject>& all, const grid::GridMeta& grid,
                              const BoundMeta& meta, const mpi::Comm& comm) {

@@ -6,8 +6,11 @@
 #include <phew/io/h5.hpp>
 #include <phew/io/table.hpp>
 #include <phew/model/bound.hpp>
+#include <phew/model/peaks.hpp>
+#include <phew/model/voters.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace phew::io {
@@ -28,6 +31,12 @@ struct BoundHeader {
 // Throws Error(input) naming the file and what is missing. Not collective.
 BoundHeader read_bound_header(const File& file);
 std::vector<model::BoundObject> read_bound_objects(const File& file);  // the whole /objects table
+// The most-bound particles as a tree's voters (mergertree PEAKS:BOUND): /most_bound with each particle's
+// energy from /particles, rows by object then rank. Throws Error(input) naming the file when an object
+// is not one of `peaks` (read from `peaks_path`), the rows are out of order or a particle is missing.
+// Not collective.
+std::vector<model::VoterRow> read_bound_voters(const File& file, const std::vector<model::PeakRow>& peaks,
+                                               const std::string& peaks_path);
 
 // The objects as a yt halo catalogue (yt's halo_catalog frontend: root attribute data_type
 // "halo_catalog", the cosmology and domain attributes it reads, one root dataset per field with a

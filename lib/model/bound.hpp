@@ -62,6 +62,7 @@ struct BoundMeta {
   double gravitational_constant = 0;   // in the snapshot's units
   double softening = 0;                // comoving length
   std::string potential, centre;       // --potential, --centre
+  std::int64_t n_most_bound = 0;       // --most-bound: rows of /most_bound per object at most
   std::string velocity_units;          // "km/s (peculiar)"
   std::string energy_units;            // specific energies: "(km/s)^2"
   // The snapshot's units in cgs (yt's catalogue is written in cgs) and the cosmology when known.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # unbind end to end: a Plummer sphere against its analytic bound mass, Vmax and Rmax, with particles
 # faster than escape; a host with subhaloes (unbound particles passed to the host); deblend's peaks as
-# the objects; the same data at
+# the objects; mergertree voting with the most-bound particles; the same data at
 # 1-4 ranks on a uniform grid and on an adaptive mesh; yt loads the --export-yt catalogue; bad inputs.
 load common
 
@@ -186,6 +186,25 @@ PY
   done
   run /usr/bin/python3 -c "import h5py, sys; o = h5py.File(sys.argv[1])['objects']; assert (o['parent'][...] > 0).sum() >= 1 and len(o['id']) >= 4, len(o['id'])" "$OUT/amr1.h5"
   assert_success
+}
+
+@test "mergertree PEAKS:BOUND votes with unbind's most-bound particles: the crossing's links as with voters" {
+  local C=$BATS_TEST_TMPDIR/c
+  mkdir -p "$C"
+  /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_crossing.py" "$C" --snapshots 2 --n 3000
+  crossing_stages "$C"
+  for k in 000 001; do unbind "$C/$k.peaks.h5" "$C/snap_$k.hdf5" -o "$C/$k.bound.h5" -q; done
+  run mergertree "$C/000.peaks.h5:$C/000.voters.h5" "$C/001.peaks.h5:$C/001.voters.h5" -o "$OUT/tv.h5" --export-text -q
+  assert_success
+  run mergertree "$C/000.peaks.h5:$C/000.bound.h5" "$C/001.peaks.h5:$C/001.bound.h5" -o "$OUT/tb.h5" --export-text -q
+  assert_success
+  run diff "$OUT/tv.h5.links.txt" "$OUT/tb.h5.links.txt"
+  assert_success
+  run /usr/bin/python3 -c "import h5py, sys; assert (h5py.File(sys.argv[1])['peaks/main_progenitor_id'][...] > 0).sum() >= 2" "$OUT/tb.h5"
+  assert_success
+  # A bound.h5 of other peaks is refused as a stage's voters.
+  mkdir -p "$OUT/x"
+  bad_input mergertree "$OUT/x/t.h5" 3 "was not computed from" "$C/000.peaks.h5:$C/000.bound.h5" "$C/001.peaks.h5:$C/000.bound.h5"
 }
 
 @test "bad input: one line, the documented exit code, nothing written" {

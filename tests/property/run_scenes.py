@@ -5,7 +5,7 @@ items 5 and 6).
 For each seeded scene (scene.py) the whole chain runs at every rank count: cic-project; phew-segment
 with and without --refine-positions; phew-merge with relevance only, with --saddle-threshold (and
 --particles, --export-text) and with --second-relevance; unbind (profile, and tree around the
-most-bound particle); deblend; voters with the stored potential and
+most-bound particle); deblend; unbind on deblend's peaks; voters with the stored potential and
 computed; the same cic-project -> voters chain on the later snapshots; mergertree over the sequence;
 dtfe-surface. Every output must hold the same data as at 1 rank (h5diff on every top-level object,
 plus the root attributes and a byte comparison of every dataset; text exports byte for byte). What is
@@ -101,6 +101,9 @@ def plan(o):
                               f"{p}.bound_tree.h5", [f"{p}.clumps"]))
         steps.append(Step(f"{p}.peaks", ["deblend", f"{p}.clumps.h5", snap, "-o", f"{p}.peaks.h5"] + o["deblend"],
                           f"{p}.peaks.h5", [f"{p}.clumps"]))
+        if k == 0:  # unbind on deblend's peaks
+            steps.append(Step(f"{p}.bound_peaks", ["unbind", f"{p}.peaks.h5", snap, "-o", f"{p}.bound_peaks.h5"],
+                              f"{p}.bound_peaks.h5", [f"{p}.peaks"]))
         # voters: the stored potential when the snapshot has one (auto), else computed; at snapshot 0 with a
         # stored potential also computed.
         steps.append(Step(f"{p}.voters", ["voters", f"{p}.peaks.h5", snap, "-o", f"{p}.voters.h5"] + o["voters"]

@@ -6,6 +6,7 @@
 #include <phew/grid/spherical_overdensity.hpp>
 #include <phew/io/arbor_file.hpp>
 #include <phew/io/atomic_output.hpp>
+#include <phew/io/bound_file.hpp>
 #include <phew/io/peaks_file.hpp>
 #include <phew/io/tree_file.hpp>
 #include <phew/io/voters_file.hpp>
@@ -53,7 +54,9 @@ StageFiles parse_stage(const std::string& text) {
 mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_votes, const TreeOptions& opt,
                  mergertree::Simulation& sim, mergertree::SimulationUnits& units, manifest::Builder& man) {
   const auto peaks_in = manifest::check_phew_input(files.peaks, {"peaks"});
-  const auto voters_in = manifest::check_phew_input(files.voters, {"voters"});
+  // The voters: voters' (boosted potential), or unbind's most-bound particles of these peaks (bound.h5).
+  const auto voters_in = manifest::check_phew_input(files.voters, {"voters", "bound"});
+  const bool bound = voters_in.kind == "bound";
   if (!manifest::made_from(files.voters, peaks_in.fingerprint))
     throw core::Error::input("{}: was not computed from {} (stale or swapped voters file)", files.voters, files.peaks);
   man.add_input(peaks_in);
@@ -63,13 +66,20 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
   io::check_peculiar_velocities(header, files.peaks);
   sim = mergertree::simulation_of(header.grid);
   const io::File vf = io::File::open_read(files.voters);
-  const std::int64_t per_peak = io::read_voters_header(vf).meta.n_voters_requested;
+  const std::int64_t per_peak =
+      bound ? io::read_bound_header(vf).meta.n_most_bound : io::read_voters_header(vf).meta.n_voters_requested;
   if (min_votes > per_peak)
     throw core::Error::usage("--min-votes {} is more than the {} voters per peak of {}: no peak could ever be linked",
                        min_votes, per_peak, files.voters);
   const std::vector<model::PeakRow> rows = io::read_peak_rows(pf);
-  io::check_voter_peaks_resolve(vf, rows, files.peaks);
-  mergertree::Stage stage = mergertree::make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), io::read_voter_rows(vf));
+  std::vector<model::VoterRow> voters;
+  if (bound) {
+    voters = io::read_bound_voters(vf, rows, files.peaks);
+  } else {
+    io::check_voter_peaks_resolve(vf, rows, files.peaks);
+    voters = io::read_voter_rows(vf);
+  }
+  mergertree::Stage stage = mergertree::make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), voters);
   const mergertree::SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, man);
   if (u.known) units = u;
   return stage;

@@ -212,6 +212,7 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   out.meta.softening = frame.softening;
   out.meta.potential = unbind::to_string(params.potential);
   out.meta.centre = unbind::to_string(params.centre);
+  out.meta.n_most_bound = static_cast<std::int64_t>(params.n_most_bound);
   out.meta.velocity_units = info.units.peculiar_velocity_name();
   out.meta.energy_units = "(" + info.units.velocity_name() + ")^2";
   out.meta.length_in_cm = info.units.length_cm;
