@@ -35,6 +35,8 @@ OPTIONS = {
     "phew-merge": [("relevance", "--relevance", "value"), ("saddle_threshold", "--saddle-threshold", "value"),
                    ("mass_threshold", "--mass-threshold", "value"), ("clumps_particles", "--particles", "snapshot"),
                    ("clumps_export_text", "--export-text", "flag")],
+    "unbind": [("unbind_potential", "--potential", "value"), ("unbind_centre", "--centre", "value"),
+               ("types", "--types", "value"), ("units", "--units", "value")],
     "deblend": [("bin_fraction", "--bin-fraction", "value"), ("velocity_relevance", "--velocity-relevance", "value"),
                 ("min_particles", "--min-particles", "value"), ("types", "--types", "value"),
                 ("units", "--units", "value"), ("deblend_off", "--off", "flag")],

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The whole phew chain with plain shell, for people without Snakemake:
-#   per snapshot: cic-project -> phew-segment -> phew-merge -> deblend -> voters
+#   per snapshot: cic-project -> phew-segment -> phew-merge (-> unbind) -> deblend -> voters
 #   then: mergertree over the series, dtfe-surface maps around the top haloes of the last snapshot.
 #
 # Usage: workflows/pipeline.sh SNAPSHOT_GLOB OUTDIR [--config FILE] [--ranks N]
 #   SNAPSHOT_GLOB  quoted glob of snapshots, one file each (sorted by name = time order)
-#   OUTDIR         OUTDIR/<snapshot name>/{grid,patches,clumps,peaks,voters}.h5, OUTDIR/tree.h5, OUTDIR/maps.h5,
+#   OUTDIR         OUTDIR/<snapshot name>/{grid,patches,clumps,bound,peaks,voters}.h5 (bound.h5 when the config's
+#                  unbind is true), OUTDIR/tree.h5, OUTDIR/maps.h5,
 #                  and each stage's log in OUTDIR/logs/ (<snapshot name>/TOOL.log, mergertree.log, dtfe-surface.log)
 #   --config FILE  parameters (workflows/config.yaml format; default: workflows/config.yaml)
 #   --ranks N      run each tool under mpirun -n N
@@ -87,6 +88,9 @@ for snap in "${snapshots[@]}"; do
     "${opts_phew_segment[@]}" "${mean_from[@]}"
   stage "$d/clumps.h5" "$logs/$name/phew-merge.log" "$tool_phew_merge" "$d/patches.h5" -o "$d/clumps.h5" \
     "${opts_phew_merge[@]//@SNAPSHOT@/"$snap"}"
+  if [[ $cfg_unbind == True ]]; then
+    stage "$d/bound.h5" "$logs/$name/unbind.log" "$tool_unbind" "$d/clumps.h5" "$snap" -o "$d/bound.h5" "${opts_unbind[@]}"
+  fi
   stage "$d/peaks.h5" "$logs/$name/deblend.log" "$tool_deblend" "$d/clumps.h5" "$snap" -o "$d/peaks.h5" "${opts_deblend[@]}"
   stage "$d/voters.h5" "$logs/$name/voters.log" "$tool_voters" "$d/peaks.h5" "$snap" -o "$d/voters.h5" \
     "${opts_voters[@]}" "${mean_from[@]}"

@@ -27,9 +27,9 @@ setup() {
   export PHEW_BIN
 }
 
-OUTPUTS=(snap_000/grid.h5 snap_000/patches.h5 snap_000/clumps.h5 snap_000/peaks.h5 snap_000/voters.h5
-         snap_001/grid.h5 snap_001/patches.h5 snap_001/clumps.h5 snap_001/peaks.h5 snap_001/voters.h5
-         snap_002/grid.h5 snap_002/patches.h5 snap_002/clumps.h5 snap_002/peaks.h5 snap_002/voters.h5
+OUTPUTS=(snap_000/grid.h5 snap_000/patches.h5 snap_000/clumps.h5 snap_000/bound.h5 snap_000/peaks.h5 snap_000/voters.h5
+         snap_001/grid.h5 snap_001/patches.h5 snap_001/clumps.h5 snap_001/bound.h5 snap_001/peaks.h5 snap_001/voters.h5
+         snap_002/grid.h5 snap_002/patches.h5 snap_002/clumps.h5 snap_002/bound.h5 snap_002/peaks.h5 snap_002/voters.h5
          tree.h5 maps.h5)
 
 pipeline() { "$PHEW_SOURCE/workflows/pipeline.sh" "$W/snaps/snap_*.hdf5" "$1" --config "${CONFIG:-$W/config.yaml}"; }
@@ -53,7 +53,7 @@ same_data() {
   done
 }
 
-@test "the shell pipeline and Snakemake produce the same data for all seven tools, from the same options" {
+@test "the shell pipeline and Snakemake produce the same data for all eight tools, from the same options" {
   run pipeline "$W/sh"
   assert_success
   run snake "$W/sm" --quiet
@@ -93,7 +93,7 @@ PY
 @test "every tool's messages, warnings included, are in its stage's log, and pipeline.sh repeats the warnings" {
   # Both workflows ran the tools without -q: their info lines and warnings are in logs/ (same layout).
   for root in "$W/sh" "$W/sm"; do
-    for f in snap_000/cic-project snap_001/phew-segment snap_002/phew-merge snap_000/deblend snap_001/voters \
+    for f in snap_000/cic-project snap_001/phew-segment snap_002/phew-merge snap_001/unbind snap_000/deblend snap_001/voters \
       mergertree dtfe-surface; do
       grep -q "^${f##*/}\[0\] .* info: " "$root/logs/$f.log" || fail "$root/logs/$f.log has no info line"
     done
@@ -120,10 +120,10 @@ PY
   touch "$W/snaps/snap_001.hdf5"
   run pipeline "$W/sh"
   assert_success
-  assert_equal "$(pipeline_ran "$W/sh")" "snap_001/clumps.h5 snap_001/grid.h5 snap_001/patches.h5 snap_001/peaks.h5 snap_001/voters.h5 tree.h5 "
+  assert_equal "$(pipeline_ran "$W/sh")" "snap_001/bound.h5 snap_001/clumps.h5 snap_001/grid.h5 snap_001/patches.h5 snap_001/peaks.h5 snap_001/voters.h5 tree.h5 "
   run snake_jobs "$W/sm"
   assert_success
-  assert_equal "$(echo "$output" | sort | tr '\n' ' ')" "all 1 cic_project 1 deblend 1 mergertree 1 phew_merge 1 phew_segment 1 voters 1 "
+  assert_equal "$(echo "$output" | sort | tr '\n' ' ')" "all 1 cic_project 1 deblend 1 mergertree 1 phew_merge 1 phew_segment 1 unbind 1 voters 1 "
   run snake "$W/sm" --quiet
   assert_success
 }
@@ -133,12 +133,13 @@ PY
   CONFIG=$W/relevance.yaml run pipeline "$W/sh"
   assert_success
   assert_output --partial "running: phew-merge -> $W/sh/snap_000/clumps.h5 (parameters changed)"
-  local want=(snap_000/clumps.h5 snap_000/peaks.h5 snap_000/voters.h5 snap_001/clumps.h5 snap_001/peaks.h5
-              snap_001/voters.h5 snap_002/clumps.h5 snap_002/peaks.h5 snap_002/voters.h5 tree.h5 maps.h5)
+  local want=(snap_000/clumps.h5 snap_000/bound.h5 snap_000/peaks.h5 snap_000/voters.h5 snap_001/clumps.h5
+              snap_001/bound.h5 snap_001/peaks.h5 snap_001/voters.h5 snap_002/clumps.h5 snap_002/bound.h5
+              snap_002/peaks.h5 snap_002/voters.h5 tree.h5 maps.h5)
   assert_equal "$(pipeline_ran "$W/sh")" "$(printf '%s\n' "${want[@]}" | sort | tr '\n' ' ')"
   CONFIG=$W/relevance.yaml run snake_jobs "$W/sm"
   assert_success
-  assert_equal "$(echo "$output" | sort | tr '\n' ' ')" "all 1 deblend 3 dtfe_surface 1 mergertree 1 phew_merge 3 voters 3 "
+  assert_equal "$(echo "$output" | sort | tr '\n' ' ')" "all 1 deblend 3 dtfe_surface 1 mergertree 1 phew_merge 3 unbind 3 voters 3 "
   CONFIG=$W/relevance.yaml run snake "$W/sm" --quiet
   assert_success
   same_data "$W/sh" "$W/sm" "${OUTPUTS[@]}"
@@ -170,6 +171,8 @@ refine_positions: true
 clumps_particles: true
 clumps_export_text: true
 deblend_off: true
+unbind_potential: "tree"
+unbind_centre: "most-bound"
 potential: "compute"
 search_radius: 400
 tree_particles: true
@@ -190,7 +193,8 @@ sys.path.insert(0, sys.argv[1])
 import phew_options
 config = phew_options.load_config(sys.argv[2])
 outputs = {"cic-project": "snapshot_004/grid.h5", "phew-segment": "snapshot_004/patches.h5",
-           "phew-merge": "snapshot_004/clumps.h5", "deblend": "snapshot_004/peaks.h5", "voters": "snapshot_004/voters.h5",
+           "phew-merge": "snapshot_004/clumps.h5", "unbind": "snapshot_004/bound.h5", "deblend": "snapshot_004/peaks.h5",
+           "voters": "snapshot_004/voters.h5",
            "mergertree": "tree.h5", "dtfe-surface": "maps.h5"}
 for root in sys.argv[3:]:
     for tool, o in outputs.items():
@@ -215,7 +219,7 @@ for root in sys.argv[3:]:
 print("ok")
 PY
   assert_output "ok"
-  same_data "$C/sh" "$C/sm" snapshot_003/clumps.h5 snapshot_004/patches.h5 snapshot_004/peaks.h5 snapshot_004/voters.h5 \
+  same_data "$C/sh" "$C/sm" snapshot_003/clumps.h5 snapshot_004/patches.h5 snapshot_004/bound.h5 snapshot_004/peaks.h5 snapshot_004/voters.h5 \
     tree.h5 maps.h5
 }
 
@@ -223,7 +227,7 @@ PY
   local C=$BATS_TEST_TMPDIR
   # Wrappers on PATH that record their use.
   mkdir -p "$C/path"
-  for t in cic-project phew-segment phew-merge deblend voters mergertree dtfe-surface; do
+  for t in cic-project phew-segment phew-merge unbind deblend voters mergertree dtfe-surface; do
     printf '#!/bin/sh\necho %s >>"%s/used"\nexec "%s/%s" "$@"\n' "$t" "$C" "$PHEW_BIN" "$t" >"$C/path/$t"
     chmod +x "$C/path/$t"
   done
@@ -246,7 +250,7 @@ PY
   PATH="$C/path:/usr/bin:/bin" PHEW_BIN='' run "$C/src/workflows/pipeline.sh" "$W/snaps/snap_00[01].hdf5" "$C/onpath" \
     --config "$W/config.yaml"
   assert_success
-  assert_equal "$(sort -u "$C/used" | tr '\n' ' ')" "cic-project deblend dtfe-surface mergertree phew-merge phew-segment voters "
+  assert_equal "$(sort -u "$C/used" | tr '\n' ' ')" "cic-project deblend dtfe-surface mergertree phew-merge phew-segment unbind voters "
 }
 
 @test "Snakemake takes a relative snapshots glob from the config file's folder, and says where it looked" {
