@@ -2,6 +2,7 @@
 
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
+#include <phew/mpi/agree.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/slab.hpp>
 #include <phew/mpi/sort.hpp>
@@ -9,6 +10,9 @@
 #include <phew/unbind/hierarchy.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
 #include <cmath>
 #include <map>
 #include <set>
@@ -124,7 +128,8 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
 }  // namespace
 
 Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> objects, std::int64_t max_id,
-                       const Frame& frame, const Params& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+                       const Frame& frame, const Params& params, int threads, const mpi::Comm& comm,
+                       const core::PhaseReport& phase) {
   core::enter(phase, "unbind");
   std::map<std::int64_t, std::size_t> row_of;                 // object ID -> row
   std::map<std::int64_t, std::vector<std::size_t>> halo_rows;  // halo ID -> its objects' rows, by ID
@@ -150,28 +155,67 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   const std::vector<std::int64_t> reported = mpi::route(comm, here, [&](std::int64_t h) { return id_blocks.owner(h - 1); });
   const std::set<std::int64_t> with_members(reported.begin(), reported.end());
 
-  Rows rows;
-  core::Progress progress("unbind", "particles in haloes", members.size(), comm.size());
-  for (std::size_t b = 0, e = 0; b < members.size(); progress.update(b = e)) {
+  // The haloes here, in halo-ID order: runs of members, then those without any.
+  struct Halo {
+    std::size_t begin, end;
+    const std::vector<std::size_t>* rows;
+  };
+  std::vector<Halo> haloes;
+  for (std::size_t b = 0, e = 0; b < members.size(); b = e) {
     while (e < members.size() && members[e].group == members[b].group) ++e;
-    unbind_halo(std::span<const Member>(members.data() + b, e - b), halo_rows.at(members[b].group), objects, frame, params, rows);
+    haloes.push_back({b, e, &halo_rows.at(members[b].group)});
   }
-  progress.finish();
   for (const auto& [halo, hrows] : halo_rows)
-    if (id_blocks.owner(halo - 1) == comm.rank() && !with_members.count(halo)) unbind_halo({}, hrows, objects, frame, params, rows);
+    if (id_blocks.owner(halo - 1) == comm.rank() && !with_members.count(halo)) haloes.push_back({0, 0, &hrows});
+
+  // Each halo's rows in its own slot, joined in halo order: the same rows for any number of threads.
+  std::vector<Rows> done(haloes.size());
+  core::Progress progress("unbind", "particles in haloes", members.size(), comm.size());
+  std::atomic<std::size_t> next{0}, particles_done{0};
+  std::vector<std::exception_ptr> failed(haloes.size());
+  auto work = [&](bool report) {
+    for (std::size_t h; (h = next.fetch_add(1)) < haloes.size();) {
+      try {
+        unbind_halo(std::span<const Member>(members.data() + haloes[h].begin, haloes[h].end - haloes[h].begin),
+                    *haloes[h].rows, objects, frame, params, done[h]);
+      } catch (...) {
+        failed[h] = std::current_exception();
+      }
+      particles_done += haloes[h].end - haloes[h].begin;
+      if (report) progress.update(particles_done.load());  // one thread reports: Progress is not shared
+    }
+  };
+  const auto n_threads = static_cast<std::size_t>(std::max(1, threads));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < std::min(n_threads, haloes.size()); ++t) pool.emplace_back(work, false);
+  work(true);
+  for (std::thread& t : pool) t.join();
+  progress.finish();
+  mpi::agree(comm, [&] {  // a bad object on one rank stops every rank
+    for (const std::exception_ptr& e : failed)
+      if (e) std::rethrow_exception(e);
+  });
+  Rows rows;
+  for (Rows& r : done) {
+    rows.objects.insert(rows.objects.end(), r.objects.begin(), r.objects.end());
+    rows.particles.insert(rows.particles.end(), r.particles.begin(), r.particles.end());
+    rows.most_bound.insert(rows.most_bound.end(), r.most_bound.begin(), r.most_bound.end());
+    rows.passed += r.passed;
+    r = {};
+  }
   members = {};
 
   Unbound out;
   out.n_passed = comm.sum<std::int64_t>(rows.passed);
-  std::int64_t haloes = 0, dissolved = 0, not_converged = 0, bound = 0;
+  std::int64_t tops = 0, dissolved = 0, not_converged = 0, bound = 0;
   for (const model::BoundObject& o : rows.objects) {
-    haloes += o.parent == 0 ? 1 : 0;
+    tops += o.parent == 0 ? 1 : 0;
     dissolved += o.dissolved ? 1 : 0;
     not_converged += !o.converged && !o.dissolved && o.n_particles > 0 ? 1 : 0;
   }
   for (const model::BoundParticle& p : rows.particles) bound += p.object > 0 ? 1 : 0;
   out.n_objects = comm.sum<std::int64_t>(static_cast<std::int64_t>(rows.objects.size()));
-  out.n_haloes = comm.sum<std::int64_t>(haloes);
+  out.n_haloes = comm.sum<std::int64_t>(tops);
   out.n_dissolved = comm.sum<std::int64_t>(dissolved);
   out.n_not_converged = comm.sum<std::int64_t>(not_converged);
   out.n_particles = comm.sum<std::int64_t>(static_cast<std::int64_t>(rows.particles.size()));

@@ -45,9 +45,10 @@ struct ObjectRow {
 // `objects` are left out). IDs are at most `max_id`. An object's parent is its `parent` when that is
 // in `objects`, else its `halo` when that is; all the objects of one halo and their particles go to
 // one rank, haloes to ranks in runs of halo IDs with about equal particle counts; nothing depends on the
-// rank count. Collective. Phase: unbind.
+// rank count. `threads` unbind a rank's haloes side by side (the rows do not depend on it; tree mode
+// needs 1: its Forest makes MPI calls on a one-rank communicator). Collective. Phase: unbind.
 Unbound unbind_objects(std::vector<particles::CellMember> members, std::span<const ObjectRow> objects,
-                       std::int64_t max_id, const Frame& frame, const Params& params, const mpi::Comm& comm,
-                       const core::PhaseReport& phase = {});
+                       std::int64_t max_id, const Frame& frame, const Params& params, int threads,
+                       const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::unbind

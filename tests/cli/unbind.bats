@@ -174,11 +174,11 @@ PY
   assert_output --partial "ok"
 }
 
-@test "the same data on 1, 2, 3 and 4 ranks: uniform grid and adaptive mesh" {
+@test "the same data on 1, 2, 3 and 4 ranks (and 2 or 3 threads): uniform grid and adaptive mesh" {
   for m in sub amr; do
-    unbind "$D/$m.clumps.h5" "$D/sub.hdf5" -o "$OUT/${m}1.h5" -q
+    unbind "$D/$m.clumps.h5" "$D/sub.hdf5" -o "$OUT/${m}1.h5" -q --threads 1
     for n in 2 3 4; do
-      run mpi "$n" unbind "$D/$m.clumps.h5" "$D/sub.hdf5" -o "$OUT/$m$n.h5" -q
+      run mpi "$n" unbind "$D/$m.clumps.h5" "$D/sub.hdf5" -o "$OUT/$m$n.h5" -q --threads $((n % 2 + 2))
       assert_success
       run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/${m}1.h5" "$OUT/$m$n.h5"
       assert_success
@@ -212,6 +212,7 @@ PY
   bad_input unbind "$OUT/b.h5" 2 "'exact'" "$D/pl.clumps.h5" "$D/pl.hdf5" --potential exact
   bad_input unbind "$OUT/b.h5" 2 "NAME.0.h5" "$D/pl.clumps.h5" "$D/pl.hdf5" --export-yt "$OUT/halos.h5"
   bad_input unbind "$OUT/b.h5" 2 "--min-bound" "$D/pl.clumps.h5" "$D/pl.hdf5" --min-bound 0
+  bad_input unbind "$OUT/b.h5" 2 "--threads" "$D/pl.clumps.h5" "$D/pl.hdf5" --threads 0
   bad_input unbind "$OUT/b.h5" 3 "wrong stage" "$D/pl.patches.h5" "$D/pl.hdf5"
   bad_input unbind "$OUT/b.h5" 3 "does not match the grid" "$D/split.peaks.h5" "$D/pl.hdf5"
   without_velocities "$D/pl.hdf5" "$BATS_TEST_TMPDIR/novel.hdf5"

@@ -25,11 +25,13 @@ struct UnbindOptions {
   std::int64_t most_bound = 20;
   int max_iterations = 100;
   std::string export_yt;
+  std::string threads = "auto";
 };
 
 struct UnbindParams {
   unbind::Params params;     // the library's (the frame comes from the snapshot)
   std::optional<double> softening;  // comoving length; none: the default of the grid
+  int threads = 0;                  // 0: auto (the node's cores shared among its ranks)
 };
 
 void declare_unbind_options(CLI::App& app, UnbindOptions& opt);
