@@ -153,6 +153,8 @@ void check_peak_position(const File& f, const char* table, std::int64_t id, cons
 
 }  // namespace
 
+std::vector<MergedPeak> read_merged_peaks(const File& f) { return merged_peak_table().read(f, "/peaks"); }
+
 std::vector<Clump> read_clumps(const File& f) {
   std::vector<Clump> rows = clump_table().read(f, "/clumps");
   const auto n_peaks = static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks"));

@@ -33,6 +33,8 @@ struct ClumpsHeader {
   std::uint64_t n_peaks = 0, n_clumps = 0, n_halos = 0;
 };
 ClumpsHeader read_clumps_header(const File& file);
+// The whole peak table (/peaks: every peak of patches.h5 with its level-0 clump).
+std::vector<model::MergedPeak> read_merged_peaks(const File& file);
 // The whole clump table (small: one row per level-0 clump).
 std::vector<model::Clump> read_clumps(const File& file);
 // The test cells of planes [x0, x1) with their level-0 clump (or halo); 0 = discarded as noise.

@@ -50,6 +50,7 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
         break;
       }
     specs[o].peak = c.peak;
+    if (specs[o].parent >= 0) specs[o].saddle_radius = c.saddle_radius;
   }
   const std::size_t n = members.size();
   std::vector<std::uint64_t> id(n);
@@ -126,6 +127,42 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
 }
 
 }  // namespace
+
+std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow> saddles, std::span<const model::MergedPeak> peaks,
+                                                std::span<const ObjectRow> objects, const mesh::CellSpace& space) {
+  std::map<std::int64_t, std::int64_t> clump_of;  // peak -> its level-0 clump (0: discarded)
+  for (const model::MergedPeak& p : peaks) clump_of[p.id] = p.clump;
+  struct Key {
+    double density;
+    std::size_t row;
+  };
+  std::map<std::int64_t, Key> key;  // clump -> its densest saddle to another clump
+  auto consider = [&](std::int64_t clump, double density, std::size_t row) {
+    const auto k = key.find(clump);
+    if (k == key.end() || density > k->second.density) key[clump] = {density, row};
+  };
+  for (std::size_t r = 0; r < saddles.size(); ++r) {
+    const auto a = clump_of.find(saddles[r].peak_a), b = clump_of.find(saddles[r].peak_b);
+    if (a == clump_of.end() || b == clump_of.end() || a->second <= 0 || b->second <= 0 || a->second == b->second) continue;
+    consider(a->second, saddles[r].density, r);
+    consider(b->second, saddles[r].density, r);
+  }
+  const grid::GridGeometry& geo = space.grid();
+  std::map<std::int64_t, double> out;
+  for (const ObjectRow& o : objects) {
+    const auto k = key.find(o.id);
+    if (k == key.end()) continue;
+    const std::array<double, 3> ca = space.centre(saddles[k->second.row].cell_a), cb = space.centre(saddles[k->second.row].cell_b);
+    double r2 = 0;
+    for (std::size_t d = 0; d < 3; ++d) {
+      const double half = grid::minimum_image(cb[d] - ca[d], geo.extent[d], geo.periodic) / 2;
+      const double dx = grid::minimum_image(ca[d] + half - o.peak[d], geo.extent[d], geo.periodic);
+      r2 += dx * dx;
+    }
+    out[o.id] = std::sqrt(r2);
+  }
+  return out;
+}
 
 Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> objects, std::int64_t max_id,
                        const Frame& frame, const Params& params, int threads, const mpi::Comm& comm,

@@ -6,13 +6,17 @@
 #pragma once
 
 #include <phew/core/timer.hpp>
+#include <phew/mesh/cell_space.hpp>
 #include <phew/model/bound.hpp>
+#include <phew/model/clumps.hpp>
+#include <phew/model/patches.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/particles/cell_members.hpp>
 #include <phew/unbind/unbind.hpp>
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -38,14 +42,24 @@ struct ObjectRow {
   std::int64_t parent = 0;  // in the saddle hierarchy; itself (or 0) when it has none
   std::int64_t halo = 0;    // the top of its hierarchy (itself for a halo or a peak)
   std::array<double, 3> peak{};  // its density peak (or a peak's position), comoving
+  double saddle_radius = 0;      // comoving distance from the peak to its key saddle (key_saddle_radii); 0: none
 };
+
+// The comoving distance from each clump's peak to its key saddle (the densest saddle between a patch of
+// the clump and a patch of another clump: `saddles` of patches.h5, `peaks` of clumps.h5 giving each
+// peak's clump), the saddle being midway between its two cells' centres (`space`), through the nearest
+// image in a periodic box. Ties in density go to the earlier row (rows sorted by peak pair). Clumps
+// without such a saddle are not in the result. Pure.
+std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow> saddles, std::span<const model::MergedPeak> peaks,
+                                                std::span<const ObjectRow> objects, const mesh::CellSpace& space);
 
 // Unbinds every object of `objects` (every rank holds them all: one row per object), whose particles
 // are `members` (this rank's share, each with label = its object's ID; particles of objects not in
 // `objects` are left out). IDs are at most `max_id`. An object's parent is its `parent` when that is
 // in `objects`, else its `halo` when that is; all the objects of one halo and their particles go to
 // one rank, haloes to ranks in runs of halo IDs with about equal particle counts; nothing depends on the
-// rank count. `threads` unbind a rank's haloes side by side (the rows do not depend on it; tree mode
+// rank count. With params.saddle, a sub-object (one with a parent) keeps only the particles below the
+// potential at its saddle_radius (RAMSES' saddle_pot; a halo has nothing to escape over). `threads` unbind a rank's haloes side by side (the rows do not depend on it; tree mode
 // needs 1: its Forest makes MPI calls on a one-rank communicator). Collective. Phase: unbind.
 Unbound unbind_objects(std::vector<particles::CellMember> members, std::span<const ObjectRow> objects,
                        std::int64_t max_id, const Frame& frame, const Params& params, int threads,

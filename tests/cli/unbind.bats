@@ -1,8 +1,7 @@
 #!/usr/bin/env bats
 # unbind end to end: a Plummer sphere against its analytic bound mass, Vmax and Rmax, with particles
-# faster than escape; a host with subhaloes (unbound particles passed to the host); deblend's peaks as
-# the objects; mergertree voting with the most-bound particles; the same data at
-# 1-4 ranks on a uniform grid and on an adaptive mesh; yt loads the --export-yt catalogue; bad inputs.
+# faster than escape; yt loads the --export-yt catalogue; deblend's peaks as the objects; bad inputs.
+# The hierarchy (subhaloes, --saddle, ranks and threads, mergertree) is in unbind-hierarchy.bats.
 load common
 
 setup_file() {
@@ -20,7 +19,6 @@ x, v, ids = f["PartType1/Coordinates"], f["PartType1/Velocities"], f["PartType1/
 pos, vel = x[...].astype(float), v[...].astype(float)
 r = np.linalg.norm(pos, axis=1)
 pick = np.random.default_rng(1).choice(np.flatnonzero(r < 3), 200, replace=False)
-a = f["Header"].attrs["Time"]  # 1: not cosmological, Gadget's u = v
 vesc = np.sqrt(2 * 43007.1 * 1.0 / np.sqrt(r[pick] ** 2 + 1))
 u = vel[pick] / np.linalg.norm(vel[pick], axis=1)[:, None]
 vel[pick] = 2 * vesc[:, None] * u
@@ -36,14 +34,6 @@ PY
   phew-segment "$D/split.grid.h5" -o "$D/split.patches.h5" --threshold 50mean -q
   phew-merge "$D/split.patches.h5" -o "$D/split.clumps.h5" --relevance 2 -q
   deblend "$D/split.clumps.h5" "$D/split.hdf5" -o "$D/split.peaks.h5" -q
-  # A host with three subhaloes, two isolated haloes across the boundary, a background.
-  /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_substructure.py" "$D/sub.hdf5"
-  cic-project "$D/sub.hdf5" -o "$D/sub.grid.h5" --grid 48 -q
-  cic-project "$D/sub.hdf5" -o "$D/amr.grid.h5" --grid 16 --refine 8 --levels 3 -q
-  for m in sub amr; do
-    phew-segment "$D/$m.grid.h5" -o "$D/$m.patches.h5" --threshold 5mean -q
-    phew-merge "$D/$m.patches.h5" -o "$D/$m.clumps.h5" --relevance 2 --saddle-threshold 30mean -q
-  done
 }
 
 setup() {
@@ -119,31 +109,6 @@ PY
   assert_output --partial "ok"
 }
 
-@test "subhaloes in a host: their own particles bound to them, what they release passed to the host" {
-  run unbind "$D/sub.clumps.h5" "$D/sub.hdf5" -o "$OUT/b.h5" -q
-  assert_success
-  run /usr/bin/python3 - "$OUT/b.h5" <<'PY'
-import sys, h5py, numpy as np
-f = h5py.File(sys.argv[1]); o = f["objects"]; p = f["particles"]
-ids, parent = o["id"][...], o["parent"][...]
-subs = np.flatnonzero(parent > 0)
-assert len(subs) == 3, parent
-host = int(parent[subs[0]])
-assert (parent[subs] == host).all()
-h = int(np.flatnonzero(ids == host)[0])
-assert o["n_received"][h] > 0  # particles of the host that crossed a subhalo's cells
-assert o["n_bound_inclusive"][h] == o["n_bound"][h] + o["n_bound_inclusive"][subs].sum()
-for s in subs:
-    # about its 3,000 particles, nearly all a subhalo's own (IDs 30001-39000 are the subhaloes')
-    mine = p["id"][...][p["object"][...] == ids[s]]
-    own = ((mine >= 30001) & (mine <= 39000)).mean()
-    assert len(mine) > 2500 and own > 0.9, (len(mine), own)
-print("ok")
-PY
-  assert_success
-  assert_output --partial "ok"
-}
-
 @test "deblend's peaks.h5: two haloes superposed in space, unbound as one clump, bound as two peaks" {
   run unbind "$D/split.clumps.h5" "$D/split.hdf5" -o "$OUT/c.h5" -q
   assert_success
@@ -174,39 +139,6 @@ PY
   assert_output --partial "ok"
 }
 
-@test "the same data on 1, 2, 3 and 4 ranks (and 2 or 3 threads): uniform grid and adaptive mesh" {
-  for m in sub amr; do
-    unbind "$D/$m.clumps.h5" "$D/sub.hdf5" -o "$OUT/${m}1.h5" -q --threads 1
-    for n in 2 3 4; do
-      run mpi "$n" unbind "$D/$m.clumps.h5" "$D/sub.hdf5" -o "$OUT/$m$n.h5" -q --threads $((n % 2 + 2))
-      assert_success
-      run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/${m}1.h5" "$OUT/$m$n.h5"
-      assert_success
-    done
-  done
-  run /usr/bin/python3 -c "import h5py, sys; o = h5py.File(sys.argv[1])['objects']; assert (o['parent'][...] > 0).sum() >= 1 and len(o['id']) >= 4, len(o['id'])" "$OUT/amr1.h5"
-  assert_success
-}
-
-@test "mergertree PEAKS:BOUND votes with unbind's most-bound particles: the crossing's links as with voters" {
-  local C=$BATS_TEST_TMPDIR/c
-  mkdir -p "$C"
-  /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_crossing.py" "$C" --snapshots 2 --n 3000
-  crossing_stages "$C"
-  for k in 000 001; do unbind "$C/$k.peaks.h5" "$C/snap_$k.hdf5" -o "$C/$k.bound.h5" -q; done
-  run mergertree "$C/000.peaks.h5:$C/000.voters.h5" "$C/001.peaks.h5:$C/001.voters.h5" -o "$OUT/tv.h5" --export-text -q
-  assert_success
-  run mergertree "$C/000.peaks.h5:$C/000.bound.h5" "$C/001.peaks.h5:$C/001.bound.h5" -o "$OUT/tb.h5" --export-text -q
-  assert_success
-  run diff "$OUT/tv.h5.links.txt" "$OUT/tb.h5.links.txt"
-  assert_success
-  run /usr/bin/python3 -c "import h5py, sys; assert (h5py.File(sys.argv[1])['peaks/main_progenitor_id'][...] > 0).sum() >= 2" "$OUT/tb.h5"
-  assert_success
-  # A bound.h5 of other peaks is refused as a stage's voters.
-  mkdir -p "$OUT/x"
-  bad_input mergertree "$OUT/x/t.h5" 3 "was not computed from" "$C/000.peaks.h5:$C/000.bound.h5" "$C/001.peaks.h5:$C/000.bound.h5"
-}
-
 @test "bad input: one line, the documented exit code, nothing written" {
   bad_input unbind "$OUT/b.h5" 2 "centre 'middle'" "$D/pl.clumps.h5" "$D/pl.hdf5" --centre middle
   bad_input unbind "$OUT/b.h5" 2 "'exact'" "$D/pl.clumps.h5" "$D/pl.hdf5" --potential exact
@@ -217,5 +149,6 @@ PY
   bad_input unbind "$OUT/b.h5" 3 "does not match the grid" "$D/split.peaks.h5" "$D/pl.hdf5"
   without_velocities "$D/pl.hdf5" "$BATS_TEST_TMPDIR/novel.hdf5"
   bad_input unbind "$OUT/b.h5" 3 "" "$D/pl.clumps.h5" "$BATS_TEST_TMPDIR/novel.hdf5"
-  bad_input unbind "$OUT/b.h5" 3 "" "$D/pl.clumps.h5" "$D/sub.hdf5"
+  bad_input unbind "$OUT/b.h5" 3 "" "$D/pl.clumps.h5" "$D/split.hdf5"
+  bad_input unbind "$OUT/b.h5" 2 "--saddle needs a clumps.h5" "$D/split.peaks.h5" "$D/split.hdf5" --saddle
 }

@@ -5,7 +5,7 @@ items 5 and 6).
 For each seeded scene (scene.py) the whole chain runs at every rank count: cic-project; phew-segment
 with and without --refine-positions; phew-merge with relevance only, with --saddle-threshold (and
 --particles, --export-text) and with --second-relevance; unbind (profile, and tree around the
-most-bound particle); deblend; unbind on deblend's peaks; voters with the stored potential and
+most-bound particle with --saddle); deblend; unbind on deblend's peaks; voters with the stored potential and
 computed; the same cic-project -> voters chain on the later snapshots; mergertree over the sequence;
 dtfe-surface. Every output must hold the same data as at 1 rank (h5diff on every top-level object,
 plus the root attributes and a byte comparison of every dataset; text exports byte for byte). What is
@@ -93,11 +93,11 @@ def plan(o):
         steps.append(Step(f"{p}.clumps", ["phew-merge", f"{p}.patches.h5", "-o", f"{p}.clumps.h5",
                                           "--relevance", str(o["relevance"]), "--saddle-threshold", o["saddle_threshold"]]
                           + extra, f"{p}.clumps.h5", [f"{p}.patches"]))
-        if k == 0:  # unbind after merge: the profile potential, and the tree with another centre
+        if k == 0:  # unbind after merge: the profile potential, and the tree with another centre and the saddle
             steps.append(Step(f"{p}.bound", ["unbind", f"{p}.clumps.h5", snap, "-o", f"{p}.bound.h5"],
                               f"{p}.bound.h5", [f"{p}.clumps"]))
             steps.append(Step(f"{p}.bound_tree", ["unbind", f"{p}.clumps.h5", snap, "-o", f"{p}.bound_tree.h5",
-                                                  "--potential", "tree", "--centre", "most-bound"],
+                                                  "--potential", "tree", "--centre", "most-bound", "--saddle"],
                               f"{p}.bound_tree.h5", [f"{p}.clumps"]))
         steps.append(Step(f"{p}.peaks", ["deblend", f"{p}.clumps.h5", snap, "-o", f"{p}.peaks.h5"] + o["deblend"],
                           f"{p}.peaks.h5", [f"{p}.clumps"]))

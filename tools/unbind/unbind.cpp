@@ -7,6 +7,7 @@
 #include <phew/io/cells_file.hpp>
 #include <phew/io/clumps_file.hpp>
 #include <phew/mesh/cell_space.hpp>
+#include <phew/io/patches_file.hpp>
 #include <phew/io/peaks_file.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/snapshot.hpp>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <optional>
 #include <thread>
@@ -36,6 +38,9 @@ void declare_unbind_options(CLI::App& app, UnbindOptions& opt) {
   app.add_option("--softening", opt.softening,
                  "Plummer softening, comoving, in the snapshot's length units (default: 1/30 of the mean "
                  "interparticle spacing of the grid)");
+  app.add_flag("--saddle", opt.saddle,
+               "A sub-object keeps only the particles that cannot escape over its key saddle (RAMSES' saddle_pot; "
+               "implies --potential-of-all; reads the patches.h5 the clumps were made from)");
   app.add_flag("--potential-of-all", opt.potential_of_all,
                "The potential of every particle given to an object, bound or not (RAMSES' default), instead of "
                "the bound ones' recomputed at every pass");
@@ -60,7 +65,9 @@ UnbindParams check_unbind_options(const UnbindOptions& opt) {
   UnbindParams c;
   c.params.potential = unbind::parse_potential_mode(opt.potential);
   c.params.centre = unbind::parse_centre_kind(opt.centre);
-  c.params.potential_of_all = opt.potential_of_all;
+  // With the bound particles' potential a saddle threshold cascades (docs/unbind-method.md, "Whose potential").
+  c.params.saddle = opt.saddle;
+  c.params.potential_of_all = opt.potential_of_all || opt.saddle;
   if (opt.softening && !(*opt.softening >= 0 && std::isfinite(*opt.softening)))
     throw core::Error::usage("--softening {} must be a finite length >= 0 (leave it out for the default)", *opt.softening);
   c.softening = opt.softening;
@@ -138,6 +145,26 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
     check_snapshot_matches_grid(info, out.grid, opt.snapshot, opt.clumps);
   });
   ctx.add_inputs([&] { return manifest::snapshot_inputs_in_chain(opt.clumps, info.files); });
+  const mesh::CellSpace space = refinement ? mesh::CellSpace::octree(out.grid.geometry, refinement->levels)
+                                           : mesh::CellSpace::uniform(out.grid.geometry);
+  if (checked.params.saddle) {
+    // The key saddles' cells are in the patches.h5 the clumps were made from (phew-merge's input).
+    if (from_peaks) throw core::Error::usage("--saddle needs a clumps.h5 (deblend's peaks have no saddles)");
+    manifest::RecordedInput recorded;
+    mpi::agree(comm, [&] { recorded = manifest::recorded_input(opt.clumps, 0); });
+    if (recorded.kind != "patches")
+      throw core::Error::input("{}: its first input is a {}, not the patches.h5 --saddle needs", opt.clumps, recorded.kind);
+    if (ctx.add_input(recorded.path, {"patches"}).fingerprint != recorded.fingerprint)
+      throw core::Error::input("{}: not the patches.h5 {} was made from (its fingerprint differs)", recorded.path, opt.clumps);
+    std::map<std::int64_t, double> radius;
+    mpi::agree(comm, [&] {
+      const io::File patches = io::File::open_read(recorded.path);
+      const auto saddles = io::read_saddles(patches, 0, io::read_patches_header(patches).n_saddles);
+      radius = unbind::key_saddle_radii(saddles, io::read_merged_peaks(*input), objects, space);
+    });
+    for (unbind::ObjectRow& o : objects)
+      if (const auto r = radius.find(o.id); r != radius.end()) o.saddle_radius = r->second;
+  }
 
   // The frame (docs/unbind-method.md): comoving positions and peculiar velocities, physical separations
   // a dx and the Hubble flow H(a) a dx; H from the critical density, H^2 = 8 pi G rho_crit / 3.
@@ -186,8 +213,6 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   } else {
     // Each rank takes a run of cells (whole planes, or whole coarse cells balanced by test leaves), as
     // deblend does: a particle's clump is that of the test cell holding it.
-    const mesh::CellSpace space = refinement ? mesh::CellSpace::octree(out.grid.geometry, refinement->levels)
-                                             : mesh::CellSpace::uniform(out.grid.geometry);
     std::vector<std::int64_t> cuts;
     grid::CellLabels labels;
     mpi::agree(comm, [&] {

@@ -21,6 +21,7 @@ struct UnbindOptions {
   std::string centre = "shrinking-sphere";  // phew's peak is a cell centre: up to half a cell off
   std::optional<double> softening;
   bool potential_of_all = false;
+  bool saddle = false;
   std::int64_t min_bound = 10;
   std::int64_t most_bound = 20;
   int max_iterations = 100;
