@@ -31,4 +31,19 @@ import h5py, sys
 c = h5py.File(sys.argv[1])
 print(f"  {len(c['peaks/id'])} peaks -> {len(c['clumps/id'])} level-0 clumps -> {len(c['halos/id'])} haloes")
 PY
+# The ten biggest haloes after unbinding (workflows' unbind key, on by default): bound.h5 (docs/tools/unbind.md).
+if [[ -f $run/bound.h5 ]]; then
+  /usr/bin/python3 - "$run/bound.h5" <<'PY'
+import h5py, sys, numpy as np
+f = h5py.File(sys.argv[1]); o = f["objects"]
+mu, vu = o["mass"].attrs["units"], o["vmax"].attrs["units"].split(" (")[0]
+haloes = np.flatnonzero(o["parent"][...] == 0)
+print(f"  the ten biggest haloes after unbinding (bound mass and Mvir in {mu}, Vmax in {vu}):")
+print("      id     bound      Mvir   Vmax  c_Klypin  subhaloes")
+n_sub = np.bincount(o["parent"][...], minlength=int(o["id"][...].max()) + 1)
+for i in haloes[np.argsort(o["mass_inclusive"][...][haloes], kind="stable")[::-1][:10]]:
+    print(f"  {o['id'][i]:6d} {o['mass_inclusive'][i]:9.4g} {o['mvir'][i]:9.4g} {o['vmax'][i]:6.0f} "
+          f"{o['concentration_klypin'][i]:9.1f} {n_sub[o['id'][i]]:10d}")
+PY
+fi
 echo "pictures: $out/pictures/{slice,massfunction,dendrogram,maps}.png" >&2
