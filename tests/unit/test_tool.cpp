@@ -7,6 +7,7 @@
 #include "phew_merge.hpp"
 #include "phew_segment.hpp"
 #include "synth_particles.hpp"
+#include "unbind.hpp"
 #include "voters.hpp"
 #include <phew/manifest/fields.hpp>
 #include <phew/tool/json_config.hpp>
@@ -131,6 +132,38 @@ TEST(DeblendOptions, ChecksAndConverts) {
                                        [](DeblendOptions& x) { x.bin_fraction = -1; },
                                        [](DeblendOptions& x) { x.velocity_relevance = 1; },
                                        [](DeblendOptions& x) { x.min_particles = 1; }});
+}
+
+TEST(UnbindOptions, ChecksAndConverts) {
+  UnbindOptions o;
+  o.potential = "tree";
+  o.centre = "most-bound";
+  o.saddle = true;
+  o.min_bound = 5;
+  o.most_bound = 30;
+  o.threads = "3";
+  o.softening = 0.5;
+  const UnbindParams p = check_unbind_options(o);
+  EXPECT_EQ(p.params.potential, unbind::PotentialMode::tree);
+  EXPECT_EQ(p.params.centre, unbind::CentreKind::most_bound);
+  EXPECT_TRUE(p.params.saddle);
+  EXPECT_TRUE(p.params.potential_of_all);  // implied by --saddle
+  EXPECT_EQ(p.params.min_bound, 5u);
+  EXPECT_EQ(p.params.n_most_bound, 30u);
+  EXPECT_EQ(p.threads, 3);
+  ASSERT_TRUE(p.softening);
+  EXPECT_EQ(*p.softening, 0.5);
+  EXPECT_EQ(check_unbind_options(UnbindOptions{}).threads, 0);  // auto
+  expect_usage_errors<UnbindOptions>(o, check_unbind_options,
+                                     {[](UnbindOptions& x) { x.potential = "exact"; },
+                                      [](UnbindOptions& x) { x.centre = "middle"; },
+                                      [](UnbindOptions& x) { x.softening = -1.0; },
+                                      [](UnbindOptions& x) { x.min_bound = 0; },
+                                      [](UnbindOptions& x) { x.most_bound = -1; },
+                                      [](UnbindOptions& x) { x.max_iterations = 0; },
+                                      [](UnbindOptions& x) { x.threads = "0"; },
+                                      [](UnbindOptions& x) { x.export_yt = "halos.h5"; },
+                                      [](UnbindOptions& x) { x.export_yt = "dir/.0.h5"; }});
 }
 
 TEST(VotersOptions, ChecksAndConverts) {
