@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # unbind end to end: a Plummer sphere against its analytic bound mass, Vmax and Rmax, with particles
-# faster than escape; yt loads the --export-yt catalogue; deblend's peaks as the objects; bad inputs.
+# faster than escape; an NFW halo's SO mass, Vmax and scale radius against its truth file; yt loads the --export-yt catalogue; deblend's peaks as the objects; bad inputs.
 # The hierarchy (subhaloes, --saddle, ranks and threads, mergertree) is in unbind-hierarchy.bats.
 load common
 
@@ -77,6 +77,38 @@ assert o["converged"][big] == 1 and o["parent"][big] == 0
 # No NaN anywhere: an unmeasurable property is 0.
 for k in o:
     assert np.isfinite(o[k][...]).all(), k
+print("ok")
+PY
+  assert_success
+  assert_output --partial "ok"
+}
+
+@test "an NFW halo in a cosmological box: M200c, R200c, Vmax, Rmax and r_s as the truth file's" {
+  # M200 = 1e12 Msun/h, c = 10, 100,000 particles; a threshold of 30 mean keeps the test cells beyond
+  # r200 (rho(r200) = 131 mean here), so the SO sphere holds every particle it should.
+  synth-particles nfw -o "$OUT/n.hdf5" --particles 100000 --mass 100 --concentration 10 --box 2000 \
+    --cosmology 0.3,0.7,0.7 --seed 4 -q
+  cic-project "$OUT/n.hdf5" -o "$OUT/n.grid.h5" --grid 128 -q
+  phew-segment "$OUT/n.grid.h5" -o "$OUT/n.patches.h5" --threshold 30mean -q
+  phew-merge "$OUT/n.patches.h5" -o "$OUT/n.clumps.h5" -q
+  run unbind "$OUT/n.clumps.h5" "$OUT/n.hdf5" -o "$OUT/n.bound.h5" -q
+  assert_success
+  run /usr/bin/python3 - "$OUT/n.bound.h5" "$OUT/n.truth.h5" <<'PY'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1]); o = f["objects"]; t = h5py.File(sys.argv[2])["components"]
+G = f.attrs["gravitational_constant"]
+b = int(np.argmax(o["n_particles"][...]))
+m200, r200, rs = t["m200"][0], t["r200"][0], t["scale_radius"][0]
+c = r200 / rs
+mu = lambda y: np.log1p(y) - y / (1 + y)
+vmax = np.sqrt(G * m200 / r200 * 0.2162 * c / mu(c))  # v_c^2 peaks at 2.1626 r_s
+got = {k: float(o[k][b]) for k in ("m200c", "r200c", "vmax", "rmax", "rs_fit", "rs_klypin")}
+print(got, "analytic", m200, r200, vmax, 2.1626 * rs, rs)
+# 1e5 particles: the masses inside r200 and Rmax carry 0.3-0.5% Poisson errors.
+assert abs(got["m200c"] / m200 - 1) < 0.02 and abs(got["r200c"] / r200 - 1) < 0.01
+assert abs(got["vmax"] / vmax - 1) < 0.01 and abs(got["rmax"] / (2.1626 * rs) - 1) < 0.05
+assert abs(got["rs_fit"] / rs - 1) < 0.1 and abs(got["rs_klypin"] / rs - 1) < 0.1
+assert o["n_bound"][b] == o["n_particles"][b]
 print("ok")
 PY
   assert_success
