@@ -156,20 +156,32 @@ std::uint64_t Octree::leaf_count() const {
 }
 
 std::vector<Cell> Octree::leaves() const {
-  std::vector<std::pair<std::uint64_t, Cell>> keyed;
-  keyed.reserve(leaf_count());
-  for (int l = 0; l <= levels_; ++l) {
-    const auto& first = first_child_[static_cast<std::size_t>(l)];
-    for (std::size_t s = 0; s < first.size(); ++s) {
-      if (first[s] != kLeaf) continue;
-      const Cell c = cell_at_slot(l, s);
-      keyed.emplace_back(cell_key(c, levels_), c);
+  // Key order without a sort: the coarse cells in Morton order (a coarse cell's key is its Morton code
+  // shifted by 3 levels per level), each one's subtree depth first with the children in octant order
+  // (a child's code is its parent's << 3 | octant), leaves only.
+  std::vector<std::pair<std::uint64_t, std::int64_t>> coarse;
+  coarse.reserve(coarse_.cells());
+  for (std::int64_t s = 0; s < static_cast<std::int64_t>(coarse_.cells()); ++s) {
+    const auto i = coarse_.cell_at(s);
+    coarse.emplace_back(code_of({i.i, i.j, i.k}), s);
+  }
+  std::sort(coarse.begin(), coarse.end());
+  std::vector<Cell> out;
+  out.reserve(leaf_count());
+  std::vector<std::pair<int, std::size_t>> stack;  // (level, slot), the next to visit on top
+  for (const auto& [code, s0] : coarse) {
+    stack.emplace_back(0, static_cast<std::size_t>(s0));
+    while (!stack.empty()) {
+      const auto [level, s] = stack.back();
+      stack.pop_back();
+      const std::uint32_t first = first_child_[static_cast<std::size_t>(level)][s];
+      if (first == kLeaf) {
+        out.push_back(cell_at_slot(level, s));
+        continue;
+      }
+      for (int o = 7; o >= 0; --o) stack.emplace_back(level + 1, static_cast<std::size_t>(first) + static_cast<std::size_t>(o));
     }
   }
-  std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<Cell> out;
-  out.reserve(keyed.size());
-  for (const auto& [key, c] : keyed) out.push_back(c);
   return out;
 }
 

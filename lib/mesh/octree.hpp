@@ -107,5 +107,8 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
 // uniform grid). Masses per leaf, in the order of tree.leaves().
 std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass);
+// The same with the tree's leaves at hand (tree.leaves()), not made again.
+std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<Cell>& leaves, grid::Assignment assignment,
+                                      std::span<const double> position, std::span<const double> mass);
 
 }  // namespace phew::mesh
