@@ -15,6 +15,8 @@ import sys
 import h5py
 import numpy as np
 
+DIRECTIONS = [(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1) if (a, b, c) != (0, 0, 0)]
+
 
 def spread(v):
     """Every bit b of v moved to bit 3b (numpy uint64)."""
@@ -50,23 +52,22 @@ class Leaves:
         self.index = corner >> (self.K - self.level)[:, None]  # on the leaf's own lattice
         # (level, i, j, k) -> row
         self.at = {(int(l), int(a), int(b), int(c)): n for n, (l, (a, b, c)) in enumerate(zip(self.level, self.index))}
+        self.n = [tuple(int(x) for x in self.shape << l) for l in range(self.K + 1)]
 
     def wrap(self, level, i):
-        n = self.shape << level
+        n = self.n[level]
         if self.periodic:
-            return tuple(int(x) for x in np.mod(i, n))
-        if np.any(i < 0) or np.any(i >= n):
+            return tuple(x % m for x, m in zip(i, n))
+        if any(x < 0 or x >= m for x, m in zip(i, n)):
             return None
-        return tuple(int(x) for x in i)
+        return tuple(i)
 
     def touching(self, row):
         """Rows of the leaves touching leaf `row` by a face, an edge or a corner."""
-        l, i = int(self.level[row]), self.index[row]
+        l, i = int(self.level[row]), tuple(int(x) for x in self.index[row])
         out = set()
-        for d in np.array(np.meshgrid([-1, 0, 1], [-1, 0, 1], [-1, 0, 1], indexing="ij")).reshape(3, -1).T:
-            if not d.any():
-                continue
-            n = self.wrap(l, i + d)
+        for d in DIRECTIONS:
+            n = self.wrap(l, (i[0] + d[0], i[1] + d[1], i[2] + d[2]))
             if n is None:
                 continue
             found = self._covering(l, n)
