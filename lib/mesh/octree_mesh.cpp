@@ -154,6 +154,16 @@ std::size_t OctreeMesh::neighbours_of(std::size_t s, Neighbours& out) const {
   // level finer (the mesh is balanced), of which those on the leaf's side touch it. Computed when asked:
   // the watershed asks for the test cells only, so the mesh holds 16 bytes per leaf, not a list.
   const Cell c = cell_of_key(key_[s], levels_);
+  // The slots of a coarse cell, by the first key of its subtree; most neighbours share the leaf's own.
+  const auto coarse_slots = [&](std::uint64_t begin) {
+    const auto at = std::upper_bound(coarse_begin_.begin(), coarse_begin_.end(), begin) - coarse_begin_.begin() - 1;
+    if (at < 0 || coarse_begin_[static_cast<std::size_t>(at)] != begin)
+      throw core::Error::internal("octree mesh: the coarse cell of leaf key {} is not among the slots", begin);
+    return std::pair{key_.begin() + static_cast<std::ptrdiff_t>(coarse_slot_[static_cast<std::size_t>(at)]),
+                     key_.begin() + static_cast<std::ptrdiff_t>(coarse_slot_[static_cast<std::size_t>(at) + 1])};
+  };
+  const std::uint64_t own_begin = subtree_begin(key_[s], levels_);
+  const auto own = coarse_slots(own_begin);
   std::size_t count = 0;
   for (int a = -1; a <= 1; ++a)
     for (int b = -1; b <= 1; ++b)
@@ -162,11 +172,8 @@ std::size_t OctreeMesh::neighbours_of(std::size_t s, Neighbours& out) const {
         Cell n{c.level, {c.index[0] + a, c.index[1] + b, c.index[2] + d}};
         if (!normalise_cell(coarse_, n)) continue;
         const std::uint64_t corner = cell_key(n, levels_);
-        const auto at = std::upper_bound(coarse_begin_.begin(), coarse_begin_.end(), corner) - coarse_begin_.begin() - 1;
-        if (at < 0 || coarse_begin_[static_cast<std::size_t>(at)] != subtree_begin(corner, levels_))
-          throw core::Error::internal("octree mesh: the coarse cell of leaf key {} is not among the slots", corner);
-        const auto lo = key_.begin() + static_cast<std::ptrdiff_t>(coarse_slot_[static_cast<std::size_t>(at)]);
-        const auto hi = key_.begin() + static_cast<std::ptrdiff_t>(coarse_slot_[static_cast<std::size_t>(at) + 1]);
+        const std::uint64_t begin = subtree_begin(corner, levels_);
+        const auto [lo, hi] = begin == own_begin ? own : coarse_slots(begin);
         const auto holder = std::upper_bound(lo, hi, corner | 0xF) - 1;  // the last leaf at or before n's corner point
         if (static_cast<int>(*holder & 0xF) <= c.level) {
           out[count++] = static_cast<std::uint32_t>(holder - key_.begin());
