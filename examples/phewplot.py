@@ -17,6 +17,8 @@
                           Srisawat et al. 2013 Fig. 3-6 style)
   phewplot.py labels      patches.h5|clumps.h5 out.h5    the cell labels as dense int grids /peak or
                           /clump and /halo [nx][ny][nz] (the files store the test cells only)
+  phewplot.py levels      clumps.h5 grid.h5 out.png      an adaptive mesh (cic-project --refine): a slice
+                          of the leaves' levels and densities with the clump and halo outlines [--index I]
 
 SNAPSHOT is what the tools take: a Gadget/SWIFT/AREPO HDF5 file (the first piece of a multi-file one), a
 phew particle file, or a RAMSES output folder (read by ramses_phew.py, beside this script).
@@ -322,6 +324,95 @@ def slice_(a):
         ax[1].set_title(f"zoom on the most massive halo ({hid[k]}, {mass})\nits level-0 clumps (cyan)")
     fig.colorbar(im, ax=ax, shrink=0.85, label=r"$\log_{10}\,\rho/\bar\rho$ (mean over the slab)")
     fig.savefig(a.out, dpi=a.dpi, bbox_inches="tight")
+
+
+# ---- the adaptive mesh -----------------------------------------------------------------------------
+
+def decode_keys(key, levels):
+    """A leaf key (docs/formats.md, "grid.h5 with an adaptive mesh") -> (level, lower corner on the
+    finest lattice [n][3])."""
+    key = np.asarray(key, dtype=np.uint64)
+    m = key >> np.uint64(4)
+
+    def gather(v):
+        out = np.zeros_like(v)
+        for b in range(21):
+            out |= ((v >> np.uint64(3 * b)) & np.uint64(1)) << np.uint64(b)
+        return out
+    corner = np.stack([gather(m >> np.uint64(2)), gather(m >> np.uint64(1)), gather(m)], axis=1).astype(np.int64)
+    return (key & np.uint64(15)).astype(np.int64), corner
+
+
+def levels(a):
+    with h5py.File(a.grid) as g, h5py.File(a.clumps) as c:
+        if "grid/leaves" not in g:
+            raise SystemExit(f"{a.grid}: not an adaptive grid (cic-project --refine)")
+        attrs = dict(g["grid"].attrs)
+        L = g["grid/leaves"]
+        K = int(L.attrs["levels"])
+        level, corner = decode_keys(L["key"][...], K)
+        rho = L["density"][...].astype(float)
+        key = L["key"][...]
+        cells, clump, halo = c["cells/index"][...], c["cells/clump"][...].astype(np.int64), c["cells/halo"][...].astype(np.int64)
+        hmass, hpos = c["halos/mass"][...], c["halos/peak_position"][...]
+    shape, box, origin = np.asarray(attrs["shape"]), np.asarray(attrs["box_size"]), np.asarray(attrs["origin"])
+    fine = shape << K
+    h = box / fine
+    # The plane of the finest lattice through the most massive halo's peak (or --index, on that lattice).
+    if a.index is not None:
+        xs = a.index
+    elif len(hmass):
+        xs = int((hpos[int(np.argmax(hmass))][0] - origin[0]) / h[0]) % fine[0]
+    else:
+        xs = fine[0] // 2
+    side = 1 << (K - level)
+    cut = (corner[:, 0] <= xs) & (xs < corner[:, 0] + side)
+    lev2 = np.full((fine[1], fine[2]), -1, dtype=np.int64)
+    rho2 = np.zeros((fine[1], fine[2]))
+    clump2 = np.zeros((fine[1], fine[2]), dtype=np.int64)
+    halo2 = np.zeros((fine[1], fine[2]), dtype=np.int64)
+    at = np.searchsorted(key, cells)  # the test leaves among the leaves
+    leaf_clump = np.zeros(len(key), dtype=np.int64)
+    leaf_halo = np.zeros(len(key), dtype=np.int64)
+    leaf_clump[at], leaf_halo[at] = clump, halo
+    for n in np.flatnonzero(cut):
+        s = side[n]
+        blk = (slice(corner[n, 1], corner[n, 1] + s), slice(corner[n, 2], corner[n, 2] + s))
+        lev2[blk], rho2[blk], clump2[blk], halo2[blk] = level[n], rho[n], leaf_clump[n], leaf_halo[n]
+    f, lunits = display_length(attrs["length_units"], box.max())
+    extent = [origin[1] * f, (origin[1] + box[1]) * f, origin[2] * f, (origin[2] + box[2]) * f]
+    fig, ax = plt.subplots(1, 2, figsize=(12.4, 5.6), constrained_layout=True)
+    cmap = matplotlib.colormaps["viridis"].resampled(K + 1)
+    im0 = ax[0].imshow(lev2.T, origin="lower", extent=extent, cmap=cmap, vmin=-0.5, vmax=K + 0.5, interpolation="nearest")
+    # The zoom: the leaves' density around the most massive halo, 6 coarse cells each side.
+    mean = float(attrs["mean_density"]) if float(attrs["mean_density"]) > 0 else 1.0
+    im1 = ax[1].imshow(np.log10(np.maximum(rho2 / mean, 1e-2)).T, origin="lower", extent=extent, cmap="magma", vmin=-2,
+                       interpolation="nearest")
+    if len(hmass):
+        p = hpos[int(np.argmax(hmass))] * f
+        w = 6 * box[1] / shape[1] * f
+        ax[1].set(xlim=(p[1] - w, p[1] + w), ylim=(p[2] - w, p[2] + w))
+        ax[0].add_patch(matplotlib.patches.Rectangle((p[1] - w, p[2] - w), 2 * w, 2 * w, fill=False, ec="white", ls="--", lw=0.8))
+        grid_lines = []  # the leaves' edges in the zoom, so that the levels show
+        for n in np.flatnonzero(cut):
+            y0, z0, s = corner[n, 1] * h[1] * f + extent[0], corner[n, 2] * h[2] * f + extent[2], side[n] * h[1] * f
+            if abs(y0 - p[1]) < w + s and abs(z0 - p[2]) < w + s:
+                grid_lines += [[(y0, z0), (y0 + s, z0)], [(y0, z0), (y0, z0 + s)]]
+        ax[1].add_collection(LineCollection(grid_lines, colors="#7fbfff", linewidths=0.3, alpha=0.6))
+    for axis in ax:
+        axis.add_collection(LineCollection(outline_segments(clump2, extent[0], h[1] * f, extent[2], h[2] * f),
+                                           colors="#ff3030", linewidths=0.7))
+        axis.add_collection(LineCollection(outline_segments(halo2, extent[0], h[1] * f, extent[2], h[2] * f),
+                                           colors="white", linewidths=1.2))
+        axis.set(xlabel=f"y [{lunits}]", ylabel=f"z [{lunits}]", aspect="equal")
+    x = (origin[0] + (xs + 0.5) * h[0]) * f
+    ax[0].set_title(f"leaf levels above the {shape[0]}x{shape[1]}x{shape[2]} coarse grid at x = {x:.4g} {lunits}\n"
+                    f"clumps (red) and haloes (white) of {os.path.basename(a.clumps)}")
+    ax[1].set_title("zoom on the most massive halo: the leaves (blue edges) and their density")
+    fig.colorbar(im0, ax=ax[0], shrink=0.85, ticks=range(K + 1), label="level")
+    fig.colorbar(im1, ax=ax[1], shrink=0.85, label=r"$\log_{10}\,\rho/\bar\rho$")
+    fig.savefig(a.out, dpi=a.dpi, bbox_inches="tight")
+    print(f"{a.out}: {int(cut.sum()):,} leaves cut by the plane x = {x:.4g} {lunits}")
 
 
 # ---- mass function ---------------------------------------------------------------------------------
@@ -903,6 +994,9 @@ def main():
     s.add_argument("stats"), s.add_argument("out")
     s = command("labels", labels)
     s.add_argument("file"), s.add_argument("out")
+    s = command("levels", levels)
+    s.add_argument("clumps"), s.add_argument("grid"), s.add_argument("out")
+    s.add_argument("--index", type=int, help="the plane, on the finest lattice (default: through the most massive halo)")
     a = ap.parse_args()
     a.fn(a)
 

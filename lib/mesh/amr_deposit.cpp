@@ -61,7 +61,7 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
 
   // Each particle to every rank whose slab is within `margin` planes of it, in rank order of the
   // sources and each source's order: the global order.
-  const std::vector<Particle> window = mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
+  std::vector<Particle> window = mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
     const std::int64_t plane = particle.plane;
     std::vector<int> sent;
     const auto to = [&](int r) {
@@ -84,9 +84,16 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
     for (std::size_t d = 0; d < 3; ++d) wpos[3 * p + d] = window[p].x[d];
     wmass[p] = window[p].m;
   }
-  const Octree tree = build_octree(coarse, params, wpos, wmass);
-  const std::vector<Cell> leaves = tree.leaves();
-  const std::vector<double> leaf_mass = deposit_on_leaves(tree, params.assignment, wpos, wmass);
+  window = {};
+  std::vector<Cell> leaves;
+  std::vector<double> leaf_mass;
+  {
+    const Octree tree = build_octree(coarse, params, wpos, wmass);
+    leaves = tree.leaves();
+    leaf_mass = deposit_on_leaves(tree, leaves, params.assignment, wpos, wmass);
+  }  // the tree and the window's particles are not needed beyond here
+  wpos = {};
+  wmass = {};
 
   // This rank's leaves (those of its planes), their total in plane chunks, and their counts per level.
   const std::int64_t x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());

@@ -103,7 +103,11 @@ class LeafDeposit {
 
 std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass) {
-  const std::vector<Cell> leaves = tree.leaves();
+  return deposit_on_leaves(tree, tree.leaves(), assignment, position, mass);
+}
+
+std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<Cell>& leaves, grid::Assignment assignment,
+                                      std::span<const double> position, std::span<const double> mass) {
   std::vector<double> out(leaves.size(), 0.0);
   LeafDeposit deposit(tree, leaves, out);
   for (std::size_t p = 0; p < mass.size(); ++p) {

@@ -43,8 +43,8 @@ Cell child_holding(const Cell& c, const std::array<double, 3>& u) {
 }  // namespace
 
 Octree::Octree(const grid::GridGeometry& coarse, int levels)
-    : coarse_(coarse), levels_(levels), codes_(static_cast<std::size_t>(levels) + 1), split_(static_cast<std::size_t>(levels) + 1) {
-  split_[0].assign(coarse.cells(), 0);
+    : coarse_(coarse), levels_(levels), codes_(static_cast<std::size_t>(levels) + 1), first_child_(static_cast<std::size_t>(levels) + 1) {
+  first_child_[0].assign(coarse.cells(), kLeaf);
 }
 
 Octree Octree::from_leaves(const grid::GridGeometry& coarse, int levels, const std::vector<Cell>& leaves) {
@@ -93,11 +93,16 @@ bool normalise_cell(const grid::GridGeometry& coarse, Cell& c) {
 }
 
 std::int64_t Octree::slot(const Cell& c) const {
-  if (c.level == 0) return coarse_.linear({c.index[0], c.index[1], c.index[2]});
-  const auto& codes = codes_[static_cast<std::size_t>(c.level)];
-  const std::uint64_t code = code_of(c.index);
-  const auto it = std::lower_bound(codes.begin(), codes.end(), code);
-  return it != codes.end() && *it == code ? it - codes.begin() : -1;
+  const int shift0 = c.level;
+  std::int64_t s = coarse_.linear({c.index[0] >> shift0, c.index[1] >> shift0, c.index[2] >> shift0});
+  for (int l = 0; l < c.level; ++l) {
+    const std::uint32_t first = first_child_[static_cast<std::size_t>(l)][static_cast<std::size_t>(s)];
+    if (first == kLeaf) return -1;
+    const int shift = c.level - l - 1;  // the octant of the level-(l+1) ancestor
+    const int octant = static_cast<int>((c.index[0] >> shift & 1) << 2 | (c.index[1] >> shift & 1) << 1 | (c.index[2] >> shift & 1));
+    s = static_cast<std::int64_t>(first) + octant;
+  }
+  return s;
 }
 
 Cell Octree::cell_at_slot(int level, std::size_t s) const {
@@ -110,7 +115,7 @@ Cell Octree::cell_at_slot(int level, std::size_t s) const {
 
 bool Octree::split(const Cell& c) const {
   const std::int64_t s = slot(c);
-  return s >= 0 && split_[static_cast<std::size_t>(c.level)][static_cast<std::size_t>(s)] != 0;
+  return s >= 0 && first_child_[static_cast<std::size_t>(c.level)][static_cast<std::size_t>(s)] != kLeaf;
 }
 
 Cell Octree::covering_leaf(Cell c) const {
@@ -146,40 +151,58 @@ std::uint64_t Octree::cells(int level) const {
 
 std::uint64_t Octree::leaf_count() const {
   std::uint64_t n = 0;
-  for (const auto& s : split_) n += static_cast<std::uint64_t>(std::count(s.begin(), s.end(), 0));
+  for (const auto& f : first_child_) n += static_cast<std::uint64_t>(std::count(f.begin(), f.end(), kLeaf));
   return n;
 }
 
 std::vector<Cell> Octree::leaves() const {
-  std::vector<std::pair<std::uint64_t, Cell>> keyed;
-  keyed.reserve(leaf_count());
-  for (int l = 0; l <= levels_; ++l) {
-    const auto& split = split_[static_cast<std::size_t>(l)];
-    for (std::size_t s = 0; s < split.size(); ++s) {
-      if (split[s]) continue;
-      const Cell c = cell_at_slot(l, s);
-      keyed.emplace_back(cell_key(c, levels_), c);
+  // Key order without a sort: the coarse cells in Morton order (a coarse cell's key is its Morton code
+  // shifted by 3 levels per level), each one's subtree depth first with the children in octant order
+  // (a child's code is its parent's << 3 | octant), leaves only.
+  std::vector<std::pair<std::uint64_t, std::int64_t>> coarse;
+  coarse.reserve(coarse_.cells());
+  for (std::int64_t s = 0; s < static_cast<std::int64_t>(coarse_.cells()); ++s) {
+    const auto i = coarse_.cell_at(s);
+    coarse.emplace_back(code_of({i.i, i.j, i.k}), s);
+  }
+  std::sort(coarse.begin(), coarse.end());
+  std::vector<Cell> out;
+  out.reserve(leaf_count());
+  std::vector<std::pair<int, std::size_t>> stack;  // (level, slot), the next to visit on top
+  for (const auto& [code, s0] : coarse) {
+    stack.emplace_back(0, static_cast<std::size_t>(s0));
+    while (!stack.empty()) {
+      const auto [level, s] = stack.back();
+      stack.pop_back();
+      const std::uint32_t first = first_child_[static_cast<std::size_t>(level)][s];
+      if (first == kLeaf) {
+        out.push_back(cell_at_slot(level, s));
+        continue;
+      }
+      for (int o = 7; o >= 0; --o) stack.emplace_back(level + 1, static_cast<std::size_t>(first) + static_cast<std::size_t>(o));
     }
   }
-  std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<Cell> out;
-  out.reserve(keyed.size());
-  for (const auto& [key, c] : keyed) out.push_back(c);
   return out;
 }
 
 void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
-  auto& split = split_[static_cast<std::size_t>(level)];
+  auto& first = first_child_[static_cast<std::size_t>(level)];
   auto& children = codes_[static_cast<std::size_t>(level) + 1];
   children.reserve(children.size() + 8 * slots.size());
   for (const std::int64_t s : slots) {
-    split[static_cast<std::size_t>(s)] = 1;
+    first[static_cast<std::size_t>(s)] = 0;  // split: its first child's slot is set below
     const Cell c = cell_at_slot(level, static_cast<std::size_t>(s));
     for (int o = 0; o < 8; ++o) children.push_back(code_of(child(c, o).index));
   }
   std::sort(children.begin(), children.end());
   children.erase(std::unique(children.begin(), children.end()), children.end());
-  split_[static_cast<std::size_t>(level) + 1].assign(children.size(), 0);
+  if (children.size() >= kLeaf) throw core::Error::usage("the octree would have more than 2^32 cells at level {}", level + 1);
+  first_child_[static_cast<std::size_t>(level) + 1].assign(children.size(), kLeaf);
+  for (std::size_t s = 0; s < first.size(); ++s) {
+    if (first[s] == kLeaf) continue;
+    const std::uint64_t code = code_of(child(cell_at_slot(level, s), 0).index);
+    first[s] = static_cast<std::uint32_t>(std::lower_bound(children.begin(), children.end(), code) - children.begin());
+  }
 }
 
 namespace {

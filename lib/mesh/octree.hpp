@@ -76,9 +76,12 @@ class Octree {
   grid::GridGeometry coarse_;
   int levels_;
   // Per level: Morton codes of the existing cells on the level's lattice (level 0: empty, all exist),
-  // and which of them are split (level 0: by linear index).
+  // and for each cell (level 0: by linear index) the slot of its first child, kLeaf when it is not split.
+  // Children of a split cell are 8 consecutive slots in octant order (a child's code is its parent's
+  // code << 3 | octant), so a cell's slot is found from its coarse cell down, one step per level.
+  static constexpr std::uint32_t kLeaf = ~std::uint32_t{0};
   std::vector<std::vector<std::uint64_t>> codes_;
-  std::vector<std::vector<char>> split_;
+  std::vector<std::vector<std::uint32_t>> first_child_;
 };
 
 // The leaves that touch `leaf` by a face, an edge or a corner (PHEW's neighbours on an adaptive mesh,
@@ -104,5 +107,8 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
 // uniform grid). Masses per leaf, in the order of tree.leaves().
 std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass);
+// The same with the tree's leaves at hand (tree.leaves()), not made again.
+std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<Cell>& leaves, grid::Assignment assignment,
+                                      std::span<const double> position, std::span<const double> mass);
 
 }  // namespace phew::mesh

@@ -4,6 +4,7 @@
 #include <phew/mpi/route.hpp>
 
 #include <algorithm>
+#include <array>
 
 namespace phew::mesh {
 namespace {
@@ -135,15 +136,65 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
     }
   }
 
-  // Neighbours: the touching leaves, found in the octree of every slot's leaf.
-  std::vector<Cell> cells(key_.size());
-  for (std::size_t s = 0; s < key_.size(); ++s) cells[s] = cell_of_key(key_[s], levels);
-  const Octree tree = Octree::from_leaves(coarse, levels, cells);
-  neighbour_begin_.assign(keys.size() + 1, 0);
-  for (std::size_t s = first_; s < end_; ++s) {
-    for (const Cell& t : touching_leaves(tree, cells[s])) neighbour_.push_back(static_cast<std::uint32_t>(slot_of(cell_key(t, levels))));
-    neighbour_begin_[s - first_ + 1] = neighbour_.size();
+  // Where each coarse cell's leaves begin among the slots, for neighbours_of's searches.
+  for (std::size_t s = 0; s < key_.size(); ++s) {
+    const std::uint64_t begin = subtree_begin(key_[s], levels);
+    if (coarse_begin_.empty() || coarse_begin_.back() != begin) {
+      coarse_begin_.push_back(begin);
+      coarse_slot_.push_back(s);
+    }
   }
+  coarse_slot_.push_back(key_.size());
+}
+
+std::size_t OctreeMesh::neighbours_of(std::size_t s, Neighbours& out) const {
+  // The touching leaves (touching_leaves' rule), by binary searches of the slots' keys inside one coarse
+  // cell: for each of the 26 cells n of the leaf's level around it, the leaf holding n's corner is n
+  // itself or a coarser leaf covering n, or else lies inside n, which is then split into leaves one
+  // level finer (the mesh is balanced), of which those on the leaf's side touch it. Computed when asked:
+  // the watershed asks for the test cells only, so the mesh holds 16 bytes per leaf, not a list.
+  const Cell c = cell_of_key(key_[s], levels_);
+  // The slots of a coarse cell, by the first key of its subtree; most neighbours share the leaf's own.
+  const auto coarse_slots = [&](std::uint64_t begin) {
+    const auto at = std::upper_bound(coarse_begin_.begin(), coarse_begin_.end(), begin) - coarse_begin_.begin() - 1;
+    if (at < 0 || coarse_begin_[static_cast<std::size_t>(at)] != begin)
+      throw core::Error::internal("octree mesh: the coarse cell of leaf key {} is not among the slots", begin);
+    return std::pair{key_.begin() + static_cast<std::ptrdiff_t>(coarse_slot_[static_cast<std::size_t>(at)]),
+                     key_.begin() + static_cast<std::ptrdiff_t>(coarse_slot_[static_cast<std::size_t>(at) + 1])};
+  };
+  const std::uint64_t own_begin = subtree_begin(key_[s], levels_);
+  const auto own = coarse_slots(own_begin);
+  std::size_t count = 0;
+  for (int a = -1; a <= 1; ++a)
+    for (int b = -1; b <= 1; ++b)
+      for (int d = -1; d <= 1; ++d) {
+        if (a == 0 && b == 0 && d == 0) continue;
+        Cell n{c.level, {c.index[0] + a, c.index[1] + b, c.index[2] + d}};
+        if (!normalise_cell(coarse_, n)) continue;
+        const std::uint64_t corner = cell_key(n, levels_);
+        const std::uint64_t begin = subtree_begin(corner, levels_);
+        const auto [lo, hi] = begin == own_begin ? own : coarse_slots(begin);
+        const auto holder = std::upper_bound(lo, hi, corner | 0xF) - 1;  // the last leaf at or before n's corner point
+        if (static_cast<int>(*holder & 0xF) <= c.level) {
+          out[count++] = static_cast<std::uint32_t>(holder - key_.begin());
+          continue;
+        }
+        const int dir[3] = {a, b, d};
+        for (int octant = 0; octant < 8; ++octant) {
+          const int bit[3] = {octant >> 2 & 1, octant >> 1 & 1, octant & 1};
+          bool touches = true;  // on the side of n that faces the leaf, along every axis it is offset
+          for (std::size_t k = 0; k < 3; ++k) touches = touches && (dir[k] == 0 || bit[k] == (dir[k] < 0 ? 1 : 0));
+          if (!touches) continue;
+          const std::uint64_t key = cell_key(child(n, octant), levels_);
+          const auto it = std::lower_bound(lo, hi, key);
+          if (it == hi || *it != key) throw core::Error::internal("octree mesh: leaf {} is not balanced (no leaf {})", key_[s], key);
+          out[count++] = static_cast<std::uint32_t>(it - key_.begin());
+        }
+      }
+  std::sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count));  // slot order is key order
+  count = static_cast<std::size_t>(std::unique(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count)) - out.begin());
+  count = static_cast<std::size_t>(std::remove(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count), static_cast<std::uint32_t>(s)) - out.begin());
+  return count;
 }
 
 std::int64_t OctreeMesh::chunk(std::size_t s) const {

@@ -12,6 +12,7 @@
 #include <phew/mesh/octree.hpp>
 #include <phew/mpi/comm.hpp>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -37,10 +38,15 @@ class OctreeMesh {
   int levels() const { return levels_; }
   const grid::GridGeometry& coarse() const { return coarse_; }
 
+  // The leaves touching local leaf s, each once, in slot order: at most 6 faces x 4 + 12 edges x 2 + 8
+  // corners of finer leaves.
+  using Neighbours = std::array<std::uint32_t, 56>;
+  std::size_t neighbours_of(std::size_t s, Neighbours& out) const;
   template <typename F>
   void for_each_neighbour(std::size_t s, F&& f) const {
-    const std::size_t l = s - first_;
-    for (std::size_t i = neighbour_begin_[l]; i < neighbour_begin_[l + 1]; ++i) f(static_cast<std::size_t>(neighbour_[i]));
+    Neighbours n;
+    const std::size_t count = neighbours_of(s, n);
+    for (std::size_t i = 0; i < count; ++i) f(static_cast<std::size_t>(n[i]));
   }
 
   // Ghost members of `members` get their owners' values (one value per member, in slot order). A ghost
@@ -54,8 +60,9 @@ class OctreeMesh {
   std::vector<double> density_;
   std::size_t first_ = 0, end_ = 0;
   std::vector<char> boundary_;                   // per local slot
-  std::vector<std::uint64_t> neighbour_begin_;   // per local slot + 1
-  std::vector<std::uint32_t> neighbour_;         // slots
+  // The coarse cells among the slots: the first key of each one's subtree, and its first slot (+ the end).
+  std::vector<std::uint64_t> coarse_begin_;
+  std::vector<std::size_t> coarse_slot_;
   // Ghost exchange: for each rank, the local slots it holds as ghosts (in key order), and the ghost
   // slots this rank holds of it (in key order).
   std::vector<std::vector<std::uint32_t>> send_, receive_;

@@ -31,6 +31,10 @@ setup_file() {
     voters "$D/r$k.peaks.h5" "$o" -o "$D/r$k.voters.h5" -q
   done
   mergertree "$D/r3.peaks.h5" "$D/r4.peaks.h5" -o "$D/tree.h5" --stats "$D/stats.json" -q
+  # The adaptive mesh of the last output, as RAMSES refined it (levels 5-10, m_refine 8).
+  cic-project "$R/output_00004" -o "$D/a4.grid.h5" --grid 32 --refine 8 --levels 5 --buffer 2 -q
+  phew-segment "$D/a4.grid.h5" -o "$D/a4.patches.h5" --threshold 80mean -q
+  phew-merge "$D/a4.patches.h5" -o "$D/a4.clumps.h5" --relevance 3 --saddle-threshold 200mean -q
   dtfe-surface "$R/output_00004" -c "$D/r4.clumps.h5" --top 2 -L 2 --resolution 16 -o "$D/maps.h5" -q
   # Two spheres crossing at 600 km/s with their potential stored (Gadget-style HDF5): deblend splits them.
   /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_overlap.py" "$D/cross.hdf5" --dv 600 --n 4000 --seed 1 --potential
@@ -73,7 +77,12 @@ setup() {
   assert_success
   run plot labels "$D/r4.clumps.h5" "$OUT/labels.h5"
   assert_success
-  for f in slice mf dendrogram maps paths treestats velocity-ramses velocity voters-ramses voters ramses; do
+  run plot levels "$D/a4.clumps.h5" "$D/a4.grid.h5" "$OUT/levels.png"
+  assert_success
+  run plot levels "$D/r4.clumps.h5" "$D/r4.grid.h5" "$OUT/none.png"
+  assert_failure
+  assert_output --partial "not an adaptive grid"
+  for f in slice mf dendrogram maps paths treestats velocity-ramses velocity voters-ramses voters ramses levels; do
     is_png "$OUT/$f.png"
   done
 }

@@ -40,6 +40,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import reference  # noqa: E402
+import reference_amr  # noqa: E402
 import scene as scene_mod  # noqa: E402
 
 # Waiting ranks yield the core: with more ranks than cores (and two scenes side by side under ctest -j2)
@@ -398,30 +399,35 @@ class Scene:
         """Serial references on the 1-rank outputs (reference.py)."""
         have = {s.name for s in steps if (folder / s.output).exists()}
         todo = []
-        if o.get("amr"):  # reference.py reads a uniform grid; the octree's reference is tests/mpi/test_octree_mesh_mpi.cpp
-            return
-        for k in range(o["snapshots"]):
-            p = f"{k:03d}"
-            todo.append(("phew-segment", f"{p}.patches", lambda p=p: reference.check_segment(
-                folder / f"{p}.grid.h5", folder / f"{p}.patches.h5", o["threshold"]), [f"{p}.grid", f"{p}.patches"],
-                f"reference.py segment {p}.grid.h5 {p}.patches.h5 --threshold {o['threshold']}"))
-            todo.append(("phew-merge", f"{p}.clumps", lambda p=p: reference.check_merge(
-                folder / f"{p}.patches.h5", folder / f"{p}.clumps.h5", folder / f"{p}.grid.h5", o["relevance"],
-                saddle_text=o["saddle_threshold"]), [f"{p}.patches", f"{p}.clumps"],
-                f"reference.py merge {p}.patches.h5 {p}.clumps.h5 {p}.grid.h5 --relevance {o['relevance']} "
-                f"--saddle-threshold {o['saddle_threshold']}"))
-        todo.append(("phew-segment", "000.patches_refined", lambda: reference.check_segment(
-            folder / "000.grid.h5", folder / "000.patches_refined.h5", o["threshold"]), ["000.grid", "000.patches_refined"],
-            f"reference.py segment 000.grid.h5 000.patches_refined.h5 --threshold {o['threshold']}"))
-        todo.append(("phew-merge", "000.clumps_rel", lambda: reference.check_merge(
-            folder / "000.patches.h5", folder / "000.clumps_rel.h5", folder / "000.grid.h5", o["relevance"]),
-            ["000.patches", "000.clumps_rel"],
-            f"reference.py merge 000.patches.h5 000.clumps_rel.h5 000.grid.h5 --relevance {o['relevance']}"))
-        todo.append(("phew-merge", "000.clumps_sec", lambda: reference.check_merge(
-            folder / "000.patches.h5", folder / "000.clumps_sec.h5", folder / "000.grid.h5", o["relevance"],
-            second_relevance=o["second_relevance"]), ["000.patches", "000.clumps_sec"],
-            f"reference.py merge 000.patches.h5 000.clumps_sec.h5 000.grid.h5 --relevance {o['relevance']} "
-            f"--second-relevance {o['second_relevance']}"))
+        if o.get("amr"):  # the adaptive mesh: its own serial watershed (reference_amr.py); merging is mesh-blind
+            for k in range(o["snapshots"]):
+                p = f"{k:03d}"
+                todo.append(("phew-segment", f"{p}.patches", lambda p=p: reference_amr.check_segment(
+                    folder / f"{p}.grid.h5", folder / f"{p}.patches.h5", o["threshold"]), [f"{p}.grid", f"{p}.patches"],
+                    f"reference_amr.py {p}.grid.h5 {p}.patches.h5 --threshold {o['threshold']}"))
+        else:
+            for k in range(o["snapshots"]):
+                p = f"{k:03d}"
+                todo.append(("phew-segment", f"{p}.patches", lambda p=p: reference.check_segment(
+                    folder / f"{p}.grid.h5", folder / f"{p}.patches.h5", o["threshold"]), [f"{p}.grid", f"{p}.patches"],
+                    f"reference.py segment {p}.grid.h5 {p}.patches.h5 --threshold {o['threshold']}"))
+                todo.append(("phew-merge", f"{p}.clumps", lambda p=p: reference.check_merge(
+                    folder / f"{p}.patches.h5", folder / f"{p}.clumps.h5", folder / f"{p}.grid.h5", o["relevance"],
+                    saddle_text=o["saddle_threshold"]), [f"{p}.patches", f"{p}.clumps"],
+                    f"reference.py merge {p}.patches.h5 {p}.clumps.h5 {p}.grid.h5 --relevance {o['relevance']} "
+                    f"--saddle-threshold {o['saddle_threshold']}"))
+            todo.append(("phew-segment", "000.patches_refined", lambda: reference.check_segment(
+                folder / "000.grid.h5", folder / "000.patches_refined.h5", o["threshold"]), ["000.grid", "000.patches_refined"],
+                f"reference.py segment 000.grid.h5 000.patches_refined.h5 --threshold {o['threshold']}"))
+            todo.append(("phew-merge", "000.clumps_rel", lambda: reference.check_merge(
+                folder / "000.patches.h5", folder / "000.clumps_rel.h5", folder / "000.grid.h5", o["relevance"]),
+                ["000.patches", "000.clumps_rel"],
+                f"reference.py merge 000.patches.h5 000.clumps_rel.h5 000.grid.h5 --relevance {o['relevance']}"))
+            todo.append(("phew-merge", "000.clumps_sec", lambda: reference.check_merge(
+                folder / "000.patches.h5", folder / "000.clumps_sec.h5", folder / "000.grid.h5", o["relevance"],
+                second_relevance=o["second_relevance"]), ["000.patches", "000.clumps_sec"],
+                f"reference.py merge 000.patches.h5 000.clumps_sec.h5 000.grid.h5 --relevance {o['relevance']} "
+                f"--second-relevance {o['second_relevance']}"))
         byname = {s.name: s for s in steps}
         for tool, name, check, needs, cmd in todo:
             if not all(n in have for n in needs):

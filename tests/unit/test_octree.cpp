@@ -4,6 +4,7 @@
 // equal to the uniform grid's deposit.
 #include <phew/core/error.hpp>
 #include <phew/grid/deposit.hpp>
+#include <phew/mesh/cell_space.hpp>
 #include <phew/mesh/octree.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/slab.hpp>
@@ -380,6 +381,65 @@ TEST(Octree, OpenGridsDropWhatLiesOutsideAsTheUniformGridDoes) {
   EXPECT_GE(total(got), total(uniform) - 1e-9);
   EXPECT_GT(tree.cells(2), 0u);
   EXPECT_EQ(tree.leaf_at({0.1, 0.5, 0.5}).level, -1);
+}
+
+// mesh::CellSpace on an octree: a point's leaf among the leaves (point + find) is the tree's own
+// leaf_at, in a periodic box and in an open one; volumes add up to the box; a chunk is a coarse cell,
+// contiguous in key order; the leaves' centres lie inside their cells.
+TEST(CellSpace, FindsThePointsLeafAsTheTreeDoesAndMeasuresLeaves) {
+  for (const bool periodic : {true, false}) {
+    std::vector<double> mass;
+    const auto pos = blobs(11, 6000, 1.0, mass);
+    RefinementParams p;
+    p.levels = 3;
+    const grid::GridGeometry g = cube(6, 1.0, periodic);
+    const Octree tree = build_octree(g, p, pos, mass);
+    const std::vector<Cell> leaves = tree.leaves();
+    std::vector<std::int64_t> keys;
+    for (const Cell& c : leaves) keys.push_back(static_cast<std::int64_t>(cell_key(c, p.levels)));
+    const CellSpace space = CellSpace::octree(g, p.levels);
+    double volume = 0;
+    std::map<std::int64_t, std::pair<std::size_t, std::size_t>> chunk_rows;  // chunk -> [first, last] row
+    for (std::size_t n = 0; n < keys.size(); ++n) {
+      volume += space.volume(keys[n]);
+      auto [it, fresh] = chunk_rows.try_emplace(space.chunk(keys[n]), n, n);
+      if (!fresh) {
+        EXPECT_EQ(it->second.second + 1, n) << "chunk " << it->first << " is not contiguous in key order";
+        it->second.second = n;
+      }
+      const auto x = space.centre(keys[n]);
+      const Cell at = tree.leaf_at(x);
+      EXPECT_EQ(at, leaves[n]) << "the centre of leaf " << n << " is not inside it";
+    }
+    EXPECT_NEAR(volume, 1.0, 1e-12);
+    EXPECT_EQ(chunk_rows.size(), g.cells());
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(-0.1, 1.1);
+    for (int t = 0; t < 20000; ++t) {
+      const double x[3] = {u(rng), u(rng), u(rng)};
+      const Cell want = tree.leaf_at({x[0], x[1], x[2]});
+      const std::size_t got = space.find(keys, space.point(x));
+      if (want.level < 0) {
+        EXPECT_EQ(got, keys.size()) << "a point outside the open grid has no leaf";
+      } else {
+        ASSERT_LT(got, keys.size());
+        EXPECT_EQ(leaves[got], want);
+      }
+    }
+    // Among test cells only: a point in a leaf that is not listed has none.
+    std::vector<std::int64_t> some;
+    for (std::size_t n = 0; n < keys.size(); n += 3) some.push_back(keys[n]);
+    for (int t = 0; t < 5000; ++t) {
+      const double x[3] = {u(rng), u(rng), u(rng)};
+      const Cell want = tree.leaf_at({x[0], x[1], x[2]});
+      const std::size_t got = space.find(some, space.point(x));
+      if (got < some.size()) {
+        EXPECT_EQ(cell_of_key(static_cast<std::uint64_t>(some[got]), p.levels), want);
+      } else if (want.level >= 0) {
+        EXPECT_EQ(std::count(some.begin(), some.end(), static_cast<std::int64_t>(cell_key(want, p.levels))), 0);
+      }
+    }
+  }
 }
 
 }  // namespace
