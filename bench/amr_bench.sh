@@ -15,6 +15,8 @@ root=$(cd "$here/.." && pwd)
 PY=/usr/bin/python3
 BUILD_BIN=${BUILD_BIN:-$root/build/bin}
 MPIRUN=${MPIRUN:-mpirun}
+# shellcheck source=bench/timed.sh
+source "$here/timed.sh"
 
 n=16777216   # 256^3 particles: the snapshot of cic_bench.sh and chain_bench.sh
 seed=1
@@ -64,18 +66,11 @@ fi
 cat "$snap" >/dev/null  # every run starts from the page cache
 
 # run MESH TOOL RANKS OUTPUT CMD...: under /usr/bin/time -v; one line in runs.tsv.
-run() {
+run() {  # MESH TOOL RANKS OUTPUT CMD...: timed; one line in runs.tsv
   local mesh=$1 tool=$2 ranks=$3 output=$4 status=0
   shift 4
   local tag=${mesh}_${tool}_r$ranks
-  rm -f "$c/$tag".time*
-  if ((ranks == 1)); then
-    /usr/bin/time -v -o "$c/$tag.time" "$@" 2>"$c/$tag.log" || status=$?
-  else
-    # shellcheck disable=SC2016  # expands in the per-rank shell
-    /usr/bin/time -v -o "$c/$tag.time" "$MPIRUN" -n "$ranks" \
-      sh -c 'exec /usr/bin/time -v -o "$0.rank$OMPI_COMM_WORLD_RANK" "$@"' "$c/$tag.time" "$@" 2>"$c/$tag.log" || status=$?
-  fi
+  timed "$c/$tag.time" "$c/$tag.log" "$ranks" "$@" || status=$?
   ((status == 0)) || log "$tag failed (exit $status): see $c/$tag.log"
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$mesh" "$tool" "$ranks" "$output" "$status" "$c/$tag.time" >>"$runs"
 }
@@ -97,30 +92,20 @@ for r in $ranks_list; do
   chain adaptive "$r" $amr_opts
 done
 
-"$PY" - "$runs" "$c/amr_bench.json" "$n" "$amr_opts" "$uniform_opts" "$threshold" <<'EOF'
-import json, re, sys, glob
-runs_file, out_json, n, amr_opts, uniform_opts, threshold = sys.argv[1:]
+"$PY" - "$runs" "$c/amr_bench.json" "$n" "$amr_opts" "$uniform_opts" "$threshold" "$here" <<'EOF'
+import json, sys
+sys.path.insert(0, sys.argv[7])
+from timefile import peak_bytes, wall_seconds
+runs_file, out_json, n, amr_opts, uniform_opts, threshold = sys.argv[1:7]
 n = int(n)
-def peak_rss_kib(time_file):
-    ranks = sorted(glob.glob(time_file + ".rank*"))
-    files = ranks if ranks else [time_file]
-    total = 0
-    for f in files:
-        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(f).read())
-        total += int(m.group(1)) if m else 0
-    return total
-def wall_s(time_file):
-    m = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", open(time_file).read())
-    h, mi, s = m.groups()
-    return (int(h) if h else 0) * 3600 + int(mi) * 60 + float(s)
 rows = []
 for line in open(runs_file):
     mesh, tool, ranks, output, status, tf = line.rstrip("\n").split("\t")
     row = {"mesh": mesh, "tool": tool, "ranks": int(ranks), "status": int(status)}
     if row["status"] == 0:
-        row["wall_s"] = wall_s(tf)
-        row["peak_rss_mib"] = peak_rss_kib(tf) / 1024
-        row["bytes_per_particle"] = peak_rss_kib(tf) * 1024 / n
+        row["wall_s"] = wall_seconds(tf)
+        row["peak_rss_mib"] = peak_bytes(tf) / 2**20
+        row["bytes_per_particle"] = peak_bytes(tf) / n
         man = json.load(open(output + ".json"))
         summ = man.get("summary", {})
         for k in ("leaves_per_level", "n_test_cells", "n_peaks", "n_saddles", "n_haloes", "n_clumps_level0"):

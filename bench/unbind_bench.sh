@@ -15,6 +15,8 @@ root=$(cd "$here/.." && pwd)
 PY=/usr/bin/python3
 BUILD_BIN=${BUILD_BIN:-$root/build/bin}
 MPIRUN=${MPIRUN:-mpirun}
+# shellcheck source=bench/timed.sh
+source "$here/timed.sh"
 
 n=2097152
 seed=1
@@ -63,18 +65,11 @@ if [[ ! -s $snap ]]; then
 fi
 cat "$snap" >/dev/null
 
-run() {  # STEP RANKS OUTPUT CMD...
+run() {  # STEP RANKS OUTPUT CMD...: timed; one line in runs.tsv
   local step=$1 ranks=$2 output=$3 status=0
   shift 3
   local tag=${step}_r$ranks
-  rm -f "$c/$tag".time*
-  if ((ranks == 1)); then
-    /usr/bin/time -v -o "$c/$tag.time" "$@" 2>"$c/$tag.log" || status=$?
-  else
-    # shellcheck disable=SC2016  # expands in the per-rank shell
-    /usr/bin/time -v -o "$c/$tag.time" "$MPIRUN" -n "$ranks" \
-      sh -c 'exec /usr/bin/time -v -o "$0.rank$OMPI_COMM_WORLD_RANK" "$@"' "$c/$tag.time" "$@" 2>"$c/$tag.log" || status=$?
-  fi
+  timed "$c/$tag.time" "$c/$tag.log" "$ranks" "$@" || status=$?
   ((status == 0)) || log "$tag failed (exit $status): see $c/$tag.log"
   printf '%s\t%s\t%s\t%s\t%s\n' "$step" "$ranks" "$output" "$status" "$c/$tag.time" >>"$runs"
 }
@@ -89,21 +84,18 @@ for r in $ranks_list; do
   run unbind-tree "$r" "$s.bound_tree.h5" "$B/unbind" "$s.clumps.h5" "$snap" -o "$s.bound_tree.h5" --potential tree --threads 1 -q
 done
 
-"$PY" - "$runs" "$c/unbind_bench.json" "$n" "$grid" "$rockstar_rate" "$rockstar_bytes" <<'EOF'
-import glob, json, re, sys
-runs_file, out_json, n, grid, rockstar_rate, rockstar_bytes = sys.argv[1:]
+"$PY" - "$runs" "$c/unbind_bench.json" "$n" "$grid" "$rockstar_rate" "$rockstar_bytes" "$here" <<'EOF'
+import json, sys
+sys.path.insert(0, sys.argv[7])
+from timefile import peak_bytes, wall_seconds
+runs_file, out_json, n, grid, rockstar_rate, rockstar_bytes = sys.argv[1:7]
 n, rockstar_rate, rockstar_bytes = int(n), float(rockstar_rate), float(rockstar_bytes)
-def parse(tf):
-    files = sorted(glob.glob(tf + ".rank*")) or [tf]
-    rss = sum(int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(f).read()).group(1)) for f in files)
-    h, m, s = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", open(tf).read()).groups()
-    return (int(h) if h else 0) * 3600 + int(m) * 60 + float(s), rss * 1024
 rows = []
 for line in open(runs_file):
     step, ranks, output, status, tf = line.rstrip("\n").split("\t")
     row = {"step": step, "ranks": int(ranks), "status": int(status)}
     if row["status"] == 0:
-        row["wall_s"], row["peak_bytes"] = parse(tf)
+        row["wall_s"], row["peak_bytes"] = wall_seconds(tf), peak_bytes(tf)
         row["bytes_per_particle"] = row["peak_bytes"] / n
         summ = json.load(open(output + ".json")).get("summary", {})
         for k in ("n_haloes", "n_objects", "n_bound", "n_bound_particles"):
