@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the benchmarks: one timed run of a tool, on one rank or under mpirun.
 #
 #   timed TIME_FILE LOG_FILE RANKS CMD...   -> the command's exit status (never fatal under set -e)

@@ -12,7 +12,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=${PHEW_BIN:?PHEW_BIN is not set (the folder of the phew tools)}
 run=${PHEW_SHARED_DATA:?PHEW_SHARED_DATA is not set}/ramses-cosmo-L20-N32/reference
 options=("$@")
-((${#options[@]})) || options=(--floor-matched 0.9 --floor-overlap 0.9 --floor-ratio 0.93,1.05)
+((${#options[@]})) || options=(--floor-matched 0.9 --floor-overlap 0.9 --floor-ratio "0.93,1.05")
 [[ -f $run/snap_004.hdf5 ]] || { echo "ramses_unbind.sh: $run/snap_004.hdf5 is missing" >&2; exit 2; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/ramses_unbind.XXXXXX")
 trap 'rm -rf "$work"' EXIT
