@@ -110,24 +110,10 @@ std::vector<model::AmrLeaf> read_amr_leaf_rows(const File& file, std::uint64_t b
   return out;
 }
 
-namespace {
-// The first row of the ascending /grid/leaves/key not below `key` (a few one-row reads).
-std::uint64_t first_leaf_not_below(const File& file, std::uint64_t key) {
-  std::uint64_t lo = 0, hi = count_amr_leaves(file);
-  while (lo < hi) {
-    const std::uint64_t mid = lo + (hi - lo) / 2;
-    if (file.read_rows<std::uint64_t>("/grid/leaves/key", mid, 1)[0] < key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-}  // namespace
-
 std::vector<model::AmrLeaf> read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end) {
   if (key_end <= key_begin) return {};
-  const std::uint64_t b = first_leaf_not_below(file, key_begin), e = first_leaf_not_below(file, key_end);
+  const std::uint64_t b = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_begin);
+  const std::uint64_t e = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_end);
   return read_amr_leaf_rows(file, b, e - b);
 }
 

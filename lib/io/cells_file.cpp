@@ -13,16 +13,21 @@ namespace {
 // Sorted indices and runs of equal labels compress well: byte-shuffled and deflated in chunks of 64k rows.
 constexpr Storage kCellsStorage{1 << 16, 1};
 
+// The root's format_version and /cells/index, this rank's rows after the lower ranks'. Collective.
+void write_index(File& f, std::span<const std::int64_t> cells, const std::string& description, const mpi::Comm& comm) {
+  f.write_attribute<std::int64_t>("/", "format_version", kCellsFormatVersion);
+  if (!f.has("/cells")) f.create_group("/cells");
+  f.write_distributed<std::int64_t>("/cells/index", cells, comm, 1, kCellsStorage);
+  f.write_attribute("/cells/index", "description", description);
+}
+
 }  // namespace
 
 void write_cell_index(File& f, const grid::GridGeometry& g, std::span<const std::int64_t> cells,
                       const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
-  f.write_attribute<std::int64_t>("/", "format_version", kCellsFormatVersion);
-  if (!f.has("/cells")) f.create_group("/cells");
-  f.write_distributed<std::int64_t>("/cells/index", cells, comm, 1, kCellsStorage);
-  f.write_attribute("/cells/index", "description",
-                    "global cell index (C order over [nx][ny][nz]) of every test cell (above the density threshold), "
-                    "ascending");
+  write_index(f, cells,
+              "global cell index (C order over [nx][ny][nz]) of every test cell (above the density threshold), ascending",
+              comm);
 
   // Cells per plane, gathered in rank order = plane order, then their running sum.
   const std::int64_t x0 = slabs.begin(comm.rank()), plane = static_cast<std::int64_t>(g.plane_cells());
@@ -98,12 +103,10 @@ grid::CellLabels read_cell_labels(const File& f, const grid::GridGeometry& g, co
 }
 
 void write_cell_keys(File& f, std::span<const std::int64_t> keys, const mpi::Comm& comm) {
-  f.write_attribute<std::int64_t>("/", "format_version", kCellsFormatVersion);
-  if (!f.has("/cells")) f.create_group("/cells");
-  f.write_distributed<std::int64_t>("/cells/index", keys, comm, 1, kCellsStorage);
-  f.write_attribute("/cells/index", "description",
-                    "key of every test leaf (above the density threshold), ascending: Morton order of its lower corner "
-                    "on the finest lattice, shifted left by 4, or-ed with the level (docs/formats.md)");
+  write_index(f, keys,
+              "key of every test leaf (above the density threshold), ascending: Morton order of its lower corner "
+              "on the finest lattice, shifted left by 4, or-ed with the level (docs/formats.md)",
+              comm);
 }
 
 std::uint64_t count_test_cells(const File& f) { return f.dataset_info("/cells/index").elements(); }
@@ -119,18 +122,8 @@ grid::CellLabels read_cell_labels_in_keys(const File& f, const std::string& name
   if (f.dataset_info(path).elements() != n)
     throw core::Error::input("{}: {} has {} rows, /cells/index {}", f.path(), path, f.dataset_info(path).elements(), n);
   if (key_end <= key_begin) return out;
-  const auto first_not_below = [&](std::int64_t key) {  // a binary search: a few one-row reads
-    std::uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-      const std::uint64_t mid = lo + (hi - lo) / 2;
-      if (test_cell_at(f, mid) < key)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return lo;
-  };
-  const std::uint64_t b = first_not_below(key_begin), e = first_not_below(key_end);
+  const std::uint64_t b = f.first_row_not_below<std::int64_t>("/cells/index", key_begin);
+  const std::uint64_t e = f.first_row_not_below<std::int64_t>("/cells/index", key_end);
   out.cell = f.read_rows<std::int64_t>("/cells/index", b, e - b);
   for (std::size_t k = 0; k < out.cell.size(); ++k)
     if (out.cell[k] < key_begin || out.cell[k] >= key_end || (k > 0 && out.cell[k] <= out.cell[k - 1]))

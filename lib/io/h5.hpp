@@ -101,6 +101,20 @@ class File {
     read_raw(dataset, begin, count, false, num_type<T>(), out.data());
     return out;
   }
+  // The first row of an ascending 1-D dataset whose value is not below `value`: a binary search by
+  // one-row reads, so a few small reads however long the dataset is.
+  template <typename T>
+  std::uint64_t first_row_not_below(const std::string& dataset, T value) const {
+    std::uint64_t lo = 0, hi = dataset_info(dataset).elements();
+    while (lo < hi) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      if (read_rows<T>(dataset, mid, 1)[0] < value)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  }
   // The same rows, read straight into `out` (which must hold count * row-size values).
   template <typename T>
   void read_rows_into(const std::string& dataset, std::uint64_t begin, std::uint64_t count, std::span<T> out) const {
