@@ -147,53 +147,109 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
   coarse_slot_.push_back(key_.size());
 }
 
+namespace {
+
+// The last of the sorted keys [lo, hi) at or before `target` (key[lo] <= target), searched outward from
+// `from`: neighbours on the Morton curve are mostly near each other, so a galloping search touches a
+// few cache lines where a binary search over a whole coarse cell's leaves touches many.
+std::size_t last_at_or_before(const std::uint64_t* key, std::size_t lo, std::size_t hi, std::size_t from, std::uint64_t target) {
+  std::size_t a = from, b = from;  // the answer lies in [a, b): key[a] <= target, b == hi or key[b] > target
+  std::size_t step = 1;
+  if (key[from] <= target) {
+    while (a + step < hi && key[a + step] <= target) {
+      a += step;
+      step *= 2;
+    }
+    b = std::min(a + step, hi);
+  } else {
+    while (b - lo > step && key[b - step] > target) {
+      b -= step;
+      step *= 2;
+    }
+    a = b - std::min(step, b - lo);
+  }
+  return static_cast<std::size_t>(std::upper_bound(key + a, key + b, target) - key) - 1;
+}
+
+}  // namespace
+
 std::size_t OctreeMesh::neighbours_of(std::size_t s, Neighbours& out) const {
-  // The touching leaves (touching_leaves' rule), by binary searches of the slots' keys inside one coarse
-  // cell: for each of the 26 cells n of the leaf's level around it, the leaf holding n's corner is n
-  // itself or a coarser leaf covering n, or else lies inside n, which is then split into leaves one
-  // level finer (the mesh is balanced), of which those on the leaf's side touch it. Computed when asked:
-  // the watershed asks for the test cells only, so the mesh holds 16 bytes per leaf, not a list.
+  // The touching leaves (touching_leaves' rule), by searches of the slots' keys inside one coarse cell:
+  // for each of the 26 cells n of the leaf's level around it, the leaf holding n's corner is n itself or
+  // a coarser leaf covering n, or else lies inside n, which is then split into leaves one level finer
+  // on the leaf's side (the mesh is balanced), those that touch it. Computed when asked: the watershed
+  // asks for the test cells only, so the mesh holds 16 bytes per leaf, not a list.
   const Cell c = cell_of_key(key_[s], levels_);
+  const std::uint64_t* key = key_.data();
   // The slots of a coarse cell, by the first key of its subtree; most neighbours share the leaf's own.
   const auto coarse_slots = [&](std::uint64_t begin) {
     const auto at = std::upper_bound(coarse_begin_.begin(), coarse_begin_.end(), begin) - coarse_begin_.begin() - 1;
     if (at < 0 || coarse_begin_[static_cast<std::size_t>(at)] != begin)
       throw core::Error::internal("octree mesh: the coarse cell of leaf key {} is not among the slots", begin);
-    return std::pair{key_.begin() + static_cast<std::ptrdiff_t>(coarse_slot_[static_cast<std::size_t>(at)]),
-                     key_.begin() + static_cast<std::ptrdiff_t>(coarse_slot_[static_cast<std::size_t>(at) + 1])};
+    return std::pair{coarse_slot_[static_cast<std::size_t>(at)], coarse_slot_[static_cast<std::size_t>(at) + 1]};
   };
   const std::uint64_t own_begin = subtree_begin(key_[s], levels_);
   const auto own = coarse_slots(own_begin);
+  // The 26 cells around the leaf, axis by axis: the key is the Morton code of the corner, and the
+  // code of a corner is the OR of its axes' spread bits, so 9 spreads make the 26 keys. Wrapped into a
+  // periodic lattice; off an open one, `outside`.
+  const int shift = levels_ - c.level;
+  std::uint64_t spread[3][3];
+  bool outside[3][3];
+  bool tiny = false;  // a lattice of at most 2 cells along an axis: two of the 26 may wrap onto one cell
+  for (std::size_t d = 0; d < 3; ++d) {
+    const std::int64_t n = coarse_.shape[d] << c.level;
+    tiny = tiny || (coarse_.periodic && n <= 2);
+    for (int o = -1; o <= 1; ++o) {
+      std::int64_t i = c.index[d] + o;
+      outside[d][o + 1] = !coarse_.periodic && (i < 0 || i >= n);
+      i = ((i % n) + n) % n;
+      spread[d][o + 1] = spread_bits_3(static_cast<std::uint64_t>(i) << shift);
+    }
+  }
+  const auto level_bits = static_cast<std::uint64_t>(c.level);
+  const int child_shift = 3 * (shift - 1);  // a child's octant, in its parent's Morton code
   std::size_t count = 0;
-  for (int a = -1; a <= 1; ++a)
-    for (int b = -1; b <= 1; ++b)
-      for (int d = -1; d <= 1; ++d) {
-        if (a == 0 && b == 0 && d == 0) continue;
-        Cell n{c.level, {c.index[0] + a, c.index[1] + b, c.index[2] + d}};
-        if (!normalise_cell(coarse_, n)) continue;
-        const std::uint64_t corner = cell_key(n, levels_);
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int d = 0; d < 3; ++d) {
+        if ((a == 1 && b == 1 && d == 1) || outside[0][a] || outside[1][b] || outside[2][d]) continue;
+        const std::uint64_t morton = spread[0][a] << 2 | spread[1][b] << 1 | spread[2][d];
+        const std::uint64_t corner = morton << 4 | level_bits;
         const std::uint64_t begin = subtree_begin(corner, levels_);
-        const auto [lo, hi] = begin == own_begin ? own : coarse_slots(begin);
-        const auto holder = std::upper_bound(lo, hi, corner | 0xF) - 1;  // the last leaf at or before n's corner point
-        if (static_cast<int>(*holder & 0xF) <= c.level) {
-          out[count++] = static_cast<std::uint32_t>(holder - key_.begin());
+        const bool same_coarse = begin == own_begin;
+        const auto [lo, hi] = same_coarse ? own : coarse_slots(begin);
+        // The last leaf at or before n's corner point.
+        const std::size_t holder = same_coarse ? last_at_or_before(key, lo, hi, s, corner | 0xF)
+                                               : static_cast<std::size_t>(std::upper_bound(key + lo, key + hi, corner | 0xF) - key) - 1;
+        const int holder_level = static_cast<int>(key[holder] & 0xF);
+        if (holder_level <= c.level) {
+          // A coarser leaf may cover several of the 26: listed once.
+          const auto h = static_cast<std::uint32_t>(holder);
+          if (holder_level == c.level || std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count), h) ==
+                                             out.begin() + static_cast<std::ptrdiff_t>(count))
+            out[count++] = h;
           continue;
         }
-        const int dir[3] = {a, b, d};
+        const int dir[3] = {a - 1, b - 1, d - 1};
         for (int octant = 0; octant < 8; ++octant) {
           const int bit[3] = {octant >> 2 & 1, octant >> 1 & 1, octant & 1};
           bool touches = true;  // on the side of n that faces the leaf, along every axis it is offset
           for (std::size_t k = 0; k < 3; ++k) touches = touches && (dir[k] == 0 || bit[k] == (dir[k] < 0 ? 1 : 0));
           if (!touches) continue;
-          const std::uint64_t key = cell_key(child(n, octant), levels_);
-          const auto it = std::lower_bound(lo, hi, key);
-          if (it == hi || *it != key) throw core::Error::internal("octree mesh: leaf {} is not balanced (no leaf {})", key_[s], key);
-          out[count++] = static_cast<std::uint32_t>(it - key_.begin());
+          const std::uint64_t child_key = (morton | static_cast<std::uint64_t>(octant) << child_shift) << 4 | (level_bits + 1);
+          // n's leaves follow the leaf at its corner. A missing child would sort before the first key only
+          // on an unbalanced mesh.
+          const std::size_t at = child_key < key[lo] ? lo : last_at_or_before(key, lo, hi, holder, child_key);
+          if (key[at] != child_key) throw core::Error::internal("octree mesh: leaf {} is not balanced (no leaf {})", key_[s], child_key);
+          out[count++] = static_cast<std::uint32_t>(at);
         }
       }
-  std::sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count));  // slot order is key order
-  count = static_cast<std::size_t>(std::unique(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count)) - out.begin());
-  count = static_cast<std::size_t>(std::remove(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count), static_cast<std::uint32_t>(s)) - out.begin());
+  if (tiny) {
+    std::sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count));
+    count = static_cast<std::size_t>(std::unique(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count)) - out.begin());
+    count = static_cast<std::size_t>(std::remove(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count), static_cast<std::uint32_t>(s)) - out.begin());
+  }
   return count;
 }
 

@@ -38,8 +38,8 @@ class OctreeMesh {
   int levels() const { return levels_; }
   const grid::GridGeometry& coarse() const { return coarse_; }
 
-  // The leaves touching local leaf s, each once, in slot order: at most 6 faces x 4 + 12 edges x 2 + 8
-  // corners of finer leaves.
+  // The leaves touching local leaf s, each once, in a fixed order (the 26 directions, then octants; the
+  // watershed's results do not depend on it): at most 6 faces x 4 + 12 edges x 2 + 8 corners of finer leaves.
   using Neighbours = std::array<std::uint32_t, 56>;
   std::size_t neighbours_of(std::size_t s, Neighbours& out) const;
   template <typename F>
