@@ -1,4 +1,4 @@
-#include <phew/dtfe/threads.hpp>
+#include <phew/core/threads.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace phew::dtfe {
+namespace phew::core {
 
 void parallel_for(int threads, std::size_t n, std::size_t chunk,
                   const std::function<void(std::size_t, std::size_t, int)>& body) {
@@ -49,4 +49,4 @@ int default_threads(int ranks_on_node) {
   return std::max(1, static_cast<int>(hw) / std::max(1, ranks_on_node));
 }
 
-}  // namespace phew::dtfe
+}  // namespace phew::core

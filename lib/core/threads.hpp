@@ -1,12 +1,12 @@
 // A minimal thread pool for loops: chunks of [0, n) handed out dynamically to `threads` std::threads.
-// Results must not depend on which thread ran a chunk; every use in lib/dtfe writes disjoint outputs
-// per chunk (pixels, rows) or sums integers, so they never do.
+// Results must not depend on which thread ran a chunk: every use (lib/dtfe, the watershed, the
+// deposit) writes disjoint outputs per chunk (pixels, rows, planes) or sums integers, so they never do.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 
-namespace phew::dtfe {
+namespace phew::core {
 
 // Calls body(begin, end, thread) for consecutive chunks of at most `chunk` items covering [0, n), on
 // up to `threads` threads (the calling thread is one of them). The first exception thrown by a body
@@ -17,4 +17,4 @@ void parallel_for(int threads, std::size_t n, std::size_t chunk,
 // Threads to use when the user says "auto": the hardware threads shared by the ranks on this node.
 int default_threads(int ranks_on_node);
 
-}  // namespace phew::dtfe
+}  // namespace phew::core

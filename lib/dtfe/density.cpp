@@ -2,7 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/dtfe/predicates.hpp>
-#include <phew/dtfe/threads.hpp>
+#include <phew/core/threads.hpp>
 
 #include <cmath>
 
@@ -17,7 +17,7 @@ std::vector<double> vertex_densities(const FieldPoints& points, const Triangulat
   std::vector<std::vector<Int128>> partial(static_cast<std::size_t>(t));
   const std::size_t m = tri.tets.size();
   const std::size_t block = (m + static_cast<std::size_t>(t) - 1) / static_cast<std::size_t>(t);
-  parallel_for(t, m, block, [&](std::size_t b, std::size_t e, int id) {
+  core::parallel_for(t, m, block, [&](std::size_t b, std::size_t e, int id) {
     auto& sum = partial[static_cast<std::size_t>(id)];
     if (sum.empty()) sum.assign(n, 0);
     for (std::size_t i = b; i < e; ++i) {

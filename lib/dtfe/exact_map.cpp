@@ -1,7 +1,7 @@
 #include <phew/dtfe/exact_map.hpp>
 
 #include <phew/dtfe/predicates.hpp>
-#include <phew/dtfe/threads.hpp>
+#include <phew/core/threads.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -299,7 +299,7 @@ std::vector<double> exact_map(const FieldPoints& points, const Triangulation& tr
   // Each tetrahedron's pixel rows, then the tetrahedra of each chunk of rows in tetrahedron order:
   // threads take chunks, and every pixel receives its contributions in tetrahedron order.
   const RowChunks rc = tets_by_row_chunk(frame, tri);
-  parallel_for(threads, static_cast<std::size_t>(rc.chunks), 1, [&](std::size_t cb, std::size_t ce, int) {
+  core::parallel_for(threads, static_cast<std::size_t>(rc.chunks), 1, [&](std::size_t cb, std::size_t ce, int) {
     for (std::size_t chunk = cb; chunk < ce; ++chunk) {
       const int row0 = static_cast<int>(chunk) * rc.rows_per_chunk, row1 = std::min(frame.ng, row0 + rc.rows_per_chunk);
       TetProjector project(frame, unit, sigma, row0, row1);

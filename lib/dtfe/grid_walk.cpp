@@ -2,7 +2,7 @@
 
 #include <phew/dtfe/march.hpp>
 #include <phew/dtfe/predicates.hpp>
-#include <phew/dtfe/threads.hpp>
+#include <phew/core/threads.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -87,7 +87,7 @@ std::vector<double> TetWalker::map(const FieldGeometry& g, int nz, int threads, 
   const int t = std::max(1, threads);
   std::vector<std::int32_t> hint(static_cast<std::size_t>(t), 0);
   std::vector<WalkStats> per(static_cast<std::size_t>(t));
-  parallel_for(t, n, 1, [&](std::size_t i0, std::size_t i1, int id) {
+  core::parallel_for(t, n, 1, [&](std::size_t i0, std::size_t i1, int id) {
     auto& h = hint[static_cast<std::size_t>(id)];
     auto& st = per[static_cast<std::size_t>(id)];
     for (std::size_t i = i0; i < i1; ++i)

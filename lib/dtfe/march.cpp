@@ -2,7 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/dtfe/predicates.hpp>
-#include <phew/dtfe/threads.hpp>
+#include <phew/core/threads.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -231,7 +231,7 @@ std::vector<double> RayMarcher::map(const FieldGeometry& g, int samples, int thr
   // The pixel centres on the lattice, per axis (the same numbers for u and v).
   std::vector<std::int64_t> centre(n);
   for (std::size_t i = 0; i < n; ++i) centre[i] = to_lattice((static_cast<double>(i) + 0.5) * pix - 0.5 * g.size, scale_);
-  parallel_for(t, n, 1, [&](std::size_t i0, std::size_t i1, int id) {
+  core::parallel_for(t, n, 1, [&](std::size_t i0, std::size_t i1, int id) {
     auto& h = hint[static_cast<std::size_t>(id)];
     auto& st = per[static_cast<std::size_t>(id)];
     std::vector<std::int64_t> pu(n * k), pv(n * k);

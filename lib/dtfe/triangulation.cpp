@@ -2,7 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/dtfe/predicates.hpp>
-#include <phew/dtfe/threads.hpp>
+#include <phew/core/threads.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -71,7 +71,7 @@ std::vector<std::pair<std::int32_t, std::int32_t>> absorb_missing(const FieldPoi
 // every later sum is done in the same order.
 void canonicalize(HugeVector<Tet>& tets, std::size_t n_points, int threads) {
   const std::size_t m = tets.size();
-  parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
+  core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t i = b; i < e; ++i) {
       Tet& t = tets[i];
       // Insertion sort of four (vertex, neighbour) pairs.
@@ -96,13 +96,13 @@ void canonicalize(HugeVector<Tet>& tets, std::size_t n_points, int threads) {
     const Tet& y = tets[static_cast<std::size_t>(b)];
     return std::lexicographical_compare(x.vertex + 1, x.vertex + 4, y.vertex + 1, y.vertex + 4);
   };
-  parallel_for(threads, n_points, 1 << 14, [&](std::size_t b, std::size_t e, int) {
+  core::parallel_for(threads, n_points, 1 << 14, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t v = b; v < e; ++v) std::sort(order.begin() + start[v], order.begin() + start[v + 1], less);
   });
   std::vector<std::int32_t> where(m);
   for (std::size_t i = 0; i < m; ++i) where[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
   HugeVector<Tet> out(m);
-  parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
+  core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t i = b; i < e; ++i) {
       Tet t = tets[static_cast<std::size_t>(order[i])];
       for (std::int32_t& nb : t.neighbour)

@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/raw_vector.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/mpi/route.hpp>
 
 #include <algorithm>
@@ -65,12 +66,13 @@ void for_each_bucket(long home, long nx, bool periodic, long lo, long hi, F&& f)
     if (h >= lo) f(h - lo);
 }
 
-// Deposits clouds already sorted by bucket (start[b] .. start[b+1]) onto planes [x0, x1).
+// Deposits the clouds of buckets [b0, b1), already sorted by bucket (start[b] .. start[b+1]; bucket b
+// is home plane lo + b), onto planes [x0, x1) (mass: plane x0 first).
 void deposit_sorted(const GridGeometry& g, Assignment a, const Cloud* clouds, const std::vector<std::uint64_t>& start,
-                    long lo, long x0, long x1, double* mass) {
+                    long lo, std::size_t b0, std::size_t b1, long x0, long x1, double* mass) {
   const long ny = g.shape[1], nz = g.shape[2];
   const auto plane_cells = static_cast<std::size_t>(ny * nz);
-  for (std::size_t b = 0; b + 1 < start.size(); ++b) {
+  for (std::size_t b = b0; b < b1; ++b) {
     const long home = lo + static_cast<long>(b);
     for (std::uint64_t p = start[b]; p < start[b + 1]; ++p) {
       const Cloud& c = clouds[p];
@@ -105,7 +107,7 @@ void deposit_sorted(const GridGeometry& g, Assignment a, const Cloud* clouds, co
 }  // namespace
 
 DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomposition& slabs,
-                      std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm) {
+                      std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm, int threads) {
   DepositResult result;
   const long nx = g.shape[0];
   const int width = kernel_width(a);
@@ -187,9 +189,16 @@ DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomp
     });
   }
 
-  // 3. One streaming pass over the sorted clouds.
+  // 3. One streaming pass over the sorted clouds. Threads take blocks of planes, as ranks take slabs:
+  // each sums every cloud reaching its planes (home planes from width-1 below), in the same order.
   result.mass.assign(static_cast<std::size_t>(x1 - x0) * plane_cells, 0.0);
-  deposit_sorted(g, a, sorted.data(), start, lo, x0, x1, result.mass.data());
+  const auto planes = static_cast<std::size_t>(x1 - x0);
+  const std::size_t block = std::max<std::size_t>(1, planes / (4 * static_cast<std::size_t>(std::max(threads, 1))));
+  core::parallel_for(threads, planes, block, [&](std::size_t p0, std::size_t p1, int) {
+    const long bx0 = x0 + static_cast<long>(p0), bx1 = x0 + static_cast<long>(p1);
+    const auto b0 = static_cast<std::size_t>(bx0 - (width - 1) - lo), b1 = static_cast<std::size_t>(bx1 - lo);
+    deposit_sorted(g, a, sorted.data(), start, lo, b0, std::min(b1, nbuckets), bx0, bx1, result.mass.data() + p0 * plane_cells);
+  });
 
   // Totals that do not depend on the decomposition: per-plane sums in order, then over planes in order.
   std::vector<double> local_sums(static_cast<std::size_t>(x1 - x0), 0.0);

@@ -28,9 +28,11 @@ struct DepositResult {
 
 // Deposits this rank's particles (positions [n][3] and masses, in any distribution over ranks, but in
 // snapshot order within each rank and rank r's particles before rank r+1's) onto the grid.
-// A periodic grid expects positions wrapped into [origin, origin + extent). Collective.
+// A periodic grid expects positions wrapped into [origin, origin + extent). The sums run on `threads`
+// threads, each taking blocks of planes as ranks take slabs: the same bits for any number. Collective.
 DepositResult deposit(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& slabs,
-                      std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm);
+                      std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm,
+                      int threads = 1);
 
 // Bytes per particle the deposit needs at its peak beyond the input arrays (for memory checks): with
 // several ranks, the converted clouds, the send buffer and the received clouds, then the sorted copy.

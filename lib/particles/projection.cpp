@@ -106,7 +106,7 @@ Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particle
   const auto masses = mass_range(particles, comm);
 
   core::enter(phase, "deposit");
-  grid::DepositResult dep = deposit(geometry, params.assignment, slabs, particles.position, particles.mass, comm);
+  grid::DepositResult dep = deposit(geometry, params.assignment, slabs, particles.position, particles.mass, comm, params.threads);
   check_some_inside(info, geometry, dep.particles_in, comm);
   const double inv_volume = 1.0 / geometry.cell_volume();
   for (double& v : dep.mass) v *= inv_volume;  // now density

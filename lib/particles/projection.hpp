@@ -25,6 +25,7 @@ struct ProjectionParams {
   grid::Assignment assignment = grid::Assignment::cic;
   bool region = false;           // the grid is a region given by the user: particles outside it are
                                  // counted and left out; otherwise one outside a finite open box is an error
+  int threads = 1;               // for the uniform grid's deposit (the adaptive one runs on one per rank)
 };
 
 struct Projection {

@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/mesh/cell_space.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/lookup.hpp>
@@ -145,19 +146,32 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
 // the clumps' and haloes' owners.
 using ParticleSums = std::map<std::int64_t, std::array<double, 5>>;
 void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, const PeakGraph& g, const mesh::CellSpace& space,
-                   const std::vector<std::int64_t>& cuts, const mpi::Comm& comm, ParticleSums& clumps, ParticleSums& halos) {
+                   const std::vector<std::int64_t>& cuts, int threads, const mpi::Comm& comm, ParticleSums& clumps,
+                   ParticleSums& halos) {
   struct P {
     std::int64_t point;  // space.point: the cell, or the finest-lattice point of the octree
     double m, v[3];
   };
+  // The searches run on threads, each particle's result in its own place; the sums then run in order.
+  constexpr std::size_t kChunk = std::size_t{1} << 16;
+  std::vector<std::int64_t> point(ps.size());
+  core::parallel_for(threads, ps.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) point[i] = space.point(&ps.position[3 * i]);
+  });
   std::vector<P> mine;
   for (std::size_t i = 0; i < ps.size(); ++i)
-    if (const std::int64_t point = space.point(&ps.position[3 * i]); point >= 0)
-      mine.push_back({point, ps.mass[i], {ps.velocity[3 * i], ps.velocity[3 * i + 1], ps.velocity[3 * i + 2]}});
+    if (point[i] >= 0) mine.push_back({point[i], ps.mass[i], {ps.velocity[3 * i], ps.velocity[3 * i + 1], ps.velocity[3 * i + 2]}});
+  point = {};
   const auto got = mpi::route(comm, mine, [&](const P& p) { return mesh::CellSpace::owner(cuts, p.point); });
+  mine = {};
+  std::vector<std::size_t> at(got.size());
+  core::parallel_for(threads, got.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) at[i] = space.find(cells.cells, got[i].point);
+  });
   mpi::OrderedSum<5> cp, hp;  // particles, mass, mass * velocity
-  for (const P& p : got) {
-    const std::size_t s = space.find(cells.cells, p.point);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const P& p = got[i];
+    const std::size_t s = at[i];
     if (s == cells.cells.size()) continue;  // not in a test cell
     const std::int64_t c = cells.cell_clump[s], h = cells.cell_halo[s];
     if (c == 0) continue;
@@ -257,7 +271,7 @@ Catalogue build_catalogue(const CatalogueSource& in, const CatalogueParams& p, c
   ParticleSums clump_part, halo_part;
   if (in.has_particles()) {
     core::enter(phase, "particles");
-    particle_sums(in.particles(), cells, g, space, cuts, comm, clump_part, halo_part);
+    particle_sums(in.particles(), cells, g, space, cuts, p.threads, comm, clump_part, halo_part);
   }
 
   core::enter(phase, "catalogue");

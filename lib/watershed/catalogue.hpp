@@ -34,6 +34,7 @@ struct CatalogueParams {
   // Of the particles' velocities, as the snapshot names them (Units::peculiar_velocity_name: the readers
   // convert to peculiar); set with particles, unused without.
   std::string velocity_units;
+  int threads = 1;  // for the particles' cells; the catalogue is the same for any number
 };
 
 // What the stage reads, a part at a time so that no rank holds the whole segmentation: the segmentation

@@ -88,7 +88,7 @@ template <typename Mesh>
 Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid::GridMeta& grid, const SegmentParams& params,
                      const mpi::Comm& comm, const core::PhaseReport& phase) {
   core::enter(phase, "watershed");
-  const Segmentation seg = segment(mesh, params.threshold, comm);
+  const Segmentation seg = segment(mesh, params.threshold, comm, params.threads);
   core::log::info("{} test cells, {} peaks ({} label rounds)", core::log::thousands(static_cast<long long>(seg.test_cells)),
             core::log::thousands(static_cast<long long>(seg.peaks.size())), seg.rounds);
 
@@ -98,7 +98,7 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
   out.grid = grid;
   out.meta = {params.threshold, params.threshold_text, seg.test_cells, params.refine_positions};
   core::enter(phase, "saddles");
-  out.saddles = find_saddles(mesh, seg, comm);
+  out.saddles = find_saddles(mesh, seg, comm, params.threads);
   core::log::info("{} saddles", core::log::thousands(comm.sum<long long>(static_cast<long long>(out.saddles.size()))));
 
   core::enter(phase, "peaks");

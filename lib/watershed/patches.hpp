@@ -16,6 +16,7 @@ struct SegmentParams {
   double threshold = 0;             // absolute density; cells strictly above it are test cells
   std::string threshold_text;       // as given ("80mean"), recorded in the file
   bool refine_positions = false;    // quadratic fit of the 3x3x3 neighbourhood of each peak cell
+  int threads = 1;                  // for the neighbour searches; the result is the same for any number
 };
 
 struct Segmented {

@@ -3,6 +3,7 @@
 // saddle of two patches is the maximum over their shared boundary.
 #pragma once
 
+#include <phew/core/threads.hpp>
 #include <phew/model/patches.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/route.hpp>
@@ -29,40 +30,52 @@ inline bool better_saddle(const Saddle& x, const Saddle& y) {
 // the owner of peak_a (peaks in even blocks of IDs over the ranks), which returns the pairs it owns, so
 // the ranks' results in rank order are the whole sorted table. Collective.
 template <WatershedMesh Mesh>
-std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, const mpi::Comm& comm) {
-  std::unordered_map<std::uint64_t, Saddle> best;  // key: peak_a * (npeaks+1) + peak_b
-  best.reserve(2 * seg.peaks.size() / static_cast<std::size_t>(comm.size()) + 16);
+std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, const mpi::Comm& comm, int threads = 1) {
+  // Threads take chunks of slots, each keeping the best candidate of every pair it meets; the best of
+  // the threads' bests does not depend on which thread met which (better_saddle is a total order).
+  using Best = std::unordered_map<std::uint64_t, Saddle>;  // key: peak_a * (npeaks+1) + peak_b
+  std::vector<Best> best_of(static_cast<std::size_t>(std::max(threads, 1)));
+  best_of[0].reserve(2 * seg.peaks.size() / static_cast<std::size_t>(comm.size()) + 16);
   const auto stride = static_cast<std::uint64_t>(seg.peaks.size()) + 1;
-  std::uint64_t last_key = 0;  // no pair has key 0 (peak IDs start at 1)
-  Saddle* last = nullptr;
-  seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
-    const std::int64_t ls = seg.label[member];
-    std::int64_t cs = -1;  // computed when a boundary between patches is found
-    const double rho = mesh.density(s);
-    mesh.for_each_neighbour(s, [&](std::size_t n) {
-      const std::int64_t ln = seg.label_of(n);
-      if (ln == 0 || ln == ls) return;
-      // The other cell's owner looks at the pair if the other cell has the smaller index. Between two
-      // local cells slot order is index order, which saves computing indices.
-      if (mesh.is_local(n)) {
-        if (n < s) return;
-      } else {
+  core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
+    Best& best = best_of[static_cast<std::size_t>(thread)];
+    std::uint64_t last_key = 0;  // no pair has key 0 (peak IDs start at 1)
+    Saddle* last = nullptr;
+    seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
+      const std::int64_t ls = seg.label[member];
+      std::int64_t cs = -1;  // computed when a boundary between patches is found
+      const double rho = mesh.density(s);
+      mesh.for_each_neighbour(s, [&](std::size_t n) {
+        const std::int64_t ln = seg.label_of(n);
+        if (ln == 0 || ln == ls) return;
+        // The other cell's owner looks at the pair if the other cell has the smaller index. Between two
+        // local cells slot order is index order, which saves computing indices.
+        if (mesh.is_local(n)) {
+          if (n < s) return;
+        } else {
+          if (cs < 0) cs = mesh.global_index(s);
+          if (mesh.global_index(n) < cs) return;
+        }
         if (cs < 0) cs = mesh.global_index(s);
-        if (mesh.global_index(n) < cs) return;
-      }
-      if (cs < 0) cs = mesh.global_index(s);
-      const std::int64_t cn = mesh.global_index(n);
-      Saddle cand{std::min(ls, ln), std::max(ls, ln), 0.5 * (rho + mesh.density(n)), ls < ln ? cs : cn,
-                  ls < ln ? cn : cs};
-      const std::uint64_t key = static_cast<std::uint64_t>(cand.peak_a) * stride + static_cast<std::uint64_t>(cand.peak_b);
-      // Neighbouring boundary cells mostly belong to the same pair: remember the last one.
-      if (key != last_key) {
-        last = &best.try_emplace(key, cand).first->second;
-        last_key = key;
-      }
-      if (better_saddle(cand, *last)) *last = cand;
+        const std::int64_t cn = mesh.global_index(n);
+        Saddle cand{std::min(ls, ln), std::max(ls, ln), 0.5 * (rho + mesh.density(n)), ls < ln ? cs : cn,
+                    ls < ln ? cn : cs};
+        const std::uint64_t key = static_cast<std::uint64_t>(cand.peak_a) * stride + static_cast<std::uint64_t>(cand.peak_b);
+        // Neighbouring boundary cells mostly belong to the same pair: remember the last one.
+        if (key != last_key) {
+          last = &best.try_emplace(key, cand).first->second;
+          last_key = key;
+        }
+        if (better_saddle(cand, *last)) *last = cand;
+      });
     });
   });
+  Best& best = best_of[0];
+  for (std::size_t t = 1; t < best_of.size(); ++t)
+    for (const auto& [key, cand] : best_of[t]) {
+      const auto [it, added] = best.try_emplace(key, cand);
+      if (!added && better_saddle(cand, it->second)) it->second = cand;
+    }
   std::vector<Saddle> mine;
   mine.reserve(best.size());
   for (const auto& [k, v] : best) mine.push_back(v);

@@ -58,9 +58,13 @@ struct Segmentation {
   int rounds = 0;                   // ghost-label exchange rounds until nothing changed
 };
 
-// Segments the mesh. Collective.
+// Segments the mesh, the densest neighbours found on `threads` threads (the same result for any
+// number). Collective.
 template <WatershedMesh Mesh>
-Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm);
+Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, int threads = 1);
+
+// Slots of a rank's run handed to a thread at a time (a few hundred kB of densities).
+inline constexpr std::size_t kSlotsPerChunk = std::size_t{1} << 15;
 
 }  // namespace phew::watershed
 

@@ -1,13 +1,15 @@
 // Template definitions for watershed.hpp.
 #pragma once
 
+#include <phew/core/threads.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 
 namespace phew::watershed {
 
 template <WatershedMesh Mesh>
-Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm) {
+Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, int threads) {
   const std::size_t nslots = mesh.slots();
   Segmentation out;
 
@@ -21,31 +23,35 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm) 
 
   // 1. The densest neighbour of each local test cell (the earliest in canonical order, if before the
   // cell), found in memory order, which is much kinder to the caches than density order. The neighbour
-  // is denser than the threshold too, so it is a test cell.
+  // is denser than the threshold too, so it is a test cell. Threads take chunks of slots; each test
+  // cell has its own row (its place among the members), so the rows do not depend on the threads.
   struct Test {
     double density;
     std::int64_t cell;
     std::size_t slot, parent;
   };
-  std::vector<Test> tests;
-  out.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t) {
-    const double rho = mesh.density(s);
-    const std::int64_t cell = mesh.global_index(s);
-    std::size_t best = s;
-    double best_rho = rho;
-    std::int64_t best_cell = cell;
-    mesh.for_each_neighbour(s, [&](std::size_t n) {
-      // The global index is only needed to break a tie in density.
-      const double r = mesh.density(n);
-      if (r < best_rho) return;
-      const std::int64_t c = mesh.global_index(n);
-      if (r > best_rho || c < best_cell) {
-        best = n;
-        best_rho = r;
-        best_cell = c;
-      }
+  const std::size_t first_member = member(mesh.first_local());
+  std::vector<Test> tests(member(mesh.end_local()) - first_member);
+  core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int) {
+    out.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t m) {
+      const double rho = mesh.density(s);
+      const std::int64_t cell = mesh.global_index(s);
+      std::size_t best = s;
+      double best_rho = rho;
+      std::int64_t best_cell = cell;
+      mesh.for_each_neighbour(s, [&](std::size_t n) {
+        // The global index is only needed to break a tie in density.
+        const double r = mesh.density(n);
+        if (r < best_rho) return;
+        const std::int64_t c = mesh.global_index(n);
+        if (r > best_rho || c < best_cell) {
+          best = n;
+          best_rho = r;
+          best_cell = c;
+        }
+      });
+      tests[m - first_member] = {rho, cell, s, best};
     });
-    tests.push_back({rho, cell, s, best});
   });
   std::sort(tests.begin(), tests.end(),
             [](const Test& a, const Test& b) { return denser(a.density, a.cell, b.density, b.cell); });

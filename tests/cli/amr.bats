@@ -100,13 +100,14 @@ PY
   bad_input phew-segment "$OUT/p.h5" 2 "--refine-positions fits a 3x3x3 block" "$BATS_TEST_TMPDIR/amr.h5" --threshold 80mean --refine-positions
 }
 
-@test "--refine: the chain on the leaves: keys, leaf volumes, the blob as one halo, its particles deblended and voting, the same data on 1-4 ranks" {
+@test "--refine: the chain on the leaves: keys, leaf volumes, the blob as one halo, its particles deblended and voting, the same data on 1-4 ranks and 1-3 threads" {
   run cic-project "$INPUTS/good.hdf5" -o "$OUT/g.h5" --grid 8 --refine 8 --levels 3 --precision float64 -q
   assert_success
   for n in 1 2 3 4; do
-    run mpi "$n" phew-segment "$OUT/g.h5" -o "$OUT/p$n.h5" --threshold 20mean -q
+    t=1; [ "$n" = 1 ] || t=$((n % 3 + 1))  # 1 rank, 1 thread: the reference; then 3, 1 and 2 threads
+    run mpi "$n" phew-segment "$OUT/g.h5" -o "$OUT/p$n.h5" --threshold 20mean -q --threads "$t"
     assert_success
-    run mpi "$n" phew-merge "$OUT/p$n.h5" -o "$OUT/c$n.h5" --relevance 2 --saddle-threshold 60mean --particles "$INPUTS/good.hdf5" -q
+    run mpi "$n" phew-merge "$OUT/p$n.h5" -o "$OUT/c$n.h5" --relevance 2 --saddle-threshold 60mean --particles "$INPUTS/good.hdf5" -q --threads "$t"
     assert_success
     run mpi "$n" deblend "$OUT/c$n.h5" "$INPUTS/good.hdf5" -o "$OUT/k$n.h5" -q
     assert_success

@@ -78,15 +78,21 @@ print("ok")'
   assert_success
 }
 
-@test "identical data for 1, 2, 3 and 4 ranks (cic, tsc, ngp, region)" {
+@test "identical data for 1, 2, 3 and 4 ranks and 1-4 threads (cic, tsc, ngp, region)" {
   for args in "--grid 16" "--grid 12,10,8 --assignment tsc --precision float64" "--grid 9 --assignment ngp" \
               "--grid 10 --region 20,20,20,80,80,80 --precision float64"; do
     # shellcheck disable=SC2086
-    run cic-project "$INPUTS/good.hdf5" -o "$OUT/r1.h5" $args -q
+    run cic-project "$INPUTS/good.hdf5" -o "$OUT/r1.h5" $args -q --threads 1
+    assert_success
+    # 1 rank with 4 threads (blocks of 1-4 planes), then 2-4 ranks with 3, 1, 2 threads.
+    # shellcheck disable=SC2086
+    run cic-project "$INPUTS/good.hdf5" -o "$OUT/t4.h5" $args -q --threads 4
+    assert_success
+    run h5diff "$OUT/r1.h5" "$OUT/t4.h5" /grid/density
     assert_success
     for n in 2 3 4; do
       # shellcheck disable=SC2086
-      run mpi "$n" cic-project "$INPUTS/good.hdf5" -o "$OUT/r$n.h5" $args -q
+      run mpi "$n" cic-project "$INPUTS/good.hdf5" -o "$OUT/r$n.h5" $args -q --threads $((n % 3 + 1))
       assert_success
       run h5diff -v0 "$OUT/r1.h5" "$OUT/r$n.h5" /grid /grid
       assert_success

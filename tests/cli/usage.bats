@@ -38,6 +38,26 @@ TOOLS=(cic-project phew-segment phew-merge deblend synth-particles voters merger
   done
 }
 
+@test "--threads: a positive number or auto in the tools with threads, anything else one line and exit 2" {
+  declare -A args=([cic-project]="in.h5 --grid 8" [phew-segment]="in.h5 --threshold 80mean" [phew-merge]="in.h5"
+                    [unbind]="in.h5 snap.h5" [dtfe-surface]="snap.h5 --centers c.txt --size 1 --resolution 8")
+  for tool in cic-project phew-segment phew-merge unbind dtfe-surface; do
+    run "$tool" --help
+    assert_output --partial "--threads"
+    for bad in 0 -2 two 1.5; do
+      # shellcheck disable=SC2086
+      run --separate-stderr "$tool" ${args[$tool]} -o "$OUT/x.h5" --threads "$bad"
+      assert_failure 2
+      output=$stderr assert_one_error_line "$tool"
+      [[ $stderr == *--threads* ]]
+    done
+  done
+  for tool in deblend voters mergertree; do
+    run "$tool" --help
+    refute_output --partial "--threads"
+  done
+}
+
 @test "the tools that take any snapshot say in --help that a RAMSES output folder is one" {
   for tool in cic-project dtfe-surface; do
     run "$tool" --help

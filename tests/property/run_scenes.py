@@ -7,7 +7,8 @@ with and without --refine-positions; phew-merge with relevance only, with --sadd
 --particles, --export-text) and with --second-relevance; unbind (profile, and tree around the
 most-bound particle with --saddle); deblend; unbind on deblend's peaks; voters with the stored potential and
 computed; the same cic-project -> voters chain on the later snapshots; mergertree over the sequence;
-dtfe-surface. Every output must hold the same data as at 1 rank (h5diff on every top-level object,
+dtfe-surface; the threaded tools with another number of threads at each rank count (THREADED). Every
+output must hold the same data as at 1 rank (h5diff on every top-level object,
 plus the root attributes and a byte comparison of every dataset; text exports byte for byte). What is
 provenance by design is not compared: the root attribute `manifest` (and the .json beside each file)
 and `/timing` of maps.h5 (docs/formats.md). On the 1-rank outputs phew-segment and phew-merge must
@@ -131,8 +132,19 @@ def variant(step):
     return f"{step.tool} ({step.output})"
 
 
+# Tools with threads inside a rank: the 1-rank reference runs one thread, the other rank counts 3, 1 and
+# 2 (ranks 2, 3, 4, ...), so threads and ranks both vary against it (docs/cli.md, "Threads").
+THREADED = {"cic-project", "phew-segment", "phew-merge", "unbind"}
+
+
+def threads_at(ranks):
+    return 1 if ranks == 1 else 1 + ranks % 3
+
+
 def command(step, bin_dir, ranks):
     argv = [str(Path(bin_dir) / step.tool)] + step.argv[1:]
+    if step.tool in THREADED and "--threads" not in argv:
+        argv += ["--threads", str(threads_at(ranks))]
     if ranks == 1:
         return argv  # a singleton MPI run, the way most users run on one machine
     return ["mpirun", "--oversubscribe", "-n", str(ranks)] + argv

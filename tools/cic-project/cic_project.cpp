@@ -10,6 +10,7 @@
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/projection.hpp>
 #include <phew/tool/snapshot_input.hpp>
+#include <phew/tool/threads_option.hpp>
 
 #include <cmath>
 
@@ -120,6 +121,7 @@ void declare_cic_options(CLI::App& app, CicOptions& opt) {
   app.add_flag("--compress", opt.compress,
                "Store the density in chunks of one plane, shuffled and deflated (smaller, slower to write; "
                "bench/README.md has the figures)");
+  tool::add_threads_option(app, opt.threads, "they share the uniform grid's deposit; the adaptive mesh uses 1 (yet)");
 }
 
 CicParams check_cic_options(const CicOptions& opt) {
@@ -134,6 +136,7 @@ CicParams check_cic_options(const CicOptions& opt) {
   p.assignment = grid::parse_assignment(opt.assignment);
   p.precision = io::parse_precision(opt.precision);
   p.compress = opt.compress;
+  p.threads = tool::parse_threads(opt.threads);
   if (opt.refine != 0) {
     if (!(opt.refine > 0) || !std::isfinite(opt.refine))
       throw core::Error::usage("--refine {} must be a positive number of particle masses", opt.refine);
@@ -230,12 +233,14 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
 
   ctx.phase("read");
   particles::ParticleSet particles = read_share(*reader, types, particles::FieldSelection{}, comm);
+  const particles::ProjectionParams projection{geometry, params.assignment, params.region.has_value(),
+                                               params.octree ? 1 : tool::threads_to_use(params.threads, comm)};
+  ctx.manifest().parameter("threads_used", projection.threads);
   if (params.octree) {
-    write_octree(info, std::move(particles), {geometry, params.assignment, params.region.has_value()}, params, types, ctx);
+    write_octree(info, std::move(particles), projection, params, types, ctx);
     return;
   }
-  const particles::Projection grid = project_to_grid(info, particles, {geometry, params.assignment, params.region.has_value()},
-                                                     comm, [&](const std::string& p) { ctx.phase(p); });
+  const particles::Projection grid = project_to_grid(info, particles, projection, comm, [&](const std::string& p) { ctx.phase(p); });
   particles = particles::ParticleSet{};
   const grid::GridMeta& meta = grid.meta;
   log_projection(grid, info, params, n_total);

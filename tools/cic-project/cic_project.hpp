@@ -27,6 +27,7 @@ struct CicOptions {
   double refine = 0;                      // --refine M: an adaptive mesh (0: the uniform grid)
   int levels = 4;                         // --levels K
   int buffer = 1;                         // --buffer B
+  std::string threads = "auto";
 };
 
 // The options in checked form.
@@ -39,6 +40,7 @@ struct CicParams {
   io::Precision precision = io::Precision::f32;
   bool compress = false;
   std::optional<particles::OctreeParams> octree;  // --refine: an adaptive mesh over the grid
+  int threads = 0;                                // 0: auto
 };
 
 void declare_cic_options(CLI::App& app, CicOptions& opt);

@@ -4,11 +4,11 @@
 #include <phew/core/log.hpp>
 #include <phew/core/memory.hpp>
 #include <phew/core/parse.hpp>
-#include <phew/dtfe/threads.hpp>
 #include <phew/io/maps_file.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
+#include <phew/tool/threads_option.hpp>
 
 #include <cmath>
 
@@ -105,8 +105,7 @@ void declare_dtfe_options(CLI::App& app, DtfeOptions& opt) {
       ->capture_default_str();
   app.add_option("-b,--backend", opt.backend, "Triangulation: auto (CGAL when built, else Qhull), cgal or qhull")
       ->capture_default_str();
-  app.add_option("-j,--threads", opt.threads, "Threads per rank (auto: the cores of the node shared among its ranks)")
-      ->capture_default_str();
+  tool::add_threads_option(app, opt.threads);
   app.add_option("--schedule", opt.schedule, "Work sharing between ranks: none, model (the paper's a-priori schedule) or dynamic")
       ->capture_default_str();
   app.add_option("-t,--types", opt.types, "Particle types: 1, 0,1 or all (auto: dark matter, type 1)")->capture_default_str();
@@ -140,10 +139,7 @@ DtfeParams check_dtfe_options(const DtfeOptions& opt) {
   if (p.map.mode == dtfe::MapMode::exact && opt.samples != 1)
     throw core::Error::usage("--samples applies to --mode ray only (exact mode averages over the whole pixel)");
   p.map.backend = dtfe::parse_backend(opt.backend);
-  if (opt.threads != "auto") {
-    c.threads = core::parse_number<int>(opt.threads, "--threads");
-    if (c.threads < 1) throw core::Error::usage("--threads {}: expected a positive number or auto", c.threads);
-  }
+  c.threads = tool::parse_threads(opt.threads);
   p.schedule = dtfe::parse_schedule(opt.schedule);
   if (opt.precision == "float64") c.float64 = true;
   else if (opt.precision != "float32") throw core::Error::usage("--precision '{}': expected float32 or float64", opt.precision);
@@ -154,7 +150,7 @@ void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   DtfeParams c = check_dtfe_options(opt);
   const int node_ranks = mpi::ranks_on_node(comm);
-  c.maps.map.threads = c.threads > 0 ? c.threads : dtfe::default_threads(node_ranks);
+  c.maps.map.threads = tool::threads_to_use(c.threads, comm);
 
   ctx.phase("open");
   const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());

@@ -11,6 +11,7 @@
 #include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
 #include <phew/tool/test_hooks.hpp>
+#include <phew/tool/threads_option.hpp>
 #include <phew/watershed/catalogue.hpp>
 
 #include <cmath>
@@ -100,10 +101,11 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
   tool::declare_units_option(app, opt.units);
   app.add_flag("--export-text", opt.export_text,
                "Also write OUTPUT.clumps.txt and OUTPUT.halos.txt (RAMSES columns) and .csv versions");
+  tool::add_threads_option(app, opt.threads, "they find the cells of --particles");
 }
 
 MergeParams check_merge_options(const MergeOptions& opt) {
-  MergeParams o{opt.relevance, std::nullopt, std::nullopt, std::nullopt};
+  MergeParams o{opt.relevance, std::nullopt, std::nullopt, std::nullopt, tool::parse_threads(opt.threads)};
   if (!(opt.relevance > 1) || !std::isfinite(opt.relevance))
     throw core::Error::usage("--relevance {} must be a finite number above 1 (a peak is relevant when peak/saddle >= it)",
                              opt.relevance);
@@ -141,6 +143,8 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
     header = io::read_patches_header(*pf);
     params = catalogue_params(checked, header.grid);
   });
+  params.threads = tool::threads_to_use(checked.threads, comm);
+  ctx.manifest().parameter("threads_used", params.threads);
   const grid::GridMeta& grid = header.grid;
 
   CatalogueFiles input(*pf, *gf, header);

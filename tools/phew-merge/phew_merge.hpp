@@ -23,6 +23,7 @@ struct MergeOptions {
   std::string types = "auto";
   bool allow_other_types = false;
   bool export_text = false;
+  std::string threads = "auto";
 };
 
 // The options in checked form (thresholds still to be resolved against the grid).
@@ -31,6 +32,7 @@ struct MergeParams {
   std::optional<core::DensityThreshold> saddle;
   std::optional<double> second_relevance;
   std::optional<core::MassThreshold> mass;
+  int threads = 0;  // 0: auto
 };
 
 void declare_merge_options(CLI::App& app, MergeOptions& opt);

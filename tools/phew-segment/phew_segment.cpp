@@ -7,6 +7,7 @@
 #include <phew/io/patches_file.hpp>
 #include <phew/mesh/octree_mesh.hpp>
 #include <phew/mpi/agree.hpp>
+#include <phew/tool/threads_option.hpp>
 #include <phew/watershed/patches.hpp>
 
 #include <numeric>
@@ -70,10 +71,11 @@ void declare_segment_options(CLI::App& app, SegmentOptions& opt) {
                  "series), so that the threshold stays fixed as mass leaves the region");
   app.add_flag("--refine-positions", opt.refine_positions,
                "Refine peak positions inside their cell by a quadratic fit of the 3x3x3 neighbourhood");
+  tool::add_threads_option(app, opt.threads, "they share the densest-neighbour and saddle searches");
 }
 
 SegmentParams check_segment_options(const SegmentOptions& opt) {
-  return {core::DensityThreshold::parse(opt.threshold), opt.refine_positions};
+  return {core::DensityThreshold::parse(opt.threshold), opt.refine_positions, tool::parse_threads(opt.threads)};
 }
 
 namespace {
@@ -163,7 +165,9 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   std::optional<io::File> file;
   grid::GridMeta meta;
   bool adaptive = false;
-  watershed::SegmentParams params{0, checked.threshold.to_string(), checked.refine_positions};
+  watershed::SegmentParams params{0, checked.threshold.to_string(), checked.refine_positions,
+                                  tool::threads_to_use(checked.threads, comm)};
+  ctx.manifest().parameter("threads_used", params.threads);
   mpi::agree(comm, [&] {
     file.emplace(io::File::open_read(opt.grid));
     adaptive = io::is_adaptive_grid(*file);

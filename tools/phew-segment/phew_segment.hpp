@@ -13,6 +13,7 @@ struct SegmentOptions {
   std::string threshold;
   bool refine_positions = false;
   std::string mean_from;  // GRID: "mean" thresholds use its mean density (a series of an open box)
+  std::string threads = "auto";
 };
 
 // The options in checked form. The stage's watershed::SegmentParams is made from it once the grid is
@@ -20,6 +21,7 @@ struct SegmentOptions {
 struct SegmentParams {
   core::DensityThreshold threshold;
   bool refine_positions = false;
+  int threads = 0;  // 0: auto
 };
 
 void declare_segment_options(CLI::App& app, SegmentOptions& opt);

@@ -1,7 +1,6 @@
 #include "unbind.hpp"
 
 #include <phew/core/error.hpp>
-#include <phew/core/parse.hpp>
 #include <phew/gravity/setup.hpp>
 #include <phew/io/bound_file.hpp>
 #include <phew/io/cells_file.hpp>
@@ -12,6 +11,7 @@
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
+#include <phew/tool/threads_option.hpp>
 #include <phew/unbind/catalogue.hpp>
 
 #include <algorithm>
@@ -20,7 +20,6 @@
 #include <map>
 #include <numbers>
 #include <optional>
-#include <thread>
 
 namespace phew::tools {
 
@@ -52,10 +51,7 @@ void declare_unbind_options(CLI::App& app, UnbindOptions& opt) {
       ->capture_default_str();
   app.add_flag("--allow-other-types", opt.allow_other_types, "Accept --types other than those the grid was made of");
   tool::declare_units_option(app, opt.units);
-  app.add_option("-j,--threads", opt.threads,
-                 "Threads per rank, each unbinding whole haloes (auto: the cores of the node shared among its ranks; "
-                 "--potential tree uses 1)")
-      ->capture_default_str();
+  tool::add_threads_option(app, opt.threads, "each unbinds whole haloes; --potential tree uses 1");
   app.add_option("--export-yt", opt.export_yt,
                  "Also write the objects with bound particles as a halo catalogue yt loads (NAME.0.h5: yt's "
                  "halo_catalog frontend)");
@@ -77,10 +73,7 @@ UnbindParams check_unbind_options(const UnbindOptions& opt) {
   c.params.min_bound = static_cast<std::size_t>(opt.min_bound);
   c.params.n_most_bound = static_cast<std::size_t>(opt.most_bound);
   c.params.max_iterations = opt.max_iterations;
-  if (opt.threads != "auto") {
-    c.threads = core::parse_number<int>(opt.threads, "--threads");
-    if (c.threads < 1) throw core::Error::usage("--threads {}: expected a positive number or auto", c.threads);
-  }
+  c.threads = tool::parse_threads(opt.threads);
   if (!opt.export_yt.empty()) {
     // yt finds the files of a catalogue as PREFIX.N.h5 (its halo_catalog frontend).
     const std::string name = opt.export_yt.substr(opt.export_yt.find_last_of('/') + 1);
@@ -230,8 +223,7 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   }
 
   // Threads share a rank's haloes; the tree potential's Forest makes MPI calls, so it runs on one.
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  int threads = checked.threads > 0 ? checked.threads : std::max(1, hardware / std::max(1, mpi::ranks_on_node(comm)));
+  int threads = tool::threads_to_use(checked.threads, comm);
   if (params.potential == unbind::PotentialMode::tree) threads = 1;
   ctx.manifest().parameter("threads_used", threads);
   unbind::Unbound u = unbind::unbind_objects(std::move(members), objects, max_id, frame, params, threads, comm,

@@ -1,0 +1,21 @@
+// The -j,--threads option of the tools that run threads inside a rank (docs/cli.md, "Threads"): a
+// positive number, or auto, the cores of the node shared among the ranks on it. The number of threads
+// never changes an output byte; the manifest records the number used (threads_used).
+#pragma once
+
+#include <phew/mpi/comm.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace phew::tool {
+
+// `note`: what the threads do in this tool, added to the help.
+void add_threads_option(CLI::App& app, std::string& text, const std::string& note = "");
+// 0 for auto; Error(usage) for anything but a positive number or auto.
+int parse_threads(const std::string& text);
+// The threads to run: `parsed` when positive, else the node's cores shared among its ranks. Collective.
+int threads_to_use(int parsed, const mpi::Comm& comm);
+
+}  // namespace phew::tool
