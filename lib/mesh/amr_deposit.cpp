@@ -29,6 +29,25 @@ std::int64_t coarse_plane(const grid::GridGeometry& g, const std::array<double, 
 
 }  // namespace
 
+std::vector<std::size_t> by_coarse_cell(const grid::GridGeometry& coarse, std::span<const double> position) {
+  const std::size_t n = position.size() / 3;
+  std::vector<std::int64_t> cell(n, -1);  // linear index; -1 outside an open grid
+  std::vector<std::uint64_t> start(coarse.cells() + 1, 0);
+  for (std::size_t p = 0; p < n; ++p) {
+    const auto u = lattice_position(coarse, 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
+    Cell c{0, {0, 0, 0}};
+    for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
+    if (!normalise_cell(coarse, c)) continue;
+    cell[p] = coarse.linear({c.index[0], c.index[1], c.index[2]});
+    ++start[static_cast<std::size_t>(cell[p]) + 1];
+  }
+  for (std::size_t c = 0; c + 1 < start.size(); ++c) start[c + 1] += start[c];
+  std::vector<std::size_t> order(start.back());
+  for (std::size_t p = 0; p < n; ++p)
+    if (cell[p] >= 0) order[start[static_cast<std::size_t>(cell[p])]++] = p;
+  return order;
+}
+
 std::int64_t amr_margin(const RefinementParams& params) {
   // Per level the rule reaches one cell for the kernel's counts, `buffer` cells for the buffer and one
   // for the balance; the levels' cells halve, so all levels together reach less than twice level 0's
@@ -61,12 +80,15 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
 
   // Each particle to every rank whose slab is within `margin` planes of it, in rank order of the
   // sources and each source's order: the global order.
-  std::vector<Particle> window = mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
+  // One rank holds every particle already.
+  std::vector<Particle> window = comm.size() == 1 ? std::move(mine) : mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
     const std::int64_t plane = particle.plane;
-    std::vector<int> sent;
+    int last = -1;  // the owners of consecutive planes come in runs, wrapping round once at most
+    int first = -1;
     const auto to = [&](int r) {
-      if (slabs.planes(r) == 0 || std::find(sent.begin(), sent.end(), r) != sent.end()) return;
-      sent.push_back(r);
+      if (slabs.planes(r) == 0 || r == last || r == first) return;
+      if (first < 0) first = r;
+      last = r;
       emit(r);
     };
     if (everywhere) {
@@ -79,17 +101,28 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
     }
   });
 
+  // The window's particles in the canonical order (by_coarse_cell): the tree's and the leaves' sums then
+  // also touch memory a coarse cell at a time. Every rank holding a leaf holds every particle whose
+  // cloud reaches it, in the same order.
   std::vector<double> wpos(3 * window.size()), wmass(window.size());
-  for (std::size_t p = 0; p < window.size(); ++p) {
-    for (std::size_t d = 0; d < 3; ++d) wpos[3 * p + d] = window[p].x[d];
-    wmass[p] = window[p].m;
+  {
+    std::vector<double> x(3 * window.size());
+    for (std::size_t p = 0; p < window.size(); ++p)
+      for (std::size_t d = 0; d < 3; ++d) x[3 * p + d] = window[p].x[d];
+    const std::vector<std::size_t> order = by_coarse_cell(coarse, x);  // every window particle is inside
+    wpos.resize(3 * order.size());
+    wmass.resize(order.size());
+    for (std::size_t at = 0; at < order.size(); ++at) {
+      for (std::size_t d = 0; d < 3; ++d) wpos[3 * at + d] = x[3 * order[at] + d];
+      wmass[at] = window[order[at]].m;
+    }
   }
   window = {};
-  std::vector<Cell> leaves;
+  std::vector<std::uint64_t> leaves;  // keys
   std::vector<double> leaf_mass;
   {
     const Octree tree = build_octree(coarse, params, wpos, wmass);
-    leaves = tree.leaves();
+    leaves = tree.leaf_keys();
     leaf_mass = deposit_on_leaves(tree, leaves, params.assignment, wpos, wmass);
   }  // the tree and the window's particles are not needed beyond here
   wpos = {};
@@ -101,12 +134,15 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   out.leaves_per_level.assign(static_cast<std::size_t>(params.levels) + 1, 0);
   std::vector<LeafMass> owned;
   for (std::size_t n = 0; n < leaves.size(); ++n) {
-    const std::int64_t plane = leaves[n].index[0] >> leaves[n].level;
+    const Cell leaf = cell_of_key(leaves[n], params.levels);
+    const std::int64_t plane = leaf.index[0] >> leaf.level;
     if (plane < x0 || plane >= x1) continue;
-    owned.push_back({cell_key(leaves[n], params.levels), leaf_mass[n]});
+    owned.push_back({leaves[n], leaf_mass[n]});
     total.add(0, plane, {leaf_mass[n]});
-    ++out.leaves_per_level[static_cast<std::size_t>(leaves[n].level)];
+    ++out.leaves_per_level[static_cast<std::size_t>(leaf.level)];
   }
+  leaves = {};
+  leaf_mass = {};
   for (auto& c : out.leaves_per_level) c = comm.sum(c);
   const auto totals = total.totals(comm);
   out.mass_total = totals.empty() ? 0.0 : totals.begin()->second[0];

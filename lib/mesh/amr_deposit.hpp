@@ -5,8 +5,9 @@
 // each rank builds the tree of its slab of coarse x-planes from its own particles and copies of the
 // particles of `margin` planes on each side, wide enough that the rule reaches no owned cell from
 // beyond it (amr_margin), and keeps the leaves of its own planes. Every sum runs over the particles in
-// their global order (rank r's before rank r+1's, each in snapshot order), so each leaf gets the
-// bits of the serial build (build_octree + deposit_on_leaves over every particle).
+// one canonical order, coarse cell by coarse cell (linear index), and in their global order within a
+// cell (rank r's before rank r+1's, each in snapshot order): each leaf gets the bits of the serial
+// build (build_octree + deposit_on_leaves) over every particle in that order (by_coarse_cell).
 #pragma once
 
 #include <phew/mesh/octree.hpp>
@@ -36,6 +37,11 @@ struct AmrDeposit {
 // The coarse x-planes copied from each side of a rank's slab: the reach of the refinement rule
 // (kernel, buffer and balance, each level half the size of the one before) and of the deposit.
 std::int64_t amr_margin(const RefinementParams& params);
+
+// The canonical order of the particles' sums: particle indices grouped by coarse cell (linear index,
+// ascending), in their order within a cell (a stable counting sort); particles outside an open grid
+// are left out.
+std::vector<std::size_t> by_coarse_cell(const grid::GridGeometry& coarse, std::span<const double> position);
 
 // Builds the mesh of this rank's particles (positions [n][3], masses [n]; every rank's in global order)
 // and deposits them on its leaves. A periodic grid expects positions wrapped into it. Collective.

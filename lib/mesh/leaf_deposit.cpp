@@ -2,6 +2,8 @@
 // overlaps (octree.hpp, deposit_on_leaves).
 #include <phew/mesh/octree.hpp>
 
+#include <phew/core/error.hpp>
+
 #include <algorithm>
 #include <cmath>
 
@@ -28,12 +30,16 @@ double kernel_integral(grid::Assignment a, double u, double lo, double hi) {
   return 0.0;
 }
 
-// Where each leaf goes in the output: per level, per cell slot (-1 for split cells).
-std::vector<std::vector<std::int64_t>> leaf_ordinals(const Octree& tree, const std::vector<Cell>& leaves) {
-  std::vector<std::vector<std::int64_t>> ordinal(static_cast<std::size_t>(tree.levels()) + 1);
-  for (int l = 0; l <= tree.levels(); ++l) ordinal[static_cast<std::size_t>(l)].assign(tree.cells(l), -1);
-  for (std::size_t n = 0; n < leaves.size(); ++n)
-    ordinal[static_cast<std::size_t>(leaves[n].level)][static_cast<std::size_t>(tree.slot(leaves[n]))] = static_cast<std::int64_t>(n);
+// Where each leaf goes in the output: per level, per cell slot (split cells: unused). A tree has
+// fewer than 2^32 cells per level (Octree::split_cells), a process fewer than 2^32 leaves.
+std::vector<std::vector<std::uint32_t>> leaf_ordinals(const Octree& tree, const std::vector<std::uint64_t>& keys) {
+  if (keys.size() >= (std::uint64_t{1} << 32)) throw core::Error::usage("more than 2^32 leaves on one rank: use more ranks");
+  std::vector<std::vector<std::uint32_t>> ordinal(static_cast<std::size_t>(tree.levels()) + 1);
+  for (int l = 0; l <= tree.levels(); ++l) ordinal[static_cast<std::size_t>(l)].assign(tree.cells(l), ~std::uint32_t{0});
+  for (std::size_t n = 0; n < keys.size(); ++n) {
+    const Cell leaf = cell_of_key(keys[n], tree.levels());
+    ordinal[static_cast<std::size_t>(leaf.level)][static_cast<std::size_t>(tree.slot(leaf))] = static_cast<std::uint32_t>(n);
+  }
   return ordinal;
 }
 
@@ -46,7 +52,7 @@ struct Cloud {
 
 class LeafDeposit {
  public:
-  LeafDeposit(const Octree& tree, const std::vector<Cell>& leaves, std::vector<double>& out)
+  LeafDeposit(const Octree& tree, const std::vector<std::uint64_t>& leaves, std::vector<double>& out)
       : tree_(tree), ordinal_(leaf_ordinals(tree, leaves)), out_(out) {}
 
   void add(const Cloud& c) {
@@ -59,43 +65,45 @@ class LeafDeposit {
           Cell t{c.level, unwrapped};
           if (!tree_.normalise(t)) continue;  // outside an open grid: dropped, as on the uniform grid
           const double weight = c.mass * (w[0].w[i] * w[1].w[j] * w[2].w[k]);
-          if (tree_.slot(t) < 0) {
-            add_to(tree_.covering_leaf(t), weight);  // a coarser leaf: the whole cell's weight
-          } else if (!tree_.split(t)) {
-            add_to(t, weight);
+          const std::int64_t s = tree_.slot(t);
+          if (s < 0) {
+            const Cell leaf = tree_.covering_leaf(t);  // a coarser leaf: the whole cell's weight
+            add_at(leaf.level, tree_.slot(leaf), weight);
+          } else if (tree_.child_slot(t.level, static_cast<std::size_t>(s), 0) < 0) {
+            add_at(t.level, s, weight);
           } else {
             const std::array<double, 3> lower{static_cast<double>(unwrapped[0]), static_cast<double>(unwrapped[1]),
                                               static_cast<double>(unwrapped[2])};
-            share_among_children(c, t, lower, 1.0);
+            share_among_children(c, t.level, s, lower, 1.0);
           }
         }
   }
 
  private:
-  void add_to(const Cell& leaf, double m) {
-    out_[static_cast<std::size_t>(ordinal_[static_cast<std::size_t>(leaf.level)][static_cast<std::size_t>(tree_.slot(leaf))])] += m;
+  void add_at(int level, std::int64_t slot, double m) {
+    out_[static_cast<std::size_t>(ordinal_[static_cast<std::size_t>(level)][static_cast<std::size_t>(slot)])] += m;
   }
 
-  // A split cell (normalised `cell`; its unwrapped lower corner `lower` and size `size` in the
+  // A split cell (in `slot` of `level`; its unwrapped lower corner `lower` and size `size` in the
   // cloud's cell units): each child gets the kernel's integral over it.
-  void share_among_children(const Cloud& c, const Cell& cell, const std::array<double, 3>& lower, double size) {
+  void share_among_children(const Cloud& c, int level, std::int64_t slot, const std::array<double, 3>& lower, double size) {
     const double half = 0.5 * size;
     for (int o = 0; o < 8; ++o) {
-      const Cell k = child(cell, o);
       const std::array<double, 3> lo{lower[0] + half * (o >> 2 & 1), lower[1] + half * (o >> 1 & 1), lower[2] + half * (o & 1)};
       const double w = kernel_integral(c.assignment, c.u[0], lo[0], lo[0] + half) *
                        kernel_integral(c.assignment, c.u[1], lo[1], lo[1] + half) *
                        kernel_integral(c.assignment, c.u[2], lo[2], lo[2] + half);
       if (w == 0) continue;
-      if (tree_.split(k))
-        share_among_children(c, k, lo, half);
+      const std::int64_t k = tree_.child_slot(level, static_cast<std::size_t>(slot), o);
+      if (tree_.child_slot(level + 1, static_cast<std::size_t>(k), 0) >= 0)
+        share_among_children(c, level + 1, k, lo, half);
       else
-        add_to(k, c.mass * w);
+        add_at(level + 1, k, c.mass * w);
     }
   }
 
   const Octree& tree_;
-  std::vector<std::vector<std::int64_t>> ordinal_;
+  std::vector<std::vector<std::uint32_t>> ordinal_;
   std::vector<double>& out_;
 };
 
@@ -103,10 +111,10 @@ class LeafDeposit {
 
 std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass) {
-  return deposit_on_leaves(tree, tree.leaves(), assignment, position, mass);
+  return deposit_on_leaves(tree, tree.leaf_keys(), assignment, position, mass);
 }
 
-std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<Cell>& leaves, grid::Assignment assignment,
+std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<std::uint64_t>& leaves, grid::Assignment assignment,
                                       std::span<const double> position, std::span<const double> mass) {
   std::vector<double> out(leaves.size(), 0.0);
   LeafDeposit deposit(tree, leaves, out);

@@ -138,10 +138,25 @@ std::array<double, 3> lattice_position(const grid::GridGeometry& g, int level, c
   return u;
 }
 
+namespace {
+
+// The octant of a child cell inside its parent.
+int octant_of(const Cell& child) {
+  return static_cast<int>((child.index[0] & 1) << 2 | (child.index[1] & 1) << 1 | (child.index[2] & 1));
+}
+
+}  // namespace
+
 Cell Octree::leaf_at(const std::array<double, 3>& x) const {
   Cell c{0, floor_index(lattice_position(coarse_, 0, x))};
   if (!normalise(c)) return {-1, {0, 0, 0}};
-  while (c.level < levels_ && split(c)) c = child_holding(c, lattice_position(coarse_, c.level + 1, x));
+  auto s = static_cast<std::size_t>(coarse_.linear({c.index[0], c.index[1], c.index[2]}));
+  while (c.level < levels_) {
+    const std::int64_t first = child_slot(c.level, s, 0);
+    if (first < 0) break;
+    c = child_holding(c, lattice_position(coarse_, c.level + 1, x));
+    s = static_cast<std::size_t>(first + octant_of(c));
+  }
   return c;
 }
 
@@ -156,6 +171,13 @@ std::uint64_t Octree::leaf_count() const {
 }
 
 std::vector<Cell> Octree::leaves() const {
+  const std::vector<std::uint64_t> keys = leaf_keys();
+  std::vector<Cell> out(keys.size());
+  for (std::size_t n = 0; n < keys.size(); ++n) out[n] = cell_of_key(keys[n], levels_);
+  return out;
+}
+
+std::vector<std::uint64_t> Octree::leaf_keys() const {
   // Key order without a sort: the coarse cells in Morton order (a coarse cell's key is its Morton code
   // shifted by 3 levels per level), each one's subtree depth first with the children in octant order
   // (a child's code is its parent's << 3 | octant), leaves only.
@@ -166,7 +188,7 @@ std::vector<Cell> Octree::leaves() const {
     coarse.emplace_back(code_of({i.i, i.j, i.k}), s);
   }
   std::sort(coarse.begin(), coarse.end());
-  std::vector<Cell> out;
+  std::vector<std::uint64_t> out;
   out.reserve(leaf_count());
   std::vector<std::pair<int, std::size_t>> stack;  // (level, slot), the next to visit on top
   for (const auto& [code, s0] : coarse) {
@@ -176,7 +198,7 @@ std::vector<Cell> Octree::leaves() const {
       stack.pop_back();
       const std::uint32_t first = first_child_[static_cast<std::size_t>(level)][s];
       if (first == kLeaf) {
-        out.push_back(cell_at_slot(level, s));
+        out.push_back(cell_key(cell_at_slot(level, s), levels_));
         continue;
       }
       for (int o = 7; o >= 0; --o) stack.emplace_back(level + 1, static_cast<std::size_t>(first) + static_cast<std::size_t>(o));
@@ -315,20 +337,26 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
                     std::span<const double> mass) {
   check_refinement(coarse, params);
   Octree tree(coarse, params.levels);
-  // Each particle's cell at the finest level built so far (level -1: outside an open grid).
+  // Each particle's cell at the finest level built so far (level -1: outside an open grid), and its slot.
   std::vector<Cell> at(mass.size());
+  std::vector<std::size_t> at_slot(mass.size(), 0);
   for (std::size_t p = 0; p < at.size(); ++p) {
     at[p] = {0, floor_index(lattice_position(tree.coarse(), 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}))};
     if (!tree.normalise(at[p])) at[p].level = -1;
+    else at_slot[p] = static_cast<std::size_t>(coarse.linear({at[p].index[0], at[p].index[1], at[p].index[2]}));
   }
   for (int level = 0; level < params.levels; ++level) {
     const std::vector<double> m = level_mass(tree, level, params.assignment, position, mass, at);
     const std::vector<std::int64_t> split = cells_to_split(tree, level, m, params);
     if (split.empty()) break;
     tree.split_cells(level, split);
-    for (std::size_t p = 0; p < at.size(); ++p)
-      if (at[p].level == level && tree.split(at[p]))
-        at[p] = child_holding(at[p], lattice_position(tree.coarse(), level + 1, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
+    for (std::size_t p = 0; p < at.size(); ++p) {
+      if (at[p].level != level) continue;
+      const std::int64_t first = tree.child_slot(level, at_slot[p], 0);
+      if (first < 0) continue;
+      at[p] = child_holding(at[p], lattice_position(tree.coarse(), level + 1, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
+      at_slot[p] = static_cast<std::size_t>(first + octant_of(at[p]));
+    }
   }
   return tree;
 }

@@ -56,6 +56,12 @@ class Octree {
   // Whether a (normalised) cell exists, and whether it is split. -1 when it does not exist.
   std::int64_t slot(const Cell& c) const;
   bool split(const Cell& c) const;
+  // The slot of child `octant` of the cell in slot s of a level, or -1 when that cell is a leaf: a walk
+  // down the tree without searching.
+  std::int64_t child_slot(int level, std::size_t s, int octant) const {
+    const std::uint32_t first = first_child_[static_cast<std::size_t>(level)][s];
+    return first == kLeaf ? -1 : static_cast<std::int64_t>(first) + octant;
+  }
   // The cell in a slot of a level (slot() inverted).
   Cell cell_at_slot(int level, std::size_t s) const;
   // The leaf that holds a (normalised) cell of level `c.level` or a part of it: the cell itself, or the
@@ -66,8 +72,10 @@ class Octree {
 
   std::uint64_t cells(int level) const;  // existing cells of a level
   std::uint64_t leaf_count() const;
-  // Every leaf in key order (cell_key): the canonical order of the mesh.
+  // Every leaf in key order (cell_key): the canonical order of the mesh; as keys (8 bytes a leaf, where
+  // a Cell takes 32).
   std::vector<Cell> leaves() const;
+  std::vector<std::uint64_t> leaf_keys() const;
 
   // Used while building: splits the given existing cells of the finest level so far (in any order).
   void split_cells(int level, const std::vector<std::int64_t>& slots);
@@ -107,8 +115,8 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
 // uniform grid). Masses per leaf, in the order of tree.leaves().
 std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass);
-// The same with the tree's leaves at hand (tree.leaves()), not made again.
-std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<Cell>& leaves, grid::Assignment assignment,
+// The same with the tree's leaves at hand (tree.leaf_keys()), not made again.
+std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<std::uint64_t>& leaf_keys, grid::Assignment assignment,
                                       std::span<const double> position, std::span<const double> mass);
 
 }  // namespace phew::mesh

@@ -14,7 +14,8 @@ namespace phew::mpi {
 // rank boundary only if they are identical). Collective.
 template <typename T, typename Less>
 std::vector<T> sort(const Comm& comm, std::vector<T> items, Less less) {
-  std::sort(items.begin(), items.end(), less);
+  // Items often arrive sorted already (a rank's leaves in key order): one pass says so.
+  if (!std::is_sorted(items.begin(), items.end(), less)) std::sort(items.begin(), items.end(), less);
   if (comm.size() == 1) return items;
   const auto n = static_cast<std::size_t>(comm.size());
   // Regular samples of every rank's sorted run; splitters from the merged samples.
@@ -31,7 +32,7 @@ std::vector<T> sort(const Comm& comm, std::vector<T> items, Less less) {
     ++counts[r];
   }
   std::vector<T> got = comm.all_to_all<T>(items, counts);
-  std::sort(got.begin(), got.end(), less);
+  if (!std::is_sorted(got.begin(), got.end(), less)) std::sort(got.begin(), got.end(), less);
   return got;
 }
 

@@ -34,7 +34,13 @@ Case blobs_on_boundaries(std::size_t n, double box, unsigned seed, double width 
   return c;
 }
 
-std::vector<LeafMass> serial(const grid::GridGeometry& g, const RefinementParams& p, const Case& c) {
+// The serial build over every particle, in the canonical order of the sums (by_coarse_cell).
+std::vector<LeafMass> serial(const grid::GridGeometry& g, const RefinementParams& p, const Case& in) {
+  Case c;
+  for (const std::size_t i : by_coarse_cell(g, in.pos)) {
+    c.pos.insert(c.pos.end(), {in.pos[3 * i], in.pos[3 * i + 1], in.pos[3 * i + 2]});
+    c.mass.push_back(in.mass[i]);
+  }
   const Octree tree = build_octree(g, p, c.pos, c.mass);
   const auto leaves = tree.leaves();
   const auto mass = deposit_on_leaves(tree, p.assignment, c.pos, c.mass);
