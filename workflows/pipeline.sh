@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole phew chain with plain shell, for people without Snakemake:
-#   per snapshot: cic-project -> phew-segment -> phew-merge (-> unbind) -> deblend -> voters
+#   per snapshot: cic-project -> phew-segment -> phew-merge (-> unbind) -> deblend (-> unbind) -> voters
 #   then: mergertree over the series, dtfe-surface maps around the top haloes of the last snapshot.
 #
 # Usage: workflows/pipeline.sh SNAPSHOT_GLOB OUTDIR [--config FILE] [--ranks N]
 #   SNAPSHOT_GLOB  quoted glob of snapshots, one file each (sorted by name = time order)
-#   OUTDIR         OUTDIR/<snapshot name>/{grid,patches,clumps,bound,peaks,voters}.h5 (bound.h5 when the config's
-#                  unbind is true), OUTDIR/tree.h5, OUTDIR/maps.h5,
+#   OUTDIR         OUTDIR/<snapshot name>/{grid,patches,clumps,bound,peaks,bound-peaks,voters}.h5 (bound.h5 of
+#                  the clumps and bound-peaks.h5 of deblend's peaks when the config's unbind is true; mergertree
+#                  then takes the peaks' bound properties), OUTDIR/tree.h5, OUTDIR/maps.h5,
 #                  and each stage's log in OUTDIR/logs/ (<snapshot name>/TOOL.log, mergertree.log, dtfe-surface.log)
 #   --config FILE  parameters (workflows/config.yaml format; default: workflows/config.yaml)
 #   --ranks N      run each tool under mpirun -n N
@@ -26,7 +27,7 @@ while (($#)); do
   case $1 in
     --config) config=$2; shift 2 ;;
     --ranks) ranks=$2; shift 2 ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done
@@ -79,6 +80,7 @@ mean_from=()
 if [[ $cfg_fix_mean == True ]]; then mean_from=(--mean-from "$first_grid"); fi
 peaks=()
 voters=()
+bound_peaks=()
 for snap in "${snapshots[@]}"; do
   name=$(basename "${snap%.hdf5}")
   d=$out/$name
@@ -92,15 +94,23 @@ for snap in "${snapshots[@]}"; do
     stage "$d/bound.h5" "$logs/$name/unbind.log" "$tool_unbind" "$d/clumps.h5" "$snap" -o "$d/bound.h5" "${opts_unbind[@]}"
   fi
   stage "$d/peaks.h5" "$logs/$name/deblend.log" "$tool_deblend" "$d/clumps.h5" "$snap" -o "$d/peaks.h5" "${opts_deblend[@]}"
+  if [[ $cfg_unbind == True ]]; then
+    stage "$d/bound-peaks.h5" "$logs/$name/unbind-peaks.log" "$tool_unbind" "$d/peaks.h5" "$snap" -o "$d/bound-peaks.h5" \
+      "${opts_unbind[@]}"
+  fi
   stage "$d/voters.h5" "$logs/$name/voters.log" "$tool_voters" "$d/peaks.h5" "$snap" -o "$d/voters.h5" \
     "${opts_voters[@]}" "${mean_from[@]}"
   peaks+=("$d/peaks.h5")
   voters+=("$d/voters.h5")
+  bound_peaks+=("$d/bound-peaks.h5")
 done
 
-# Each stage PEAKS:VOTERS, explicitly (never guessed from the file names).
+# Each stage PEAKS:VOTERS, explicitly (never guessed from the file names); with unbind
+# PEAKS:VOTERS:BOUND, voters' voters voting and the peaks' bound properties in the tree.
 stages=()
-for i in "${!peaks[@]}"; do stages+=("${peaks[i]}:${voters[i]}"); done
+for i in "${!peaks[@]}"; do
+  if [[ $cfg_unbind == True ]]; then stages+=("${peaks[i]}:${voters[i]}:${bound_peaks[i]}"); else stages+=("${peaks[i]}:${voters[i]}"); fi
+done
 stage "$out/tree.h5" "$logs/mergertree.log" "$tool_mergertree" "${stages[@]}" -o "$out/tree.h5" "${opts_mergertree[@]}"
 
 last=${snapshots[-1]}

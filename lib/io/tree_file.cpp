@@ -2,7 +2,9 @@
 
 #include <phew/core/error.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace phew::io {
 
@@ -98,7 +100,24 @@ const Table<TreePeakRow>& tree_peak_table() {
                                                   Unit::none, "", true)
                                           .column("mvir", &TreePeakRow::mvir, Unit::none, "", true)
                                           .column("rvir", &TreePeakRow::rvir, Unit::none, "", true)
-                                          .column("m200c", &TreePeakRow::m200c, Unit::none, "", true);
+                                          .column("m200c", &TreePeakRow::m200c, Unit::none, "", true)
+                                          .column("bound", &TreePeakRow::bound, Unit::none,
+                                                  "1: the stage came with unbind's bound.h5, which gave mvir, rvir, "
+                                                  "m200c and the columns below (0 in them = not measurable there)",
+                                                  true)
+                                          .column("bound_mass", &TreePeakRow::bound_mass, Unit::none,
+                                                  "bound mass with bound sub-objects (mass_inclusive), snapshot mass units", true)
+                                          .column("vmax", &TreePeakRow::vmax, Unit::none, "physical, snapshot velocity units", true)
+                                          .column("vrms", &TreePeakRow::vrms, Unit::none, "physical, snapshot velocity units", true)
+                                          .column("rs", &TreePeakRow::rs, Unit::none,
+                                                  "NFW scale radius of a profile fit (rs_fit), comoving snapshot length units", true)
+                                          .column("spin_peebles", &TreePeakRow::spin_peebles, Unit::none, "", true)
+                                          .column("spin_bullock", &TreePeakRow::spin_bullock, Unit::none, "", true)
+                                          .column("xoff", &TreePeakRow::xoff, Unit::none,
+                                                  "offset of the centre from the centre of mass, comoving snapshot length units", true)
+                                          .column("b_to_a", &TreePeakRow::b_to_a, Unit::none, "", true)
+                                          .column("c_to_a", &TreePeakRow::c_to_a, Unit::none, "", true)
+                                          .column("virial_ratio", &TreePeakRow::virial_ratio, Unit::none, "T/|U|", true);
   return t;
 }
 
@@ -115,8 +134,14 @@ void write_tree(File& f, const TreeRows& t, const mpi::Comm& comm) {
   // Only rank 0's rows: a table's rows are the concatenation of every rank's.
   auto mine = [&](const auto& rows) { return comm.root() ? rows : std::decay_t<decltype(rows)>{}; };
   const UnitNames none;
-  tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm,
-                          {"host", "mvir", "rvir", "m200c", "merged_before_revival_snapshot", "merged_before_revival_id"});
+  std::set<std::string> optional = {"host", "mvir", "rvir", "m200c", "merged_before_revival_snapshot", "merged_before_revival_id"};
+  // unbind's columns only in a tree with a stage that had a bound.h5 (rank 0 holds the rows).
+  std::int64_t bound = std::any_of(t.peaks.begin(), t.peaks.end(), [](const TreePeakRow& p) { return p.bound; }) ? 1 : 0;
+  comm.broadcast(bound);
+  if (bound != 0)
+    optional.insert({"bound", "bound_mass", "vmax", "vrms", "rs", "spin_peebles", "spin_bullock", "xoff", "b_to_a",
+                     "c_to_a", "virial_ratio"});
+  tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm, optional);
   f.write_attribute("/peaks/merged_before_revival_id", "description",
                     "a peak revived from the graveyard after it was recorded as merged: the peak it had merged into");
   f.write_attribute("/peaks/host", "description", "ID of the central peak of the peak's halo in the same snapshot; 0 = a central");

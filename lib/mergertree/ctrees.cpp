@@ -35,6 +35,12 @@ std::vector<std::vector<std::size_t>> progenitors_of(const TreeState& st) {
 
 }  // namespace
 
+bool has_bound_properties(const Tree& tree) {
+  return std::any_of(tree.state.rows.begin(), tree.state.rows.end(), [](const TreeRow& r) { return r.halo.bound.given; });
+}
+
+double bound_or_peak_mass(const TreeRow& r) { return r.halo.bound.given ? r.halo.bound.mass : r.mass; }
+
 bool has_so_masses(const Tree& tree) {
   return std::any_of(tree.state.rows.begin(), tree.state.rows.end(),
                      [](const TreeRow& r) { return r.halo.mvir != 0 || r.halo.m200c != 0; });
@@ -128,11 +134,11 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
   std::vector<double> last_mm(n, 0);
   for (std::size_t r = 0; r < n; ++r) {
     const auto& p = progs[r];
-    const bool major = p.size() >= 2 && st.rows[p[0]].mass > 0 &&
+    const bool major = p.size() >= 2 && bound_or_peak_mass(st.rows[p[0]]) > 0 &&
                        [&] {
                          double second = 0;
-                         for (std::size_t k = 1; k < p.size(); ++k) second = std::max(second, st.rows[p[k]].mass);
-                         return second / st.rows[p[0]].mass >= kMajorMergerRatio;
+                         for (std::size_t k = 1; k < p.size(); ++k) second = std::max(second, bound_or_peak_mass(st.rows[p[k]]));
+                         return second / bound_or_peak_mass(st.rows[p[0]]) >= kMajorMergerRatio;
                        }();
     last_mm[r] = major ? st.rows[r].time : (p.empty() ? 0.0 : last_mm[p[0]]);
   }
@@ -144,7 +150,9 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
 
   // With --particles every SO column is the measurement, NaN where there is none (also for a row whose
   // stage was linked without --particles: 0 in tree.h5); without, Mvir is the peak mass for all rows.
-  const bool so = has_so_masses(tree);
+  // With bound.h5 for some stage, its rows' SO columns are bound.h5's and the others as above.
+  const bool bound = has_bound_properties(tree);
+  const bool so = has_so_masses(tree) || bound;
   auto measured = [](double v) { return v == 0 ? std::numeric_limits<double>::quiet_NaN() : v; };
   std::vector<std::vector<ExportRow>> out;
   for (const auto& order : trees) {
@@ -167,6 +175,21 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
         e.m200c = measured(x.halo.m200c) * cu.msun_h;
       } else {  // the whole file says so in its #Mvir line
         e.mvir = x.mass * cu.msun_h;
+      }
+      if (bound) {  // NaN where unbind could not measure (0 in bound.h5) or the stage had no bound.h5
+        const BoundProperties& b = x.halo.bound;
+        auto value = [&](double v, double factor) { return b.given ? measured(v) * factor : measured(0); };
+        const double kpc_h = cu.mpc_h * 1e3;
+        e.rs = value(b.rs, kpc_h);
+        e.vrms = value(b.vrms, cu.km_s);
+        e.vmax = value(b.vmax, cu.km_s);
+        e.spin = value(b.spin_peebles, 1);
+        e.xoff = value(b.xoff, kpc_h);
+        e.spin_bullock = value(b.spin_bullock, 1);
+        e.b_to_a = value(b.b_to_a, 1);
+        e.c_to_a = value(b.c_to_a, 1);
+        e.virial_ratio = value(b.virial_ratio, 1);
+        e.bound_mass = b.given ? b.mass * cu.msun_h : measured(0);  // 0 for a peak unbinding dissolved
       }
       e.mmp = !has_desc || st.rows[d].main_progenitor == x.peak;
       e.scale_of_last_mm = last_mm[r];
@@ -204,7 +227,9 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
       "Rvir(11) rs(12) vrms(13) mmp?(14) scale_of_last_MM(15) vmax(16) x(17) y(18) z(19) vx(20) vy(21) vz(22) Jx(23) "
       "Jy(24) Jz(25) Spin(26) Breadth_first_ID(27) Depth_first_ID(28) Tree_root_ID(29) Orig_halo_ID(30) Snap_idx(31) "
       "Next_coprogenitor_depthfirst_ID(32) Last_progenitor_depthfirst_ID(33) Last_mainleaf_depthfirst_ID(34) M200c(35) "
-      "phew_lineage(36) phew_merged(37) phew_revived(38) phew_gap(39) phew_artefact(40) phew_from_deblending(41)\n";
+      "phew_lineage(36) phew_merged(37) phew_revived(38) phew_gap(39) phew_artefact(40) phew_from_deblending(41)";
+  const bool bound = has_bound_properties(tree);
+  out += bound ? " Xoff(42) Spin_Bullock(43) b_to_a(44) c_to_a(45) T/|U|(46) phew_bound_mass(47)\n" : "\n";
   out += fmt::format("#Omega_M = {:f}; Omega_L = {:f}; h0 = {:f}\n", tree.units.omega_m, tree.units.omega_lambda, cu.h);
   out += fmt::format("#Full box size = {:f} Mpc/h\n", tree.sim.box[0] * cu.mpc_h);
   out += comoving ? "#Scale: Scale factor of halo.\n"
@@ -218,23 +243,36 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
          "#Desc_pid: Pid of descendant halo, if applicable; -1 otherwise.\n"
          "#Phantom: Always 0; a link across snapshots from the graveyard is direct, see phew_gap.\n"
          "#SAM_Mvir: The same as Mvir (Msun/h).\n";
-  out += has_so_masses(tree)
+  if (bound)
+    out += "#Mvir: Virial mass of Bryan and Norman 1998 at the halo's redshift: of its bound particles, from unbind's "
+           "bound.h5, for a stage linked with one; else measured from all particles by mergertree --particles; nan "
+           "where it was not measured (Msun/h).\n"
+           "#Rvir: Virial radius, from bound.h5 as Mvir; nan where it was not measured (kpc/h comoving).\n"
+           "#Rs: NFW scale radius of a profile fit to the bound particles (bound.h5 rs_fit); nan where not measured "
+           "(kpc/h comoving).\n"
+           "#Vrms: Velocity dispersion of the bound particles (bound.h5); nan where not measured (km/s physical).\n";
+  else
+    out += has_so_masses(tree)
              ? "#Mvir: Virial mass of Bryan and Norman 1998 at the halo's redshift, measured from the particles by "
                "mergertree --particles; nan where it could not be measured (Msun/h).\n"
                "#Rvir: Virial radius; nan where it could not be measured (kpc/h comoving).\n"
              : "#Mvir: The peak's mass, the mass of its particles: mergertree ran without --particles, so no virial mass "
                "was measured (Msun/h).\n"
                "#Rvir: Not measured, 0: mergertree ran without --particles (kpc/h comoving).\n";
-  out += "#Rs: Not measured, 0 (kpc/h comoving).\n"
-         "#Vrms: Not measured, 0 (km/s physical).\n"
-         "#mmp?: 1 if the halo is the main progenitor of its descendant chosen by the voters, or has no descendant.\n"
-         "#scale_of_last_MM: Scale of the last merger along the main branch with mass ratio above 0.3.\n"
-         "#Vmax: Not measured, 0 (km/s physical).\n"
-         "#X/Y/Z: Halo position (Mpc/h comoving).\n"
+  if (!bound) out += "#Rs: Not measured, 0 (kpc/h comoving).\n#Vrms: Not measured, 0 (km/s physical).\n";
+  out += "#mmp?: 1 if the halo is the main progenitor of its descendant chosen by the voters, or has no descendant.\n";
+  out += bound ? "#scale_of_last_MM: Scale of the last merger along the main branch with mass ratio above 0.3 (bound "
+                 "masses where a stage has a bound.h5, else peak masses).\n"
+                 "#Vmax: Maximum circular velocity of the bound particles (bound.h5); nan where not measured (km/s "
+                 "physical).\n"
+               : "#scale_of_last_MM: Scale of the last merger along the main branch with mass ratio above 0.3.\n"
+                 "#Vmax: Not measured, 0 (km/s physical).\n";
+  out += "#X/Y/Z: Halo position (Mpc/h comoving).\n"
          "#VX/VY/VZ: Halo peculiar velocity (km/s physical).\n"
-         "#JX/JY/JZ: Not measured, 0.\n"
-         "#Spin: Not measured, 0.\n"
-         "#Breadth_first_ID: breadth-first ordering of halos within a tree, unique across the file.\n"
+         "#JX/JY/JZ: Not measured, 0.\n";
+  out += bound ? "#Spin: Peebles spin parameter of the bound particles (bound.h5 spin_peebles); nan where not measured.\n"
+               : "#Spin: Not measured, 0.\n";
+  out += "#Breadth_first_ID: breadth-first ordering of halos within a tree, unique across the file.\n"
          "#Depth_first_ID: depth-first ordering of halos within a tree, main progenitor first, unique across the file.\n"
          "#Tree_root_ID: ID of the halo at the root of the tree, its first row.\n"
          "#Orig_halo_ID: The peak ID in its snapshot.\n"
@@ -251,18 +289,34 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
          "#phew_gap: Snapshots between the peak and a progenitor revived from the graveyard.\n"
          "#phew_artefact: 1 for a peak found only by deblending and matched to nothing.\n"
          "#phew_from_deblending: 1 for a peak that exists only in velocity space.\n";
+  if (bound)
+    out += "#Xoff: Offset of the centre from the bound particles' centre of mass inside Rvir (bound.h5); nan where not "
+           "measured (kpc/h comoving).\n"
+           "#Spin_Bullock: Bullock spin parameter of the bound particles (bound.h5); nan where not measured.\n"
+           "#b_to_a/c_to_a: Axis ratios of the bound particles' reduced inertia tensor inside Rvir (bound.h5); nan where "
+           "not measured.\n"
+           "#T/|U|: Virial ratio of the bound particles (bound.h5 virial_ratio); nan where not measured.\n"
+           "#phew_bound_mass: Mass of the bound particles with bound sub-objects (bound.h5 mass_inclusive; 0 if unbinding "
+           "dissolved the peak); nan for a stage without bound.h5 (Msun/h).\n";
   out += fmt::format("#Consistent Trees Version 1.01 layout, written by {}\n", written_by);
   out += fmt::format("{}\n", trees.size());
   for (const auto& rows : trees) {
     out += fmt::format("#tree {}\n", rows.front().id);
-    for (const ExportRow& e : rows)
+    for (const ExportRow& e : rows) {
+      // Without bound.h5, rs, vrms, vmax and Spin are 0 (not measured) and the bound columns are absent.
+      const std::string rs = bound ? fmt::format("{:.5f}", e.rs) : "0", vrms = bound ? fmt::format("{:.3f}", e.vrms) : "0",
+                        vmax = bound ? fmt::format("{:.3f}", e.vmax) : "0", spin = bound ? fmt::format("{:.6f}", e.spin) : "0";
+      const std::string tail = bound ? fmt::format(" {:.5f} {:.6f} {:.6f} {:.6f} {:.6f} {:.5e}", e.xoff, e.spin_bullock, e.b_to_a,
+                                                   e.c_to_a, e.virial_ratio, e.bound_mass)
+                                     : "";
       out += fmt::format(
-          " {:.5f} {} {:.5f} {} {} {} {} {} 0 {:.5e} {:.5e} {:.5f} 0 0 {} {:.5f} 0 {:.8f} {:.8f} {:.8f} {:.3f} {:.3f} "
-          "{:.3f} 0 0 0 0 {} {} {} {} {} {} {} {} {:.5e} {} {} {} {} {} {}\n",
-          e.scale, e.id, e.desc_scale, e.desc_id, e.num_prog, e.pid, e.pid, e.desc_pid, e.mvir, e.mvir, e.rvir, int(e.mmp),
-          e.scale_of_last_mm, e.x[0], e.x[1], e.x[2], e.v[0], e.v[1], e.v[2], e.breadth_first, e.depth_first, e.tree_root,
-          e.orig_id, e.snap, e.next_coprogenitor, e.last_progenitor, e.last_mainleaf, e.m200c, e.lineage, int(e.merged),
-          int(e.revived), e.gap, int(e.artefact), int(e.from_deblending));
+          " {:.5f} {} {:.5f} {} {} {} {} {} 0 {:.5e} {:.5e} {:.5f} {} {} {} {:.5f} {} {:.8f} {:.8f} {:.8f} {:.3f} {:.3f} "
+          "{:.3f} 0 0 0 {} {} {} {} {} {} {} {} {} {:.5e} {} {} {} {} {} {}{}\n",
+          e.scale, e.id, e.desc_scale, e.desc_id, e.num_prog, e.pid, e.pid, e.desc_pid, e.mvir, e.mvir, e.rvir, rs, vrms,
+          int(e.mmp), e.scale_of_last_mm, vmax, e.x[0], e.x[1], e.x[2], e.v[0], e.v[1], e.v[2], spin, e.breadth_first,
+          e.depth_first, e.tree_root, e.orig_id, e.snap, e.next_coprogenitor, e.last_progenitor, e.last_mainleaf, e.m200c,
+          e.lineage, int(e.merged), int(e.revived), e.gap, int(e.artefact), int(e.from_deblending), tail);
+    }
   }
   return out;
 }
@@ -291,7 +345,14 @@ model::Arbor arbor_of(const Tree& tree) {
   integer("desc_uid", "uid of the descendant; -1 for a root", [](const ExportRow& e) { return e.desc_id; });
   real("scale_factor", "", "scale factor (the snapshot time for a non-cosmological run)",
        [](const ExportRow& e) { return e.scale; });
-  if (has_so_masses(tree)) {
+  if (has_bound_properties(tree)) {
+    real("mass", "Msun/h", "virial mass (Bryan & Norman) of the bound particles (bound.h5), else from --particles; nan "
+         "where not measured", [](const ExportRow& e) { return e.mvir; });
+    real("virial_radius", "kpc/h", "virial radius, comoving, as mass; nan where not measured",
+         [](const ExportRow& e) { return e.rvir; });
+    real("M200c", "Msun/h", "mass within 200 rho_crit(z), as mass; nan where not measured",
+         [](const ExportRow& e) { return e.m200c; });
+  } else if (has_so_masses(tree)) {
     real("mass", "Msun/h", "virial mass (Bryan & Norman) from the particles; nan where not measurable",
          [](const ExportRow& e) { return e.mvir; });
     real("virial_radius", "kpc/h", "virial radius, comoving; nan where not measurable",
@@ -317,6 +378,19 @@ model::Arbor arbor_of(const Tree& tree) {
   integer("phew_revived", "revived from the graveyard", [](const ExportRow& e) { return e.revived; });
   integer("phew_gap", "snapshots skipped by a revival", [](const ExportRow& e) { return e.gap; });
   integer("phew_artefact", "a deblending artefact", [](const ExportRow& e) { return e.artefact; });
+  if (has_bound_properties(tree)) {  // bound.h5's, nan where not measured or the stage had none
+    real("rs", "kpc/h", "NFW scale radius of a profile fit, comoving", [](const ExportRow& e) { return e.rs; });
+    real("vrms", "km/s", "velocity dispersion of the bound particles", [](const ExportRow& e) { return e.vrms; });
+    real("vmax", "km/s", "maximum circular velocity", [](const ExportRow& e) { return e.vmax; });
+    real("spin_parameter", "", "Peebles spin parameter", [](const ExportRow& e) { return e.spin; });
+    real("spin_bullock", "", "Bullock spin parameter", [](const ExportRow& e) { return e.spin_bullock; });
+    real("xoff", "kpc/h", "offset of the centre from the centre of mass, comoving", [](const ExportRow& e) { return e.xoff; });
+    real("b_to_a", "", "axis ratio b/a", [](const ExportRow& e) { return e.b_to_a; });
+    real("c_to_a", "", "axis ratio c/a", [](const ExportRow& e) { return e.c_to_a; });
+    real("virial_ratio", "", "T/|U|", [](const ExportRow& e) { return e.virial_ratio; });
+    real("phew_bound_mass", "Msun/h", "mass of the bound particles (with bound sub-objects)",
+         [](const ExportRow& e) { return e.bound_mass; });
+  }
   std::uint64_t row = 0;
   for (const auto& rows : trees) {
     a.tree_start.push_back(row);

@@ -30,11 +30,23 @@ void check_exportable(const Tree& tree);
 // peak's mass and Rvir and M200c are 0, as each file's header says (docs/formats.md).
 bool has_so_masses(const Tree& tree);
 
+// Whether any stage of the tree came with unbind's bound.h5 (halo.bound.given): then Mvir, Rvir and
+// M200c are bound.h5's for its rows, and the exports carry the bound properties (NaN where there is none).
+bool has_bound_properties(const Tree& tree);
+
+// A peak's mass for the merger ratio of scale_of_last_MM and the statistics' fallbacks: its bound mass
+// when its stage came with a bound.h5, else the peak's mass (its particles).
+double bound_or_peak_mass(const TreeRow& r);
+
 // One row of the exports, in consistent-trees' units (docs/formats.md).
 struct ExportRow {
   double scale = 0, desc_scale = 0;
   std::int64_t id = 0, desc_id = -1, num_prog = 0, pid = -1, desc_pid = -1;
-  double mvir = 0, rvir = 0, m200c = 0;  // Msun/h, comoving kpc/h (has_so_masses)
+  double mvir = 0, rvir = 0, m200c = 0;  // Msun/h, comoving kpc/h (has_so_masses or has_bound_properties)
+  // With has_bound_properties: bound.h5's, NaN where not measured or the stage had none. Comoving kpc/h,
+  // physical km/s, Msun/h.
+  double rs = 0, vrms = 0, vmax = 0, spin = 0, xoff = 0, spin_bullock = 0, b_to_a = 0, c_to_a = 0, virial_ratio = 0;
+  double bound_mass = 0;
   bool mmp = false;
   double scale_of_last_mm = 0;
   std::array<double, 3> x{}, v{};  // comoving Mpc/h, physical peculiar km/s

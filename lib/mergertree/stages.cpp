@@ -48,11 +48,15 @@ void append_stage(Tree& tree, Stage stage, const Simulation& s, bool backwards, 
 model::TreeRows to_tree_rows(const Tree& tree) {
   const TreeState& st = tree.state;
   model::TreeRows f;
-  for (const TreeRow& r : st.rows)
+  for (const TreeRow& r : st.rows) {
+    const BoundProperties& b = r.halo.bound;
     f.peaks.push_back({r.peak.snap, r.peak.id, r.lineage, r.main_progenitor.snap, r.main_progenitor.id, r.n_progenitors,
                        r.progenitor_votes, r.descendant.snap, r.descendant.id, r.merged, r.revived, r.gap, r.artefact,
                        r.from_deblending, r.time, r.mass, r.position, r.velocity, r.halo.host,
-                       r.merged_before_revival.snap, r.merged_before_revival.id, r.halo.mvir, r.halo.rvir, r.halo.m200c});
+                       r.merged_before_revival.snap, r.merged_before_revival.id, r.halo.mvir, r.halo.rvir, r.halo.m200c,
+                       b.given, b.mass, b.vmax, b.vrms, b.rs, b.spin_peebles, b.spin_bullock, b.xoff, b.b_to_a, b.c_to_a,
+                       b.virial_ratio});
+  }
   for (std::size_t i = 0; i < tree.times.size(); ++i)
     f.snapshots.push_back({static_cast<std::int64_t>(i), tree.times[i], i < tree.thresholds.size() ? tree.thresholds[i] : 0.0});
   const SimulationUnits& u = tree.units;
@@ -90,7 +94,9 @@ Tree from_tree_rows(const model::TreeRows& f) {
     r.mass = p.mass;
     r.position = p.position;
     r.velocity = p.velocity;
-    r.halo = {p.host, p.mvir, p.rvir, p.m200c};
+    r.halo = {p.host, p.mvir, p.rvir, p.m200c,
+              {p.bound, p.bound_mass, p.vmax, p.vrms, p.rs, p.spin_peebles, p.spin_bullock, p.xoff, p.b_to_a, p.c_to_a,
+               p.virial_ratio}};
     r.merged_before_revival = {p.merged_before_revival_snapshot, p.merged_before_revival_id};
     st.rows.push_back(r);
   }

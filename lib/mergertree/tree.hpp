@@ -17,10 +17,22 @@ struct PeakKey {
   bool none() const { return snap < 0; }
 };
 
+// unbind's properties of a peak's bound particles (bound.h5's /objects row of the peak), in the snapshot's
+// units as bound.h5 holds them: lengths comoving, velocities physical; 0 where unbind could not measure.
+struct BoundProperties {
+  bool given = false;  // the peak's stage came with a bound.h5
+  double mass = 0;     // bound mass, with bound sub-objects (mass_inclusive)
+  double vmax = 0, vrms = 0, rs = 0, spin_peebles = 0, spin_bullock = 0, xoff = 0, b_to_a = 0, c_to_a = 0;
+  double virial_ratio = 0;  // T/|U|
+};
+
 // The halo a peak sits in and its spherical-overdensity size, carried into the tree for the exports.
 struct PeakHalo {
   std::int64_t host = 0;  // ID of the central peak of its halo in the same snapshot; 0: it is a central (or unknown)
-  double mvir = 0, rvir = 0, m200c = 0;  // mergertree --particles; NaN: not measurable there; 0: not asked for
+  // mergertree --particles (NaN: not measurable there; 0: not asked for), or bound.h5's when bound.given
+  // (0: not measurable).
+  double mvir = 0, rvir = 0, m200c = 0;
+  BoundProperties bound;
 };
 
 struct StagePeak {

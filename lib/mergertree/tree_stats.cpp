@@ -89,7 +89,7 @@ struct Kinematics {
     if (!has_cosmology) {
       const auto s = static_cast<std::size_t>(r.peak.snap);
       const double threshold = s < tree.thresholds.size() ? tree.thresholds[s] : 0.0;
-      return threshold > 0 ? std::cbrt(3.0 * r.mass / (4.0 * std::numbers::pi * threshold)) : 0.0;
+      return threshold > 0 ? std::cbrt(3.0 * bound_or_peak_mass(r) / (4.0 * std::numbers::pi * threshold)) : 0.0;
     }
     const SimulationUnits& u = tree.units;
     const double a = cosmological ? r.time : 1.0;
@@ -98,7 +98,7 @@ struct Kinematics {
     const double e2 = u.omega_m / (a * a * a) + (1 - u.omega_m - u.omega_lambda) / (a * a) + u.omega_lambda;
     const double rho_crit = 3.0 * h0 * h0 * e2 / (8.0 * std::numbers::pi * kGravityCgs) * std::pow(u.length_cm, 3) /
                             u.mass_g * a * a * a;
-    return std::cbrt(3.0 * r.mass / (4.0 * std::numbers::pi * 200.0 * rho_crit));
+    return std::cbrt(3.0 * bound_or_peak_mass(r) / (4.0 * std::numbers::pi * 200.0 * rho_crit));
   }
 };
 
@@ -130,7 +130,10 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
 
   // The trees, with each row's tree; the final peaks are the roots at the last snapshot.
   const auto trees = depth_first_trees(st);
-  auto mass_of = [](const TreeRow& r) { return r.halo.mvir > 0 ? r.halo.mvir : r.mass; };
+  // The bound mass where the stage came with a bound.h5; else Mvir where --particles measured it.
+  auto mass_of = [](const TreeRow& r) {
+    return r.halo.bound.given ? r.halo.bound.mass : r.halo.mvir > 0 ? r.halo.mvir : r.mass;
+  };
 
   auto report = [&](bool subhaloes) {
     std::vector<double> length, branches, beta, xi, delta_r;
@@ -159,7 +162,7 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
       for (std::size_t k = branch.size() - 1; k > 0; --k) {
         const TreeRow &early = st.rows[branch[k]], &late = st.rows[branch[k - 1]];
         const double t1 = kin.time(early.time), t2 = kin.time(late.time);
-        if (early.mass + late.mass > 0 && t2 != t1) b.push_back(mass_growth_beta(t1, mass_of(early), t2, mass_of(late)));
+        if (bound_or_peak_mass(early) + bound_or_peak_mass(late) > 0 && t2 != t1) b.push_back(mass_growth_beta(t1, mass_of(early), t2, mass_of(late)));
         // Δ_r: displacement against the mean velocity times the interval, in units of the mean radius
         // plus the distance that velocity covers.
         const auto v1 = kin.velocity(early), v2 = kin.velocity(late);
@@ -208,21 +211,26 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
     mergers += r.merged;
     if (!r.main_progenitor.none() && r.peak.snap - r.main_progenitor.snap > 1) ++skipping;
   }
+  // A tree with bound.h5 for some stage says how its masses were chosen (the others' reports are unchanged).
+  const std::string bound_note =
+      has_bound_properties(tree) ? "; for a peak whose stage came with unbind's bound.h5: M its bound mass, R its "
+                                   "Rvir from bound.h5 when measured, else computed as above from its bound mass"
+                                 : "";
   return {{"conventions",
            {{"final_peaks", "the peaks of the last snapshot; haloes: centrals (no host), subhaloes: inside another "
-                            "peak's halo; artefacts and peaks below min_mass (Mvir when measured, else the peak mass) "
-                            "left out"},
+                            "peak's halo; artefacts and peaks below min_mass (Mvir when measured, else the peak mass" +
+                                bound_note + ") left out"},
             {"main_branch_length", "snapshots from the final peak back to its earliest main progenitor, both counted "
                                    "(a link across a graveyard gap counts the snapshots it skips)"},
             {"branches_per_tree", "peaks of the tree without a progenitor (its leaves)"},
             {"n_progenitors", "direct progenitors of every peak of the selected trees"},
             {"beta_m", "(2/pi) atan alpha, alpha = (t2+t1)(M2-M1)/((t2-t1)(M2+M1)) between adjacent main-branch "
                        "entries; t the cosmic time (cosmological runs) or the snapshot time; M = Mvir when measured, "
-                       "else the peak mass"},
+                       "else the peak mass" + bound_note},
             {"xi_m", "(beta(k,k+1) - beta(k-1,k)) / 2 along main branches"},
             {"delta_r", "|dx - (v1+v2) dt/2| / ((R1 + R2 + |v1+v2| dt)/2), comoving, periodic dx; R = Rvir when "
                         "measured, else the radius of 200 rho_crit for the peak mass, else (no cosmology) the radius "
-                        "of the peak mass at the density threshold of the segmentation"}}},
+                        "of the peak mass at the density threshold of the segmentation" + bound_note}}},
           {"n_snapshots", last + 1},
           {"min_mass", params.min_mass},
           {"haloes", report(false)},

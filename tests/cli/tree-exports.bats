@@ -3,7 +3,8 @@
 # reader of its layout (tests/data/ctrees_reader.py) with every link checked against tree.h5; the
 # tree-quality statistics where the answer is known (a ballistic crossing from synth-particles: no
 # displacement outlier; a smoothly growing halo: beta_M > 0, xi_M ~ 0); spherical-overdensity masses of
-# an analytic NFW halo within 2%; batch and on-the-fly trees export the same file.
+# an analytic NFW halo within 2%; batch and on-the-fly trees export the same file; with unbind's bound.h5
+# per stage (issue 32), the export's halo properties are bound.h5's and the statistics weigh by bound mass.
 load common
 
 setup_file() {
@@ -44,6 +45,7 @@ print(json.dumps({"seed": 3, "box": 10000, "redshift": z, "cosmology": {"omega_m
 PY
     synth-particles "$D/grow/scene_$k.json" -o "$D/grow/snap_00$k.hdf5" -q
     chain "$D/grow" "$D/grow/snap_00$k.hdf5" "00$k" --grid 64
+    unbind "$D/grow/00$k.peaks.h5" "$D/grow/snap_00$k.hdf5" -o "$D/grow/00$k.bound.h5" -q
   done
   # An NFW halo at z = 0.5, pure NFW out to 3 r200.
   synth-particles nfw -o "$D/nfw/h.hdf5" --particles 200000 --mass 100 --concentration 8 --truncation 3 --box 10000 \
@@ -151,6 +153,104 @@ PY
   assert_success
   run diff <(grep -v "^#Consistent" "$OUT/fly/tree_0_0_0.dat") <(grep -v "^#Consistent" "$OUT/batch/tree_0_0_0.dat")
   assert_success
+}
+
+@test "with bound.h5 per stage: the Consistent-Trees and arbor properties are bound.h5's, beta_M uses bound masses" {
+  stages=() plain=()
+  for k in 0 1 2 3 4; do
+    stages+=("$D/grow/00$k.peaks.h5:$D/grow/00$k.voters.h5:$D/grow/00$k.bound.h5")
+    plain+=("$D/grow/00$k.peaks.h5:$D/grow/00$k.voters.h5")
+  done
+  run mergertree "${stages[@]}" -o "$OUT/b.h5" --export-ctrees "$OUT/b" --export-arbor "$OUT/b" --stats "$OUT/b.json" -q
+  assert_success
+  run mergertree "${plain[@]}" -o "$OUT/p.h5" --export-ctrees "$OUT/p" --stats "$OUT/p.json" -q
+  assert_success
+  run /usr/bin/python3 "$PHEW_SOURCE/tests/data/ctrees_reader.py" "$OUT/b/tree_0_0_0.dat" "$OUT/b.h5" "$OUT/b/arbor.h5"
+  assert_output "ok"
+  run /usr/bin/python3 - "$PHEW_SOURCE/tests/data" "$OUT" "$D/grow" <<'PY'
+import json, math, sys
+import h5py, numpy as np
+sys.path.insert(0, sys.argv[1])
+from ctrees_reader import read
+out, grow = sys.argv[2], sys.argv[3]
+header, col, trees = read(f"{out}/b/tree_0_0_0.dat")
+h = header["h0"]
+# column: (bound.h5 field, "mass" | "length" | "velocity" | None, decimals written or None for %.5e)
+want = {"Mvir": ("mvir", "mass", None), "sam_Mvir": ("mvir", "mass", None), "Rvir": ("rvir", "length", 5),
+        "M200c": ("m200c", "mass", None), "rs": ("rs_fit", "length", 5), "vrms": ("vrms", "velocity", 3),
+        "vmax": ("vmax", "velocity", 3), "Spin": ("spin_peebles", None, 6), "Xoff": ("xoff", "length", 5),
+        "Spin_Bullock": ("spin_bullock", None, 6), "b_to_a": ("b_to_a", None, 6), "c_to_a": ("c_to_a", None, 6),
+        "T/|U|": ("virial_ratio", None, 6), "phew_bound_mass": ("mass_inclusive", "mass", None)}
+checked = 0
+for _, rows in trees:
+    for r in rows:
+        snap, peak = int(r[col["Snap_idx"]]), int(r[col["Orig_halo_ID"]])
+        path = f"{grow}/00{snap}.bound.h5"
+        b = h5py.File(path)["objects"]
+        k = list(b["id"][...]).index(peak)
+        u = json.load(open(path + ".json"))["parameters"]["units_used"]
+        hf = 1 if u["h_scaled"] else h
+        factor = {"mass": u["mass_in_g"] / 1.989e33 * hf, "length": u["length_in_cm"] / 3.085678e21 * hf,
+                  "velocity": u["velocity_in_cm_per_s"] / 1e5, None: 1.0}
+        for name, (field, kind, decimals) in want.items():
+            v = b[field][k] * factor[kind]
+            got = r[col[name]]
+            if b[field][k] == 0:  # not measurable in bound.h5
+                assert math.isnan(got), (name, snap, got)
+                continue
+            tol = 1e-5 * abs(v) + (0.51 * 10 ** -decimals if decimals else 0)
+            assert abs(got - v) <= tol, (name, snap, peak, got, v)
+            checked += 1
+assert checked >= 5 * len(want), checked  # the growing halo is measured in every snapshot
+# the arbor carries the same values
+a = h5py.File(f"{out}/b/arbor_0000.h5")["data"]
+rows = np.concatenate([rows for _, rows in trees])
+for field, name in (("vmax", "vmax"), ("spin_bullock", "Spin_Bullock"), ("phew_bound_mass", "phew_bound_mass")):
+    assert np.allclose(a[field][...], rows[:, col[name]], rtol=2e-5, atol=6e-7, equal_nan=True), field
+# beta_M of the main branch from bound.h5's masses and cosmic times, against the statistics
+om, ol = header["omega_m"], header["omega_l"]
+t = lambda a: 2 / (3 * math.sqrt(ol)) * math.asinh(math.sqrt(ol / om) * a ** 1.5)
+tree = h5py.File(f"{out}/b.h5")["peaks"]
+m, s = [], []
+for snap, peak, time in sorted(zip(tree["snapshot"][...], tree["id"][...], tree["time"][...])):
+    b = h5py.File(f"{grow}/00{snap}.bound.h5")["objects"]
+    m.append(b["mass_inclusive"][list(b["id"][...]).index(peak)])
+    s.append(time)
+beta = [2 / math.pi * math.atan((t(s[i + 1]) + t(s[i])) * (m[i + 1] - m[i]) / ((t(s[i + 1]) - t(s[i])) * (m[i + 1] + m[i])))
+        for i in range(len(m) - 1)]
+got, plain = json.load(open(f"{out}/b.json"))["haloes"]["beta_m"], json.load(open(f"{out}/p.json"))["haloes"]["beta_m"]
+assert got["n"] == len(beta) and abs(got["mean"] - np.mean(beta)) < 1e-9, (got["mean"], np.mean(beta))
+assert abs(plain["mean"] - np.mean(beta)) > 1e-6, "the peak masses give the same beta: the test cannot tell"
+print("ok")
+PY
+  assert_output "ok"
+  # Without bound.h5 the columns keep their meaning: 0 (not measured), no bound columns; the links are the same.
+  run /usr/bin/python3 - "$PHEW_SOURCE/tests/data" "$OUT" <<'PY'
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from ctrees_reader import read
+_, cb, tb = read(f"{sys.argv[2]}/b/tree_0_0_0.dat")
+_, cp, tp = read(f"{sys.argv[2]}/p/tree_0_0_0.dat")
+assert len(cp) == 42 and "Xoff" not in cp and len(cb) == 48, (len(cp), len(cb))
+rb, rp = np.concatenate([r for _, r in tb]), np.concatenate([r for _, r in tp])
+assert (rp[:, [cp[n] for n in ("rs", "vrms", "vmax", "Spin")]] == 0).all()
+for n in ("id", "desc_id", "mmp?", "Orig_halo_ID", "Snap_idx", "pid", "phew_lineage", "x", "vx"):
+    assert (rb[:, cb[n]] == rp[:, cp[n]]).all(), n
+print("ok")
+PY
+  assert_output "ok"
+  # on the fly: tree.h5 keeps the bound columns for the next --add
+  run mergertree "${stages[@]:0:3}" -o "$OUT/part.h5" -q
+  assert_success
+  run mergertree --state "$OUT/part.h5" --add "${stages[3]}" --add "${stages[4]}" -o "$OUT/fly.h5" --export-ctrees "$OUT/fly" -q
+  assert_success
+  run diff <(grep -v "^#Consistent" "$OUT/fly/tree_0_0_0.dat") <(grep -v "^#Consistent" "$OUT/b/tree_0_0_0.dat")
+  assert_success
+  # a bound.h5 of other peaks, or one that is missing, is refused in one line
+  mkdir -p "$OUT/x"
+  bad_input mergertree "$OUT/x/t.h5" 3 "was not computed from" "${plain[0]}:$D/grow/001.bound.h5" "${stages[1]}"
+  bad_input mergertree "$OUT/x/t.h5" 4 "missing bound file" "${plain[0]}:$OUT/none.h5"
 }
 
 @test "bad input: --particles without a cosmology, and a snapshot that is gone, say so in one line" {

@@ -27,10 +27,11 @@ setup() {
   export PHEW_BIN
 }
 
-OUTPUTS=(snap_000/grid.h5 snap_000/patches.h5 snap_000/clumps.h5 snap_000/bound.h5 snap_000/peaks.h5 snap_000/voters.h5
-         snap_001/grid.h5 snap_001/patches.h5 snap_001/clumps.h5 snap_001/bound.h5 snap_001/peaks.h5 snap_001/voters.h5
-         snap_002/grid.h5 snap_002/patches.h5 snap_002/clumps.h5 snap_002/bound.h5 snap_002/peaks.h5 snap_002/voters.h5
-         tree.h5 maps.h5)
+OUTPUTS=()
+for s in snap_000 snap_001 snap_002; do
+  OUTPUTS+=("$s/grid.h5" "$s/patches.h5" "$s/clumps.h5" "$s/bound.h5" "$s/peaks.h5" "$s/bound-peaks.h5" "$s/voters.h5")
+done
+OUTPUTS+=(tree.h5 maps.h5)
 
 pipeline() { "$PHEW_SOURCE/workflows/pipeline.sh" "$W/snaps/snap_*.hdf5" "$1" --config "${CONFIG:-$W/config.yaml}"; }
 snake() {
@@ -60,9 +61,11 @@ same_data() {
   assert_success
   same_data "$W/sh" "$W/sm" "${OUTPUTS[@]}"
   # One table maps the config to the options (workflows/phew_options.py): every tool got the same
-  # parameters from both, and mergertree its stages as explicit PEAKS:VOTERS pairs.
+  # parameters from both, and mergertree its stages as explicit PEAKS:VOTERS:BOUND, the bound file
+  # unbind's of the peaks, whose properties the tree holds.
   run /usr/bin/python3 - "$W/sh" "$W/sm" "${OUTPUTS[@]}" <<'PY'
-import json, sys
+import json, os, sys
+import h5py
 sh, sm, outputs = sys.argv[1], sys.argv[2], sys.argv[3:]
 def params(root, o):
     p = json.load(open(f"{root}/{o}.json"))["parameters"]
@@ -75,7 +78,18 @@ for root in (sh, sm):
     assert json.load(open(f"{root}/snap_000/grid.h5.json"))["parameters"]["compress"] is True  # a flag key
     assert json.load(open(f"{root}/snap_000/clumps.h5.json"))["parameters"]["saddle-threshold"] == "none"
     stages = json.load(open(f"{root}/tree.h5.json"))["parameters"]["stages"]
-    assert all(s.endswith(f"{s.split(':')[0].rsplit('/', 1)[0]}/voters.h5") and ":" in s for s in stages), stages
+    for s in stages:  # absolute paths from pipeline.sh, relative to the root from Snakemake
+        d = s.split(":")[0].rsplit("/", 1)[0]
+        assert s.split(":") == [f"{d}/peaks.h5", f"{d}/voters.h5", f"{d}/bound-peaks.h5"], stages
+        inputs = json.load(open(os.path.join(root, d, "bound-peaks.h5.json")))["inputs"]
+        assert any(i["path"].endswith(f"{d}/peaks.h5") for i in inputs), d
+    tree = h5py.File(f"{root}/tree.h5")["peaks"]
+    assert tree["bound"][...].all() and len(tree["bound"]) > 0
+    for snap, name in enumerate(sorted({s.split(":")[0].rsplit("/", 1)[0] for s in stages})):
+        o = h5py.File(os.path.join(root, name, "bound-peaks.h5"))["objects"]
+        vmax = dict(zip(o["id"][...], o["vmax"][...]))
+        rows = tree["snapshot"][...] == snap
+        assert rows.any() and all(vmax[i] == v for i, v in zip(tree["id"][rows], tree["vmax"][rows])), name
 print("ok")
 PY
   assert_output "ok"
@@ -93,9 +107,10 @@ PY
 @test "every tool's messages, warnings included, are in its stage's log, and pipeline.sh repeats the warnings" {
   # Both workflows ran the tools without -q: their info lines and warnings are in logs/ (same layout).
   for root in "$W/sh" "$W/sm"; do
-    for f in snap_000/cic-project snap_001/phew-segment snap_002/phew-merge snap_001/unbind snap_000/deblend snap_001/voters \
+    for f in snap_000/cic-project snap_001/phew-segment snap_002/phew-merge snap_001/unbind snap_000/deblend \
+      snap_002/unbind-peaks snap_001/voters \
       mergertree dtfe-surface; do
-      grep -q "^${f##*/}\[0\] .* info: " "$root/logs/$f.log" || fail "$root/logs/$f.log has no info line"
+      grep -q "^$(basename "${f%-peaks}")\[0\] .* info: " "$root/logs/$f.log" || fail "$root/logs/$f.log has no info line"
     done
   done
   # More voters than the crossing's small peaks hold: voters warns; only voters and mergertree run again.
@@ -120,10 +135,10 @@ PY
   touch "$W/snaps/snap_001.hdf5"
   run pipeline "$W/sh"
   assert_success
-  assert_equal "$(pipeline_ran "$W/sh")" "snap_001/bound.h5 snap_001/clumps.h5 snap_001/grid.h5 snap_001/patches.h5 snap_001/peaks.h5 snap_001/voters.h5 tree.h5 "
+  assert_equal "$(pipeline_ran "$W/sh")" "snap_001/bound-peaks.h5 snap_001/bound.h5 snap_001/clumps.h5 snap_001/grid.h5 snap_001/patches.h5 snap_001/peaks.h5 snap_001/voters.h5 tree.h5 "
   run snake_jobs "$W/sm"
   assert_success
-  assert_equal "$(echo "$output" | sort | tr '\n' ' ')" "all 1 cic_project 1 deblend 1 mergertree 1 phew_merge 1 phew_segment 1 unbind 1 voters 1 "
+  assert_equal "$(echo "$output" | sort | tr '\n' ' ')" "all 1 cic_project 1 deblend 1 mergertree 1 phew_merge 1 phew_segment 1 unbind 1 unbind_peaks 1 voters 1 "
   run snake "$W/sm" --quiet
   assert_success
 }
@@ -133,13 +148,12 @@ PY
   CONFIG=$W/relevance.yaml run pipeline "$W/sh"
   assert_success
   assert_output --partial "running: phew-merge -> $W/sh/snap_000/clumps.h5 (parameters changed)"
-  local want=(snap_000/clumps.h5 snap_000/bound.h5 snap_000/peaks.h5 snap_000/voters.h5 snap_001/clumps.h5
-              snap_001/bound.h5 snap_001/peaks.h5 snap_001/voters.h5 snap_002/clumps.h5 snap_002/bound.h5
-              snap_002/peaks.h5 snap_002/voters.h5 tree.h5 maps.h5)
+  local want=(tree.h5 maps.h5)
+  for s in snap_000 snap_001 snap_002; do want+=("$s/clumps.h5" "$s/bound.h5" "$s/peaks.h5" "$s/bound-peaks.h5" "$s/voters.h5"); done
   assert_equal "$(pipeline_ran "$W/sh")" "$(printf '%s\n' "${want[@]}" | sort | tr '\n' ' ')"
   CONFIG=$W/relevance.yaml run snake_jobs "$W/sm"
   assert_success
-  assert_equal "$(echo "$output" | sort | tr '\n' ' ')" "all 1 deblend 3 dtfe_surface 1 mergertree 1 phew_merge 3 unbind 3 voters 3 "
+  assert_equal "$(echo "$output" | sort | tr '\n' ' ')" "all 1 deblend 3 dtfe_surface 1 mergertree 1 phew_merge 3 unbind 3 unbind_peaks 3 voters 3 "
   CONFIG=$W/relevance.yaml run snake "$W/sm" --quiet
   assert_success
   same_data "$W/sh" "$W/sm" "${OUTPUTS[@]}"
@@ -153,6 +167,16 @@ PY
   refute_output --partial "running:"
   CONFIG=$W/relevance.yaml run snake_jobs "$W/sm"
   assert_output ""
+  # unbind: false runs no unbind; only mergertree again, its stages PEAKS:VOTERS (no bound properties).
+  sed 's/^relevance: .*/&\nunbind: false/' "$W/relevance.yaml" >"$W/nounbind.yaml"
+  CONFIG=$W/nounbind.yaml run pipeline "$W/sh"
+  assert_success
+  assert_equal "$(pipeline_ran "$W/sh")" "tree.h5 "
+  CONFIG=$W/nounbind.yaml run snake_jobs "$W/sm"
+  assert_equal "$(echo "$output" | sort | tr '\n' ' ')" "all 1 mergertree 1 "
+  run /usr/bin/python3 -c 'import json, sys; print(sorted({s.count(":") for s in json.load(open(sys.argv[1]))["parameters"]["stages"]}))' \
+    "$W/sh/tree.h5.json"
+  assert_output "[1]"
 }
 
 @test "every config key and extra_args reach the tools' command lines, the same in both workflows" {
@@ -219,7 +243,8 @@ for root in sys.argv[3:]:
 print("ok")
 PY
   assert_output "ok"
-  same_data "$C/sh" "$C/sm" snapshot_003/clumps.h5 snapshot_004/patches.h5 snapshot_004/bound.h5 snapshot_004/peaks.h5 snapshot_004/voters.h5 \
+  same_data "$C/sh" "$C/sm" snapshot_003/clumps.h5 snapshot_004/patches.h5 snapshot_004/bound.h5 snapshot_004/peaks.h5 \
+    snapshot_004/bound-peaks.h5 snapshot_004/voters.h5 \
     tree.h5 maps.h5
 }
 

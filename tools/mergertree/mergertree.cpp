@@ -28,15 +28,23 @@ namespace fs = std::filesystem;
 
 struct StageFiles {
   std::string peaks, voters;
+  std::string bound;  // whose /objects give the peaks' bound properties ("" for none)
 };
 
-// "PEAKS[:VOTERS]"; without VOTERS, the file named like PEAKS with "peaks" replaced by "voters".
+// "PEAKS[:VOTERS][:BOUND]"; without VOTERS, the file named like PEAKS with "peaks" replaced by
+// "voters". VOTERS may itself be a bound.h5, which then gives the properties too.
 StageFiles parse_stage(const std::string& text) {
   StageFiles f;
   const auto colon = text.find(':');
   f.peaks = text.substr(0, colon);
   if (colon != std::string::npos) {
     f.voters = text.substr(colon + 1);
+    if (const auto second = f.voters.find(':'); second != std::string::npos) {
+      f.bound = f.voters.substr(second + 1);
+      f.voters.resize(second);
+      if (f.bound.empty() || f.bound.find(':') != std::string::npos)
+        throw core::Error::usage("stage '{}': give PEAKS[:VOTERS][:BOUND], each a file name", text);
+    }
   } else {
     const fs::path p(f.peaks);
     std::string name = p.filename().string();
@@ -47,6 +55,7 @@ StageFiles parse_stage(const std::string& text) {
     f.voters = (p.parent_path() / name).string();
   }
   if (!fs::exists(f.voters)) throw core::Error::io("{}: missing voters file {} for this stage", f.peaks, f.voters);
+  if (!f.bound.empty() && !fs::exists(f.bound)) throw core::Error::io("{}: missing bound file {} for this stage", f.peaks, f.bound);
   return f;
 }
 
@@ -61,6 +70,14 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
     throw core::Error::input("{}: was not computed from {} (stale or swapped voters file)", files.voters, files.peaks);
   man.add_input(peaks_in);
   man.add_input(voters_in);
+  // The peaks' bound properties: from BOUND, else from VOTERS when that is a bound.h5.
+  const std::string properties = !files.bound.empty() ? files.bound : bound ? files.voters : std::string();
+  if (!files.bound.empty()) {
+    const auto bound_in = manifest::check_phew_input(files.bound, {"bound"});
+    if (!manifest::made_from(files.bound, peaks_in.fingerprint))
+      throw core::Error::input("{}: was not computed from {} (stale or swapped bound file)", files.bound, files.peaks);
+    if (files.bound != files.voters) man.add_input(bound_in);
+  }
   const io::File pf = io::File::open_read(files.peaks);
   const io::PeaksHeader header = io::read_peaks_header(pf);
   io::check_peculiar_velocities(header, files.peaks);
@@ -81,6 +98,7 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
   }
   mergertree::Stage stage = mergertree::make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), voters);
   const mergertree::SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, man);
+  if (!properties.empty()) add_bound_properties(stage, properties, u);
   if (u.known) units = u;
   return stage;
 }
@@ -90,7 +108,8 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
 void declare_tree_options(CLI::App& app, TreeOptions& opt) {
   // An empty name given on purpose is refused, not taken as "no export" (issue 35).
   const auto non_empty = [](const std::string& s) { return s.empty() ? std::string("an empty name") : std::string(); };
-  app.add_option("stages", opt.stages, "Stages PEAKS[:VOTERS] in time order (VOTERS defaults to PEAKS with 'peaks' -> 'voters')");
+  app.add_option("stages", opt.stages, "Stages PEAKS[:VOTERS][:BOUND] in time order (VOTERS defaults to PEAKS with 'peaks' -> 'voters'; "
+                 "a bound.h5 of unbind as VOTERS or BOUND gives the peaks' bound properties)");
   app.add_option("--state", opt.state, "On-the-fly: continue this tree (its state is inside the file)");
   app.add_option("--add", opt.add, "On-the-fly: stages to append to --state (repeatable)");
   app.add_option("--min-votes", opt.min_votes, "Votes a descendant needs to be linked")->capture_default_str();

@@ -5,6 +5,7 @@
 #include <phew/grid/particle_index.hpp>
 #include <phew/grid/shrinking_sphere.hpp>
 #include <phew/grid/spherical_overdensity.hpp>
+#include <phew/io/bound_file.hpp>
 #include <phew/io/clumps_file.hpp>
 #include <phew/manifest/manifest.hpp>
 #include <phew/mpi/comm.hpp>
@@ -168,6 +169,37 @@ mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std:
   core::log::verbose("{}: spherical overdensity of {} peaks (Delta_vir = {:.1f}, {} particles)", peaks_path,
                stage.peaks.size(), delta, ps.size());
   return units;
+}
+
+void add_bound_properties(mergertree::Stage& stage, const std::string& bound_path, const mergertree::SimulationUnits& units) {
+  // bound.h5 is in the units unbind read the snapshot in (its manifest's units_used): the stage's too?
+  const manifest::Json m = manifest::read_manifest(bound_path);
+  if (units.known && m.contains("parameters") && m["parameters"].contains("units_used")) {
+    const manifest::Json& used = m["parameters"]["units_used"];
+    const auto differs = [&](const char* key, double b) {
+      if (!used.contains(key) || !used[key].is_number()) return false;
+      const double a = used[key].get<double>();
+      return std::abs(a - b) > 1e-9 * std::max(std::abs(a), std::abs(b));
+    };
+    if (differs("length_in_cm", units.length_cm) || differs("mass_in_g", units.mass_g) ||
+        differs("velocity_in_cm_per_s", units.velocity_cm_per_s))
+      throw core::Error::input("{}: made in other units than the stage's snapshot was read in (give unbind and mergertree "
+                         "the same --units)", bound_path);
+  }
+  const io::File f = io::File::open_read(bound_path);
+  std::map<std::int64_t, model::BoundObject> by_id;
+  for (model::BoundObject& o : io::read_bound_objects(f)) by_id.emplace(o.id, o);
+  for (mergertree::StagePeak& p : stage.peaks) {
+    const auto it = by_id.find(p.id);
+    if (it == by_id.end()) throw core::Error::input("{}: has no object for peak {}", bound_path, p.id);
+    const model::BoundObject& o = it->second;
+    p.halo.mvir = o.mvir;
+    p.halo.rvir = o.rvir;
+    p.halo.m200c = o.m200c;
+    p.halo.bound = {true,           o.mass_inclusive, o.vmax,     o.vrms,   o.rs_fit,       o.spin_peebles,
+                    o.spin_bullock, o.xoff,           o.b_to_a,   o.c_to_a, o.virial_ratio};
+  }
+  core::log::verbose("{}: bound properties of {} peaks", bound_path, stage.peaks.size());
 }
 
 }  // namespace phew::tools

@@ -22,4 +22,10 @@ mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std:
                                 const std::vector<model::PeakRow>& rows, bool so_masses, const std::string& units,
                                 manifest::Builder& man);
 
+// The properties of each peak's bound particles from `bound_path` (unbind's bound.h5 of these peaks;
+// an object is matched to the peak of the same ID): halo.bound, and halo.mvir, rvir and m200c replaced
+// by bound.h5's (docs/tools/mergertree.md, "Bound objects"). Error(input) when a peak has no object or
+// bound.h5 was made in other units than `units` (the stage's, when known).
+void add_bound_properties(mergertree::Stage& stage, const std::string& bound_path, const mergertree::SimulationUnits& units);
+
 }  // namespace phew::tools
