@@ -26,8 +26,6 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
   // is denser than the threshold too, so it is a test cell. Threads take chunks of slots; each test
   // cell has its own row (its place among the members), so the rows do not depend on the threads.
   struct Test {
-    double density;
-    std::int64_t cell;
     std::size_t slot, parent;
   };
   const std::size_t first_member = member(mesh.first_local());
@@ -50,27 +48,45 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
           best_cell = c;
         }
       });
-      tests[m - first_member] = {rho, cell, s, best};
+      tests[m - first_member] = {s, best};
     });
   });
-  std::sort(tests.begin(), tests.end(),
-            [](const Test& a, const Test& b) { return denser(a.density, a.cell, b.density, b.cell); });
 
-  // 2. One pass in canonical order: a cell takes the root of its densest neighbour, which comes earlier
-  // and so is done already when it is local. A chain that leaves the slab ends, for now, at the ghost
-  // cell where it leaves (an "exit"); its label arrives from the owner in the rounds below.
-  // Until then a label holds root slot + 1 (a local peak or an exit ghost), so no second array is needed.
+  // 2. Each cell's root, without ordering the cells: a chain of densest neighbours is followed from a
+  // cell not yet resolved until it reaches a peak (its own densest neighbour), a cell resolved before,
+  // or a ghost (the chain leaves the rank's run: an "exit", whose label arrives from the owner in the
+  // rounds below); every cell on the way takes that root. A chain only climbs in the canonical order,
+  // so it ends, and the roots are the forest's, whatever order the cells are taken in. Until then a
+  // label holds root slot + 1 (a local peak or an exit ghost), so no second array is needed.
   out.label.assign(out.tests.size(), 0);
+  const auto test_of = [&](std::size_t s) -> const Test& { return tests[member(s) - first_member]; };
+  std::vector<std::size_t> path;
+  for (const Test& t : tests) {
+    if (out.label[member(t.slot)] != 0) continue;
+    path.clear();
+    std::size_t s = t.slot, root = 0;
+    for (;;) {
+      path.push_back(s);
+      const std::size_t up = test_of(s).parent;
+      if (up == s || !mesh.is_local(up)) {
+        root = up;
+        break;
+      }
+      if (const std::int64_t l = out.label[member(up)]; l != 0) {
+        root = static_cast<std::size_t>(l - 1);
+        break;
+      }
+      s = up;
+    }
+    for (const std::size_t q : path) out.label[member(q)] = static_cast<std::int64_t>(root) + 1;
+  }
   std::vector<PeakCell> local_peaks;
   std::vector<std::size_t> pk_slot;  // slot of each local peak
-  for (const Test& t : tests) {
+  for (const Test& t : tests)
     if (t.parent == t.slot) {
-      local_peaks.push_back({t.density, t.cell});
+      local_peaks.push_back({mesh.density(t.slot), mesh.global_index(t.slot)});
       pk_slot.push_back(t.slot);
     }
-    out.label[member(t.slot)] = mesh.is_local(t.parent) && t.parent != t.slot ? out.label[member(t.parent)]
-                                                                              : static_cast<std::int64_t>(t.parent) + 1;
-  }
   out.test_cells = comm.sum<std::uint64_t>(tests.size());
   std::vector<std::pair<std::size_t, std::size_t>> boundary;  // (slot, root slot) of test cells others see
   for (const Test& t : tests)
