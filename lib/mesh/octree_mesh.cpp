@@ -109,7 +109,10 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
   all.reserve(keys.size() + ghosts.size());
   for (std::size_t n = 0; n < keys.size(); ++n) all.emplace_back(keys[n], density[n]);
   for (const GhostLeaf& g : ghosts) all.emplace_back(g.key, g.density);
-  std::sort(all.begin(), all.end());
+  // The local leaves come in key order; only the ghosts (a thin layer) need sorting, then one merge.
+  const auto local_end = all.begin() + static_cast<std::ptrdiff_t>(keys.size());
+  std::sort(local_end, all.end());
+  std::inplace_merge(all.begin(), local_end, all.end());
   key_.resize(all.size());
   density_.resize(all.size());
   for (std::size_t s = 0; s < all.size(); ++s) std::tie(key_[s], density_[s]) = all[s];
@@ -209,6 +212,16 @@ std::size_t OctreeMesh::neighbours_of(std::size_t s, Neighbours& out) const {
   }
   const auto level_bits = static_cast<std::uint64_t>(c.level);
   const int child_shift = 3 * (shift - 1);  // a child's octant, in its parent's Morton code
+  // Most of the 26 are leaves of the leaf's own level whose parent is split into 8 leaves: such a
+  // neighbour is the first leaf of its parent plus its octant, checked by its key. The 26 have at most 8
+  // parents, so 8 searches instead of 26.
+  struct Parent {
+    std::uint64_t corner;  // Morton code of the parent's corner (finest lattice)
+    std::size_t first;     // the last slot at or before that corner: the first child, if it is a leaf
+  };
+  std::array<Parent, 8> parents{};
+  std::size_t n_parents = 0;
+  const int octant_shift = 3 * shift;  // the leaf's octant in its parent, in a Morton code
   std::size_t count = 0;
   for (int a = 0; a < 3; ++a)
     for (int b = 0; b < 3; ++b)
@@ -219,9 +232,23 @@ std::size_t OctreeMesh::neighbours_of(std::size_t s, Neighbours& out) const {
         const std::uint64_t begin = subtree_begin(corner, levels_);
         const bool same_coarse = begin == own_begin;
         const auto [lo, hi] = same_coarse ? own : coarse_slots(begin);
-        // The last leaf at or before n's corner point.
-        const std::size_t holder = same_coarse ? last_at_or_before(key, lo, hi, s, corner | 0xF)
-                                               : static_cast<std::size_t>(std::upper_bound(key + lo, key + hi, corner | 0xF) - key) - 1;
+        // The last leaf at or before a corner point of this coarse cell.
+        const auto at_or_before = [&](std::uint64_t point) {
+          return same_coarse ? last_at_or_before(key, lo, hi, s, point)
+                             : static_cast<std::size_t>(std::upper_bound(key + lo, key + hi, point) - key) - 1;
+        };
+        if (c.level > 0) {  // a parent lies in the same coarse cell as its children
+          const std::uint64_t parent_corner = morton & ~(std::uint64_t{7} << octant_shift);
+          std::size_t p = 0;
+          while (p < n_parents && parents[p].corner != parent_corner) ++p;
+          if (p == n_parents) parents[n_parents++] = {parent_corner, at_or_before(parent_corner << 4 | 0xF)};
+          const std::size_t guess = parents[p].first + (morton >> octant_shift & 7);
+          if (guess < hi && key[guess] == corner) {
+            out[count++] = static_cast<std::uint32_t>(guess);
+            continue;
+          }
+        }
+        const std::size_t holder = at_or_before(corner | 0xF);  // the last leaf at or before n's corner point
         const int holder_level = static_cast<int>(key[holder] & 0xF);
         if (holder_level <= c.level) {
           // A coarser leaf may cover several of the 26: listed once.
