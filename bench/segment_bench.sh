@@ -6,8 +6,9 @@
 #
 # Input: the clustered N-particle snapshot (bench/make_snapshot.py, cached) projected by cic-project
 # (2 ranks) on G^3 and G2^3 grids (cached). Then, each under /usr/bin/time -v:
-#   phew-1    phew-segment G^3 --threshold T, one rank
-#   phew-2    mpirun -n 2 phew-segment G^3
+#   phew-1    phew-segment G^3 --threshold T, one rank, one thread
+#   phew-2    mpirun -n 2 phew-segment G^3 (one thread per rank)
+#   phew-1x2  one rank, 2 threads
 #   skimage   skimage.segmentation.watershed(-density, markers at phew's peaks, connectivity=3, mask=test cells)
 #   phew-2    mpirun -n 2 phew-segment G2^3 (memory: peak RSS per rank, bytes per cell beyond the density)
 # --perf also profiles the 1-rank run with perf record (report in DIR/segment/perf.txt).
@@ -88,17 +89,17 @@ make_grid() {  # cells -> path
 }
 
 # phew-segment under /usr/bin/time; with 2 ranks each rank also runs under its own time (per-rank RSS).
-run_phew() {  # tag ranks grid
-  local tag=$1 ranks=$2 g=$3
+run_phew() {  # tag ranks grid [threads per rank, default 1]
+  local tag=$1 ranks=$2 g=$3 threads=${4:-1}
   rm -f "$d/$tag".h5* "$d/$tag".time*
   cat "$g" >/dev/null  # every run starts with the grid in the page cache
   if ((ranks == 1)); then
-    /usr/bin/time -v -o "$d/$tag.time" "$SEG" "$g" -o "$d/$tag.h5" --threshold "$threshold" -q
+    /usr/bin/time -v -o "$d/$tag.time" "$SEG" "$g" -o "$d/$tag.h5" --threshold "$threshold" --threads "$threads" -q
   else
     # shellcheck disable=SC2016  # $0, $OMPI_COMM_WORLD_RANK and $@ expand in the per-rank shell
     /usr/bin/time -v -o "$d/$tag.time" "$MPIRUN" -n "$ranks" \
       sh -c 'exec /usr/bin/time -v -o "$0.rank$OMPI_COMM_WORLD_RANK" "$@"' "$d/$tag.time" \
-      "$SEG" "$g" -o "$d/$tag.h5" --threshold "$threshold" -q
+      "$SEG" "$g" -o "$d/$tag.h5" --threshold "$threshold" --threads "$threads" -q
   fi
 }
 
@@ -117,6 +118,8 @@ log "phew-segment $grid^3, 1 rank, threshold $threshold"
 run_phew "phew1_g$grid" 1 "$g1"
 log "phew-segment $grid^3, 2 ranks"
 run_phew "phew2_g$grid" 2 "$g1"
+log "phew-segment $grid^3, 1 rank, 2 threads"
+run_phew "phew1x2_g$grid" 1 "$g1" 2
 if ((skimage)); then
   log "skimage watershed $grid^3 (markers at phew's peaks)"
   cat "$g1" >/dev/null
@@ -130,7 +133,7 @@ fi
 if ((do_perf)); then
   log "perf record of phew-segment $grid^3, 1 rank"
   rm -f "$d"/perf.h5* "$d"/perf.data*
-  perf record -q -o "$d/perf.data" "$SEG" "$g1" -o "$d/perf.h5" --threshold "$threshold" -q 2>/dev/null
+  perf record -q -o "$d/perf.data" "$SEG" "$g1" -o "$d/perf.h5" --threshold "$threshold" --threads 1 -q 2>/dev/null
   perf report -i "$d/perf.data" --sort sym --percent-limit 1 --stdio 2>/dev/null |
     grep -E '^ +[0-9.]+%' | cut -c1-160 >"$d/perf.txt" || true
   rm -f "$d"/perf.h5*
@@ -169,14 +172,14 @@ def cpu(path):
     return secs, int(re.search(r"Percent of CPU this job got: (\d+)%", text).group(1))
 
 
-def phew_row(tag, ranks, cells_side):
+def phew_row(tag, ranks, cells_side, threads=1):
     wall, rss, status = gnu_time(d / f"{tag}.time")
     rank_rss = [gnu_time(p)[1] for p in sorted(d.glob(f"{tag}.time.rank*"))] if ranks > 1 else [rss]
     rank_rss = rank_rss or [rss]  # a rank killed before its time wrote a report
     cells = cells_side ** 3
     per_rank = -(-cells_side // ranks) * cells_side ** 2  # owned cells of the largest slab
     cpu_s, cpu_pct = cpu(d / f"{tag}.time")
-    row = {"runner": "phew", "ranks": ranks, "grid": cells_side, "cells": cells, "exit_status": status,
+    row = {"runner": "phew", "ranks": ranks, "threads": threads, "grid": cells_side, "cells": cells, "exit_status": status,
            "cpu_s": cpu_s, "cpu_percent": cpu_pct,
            "wall_s": wall, "peak_rss_mib": sum(rank_rss), "peak_rss_per_rank_mib": rank_rss,
            "cells_per_rank": per_rank,
@@ -192,18 +195,18 @@ def phew_row(tag, ranks, cells_side):
                 "test_cells": s["n_test_cells"], "test_fraction": s["n_test_cells"] / cells,
                 "peaks": s["n_peaks"], "saddles": s["n_saddles"], "label_rounds": s.get("label_rounds"),
                 "peak_memory_rank0_bytes": s.get("peak_memory_rank0_bytes"),
-                "test_cells_per_s_per_core": s["n_test_cells"] / seg / ranks})
+                "test_cells_per_s_per_core": s["n_test_cells"] / seg / (ranks * threads)})
     return row
 
 
-rows = [phew_row(f"phew1_g{grid}", 1, grid), phew_row(f"phew2_g{grid}", 2, grid)]
+rows = [phew_row(f"phew1_g{grid}", 1, grid), phew_row(f"phew2_g{grid}", 2, grid), phew_row(f"phew1x2_g{grid}", 1, grid, 2)]
 sk = None
 if skimage:
     wall, rss, status = gnu_time(d / f"skimage_g{grid}.time")
     sk = json.loads((d / f"skimage_g{grid}.json").read_text())
     t = sk["timings"]
     cpu_s, cpu_pct = cpu(d / f"skimage_g{grid}.time")
-    rows.append({"runner": "skimage", "ranks": 1, "grid": grid, "cells": grid**3, "exit_status": status,
+    rows.append({"runner": "skimage", "ranks": 1, "threads": 1, "grid": grid, "cells": grid**3, "exit_status": status,
                  "cpu_s": cpu_s, "cpu_percent": cpu_pct,
                  "wall_s": wall, "peak_rss_mib": rss, "peak_rss_per_rank_mib": [rss], "cells_per_rank": grid**3,
                  "bytes_per_cell_beyond_density": rss * 2**20 / grid**3 - 8,
@@ -218,7 +221,7 @@ if do_big:
 # Speed relative to skimage (>1: phew is faster). Per core, since skimage uses one.
 for r in rows:
     ok = sk is not None and r["grid"] == grid and not r.get("failed")
-    base = rows[2] if ok else None
+    base = next(b for b in rows if b["runner"] == "skimage") if ok else None
     r["x_skimage_segment_per_core"] = (r["test_cells_per_s_per_core"] / base["test_cells_per_s_per_core"]) if ok else None
     r["x_skimage_segment"] = (base["segment_s"] / r["segment_s"]) if ok else None
     r["x_skimage_watershed_only"] = (base["watershed_s"] / r["watershed_s"]) if ok else None
@@ -240,17 +243,17 @@ x = lambda v, f="{:.2f}": "-" if v is None else f.format(v)
 r0 = rows[0]
 print(f"\nphew-segment on the clustered {n:,}-particle snapshot, threshold {threshold}: "
       f"{x(r0.get('test_fraction'), '{:.1%}')} of the {grid}^3 cells are test cells")
-head = ("runner", "ranks", "grid", "test cells", "peaks", "saddles", "wall s", "CPU%", "seg s", "ws s",
+head = ("runner", "ranks", "thr", "grid", "test cells", "peaks", "saddles", "wall s", "CPU%", "seg s", "ws s",
         "Mcell/s/core", "RSS MiB", "RSS/rank", "B/cell>rho", "x sk seg", "x sk seg/core", "x sk wall")
-fmt = "{:<8} {:>5} {:>5} {:>11} {:>9} {:>9} {:>7} {:>4} {:>6} {:>6} {:>12} {:>8} {:>8} {:>10} {:>8} {:>13} {:>9}"
+fmt = "{:<8} {:>5} {:>3} {:>5} {:>11} {:>9} {:>9} {:>7} {:>4} {:>6} {:>6} {:>12} {:>8} {:>8} {:>10} {:>8} {:>13} {:>9}"
 print(fmt.format(*head))
 for r in rows:
     if r.get("failed"):
-        print(fmt.format(r["runner"], r["ranks"], r["grid"], "FAILED", "-", "-", f"{r['wall_s']:.2f}", r["cpu_percent"], "-", "-", "-",
+        print(fmt.format(r["runner"], r["ranks"], r["threads"], r["grid"], "FAILED", "-", "-", f"{r['wall_s']:.2f}", r["cpu_percent"], "-", "-", "-",
                          f"{r['peak_rss_mib']:.0f}", f"{max(r['peak_rss_per_rank_mib']):.0f}",
                          f"{r['bytes_per_cell_beyond_density']:.1f}", "-", "-", "-"))
         continue
-    print(fmt.format(r["runner"], r["ranks"], r["grid"], f"{r['test_cells']:,}", f"{r['peaks']:,}",
+    print(fmt.format(r["runner"], r["ranks"], r["threads"], r["grid"], f"{r['test_cells']:,}", f"{r['peaks']:,}",
                      "-" if r["saddles"] is None else f"{r['saddles']:,}", f"{r['wall_s']:.2f}", r["cpu_percent"],
                      f"{r['segment_s']:.2f}", f"{r['watershed_s']:.2f}", f"{r['test_cells_per_s_per_core'] / 1e6:.3f}",
                      f"{r['peak_rss_mib']:.0f}", f"{max(r['peak_rss_per_rank_mib']):.0f}",
@@ -259,7 +262,7 @@ for r in rows:
 print("\nphases (s):")
 for r in rows:
     if "timings_s" in r:
-        print(f"  {r['runner']:<8} {r['ranks']} rank(s) {r['grid']}^3: " +
+        print(f"  {r['runner']:<8} {r['ranks']} rank(s) x {r['threads']} thread(s) {r['grid']}^3: " +
               ", ".join(f"{k} {v:.2f}" for k, v in r["timings_s"].items()))
 if sk:
     a = sk["agreement"]

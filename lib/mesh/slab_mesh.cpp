@@ -24,11 +24,6 @@ SlabMesh::SlabMesh(const grid::GridGeometry& grid, const mpi::SlabDecomposition&
     throw core::Error::internal("slab mesh: {} densities for {} planes + 2 ghosts", density_.size(), x1_ - x0_);
 }
 
-std::int64_t SlabMesh::global_index(std::size_t s) const {
-  const auto c = cell(s);
-  return grid::linear_index(c[0], c[1], c[2], ny_, nz_);
-}
-
 std::array<std::int64_t, 3> SlabMesh::cell(std::size_t s) const {
   const std::int64_t nx = grid_.shape[0];
   std::int64_t i = x0_ - 1 + static_cast<std::int64_t>(s / plane_);

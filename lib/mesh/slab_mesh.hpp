@@ -32,7 +32,16 @@ class SlabMesh {
     return is_local(s) && (s < 2 * plane_ || s >= end_local() - plane_);
   }
   double density(std::size_t s) const { return density_[s]; }
-  std::int64_t global_index(std::size_t s) const;
+  // The cell's linear index on the grid: its plane (the ghost planes wrap by one grid) and its place in
+  // the plane. Asked per test cell and per saddle candidate, so one division, inline.
+  std::int64_t global_index(std::size_t s) const {
+    const auto q = static_cast<std::int64_t>(s / plane_);
+    std::int64_t i = x0_ - 1 + q;
+    if (i < 0) i += grid_.shape[0];
+    else if (i >= grid_.shape[0]) i -= grid_.shape[0];
+    const auto plane = static_cast<std::int64_t>(plane_);
+    return i * plane + (static_cast<std::int64_t>(s) - q * plane);
+  }
   // Decomposition-independent piece of the domain a local slot belongs to (its x-plane).
   std::int64_t chunk(std::size_t s) const { return x0_ + static_cast<std::int64_t>(s / plane_) - 1; }
   std::array<std::int64_t, 3> cell(std::size_t s) const;  // global (i, j, k), wrapped

@@ -31,11 +31,12 @@ inline bool better_saddle(const Saddle& x, const Saddle& y) {
 // the ranks' results in rank order are the whole sorted table. Collective.
 template <WatershedMesh Mesh>
 std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, const mpi::Comm& comm, int threads = 1) {
-  // Threads take chunks of slots, each keeping the best candidate of every pair it meets; the best of
-  // the threads' bests does not depend on which thread met which (better_saddle is a total order).
+  // Threads take chunks of slots, each keeping the best candidate of every pair it meets. A pair met by
+  // several threads (or ranks) sends several candidates; the owner keeps the best (better_saddle is a
+  // total order), so the table does not depend on which thread met which.
   using Best = std::unordered_map<std::uint64_t, Saddle>;  // key: peak_a * (npeaks+1) + peak_b
   std::vector<Best> best_of(static_cast<std::size_t>(std::max(threads, 1)));
-  best_of[0].reserve(2 * seg.peaks.size() / static_cast<std::size_t>(comm.size()) + 16);
+  for (Best& b : best_of) b.reserve(2 * seg.peaks.size() / static_cast<std::size_t>(comm.size() * std::max(threads, 1)) + 16);
   const auto stride = static_cast<std::uint64_t>(seg.peaks.size()) + 1;
   core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
     Best& best = best_of[static_cast<std::size_t>(thread)];
@@ -46,13 +47,14 @@ std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, cons
       std::int64_t cs = -1;  // computed when a boundary between patches is found
       const double rho = mesh.density(s);
       mesh.for_each_neighbour(s, [&](std::size_t n) {
+        // The other cell's owner looks at the pair if the other cell has the smaller index. Between two
+        // local cells slot order is index order, which saves computing indices (and, asked first, half
+        // the label lookups).
+        const bool local = mesh.is_local(n);
+        if (local && n < s) return;
         const std::int64_t ln = seg.label_of(n);
         if (ln == 0 || ln == ls) return;
-        // The other cell's owner looks at the pair if the other cell has the smaller index. Between two
-        // local cells slot order is index order, which saves computing indices.
-        if (mesh.is_local(n)) {
-          if (n < s) return;
-        } else {
+        if (!local) {
           if (cs < 0) cs = mesh.global_index(s);
           if (mesh.global_index(n) < cs) return;
         }
@@ -70,15 +72,11 @@ std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, cons
       });
     });
   });
-  Best& best = best_of[0];
-  for (std::size_t t = 1; t < best_of.size(); ++t)
-    for (const auto& [key, cand] : best_of[t]) {
-      const auto [it, added] = best.try_emplace(key, cand);
-      if (!added && better_saddle(cand, it->second)) it->second = cand;
-    }
   std::vector<Saddle> mine;
-  mine.reserve(best.size());
-  for (const auto& [k, v] : best) mine.push_back(v);
+  for (Best& best : best_of) {
+    for (const auto& [k, v] : best) mine.push_back(v);
+    best = Best();
+  }
   const mpi::SlabDecomposition owners(std::max<std::int64_t>(1, static_cast<std::int64_t>(seg.peaks.size())), comm.size());
   std::vector<Saddle> all = mpi::route(comm, mine, [&](const Saddle& x) { return owners.owner(x.peak_a - 1); });
   std::sort(all.begin(), all.end(), [](const Saddle& x, const Saddle& y) {
