@@ -26,13 +26,40 @@ std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, 
     for (std::size_t d = 0; d < 3; ++d)
       x[3 * i + d] = reference[d] + minimum_image(position[3 * i + d] - reference[d], box.extent[d], box.periodic);
 
+  // The particles that may lie inside the sphere: those within `reach` of `anchor`, in index order.
+  // While the sphere lies inside that ball, scanning them is scanning every particle (the same ones in
+  // the same order: the same sums, bit for bit), and the ball is remade around the centre as the sphere
+  // shrinks, so a group of n costs a few passes over n, not one per step (up to ~200 steps).
+  std::vector<std::size_t> near(n);
+  for (std::size_t i = 0; i < n; ++i) near[i] = i;
+  std::array<double, 3> anchor{};
+  double reach = INFINITY;
+  auto distance2 = [&](std::size_t i, const std::array<double, 3>& c) {
+    const double dx = x[3 * i] - c[0], dy = x[3 * i + 1] - c[1], dz = x[3 * i + 2] - c[2];
+    return dx * dx + dy * dy + dz * dz;
+  };
+  // Keeps those of `near` within `radius` of `centre` (0.1% more: rounding never drops one that counts).
+  auto remake = [&](const std::array<double, 3>& centre, double radius, bool from_all) {
+    const double keep2 = (radius * 1.001) * (radius * 1.001);
+    std::vector<std::size_t> kept;
+    if (from_all) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (distance2(i, centre) <= keep2) kept.push_back(i);
+    } else {
+      for (const std::size_t i : near)
+        if (distance2(i, centre) <= keep2) kept.push_back(i);
+    }
+    near.swap(kept);
+    anchor = centre;
+    reach = radius;
+  };
+
   // Mass-weighted mean of the particles within r of c (all when r < 0); how many there were.
   auto mean_within = [&](const std::array<double, 3>& c, double r, std::array<double, 3>& out) {
     double m = 0, s[3] = {0, 0, 0};
     std::size_t count = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double dx = x[3 * i] - c[0], dy = x[3 * i + 1] - c[1], dz = x[3 * i + 2] - c[2];
-      if (r >= 0 && dx * dx + dy * dy + dz * dz > r * r) continue;
+    for (const std::size_t i : near) {
+      if (r >= 0 && distance2(i, c) > r * r) continue;
       ++count;
       m += mass[i];
       for (std::size_t d = 0; d < 3; ++d) s[d] += mass[i] * x[3 * i + d];
@@ -45,14 +72,18 @@ std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, 
   std::array<double, 3> c = reference;
   mean_within(reference, -1, c);
   double r = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double dx = x[3 * i] - c[0], dy = x[3 * i + 1] - c[1], dz = x[3 * i + 2] - c[2];
-    r = std::max(r, std::sqrt(dx * dx + dy * dy + dz * dz));
-  }
+  for (std::size_t i = 0; i < n; ++i) r = std::max(r, std::sqrt(distance2(i, c)));
   const std::size_t stop = shrinking_sphere_stop(n, params);
   // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.
   for (int step = 0; step < 3000 && r > 0; ++step) {
     r *= params.shrink;
+    // The sphere (c, r) inside the ball (anchor, reach)? Remade at 1.25 r around the centre when it is
+    // not, or when the ball is 1.6 times too wide (about every 9 steps): a step then scans about twice
+    // the particles it counts. From the ball's own particles when the new ball lies inside the old.
+    const double off = std::isfinite(reach) ? std::sqrt((c[0] - anchor[0]) * (c[0] - anchor[0]) + (c[1] - anchor[1]) * (c[1] - anchor[1]) +
+                                                        (c[2] - anchor[2]) * (c[2] - anchor[2]))
+                                            : 0.0;
+    if (off + r > reach || 1.6 * r < reach) remake(c, 1.25 * r, off + 1.25 * r > reach);
     std::array<double, 3> next = c;
     if (mean_within(c, r, next) < stop) break;
     c = next;
