@@ -30,6 +30,12 @@ const Table<BoundObject>& bound_object_table() {
           .column("peak_position", &BoundObject::peak_position, Unit::length, "density peak (clumps.h5), comoving")
           .column("centre", &BoundObject::centre, Unit::length, "the centre the properties use (--centre), comoving")
           .column("centre_of_mass", &BoundObject::centre_of_mass, Unit::length, "of the bound particles, comoving")
+          .column("most_bound_position", &BoundObject::most_bound_position, Unit::length,
+                  "the bound particle of lowest energy (ties by ID), comoving")
+          .column("potential_minimum_position", &BoundObject::potential_minimum_position, Unit::length,
+                  "the bound particle of lowest potential, comoving")
+          .column("shrinking_sphere_centre", &BoundObject::shrinking_sphere_centre, Unit::length,
+                  "shrinking spheres over the bound particles (Power et al. 2003), comoving")
           .column("bulk_velocity", &BoundObject::bulk_velocity, Unit::velocity, "mass-weighted, of the bound particles")
           .column("vrms", &BoundObject::vrms, Unit::velocity, "3-D, in the object's frame, physical")
           .column("vmax", &BoundObject::vmax, Unit::velocity, "peak circular velocity sqrt(G M(<r) / r), physical")

@@ -29,6 +29,9 @@ struct BoundObject {
   std::array<double, 3> peak_position{};      // the density peak of clumps.h5
   std::array<double, 3> centre{};          // the centre chosen with --centre
   std::array<double, 3> centre_of_mass{};  // of the bound (inclusive) particles
+  std::array<double, 3> most_bound_position{};         // the bound particle of lowest energy
+  std::array<double, 3> potential_minimum_position{};  // the bound particle of lowest potential
+  std::array<double, 3> shrinking_sphere_centre{};     // shrinking spheres over the bound particles
   std::array<double, 3> bulk_velocity{};   // mass-weighted peculiar velocity
   double vrms = 0, vmax = 0, rmax = 0;
   double virial_ratio = 0;  // T / |U|

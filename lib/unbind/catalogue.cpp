@@ -90,6 +90,9 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
     if (!s.dissolved) {
       b.centre = value(q.centre);
       b.centre_of_mass = value(q.centre_of_mass);
+      b.most_bound_position = value(q.most_bound_position);
+      b.potential_minimum_position = value(q.potential_minimum_position);
+      b.shrinking_sphere_centre = value(q.shrinking_sphere_centre);
       b.bulk_velocity = value(q.bulk_velocity);
     }
     b.vrms = value(q.vrms);

@@ -130,6 +130,9 @@ Properties measure_properties(const LocalParticles& p, const BoundState& state, 
   }
   out.centre = to_comoving(c, peak, frame);
   out.centre_of_mass = to_comoving(com, peak, frame);
+  out.most_bound_position = to_comoving(state.most_bound, peak, frame);
+  out.potential_minimum_position = to_comoving(state.potential_minimum, peak, frame);
+  out.shrinking_sphere_centre = to_comoving(state.shrinking_sphere, peak, frame);
   out.bulk_velocity = vbar;
 
   // Kinetic energy, dispersion and angular momentum in the object's frame.

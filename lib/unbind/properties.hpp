@@ -27,6 +27,8 @@ struct BoundState {
   std::span<const double> phi, energy;
   std::array<double, 3> centre{};
   double potential_energy = 0;  // U = 1/2 sum m Phi over the members
+  // Every centre of the final bound set (local, physical), written beside the chosen one.
+  std::array<double, 3> most_bound{}, potential_minimum{}, shrinking_sphere{};
 };
 
 // Every property of Properties from the bound particles. `peak` is the object's peak (comoving), the

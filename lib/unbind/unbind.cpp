@@ -250,7 +250,12 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
     ev.centre = choose_centre(params.centre, l, ev.members, phi, energy, have_energies, ev.centre, params);
     if (params.potential_of_all)
       ev.potential_energy = members_potential_energy(l, ev.members, ev.centre, frame, params);
-    const BoundState state{ev.members, phi, energy, ev.centre, ev.potential_energy};
+    // The other centres from the same bound set and energies (bound.h5 writes them all).
+    const auto centre_of = [&](CentreKind k) {
+      return k == params.centre ? ev.centre : choose_centre(k, l, ev.members, phi, energy, true, ev.centre, params);
+    };
+    const BoundState state{ev.members, phi, energy, ev.centre, ev.potential_energy, centre_of(CentreKind::most_bound),
+                           centre_of(CentreKind::potential_minimum), centre_of(CentreKind::shrinking_sphere)};
     sum.properties = measure_properties(l.view(), state, spec.peak, frame, params);
   }
 

@@ -110,6 +110,11 @@ struct Properties {
   double mass = 0, mass_inclusive = 0;
   std::array<double, 3> centre{kNaN, kNaN, kNaN};          // the chosen centre, wrapped into the box
   std::array<double, 3> centre_of_mass{kNaN, kNaN, kNaN};  // of the bound (inclusive) particles, wrapped
+  // The other centres of the bound particles, wrapped: the most-bound particle, the potential minimum
+  // and the shrinking-sphere centre (one of them, or the peak, is `centre`).
+  std::array<double, 3> most_bound_position{kNaN, kNaN, kNaN};
+  std::array<double, 3> potential_minimum_position{kNaN, kNaN, kNaN};
+  std::array<double, 3> shrinking_sphere_centre{kNaN, kNaN, kNaN};
   std::array<double, 3> bulk_velocity{kNaN, kNaN, kNaN};   // mass-weighted mean peculiar velocity
   double vrms = kNaN;                  // sqrt(sum m |u - V|^2 / M), 3-D, in the object's frame
   double vmax = kNaN, rmax = kNaN;     // peak of sqrt(G M(<r) / r)

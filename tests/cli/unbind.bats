@@ -83,6 +83,33 @@ PY
   assert_output --partial "ok"
 }
 
+@test "every centre is written: the chosen one is its column, the most-bound and lowest-potential positions are particles" {
+  run unbind "$D/pl.clumps.h5" "$D/pl.hdf5" -o "$OUT/s.h5" -q
+  assert_success
+  run unbind "$D/pl.clumps.h5" "$D/pl.hdf5" -o "$OUT/m.h5" -q --centre most-bound --potential tree
+  assert_success
+  run /usr/bin/python3 - "$OUT/s.h5" "$OUT/m.h5" "$D/pl.hdf5" <<'PY'
+import sys, h5py, numpy as np
+s, m, snap = (h5py.File(p) for p in sys.argv[1:4])
+x = snap["PartType1/Coordinates"][...]
+for f, chosen in ((s, "shrinking_sphere_centre"), (m, "most_bound_position")):
+    o = f["objects"]
+    big = int(np.argmax(o["n_particles"][...]))
+    assert np.array_equal(o["centre"][big], o[chosen][big]), (o["centre"][big], o[chosen][big])
+    for k in ("most_bound_position", "potential_minimum_position"):
+        d = np.min(np.linalg.norm(x - o[k][big], axis=1))
+        assert d < 1e-9, (k, d)  # a particle's own position
+    # A Plummer sphere of a = 1 centred on the origin: the centres within a few hundredths of it; the
+    # most-bound particle is the slowest of the deep ones, anywhere in the flat core (0.1 a here).
+    for k in ("centre_of_mass", "potential_minimum_position", "shrinking_sphere_centre"):
+        assert np.linalg.norm(o[k][big]) < 0.05, (k, o[k][big])
+    assert np.linalg.norm(o["most_bound_position"][big]) < 0.3, o["most_bound_position"][big]
+print("ok")
+PY
+  assert_success
+  assert_output --partial "ok"
+}
+
 @test "an NFW halo in a cosmological box: M200c, R200c, Vmax, Rmax and r_s as the truth file's" {
   # M200 = 1e12 Msun/h, c = 10, 100,000 particles; a threshold of 30 mean keeps the test cells beyond
   # r200 (rho(r200) = 131 mean here), so the SO sphere holds every particle it should.
@@ -174,6 +201,8 @@ PY
 @test "bad input: one line, the documented exit code, nothing written" {
   bad_input unbind "$OUT/b.h5" 2 "centre 'middle'" "$D/pl.clumps.h5" "$D/pl.hdf5" --centre middle
   bad_input unbind "$OUT/b.h5" 2 "'exact'" "$D/pl.clumps.h5" "$D/pl.hdf5" --potential exact
+  bad_input unbind "$OUT/b.h5" 2 "needs --potential tree" "$D/pl.clumps.h5" "$D/pl.hdf5" --centre most-bound
+  bad_input unbind "$OUT/b.h5" 2 "needs --potential tree" "$D/pl.clumps.h5" "$D/pl.hdf5" --centre potential-minimum
   bad_input unbind "$OUT/b.h5" 2 "NAME.0.h5" "$D/pl.clumps.h5" "$D/pl.hdf5" --export-yt "$OUT/halos.h5"
   bad_input unbind "$OUT/b.h5" 2 "--min-bound" "$D/pl.clumps.h5" "$D/pl.hdf5" --min-bound 0
   bad_input unbind "$OUT/b.h5" 2 "--threads" "$D/pl.clumps.h5" "$D/pl.hdf5" --threads 0

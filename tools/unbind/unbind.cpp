@@ -61,6 +61,12 @@ UnbindParams check_unbind_options(const UnbindOptions& opt) {
   UnbindParams c;
   c.params.potential = unbind::parse_potential_mode(opt.potential);
   c.params.centre = unbind::parse_centre_kind(opt.centre);
+  // The profile potential is spherical about the centre, so its deepest particle is the one nearest the
+  // centre: a centre taken from it only follows itself (docs/tools/unbind.md).
+  if (c.params.potential == unbind::PotentialMode::profile &&
+      (c.params.centre == unbind::CentreKind::most_bound || c.params.centre == unbind::CentreKind::potential_minimum))
+    throw core::Error::usage("--centre {} needs --potential tree: the profile potential is spherical about the centre, so "
+                             "the particle it makes deepest is the one nearest the centre", opt.centre);
   // With the bound particles' potential a saddle threshold cascades (docs/unbind-method.md, "Whose potential").
   c.params.saddle = opt.saddle;
   c.params.potential_of_all = opt.potential_of_all || opt.saddle;
