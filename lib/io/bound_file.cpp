@@ -37,6 +37,8 @@ const Table<BoundObject>& bound_object_table() {
           .column("shrinking_sphere_centre", &BoundObject::shrinking_sphere_centre, Unit::length,
                   "shrinking spheres over the bound particles (Power et al. 2003), comoving")
           .column("bulk_velocity", &BoundObject::bulk_velocity, Unit::velocity, "mass-weighted, of the bound particles")
+          .column("angular_momentum", &BoundObject::angular_momentum, Unit::angular_momentum,
+                  "J of the bound particles about the centre, in the object's frame (physical separations and velocities)")
           .column("vrms", &BoundObject::vrms, Unit::velocity, "3-D, in the object's frame, physical")
           .column("vmax", &BoundObject::vmax, Unit::velocity, "peak circular velocity sqrt(G M(<r) / r), physical")
           .column("rmax", &BoundObject::rmax, Unit::length, "radius of vmax, comoving")
@@ -90,6 +92,7 @@ void write_bound(File& f, const model::Bound& b, const mpi::Comm& comm) {
   units.mass = b.grid.mass_units;
   units.velocity = b.meta.velocity_units;
   units.energy = b.meta.energy_units;
+  units.angular_momentum = "(" + b.grid.mass_units + ") (" + b.grid.length_units + ", physical) (" + b.meta.velocity_units + ")";
   bound_object_table().write(f, "/objects", b.objects, units, comm);
   bound_particle_table().write(f, "/particles", b.particles, units, comm);
   most_bound_table().write(f, "/most_bound", b.most_bound, units, comm);

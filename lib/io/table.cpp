@@ -12,6 +12,7 @@ const std::string& UnitNames::of(Unit u) const {
     case Unit::energy: return energy;
     case Unit::acceleration: return acceleration;
     case Unit::time: return time;
+    case Unit::angular_momentum: return angular_momentum;
     case Unit::none: return none;
   }
   return none;

@@ -26,10 +26,10 @@
 namespace phew::io {
 
 // Which units a column carries (its "units" attribute), named per file by UnitNames.
-enum class Unit { none, length, mass, velocity, density, energy, acceleration, time };
+enum class Unit { none, length, mass, velocity, density, energy, acceleration, time, angular_momentum };
 
 struct UnitNames {
-  std::string length, mass, velocity, density, energy, acceleration, time;
+  std::string length, mass, velocity, density, energy, acceleration, time, angular_momentum;
   const std::string& of(Unit u) const;
 };
 

@@ -117,7 +117,11 @@ const Table<TreePeakRow>& tree_peak_table() {
                                                   "offset of the centre from the centre of mass, comoving snapshot length units", true)
                                           .column("b_to_a", &TreePeakRow::b_to_a, Unit::none, "", true)
                                           .column("c_to_a", &TreePeakRow::c_to_a, Unit::none, "", true)
-                                          .column("virial_ratio", &TreePeakRow::virial_ratio, Unit::none, "T/|U|", true);
+                                          .column("virial_ratio", &TreePeakRow::virial_ratio, Unit::none, "T/|U|", true)
+                                          .column("jx", &TreePeakRow::jx, Unit::none,
+                                                  "angular momentum of the bound particles, physical (bound.h5 units)", true)
+                                          .column("jy", &TreePeakRow::jy, Unit::none, "", true)
+                                          .column("jz", &TreePeakRow::jz, Unit::none, "", true);
   return t;
 }
 
@@ -140,7 +144,7 @@ void write_tree(File& f, const TreeRows& t, const mpi::Comm& comm) {
   comm.broadcast(bound);
   if (bound != 0)
     optional.insert({"bound", "bound_mass", "vmax", "vrms", "rs", "spin_peebles", "spin_bullock", "xoff", "b_to_a",
-                     "c_to_a", "virial_ratio"});
+                     "c_to_a", "virial_ratio", "jx", "jy", "jz"});
   tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm, optional);
   f.write_attribute("/peaks/merged_before_revival_id", "description",
                     "a peak revived from the graveyard after it was recorded as merged: the peak it had merged into");

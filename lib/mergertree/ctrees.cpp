@@ -190,6 +190,8 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
         e.c_to_a = value(b.c_to_a, 1);
         e.virial_ratio = value(b.virial_ratio, 1);
         e.bound_mass = b.given ? b.mass * cu.msun_h : measured(0);  // 0 for a peak unbinding dissolved
+        // J's length is physical in the snapshot's length unit: the same factor to Mpc/h as a comoving one.
+        for (std::size_t k = 0; k < 3; ++k) e.j[k] = value(b.angular_momentum[k], cu.msun_h * cu.mpc_h * cu.km_s);
       }
       e.mmp = !has_desc || st.rows[d].main_progenitor == x.peak;
       e.scale_of_last_mm = last_mm[r];
@@ -290,7 +292,9 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
          "#phew_artefact: 1 for a peak found only by deblending and matched to nothing.\n"
          "#phew_from_deblending: 1 for a peak that exists only in velocity space.\n";
   if (bound)
-    out += "#Xoff: Offset of the centre from the bound particles' centre of mass inside Rvir (bound.h5); nan where not "
+    out += "#Jx/Jy/Jz: Angular momentum of the bound particles about the centre (bound.h5); nan where not measured "
+           "((Msun/h) * (Mpc/h) * km/s (physical)).\n"
+           "#Xoff: Offset of the centre from the bound particles' centre of mass inside Rvir (bound.h5); nan where not "
            "measured (kpc/h comoving).\n"
            "#Spin_Bullock: Bullock spin parameter of the bound particles (bound.h5); nan where not measured.\n"
            "#b_to_a/c_to_a: Axis ratios of the bound particles' reduced inertia tensor inside Rvir (bound.h5); nan where "
@@ -306,14 +310,17 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
       // Without bound.h5, rs, vrms, vmax and Spin are 0 (not measured) and the bound columns are absent.
       const std::string rs = bound ? fmt::format("{:.5f}", e.rs) : "0", vrms = bound ? fmt::format("{:.3f}", e.vrms) : "0",
                         vmax = bound ? fmt::format("{:.3f}", e.vmax) : "0", spin = bound ? fmt::format("{:.6f}", e.spin) : "0";
+      std::array<std::string, 3> j{"0", "0", "0"};
+      if (bound)
+        for (std::size_t k = 0; k < 3; ++k) j[k] = fmt::format("{:.5e}", e.j[k]);
       const std::string tail = bound ? fmt::format(" {:.5f} {:.6f} {:.6f} {:.6f} {:.6f} {:.5e}", e.xoff, e.spin_bullock, e.b_to_a,
                                                    e.c_to_a, e.virial_ratio, e.bound_mass)
                                      : "";
       out += fmt::format(
           " {:.5f} {} {:.5f} {} {} {} {} {} 0 {:.5e} {:.5e} {:.5f} {} {} {} {:.5f} {} {:.8f} {:.8f} {:.8f} {:.3f} {:.3f} "
-          "{:.3f} 0 0 0 {} {} {} {} {} {} {} {} {} {:.5e} {} {} {} {} {} {}{}\n",
+          "{:.3f} {} {} {} {} {} {} {} {} {} {} {} {} {:.5e} {} {} {} {} {} {}{}\n",
           e.scale, e.id, e.desc_scale, e.desc_id, e.num_prog, e.pid, e.pid, e.desc_pid, e.mvir, e.mvir, e.rvir, rs, vrms,
-          int(e.mmp), e.scale_of_last_mm, vmax, e.x[0], e.x[1], e.x[2], e.v[0], e.v[1], e.v[2], spin, e.breadth_first,
+          int(e.mmp), e.scale_of_last_mm, vmax, e.x[0], e.x[1], e.x[2], e.v[0], e.v[1], e.v[2], j[0], j[1], j[2], spin, e.breadth_first,
           e.depth_first, e.tree_root, e.orig_id, e.snap, e.next_coprogenitor, e.last_progenitor, e.last_mainleaf, e.m200c,
           e.lineage, int(e.merged), int(e.revived), e.gap, int(e.artefact), int(e.from_deblending), tail);
     }
@@ -388,6 +395,9 @@ model::Arbor arbor_of(const Tree& tree) {
     real("b_to_a", "", "axis ratio b/a", [](const ExportRow& e) { return e.b_to_a; });
     real("c_to_a", "", "axis ratio c/a", [](const ExportRow& e) { return e.c_to_a; });
     real("virial_ratio", "", "T/|U|", [](const ExportRow& e) { return e.virial_ratio; });
+    for (std::size_t k = 0; k < 3; ++k)
+      real(std::string("J") + "xyz"[k], "Msun/h*Mpc/h*km/s", "angular momentum of the bound particles, physical",
+           [k](const ExportRow& e) { return e.j[k]; });
     real("phew_bound_mass", "Msun/h", "mass of the bound particles (with bound sub-objects)",
          [](const ExportRow& e) { return e.bound_mass; });
   }

@@ -47,6 +47,7 @@ struct ExportRow {
   // physical km/s, Msun/h.
   double rs = 0, vrms = 0, vmax = 0, spin = 0, xoff = 0, spin_bullock = 0, b_to_a = 0, c_to_a = 0, virial_ratio = 0;
   double bound_mass = 0;
+  std::array<double, 3> j{};  // (Msun/h) (Mpc/h) km/s, physical; NaN as the others, 0 without bound properties
   bool mmp = false;
   double scale_of_last_mm = 0;
   std::array<double, 3> x{}, v{};  // comoving Mpc/h, physical peculiar km/s

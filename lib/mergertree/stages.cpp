@@ -55,7 +55,7 @@ model::TreeRows to_tree_rows(const Tree& tree) {
                        r.from_deblending, r.time, r.mass, r.position, r.velocity, r.halo.host,
                        r.merged_before_revival.snap, r.merged_before_revival.id, r.halo.mvir, r.halo.rvir, r.halo.m200c,
                        b.given, b.mass, b.vmax, b.vrms, b.rs, b.spin_peebles, b.spin_bullock, b.xoff, b.b_to_a, b.c_to_a,
-                       b.virial_ratio});
+                       b.virial_ratio, b.angular_momentum[0], b.angular_momentum[1], b.angular_momentum[2]});
   }
   for (std::size_t i = 0; i < tree.times.size(); ++i)
     f.snapshots.push_back({static_cast<std::int64_t>(i), tree.times[i], i < tree.thresholds.size() ? tree.thresholds[i] : 0.0});
@@ -96,7 +96,7 @@ Tree from_tree_rows(const model::TreeRows& f) {
     r.velocity = p.velocity;
     r.halo = {p.host, p.mvir, p.rvir, p.m200c,
               {p.bound, p.bound_mass, p.vmax, p.vrms, p.rs, p.spin_peebles, p.spin_bullock, p.xoff, p.b_to_a, p.c_to_a,
-               p.virial_ratio}};
+               p.virial_ratio, {p.jx, p.jy, p.jz}}};
     r.merged_before_revival = {p.merged_before_revival_snapshot, p.merged_before_revival_id};
     st.rows.push_back(r);
   }

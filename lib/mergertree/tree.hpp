@@ -24,6 +24,7 @@ struct BoundProperties {
   double mass = 0;     // bound mass, with bound sub-objects (mass_inclusive)
   double vmax = 0, vrms = 0, rs = 0, spin_peebles = 0, spin_bullock = 0, xoff = 0, b_to_a = 0, c_to_a = 0;
   double virial_ratio = 0;  // T/|U|
+  std::array<double, 3> angular_momentum{};  // physical: mass x length x velocity units
 };
 
 // The halo a peak sits in and its spherical-overdensity size, carried into the tree for the exports.

@@ -33,6 +33,7 @@ struct BoundObject {
   std::array<double, 3> potential_minimum_position{};  // the bound particle of lowest potential
   std::array<double, 3> shrinking_sphere_centre{};     // shrinking spheres over the bound particles
   std::array<double, 3> bulk_velocity{};   // mass-weighted peculiar velocity
+  std::array<double, 3> angular_momentum{};  // of the bound particles about the centre, in the object's frame; physical
   double vrms = 0, vmax = 0, rmax = 0;
   double virial_ratio = 0;  // T / |U|
   double spin_peebles = 0, spin_bullock = 0;

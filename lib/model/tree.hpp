@@ -32,6 +32,7 @@ struct TreePeakRow {
   bool bound = false;  // the stage had a bound.h5
   double bound_mass = 0, vmax = 0, vrms = 0, rs = 0, spin_peebles = 0, spin_bullock = 0, xoff = 0, b_to_a = 0, c_to_a = 0,
          virial_ratio = 0;
+  double jx = 0, jy = 0, jz = 0;  // angular momentum of the bound particles, physical (bound.h5)
 };
 
 // A stage of the tree (/snapshots).

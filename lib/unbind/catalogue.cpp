@@ -94,6 +94,7 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
       b.potential_minimum_position = value(q.potential_minimum_position);
       b.shrinking_sphere_centre = value(q.shrinking_sphere_centre);
       b.bulk_velocity = value(q.bulk_velocity);
+      b.angular_momentum = value(q.angular_momentum);
     }
     b.vrms = value(q.vrms);
     b.vmax = value(q.vmax);

@@ -180,7 +180,9 @@ want = {"Mvir": ("mvir", "mass", None), "sam_Mvir": ("mvir", "mass", None), "Rvi
         "M200c": ("m200c", "mass", None), "rs": ("rs_fit", "length", 5), "vrms": ("vrms", "velocity", 3),
         "vmax": ("vmax", "velocity", 3), "Spin": ("spin_peebles", None, 6), "Xoff": ("xoff", "length", 5),
         "Spin_Bullock": ("spin_bullock", None, 6), "b_to_a": ("b_to_a", None, 6), "c_to_a": ("c_to_a", None, 6),
-        "T/|U|": ("virial_ratio", None, 6), "phew_bound_mass": ("mass_inclusive", "mass", None)}
+        "T/|U|": ("virial_ratio", None, 6), "phew_bound_mass": ("mass_inclusive", "mass", None),
+        "Jx": (("angular_momentum", 0), "J", None), "Jy": (("angular_momentum", 1), "J", None),
+        "Jz": (("angular_momentum", 2), "J", None)}
 checked = 0
 for _, rows in trees:
     for r in rows:
@@ -192,10 +194,13 @@ for _, rows in trees:
         hf = 1 if u["h_scaled"] else h
         factor = {"mass": u["mass_in_g"] / 1.989e33 * hf, "length": u["length_in_cm"] / 3.085678e21 * hf,
                   "velocity": u["velocity_in_cm_per_s"] / 1e5, None: 1.0}
+        # (Msun/h) (Mpc/h) km/s, physical: bound.h5's J has physical lengths already
+        factor["J"] = factor["mass"] * factor["length"] / 1e3 * factor["velocity"]
         for name, (field, kind, decimals) in want.items():
-            v = b[field][k] * factor[kind]
+            value = b[field[0]][k][field[1]] if isinstance(field, tuple) else b[field][k]
+            v = value * factor[kind]
             got = r[col[name]]
-            if b[field][k] == 0:  # not measurable in bound.h5
+            if value == 0:  # not measurable in bound.h5
                 assert math.isnan(got), (name, snap, got)
                 continue
             tol = 1e-5 * abs(v) + (0.51 * 10 ** -decimals if decimals else 0)

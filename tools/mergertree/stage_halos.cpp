@@ -197,7 +197,8 @@ void add_bound_properties(mergertree::Stage& stage, const std::string& bound_pat
     p.halo.rvir = o.rvir;
     p.halo.m200c = o.m200c;
     p.halo.bound = {true,           o.mass_inclusive, o.vmax,     o.vrms,   o.rs_fit,       o.spin_peebles,
-                    o.spin_bullock, o.xoff,           o.b_to_a,   o.c_to_a, o.virial_ratio};
+                    o.spin_bullock, o.xoff,           o.b_to_a,   o.c_to_a, o.virial_ratio,
+                    o.angular_momentum};
   }
   core::log::verbose("{}: bound properties of {} peaks", bound_path, stage.peaks.size());
 }
