@@ -106,6 +106,9 @@ class Forest {
   // depends only on its cube's tree, not on which member asked. Not collective.
   static constexpr std::uint32_t kGroupSize = 32;
   void accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report) const;
+  // Which group a source belongs to (an index of the tree's nodes): sources of one group are computed
+  // together, so threads given distinct groups never write the same source.
+  std::int64_t group_of(std::size_t source) const { return group_of_[position_of_[source]]; }
 
  private:
   static constexpr std::int64_t kEmpty = -1, kNotHeld = -2;

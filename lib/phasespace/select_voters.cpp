@@ -2,6 +2,7 @@
 
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/gravity/forest.hpp>
 #include <phew/grid/particle_index.hpp>
 #include <phew/mpi/route.hpp>
@@ -104,21 +105,35 @@ class ComputedPotential {
       });
     }
   }
-  void at(std::size_t j, double& phi, std::array<double, 3>& acc) {
-    if (!done_[j])
-      forest_->accumulate_group(j, [&](std::size_t k, double p, const double* g) {
-        double acc_k[3] = {g[0], g[1], g[2]};
-        if (gs_.mesh_field) {
-          double pl = 0, gl[3];
-          gs_.mesh_field->sample(local_[k].x, pl, gl);
-          p += pl;
-          for (std::size_t d = 0; d < 3; ++d) acc_k[d] += gl[d];
-        }
-        phi_[k] = p / a_;  // comoving -> physical
-        for (std::size_t d = 0; d < 3; ++d) acc_[3 * k + d] = acc_k[d] / (a_ * a_);
-        done_[k] = 1;
-        ++computed_;
-      });
+  // Computes the groups of the particles `needed` (local indices), on `threads` threads: each thread
+  // takes whole groups, whose members no other group holds, and a member's values depend only on its
+  // group (Forest::accumulate_group), so they are the same for any number of threads.
+  void compute(const std::vector<std::size_t>& needed, int threads) {
+    std::vector<std::pair<std::int64_t, std::size_t>> groups;  // (group, a member)
+    for (const std::size_t j : needed)
+      if (!done_[j]) groups.emplace_back(forest_->group_of(j), j);
+    std::sort(groups.begin(), groups.end());
+    groups.erase(std::unique(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.first == y.first; }), groups.end());
+    std::vector<std::uint64_t> counted(static_cast<std::size_t>(std::max(threads, 1)), 0);
+    core::parallel_for(threads, groups.size(), 16, [&](std::size_t b, std::size_t e, int thread) {
+      for (std::size_t g = b; g < e; ++g)
+        forest_->accumulate_group(groups[g].second, [&](std::size_t k, double p, const double* acc) {
+          double acc_k[3] = {acc[0], acc[1], acc[2]};
+          if (gs_.mesh_field) {
+            double pl = 0, gl[3];
+            gs_.mesh_field->sample(local_[k].x, pl, gl);
+            p += pl;
+            for (std::size_t d = 0; d < 3; ++d) acc_k[d] += gl[d];
+          }
+          phi_[k] = p / a_;  // comoving -> physical
+          for (std::size_t d = 0; d < 3; ++d) acc_[3 * k + d] = acc_k[d] / (a_ * a_);
+          done_[k] = 1;
+          ++counted[static_cast<std::size_t>(thread)];
+        });
+    });
+    for (const std::uint64_t c : counted) computed_ += c;
+  }
+  void at(std::size_t j, double& phi, std::array<double, 3>& acc) const {
     phi = phi_[j];
     for (std::size_t d = 0; d < 3; ++d) acc[d] = acc_[3 * j + d];
   }
@@ -209,25 +224,52 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   for (std::size_t i = 0; i < peaks.size(); ++i)
     if (part.owner(peaks[i].position[0]) == comm.rank()) mine.push_back(i);
   core::Progress progress("voters", "peaks", mine.size(), comm.size());
-  for (std::size_t i : mine) {
-    const model::PeakRow& pk = peaks[i];
-    // Candidates, sorted by particle ID so the result is the same whichever rank holds them.
-    std::vector<std::size_t> near = cells.within(pk.position, r_s[i]);
-    std::sort(near.begin(), near.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
-    near.erase(std::unique(near.begin(), near.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }), near.end());
-    std::vector<Candidate> cand;
-    for (std::size_t j : near) {
-      const Particle& p = local[j];
-      Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, p.phi, {p.acc[0], p.acc[1], p.acc[2]}};
-      for (std::size_t d = 0; d < 3; ++d) c.dx[d] = a * grid::minimum_image(p.x[d] - pk.position[d], geo.extent[d], geo.periodic);
-      if (computed) computed->at(j, c.potential, c.acceleration);
-      cand.push_back(c);
+  // Peaks a batch at a time: their candidates (sorted by particle ID, so the result is the same
+  // whichever rank holds them), the potential of every candidate (threads by tree group), then each
+  // peak's choice (threads by peak, each into its own slot), joined in peak order.
+  const int threads = std::max(params.threads, 1);
+  const std::size_t batch = 64 * static_cast<std::size_t>(threads);
+  for (std::size_t b0 = 0; b0 < mine.size(); b0 += batch) {
+    const std::size_t b1 = std::min(mine.size(), b0 + batch);
+    std::vector<std::vector<std::size_t>> near(b1 - b0);
+    core::parallel_for(threads, b1 - b0, 1, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t k = b; k < e; ++k) {
+        std::vector<std::size_t>& n = near[k];
+        n = cells.within(peaks[mine[b0 + k]].position, r_s[mine[b0 + k]]);
+        std::sort(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
+        n.erase(std::unique(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }), n.end());
+      }
+    });
+    if (computed) {
+      std::vector<std::size_t> needed;
+      for (const auto& n : near) needed.insert(needed.end(), n.begin(), n.end());
+      computed->compute(needed, threads);
     }
-    const VoterChoice vc = choose_voters(cand, pk.velocity, static_cast<std::size_t>(params.n_voters), params.boost);
-    if (vc.id.size() < static_cast<std::size_t>(params.n_voters)) ++out.n_short;
-    for (std::size_t k = 0; k < vc.id.size(); ++k) out.voters.push_back({pk.id, vc.id[k], vc.energy[k], static_cast<std::int64_t>(k)});
-    out.peaks.push_back({pk.id, r_s[i], vc.a0, static_cast<std::int64_t>(vc.id.size()), static_cast<std::int64_t>(cand.size())});
-    progress.add();
+    std::vector<VoterChoice> choice(b1 - b0);
+    core::parallel_for(threads, b1 - b0, 1, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t k = b; k < e; ++k) {
+        const model::PeakRow& pk = peaks[mine[b0 + k]];
+        std::vector<Candidate> cand;
+        cand.reserve(near[k].size());
+        for (const std::size_t j : near[k]) {
+          const Particle& p = local[j];
+          Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, p.phi, {p.acc[0], p.acc[1], p.acc[2]}};
+          for (std::size_t d = 0; d < 3; ++d) c.dx[d] = a * grid::minimum_image(p.x[d] - pk.position[d], geo.extent[d], geo.periodic);
+          if (computed) computed->at(j, c.potential, c.acceleration);
+          cand.push_back(c);
+        }
+        choice[k] = choose_voters(cand, pk.velocity, static_cast<std::size_t>(params.n_voters), params.boost);
+      }
+    });
+    for (std::size_t k = 0; k < b1 - b0; ++k) {
+      const std::size_t i = mine[b0 + k];
+      const model::PeakRow& pk = peaks[i];
+      const VoterChoice& vc = choice[k];
+      if (vc.id.size() < static_cast<std::size_t>(params.n_voters)) ++out.n_short;
+      for (std::size_t v = 0; v < vc.id.size(); ++v) out.voters.push_back({pk.id, vc.id[v], vc.energy[v], static_cast<std::int64_t>(v)});
+      out.peaks.push_back({pk.id, r_s[i], vc.a0, static_cast<std::int64_t>(vc.id.size()), static_cast<std::int64_t>(near[k].size())});
+      progress.add();
+    }
   }
   progress.finish();
   out.n_computed = comm.sum<std::uint64_t>(computed ? computed->computed() : 0);

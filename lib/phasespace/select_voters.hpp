@@ -34,6 +34,7 @@ struct VoterParams {
   std::array<double, 3> box_size{};
   std::uint64_t n_particles = 0;    // in the snapshot (of the selected types)
   double mean_density = 0;          // for the default search radius; 0: the grid's (voters --mean-from)
+  int threads = 1;                  // peaks and tree groups shared among threads; the same voters for any number
 };
 
 // Half the radius within which the most massive peak would be 200x the grid's mean density (a cell

@@ -40,8 +40,8 @@ TOOLS=(cic-project phew-segment phew-merge deblend synth-particles voters merger
 
 @test "--threads: a positive number or auto in the tools with threads, anything else one line and exit 2" {
   declare -A args=([cic-project]="in.h5 --grid 8" [phew-segment]="in.h5 --threshold 80mean" [phew-merge]="in.h5"
-                    [unbind]="in.h5 snap.h5" [dtfe-surface]="snap.h5 --centers c.txt --size 1 --resolution 8")
-  for tool in cic-project phew-segment phew-merge unbind dtfe-surface; do
+                    [unbind]="in.h5 snap.h5" [voters]="in.h5 snap.h5" [dtfe-surface]="snap.h5 --centers c.txt --size 1 --resolution 8")
+  for tool in cic-project phew-segment phew-merge unbind voters dtfe-surface; do
     run "$tool" --help
     assert_output --partial "--threads"
     for bad in 0 -2 two 1.5; do
@@ -52,7 +52,7 @@ TOOLS=(cic-project phew-segment phew-merge deblend synth-particles voters merger
       [[ $stderr == *--threads* ]]
     done
   done
-  for tool in deblend voters mergertree; do
+  for tool in deblend mergertree; do
     run "$tool" --help
     refute_output --partial "--threads"
   done

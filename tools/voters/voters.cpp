@@ -7,6 +7,7 @@
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
+#include <phew/tool/threads_option.hpp>
 
 #include <cmath>
 #include <limits>
@@ -36,6 +37,7 @@ void declare_voters_options(CLI::App& app, VotersOptions& opt) {
                "Accept --types other than those the grid was made of");
   tool::declare_units_option(app, opt.units);
   app.add_flag("--no-boost", opt.no_boost, "Rank by the plain potential (to compare; not for production)");
+  tool::add_threads_option(app, opt.threads, "they share the peaks and the computed potential's tree walks");
 }
 
 namespace {
@@ -66,6 +68,7 @@ VotersParams check_voters_options(const VotersOptions& opt) {
   c.params.gravity = {opt.pm_mesh, opt.theta};
   c.default_softening = !opt.softening;
   c.params.softening = opt.softening.value_or(0);
+  c.threads = tool::parse_threads(opt.threads);
   return c;
 }
 
@@ -109,6 +112,8 @@ void run_voters(const VotersOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   VotersParams checked = check_voters_options(opt);
   phasespace::VoterParams& params = checked.params;
+  params.threads = tool::threads_to_use(checked.threads, comm);
+  ctx.manifest().parameter("threads_used", params.threads);
 
   ctx.phase("open");
   std::vector<int> types;

@@ -24,6 +24,7 @@ struct VotersOptions {
   bool allow_other_types = false;
   std::string mean_from;  // GRID: the default search radius uses its mean density
   bool no_boost = false;
+  std::string threads = "auto";
 };
 
 enum class PotentialChoice { automatic, snapshot, compute };
@@ -33,6 +34,7 @@ struct VotersParams {
   phasespace::VoterParams params;
   PotentialChoice potential = PotentialChoice::automatic;
   bool default_softening = true;
+  int threads = 0;  // 0: auto
 };
 
 void declare_voters_options(CLI::App& app, VotersOptions& opt);
