@@ -189,7 +189,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
                        const mpi::Comm& comm, const core::PhaseReport& phase) {
   core::enter(phase, "unbind");
   std::map<std::int64_t, std::size_t> row_of;  // object ID -> row
-  std::map<std::int64_t, std::size_t> halo_of;  // halo ID -> halo index, in halo-ID order
+  std::map<std::int64_t, std::size_t> halo_of;  // halo ID -> halo index (in the order objects name them)
   std::vector<std::vector<std::size_t>> halo_rows;  // per halo: its objects' rows, by ID
   for (std::size_t k = 0; k < objects.size(); ++k) row_of[objects[k].id] = k;
   for (const auto& [id, k] : row_of) {
@@ -245,17 +245,22 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   std::vector<SizeBin> bins;
   Rows rows;
   for (std::size_t round = 0; round < batch_haloes.size(); ++round) {
+    // This round's members at the end (their order does not matter: the batch is sorted below), sent
+    // with the copies released as they go: at most twice the batch is held during the exchange.
+    const auto going = std::partition(members.begin(), members.end(), [&](const Member& p) {
+      return schedule.batch[static_cast<std::size_t>(p.group)] != static_cast<std::int64_t>(round);
+    });
     std::vector<Member> send;
-    std::size_t stay = 0;
-    for (Member& p : members) {
-      if (schedule.batch[static_cast<std::size_t>(p.group)] == static_cast<std::int64_t>(round))
-        send.push_back(p);
-      else
-        members[stay++] = p;
+    if (going == members.begin()) {
+      send = std::move(members);  // the last batch here (or the only one): no copy
+      members = {};
+    } else {
+      send.assign(going, members.end());
+      members.erase(going, members.end());
     }
-    members.resize(stay);
-    std::vector<Member> batch = mpi::route(comm, send, [&](const Member& p) { return schedule.owner[static_cast<std::size_t>(p.group)]; });
-    std::vector<Member>().swap(send);
+    std::vector<Member> batch = mpi::scatter_to(comm, std::move(send), [&](const Member& p, auto&& emit) {
+      emit(schedule.owner[static_cast<std::size_t>(p.group)]);
+    });
     std::sort(batch.begin(), batch.end(), [](const Member& p, const Member& q) {
       return p.group != q.group ? p.group < q.group : p.id < q.id;
     });
