@@ -15,7 +15,7 @@ std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std
                                          const ParticleSet& ps, const grid::CellLabels& labels, const mpi::Comm& comm) {
   // In chunks of the share, each routed and filtered before the next is made: a rank holds its share,
   // its members and a chunk's copies, not a copy of every particle (most are in no labelled cell).
-  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  constexpr std::size_t kChunk = std::size_t{1} << 18;
   const std::uint64_t rounds = comm.max<std::uint64_t>((ps.size() + kChunk - 1) / kChunk);
   std::vector<CellMember> members;
   for (std::uint64_t round = 0; round < rounds; ++round) {
