@@ -13,27 +13,33 @@ namespace phew::particles {
 
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
                                          const ParticleSet& ps, const grid::CellLabels& labels, const mpi::Comm& comm) {
-  // On the way to the cell's owner, `label` carries the particle's point (mesh::CellSpace::point).
-  std::vector<CellMember> out;
-  for (std::size_t i = 0; i < ps.size(); ++i) {
-    const std::int64_t point = space.point(&ps.position[3 * i]);
-    if (point < 0) continue;
-    CellMember m{point, 0, 0, ps.id[i], {}, {}, ps.mass[i]};
-    for (std::size_t d = 0; d < 3; ++d) {
-      m.x[d] = ps.position[3 * i + d];
-      m.v[d] = ps.velocity[3 * i + d];
-    }
-    out.push_back(m);
-  }
-  std::vector<CellMember> at_cells =
-      mpi::route(comm, out, [&](const CellMember& p) { return mesh::CellSpace::owner(cuts, p.label); });
+  // In chunks of the share, each routed and filtered before the next is made: a rank holds its share,
+  // its members and a chunk's copies, not a copy of every particle (most are in no labelled cell).
+  constexpr std::size_t kChunk = std::size_t{1} << 18;
+  const std::uint64_t rounds = comm.max<std::uint64_t>((ps.size() + kChunk - 1) / kChunk);
   std::vector<CellMember> members;
-  for (CellMember& p : at_cells) {
-    const std::size_t k = space.find(labels.cell, p.label);
-    if (k == labels.size() || labels.label[k] <= 0) continue;
-    p.cell = labels.cell[k];
-    p.label = p.group = labels.label[k];
-    members.push_back(p);
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+    // On the way to the cell's owner, `label` carries the particle's point (mesh::CellSpace::point).
+    std::vector<CellMember> out;
+    for (std::size_t i = std::min(ps.size(), round * kChunk); i < std::min(ps.size(), (round + 1) * kChunk); ++i) {
+      const std::int64_t point = space.point(&ps.position[3 * i]);
+      if (point < 0) continue;
+      CellMember m{point, 0, 0, ps.id[i], {}, {}, ps.mass[i]};
+      for (std::size_t d = 0; d < 3; ++d) {
+        m.x[d] = ps.position[3 * i + d];
+        m.v[d] = ps.velocity[3 * i + d];
+      }
+      out.push_back(m);
+    }
+    std::vector<CellMember> at_cells =
+        mpi::route(comm, out, [&](const CellMember& p) { return mesh::CellSpace::owner(cuts, p.label); });
+    for (CellMember& p : at_cells) {
+      const std::size_t k = space.find(labels.cell, p.label);
+      if (k == labels.size() || labels.label[k] <= 0) continue;
+      p.cell = labels.cell[k];
+      p.label = p.group = labels.label[k];
+      members.push_back(p);
+    }
   }
   return members;
 }

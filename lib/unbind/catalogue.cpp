@@ -4,18 +4,18 @@
 #include <phew/core/progress.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/route.hpp>
-#include <phew/mpi/slab.hpp>
 #include <phew/mpi/sort.hpp>
 #include <phew/particles/cell_members.hpp>
 #include <phew/unbind/hierarchy.hpp>
+#include <phew/unbind/schedule.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <thread>
 #include <cmath>
 #include <map>
-#include <set>
 
 namespace phew::unbind {
 namespace {
@@ -29,6 +29,26 @@ struct Rows {
   std::vector<model::MostBoundRow> most_bound;
   std::int64_t passed = 0;
 };
+
+// Adds one halo of `particles` particles, unbound in `seconds`, to its bin (bins by the power of two
+// below the count; a halo without particles in bin 0).
+void add_to_bins(std::vector<SizeBin>& bins, const SizeBin& halo) {
+  auto at = std::find_if(bins.begin(), bins.end(), [&](const SizeBin& b) { return b.smallest == halo.smallest; });
+  if (at == bins.end()) {
+    at = bins.insert(std::upper_bound(bins.begin(), bins.end(), halo,
+                                      [](const SizeBin& a, const SizeBin& b) { return a.smallest < b.smallest; }),
+                     SizeBin{halo.smallest, 0, 0, 0.0});
+  }
+  at->haloes += halo.haloes;
+  at->particles += halo.particles;
+  at->seconds += halo.seconds;
+}
+void add_to_bins(std::vector<SizeBin>& bins, std::size_t particles, double seconds) {
+  const auto n = static_cast<std::int64_t>(particles);
+  std::int64_t smallest = n > 0 ? 1 : 0;
+  while (smallest > 0 && smallest <= n / 2) smallest *= 2;
+  add_to_bins(bins, SizeBin{smallest, 1, n, seconds});
+}
 
 // A property as bound.h5 holds it: 0 when it could not be measured (lib/model/bound.hpp).
 double value(double x) { return std::isfinite(x) ? x : 0.0; }
@@ -168,86 +188,156 @@ std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow
   return out;
 }
 
-Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> objects, std::int64_t max_id,
-                       const Frame& frame, const Params& params, int threads, const mpi::Comm& comm,
-                       const core::PhaseReport& phase) {
+Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> objects,
+                       const Frame& frame, const Params& params, int threads, std::int64_t batch_particles,
+                       const mpi::Comm& comm, const core::PhaseReport& phase) {
   core::enter(phase, "unbind");
-  std::map<std::int64_t, std::size_t> row_of;                 // object ID -> row
-  std::map<std::int64_t, std::vector<std::size_t>> halo_rows;  // halo ID -> its objects' rows, by ID
+  std::map<std::int64_t, std::size_t> row_of;  // object ID -> row
+  std::map<std::int64_t, std::size_t> halo_of;  // halo ID -> halo index (in the order objects name them)
+  std::vector<std::vector<std::size_t>> halo_rows;  // per halo: its objects' rows, by ID
   for (std::size_t k = 0; k < objects.size(); ++k) row_of[objects[k].id] = k;
-  for (const auto& [id, k] : row_of) halo_rows[objects[k].halo].push_back(k);
+  for (const auto& [id, k] : row_of) {
+    const auto [h, added] = halo_of.try_emplace(objects[k].halo, halo_rows.size());
+    if (added) halo_rows.emplace_back();
+    halo_rows[h->second].push_back(k);
+  }
+  std::vector<std::int64_t> halo_id(halo_rows.size());
+  for (const auto& [id, h] : halo_of) halo_id[h] = id;
 
+  // group: the halo's index while the members wait to be sent.
   std::size_t kept = 0;
+  std::vector<std::int64_t> count_here(halo_rows.size(), 0);
   for (Member& p : members) {
     const auto k = row_of.find(p.label);
     if (k == row_of.end()) continue;  // e.g. a clump below phew-merge's --mass-threshold
-    p.group = objects[k->second].halo;
+    p.group = static_cast<std::int64_t>(halo_of.at(objects[k->second].halo));
+    ++count_here[static_cast<std::size_t>(p.group)];
     members[kept++] = p;
   }
   members.resize(kept);
-  members = particles::gather_groups(std::move(members), max_id, comm);
+  members.shrink_to_fit();
 
-  // A halo with no particle at all (a clump whose cells' mass came from neighbouring particles) still
-  // has its rows: the owner of its ID's block unbinds it with no particles.
-  std::vector<std::int64_t> here;
-  for (const Member& p : members)
-    if (here.empty() || here.back() != p.group) here.push_back(p.group);
-  const mpi::SlabDecomposition id_blocks(std::max<std::int64_t>(max_id, 1), comm.size());
-  const std::vector<std::int64_t> reported = mpi::route(comm, here, [&](std::int64_t h) { return id_blocks.owner(h - 1); });
-  const std::set<std::int64_t> with_members(reported.begin(), reported.end());
-
-  // The haloes here, in halo-ID order: runs of members, then those without any.
-  struct Halo {
-    std::size_t begin, end;
-    const std::vector<std::size_t>* rows;
+  // Every halo's particle count on every rank, then the schedule (lib/unbind/schedule.hpp): which rank
+  // unbinds each halo and in which batch. A halo with no particle at all (a clump whose cells' mass came
+  // from neighbouring particles) is scheduled too and unbound with none.
+  struct HaloCount {
+    std::int64_t halo, n;
   };
-  std::vector<Halo> haloes;
-  for (std::size_t b = 0, e = 0; b < members.size(); b = e) {
-    while (e < members.size() && members[e].group == members[b].group) ++e;
-    haloes.push_back({b, e, &halo_rows.at(members[b].group)});
+  std::vector<HaloCount> mine;
+  for (std::size_t h = 0; h < count_here.size(); ++h)
+    if (count_here[h]) mine.push_back({static_cast<std::int64_t>(h), count_here[h]});
+  std::vector<std::int64_t> count(halo_rows.size(), 0);
+  for (const HaloCount& c : comm.all_gatherv<HaloCount>(mine)) count[static_cast<std::size_t>(c.halo)] += c.n;
+  const std::int64_t largest = count.empty() ? 0 : *std::max_element(count.begin(), count.end());
+  const HaloSchedule schedule = schedule_haloes(count, comm.size(), batch_particles);
+  std::vector<std::vector<std::size_t>> batch_haloes(static_cast<std::size_t>(schedule.batches));  // this rank's
+  {
+    std::vector<std::size_t> order(halo_rows.size());  // biggest first, as scheduled: threads finish together
+    for (std::size_t h = 0; h < order.size(); ++h) order[h] = h;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return count[a] > count[b]; });
+    for (const std::size_t h : order)
+      if (schedule.owner[h] == comm.rank()) batch_haloes[static_cast<std::size_t>(schedule.batch[h])].push_back(h);
   }
-  for (const auto& [halo, hrows] : halo_rows)
-    if (id_blocks.owner(halo - 1) == comm.rank() && !with_members.count(halo)) haloes.push_back({0, 0, &hrows});
+  std::uint64_t to_unbind = 0;
+  for (const auto& b : batch_haloes)
+    for (const std::size_t h : b) to_unbind += static_cast<std::uint64_t>(count[h]);
 
-  // Each halo's rows in its own slot, joined in halo order: the same rows for any number of threads.
-  std::vector<Rows> done(haloes.size());
-  core::Progress progress("unbind", "particles in haloes", members.size(), comm.size());
-  std::atomic<std::size_t> next{0}, particles_done{0};
-  std::vector<std::exception_ptr> failed(haloes.size());
-  auto work = [&](bool report) {
-    for (std::size_t h; (h = next.fetch_add(1)) < haloes.size();) {
-      try {
-        unbind_halo(std::span<const Member>(members.data() + haloes[h].begin, haloes[h].end - haloes[h].begin),
-                    *haloes[h].rows, objects, frame, params, done[h]);
-      } catch (...) {
-        failed[h] = std::current_exception();
-      }
-      particles_done += haloes[h].end - haloes[h].begin;
-      if (report) progress.update(particles_done.load());  // one thread reports: Progress is not shared
-    }
-  };
-  const auto n_threads = static_cast<std::size_t>(std::max(1, threads));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < std::min(n_threads, haloes.size()); ++t) pool.emplace_back(work, false);
-  work(true);
-  for (std::thread& t : pool) t.join();
-  progress.finish();
-  mpi::agree(comm, [&] {  // a bad object on one rank stops every rank
-    for (const std::exception_ptr& e : failed)
-      if (e) std::rethrow_exception(e);
-  });
+  // Batch by batch: its members sent to their owners, unbound, their rows kept and the members
+  // released; members of later batches wait where members_of_cells left them.
+  core::Progress progress("unbind", "particles in haloes", to_unbind, comm.size());
+  std::size_t particles_done = 0, held_most = 0;
+  std::vector<SizeBin> bins;
   Rows rows;
-  for (Rows& r : done) {
-    rows.objects.insert(rows.objects.end(), r.objects.begin(), r.objects.end());
-    rows.particles.insert(rows.particles.end(), r.particles.begin(), r.particles.end());
-    rows.most_bound.insert(rows.most_bound.end(), r.most_bound.begin(), r.most_bound.end());
-    rows.passed += r.passed;
-    r = {};
+  for (std::size_t round = 0; round < batch_haloes.size(); ++round) {
+    // This round's members at the end (their order does not matter: the batch is sorted below), sent
+    // with the copies released as they go: at most twice the batch is held during the exchange.
+    const auto going = std::partition(members.begin(), members.end(), [&](const Member& p) {
+      return schedule.batch[static_cast<std::size_t>(p.group)] != static_cast<std::int64_t>(round);
+    });
+    std::vector<Member> send;
+    if (going == members.begin()) {
+      send = std::move(members);  // the last batch here (or the only one): no copy
+      members = {};
+    } else {
+      send.assign(going, members.end());
+      members.erase(going, members.end());
+    }
+    std::vector<Member> batch = mpi::scatter_to(comm, std::move(send), [&](const Member& p, auto&& emit) {
+      emit(schedule.owner[static_cast<std::size_t>(p.group)]);
+    });
+    std::sort(batch.begin(), batch.end(), [](const Member& p, const Member& q) {
+      return p.group != q.group ? p.group < q.group : p.id < q.id;
+    });
+    held_most = std::max(held_most, batch.size());
+    for (Member& p : batch) p.group = halo_id[static_cast<std::size_t>(p.group)];  // as unbind_halo reads it
+
+    // This batch's haloes, biggest first, each with its run of members (none for a halo without).
+    struct Halo {
+      std::size_t begin = 0, end = 0;
+      const std::vector<std::size_t>* rows = nullptr;
+    };
+    const std::vector<std::size_t>& here = batch_haloes[round];
+    std::vector<Halo> haloes(here.size());
+    std::map<std::int64_t, std::size_t> slot;  // halo ID -> index into haloes
+    for (std::size_t k = 0; k < here.size(); ++k) {
+      haloes[k].rows = &halo_rows[here[k]];
+      slot[halo_id[here[k]]] = k;
+    }
+    for (std::size_t b = 0, e = 0; b < batch.size(); b = e) {
+      while (e < batch.size() && batch[e].group == batch[b].group) ++e;
+      Halo& h = haloes[slot.at(batch[b].group)];
+      h.begin = b;
+      h.end = e;
+    }
+
+    // Each halo's rows in its own slot, joined in schedule order: the same rows for any number of threads.
+    std::vector<Rows> done(haloes.size());
+    std::vector<double> seconds(haloes.size(), 0.0);
+    std::atomic<std::size_t> next{0}, done_here{0};
+    std::vector<std::exception_ptr> failed(haloes.size());
+    auto work = [&](bool report) {
+      for (std::size_t h; (h = next.fetch_add(1)) < haloes.size();) {
+        const auto start = std::chrono::steady_clock::now();
+        try {
+          unbind_halo(std::span<const Member>(batch.data() + haloes[h].begin, haloes[h].end - haloes[h].begin),
+                      *haloes[h].rows, objects, frame, params, done[h]);
+        } catch (...) {
+          failed[h] = std::current_exception();
+        }
+        seconds[h] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        done_here += haloes[h].end - haloes[h].begin;
+        if (report) progress.update(particles_done + done_here.load());  // one thread reports: Progress is not shared
+      }
+    };
+    const auto n_threads = static_cast<std::size_t>(std::max(1, threads));
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < std::min(n_threads, haloes.size()); ++t) pool.emplace_back(work, false);
+    work(true);
+    for (std::thread& t : pool) t.join();
+    particles_done += batch.size();
+    mpi::agree(comm, [&] {  // a bad object on one rank stops every rank
+      for (const std::exception_ptr& e : failed)
+        if (e) std::rethrow_exception(e);
+    });
+    for (std::size_t h = 0; h < haloes.size(); ++h) {
+      Rows& r = done[h];
+      rows.objects.insert(rows.objects.end(), r.objects.begin(), r.objects.end());
+      rows.particles.insert(rows.particles.end(), r.particles.begin(), r.particles.end());
+      rows.most_bound.insert(rows.most_bound.end(), r.most_bound.begin(), r.most_bound.end());
+      rows.passed += r.passed;
+      r = {};
+      add_to_bins(bins, haloes[h].end - haloes[h].begin, seconds[h]);
+    }
   }
-  members = {};
+  progress.finish();
 
   Unbound out;
   out.n_passed = comm.sum<std::int64_t>(rows.passed);
+  out.batch_particles = batch_particles;
+  out.n_batches = schedule.batches;
+  out.largest_halo = largest;
+  out.largest_batch = comm.max<std::int64_t>(static_cast<std::int64_t>(held_most));
+  for (const SizeBin& b : comm.all_gatherv<SizeBin>(bins)) add_to_bins(out.seconds_by_size, b);
   std::int64_t tops = 0, dissolved = 0, not_converged = 0, bound = 0;
   for (const model::BoundObject& o : rows.objects) {
     tops += o.parent == 0 ? 1 : 0;

@@ -22,6 +22,13 @@
 
 namespace phew::unbind {
 
+// The haloes of one size class and the time their unbinding took (summed over threads and ranks).
+struct SizeBin {
+  std::int64_t smallest = 0;  // the haloes of smallest .. 2 smallest - 1 particles (0: none)
+  std::int64_t haloes = 0, particles = 0;
+  double seconds = 0;
+};
+
 struct Unbound {
   std::vector<model::BoundObject> objects;      // this rank's rows, after the lower ranks' (by ID)
   std::vector<model::BoundParticle> particles;  // this rank's rows, after the lower ranks' (by particle ID)
@@ -34,6 +41,12 @@ struct Unbound {
   std::int64_t n_passed = 0;      // passes from an object to its parent
   std::int64_t n_dissolved = 0;   // objects with fewer than the minimum bound particles
   std::int64_t n_not_converged = 0;  // objects that reached the iteration limit
+  // The working set (the schedule, lib/unbind/schedule.hpp):
+  std::int64_t batch_particles = 0;  // the budget of a batch
+  std::int64_t n_batches = 0;        // rounds: the most batches of a rank
+  std::int64_t largest_halo = 0;     // particles of the biggest halo
+  std::int64_t largest_batch = 0;    // the most particles a rank held to unbind at once
+  std::vector<SizeBin> seconds_by_size;  // by halo size, the smallest first
 };
 
 // An object to unbind: a level-0 clump of clumps.h5, or a peak of deblend's peaks.h5.
@@ -55,14 +68,15 @@ std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow
 
 // Unbinds every object of `objects` (every rank holds them all: one row per object), whose particles
 // are `members` (this rank's share, each with label = its object's ID; particles of objects not in
-// `objects` are left out). IDs are at most `max_id`. An object's parent is its `parent` when that is
-// in `objects`, else its `halo` when that is; all the objects of one halo and their particles go to
-// one rank, haloes to ranks in runs of halo IDs with about equal particle counts; nothing depends on the
-// rank count. With params.saddle, a sub-object (one with a parent) keeps only the particles below the
+// `objects` are left out). An object's parent is its `parent` when that is in `objects`, else its
+// `halo` when that is; all the objects of one halo and their particles go to one rank, scheduled by
+// schedule_haloes (the biggest haloes first onto the least loaded rank, each rank's haloes in batches
+// of at most `batch_particles` particles, or one bigger halo), a batch's particles sent, unbound and
+// released before the next batch's are sent; the rows do not depend on the rank count or the batches. With params.saddle, a sub-object (one with a parent) keeps only the particles below the
 // potential at its saddle_radius (RAMSES' saddle_pot; a halo has nothing to escape over). `threads` unbind a rank's haloes side by side (the rows do not depend on it; tree mode
 // needs 1: its Forest makes MPI calls on a one-rank communicator). Collective. Phase: unbind.
 Unbound unbind_objects(std::vector<particles::CellMember> members, std::span<const ObjectRow> objects,
-                       std::int64_t max_id, const Frame& frame, const Params& params, int threads,
+                       const Frame& frame, const Params& params, int threads, std::int64_t batch_particles,
                        const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::unbind

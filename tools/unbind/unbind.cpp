@@ -52,6 +52,9 @@ void declare_unbind_options(CLI::App& app, UnbindOptions& opt) {
   app.add_flag("--allow-other-types", opt.allow_other_types, "Accept --types other than those the grid was made of");
   tool::declare_units_option(app, opt.units);
   tool::add_threads_option(app, opt.threads, "each unbinds whole haloes; --potential tree uses 1");
+  app.add_option("--batch-particles", opt.batch_particles,
+                 "Particles a rank gathers and unbinds at once, in whole haloes (a bigger halo alone): bounds its memory")
+      ->capture_default_str();
   app.add_option("--export-yt", opt.export_yt,
                  "Also write the objects with bound particles as a halo catalogue yt loads (NAME.0.h5: yt's "
                  "halo_catalog frontend)");
@@ -75,6 +78,7 @@ UnbindParams check_unbind_options(const UnbindOptions& opt) {
   c.softening = opt.softening;
   if (opt.min_bound < 1) throw core::Error::usage("--min-bound {} must be at least 1", opt.min_bound);
   if (opt.most_bound < 0) throw core::Error::usage("--most-bound {} must be at least 0", opt.most_bound);
+  if (opt.batch_particles < 1) throw core::Error::usage("--batch-particles {} must be at least 1", opt.batch_particles);
   if (opt.max_iterations < 1) throw core::Error::usage("--max-iterations {} must be at least 1", opt.max_iterations);
   c.params.min_bound = static_cast<std::size_t>(opt.min_bound);
   c.params.n_most_bound = static_cast<std::size_t>(opt.most_bound);
@@ -100,7 +104,17 @@ const manifest::Fields<unbind::Unbound> kSummary = manifest::Fields<unbind::Unbo
                                                        .field("n_unbound", &unbind::Unbound::n_unbound)
                                                        .field("n_passed", &unbind::Unbound::n_passed)
                                                        .field("n_dissolved", &unbind::Unbound::n_dissolved)
-                                                       .field("n_not_converged", &unbind::Unbound::n_not_converged);
+                                                       .field("n_not_converged", &unbind::Unbound::n_not_converged)
+                                                       .field("n_batches", &unbind::Unbound::n_batches)
+                                                       .field("largest_halo", &unbind::Unbound::largest_halo)
+                                                       .field("largest_batch", &unbind::Unbound::largest_batch)
+                                                       .field("seconds_by_size", [](const unbind::Unbound& u) {
+                                                         manifest::Json rows = manifest::Json::array();
+                                                         for (const unbind::SizeBin& b : u.seconds_by_size)
+                                                           rows.push_back({{"smallest", b.smallest}, {"haloes", b.haloes},
+                                                                           {"particles", b.particles}, {"seconds", b.seconds}});
+                                                         return rows;
+                                                       });
 
 }  // namespace
 
@@ -114,7 +128,6 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   std::optional<io::File> input;
   model::Bound out;
   std::optional<model::AmrRefinement> refinement;
-  std::int64_t max_id = 0;
   std::vector<unbind::ObjectRow> objects;
   std::uint64_t n_listed = 0;  // peaks.h5: the rows of /particles
   // The kind first: a wrong file is named as such, not by a missing dataset.
@@ -132,13 +145,11 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
       n_listed = header.n_particles;
       for (const model::PeakRow& p : io::read_peak_rows(*input)) {
         objects.push_back({p.id, p.id, p.id, p.position});
-        max_id = std::max(max_id, p.id);
       }
     } else {
       const io::ClumpsHeader header = io::read_clumps_header(*input);
       out.grid = header.grid;
       refinement = header.refinement;
-      max_id = static_cast<std::int64_t>(header.n_peaks);
       for (const model::Clump& c : io::read_clumps(*input)) objects.push_back({c.id, c.parent, c.halo, c.peak_position});
     }
     check_snapshot_matches_grid(info, out.grid, opt.snapshot, opt.clumps);
@@ -185,7 +196,8 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   ctx.phase("read");
   particles::FieldSelection fields;
   fields.ids = fields.velocities = true;
-  const particles::ParticleSet particles = read_share(*reader, types, fields, comm);
+  // The share read is released once its members are found: unbinding holds only the members.
+  particles::ParticleSet particles = read_share(*reader, types, fields, comm);
   std::vector<particles::CellMember> members;
   if (from_peaks) {
     // Each rank reads a block of /particles (id, peak) and meets the snapshot's particles by ID.
@@ -227,12 +239,14 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
     ctx.phase("members");
     members = particles::members_of_cells(space, cuts, particles, labels, comm);
   }
+  particles = {};
 
   // Threads share a rank's haloes; the tree potential's Forest makes MPI calls, so it runs on one.
   int threads = tool::threads_to_use(checked.threads, comm);
   if (params.potential == unbind::PotentialMode::tree) threads = 1;
   ctx.manifest().parameter("threads_used", threads);
-  unbind::Unbound u = unbind::unbind_objects(std::move(members), objects, max_id, frame, params, threads, comm,
+  ctx.manifest().parameter("batch_particles", opt.batch_particles);
+  unbind::Unbound u = unbind::unbind_objects(std::move(members), objects, frame, params, threads, opt.batch_particles, comm,
                                              [&](const std::string& p) { ctx.phase(p); });
 
   ctx.phase("write");

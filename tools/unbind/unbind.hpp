@@ -27,6 +27,7 @@ struct UnbindOptions {
   int max_iterations = 100;
   std::string export_yt;
   std::string threads = "auto";
+  std::int64_t batch_particles = 4'000'000;
 };
 
 struct UnbindParams {
