@@ -104,36 +104,42 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
     }
   }
   const std::vector<GhostLeaf> ghosts = mpi::route(comm, answers, [](const GhostLeaf& g) { return g.to; });
-  // Slots: every leaf, local and ghost, in key order.
-  std::vector<std::pair<std::uint64_t, double>> all;
-  all.reserve(keys.size() + ghosts.size());
-  for (std::size_t n = 0; n < keys.size(); ++n) all.emplace_back(keys[n], density[n]);
-  for (const GhostLeaf& g : ghosts) all.emplace_back(g.key, g.density);
-  // The local leaves come in key order; only the ghosts (a thin layer) need sorting, then one merge.
-  const auto local_end = all.begin() + static_cast<std::ptrdiff_t>(keys.size());
-  std::sort(local_end, all.end());
-  std::inplace_merge(all.begin(), local_end, all.end());
-  key_.resize(all.size());
-  density_.resize(all.size());
-  for (std::size_t s = 0; s < all.size(); ++s) std::tie(key_[s], density_[s]) = all[s];
+  // Slots: every leaf, local and ghost, in key order. The local leaves come in key order; only the
+  // ghosts (a thin layer) are sorted, then merged in, straight into the slots.
+  std::vector<std::pair<std::uint64_t, double>> ghost_leaves;
+  ghost_leaves.reserve(ghosts.size());
+  for (const GhostLeaf& g : ghosts) ghost_leaves.emplace_back(g.key, g.density);
+  std::sort(ghost_leaves.begin(), ghost_leaves.end());
+  const std::size_t n_local = keys.size();
+  key_.resize(n_local + ghost_leaves.size());
+  density_.resize(key_.size());
+  for (std::size_t s = 0, n = 0, g = 0; s < key_.size(); ++s) {
+    const bool local = g == ghost_leaves.size() || (n < n_local && keys[n] < ghost_leaves[g].first);
+    key_[s] = local ? keys[n] : ghost_leaves[g].first;
+    density_[s] = local ? density[n++] : ghost_leaves[g++].second;
+  }
+  ghost_leaves = {};
+  const std::uint64_t first_key = n_local ? keys.front() : 0;
+  std::vector<std::uint64_t>().swap(keys);  // held twice no longer: key_ and density_ have them
+  std::vector<double>().swap(density);
   const auto slot_of = [&](std::uint64_t k) {
     const auto it = std::lower_bound(key_.begin(), key_.end(), k);
     if (it == key_.end() || *it != k) throw core::Error::internal("octree mesh: leaf key {} is not among the slots", k);
     return static_cast<std::size_t>(it - key_.begin());
   };
-  first_ = keys.empty() ? static_cast<std::size_t>(std::lower_bound(key_.begin(), key_.end(), runs.first[static_cast<std::size_t>(comm.rank())]) - key_.begin())
-                        : slot_of(keys.front());
-  end_ = first_ + keys.size();
+  first_ = n_local == 0 ? static_cast<std::size_t>(std::lower_bound(key_.begin(), key_.end(), runs.first[static_cast<std::size_t>(comm.rank())]) - key_.begin())
+                        : slot_of(first_key);
+  end_ = first_ + n_local;
   for (auto& list : send_)
     for (auto& s : list) s = static_cast<std::uint32_t>(first_ + s);
   receive_.assign(nranks, {});
   // Each owner's leaves arrive in the order it sends them (send_), which update_ghost_members keeps.
   for (const GhostLeaf& g : ghosts) receive_[static_cast<std::size_t>(g.from)].push_back(static_cast<std::uint32_t>(slot_of(g.key)));
-  boundary_.assign(keys.size(), 0);
+  boundary_.assign(n_local, 0);
   {
     std::size_t m = 0;
-    for (std::size_t n = 0; n < keys.size(); ++n) {
-      const Cell c = coarse_of(cell_of_key(keys[n], levels));
+    for (std::size_t n = 0; n < n_local; ++n) {
+      const Cell c = coarse_of(cell_of_key(key_[first_ + n], levels));
       while (mine[m] != coarse.linear({c.index[0], c.index[1], c.index[2]})) ++m;
       boundary_[n] = boundary_cell[m];
     }
