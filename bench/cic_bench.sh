@@ -4,8 +4,9 @@
 #   bench/cic_bench.sh [--n N] [--grid G] [--seed S] [--out DIR] [--models "uniform clustered"] [--no-numpy]
 #
 # For each model: generate (or reuse) an N-particle snapshot with bench/make_snapshot.py, then run
-#   phew-1   cic-project --grid G, one rank
-#   phew-2   mpirun -n 2 cic-project --grid G
+#   phew-1   cic-project --grid G, one rank, one thread
+#   phew-2   mpirun -n 2 cic-project --grid G, one thread per rank
+#   phew-1x2 one rank, 2 threads
 #   numpy    bench/cic_numpy.py --grid G
 # each under /usr/bin/time -v (wall time, peak RSS), and collect cic-project's phase timings from its
 # manifest (OUTPUT.json). A small agreement check (numpy vs cic-project --precision float64) runs first.
@@ -81,7 +82,11 @@ for model in $models; do
 
   log "$model: cic-project, 1 rank"
   rm -f "$d"/phew1.h5*
-  /usr/bin/time -v -o "$d/phew1.time" "$CIC" "$snap" -o "$d/phew1.h5" --grid "$grid" -q
+  /usr/bin/time -v -o "$d/phew1.time" "$CIC" "$snap" -o "$d/phew1.h5" --grid "$grid" --threads 1 -q
+
+  log "$model: cic-project, 1 rank, 2 threads"
+  rm -f "$d"/phew1x2.h5*
+  /usr/bin/time -v -o "$d/phew1x2.time" "$CIC" "$snap" -o "$d/phew1x2.h5" --grid "$grid" --threads 2 -q
 
   log "$model: cic-project, 2 ranks"
   rm -f "$d"/phew2.h5* "$d"/phew2.time*
@@ -89,7 +94,7 @@ for model in $models; do
   # shellcheck disable=SC2016  # $0, $OMPI_COMM_WORLD_RANK and $@ expand in the per-rank shell
   /usr/bin/time -v -o "$d/phew2.time" "$MPIRUN" -n 2 \
     sh -c 'exec /usr/bin/time -v -o "$0.rank$OMPI_COMM_WORLD_RANK" "$@"' "$d/phew2.time" \
-    "$CIC" "$snap" -o "$d/phew2.h5" --grid "$grid" -q
+    "$CIC" "$snap" -o "$d/phew2.h5" --grid "$grid" --threads 1 -q
 
   if ((numpy)); then
     log "$model: numpy (np.add.at)"
@@ -119,9 +124,9 @@ def gnu_time(path):
 rows = []
 for model in models:
     d = out / model
-    for runner, ranks in (("phew", 1), ("phew", 2), ("numpy", 1)):
+    for runner, ranks, threads in (("phew", 1, 1), ("phew", 2, 1), ("phew", 1, 2), ("numpy", 1, 1)):
         if runner == "phew":
-            tag = f"phew{ranks}"
+            tag = f"phew{ranks}" + (f"x{threads}" if threads > 1 else "")
             wall, rss = gnu_time(d / f"{tag}.time")
             if ranks > 1:  # sum of the ranks' peaks: what the node needs
                 per_rank = [gnu_time(p)[1] for p in sorted(d.glob(f"{tag}.time.rank*"))]
@@ -137,11 +142,11 @@ for model in models:
             timings = json.loads((d / "numpy.json").read_text())["timings"]
         deposit = timings["deposit"]
         rows.append({
-            "model": model, "runner": runner, "ranks": ranks, "particles": n, "grid": grid,
+            "model": model, "runner": runner, "ranks": ranks, "threads": threads, "particles": n, "grid": grid,
             "wall_s": wall, "timings_s": timings, "deposit_s": deposit,
             "mparticles_per_s_end_to_end": n / wall / 1e6,
             "mparticles_per_s_deposit": n / deposit / 1e6,
-            "mparticles_per_s_deposit_per_core": n / deposit / 1e6 / ranks,
+            "mparticles_per_s_deposit_per_core": n / deposit / 1e6 / (ranks * threads),
             "peak_rss_mib": rss,
         })
 
@@ -155,20 +160,20 @@ result = {"particles": n, "grid": grid, "target_mparticles_per_s_per_core_deposi
           "agreement": {"particles": check_n, "grid": check_grid, **check}, "runs": rows}
 (out / "cic_bench.json").write_text(json.dumps(result, indent=2) + "\n")
 
-head = ("model", "runner", "ranks", "wall s", "deposit s", "Mp/s e2e", "Mp/s dep", "Mp/s/core dep",
+head = ("model", "runner", "ranks", "thr", "wall s", "deposit s", "Mp/s e2e", "Mp/s dep", "Mp/s/core dep",
         "peak RSS MiB", "x numpy wall", "x numpy dep")
-fmt = "{:<10} {:<6} {:>5} {:>7} {:>9} {:>8} {:>8} {:>13} {:>12} {:>12} {:>11}"
+fmt = "{:<10} {:<6} {:>5} {:>3} {:>7} {:>9} {:>8} {:>8} {:>13} {:>12} {:>12} {:>11}"
 print(f"\nCIC of {n:,} particles on {grid}^3 (phew timings from the manifest; numpy deposit timed in-process)")
 print(fmt.format(*head))
 x = lambda v: "-" if v is None else f"{v:.2f}"
 for r in rows:
-    print(fmt.format(r["model"], r["runner"], r["ranks"], f"{r['wall_s']:.2f}", f"{r['deposit_s']:.2f}",
+    print(fmt.format(r["model"], r["runner"], r["ranks"], r["threads"], f"{r['wall_s']:.2f}", f"{r['deposit_s']:.2f}",
                      f"{r['mparticles_per_s_end_to_end']:.2f}", f"{r['mparticles_per_s_deposit']:.2f}",
                      f"{r['mparticles_per_s_deposit_per_core']:.2f}", f"{r['peak_rss_mib']:.0f}",
                      x(r["speedup_vs_numpy_wall"]), x(r["speedup_vs_numpy_deposit"])))
 print("\nphases (s):")
 for r in rows:
-    print(f"  {r['model']:<10} {r['runner']:<6} {r['ranks']}: " +
+    print(f"  {r['model']:<10} {r['runner']:<6} {r['ranks']}x{r['threads']}: " +
           ", ".join(f"{k} {v:.2f}" for k, v in r["timings_s"].items()))
 print(f"\nagreement (numpy vs cic-project float64, {check_n:,} particles, {check_grid}^3): "
       f"max per-cell relative difference {check['max_rel_diff_per_cell']:.2e}, "
@@ -176,6 +181,6 @@ print(f"\nagreement (numpy vs cic-project float64, {check_n:,} particles, {check
 slow = [r for r in rows if r["runner"] == "phew" and r["mparticles_per_s_deposit_per_core"] < 30.0]
 if slow:
     print("below the 30 Mparticles/s/core deposit target: " +
-          ", ".join(f"{r['model']} {r['ranks']} rank(s) ({r['mparticles_per_s_deposit_per_core']:.1f})" for r in slow))
+          ", ".join(f"{r['model']} {r['ranks']} rank(s) x {r['threads']} thread(s) ({r['mparticles_per_s_deposit_per_core']:.1f})" for r in slow))
 print(f"\nwrote {out / 'cic_bench.json'}")
 EOF

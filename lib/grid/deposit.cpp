@@ -122,31 +122,53 @@ DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomp
   const auto nbuckets = static_cast<std::size_t>(std::max(0L, hi - lo + 1));
   std::vector<std::uint64_t> start(nbuckets + 1, 0);
   core::RawVector<Cloud> sorted;
-  // Counts the clouds of `next` (a generator of clouds in snapshot order) per bucket, then places them.
-  auto counting_sort = [&](auto&& for_each_cloud) {
-    for_each_cloud([&](const Cloud& c) {
-      for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi, [&](long b) { ++start[static_cast<std::size_t>(b) + 1]; });
+  // Counts the clouds of items [0, n) (get(i, cloud): false for an item outside the grid) per bucket,
+  // then places them: stable, on threads. Each thread takes one fixed block of the items; within every
+  // bucket block k's clouds go after blocks 0..k-1's, so the order is the items' order for any number of
+  // threads. Returns the items outside.
+  auto counting_sort = [&](std::size_t n, auto&& get) {
+    const auto blocks = static_cast<std::size_t>(std::max(threads, 1));
+    const std::size_t per_block = std::max<std::size_t>(1, (n + blocks - 1) / blocks);
+    std::vector<std::vector<std::uint64_t>> count(blocks, std::vector<std::uint64_t>(nbuckets, 0));
+    std::vector<std::uint64_t> out_of_grid(blocks, 0);
+    core::parallel_for(threads, n, per_block, [&](std::size_t b, std::size_t e, int) {
+      const std::size_t k = b / per_block;
+      Cloud c;
+      for (std::size_t i = b; i < e; ++i) {
+        if (!get(i, c)) {
+          ++out_of_grid[k];
+          continue;
+        }
+        for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi, [&](long bucket) { ++count[k][static_cast<std::size_t>(bucket)]; });
+      }
     });
-    for (std::size_t b = 0; b < nbuckets; ++b) start[b + 1] += start[b];
+    for (std::size_t bucket = 0; bucket < nbuckets; ++bucket) {
+      std::uint64_t in_bucket = 0;
+      for (std::size_t k = 0; k < blocks; ++k) in_bucket += count[k][bucket];
+      start[bucket + 1] = start[bucket] + in_bucket;
+    }
+    // count[k][bucket] becomes block k's first place in the bucket.
+    for (std::size_t bucket = 0; bucket < nbuckets; ++bucket) {
+      std::uint64_t at = start[bucket];
+      for (std::size_t k = 0; k < blocks; ++k) std::swap(at, count[k][bucket]), at += count[k][bucket];
+    }
     sorted.resize(start.back());
-    std::vector<std::uint64_t> fill(start.begin(), start.end() - 1);
-    for_each_cloud([&](const Cloud& c) {
-      for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi,
-                      [&](long b) { sorted[fill[static_cast<std::size_t>(b)]++] = c; });
+    core::parallel_for(threads, n, per_block, [&](std::size_t b, std::size_t e, int) {
+      std::vector<std::uint64_t>& fill = count[b / per_block];
+      Cloud c;
+      for (std::size_t i = b; i < e; ++i)
+        if (get(i, c))
+          for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi,
+                          [&](long bucket) { sorted[fill[static_cast<std::size_t>(bucket)]++] = c; });
     });
+    std::uint64_t total = 0;
+    for (const std::uint64_t o : out_of_grid) total += o;
+    return total;
   };
 
   if (comm.size() == 1) {
     // Nothing moves: sort straight from the input (converting twice is cheaper than another copy).
-    bool counted = false;
-    counting_sort([&](auto&& f) {
-      for (std::size_t i = 0; i < mass.size(); ++i) {
-        Cloud c;
-        if (units.convert(&position[3 * i], mass[i], c)) f(c);
-        else if (!counted) ++outside;
-      }
-      counted = true;
-    });
+    outside = counting_sort(mass.size(), [&](std::size_t i, Cloud& c) { return units.convert(&position[3 * i], mass[i], c); });
   } else {
     // Each cloud goes to the owners of the planes it touches (at most `width`, usually one), in snapshot
     // order; received clouds are grouped by source rank, so they stay in snapshot order.
@@ -184,8 +206,9 @@ DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomp
     core::RawVector<Cloud> received;
     comm.all_to_all<Cloud>(std::span<const Cloud>(send.data(), send.size()), counts, received);
     send = core::RawVector<Cloud>();
-    counting_sort([&](auto&& f) {
-      for (const Cloud& c : received) f(c);
+    counting_sort(received.size(), [&](std::size_t i, Cloud& c) {
+      c = received[i];
+      return true;
     });
   }
 
