@@ -50,9 +50,12 @@ Comm::Comm(MPI_Comm c) : comm_(c) {
   MPI_Comm_size(comm_, &size_);
 }
 
-void Comm::barrier() const { MPI_Barrier(comm_); }
+void Comm::barrier() const {
+  if (size_ > 1) MPI_Barrier(comm_);
+}
 
 void Comm::broadcast(std::string& s, int root) const {
+  if (size_ == 1) return;
   std::uint64_t n = s.size();
   broadcast(n, root);
   s.resize(n);
@@ -72,6 +75,10 @@ constexpr std::uint64_t kBlock = 64;
 
 void Comm::all_to_all_bytes(const char* send, std::span<const std::uint64_t> send_bytes,
                             std::vector<char>& recv) const {
+  if (size_ == 1) {
+    recv.assign(send, send + send_bytes[0]);
+    return;
+  }
   const auto n = static_cast<std::size_t>(size_);
   std::vector<std::uint64_t> recv_bytes(n);
   MPI_Alltoall(send_bytes.data(), 1, MPI_UINT64_T, recv_bytes.data(), 1, MPI_UINT64_T, comm_);

@@ -36,11 +36,15 @@ template <> inline MPI_Datatype datatype<float>() { return MPI_FLOAT; }
 template <> inline MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
 
 // A non-owning view of a communicator (MPI_COMM_WORLD by default) with the collectives phew uses.
-// Every member function is collective over the communicator unless it says otherwise.
+// Every member function is collective over the communicator unless it says otherwise. On a one-rank
+// communicator no member makes an MPI call: the collectives are copies.
 class Comm {
  public:
   Comm() : Comm(MPI_COMM_WORLD) {}
   explicit Comm(MPI_Comm c);
+  // MPI_COMM_SELF, made without an MPI call. Work on it (a velocity histogram's watershed, one object's
+  // tree) makes none either, so it may run on threads: the tools initialise MPI without thread support.
+  static Comm self() { return Comm(MPI_COMM_SELF, 0, 1); }
 
   MPI_Comm raw() const { return comm_; }
   int rank() const { return rank_; }  // not collective
@@ -61,6 +65,7 @@ class Comm {
   template <typename T>
   void broadcast(T& v, int root = 0) const {
     static_assert(std::is_trivially_copyable_v<T>);
+    if (size_ == 1) return;
     MPI_Bcast(&v, sizeof(T), MPI_BYTE, root, comm_);
   }
   void broadcast(std::string& s, int root = 0) const;
@@ -70,6 +75,10 @@ class Comm {
   std::vector<T> all_gather(const T& v) const {
     static_assert(std::is_trivially_copyable_v<T>);
     std::vector<T> out(static_cast<std::size_t>(size_));
+    if (size_ == 1) {
+      out[0] = v;
+      return out;
+    }
     MPI_Allgather(&v, sizeof(T), MPI_BYTE, out.data(), sizeof(T), MPI_BYTE, comm_);
     return out;
   }
@@ -99,6 +108,7 @@ class Comm {
  private:
   template <typename T>
   T reduce(T v, MPI_Op op) const {
+    if (size_ == 1) return v;
     T out{};
     MPI_Allreduce(&v, &out, 1, datatype<T>(), op, comm_);
     return out;
@@ -106,6 +116,8 @@ class Comm {
   void all_to_all_bytes(const char* send, std::span<const std::uint64_t> send_bytes, std::vector<char>& recv) const;
   void all_gatherv_bytes(const char* send, std::uint64_t n, std::vector<char>& recv) const;
   void gatherv_to_root_bytes(const char* send, std::uint64_t n, std::vector<char>& recv) const;
+
+  Comm(MPI_Comm c, int rank, int size) : comm_(c), rank_(rank), size_(size) {}
 
   MPI_Comm comm_;
   int rank_ = 0;
@@ -135,6 +147,11 @@ std::vector<T> Comm::gatherv_to_root(std::span<const T> items) const {
 template <typename T, typename Vector>
 void Comm::all_to_all(std::span<const T> items, std::span<const std::uint64_t> counts, Vector& out) const {
   static_assert(std::is_trivially_copyable_v<T>);
+  if (size_ == 1) {  // no MPI call: a one-rank communicator may be used from threads (mpi::self)
+    out.resize(counts[0]);
+    std::copy(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(counts[0]), out.begin());
+    return;
+  }
   const auto n = static_cast<std::size_t>(size_);
   std::vector<std::uint64_t> recv_counts(n);
   MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm_);

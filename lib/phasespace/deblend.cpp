@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/mesh/cell_space.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/lookup.hpp>
@@ -13,6 +14,7 @@
 #include <phew/phasespace/velocity_split.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 namespace phew::phasespace {
@@ -112,9 +114,28 @@ Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::i
     std::size_t begin, end;  // its rows of out.particles
   };
   std::vector<Run> split_runs;  // the patches that were split
-  core::Progress progress("deblend", "particles in patches", members.size(), comm.size());
-  for (std::size_t b = 0, e = 0; b < members.size(); progress.update(b = e)) {  // skipped patches count too
+  // The patches (runs of one clump) and their velocity splits, on threads: each split is the patch's own
+  // (the velocity watershed runs on mpi::Comm::self(), no MPI call), kept in its slot, used in order.
+  std::vector<std::pair<std::size_t, std::size_t>> runs;
+  for (std::size_t b = 0, e = 0; b < members.size(); b = e) {
     while (e < members.size() && members[e].label == members[b].label) ++e;
+    runs.emplace_back(b, e);
+  }
+  std::vector<VelocitySplit> splits(runs.size());
+  core::Progress progress("deblend", "particles in patches", members.size(), comm.size());
+  std::atomic<std::size_t> particles_done{0};
+  core::parallel_for(params.threads, runs.size(), 1, [&](std::size_t r0, std::size_t r1, int thread) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      const auto [b, e] = runs[r];
+      const auto pp = peak_pos.find(members[b].label);
+      if (pp != peak_pos.end()) splits[r] = split_patch(std::span<const Member>(members.data() + b, e - b), pp->second, geo, params);
+      const std::size_t done = particles_done += e - b;
+      if (thread == 0) progress.update(done);  // one thread reports: Progress is not shared
+    }
+  });
+  progress.finish();
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const auto [b, e] = runs[r];
     const std::int64_t clump = members[b].label;
     const auto pp = peak_pos.find(clump);
     if (pp == peak_pos.end()) {  // not in the catalogue (e.g. below phew-merge's --mass-threshold)
@@ -122,7 +143,7 @@ Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::i
       continue;
     }
     const std::span<const Member> patch(members.data() + b, e - b);
-    const VelocitySplit split = split_patch(patch, pp->second, geo, params);
+    const VelocitySplit split = std::move(splits[r]);
     if (split.n_peaks > 1) {
       ++split_patches;
       split_runs.push_back({clump, out.particles.size(), out.particles.size() + patch.size()});
@@ -132,7 +153,6 @@ Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::i
     for (std::size_t i = 0; i < patch.size(); ++i)
       out.particles.push_back({patch[i].id, split.peak[i] == 0 ? clump : -static_cast<std::int64_t>(split.peak[i])});
   }
-  progress.finish();
   members = {};
 
   // New peaks get IDs above every peak ID, numbered by (clump ID, velocity peak): a scan over ranks,

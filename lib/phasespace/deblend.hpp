@@ -25,6 +25,7 @@ struct DeblendParams {
   double velocity_relevance = 3;    // noise removal in velocity space, > 1
   double G = 0;                     // the gravitational constant in the snapshot's units
   double scale_factor = 1;          // a of a comoving snapshot (comoving distances x a), else 1
+  int threads = 1;                  // patches split side by side; the same peaks for any number
 };
 
 // Where the stage reads the clumps' peak positions, only those it needs, so that no rank holds the

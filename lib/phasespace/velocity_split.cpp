@@ -46,7 +46,7 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
 
   // Mass in velocity space with the cloud-in-cell kernel: smoother than counting, and the same code
   // as the density grid.
-  const mpi::Comm self(MPI_COMM_SELF);
+  const mpi::Comm self = mpi::Comm::self();
   const mpi::SlabDecomposition slabs(g.shape[0], 1);
   grid::DepositResult hist = deposit(g, grid::Assignment::cic, slabs, velocity, mass, self);
   const auto plane = static_cast<std::size_t>(g.shape[1] * g.shape[2]);

@@ -25,7 +25,7 @@ struct VelocitySplit {
 
 // Splits particles (velocities [n][3], masses) in the order given. The primary is the most massive
 // velocity peak; the others are numbered by decreasing peak density of their histogram peak. Not
-// collective (runs on MPI_COMM_SELF).
+// collective (runs on mpi::Comm::self(): no MPI call, so threads may run it).
 VelocitySplit split_velocities(const std::vector<double>& velocity, const std::vector<double>& mass,
                                const VelocitySplitParams& params);
 

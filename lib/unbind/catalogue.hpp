@@ -73,8 +73,8 @@ std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow
 // schedule_haloes (the biggest haloes first onto the least loaded rank, each rank's haloes in batches
 // of at most `batch_particles` particles, or one bigger halo), a batch's particles sent, unbound and
 // released before the next batch's are sent; the rows do not depend on the rank count or the batches. With params.saddle, a sub-object (one with a parent) keeps only the particles below the
-// potential at its saddle_radius (RAMSES' saddle_pot; a halo has nothing to escape over). `threads` unbind a rank's haloes side by side (the rows do not depend on it; tree mode
-// needs 1: its Forest makes MPI calls on a one-rank communicator). Collective. Phase: unbind.
+// potential at its saddle_radius (RAMSES' saddle_pot; a halo has nothing to escape over). `threads` unbind a rank's haloes side by side (the rows do not depend on it; the tree
+// mode's Forest works on mpi::Comm::self(), which makes no MPI call). Collective. Phase: unbind.
 Unbound unbind_objects(std::vector<particles::CellMember> members, std::span<const ObjectRow> objects,
                        const Frame& frame, const Params& params, int threads, std::int64_t batch_particles,
                        const mpi::Comm& comm, const core::PhaseReport& phase = {});

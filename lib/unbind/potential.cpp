@@ -114,8 +114,7 @@ void tree_potential(std::span<const double> position, std::span<const double> ma
   const double inf = std::numeric_limits<double>::infinity();
   gravity::Forest forest(box, {1, 1, 1}, {-inf, inf}, std::move(sources), gravity::PairForce(G, softening),
                          {theta, 8});
-  const mpi::Comm self(MPI_COMM_SELF);
-  forest.share_cube_moments(self, [](std::int64_t) { return true; });
+  forest.share_cube_moments(mpi::Comm::self(), [](std::int64_t) { return true; });
   std::vector<std::uint8_t> done(members.size(), 0);
   for (std::size_t k = 0; k < members.size(); ++k) {
     if (done[k]) continue;

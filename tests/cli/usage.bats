@@ -38,10 +38,11 @@ TOOLS=(cic-project phew-segment phew-merge deblend synth-particles voters merger
   done
 }
 
-@test "--threads: a positive number or auto in the tools with threads, anything else one line and exit 2" {
+@test "--threads: a positive number or auto in every tool of the chain, anything else one line and exit 2" {
   declare -A args=([cic-project]="in.h5 --grid 8" [phew-segment]="in.h5 --threshold 80mean" [phew-merge]="in.h5"
-                    [unbind]="in.h5 snap.h5" [voters]="in.h5 snap.h5" [dtfe-surface]="snap.h5 --centers c.txt --size 1 --resolution 8")
-  for tool in cic-project phew-segment phew-merge unbind voters dtfe-surface; do
+                    [unbind]="in.h5 snap.h5" [deblend]="in.h5 snap.h5" [voters]="in.h5 snap.h5" [mergertree]="in.h5"
+                    [dtfe-surface]="snap.h5 --centers c.txt --size 1 --resolution 8")
+  for tool in cic-project phew-segment phew-merge unbind deblend voters mergertree dtfe-surface; do
     run "$tool" --help
     assert_output --partial "--threads"
     for bad in 0 -2 two 1.5; do
@@ -52,10 +53,8 @@ TOOLS=(cic-project phew-segment phew-merge deblend synth-particles voters merger
       [[ $stderr == *--threads* ]]
     done
   done
-  for tool in deblend mergertree; do
-    run "$tool" --help
-    refute_output --partial "--threads"
-  done
+  run synth-particles --help
+  refute_output --partial "--threads"
 }
 
 @test "the tools that take any snapshot say in --help that a RAMSES output folder is one" {

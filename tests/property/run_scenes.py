@@ -134,7 +134,7 @@ def variant(step):
 
 # Tools with threads inside a rank: the 1-rank reference runs one thread, the other rank counts 3, 1 and
 # 2 (ranks 2, 3, 4, ...), so threads and ranks both vary against it (docs/cli.md, "Threads").
-THREADED = {"cic-project", "phew-segment", "phew-merge", "unbind", "voters"}
+THREADED = {"cic-project", "phew-segment", "phew-merge", "unbind", "deblend", "voters", "mergertree"}
 
 
 def threads_at(ranks):

@@ -10,6 +10,7 @@
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
+#include <phew/tool/threads_option.hpp>
 
 #include <cmath>
 #include <optional>
@@ -31,6 +32,7 @@ void declare_deblend_options(CLI::App& app, DeblendOptions& opt) {
                "Accept --types other than those the grid was made of");
   tool::declare_units_option(app, opt.units);
   app.add_flag("--off", opt.off, "No velocity deblending: every patch passes through as one peak (peaks.h5 as usual)");
+  tool::add_threads_option(app, opt.threads, "they split patches side by side");
 }
 
 phasespace::DeblendParams check_deblend_options(const DeblendOptions& opt) {
@@ -44,6 +46,7 @@ phasespace::DeblendParams check_deblend_options(const DeblendOptions& opt) {
   p.min_particles = opt.min_particles;
   p.velocity_relevance = opt.velocity_relevance;
   p.split = !opt.off;
+  p.threads = tool::parse_threads(opt.threads);  // 0: auto, resolved on the ranks
   return p;
 }
 
@@ -84,6 +87,8 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   params.G = info.units.gravitational_constant();
   // Positions are comoving, velocities peculiar (the readers convert); v_e compares physical quantities.
   params.scale_factor = info.comoving ? info.time : 1.0;
+  params.threads = tool::threads_to_use(params.threads, comm);
+  ctx.manifest().parameter("threads_used", params.threads);
 
   ctx.phase("read");
   particles::FieldSelection fields;

@@ -18,6 +18,7 @@ struct DeblendOptions {
   std::string types = "auto";
   bool allow_other_types = false;
   bool off = false;
+  std::string threads = "auto";
 };
 
 void declare_deblend_options(CLI::App& app, DeblendOptions& opt);

@@ -16,6 +16,7 @@
 #include <phew/mpi/agree.hpp>
 #include "stage_halos.hpp"
 #include <phew/tool/snapshot_input.hpp>
+#include <phew/tool/threads_option.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -61,7 +62,7 @@ StageFiles parse_stage(const std::string& text) {
 
 // A stage's files, checked (kinds, and the voters computed from these peaks) and recorded as inputs.
 mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_votes, const TreeOptions& opt,
-                 mergertree::Simulation& sim, mergertree::SimulationUnits& units, manifest::Builder& man) {
+                 int threads, mergertree::Simulation& sim, mergertree::SimulationUnits& units, manifest::Builder& man) {
   const auto peaks_in = manifest::check_phew_input(files.peaks, {"peaks"});
   // The voters: voters' (boosted potential), or unbind's most-bound particles of these peaks (bound.h5).
   const auto voters_in = manifest::check_phew_input(files.voters, {"voters", "bound"});
@@ -97,7 +98,7 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
     voters = io::read_voter_rows(vf);
   }
   mergertree::Stage stage = mergertree::make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), voters);
-  const mergertree::SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, man);
+  const mergertree::SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, threads, man);
   if (!properties.empty()) add_bound_properties(stage, properties, u);
   if (u.known) units = u;
   return stage;
@@ -131,6 +132,7 @@ void declare_tree_options(CLI::App& app, TreeOptions& opt) {
       ->capture_default_str();
   app.add_flag("--particles", opt.particles,
                "Virial (Bryan & Norman) and 200c masses and radii of every peak from its snapshot's particles");
+  tool::add_threads_option(app, opt.threads, "they find the peaks' centres for --particles");
   tool::declare_units_option(app, opt.units);
 }
 
@@ -182,13 +184,14 @@ std::vector<SideOutput> side_outputs(const TreeOptions& opt, const std::string& 
 }
 
 // Reads each stage and links it to the tree (rank 0).
-void link_stages(const std::vector<std::string>& stages, const TreeOptions& opt, mergertree::Tree& tree, manifest::Builder& man) {
+void link_stages(const std::vector<std::string>& stages, const TreeOptions& opt, int threads, mergertree::Tree& tree,
+                 manifest::Builder& man) {
   core::Progress progress("link", "snapshots", stages.size());
   for (const std::string& text : stages) {
     const StageFiles files = parse_stage(text);
     mergertree::Simulation sim;
     mergertree::Stage stage =
-        read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt, sim, tree.units, man);
+        read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt, threads, sim, tree.units, man);
     append_stage(tree, std::move(stage), sim, opt.backwards, files.peaks);
     core::log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());
     progress.add();
@@ -237,6 +240,9 @@ void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   mergertree::Tree tree;
   tree.params = check_tree_options(opt);
+  // Threads find the peaks' centres for --particles (the linking itself is sequential).
+  const int threads = tool::threads_to_use(tool::parse_threads(opt.threads), comm);
+  ctx.manifest().parameter("threads_used", threads);
   const std::vector<SideOutput> sides = side_outputs(opt, ctx.output());
   for (const SideOutput& side : sides) ctx.plan_side_output(side.path, side.make_folder);
   // The tree is small and its linking sequential: rank 0 reads, links and holds it; the other ranks
@@ -250,7 +256,7 @@ void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   }
 
   ctx.phase("link");
-  ctx.on_root([&] { link_stages(opt.state.empty() ? opt.stages : opt.add, opt, tree, ctx.manifest()); });
+  ctx.on_root([&] { link_stages(opt.state.empty() ? opt.stages : opt.add, opt, threads, tree, ctx.manifest()); });
   const TreeSummary summary = summarise(tree);
 
   ctx.phase("write");

@@ -24,6 +24,7 @@ struct TreeOptions {
   double stats_min_mass = 0;
   bool particles = false;     // spherical-overdensity masses and radii from each stage's snapshot
   std::string units;          // --units of the stages' snapshots (tool/snapshot_input.hpp)
+  std::string threads = "auto";
 };
 
 void declare_tree_options(CLI::App& app, TreeOptions& opt);

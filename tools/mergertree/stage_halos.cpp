@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/grid/particle_index.hpp>
 #include <phew/grid/shrinking_sphere.hpp>
 #include <phew/grid/spherical_overdensity.hpp>
@@ -68,7 +69,7 @@ struct PeakCentre {
   double extent = 0;
 };
 std::vector<PeakCentre> peak_centres(const mergertree::Stage& stage, const particles::ParticleSet& ps, const grid::Box& box,
-                                     const std::string& peaks_path) {
+                                     const std::string& peaks_path, int threads) {
   // Snapshot particles by ID, to find the members (stage.member_id is sorted by ID).
   std::vector<std::size_t> by_id(ps.size());
   for (std::size_t i = 0; i < by_id.size(); ++i) by_id[i] = i;
@@ -82,28 +83,32 @@ std::vector<PeakCentre> peak_centres(const mergertree::Stage& stage, const parti
                          stage.member_id[k], stage.member_peak[k]);
     members[stage.member_peak[k]].push_back(by_id[j]);
   }
-  std::vector<PeakCentre> out;
-  std::vector<double> position, mass;
-  for (const mergertree::StagePeak& p : stage.peaks) {
-    position.clear();
-    mass.clear();
-    if (const auto it = members.find(p.id); it != members.end())
-      for (std::size_t i : it->second) {
-        position.insert(position.end(), ps.position.begin() + static_cast<std::ptrdiff_t>(3 * i),
-                        ps.position.begin() + static_cast<std::ptrdiff_t>(3 * i + 3));
-        mass.push_back(ps.mass[i]);
+  // Each peak's centre in its own slot, on threads.
+  std::vector<PeakCentre> out(stage.peaks.size());
+  core::parallel_for(threads, stage.peaks.size(), 1, [&](std::size_t b, std::size_t e, int) {
+    std::vector<double> position, mass;
+    for (std::size_t k = b; k < e; ++k) {
+      const mergertree::StagePeak& p = stage.peaks[k];
+      position.clear();
+      mass.clear();
+      if (const auto it = members.find(p.id); it != members.end())
+        for (std::size_t i : it->second) {
+          position.insert(position.end(), ps.position.begin() + static_cast<std::ptrdiff_t>(3 * i),
+                          ps.position.begin() + static_cast<std::ptrdiff_t>(3 * i + 3));
+          mass.push_back(ps.mass[i]);
+        }
+      PeakCentre pc{shrinking_sphere_centre(position, mass, box, p.position), 0.0};
+      for (std::size_t i = 0; i < mass.size(); ++i) {
+        double r2 = 0;
+        for (std::size_t d = 0; d < 3; ++d) {
+          const double dx = grid::minimum_image(position[3 * i + d] - pc.centre[d], box.extent[d], box.periodic);
+          r2 += dx * dx;
+        }
+        pc.extent = std::max(pc.extent, std::sqrt(r2));
       }
-    PeakCentre pc{shrinking_sphere_centre(position, mass, box, p.position), 0.0};
-    for (std::size_t i = 0; i < mass.size(); ++i) {
-      double r2 = 0;
-      for (std::size_t d = 0; d < 3; ++d) {
-        const double dx = grid::minimum_image(position[3 * i + d] - pc.centre[d], box.extent[d], box.periodic);
-        r2 += dx * dx;
-      }
-      pc.extent = std::max(pc.extent, std::sqrt(r2));
+      out[k] = pc;
     }
-    out.push_back(pc);
-  }
+  });
   return out;
 }
 
@@ -111,7 +116,7 @@ std::vector<PeakCentre> peak_centres(const mergertree::Stage& stage, const parti
 
 mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
                                 const std::vector<model::PeakRow>& rows, bool so_masses, const std::string& units_text,
-                                manifest::Builder& man) {
+                                int threads, manifest::Builder& man) {
   set_hosts(stage, peaks_path, rows);
   mergertree::SimulationUnits units;
   std::vector<std::string> files;
@@ -122,7 +127,7 @@ mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std:
     core::log::warn("{}: the snapshot it was made from is not at hand: the tree does not know its units", peaks_path);
     return units;
   }
-  const auto reader = tool::open_snapshot_with_units({files.front()}, units_text, mpi::Comm(MPI_COMM_SELF), &man);
+  const auto reader = tool::open_snapshot_with_units({files.front()}, units_text, mpi::Comm::self(), &man);
   const particles::SnapshotInfo& info = reader->info();
   check_snapshot_matches_grid(info, header.grid, files.front(), peaks_path);
   units = {true, info.units.length_cm, info.units.mass_g, info.units.velocity_cm_per_s, info.units.h_scaled, info.comoving,
@@ -140,12 +145,12 @@ mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std:
   if (types.empty()) types = selected_types(info, "auto");
   particles::FieldSelection fields;
   fields.ids = true;
-  const particles::ParticleSet ps = read_share(*reader, types, fields, mpi::Comm(MPI_COMM_SELF));
+  const particles::ParticleSet ps = read_share(*reader, types, fields, mpi::Comm::self());
   const grid::Box box = header.grid.geometry.box();
   const double a = info.comoving ? info.time : 1.0;
   const double rho_c = info.cosmology->critical_density(a, info.units);
   const double delta = grid::bryan_norman_delta(info.cosmology->omega_m, info.cosmology->omega_lambda, a);
-  const std::vector<PeakCentre> where = peak_centres(stage, ps, box, peaks_path);
+  const std::vector<PeakCentre> where = peak_centres(stage, ps, box, peaks_path, threads);
   double max_radius = 0;
   for (std::size_t d = 0; d < 3; ++d) max_radius = std::max(max_radius, box.extent[d]);
   if (box.periodic) max_radius = 0.5 * *std::min_element(box.extent.begin(), box.extent.end());

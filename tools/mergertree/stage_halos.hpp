@@ -20,7 +20,7 @@ namespace phew::tools {
 // critical density) or lacks a particle of the peaks' membership.
 mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
                                 const std::vector<model::PeakRow>& rows, bool so_masses, const std::string& units,
-                                manifest::Builder& man);
+                                int threads, manifest::Builder& man);
 
 // The properties of each peak's bound particles from `bound_path` (unbind's bound.h5 of these peaks;
 // an object is matched to the peak of the same ID): halo.bound, and halo.mvir, rvir and m200c replaced

@@ -51,7 +51,7 @@ void declare_unbind_options(CLI::App& app, UnbindOptions& opt) {
       ->capture_default_str();
   app.add_flag("--allow-other-types", opt.allow_other_types, "Accept --types other than those the grid was made of");
   tool::declare_units_option(app, opt.units);
-  tool::add_threads_option(app, opt.threads, "each unbinds whole haloes; --potential tree uses 1");
+  tool::add_threads_option(app, opt.threads, "each unbinds whole haloes");
   app.add_option("--batch-particles", opt.batch_particles,
                  "Particles a rank gathers and unbinds at once, in whole haloes (a bigger halo alone): bounds its memory")
       ->capture_default_str();
@@ -241,9 +241,8 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   }
   particles = {};
 
-  // Threads share a rank's haloes; the tree potential's Forest makes MPI calls, so it runs on one.
-  int threads = tool::threads_to_use(checked.threads, comm);
-  if (params.potential == unbind::PotentialMode::tree) threads = 1;
+  // Threads share a rank's haloes (the tree potential's Forest works on mpi::Comm::self(): no MPI call).
+  const int threads = tool::threads_to_use(checked.threads, comm);
   ctx.manifest().parameter("threads_used", threads);
   ctx.manifest().parameter("batch_particles", opt.batch_particles);
   unbind::Unbound u = unbind::unbind_objects(std::move(members), objects, frame, params, threads, opt.batch_particles, comm,
