@@ -6,6 +6,8 @@
   phewplot.py massfunction clumps.h5 out.png [--sigma8 S] [--omega-b B] [--ns N]
                           dn/dlog10 M of haloes and level-0 clumps per comoving volume, with the
                           Sheth-Tormen (1999) and Tinker et al. (2008) mass functions of the run's cosmology
+  phewplot.py vmaxfunction bound.h5 out.png [--min-particles N]  the cumulative Vmax function n(>Vmax) of
+                          unbind's haloes and subhaloes per comoving volume (the counts printed too)
   phewplot.py dendrogram  clumps.h5 out.png [--halo ID]  saddle hierarchy of a halo (PHEW Fig. 2 style)
   phewplot.py maps        maps.h5 out.png [--decades D]  surface-density maps on one shared log scale
   phewplot.py paths       out.png tree.h5... [--titles A,B]  peak paths, coloured by mass (Geda Fig. 6/7)
@@ -600,6 +602,40 @@ def massfunction(a):
     fig.savefig(a.out, dpi=a.dpi)
 
 
+# ---- Vmax function -----------------------------------------------------------------------------------
+
+def vmaxfunction(a):
+    """The cumulative Vmax function n(>Vmax) of unbind's haloes and subhaloes (bound.h5), per (Mpc/h)^3:
+    the picture halo finders are compared by. The counts are printed too (Vmax, n_haloes(>), n_sub(>))."""
+    with h5py.File(a.bound) as f:
+        o, g = f["objects"], dict(f["grid"].attrs)
+        vmax, parent, n_bound = o["vmax"][...], o["parent"][...], o["n_bound"][...]
+        vunits = text(o["vmax"].attrs.get("units", ""))
+    h = float(g["hubble_param"]) if "hubble_param" in g else None
+    lf = length_in_mpc_h(g["length_units"], h)
+    if lf is None:
+        raise SystemExit(f"phewplot.py: error: {a.bound}: length units {text(g['length_units'])} cannot be converted "
+                         "to Mpc/h (no hubble_param)")
+    volume = float(np.prod(np.asarray(g["box_size"]) * lf))
+    keep = (vmax > 0) & (n_bound >= a.min_particles)
+    fig, ax = plt.subplots(figsize=(6.4, 5.0), constrained_layout=True)
+    print("vmax n_haloes_above n_subhaloes_above")
+    grid_v = np.unique(vmax[keep])
+    for label, sel, style in [("haloes", keep & (parent == 0), dict(color="C0")),
+                              ("subhaloes", keep & (parent != 0), dict(color="C1", ls="--"))]:
+        v = np.sort(vmax[sel])[::-1]
+        if len(v):
+            ax.step(v, np.arange(1, len(v) + 1) / volume, where="post", label=f"{label} ({len(v)})", **style)
+    for v in grid_v[::-1][:a.print_rows][::-1]:
+        print(f"{v:.6g} {np.count_nonzero(keep & (parent == 0) & (vmax >= v))} "
+              f"{np.count_nonzero(keep & (parent != 0) & (vmax >= v))}")
+    ax.set(xscale="log", yscale="log", xlabel=f"$V_{{max}}$ [{pretty(vunits.split(' (')[0])}]",
+           ylabel=r"$n(>V_{max})$ [$h^3\,\mathrm{Mpc}^{-3}$]",
+           title=f"Vmax function: {volume:.3g} (Mpc/h)$^3$, objects of $\\geq$ {a.min_particles} bound particles")
+    ax.legend(fontsize=8)
+    fig.savefig(a.out, dpi=a.dpi)
+
+
 # ---- dendrogram ------------------------------------------------------------------------------------
 
 def dendrogram(a):
@@ -972,6 +1008,10 @@ def main():
     s.add_argument("--sigma8", type=float, help="the run's sigma8 (default: from the run, else 0.81)")
     s.add_argument("--omega-b", type=float, help="baryon density (default: from the run, else 0.049)")
     s.add_argument("--ns", type=float, help="spectral index (default: from the run, else 0.965)")
+    s = command("vmaxfunction", vmaxfunction)
+    s.add_argument("bound"), s.add_argument("out")
+    s.add_argument("--min-particles", type=int, default=20, help="bound particles an object needs (default 20)")
+    s.add_argument("--print-rows", type=int, default=10, help="the largest Vmax values printed with their counts")
     s = command("dendrogram", dendrogram)
     s.add_argument("clumps"), s.add_argument("out"), s.add_argument("--halo", type=int)
     s = command("maps", maps)

@@ -33,6 +33,7 @@ print(f"  {len(c['peaks/id'])} peaks -> {len(c['clumps/id'])} level-0 clumps -> 
 PY
 # The ten biggest haloes after unbinding (workflows' unbind key, on by default): bound.h5 (docs/tools/unbind.md).
 if [[ -f $run/bound.h5 ]]; then
+  "${plot[@]}" vmaxfunction "$run/bound.h5" "$out/pictures/vmaxfunction.png" --print-rows 0 >/dev/null
   /usr/bin/python3 - "$run/bound.h5" <<'PY'
 import h5py, sys, numpy as np
 f = h5py.File(sys.argv[1]); o = f["objects"]
@@ -46,4 +47,4 @@ for i in haloes[np.argsort(o["mass_inclusive"][...][haloes], kind="stable")[::-1
           f"{o['concentration_klypin'][i]:9.1f} {n_sub[o['id'][i]]:10d}")
 PY
 fi
-echo "pictures: $out/pictures/{slice,massfunction,dendrogram,maps}.png" >&2
+echo "pictures: $out/pictures/{slice,massfunction,dendrogram,maps,vmaxfunction}.png" >&2

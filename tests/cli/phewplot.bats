@@ -30,6 +30,7 @@ setup_file() {
     deblend "$D/r$k.clumps.h5" "$o" -o "$D/r$k.peaks.h5" -q
     voters "$D/r$k.peaks.h5" "$o" -o "$D/r$k.voters.h5" -q
   done
+  unbind "$D/r4.clumps.h5" "$R/output_00004" -o "$D/r4.bound.h5" -q
   mergertree "$D/r3.peaks.h5" "$D/r4.peaks.h5" -o "$D/tree.h5" --stats "$D/stats.json" -q
   # The adaptive mesh of the last output, as RAMSES refined it (levels 5-10, m_refine 8).
   cic-project "$R/output_00004" -o "$D/a4.grid.h5" --grid 32 --refine 8 --levels 5 --buffer 2 -q
@@ -79,10 +80,26 @@ setup() {
   assert_success
   run plot levels "$D/a4.clumps.h5" "$D/a4.grid.h5" "$OUT/levels.png"
   assert_success
+  run plot vmaxfunction "$D/r4.bound.h5" "$OUT/vmaxfunction.png" --min-particles 20 --print-rows 3
+  assert_success
+  # The counts it prints are bound.h5's, counted here independently.
+  run /usr/bin/python3 - "$D/r4.bound.h5" "$output" <<'PY'
+import sys, h5py, numpy as np
+o = h5py.File(sys.argv[1])["objects"]
+v, parent, n = o["vmax"][...], o["parent"][...], o["n_bound"][...]
+rows = [l.split() for l in sys.argv[2].splitlines()[1:]]
+assert len(rows) == 3, rows
+for vm, nh, ns in rows:
+    keep = (v > 0) & (n >= 20) & (v >= float(vm) * (1 - 1e-6))
+    assert int(nh) == np.count_nonzero(keep & (parent == 0)) and int(ns) == np.count_nonzero(keep & (parent != 0)), (vm, nh, ns)
+assert int(rows[0][1]) >= 1
+print("ok")
+PY
+  assert_output "ok"
   run plot levels "$D/r4.clumps.h5" "$D/r4.grid.h5" "$OUT/none.png"
   assert_failure
   assert_output --partial "not an adaptive grid"
-  for f in slice mf dendrogram maps paths treestats velocity-ramses velocity voters-ramses voters ramses levels; do
+  for f in slice mf dendrogram maps paths treestats velocity-ramses velocity voters-ramses voters ramses levels vmaxfunction; do
     is_png "$OUT/$f.png"
   done
 }
