@@ -632,6 +632,7 @@ def vmaxfunction(a):
     ax.set(xscale="log", yscale="log", xlabel=f"$V_{{max}}$ [{pretty(vunits.split(' (')[0])}]",
            ylabel=r"$n(>V_{max})$ [$h^3\,\mathrm{Mpc}^{-3}$]",
            title=f"Vmax function: {volume:.3g} (Mpc/h)$^3$, objects of $\\geq$ {a.min_particles} bound particles")
+    ax.title.set_fontsize(10)
     ax.legend(fontsize=8)
     fig.savefig(a.out, dpi=a.dpi)
 
