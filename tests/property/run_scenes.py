@@ -138,6 +138,10 @@ THREADED = {"cic-project", "phew-segment", "phew-merge", "unbind", "deblend", "v
 
 
 def threads_at(ranks):
+    # PHEW_PROPERTY_THREADS=N: N threads at every rank count (scripts/tsan.sh: singletons with threads).
+    forced = os.environ.get("PHEW_PROPERTY_THREADS")
+    if forced:
+        return int(forced)
     return 1 if ranks == 1 else 1 + ranks % 3
 
 
