@@ -2,6 +2,7 @@
 
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/sort.hpp>
@@ -13,7 +14,6 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
-#include <thread>
 #include <cmath>
 #include <map>
 
@@ -293,10 +293,10 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
     // Each halo's rows in its own slot, joined in schedule order: the same rows for any number of threads.
     std::vector<Rows> done(haloes.size());
     std::vector<double> seconds(haloes.size(), 0.0);
-    std::atomic<std::size_t> next{0}, done_here{0};
-    std::vector<std::exception_ptr> failed(haloes.size());
-    auto work = [&](bool report) {
-      for (std::size_t h; (h = next.fetch_add(1)) < haloes.size();) {
+    std::atomic<std::size_t> done_here{0};
+    std::vector<std::exception_ptr> failed(haloes.size());  // kept per halo: the first in halo order is reported
+    core::parallel_for(threads, haloes.size(), 1, [&](std::size_t h0, std::size_t h1, int thread) {
+      for (std::size_t h = h0; h < h1; ++h) {
         const auto start = std::chrono::steady_clock::now();
         try {
           unbind_halo(std::span<const Member>(batch.data() + haloes[h].begin, haloes[h].end - haloes[h].begin),
@@ -306,14 +306,9 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
         }
         seconds[h] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         done_here += haloes[h].end - haloes[h].begin;
-        if (report) progress.update(particles_done + done_here.load());  // one thread reports: Progress is not shared
+        if (thread == 0) progress.update(particles_done + done_here.load());  // one thread reports: Progress is not shared
       }
-    };
-    const auto n_threads = static_cast<std::size_t>(std::max(1, threads));
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < std::min(n_threads, haloes.size()); ++t) pool.emplace_back(work, false);
-    work(true);
-    for (std::thread& t : pool) t.join();
+    });
     particles_done += batch.size();
     mpi::agree(comm, [&] {  // a bad object on one rank stops every rank
       for (const std::exception_ptr& e : failed)
