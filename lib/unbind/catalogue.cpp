@@ -333,9 +333,10 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   out.largest_halo = largest;
   out.largest_batch = comm.max<std::int64_t>(static_cast<std::int64_t>(held_most));
   for (const SizeBin& b : comm.all_gatherv<SizeBin>(bins)) add_to_bins(out.seconds_by_size, b);
-  std::int64_t tops = 0, dissolved = 0, not_converged = 0, bound = 0;
+  std::int64_t tops = 0, dissolved = 0, single = 0, not_converged = 0, bound = 0;
   for (const model::BoundObject& o : rows.objects) {
     tops += o.parent == 0 ? 1 : 0;
+    single += o.n_particles - o.n_received == 1 ? 1 : 0;
     dissolved += o.dissolved ? 1 : 0;
     not_converged += !o.converged && !o.dissolved && o.n_particles > 0 ? 1 : 0;
   }
@@ -343,6 +344,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   out.n_objects = comm.sum<std::int64_t>(static_cast<std::int64_t>(rows.objects.size()));
   out.n_haloes = comm.sum<std::int64_t>(tops);
   out.n_dissolved = comm.sum<std::int64_t>(dissolved);
+  out.n_single = comm.sum<std::int64_t>(single);
   out.n_not_converged = comm.sum<std::int64_t>(not_converged);
   out.n_particles = comm.sum<std::int64_t>(static_cast<std::int64_t>(rows.particles.size()));
   out.n_bound = comm.sum<std::int64_t>(bound);
@@ -350,6 +352,12 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   core::log::info("{} objects ({} haloes) unbound: {} of {} particles bound, {} passes to a parent, {} objects dissolved",
                   core::log::thousands(out.n_objects), core::log::thousands(out.n_haloes), core::log::thousands(out.n_bound),
                   core::log::thousands(out.n_particles), core::log::thousands(out.n_passed), core::log::thousands(out.n_dissolved));
+  // One particle has no partner to be bound to (its kinetic energy in its own frame and its potential are
+  // both 0): such an object is Poisson noise the grid resolved, not structure (docs/tools/unbind.md).
+  if (out.n_single > 0)
+    core::log::warn("{} of {} objects hold a single particle of their own: noise, not structure (the mesh resolves "
+                       "single particles above the threshold); they bind nothing and dissolve",
+                       core::log::thousands(out.n_single), core::log::thousands(out.n_objects));
 
   out.objects = mpi::sort(comm, std::move(rows.objects), [](const model::BoundObject& p, const model::BoundObject& q) { return p.id < q.id; });
   out.particles = mpi::sort(comm, std::move(rows.particles), [](const model::BoundParticle& p, const model::BoundParticle& q) {

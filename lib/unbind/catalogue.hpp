@@ -40,6 +40,7 @@ struct Unbound {
   std::int64_t n_unbound = 0;     // released by their halo
   std::int64_t n_passed = 0;      // passes from an object to its parent
   std::int64_t n_dissolved = 0;   // objects with fewer than the minimum bound particles
+  std::int64_t n_single = 0;      // objects with one particle of their own (noise: they cannot be bound)
   std::int64_t n_not_converged = 0;  // objects that reached the iteration limit
   // The working set (the schedule, lib/unbind/schedule.hpp):
   std::int64_t batch_particles = 0;  // the budget of a batch

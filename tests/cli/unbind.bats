@@ -213,3 +213,76 @@ PY
   bad_input unbind "$OUT/b.h5" 3 "" "$D/pl.clumps.h5" "$D/split.hdf5"
   bad_input unbind "$OUT/b.h5" 2 "--saddle needs a clumps.h5" "$D/split.peaks.h5" "$D/split.hdf5" --saddle
 }
+
+@test "bad input: zero or negative masses are refused, named by particle" {
+  # The grid is made of the dark matter (type 1); gas (type 0) with masses 0 or -1 is read only when
+  # unbind is asked for it, so its own check, not the snapshot's fingerprint, must refuse it.
+  local m
+  for m in 0 -1; do
+    /usr/bin/python3 - "$D/pl.hdf5" "$BATS_TEST_TMPDIR/gas$m.hdf5" "$m" <<'PY'
+import shutil, sys, h5py, numpy as np
+shutil.copy(sys.argv[1], sys.argv[2])
+f = h5py.File(sys.argv[2], "r+")
+h = f["Header"].attrs
+n = h["NumPart_ThisFile"].copy(); n[0] = 10
+h["NumPart_ThisFile"] = n; h["NumPart_Total"] = n
+g = f.create_group("PartType0")
+g["Coordinates"] = np.zeros((10, 3), np.float32); g["Velocities"] = np.zeros((10, 3), np.float32)
+g["ParticleIDs"] = np.arange(10**7, 10**7 + 10, dtype=np.uint64)
+g["Masses"] = np.full(10, float(sys.argv[3]))
+PY
+    cic-project "$BATS_TEST_TMPDIR/gas$m.hdf5" -o "$BATS_TEST_TMPDIR/gas$m.grid.h5" --grid 32 --region -40,-40,-40,40,40,40 --types 1 -q
+    phew-segment "$BATS_TEST_TMPDIR/gas$m.grid.h5" -o "$BATS_TEST_TMPDIR/gas$m.patches.h5" --threshold 1mean -q
+    phew-merge "$BATS_TEST_TMPDIR/gas$m.patches.h5" -o "$BATS_TEST_TMPDIR/gas$m.clumps.h5" --relevance 3 -q
+    bad_input unbind "$OUT/b.h5" 3 "has mass $m (masses must be positive" "$BATS_TEST_TMPDIR/gas$m.clumps.h5" \
+      "$BATS_TEST_TMPDIR/gas$m.hdf5" --types 0,1 --allow-other-types
+    # The grid's own particles are fine: unbind runs on them.
+    run unbind "$BATS_TEST_TMPDIR/gas$m.clumps.h5" "$BATS_TEST_TMPDIR/gas$m.hdf5" -o "$OUT/b.h5" -q
+    assert_success
+    rm -f "$OUT"/b.h5*
+  done
+}
+
+@test "objects of a single particle: one warning, dissolved (never a NaN), the same at 1 and 3 ranks" {
+  # 20 lone particles 20 kpc/h apart in a 100 kpc/h box on a 32^3 grid: each is alone above a threshold of 1 mean, a
+  # halo of one particle (Poisson noise the grid resolves), beside a 3,000-particle blob that is bound.
+  /usr/bin/python3 - "$BATS_TEST_TMPDIR/lone.hdf5" <<'PY'
+import sys, h5py, numpy as np
+rng = np.random.default_rng(5)
+blob = 50 + rng.normal(0, 2, (3000, 3))
+lone = np.array([[10.3 + 20 * i, 10.7 + 20 * j, 90.2] for i in range(5) for j in range(4)])
+pos = np.concatenate([blob, lone]).astype(np.float32)
+vel = np.concatenate([rng.normal(0, 5, (3000, 3)), rng.normal(0, 50, (20, 3))]).astype(np.float32)
+with h5py.File(sys.argv[1], "w") as f:
+    h = f.create_group("Header"); n = np.array([0, len(pos), 0, 0, 0, 0], np.uint32)
+    h.attrs["NumPart_ThisFile"] = n; h.attrs["NumPart_Total"] = n
+    h.attrs["NumPart_Total_HighWord"] = np.zeros(6, np.uint32); h.attrs["MassTable"] = np.zeros(6)
+    h.attrs["BoxSize"] = 100.0; h.attrs["NumFilesPerSnapshot"] = 1
+    for k, v in dict(Time=1.0, Redshift=0.0, Omega0=0.3, OmegaLambda=0.7, HubbleParam=0.7).items(): h.attrs[k] = v
+    g = f.create_group("PartType1"); g["Coordinates"] = pos; g["Velocities"] = vel
+    g["ParticleIDs"] = np.arange(1, len(pos) + 1, dtype=np.uint64); g["Masses"] = np.full(len(pos), 2.7e-6)  # Omega_m rho_crit in kpc/h
+PY
+  local s="$BATS_TEST_TMPDIR/lone"
+  cic-project "$s.hdf5" -o "$s.grid.h5" --grid 32 -q
+  phew-segment "$s.grid.h5" -o "$s.patches.h5" --threshold 1mean -q 2>/dev/null
+  phew-merge "$s.patches.h5" -o "$s.clumps.h5" --relevance 1.5 -q
+  run --separate-stderr unbind "$s.clumps.h5" "$s.hdf5" -o "$OUT/b1.h5"
+  assert_success
+  [[ $(grep -c "warning: 20 of .* objects hold a single particle" <<<"$stderr") == 1 ]] || fail "$stderr"
+  run mpi 3 unbind "$s.clumps.h5" "$s.hdf5" -o "$OUT/b3.h5" -q
+  assert_success
+  /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/b1.h5" "$OUT/b3.h5"
+  /usr/bin/python3 - "$OUT/b1.h5" "$OUT/b1.h5.json" <<'PY'
+import json, sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r"); o = f["objects"]
+own = o["n_particles"][...] - o["n_received"][...]
+single = own == 1
+assert single.sum() == 20, single.sum()
+assert (o["n_bound"][...][single] == 0).all() and o["dissolved"][...][single].all()
+for name, d in o.items():  # a property that cannot be measured is 0, never NaN
+    if d.dtype.kind == "f": assert np.isfinite(d[...]).all(), name
+big = np.argmax(own)
+assert own[big] >= 2900 and o["n_bound"][big] > 0.8 * own[big], (own[big], o["n_bound"][big])
+assert json.load(open(sys.argv[2]))["summary"]["n_single"] == 20
+PY
+}

@@ -104,6 +104,7 @@ const manifest::Fields<unbind::Unbound> kSummary = manifest::Fields<unbind::Unbo
                                                        .field("n_unbound", &unbind::Unbound::n_unbound)
                                                        .field("n_passed", &unbind::Unbound::n_passed)
                                                        .field("n_dissolved", &unbind::Unbound::n_dissolved)
+                                                       .field("n_single", &unbind::Unbound::n_single)
                                                        .field("n_not_converged", &unbind::Unbound::n_not_converged)
                                                        .field("n_batches", &unbind::Unbound::n_batches)
                                                        .field("largest_halo", &unbind::Unbound::largest_halo)
