@@ -15,8 +15,8 @@ void parallel_for(int threads, std::size_t n, std::size_t chunk,
   chunk = std::max<std::size_t>(chunk, 1);
   const std::size_t chunks = (n + chunk - 1) / chunk;
   const int t = static_cast<int>(std::clamp<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), 1, chunks));
-  if (t == 1) {
-    body(0, n, 0);
+  if (t == 1) {  // the same chunks, in order: a body may size its scratch by the chunk
+    for (std::size_t b = 0; b < n; b += chunk) body(b, std::min(n, b + chunk), 0);
     return;
   }
   std::atomic<std::size_t> next{0};

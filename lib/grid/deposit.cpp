@@ -107,7 +107,8 @@ void deposit_sorted(const GridGeometry& g, Assignment a, const Cloud* clouds, co
 }  // namespace
 
 DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomposition& slabs,
-                      std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm, int threads) {
+                      std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm, int threads,
+                      const DepositMemory& memory) {
   DepositResult result;
   const long nx = g.shape[0];
   const int width = kernel_width(a);
@@ -166,9 +167,14 @@ DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomp
     return total;
   };
 
+  const std::size_t n_input = mass.size();
+  const auto release_input = [&] {
+    if (memory.release_input) memory.release_input();
+  };
   if (comm.size() == 1) {
     // Nothing moves: sort straight from the input (converting twice is cheaper than another copy).
     outside = counting_sort(mass.size(), [&](std::size_t i, Cloud& c) { return units.convert(&position[3 * i], mass[i], c); });
+    release_input();
   } else {
     // Each cloud goes to the owners of the planes it touches (at most `width`, usually one), in snapshot
     // order; received clouds are grouped by source rank, so they stay in snapshot order.
@@ -190,6 +196,7 @@ DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomp
     for (std::size_t i = 0; i < mass.size(); ++i)
       if (units.convert(&position[3 * i], mass[i], converted[n])) ++n;
       else ++outside;
+    release_input();
     std::vector<std::uint64_t> counts(nranks, 0);
     std::array<int, 3> dest{};
     for (std::size_t i = 0; i < n; ++i) {
@@ -210,31 +217,41 @@ DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomp
       c = received[i];
       return true;
     });
+    received = core::RawVector<Cloud>();  // held twice no longer
   }
 
   // 3. One streaming pass over the sorted clouds. Threads take blocks of planes, as ranks take slabs:
-  // each sums every cloud reaching its planes (home planes from width-1 below), in the same order.
-  result.mass.assign(static_cast<std::size_t>(x1 - x0) * plane_cells, 0.0);
+  // each sums every cloud reaching its planes (home planes from width-1 below), in the same order. With a
+  // sink, each block is summed in a scratch of its own (a few planes: a block re-reads the clouds of the
+  // width-1 planes below it) and handed over, so the float64 grid is never whole.
   const auto planes = static_cast<std::size_t>(x1 - x0);
-  const std::size_t block = std::max<std::size_t>(1, planes / (4 * static_cast<std::size_t>(std::max(threads, 1))));
+  const std::size_t per_thread = planes / (4 * static_cast<std::size_t>(std::max(threads, 1)));
+  const std::size_t block = std::max<std::size_t>(1, memory.sink ? std::min<std::size_t>(per_thread, 8) : per_thread);
+  if (!memory.sink) result.mass.assign(planes * plane_cells, 0.0);
+  std::vector<double> local_sums(planes, 0.0);
   core::parallel_for(threads, planes, block, [&](std::size_t p0, std::size_t p1, int) {
     const long bx0 = x0 + static_cast<long>(p0), bx1 = x0 + static_cast<long>(p1);
     const auto b0 = static_cast<std::size_t>(bx0 - (width - 1) - lo), b1 = static_cast<std::size_t>(bx1 - lo);
-    deposit_sorted(g, a, sorted.data(), start, lo, b0, std::min(b1, nbuckets), bx0, bx1, result.mass.data() + p0 * plane_cells);
+    std::vector<double> scratch;
+    double* out = result.mass.data() + p0 * plane_cells;
+    if (memory.sink) {
+      scratch.assign((p1 - p0) * plane_cells, 0.0);
+      out = scratch.data();
+    }
+    deposit_sorted(g, a, sorted.data(), start, lo, b0, std::min(b1, nbuckets), bx0, bx1, out);
+    // Totals that do not depend on the decomposition: per-plane sums in order (then over planes in order).
+    for (std::size_t i = p0; i < p1; ++i) {
+      double s = 0;
+      const double* plane = out + (i - p0) * plane_cells;
+      for (std::size_t c = 0; c < plane_cells; ++c) s += plane[c];
+      local_sums[i] = s;
+    }
+    if (memory.sink) memory.sink(p0, p1, out);
   });
-
-  // Totals that do not depend on the decomposition: per-plane sums in order, then over planes in order.
-  std::vector<double> local_sums(static_cast<std::size_t>(x1 - x0), 0.0);
-  for (std::size_t i = 0; i < local_sums.size(); ++i) {
-    double s = 0;
-    const double* plane = result.mass.data() + i * plane_cells;
-    for (std::size_t c = 0; c < plane_cells; ++c) s += plane[c];
-    local_sums[i] = s;
-  }
   result.plane_mass = comm.all_gatherv<double>(local_sums);
   for (double s : result.plane_mass) result.mass_total += s;
   result.particles_outside = comm.sum<std::uint64_t>(outside);
-  result.particles_in = comm.sum<std::uint64_t>(mass.size() - outside);
+  result.particles_in = comm.sum<std::uint64_t>(n_input - outside);
   return result;
 }
 

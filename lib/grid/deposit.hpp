@@ -13,17 +13,30 @@
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/slab.hpp>
 
+#include <functional>
 #include <span>
 #include <vector>
 
 namespace phew::grid {
 
 struct DepositResult {
-  std::vector<double> mass;            // this rank's planes [planes][ny][nz], mass per cell
+  std::vector<double> mass;            // this rank's planes [planes][ny][nz], mass per cell (empty with a PlaneSink)
   std::uint64_t particles_in = 0;      // inside the grid (all ranks)
   std::uint64_t particles_outside = 0; // outside a non-periodic grid, ignored (all ranks)
   double mass_total = 0;               // sum of the grid, deterministic (all ranks)
   std::vector<double> plane_mass;      // per global plane, deterministic (all ranks)
+};
+
+// Takes each finished block of this rank's planes [p0, p1) (counted from the slab's first plane) as masses,
+// [p1 - p0][ny][nz], once per block, in any order and from any thread: a caller that stores the grid in
+// another form (float32 densities) never holds it in float64.
+using PlaneSink = std::function<void(std::size_t p0, std::size_t p1, const double* mass)>;
+
+// What the deposit may do beyond its defaults, to hold less memory (the bits do not depend on them).
+struct DepositMemory {
+  PlaneSink sink;                     // set: blocks go to it and DepositResult::mass stays empty
+  std::function<void()> release_input;  // called once `position` and `mass` are read no more, before
+                                        // the first block goes to the sink
 };
 
 // Deposits this rank's particles (positions [n][3] and masses, in any distribution over ranks, but in
@@ -32,10 +45,10 @@ struct DepositResult {
 // threads, each taking blocks of planes as ranks take slabs: the same bits for any number. Collective.
 DepositResult deposit(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& slabs,
                       std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm,
-                      int threads = 1);
+                      int threads = 1, const DepositMemory& memory = {});
 
 // Bytes per particle the deposit needs at its peak beyond the input arrays (for memory checks): with
-// several ranks, the converted clouds, the send buffer and the received clouds, then the sorted copy.
-inline constexpr double kDepositBytesPerParticle = 3 * 32.0;
+// several ranks, the converted clouds and the send buffer, then the received clouds and the sorted copy.
+inline constexpr double kDepositBytesPerParticle = 2 * 32.0;
 
 }  // namespace phew::grid

@@ -69,6 +69,18 @@ void write_grid(File& file, const grid::GridMeta& meta, const mpi::SlabDecomposi
   write_grid_attributes(file, meta, "/grid");
 }
 
+void write_grid(File& file, const grid::GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const float> density,
+                bool compress) {
+  const grid::GridGeometry& g = meta.geometry;
+  const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(g.shape[0]), static_cast<std::uint64_t>(g.shape[1]),
+                                         static_cast<std::uint64_t>(g.shape[2])};
+  file.create_group("/grid");
+  const auto row_begin = static_cast<std::uint64_t>(slabs.begin(file.rank()));
+  file.write_rows<float, float>("/grid/density", shape, row_begin, density, compress ? Storage{1, kGridDeflate} : Storage{});
+  file.write_attribute("/grid/density", "units", meta.density_units);
+  write_grid_attributes(file, meta, "/grid");
+}
+
 grid::GridMeta read_grid_meta(const File& f) {
   // An adaptive grid (cic-project --refine) has /grid/leaves instead of /grid/density; the tools after
   // cic-project read it once the adaptive segmentation lands (docs/thresholds.md, "An adaptive mesh").

@@ -98,7 +98,7 @@ grid::GridMeta grid_meta(const SnapshotInfo& info, const ProjectionParams& param
 
 }  // namespace
 
-Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+Projection project_to_grid(const SnapshotInfo& info, ParticleSet particles, const ProjectionParams& params,
                            const mpi::Comm& comm, const core::PhaseReport& phase) {
   const grid::GridGeometry& geometry = params.geometry;
   const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
@@ -106,14 +106,35 @@ Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particle
   const auto masses = mass_range(particles, comm);
 
   core::enter(phase, "deposit");
-  grid::DepositResult dep = deposit(geometry, params.assignment, slabs, particles.position, particles.mass, comm, params.threads);
-  check_some_inside(info, geometry, dep.particles_in, comm);
   const double inv_volume = 1.0 / geometry.cell_volume();
-  for (double& v : dep.mass) v *= inv_volume;  // now density
+  grid::DepositMemory memory;
+  std::vector<float> single;
+  const auto plane_cells = static_cast<std::size_t>(geometry.shape[1] * geometry.shape[2]);
+  // The particles go once sorted, before the grid comes: the two are never held together.
+  memory.release_input = [&] {
+    particles = ParticleSet{};
+    if (params.single_precision)
+      single.resize(static_cast<std::size_t>(slabs.end(comm.rank()) - slabs.begin(comm.rank())) * plane_cells);
+  };
+  if (params.single_precision) {
+    // Each block's densities rounded to float32 as it is finished: the value writing a float64 grid as
+    // float32 gives, without the float64 grid.
+    memory.sink = [&](std::size_t p0, std::size_t p1, const double* mass) {
+      float* out = single.data() + p0 * plane_cells;
+      for (std::size_t c = 0; c < (p1 - p0) * plane_cells; ++c) out[c] = static_cast<float>(mass[c] * inv_volume);
+    };
+  }
+  grid::DepositResult dep = deposit(geometry, params.assignment, slabs, particles.position, particles.mass, comm, params.threads, memory);
+  check_some_inside(info, geometry, dep.particles_in, comm);
 
   Projection out;
   out.meta = grid_meta(info, params, dep.mass_total, dep.particles_in, masses);
-  out.density = std::move(dep.mass);
+  if (params.single_precision) {
+    out.density = std::move(single);
+  } else {
+    for (double& v : dep.mass) v *= inv_volume;  // now density
+    out.density = std::move(dep.mass);
+  }
   out.particles_outside = dep.particles_outside;
   return out;
 }

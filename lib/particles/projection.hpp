@@ -11,6 +11,7 @@
 #include <phew/particles/snapshot.hpp>
 
 #include <optional>
+#include <variant>
 #include <vector>
 
 namespace phew::particles {
@@ -26,11 +27,15 @@ struct ProjectionParams {
   bool region = false;           // the grid is a region given by the user: particles outside it are
                                  // counted and left out; otherwise one outside a finite open box is an error
   int threads = 1;               // for the uniform grid's deposit (the adaptive one runs on one per rank)
+  bool single_precision = false; // the uniform grid's densities as float32 (the file's precision): the
+                                 // float64 grid is never whole, each value rounded once, as on writing
 };
 
 struct Projection {
   grid::GridMeta meta;
-  std::vector<double> density;  // this rank's planes of the slab decomposition of geometry.shape[0] over comm
+  // This rank's planes of the slab decomposition of geometry.shape[0] over comm, in float32 with
+  // ProjectionParams::single_precision.
+  std::variant<std::vector<double>, std::vector<float>> density;
   std::uint64_t particles_outside = 0;  // outside a region, ignored
 };
 
@@ -49,8 +54,9 @@ struct OctreeProjection {
 };
 
 // Deposits this rank's share of `particles` (read_share: rank r's before rank r+1's) and turns mass into
-// density; `info` gives the units, the cosmology and the file named in errors. Phases: deposit. Collective.
-Projection project_to_grid(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+// density; `info` gives the units, the cosmology and the file named in errors. The particles are
+// released as soon as the deposit has sorted them (before the grid is allocated). Phases: deposit. Collective.
+Projection project_to_grid(const SnapshotInfo& info, ParticleSet particles, const ProjectionParams& params,
                            const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 // The same on an octree refined where the particles are (lib/mesh: RAMSES' rule; the unit of

@@ -1,5 +1,6 @@
 // Mass assignment: exact cases with known answers, and agreement with the naive reference.
 #include <phew/core/error.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/grid/cell_set.hpp>
 #include <phew/grid/deposit.hpp>
 #include "reference_deposit.hpp"
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <mutex>
 #include <numeric>
 #include <random>
 
@@ -109,6 +111,57 @@ TEST_P(AgainstReference, RandomParticlesAgreeAndConserveMass) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, AgainstReference, ::testing::Values("ngp", "cic", "tsc"));
+
+// Chunks of at most `chunk` items on any number of threads, one thread too (the deposit sizes its scratch
+// by them), each item exactly once.
+TEST(ParallelFor, ChunksOfAtMostChunkOnAnyThreads) {
+  for (const int threads : {1, 2, 3}) {
+    std::vector<int> seen(10, 0);
+    std::mutex m;
+    core::parallel_for(threads, 10, 3, [&](std::size_t b, std::size_t e, int) {
+      std::lock_guard<std::mutex> lock(m);
+      EXPECT_LE(e - b, 3U);
+      EXPECT_EQ(b % 3, 0U);
+      for (std::size_t i = b; i < e; ++i) ++seen[i];
+    });
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 10) << threads << " threads";
+  }
+}
+
+// The block-by-block sink (cic-project's float32 grid) gives every plane exactly once, with the bits of
+// the whole float64 grid, on any number of threads; the input is released before the first block.
+TEST_P(AgainstReference, SinkGivesTheWholeGridsBitsBlockByBlock) {
+  const Assignment a = parse_assignment(GetParam());
+  const auto g = cube(40, 10.0);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> x(0.0, 10.0), mu(0.5, 2.0);
+  std::vector<double> pos(3 * 20000), mass(20000);
+  for (auto& v : pos) v = x(rng);
+  for (auto& v : mass) v = mu(rng);
+  const mpi::Comm self(MPI_COMM_SELF);
+  const mpi::SlabDecomposition slabs(g.shape[0], 1);
+  const DepositResult whole = deposit(g, a, slabs, pos, mass, self);
+  const auto plane = static_cast<std::size_t>(g.shape[1] * g.shape[2]);
+  for (const int threads : {1, 3}) {
+    std::vector<double> got(whole.mass.size(), -1.0);
+    std::vector<int> given(static_cast<std::size_t>(g.shape[0]), 0);
+    bool released = false, released_first = true;
+    DepositMemory memory;
+    memory.release_input = [&] { released = true; };
+    memory.sink = [&](std::size_t p0, std::size_t p1, const double* m) {
+      released_first = released_first && released;
+      for (std::size_t p = p0; p < p1; ++p) ++given[p];  // blocks never overlap, so no two threads touch one
+      std::copy(m, m + (p1 - p0) * plane, got.begin() + static_cast<std::ptrdiff_t>(p0 * plane));
+    };
+    const DepositResult blocks = deposit(g, a, slabs, pos, mass, self, threads, memory);
+    EXPECT_TRUE(blocks.mass.empty());
+    EXPECT_TRUE(released_first);
+    EXPECT_EQ(std::count(given.begin(), given.end(), 1), g.shape[0]) << threads << " threads";
+    EXPECT_TRUE(got == whole.mass) << threads << " threads";
+    EXPECT_EQ(blocks.plane_mass, whole.plane_mass);
+    EXPECT_EQ(blocks.mass_total, whole.mass_total);
+  }
+}
 
 TEST(GridShape, Parses) {
   EXPECT_EQ(parse_grid_shape("64"), (std::array<std::int64_t, 3>{64, 64, 64}));

@@ -152,8 +152,9 @@ namespace {
 
 // Refuses before allocating: this rank's slab and particle share, times the ranks sharing the node. Collective.
 void check_projection_memory(const grid::GridGeometry& geometry, const mpi::SlabDecomposition& slabs, std::uint64_t n_total,
-                             const mpi::Comm& comm) {
-  const double slab_bytes = 8.0 * static_cast<double>(slabs.planes(comm.rank())) * static_cast<double>(geometry.plane_cells());
+                             io::Precision precision, const mpi::Comm& comm) {
+  const double cell_bytes = precision == io::Precision::f32 ? 4.0 : 8.0;  // the grid is held in the file's precision
+  const double slab_bytes = cell_bytes * static_cast<double>(slabs.planes(comm.rank())) * static_cast<double>(geometry.plane_cells());
   const double particle_bytes = (32.0 + grid::kDepositBytesPerParticle) * static_cast<double>(n_total) / comm.size();
   mpi::agree(comm, [&] {
     core::check_memory((slab_bytes + particle_bytes) * mpi::ranks_on_node(comm), core::available_memory_bytes(),
@@ -229,19 +230,20 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
             core::log::thousands(static_cast<long long>(n_total)), opt.types);
 
   const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
-  check_projection_memory(geometry, slabs, n_total, comm);
+  check_projection_memory(geometry, slabs, n_total, params.precision, comm);
 
   ctx.phase("read");
   particles::ParticleSet particles = read_share(*reader, types, particles::FieldSelection{}, comm);
   const particles::ProjectionParams projection{geometry, params.assignment, params.region.has_value(),
-                                               params.octree ? 1 : tool::threads_to_use(params.threads, comm)};
+                                               params.octree ? 1 : tool::threads_to_use(params.threads, comm),
+                                               params.precision == io::Precision::f32};
   ctx.manifest().parameter("threads_used", projection.threads);
   if (params.octree) {
     write_octree(info, std::move(particles), projection, params, types, ctx);
     return;
   }
-  const particles::Projection grid = project_to_grid(info, particles, projection, comm, [&](const std::string& p) { ctx.phase(p); });
-  particles = particles::ParticleSet{};
+  const particles::Projection grid =
+      project_to_grid(info, std::move(particles), projection, comm, [&](const std::string& p) { ctx.phase(p); });
   const grid::GridMeta& meta = grid.meta;
   log_projection(grid, info, params, n_total);
 
@@ -256,7 +258,12 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   m.parameter("compress", params.compress);
   ctx.summary(kSummary, grid);
   if (meta.critical_density) m.summary("mean_over_critical", meta.mean_density / *meta.critical_density);
-  ctx.write_output([&](io::File& f) { io::write_grid(f, meta, slabs, grid.density, params.precision, params.compress); });
+  ctx.write_output([&](io::File& f) {
+    if (const auto* single = std::get_if<std::vector<float>>(&grid.density))
+      io::write_grid(f, meta, slabs, *single, params.compress);
+    else
+      io::write_grid(f, meta, slabs, std::get<std::vector<double>>(grid.density), params.precision, params.compress);
+  });
 }
 
 }  // namespace phew::tools
