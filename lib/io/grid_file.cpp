@@ -157,19 +157,20 @@ grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool wi
   return m;
 }
 
-std::vector<double> read_grid_slab_with_ghosts(const File& f, const grid::GridGeometry& g, std::int64_t x0, std::int64_t x1) {
+template <typename Real>
+std::vector<Real> read_grid_slab_with_ghosts(const File& f, const grid::GridGeometry& g, std::int64_t x0, std::int64_t x1) {
   const auto plane = static_cast<std::size_t>(g.plane_cells());
   // Read straight into place: a temporary slab would double the peak memory of phew-segment.
-  std::vector<double> out(static_cast<std::size_t>(x1 - x0 + 2) * plane);
+  std::vector<Real> out(static_cast<std::size_t>(x1 - x0 + 2) * plane);
   const std::int64_t nx = g.shape[0];
   auto read_into = [&](std::int64_t first, std::int64_t count, std::size_t at) {
-    f.read_rows_into<double>("/grid/density", static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(count),
-                             std::span<double>(out.data() + at, static_cast<std::size_t>(count) * plane));
+    f.read_rows_into<Real>("/grid/density", static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(count),
+                             std::span<Real>(out.data() + at, static_cast<std::size_t>(count) * plane));
   };
   auto ghost_plane = [&](std::int64_t i, std::size_t at) {
     if (!g.periodic && (i < 0 || i >= nx))
       std::fill(out.begin() + static_cast<std::ptrdiff_t>(at), out.begin() + static_cast<std::ptrdiff_t>(at + plane),
-                -std::numeric_limits<double>::infinity());
+                -std::numeric_limits<Real>::infinity());
     else
       read_into(grid::fold_index(i, nx, true), 1, at);
   };
@@ -184,6 +185,14 @@ std::vector<double> read_grid_slab_with_ghosts(const File& f, const grid::GridGe
     }
   }
   return out;
+}
+
+template std::vector<double> read_grid_slab_with_ghosts<double>(const File&, const grid::GridGeometry&, std::int64_t, std::int64_t);
+template std::vector<float> read_grid_slab_with_ghosts<float>(const File&, const grid::GridGeometry&, std::int64_t, std::int64_t);
+
+bool grid_is_float32(const File& f) {
+  const TypeInfo t = f.dataset_info("/grid/density");
+  return t.cls == TypeInfo::Class::floating && t.size == 4;
 }
 
 std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::int64_t end) {

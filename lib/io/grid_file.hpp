@@ -43,7 +43,12 @@ std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::
 std::vector<double> read_grid_cells(const File& file, const grid::GridGeometry& g, std::span<const std::int64_t> cells);
 
 // Planes [x0, x1) with one ghost plane on each side (wrapped when periodic, -inf outside an open grid),
-// each value checked: NaN, Inf and negative densities give Error(input) naming the cell.
-std::vector<double> read_grid_slab_with_ghosts(const File& file, const grid::GridGeometry& g, std::int64_t x0, std::int64_t x1);
+// each value checked: NaN, Inf and negative densities give Error(input) naming the cell. Real: double,
+// or float for a float32 grid held as stored (grid_is_float32).
+template <typename Real = double>
+std::vector<Real> read_grid_slab_with_ghosts(const File& file, const grid::GridGeometry& g, std::int64_t x0, std::int64_t x1);
+
+// True when /grid/density is stored as float32 (cic-project's default precision).
+bool grid_is_float32(const File& file);
 
 }  // namespace phew::io

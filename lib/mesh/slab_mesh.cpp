@@ -5,7 +5,9 @@
 
 namespace phew::mesh {
 
-SlabMesh::SlabMesh(const grid::GridGeometry& grid, const mpi::SlabDecomposition& slabs, int rank, std::vector<double> density)
+template <typename Real>
+BasicSlabMesh<Real>::BasicSlabMesh(const grid::GridGeometry& grid, const mpi::SlabDecomposition& slabs, int rank,
+                                   std::vector<Real> density)
     : grid_(grid),
       slabs_(slabs),
       x0_(slabs.begin(rank)),
@@ -24,7 +26,8 @@ SlabMesh::SlabMesh(const grid::GridGeometry& grid, const mpi::SlabDecomposition&
     throw core::Error::internal("slab mesh: {} densities for {} planes + 2 ghosts", density_.size(), x1_ - x0_);
 }
 
-std::array<std::int64_t, 3> SlabMesh::cell(std::size_t s) const {
+template <typename Real>
+std::array<std::int64_t, 3> BasicSlabMesh<Real>::cell(std::size_t s) const {
   const std::int64_t nx = grid_.shape[0];
   std::int64_t i = x0_ - 1 + static_cast<std::int64_t>(s / plane_);
   i = ((i % nx) + nx) % nx;
@@ -32,7 +35,8 @@ std::array<std::int64_t, 3> SlabMesh::cell(std::size_t s) const {
   return {i, r / nz_, r % nz_};
 }
 
-std::optional<std::array<double, 27>> SlabMesh::neighbourhood(std::size_t s) const {
+template <typename Real>
+std::optional<std::array<double, 27>> BasicSlabMesh<Real>::neighbourhood(std::size_t s) const {
   const auto p = static_cast<std::int64_t>(s / plane_);
   const auto r = static_cast<std::int64_t>(s % plane_);
   const std::int64_t j = r / nz_, k = r % nz_;
@@ -45,13 +49,14 @@ std::optional<std::array<double, 27>> SlabMesh::neighbourhood(std::size_t s) con
         jj = (jj + ny_) % ny_;
         kk = (kk + nz_) % nz_;
         const double v = density_[static_cast<std::size_t>((p + dp) * static_cast<std::int64_t>(plane_) + jj * nz_ + kk)];
-        if (v == -std::numeric_limits<double>::infinity()) return std::nullopt;
+        if (v == -std::numeric_limits<double>::infinity()) return std::nullopt;  // Real's -inf too
         out[static_cast<std::size_t>((dp + 1) * 9 + (dj + 1) * 3 + (dk + 1))] = v;
       }
   return out;
 }
 
-void SlabMesh::update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values,
+template <typename Real>
+void BasicSlabMesh<Real>::update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values,
                                     const mpi::Comm& comm) const {
   // As fetch_ghost_planes with one plane each side: every owner works out which of its planes each
   // rank holds as a ghost and pushes that plane's member values; no request round is needed.
@@ -84,5 +89,8 @@ void SlabMesh::update_ghost_members(const grid::CellSet& members, std::vector<st
     values[at] = v.value;
   }
 }
+
+template class BasicSlabMesh<double>;
+template class BasicSlabMesh<float>;
 
 }  // namespace phew::mesh

@@ -16,11 +16,14 @@
 
 namespace phew::mesh {
 
-class SlabMesh {
+// Real: how the densities are held, float for a float32 grid (read as stored: half the memory, and
+// density() gives the same double a float64 copy would) or double.
+template <typename Real>
+class BasicSlabMesh {
  public:
   // `density` holds planes x0-1 .. x1 (wrapped when periodic; -inf outside a non-periodic grid),
   // ny*nz values each, C order.
-  SlabMesh(const grid::GridGeometry& grid, const mpi::SlabDecomposition& slabs, int rank, std::vector<double> density);
+  BasicSlabMesh(const grid::GridGeometry& grid, const mpi::SlabDecomposition& slabs, int rank, std::vector<Real> density);
 
   const grid::GridGeometry& grid() const { return grid_; }
   std::size_t slots() const { return density_.size(); }
@@ -55,7 +58,7 @@ class SlabMesh {
     if (!tiny_x_ && j > 0 && j < ny_ - 1 && k > 0 && k < nz_ - 1) {
       for (const std::int64_t o : offsets_) {
         const std::size_t n = static_cast<std::size_t>(static_cast<std::int64_t>(s) + o);
-        if (density_[n] != -std::numeric_limits<double>::infinity()) f(n);
+        if (density_[n] != -std::numeric_limits<Real>::infinity()) f(n);
       }
       return;
     }
@@ -77,7 +80,7 @@ class SlabMesh {
           const std::size_t n = static_cast<std::size_t>((p + dp) * static_cast<std::int64_t>(plane_) + jj * nz_ + kk);
           // On grids of 1 or 2 cells in an axis a neighbour can be the cell itself or repeat; repeats are
           // harmless to the maxima the watershed takes, the cell itself is skipped.
-          if (n == s || density_[n] == -std::numeric_limits<double>::infinity()) continue;
+          if (n == s || density_[n] == -std::numeric_limits<Real>::infinity()) continue;
           if (tiny_x_ && global_index(n) == global_index(s)) continue;
           f(n);
         }
@@ -100,7 +103,12 @@ class SlabMesh {
   std::size_t plane_;
   bool tiny_x_;  // nx <= 2: ghost planes may be local planes again
   std::array<std::int64_t, 26> offsets_{};  // slot offsets of the 26 neighbours of an interior cell
-  std::vector<double> density_;
+  std::vector<Real> density_;
 };
+
+using SlabMesh = BasicSlabMesh<double>;
+using SlabMesh32 = BasicSlabMesh<float>;
+extern template class BasicSlabMesh<double>;
+extern template class BasicSlabMesh<float>;
 
 }  // namespace phew::mesh

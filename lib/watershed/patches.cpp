@@ -64,7 +64,7 @@ std::vector<std::array<double, 3>> peak_positions(const Mesh& mesh, const Segmen
     const PeakCell& p = seg.peaks[static_cast<std::size_t>(id - 1)];
     if (p.cell != mesh.global_index(s)) return;
     Position pos{id, space.centre(p.cell)};
-    if constexpr (std::is_same_v<Mesh, mesh::SlabMesh>) {
+    if constexpr (std::is_same_v<Mesh, mesh::SlabMesh> || std::is_same_v<Mesh, mesh::SlabMesh32>) {
       const grid::GridGeometry& g = mesh.grid();
       const auto cell_size = g.cell_size();
       const auto c = mesh.cell(s);
@@ -134,6 +134,12 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
 Segmented segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
                           const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   const mesh::SlabMesh mesh(grid.geometry, slabs, comm.rank(), std::move(density));
+  return patches_of(mesh, mesh::CellSpace::uniform(grid.geometry), grid, params, comm, phase);
+}
+
+Segmented segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<float> density,
+                          const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  const mesh::SlabMesh32 mesh(grid.geometry, slabs, comm.rank(), std::move(density));
   return patches_of(mesh, mesh::CellSpace::uniform(grid.geometry), grid, params, comm, phase);
 }
 
