@@ -240,6 +240,7 @@ void Builder::side_output(const std::string& path, const std::string& kind, std:
                            {"fingerprint", fingerprint}});
 }
 void Builder::timing(const std::string& phase, double seconds) { timings_[phase] = seconds; }
+void Builder::exchanges(const std::string& phase, Json figures) { exchanges_[phase] = std::move(figures); }
 
 Json Builder::finish(const std::string& output_path, std::uintmax_t size, const std::string& fingerprint) {
   Json m;
@@ -255,6 +256,7 @@ Json Builder::finish(const std::string& output_path, std::uintmax_t size, const 
   if (end_.empty()) end_ = utc_now();  // the same on every call, so both copies match
   m["end"] = end_;
   m["timings"] = timings_;
+  if (!exchanges_.empty()) m["exchanges"] = exchanges_;
   m["inputs"] = inputs_;
   Json out = {{"path", encode_path(fs::absolute(output_path).lexically_normal().string())}, {"kind", kind_}};
   if (size) out["size"] = size;

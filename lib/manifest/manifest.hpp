@@ -68,6 +68,8 @@ class Builder {
   // A side output written with the main output (a text export, a quicklook): listed after it.
   void side_output(const std::string& path, const std::string& kind, std::uintmax_t size, const std::string& fingerprint);
   void timing(const std::string& phase, double seconds);
+  // What a phase's exchanges between ranks sent (docs/formats.md, `exchanges`); replaces an earlier entry.
+  void exchanges(const std::string& phase, Json figures);
 
   // The finished manifest for `output_path` (kind, size and fingerprint filled when known).
   // Stamps the end time on the first call. The id is a fingerprint of the content without the id.
@@ -85,6 +87,7 @@ class Builder {
   Json inputs_ = Json::array();
   Json summary_ = Json::object();
   Json timings_ = Json::object();
+  Json exchanges_ = Json::object();
   Json provenance_ = Json::array();
   std::vector<Json> side_outputs_;
   std::vector<std::string> input_paths_;

@@ -51,7 +51,9 @@ Comm::Comm(MPI_Comm c) : comm_(c) {
 }
 
 void Comm::barrier() const {
-  if (size_ > 1) MPI_Barrier(comm_);
+  if (size_ == 1) return;
+  count_collective();
+  MPI_Barrier(comm_);
 }
 
 void Comm::broadcast(std::string& s, int root) const {
@@ -62,6 +64,7 @@ void Comm::broadcast(std::string& s, int root) const {
   // Large strings in chunks that fit an int count.
   for (std::uint64_t off = 0; off < n; off += INT_MAX) {
     const int chunk = static_cast<int>(std::min<std::uint64_t>(INT_MAX, n - off));
+    count_collective(rank_ == root ? static_cast<std::uint64_t>(chunk) * others() : 0);
     MPI_Bcast(s.data() + off, chunk, MPI_CHAR, root, comm_);
   }
 }
@@ -81,6 +84,7 @@ void Comm::all_to_all_bytes(const char* send, std::span<const std::uint64_t> sen
   }
   const auto n = static_cast<std::size_t>(size_);
   std::vector<std::uint64_t> recv_bytes(n);
+  count_collective(sizeof(std::uint64_t) * others());
   MPI_Alltoall(send_bytes.data(), 1, MPI_UINT64_T, recv_bytes.data(), 1, MPI_UINT64_T, comm_);
 
   // Send in two parts: whole 64-byte blocks with MPI_Alltoallv of a block type, and the remainders
@@ -122,8 +126,10 @@ void Comm::all_to_all_bytes(const char* send, std::span<const std::uint64_t> sen
   MPI_Datatype block_type;
   MPI_Type_contiguous(static_cast<int>(kBlock), MPI_BYTE, &block_type);
   MPI_Type_commit(&block_type);
+  count_collective(kBlock * to_others(std::span<const int>(sc)));
   MPI_Alltoallv(send_blocks.data(), sc.data(), sd.data(), block_type, recv_blocks.data(), rc.data(), rd.data(),
                 block_type, comm_);
+  count_collective(to_others(std::span<const int>(src)));
   MPI_Alltoallv(send_rest.data(), src.data(), sdr.data(), MPI_BYTE, recv_rest.data(), rcr.data(), rdr.data(),
                 MPI_BYTE, comm_);
   MPI_Type_free(&block_type);
@@ -162,7 +168,9 @@ void abort(const Comm& comm, int code) {
 }
 
 int ranks_on_node(const Comm& comm) {
+  if (comm.size() == 1) return 1;  // no MPI call on one rank, as for the collectives
   MPI_Comm node;
+  count_collective();
   MPI_Comm_split_type(comm.raw(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
   int n = 1;
   MPI_Comm_size(node, &n);

@@ -1,6 +1,8 @@
 // MPI as scoped objects: the environment (init/finalize) and a communicator with typed collectives.
 #pragma once
 
+#include <phew/mpi/traffic.hpp>
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -37,7 +39,8 @@ template <> inline MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
 
 // A non-owning view of a communicator (MPI_COMM_WORLD by default) with the collectives phew uses.
 // Every member function is collective over the communicator unless it says otherwise. On a one-rank
-// communicator no member makes an MPI call: the collectives are copies.
+// communicator no member makes an MPI call: the collectives are copies. Each MPI call is counted
+// (mpi/traffic.hpp).
 class Comm {
  public:
   Comm() : Comm(MPI_COMM_WORLD) {}
@@ -66,6 +69,7 @@ class Comm {
   void broadcast(T& v, int root = 0) const {
     static_assert(std::is_trivially_copyable_v<T>);
     if (size_ == 1) return;
+    count_collective(rank_ == root ? sizeof(T) * others() : 0);
     MPI_Bcast(&v, sizeof(T), MPI_BYTE, root, comm_);
   }
   void broadcast(std::string& s, int root = 0) const;
@@ -79,6 +83,7 @@ class Comm {
       out[0] = v;
       return out;
     }
+    count_collective(sizeof(T) * others());
     MPI_Allgather(&v, sizeof(T), MPI_BYTE, out.data(), sizeof(T), MPI_BYTE, comm_);
     return out;
   }
@@ -110,12 +115,23 @@ class Comm {
   T reduce(T v, MPI_Op op) const {
     if (size_ == 1) return v;
     T out{};
+    count_collective(sizeof(T));
     MPI_Allreduce(&v, &out, 1, datatype<T>(), op, comm_);
     return out;
   }
   void all_to_all_bytes(const char* send, std::span<const std::uint64_t> send_bytes, std::vector<char>& recv) const;
   void all_gatherv_bytes(const char* send, std::uint64_t n, std::vector<char>& recv) const;
   void gatherv_to_root_bytes(const char* send, std::uint64_t n, std::vector<char>& recv) const;
+  // The other ranks, as a byte multiplier for what goes to each of them.
+  std::uint64_t others() const { return static_cast<std::uint64_t>(size_ - 1); }
+  // Of `counts` (one per rank), the sum of those addressed to other ranks.
+  template <typename Count>
+  std::uint64_t to_others(std::span<const Count> counts) const {
+    std::uint64_t n = 0;
+    for (std::size_t r = 0; r < counts.size(); ++r)
+      if (static_cast<int>(r) != rank_) n += static_cast<std::uint64_t>(counts[r]);
+    return n;
+  }
 
   Comm(MPI_Comm c, int rank, int size) : comm_(c), rank_(rank), size_(size) {}
 
@@ -154,6 +170,7 @@ void Comm::all_to_all(std::span<const T> items, std::span<const std::uint64_t> c
   }
   const auto n = static_cast<std::size_t>(size_);
   std::vector<std::uint64_t> recv_counts(n);
+  count_collective(sizeof(std::uint64_t) * others());
   MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm_);
   std::uint64_t total_send = 0, total_recv = 0;
   for (std::size_t r = 0; r < n; ++r) {
@@ -173,6 +190,7 @@ void Comm::all_to_all(std::span<const T> items, std::span<const std::uint64_t> c
     MPI_Datatype type;
     MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &type);
     MPI_Type_commit(&type);
+    count_collective(sizeof(T) * to_others(counts));
     MPI_Alltoallv(items.data(), sc.data(), sd.data(), type, out.data(), rc.data(), rd.data(), type, comm_);
     MPI_Type_free(&type);
     return;

@@ -32,8 +32,12 @@ std::vector<V> lookup(const Comm& comm, const std::vector<K>& keys, Owner&& owne
   }
   const std::vector<K> asked = comm.all_to_all<K>(requests, counts);
   std::vector<std::uint64_t> asked_counts(n);
-  if (n == 1) asked_counts = counts;
-  else MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, asked_counts.data(), 1, MPI_UINT64_T, comm.raw());
+  if (n == 1) {
+    asked_counts = counts;
+  } else {
+    count_collective(sizeof(std::uint64_t) * (n - 1));
+    MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, asked_counts.data(), 1, MPI_UINT64_T, comm.raw());
+  }
   std::vector<V> answers(asked.size());
   for (std::size_t i = 0; i < asked.size(); ++i) answers[i] = value(asked[i]);
   const std::vector<V> got = comm.all_to_all<V>(answers, asked_counts);  // back in request order

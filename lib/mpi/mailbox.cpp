@@ -12,6 +12,7 @@ namespace phew::mpi {
 void nap() { std::this_thread::sleep_for(std::chrono::microseconds(200)); }
 
 Mailbox::Mailbox(const Comm& comm) {
+  count_collective();
   MPI_Comm_dup(comm.raw(), &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
@@ -35,6 +36,7 @@ void Mailbox::send(int to, int tag, std::vector<char> bytes) {
     throw core::Error::input("a message of {} bytes is too large to send between ranks", bytes.size());
   buffers_.push_back(std::move(bytes));
   requests_.emplace_back();
+  count_message(buffers_.back().size());
   MPI_Isend(buffers_.back().data(), static_cast<int>(buffers_.back().size()), MPI_BYTE, to, tag, comm_,
             &requests_.back());
 }
@@ -61,6 +63,7 @@ Mailbox::Message Mailbox::receive(int tag, int from, const std::function<void()>
 
 void Mailbox::done(const std::function<void()>& idle) {
   MPI_Request barrier;
+  count_collective();
   MPI_Ibarrier(comm_, &barrier);
   for (int finished = 0;;) {
     if (idle) idle();

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string_view>
+#include <utility>
 
 #if defined(__SANITIZE_ADDRESS__)
 // The tools built with PHEW_SANITIZE: Open MPI keeps its plugins' allocations to the end (LeakSanitizer
@@ -114,7 +115,62 @@ void Context::phase(std::string name) {
   if (!preflight_done_) preflight();
   phase_ = name;  // before the hooks: a failure injected here is one of this phase, after the start
   test_hook_at_phase(name, comm_);
+  end_phase_traffic();
+  traffic_phase_ = name;
+  traffic_began_ = mpi::traffic();
   timer_.start(std::move(name));
+}
+
+void Context::end_phase_traffic() {
+  if (traffic_phase_.empty()) return;
+  const mpi::Traffic spent = mpi::traffic() - traffic_began_;
+  const std::string phase = std::exchange(traffic_phase_, {});
+  for (auto& [name, t] : traffic_)
+    if (name == phase) {  // a phase entered again (one per snapshot of a sequence): summed
+      t += spent;
+      return;
+    }
+  traffic_.emplace_back(phase, spent);
+}
+
+void Context::record_exchanges() {
+  // Every rank names the same phases in the same order (they are entered together); should one not,
+  // only rank 0's own figures are recorded (max and total null) rather than a mismatched reduction.
+  std::string names;
+  for (const auto& [name, t] : traffic_) names += name + '\n';
+  struct Shape {
+    std::uint64_t phases, names_hash;
+  };
+  const Shape mine{traffic_.size(), std::hash<std::string>{}(names)};
+  const std::vector<Shape> shapes = comm_.all_gather(mine);
+  const bool same = std::all_of(shapes.begin(), shapes.end(), [&](const Shape& s) {
+    return s.phases == shapes[0].phases && s.names_hash == shapes[0].names_hash;
+  });
+  std::vector<mpi::Traffic> local;
+  for (const auto& [name, t] : traffic_) local.push_back(t);
+  const std::vector<mpi::Traffic> all = same ? comm_.all_gatherv<mpi::Traffic>(local) : local;
+  const std::size_t k = traffic_.size();
+  for (std::size_t i = 0; i < k; ++i) {
+    const mpi::Traffic& own = traffic_[i].second;
+    manifest::Json figures = {{"bytes_sent_rank0", own.bytes_sent}, {"bytes_sent_max", nullptr},
+                              {"bytes_sent_total", nullptr},       {"messages_total", nullptr},
+                              {"collectives", own.collectives}};
+    if (same) {
+      std::uint64_t max = 0, total = 0, messages = 0;
+      for (std::size_t r = 0; r < shapes.size(); ++r) {
+        const mpi::Traffic& t = all[r * k + i];
+        max = std::max(max, t.bytes_sent);
+        total += t.bytes_sent;
+        messages += t.messages;
+      }
+      figures["bytes_sent_rank0"] = all[i].bytes_sent;
+      figures["bytes_sent_max"] = max;
+      figures["bytes_sent_total"] = total;
+      figures["messages_total"] = messages;
+      figures["collectives"] = all[i].collectives;
+    }
+    manifest_.exchanges(traffic_[i].first, std::move(figures));
+  }
 }
 
 void Context::set_command_line_inputs(std::vector<std::string> inputs, std::vector<std::string> replaceable) {
@@ -254,7 +310,9 @@ void Context::finish_output(io::File& file, io::AtomicOutput& out, const std::st
   manifest_.set_kind(kind);
   phase("finish");
   timer_.stop();
+  end_phase_traffic();
   for (const auto& [name, seconds] : timer_.phases()) manifest_.timing(name, seconds);
+  record_exchanges();  // collective: every rank finishes each output together
   manifest_.summary("peak_memory_rank0_bytes", core::peak_rss_bytes());
 
   // Rank 0's manifest is the one recorded; every rank writes the same attribute (a collective call).

@@ -9,6 +9,7 @@
 #include <phew/manifest/fields.hpp>
 #include <phew/manifest/manifest.hpp>
 #include <phew/mpi/comm.hpp>
+#include <phew/mpi/traffic.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -41,8 +42,8 @@ class Context {
   const std::string& output() const { return output_; }
   manifest::Builder& manifest() { return manifest_; }
 
-  // Starts a named phase (timed, logged at --verbose, recorded in the manifest). The first phase runs
-  // the preflight first. Test hooks (PHEW_TEST_FAIL_AT, PHEW_TEST_PAUSE_AT): tool/test_hooks.hpp.
+  // Starts a named phase (timed, logged at --verbose, recorded in the manifest with the bytes this
+  // phase's exchanges sent: `exchanges`, docs/formats.md). The first phase runs the preflight first. Test hooks (PHEW_TEST_FAIL_AT, PHEW_TEST_PAUSE_AT): tool/test_hooks.hpp.
   void phase(std::string name);
   const std::string& current_phase() const { return phase_; }
   bool started() const { return phase_ != kBeforePhases; }
@@ -120,12 +121,19 @@ class Context {
   // Refuses (Error(usage)) an input that is a planned output (an input found while running: a
   // snapshot's other pieces, the grid a manifest records). Rank 0.
   void check_not_an_output(const std::string& input) const;
+  // Ends the open phase's count of exchanges (mpi::traffic), adding it to its name's.
+  void end_phase_traffic();
+  // Every phase's exchanges into the manifest, reduced over the ranks. Collective.
+  void record_exchanges();
 
   const ToolSpec& spec_;
   const mpi::Comm& comm_;
   std::string output_;
   manifest::Builder manifest_;
   core::PhaseTimer timer_;
+  std::string traffic_phase_;  // the phase whose exchanges are being counted ("" between phases)
+  mpi::Traffic traffic_began_;
+  std::vector<std::pair<std::string, mpi::Traffic>> traffic_;  // per phase name, in the order first seen
   std::string phase_ = kBeforePhases;
   io::Commit commit_;
   std::vector<Planned> planned_;

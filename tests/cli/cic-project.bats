@@ -102,6 +102,27 @@ print("ok")'
   done
 }
 
+@test "the manifest counts what each phase's exchanges sent: nothing on one rank, routed particles on two" {
+  run cic-project "$INPUTS/good.hdf5" -o "$OUT/r1.h5" --grid 16 -q
+  assert_success
+  run mpi 2 cic-project "$INPUTS/good.hdf5" -o "$OUT/r2.h5" --grid 16 -q
+  assert_success
+  run /usr/bin/python3 - "$OUT/r1.h5" "$OUT/r2.h5" <<'PY'
+import h5py, json, sys
+one, two = (json.load(open(p + ".json")) for p in sys.argv[1:])
+for m in one, two:
+    assert list(m["exchanges"]) == list(m["timings"]), (m["exchanges"], m["timings"])
+    for phase, e in m["exchanges"].items():
+        assert e["bytes_sent_rank0"] <= e["bytes_sent_max"] <= e["bytes_sent_total"], (phase, e)
+assert all(e["bytes_sent_total"] == 0 and e["collectives"] == 0 for e in one["exchanges"].values()), one["exchanges"]
+# The particles whose clouds reach the other rank's slab travel to it (lib/grid/deposit.cpp).
+deposit = two["exchanges"]["deposit"]
+assert deposit["bytes_sent_total"] > 4000 and deposit["collectives"] > 0, deposit
+assert json.loads(h5py.File(sys.argv[2]).attrs["manifest"])["exchanges"] == two["exchanges"]
+PY
+  assert_success
+}
+
 @test "--compress: chunks of one plane, deflated, the same values on 1-4 ranks, and phew-segment reads them" {
   run cic-project "$INPUTS/good.hdf5" -o "$OUT/plain.h5" --grid 12,10,8 -q
   assert_success

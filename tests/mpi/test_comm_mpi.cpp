@@ -6,6 +6,7 @@
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/slab.hpp>
 #include <phew/mpi/sort.hpp>
+#include <phew/mpi/traffic.hpp>
 
 #include <gtest/gtest.h>
 
@@ -30,6 +31,41 @@ TEST(Comm, AllToAllKeepsSourceOrder) {
   for (int s = 0; s < comm.size(); ++s)
     for (int k = 0; k <= s; ++k) want.push_back(1000 * s + comm.rank() * 10 + k);
   EXPECT_EQ(got, want);
+}
+
+// The counters of mpi/traffic.hpp: an all_to_all counts the bytes bound for the other ranks (not those a
+// rank keeps) and the size exchange before them; a gather of n bytes counts n per other rank; on one
+// rank nothing is counted, because no MPI call is made.
+TEST(Traffic, CountsBytesToOtherRanksAndEachCall) {
+  const Comm comm;
+  const auto n = static_cast<std::uint64_t>(comm.size());
+  std::vector<double> send;
+  std::vector<std::uint64_t> counts;
+  std::uint64_t to_others = 0;
+  for (int d = 0; d < comm.size(); ++d) {
+    const auto c = static_cast<std::uint64_t>(d + 2);
+    counts.push_back(c);
+    send.insert(send.end(), c, 1.0 * d);
+    if (d != comm.rank()) to_others += c * sizeof(double);
+  }
+  const Traffic before = traffic();
+  comm.all_to_all<double>(send, counts);
+  const Traffic a2a = traffic() - before;
+  const std::vector<std::int64_t> gathered = comm.all_gather(std::int64_t{comm.rank()});
+  const Traffic gather = traffic() - before - a2a;
+  EXPECT_EQ(gathered.size(), n);
+  EXPECT_EQ(a2a.messages, 0u);
+  if (n == 1) {
+    EXPECT_EQ(a2a.bytes_sent, 0u);
+    EXPECT_EQ(a2a.collectives, 0u);
+    EXPECT_EQ(gather.bytes_sent, 0u);
+    EXPECT_EQ(gather.collectives, 0u);
+  } else {
+    EXPECT_EQ(a2a.bytes_sent, to_others + sizeof(std::uint64_t) * (n - 1));
+    EXPECT_EQ(a2a.collectives, 2u);  // the counts, then the items
+    EXPECT_EQ(gather.bytes_sent, sizeof(std::int64_t) * (n - 1));
+    EXPECT_EQ(gather.collectives, 1u);
+  }
 }
 
 // How many items rank s sends to rank d in the uneven tests: zero for many pairs, rank 0 sends nothing
