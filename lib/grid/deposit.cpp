@@ -5,8 +5,14 @@
 #include <phew/core/threads.hpp>
 #include <phew/mpi/route.hpp>
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <memory>
+#include <new>
+#include <utility>
 
 namespace phew::grid {
 namespace {
@@ -66,16 +72,66 @@ void for_each_bucket(long home, long nx, bool periodic, long lo, long hi, F&& f)
     if (h >= lo) f(h - lo);
 }
 
-// Deposits the clouds of buckets [b0, b1), already sorted by bucket (start[b] .. start[b+1]; bucket b
-// is home plane lo + b), onto planes [x0, x1) (mass: plane x0 first).
-void deposit_sorted(const GridGeometry& g, Assignment a, const Cloud* clouds, const std::vector<std::uint64_t>& start,
-                    long lo, std::size_t b0, std::size_t b1, long x0, long x1, double* mass) {
+// A page of clouds mapped straight from the system (not the heap): given back when released, whatever
+// else is allocated, and resident only as far as it is written, so a bucket's unfilled last page costs
+// little.
+class CloudPage {
+ public:
+  static constexpr std::size_t kClouds = std::size_t{1} << 15;  // 1 MiB
+  CloudPage() : p_(::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {
+    if (p_ == MAP_FAILED) throw std::bad_alloc();
+  }
+  ~CloudPage() {
+    if (p_ != MAP_FAILED) ::munmap(p_, kBytes);
+  }
+  CloudPage(CloudPage&& o) noexcept : p_(std::exchange(o.p_, MAP_FAILED)) {}
+  CloudPage& operator=(CloudPage&&) = delete;
+  CloudPage(const CloudPage&) = delete;
+  Cloud* data() const { return static_cast<Cloud*>(p_); }
+
+ private:
+  static constexpr std::size_t kBytes = kClouds * sizeof(Cloud);
+  void* p_;
+};
+
+// Clouds filed by bucket (home plane - lo), each bucket's in arrival order, in pages of their own: a
+// bucket grows without a count first, and its memory goes back once every plane it reaches is summed.
+class CloudBuckets {
+ public:
+  explicit CloudBuckets(std::size_t buckets) : pages_(buckets), fill_(buckets, CloudPage::kClouds) {}
+  std::size_t buckets() const { return pages_.size(); }
+  void add(std::size_t b, const Cloud& c) {
+    if (fill_[b] == CloudPage::kClouds) {
+      pages_[b].emplace_back();
+      fill_[b] = 0;
+    }
+    pages_[b].back().data()[fill_[b]++] = c;
+  }
+  template <typename F>
+  void for_each(std::size_t b, F&& f) const {
+    const auto& pages = pages_[b];
+    for (std::size_t p = 0; p < pages.size(); ++p) {
+      const std::size_t n = p + 1 == pages.size() ? fill_[b] : CloudPage::kClouds;
+      const Cloud* page = pages[p].data();
+      for (std::size_t i = 0; i < n; ++i) f(page[i]);
+    }
+  }
+  void release(std::size_t b) { std::vector<CloudPage>().swap(pages_[b]); }
+
+ private:
+  std::vector<std::vector<CloudPage>> pages_;
+  std::vector<std::size_t> fill_;
+};
+
+// Deposits the clouds of buckets [b0, b1) (bucket b is home plane lo + b) onto planes [x0, x1) (mass:
+// plane x0 first).
+void deposit_buckets(const GridGeometry& g, Assignment a, const CloudBuckets& clouds, long lo, std::size_t b0, std::size_t b1,
+                     long x0, long x1, double* mass) {
   const long ny = g.shape[1], nz = g.shape[2];
   const auto plane_cells = static_cast<std::size_t>(ny * nz);
   for (std::size_t b = b0; b < b1; ++b) {
     const long home = lo + static_cast<long>(b);
-    for (std::uint64_t p = start[b]; p < start[b + 1]; ++p) {
-      const Cloud& c = clouds[p];
+    clouds.for_each(b, [&](const Cloud& c) {
       const Weights1D wx = weights_1d(a, c.u[0]), wy = weights_1d(a, c.u[1]), wz = weights_1d(a, c.u[2]);
       // The 2-D weights and cell offsets of the cloud in a plane, computed once for all its planes.
       double w2[9];
@@ -100,159 +156,174 @@ void deposit_sorted(const GridGeometry& g, Assignment a, const Cloud* clouds, co
         double* plane = mass + static_cast<std::size_t>(t - x0) * plane_cells;
         for (int i = 0; i < n2; ++i) plane[off[i]] += wx.w[o] * w2[i];
       }
-    }
+    });
   }
 }
 
 }  // namespace
 
-DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomposition& slabs,
-                      std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm, int threads,
-                      const DepositMemory& memory) {
-  DepositResult result;
-  const long nx = g.shape[0];
-  const int width = kernel_width(a);
-  const long x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());
+struct Deposit::State {
+  State(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& s, const mpi::Comm& c, int t)
+      : g(grid),
+        a(assignment),
+        slabs(s),
+        comm(c),
+        threads(std::max(t, 1)),
+        units(grid),
+        nx(grid.shape[0]),
+        width(kernel_width(assignment)),
+        x0(slabs.begin(comm.rank())),
+        x1(slabs.end(comm.rank())),
+        lo(x0 - (width - 1)),
+        hi(x1 - 1),
+        buckets(static_cast<std::size_t>(std::max(0L, hi - lo + 1))) {}
+
+  // Files a cloud under every bucket this rank sums it in.
+  void file(const Cloud& c) {
+    for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi, [&](long b) { buckets.add(static_cast<std::size_t>(b), c); });
+  }
+
+  GridGeometry g;
+  Assignment a;
+  const mpi::SlabDecomposition& slabs;
+  const mpi::Comm& comm;
+  int threads;
+  CellUnits units;
+  long nx, width, x0, x1;
+  long lo, hi;  // the home planes summed here: the slab's, and width-1 below
+  CloudBuckets buckets;
+  core::RawVector<Cloud> kept;  // several ranks: this rank's clouds, routed in finish()
+  std::uint64_t n_input = 0, outside = 0;
+  bool finished = false;
+};
+
+Deposit::Deposit(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm,
+                 int threads)
+    : s_(std::make_unique<State>(grid, assignment, slabs, comm, threads)) {}
+
+Deposit::~Deposit() = default;
+
+void Deposit::add(std::span<const double> position, std::span<const double> mass) {
+  State& s = *s_;
+  if (s.finished) throw core::Error::internal("deposit: particles added after finish()");
+  s.n_input += mass.size();
+  Cloud c;
+  for (std::size_t i = 0; i < mass.size(); ++i) {
+    if (!s.units.convert(&position[3 * i], mass[i], c)) {
+      ++s.outside;
+      continue;
+    }
+    if (s.comm.size() == 1) s.file(c);
+    else s.kept.push_back(c);
+  }
+}
+
+DepositResult Deposit::finish(const DepositMemory& memory) {
+  State& s = *s_;
+  if (s.finished) throw core::Error::internal("deposit: finish() called twice");
+  s.finished = true;
+  const GridGeometry& g = s.g;
+  const long x0 = s.x0, x1 = s.x1, lo = s.lo, width = s.width, nx = s.nx;
   const auto plane_cells = static_cast<std::size_t>(g.shape[1] * g.shape[2]);
-  const CellUnits units(g);
-  std::uint64_t outside = 0;
 
-  // Each cell sums its clouds by home plane (lowest first), then in snapshot order: the same order, so the
-  // same bits, on every decomposition. A stable counting sort by home plane gives that order.
-  const long lo = x0 - (width - 1), hi = x1 - 1;
-  const auto nbuckets = static_cast<std::size_t>(std::max(0L, hi - lo + 1));
-  std::vector<std::uint64_t> start(nbuckets + 1, 0);
-  core::RawVector<Cloud> sorted;
-  // Counts the clouds of items [0, n) (get(i, cloud): false for an item outside the grid) per bucket,
-  // then places them: stable, on threads. Each thread takes one fixed block of the items; within every
-  // bucket block k's clouds go after blocks 0..k-1's, so the order is the items' order for any number of
-  // threads. Returns the items outside.
-  auto counting_sort = [&](std::size_t n, auto&& get) {
-    const auto blocks = static_cast<std::size_t>(std::max(threads, 1));
-    const std::size_t per_block = std::max<std::size_t>(1, (n + blocks - 1) / blocks);
-    std::vector<std::vector<std::uint64_t>> count(blocks, std::vector<std::uint64_t>(nbuckets, 0));
-    std::vector<std::uint64_t> out_of_grid(blocks, 0);
-    core::parallel_for(threads, n, per_block, [&](std::size_t b, std::size_t e, int) {
-      const std::size_t k = b / per_block;
-      Cloud c;
-      for (std::size_t i = b; i < e; ++i) {
-        if (!get(i, c)) {
-          ++out_of_grid[k];
-          continue;
-        }
-        for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi, [&](long bucket) { ++count[k][static_cast<std::size_t>(bucket)]; });
-      }
-    });
-    for (std::size_t bucket = 0; bucket < nbuckets; ++bucket) {
-      std::uint64_t in_bucket = 0;
-      for (std::size_t k = 0; k < blocks; ++k) in_bucket += count[k][bucket];
-      start[bucket + 1] = start[bucket] + in_bucket;
-    }
-    // count[k][bucket] becomes block k's first place in the bucket.
-    for (std::size_t bucket = 0; bucket < nbuckets; ++bucket) {
-      std::uint64_t at = start[bucket];
-      for (std::size_t k = 0; k < blocks; ++k) std::swap(at, count[k][bucket]), at += count[k][bucket];
-    }
-    sorted.resize(start.back());
-    core::parallel_for(threads, n, per_block, [&](std::size_t b, std::size_t e, int) {
-      std::vector<std::uint64_t>& fill = count[b / per_block];
-      Cloud c;
-      for (std::size_t i = b; i < e; ++i)
-        if (get(i, c))
-          for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi,
-                          [&](long bucket) { sorted[fill[static_cast<std::size_t>(bucket)]++] = c; });
-    });
-    std::uint64_t total = 0;
-    for (const std::uint64_t o : out_of_grid) total += o;
-    return total;
-  };
-
-  const std::size_t n_input = mass.size();
-  const auto release_input = [&] {
-    if (memory.release_input) memory.release_input();
-  };
-  if (comm.size() == 1) {
-    // Nothing moves: sort straight from the input (converting twice is cheaper than another copy).
-    outside = counting_sort(mass.size(), [&](std::size_t i, Cloud& c) { return units.convert(&position[3 * i], mass[i], c); });
-    release_input();
-  } else {
+  if (s.comm.size() > 1) {
     // Each cloud goes to the owners of the planes it touches (at most `width`, usually one), in snapshot
     // order; received clouds are grouped by source rank, so they stay in snapshot order.
-    const auto nranks = static_cast<std::size_t>(comm.size());
+    const auto nranks = static_cast<std::size_t>(s.comm.size());
     auto destinations = [&](const Cloud& c, std::array<int, 3>& dest) {
-      const long home = home_plane(a, c.u[0]);
+      const long home = home_plane(s.a, c.u[0]);
       int n = 0;
       for (int o = 0; o < width; ++o) {
         long t = home + o;
         if (g.periodic) t = ((t % nx) + nx) % nx;
         else if (t < 0 || t >= nx) continue;
-        const int r = slabs.owner(t);
+        const int r = s.slabs.owner(t);
         if (std::find(dest.begin(), dest.begin() + n, r) == dest.begin() + n) dest[static_cast<std::size_t>(n++)] = r;
       }
       return n;
     };
-    core::RawVector<Cloud> converted(mass.size());
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < mass.size(); ++i)
-      if (units.convert(&position[3 * i], mass[i], converted[n])) ++n;
-      else ++outside;
-    release_input();
     std::vector<std::uint64_t> counts(nranks, 0);
     std::array<int, 3> dest{};
-    for (std::size_t i = 0; i < n; ++i) {
-      const int k = destinations(converted[i], dest);
+    for (const Cloud& c : s.kept) {
+      const int k = destinations(c, dest);
       for (int j = 0; j < k; ++j) ++counts[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])];
     }
     std::vector<std::uint64_t> offset = mpi::offsets_of(counts);
     core::RawVector<Cloud> send(offset.back() + counts.back());
-    for (std::size_t i = 0; i < n; ++i) {
-      const int k = destinations(converted[i], dest);
-      for (int j = 0; j < k; ++j) send[offset[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])]++] = converted[i];
+    for (const Cloud& c : s.kept) {
+      const int k = destinations(c, dest);
+      for (int j = 0; j < k; ++j) send[offset[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])]++] = c;
     }
-    converted = core::RawVector<Cloud>();
+    s.kept = core::RawVector<Cloud>();
     core::RawVector<Cloud> received;
-    comm.all_to_all<Cloud>(std::span<const Cloud>(send.data(), send.size()), counts, received);
+    s.comm.all_to_all<Cloud>(std::span<const Cloud>(send.data(), send.size()), counts, received);
     send = core::RawVector<Cloud>();
-    counting_sort(received.size(), [&](std::size_t i, Cloud& c) {
-      c = received[i];
-      return true;
-    });
-    received = core::RawVector<Cloud>();  // held twice no longer
+    for (const Cloud& c : received) s.file(c);
   }
+  if (memory.before_sums) memory.before_sums();
 
-  // 3. One streaming pass over the sorted clouds. Threads take blocks of planes, as ranks take slabs:
-  // each sums every cloud reaching its planes (home planes from width-1 below), in the same order. With a
-  // sink, each block is summed in a scratch of its own (a few planes: a block re-reads the clouds of the
-  // width-1 planes below it) and handed over, so the float64 grid is never whole.
+  // One pass plane by plane. Threads take blocks of planes, as ranks take slabs: each sums every cloud
+  // reaching its planes (home planes from width-1 below), in the same order. A bucket's pages go back
+  // once the last block that reads it is done. With a sink, each block is summed in a scratch of its
+  // own (a few planes: a block re-reads the clouds of the width-1 planes below it) and handed over, so
+  // the float64 grid is never whole.
+  DepositResult result;
   const auto planes = static_cast<std::size_t>(x1 - x0);
-  const std::size_t per_thread = planes / (4 * static_cast<std::size_t>(std::max(threads, 1)));
+  const std::size_t nbuckets = s.buckets.buckets();
+  const std::size_t per_thread = planes / (4 * static_cast<std::size_t>(s.threads));
   const std::size_t block = std::max<std::size_t>(1, memory.sink ? std::min<std::size_t>(per_thread, 8) : per_thread);
   if (!memory.sink) result.mass.assign(planes * plane_cells, 0.0);
+  // Bucket b (home plane lo + b) is read by the blocks holding planes lo + b .. lo + b + width - 1.
+  std::vector<std::atomic<int>> readers(nbuckets);
+  for (std::size_t b = 0; b < nbuckets; ++b) {
+    int n = 0;
+    for (long o = 0; o < width; ++o) {
+      const long t = lo + static_cast<long>(b) + o;
+      if (t >= x0 && t < x1) ++n;
+    }
+    readers[b].store(n, std::memory_order_relaxed);
+  }
   std::vector<double> local_sums(planes, 0.0);
-  core::parallel_for(threads, planes, block, [&](std::size_t p0, std::size_t p1, int) {
+  core::parallel_for(s.threads, planes, block, [&](std::size_t p0, std::size_t p1, int) {
     const long bx0 = x0 + static_cast<long>(p0), bx1 = x0 + static_cast<long>(p1);
-    const auto b0 = static_cast<std::size_t>(bx0 - (width - 1) - lo), b1 = static_cast<std::size_t>(bx1 - lo);
+    const auto b0 = static_cast<std::size_t>(bx0 - (width - 1) - lo), b1 = std::min(static_cast<std::size_t>(bx1 - lo), nbuckets);
     std::vector<double> scratch;
     double* out = result.mass.data() + p0 * plane_cells;
     if (memory.sink) {
       scratch.assign((p1 - p0) * plane_cells, 0.0);
       out = scratch.data();
     }
-    deposit_sorted(g, a, sorted.data(), start, lo, b0, std::min(b1, nbuckets), bx0, bx1, out);
+    deposit_buckets(g, s.a, s.buckets, lo, b0, b1, bx0, bx1, out);
+    for (std::size_t b = b0; b < b1; ++b) {
+      int mine = 0;  // the planes of this block that bucket b reaches
+      for (long o = 0; o < width; ++o) {
+        const long t = lo + static_cast<long>(b) + o;
+        if (t >= bx0 && t < bx1) ++mine;
+      }
+      if (mine > 0 && readers[b].fetch_sub(mine, std::memory_order_acq_rel) == mine) s.buckets.release(b);
+    }
     // Totals that do not depend on the decomposition: per-plane sums in order (then over planes in order).
     for (std::size_t i = p0; i < p1; ++i) {
-      double s = 0;
+      double sum = 0;
       const double* plane = out + (i - p0) * plane_cells;
-      for (std::size_t c = 0; c < plane_cells; ++c) s += plane[c];
-      local_sums[i] = s;
+      for (std::size_t c = 0; c < plane_cells; ++c) sum += plane[c];
+      local_sums[i] = sum;
     }
     if (memory.sink) memory.sink(p0, p1, out);
   });
-  result.plane_mass = comm.all_gatherv<double>(local_sums);
-  for (double s : result.plane_mass) result.mass_total += s;
-  result.particles_outside = comm.sum<std::uint64_t>(outside);
-  result.particles_in = comm.sum<std::uint64_t>(n_input - outside);
+  result.plane_mass = s.comm.all_gatherv<double>(local_sums);
+  for (double v : result.plane_mass) result.mass_total += v;
+  result.particles_outside = s.comm.sum<std::uint64_t>(s.outside);
+  result.particles_in = s.comm.sum<std::uint64_t>(s.n_input - s.outside);
   return result;
+}
+
+DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomposition& slabs,
+                      std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm, int threads,
+                      const DepositMemory& memory) {
+  Deposit d(g, a, slabs, comm, threads);
+  d.add(position, mass);
+  return d.finish(memory);
 }
 
 }  // namespace phew::grid

@@ -4,8 +4,8 @@
 // by the particle's first touched x-plane ("home plane", lowest first), then by the particle's place in
 // the snapshot. To keep that order without a serial step, each rank receives copies of the particles
 // whose clouds reach its slab (a home plane inside the slab, or up to two planes below) and computes
-// its planes completely; no partial planes are added across ranks. A stable counting sort by home
-// plane followed by one streaming pass gives exactly that order.
+// its planes completely; no partial planes are added across ranks. Filing the clouds by home plane in
+// arrival order, then one pass plane by plane, gives exactly that order.
 #pragma once
 
 #include <phew/grid/assignment.hpp>
@@ -14,6 +14,7 @@
 #include <phew/mpi/slab.hpp>
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -34,21 +35,45 @@ using PlaneSink = std::function<void(std::size_t p0, std::size_t p1, const doubl
 
 // What the deposit may do beyond its defaults, to hold less memory (the bits do not depend on them).
 struct DepositMemory {
-  PlaneSink sink;                     // set: blocks go to it and DepositResult::mass stays empty
-  std::function<void()> release_input;  // called once `position` and `mass` are read no more, before
-                                        // the first block goes to the sink
+  PlaneSink sink;                    // set: blocks go to it and DepositResult::mass stays empty
+  std::function<void()> before_sums;  // called once the clouds are in place, before the first block
+                                      // is summed: where a caller allocates what the sink fills
 };
 
-// Deposits this rank's particles (positions [n][3] and masses, in any distribution over ranks, but in
-// snapshot order within each rank and rank r's particles before rank r+1's) onto the grid.
-// A periodic grid expects positions wrapped into [origin, origin + extent). The sums run on `threads`
-// threads, each taking blocks of planes as ranks take slabs: the same bits for any number. Collective.
+// A rank's deposit, given its particles a chunk at a time: positions [n][3] and masses, in snapshot
+// order within each rank and rank r's particles before rank r+1's (any distribution over ranks). A
+// periodic grid expects positions wrapped into [origin, origin + extent).
+//
+// At one rank a chunk is converted to cell units and filed by home plane at once (its memory can be
+// reused after add()); with several ranks the clouds are kept and routed in finish(). Either way the
+// clouds sit in pages per home plane, in arrival order, and a plane's pages are given back as soon as
+// every plane they reach is summed: the particles and the grid are never both whole.
+class Deposit {
+ public:
+  Deposit(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm,
+          int threads = 1);
+  ~Deposit();
+  Deposit(const Deposit&) = delete;
+  Deposit& operator=(const Deposit&) = delete;
+
+  void add(std::span<const double> position, std::span<const double> mass);  // not collective
+  // The sums run on `threads` threads, each taking blocks of planes as ranks take slabs: the same bits
+  // for any number. Collective; once.
+  DepositResult finish(const DepositMemory& memory = {});
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// The deposit of particles all at hand. Collective.
 DepositResult deposit(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& slabs,
                       std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm,
                       int threads = 1, const DepositMemory& memory = {});
 
-// Bytes per particle the deposit needs at its peak beyond the input arrays (for memory checks): with
-// several ranks, the converted clouds and the send buffer, then the received clouds and the sorted copy.
+// Bytes per particle the deposit needs at its peak beyond a chunk of input (for memory checks): its
+// clouds (32 bytes); with several ranks, the clouds, then the copies sent, then the received ones and
+// their pages.
 inline constexpr double kDepositBytesPerParticle = 2 * 32.0;
 
 }  // namespace phew::grid

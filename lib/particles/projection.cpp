@@ -1,5 +1,7 @@
 #include <phew/particles/projection.hpp>
 
+#include <phew/core/raw_vector.hpp>
+
 #include <phew/core/error.hpp>
 #include <phew/grid/deposit.hpp>
 #include <phew/mesh/amr_deposit.hpp>
@@ -98,25 +100,47 @@ grid::GridMeta grid_meta(const SnapshotInfo& info, const ProjectionParams& param
 
 }  // namespace
 
-Projection project_to_grid(const SnapshotInfo& info, ParticleSet particles, const ProjectionParams& params,
+Projection project_to_grid(const SnapshotReader& reader, const std::vector<int>& types, const ProjectionParams& params,
                            const mpi::Comm& comm, const core::PhaseReport& phase) {
+  const SnapshotInfo& info = reader.info();
   const grid::GridGeometry& geometry = params.geometry;
   const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
-  check_inside_open_box(info, particles, params, comm);
-  const auto masses = mass_range(particles, comm);
+
+  // This rank's share (as read_share) a chunk at a time, each filed by the deposit and let go: the
+  // particles are never whole beside the clouds. Every rank reads as many chunks (some empty), so the
+  // checks agree chunk by chunk.
+  core::enter(phase, "read");
+  const FileCounts counts = file_counts(reader, comm);
+  std::uint64_t n = 0;
+  for (const auto& row : counts)
+    for (int t : types) n += row.at(static_cast<std::size_t>(t));
+  const auto r = static_cast<std::uint64_t>(comm.rank()), size = static_cast<std::uint64_t>(comm.size());
+  const std::uint64_t begin = n * r / size, end = n * (r + 1) / size;
+  const std::uint64_t most = (n + size - 1) / size, chunks = std::max<std::uint64_t>(1, (most + kReadChunk - 1) / kReadChunk);
+  grid::Deposit deposit(geometry, params.assignment, slabs, comm, params.threads);
+  double min_mass = INFINITY, max_mass = 0;
+  for (std::uint64_t k = 0; k < chunks; ++k) {
+    const std::uint64_t b = std::min(end, begin + k * kReadChunk), e = std::min(end, b + kReadChunk);
+    ParticleSet chunk;
+    mpi::agree(comm, [&] { chunk = read_particles(reader, counts, types, b, e - b, FieldSelection{}); });
+    check_inside_open_box(info, chunk, params, comm);
+    for (double m : chunk.mass) {
+      min_mass = std::min(min_mass, m);
+      max_mass = std::max(max_mass, m);
+    }
+    deposit.add(chunk.position, chunk.mass);
+  }
+  const std::pair<double, double> masses{comm.min(min_mass), comm.max(max_mass)};
 
   core::enter(phase, "deposit");
   const double inv_volume = 1.0 / geometry.cell_volume();
-  grid::DepositMemory memory;
-  std::vector<float> single;
   const auto plane_cells = static_cast<std::size_t>(geometry.shape[1] * geometry.shape[2]);
-  // The particles go once sorted, before the grid comes: the two are never held together.
-  memory.release_input = [&] {
-    particles = ParticleSet{};
-    if (params.single_precision)
-      single.resize(static_cast<std::size_t>(slabs.end(comm.rank()) - slabs.begin(comm.rank())) * plane_cells);
-  };
+  grid::DepositMemory memory;
+  core::RawVector<float> single;
   if (params.single_precision) {
+    // Allocated once the clouds are in place, left unwritten until its planes are summed: pages become
+    // resident as the clouds' pages go back.
+    memory.before_sums = [&] { single.resize(static_cast<std::size_t>(slabs.planes(comm.rank())) * plane_cells); };
     // Each block's densities rounded to float32 as it is finished: the value writing a float64 grid as
     // float32 gives, without the float64 grid.
     memory.sink = [&](std::size_t p0, std::size_t p1, const double* mass) {
@@ -124,7 +148,7 @@ Projection project_to_grid(const SnapshotInfo& info, ParticleSet particles, cons
       for (std::size_t c = 0; c < (p1 - p0) * plane_cells; ++c) out[c] = static_cast<float>(mass[c] * inv_volume);
     };
   }
-  grid::DepositResult dep = deposit(geometry, params.assignment, slabs, particles.position, particles.mass, comm, params.threads, memory);
+  grid::DepositResult dep = deposit.finish(memory);
   check_some_inside(info, geometry, dep.particles_in, comm);
 
   Projection out;

@@ -7,6 +7,7 @@
 #include <phew/model/amr.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/slab.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/core/timer.hpp>
 #include <phew/particles/snapshot.hpp>
 
@@ -35,7 +36,7 @@ struct Projection {
   grid::GridMeta meta;
   // This rank's planes of the slab decomposition of geometry.shape[0] over comm, in float32 with
   // ProjectionParams::single_precision.
-  std::variant<std::vector<double>, std::vector<float>> density;
+  std::variant<std::vector<double>, core::RawVector<float>> density;
   std::uint64_t particles_outside = 0;  // outside a region, ignored
 };
 
@@ -53,10 +54,13 @@ struct OctreeProjection {
   std::uint64_t particles_outside = 0;    // outside a region, ignored
 };
 
-// Deposits this rank's share of `particles` (read_share: rank r's before rank r+1's) and turns mass into
-// density; `info` gives the units, the cosmology and the file named in errors. The particles are
-// released as soon as the deposit has sorted them (before the grid is allocated). Phases: deposit. Collective.
-Projection project_to_grid(const SnapshotInfo& info, ParticleSet particles, const ProjectionParams& params,
+// Particles a rank reads at a time for the uniform grid's deposit (8 MiB of positions and masses).
+inline constexpr std::uint64_t kReadChunk = std::uint64_t{1} << 18;
+
+// Reads this rank's share of the `types` particles (read_share's: rank r's before rank r+1's) a chunk at
+// a time into the deposit, and turns mass into density; the reader's info gives the units, the cosmology
+// and the file named in errors. Phases: read, deposit. Collective.
+Projection project_to_grid(const SnapshotReader& reader, const std::vector<int>& types, const ProjectionParams& params,
                            const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 // The same on an octree refined where the particles are (lib/mesh: RAMSES' rule; the unit of

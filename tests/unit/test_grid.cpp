@@ -129,7 +129,8 @@ TEST(ParallelFor, ChunksOfAtMostChunkOnAnyThreads) {
 }
 
 // The block-by-block sink (cic-project's float32 grid) gives every plane exactly once, with the bits of
-// the whole float64 grid, on any number of threads; the input is released before the first block.
+// the whole float64 grid, on any number of threads, particles given at once or in chunks; before_sums
+// comes before the first block.
 TEST_P(AgainstReference, SinkGivesTheWholeGridsBitsBlockByBlock) {
   const Assignment a = parse_assignment(GetParam());
   const auto g = cube(40, 10.0);
@@ -147,13 +148,18 @@ TEST_P(AgainstReference, SinkGivesTheWholeGridsBitsBlockByBlock) {
     std::vector<int> given(static_cast<std::size_t>(g.shape[0]), 0);
     bool released = false, released_first = true;
     DepositMemory memory;
-    memory.release_input = [&] { released = true; };
+    memory.before_sums = [&] { released = true; };
     memory.sink = [&](std::size_t p0, std::size_t p1, const double* m) {
       released_first = released_first && released;
       for (std::size_t p = p0; p < p1; ++p) ++given[p];  // blocks never overlap, so no two threads touch one
       std::copy(m, m + (p1 - p0) * plane, got.begin() + static_cast<std::ptrdiff_t>(p0 * plane));
     };
-    const DepositResult blocks = deposit(g, a, slabs, pos, mass, self, threads, memory);
+    Deposit chunked(g, a, slabs, self, threads);
+    for (std::size_t b = 0; b < mass.size(); b += 777) {  // chunks of 777 particles, the last shorter
+      const std::size_t e = std::min(mass.size(), b + 777);
+      chunked.add(std::span<const double>(pos).subspan(3 * b, 3 * (e - b)), std::span<const double>(mass).subspan(b, e - b));
+    }
+    const DepositResult blocks = chunked.finish(memory);
     EXPECT_TRUE(blocks.mass.empty());
     EXPECT_TRUE(released_first);
     EXPECT_EQ(std::count(given.begin(), given.end(), 1), g.shape[0]) << threads << " threads";

@@ -232,18 +232,16 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
   check_projection_memory(geometry, slabs, n_total, params.precision, comm);
 
-  ctx.phase("read");
-  particles::ParticleSet particles = read_share(*reader, types, particles::FieldSelection{}, comm);
   const particles::ProjectionParams projection{geometry, params.assignment, params.region.has_value(),
                                                params.octree ? 1 : tool::threads_to_use(params.threads, comm),
                                                params.precision == io::Precision::f32};
   ctx.manifest().parameter("threads_used", projection.threads);
   if (params.octree) {
-    write_octree(info, std::move(particles), projection, params, types, ctx);
+    ctx.phase("read");
+    write_octree(info, read_share(*reader, types, particles::FieldSelection{}, comm), projection, params, types, ctx);
     return;
   }
-  const particles::Projection grid =
-      project_to_grid(info, std::move(particles), projection, comm, [&](const std::string& p) { ctx.phase(p); });
+  const particles::Projection grid = project_to_grid(*reader, types, projection, comm, [&](const std::string& p) { ctx.phase(p); });
   const grid::GridMeta& meta = grid.meta;
   log_projection(grid, info, params, n_total);
 
@@ -259,7 +257,7 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   ctx.summary(kSummary, grid);
   if (meta.critical_density) m.summary("mean_over_critical", meta.mean_density / *meta.critical_density);
   ctx.write_output([&](io::File& f) {
-    if (const auto* single = std::get_if<std::vector<float>>(&grid.density))
+    if (const auto* single = std::get_if<core::RawVector<float>>(&grid.density))
       io::write_grid(f, meta, slabs, *single, params.compress);
     else
       io::write_grid(f, meta, slabs, std::get<std::vector<double>>(grid.density), params.precision, params.compress);
