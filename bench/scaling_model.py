@@ -61,7 +61,7 @@ PHASES = {
     "phew-segment": {
         "open": ("fixed", "none", False), "read": ("cells", "none", True),
         "watershed": ("cells+test_cells", "halo", False), "saddles": ("cells+test_cells", "halo1", False),
-        "peaks": ("cells+test_cells", "gathered", False), "write": ("test_cells", "none", True),
+        "peaks": ("cells+test_cells", "routed_pk", False), "write": ("test_cells", "none", True),
     },
     "phew-merge": {
         "open": ("fixed", "none", False), "graph": ("peaks", "routed_pk", False),

@@ -58,10 +58,10 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
   // Watershed over the occupied bins, then relevance merging of the velocity peaks.
   const watershed::Segmentation seg = watershed::segment(mesh, 0.0, self);
   const std::vector<watershed::Saddle> saddles = watershed::find_saddles(mesh, seg, self);
-  const auto npeaks = static_cast<std::int64_t>(seg.peaks.size());
+  const auto npeaks = static_cast<std::int64_t>(seg.n_peaks);  // one rank: it owns them all
   if (npeaks <= 1) return out;
   watershed::PeakGraph graph(npeaks, self);
-  for (std::int64_t i = 0; i < npeaks; ++i) graph.density[static_cast<std::size_t>(i)] = seg.peaks[static_cast<std::size_t>(i)].density;
+  for (std::int64_t i = 0; i < npeaks; ++i) graph.density[static_cast<std::size_t>(i)] = seg.own_peaks[static_cast<std::size_t>(i)].density;
   for (const watershed::Saddle& s : saddles) {
     graph.edges.push_back({s.peak_a, s.peak_b, s.density});
     graph.edges.push_back({s.peak_b, s.peak_a, s.density});

@@ -25,7 +25,7 @@ std::map<std::int64_t, std::array<double, 2>> patch_sums(const Mesh& mesh, const
                                                           const mpi::SlabDecomposition& owners, const mpi::Comm& comm) {
   using Sums = mpi::OrderedSum<2>;
   std::vector<Sums::Entry> partial;
-  std::vector<std::int32_t> at(seg.peaks.size() + 1, -1);
+  std::vector<std::int32_t> at(seg.n_peaks + 1, -1);
   std::size_t first_entry = 0;
   std::int64_t current = -1;
   seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
@@ -59,11 +59,9 @@ std::vector<std::array<double, 3>> peak_positions(const Mesh& mesh, const Segmen
     std::array<double, 3> x;
   };
   std::vector<Position> mine;
-  seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
-    const std::int64_t id = seg.label[member];
-    const PeakCell& p = seg.peaks[static_cast<std::size_t>(id - 1)];
-    if (p.cell != mesh.global_index(s)) return;
-    Position pos{id, space.centre(p.cell)};
+  for (const std::size_t s : seg.peak_slots) {  // ascending: the order the test cells come in
+    const std::int64_t id = seg.label_of(s);
+    Position pos{id, space.centre(mesh.global_index(s))};
     if constexpr (std::is_same_v<Mesh, mesh::SlabMesh> || std::is_same_v<Mesh, mesh::SlabMesh32>) {
       const grid::GridGeometry& g = mesh.grid();
       const auto cell_size = g.cell_size();
@@ -75,7 +73,7 @@ std::vector<std::array<double, 3>> peak_positions(const Mesh& mesh, const Segmen
         pos.x[d] = g.origin[d] + (static_cast<double>(c[d]) + 0.5 + offset[d]) * cell_size[d];
     }
     mine.push_back(pos);
-  });
+  }
   std::vector<Position> got = mpi::route(comm, mine, [&](const Position& p) { return owners.owner(p.id - 1); });
   std::sort(got.begin(), got.end(), [](const Position& a, const Position& b) { return a.id < b.id; });
   std::vector<std::array<double, 3>> out;
@@ -90,7 +88,7 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
   core::enter(phase, "watershed");
   const Segmentation seg = segment(mesh, params.threshold, comm, params.threads);
   core::log::info("{} test cells, {} peaks ({} label rounds)", core::log::thousands(static_cast<long long>(seg.test_cells)),
-            core::log::thousands(static_cast<long long>(seg.peaks.size())), seg.rounds);
+            core::log::thousands(static_cast<long long>(seg.n_peaks)), seg.rounds);
 
   Segmented result;
   result.label_rounds = seg.rounds;
@@ -103,7 +101,7 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
 
   core::enter(phase, "peaks");
   // Per-peak rows live on the peak's owner (even blocks of IDs), so no rank holds them all.
-  const auto npeaks = static_cast<std::int64_t>(seg.peaks.size());
+  const auto npeaks = static_cast<std::int64_t>(seg.n_peaks);
   const mpi::SlabDecomposition owners(std::max<std::int64_t>(npeaks, 1), comm.size());
   const auto totals = patch_sums(mesh, seg, space, owners, comm);
   const std::int64_t first = npeaks ? owners.begin(comm.rank()) + 1 : 1, last = npeaks ? owners.end(comm.rank()) : 0;
@@ -111,7 +109,7 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
   if (positions.size() != static_cast<std::size_t>(last - first + 1))
     throw core::Error::internal("rank {} received {} peak positions for peaks {}..{}", comm.rank(), positions.size(), first, last);
   for (std::int64_t id = first; id <= last; ++id) {
-    const PeakCell& pk = seg.peaks[static_cast<std::size_t>(id - 1)];
+    const PeakCell& pk = seg.own_peak(id);
     const auto t = totals.find(id);
     if (t == totals.end())
       throw core::Error::internal("peak {} (cell {}) has no cell sums at its owner, rank {}", id, pk.cell, comm.rank());

@@ -36,8 +36,8 @@ std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, cons
   // total order), so the table does not depend on which thread met which.
   using Best = std::unordered_map<std::uint64_t, Saddle>;  // key: peak_a * (npeaks+1) + peak_b
   std::vector<Best> best_of(static_cast<std::size_t>(std::max(threads, 1)));
-  for (Best& b : best_of) b.reserve(2 * seg.peaks.size() / static_cast<std::size_t>(comm.size() * std::max(threads, 1)) + 16);
-  const auto stride = static_cast<std::uint64_t>(seg.peaks.size()) + 1;
+  for (Best& b : best_of) b.reserve(2 * seg.n_peaks / static_cast<std::size_t>(comm.size() * std::max(threads, 1)) + 16);
+  const auto stride = static_cast<std::uint64_t>(seg.n_peaks) + 1;
   core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
     Best& best = best_of[static_cast<std::size_t>(thread)];
     std::uint64_t last_key = 0;  // no pair has key 0 (peak IDs start at 1)
@@ -77,7 +77,7 @@ std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, cons
     for (const auto& [k, v] : best) mine.push_back(v);
     best = Best();
   }
-  const mpi::SlabDecomposition owners(std::max<std::int64_t>(1, static_cast<std::int64_t>(seg.peaks.size())), comm.size());
+  const mpi::SlabDecomposition owners(std::max<std::int64_t>(1, static_cast<std::int64_t>(seg.n_peaks)), comm.size());
   std::vector<Saddle> all = mpi::route(comm, mine, [&](const Saddle& x) { return owners.owner(x.peak_a - 1); });
   std::sort(all.begin(), all.end(), [](const Saddle& x, const Saddle& y) {
     if (x.peak_a != y.peak_a) return x.peak_a < y.peak_a;

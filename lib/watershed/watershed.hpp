@@ -53,7 +53,13 @@ struct Segmentation {
   std::vector<std::int64_t> label;  // per test cell, in slot order: peak ID
   // The peak ID of any slot; 0 below the threshold.
   std::int64_t label_of(std::size_t s) const { return tests.contains(s) ? label[tests.rank(s)] : 0; }
-  std::vector<PeakCell> peaks;      // every peak, in ID order (peaks[id-1]), on every rank
+  // Peaks are numbered 1..n_peaks, densest first; rank r holds the block of IDs that
+  // mpi::SlabDecomposition(max(n_peaks, 1), ranks) gives it (no rank holds them all).
+  std::uint64_t n_peaks = 0;          // over all ranks
+  std::int64_t first_peak = 1;        // the ID of own_peaks[0]
+  std::vector<PeakCell> own_peaks;    // this rank's block, in ID order
+  const PeakCell& own_peak(std::int64_t id) const { return own_peaks[static_cast<std::size_t>(id - first_peak)]; }
+  std::vector<std::size_t> peak_slots;  // this rank's local peak cells, ascending
   std::uint64_t test_cells = 0;     // over all ranks
   int rounds = 0;                   // ghost-label exchange rounds until nothing changed
 };

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <phew/core/threads.hpp>
+#include <phew/mpi/route.hpp>
+#include <phew/mpi/slab.hpp>
+#include <phew/mpi/sort.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -98,19 +101,46 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
       interior.push_back(t.slot);
   tests = std::vector<Test>();
 
-  // 3. Canonical peak IDs from the global list of peaks.
-  out.peaks = comm.all_gatherv<PeakCell>(local_peaks);
-  std::sort(out.peaks.begin(), out.peaks.end(),
-            [](const PeakCell& a, const PeakCell& b) { return denser(a.density, a.cell, b.density, b.cell); });
-  // Local peaks learn their IDs once (the global list is sorted, so by binary search); their label then
-  // holds -ID, which marks them apart from the root pointers (slot + 1) of the other test cells.
-  for (std::size_t i = 0; i < local_peaks.size(); ++i) {
-    const auto it = std::lower_bound(out.peaks.begin(), out.peaks.end(), local_peaks[i],
-                                     [](const PeakCell& a, const PeakCell& b) {
-                                       return denser(a.density, a.cell, b.density, b.cell);
-                                     });
-    out.label[member(pk_slot[i])] = -(static_cast<std::int64_t>(it - out.peaks.begin()) + 1);
-  }
+  // 3. Canonical peak IDs: the peaks sorted over the ranks (densest first, then by cell), numbered in
+  // that order; each learns its ID back, and the owners of blocks of IDs keep the rows. No rank holds
+  // every peak: the table grows with the structures, not with the ranks.
+  struct Ranked {
+    PeakCell peak;
+    std::int32_t rank;
+    std::uint32_t index;  // among its rank's local peaks
+  };
+  std::vector<Ranked> ranked;
+  ranked.reserve(local_peaks.size());
+  for (std::size_t i = 0; i < local_peaks.size(); ++i)
+    ranked.push_back({local_peaks[i], comm.rank(), static_cast<std::uint32_t>(i)});
+  ranked = mpi::sort(comm, std::move(ranked), [](const Ranked& a, const Ranked& b) {
+    return denser(a.peak.density, a.peak.cell, b.peak.density, b.peak.cell);
+  });
+  const std::vector<std::uint64_t> sorted_counts = comm.all_gather<std::uint64_t>(ranked.size());
+  std::uint64_t first_sorted = 0;
+  for (int r = 0; r < comm.rank(); ++r) first_sorted += sorted_counts[static_cast<std::size_t>(r)];
+  for (const std::uint64_t c : sorted_counts) out.n_peaks += c;
+  const mpi::SlabDecomposition owners(std::max<std::int64_t>(1, static_cast<std::int64_t>(out.n_peaks)), comm.size());
+  out.first_peak = owners.begin(comm.rank()) + 1;
+  struct Numbered {
+    std::int64_t id;
+    PeakCell peak;
+    std::int32_t rank;
+    std::uint32_t index;
+  };
+  std::vector<Numbered> numbered;
+  numbered.reserve(ranked.size());
+  for (std::size_t k = 0; k < ranked.size(); ++k)
+    numbered.push_back({static_cast<std::int64_t>(first_sorted + k) + 1, ranked[k].peak, ranked[k].rank, ranked[k].index});
+  ranked = std::vector<Ranked>();
+  // Local peaks learn their IDs: their label then holds -ID, which marks them apart from the root
+  // pointers (slot + 1) of the other test cells.
+  for (const Numbered& p : mpi::route(comm, numbered, [](const Numbered& n) { return n.rank; }))
+    out.label[member(pk_slot[p.index])] = -p.id;
+  std::vector<Numbered> owned = mpi::route(comm, numbered, [&](const Numbered& n) { return owners.owner(n.id - 1); });
+  std::sort(owned.begin(), owned.end(), [](const Numbered& a, const Numbered& b) { return a.id < b.id; });
+  out.own_peaks.reserve(owned.size());
+  for (const Numbered& p : owned) out.own_peaks.push_back(p.peak);
   auto resolve = [&](std::size_t root) -> std::int64_t {
     // A local root is a peak: -ID until labelled, ID once a boundary round has labelled it.
     const std::int64_t l = out.label[member(root)];
@@ -137,6 +167,7 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
   // already hold their ID; then the interior peaks' -ID becomes ID.
   for (std::size_t s : interior) out.label[member(s)] = resolve(static_cast<std::size_t>(out.label[member(s)] - 1));
   for (std::size_t s : pk_slot) out.label[member(s)] = std::abs(out.label[member(s)]);
+  out.peak_slots = std::move(pk_slot);
   return out;
 }
 

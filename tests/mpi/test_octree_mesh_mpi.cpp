@@ -138,7 +138,7 @@ Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Co
                         std::vector<double>(m.density.begin() + static_cast<std::ptrdiff_t>(b), m.density.begin() + static_cast<std::ptrdiff_t>(e)), comm);
   const watershed::Segmentation seg = watershed::segment(mesh, threshold, comm);
   Result out;
-  out.peaks = seg.peaks.size();
+  out.peaks = seg.n_peaks;
   out.saddles = comm.all_gatherv<watershed::Saddle>(watershed::find_saddles(mesh, seg, comm));
   struct Labelled {
     std::uint64_t key;

@@ -42,8 +42,14 @@ void check_against_reference(const Field& f, double threshold, const mpi::SlabDe
   const auto saddles = comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm));  // each rank holds its own
   const auto ref = test::reference_watershed(f.rho, {f.g.shape[0], f.g.shape[1], f.g.shape[2]}, f.g.periodic, threshold);
 
-  ASSERT_EQ(seg.peaks.size(), ref.peak_cell.size());
-  for (std::size_t i = 0; i < seg.peaks.size(); ++i) EXPECT_EQ(seg.peaks[i].cell, ref.peak_cell[i]);
+  // Each rank holds its block of the peaks: together, every peak in ID order.
+  const auto peaks = comm.all_gatherv<PeakCell>(seg.own_peaks);
+  ASSERT_EQ(seg.n_peaks, ref.peak_cell.size());
+  ASSERT_EQ(peaks.size(), ref.peak_cell.size());
+  for (std::size_t i = 0; i < peaks.size(); ++i) EXPECT_EQ(peaks[i].cell, ref.peak_cell[i]);
+  const mpi::SlabDecomposition owners(std::max<std::int64_t>(1, static_cast<std::int64_t>(seg.n_peaks)), comm.size());
+  EXPECT_EQ(seg.first_peak, owners.begin(comm.rank()) + 1);
+  EXPECT_EQ(static_cast<std::int64_t>(seg.own_peaks.size()), owners.planes(comm.rank()));
   for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s)
     ASSERT_EQ(seg.label_of(s), ref.label[static_cast<std::size_t>(mesh.global_index(s))]) << "cell " << mesh.global_index(s);
   ASSERT_EQ(saddles.size(), ref.saddles.size());
@@ -127,8 +133,10 @@ TEST(Segment, OneGaussianBlobIsOnePeakCoveringAllTestCells) {
   const mpi::SlabDecomposition slabs(20, comm.size());
   const mesh::SlabMesh mesh = mesh_of(f, slabs, comm.rank());
   const Segmentation seg = segment(mesh, 0.05, comm);
-  ASSERT_EQ(seg.peaks.size(), 1u);
-  EXPECT_EQ(seg.peaks[0].cell, (10 * 16 + 8) * 16 + 7);  // the cell whose centre is nearest (10.2, 8.1, 7.9)
+  ASSERT_EQ(seg.n_peaks, 1u);
+  const auto peaks = comm.all_gatherv<PeakCell>(seg.own_peaks);
+  ASSERT_EQ(peaks.size(), 1u);
+  EXPECT_EQ(peaks[0].cell, (10 * 16 + 8) * 16 + 7);  // the cell whose centre is nearest (10.2, 8.1, 7.9)
   for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s)
     EXPECT_EQ(seg.label_of(s), mesh.density(s) > 0.05 ? 1 : 0);
   EXPECT_TRUE(comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm)).empty());
@@ -140,7 +148,7 @@ TEST(Segment, BlobOnThePeriodicSeamIsOnePeak) {
   const mpi::SlabDecomposition slabs(20, comm.size());
   const mesh::SlabMesh mesh = mesh_of(f, slabs, comm.rank());
   const Segmentation seg = segment(mesh, 0.01, comm);
-  EXPECT_EQ(seg.peaks.size(), 1u);
+  EXPECT_EQ(seg.n_peaks, 1u);
   check_against_reference(f, 0.01, slabs);
 }
 
@@ -151,7 +159,7 @@ TEST(Segment, TwoBlobsHaveTheBruteForceSaddle) {
   const mpi::SlabDecomposition slabs(24, comm.size());
   const mesh::SlabMesh mesh = mesh_of(f, slabs, comm.rank());
   const Segmentation seg = segment(mesh, 0.05, comm);
-  ASSERT_EQ(seg.peaks.size(), 2u);
+  ASSERT_EQ(seg.n_peaks, 2u);
   const auto saddles = comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm));
   ASSERT_EQ(saddles.size(), 1u);
   // Brute force, independent of the library: max over all neighbouring cell pairs in different halves
