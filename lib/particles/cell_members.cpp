@@ -1,5 +1,7 @@
 #include <phew/particles/cell_members.hpp>
 
+#include <phew/particles/snapshot.hpp>
+
 #include <phew/core/error.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/lookup.hpp>
@@ -11,35 +13,71 @@
 
 namespace phew::particles {
 
+namespace {
+
+// Particles of each rank routed to their cells' owners at a time.
+constexpr std::size_t kMembersChunk = std::size_t{1} << 18;
+
+// Sends particles [b, e) of `ps` to the owners of their cells and appends the members that arrive here.
+// Collective.
+void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, const ParticleSet& ps, std::size_t b,
+                 std::size_t e, const grid::CellLabels& labels, const mpi::Comm& comm, std::vector<CellMember>& members) {
+  // On the way to the cell's owner, `label` carries the particle's point (mesh::CellSpace::point).
+  std::vector<CellMember> out;
+  for (std::size_t i = b; i < e; ++i) {
+    const std::int64_t point = space.point(&ps.position[3 * i]);
+    if (point < 0) continue;
+    CellMember m{point, 0, 0, ps.id[i], {}, {}, ps.mass[i]};
+    for (std::size_t d = 0; d < 3; ++d) {
+      m.x[d] = ps.position[3 * i + d];
+      m.v[d] = ps.velocity[3 * i + d];
+    }
+    out.push_back(m);
+  }
+  std::vector<CellMember> at_cells = mpi::route(comm, out, [&](const CellMember& p) { return mesh::CellSpace::owner(cuts, p.label); });
+  for (CellMember& p : at_cells) {
+    const std::size_t k = space.find(labels.cell, p.label);
+    if (k == labels.size() || labels.label[k] <= 0) continue;
+    p.cell = labels.cell[k];
+    p.label = p.group = labels.label[k];
+    members.push_back(p);
+  }
+}
+
+}  // namespace
+
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
                                          const ParticleSet& ps, const grid::CellLabels& labels, const mpi::Comm& comm) {
   // In chunks of the share, each routed and filtered before the next is made: a rank holds its share,
   // its members and a chunk's copies, not a copy of every particle (most are in no labelled cell).
-  constexpr std::size_t kChunk = std::size_t{1} << 18;
-  const std::uint64_t rounds = comm.max<std::uint64_t>((ps.size() + kChunk - 1) / kChunk);
+  const std::uint64_t rounds = comm.max<std::uint64_t>((ps.size() + kMembersChunk - 1) / kMembersChunk);
+  std::vector<CellMember> members;
+  for (std::uint64_t round = 0; round < rounds; ++round)
+    add_members(space, cuts, ps, std::min(ps.size(), round * kMembersChunk), std::min(ps.size(), (round + 1) * kMembersChunk),
+                labels, comm, members);
+  return members;
+}
+
+std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
+                                         const SnapshotReader& reader, const std::vector<int>& types,
+                                         const grid::CellLabels& labels, const mpi::Comm& comm) {
+  // The chunks are read, not cut from a share read whole: the same rounds, so the same members in the
+  // same order, without the share in memory.
+  const FileCounts counts = file_counts(reader, comm);
+  std::uint64_t n = 0;
+  for (const auto& row : counts)
+    for (int t : types) n += row.at(static_cast<std::size_t>(t));
+  const auto r = static_cast<std::uint64_t>(comm.rank()), size = static_cast<std::uint64_t>(comm.size());
+  const std::uint64_t begin = n * r / size, end = n * (r + 1) / size;
+  const std::uint64_t rounds = comm.max<std::uint64_t>((end - begin + kMembersChunk - 1) / kMembersChunk);
+  FieldSelection fields;
+  fields.ids = fields.velocities = true;
   std::vector<CellMember> members;
   for (std::uint64_t round = 0; round < rounds; ++round) {
-    // On the way to the cell's owner, `label` carries the particle's point (mesh::CellSpace::point).
-    std::vector<CellMember> out;
-    for (std::size_t i = std::min(ps.size(), round * kChunk); i < std::min(ps.size(), (round + 1) * kChunk); ++i) {
-      const std::int64_t point = space.point(&ps.position[3 * i]);
-      if (point < 0) continue;
-      CellMember m{point, 0, 0, ps.id[i], {}, {}, ps.mass[i]};
-      for (std::size_t d = 0; d < 3; ++d) {
-        m.x[d] = ps.position[3 * i + d];
-        m.v[d] = ps.velocity[3 * i + d];
-      }
-      out.push_back(m);
-    }
-    std::vector<CellMember> at_cells =
-        mpi::route(comm, out, [&](const CellMember& p) { return mesh::CellSpace::owner(cuts, p.label); });
-    for (CellMember& p : at_cells) {
-      const std::size_t k = space.find(labels.cell, p.label);
-      if (k == labels.size() || labels.label[k] <= 0) continue;
-      p.cell = labels.cell[k];
-      p.label = p.group = labels.label[k];
-      members.push_back(p);
-    }
+    const std::uint64_t b = std::min(end, begin + round * kMembersChunk), e = std::min(end, b + kMembersChunk);
+    ParticleSet chunk;
+    mpi::agree(comm, [&] { chunk = read_particles(reader, counts, types, b, e - b, fields); });
+    add_members(space, cuts, chunk, 0, chunk.size(), labels, comm, members);
   }
   return members;
 }

@@ -7,6 +7,7 @@
 #include <phew/mesh/cell_space.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/particles/particle_set.hpp>
+#include <phew/particles/snapshot.hpp>
 
 #include <cstdint>
 #include <span>
@@ -31,6 +32,11 @@ struct CellMember {
 // cell's owner, with group = label. Collective.
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
                                          const ParticleSet& ps, const grid::CellLabels& labels, const mpi::Comm& comm);
+// The same, reading this rank's share (read_share's: ids, velocities, masses of `types`) a chunk at a
+// time, so the share is never whole: the same members, in the same order. Collective.
+std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
+                                         const SnapshotReader& reader, const std::vector<int>& types,
+                                         const grid::CellLabels& labels, const mpi::Comm& comm);
 
 // The particles of `ps` (this rank's share) named by (id, label) rows, which any rank may hold (deblend's
 // peaks.h5 lists every patch particle with its peak): each particle and each row go to the rank

@@ -194,13 +194,13 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   frame.softening = checked.softening ? *checked.softening : gravity::default_softening(out.grid.geometry, info.total(types));
   params.shrinking = {};
 
-  ctx.phase("read");
-  particles::FieldSelection fields;
-  fields.ids = fields.velocities = true;
-  // The share read is released once its members are found: unbinding holds only the members.
-  particles::ParticleSet particles = read_share(*reader, types, fields, comm);
   std::vector<particles::CellMember> members;
   if (from_peaks) {
+    ctx.phase("read");
+    particles::FieldSelection fields;
+    fields.ids = fields.velocities = true;
+    // The share read is released once its members are found: unbinding holds only the members.
+    particles::ParticleSet particles = read_share(*reader, types, fields, comm);
     // Each rank reads a block of /particles (id, peak) and meets the snapshot's particles by ID.
     const auto r = static_cast<std::uint64_t>(comm.rank()), ranks = static_cast<std::uint64_t>(comm.size());
     const std::uint64_t first = n_listed * r / ranks, end = n_listed * (r + 1) / ranks;
@@ -223,6 +223,7 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
     ctx.phase("members");
     members = particles::members_by_id(particles, ids, peaks, opt.clumps, comm);
   } else {
+    ctx.phase("read");
     // Each rank takes a run of cells (whole planes, or whole coarse cells balanced by test leaves), as
     // deblend does: a particle's clump is that of the test cell holding it.
     std::vector<std::int64_t> cuts;
@@ -237,10 +238,10 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
                           : io::read_clump_cells(*input, out.grid.geometry, cuts[r] / plane, cuts[r + 1] / plane);
     });
     input.reset();
+    // The snapshot is read a chunk at a time as its particles go to their cells: only members are kept.
     ctx.phase("members");
-    members = particles::members_of_cells(space, cuts, particles, labels, comm);
+    members = particles::members_of_cells(space, cuts, *reader, types, labels, comm);
   }
-  particles = {};
 
   // Threads share a rank's haloes (the tree potential's Forest works on mpi::Comm::self(): no MPI call).
   const int threads = tool::threads_to_use(checked.threads, comm);
