@@ -26,26 +26,54 @@ void prepare_singleton_under_file_limit() {
   setenv("OMPI_MCA_orte_execute_quiet", "1", 0);
 }
 
+// The variables MPI launchers give the processes they start (Open MPI's mpirun, PMIx and PMI
+// launchers such as MPICH's Hydra and Slurm's srun). With none of them a tool is a single process.
+bool started_by_a_launcher() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMIX_NAMESPACE", "PMI_RANK", "PMI_SIZE",
+                        "PMI_FD", "PMI_ID", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "HYDRA_CONTROL_FD", "SLURM_PROCID",
+                        "MV2_COMM_WORLD_RANK", "I_MPI_HYDRA_TOPOLIB"})
+    if (std::getenv(v)) return true;
+  return std::getenv("PHEW_MPI_INIT") != nullptr;  // to force MPI_Init, for a launcher not listed
+}
+
+// False while MPI is not initialised: a tool started without a launcher is one rank and makes no MPI
+// call at all (Open MPI's singleton start-up, about 0.3 s, is the bulk of a small run).
+bool mpi_running = false;
+
 }  // namespace
+
+bool running() {
+  if (!mpi_running) {  // initialised by the caller (the MPI tests' main)? MPI_Initialized may be asked any time
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    mpi_running = initialized != 0;
+  }
+  return mpi_running;
+}
 
 Environment::Environment(int& argc, char**& argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    if (!started_by_a_launcher()) return;  // one rank, without MPI
     prepare_singleton_under_file_limit();
     MPI_Init(&argc, &argv);
+    initialized_here_ = true;
   }
+  mpi_running = true;
   // Errors are reported by phew itself; MPI's default handler would abort without a message.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
 
 Environment::~Environment() {
+  if (!initialized_here_) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
 }
 
 Comm::Comm(MPI_Comm c) : comm_(c) {
+  if (!running()) return;  // one rank (rank_ 0, size_ 1), no MPI call
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
 }
@@ -163,6 +191,7 @@ void Comm::gatherv_to_root_bytes(const char* send, std::uint64_t nbytes, std::ve
 }
 
 void abort(const Comm& comm, int code) {
+  if (!running()) std::_Exit(code);
   MPI_Abort(comm.raw(), code);
   std::_Exit(code);  // MPI_Abort does not return; this is for the compiler and for broken MPIs
 }

@@ -16,13 +16,22 @@
 namespace phew::mpi {
 
 // MPI_Init/MPI_Finalize for the life of the object. A tool makes exactly one.
+// A process started without an MPI launcher (no mpirun, mpiexec or srun variables in its environment;
+// PHEW_MPI_INIT forces MPI) does not initialise MPI: it is one rank, and every Comm is a one-rank
+// communicator that makes no MPI call.
 class Environment {
  public:
   Environment(int& argc, char**& argv);
   ~Environment();
   Environment(const Environment&) = delete;
   Environment& operator=(const Environment&) = delete;
+
+ private:
+  bool initialized_here_ = false;
 };
+
+// True once MPI is initialised (by an Environment or by the caller, as the MPI tests' main does).
+bool running();
 
 template <typename T>
 MPI_Datatype datatype();

@@ -64,6 +64,9 @@ class Mailbox {
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
+  // Without MPI (a tool started without a launcher: one rank) messages to itself wait here, in order.
+  bool local_ = false;
+  std::deque<Message> inbox_;
   std::deque<std::vector<char>> buffers_;  // stable addresses while their sends run
   std::vector<MPI_Request> requests_;
 };

@@ -10,6 +10,8 @@
 #include "unbind.hpp"
 #include "voters.hpp"
 #include <phew/manifest/fields.hpp>
+#include <phew/mpi/comm.hpp>
+#include <phew/mpi/mailbox.hpp>
 #include <phew/tool/json_config.hpp>
 
 #include <gtest/gtest.h>
@@ -20,6 +22,28 @@
 
 namespace phew::tools {
 namespace {
+
+// A tool started without a launcher does not initialise MPI (this test binary does not either): every
+// communicator is one rank that makes no MPI call, and a mailbox delivers to itself, by tag, in order.
+TEST(WithoutMpi, OneRankAndAMailboxToItself) {
+  ASSERT_FALSE(mpi::running());
+  const mpi::Comm world;
+  EXPECT_EQ(world.size(), 1);
+  EXPECT_EQ(world.rank(), 0);
+  EXPECT_EQ(world.sum(3), 3);
+  EXPECT_EQ(mpi::ranks_on_node(world), 1);
+  mpi::Mailbox box(world);
+  box.send(0, 7, {'a'});
+  box.send(0, 8, {'b', 'c'});
+  box.send(0, 7, {'d'});
+  EXPECT_FALSE(box.try_receive(9).has_value());
+  EXPECT_EQ(box.receive(8).bytes, (std::vector<char>{'b', 'c'}));
+  EXPECT_EQ(box.receive(7).bytes, (std::vector<char>{'a'}));
+  EXPECT_EQ(box.try_receive(7)->bytes, (std::vector<char>{'d'}));
+  EXPECT_THROW(box.send(1, 7), core::Error);
+  box.done();
+  EXPECT_FALSE(mpi::running());
+}
 
 TEST(CicOptions, ChecksAndConverts) {
   CicOptions o;
