@@ -63,22 +63,12 @@ std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std
                                          const grid::CellLabels& labels, const mpi::Comm& comm) {
   // The chunks are read, not cut from a share read whole: the same rounds, so the same members in the
   // same order, without the share in memory.
-  const FileCounts counts = file_counts(reader, comm);
-  std::uint64_t n = 0;
-  for (const auto& row : counts)
-    for (int t : types) n += row.at(static_cast<std::size_t>(t));
-  const auto r = static_cast<std::uint64_t>(comm.rank()), size = static_cast<std::uint64_t>(comm.size());
-  const std::uint64_t begin = n * r / size, end = n * (r + 1) / size;
-  const std::uint64_t rounds = comm.max<std::uint64_t>((end - begin + kMembersChunk - 1) / kMembersChunk);
   FieldSelection fields;
   fields.ids = fields.velocities = true;
   std::vector<CellMember> members;
-  for (std::uint64_t round = 0; round < rounds; ++round) {
-    const std::uint64_t b = std::min(end, begin + round * kMembersChunk), e = std::min(end, b + kMembersChunk);
-    ParticleSet chunk;
-    mpi::agree(comm, [&] { chunk = read_particles(reader, counts, types, b, e - b, fields); });
+  for_each_share_chunk(reader, types, fields, kMembersChunk, comm, [&](const ParticleSet& chunk) {
     add_members(space, cuts, chunk, 0, chunk.size(), labels, comm, members);
-  }
+  });
   return members;
 }
 

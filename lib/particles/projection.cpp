@@ -107,29 +107,18 @@ Projection project_to_grid(const SnapshotReader& reader, const std::vector<int>&
   const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
 
   // This rank's share (as read_share) a chunk at a time, each filed by the deposit and let go: the
-  // particles are never whole beside the clouds. Every rank reads as many chunks (some empty), so the
-  // checks agree chunk by chunk.
+  // particles are never whole beside the clouds. The checks agree chunk by chunk.
   core::enter(phase, "read");
-  const FileCounts counts = file_counts(reader, comm);
-  std::uint64_t n = 0;
-  for (const auto& row : counts)
-    for (int t : types) n += row.at(static_cast<std::size_t>(t));
-  const auto r = static_cast<std::uint64_t>(comm.rank()), size = static_cast<std::uint64_t>(comm.size());
-  const std::uint64_t begin = n * r / size, end = n * (r + 1) / size;
-  const std::uint64_t most = (n + size - 1) / size, chunks = std::max<std::uint64_t>(1, (most + kReadChunk - 1) / kReadChunk);
   grid::Deposit deposit(geometry, params.assignment, slabs, comm, params.threads);
   double min_mass = INFINITY, max_mass = 0;
-  for (std::uint64_t k = 0; k < chunks; ++k) {
-    const std::uint64_t b = std::min(end, begin + k * kReadChunk), e = std::min(end, b + kReadChunk);
-    ParticleSet chunk;
-    mpi::agree(comm, [&] { chunk = read_particles(reader, counts, types, b, e - b, FieldSelection{}); });
+  for_each_share_chunk(reader, types, FieldSelection{}, kReadChunk, comm, [&](const ParticleSet& chunk) {
     check_inside_open_box(info, chunk, params, comm);
     for (double m : chunk.mass) {
       min_mass = std::min(min_mass, m);
       max_mass = std::max(max_mass, m);
     }
     deposit.add(chunk.position, chunk.mass);
-  }
+  });
   const std::pair<double, double> masses{comm.min(min_mass), comm.max(max_mass)};
 
   core::enter(phase, "deposit");

@@ -303,17 +303,37 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
   return out;
 }
 
-ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
-                       const mpi::Comm& comm) {
-  const FileCounts counts = file_counts(reader, comm);
+Share share_of(const SnapshotReader& reader, const std::vector<int>& types, const mpi::Comm& comm) {
+  Share share;
+  share.counts = file_counts(reader, comm);
   std::uint64_t n = 0;
-  for (const auto& row : counts)
+  for (const auto& row : share.counts)
     for (int t : types) n += row.at(static_cast<std::size_t>(t));
   const auto r = static_cast<std::uint64_t>(comm.rank()), size = static_cast<std::uint64_t>(comm.size());
-  const std::uint64_t begin = n * r / size, end = n * (r + 1) / size;
+  share.begin = n * r / size;
+  share.end = n * (r + 1) / size;
+  share.most = (n + size - 1) / size;
+  return share;
+}
+
+ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
+                       const mpi::Comm& comm) {
+  const Share share = share_of(reader, types, comm);
   ParticleSet out;
-  mpi::agree(comm, [&] { out = read_particles(reader, counts, types, begin, end - begin, fields); });
+  mpi::agree(comm, [&] { out = read_particles(reader, share.counts, types, share.begin, share.end - share.begin, fields); });
   return out;
+}
+
+void for_each_share_chunk(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
+                          std::uint64_t chunk, const mpi::Comm& comm, const std::function<void(const ParticleSet&)>& use) {
+  const Share share = share_of(reader, types, comm);
+  const std::uint64_t rounds = (share.most + chunk - 1) / chunk;  // the same on every rank
+  for (std::uint64_t k = 0; k < rounds; ++k) {
+    const std::uint64_t b = std::min(share.end, share.begin + k * chunk), e = std::min(share.end, b + chunk);
+    ParticleSet part;
+    mpi::agree(comm, [&] { part = read_particles(reader, share.counts, types, b, e - b, fields); });
+    use(part);
+  }
 }
 
 }  // namespace phew::particles

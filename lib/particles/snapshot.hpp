@@ -11,6 +11,7 @@
 #include <phew/grid/geometry.hpp>
 #include <phew/particles/particle_set.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,10 +65,24 @@ ParticleSet read_particles(const SnapshotReader& reader, const std::vector<int>&
 ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& counts, const std::vector<int>& types,
                            std::uint64_t begin, std::uint64_t count, const FieldSelection& fields);
 
-// This rank's even share of the selected particles (rank r reads a contiguous range of the numbering).
-// Collective: file_counts(), then agreeing on errors.
+// This rank's even share of the selected particles: rank r's is a contiguous range [begin, end) of the
+// numbering over `types`, rank r's before rank r+1's; `most` is the largest share of any rank, and
+// `counts` what read_particles needs to read it. Collective (file_counts).
+struct Share {
+  FileCounts counts;
+  std::uint64_t begin = 0, end = 0, most = 0;
+};
+Share share_of(const SnapshotReader& reader, const std::vector<int>& types, const mpi::Comm& comm);
+
+// This rank's share, read whole. Collective: file_counts(), then agreeing on errors.
 ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
                        const mpi::Comm& comm);
+
+// This rank's share read `chunk` particles at a time, each given to `use` in order and let go after it,
+// so the share is never whole. Every rank makes as many calls (the last ones may be empty), so `use`
+// may be collective. Collective: file_counts(), then agreeing on each chunk's errors.
+void for_each_share_chunk(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
+                          std::uint64_t chunk, const mpi::Comm& comm, const std::function<void(const ParticleSet&)>& use);
 
 // "1", "0,1", "all" -> type list, checked against the snapshot's number of types.
 std::vector<int> parse_types(const std::string& text, int num_types);

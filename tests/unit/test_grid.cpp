@@ -92,16 +92,22 @@ TEST(Deposit, NonPeriodicGridDropsWeightOutsideAndIgnoresOutsideParticles) {
   EXPECT_EQ(r.mass[at(g, 0, 2, 2)], 1.0);
 }
 
+// n particles uniformly in [0, 10)^3 with masses in [0.5, 2), [n][3] positions then masses.
+std::pair<std::vector<double>, std::vector<double>> random_particles(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> x(0.0, 10.0), mu(0.5, 2.0);
+  std::vector<double> pos(3 * n), mass(n);
+  for (auto& v : pos) v = x(rng);
+  for (auto& v : mass) v = mu(rng);
+  return {std::move(pos), std::move(mass)};
+}
+
 class AgainstReference : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(AgainstReference, RandomParticlesAgreeAndConserveMass) {
   const std::string kernel = GetParam();
   const auto g = cube(16, 10.0);
-  std::mt19937_64 rng(42);
-  std::uniform_real_distribution<double> x(0.0, 10.0), mu(0.5, 2.0);
-  std::vector<double> pos(3 * 5000), mass(5000);
-  for (auto& v : pos) v = x(rng);
-  for (auto& v : mass) v = mu(rng);
+  const auto [pos, mass] = random_particles(5000, 42);
   const auto got = run(g, parse_assignment(kernel), pos, mass);
   const auto want = test::reference_deposit({16, 16, 16}, {10, 10, 10}, pos, mass, kernel);
   ASSERT_EQ(got.size(), want.size());
@@ -134,11 +140,7 @@ TEST(ParallelFor, ChunksOfAtMostChunkOnAnyThreads) {
 TEST_P(AgainstReference, SinkGivesTheWholeGridsBitsBlockByBlock) {
   const Assignment a = parse_assignment(GetParam());
   const auto g = cube(40, 10.0);
-  std::mt19937_64 rng(7);
-  std::uniform_real_distribution<double> x(0.0, 10.0), mu(0.5, 2.0);
-  std::vector<double> pos(3 * 20000), mass(20000);
-  for (auto& v : pos) v = x(rng);
-  for (auto& v : mass) v = mu(rng);
+  const auto [pos, mass] = random_particles(20000, 7);
   const mpi::Comm self(MPI_COMM_SELF);
   const mpi::SlabDecomposition slabs(g.shape[0], 1);
   const DepositResult whole = deposit(g, a, slabs, pos, mass, self);
