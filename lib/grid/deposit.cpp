@@ -273,16 +273,14 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
   const std::size_t per_thread = planes / (4 * static_cast<std::size_t>(s.threads));
   const std::size_t block = std::max<std::size_t>(1, memory.sink ? std::min<std::size_t>(per_thread, 8) : per_thread);
   if (!memory.sink) result.mass.assign(planes * plane_cells, 0.0);
-  // Bucket b (home plane lo + b) is read by the blocks holding planes lo + b .. lo + b + width - 1.
+  // Bucket b (home plane lo + b) is read by the blocks holding planes lo + b .. lo + b + width - 1: the
+  // planes of [p0, p1) it reaches.
+  const auto reached = [&](std::size_t b, long p0, long p1) {
+    const long first = lo + static_cast<long>(b);
+    return static_cast<int>(std::max(0L, std::min(first + width, p1) - std::max(first, p0)));
+  };
   std::vector<std::atomic<int>> readers(nbuckets);
-  for (std::size_t b = 0; b < nbuckets; ++b) {
-    int n = 0;
-    for (long o = 0; o < width; ++o) {
-      const long t = lo + static_cast<long>(b) + o;
-      if (t >= x0 && t < x1) ++n;
-    }
-    readers[b].store(n, std::memory_order_relaxed);
-  }
+  for (std::size_t b = 0; b < nbuckets; ++b) readers[b].store(reached(b, x0, x1), std::memory_order_relaxed);
   std::vector<double> local_sums(planes, 0.0);
   core::parallel_for(s.threads, planes, block, [&](std::size_t p0, std::size_t p1, int) {
     const long bx0 = x0 + static_cast<long>(p0), bx1 = x0 + static_cast<long>(p1);
@@ -294,14 +292,9 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
       out = scratch.data();
     }
     deposit_buckets(g, s.a, s.buckets, lo, b0, b1, bx0, bx1, out);
-    for (std::size_t b = b0; b < b1; ++b) {
-      int mine = 0;  // the planes of this block that bucket b reaches
-      for (long o = 0; o < width; ++o) {
-        const long t = lo + static_cast<long>(b) + o;
-        if (t >= bx0 && t < bx1) ++mine;
-      }
-      if (mine > 0 && readers[b].fetch_sub(mine, std::memory_order_acq_rel) == mine) s.buckets.release(b);
-    }
+    for (std::size_t b = b0; b < b1; ++b)
+      if (const int mine = reached(b, bx0, bx1); mine > 0 && readers[b].fetch_sub(mine, std::memory_order_acq_rel) == mine)
+        s.buckets.release(b);
     // Totals that do not depend on the decomposition: per-plane sums in order (then over planes in order).
     for (std::size_t i = p0; i < p1; ++i) {
       double sum = 0;
