@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   g.extent = {1.0, 1.0, 1.0};
   const std::vector<double> pos{0.125, 0.125, 0.125, 0.5, 0.5, 0.5};
   const std::vector<double> mass{1.0, 8.0};
-  const auto r = phew::grid::deposit(g, phew::grid::Assignment::cic, phew::mpi::SlabDecomposition(4, comm.size()), pos, mass, comm);
+  const auto r = phew::grid::deposit(g, phew::grid::Assignment::cic, phew::mpi::BlockDecomposition(g.shape, comm.size()), pos, mass, comm);
   check(r.mass_total == 9.0, "grid: deposit");
   const double threshold = phew::core::DensityThreshold::parse("80mean").resolve(r.mass_total, std::nullopt);
   check(threshold == 720.0, "core: threshold");

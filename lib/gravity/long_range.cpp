@@ -31,7 +31,9 @@ LongRangeField::LongRangeField(const grid::GridGeometry& mesh, double G, double 
     : mesh_(mesh), cell_(mesh.cell_size()), fft_(mesh.shape, comm) {
   if (!mesh.periodic) throw core::Error::internal("LongRangeField needs a periodic box");
   const auto& slabs = fft_.x_slabs();
-  grid::DepositResult dep = deposit(mesh, grid::Assignment::cic, slabs, position, mass, comm);
+  // The deposit on the FFT's own layout: its x-slabs, whole in y and z.
+  const mpi::BlockDecomposition fft_blocks({slabs, mpi::SlabDecomposition(mesh.shape[1], 1), mpi::SlabDecomposition(mesh.shape[2], 1)});
+  grid::DepositResult dep = deposit(mesh, grid::Assignment::cic, fft_blocks, position, mass, comm);
   const double inv_volume = 1.0 / mesh.cell_volume();
   for (double& m : dep.mass) m *= inv_volume;  // mass -> density
   std::vector<std::complex<double>> spectrum = fft_.forward(dep.mass);

@@ -1,6 +1,7 @@
 #include <phew/grid/deposit.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/fixed_sum.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 #include <phew/mpi/route.hpp>
@@ -123,12 +124,13 @@ class CloudBuckets {
   std::vector<std::size_t> fill_;
 };
 
-// Deposits the clouds of buckets [b0, b1) (bucket b is home plane lo + b) onto planes [x0, x1) (mass:
-// plane x0 first).
+// Deposits the clouds of buckets [b0, b1) (bucket b is home plane lo + b) onto planes [x0, x1) of a
+// block whose rows are [y0, y1) x [z0, z1) (mass: plane x0 first, each plane the block's rows).
 void deposit_buckets(const GridGeometry& g, Assignment a, const CloudBuckets& clouds, long lo, std::size_t b0, std::size_t b1,
-                     long x0, long x1, double* mass) {
+                     long x0, long x1, const mpi::BlockDecomposition::Box& box, double* mass) {
   const long ny = g.shape[1], nz = g.shape[2];
-  const auto plane_cells = static_cast<std::size_t>(ny * nz);
+  const long y0 = box.lo[1], y1 = box.hi[1], z0 = box.lo[2], z1 = box.hi[2], bz = z1 - z0;
+  const auto plane_cells = static_cast<std::size_t>((y1 - y0) * bz);
   for (std::size_t b = b0; b < b1; ++b) {
     const long home = lo + static_cast<long>(b);
     clouds.for_each(b, [&](const Cloud& c) {
@@ -140,14 +142,14 @@ void deposit_buckets(const GridGeometry& g, Assignment a, const CloudBuckets& cl
       for (int q = 0; q < wy.width; ++q) {
         long j = wy.first + q;
         if (g.periodic) j = wrap(j, ny);
-        else if (j < 0 || j >= ny) continue;
+        if (j < y0 || j >= y1) continue;  // outside the block (or an open grid)
         const double my = c.m * wy.w[q];
         for (int r = 0; r < wz.width; ++r) {
           long k = wz.first + r;
           if (g.periodic) k = wrap(k, nz);
-          else if (k < 0 || k >= nz) continue;
+          if (k < z0 || k >= z1) continue;
           w2[n2] = my * wz.w[r];
-          off[n2++] = j * nz + k;
+          off[n2++] = (j - y0) * bz + k - z0;
         }
       }
       for (int o = 0; o < wx.width; ++o) {
@@ -163,17 +165,18 @@ void deposit_buckets(const GridGeometry& g, Assignment a, const CloudBuckets& cl
 }  // namespace
 
 struct Deposit::State {
-  State(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& s, const mpi::Comm& c, int t)
+  State(const GridGeometry& grid, Assignment assignment, const mpi::BlockDecomposition& b, const mpi::Comm& c, int t)
       : g(grid),
         a(assignment),
-        slabs(s),
+        blocks(b),
         comm(c),
         threads(std::max(t, 1)),
         units(grid),
         nx(grid.shape[0]),
         width(kernel_width(assignment)),
-        x0(slabs.begin(comm.rank())),
-        x1(slabs.end(comm.rank())),
+        box(blocks.box(comm.rank())),
+        x0(box.lo[0]),
+        x1(box.hi[0]),
         lo(x0 - (width - 1)),
         hi(x1 - 1),
         buckets(static_cast<std::size_t>(std::max(0L, hi - lo + 1))) {}
@@ -185,21 +188,24 @@ struct Deposit::State {
 
   GridGeometry g;
   Assignment a;
-  const mpi::SlabDecomposition& slabs;
+  const mpi::BlockDecomposition& blocks;
   const mpi::Comm& comm;
   int threads;
   CellUnits units;
-  long nx, width, x0, x1;
-  long lo, hi;  // the home planes summed here: the slab's, and width-1 below
+  long nx, width;
+  mpi::BlockDecomposition::Box box;
+  long x0, x1;
+  long lo, hi;  // the home planes summed here: the block's, and width-1 below
   CloudBuckets buckets;
   core::RawVector<Cloud> kept;  // several ranks: this rank's clouds, routed in finish()
   std::uint64_t n_input = 0, outside = 0;
+  double heaviest = 0;  // the largest particle mass inside: with the count, a bound on every sum
   bool finished = false;
 };
 
-Deposit::Deposit(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm,
+Deposit::Deposit(const GridGeometry& grid, Assignment assignment, const mpi::BlockDecomposition& blocks, const mpi::Comm& comm,
                  int threads)
-    : s_(std::make_unique<State>(grid, assignment, slabs, comm, threads)) {}
+    : s_(std::make_unique<State>(grid, assignment, blocks, comm, threads)) {}
 
 Deposit::~Deposit() = default;
 
@@ -213,6 +219,7 @@ void Deposit::add(std::span<const double> position, std::span<const double> mass
       ++s.outside;
       continue;
     }
+    s.heaviest = std::max(s.heaviest, std::abs(mass[i]));
     if (s.comm.size() == 1) s.file(c);
     else s.kept.push_back(c);
   }
@@ -223,27 +230,40 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
   if (s.finished) throw core::Error::internal("deposit: finish() called twice");
   s.finished = true;
   const GridGeometry& g = s.g;
-  const long x0 = s.x0, x1 = s.x1, lo = s.lo, width = s.width, nx = s.nx;
-  const auto plane_cells = static_cast<std::size_t>(g.shape[1] * g.shape[2]);
+  const long x0 = s.x0, x1 = s.x1, lo = s.lo, width = s.width;
+  const auto plane_cells = static_cast<std::size_t>(s.box.size()[1] * s.box.size()[2]);
+  // The fixed-point unit of the total: every cell and the total are below the heaviest particle's mass
+  // times the particles, values every decomposition agrees on.
+  const core::FixedScale scale =
+      core::FixedScale::for_total(s.comm.max(s.heaviest) * static_cast<double>(s.comm.sum<std::uint64_t>(s.n_input - s.outside)));
 
   if (s.comm.size() > 1) {
-    // Each cloud goes to the owners of the planes it touches (at most `width`, usually one), in snapshot
+    // Each cloud goes to the owners of the blocks it touches (at most width^3, usually one), in snapshot
     // order; received clouds are grouped by source rank, so they stay in snapshot order.
     const auto nranks = static_cast<std::size_t>(s.comm.size());
-    auto destinations = [&](const Cloud& c, std::array<int, 3>& dest) {
-      const long home = home_plane(s.a, c.u[0]);
-      int n = 0;
-      for (int o = 0; o < width; ++o) {
-        long t = home + o;
-        if (g.periodic) t = ((t % nx) + nx) % nx;
-        else if (t < 0 || t >= nx) continue;
-        const int r = s.slabs.owner(t);
-        if (std::find(dest.begin(), dest.begin() + n, r) == dest.begin() + n) dest[static_cast<std::size_t>(n++)] = r;
+    auto destinations = [&](const Cloud& c, std::array<int, 27>& dest) {
+      // The lattice places the kernel reaches on each axis (at most `width`, usually one).
+      std::array<std::array<int, 3>, 3> at{};
+      std::array<int, 3> count{};
+      for (std::size_t d = 0; d < 3; ++d) {
+        const long first = weights_1d(s.a, c.u[d]).first, n = g.shape[d];
+        for (int o = 0; o < width; ++o) {
+          long t = first + o;
+          if (g.periodic) t = ((t % n) + n) % n;
+          else if (t < 0 || t >= n) continue;
+          const int p = s.blocks.axis(d).owner(t);
+          if (std::find(at[d].begin(), at[d].begin() + count[d], p) == at[d].begin() + count[d]) at[d][static_cast<std::size_t>(count[d]++)] = p;
+        }
       }
-      return n;
+      int k = 0;
+      for (int i = 0; i < count[0]; ++i)
+        for (int j = 0; j < count[1]; ++j)
+          for (int l = 0; l < count[2]; ++l)
+            dest[static_cast<std::size_t>(k++)] = s.blocks.rank_at(at[0][static_cast<std::size_t>(i)], at[1][static_cast<std::size_t>(j)], at[2][static_cast<std::size_t>(l)]);
+      return k;
     };
     std::vector<std::uint64_t> counts(nranks, 0);
-    std::array<int, 3> dest{};
+    std::array<int, 27> dest{};
     for (const Cloud& c : s.kept) {
       const int k = destinations(c, dest);
       for (int j = 0; j < k; ++j) ++counts[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])];
@@ -262,8 +282,8 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
   }
   if (memory.before_sums) memory.before_sums();
 
-  // One pass plane by plane. Threads take blocks of planes, as ranks take slabs: each sums every cloud
-  // reaching its planes (home planes from width-1 below), in the same order. A bucket's pages go back
+  // One pass plane by plane. Threads take runs of the block's planes: each sums every cloud reaching its
+  // planes (home planes from width-1 below), in the same order. A bucket's pages go back
   // once the last block that reads it is done. With a sink, each block is summed in a scratch of its
   // own (a few planes: a block re-reads the clouds of the width-1 planes below it) and handed over, so
   // the float64 grid is never whole.
@@ -281,7 +301,7 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
   };
   std::vector<std::atomic<int>> readers(nbuckets);
   for (std::size_t b = 0; b < nbuckets; ++b) readers[b].store(reached(b, x0, x1), std::memory_order_relaxed);
-  std::vector<double> local_sums(planes, 0.0);
+  std::vector<core::FixedInt> local_sums(planes, 0);
   core::parallel_for(s.threads, planes, block, [&](std::size_t p0, std::size_t p1, int) {
     const long bx0 = x0 + static_cast<long>(p0), bx1 = x0 + static_cast<long>(p1);
     const auto b0 = static_cast<std::size_t>(bx0 - (width - 1) - lo), b1 = std::min(static_cast<std::size_t>(bx1 - lo), nbuckets);
@@ -291,30 +311,33 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
       scratch.assign((p1 - p0) * plane_cells, 0.0);
       out = scratch.data();
     }
-    deposit_buckets(g, s.a, s.buckets, lo, b0, b1, bx0, bx1, out);
+    deposit_buckets(g, s.a, s.buckets, lo, b0, b1, bx0, bx1, s.box, out);
     for (std::size_t b = b0; b < b1; ++b)
       if (const int mine = reached(b, bx0, bx1); mine > 0 && readers[b].fetch_sub(mine, std::memory_order_acq_rel) == mine)
         s.buckets.release(b);
-    // Totals that do not depend on the decomposition: per-plane sums in order (then over planes in order).
+    // The total, exactly in fixed point: it does not depend on how blocks and threads cut the grid.
     for (std::size_t i = p0; i < p1; ++i) {
-      double sum = 0;
+      core::FixedInt sum = 0;
       const double* plane = out + (i - p0) * plane_cells;
-      for (std::size_t c = 0; c < plane_cells; ++c) sum += plane[c];
+      for (std::size_t c = 0; c < plane_cells; ++c) sum += scale.to_fixed(plane[c]);
       local_sums[i] = sum;
     }
     if (memory.sink) memory.sink(p0, p1, out);
   });
-  result.plane_mass = s.comm.all_gatherv<double>(local_sums);
-  for (double v : result.plane_mass) result.mass_total += v;
+  core::FixedInt mine = 0;
+  for (const core::FixedInt v : local_sums) mine += v;
+  core::FixedInt total = 0;
+  for (const core::FixedWords w : s.comm.all_gather(core::FixedWords::of(mine))) total += w.value();
+  result.mass_total = scale.to_double(total);
   result.particles_outside = s.comm.sum<std::uint64_t>(s.outside);
   result.particles_in = s.comm.sum<std::uint64_t>(s.n_input - s.outside);
   return result;
 }
 
-DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::SlabDecomposition& slabs,
+DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::BlockDecomposition& blocks,
                       std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm, int threads,
                       const DepositMemory& memory) {
-  Deposit d(g, a, slabs, comm, threads);
+  Deposit d(g, a, blocks, comm, threads);
   d.add(position, mass);
   return d.finish(memory);
 }

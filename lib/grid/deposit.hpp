@@ -1,17 +1,19 @@
-// Particles -> mass on a slab-decomposed grid, giving the same bits for any number of ranks.
+// Particles -> mass on a grid cut into blocks (mpi::BlockDecomposition), giving the same bits for any
+// number of ranks.
 //
 // Floating-point sums depend on their order, so every cell's mass is summed in one canonical order:
 // by the particle's first touched x-plane ("home plane", lowest first), then by the particle's place in
 // the snapshot. To keep that order without a serial step, each rank receives copies of the particles
-// whose clouds reach its slab (a home plane inside the slab, or up to two planes below) and computes
-// its planes completely; no partial planes are added across ranks. Filing the clouds by home plane in
-// arrival order, then one pass plane by plane, gives exactly that order.
+// whose clouds reach its block and computes its cells completely; no partial cells are added across
+// ranks. Filing the clouds by home plane in arrival order, then one pass plane by plane, gives exactly
+// that order. The total mass is a fixed-point sum of the cells (core::FixedScale), so it does not
+// depend on how the blocks cut the grid either.
 #pragma once
 
 #include <phew/grid/assignment.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/mpi/comm.hpp>
-#include <phew/mpi/slab.hpp>
+#include <phew/mpi/blocks.hpp>
 
 #include <functional>
 #include <memory>
@@ -21,15 +23,14 @@
 namespace phew::grid {
 
 struct DepositResult {
-  std::vector<double> mass;            // this rank's planes [planes][ny][nz], mass per cell (empty with a PlaneSink)
+  std::vector<double> mass;            // this rank's block [nx][ny][nz] (its sizes), mass per cell (empty with a PlaneSink)
   std::uint64_t particles_in = 0;      // inside the grid (all ranks)
   std::uint64_t particles_outside = 0; // outside a non-periodic grid, ignored (all ranks)
   double mass_total = 0;               // sum of the grid, deterministic (all ranks)
-  std::vector<double> plane_mass;      // per global plane, deterministic (all ranks)
 };
 
-// Takes each finished block of this rank's planes [p0, p1) (counted from the slab's first plane) as masses,
-// [p1 - p0][ny][nz], once per block, in any order and from any thread: a caller that stores the grid in
+// Takes each finished run of planes [p0, p1) of this rank's block (counted from its first plane) as
+// masses, [p1 - p0][by][bz] (the block's sizes), once per run, in any order and from any thread: a caller that stores the grid in
 // another form (float32 densities) never holds it in float64.
 using PlaneSink = std::function<void(std::size_t p0, std::size_t p1, const double* mass)>;
 
@@ -50,15 +51,15 @@ struct DepositMemory {
 // every plane they reach is summed: the particles and the grid are never both whole.
 class Deposit {
  public:
-  Deposit(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm,
+  Deposit(const GridGeometry& grid, Assignment assignment, const mpi::BlockDecomposition& blocks, const mpi::Comm& comm,
           int threads = 1);
   ~Deposit();
   Deposit(const Deposit&) = delete;
   Deposit& operator=(const Deposit&) = delete;
 
   void add(std::span<const double> position, std::span<const double> mass);  // not collective
-  // The sums run on `threads` threads, each taking blocks of planes as ranks take slabs: the same bits
-  // for any number. Collective; once.
+  // The sums run on `threads` threads, each taking runs of the block's planes: the same bits for any
+  // number. Collective; once.
   DepositResult finish(const DepositMemory& memory = {});
 
  private:
@@ -67,7 +68,7 @@ class Deposit {
 };
 
 // The deposit of particles all at hand. Collective.
-DepositResult deposit(const GridGeometry& grid, Assignment assignment, const mpi::SlabDecomposition& slabs,
+DepositResult deposit(const GridGeometry& grid, Assignment assignment, const mpi::BlockDecomposition& blocks,
                       std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm,
                       int threads = 1, const DepositMemory& memory = {});
 

@@ -49,34 +49,47 @@ void write_grid_attributes(File& file, const grid::GridMeta& meta, const std::st
   if (meta.critical_density) file.write_attribute(o, "critical_density", *meta.critical_density);
 }
 
-void write_grid(File& file, const grid::GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
+namespace {
+
+// The grid's shape, and this rank's block as the start and size of a box.
+struct BoxSelection {
+  std::vector<std::uint64_t> shape, begin, size;
+};
+BoxSelection box_of(const grid::GridGeometry& g, const mpi::BlockDecomposition& blocks, int rank) {
+  const mpi::BlockDecomposition::Box box = blocks.box(rank);
+  BoxSelection out;
+  for (std::size_t d = 0; d < 3; ++d) {
+    out.shape.push_back(static_cast<std::uint64_t>(g.shape[d]));
+    out.begin.push_back(static_cast<std::uint64_t>(box.lo[d]));
+    out.size.push_back(static_cast<std::uint64_t>(box.hi[d] - box.lo[d]));
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks, std::span<const double> density,
                 Precision precision, bool compress) {
-  const grid::GridGeometry& g = meta.geometry;
-  const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(g.shape[0]), static_cast<std::uint64_t>(g.shape[1]),
-                                         static_cast<std::uint64_t>(g.shape[2])};
+  const BoxSelection b = box_of(meta.geometry, blocks, file.rank());
   file.create_group("/grid");
-  const auto row_begin = static_cast<std::uint64_t>(slabs.begin(file.rank()));
   const Storage storage = compress ? Storage{1, kGridDeflate} : Storage{};
   if (precision == Precision::f32 && compress) {
     // Parallel HDF5 writes filtered datasets collectively only without a type conversion on the way.
     const std::vector<float> single(density.begin(), density.end());
-    file.write_rows<float, float>("/grid/density", shape, row_begin, single, storage);
+    file.write_box<float, float>("/grid/density", b.shape, b.begin, b.size, std::span<const float>(single), storage);
   } else if (precision == Precision::f32)
-    file.write_rows<float, double>("/grid/density", shape, row_begin, density, storage);
+    file.write_box<float, double>("/grid/density", b.shape, b.begin, b.size, density, storage);
   else
-    file.write_rows<double, double>("/grid/density", shape, row_begin, density, storage);
+    file.write_box<double, double>("/grid/density", b.shape, b.begin, b.size, density, storage);
   file.write_attribute("/grid/density", "units", meta.density_units);
   write_grid_attributes(file, meta, "/grid");
 }
 
-void write_grid(File& file, const grid::GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const float> density,
+void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks, std::span<const float> density,
                 bool compress) {
-  const grid::GridGeometry& g = meta.geometry;
-  const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(g.shape[0]), static_cast<std::uint64_t>(g.shape[1]),
-                                         static_cast<std::uint64_t>(g.shape[2])};
+  const BoxSelection b = box_of(meta.geometry, blocks, file.rank());
   file.create_group("/grid");
-  const auto row_begin = static_cast<std::uint64_t>(slabs.begin(file.rank()));
-  file.write_rows<float, float>("/grid/density", shape, row_begin, density, compress ? Storage{1, kGridDeflate} : Storage{});
+  file.write_box<float, float>("/grid/density", b.shape, b.begin, b.size, density, compress ? Storage{1, kGridDeflate} : Storage{});
   file.write_attribute("/grid/density", "units", meta.density_units);
   write_grid_attributes(file, meta, "/grid");
 }
@@ -158,37 +171,32 @@ grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool wi
 }
 
 template <typename Real>
-std::vector<Real> read_grid_slab_with_ghosts(const File& f, const grid::GridGeometry& g, std::int64_t x0, std::int64_t x1) {
-  const auto plane = static_cast<std::size_t>(g.plane_cells());
-  // Read straight into place: a temporary slab would double the peak memory of phew-segment.
-  std::vector<Real> out(static_cast<std::size_t>(x1 - x0 + 2) * plane);
-  const std::int64_t nx = g.shape[0];
-  auto read_into = [&](std::int64_t first, std::int64_t count, std::size_t at) {
-    f.read_rows_into<Real>("/grid/density", static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(count),
-                             std::span<Real>(out.data() + at, static_cast<std::size_t>(count) * plane));
-  };
-  auto ghost_plane = [&](std::int64_t i, std::size_t at) {
-    if (!g.periodic && (i < 0 || i >= nx))
-      std::fill(out.begin() + static_cast<std::ptrdiff_t>(at), out.begin() + static_cast<std::ptrdiff_t>(at + plane),
-                -std::numeric_limits<Real>::infinity());
-    else
-      read_into(grid::fold_index(i, nx, true), 1, at);
-  };
-  ghost_plane(x0 - 1, 0);
-  if (x1 > x0) read_into(x0, x1 - x0, plane);
-  ghost_plane(x1, out.size() - plane);
-  for (std::size_t s = plane; s < out.size() - plane; ++s) {
+std::vector<Real> read_grid_box(const File& f, const grid::GridGeometry& g, const std::array<std::int64_t, 3>& lo,
+                               const std::array<std::int64_t, 3>& hi) {
+  std::array<std::uint64_t, 3> start{}, count{};
+  for (std::size_t d = 0; d < 3; ++d) {
+    start[d] = static_cast<std::uint64_t>(lo[d]);
+    count[d] = static_cast<std::uint64_t>(std::max<std::int64_t>(hi[d] - lo[d], 0));
+  }
+  std::vector<Real> out(count[0] * count[1] * count[2]);
+  f.read_box_into<Real>("/grid/density", start, count, out);
+  for (std::size_t s = 0; s < out.size(); ++s) {
     const double v = out[s];
     if (!std::isfinite(v) || v < 0) {
-      const auto c = static_cast<std::int64_t>(s - plane) + x0 * static_cast<std::int64_t>(plane);
-      throw core::Error::input("{}: /grid/density has {} at cell {} (densities must be finite and >= 0)", f.path(), v, c);
+      const auto row = static_cast<std::int64_t>(s / count[2]);
+      const std::int64_t i = lo[0] + row / static_cast<std::int64_t>(count[1]), j = lo[1] + row % static_cast<std::int64_t>(count[1]),
+                         k = lo[2] + static_cast<std::int64_t>(s % count[2]);
+      throw core::Error::input("{}: /grid/density has {} at cell {} (densities must be finite and >= 0)", f.path(), v,
+                               grid::linear_index(i, j, k, g.shape[1], g.shape[2]));
     }
   }
   return out;
 }
 
-template std::vector<double> read_grid_slab_with_ghosts<double>(const File&, const grid::GridGeometry&, std::int64_t, std::int64_t);
-template std::vector<float> read_grid_slab_with_ghosts<float>(const File&, const grid::GridGeometry&, std::int64_t, std::int64_t);
+template std::vector<double> read_grid_box<double>(const File&, const grid::GridGeometry&, const std::array<std::int64_t, 3>&,
+                                                   const std::array<std::int64_t, 3>&);
+template std::vector<float> read_grid_box<float>(const File&, const grid::GridGeometry&, const std::array<std::int64_t, 3>&,
+                                                 const std::array<std::int64_t, 3>&);
 
 bool grid_is_float32(const File& f) {
   const TypeInfo t = f.dataset_info("/grid/density");

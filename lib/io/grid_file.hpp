@@ -4,7 +4,7 @@
 
 #include <phew/grid/geometry.hpp>
 #include <phew/io/h5.hpp>
-#include <phew/mpi/slab.hpp>
+#include <phew/mpi/blocks.hpp>
 
 #include <span>
 
@@ -13,13 +13,14 @@ namespace phew::io {
 enum class Precision { f32, f64 };
 Precision parse_precision(const std::string& text);  // "float32" | "float64"
 
-// Writes /grid/density (this rank's planes from `density`) and the metadata; `compress`: in chunks of one
-// plane, shuffled and deflated (level kGridDeflate), which parallel HDF5 writes collectively. Collective.
+// Writes /grid/density (this rank's block, blocks.box(rank), from `density` in C order) and the
+// metadata; `compress`: in chunks of one plane, shuffled and deflated (level kGridDeflate), which
+// parallel HDF5 writes collectively (a chunk shared by several blocks too). Collective.
 inline constexpr int kGridDeflate = 1;  // higher levels cost much more time for a few % (bench/README.md)
-void write_grid(File& file, const grid::GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const double> density,
+void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks, std::span<const double> density,
                 Precision precision, bool compress = false);
 // The same from densities already rounded to float32 (written as float32).
-void write_grid(File& file, const grid::GridMeta& meta, const mpi::SlabDecomposition& slabs, std::span<const float> density,
+void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks, std::span<const float> density,
                 bool compress = false);
 
 // Reads the metadata of a grid file; checks that /grid/density exists with the recorded shape.
@@ -42,11 +43,12 @@ std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::
 // planes that hold any of them, so that memory goes with the cells, not with the slab.
 std::vector<double> read_grid_cells(const File& file, const grid::GridGeometry& g, std::span<const std::int64_t> cells);
 
-// Planes [x0, x1) with one ghost plane on each side (wrapped when periodic, -inf outside an open grid),
-// each value checked: NaN, Inf and negative densities give Error(input) naming the cell. Real: double,
-// or float for a float32 grid held as stored (grid_is_float32).
+// The cells [lo, hi) of the grid (a rank's block, mpi::BlockDecomposition), in C order, each value checked: NaN,
+// Inf and negative densities give Error(input) naming the cell. Real: double, or float for a float32
+// grid held as stored (grid_is_float32).
 template <typename Real = double>
-std::vector<Real> read_grid_slab_with_ghosts(const File& file, const grid::GridGeometry& g, std::int64_t x0, std::int64_t x1);
+std::vector<Real> read_grid_box(const File& file, const grid::GridGeometry& g, const std::array<std::int64_t, 3>& lo,
+                                const std::array<std::int64_t, 3>& hi);
 
 // True when /grid/density is stored as float32 (cic-project's default precision).
 bool grid_is_float32(const File& file);

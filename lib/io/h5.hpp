@@ -5,6 +5,7 @@
 
 #include <phew/mpi/comm.hpp>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -124,6 +125,13 @@ class File {
     if (out.size() != count * row) throw_size_mismatch(dataset, out.size(), count * row);
     read_raw(dataset, begin, count, false, num_type<T>(), out.data());
   }
+  // A box of a 3-D dataset, [start, start + count) on each axis, straight into `out` in C order.
+  template <typename T>
+  void read_box_into(const std::string& dataset, const std::array<std::uint64_t, 3>& start,
+                     const std::array<std::uint64_t, 3>& count, std::span<T> out) const {
+    if (out.size() != count[0] * count[1] * count[2]) throw_size_mismatch(dataset, out.size(), count[0] * count[1] * count[2]);
+    read_box_raw(dataset, start, count, num_type<T>(), out.data());
+  }
   template <typename T>
   std::vector<T> read_attribute(const std::string& object, const std::string& name) const {
     std::vector<T> out(attribute_info(object, name).elements());
@@ -163,6 +171,14 @@ class File {
                   std::uint64_t row_begin, std::span<const T> data, Storage storage = {}) {
     write_rows_raw(dataset, global_shape, num_type<F>(), row_begin, num_type<T>(), data.data(), data.size(), storage);
   }
+  // A dataset of `global_shape` stored as file type F; this rank writes the box [begin, begin + size)
+  // from `data` (C order, converted from T). Collective.
+  template <typename F, typename T>
+  void write_box(const std::string& dataset, const std::vector<std::uint64_t>& global_shape,
+                 const std::vector<std::uint64_t>& begin, const std::vector<std::uint64_t>& size, std::span<const T> data,
+                 Storage storage = {}) {
+    write_selection_raw(dataset, global_shape, num_type<F>(), begin, size, num_type<T>(), data.data(), storage);
+  }
   // A table distributed over ranks in rank order: this rank's `data` (rows of `cols` values) goes after
   // the rows of lower ranks. Collective.
   template <typename T>
@@ -195,9 +211,14 @@ class File {
   void agree_on_write(bool failed, const std::string& what) const;
   void read_raw(const std::string& dataset, std::uint64_t begin, std::uint64_t count, bool all, NumType mem,
                 void* out) const;
+  void read_box_raw(const std::string& dataset, const std::array<std::uint64_t, 3>& start,
+                    const std::array<std::uint64_t, 3>& count, NumType mem, void* out) const;
   void read_attribute_raw(const std::string& object, const std::string& name, NumType mem, void* out) const;
   void write_attribute_raw(const std::string& object, const std::string& name, NumType mem, const void* data,
                            std::size_t n, bool scalar);
+  void write_selection_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
+                           const std::vector<std::uint64_t>& begin, const std::vector<std::uint64_t>& size, NumType mem,
+                           const void* data, Storage storage);
   void write_rows_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
                       std::uint64_t row_begin, NumType mem, const void* data, std::size_t n, Storage storage = {});
   void write_whole_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType mem,

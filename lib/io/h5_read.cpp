@@ -140,6 +140,25 @@ void File::read_raw(const std::string& dataset, std::uint64_t begin, std::uint64
   if (status < 0) throw core::Error::io("{}: read failed", where);
 }
 
+void File::read_box_raw(const std::string& dataset, const std::array<std::uint64_t, 3>& start,
+                        const std::array<std::uint64_t, 3>& count, NumType mem, void* out) const {
+  const TypeInfo info = dataset_info(dataset);
+  const std::string where = path_ + ": " + dataset;
+  check_class(info, mem, where);
+  if (info.shape.size() != 3) throw core::Error::input("{}: a 3-D dataset expected, it has {} dimensions", where, info.shape.size());
+  for (std::size_t d = 0; d < 3; ++d)
+    if (start[d] + count[d] > info.shape[d])
+      throw core::Error::input("{}: cells {}..{} of axis {} requested but it has {}", where, start[d], start[d] + count[d], d,
+                               info.shape[d]);
+  if (count[0] * count[1] * count[2] == 0) return;
+  Id d(H5Dopen2(id_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  Id fspace(H5Dget_space(d), H5Sclose);
+  const std::array<hsize_t, 3> first{start[0], start[1], start[2]}, size{count[0], count[1], count[2]};
+  H5Sselect_hyperslab(fspace, H5S_SELECT_SET, first.data(), nullptr, size.data(), nullptr);
+  Id mspace(H5Screate_simple(3, size.data(), nullptr), H5Sclose);
+  if (H5Dread(d, native(mem), mspace, fspace, H5P_DEFAULT, out) < 0) throw core::Error::io("{}: read failed", where);
+}
+
 void File::read_attribute_raw(const std::string& object, const std::string& name, NumType mem, void* out) const {
   const std::string where = path_ + ": attribute " + name + " of " + object;
   check_class(attribute_info(object, name), mem, where);

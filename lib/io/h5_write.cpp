@@ -55,6 +55,19 @@ void File::write_attribute_fixed(const std::string& object, const std::string& n
 
 void File::write_rows_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
                           std::uint64_t row_begin, NumType mem, const void* data, std::size_t n, Storage storage) {
+  std::uint64_t row = 1;
+  for (std::size_t i = 1; i < shape.size(); ++i) row *= shape[i];
+  std::vector<std::uint64_t> start(shape.size(), 0), count(shape);
+  if (!shape.empty()) {
+    start[0] = row_begin;
+    count[0] = row ? n / row : 0;
+  }
+  write_selection_raw(dataset, shape, file_type, start, count, mem, data, storage);
+}
+
+void File::write_selection_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
+                               const std::vector<std::uint64_t>& begin, const std::vector<std::uint64_t>& size, NumType mem,
+                               const void* data, Storage storage) {
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   Id fspace(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
@@ -69,24 +82,25 @@ void File::write_rows_raw(const std::string& dataset, const std::vector<std::uin
   }
   Id d(H5Dcreate2(id_, dataset.c_str(), native(file_type), fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   agree_on_write(!d.ok(), "creating dataset " + dataset);
-  std::uint64_t row = 1;
-  for (std::size_t i = 1; i < shape.size(); ++i) row *= shape[i];
-  if (row * (shape.empty() ? 1 : shape[0]) == 0) return;  // an empty dataset: nothing to write (MPI-IO fails on it)
-  const std::uint64_t rows = row ? n / row : 0;
-  std::vector<hsize_t> start(dims.size(), 0), count(dims);
-  start[0] = row_begin;
-  count[0] = rows;
-  if (rows == 0)
+  std::uint64_t all = 1, mine = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    all *= shape[i];
+    mine *= size[i];
+  }
+  if (all == 0) return;  // an empty dataset: nothing to write (MPI-IO fails on it)
+  std::vector<hsize_t> start(begin.begin(), begin.end()), count(size.begin(), size.end());
+  if (mine == 0)
     H5Sselect_none(fspace);
   else
     H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+  for (hsize_t& c : count) c = std::max<hsize_t>(c, 1);  // a valid memory space even when nothing is selected
   Id mspace(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
-  if (rows == 0) H5Sselect_none(mspace);
+  if (mine == 0) H5Sselect_none(mspace);
   Id dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   if (parallel_ && comm_->size() > 1) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);  // MPI-IO only beyond one rank (File::create)
   static const double empty = 0;  // HDF5 refuses a null buffer even when nothing is selected
   errno = 0;
-  const herr_t status = H5Dwrite(d, native(mem), mspace, fspace, dxpl, data ? data : &empty);
+  const herr_t status = H5Dwrite(d, native(mem), mspace, fspace, dxpl, data && mine ? data : &empty);
   agree_on_write(status < 0, "writing " + dataset);
 }
 

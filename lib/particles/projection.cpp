@@ -104,12 +104,12 @@ Projection project_to_grid(const SnapshotReader& reader, const std::vector<int>&
                            const mpi::Comm& comm, const core::PhaseReport& phase) {
   const SnapshotInfo& info = reader.info();
   const grid::GridGeometry& geometry = params.geometry;
-  const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
+  const mpi::BlockDecomposition blocks(geometry.shape, comm.size());
 
   // This rank's share (as read_share) a chunk at a time, each filed by the deposit and let go: the
   // particles are never whole beside the clouds. The checks agree chunk by chunk.
   core::enter(phase, "read");
-  grid::Deposit deposit(geometry, params.assignment, slabs, comm, params.threads);
+  grid::Deposit deposit(geometry, params.assignment, blocks, comm, params.threads);
   double min_mass = INFINITY, max_mass = 0;
   for_each_share_chunk(reader, types, FieldSelection{}, kReadChunk, comm, [&](const ParticleSet& chunk) {
     check_inside_open_box(info, chunk, params, comm);
@@ -123,13 +123,14 @@ Projection project_to_grid(const SnapshotReader& reader, const std::vector<int>&
 
   core::enter(phase, "deposit");
   const double inv_volume = 1.0 / geometry.cell_volume();
-  const auto plane_cells = static_cast<std::size_t>(geometry.shape[1] * geometry.shape[2]);
+  const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
+  const auto plane_cells = static_cast<std::size_t>(box.size()[1] * box.size()[2]);
   grid::DepositMemory memory;
   core::RawVector<float> single;
   if (params.single_precision) {
     // Allocated once the clouds are in place, left unwritten until its planes are summed: pages become
     // resident as the clouds' pages go back.
-    memory.before_sums = [&] { single.resize(static_cast<std::size_t>(slabs.planes(comm.rank())) * plane_cells); };
+    memory.before_sums = [&] { single.resize(static_cast<std::size_t>(box.cells())); };
     // Each block's densities rounded to float32 as it is finished: the value writing a float64 grid as
     // float32 gives, without the float64 grid.
     memory.sink = [&](std::size_t p0, std::size_t p1, const double* mass) {

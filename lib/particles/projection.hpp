@@ -6,7 +6,7 @@
 #include <phew/grid/geometry.hpp>
 #include <phew/model/amr.hpp>
 #include <phew/mpi/comm.hpp>
-#include <phew/mpi/slab.hpp>
+#include <phew/mpi/blocks.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/timer.hpp>
 #include <phew/particles/snapshot.hpp>
@@ -34,7 +34,7 @@ struct ProjectionParams {
 
 struct Projection {
   grid::GridMeta meta;
-  // This rank's planes of the slab decomposition of geometry.shape[0] over comm, in float32 with
+  // This rank's block of mpi::BlockDecomposition(geometry.shape, ranks), C order, in float32 with
   // ProjectionParams::single_precision.
   std::variant<std::vector<double>, core::RawVector<float>> density;
   std::uint64_t particles_outside = 0;  // outside a region, ignored

@@ -3,7 +3,7 @@
 #include <phew/grid/deposit.hpp>
 #include <phew/watershed/merge.hpp>
 #include <phew/watershed/saddles.hpp>
-#include <phew/mesh/slab_mesh.hpp>
+#include <phew/mesh/block_mesh.hpp>
 #include <phew/watershed/watershed.hpp>
 
 #include <algorithm>
@@ -47,13 +47,9 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
   // Mass in velocity space with the cloud-in-cell kernel: smoother than counting, and the same code
   // as the density grid.
   const mpi::Comm self = mpi::Comm::self();
-  const mpi::SlabDecomposition slabs(g.shape[0], 1);
-  grid::DepositResult hist = deposit(g, grid::Assignment::cic, slabs, velocity, mass, self);
-  const auto plane = static_cast<std::size_t>(g.shape[1] * g.shape[2]);
-  std::vector<double> with_ghosts(plane, -std::numeric_limits<double>::infinity());
-  with_ghosts.insert(with_ghosts.end(), hist.mass.begin(), hist.mass.end());
-  with_ghosts.insert(with_ghosts.end(), plane, -std::numeric_limits<double>::infinity());
-  const mesh::SlabMesh mesh(g, slabs, 0, std::move(with_ghosts));
+  const mpi::BlockDecomposition one(g.shape, 1);
+  grid::DepositResult hist = deposit(g, grid::Assignment::cic, one, velocity, mass, self);
+  const mesh::BlockMesh mesh(g, one, std::move(hist.mass), self);
 
   // Watershed over the occupied bins, then relevance merging of the velocity peaks.
   const watershed::Segmentation seg = watershed::segment(mesh, 0.0, self);
@@ -80,7 +76,7 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
     for (std::size_t d = 0; d < 3; ++d)
       c[d] = std::clamp(static_cast<std::int64_t>(std::floor((velocity[3 * i + d] - g.origin[d]) / bin)),
                         std::int64_t{0}, g.shape[d] - 1);
-    const std::size_t s = plane + static_cast<std::size_t>(g.linear({c[0], c[1], c[2]}));
+    const auto s = static_cast<std::size_t>(g.linear({c[0], c[1], c[2]}));  // one block: local slot = linear index
     const std::int64_t label = seg.label_of(s);
     of_particle[i] = label > 0 ? root[static_cast<std::size_t>(label - 1)] : 0;
     auto& mc = mass_count[of_particle[i]];

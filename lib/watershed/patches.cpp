@@ -1,51 +1,66 @@
 #include <phew/watershed/patches.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/fixed_sum.hpp>
 #include <phew/core/log.hpp>
-#include <phew/mpi/ordered_sum.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/watershed/peak_position.hpp>
 #include <phew/watershed/saddles.hpp>
 #include <phew/mesh/cell_space.hpp>
 #include <phew/mesh/octree_mesh.hpp>
-#include <phew/mesh/slab_mesh.hpp>
+#include <phew/mesh/block_mesh.hpp>
 #include <phew/watershed/watershed.hpp>
 
+#include <map>
 #include <type_traits>
 
 namespace phew::watershed {
 namespace {
 
-// Cells and mass of every patch, summed at the peak's owner: per (peak, chunk) partial sums,
-// accumulated chunk by chunk (a plane, or a coarse cell of the octree) through a dense index of the
-// peaks seen in the current chunk, then added in chunk order (mpi::OrderedSum), so the sums do not
-// depend on the decomposition.
+// Cells and mass of every patch, summed at the peak's owner: the owner's block of peak IDs in order,
+// {cells, mass}. The masses are fixed-point sums (core::FixedScale: each cell's mass rounded once, far
+// below a double's precision, and added exactly), so they do not depend on which rank or block held
+// which cells: a patch spans blocks of any shape.
 template <typename Mesh>
-std::map<std::int64_t, std::array<double, 2>> patch_sums(const Mesh& mesh, const Segmentation& seg, const mesh::CellSpace& space,
-                                                          const mpi::SlabDecomposition& owners, const mpi::Comm& comm) {
-  using Sums = mpi::OrderedSum<2>;
-  std::vector<Sums::Entry> partial;
-  std::vector<std::int32_t> at(seg.n_peaks + 1, -1);
-  std::size_t first_entry = 0;
-  std::int64_t current = -1;
+std::vector<std::array<double, 2>> patch_sums(const Mesh& mesh, const Segmentation& seg, const mesh::CellSpace& space,
+                                              const mpi::SlabDecomposition& owners, const mpi::Comm& comm) {
+  // A bound on every cell's mass: the densest test cell in the largest cell (a coarse cell).
+  double densest = 0;
+  seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t) { densest = std::max(densest, mesh.density(s)); });
+  const core::FixedScale scale = core::FixedScale::for_terms(comm.max(densest) * space.grid().cell_volume());
+  const bool uniform = !space.adaptive();
+  const double cell_volume = space.grid().cell_volume();
+  struct Partial {
+    std::int64_t peak, cells;
+    core::FixedWords mass;
+  };
+  std::vector<Partial> partial;
+  std::vector<core::FixedInt> mass;
+  std::vector<std::int32_t> at(seg.n_peaks + 1, -1);  // the peak's place in `partial`
   seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
-    const std::int64_t chunk = mesh.chunk(s);
-    if (chunk != current) {  // a new chunk: forget the last one's dense index
-      for (std::size_t e = first_entry; e < partial.size(); ++e) at[static_cast<std::size_t>(partial[e].key)] = -1;
-      first_entry = partial.size();
-      current = chunk;
-    }
     const std::int64_t l = seg.label[member];
     std::int32_t& k = at[static_cast<std::size_t>(l)];
     if (k < 0) {
-      k = static_cast<std::int32_t>(partial.size() - first_entry);
-      partial.push_back({l, chunk, {0.0, 0.0}});
+      k = static_cast<std::int32_t>(partial.size());
+      partial.push_back({l, 0, {}});
+      mass.push_back(0);
     }
-    auto& v = partial[first_entry + static_cast<std::size_t>(k)].v;
-    v[0] += 1.0;
-    v[1] += mesh.density(s) * space.volume(mesh.global_index(s));
+    ++partial[static_cast<std::size_t>(k)].cells;
+    const double volume = uniform ? cell_volume : space.volume(mesh.global_index(s));
+    mass[static_cast<std::size_t>(k)] += scale.to_fixed(mesh.density(s) * volume);
   });
-  return Sums::at_owners(comm, std::move(partial), [&](std::int64_t id) { return owners.owner(id - 1); });
+  for (std::size_t k = 0; k < partial.size(); ++k) partial[k].mass = core::FixedWords::of(mass[k]);
+  const std::int64_t first = owners.begin(comm.rank()) + 1;
+  std::vector<std::int64_t> cells(static_cast<std::size_t>(owners.planes(comm.rank())), 0);
+  std::vector<core::FixedInt> sum(cells.size(), 0);
+  for (const Partial& p : mpi::route(comm, partial, [&](const Partial& q) { return owners.owner(q.peak - 1); })) {
+    const auto i = static_cast<std::size_t>(p.peak - first);
+    cells[i] += p.cells;
+    sum[i] += p.mass.value();
+  }
+  std::vector<std::array<double, 2>> out(cells.size());
+  for (std::size_t i = 0; i < cells.size(); ++i) out[i] = {static_cast<double>(cells[i]), scale.to_double(sum[i])};
+  return out;
 }
 
 // Peak positions: cell centres, refined by the rank that holds the peak cell, sent to the peak's owner.
@@ -62,7 +77,7 @@ std::vector<std::array<double, 3>> peak_positions(const Mesh& mesh, const Segmen
   for (const std::size_t s : seg.peak_slots) {  // ascending: the order the test cells come in
     const std::int64_t id = seg.label_of(s);
     Position pos{id, space.centre(mesh.global_index(s))};
-    if constexpr (std::is_same_v<Mesh, mesh::SlabMesh> || std::is_same_v<Mesh, mesh::SlabMesh32>) {
+    if constexpr (std::is_same_v<Mesh, mesh::BlockMesh> || std::is_same_v<Mesh, mesh::BlockMesh32>) {
       const grid::GridGeometry& g = mesh.grid();
       const auto cell_size = g.cell_size();
       const auto c = mesh.cell(s);
@@ -110,11 +125,11 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
     throw core::Error::internal("rank {} received {} peak positions for peaks {}..{}", comm.rank(), positions.size(), first, last);
   for (std::int64_t id = first; id <= last; ++id) {
     const PeakCell& pk = seg.own_peak(id);
-    const auto t = totals.find(id);
-    if (t == totals.end())
+    const auto& t = totals[static_cast<std::size_t>(id - first)];
+    if (t[0] == 0)
       throw core::Error::internal("peak {} (cell {}) has no cell sums at its owner, rank {}", id, pk.cell, comm.rank());
     out.peaks.push_back({id, pk.cell, positions[static_cast<std::size_t>(id - first)], pk.density,
-                         static_cast<std::int64_t>(t->second[0]), t->second[1]});
+                         static_cast<std::int64_t>(t[0]), t[1]});
   }
   // The labels of this rank's test cells, in slot order, which is global index order within a rank's run.
   const std::size_t n_local = seg.tests.rank(mesh.end_local()) - seg.tests.rank(mesh.first_local());
@@ -129,16 +144,52 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
 
 }  // namespace
 
-Segmented segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
-                          const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
-  const mesh::SlabMesh mesh(grid.geometry, slabs, comm.rank(), std::move(density));
-  return patches_of(mesh, mesh::CellSpace::uniform(grid.geometry), grid, params, comm, phase);
+namespace {
+
+// The test cells of a block, moved to the ranks whose planes hold them and sorted (io::write_patches'
+// layout: whole planes, mpi::SlabDecomposition(nx, ranks)). Collective.
+void to_plane_owners(grid::CellLabels& cells, const grid::GridGeometry& g, const mpi::Comm& comm) {
+  struct Labelled {
+    std::int64_t cell, label;
+  };
+  std::vector<Labelled> mine(cells.cell.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = {cells.cell[i], cells.label[i]};
+  cells = {};
+  const mpi::SlabDecomposition planes(g.shape[0], comm.size());
+  const auto plane = static_cast<std::int64_t>(g.plane_cells());
+  std::vector<Labelled> got = mpi::route(comm, mine, [&](const Labelled& c) { return planes.owner(c.cell / plane); });
+  mine = {};
+  const auto by_cell = [](const Labelled& a, const Labelled& b) { return a.cell < b.cell; };
+  if (!std::is_sorted(got.begin(), got.end(), by_cell)) std::sort(got.begin(), got.end(), by_cell);
+  cells.cell.reserve(got.size());
+  cells.label.reserve(got.size());
+  for (const Labelled& c : got) {
+    cells.cell.push_back(c.cell);
+    cells.label.push_back(c.label);
+  }
 }
 
-Segmented segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<float> density,
+template <typename Real>
+Segmented segment_blocks(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<Real> density,
+                         const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  Segmented result = [&] {
+    const mesh::BasicBlockMesh<Real> mesh(grid.geometry, blocks, std::move(density), comm);
+    return patches_of(mesh, mesh::CellSpace::uniform(grid.geometry), grid, params, comm, phase);
+  }();
+  to_plane_owners(result.patches.cells, grid.geometry, comm);
+  return result;
+}
+
+}  // namespace
+
+Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<double> density,
                           const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
-  const mesh::SlabMesh32 mesh(grid.geometry, slabs, comm.rank(), std::move(density));
-  return patches_of(mesh, mesh::CellSpace::uniform(grid.geometry), grid, params, comm, phase);
+  return segment_blocks(grid, blocks, std::move(density), params, comm, phase);
+}
+
+Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<float> density,
+                          const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  return segment_blocks(grid, blocks, std::move(density), params, comm, phase);
 }
 
 Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,

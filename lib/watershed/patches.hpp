@@ -6,6 +6,7 @@
 #include <phew/model/amr.hpp>
 #include <phew/model/patches.hpp>
 #include <phew/mpi/comm.hpp>
+#include <phew/mpi/blocks.hpp>
 #include <phew/mpi/slab.hpp>
 
 #include <vector>
@@ -24,13 +25,15 @@ struct Segmented {
   int label_rounds = 0;    // ghost label exchange rounds (provenance: it depends on the decomposition)
 };
 
-// Segments this rank's slab of `grid`: `density` holds its planes with one ghost plane on each side
-// (io::read_grid_slab_with_ghosts). Peaks and saddles are rows owned by blocks of peak IDs, so each
-// rank's rows follow the lower ranks'. Collective. Phases: watershed, saddles, peaks.
-Segmented segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<double> density,
+// Segments this rank's block of `grid` (`blocks.box(rank)`): `density` holds its cells in C order
+// (io::read_grid_box); the ghosts come from the ranks around (mesh::BlockMesh). Peaks and saddles are
+// rows owned by blocks of peak IDs, so each rank's rows follow the lower ranks'; the test cells come
+// back sorted on the ranks whose planes hold them (mpi::SlabDecomposition(nx, ranks), as
+// io::write_patches writes them). Collective. Phases: watershed, saddles, peaks.
+Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<double> density,
                           const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 // The same with a float32 grid's densities as stored (half the memory; the same rows).
-Segmented segment_patches(const grid::GridMeta& grid, const mpi::SlabDecomposition& slabs, std::vector<float> density,
+Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<float> density,
                           const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 // The same on an adaptive mesh (cic-project --refine): this rank's leaves (keys and densities, in key

@@ -1,6 +1,6 @@
 // Watershed segmentation of a density field into peak patches (PHEW Sec. 2.2, 3.1), on any mesh that
 // offers cells with densities, global indices and neighbours, some of them ghosts of other ranks
-// (see WatershedMesh). The uniform grid (mesh::SlabMesh) is the first such mesh;
+// (see WatershedMesh): the uniform grid's blocks (mesh::BlockMesh) and the octree (mesh::OctreeMesh);
 // docs/architecture.md ("The mesh") says what a mesh offers.
 //
 // Order: cells are ranked by (density descending, global index ascending), so ties are broken the same
@@ -29,7 +29,6 @@ concept WatershedMesh = requires(const M& m, std::size_t s, const grid::CellSet&
   { m.is_boundary(s) } -> std::convertible_to<bool>;  // a local slot other ranks hold as a ghost
   { m.density(s) } -> std::convertible_to<double>;
   { m.global_index(s) } -> std::convertible_to<std::int64_t>;
-  { m.chunk(s) } -> std::convertible_to<std::int64_t>;
   m.for_each_neighbour(s, [](std::size_t) {});
   // Ghost members of `t` get the values their owners hold for those cells: `v` holds one value per
   // member of t, ghosts too, in slot order (the members of a ghost cell are the same on both sides).

@@ -65,11 +65,13 @@ struct Result {
 Result run_stages(const mpi::Comm& comm, const std::string& dir, const CatalogueParams& params) {
   grid::GridMeta grid = blob_grid();
   const grid::GridGeometry& g = grid.geometry;
-  const mpi::SlabDecomposition slabs(kN, comm.size());
+  const mpi::BlockDecomposition blocks(g.shape, comm.size());
+  const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
+  const mpi::SlabDecomposition slabs(kN, comm.size());  // io::write_patches' planes
   std::vector<double> mine;
-  for (std::int64_t i = slabs.begin(comm.rank()); i < slabs.end(comm.rank()); ++i)
-    for (std::int64_t j = 0; j < kN; ++j)
-      for (std::int64_t k = 0; k < kN; ++k) {
+  for (std::int64_t i = box.lo[0]; i < box.hi[0]; ++i)
+    for (std::int64_t j = box.lo[1]; j < box.hi[1]; ++j)
+      for (std::int64_t k = box.lo[2]; k < box.hi[2]; ++k) {
         const auto c = g.centre({i, j, k});
         mine.push_back(density_at(c[0], c[1], c[2]));
       }
@@ -78,14 +80,14 @@ Result run_stages(const mpi::Comm& comm, const std::string& dir, const Catalogue
   grid.mean_density = total / static_cast<double>(kN * kN * kN);
   {
     io::File f = io::File::create(dir + "/grid.h5", comm);
-    io::write_grid(f, grid, slabs, mine, io::Precision::f64);
+    io::write_grid(f, grid, blocks, mine, io::Precision::f64);
   }
-  std::vector<double> slab;
+  std::vector<double> block;
   {
     const io::File f = io::File::open_read(dir + "/grid.h5");
-    slab = io::read_grid_slab_with_ghosts(f, g, slabs.begin(comm.rank()), slabs.end(comm.rank()));
+    block = io::read_grid_box(f, g, blocks.box(comm.rank()).lo, blocks.box(comm.rank()).hi);
   }
-  const model::Patches patches = segment_patches(grid, slabs, std::move(slab), {1.0, "1", false}, comm).patches;
+  const model::Patches patches = segment_patches(grid, blocks, std::move(block), {1.0, "1", false}, comm).patches;
   {
     io::File f = io::File::create(dir + "/patches.h5", comm);
     io::write_patches(f, patches, slabs, comm);

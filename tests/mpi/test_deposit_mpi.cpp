@@ -30,20 +30,44 @@ Case random_particles(std::size_t n, double box, unsigned seed) {
   return c;
 }
 
-// Every rank takes its contiguous share of the particles, deposits, and rank 0 gathers the grid.
-std::vector<double> distributed(const GridGeometry& g, Assignment a, const mpi::SlabDecomposition& slabs,
-                                const Case& c, const mpi::Comm& comm) {
+// Every rank takes its contiguous share of the particles and deposits; every rank assembles the whole
+// grid from the blocks. The total mass must be the single rank's too.
+std::vector<double> distributed(const GridGeometry& g, Assignment a, const mpi::BlockDecomposition& blocks,
+                                const Case& c, const mpi::Comm& comm, double* total = nullptr) {
   const std::size_t n = c.mass.size();
   const auto r = static_cast<std::size_t>(comm.rank()), s = static_cast<std::size_t>(comm.size());
   const std::size_t b = n * r / s, e = n * (r + 1) / s;
-  const auto res = deposit(g, a, slabs, std::span<const double>(c.pos).subspan(3 * b, 3 * (e - b)),
+  const auto res = deposit(g, a, blocks, std::span<const double>(c.pos).subspan(3 * b, 3 * (e - b)),
                            std::span<const double>(c.mass).subspan(b, e - b), comm);
-  return comm.all_gatherv<double>(res.mass);
+  if (total) *total = res.mass_total;
+  const std::vector<double> all = comm.all_gatherv<double>(res.mass);
+  std::vector<double> grid(static_cast<std::size_t>(g.shape[0] * g.shape[1] * g.shape[2]), -1.0);
+  std::size_t at = 0;
+  for (int q = 0; q < comm.size(); ++q) {
+    const mpi::BlockDecomposition::Box box = blocks.box(q);
+    for (auto i = box.lo[0]; i < box.hi[0]; ++i)
+      for (auto j = box.lo[1]; j < box.hi[1]; ++j)
+        for (auto k = box.lo[2]; k < box.hi[2]; ++k) grid[static_cast<std::size_t>((i * g.shape[1] + j) * g.shape[2] + k)] = all[at++];
+  }
+  return grid;
 }
 
-std::vector<double> single(const GridGeometry& g, Assignment a, const Case& c) {
+std::vector<double> single(const GridGeometry& g, Assignment a, const Case& c, double* total = nullptr) {
   const mpi::Comm self(MPI_COMM_SELF);
-  return deposit(g, a, mpi::SlabDecomposition(g.shape[0], 1), c.pos, c.mass, self).mass;
+  const auto res = deposit(g, a, mpi::BlockDecomposition(g.shape, 1), c.pos, c.mass, self);
+  if (total) *total = res.mass_total;
+  return res.mass;
+}
+
+// Every lattice of the ranks that fits the grid (slabs, pencils, bricks), and the chosen one.
+std::vector<mpi::BlockDecomposition> lattices(const GridGeometry& g, int ranks) {
+  std::vector<mpi::BlockDecomposition> out{mpi::BlockDecomposition(g.shape, ranks)};
+  for (int px = 1; px <= ranks; ++px)
+    for (int py = 1; px * py <= ranks; ++py)
+      if (ranks % (px * py) == 0 && px <= g.shape[0] && py <= g.shape[1] && ranks / (px * py) <= g.shape[2])
+        out.push_back(mpi::BlockDecomposition({mpi::SlabDecomposition(g.shape[0], px), mpi::SlabDecomposition(g.shape[1], py),
+                                               mpi::SlabDecomposition(g.shape[2], ranks / (px * py))}));
+  return out;
 }
 
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
@@ -52,7 +76,7 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 
 class RankInvariance : public ::testing::TestWithParam<Assignment> {};
 
-TEST_P(RankInvariance, EvenSlabsGiveIdenticalBits) {
+TEST_P(RankInvariance, EveryLatticeGivesIdenticalBits) {
   const mpi::Comm comm;
   GridGeometry g;
   g.shape = {12, 10, 8};
@@ -63,8 +87,13 @@ TEST_P(RankInvariance, EvenSlabsGiveIdenticalBits) {
       cc.pos[3 * i + 1] *= 5.0 / 6.0;
       cc.pos[3 * i + 2] *= 4.0 / 6.0;
     }
-    const auto got = distributed(g, GetParam(), mpi::SlabDecomposition(12, comm.size()), cc, comm);
-    EXPECT_TRUE(same_bits(got, single(g, GetParam(), cc)));
+    double want_total = 0;
+    const auto want = single(g, GetParam(), cc, &want_total);
+    for (const mpi::BlockDecomposition& blocks : lattices(g, comm.size())) {
+      double total = 0;
+      EXPECT_TRUE(same_bits(distributed(g, GetParam(), blocks, cc, comm, &total), want));
+      EXPECT_EQ(total, want_total);
+    }
   }
 }
 
@@ -77,8 +106,10 @@ TEST_P(RankInvariance, UnevenAndEmptySlabsGiveIdenticalBits) {
   // Rank 0 gets one plane, the last rank the rest, the ranks between none.
   std::vector<std::int64_t> begins(static_cast<std::size_t>(comm.size()), 1);
   begins[0] = 0;
-  const mpi::SlabDecomposition slabs(9, begins);
-  EXPECT_TRUE(same_bits(distributed(g, GetParam(), slabs, c, comm), single(g, GetParam(), c)));
+  const mpi::SlabDecomposition uneven(9, begins), whole(9, 1);
+  for (const mpi::BlockDecomposition& blocks : {mpi::BlockDecomposition({uneven, whole, whole}), mpi::BlockDecomposition({whole, uneven, whole}),
+                                                mpi::BlockDecomposition({whole, whole, uneven})})
+    EXPECT_TRUE(same_bits(distributed(g, GetParam(), blocks, c, comm), single(g, GetParam(), c)));
 }
 
 TEST_P(RankInvariance, MoreRanksThanPlanes) {
@@ -87,7 +118,7 @@ TEST_P(RankInvariance, MoreRanksThanPlanes) {
   g.shape = {2, 4, 4};
   g.extent = {1.0, 1.0, 1.0};
   const Case c = random_particles(1000, 1.0, 3);
-  EXPECT_TRUE(same_bits(distributed(g, GetParam(), mpi::SlabDecomposition(2, comm.size()), c, comm),
+  EXPECT_TRUE(same_bits(distributed(g, GetParam(), mpi::BlockDecomposition(g.shape, comm.size()), c, comm),
                         single(g, GetParam(), c)));
 }
 
@@ -97,7 +128,7 @@ TEST_P(RankInvariance, AgreesWithTheNaiveReference) {
   g.shape = {16, 16, 16};
   g.extent = {2.0, 2.0, 2.0};
   const Case c = random_particles(4000, 2.0, 5);
-  const auto got = distributed(g, GetParam(), mpi::SlabDecomposition(16, comm.size()), c, comm);
+  const auto got = distributed(g, GetParam(), mpi::BlockDecomposition(g.shape, comm.size()), c, comm);
   const char* names[] = {"ngp", "cic", "tsc"};
   const auto want = test::reference_deposit({16, 16, 16}, {2, 2, 2}, c.pos, c.mass, names[static_cast<int>(GetParam())]);
   ASSERT_EQ(got.size(), want.size());
@@ -112,7 +143,7 @@ TEST_P(RankInvariance, NonPeriodicRegion) {
   g.extent = {0.5, 0.5, 0.5};
   g.periodic = false;
   const Case c = random_particles(5000, 1.0, 13);
-  EXPECT_TRUE(same_bits(distributed(g, GetParam(), mpi::SlabDecomposition(10, comm.size()), c, comm),
+  EXPECT_TRUE(same_bits(distributed(g, GetParam(), mpi::BlockDecomposition(g.shape, comm.size()), c, comm),
                         single(g, GetParam(), c)));
 }
 

@@ -1,11 +1,103 @@
-// The mesh's ghost exchange at any rank count: ghost planes come from their owners, planes travel with
-// their source, on periodic and open grids, with ranks that own no plane.
+// The meshes' ghost exchanges at any rank count: the uniform grid's blocks (every lattice the ranks
+// make, periodic and open, grids of 1-3 cells per axis) give each cell exactly the neighbours a brute
+// force over the wrapped grid gives, with their densities, and ghost members take their owners'
+// values; ghost planes (the potential's FFT slabs) come from their owners, planes travel with their
+// source, with ranks that own no plane.
+#include <phew/mesh/block_mesh.hpp>
 #include <phew/mesh/ghost_planes.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 namespace phew::mesh {
 namespace {
+
+double value_of(std::int64_t cell) { return 0.25 * static_cast<double>(cell % 1009) + 1.0; }
+
+// Every lattice of `ranks` that fits the grid, and the chosen one (which may leave ranks idle).
+std::vector<mpi::BlockDecomposition> lattices(const mpi::Extent3& n, int ranks) {
+  std::vector<mpi::BlockDecomposition> out{mpi::BlockDecomposition(n, ranks)};
+  for (int px = 1; px <= ranks; ++px)
+    for (int py = 1; px * py <= ranks; ++py)
+      if (ranks % (px * py) == 0 && px <= n[0] && py <= n[1] && ranks / (px * py) <= n[2])
+        out.push_back(mpi::BlockDecomposition({mpi::SlabDecomposition(n[0], px), mpi::SlabDecomposition(n[1], py),
+                              mpi::SlabDecomposition(n[2], ranks / (px * py))}));
+  return out;
+}
+
+TEST(BlockMesh, NeighboursAndGhostsMatchABruteForce) {
+  const mpi::Comm comm;
+  for (const mpi::Extent3 n : {mpi::Extent3{6, 6, 6}, mpi::Extent3{7, 5, 3}, mpi::Extent3{1, 3, 2}, mpi::Extent3{2, 2, 2}, mpi::Extent3{3, 1, 4}})
+    for (const bool periodic : {true, false})
+      for (const mpi::BlockDecomposition& blocks : lattices(n, comm.size())) {
+        grid::GridGeometry g;
+        g.shape = n;
+        g.periodic = periodic;
+        const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
+        std::vector<double> mine;
+        for (auto i = box.lo[0]; i < box.hi[0]; ++i)
+          for (auto j = box.lo[1]; j < box.hi[1]; ++j)
+            for (auto k = box.lo[2]; k < box.hi[2]; ++k) mine.push_back(value_of((i * n[1] + j) * n[2] + k));
+        const BlockMesh mesh(g, blocks, mine, comm);
+        ASSERT_EQ(mesh.end_local(), static_cast<std::size_t>(box.cells()));
+        grid::CellSet all(mesh.slots());
+        for (std::size_t s = 0; s < mesh.slots(); ++s)
+          if (mesh.global_index(s) >= 0) all.insert(s);
+        all.finish();
+        std::vector<std::int64_t> values(all.size(), -1);
+        for (std::size_t s = 0; s < mesh.end_local(); ++s) values[all.rank(s)] = mesh.global_index(s);
+        mesh.update_ghost_members(all, values, comm);
+        for (std::size_t s = 0; s < mesh.end_local(); ++s) {
+          const auto c = mesh.cell(s);
+          std::set<std::int64_t> want;
+          for (int di = -1; di <= 1; ++di)
+            for (int dj = -1; dj <= 1; ++dj)
+              for (int dk = -1; dk <= 1; ++dk) {
+                mpi::Extent3 m{c[0] + di, c[1] + dj, c[2] + dk};
+                bool inside = true;
+                for (std::size_t d = 0; d < 3; ++d) {
+                  if (m[d] < 0 || m[d] >= n[d]) inside = periodic;
+                  m[d] = (m[d] + n[d]) % n[d];
+                }
+                const std::int64_t cell = (m[0] * n[1] + m[1]) * n[2] + m[2];
+                if (inside && cell != mesh.global_index(s)) want.insert(cell);
+              }
+          std::set<std::int64_t> got;
+          mesh.for_each_neighbour(s, [&](std::size_t t) {
+            const std::int64_t cell = mesh.global_index(t);
+            got.insert(cell);
+            EXPECT_EQ(mesh.density(t), value_of(cell)) << "cell " << cell;
+            EXPECT_EQ(values[all.rank(t)], cell) << "the ghost's member value comes from its owner";
+          });
+          ASSERT_EQ(got, want) << "cell " << mesh.global_index(s) << " of a " << n[0] << "x" << n[1] << "x" << n[2]
+                               << (periodic ? " periodic" : " open") << " grid, lattice " << blocks.lattice()[0] << "x"
+                               << blocks.lattice()[1] << "x" << blocks.lattice()[2];
+        }
+      }
+}
+
+TEST(BlockDecomposition, TheLatticeHasTheFewestGhostsAndLetsRanksOutnumberPlanes) {
+  EXPECT_EQ(mpi::block_lattice({256, 256, 256}, 2), (std::array<int, 3>{2, 1, 1}));  // slabs while they are best
+  EXPECT_EQ(mpi::block_lattice({256, 256, 256}, 8), (std::array<int, 3>{2, 2, 2}));
+  EXPECT_EQ(mpi::block_lattice({6, 6, 6}, 8), (std::array<int, 3>{2, 2, 2}));
+  EXPECT_EQ(mpi::block_lattice({4, 4, 4}, 64), (std::array<int, 3>{4, 4, 4}));
+  EXPECT_EQ(mpi::block_lattice({4, 4, 4}, 5), (std::array<int, 3>{0, 0, 0}));  // no lattice of 5 fits
+  const mpi::BlockDecomposition b({4, 4, 4}, 5);                                         // so 4 ranks work, one idles
+  EXPECT_EQ(b.used_ranks(), 4);
+  EXPECT_EQ(b.box(4).cells(), 0);
+  std::int64_t total = 0;
+  for (int r = 0; r < 5; ++r) total += b.box(r).cells();
+  EXPECT_EQ(total, 64);
+  const mpi::BlockDecomposition c({6, 6, 6}, 8);
+  for (std::int64_t i = 0; i < 6; ++i)
+    for (std::int64_t j = 0; j < 6; ++j)
+      for (std::int64_t k = 0; k < 6; ++k) {
+        const mpi::BlockDecomposition::Box box = c.box(c.owner({i, j, k}));
+        EXPECT_TRUE(i >= box.lo[0] && i < box.hi[0] && j >= box.lo[1] && j < box.hi[1] && k >= box.lo[2] && k < box.hi[2]);
+      }
+}
 
 TEST(Planes, GhostsComeFromTheirOwners) {
   const mpi::Comm comm;

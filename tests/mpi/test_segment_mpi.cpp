@@ -1,8 +1,9 @@
 // phew-segment's core on 1-4 ranks: equal to the serial reference on random fields (with ties and
-// plateaus), analytic blobs, periodic seams, uneven slabs.
+// plateaus), analytic blobs, periodic seams, every lattice of blocks the ranks make (slabs, pencils,
+// bricks), uneven and empty blocks.
 #include "../unit/reference_watershed.hpp"
 #include <phew/watershed/saddles.hpp>
-#include <phew/mesh/slab_mesh.hpp>
+#include <phew/mesh/block_mesh.hpp>
 #include <phew/watershed/watershed.hpp>
 
 #include <gtest/gtest.h>
@@ -18,26 +19,36 @@ struct Field {
   std::vector<double> rho;
 };
 
-// This rank's slab with one ghost plane each side, cut from the whole field.
-mesh::SlabMesh mesh_of(const Field& f, const mpi::SlabDecomposition& slabs, int rank) {
-  const long nx = f.g.shape[0];
-  const auto plane = static_cast<std::size_t>(f.g.shape[1] * f.g.shape[2]);
+// This rank's block, cut from the whole field; the mesh fetches its ghosts.
+mesh::BlockMesh mesh_of(const Field& f, const mpi::BlockDecomposition& blocks, const mpi::Comm& comm) {
+  const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
   std::vector<double> d;
-  for (long i = slabs.begin(rank) - 1; i <= slabs.end(rank); ++i) {
-    if (!f.g.periodic && (i < 0 || i >= nx)) {
-      d.insert(d.end(), plane, -std::numeric_limits<double>::infinity());
-      continue;
+  for (long i = box.lo[0]; i < box.hi[0]; ++i)
+    for (long j = box.lo[1]; j < box.hi[1]; ++j)
+      for (long k = box.lo[2]; k < box.hi[2]; ++k) d.push_back(f.rho[static_cast<std::size_t>((i * f.g.shape[1] + j) * f.g.shape[2] + k)]);
+  return mesh::BlockMesh(f.g, blocks, std::move(d), comm);
+}
+
+// Every lattice of the ranks (slabs, pencils and bricks along any axes) that fits the grid.
+std::vector<mpi::BlockDecomposition> every_lattice(const grid::GridGeometry& g, int ranks) {
+  std::vector<mpi::BlockDecomposition> out;
+  for (int px = 1; px <= ranks; ++px)
+    for (int py = 1; px * py <= ranks; ++py) {
+      if (ranks % (px * py) != 0) continue;
+      const int pz = ranks / (px * py);
+      if (px > g.shape[0] || py > g.shape[1] || pz > g.shape[2]) continue;
+      out.emplace_back(std::array<mpi::SlabDecomposition, 3>{mpi::SlabDecomposition(g.shape[0], px),
+                                                             mpi::SlabDecomposition(g.shape[1], py),
+                                                             mpi::SlabDecomposition(g.shape[2], pz)});
     }
-    const long w = ((i % nx) + nx) % nx;
-    d.insert(d.end(), f.rho.begin() + static_cast<long>(w * plane), f.rho.begin() + static_cast<long>((w + 1) * plane));
-  }
-  return mesh::SlabMesh(f.g, slabs, rank, std::move(d));
+  if (out.empty()) out.emplace_back(g.shape, ranks);  // more ranks than fit: some hold nothing
+  return out;
 }
 
 // Runs the parallel path and checks labels, peaks and saddles against the reference.
-void check_against_reference(const Field& f, double threshold, const mpi::SlabDecomposition& slabs) {
+void check_against_reference(const Field& f, double threshold, const mpi::BlockDecomposition& blocks) {
   const mpi::Comm comm;
-  const mesh::SlabMesh mesh = mesh_of(f, slabs, comm.rank());
+  const mesh::BlockMesh mesh = mesh_of(f, blocks, comm);
   const Segmentation seg = segment(mesh, threshold, comm);
   const auto saddles = comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm));  // each rank holds its own
   const auto ref = test::reference_watershed(f.rho, {f.g.shape[0], f.g.shape[1], f.g.shape[2]}, f.g.periodic, threshold);
@@ -101,14 +112,14 @@ TEST(Segment, RandomFieldsWithTiesMatchTheReference) {
   for (bool periodic : {true, false})
     for (unsigned seed : {1u, 2u, 3u}) {
       const Field f = random_field({11, 7, 6}, periodic, seed, 5);
-      check_against_reference(f, 1.5, mpi::SlabDecomposition(11, comm.size()));
+      for (const mpi::BlockDecomposition& blocks : every_lattice(f.g, comm.size())) check_against_reference(f, 1.5, blocks);
     }
 }
 
 TEST(Segment, SmoothRandomFieldMatchesTheReference) {
   const mpi::Comm comm;
   Field f = random_field({16, 12, 10}, true, 9, 1000);
-  check_against_reference(f, 300.0, mpi::SlabDecomposition(16, comm.size()));
+  for (const mpi::BlockDecomposition& blocks : every_lattice(f.g, comm.size())) check_against_reference(f, 300.0, blocks);
 }
 
 TEST(Segment, UnevenAndEmptySlabs) {
@@ -116,22 +127,23 @@ TEST(Segment, UnevenAndEmptySlabs) {
   const Field f = random_field({9, 5, 5}, true, 4, 4);
   std::vector<std::int64_t> begins(static_cast<std::size_t>(comm.size()), 1);
   begins[0] = 0;
-  check_against_reference(f, 0.5, mpi::SlabDecomposition(9, begins));
+  check_against_reference(f, 0.5, mpi::BlockDecomposition({mpi::SlabDecomposition(9, begins), mpi::SlabDecomposition(5, 1), mpi::SlabDecomposition(5, 1)}));
+  check_against_reference(f, 0.5, mpi::BlockDecomposition({mpi::SlabDecomposition(9, 1), mpi::SlabDecomposition(5, 1), mpi::SlabDecomposition(5, begins)}));
 }
 
 TEST(Segment, TinyGrids) {
   const mpi::Comm comm;
   for (long nx : {1L, 2L, 3L}) {
     const Field f = random_field({nx, 3, 2}, true, 5, 3);
-    check_against_reference(f, 0.5, mpi::SlabDecomposition(nx, comm.size()));
+    for (const mpi::BlockDecomposition& blocks : every_lattice(f.g, comm.size())) check_against_reference(f, 0.5, blocks);
   }
 }
 
 TEST(Segment, OneGaussianBlobIsOnePeakCoveringAllTestCells) {
   const mpi::Comm comm;
   const Field f = blobs({20, 16, 16}, {{10.2, 8.1, 7.9, 3.0}});
-  const mpi::SlabDecomposition slabs(20, comm.size());
-  const mesh::SlabMesh mesh = mesh_of(f, slabs, comm.rank());
+  const mpi::BlockDecomposition blocks(f.g.shape, comm.size());
+  const mesh::BlockMesh mesh = mesh_of(f, blocks, comm);
   const Segmentation seg = segment(mesh, 0.05, comm);
   ASSERT_EQ(seg.n_peaks, 1u);
   const auto peaks = comm.all_gatherv<PeakCell>(seg.own_peaks);
@@ -145,19 +157,19 @@ TEST(Segment, OneGaussianBlobIsOnePeakCoveringAllTestCells) {
 TEST(Segment, BlobOnThePeriodicSeamIsOnePeak) {
   const mpi::Comm comm;
   const Field f = blobs({20, 12, 12}, {{0.3, 6.0, 6.0, 2.5}});  // straddles x = 0
-  const mpi::SlabDecomposition slabs(20, comm.size());
-  const mesh::SlabMesh mesh = mesh_of(f, slabs, comm.rank());
+  const mpi::BlockDecomposition blocks(f.g.shape, comm.size());
+  const mesh::BlockMesh mesh = mesh_of(f, blocks, comm);
   const Segmentation seg = segment(mesh, 0.01, comm);
   EXPECT_EQ(seg.n_peaks, 1u);
-  check_against_reference(f, 0.01, slabs);
+  check_against_reference(f, 0.01, blocks);
 }
 
 TEST(Segment, TwoBlobsHaveTheBruteForceSaddle) {
   const mpi::Comm comm;
   // Equal blobs at x = 8 and x = 16: the saddle lies on the plane between, near the midpoint density.
   const Field f = blobs({24, 12, 12}, {{8.0, 6.0, 6.0, 2.5}, {16.0, 6.0, 6.0, 2.5}});
-  const mpi::SlabDecomposition slabs(24, comm.size());
-  const mesh::SlabMesh mesh = mesh_of(f, slabs, comm.rank());
+  const mpi::BlockDecomposition blocks(f.g.shape, comm.size());
+  const mesh::BlockMesh mesh = mesh_of(f, blocks, comm);
   const Segmentation seg = segment(mesh, 0.05, comm);
   ASSERT_EQ(seg.n_peaks, 2u);
   const auto saddles = comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm));

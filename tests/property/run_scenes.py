@@ -303,7 +303,7 @@ class Scene:
         if self.dir.exists():
             shutil.rmtree(self.dir)
         t0 = time.time()
-        o = scene_mod.make(self.seed, self.dir)
+        o = scene_mod.make(self.seed, self.dir, self.args.grid)
         self.summary = (f"{o['n_particles']} particles, {o['n_blobs']} blobs, background {o['background']}, grid "
                         f"{'x'.join(map(str, o['grid']))} {o['assignment']} {o['precision']}, "
                         + (f"adaptive (--refine {o['amr']['refine']:g} --levels {o['amr']['levels']}), " if o.get("amr") else "")
@@ -506,6 +506,8 @@ def main():
     ap.add_argument("--ranks-per-scene", type=int, default=0,
                     help="run each scene at 1 rank and only this many of the other --ranks, rotating with the seed "
                          "(CI: 1, so 30 scenes cover 2, 3 and 4 ranks ten times each); 0: all of them")
+    ap.add_argument("--grid", default=None,
+                    help="NX,NY,NZ: every scene on this grid (e.g. 6,6,6 with --ranks 1,8: more ranks than planes)")
     ap.add_argument("--work", default=None, help="folder for the scenes (default: a new temporary folder)")
     ap.add_argument("--jobs", type=int, default=3, help="rank counts run side by side after the 1-rank run")
     ap.add_argument("--timeout", type=int, default=120, help="seconds per tool run")
@@ -522,6 +524,8 @@ def main():
     a = ap.parse_args()
     a.bin = str(Path(a.bin).resolve())
     a.ranks = [int(r) for r in a.ranks.split(",")]
+    if a.grid:
+        a.grid = [int(v) for v in a.grid.split(",")]
     if a.ranks[0] != 1:
         a.ranks = [1] + [r for r in a.ranks if r != 1]
     for t in ("cic-project", "phew-segment", "phew-merge", "unbind", "deblend", "voters", "mergertree", "dtfe-surface"):

@@ -10,8 +10,9 @@ The same seed gives the same files and options (numpy's default_rng). What a see
                  IDs permuted, 32- or 64-bit, sometimes huge with gaps; file order shuffled per snapshot
   blobs          1-60 Gaussian blobs (some top-hat spheres), widths 0.5-10 cells, mass ratios 1-1000,
                  a uniform background of 0-60% of the particles (sometimes on cell centres: plateaus of
-                 exactly equal densities); blobs centred on the x planes that split the grid between
-                 2, 3 and 4 ranks (and on the slabs of the potential's mesh), across the periodic
+                 exactly equal densities); blobs centred on the planes (x, y or z) that split the grid between
+                 2, 3, 4 and 8 ranks
+                 into blocks (and on the slabs of the potential's mesh), across the periodic
                  boundary (or the region's edge), inside a wider blob (substructure), touching a
                  bigger blob
   velocities     a bulk velocity per blob and a dispersion of 0.3 v_escape; some blobs are two streams
@@ -58,13 +59,17 @@ def pick_grid(rng):
     return [int(rng.choice(SMALL + PRIMES[:8])), int(rng.choice(PRIMES + EVEN[:4])), int(rng.choice(PRIMES + EVEN[:4]))]
 
 
-def make(seed, out):
+def make(seed, out, grid=None):
+    """The scene of `seed` in folder `out`; `grid` ([nx, ny, nz]) replaces the grid it would pick (the
+    rest of the scene stays the seed's)."""
     rng = np.random.default_rng(seed)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     box = 100.0
     periodic = bool(rng.uniform() < 0.7)
     shape = pick_grid(rng)
+    if grid is not None:
+        shape = [int(v) for v in grid]
     if periodic:
         lo, hi = np.zeros(3), np.full(3, box)
         region = None
@@ -90,15 +95,18 @@ def make(seed, out):
     counts = rng.multinomial(n - n_bg, weight / weight.sum())
     centre = lo + rng.uniform(0, 1, (nb, 3)) * extent
     place = []
-    # x planes that split the grid between 2, 3, 4 ranks, and the potential mesh's slabs (powers of 2)
-    planes = sorted({lo[0] + b * cell[0] for r in (2, 3, 4) for b in slab_begins(shape[0], r)[1:]}
-                    | {lo[0] + extent[0] * k / 4 for k in (1, 2, 3)} | {lo[0] + extent[0] * k / 3 for k in (1, 2)})
+    # Per axis, the planes where the blocks of 2, 3, 4 or 8 ranks meet (each axis of a rank lattice is cut
+    # in 1-4 even parts), and on x the potential mesh's slabs (powers of 2).
+    planes = [sorted({lo[ax] + b * cell[ax] for r in (2, 3, 4) for b in slab_begins(shape[ax], r)[1:]} | {lo[ax] + extent[ax] / 2})
+              for ax in range(3)]
+    planes[0] = sorted(set(planes[0]) | {lo[0] + extent[0] * k / 4 for k in (1, 2, 3)} | {lo[0] + extent[0] * k / 3 for k in (1, 2)})
     for b in range(nb):
         u = rng.uniform()
         wider = [k for k in range(b) if width[k] > 2 * width[b]]
-        if u < 0.25:  # on a slab boundary
-            centre[b, 0] = float(rng.choice(planes)) + (0 if rng.uniform() < 0.3 else rng.normal(0, 0.5) * cell[0])
-            place.append("slab")
+        if u < 0.25:  # on a block boundary (x, y, z in turn)
+            ax = b % 3
+            centre[b, ax] = float(rng.choice(planes[ax])) + (0 if rng.uniform() < 0.3 else rng.normal(0, 0.5) * cell[ax])
+            place.append("block")
         elif u < 0.37:  # across the periodic boundary (or the region's edge)
             ax = int(rng.integers(3))
             centre[b, ax] = (lo[ax] if rng.uniform() < 0.5 else hi[ax]) + rng.normal(0, 1) * width[b]
@@ -209,10 +217,10 @@ def make(seed, out):
                        mass_mode, boxsize, open_style, time,
                        cosmology, potential, pos[order], centre + bulk * t + shift, width, counts, mass, member, periodic)
 
-    # Field centres for dtfe-surface: the heaviest blob, a blob on a slab boundary, an edge point.
+    # Field centres for dtfe-surface: the heaviest blob, a blob on a block boundary, an edge point.
     big = int(np.argmax(counts))
     cs = [centre[big]]
-    sl = [b for b in range(nb) if place[b] == "slab"]
+    sl = [b for b in range(nb) if place[b] == "block"]
     if sl:
         cs.append(centre[sl[0]])
     if periodic:  # a point on the periodic seam

@@ -26,7 +26,7 @@ GridGeometry cube(long n, double box, bool periodic = true) {
 std::vector<double> run(const GridGeometry& g, Assignment a, const std::vector<double>& pos,
                         const std::vector<double>& mass) {
   const mpi::Comm self(MPI_COMM_SELF);
-  const mpi::SlabDecomposition slabs(g.shape[0], 1);
+  const mpi::BlockDecomposition slabs(g.shape, 1);
   return deposit(g, a, slabs, pos, mass, self).mass;
 }
 
@@ -84,7 +84,7 @@ TEST(Deposit, TscWrapsOnATinyGrid) {
 TEST(Deposit, NonPeriodicGridDropsWeightOutsideAndIgnoresOutsideParticles) {
   GridGeometry g = cube(4, 4.0, false);
   const mpi::Comm self(MPI_COMM_SELF);
-  const auto r = deposit(g, Assignment::cic, mpi::SlabDecomposition(4, 1), std::vector<double>{0.0, 2.5, 2.5, 9, 9, 9},
+  const auto r = deposit(g, Assignment::cic, mpi::BlockDecomposition(g.shape, 1), std::vector<double>{0.0, 2.5, 2.5, 9, 9, 9},
                          std::vector<double>{2.0, 5.0}, self);
   EXPECT_EQ(r.particles_outside, 1u);
   EXPECT_EQ(r.particles_in, 1u);
@@ -142,7 +142,7 @@ TEST_P(AgainstReference, SinkGivesTheWholeGridsBitsBlockByBlock) {
   const auto g = cube(40, 10.0);
   const auto [pos, mass] = random_particles(20000, 7);
   const mpi::Comm self(MPI_COMM_SELF);
-  const mpi::SlabDecomposition slabs(g.shape[0], 1);
+  const mpi::BlockDecomposition slabs(g.shape, 1);
   const DepositResult whole = deposit(g, a, slabs, pos, mass, self);
   const auto plane = static_cast<std::size_t>(g.shape[1] * g.shape[2]);
   for (const int threads : {1, 3}) {
@@ -166,7 +166,6 @@ TEST_P(AgainstReference, SinkGivesTheWholeGridsBitsBlockByBlock) {
     EXPECT_TRUE(released_first);
     EXPECT_EQ(std::count(given.begin(), given.end(), 1), g.shape[0]) << threads << " threads";
     EXPECT_TRUE(got == whole.mass) << threads << " threads";
-    EXPECT_EQ(blocks.plane_mass, whole.plane_mass);
     EXPECT_EQ(blocks.mass_total, whole.mass_total);
   }
 }

@@ -350,7 +350,7 @@ TEST(Octree, WithoutRefinementTheLeavesAreTheUniformGrid) {
     const auto leaves = tree.leaves();
     const auto got = deposit_on_leaves(tree, a, pos, mass);
     const mpi::Comm self(MPI_COMM_SELF);
-    const auto want = grid::deposit(g, a, mpi::SlabDecomposition(g.shape[0], 1), pos, mass, self).mass;
+    const auto want = grid::deposit(g, a, mpi::BlockDecomposition(g.shape, 1), pos, mass, self).mass;
     for (std::size_t n = 0; n < leaves.size(); ++n) {
       const auto& i = leaves[n].index;
       ASSERT_NEAR(got[n], want[static_cast<std::size_t>(g.linear({i[0], i[1], i[2]}))], 1e-12 * total(mass));
@@ -368,7 +368,7 @@ TEST(Octree, OpenGridsDropWhatLiesOutsideAsTheUniformGridDoes) {
   const Octree tree = build_octree(g, p, pos, mass);
   const auto got = deposit_on_leaves(tree, grid::Assignment::cic, pos, mass);
   const mpi::Comm self(MPI_COMM_SELF);
-  const auto uniform = grid::deposit(g, grid::Assignment::cic, mpi::SlabDecomposition(6, 1), pos, mass, self).mass;
+  const auto uniform = grid::deposit(g, grid::Assignment::cic, mpi::BlockDecomposition(g.shape, 1), pos, mass, self).mass;
   double inside = 0;
   for (std::size_t q = 0; q < mass.size(); ++q) {
     bool in = true;

@@ -150,14 +150,14 @@ CicParams check_cic_options(const CicOptions& opt) {
 
 namespace {
 
-// Refuses before allocating: this rank's slab and particle share, times the ranks sharing the node. Collective.
-void check_projection_memory(const grid::GridGeometry& geometry, const mpi::SlabDecomposition& slabs, std::uint64_t n_total,
+// Refuses before allocating: this rank's block and particle share, times the ranks sharing the node. Collective.
+void check_projection_memory(const grid::GridGeometry& geometry, const mpi::BlockDecomposition& blocks, std::uint64_t n_total,
                              io::Precision precision, const mpi::Comm& comm) {
   const double cell_bytes = precision == io::Precision::f32 ? 4.0 : 8.0;  // the grid is held in the file's precision
-  const double slab_bytes = cell_bytes * static_cast<double>(slabs.planes(comm.rank())) * static_cast<double>(geometry.plane_cells());
+  const double block_bytes = cell_bytes * static_cast<double>(blocks.box(comm.rank()).cells());
   const double particle_bytes = (32.0 + grid::kDepositBytesPerParticle) * static_cast<double>(n_total) / comm.size();
   mpi::agree(comm, [&] {
-    core::check_memory((slab_bytes + particle_bytes) * mpi::ranks_on_node(comm), core::available_memory_bytes(),
+    core::check_memory((block_bytes + particle_bytes) * mpi::ranks_on_node(comm), core::available_memory_bytes(),
                  fmt::format("a {}x{}x{} grid of {} particles", geometry.shape[0], geometry.shape[1], geometry.shape[2],
                              core::log::thousands(static_cast<long long>(n_total))));
   });
@@ -229,8 +229,8 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   core::log::info("{}: {} snapshot, {} file(s), {} particles of types {}", info.files.front(), info.format, info.files.size(),
             core::log::thousands(static_cast<long long>(n_total)), opt.types);
 
-  const mpi::SlabDecomposition slabs(geometry.shape[0], comm.size());
-  check_projection_memory(geometry, slabs, n_total, params.precision, comm);
+  const mpi::BlockDecomposition blocks(geometry.shape, comm.size());  // project_to_grid's
+  check_projection_memory(geometry, blocks, n_total, params.precision, comm);
 
   const particles::ProjectionParams projection{geometry, params.assignment, params.region.has_value(),
                                                params.octree ? 1 : tool::threads_to_use(params.threads, comm),
@@ -258,9 +258,9 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   if (meta.critical_density) m.summary("mean_over_critical", meta.mean_density / *meta.critical_density);
   ctx.write_output([&](io::File& f) {
     if (const auto* single = std::get_if<core::RawVector<float>>(&grid.density))
-      io::write_grid(f, meta, slabs, *single, params.compress);
+      io::write_grid(f, meta, blocks, *single, params.compress);
     else
-      io::write_grid(f, meta, slabs, std::get<std::vector<double>>(grid.density), params.precision, params.compress);
+      io::write_grid(f, meta, blocks, std::get<std::vector<double>>(grid.density), params.precision, params.compress);
   });
 }
 

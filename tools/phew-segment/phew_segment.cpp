@@ -82,8 +82,8 @@ namespace {
 
 // Refuses before reading: the density (8 B/cell) and the test-cell bitmap; test cells cost 40 B each at
 // the peak (sorting, labels and the output rows), assumed here for up to a tenth of the cells. Collective.
-void check_segment_memory(const grid::GridGeometry& g, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
-  const double need = static_cast<double>(slabs.planes(comm.rank()) + 2) * static_cast<double>(g.plane_cells()) * 12.5;
+void check_segment_memory(const grid::GridGeometry& g, const mpi::BlockDecomposition& blocks, const mpi::Comm& comm) {
+  const double need = static_cast<double>(blocks.box(comm.rank()).cells()) * 12.5;
   mpi::agree(comm, [&] {
     core::check_memory(need * mpi::ranks_on_node(comm), core::available_memory_bytes(),
                  fmt::format("segmenting a {}x{}x{} grid", g.shape[0], g.shape[1], g.shape[2]));
@@ -137,32 +137,33 @@ watershed::Segmented segment_octree(const io::File& file, const grid::GridMeta& 
                                            [&](const std::string& p) { ctx.phase(p); });
 }
 
-// The uniform grid: this rank's slab of planes with a ghost plane on each side. Collective.
-watershed::Segmented segment_uniform(const io::File& file, const grid::GridMeta& meta, const mpi::SlabDecomposition& slabs,
-                                     const watershed::SegmentParams& params, tool::Context& ctx, double& densest) {
+// The uniform grid: this rank's block of cells (mpi::BlockDecomposition); the ghosts come from the ranks around.
+// Collective.
+watershed::Segmented segment_uniform(const io::File& file, const grid::GridMeta& meta, const watershed::SegmentParams& params,
+                                     tool::Context& ctx, double& densest) {
   const mpi::Comm& comm = ctx.comm();
   const grid::GridGeometry& g = meta.geometry;
-  check_segment_memory(g, slabs, comm);
+  const mpi::BlockDecomposition blocks(g.shape, comm.size());
+  check_segment_memory(g, blocks, comm);
   ctx.phase("read");
   // A float32 grid is held as stored: half the memory, and the same doubles where they are compared.
   bool single = false;
   mpi::agree(comm, [&] { single = io::grid_is_float32(file); });
   const auto segment = [&](auto density) {
     // Before the segmentation takes the density: the densest cell, for the warning on an empty result.
-    // (Ghost planes hold neighbours' cells or 0.)
     double most = 0;
     for (const auto v : density) most = std::max<double>(most, v);
     densest = comm.max(most);
-    return segment_patches(meta, slabs, std::move(density), params, comm, [&](const std::string& p) { ctx.phase(p); });
+    return segment_patches(meta, blocks, std::move(density), params, comm, [&](const std::string& p) { ctx.phase(p); });
   };
-  const std::int64_t x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());
+  const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
   if (single) {
     std::vector<float> density;
-    mpi::agree(comm, [&] { density = io::read_grid_slab_with_ghosts<float>(file, g, x0, x1); });
+    mpi::agree(comm, [&] { density = io::read_grid_box<float>(file, g, box.lo, box.hi); });
     return segment(std::move(density));
   }
   std::vector<double> density;
-  mpi::agree(comm, [&] { density = io::read_grid_slab_with_ghosts<double>(file, g, x0, x1); });
+  mpi::agree(comm, [&] { density = io::read_grid_box<double>(file, g, box.lo, box.hi); });
   return segment(std::move(density));
 }
 
@@ -195,10 +196,9 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   core::log::info("{}: {}x{}x{} {}grid, threshold {} = {:.6g} {} ({:.4g} x mean)", opt.grid, g.shape[0], g.shape[1], g.shape[2],
             adaptive ? "coarse " : "", params.threshold_text, params.threshold, meta.density_units,
             meta.mean_density > 0 ? params.threshold / meta.mean_density : 0.0);
-  const mpi::SlabDecomposition slabs(g.shape[0], comm.size());
   double densest = 0;
   const watershed::Segmented segmented = adaptive ? segment_octree(*file, meta, params, ctx, densest)
-                                                  : segment_uniform(*file, meta, slabs, params, ctx, densest);
+                                                  : segment_uniform(*file, meta, params, ctx, densest);
   file.reset();
   const model::Patches& patches = segmented.patches;
   const int rounds = segmented.label_rounds;
@@ -213,7 +213,9 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   const SegmentSummary summary{patches.meta.n_test_cells, comm.sum<std::uint64_t>(patches.peaks.size()),
                                comm.sum<std::uint64_t>(patches.saddles.size()), rounds};
   ctx.summary(kSummary, summary);
-  ctx.write_output([&](io::File& f) { io::write_patches(f, patches, slabs, comm); });
+  // The test cells come back on the ranks whose planes hold them (segment_patches).
+  const mpi::SlabDecomposition planes(g.shape[0], comm.size());
+  ctx.write_output([&](io::File& f) { io::write_patches(f, patches, planes, comm); });
 }
 
 }  // namespace phew::tools

@@ -1,0 +1,48 @@
+// A sum of doubles that does not depend on the order of its terms or how they are grouped: each term is
+// rounded once to a multiple of a unit (a power of two far below the terms) and the multiples are added
+// exactly as 128-bit integers. Sums made on different ranks and threads, in any split, then add up to
+// the same bits. The unit comes from a bound every rank agrees on (FixedScale): on the largest term
+// (for_terms: 2^-80 of it, room for 2^46 terms) or on the whole sum (for_total: 2^-100 of it). A term
+// within 10^8 (10^14) of the bound keeps a double's precision; smaller ones are rounded coarser, but
+// the same way on every decomposition.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace phew::core {
+
+__extension__ using FixedInt = __int128;  // GCC and Clang; -Wpedantic knows no 128-bit integer
+__extension__ using FixedBits = unsigned __int128;
+
+class FixedScale {
+ public:
+  // `largest`: the largest |term| any rank will add (0 when there is none).
+  static FixedScale for_terms(double largest) { return FixedScale(largest, 80); }
+  // `bound`: at least the sum of every |term| of every rank.
+  static FixedScale for_total(double bound) { return FixedScale(bound, 100); }
+  FixedInt to_fixed(double term) const { return static_cast<FixedInt>(std::ldexp(term, -exponent_)); }
+  double to_double(FixedInt sum) const { return std::ldexp(static_cast<double>(sum), exponent_); }
+
+ private:
+  FixedScale(double bound, int bits) {
+    int e = 0;
+    if (bound > 0 && std::isfinite(bound)) std::frexp(bound, &e);  // bound < 2^e
+    exponent_ = e - bits;
+  }
+  int exponent_ = 0;  // the unit is 2^exponent_
+};
+
+// A FixedInt as two words, for messages.
+struct FixedWords {
+  std::uint64_t low = 0, high = 0;
+  static FixedWords of(FixedInt v) {
+    const auto u = static_cast<FixedBits>(v);
+    return {static_cast<std::uint64_t>(u), static_cast<std::uint64_t>(u >> 64)};
+  }
+  FixedInt value() const {
+    return static_cast<FixedInt>((static_cast<FixedBits>(high) << 64) | low);
+  }
+};
+
+}  // namespace phew::core
