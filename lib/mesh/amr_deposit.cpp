@@ -1,12 +1,13 @@
 #include <phew/mesh/amr_deposit.hpp>
 
-#include <phew/mpi/ordered_sum.hpp>
+#include <phew/core/fixed_sum.hpp>
+#include <phew/mpi/blocks.hpp>
 #include <phew/mpi/route.hpp>
-#include <phew/mpi/slab.hpp>
 #include <phew/mpi/sort.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace phew::mesh {
 namespace {
@@ -14,17 +15,18 @@ namespace {
 struct Particle {
   std::array<double, 3> x;
   double m;
-  std::int64_t plane;  // its coarse x-plane
+  Index3 cell;  // its coarse cell
 };
 
-// The coarse x-plane of a point, or -1 outside an open grid.
-std::int64_t coarse_plane(const grid::GridGeometry& g, const std::array<double, 3>& x) {
+// The coarse cell of a point (wrapped), or nothing outside an open grid.
+std::optional<Index3> coarse_cell(const grid::GridGeometry& g, const std::array<double, 3>& x) {
   Cell c{0, {0, 0, 0}};
   const auto u = lattice_position(g, 0, x);
   for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
   for (std::size_t d = 0; d < 3; ++d)
-    if (!g.periodic && (c.index[d] < 0 || c.index[d] >= g.shape[d])) return -1;
-  return ((c.index[0] % g.shape[0]) + g.shape[0]) % g.shape[0];
+    if (!g.periodic && (c.index[d] < 0 || c.index[d] >= g.shape[d])) return std::nullopt;
+  for (std::size_t d = 0; d < 3; ++d) c.index[d] = ((c.index[d] % g.shape[d]) + g.shape[d]) % g.shape[d];
+  return c.index;
 }
 
 }  // namespace
@@ -58,47 +60,53 @@ std::int64_t amr_margin(const RefinementParams& params) {
 
 AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params,
                              std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm) {
-  const std::int64_t nx = coarse.shape[0];
-  const mpi::SlabDecomposition slabs(nx, comm.size());
+  const mpi::BlockDecomposition blocks(coarse.shape, comm.size());
+  const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
   const std::int64_t margin = amr_margin(params);
-  const bool everywhere = 2 * margin + 1 >= nx;  // every window is the whole grid
 
   AmrDeposit out;
   std::vector<Particle> mine;
   mine.reserve(mass.size());
+  double heaviest = 0;
   for (std::size_t p = 0; p < mass.size(); ++p) {
     const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
-    const std::int64_t plane = coarse_plane(coarse, x);
-    if (plane < 0) {
+    const auto cell = coarse_cell(coarse, x);
+    if (!cell) {
       ++out.particles_outside;
       continue;
     }
-    mine.push_back({x, mass[p], plane});
+    mine.push_back({x, mass[p], *cell});
+    heaviest = std::max(heaviest, std::abs(mass[p]));
   }
   out.particles_in = comm.sum(static_cast<std::uint64_t>(mine.size()));
   out.particles_outside = comm.sum(out.particles_outside);
+  // The unit of the total's fixed-point sum: below the heaviest particle times the particles, values
+  // every decomposition agrees on.
+  const core::FixedScale scale = core::FixedScale::for_total(comm.max(heaviest) * static_cast<double>(out.particles_in));
 
-  // Each particle to every rank whose slab is within `margin` planes of it, in rank order of the
-  // sources and each source's order: the global order.
-  // One rank holds every particle already.
+  // Each particle to every rank whose block is within `margin` coarse cells of its cell (on each axis:
+  // the lattice places of the cells around it), in rank order of the sources and each source's order:
+  // the global order. One rank holds every particle already.
+  std::array<std::vector<int>, 3> places;  // per axis: the lattice places a particle goes to (reused)
   std::vector<Particle> window = comm.size() == 1 ? std::move(mine) : mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
-    const std::int64_t plane = particle.plane;
-    int last = -1;  // the owners of consecutive planes come in runs, wrapping round once at most
-    int first = -1;
-    const auto to = [&](int r) {
-      if (slabs.planes(r) == 0 || r == last || r == first) return;
-      if (first < 0) first = r;
-      last = r;
-      emit(r);
-    };
-    if (everywhere) {
-      for (int r = 0; r < comm.size(); ++r) to(r);
-      return;
+    for (std::size_t d = 0; d < 3; ++d) {
+      const mpi::SlabDecomposition& axis = blocks.axis(d);
+      const std::int64_t n = coarse.shape[d];
+      places[d].clear();
+      if (2 * margin + 1 >= n) {  // every place
+        for (int q = 0; q < axis.ranks(); ++q)
+          if (axis.planes(q) > 0) places[d].push_back(q);
+        continue;
+      }
+      for (std::int64_t j = particle.cell[d] - margin; j <= particle.cell[d] + margin; ++j) {
+        if (!coarse.periodic && (j < 0 || j >= n)) continue;
+        const int q = axis.owner(((j % n) + n) % n);
+        if (std::find(places[d].begin(), places[d].end(), q) == places[d].end()) places[d].push_back(q);
+      }
     }
-    for (std::int64_t j = plane - margin; j <= plane + margin; ++j) {
-      if (!coarse.periodic && (j < 0 || j >= nx)) continue;
-      to(slabs.owner(((j % nx) + nx) % nx));
-    }
+    for (const int i : places[0])
+      for (const int j : places[1])
+        for (const int k : places[2]) emit(blocks.rank_at(i, j, k));
   });
 
   // The window's particles in the canonical order (by_coarse_cell): the tree's and the leaves' sums then
@@ -128,24 +136,29 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   wpos = {};
   wmass = {};
 
-  // This rank's leaves (those of its planes), their total in plane chunks, and their counts per level.
-  const std::int64_t x0 = slabs.begin(comm.rank()), x1 = slabs.end(comm.rank());
-  mpi::OrderedSum<1> total;
+  // This rank's leaves (those of its block's coarse cells), their total (exact, in fixed point), and
+  // their counts per level.
   out.leaves_per_level.assign(static_cast<std::size_t>(params.levels) + 1, 0);
   std::vector<LeafMass> owned;
+  core::FixedInt total = 0;
   for (std::size_t n = 0; n < leaves.size(); ++n) {
     const Cell leaf = cell_of_key(leaves[n], params.levels);
-    const std::int64_t plane = leaf.index[0] >> leaf.level;
-    if (plane < x0 || plane >= x1) continue;
+    bool inside = true;
+    for (std::size_t d = 0; d < 3; ++d) {
+      const std::int64_t c = leaf.index[d] >> leaf.level;
+      inside = inside && c >= box.lo[d] && c < box.hi[d];
+    }
+    if (!inside) continue;
     owned.push_back({leaves[n], leaf_mass[n]});
-    total.add(0, plane, {leaf_mass[n]});
+    total += scale.to_fixed(leaf_mass[n]);
     ++out.leaves_per_level[static_cast<std::size_t>(leaf.level)];
   }
   leaves = {};
   leaf_mass = {};
   for (auto& c : out.leaves_per_level) c = comm.sum(c);
-  const auto totals = total.totals(comm);
-  out.mass_total = totals.empty() ? 0.0 : totals.begin()->second[0];
+  core::FixedInt all = 0;
+  for (const core::FixedWords w : comm.all_gather(core::FixedWords::of(total))) all += w.value();
+  out.mass_total = scale.to_double(all);
   out.leaves = mpi::sort(comm, std::move(owned), [](const LeafMass& a, const LeafMass& b) { return a.key < b.key; });
   return out;
 }

@@ -2,9 +2,10 @@
 // ranks (docs/cli.md, "Same data on any number of ranks").
 //
 // The octree's rule is local: whether a cell splits depends only on the particles and cells near it. So
-// each rank builds the tree of its slab of coarse x-planes from its own particles and copies of the
-// particles of `margin` planes on each side, wide enough that the rule reaches no owned cell from
-// beyond it (amr_margin), and keeps the leaves of its own planes. Every sum runs over the particles in
+// each rank builds the tree of its block of coarse cells (mpi::BlockDecomposition, as the uniform grid's)
+// from its own particles and copies of the particles of `margin` coarse cells around it on every axis,
+// wide enough that the rule reaches no owned cell from beyond it (amr_margin), and keeps the leaves of
+// its own coarse cells. The total is a fixed-point sum (core::FixedScale), exact in any order. Every sum runs over the particles in
 // one canonical order, coarse cell by coarse cell (linear index), and in their global order within a
 // cell (rank r's before rank r+1's, each in snapshot order): each leaf gets the bits of the serial
 // build (build_octree + deposit_on_leaves) over every particle in that order (by_coarse_cell).
@@ -34,7 +35,7 @@ struct AmrDeposit {
   double mass_total = 0;                        // sum of the leaves, the same bits on any ranks (all ranks)
 };
 
-// The coarse x-planes copied from each side of a rank's slab: the reach of the refinement rule
+// The coarse cells copied from each side of a rank's block, on each axis: the reach of the refinement rule
 // (kernel, buffer and balance, each level half the size of the one before) and of the deposit.
 std::int64_t amr_margin(const RefinementParams& params);
 

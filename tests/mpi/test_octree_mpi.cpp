@@ -108,6 +108,27 @@ TEST(AmrDeposit, EqualsTheSerialBuildOnAnyRanksAndSplits) {
   }
 }
 
+TEST(AmrDeposit, BlocksCutOnEveryAxisToo) {
+  // A cubic grid wide enough that the windows of copied cells end inside it on every axis: at 4 ranks
+  // the blocks are 2 x 2 x 1, at 8 (long mode) 2 x 2 x 2, so a blob's shells cross y and z cuts too.
+  const mpi::Comm comm;
+  const Case c = blobs_on_boundaries(16000, 40.0, 7, 0.05);
+  grid::GridGeometry g;
+  g.shape = {24, 24, 24};
+  g.extent = {40.0, 40.0, 40.0};
+  for (const auto& [a, buffer] : {std::pair{grid::Assignment::ngp, 0}, std::pair{grid::Assignment::cic, 1}}) {
+    RefinementParams p;
+    p.levels = 3;
+    p.refine_particles = 8;
+    p.particle_mass = 1.0;
+    p.buffer = buffer;
+    p.assignment = a;
+    ASSERT_LT(2 * amr_margin(p) + 1, g.shape[1]);
+    AmrDeposit r;
+    expect_same(distributed(g, p, c, 29, r, comm), serial(g, p, c), "24^3, buffer " + std::to_string(buffer));
+  }
+}
+
 TEST(AmrDeposit, OpenRegionsAndTinyGridsToo) {
   const mpi::Comm comm;
   const Case c = blobs_on_boundaries(12000, 40.0, 5);
