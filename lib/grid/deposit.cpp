@@ -95,31 +95,40 @@ class CloudPage {
   void* p_;
 };
 
-// Clouds filed by bucket (home plane - lo), each bucket's in arrival order, in pages of their own: a
-// bucket grows without a count first, and its memory goes back once every plane it reaches is summed.
+// Clouds filed by bucket (home plane - lo) and by source rank, each (bucket, source) in arrival order,
+// in pages of their own: a bucket grows without a count first, and its memory goes back once every plane
+// it reaches is summed. A bucket is read source by source in rank order, each in its arrival order: the
+// global order of the particles (rank r's share before rank r+1's), however the rounds interleaved.
 class CloudBuckets {
  public:
-  explicit CloudBuckets(std::size_t buckets) : pages_(buckets), fill_(buckets, CloudPage::kClouds) {}
-  std::size_t buckets() const { return pages_.size(); }
-  void add(std::size_t b, const Cloud& c) {
-    if (fill_[b] == CloudPage::kClouds) {
-      pages_[b].emplace_back();
-      fill_[b] = 0;
+  CloudBuckets(std::size_t buckets, std::size_t sources)
+      : sources_(sources), pages_(buckets * sources), fill_(buckets * sources, CloudPage::kClouds) {}
+  std::size_t buckets() const { return pages_.size() / sources_; }
+  void add(std::size_t b, std::size_t source, const Cloud& c) {
+    const std::size_t at = b * sources_ + source;
+    if (fill_[at] == CloudPage::kClouds) {
+      pages_[at].emplace_back();
+      fill_[at] = 0;
     }
-    pages_[b].back().data()[fill_[b]++] = c;
+    pages_[at].back().data()[fill_[at]++] = c;
   }
   template <typename F>
   void for_each(std::size_t b, F&& f) const {
-    const auto& pages = pages_[b];
-    for (std::size_t p = 0; p < pages.size(); ++p) {
-      const std::size_t n = p + 1 == pages.size() ? fill_[b] : CloudPage::kClouds;
-      const Cloud* page = pages[p].data();
-      for (std::size_t i = 0; i < n; ++i) f(page[i]);
+    for (std::size_t at = b * sources_; at < (b + 1) * sources_; ++at) {
+      const auto& pages = pages_[at];
+      for (std::size_t p = 0; p < pages.size(); ++p) {
+        const std::size_t n = p + 1 == pages.size() ? fill_[at] : CloudPage::kClouds;
+        const Cloud* page = pages[p].data();
+        for (std::size_t i = 0; i < n; ++i) f(page[i]);
+      }
     }
   }
-  void release(std::size_t b) { std::vector<CloudPage>().swap(pages_[b]); }
+  void release(std::size_t b) {
+    for (std::size_t at = b * sources_; at < (b + 1) * sources_; ++at) std::vector<CloudPage>().swap(pages_[at]);
+  }
 
  private:
+  std::size_t sources_;
   std::vector<std::vector<CloudPage>> pages_;
   std::vector<std::size_t> fill_;
 };
@@ -179,11 +188,60 @@ struct Deposit::State {
         x1(box.hi[0]),
         lo(x0 - (width - 1)),
         hi(x1 - 1),
-        buckets(static_cast<std::size_t>(std::max(0L, hi - lo + 1))) {}
+        buckets(static_cast<std::size_t>(std::max(0L, hi - lo + 1)), static_cast<std::size_t>(comm.size())),
+        counts(static_cast<std::size_t>(comm.size())) {}
 
-  // Files a cloud under every bucket this rank sums it in.
-  void file(const Cloud& c) {
-    for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi, [&](long b) { buckets.add(static_cast<std::size_t>(b), c); });
+  // Files a cloud from rank `source` under every bucket this rank sums it in.
+  void file(const Cloud& c, std::size_t source) {
+    for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi,
+                    [&](long b) { buckets.add(static_cast<std::size_t>(b), source, c); });
+  }
+
+  // The ranks whose blocks a cloud reaches (at most width^3, usually one).
+  int destinations(const Cloud& c, std::array<int, 27>& dest) const {
+    // The lattice places the kernel reaches on each axis (at most `width`, usually one).
+    std::array<std::array<int, 3>, 3> at{};
+    std::array<int, 3> count{};
+    for (std::size_t d = 0; d < 3; ++d) {
+      const long first = weights_1d(a, c.u[d]).first, n = g.shape[d];
+      for (int o = 0; o < width; ++o) {
+        long t = first + o;
+        if (g.periodic) t = ((t % n) + n) % n;
+        else if (t < 0 || t >= n) continue;
+        const int p = blocks.axis(d).owner(t);
+        if (std::find(at[d].begin(), at[d].begin() + count[d], p) == at[d].begin() + count[d]) at[d][static_cast<std::size_t>(count[d]++)] = p;
+      }
+    }
+    int k = 0;
+    for (int i = 0; i < count[0]; ++i)
+      for (int j = 0; j < count[1]; ++j)
+        for (int l = 0; l < count[2]; ++l)
+          dest[static_cast<std::size_t>(k++)] = blocks.rank_at(at[0][static_cast<std::size_t>(i)], at[1][static_cast<std::size_t>(j)], at[2][static_cast<std::size_t>(l)]);
+    return k;
+  }
+
+  // Several ranks: the clouds of one add() to the ranks whose blocks they reach, in order; what arrives
+  // is filed under its source. Collective (a round).
+  void route(std::span<const Cloud> clouds) {
+    std::fill(counts.begin(), counts.end(), 0);
+    std::array<int, 27> dest{};
+    for (const Cloud& c : clouds) {
+      const int k = destinations(c, dest);
+      for (int j = 0; j < k; ++j) ++counts[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])];
+    }
+    std::vector<std::uint64_t> offset = mpi::offsets_of(counts);
+    send.resize(offset.back() + counts.back());
+    for (const Cloud& c : clouds) {
+      const int k = destinations(c, dest);
+      for (int j = 0; j < k; ++j) send[offset[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])]++] = c;
+    }
+    comm.all_to_all<Cloud>(std::span<const Cloud>(send.data(), send.size()), counts, received);
+    // Received clouds come grouped by source rank in rank order; the sizes of the groups are exchanged
+    // too, so that each is filed under its source.
+    const std::vector<std::uint64_t> from = comm.all_to_all<std::uint64_t>(std::span<const std::uint64_t>(counts), ones);
+    std::size_t at = 0;
+    for (std::size_t source = 0; source < from.size(); ++source)
+      for (std::uint64_t i = 0; i < from[source]; ++i) file(received[at++], source);
   }
 
   GridGeometry g;
@@ -197,7 +255,9 @@ struct Deposit::State {
   long x0, x1;
   long lo, hi;  // the home planes summed here: the block's, and width-1 below
   CloudBuckets buckets;
-  core::RawVector<Cloud> kept;  // several ranks: this rank's clouds, routed in finish()
+  std::vector<std::uint64_t> counts;                                    // several ranks: clouds per destination
+  std::vector<std::uint64_t> ones = std::vector<std::uint64_t>(counts.size(), 1);  // one count to each rank
+  core::RawVector<Cloud> chunk, send, received;                         // one add()'s clouds (reused)
   std::uint64_t n_input = 0, outside = 0;
   double heaviest = 0;  // the largest particle mass inside: with the count, a bound on every sum
   bool finished = false;
@@ -214,15 +274,17 @@ void Deposit::add(std::span<const double> position, std::span<const double> mass
   if (s.finished) throw core::Error::internal("deposit: particles added after finish()");
   s.n_input += mass.size();
   Cloud c;
+  s.chunk.clear();
   for (std::size_t i = 0; i < mass.size(); ++i) {
     if (!s.units.convert(&position[3 * i], mass[i], c)) {
       ++s.outside;
       continue;
     }
     s.heaviest = std::max(s.heaviest, std::abs(mass[i]));
-    if (s.comm.size() == 1) s.file(c);
-    else s.kept.push_back(c);
+    if (s.comm.size() == 1) s.file(c, 0);
+    else s.chunk.push_back(c);
   }
+  if (s.comm.size() > 1) s.route(std::span<const Cloud>(s.chunk.data(), s.chunk.size()));
 }
 
 DepositResult Deposit::finish(const DepositMemory& memory) {
@@ -237,49 +299,6 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
   const core::FixedScale scale =
       core::FixedScale::for_total(s.comm.max(s.heaviest) * static_cast<double>(s.comm.sum<std::uint64_t>(s.n_input - s.outside)));
 
-  if (s.comm.size() > 1) {
-    // Each cloud goes to the owners of the blocks it touches (at most width^3, usually one), in snapshot
-    // order; received clouds are grouped by source rank, so they stay in snapshot order.
-    const auto nranks = static_cast<std::size_t>(s.comm.size());
-    auto destinations = [&](const Cloud& c, std::array<int, 27>& dest) {
-      // The lattice places the kernel reaches on each axis (at most `width`, usually one).
-      std::array<std::array<int, 3>, 3> at{};
-      std::array<int, 3> count{};
-      for (std::size_t d = 0; d < 3; ++d) {
-        const long first = weights_1d(s.a, c.u[d]).first, n = g.shape[d];
-        for (int o = 0; o < width; ++o) {
-          long t = first + o;
-          if (g.periodic) t = ((t % n) + n) % n;
-          else if (t < 0 || t >= n) continue;
-          const int p = s.blocks.axis(d).owner(t);
-          if (std::find(at[d].begin(), at[d].begin() + count[d], p) == at[d].begin() + count[d]) at[d][static_cast<std::size_t>(count[d]++)] = p;
-        }
-      }
-      int k = 0;
-      for (int i = 0; i < count[0]; ++i)
-        for (int j = 0; j < count[1]; ++j)
-          for (int l = 0; l < count[2]; ++l)
-            dest[static_cast<std::size_t>(k++)] = s.blocks.rank_at(at[0][static_cast<std::size_t>(i)], at[1][static_cast<std::size_t>(j)], at[2][static_cast<std::size_t>(l)]);
-      return k;
-    };
-    std::vector<std::uint64_t> counts(nranks, 0);
-    std::array<int, 27> dest{};
-    for (const Cloud& c : s.kept) {
-      const int k = destinations(c, dest);
-      for (int j = 0; j < k; ++j) ++counts[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])];
-    }
-    std::vector<std::uint64_t> offset = mpi::offsets_of(counts);
-    core::RawVector<Cloud> send(offset.back() + counts.back());
-    for (const Cloud& c : s.kept) {
-      const int k = destinations(c, dest);
-      for (int j = 0; j < k; ++j) send[offset[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])]++] = c;
-    }
-    s.kept = core::RawVector<Cloud>();
-    core::RawVector<Cloud> received;
-    s.comm.all_to_all<Cloud>(std::span<const Cloud>(send.data(), send.size()), counts, received);
-    send = core::RawVector<Cloud>();
-    for (const Cloud& c : received) s.file(c);
-  }
   if (memory.before_sums) memory.before_sums();
 
   // One pass plane by plane. Threads take runs of the block's planes: each sums every cloud reaching its

@@ -45,10 +45,12 @@ struct DepositMemory {
 // order within each rank and rank r's particles before rank r+1's (any distribution over ranks). A
 // periodic grid expects positions wrapped into [origin, origin + extent).
 //
-// At one rank a chunk is converted to cell units and filed by home plane at once (its memory can be
-// reused after add()); with several ranks the clouds are kept and routed in finish(). Either way the
-// clouds sit in pages per home plane, in arrival order, and a plane's pages are given back as soon as
-// every plane they reach is summed: the particles and the grid are never both whole.
+// Each chunk is converted to cell units and filed by home plane at once: at one rank directly, with
+// several ranks after a round that sends each cloud to the ranks whose blocks it reaches (so add() is
+// collective there: every rank calls it as many times, as for_each_share_chunk does, the last calls
+// perhaps empty). The clouds sit in pages per home plane and source rank, in arrival order, and a
+// plane's pages are given back as soon as every plane they reach is summed: the particles and the grid
+// are never both whole, and no rank holds its share's clouds beside their copies.
 class Deposit {
  public:
   Deposit(const GridGeometry& grid, Assignment assignment, const mpi::BlockDecomposition& blocks, const mpi::Comm& comm,
@@ -57,7 +59,7 @@ class Deposit {
   Deposit(const Deposit&) = delete;
   Deposit& operator=(const Deposit&) = delete;
 
-  void add(std::span<const double> position, std::span<const double> mass);  // not collective
+  void add(std::span<const double> position, std::span<const double> mass);  // collective on several ranks
   // The sums run on `threads` threads, each taking runs of the block's planes: the same bits for any
   // number. Collective; once.
   DepositResult finish(const DepositMemory& memory = {});
@@ -73,8 +75,8 @@ DepositResult deposit(const GridGeometry& grid, Assignment assignment, const mpi
                       int threads = 1, const DepositMemory& memory = {});
 
 // Bytes per particle the deposit needs at its peak beyond a chunk of input (for memory checks): its
-// clouds (32 bytes); with several ranks, the clouds, then the copies sent, then the received ones and
-// their pages.
+// clouds in their pages (32 bytes; a cloud on a block boundary is copied to each block it reaches), and
+// with several ranks a chunk's clouds on their way (bounded by the chunk).
 inline constexpr double kDepositBytesPerParticle = 2 * 32.0;
 
 }  // namespace phew::grid

@@ -149,6 +149,7 @@ namespace {
 // The test cells of a block, moved to the ranks whose planes hold them and sorted (io::write_patches'
 // layout: whole planes, mpi::SlabDecomposition(nx, ranks)). Collective.
 void to_plane_owners(grid::CellLabels& cells, const grid::GridGeometry& g, const mpi::Comm& comm) {
+  if (comm.size() == 1) return;  // one block, the whole grid: in global order already
   struct Labelled {
     std::int64_t cell, label;
   };
