@@ -206,7 +206,7 @@ struct Deposit::State {
       const long first = weights_1d(a, c.u[d]).first, n = g.shape[d];
       for (int o = 0; o < width; ++o) {
         long t = first + o;
-        if (g.periodic) t = ((t % n) + n) % n;
+        if (g.periodic) t = wrap(t, n);  // one step: a kernel reaches one cell beyond an edge
         else if (t < 0 || t >= n) continue;
         const int p = blocks.axis(d).owner(t);
         if (std::find(at[d].begin(), at[d].begin() + count[d], p) == at[d].begin() + count[d]) at[d][static_cast<std::size_t>(count[d]++)] = p;
