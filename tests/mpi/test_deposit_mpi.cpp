@@ -1,5 +1,6 @@
 // The distributed deposit gives the same bits as a one-rank deposit, for any slab split.
 #include <phew/grid/deposit.hpp>
+#include "../unit/block_lattices.hpp"
 #include "../unit/reference_deposit.hpp"
 
 #include <gtest/gtest.h>
@@ -59,17 +60,6 @@ std::vector<double> single(const GridGeometry& g, Assignment a, const Case& c, d
   return res.mass;
 }
 
-// Every lattice of the ranks that fits the grid (slabs, pencils, bricks), and the chosen one.
-std::vector<mpi::BlockDecomposition> lattices(const GridGeometry& g, int ranks) {
-  std::vector<mpi::BlockDecomposition> out{mpi::BlockDecomposition(g.shape, ranks)};
-  for (int px = 1; px <= ranks; ++px)
-    for (int py = 1; px * py <= ranks; ++py)
-      if (ranks % (px * py) == 0 && px <= g.shape[0] && py <= g.shape[1] && ranks / (px * py) <= g.shape[2])
-        out.push_back(mpi::BlockDecomposition({mpi::SlabDecomposition(g.shape[0], px), mpi::SlabDecomposition(g.shape[1], py),
-                                               mpi::SlabDecomposition(g.shape[2], ranks / (px * py))}));
-  return out;
-}
-
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
@@ -89,7 +79,7 @@ TEST_P(RankInvariance, EveryLatticeGivesIdenticalBits) {
     }
     double want_total = 0;
     const auto want = single(g, GetParam(), cc, &want_total);
-    for (const mpi::BlockDecomposition& blocks : lattices(g, comm.size())) {
+    for (const mpi::BlockDecomposition& blocks : test::every_lattice(g.shape, comm.size())) {
       double total = 0;
       EXPECT_TRUE(same_bits(distributed(g, GetParam(), blocks, cc, comm, &total), want));
       EXPECT_EQ(total, want_total);

@@ -3,6 +3,7 @@
 // force over the wrapped grid gives, with their densities, and ghost members take their owners'
 // values; ghost planes (the potential's FFT slabs) come from their owners, planes travel with their
 // source, with ranks that own no plane.
+#include "../unit/block_lattices.hpp"
 #include <phew/mesh/block_mesh.hpp>
 #include <phew/mesh/ghost_planes.hpp>
 
@@ -16,22 +17,11 @@ namespace {
 
 double value_of(std::int64_t cell) { return 0.25 * static_cast<double>(cell % 1009) + 1.0; }
 
-// Every lattice of `ranks` that fits the grid, and the chosen one (which may leave ranks idle).
-std::vector<mpi::BlockDecomposition> lattices(const mpi::Extent3& n, int ranks) {
-  std::vector<mpi::BlockDecomposition> out{mpi::BlockDecomposition(n, ranks)};
-  for (int px = 1; px <= ranks; ++px)
-    for (int py = 1; px * py <= ranks; ++py)
-      if (ranks % (px * py) == 0 && px <= n[0] && py <= n[1] && ranks / (px * py) <= n[2])
-        out.push_back(mpi::BlockDecomposition({mpi::SlabDecomposition(n[0], px), mpi::SlabDecomposition(n[1], py),
-                              mpi::SlabDecomposition(n[2], ranks / (px * py))}));
-  return out;
-}
-
 TEST(BlockMesh, NeighboursAndGhostsMatchABruteForce) {
   const mpi::Comm comm;
   for (const mpi::Extent3 n : {mpi::Extent3{6, 6, 6}, mpi::Extent3{7, 5, 3}, mpi::Extent3{1, 3, 2}, mpi::Extent3{2, 2, 2}, mpi::Extent3{3, 1, 4}})
     for (const bool periodic : {true, false})
-      for (const mpi::BlockDecomposition& blocks : lattices(n, comm.size())) {
+      for (const mpi::BlockDecomposition& blocks : test::every_lattice(n, comm.size())) {
         grid::GridGeometry g;
         g.shape = n;
         g.periodic = periodic;

@@ -1,6 +1,7 @@
 // phew-segment's core on 1-4 ranks: equal to the serial reference on random fields (with ties and
 // plateaus), analytic blobs, periodic seams, every lattice of blocks the ranks make (slabs, pencils,
 // bricks), uneven and empty blocks.
+#include "../unit/block_lattices.hpp"
 #include "../unit/reference_watershed.hpp"
 #include <phew/watershed/saddles.hpp>
 #include <phew/mesh/block_mesh.hpp>
@@ -27,22 +28,6 @@ mesh::BlockMesh mesh_of(const Field& f, const mpi::BlockDecomposition& blocks, c
     for (long j = box.lo[1]; j < box.hi[1]; ++j)
       for (long k = box.lo[2]; k < box.hi[2]; ++k) d.push_back(f.rho[static_cast<std::size_t>((i * f.g.shape[1] + j) * f.g.shape[2] + k)]);
   return mesh::BlockMesh(f.g, blocks, std::move(d), comm);
-}
-
-// Every lattice of the ranks (slabs, pencils and bricks along any axes) that fits the grid.
-std::vector<mpi::BlockDecomposition> every_lattice(const grid::GridGeometry& g, int ranks) {
-  std::vector<mpi::BlockDecomposition> out;
-  for (int px = 1; px <= ranks; ++px)
-    for (int py = 1; px * py <= ranks; ++py) {
-      if (ranks % (px * py) != 0) continue;
-      const int pz = ranks / (px * py);
-      if (px > g.shape[0] || py > g.shape[1] || pz > g.shape[2]) continue;
-      out.emplace_back(std::array<mpi::SlabDecomposition, 3>{mpi::SlabDecomposition(g.shape[0], px),
-                                                             mpi::SlabDecomposition(g.shape[1], py),
-                                                             mpi::SlabDecomposition(g.shape[2], pz)});
-    }
-  if (out.empty()) out.emplace_back(g.shape, ranks);  // more ranks than fit: some hold nothing
-  return out;
 }
 
 // Runs the parallel path and checks labels, peaks and saddles against the reference.
@@ -112,14 +97,14 @@ TEST(Segment, RandomFieldsWithTiesMatchTheReference) {
   for (bool periodic : {true, false})
     for (unsigned seed : {1u, 2u, 3u}) {
       const Field f = random_field({11, 7, 6}, periodic, seed, 5);
-      for (const mpi::BlockDecomposition& blocks : every_lattice(f.g, comm.size())) check_against_reference(f, 1.5, blocks);
+      for (const mpi::BlockDecomposition& blocks : test::every_lattice(f.g.shape, comm.size())) check_against_reference(f, 1.5, blocks);
     }
 }
 
 TEST(Segment, SmoothRandomFieldMatchesTheReference) {
   const mpi::Comm comm;
   Field f = random_field({16, 12, 10}, true, 9, 1000);
-  for (const mpi::BlockDecomposition& blocks : every_lattice(f.g, comm.size())) check_against_reference(f, 300.0, blocks);
+  for (const mpi::BlockDecomposition& blocks : test::every_lattice(f.g.shape, comm.size())) check_against_reference(f, 300.0, blocks);
 }
 
 TEST(Segment, UnevenAndEmptySlabs) {
@@ -135,7 +120,7 @@ TEST(Segment, TinyGrids) {
   const mpi::Comm comm;
   for (long nx : {1L, 2L, 3L}) {
     const Field f = random_field({nx, 3, 2}, true, 5, 3);
-    for (const mpi::BlockDecomposition& blocks : every_lattice(f.g, comm.size())) check_against_reference(f, 0.5, blocks);
+    for (const mpi::BlockDecomposition& blocks : test::every_lattice(f.g.shape, comm.size())) check_against_reference(f, 0.5, blocks);
   }
 }
 
