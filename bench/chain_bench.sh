@@ -5,8 +5,10 @@
 #                        [--no-clustered-voters] [--tree-sizes "1e6:1e4:4 1e7:1e5:4 1e8:1e6:4"] [--regen]
 #
 #  1. phew-segment --threshold 80mean (and T, default 10mean) + phew-merge --relevance 3
-#     --saddle-threshold 200mean on the cached clustered grids: 256^3 on 1 and 2 ranks, 512^3 on 2 ranks.
-#  2. deblend on the clustered N-particle snapshot with the 256^3 80mean clumps, 1 and 2 ranks.
+#     --saddle-threshold 200mean on the cached clustered grids: 256^3 on 1 and 2 ranks and on 1 rank x 2
+#     threads, 512^3 on 2 ranks.
+#  2. deblend on the clustered N-particle snapshot with the 256^3 80mean clumps, 1 and 2 ranks, 1 rank x 2
+#     threads.
 #  3. voters --potential compute on that snapshot and peaks (1 rank); a synth-particles scene with a
 #     stored potential (1e7 background + 300 NFW halos, cached) through cic-project, phew-segment,
 #     phew-merge and deblend, then voters --potential snapshot and --potential compute side by side.
@@ -126,20 +128,24 @@ g256=$(make_grid 256 1)
 if ((do_512)); then g512=$(make_grid 512 0); fi
 
 # --- 1. phew-segment + phew-merge ------------------------------------------------------------------
-chain1() {  # grid-path cells ranks threshold
-  local g=$1 cells=$2 ranks=$3 thr=$4 tag
+chain1() {  # grid-path cells ranks threshold [threads]
+  local g=$1 cells=$2 ranks=$3 thr=$4 threads=${5:-1} tag
   tag=g${cells}_${thr}_r$ranks
-  log "1. phew-segment + phew-merge $cells^3, $ranks rank(s), threshold $thr"
+  ((threads == 1)) || tag=${tag}_t$threads
+  log "1. phew-segment + phew-merge $cells^3, $ranks rank(s) x $threads thread(s), threshold $thr"
   cat "$g" >/dev/null
-  run s1 "seg_$tag" "$ranks" "$c/s1/patches_$tag.h5" "grid=$cells;threshold=$thr" \
-    "$B/phew-segment" "$g" -o "$c/s1/patches_$tag.h5" --threshold "$thr" -q
-  run s1 "merge_$tag" "$ranks" "$c/s1/clumps_$tag.h5" "grid=$cells;threshold=$thr" \
-    "$B/phew-merge" "$c/s1/patches_$tag.h5" -o "$c/s1/clumps_$tag.h5" --relevance 3 --saddle-threshold 200mean -q
+  run s1 "seg_$tag" "$ranks" "$c/s1/patches_$tag.h5" "grid=$cells;threshold=$thr;threads=$threads;particles=$n" \
+    "$B/phew-segment" "$g" -o "$c/s1/patches_$tag.h5" --threshold "$thr" --threads "$threads" -q
+  run s1 "merge_$tag" "$ranks" "$c/s1/clumps_$tag.h5" "grid=$cells;threshold=$thr;threads=$threads;particles=$n" \
+    "$B/phew-merge" "$c/s1/patches_$tag.h5" -o "$c/s1/clumps_$tag.h5" --relevance 3 --saddle-threshold 200mean \
+    --threads "$threads" -q
 }
 chain1 "$g256" 256 1 80mean
 chain1 "$g256" 256 2 80mean
+chain1 "$g256" 256 1 80mean 2
 chain1 "$g256" 256 1 "$low"
 chain1 "$g256" 256 2 "$low"
+chain1 "$g256" 256 1 "$low" 2
 if ((do_512)); then
   chain1 "$g512" 512 2 80mean
   chain1 "$g512" 512 2 "$low"
@@ -150,11 +156,13 @@ fi
 
 # --- 2. deblend ------------------------------------------------------------------------------------
 clumps=$c/s1/clumps_g256_80mean_r1.h5
-for r in 1 2; do
-  log "2. deblend, 16.7M-particle clustered snapshot, $r rank(s)"
+for rt in 1:1 2:1 1:2; do
+  r=${rt%:*} t=${rt#*:} tag=deblend_r${rt%:*}
+  ((t == 1)) || tag=${tag}_t$t
+  log "2. deblend, 16.7M-particle clustered snapshot, $r rank(s) x $t thread(s)"
   cat "$snap" >/dev/null
-  run s2 "deblend_r$r" "$r" "$c/s2/peaks_r$r.h5" "particles=$n" \
-    "$B/deblend" "$clumps" "$snap" -o "$c/s2/peaks_r$r.h5" -q
+  run s2 "$tag" "$r" "$c/s2/peaks_${tag#deblend_}.h5" "particles=$n;threads=$t" \
+    "$B/deblend" "$clumps" "$snap" -o "$c/s2/peaks_${tag#deblend_}.h5" --threads "$t" -q
 done
 peaks=$c/s2/peaks_r1.h5
 

@@ -90,12 +90,16 @@ def step1(runs):
         merge = runs.get("merge_" + tag[4:])
         if seg.get("failed") or merge is None or merge.get("failed"):
             out.append({"tag": tag[4:], "failed": True, "grid": int(seg["info"]["grid"]), "ranks": seg["ranks"],
-                        "threshold": seg["info"]["threshold"]})
+                        "threads": int(seg["info"].get("threads", 1)), "threshold": seg["info"]["threshold"]})
             continue
         s, m = seg["summary"], merge["summary"]
         e2e = seg["wall_s"] + merge["wall_s"]
+        particles = int(seg["info"].get("particles", 0))
+        peak_rss = max(seg["rss_sum_mib"], merge["rss_sum_mib"])
         out.append({
             "tag": tag[4:], "grid": int(seg["info"]["grid"]), "ranks": seg["ranks"], "threshold": seg["info"]["threshold"],
+            "threads": int(seg["info"].get("threads", 1)),
+            "bytes_per_particle": peak_rss * MiB / particles if particles else None,
             "test_cells": s["n_test_cells"], "peaks": s["n_peaks"], "saddles": s["n_saddles"], "label_rounds": s.get("label_rounds"),
             "clumps_level0": m["n_clumps_level0"], "haloes": m["n_haloes"],
             "noise_levels": m["noise_levels"], "noise_rounds_per_level": m["noise_rounds_per_level"],
@@ -112,45 +116,56 @@ def step1(runs):
             "mass_discarded": m.get("mass_discarded")})
     print("\n1. phew-segment + phew-merge (--relevance 3 --saddle-threshold 200mean), clustered 16.7M-particle box "
           "(cf. PHEW paper Table 1)")
-    head = ("grid", "ranks", "thresh", "test cells", "peaks", "saddles", "clumps", "haloes", "noise lv (rounds)",
-            "hier lv (rounds)", "seg s", "merge s", "e2e s", "CPU% s/m", "peaks/s", "clumps/s", "RSS MiB s/m")
-    fmt = "{:>5} {:>5} {:>7} {:>10} {:>8} {:>7} {:>7} {:>7} {:>17} {:>16} {:>6} {:>7} {:>6} {:>9} {:>8} {:>8} {:>12}"
+    head = ("grid", "ranks", "thr", "thresh", "test cells", "peaks", "saddles", "clumps", "haloes", "noise lv (rounds)",
+            "hier lv (rounds)", "seg s", "merge s", "e2e s", "CPU% s/m", "peaks/s", "clumps/s", "RSS MiB s/m", "B/particle")
+    fmt = "{:>5} {:>5} {:>3} {:>7} {:>10} {:>8} {:>7} {:>7} {:>7} {:>17} {:>16} {:>6} {:>7} {:>6} {:>9} {:>8} {:>8} {:>12} {:>10}"
     rows = []
     for r in out:
         if r.get("failed"):
-            rows.append((r["grid"], r["ranks"], r["threshold"], "FAILED") + ("-",) * 13)
+            rows.append((r["grid"], r["ranks"], r["threads"], r["threshold"], "FAILED") + ("-",) * 14)
             continue
-        rows.append((r["grid"], r["ranks"], r["threshold"], thousands(r["test_cells"]), thousands(r["peaks"]),
+        rows.append((r["grid"], r["ranks"], r["threads"], r["threshold"], thousands(r["test_cells"]), thousands(r["peaks"]),
                      thousands(r["saddles"]), thousands(r["clumps_level0"]), thousands(r["haloes"]),
                      f"{r['noise_levels']} ({rounds(r['noise_rounds_per_level'])})",
                      f"{r['hierarchy_levels']} ({rounds(r['hierarchy_rounds_per_level'])})",
                      f(r["segment_wall_s"]), f(r["merge_wall_s"]), f(r["wall_s"]),
                      f"{r['segment_cpu_percent']}/{r['merge_cpu_percent']}",
                      f"{r['peaks_per_s']:,.0f}", f"{r['clumps_per_s']:,.0f}",
-                     f"{r['segment_rss_mib']:.0f}/{r['merge_rss_mib']:.0f}"))
+                     f"{r['segment_rss_mib']:.0f}/{r['merge_rss_mib']:.0f}", f(r["bytes_per_particle"], "{:.1f}")))
     table(head, rows, fmt)
+    # 2 ranks, or 2 threads, against one: the goal is >= 1.7x for every tool.
+    base = {(r["grid"], r["threshold"]): r for r in out if not r.get("failed") and r["ranks"] == 1 and r["threads"] == 1}
+    for r in out:
+        b = base.get((r["grid"], r["threshold"]))
+        if b is None or r is b or r.get("failed"):
+            continue
+        r["speedup_segment"] = b["segment_wall_s"] / r["segment_wall_s"]
+        r["speedup_merge"] = b["merge_wall_s"] / r["merge_wall_s"]
+        print(f"  {r['grid']}^3 {r['threshold']:>7} at {r['ranks']} rank(s) x {r['threads']} thread(s): segment "
+              f"{r['speedup_segment']:.2f}x, merge {r['speedup_merge']:.2f}x one rank x one thread (wall)")
     print("phases (s, rank 0):")
     for r in out:
         if r.get("failed"):
             continue
         ph = lambda t: ", ".join(f"{k} {v:.2f}" for k, v in t.items() if k != "finish")
-        print(f"  {r['grid']}^3 {r['ranks']}r {r['threshold']:>7}: segment [{ph(r['segment_timings_s'])}]; "
+        print(f"  {r['grid']}^3 {r['ranks']}r x {r['threads']}t {r['threshold']:>7}: segment [{ph(r['segment_timings_s'])}]; "
               f"merge [{ph(r['merge_timings_s'])}]")
     return out
 
 
 def step2(runs):
     out = []
-    for tag in ("deblend_r1", "deblend_r2"):
+    for tag in ("deblend_r1", "deblend_r2", "deblend_r1_t2"):
         r = runs.get(tag)
         if r is None:
             continue
+        threads = int(r["info"].get("threads", 1))
         if r.get("failed"):
-            out.append({"ranks": r["ranks"], "failed": True, "wall_s": r.get("wall_s")})
+            out.append({"ranks": r["ranks"], "threads": threads, "failed": True, "wall_s": r.get("wall_s")})
             continue
         s, t = r["summary"], r["timings_s"]
         n = int(r["info"]["particles"])
-        out.append({"ranks": r["ranks"], "particles_read": n, "particles_in_patches": s["n_particles_in_patches"],
+        out.append({"ranks": r["ranks"], "threads": threads, "particles_read": n, "particles_in_patches": s["n_particles_in_patches"],
                     "peaks": s["n_peaks"], "split_patches": s["n_split_patches"], "new_peaks": s["n_new_peaks"],
                     "wall_s": r["wall_s"], "cpu_percent": r["cpu_percent"], "timings_s": t,
                     "particles_per_s_wall": n / r["wall_s"], "particles_per_s_deblend": n / t["deblend"],
@@ -159,16 +174,16 @@ def step2(runs):
                     "bytes_per_particle": r["rss_sum_mib"] * MiB / n,
                     "peak_memory_rank0_bytes": s.get("peak_memory_rank0_bytes")})
     print("\n2. deblend, clustered 16,777,216-particle snapshot, clumps of 256^3 80mean (1 rank)")
-    head = ("ranks", "particles", "in patches", "peaks", "split", "new", "wall s", "CPU%", "read s", "members s",
+    head = ("ranks", "thr", "particles", "in patches", "peaks", "split", "new", "wall s", "CPU%", "read s", "members s",
             "deblend s", "write s", "Mp/s wall", "Mp/s deblend", "RSS MiB", "RSS/rank", "B/particle")
-    fmt = "{:>5} {:>11} {:>11} {:>6} {:>6} {:>5} {:>7} {:>5} {:>7} {:>9} {:>9} {:>7} {:>9} {:>12} {:>8} {:>8} {:>10}"
+    fmt = "{:>5} {:>3} {:>11} {:>11} {:>6} {:>6} {:>5} {:>7} {:>5} {:>7} {:>9} {:>9} {:>7} {:>9} {:>12} {:>8} {:>8} {:>10}"
     rows = []
     for r in out:
         if r.get("failed"):
-            rows.append((r["ranks"], "FAILED") + ("-",) * 15)
+            rows.append((r["ranks"], r["threads"], "FAILED") + ("-",) * 15)
             continue
         t = r["timings_s"]
-        rows.append((r["ranks"], thousands(r["particles_read"]), thousands(r["particles_in_patches"]), thousands(r["peaks"]),
+        rows.append((r["ranks"], r["threads"], thousands(r["particles_read"]), thousands(r["particles_in_patches"]), thousands(r["peaks"]),
                      r["split_patches"], r["new_peaks"], f(r["wall_s"]), r["cpu_percent"], f(t.get("read")),
                      f(t.get("members")), f(t.get("deblend")), f(t.get("write")),
                      f(r["particles_per_s_wall"] / 1e6), f(r["particles_per_s_deblend"] / 1e6),
