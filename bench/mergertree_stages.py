@@ -66,7 +66,8 @@ def write_manifest(template, path, kind, summary, inputs, remanifest, upstream=N
     m["tool"] = dict(m.get("tool", {}), name="mergertree_stages.py (synthetic)")
     m["command_line"] = [sys.argv[0]] + sys.argv[1:]
     m["outputs"] = [{"path": str(path), "kind": kind}]
-    m["inputs"] = inputs
+    if inputs is not None:  # None: the template's (a peaks file must name what it was made from)
+        m["inputs"] = inputs
     m["summary"] = summary
     m["provenance"] = []
     m["timings"] = {}
@@ -243,7 +244,7 @@ def main():
         t_write = time.perf_counter()
         write_manifest(a.template_peaks + ".json", ppath, "peaks",
                        {"n_peaks": int(len(live)), "n_particles_in_patches": int(in_patch.sum()),
-                        "n_new_peaks": int(deb[live].sum())}, [], a.remanifest)
+                        "n_new_peaks": int(deb[live].sum())}, None, a.remanifest)
         pfp = json.loads(Path(str(ppath) + ".json").read_text())["outputs"][0]["fingerprint"]
         write_manifest(a.template_voters + ".json", vpath, "voters",
                        {"n_peaks": int(len(live)), "n_voters": int(len(vpid))},
