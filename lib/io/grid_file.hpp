@@ -45,10 +45,11 @@ std::vector<double> read_grid_cells(const File& file, const grid::GridGeometry& 
 
 // The cells [lo, hi) of the grid (a rank's block, mpi::BlockDecomposition), in C order, each value checked: NaN,
 // Inf and negative densities give Error(input) naming the cell. Real: double, or float for a float32
-// grid held as stored (grid_is_float32).
+// grid held as stored (grid_is_float32). `spare`: room reserved beyond the cells (a mesh's ghosts), so
+// that growing into it does not copy the block.
 template <typename Real = double>
 std::vector<Real> read_grid_box(const File& file, const grid::GridGeometry& g, const std::array<std::int64_t, 3>& lo,
-                                const std::array<std::int64_t, 3>& hi);
+                                const std::array<std::int64_t, 3>& hi, std::size_t spare = 0);
 
 // True when /grid/density is stored as float32 (cic-project's default precision).
 bool grid_is_float32(const File& file);

@@ -29,8 +29,15 @@ template <typename Real>
 class BasicBlockMesh {
  public:
   // `block`: this rank's cells (blocks.box(comm.rank())) in C order. The ghosts are fetched from their
-  // owners. Collective.
+  // owners and appended: give `block` the capacity for them (shell_cells) and it is never copied.
+  // Collective.
   BasicBlockMesh(const grid::GridGeometry& grid, const mpi::BlockDecomposition& blocks, std::vector<Real> block, const mpi::Comm& comm);
+  // The ghosts around a box: the shell of one cell.
+  static std::size_t shell_cells(const mpi::BlockDecomposition::Box& box) {
+    const auto n = box.size();
+    if (box.cells() == 0) return 0;
+    return static_cast<std::size_t>((n[0] + 2) * (n[1] + 2) * (n[2] + 2) - box.cells());
+  }
 
   const grid::GridGeometry& grid() const { return grid_; }
   std::size_t slots() const { return density_.size(); }

@@ -5,6 +5,7 @@
 #include <phew/io/amr_grid_file.hpp>
 #include <phew/io/grid_file.hpp>
 #include <phew/io/patches_file.hpp>
+#include <phew/mesh/block_mesh.hpp>
 #include <phew/mesh/octree_mesh.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/tool/threads_option.hpp>
@@ -159,11 +160,11 @@ watershed::Segmented segment_uniform(const io::File& file, const grid::GridMeta&
   const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
   if (single) {
     std::vector<float> density;
-    mpi::agree(comm, [&] { density = io::read_grid_box<float>(file, g, box.lo, box.hi); });
+    mpi::agree(comm, [&] { density = io::read_grid_box<float>(file, g, box.lo, box.hi, mesh::BlockMesh32::shell_cells(box)); });
     return segment(std::move(density));
   }
   std::vector<double> density;
-  mpi::agree(comm, [&] { density = io::read_grid_box<double>(file, g, box.lo, box.hi); });
+  mpi::agree(comm, [&] { density = io::read_grid_box<double>(file, g, box.lo, box.hi, mesh::BlockMesh::shell_cells(box)); });
   return segment(std::move(density));
 }
 
