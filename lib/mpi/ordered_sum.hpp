@@ -6,12 +6,14 @@
 // not depend on the decomposition.
 #pragma once
 
+#include <phew/core/error.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/route.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -55,6 +57,40 @@ class OrderedSum {
   static std::map<std::int64_t, Values> at_owners(const Comm& comm, std::vector<Entry> mine, Owner&& owner) {
     return sum_in_chunk_order(route(comm, mine, [&](const Entry& e) { return owner(e.key); }));
   }
+  // The totals of partial sums given directly, on every rank. Collective.
+  static std::map<std::int64_t, Values> everywhere(const Comm& comm, const std::vector<Entry>& mine) {
+    return sum_in_chunk_order(comm.all_gatherv<Entry>(mine));
+  }
+
+  // The same partial sums as add() makes, without hashing, for adds that come a chunk at a time
+  // (chunks in non-decreasing order: cells in index order) with keys in [0, max_key]: a dense index of
+  // the keys met in the current chunk, forgotten when the chunk changes.
+  class Chunked {
+   public:
+    explicit Chunked(std::int64_t max_key) : at_(static_cast<std::size_t>(std::max<std::int64_t>(max_key, 0)) + 1, -1) {}
+    void add(std::int64_t key, std::int64_t chunk, const Values& v) {
+      if (chunk != chunk_) {
+        if (chunk < chunk_) throw core::Error::internal("OrderedSum::Chunked: chunk {} after chunk {}", chunk, chunk_);
+        for (std::size_t e = first_; e < entries_.size(); ++e) at_[static_cast<std::size_t>(entries_[e].key)] = -1;
+        first_ = entries_.size();
+        chunk_ = chunk;
+      }
+      std::int64_t& k = at_[static_cast<std::size_t>(key)];
+      if (k < 0) {
+        k = static_cast<std::int64_t>(entries_.size());
+        entries_.push_back({key, chunk, Values{}});
+      }
+      Values& s = entries_[static_cast<std::size_t>(k)].v;
+      for (std::size_t i = 0; i < N; ++i) s[i] += v[i];
+    }
+    std::vector<Entry> take() { return std::move(entries_); }
+
+   private:
+    std::vector<std::int64_t> at_;  // per key: its entry in the current chunk, or -1
+    std::vector<Entry> entries_;
+    std::size_t first_ = 0;  // the current chunk's first entry
+    std::int64_t chunk_ = std::numeric_limits<std::int64_t>::min();
+  };
 
  private:
   std::vector<Entry> entries() const {

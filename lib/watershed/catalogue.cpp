@@ -111,8 +111,11 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
   const auto clump_halo = mpi::lookup<std::int64_t, std::int64_t>(comm, clumps_here, owner, [&](std::int64_t id) { return mg.halo_of[g.local(id)]; });
   const auto clump_pos = mpi::lookup<std::int64_t, Vec3>(comm, clumps_here, owner, [&](std::int64_t id) { return mg.position[g.local(id)]; });
 
-  mpi::OrderedSum<6> clump_sums;
-  mpi::OrderedSum<2> halo_sums, budget;
+  // Cells come in index order, so chunk by chunk: partial sums through dense indexes of the IDs (peak IDs
+  // name clumps and haloes), the bits OrderedSum::add would give.
+  const std::int64_t max_id = g.owners.nx();
+  mpi::OrderedSum<6>::Chunked clump_sums(max_id);
+  mpi::OrderedSum<2>::Chunked halo_sums(max_id), budget(2);
   out.cell_halo.assign(out.cell_clump.size(), 0);
   for (std::size_t s = 0; s < out.cell_clump.size(); ++s) {
     const std::int64_t peak = out.cell_clump[s];
@@ -136,9 +139,9 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
     clump_sums.add(c, chunk, v);
     halo_sums.add(h, chunk, {1.0, m});
   }
-  out.clump = clump_sums.totals_at_owners(comm, owner);
-  out.halo = halo_sums.totals_at_owners(comm, owner);
-  out.budget = budget.totals(comm);
+  out.clump = mpi::OrderedSum<6>::at_owners(comm, clump_sums.take(), owner);
+  out.halo = mpi::OrderedSum<2>::at_owners(comm, halo_sums.take(), owner);
+  out.budget = mpi::OrderedSum<2>::everywhere(comm, budget.take());
   return out;
 }
 
