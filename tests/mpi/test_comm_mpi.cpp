@@ -224,6 +224,29 @@ TEST(OrderedSum, SameBitsOnAnyRankCount) {
   }
 }
 
+TEST(OrderedSum, ChunkedGivesTheBitsOfAdd) {
+  // The same adds, chunk by chunk with keys in any order within a chunk (as cells of a plane name
+  // clumps), through add() and through Chunked: the same totals, at the owners and everywhere.
+  const Comm comm;
+  const SlabDecomposition slabs(9, comm.size());
+  OrderedSum<2> hashed;
+  OrderedSum<2>::Chunked dense(7);
+  for (std::int64_t chunk = slabs.begin(comm.rank()); chunk < slabs.end(comm.rank()); ++chunk)
+    for (int k = 0; k < 40; ++k) {
+      const std::int64_t key = 1 + (k * 5 + chunk * 3) % 7;
+      const std::array<double, 2> v{(k % 3 ? 1e15 : 1.0) * std::cos(static_cast<double>(k * 7 + chunk)), 1.0};
+      hashed.add(key, chunk, v);
+      dense.add(key, chunk, v);
+    }
+  const auto owner = [&](std::int64_t key) { return static_cast<int>(key % comm.size()); };
+  const std::vector<OrderedSum<2>::Entry> entries = dense.take();
+  EXPECT_EQ(OrderedSum<2>::everywhere(comm, entries), hashed.totals(comm));
+  EXPECT_EQ(OrderedSum<2>::at_owners(comm, entries, owner), hashed.totals_at_owners(comm, owner));
+  OrderedSum<2>::Chunked backwards(7);
+  backwards.add(1, 5, {1.0, 1.0});
+  EXPECT_THROW(backwards.add(1, 4, {1.0, 1.0}), core::Error);  // chunks must not go back
+}
+
 TEST(Sort, RanksHoldConsecutiveRunsOfTheSortedWhole) {
   const Comm comm;
   std::mt19937_64 rng(static_cast<std::uint64_t>(comm.rank()) + 7);
