@@ -199,24 +199,13 @@ struct Deposit::State {
 
   // The ranks whose blocks a cloud reaches (at most width^3, usually one).
   int destinations(const Cloud& c, std::array<int, 27>& dest) const {
-    // The lattice places the kernel reaches on each axis (at most `width`, usually one).
-    std::array<std::array<int, 3>, 3> at{};
-    std::array<int, 3> count{};
+    mpi::Extent3 first{}, last{};
     for (std::size_t d = 0; d < 3; ++d) {
-      const long first = weights_1d(a, c.u[d]).first, n = g.shape[d];
-      for (int o = 0; o < width; ++o) {
-        long t = first + o;
-        if (g.periodic) t = wrap(t, n);  // one step: a kernel reaches one cell beyond an edge
-        else if (t < 0 || t >= n) continue;
-        const int p = blocks.axis(d).owner(t);
-        if (std::find(at[d].begin(), at[d].begin() + count[d], p) == at[d].begin() + count[d]) at[d][static_cast<std::size_t>(count[d]++)] = p;
-      }
+      first[d] = weights_1d(a, c.u[d]).first;
+      last[d] = first[d] + width - 1;
     }
     int k = 0;
-    for (int i = 0; i < count[0]; ++i)
-      for (int j = 0; j < count[1]; ++j)
-        for (int l = 0; l < count[2]; ++l)
-          dest[static_cast<std::size_t>(k++)] = blocks.rank_at(at[0][static_cast<std::size_t>(i)], at[1][static_cast<std::size_t>(j)], at[2][static_cast<std::size_t>(l)]);
+    blocks.for_each_rank_touching(first, last, g.periodic, [&](int r) { dest[static_cast<std::size_t>(k++)] = r; });
     return k;
   }
 

@@ -84,29 +84,13 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   // every decomposition agrees on.
   const core::FixedScale scale = core::FixedScale::for_total(comm.max(heaviest) * static_cast<double>(out.particles_in));
 
-  // Each particle to every rank whose block is within `margin` coarse cells of its cell (on each axis:
-  // the lattice places of the cells around it), in rank order of the sources and each source's order:
-  // the global order. One rank holds every particle already.
-  std::array<std::vector<int>, 3> places;  // per axis: the lattice places a particle goes to (reused)
+  // Each particle to every rank whose block is within `margin` coarse cells of its cell on each axis,
+  // in rank order of the sources and each source's order: the global order. One rank holds every
+  // particle already.
   std::vector<Particle> window = comm.size() == 1 ? std::move(mine) : mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
-    for (std::size_t d = 0; d < 3; ++d) {
-      const mpi::SlabDecomposition& axis = blocks.axis(d);
-      const std::int64_t n = coarse.shape[d];
-      places[d].clear();
-      if (2 * margin + 1 >= n) {  // every place
-        for (int q = 0; q < axis.ranks(); ++q)
-          if (axis.planes(q) > 0) places[d].push_back(q);
-        continue;
-      }
-      for (std::int64_t j = particle.cell[d] - margin; j <= particle.cell[d] + margin; ++j) {
-        if (!coarse.periodic && (j < 0 || j >= n)) continue;
-        const int q = axis.owner(((j % n) + n) % n);
-        if (std::find(places[d].begin(), places[d].end(), q) == places[d].end()) places[d].push_back(q);
-      }
-    }
-    for (const int i : places[0])
-      for (const int j : places[1])
-        for (const int k : places[2]) emit(blocks.rank_at(i, j, k));
+    const Index3& c = particle.cell;
+    blocks.for_each_rank_touching({c[0] - margin, c[1] - margin, c[2] - margin}, {c[0] + margin, c[1] + margin, c[2] + margin},
+                                  coarse.periodic, emit);
   });
 
   // The window's particles in the canonical order (by_coarse_cell): the tree's and the leaves' sums then

@@ -2,6 +2,8 @@
 
 #include <phew/core/error.hpp>
 
+#include <algorithm>
+
 namespace phew::mpi {
 namespace {
 
@@ -53,7 +55,10 @@ BlockDecomposition::BlockDecomposition(const Extent3& shape, int ranks)
 BlockDecomposition::BlockDecomposition(std::array<SlabDecomposition, 3> axes)
     : shape_{axes[0].nx(), axes[1].nx(), axes[2].nx()},
       lattice_{axes[0].ranks(), axes[1].ranks(), axes[2].ranks()},
-      axes_(std::move(axes)) {}
+      axes_(std::move(axes)) {
+  for (std::size_t d = 0; d < 3; ++d)
+    for (int q = 0; q < lattice_[d]; ++q) some_empty_ = some_empty_ || axes_[d].planes(q) == 0;
+}
 
 BlockDecomposition::Box BlockDecomposition::box(int rank) const {
   Box b;
@@ -64,6 +69,38 @@ BlockDecomposition::Box BlockDecomposition::box(int rank) const {
     b.hi[d] = axes_[d].end(at[d]);
   }
   return b;
+}
+
+BlockDecomposition::Places BlockDecomposition::places_touching(std::size_t d, std::int64_t first, std::int64_t last,
+                                                               bool periodic) const {
+  const SlabDecomposition& axis = axes_[d];
+  const std::int64_t n = shape_[d];
+  const int all = axis.ranks() - 1;
+  Places out;
+  if (!periodic) {
+    first = std::max<std::int64_t>(first, 0);
+    last = std::min<std::int64_t>(last, n - 1);
+    if (first <= last) out.span[0] = {axis.owner(first), axis.owner(last)};
+    return out;
+  }
+  if (last - first + 1 >= n) {
+    out.span[0] = {0, all};
+    return out;
+  }
+  // A cloud reaches one cell beyond an edge, a window a few: one step wraps most runs (a division costs
+  // as much as the rest of a cloud's routing), a division the others.
+  const auto fold = [n](std::int64_t i) -> std::int64_t {
+    if (i >= 0 && i < n) return i;
+    if (i >= -n && i < 0) return i + n;
+    if (i >= n && i < 2 * n) return i - n;
+    return ((i % n) + n) % n;
+  };
+  const std::int64_t a = fold(first), b = fold(last);
+  const int pa = axis.owner(a), pb = axis.owner(b);
+  if (a <= b) out.span[0] = {pa, pb};
+  else if (pb >= pa) out.span[0] = {0, all};  // the two ends of the wrapped run share places: every one
+  else out.span = {Span{pa, all}, Span{0, pb}};
+  return out;
 }
 
 int BlockDecomposition::owner(const Extent3& cell) const {

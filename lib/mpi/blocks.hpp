@@ -39,15 +39,49 @@ class BlockDecomposition {
   Box box(int rank) const;
   // The rank whose block holds cell (i, j, k) of the grid.
   int owner(const Extent3& cell) const;
-  // The cuts of axis d, and the rank of the block at place (a, b, c) of the lattice.
-  const SlabDecomposition& axis(std::size_t d) const { return axes_[d]; }
-  // (The lattice's rank order: lib/grid's linear_index, which folds grid cells, sits above lib/mpi.)
-  int rank_at(int a, int b, int c) const { return a * lattice_[1] * lattice_[2] + b * lattice_[2] + c; }
+  // Calls f(rank) once for each rank whose block holds a cell of the box [first[d], last[d]] (both ends
+  // included) on each axis, wrapped when periodic; cells outside an open grid are left out. Where a
+  // particle's cloud or window goes (cic-project's deposit, the octree's copied margins).
+  template <typename F>
+  void for_each_rank_touching(const Extent3& first, const Extent3& last, bool periodic, F&& f) const {
+    std::array<Places, 3> places{};
+    for (std::size_t d = 0; d < 3; ++d) {
+      places[d] = places_touching(d, first[d], last[d], periodic);
+      if (places[d].empty()) return;
+    }
+    for (const Span& a : places[0].span)
+      for (int i = a.from; i <= a.to; ++i)
+        if (holds_cells(0, i))
+          for (const Span& b : places[1].span)
+            for (int j = b.from; j <= b.to; ++j)
+              if (holds_cells(1, j))
+                for (const Span& c : places[2].span)
+                  for (int k = c.from; k <= c.to; ++k)
+                    if (holds_cells(2, k)) f(rank_at(i, j, k));
+  }
 
  private:
+  // The lattice places of one axis that a run of cells reaches: one or two disjoint spans (a run that
+  // wraps round), none when it lies outside an open grid. Places holding no cells (uneven explicit cuts)
+  // may lie inside a span; for_each_rank_touching skips them.
+  struct Span {
+    int from = 0, to = -1;
+  };
+  struct Places {
+    std::array<Span, 2> span{};
+    bool empty() const { return span[0].to < span[0].from && span[1].to < span[1].from; }
+  };
+  Places places_touching(std::size_t d, std::int64_t first, std::int64_t last, bool periodic) const;
+  // Whether lattice place q of axis d holds cells (only explicit uneven cuts leave places empty).
+  bool holds_cells(std::size_t d, int q) const { return !some_empty_ || axes_[d].planes(q) > 0; }
+  // The rank of the block at place (a, b, c) of the lattice. (The lattice's rank order: lib/grid's
+  // linear_index, which folds grid cells, sits above lib/mpi.)
+  int rank_at(int a, int b, int c) const { return a * lattice_[1] * lattice_[2] + b * lattice_[2] + c; }
+
   Extent3 shape_;
   std::array<int, 3> lattice_;
   std::array<SlabDecomposition, 3> axes_;
+  bool some_empty_ = false;  // a place of some axis holds no cells
 };
 
 // The rank lattice with the fewest ghost cells per rank for `ranks` ranks on a grid of `shape`, ties to

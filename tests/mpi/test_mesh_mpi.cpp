@@ -89,6 +89,39 @@ TEST(BlockDecomposition, TheLatticeHasTheFewestGhostsAndLetsRanksOutnumberPlanes
       }
 }
 
+TEST(BlockDecomposition, TheRanksABoxTouchesAreTheOwnersOfItsCells) {
+  using mpi::BlockDecomposition, mpi::SlabDecomposition, mpi::Extent3;
+  // Runs of cells shorter and longer than an axis, wrapping or clipped, on lattices with empty places:
+  // each owner once, and no other rank.
+  const Extent3 n{7, 5, 3};
+  const std::vector<std::int64_t> uneven{0, 0, 3, 3, 6};  // places 0 and 2 hold no planes
+  const std::vector<BlockDecomposition> all{
+      BlockDecomposition(n, 6), BlockDecomposition(n, 1),
+      BlockDecomposition({SlabDecomposition(7, uneven), SlabDecomposition(5, 2), SlabDecomposition(3, 3)})};
+  for (const BlockDecomposition& blocks : all)
+    for (const bool periodic : {true, false})
+      for (std::int64_t a = -9; a <= 8; a += 3)
+        for (std::int64_t len : {0, 1, 2, 4, 6, 9}) {
+          const Extent3 first{a, a / 2, -a}, last{a + len, a / 2 + len / 2, -a + len};
+          std::set<int> want;
+          for (auto i = first[0]; i <= last[0]; ++i)
+            for (auto j = first[1]; j <= last[1]; ++j)
+              for (auto k = first[2]; k <= last[2]; ++k) {
+                Extent3 c{i, j, k};
+                bool inside = true;
+                for (std::size_t d = 0; d < 3; ++d) {
+                  if (c[d] < 0 || c[d] >= n[d]) inside = inside && periodic;
+                  c[d] = ((c[d] % n[d]) + n[d]) % n[d];
+                }
+                if (inside) want.insert(blocks.owner(c));
+              }
+          std::vector<int> got;
+          blocks.for_each_rank_touching(first, last, periodic, [&](int r) { got.push_back(r); });
+          EXPECT_EQ(std::set<int>(got.begin(), got.end()), want) << "from " << a << " length " << len << (periodic ? " periodic" : " open");
+          EXPECT_EQ(got.size(), want.size()) << "each rank once";
+        }
+}
+
 TEST(Planes, GhostsComeFromTheirOwners) {
   const mpi::Comm comm;
   const std::int64_t nx = 7;
