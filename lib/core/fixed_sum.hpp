@@ -12,8 +12,8 @@
 
 namespace phew::core {
 
-__extension__ using FixedInt = __int128;  // GCC and Clang; -Wpedantic knows no 128-bit integer
-__extension__ using FixedBits = unsigned __int128;
+// GCC and Clang; -Wpedantic knows no 128-bit integer. Trivially copyable: it travels in messages as it is.
+__extension__ using FixedInt = __int128;
 
 class FixedScale {
  public:
@@ -31,18 +31,6 @@ class FixedScale {
     exponent_ = e - bits;
   }
   int exponent_ = 0;  // the unit is 2^exponent_
-};
-
-// A FixedInt as two words, for messages.
-struct FixedWords {
-  std::uint64_t low = 0, high = 0;
-  static FixedWords of(FixedInt v) {
-    const auto u = static_cast<FixedBits>(v);
-    return {static_cast<std::uint64_t>(u), static_cast<std::uint64_t>(u >> 64)};
-  }
-  FixedInt value() const {
-    return static_cast<FixedInt>((static_cast<FixedBits>(high) << 64) | low);
-  }
 };
 
 }  // namespace phew::core

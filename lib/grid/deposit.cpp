@@ -4,6 +4,7 @@
 #include <phew/core/fixed_sum.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
+#include <phew/mpi/ordered_sum.hpp>
 #include <phew/mpi/route.hpp>
 
 #include <sys/mman.h>
@@ -334,9 +335,7 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
   });
   core::FixedInt mine = 0;
   for (const core::FixedInt v : local_sums) mine += v;
-  core::FixedInt total = 0;
-  for (const core::FixedWords w : s.comm.all_gather(core::FixedWords::of(mine))) total += w.value();
-  result.mass_total = scale.to_double(total);
+  result.mass_total = scale.to_double(mpi::exact_total(s.comm, mine));
   result.particles_outside = s.comm.sum<std::uint64_t>(s.outside);
   result.particles_in = s.comm.sum<std::uint64_t>(s.n_input - s.outside);
   return result;

@@ -2,6 +2,7 @@
 
 #include <phew/core/fixed_sum.hpp>
 #include <phew/mpi/blocks.hpp>
+#include <phew/mpi/ordered_sum.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/sort.hpp>
 
@@ -140,9 +141,7 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   leaves = {};
   leaf_mass = {};
   for (auto& c : out.leaves_per_level) c = comm.sum(c);
-  core::FixedInt all = 0;
-  for (const core::FixedWords w : comm.all_gather(core::FixedWords::of(total))) all += w.value();
-  out.mass_total = scale.to_double(all);
+  out.mass_total = scale.to_double(mpi::exact_total(comm, total));
   out.leaves = mpi::sort(comm, std::move(owned), [](const LeafMass& a, const LeafMass& b) { return a.key < b.key; });
   return out;
 }

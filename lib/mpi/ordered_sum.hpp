@@ -7,6 +7,7 @@
 #pragma once
 
 #include <phew/core/error.hpp>
+#include <phew/core/fixed_sum.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/route.hpp>
 
@@ -19,6 +20,14 @@
 #include <vector>
 
 namespace phew::mpi {
+
+// The sum over the ranks of fixed-point sums (core::FixedScale), on every rank: exact, so in no order.
+// Collective.
+inline core::FixedInt exact_total(const Comm& comm, core::FixedInt mine) {
+  core::FixedInt total = 0;
+  for (const core::FixedInt v : comm.all_gather(mine)) total += v;
+  return total;
+}
 
 // Per-key sums of N values, accumulated by chunk.
 template <std::size_t N>

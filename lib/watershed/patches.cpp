@@ -11,7 +11,6 @@
 #include <phew/mesh/block_mesh.hpp>
 #include <phew/watershed/watershed.hpp>
 
-#include <map>
 #include <type_traits>
 
 namespace phew::watershed {
@@ -32,31 +31,29 @@ std::vector<std::array<double, 2>> patch_sums(const Mesh& mesh, const Segmentati
   const double cell_volume = space.grid().cell_volume();
   struct Partial {
     std::int64_t peak, cells;
-    core::FixedWords mass;
+    core::FixedInt mass;
   };
   std::vector<Partial> partial;
-  std::vector<core::FixedInt> mass;
   std::vector<std::int32_t> at(seg.n_peaks + 1, -1);  // the peak's place in `partial`
   seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
     const std::int64_t l = seg.label[member];
     std::int32_t& k = at[static_cast<std::size_t>(l)];
     if (k < 0) {
       k = static_cast<std::int32_t>(partial.size());
-      partial.push_back({l, 0, {}});
-      mass.push_back(0);
+      partial.push_back({l, 0, 0});
     }
-    ++partial[static_cast<std::size_t>(k)].cells;
+    Partial& p = partial[static_cast<std::size_t>(k)];
+    ++p.cells;
     const double volume = uniform ? cell_volume : space.volume(mesh.global_index(s));
-    mass[static_cast<std::size_t>(k)] += scale.to_fixed(mesh.density(s) * volume);
+    p.mass += scale.to_fixed(mesh.density(s) * volume);
   });
-  for (std::size_t k = 0; k < partial.size(); ++k) partial[k].mass = core::FixedWords::of(mass[k]);
   const std::int64_t first = owners.begin(comm.rank()) + 1;
   std::vector<std::int64_t> cells(static_cast<std::size_t>(owners.planes(comm.rank())), 0);
   std::vector<core::FixedInt> sum(cells.size(), 0);
   for (const Partial& p : mpi::route(comm, partial, [&](const Partial& q) { return owners.owner(q.peak - 1); })) {
     const auto i = static_cast<std::size_t>(p.peak - first);
     cells[i] += p.cells;
-    sum[i] += p.mass.value();
+    sum[i] += p.mass;
   }
   std::vector<std::array<double, 2>> out(cells.size());
   for (std::size_t i = 0; i < cells.size(); ++i) out[i] = {static_cast<double>(cells[i]), scale.to_double(sum[i])};
@@ -141,10 +138,6 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
   });
   return result;
 }
-
-}  // namespace
-
-namespace {
 
 // The test cells of a block, moved to the ranks whose planes hold them and sorted (io::write_patches'
 // layout: whole planes, mpi::SlabDecomposition(nx, ranks)). Collective.
