@@ -26,7 +26,7 @@ std::optional<Index3> coarse_cell(const grid::GridGeometry& g, const std::array<
   for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
   for (std::size_t d = 0; d < 3; ++d)
     if (!g.periodic && (c.index[d] < 0 || c.index[d] >= g.shape[d])) return std::nullopt;
-  for (std::size_t d = 0; d < 3; ++d) c.index[d] = ((c.index[d] % g.shape[d]) + g.shape[d]) % g.shape[d];
+  for (std::size_t d = 0; d < 3; ++d) c.index[d] = grid::fold_index(c.index[d], g.shape[d], true);
   return c.index;
 }
 

@@ -4,11 +4,6 @@
 #include <phew/mpi/route.hpp>
 
 namespace phew::mesh {
-namespace {
-
-std::int64_t wrap(std::int64_t i, std::int64_t n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
-
-}  // namespace
 
 template <typename Real>
 BasicBlockMesh<Real>::BasicBlockMesh(const grid::GridGeometry& grid, const mpi::BlockDecomposition& blocks, std::vector<Real> block,
@@ -47,7 +42,7 @@ BasicBlockMesh<Real>::BasicBlockMesh(const grid::GridGeometry& grid, const mpi::
           bool inside = true;
           for (std::size_t d = 0; d < 3; ++d) {
             if (g[d] < 0 || g[d] >= shape_[d]) inside = grid.periodic;
-            g[d] = wrap(g[d], shape_[d]);
+            g[d] = grid::fold_index(g[d], shape_[d], true);
           }
           if (!inside) {
             ghost_cell_.push_back(-1);
