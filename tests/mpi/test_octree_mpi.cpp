@@ -73,6 +73,17 @@ void expect_same(const std::vector<LeafMass>& got, const std::vector<LeafMass>& 
   }
 }
 
+// RAMSES' dark-matter refinement (8 particle masses of 1) with `levels`, the kernel and the buffer.
+RefinementParams refinement(int levels, grid::Assignment a, int buffer) {
+  RefinementParams p;
+  p.levels = levels;
+  p.refine_particles = 8;
+  p.particle_mass = 1.0;
+  p.buffer = buffer;
+  p.assignment = a;
+  return p;
+}
+
 TEST(AmrDeposit, EqualsTheSerialBuildOnAnyRanksAndSplits) {
   const mpi::Comm comm;
   // Narrow and wide blobs: the nested shells of levels of the wide ones cross the slabs' edges and the
@@ -85,12 +96,7 @@ TEST(AmrDeposit, EqualsTheSerialBuildOnAnyRanksAndSplits) {
   const std::pair<grid::Assignment, int> kernels_and_buffers[] = {
       {grid::Assignment::cic, 1}, {grid::Assignment::tsc, 2}, {grid::Assignment::ngp, 0}};
   for (const auto& [a, buffer] : kernels_and_buffers) {
-      RefinementParams p;
-      p.levels = 4;
-      p.refine_particles = 8;
-      p.particle_mass = 1.0;
-      p.buffer = buffer;
-      p.assignment = a;
+      const RefinementParams p = refinement(4, a, buffer);
       const auto want = serial(g, p, c);
       AmrDeposit r;
       const auto got = distributed(g, p, c, static_cast<unsigned>(17 + cases), r, comm);
@@ -110,19 +116,14 @@ TEST(AmrDeposit, EqualsTheSerialBuildOnAnyRanksAndSplits) {
 
 TEST(AmrDeposit, BlocksCutOnEveryAxisToo) {
   // A cubic grid wide enough that the windows of copied cells end inside it on every axis: at 4 ranks
-  // the blocks are 2 x 2 x 1, at 8 (long mode) 2 x 2 x 2, so a blob's shells cross y and z cuts too.
+  // the blocks are 2 x 2 x 1, at 8 (run by hand) 2 x 2 x 2, so a blob's shells cross y and z cuts too.
   const mpi::Comm comm;
   const Case c = blobs_on_boundaries(16000, 40.0, 7, 0.05);
   grid::GridGeometry g;
   g.shape = {24, 24, 24};
   g.extent = {40.0, 40.0, 40.0};
   for (const auto& [a, buffer] : {std::pair{grid::Assignment::ngp, 0}, std::pair{grid::Assignment::cic, 1}}) {
-    RefinementParams p;
-    p.levels = 3;
-    p.refine_particles = 8;
-    p.particle_mass = 1.0;
-    p.buffer = buffer;
-    p.assignment = a;
+    const RefinementParams p = refinement(3, a, buffer);
     ASSERT_LT(2 * amr_margin(p) + 1, g.shape[1]);
     AmrDeposit r;
     expect_same(distributed(g, p, c, 29, r, comm), serial(g, p, c), "24^3, buffer " + std::to_string(buffer));
