@@ -10,7 +10,7 @@
 #include <phew/grid/cell_labels.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/io/h5.hpp>
-#include <phew/mpi/slab.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <span>
 #include <string>
@@ -20,10 +20,9 @@ namespace phew::io {
 // The root attribute "format_version" of patches.h5 and clumps.h5.
 inline constexpr std::int64_t kCellsFormatVersion = 2;
 
-// Writes the root's format_version, /cells/index and /cells/plane_start from this rank's cells (in its
-// planes of `slabs`, ascending). Collective.
-void write_cell_index(File& f, const grid::GridGeometry& g, std::span<const std::int64_t> cells,
-                      const mpi::SlabDecomposition& slabs, const mpi::Comm& comm);
+// Writes the root's format_version, /cells/index and /cells/plane_start from this rank's cells
+// (ascending, and after every cell of the ranks below: any cut of the index range). Collective.
+void write_cell_index(File& f, const grid::GridGeometry& g, std::span<const std::int64_t> cells, const mpi::Comm& comm);
 // Writes /cells/NAME: this rank's labels, one per cell given to write_cell_index and in its order.
 // Collective.
 void write_cell_labels(File& f, const std::string& name, std::span<const std::int64_t> labels,
@@ -33,19 +32,16 @@ void write_cell_labels(File& f, const std::string& name, std::span<const std::in
 // and what to re-run (`remedy`, e.g. "re-run phew-segment").
 void check_cells_format(const File& f, const std::string& remedy);
 
-// The cells of planes [x0, x1) with the labels of /cells/NAME. Error(input) naming the file when the
-// index is not ascending or leaves those planes, or a label is outside 0..max_label.
-grid::CellLabels read_cell_labels(const File& f, const grid::GridGeometry& g, const std::string& name, std::int64_t x0,
-                            std::int64_t x1, std::int64_t max_label);
-
 // On an adaptive mesh (the product has /grid/refinement): /cells/index holds leaf keys, ascending, and
 // no plane_start; readers find a range of keys by binary search. Collective.
 void write_cell_keys(File& f, std::span<const std::int64_t> keys, const mpi::Comm& comm);
 // How many test cells the file lists, and the global index of one (a row of /cells/index).
 std::uint64_t count_test_cells(const File& f);
 std::int64_t test_cell_at(const File& f, std::uint64_t row);
-// The test leaves with keys in [key_begin, key_end) and the labels of /cells/NAME.
-grid::CellLabels read_cell_labels_in_keys(const File& f, const std::string& name, std::int64_t key_begin,
-                                          std::int64_t key_end, std::int64_t max_label);
+// The test cells with global indices (or leaf keys) in [begin, end) and their labels of /cells/NAME,
+// found by binary search in /cells/index. Error(input) naming the file when the index is not ascending,
+// a uniform grid's /cells/plane_start does not match it, or a label is outside 0..max_label.
+grid::CellLabels read_cell_labels(const File& f, const std::string& name, std::int64_t begin, std::int64_t end,
+                                  std::int64_t max_label);
 
 }  // namespace phew::io

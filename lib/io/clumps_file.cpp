@@ -77,7 +77,7 @@ const Table<HierarchyRow>& hierarchy_table() {
   return t;
 }
 
-void write_clumps(File& f, const Clumps& c, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
+void write_clumps(File& f, const Clumps& c, const mpi::Comm& comm) {
   const grid::GridMeta& grid = c.grid;
   const grid::GridGeometry& g = grid.geometry;
   f.create_group("/grid");
@@ -87,7 +87,7 @@ void write_clumps(File& f, const Clumps& c, const mpi::SlabDecomposition& slabs,
     write_refinement(f, "/grid/refinement", *c.refinement);
     write_cell_keys(f, c.cells, comm);
   } else {
-    write_cell_index(f, g, c.cells, slabs, comm);
+    write_cell_index(f, g, c.cells, comm);
   }
   write_cell_labels(f, "clump", c.cell_clump, "level-0 clump ID of each test cell; 0 = discarded as noise", comm);
   write_cell_labels(f, "halo", c.cell_halo, "halo ID of each test cell; 0 = discarded as noise", comm);
@@ -169,16 +169,12 @@ std::vector<Clump> read_clumps(const File& f) {
 }
 
 // Labels are peak IDs: checked against the peak table.
-grid::CellLabels read_clump_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
-  return read_cell_labels(f, grid, "clump", x0, x1, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
+grid::CellLabels read_clump_cells(const File& f, std::int64_t begin, std::int64_t end) {
+  return read_cell_labels(f, "clump", begin, end, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
 }
 
-grid::CellLabels read_clump_cells_in_keys(const File& f, std::int64_t key_begin, std::int64_t key_end) {
-  return read_cell_labels_in_keys(f, "clump", key_begin, key_end, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
-}
-
-grid::CellLabels read_halo_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
-  return read_cell_labels(f, grid, "halo", x0, x1, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
+grid::CellLabels read_halo_cells(const File& f, std::int64_t begin, std::int64_t end) {
+  return read_cell_labels(f, "halo", begin, end, static_cast<std::int64_t>(merged_peak_table().size(f, "/peaks")));
 }
 
 namespace {

@@ -23,7 +23,7 @@ const Table<model::Halo>& halo_table();
 const Table<model::HierarchyRow>& hierarchy_table();
 
 // Collective.
-void write_clumps(File& file, const model::Clumps& clumps, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm);
+void write_clumps(File& file, const model::Clumps& clumps, const mpi::Comm& comm);
 
 // Refuses a file of another format version.
 struct ClumpsHeader {
@@ -37,11 +37,10 @@ ClumpsHeader read_clumps_header(const File& file);
 std::vector<model::MergedPeak> read_merged_peaks(const File& file);
 // The whole clump table (small: one row per level-0 clump).
 std::vector<model::Clump> read_clumps(const File& file);
-// The test cells of planes [x0, x1) with their level-0 clump (or halo); 0 = discarded as noise.
-grid::CellLabels read_clump_cells(const File& file, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1);
-// On an adaptive mesh: the test leaves with keys in [key_begin, key_end).
-grid::CellLabels read_clump_cells_in_keys(const File& file, std::int64_t key_begin, std::int64_t key_end);
-grid::CellLabels read_halo_cells(const File& file, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1);
+// The test cells with global indices (or, on an adaptive mesh, leaf keys) in [begin, end) with their
+// level-0 clump (or halo); 0 = discarded as noise.
+grid::CellLabels read_clump_cells(const File& file, std::int64_t begin, std::int64_t end);
+grid::CellLabels read_halo_cells(const File& file, std::int64_t begin, std::int64_t end);
 // The peak positions of the clumps among `ids` (sorted) that are in the catalogue, read in chunks so
 // that no rank holds the whole catalogue (deblend).
 std::map<std::int64_t, std::array<double, 3>> read_clump_peak_positions(const File& file,

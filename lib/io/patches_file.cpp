@@ -36,7 +36,7 @@ const Table<SaddleRow>& saddle_table() {
   return t;
 }
 
-void write_patches(File& file, const Patches& p, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm) {
+void write_patches(File& file, const Patches& p, const mpi::Comm& comm) {
   const grid::GridMeta& grid = p.grid;
   const grid::GridGeometry& g = grid.geometry;
   file.create_group("/grid");
@@ -46,7 +46,7 @@ void write_patches(File& file, const Patches& p, const mpi::SlabDecomposition& s
     write_refinement(file, "/grid/refinement", *p.refinement);
     write_cell_keys(file, p.cells.cell, comm);
   } else {
-    write_cell_index(file, g, p.cells.cell, slabs, comm);
+    write_cell_index(file, g, p.cells.cell, comm);
   }
   write_cell_labels(file, "peak", p.cells.label, "peak ID of each test cell's patch", comm);
   file.write_attribute("/cells", "threshold", p.meta.threshold);
@@ -94,14 +94,9 @@ grid::CellLabels every_cell_has_a_peak(const File& f, grid::CellLabels cells) {
 }
 }  // namespace
 
-grid::CellLabels read_patch_cells(const File& f, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1) {
+grid::CellLabels read_patch_cells(const File& f, std::int64_t begin, std::int64_t end) {
   const auto n_peaks = static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks"));
-  return every_cell_has_a_peak(f, read_cell_labels(f, grid, "peak", x0, x1, n_peaks));
-}
-
-grid::CellLabels read_patch_cells_in_keys(const File& f, std::int64_t key_begin, std::int64_t key_end) {
-  const auto n_peaks = static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks"));
-  return every_cell_has_a_peak(f, read_cell_labels_in_keys(f, "peak", key_begin, key_end, n_peaks));
+  return every_cell_has_a_peak(f, read_cell_labels(f, "peak", begin, end, n_peaks));
 }
 
 std::vector<PatchPeak> read_patch_peaks(const File& f, std::uint64_t begin, std::uint64_t count) {

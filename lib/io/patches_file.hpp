@@ -20,14 +20,13 @@ const Table<model::SaddleRow>& saddle_table();
 // Writes /grid (attributes), /cells (the test cells' labels, io/cells_file.hpp, and the segmentation's
 // attributes), /peaks and /saddles.
 // Collective.
-void write_patches(File& file, const model::Patches& patches, const mpi::SlabDecomposition& slabs, const mpi::Comm& comm);
+void write_patches(File& file, const model::Patches& patches, const mpi::Comm& comm);
 
 // What a reader needs before the tables (model::PatchesHeader). Refuses a file of another format version.
 model::PatchesHeader read_patches_header(const File& file);
-// The test cells of planes [x0, x1) and their peak IDs.
-grid::CellLabels read_patch_cells(const File& file, const grid::GridGeometry& grid, std::int64_t x0, std::int64_t x1);
-// On an adaptive mesh: the test leaves with keys in [key_begin, key_end).
-grid::CellLabels read_patch_cells_in_keys(const File& file, std::int64_t key_begin, std::int64_t key_end);
+// The test cells with global indices (or, on an adaptive mesh, leaf keys) in [begin, end) and their
+// peak IDs.
+grid::CellLabels read_patch_cells(const File& file, std::int64_t begin, std::int64_t end);
 // Rows [begin, begin + count) of the peak and saddle tables (readers that hold only a part of them).
 std::vector<model::PatchPeak> read_patch_peaks(const File& file, std::uint64_t begin, std::uint64_t count);
 std::vector<model::SaddleRow> read_saddles(const File& file, std::uint64_t begin, std::uint64_t count);

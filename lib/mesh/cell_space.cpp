@@ -3,7 +3,6 @@
 #include <phew/mesh/cell_key.hpp>
 #include <phew/mesh/octree.hpp>
 #include <phew/mesh/octree_mesh.hpp>
-#include <phew/mpi/slab.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -29,31 +28,29 @@ std::array<double, 3> CellSpace::centre(std::int64_t cell) const {
 
 std::int64_t CellSpace::chunk_begin(std::int64_t cell) const {
   if (!adaptive()) {
-    const auto plane = static_cast<std::int64_t>(grid_.plane_cells());
-    return cell / plane * plane;
+    const std::int64_t pencil = grid_.shape[2];
+    return cell / pencil * pencil;
   }
   return static_cast<std::int64_t>(subtree_begin(static_cast<std::uint64_t>(cell), levels_));
 }
 
 std::int64_t CellSpace::chunk(std::int64_t cell) const {
-  if (!adaptive()) return cell / static_cast<std::int64_t>(grid_.plane_cells());
+  if (!adaptive()) return cell / grid_.shape[2];
   return chunk_begin(cell) >> (3 * levels_ + 4);  // the coarse cell's Morton code
 }
 
 std::vector<std::int64_t> CellSpace::rank_cuts(int ranks, std::uint64_t rows,
                                                const std::function<std::uint64_t(std::uint64_t)>& key_at) const {
-  std::vector<std::int64_t> cut(static_cast<std::size_t>(ranks) + 1);
-  if (!adaptive()) {
-    const mpi::SlabDecomposition slabs(grid_.shape[0], ranks);
-    const auto plane = static_cast<std::int64_t>(grid_.plane_cells());
-    for (int r = 0; r < ranks; ++r) cut[static_cast<std::size_t>(r)] = slabs.begin(r) * plane;
-    cut.back() = grid_.shape[0] * plane;
-    return cut;
+  // Past every cell: the uniform grid's cell count, or past every key (keys are below 2^61).
+  const std::int64_t end = adaptive() ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(grid_.cells());
+  std::vector<std::int64_t> cut(static_cast<std::size_t>(ranks) + 1, 0);
+  cut.back() = end;
+  for (std::size_t r = 1; r + 1 < cut.size(); ++r) {
+    const std::uint64_t row = rows * r / static_cast<std::uint64_t>(ranks);
+    // The cut moves back to the start of the chunk that row's cell lies in: chunks are never split.
+    const std::int64_t at = row < rows ? chunk_begin(static_cast<std::int64_t>(key_at(row))) : end;
+    cut[r] = std::max(cut[r - 1], at);
   }
-  const auto keys = mesh::rank_cuts(rows, levels_, ranks, key_at);
-  constexpr auto kLast = std::numeric_limits<std::int64_t>::max();  // keys are below 2^61: past all of them
-  for (std::size_t r = 0; r < keys.size(); ++r)
-    cut[r] = keys[r] > static_cast<std::uint64_t>(kLast) ? kLast : static_cast<std::int64_t>(keys[r]);
   return cut;
 }
 

@@ -1,8 +1,9 @@
 // The cells of a segmentation as the stages after the watershed see them (phew-merge's sums, its
 // particles): every cell has one global index, the uniform grid's linear index or an octree leaf's key
-// (cell_key.hpp), and from it a volume, a centre and a chunk (the unit of ordered sums: a plane of the
-// uniform grid, a coarse cell of the octree, never split between ranks). Both orders list a chunk's
-// cells contiguously, so a rank's cells are one range of global indices.
+// (cell_key.hpp), and from it a volume, a centre and a chunk (the unit of ordered sums, never split
+// between ranks: a pencil of the uniform grid, the nz cells of one (i, j), or a coarse cell of the
+// octree and its subtree). Both orders list a chunk's cells contiguously, so a rank's cells are one
+// range of global indices. Chunks are small so that ranks may far outnumber the planes.
 #pragma once
 
 #include <phew/grid/geometry.hpp>
@@ -27,13 +28,12 @@ class CellSpace {
   double volume(std::int64_t cell) const;
   std::array<double, 3> centre(std::int64_t cell) const;
   std::int64_t chunk(std::int64_t cell) const;
-  // The first global index of the chunk `cell` lies in (its plane, or its coarse cell's subtree).
+  // The first global index of the chunk `cell` lies in (its pencil, or its coarse cell's subtree).
   std::int64_t chunk_begin(std::int64_t cell) const;
 
   // Where each rank's cells begin as global indices: cut[r] for rank r, cut[ranks] past the last. Whole
-  // planes of the uniform grid (mpi::SlabDecomposition); whole coarse cells of an octree, cut so that
-  // the ranks hold the same number of `rows` (leaves, or test leaves) whose keys `key_at(row)` gives in
-  // order (mesh::rank_cuts). The same on every rank.
+  // chunks, cut so that the ranks hold the same number of `rows` (test cells, or leaves) whose global
+  // indices `key_at(row)` gives in ascending order. The same on every rank.
   std::vector<std::int64_t> rank_cuts(int ranks, std::uint64_t rows, const std::function<std::uint64_t(std::uint64_t)>& key_at) const;
   // The rank whose cells hold a global index or a point (cuts from rank_cuts).
   static int owner(const std::vector<std::int64_t>& cuts, std::int64_t index);

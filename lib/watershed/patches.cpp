@@ -139,9 +139,9 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
   return result;
 }
 
-// The test cells of a block, moved to the ranks whose planes hold them and sorted (io::write_patches'
-// layout: whole planes, mpi::SlabDecomposition(nx, ranks)). Collective.
-void to_plane_owners(grid::CellLabels& cells, const grid::GridGeometry& g, const mpi::Comm& comm) {
+// The test cells of a block, moved to the ranks that hold equal shares of the global index range and
+// sorted: the ranks' cells in rank order are the file's /cells/index (io::write_patches). Collective.
+void to_index_ranges(grid::CellLabels& cells, const grid::GridGeometry& g, const mpi::Comm& comm) {
   if (comm.size() == 1) return;  // one block, the whole grid: in global order already
   struct Labelled {
     std::int64_t cell, label;
@@ -149,9 +149,8 @@ void to_plane_owners(grid::CellLabels& cells, const grid::GridGeometry& g, const
   std::vector<Labelled> mine(cells.cell.size());
   for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = {cells.cell[i], cells.label[i]};
   cells = {};
-  const mpi::SlabDecomposition planes(g.shape[0], comm.size());
-  const auto plane = static_cast<std::int64_t>(g.plane_cells());
-  std::vector<Labelled> got = mpi::route(comm, mine, [&](const Labelled& c) { return planes.owner(c.cell / plane); });
+  const mpi::SlabDecomposition shares(static_cast<std::int64_t>(g.cells()), comm.size());
+  std::vector<Labelled> got = mpi::route(comm, mine, [&](const Labelled& c) { return shares.owner(c.cell); });
   mine = {};
   const auto by_cell = [](const Labelled& a, const Labelled& b) { return a.cell < b.cell; };
   if (!std::is_sorted(got.begin(), got.end(), by_cell)) std::sort(got.begin(), got.end(), by_cell);
@@ -170,7 +169,7 @@ Segmented segment_blocks(const grid::GridMeta& grid, const mpi::BlockDecompositi
     const mesh::BasicBlockMesh<Real> mesh(grid.geometry, blocks, std::move(density), comm);
     return patches_of(mesh, mesh::CellSpace::uniform(grid.geometry), grid, params, comm, phase);
   }();
-  to_plane_owners(result.patches.cells, grid.geometry, comm);
+  to_index_ranges(result.patches.cells, grid.geometry, comm);
   return result;
 }
 

@@ -28,8 +28,8 @@ struct Segmented {
 // Segments this rank's block of `grid` (`blocks.box(rank)`): `density` holds its cells in C order
 // (io::read_grid_box); the ghosts come from the ranks around (mesh::BlockMesh). Peaks and saddles are
 // rows owned by blocks of peak IDs, so each rank's rows follow the lower ranks'; the test cells come
-// back sorted on the ranks whose planes hold them (mpi::SlabDecomposition(nx, ranks), as
-// io::write_patches writes them). Collective. Phases: watershed, saddles, peaks.
+// back sorted, each rank holding an equal share of the range of global indices (the ranks' cells in
+// rank order are /cells/index, as io::write_patches writes them). Collective. Phases: watershed, saddles, peaks.
 Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<double> density,
                           const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 // The same with a float32 grid's densities as stored (half the memory; the same rows).

@@ -4,10 +4,12 @@
 #include "../unit/reference_watershed.hpp"
 #include "catalogue_files.hpp"
 
+#include <phew/io/cells_file.hpp>
 #include <phew/io/clumps_file.hpp>
 #include <phew/io/grid_file.hpp>
 #include <phew/io/patches_file.hpp>
 #include <phew/watershed/catalogue.hpp>
+#include <phew/mesh/cell_space.hpp>
 #include <phew/watershed/patches.hpp>
 
 #include <gtest/gtest.h>
@@ -67,7 +69,6 @@ Result run_stages(const mpi::Comm& comm, const std::string& dir, const Catalogue
   const grid::GridGeometry& g = grid.geometry;
   const mpi::BlockDecomposition blocks(g.shape, comm.size());
   const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
-  const mpi::SlabDecomposition slabs(kN, comm.size());  // io::write_patches' planes
   std::vector<double> mine;
   for (std::int64_t i = box.lo[0]; i < box.hi[0]; ++i)
     for (std::int64_t j = box.lo[1]; j < box.hi[1]; ++j)
@@ -90,7 +91,7 @@ Result run_stages(const mpi::Comm& comm, const std::string& dir, const Catalogue
   const model::Patches patches = segment_patches(grid, blocks, std::move(block), {1.0, "1", false}, comm).patches;
   {
     io::File f = io::File::create(dir + "/patches.h5", comm);
-    io::write_patches(f, patches, slabs, comm);
+    io::write_patches(f, patches, comm);
   }
   const io::File pf = io::File::open_read(dir + "/patches.h5");
   const io::File gf = io::File::open_read(dir + "/grid.h5");
@@ -193,6 +194,53 @@ TEST_F(Catalogue, RelevanceAboveBsMergesItIntoA) {
   EXPECT_EQ(all.merged[2].clump, 0);  // 20 / threshold 1 = 20 < 50
   ASSERT_EQ(all.clumps.size(), 1u);
   EXPECT_NEAR(all.clumps[0].mass, all.peaks[0].mass + all.peaks[1].mass, 1e-12 * all.clumps[0].mass);
+}
+
+// The ranks after the watershed cut the test cells by count at whole pencils, so a plane may be shared
+// by ranks and the ranks may outnumber the planes (a 2 x 3 x 4 grid here, at up to 4 ranks): the
+// file's /cells/index and /cells/plane_start are those of one rank, and reading any range of indices
+// gives its cells.
+TEST_F(Catalogue, CellIndexWrittenByRanksThatSharePlanes) {
+  grid::GridGeometry g;
+  g.shape = {2, 3, 4};
+  g.extent = {2, 3, 4};
+  std::vector<std::int64_t> all;  // every third cell, and the whole of pencil (1, 1)
+  for (std::int64_t c = 0; c < 24; ++c)
+    if (c % 3 == 0 || (c >= 16 && c < 20)) all.push_back(c);
+  const mesh::CellSpace space = mesh::CellSpace::uniform(g);
+  const auto cuts = space.rank_cuts(comm_.size(), all.size(), [&](std::uint64_t row) { return static_cast<std::uint64_t>(all[row]); });
+  const auto r = static_cast<std::size_t>(comm_.rank());
+  std::vector<std::int64_t> mine, labels;
+  for (const std::int64_t c : all)
+    if (c >= cuts[r] && c < cuts[r + 1]) mine.push_back(c);
+  for (const std::int64_t c : mine) labels.push_back(c + 1);
+  const std::string path = (base_ / "all" / "cells.h5").string();
+  {
+    io::File f = io::File::create(path, comm_);
+    grid::GridMeta meta = blob_grid();
+    meta.geometry = g;
+    meta.total_mass = 24;
+    meta.mean_density = 1;
+    f.create_group("/grid");
+    io::write_grid_attributes(f, meta, "/grid");
+    io::write_cell_index(f, g, mine, comm_);
+    io::write_cell_labels(f, "peak", labels, "", comm_);
+  }
+  comm_.barrier();
+  const io::File f = io::File::open_read(path);
+  EXPECT_EQ(f.read<std::int64_t>("/cells/index"), all);
+  std::vector<std::int64_t> start{0, 0, 0};
+  for (const std::int64_t c : all) ++start[static_cast<std::size_t>(c / 12) + 1];
+  start[2] += start[1];
+  EXPECT_EQ(f.read<std::int64_t>("/cells/plane_start"), start);
+  for (std::int64_t b = 0; b <= 24; b += 5) {
+    const grid::CellLabels got = io::read_cell_labels(f, "peak", b, b + 7, 100);
+    std::vector<std::int64_t> want;
+    for (const std::int64_t c : all)
+      if (c >= b && c < b + 7) want.push_back(c);
+    EXPECT_EQ(got.cell, want) << "cells in [" << b << ", " << b + 7 << ")";
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got.label[i], got.cell[i] + 1);
+  }
 }
 
 }  // namespace

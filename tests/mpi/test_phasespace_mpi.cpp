@@ -40,12 +40,12 @@ particles::ParticleSet my_share(const particles::ParticleSet& all, const mpi::Co
 }
 
 Deblended deblend_on(const scenes::DeblendScene& s, const particles::ParticleSet& ps, const mpi::Comm& comm) {
-  const mpi::SlabDecomposition slabs(s.grid.shape[0], comm.size());
   DeblendParams p;
   p.G = s.G;
-  const auto planes = s.planes(slabs, comm.rank());
   const auto space = mesh::CellSpace::uniform(s.grid);
-  return deblend_patches(space, space.rank_cuts(comm.size(), 0, {}), ps, planes, s.n_clump_peaks, scenes::ClumpPeaks(s.peak_positions), p, comm);
+  const auto cuts = s.cuts(space, comm.size());
+  const auto r = static_cast<std::size_t>(comm.rank());
+  return deblend_patches(space, cuts, ps, s.cells(cuts[r], cuts[r + 1]), s.n_clump_peaks, scenes::ClumpPeaks(s.peak_positions), p, comm);
 }
 
 TEST(DeblendMpi, SameRowsOnAnyNumberOfRanks) {

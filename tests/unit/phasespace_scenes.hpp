@@ -6,10 +6,11 @@
 #include <phew/grid/geometry.hpp>
 #include <phew/model/peaks.hpp>
 #include <phew/phasespace/deblend.hpp>
-#include <phew/mpi/slab.hpp>
+#include <phew/mesh/cell_space.hpp>
 #include <phew/particles/particle_set.hpp>
 
 #include <cmath>
+#include <algorithm>
 #include <map>
 #include <random>
 #include <vector>
@@ -107,16 +108,20 @@ struct DeblendScene {
     for (int n = 0; n < 200; ++n) put(0, {0, 6, 0}, {2, 2, 2}, 0);  // cells x 0-1, y 6-7, z 0-1: unlabelled
   }
 
-  // The labelled cells of the planes a rank holds.
-  grid::CellLabels planes(const mpi::SlabDecomposition& slabs, int rank) const {
-    const auto plane = static_cast<std::int64_t>(grid.plane_cells());
+  // The labelled cells with global indices in [begin, end).
+  grid::CellLabels cells(std::int64_t begin, std::int64_t end) const {
     grid::CellLabels out;
-    for (std::int64_t c = slabs.begin(rank) * plane; c < slabs.end(rank) * plane; ++c)
+    for (std::int64_t c = begin; c < std::min(end, static_cast<std::int64_t>(labels.size())); ++c)
       if (labels[static_cast<std::size_t>(c)] != 0) {
         out.cell.push_back(c);
         out.label.push_back(labels[static_cast<std::size_t>(c)]);
       }
     return out;
+  }
+  // How the tools cut the labelled cells among `ranks` (balanced by count, whole pencils).
+  std::vector<std::int64_t> cuts(const mesh::CellSpace& space, int ranks) const {
+    const grid::CellLabels all = cells(0, static_cast<std::int64_t>(labels.size()));
+    return space.rank_cuts(ranks, all.size(), [&](std::uint64_t row) { return static_cast<std::uint64_t>(all.cell[row]); });
   }
 };
 

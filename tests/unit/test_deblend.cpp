@@ -16,13 +16,13 @@ struct StageRun {
 
 StageRun deblend(const scenes::DeblendScene& s, DeblendParams params, std::vector<std::string>* phases = nullptr) {
   const mpi::Comm comm;
-  const mpi::SlabDecomposition slabs(s.grid.shape[0], comm.size());
   params.G = s.G;
   StageRun run;
-  const auto planes = s.planes(slabs, comm.rank());
   const scenes::ClumpPeaks catalogue(s.peak_positions);
   const auto space = mesh::CellSpace::uniform(s.grid);
-  run.d = deblend_patches(space, space.rank_cuts(comm.size(), 0, {}), s.particles, planes, s.n_clump_peaks, catalogue, params, comm, [&](const std::string& p) {
+  const auto cuts = s.cuts(space, comm.size());
+  const auto r = static_cast<std::size_t>(comm.rank());
+  run.d = deblend_patches(space, cuts, s.particles, s.cells(cuts[r], cuts[r + 1]), s.n_clump_peaks, catalogue, params, comm, [&](const std::string& p) {
     if (phases) phases->push_back(p);
   });
   run.asked = catalogue.asked;

@@ -442,5 +442,42 @@ TEST(CellSpace, FindsThePointsLeafAsTheTreeDoesAndMeasuresLeaves) {
   }
 }
 
+// mesh::CellSpace on the uniform grid: a chunk is a pencil (the nz cells of one (i, j)), and the ranks'
+// cuts balance the test cells at whole pencils, so that ranks may outnumber the planes: every rank but
+// those a dense pencil starves holds cells, and no rank more than its share plus one pencil's.
+TEST(CellSpace, UniformCutsBalanceTestCellsAtWholePencils) {
+  grid::GridGeometry g = cube(1, 1.0, true);
+  g.shape = {3, 4, 5};
+  const CellSpace space = CellSpace::uniform(g);
+  std::mt19937_64 rng(9);
+  std::vector<std::int64_t> cells;
+  for (std::int64_t c = 0; c < 60; ++c)
+    if (rng() % 3 != 0) cells.push_back(c);
+  for (std::int64_t c = 0; c < 60; ++c) EXPECT_EQ(space.chunk(c), c / 5);
+  for (const int ranks : {1, 2, 3, 5, 8, 12, 20}) {
+    const auto cut = space.rank_cuts(ranks, cells.size(), [&](std::uint64_t row) { return static_cast<std::uint64_t>(cells[row]); });
+    ASSERT_EQ(cut.size(), static_cast<std::size_t>(ranks) + 1);
+    EXPECT_EQ(cut.front(), 0);
+    EXPECT_EQ(cut.back(), 60);
+    EXPECT_TRUE(std::is_sorted(cut.begin(), cut.end()));
+    int busy = 0;
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(cut[static_cast<std::size_t>(r)] % 5, 0) << "rank " << r << " of " << ranks << " begins inside a pencil";
+      const auto n = std::count_if(cells.begin(), cells.end(), [&](std::int64_t c) {
+        return c >= cut[static_cast<std::size_t>(r)] && c < cut[static_cast<std::size_t>(r) + 1];
+      });
+      EXPECT_LE(static_cast<std::size_t>(n), cells.size() / static_cast<std::size_t>(ranks) + 1 + 5) << "rank " << r << " of " << ranks;
+      busy += n > 0 ? 1 : 0;
+    }
+    EXPECT_GE(busy, std::min(ranks, 12) / 2) << ranks << " ranks on 12 pencils";
+    if (ranks > 3) {
+      EXPECT_GT(busy, 3) << "ranks beyond the 3 planes hold cells";
+    }
+  }
+  // No test cells: one rank holds the (empty) range.
+  const auto none = space.rank_cuts(4, 0, {});
+  EXPECT_EQ(none, (std::vector<std::int64_t>{0, 60, 60, 60, 60}));
+}
+
 }  // namespace
 }  // namespace phew::mesh

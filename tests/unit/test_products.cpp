@@ -116,7 +116,7 @@ TEST_F(Products, PatchesRoundTrip) {
   p.saddles = {{1, 2, 0.75, 3, 17}};
   {
     io::File f = io::File::create(path("patches.h5"), comm);
-    io::write_patches(f, p, mpi::SlabDecomposition(4, comm.size()), comm);
+    io::write_patches(f, p, comm);
   }
   const io::File f = io::File::open_read(path("patches.h5"));
   const model::PatchesHeader h = io::read_patches_header(f);
@@ -127,15 +127,15 @@ TEST_F(Products, PatchesRoundTrip) {
   EXPECT_EQ(h.meta.n_test_cells, 7u);
   EXPECT_TRUE(h.meta.refined_positions);
   EXPECT_EQ(h.grid.geometry.shape, p.grid.geometry.shape);
-  const grid::CellLabels all = io::read_patch_cells(f, h.grid.geometry, 0, 4);
+  const grid::CellLabels all = io::read_patch_cells(f, 0, 24);
   EXPECT_EQ(all.cell, p.cells.cell);
   EXPECT_EQ(all.label, p.cells.label);
-  const grid::CellLabels two = io::read_patch_cells(f, h.grid.geometry, 2, 3);
+  const grid::CellLabels two = io::read_patch_cells(f, 12, 18);  // plane 2
   EXPECT_EQ(two.cell, (std::vector<std::int64_t>{17}));
   EXPECT_EQ(two.label, (std::vector<std::int64_t>{2}));
   EXPECT_EQ(two.at(17), 2);
   EXPECT_EQ(two.at(16), 0);
-  EXPECT_TRUE(io::read_patch_cells(f, h.grid.geometry, 1, 2).cell.empty());
+  EXPECT_TRUE(io::read_patch_cells(f, 6, 12).cell.empty());
   EXPECT_EQ(f.read<std::int64_t>("/cells/plane_start"), (std::vector<std::int64_t>{0, 1, 1, 2, 2}));
   EXPECT_EQ(f.dataset_info("/cells/peak").size, 1u);  // the smallest type that holds the largest ID
   EXPECT_EQ(f.read_attribute_scalar<std::int64_t>("/", "format_version"), io::kCellsFormatVersion);
@@ -186,16 +186,16 @@ TEST_F(Products, ClumpsRoundTripWithAndWithoutParticleColumns) {
     const std::string name = particles ? "with.h5" : "without.h5";
     {
       io::File f = io::File::create(path(name), comm);
-      io::write_clumps(f, c, mpi::SlabDecomposition(4, comm.size()), comm);
+      io::write_clumps(f, c, comm);
     }
     const io::File f = io::File::open_read(path(name));
     const io::ClumpsHeader head = io::read_clumps_header(f);
     EXPECT_EQ(head.n_peaks, 2u);
     EXPECT_EQ(head.n_clumps, 1u);
     EXPECT_EQ(head.n_halos, 1u);
-    EXPECT_EQ(io::read_clump_cells(f, head.grid.geometry, 0, 4).cell, c.cells);
-    EXPECT_EQ(io::read_clump_cells(f, head.grid.geometry, 0, 4).label, c.cell_clump);
-    EXPECT_EQ(io::read_halo_cells(f, head.grid.geometry, 0, 4).label, c.cell_halo);
+    EXPECT_EQ(io::read_clump_cells(f, 0, 24).cell, c.cells);
+    EXPECT_EQ(io::read_clump_cells(f, 0, 24).label, c.cell_clump);
+    EXPECT_EQ(io::read_halo_cells(f, 0, 24).label, c.cell_halo);
     const auto clumps = io::clump_table().read(f, "/clumps");
     EXPECT_EQ(clumps[0].mass, 7.0);
     EXPECT_EQ(clumps[0].n_particles, particles ? 11 : 0);

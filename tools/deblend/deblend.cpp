@@ -94,8 +94,8 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   particles::FieldSelection fields;
   fields.ids = fields.velocities = true;
   const particles::ParticleSet particles = read_share(*reader, types, fields, comm);
-  // Each rank takes a run of cells: whole planes, or on an adaptive mesh whole coarse cells balanced by
-  // test leaves (the work here: their particles).
+  // Each rank takes a run of cells balanced by test cells (the work here: their particles): whole
+  // pencils of the uniform grid, whole coarse cells of an adaptive mesh.
   const mesh::CellSpace space = refinement ? mesh::CellSpace::octree(out.grid.geometry, refinement->levels)
                                            : mesh::CellSpace::uniform(out.grid.geometry);
   std::vector<std::int64_t> cuts;
@@ -105,9 +105,7 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
       return static_cast<std::uint64_t>(io::test_cell_at(*clumps, row));
     });
     const auto r = static_cast<std::size_t>(comm.rank());
-    const auto plane = static_cast<std::int64_t>(out.grid.geometry.plane_cells());
-    labels = refinement ? io::read_clump_cells_in_keys(*clumps, cuts[r], cuts[r + 1])
-                        : io::read_clump_cells(*clumps, out.grid.geometry, cuts[r] / plane, cuts[r + 1] / plane);
+    labels = io::read_clump_cells(*clumps, cuts[r], cuts[r + 1]);
   });
 
   phasespace::Deblended d = deblend_patches(

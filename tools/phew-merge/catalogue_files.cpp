@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/io/amr_grid_file.hpp>
+#include <phew/io/cells_file.hpp>
 #include <phew/io/grid_file.hpp>
 #include <phew/io/patches_file.hpp>
 #include <phew/mesh/cell_space.hpp>
@@ -21,17 +22,18 @@ std::vector<model::SaddleRow> CatalogueFiles::saddles(std::uint64_t begin, std::
 }
 
 std::vector<std::int64_t> CatalogueFiles::cell_cuts(int ranks) const {
-  if (!header_.refinement) return mesh::CellSpace::uniform(header_.grid.geometry).rank_cuts(ranks, 0, {});
-  // Balanced by the grid's leaves, as phew-segment cut them.
+  // The uniform grid balanced by test cells; the adaptive mesh by the grid's leaves, as phew-segment
+  // cut them.
+  if (!header_.refinement)
+    return mesh::CellSpace::uniform(header_.grid.geometry).rank_cuts(ranks, io::count_test_cells(patches_), [&](std::uint64_t row) {
+      return static_cast<std::uint64_t>(io::test_cell_at(patches_, row));
+    });
   return mesh::CellSpace::octree(header_.grid.geometry, header_.refinement->levels)
       .rank_cuts(ranks, io::count_amr_leaves(grid_), [&](std::uint64_t row) { return io::read_amr_leaf_rows(grid_, row, 1)[0].key; });
 }
 
 grid::CellLabels CatalogueFiles::cells(std::int64_t begin, std::int64_t end) const {
-  if (header_.refinement) return io::read_patch_cells_in_keys(patches_, begin, end);
-  const grid::GridGeometry& g = header_.grid.geometry;
-  const auto plane = static_cast<std::int64_t>(g.plane_cells());
-  return io::read_patch_cells(patches_, g, begin / plane, end / plane);
+  return io::read_patch_cells(patches_, begin, end);
 }
 
 std::vector<double> CatalogueFiles::densities(std::span<const std::int64_t> cells) const {

@@ -178,7 +178,7 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
   record_thresholds(ctx.manifest(), checked, params, grid, clumps.meta.density_threshold);
   ctx.summary(kSummary, summary);
   ctx.write_output([&](io::File& f) {
-    io::write_clumps(f, clumps, mpi::SlabDecomposition(grid.geometry.shape[0], comm.size()), comm);
+    io::write_clumps(f, clumps, comm);
     if (!opt.export_text) return;
     ctx.phase("export");  // rank 0 writes the catalogue out: only it gathers the rows
     const auto text = io::catalogue_text(comm.gatherv_to_root<model::Clump>(clumps.clumps), comm.gatherv_to_root<model::Halo>(clumps.halos),

@@ -214,9 +214,7 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   const SegmentSummary summary{patches.meta.n_test_cells, comm.sum<std::uint64_t>(patches.peaks.size()),
                                comm.sum<std::uint64_t>(patches.saddles.size()), rounds};
   ctx.summary(kSummary, summary);
-  // The test cells come back on the ranks whose planes hold them (segment_patches).
-  const mpi::SlabDecomposition planes(g.shape[0], comm.size());
-  ctx.write_output([&](io::File& f) { io::write_patches(f, patches, planes, comm); });
+  ctx.write_output([&](io::File& f) { io::write_patches(f, patches, comm); });
 }
 
 }  // namespace phew::tools

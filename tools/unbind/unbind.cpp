@@ -224,7 +224,7 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
     members = particles::members_by_id(particles, ids, peaks, opt.clumps, comm);
   } else {
     ctx.phase("read");
-    // Each rank takes a run of cells (whole planes, or whole coarse cells balanced by test leaves), as
+    // Each rank takes a run of cells balanced by test cells (whole pencils, or whole coarse cells), as
     // deblend does: a particle's clump is that of the test cell holding it.
     std::vector<std::int64_t> cuts;
     grid::CellLabels labels;
@@ -233,9 +233,7 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
         return static_cast<std::uint64_t>(io::test_cell_at(*input, row));
       });
       const auto r = static_cast<std::size_t>(comm.rank());
-      const auto plane = static_cast<std::int64_t>(out.grid.geometry.plane_cells());
-      labels = refinement ? io::read_clump_cells_in_keys(*input, cuts[r], cuts[r + 1])
-                          : io::read_clump_cells(*input, out.grid.geometry, cuts[r] / plane, cuts[r + 1] / plane);
+      labels = io::read_clump_cells(*input, cuts[r], cuts[r + 1]);
     });
     input.reset();
     // The snapshot is read a chunk at a time as its particles go to their cells: only members are kept.
