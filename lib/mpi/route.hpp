@@ -17,12 +17,18 @@ inline std::vector<std::uint64_t> offsets_of(std::span<const std::uint64_t> coun
   return offset;
 }
 
-// Sends every item to rank dest(item). Returns what this rank receives, grouped by source rank in rank
-// order; each group keeps the order the items had on their source, so the result is deterministic.
-// Collective.
+// Sends every item to rank dest(item); `out` receives what this rank gets, grouped by source rank in
+// rank order, each group in the order the items had on their source, so the result is deterministic.
+// `send` is scratch. Both keep their capacity: a loop that routes a chunk at a time passes the same
+// vectors each time and allocates nothing (fresh pages cost as much as the copy). Collective.
 template <typename T, typename Dest>
-std::vector<T> route(const Comm& comm, std::span<const T> items, Dest&& dest) {
+void route_into(const Comm& comm, std::span<const T> items, Dest&& dest, std::vector<T>& out, std::vector<T>& send) {
   const auto n = static_cast<std::size_t>(comm.size());
+  if (n == 1) {  // one rank keeps everything, in its order: one copy
+    for (const T& item : items) dest(item);  // the same checks as on more ranks, if dest makes any
+    out.assign(items.begin(), items.end());
+    return;
+  }
   std::vector<int> to(items.size());
   std::vector<std::uint64_t> counts(n, 0);
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -30,9 +36,16 @@ std::vector<T> route(const Comm& comm, std::span<const T> items, Dest&& dest) {
     ++counts[static_cast<std::size_t>(to[i])];
   }
   std::vector<std::uint64_t> at = offsets_of(counts);
-  std::vector<T> send(items.size());
+  send.resize(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) send[at[static_cast<std::size_t>(to[i])]++] = items[i];
-  return comm.all_to_all<T>(send, counts);
+  comm.all_to_all<T>(std::span<const T>(send), counts, out);
+}
+// The same, returning what this rank receives.
+template <typename T, typename Dest>
+std::vector<T> route(const Comm& comm, std::span<const T> items, Dest&& dest) {
+  std::vector<T> out, send;
+  route_into(comm, items, std::forward<Dest>(dest), out, send);
+  return out;
 }
 template <typename T, typename Dest>
 std::vector<T> route(const Comm& comm, const std::vector<T>& items, Dest&& dest) {

@@ -3,6 +3,7 @@
 #include <phew/particles/snapshot.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/lookup.hpp>
 #include <phew/mpi/route.hpp>
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 namespace phew::particles {
 
@@ -17,27 +19,47 @@ namespace {
 
 // Particles of each rank routed to their cells' owners at a time.
 constexpr std::size_t kMembersChunk = std::size_t{1} << 18;
+// Particles per task of the threaded searches.
+constexpr std::size_t kSearchChunk = std::size_t{1} << 14;
+
+// What add_members needs per chunk, kept from one chunk to the next so that no chunk allocates.
+struct MemberScratch {
+  std::vector<std::int64_t> point;
+  std::vector<CellMember> out, send, at_cells;
+  std::vector<std::size_t> at;
+};
 
 // Sends particles [b, e) of `ps` to the owners of their cells and appends the members that arrive here.
-// Collective.
+// The searches (a particle's point, its test cell) run on threads, each result in its own slot; the
+// members are then made in particle order, so the result does not depend on the threads. Collective.
 void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, const ParticleSet& ps, std::size_t b,
-                 std::size_t e, const grid::CellLabels& labels, const mpi::Comm& comm, std::vector<CellMember>& members) {
+                 std::size_t e, const grid::CellLabels& labels, int threads, const mpi::Comm& comm, MemberScratch& s,
+                 std::vector<CellMember>& members) {
+  s.point.resize(e - b);
+  core::parallel_for(threads, e - b, kSearchChunk, [&](std::size_t i0, std::size_t i1, int) {
+    for (std::size_t i = i0; i < i1; ++i) s.point[i] = space.point(&ps.position[3 * (b + i)]);
+  });
   // On the way to the cell's owner, `label` carries the particle's point (mesh::CellSpace::point).
-  std::vector<CellMember> out;
+  s.out.clear();
   for (std::size_t i = b; i < e; ++i) {
-    const std::int64_t point = space.point(&ps.position[3 * i]);
-    if (point < 0) continue;
-    CellMember m{point, 0, 0, ps.id[i], {}, {}, ps.mass[i]};
+    if (s.point[i - b] < 0) continue;
+    CellMember m{s.point[i - b], 0, 0, ps.id[i], {}, {}, ps.mass[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       m.x[d] = ps.position[3 * i + d];
       m.v[d] = ps.velocity[3 * i + d];
     }
-    out.push_back(m);
+    s.out.push_back(m);
   }
-  std::vector<CellMember> at_cells = mpi::route(comm, out, [&](const CellMember& p) { return mesh::CellSpace::owner(cuts, p.label); });
-  for (CellMember& p : at_cells) {
-    const std::size_t k = space.find(labels.cell, p.label);
+  mpi::route_into(comm, std::span<const CellMember>(s.out), [&](const CellMember& p) { return mesh::CellSpace::owner(cuts, p.label); },
+                  s.at_cells, s.send);
+  s.at.resize(s.at_cells.size());
+  core::parallel_for(threads, s.at.size(), kSearchChunk, [&](std::size_t i0, std::size_t i1, int) {
+    for (std::size_t i = i0; i < i1; ++i) s.at[i] = space.find(labels.cell, s.at_cells[i].label);
+  });
+  for (std::size_t i = 0; i < s.at_cells.size(); ++i) {
+    const std::size_t k = s.at[i];
     if (k == labels.size() || labels.label[k] <= 0) continue;
+    CellMember& p = s.at_cells[i];
     p.cell = labels.cell[k];
     p.label = p.group = labels.label[k];
     members.push_back(p);
@@ -47,27 +69,30 @@ void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& 
 }  // namespace
 
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
-                                         const ParticleSet& ps, const grid::CellLabels& labels, const mpi::Comm& comm) {
+                                         const ParticleSet& ps, const grid::CellLabels& labels, int threads,
+                                         const mpi::Comm& comm) {
   // In chunks of the share, each routed and filtered before the next is made: a rank holds its share,
   // its members and a chunk's copies, not a copy of every particle (most are in no labelled cell).
   const std::uint64_t rounds = comm.max<std::uint64_t>((ps.size() + kMembersChunk - 1) / kMembersChunk);
   std::vector<CellMember> members;
+  MemberScratch scratch;
   for (std::uint64_t round = 0; round < rounds; ++round)
     add_members(space, cuts, ps, std::min(ps.size(), round * kMembersChunk), std::min(ps.size(), (round + 1) * kMembersChunk),
-                labels, comm, members);
+                labels, threads, comm, scratch, members);
   return members;
 }
 
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
                                          const SnapshotReader& reader, const std::vector<int>& types,
-                                         const grid::CellLabels& labels, const mpi::Comm& comm) {
+                                         const grid::CellLabels& labels, int threads, const mpi::Comm& comm) {
   // The chunks are read, not cut from a share read whole: the same rounds, so the same members in the
   // same order, without the share in memory.
   FieldSelection fields;
   fields.ids = fields.velocities = true;
   std::vector<CellMember> members;
+  MemberScratch scratch;
   for_each_share_chunk(reader, types, fields, kMembersChunk, comm, [&](const ParticleSet& chunk) {
-    add_members(space, cuts, chunk, 0, chunk.size(), labels, comm, members);
+    add_members(space, cuts, chunk, 0, chunk.size(), labels, threads, comm, scratch, members);
   });
   return members;
 }
@@ -114,13 +139,21 @@ std::vector<CellMember> members_by_id(const ParticleSet& ps, std::span<const std
   return out;
 }
 
-std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int64_t n_groups, const mpi::Comm& comm) {
+std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int64_t n_groups, int threads,
+                                      const mpi::Comm& comm) {
   // The particle count of each group at the owner of its ID block, then a scan over the blocks: each
   // group's destination follows from the counts before it, whatever the decomposition.
   const mpi::SlabDecomposition id_blocks(std::max<std::int64_t>(n_groups, 1), comm.size());
   auto id_owner = [&](std::int64_t id) { return id_blocks.owner(id - 1); };
   std::map<std::int64_t, std::int64_t> count_here;
-  for (const CellMember& p : members) ++count_here[p.group];
+  {
+    // Members come in runs of one group (cells in order): the map is searched once per run.
+    auto last = count_here.end();
+    for (const CellMember& p : members) {
+      if (last == count_here.end() || last->first != p.group) last = count_here.try_emplace(p.group, 0).first;
+      ++last->second;
+    }
+  }
   struct IdCount {
     std::int64_t id, n;
   };
@@ -138,19 +171,52 @@ std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int6
     dest_of[id] = total ? static_cast<int>(std::min<std::int64_t>(comm.size() - 1, before * comm.size() / total)) : 0;
     before += n;
   }
+  // The destinations of the groups met here (one question per group, not per member).
   std::vector<std::int64_t> group_ids;
-  for (const CellMember& p : members) group_ids.push_back(p.group);
+  for (const auto& [id, n] : count_here) group_ids.push_back(id);
   const auto dest = mpi::lookup<std::int64_t, int>(comm, group_ids, id_owner, [&](std::int64_t id) {
     const auto d = dest_of.find(id);
     if (d == dest_of.end()) throw core::Error::internal("group {} has no particle count at its owner, rank {}", id, comm.rank());
     return d->second;
   });
-  for (std::size_t i = 0; i < members.size(); ++i) members[i].group = members[i].group * comm.size() + dest[i];  // carry dest
-  std::vector<CellMember> out = mpi::route(comm, members, [&](const CellMember& p) { return static_cast<int>(p.group % comm.size()); });
+  {
+    std::size_t g = 0;  // group_ids is sorted: the run's group is found by a search from the start
+    for (CellMember& p : members) {
+      if (group_ids[g] != p.group) g = static_cast<std::size_t>(std::lower_bound(group_ids.begin(), group_ids.end(), p.group) - group_ids.begin());
+      p.group = p.group * comm.size() + dest[g];  // carry the destination
+    }
+  }
+  std::vector<CellMember> out = comm.size() == 1 ? std::move(members) : mpi::route(comm, members, [&](const CellMember& p) {
+    return static_cast<int>(p.group % comm.size());
+  });
   members = {};
   for (CellMember& p : out) p.group /= comm.size();
-  std::sort(out.begin(), out.end(), [](const CellMember& p, const CellMember& q) {
-    return p.group != q.group ? p.group < q.group : p.id < q.id;
+  // Sorted by (group, particle ID): by group first, in place (an American flag sort: the groups are few
+  // and their counts known, so each member is swapped straight into its group's range, with no second
+  // copy of the members), then each group's range by ID on threads. IDs are unique, so the order is the
+  // same on any threads.
+  std::vector<std::int64_t> groups;  // the groups that arrived, ascending
+  for (const CellMember& p : out)
+    if (groups.empty() || groups.back() != p.group) groups.push_back(p.group);
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  const auto group_of = [&](const CellMember& p) {
+    return static_cast<std::size_t>(std::lower_bound(groups.begin(), groups.end(), p.group) - groups.begin());
+  };
+  std::vector<std::size_t> begin(groups.size() + 1, 0), next;  // where each group's range begins
+  for (const CellMember& p : out) ++begin[group_of(p) + 1];
+  std::partial_sum(begin.begin(), begin.end(), begin.begin());
+  next.assign(begin.begin(), begin.end() - 1);
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    while (next[g] < begin[g + 1]) {
+      const std::size_t h = group_of(out[next[g]]);
+      if (h == g) ++next[g];
+      else std::swap(out[next[g]], out[next[h]++]);
+    }
+  core::parallel_for(threads, groups.size(), 1, [&](std::size_t g0, std::size_t g1, int) {
+    for (std::size_t g = g0; g < g1; ++g)
+      std::sort(out.begin() + static_cast<std::ptrdiff_t>(begin[g]), out.begin() + static_cast<std::ptrdiff_t>(begin[g + 1]),
+                [](const CellMember& p, const CellMember& q) { return p.id < q.id; });
   });
   return out;
 }

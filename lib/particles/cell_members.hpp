@@ -29,14 +29,16 @@ struct CellMember {
 // label > 0; `labels` are the test cells of this rank's run of cells (`cuts`, from space.rank_cuts). Each
 // particle is sent to the owner of its cell, which knows the label, 262,144 particles of each rank at a
 // time (no rank holds a copy of its whole share); the members come back in no particular order, on the
-// cell's owner, with group = label. Collective.
+// cell's owner, with group = label. The searches run on `threads`; the result does not depend on them.
+// Collective.
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
-                                         const ParticleSet& ps, const grid::CellLabels& labels, const mpi::Comm& comm);
+                                         const ParticleSet& ps, const grid::CellLabels& labels, int threads,
+                                         const mpi::Comm& comm);
 // The same, reading this rank's share (read_share's: ids, velocities, masses of `types`) a chunk at a
 // time, so the share is never whole: the same members, in the same order. Collective.
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
                                          const SnapshotReader& reader, const std::vector<int>& types,
-                                         const grid::CellLabels& labels, const mpi::Comm& comm);
+                                         const grid::CellLabels& labels, int threads, const mpi::Comm& comm);
 
 // The particles of `ps` (this rank's share) named by (id, label) rows, which any rank may hold (deblend's
 // peaks.h5 lists every patch particle with its peak): each particle and each row go to the rank
@@ -49,7 +51,9 @@ std::vector<CellMember> members_by_id(const ParticleSet& ps, std::span<const std
 
 // Sends the members of each group (1..n_groups) to one rank: groups go to ranks in contiguous runs of
 // group IDs with about equal particle counts, so the result does not depend on where the members were.
-// Returns this rank's members sorted by (group, particle ID). Collective.
-std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int64_t n_groups, const mpi::Comm& comm);
+// Returns this rank's members sorted by (group, particle ID), the groups' runs sorted on `threads`.
+// Collective.
+std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int64_t n_groups, int threads,
+                                      const mpi::Comm& comm);
 
 }  // namespace phew::particles

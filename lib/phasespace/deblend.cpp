@@ -97,7 +97,8 @@ Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::i
   // Each patch's particles on one rank: patches in contiguous runs of clump IDs with about equal particle
   // counts, sorted by (clump, particle ID).
   std::vector<Member> members =
-      particles::gather_groups(particles::members_of_cells(space, cuts, particles, clumps, comm), n_clump_peaks, comm);
+      particles::gather_groups(particles::members_of_cells(space, cuts, particles, clumps, params.threads, comm), n_clump_peaks,
+                              params.threads, comm);
   // The clumps' peak positions (R_max is measured from the peak), from the catalogue rows of the clumps here.
   std::vector<std::int64_t> here;
   for (const Member& p : members)

@@ -1,13 +1,19 @@
 // Reading a RAMSES output under MPI: each rank counts its share of the part files, the counts are
 // all-gathered, and the ranks' shares of the particles, in rank order, are exactly the serial read.
+// The members of labelled cells (members_of_cells, gather_groups): a brute-force serial reference's on
+// any ranks x threads.
 #include <phew/core/error.hpp>
 #include <phew/mpi/comm.hpp>
+#include <phew/mesh/cell_space.hpp>
+#include <phew/particles/cell_members.hpp>
 #include <phew/particles/snapshot.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <random>
+#include <tuple>
 #include <string>
 
 namespace fs = std::filesystem;
@@ -64,6 +70,75 @@ TEST(RamsesMpi, ABadFileStopsEveryRankWithTheSameError) {
   EXPECT_NE(message.find("part_00004.out00002: truncated in record 13"), std::string::npos) << message;
   comm.barrier();
   if (comm.root()) fs::remove_all(dir);
+}
+
+// 20,000 particles in a periodic 5 x 6 x 7 box of unit cells, a third of the cells labelled with one of
+// 40 groups (so a pencil holds cells of several groups, and groups span pencils); each rank reads a
+// share in file order. Every particle in a labelled cell, and only those, comes back once, with its
+// cell and label, each group whole on one rank, groups in ascending runs over the ranks, and each
+// rank's members sorted by (group, ID): the reference's, on any ranks and threads.
+TEST(CellMembersMpi, LabelledCellsMembersAreTheBruteForcesOnAnyRanksAndThreads) {
+  const mpi::Comm comm;
+  grid::GridGeometry g;
+  g.shape = {5, 6, 7};
+  g.extent = {5, 6, 7};
+  const mesh::CellSpace space = mesh::CellSpace::uniform(g);
+  std::mt19937_64 rng(31);
+  grid::CellLabels all;
+  for (std::int64_t c = 0; c < 210; ++c)
+    if (rng() % 3 == 0) {
+      all.cell.push_back(c);
+      all.label.push_back(static_cast<std::int64_t>(rng() % 40) + 1);
+    }
+  ParticleSet ps;
+  std::uniform_real_distribution<double> u(0, 1);
+  const std::size_t n = 20000;
+  for (std::size_t i = 0; i < n; ++i) {
+    ps.id.push_back(1000 + 7 * ((i * 7919) % n));  // unique, not in file order
+    for (std::size_t d = 0; d < 3; ++d) ps.position.push_back(u(rng) * static_cast<double>(g.shape[d]));
+    for (std::size_t d = 0; d < 3; ++d) ps.velocity.push_back(u(rng));
+    ps.mass.push_back(1 + u(rng));
+  }
+  // The reference: every particle's cell by its coordinates, sorted by (label, ID).
+  std::vector<std::tuple<std::int64_t, std::uint64_t, std::int64_t>> want;  // label, id, cell
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t cell = (static_cast<std::int64_t>(ps.position[3 * i]) * 6 + static_cast<std::int64_t>(ps.position[3 * i + 1])) * 7 +
+                              static_cast<std::int64_t>(ps.position[3 * i + 2]);
+    const auto it = std::lower_bound(all.cell.begin(), all.cell.end(), cell);
+    if (it != all.cell.end() && *it == cell) want.emplace_back(all.label[static_cast<std::size_t>(it - all.cell.begin())], ps.id[i], cell);
+  }
+  std::sort(want.begin(), want.end());
+  // This rank's share of the particles and its run of the cells.
+  const auto r = static_cast<std::size_t>(comm.rank()), ranks = static_cast<std::size_t>(comm.size());
+  ParticleSet mine;
+  for (std::size_t i = n * r / ranks; i < n * (r + 1) / ranks; ++i) {
+    mine.id.push_back(ps.id[i]);
+    mine.mass.push_back(ps.mass[i]);
+    for (std::size_t d = 0; d < 3; ++d) {
+      mine.position.push_back(ps.position[3 * i + d]);
+      mine.velocity.push_back(ps.velocity[3 * i + d]);
+    }
+  }
+  const auto cuts = space.rank_cuts(comm.size(), all.size(), [&](std::uint64_t row) { return static_cast<std::uint64_t>(all.cell[row]); });
+  grid::CellLabels run;
+  for (std::size_t k = 0; k < all.size(); ++k)
+    if (all.cell[k] >= cuts[r] && all.cell[k] < cuts[r + 1]) {
+      run.cell.push_back(all.cell[k]);
+      run.label.push_back(all.label[k]);
+    }
+  for (const int threads : {1, 3}) {
+    const std::vector<CellMember> got = gather_groups(members_of_cells(space, cuts, mine, run, threads, comm), 40, threads, comm);
+    for (std::size_t i = 1; i < got.size(); ++i)
+      ASSERT_TRUE(std::tie(got[i - 1].group, got[i - 1].id) < std::tie(got[i].group, got[i].id)) << "threads " << threads;
+    const auto everyone = comm.all_gatherv<CellMember>(got);
+    ASSERT_EQ(everyone.size(), want.size()) << "threads " << threads;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(everyone[i].label, std::get<0>(want[i]));
+      EXPECT_EQ(everyone[i].group, std::get<0>(want[i]));
+      EXPECT_EQ(everyone[i].id, std::get<1>(want[i]));
+      EXPECT_EQ(everyone[i].cell, std::get<2>(want[i]));
+    }
+  }
 }
 
 }  // namespace

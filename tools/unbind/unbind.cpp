@@ -193,6 +193,10 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   }
   frame.softening = checked.softening ? *checked.softening : gravity::default_softening(out.grid.geometry, info.total(types));
   params.shrinking = {};
+  // Threads share a rank's haloes (the tree potential's Forest works on mpi::Comm::self(): no MPI call)
+  // and the searches that find a particle's cell.
+  const int threads = tool::threads_to_use(checked.threads, comm);
+  ctx.manifest().parameter("threads_used", threads);
 
   std::vector<particles::CellMember> members;
   if (from_peaks) {
@@ -238,12 +242,9 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
     input.reset();
     // The snapshot is read a chunk at a time as its particles go to their cells: only members are kept.
     ctx.phase("members");
-    members = particles::members_of_cells(space, cuts, *reader, types, labels, comm);
+    members = particles::members_of_cells(space, cuts, *reader, types, labels, threads, comm);
   }
 
-  // Threads share a rank's haloes (the tree potential's Forest works on mpi::Comm::self(): no MPI call).
-  const int threads = tool::threads_to_use(checked.threads, comm);
-  ctx.manifest().parameter("threads_used", threads);
   ctx.manifest().parameter("batch_particles", opt.batch_particles);
   unbind::Unbound u = unbind::unbind_objects(std::move(members), objects, frame, params, threads, opt.batch_particles, comm,
                                              [&](const std::string& p) { ctx.phase(p); });
