@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/core/fixed_sum.hpp>
 #include <phew/core/log.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/watershed/peak_position.hpp>
 #include <phew/watershed/saddles.hpp>
@@ -22,10 +23,14 @@ namespace {
 // which cells: a patch spans blocks of any shape.
 template <typename Mesh>
 std::vector<std::array<double, 2>> patch_sums(const Mesh& mesh, const Segmentation& seg, const mesh::CellSpace& space,
-                                              const mpi::SlabDecomposition& owners, const mpi::Comm& comm) {
+                                              const mpi::SlabDecomposition& owners, int threads, const mpi::Comm& comm) {
   // A bound on every cell's mass: the densest test cell in the largest cell (a coarse cell).
-  double densest = 0;
-  seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t) { densest = std::max(densest, mesh.density(s)); });
+  std::vector<double> densest_of(static_cast<std::size_t>(std::max(threads, 1)), 0.0);
+  core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
+    double& d = densest_of[static_cast<std::size_t>(thread)];
+    seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t) { d = std::max(d, mesh.density(s)); });
+  });
+  const double densest = *std::max_element(densest_of.begin(), densest_of.end());
   const core::FixedScale scale = core::FixedScale::for_terms(comm.max(densest) * space.grid().cell_volume());
   const bool uniform = !space.adaptive();
   const double cell_volume = space.grid().cell_volume();
@@ -33,20 +38,33 @@ std::vector<std::array<double, 2>> patch_sums(const Mesh& mesh, const Segmentati
     std::int64_t peak, cells;
     core::FixedInt mass;
   };
-  std::vector<Partial> partial;
-  std::vector<std::int32_t> at(seg.n_peaks + 1, -1);  // the peak's place in `partial`
-  seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
-    const std::int64_t l = seg.label[member];
-    std::int32_t& k = at[static_cast<std::size_t>(l)];
-    if (k < 0) {
-      k = static_cast<std::int32_t>(partial.size());
-      partial.push_back({l, 0, 0});
-    }
-    Partial& p = partial[static_cast<std::size_t>(k)];
-    ++p.cells;
-    const double volume = uniform ? cell_volume : space.volume(mesh.global_index(s));
-    p.mass += scale.to_fixed(mesh.density(s) * volume);
+  // Threads take chunks of slots, each summing into its own partials (integers: exact in any order).
+  const int nt = std::max(threads, 1);
+  std::vector<std::vector<Partial>> partial_of(static_cast<std::size_t>(nt));
+  std::vector<std::vector<std::int32_t>> at_of(static_cast<std::size_t>(nt));  // a peak's place in the thread's partials
+  core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
+    std::vector<Partial>& partial = partial_of[static_cast<std::size_t>(thread)];
+    std::vector<std::int32_t>& at = at_of[static_cast<std::size_t>(thread)];
+    if (at.empty()) at.assign(seg.n_peaks + 1, -1);
+    seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
+      const std::int64_t l = seg.label[member];
+      std::int32_t& k = at[static_cast<std::size_t>(l)];
+      if (k < 0) {
+        k = static_cast<std::int32_t>(partial.size());
+        partial.push_back({l, 0, 0});
+      }
+      Partial& p = partial[static_cast<std::size_t>(k)];
+      ++p.cells;
+      const double volume = uniform ? cell_volume : space.volume(mesh.global_index(s));
+      p.mass += scale.to_fixed(mesh.density(s) * volume);
+    });
   });
+  at_of.clear();
+  std::vector<Partial> partial;
+  for (std::vector<Partial>& p : partial_of) {
+    partial.insert(partial.end(), p.begin(), p.end());
+    p = {};
+  }
   const std::int64_t first = owners.begin(comm.rank()) + 1;
   std::vector<std::int64_t> cells(static_cast<std::size_t>(owners.planes(comm.rank())), 0);
   std::vector<core::FixedInt> sum(cells.size(), 0);
@@ -115,7 +133,7 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
   // Per-peak rows live on the peak's owner (even blocks of IDs), so no rank holds them all.
   const auto npeaks = static_cast<std::int64_t>(seg.n_peaks);
   const mpi::SlabDecomposition owners(std::max<std::int64_t>(npeaks, 1), comm.size());
-  const auto totals = patch_sums(mesh, seg, space, owners, comm);
+  const auto totals = patch_sums(mesh, seg, space, owners, params.threads, comm);
   const std::int64_t first = npeaks ? owners.begin(comm.rank()) + 1 : 1, last = npeaks ? owners.end(comm.rank()) : 0;
   const auto positions = peak_positions(mesh, seg, space, params.refine_positions, owners, comm);
   if (positions.size() != static_cast<std::size_t>(last - first + 1))
@@ -129,12 +147,16 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
                          static_cast<std::int64_t>(t[0]), t[1]});
   }
   // The labels of this rank's test cells, in slot order, which is global index order within a rank's run.
-  const std::size_t n_local = seg.tests.rank(mesh.end_local()) - seg.tests.rank(mesh.first_local());
-  out.cells.cell.reserve(n_local);
-  out.cells.label.reserve(n_local);
-  seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
-    out.cells.cell.push_back(mesh.global_index(s));
-    out.cells.label.push_back(seg.label[member]);
+  // On threads: each cell has its place (its rank among the local test cells).
+  const std::size_t first_member = seg.tests.rank(mesh.first_local());
+  const std::size_t n_local = seg.tests.rank(mesh.end_local()) - first_member;
+  out.cells.cell.resize(n_local);
+  out.cells.label.resize(n_local);
+  core::parallel_for(params.threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int) {
+    seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
+      out.cells.cell[member - first_member] = mesh.global_index(s);
+      out.cells.label[member - first_member] = seg.label[member];
+    });
   });
   return result;
 }

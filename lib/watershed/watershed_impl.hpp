@@ -18,9 +18,12 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
 
   // 0. The test cells (density strictly above the threshold), ghosts too: a ghost is a test cell on both
   // of its ranks, so the ghost exchanges below carry test-cell labels only.
+  // Threads take whole words of the bitmap, so no two write one word.
   out.tests = grid::CellSet(nslots);
-  for (std::size_t s = 0; s < nslots; ++s)
-    if (mesh.density(s) > threshold) out.tests.insert(s);
+  core::parallel_for(threads, (nslots + 63) / 64, kSlotsPerChunk / 64, [&](std::size_t w0, std::size_t w1, int) {
+    for (std::size_t s = w0 * 64; s < std::min(w1 * 64, nslots); ++s)
+      if (mesh.density(s) > threshold) out.tests.insert(s);
+  });
   out.tests.finish();
   auto member = [&](std::size_t s) { return out.tests.rank(s); };
 
@@ -61,45 +64,95 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
   // rounds below); every cell on the way takes that root. A chain only climbs in the canonical order,
   // so it ends, and the roots are the forest's, whatever order the cells are taken in. Until then a
   // label holds root slot + 1 (a local peak or an exit ghost), so no second array is needed.
+  // On threads, each takes a run of test cells and follows chains only within it: a chain that leaves
+  // the run stops there, its cells pending with -(slot + 1) of the cell where it left; once every run
+  // is done, the pending cells follow those ends (reading only) to their roots. One thread is one run:
+  // nothing is pending.
   out.label.assign(out.tests.size(), 0);
-  const auto test_of = [&](std::size_t s) -> const Test& { return tests[member(s) - first_member]; };
-  std::vector<std::size_t> path;
-  for (const Test& t : tests) {
-    if (out.label[member(t.slot)] != 0) continue;
-    path.clear();
-    std::size_t s = t.slot, root = 0;
-    for (;;) {
-      path.push_back(s);
-      const std::size_t up = test_of(s).parent;
-      if (up == s || !mesh.is_local(up)) {
-        root = up;
-        break;
+  const std::size_t n_tests = tests.size();
+  const auto index_of = [&](std::size_t s) { return member(s) - first_member; };
+  std::int64_t* label = out.label.data() + first_member;  // of the local test cells, by index in `tests`
+  const std::size_t run = threads <= 1 ? std::max<std::size_t>(n_tests, 1) : n_tests / (8 * static_cast<std::size_t>(threads)) + 1;
+  core::parallel_for(threads, n_tests, run, [&](std::size_t c0, std::size_t c1, int) {
+    std::vector<std::size_t> path;
+    for (std::size_t i = c0; i < c1; ++i) {
+      if (label[i] != 0) continue;
+      path.clear();
+      std::size_t k = i;
+      std::int64_t root = 0;
+      for (;;) {
+        path.push_back(k);
+        const std::size_t up = tests[k].parent;
+        if (up == tests[k].slot || !mesh.is_local(up)) {
+          root = static_cast<std::int64_t>(up) + 1;
+          break;
+        }
+        const std::size_t ku = index_of(up);
+        if (ku < c0 || ku >= c1) {  // another thread's run: pending
+          root = -(static_cast<std::int64_t>(up) + 1);
+          break;
+        }
+        if (label[ku] != 0) {
+          root = label[ku];
+          break;
+        }
+        k = ku;
       }
-      if (const std::int64_t l = out.label[member(up)]; l != 0) {
-        root = static_cast<std::size_t>(l - 1);
-        break;
-      }
-      s = up;
+      for (const std::size_t q : path) label[q] = root;
     }
-    for (const std::size_t q : path) out.label[member(q)] = static_cast<std::int64_t>(root) + 1;
+  });
+  if (threads > 1) {
+    std::vector<std::vector<std::pair<std::size_t, std::int64_t>>> resolved(static_cast<std::size_t>(threads));
+    core::parallel_for(threads, n_tests, kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
+      for (std::size_t i = b; i < e; ++i) {
+        std::int64_t l = label[i];
+        while (l < 0) l = label[index_of(static_cast<std::size_t>(-l - 1))];
+        if (l != label[i]) resolved[static_cast<std::size_t>(thread)].emplace_back(i, l);
+      }
+    });
+    core::parallel_for(threads, resolved.size(), 1, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t t = b; t < e; ++t)
+        for (const auto& [i, l] : resolved[t]) label[i] = l;
+    });
   }
+  // The local peaks, the test cells other ranks see (with their root slot) and the non-peak interior
+  // test cells (resolved after the rounds): found on threads a run of cells at a time, then joined in
+  // run order, so in slot order whatever the threads.
+  struct Found {
+    std::vector<PeakCell> peaks;
+    std::vector<std::size_t> peak_slots;
+    std::vector<std::pair<std::size_t, std::size_t>> boundary;
+    std::vector<std::size_t> interior;
+  };
+  std::vector<Found> found((n_tests + kSlotsPerChunk - 1) / kSlotsPerChunk);
+  core::parallel_for(threads, n_tests, kSlotsPerChunk, [&](std::size_t b, std::size_t e, int) {
+    Found& f = found[b / kSlotsPerChunk];
+    for (std::size_t i = b; i < e; ++i) {
+      const Test& t = tests[i];
+      const auto root = static_cast<std::size_t>(label[i] - 1);
+      if (t.parent == t.slot) {
+        f.peaks.push_back({mesh.density(t.slot), mesh.global_index(t.slot)});
+        f.peak_slots.push_back(t.slot);
+      }
+      if (mesh.is_boundary(t.slot))
+        f.boundary.emplace_back(t.slot, root);
+      else if (root != t.slot)
+        f.interior.push_back(t.slot);
+    }
+  });
+  out.test_cells = comm.sum<std::uint64_t>(tests.size());
+  tests = std::vector<Test>();
   std::vector<PeakCell> local_peaks;
   std::vector<std::size_t> pk_slot;  // slot of each local peak
-  for (const Test& t : tests)
-    if (t.parent == t.slot) {
-      local_peaks.push_back({mesh.density(t.slot), mesh.global_index(t.slot)});
-      pk_slot.push_back(t.slot);
-    }
-  out.test_cells = comm.sum<std::uint64_t>(tests.size());
   std::vector<std::pair<std::size_t, std::size_t>> boundary;  // (slot, root slot) of test cells others see
-  for (const Test& t : tests)
-    if (mesh.is_boundary(t.slot)) boundary.emplace_back(t.slot, static_cast<std::size_t>(out.label[member(t.slot)] - 1));
-  // The non-peak interior test cells, resolved after the rounds.
   std::vector<std::size_t> interior;
-  for (const Test& t : tests)
-    if (!mesh.is_boundary(t.slot) && static_cast<std::size_t>(out.label[member(t.slot)] - 1) != t.slot)
-      interior.push_back(t.slot);
-  tests = std::vector<Test>();
+  for (Found& f : found) {
+    local_peaks.insert(local_peaks.end(), f.peaks.begin(), f.peaks.end());
+    pk_slot.insert(pk_slot.end(), f.peak_slots.begin(), f.peak_slots.end());
+    boundary.insert(boundary.end(), f.boundary.begin(), f.boundary.end());
+    interior.insert(interior.end(), f.interior.begin(), f.interior.end());
+    f = Found();
+  }
 
   // 3. Canonical peak IDs: the peaks sorted over the ranks (densest first, then by cell), numbered in
   // that order; each learns its ID back, and the owners of blocks of IDs keep the rows. No rank holds
@@ -165,7 +218,13 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
   }
   // Interior cells read their root (a peak, holding -ID, or a ghost, holding its ID); boundary peaks
   // already hold their ID; then the interior peaks' -ID becomes ID.
-  for (std::size_t s : interior) out.label[member(s)] = resolve(static_cast<std::size_t>(out.label[member(s)] - 1));
+  // On threads: an interior cell's root is a peak or a ghost, never another interior cell.
+  core::parallel_for(threads, interior.size(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) {
+      const std::size_t s = interior[i];
+      out.label[member(s)] = resolve(static_cast<std::size_t>(out.label[member(s)] - 1));
+    }
+  });
   for (std::size_t s : pk_slot) out.label[member(s)] = std::abs(out.label[member(s)]);
   out.peak_slots = std::move(pk_slot);
   return out;
