@@ -4,7 +4,7 @@
 #include <phew/core/fixed_sum.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
-#include <phew/mpi/ordered_sum.hpp>
+#include <phew/mpi/exact_sums.hpp>
 #include <phew/mpi/route.hpp>
 
 #include <sys/mman.h>

@@ -2,7 +2,7 @@
 
 #include <phew/core/fixed_sum.hpp>
 #include <phew/mpi/blocks.hpp>
-#include <phew/mpi/ordered_sum.hpp>
+#include <phew/mpi/exact_sums.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/sort.hpp>
 

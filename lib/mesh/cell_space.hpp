@@ -1,9 +1,9 @@
 // The cells of a segmentation as the stages after the watershed see them (phew-merge's sums, its
 // particles): every cell has one global index, the uniform grid's linear index or an octree leaf's key
-// (cell_key.hpp), and from it a volume, a centre and a chunk (the unit of ordered sums, never split
-// between ranks: a pencil of the uniform grid, the nz cells of one (i, j), or a coarse cell of the
-// octree and its subtree). Both orders list a chunk's cells contiguously, so a rank's cells are one
-// range of global indices. Chunks are small so that ranks may far outnumber the planes.
+// (cell_key.hpp), and from it a volume, a centre and a chunk (where the ranks' runs of cells may begin:
+// a pencil of the uniform grid, the nz cells of one (i, j), or a coarse cell of the octree and its
+// subtree). Both orders list a chunk's cells contiguously, so a rank's cells are one range of global
+// indices. Chunks are small so that ranks may far outnumber the planes.
 #pragma once
 
 #include <phew/grid/geometry.hpp>

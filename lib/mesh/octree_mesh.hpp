@@ -5,7 +5,7 @@
 // its own coarse cell or the 26 around it.
 //
 // Slots are the local and ghost leaves in key order, so the local ones are contiguous and slot order is
-// global index order (the key). A leaf's chunk (for ordered sums) is its coarse cell, never split between ranks.
+// global index order (the key). A leaf's chunk is its coarse cell, never split between ranks.
 #pragma once
 
 #include <phew/grid/cell_set.hpp>

@@ -6,11 +6,12 @@
 #include <phew/mesh/cell_space.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/lookup.hpp>
-#include <phew/mpi/ordered_sum.hpp>
+#include <phew/mpi/exact_sums.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/watershed/merge.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace phew::watershed {
@@ -86,7 +87,7 @@ struct CellSums {
 };
 
 CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::CellSpace& space,
-                   const std::vector<std::int64_t>& cuts, const mpi::Comm& comm) {
+                   const std::vector<std::int64_t>& cuts, int threads, const mpi::Comm& comm) {
   const PeakGraph& g = mg.graph;
   const grid::GridGeometry& geo = space.grid();
   const auto r = static_cast<std::size_t>(comm.rank());
@@ -111,37 +112,55 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
   const auto clump_halo = mpi::lookup<std::int64_t, std::int64_t>(comm, clumps_here, owner, [&](std::int64_t id) { return mg.halo_of[g.local(id)]; });
   const auto clump_pos = mpi::lookup<std::int64_t, Vec3>(comm, clumps_here, owner, [&](std::int64_t id) { return mg.position[g.local(id)]; });
 
-  // Cells come in index order, so chunk by chunk: partial sums through dense indexes of the IDs (peak IDs
-  // name clumps and haloes), the bits OrderedSum::add would give.
+  // Per peak ID (a dense index: memory goes with the peaks), its clump's place in clumps_here, or -1
+  // when it was discarded as noise: one load per cell where two searches were.
   const std::int64_t max_id = g.owners.nx();
-  mpi::OrderedSum<6>::Chunked clump_sums(max_id);
-  mpi::OrderedSum<2>::Chunked halo_sums(max_id), budget(2);
+  std::vector<std::int32_t> place_of_peak(static_cast<std::size_t>(max_id) + 1, -1);
+  for (std::size_t i = 0; i < wanted.size(); ++i)
+    if (wanted_clump[i] != 0) place_of_peak[static_cast<std::size_t>(wanted[i])] = static_cast<std::int32_t>(index_in(clumps_here, wanted_clump[i]));
+
+  // Fixed-point sums (mpi::ExactSums), on threads: the bounds every rank agrees on are the heaviest test
+  // cell, its mass times the box (an offset from the peak is at most that) and the largest cell.
+  double heaviest = 0;
+  for (std::size_t s = 0; s < rho.size(); ++s) heaviest = std::max(heaviest, rho[s] * space.volume(out.cells[s]));
+  heaviest = comm.max(heaviest);
+  const double box = std::max({geo.extent[0], geo.extent[1], geo.extent[2]});
+  const core::FixedScale count = core::FixedScale::for_terms(1.0), mass = core::FixedScale::for_terms(heaviest),
+                         moment = core::FixedScale::for_terms(heaviest * box);
+  const std::array<core::FixedScale, 6> clump_scales{count, mass, moment, moment, moment, core::FixedScale::for_terms(geo.cell_volume())};
+  const std::array<core::FixedScale, 2> halo_scales{count, mass};
+  const auto nt = static_cast<std::size_t>(std::max(threads, 1));
+  std::vector<mpi::ExactSums<6>> clump_sums(nt, mpi::ExactSums<6>(clump_scales, max_id));
+  std::vector<mpi::ExactSums<2>> halo_sums(nt, mpi::ExactSums<2>(halo_scales, max_id)), budget(nt, mpi::ExactSums<2>(halo_scales, 2));
   out.cell_halo.assign(out.cell_clump.size(), 0);
-  for (std::size_t s = 0; s < out.cell_clump.size(); ++s) {
-    const std::int64_t peak = out.cell_clump[s];
-    if (peak <= 0) continue;
-    const std::int64_t chunk = space.chunk(out.cells[s]);
-    const double volume = space.volume(out.cells[s]);
-    const double m = rho[s] * volume;
-    budget.add(1, chunk, {1.0, m});
-    const std::int64_t c = wanted_clump[index_in(wanted, peak)];
-    out.cell_clump[s] = c;
-    if (c == 0) {
-      budget.add(2, chunk, {1.0, m});
-      continue;
+  constexpr std::size_t kCellsPerTask = std::size_t{1} << 14;
+  core::parallel_for(threads, out.cell_clump.size(), kCellsPerTask, [&](std::size_t b, std::size_t e, int thread) {
+    const auto t = static_cast<std::size_t>(thread);
+    for (std::size_t s = b; s < e; ++s) {
+      const std::int64_t peak = out.cell_clump[s];
+      if (peak <= 0) continue;
+      const double volume = space.volume(out.cells[s]);
+      const double m = rho[s] * volume;
+      budget[t].add(1, {1.0, m});
+      const std::int32_t k = place_of_peak[static_cast<std::size_t>(peak)];
+      const std::int64_t c = k < 0 ? 0 : clumps_here[static_cast<std::size_t>(k)];
+      out.cell_clump[s] = c;
+      if (c == 0) {
+        budget[t].add(2, {1.0, m});
+        continue;
+      }
+      const std::int64_t h = clump_halo[static_cast<std::size_t>(k)];
+      out.cell_halo[s] = h;
+      const Vec3 x = space.centre(out.cells[s]);
+      std::array<double, 6> v{1.0, m, 0, 0, 0, volume};
+      for (std::size_t d = 0; d < 3; ++d) v[2 + d] = m * grid::minimum_image(x[d] - clump_pos[static_cast<std::size_t>(k)][d], geo.extent[d], geo.periodic);
+      clump_sums[t].add(c, v);
+      halo_sums[t].add(h, {1.0, m});
     }
-    const std::size_t k = index_in(clumps_here, c);
-    const std::int64_t h = clump_halo[k];
-    out.cell_halo[s] = h;
-    const Vec3 x = space.centre(out.cells[s]);
-    std::array<double, 6> v{1.0, m, 0, 0, 0, volume};
-    for (std::size_t d = 0; d < 3; ++d) v[2 + d] = m * grid::minimum_image(x[d] - clump_pos[k][d], geo.extent[d], geo.periodic);
-    clump_sums.add(c, chunk, v);
-    halo_sums.add(h, chunk, {1.0, m});
-  }
-  out.clump = mpi::OrderedSum<6>::at_owners(comm, clump_sums.take(), owner);
-  out.halo = mpi::OrderedSum<2>::at_owners(comm, halo_sums.take(), owner);
-  out.budget = mpi::OrderedSum<2>::everywhere(comm, budget.take());
+  });
+  out.clump = mpi::ExactSums<6>::at_owners(comm, mpi::joined(clump_sums), clump_scales, owner);
+  out.halo = mpi::ExactSums<2>::at_owners(comm, mpi::joined(halo_sums), halo_scales, owner);
+  out.budget = mpi::ExactSums<2>::everywhere(comm, mpi::joined(budget), halo_scales);
   return out;
 }
 
@@ -171,21 +190,35 @@ void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, cons
   core::parallel_for(threads, got.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t i = b; i < e; ++i) at[i] = space.find(cells.cells, got[i].point);
   });
-  mpi::OrderedSum<5> cp, hp;  // particles, mass, mass * velocity
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const P& p = got[i];
-    const std::size_t s = at[i];
-    if (s == cells.cells.size()) continue;  // not in a test cell
-    const std::int64_t c = cells.cell_clump[s], h = cells.cell_halo[s];
-    if (c == 0) continue;
-    const std::int64_t chunk = space.chunk(cells.cells[s]);
-    const std::array<double, 5> v{1.0, p.m, p.m * p.v[0], p.m * p.v[1], p.m * p.v[2]};
-    cp.add(c, chunk, v);
-    hp.add(h, chunk, v);
+  // Fixed-point sums (mpi::ExactSums), on threads: bounded by the heaviest particle and its largest
+  // momentum component over all ranks.
+  double heaviest = 0, fastest = 0;
+  for (const P& p : got) {
+    heaviest = std::max(heaviest, p.m);
+    fastest = std::max({fastest, p.m * std::abs(p.v[0]), p.m * std::abs(p.v[1]), p.m * std::abs(p.v[2])});
   }
+  const core::FixedScale momentum = core::FixedScale::for_terms(comm.max(fastest));
+  const std::array<core::FixedScale, 5> scales{core::FixedScale::for_terms(1.0), core::FixedScale::for_terms(comm.max(heaviest)),
+                                               momentum, momentum, momentum};
+  const std::int64_t max_id = g.owners.nx();
+  const auto nt = static_cast<std::size_t>(std::max(threads, 1));
+  std::vector<mpi::ExactSums<5>> cp(nt, mpi::ExactSums<5>(scales, max_id)), hp(nt, mpi::ExactSums<5>(scales, max_id));
+  core::parallel_for(threads, got.size(), kChunk, [&](std::size_t b, std::size_t e, int thread) {
+    const auto t = static_cast<std::size_t>(thread);
+    for (std::size_t i = b; i < e; ++i) {
+      const P& p = got[i];
+      const std::size_t s = at[i];
+      if (s == cells.cells.size()) continue;  // not in a test cell
+      const std::int64_t c = cells.cell_clump[s], h = cells.cell_halo[s];
+      if (c == 0) continue;
+      const std::array<double, 5> v{1.0, p.m, p.m * p.v[0], p.m * p.v[1], p.m * p.v[2]};
+      cp[t].add(c, v);
+      hp[t].add(h, v);
+    }
+  });
   auto owner = [&](std::int64_t id) { return g.owner(id); };
-  clumps = cp.totals_at_owners(comm, owner);
-  halos = hp.totals_at_owners(comm, owner);
+  clumps = mpi::ExactSums<5>::at_owners(comm, mpi::joined(cp), scales, owner);
+  halos = mpi::ExactSums<5>::at_owners(comm, mpi::joined(hp), scales, owner);
 }
 
 Merging merge_peaks(const CatalogueSource& in, const model::PatchesHeader& header, const CatalogueParams& p,
@@ -264,12 +297,13 @@ Catalogue build_catalogue(const CatalogueSource& in, const CatalogueParams& p, c
                                                   : mesh::CellSpace::uniform(geo);
   std::vector<std::int64_t> cuts;
   mpi::agree(comm, [&] { cuts = in.cell_cuts(comm.size()); });
-  CellSums cells = cell_sums(in, mg, space, cuts, comm);
+  CellSums cells = cell_sums(in, mg, space, cuts, p.threads, comm);
   // Number of level-0 clumps per halo, counted at the halo's owner.
-  mpi::OrderedSum<1> members;
+  const std::array<core::FixedScale, 1> count{core::FixedScale::for_terms(1.0)};
+  mpi::ExactSums<1> members(count, g.owners.nx());
   for (std::size_t i = 0; i < n; ++i)
-    if (mg.is_clump[i]) members.add(mg.halo_of[i], 0, {1.0});
-  const auto members_tot = members.totals_at_owners(comm, owner);
+    if (mg.is_clump[i]) members.add(mg.halo_of[i], {1.0});
+  const auto members_tot = mpi::ExactSums<1>::at_owners(comm, members.take(), count, owner);
 
   ParticleSums clump_part, halo_part;
   if (in.has_particles()) {

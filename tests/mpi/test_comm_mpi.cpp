@@ -2,7 +2,7 @@
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/lookup.hpp>
-#include <phew/mpi/ordered_sum.hpp>
+#include <phew/mpi/exact_sums.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/slab.hpp>
 #include <phew/mpi/sort.hpp>
@@ -191,60 +191,46 @@ TEST(Lookup, AnswersInRequestOrderWithRepeats) {
   EXPECT_EQ(none.size(), comm.rank() == 0 ? 0u : keys.size());
 }
 
-TEST(OrderedSum, SameBitsOnAnyRankCount) {
-  // Values whose floating-point sum depends on the order, spread over 11 chunks (planes) owned by
-  // slabs: the totals must equal the serial sum in chunk order, bit for bit.
+TEST(ExactSums, SameBitsOnAnyRanksAndThreadsWhateverTheOrder) {
+  // Values whose floating-point sum depends on the order, cut among the ranks and among 3 accumulators
+  // per rank (threads), each in its own order: the totals are the fixed-point sum of every term, the
+  // same at the owners and everywhere, and close to the exact sum.
   const Comm comm;
-  const SlabDecomposition slabs(11, comm.size());
-  auto value = [](std::int64_t key, std::int64_t chunk, int k) {
-    return (k % 2 ? 1e16 : 1.0) * std::sin(static_cast<double>(key * 131 + chunk * 17 + k)) + 1e-3 * k;
+  const std::int64_t terms = 300;
+  auto value = [](std::int64_t key, std::int64_t i) {
+    return (i % 2 ? 1e12 : 1.0) * std::sin(static_cast<double>(key * 131 + i * 17)) + 1e-3 * static_cast<double>(i);
   };
-  OrderedSum<2> sums;
-  for (std::int64_t chunk = slabs.begin(comm.rank()); chunk < slabs.end(comm.rank()); ++chunk)
-    for (std::int64_t key = 1; key <= 5; ++key)
-      for (int k = 0; k < 4; ++k) sums.add(key, chunk, {value(key, chunk, k), 1.0});
-  const auto totals = sums.totals(comm);
-  const auto at_owner = sums.totals_at_owners(comm, [&](std::int64_t key) { return static_cast<int>(key % comm.size()); });
+  const std::array<core::FixedScale, 2> scales{core::FixedScale::for_terms(2e12), core::FixedScale::for_terms(1.0)};
+  std::vector<ExactSums<2>> parts(3, ExactSums<2>(scales, 5));
+  const SlabDecomposition share(terms, comm.size());
+  for (std::int64_t i = share.end(comm.rank()) - 1; i >= share.begin(comm.rank()); --i)  // backwards, round robin
+    for (std::int64_t key = 1; key <= 5; ++key) parts[static_cast<std::size_t>((i * 7 + key) % 3)].add(key, {value(key, i), 1.0});
+  const auto mine = joined(parts);
+  const auto everywhere = ExactSums<2>::everywhere(comm, mine, scales);
+  const auto at_owner = ExactSums<2>::at_owners(comm, mine, scales, [&](std::int64_t key) { return static_cast<int>(key % comm.size()); });
   for (std::int64_t key = 1; key <= 5; ++key) {
-    double serial = 0;
-    for (std::int64_t chunk = 0; chunk < 11; ++chunk) {
-      double part = 0;
-      for (int k = 0; k < 4; ++k) part += value(key, chunk, k);
-      serial += part;
+    core::FixedInt fixed = 0;
+    long double exact = 0;
+    for (std::int64_t i = 0; i < terms; ++i) {
+      fixed += scales[0].to_fixed(value(key, i));
+      exact += value(key, i);
     }
-    ASSERT_TRUE(totals.count(key));
-    EXPECT_EQ(totals.at(key)[0], serial) << "key " << key;
-    EXPECT_EQ(totals.at(key)[1], 44.0);
+    ASSERT_TRUE(everywhere.count(key));
+    EXPECT_EQ(everywhere.at(key)[0], scales[0].to_double(fixed)) << "key " << key;
+    EXPECT_NEAR(everywhere.at(key)[0], static_cast<double>(exact), 1e-3);
+    EXPECT_EQ(everywhere.at(key)[1], static_cast<double>(terms));
     if (key % comm.size() == comm.rank()) {
       ASSERT_TRUE(at_owner.count(key));
-      EXPECT_EQ(at_owner.at(key)[0], serial);
+      EXPECT_EQ(at_owner.at(key), everywhere.at(key));
     } else {
       EXPECT_FALSE(at_owner.count(key));
     }
   }
-}
-
-TEST(OrderedSum, ChunkedGivesTheBitsOfAdd) {
-  // The same adds, chunk by chunk with keys in any order within a chunk (as cells of a plane name
-  // clumps), through add() and through Chunked: the same totals, at the owners and everywhere.
-  const Comm comm;
-  const SlabDecomposition slabs(9, comm.size());
-  OrderedSum<2> hashed;
-  OrderedSum<2>::Chunked dense(7);
-  for (std::int64_t chunk = slabs.begin(comm.rank()); chunk < slabs.end(comm.rank()); ++chunk)
-    for (int k = 0; k < 40; ++k) {
-      const std::int64_t key = 1 + (k * 5 + chunk * 3) % 7;
-      const std::array<double, 2> v{(k % 3 ? 1e15 : 1.0) * std::cos(static_cast<double>(k * 7 + chunk)), 1.0};
-      hashed.add(key, chunk, v);
-      dense.add(key, chunk, v);
-    }
-  const auto owner = [&](std::int64_t key) { return static_cast<int>(key % comm.size()); };
-  const std::vector<OrderedSum<2>::Entry> entries = dense.take();
-  EXPECT_EQ(OrderedSum<2>::everywhere(comm, entries), hashed.totals(comm));
-  EXPECT_EQ(OrderedSum<2>::at_owners(comm, entries, owner), hashed.totals_at_owners(comm, owner));
-  OrderedSum<2>::Chunked backwards(7);
-  backwards.add(1, 5, {1.0, 1.0});
-  EXPECT_THROW(backwards.add(1, 4, {1.0, 1.0}), core::Error);  // chunks must not go back
+  // take() empties an accumulator for reuse.
+  ExactSums<2> again(scales, 5);
+  again.add(3, {1.0, 1.0});
+  EXPECT_EQ(again.take().size(), 1u);
+  EXPECT_TRUE(again.take().empty());
 }
 
 TEST(Sort, RanksHoldConsecutiveRunsOfTheSortedWhole) {

@@ -1,4 +1,5 @@
 #include <phew/core/error.hpp>
+#include <phew/core/fixed_sum.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/memory.hpp>
 #include <phew/core/progress.hpp>
@@ -6,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -194,3 +197,29 @@ TEST(Progress, IntervalFromTheEnvironment) {
 
 }  // namespace
 }  // namespace phew::core
+
+// FixedScale::to_fixed is the truncated scaled term a 128-bit cast of std::ldexp gives, bit for bit,
+// for terms of both signs from far below the bound to the bound itself (above and below 2^63 units:
+// both paths of the conversion), and sums of the terms in either order are the same.
+TEST(FixedScale, ConvertsAsTheLibraryCastDoesAndSumsInAnyOrder) {
+  using phew::core::FixedInt;
+  using phew::core::FixedScale;
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (const double bound : {1.0, 3.7e-12, 6.02e23}) {
+    int e = 0;
+    std::frexp(bound, &e);  // bound < 2^e
+    for (const auto& [scale, bits] : {std::pair{FixedScale::for_terms(bound), 80}, std::pair{FixedScale::for_total(bound), 100}}) {
+      std::vector<double> terms{bound, -bound, 0.0};
+      for (int i = 0; i < 2000; ++i) terms.push_back(bound * u(rng) * std::pow(10.0, -static_cast<double>(i % 30)));
+      FixedInt forward = 0, backward = 0;
+      for (const double t : terms) {
+        const FixedInt want = static_cast<FixedInt>(std::ldexp(t, bits - e));
+        EXPECT_TRUE(scale.to_fixed(t) == want) << "term " << t << " of bound " << bound << " at 2^-" << bits;
+        forward += scale.to_fixed(t);
+      }
+      for (auto it = terms.rbegin(); it != terms.rend(); ++it) backward += scale.to_fixed(*it);
+      EXPECT_TRUE(forward == backward);
+    }
+  }
+}
