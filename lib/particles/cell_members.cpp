@@ -76,9 +76,14 @@ std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std
   const std::uint64_t rounds = comm.max<std::uint64_t>((ps.size() + kMembersChunk - 1) / kMembersChunk);
   std::vector<CellMember> members;
   MemberScratch scratch;
-  for (std::uint64_t round = 0; round < rounds; ++round)
+  for (std::uint64_t round = 0; round < rounds; ++round) {
     add_members(space, cuts, ps, std::min(ps.size(), round * kMembersChunk), std::min(ps.size(), (round + 1) * kMembersChunk),
                 labels, threads, comm, scratch, members);
+    // Room for what the rounds so far foretell, with a margin: growing by doubling copies the members
+    // and touches fresh pages for each copy; capacity not yet used costs no memory.
+    const std::size_t foretold = members.size() / (round + 1) * rounds;
+    if (members.capacity() < foretold) members.reserve(foretold + foretold / 8);
+  }
   return members;
 }
 
