@@ -10,13 +10,26 @@
 namespace phew::mpi {
 
 // Each rank asks for the values of `keys` (any order, repeats allowed) and gets them back in the same
-// order. owner(key) names the rank that holds a key; value(key) is called on that rank to answer.
-// Collective.
+// order. owner(key) names the rank that holds a key; value(key) is called on that rank to answer. Keys
+// this rank owns are answered in place; the others are asked once each, their owners answering in a
+// single exchange. Collective.
 template <typename K, typename V, typename Owner, typename Value>
 std::vector<V> lookup(const Comm& comm, const std::vector<K>& keys, Owner&& owner, Value&& value) {
   static_assert(std::is_trivially_copyable_v<K> && std::is_trivially_copyable_v<V>);
   const auto n = static_cast<std::size_t>(comm.size());
-  std::vector<K> unique(keys);
+  const int me = comm.rank();
+  std::vector<V> out(keys.size());
+  std::vector<char> remote(keys.size(), 0);
+  std::vector<K> unique;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (owner(keys[i]) == me) {
+      out[i] = value(keys[i]);
+    } else {
+      remote[i] = 1;
+      unique.push_back(keys[i]);
+    }
+  }
+  if (n == 1) return out;  // nothing to ask
   std::sort(unique.begin(), unique.end());
   unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
   // Group requests by owner (stable: keys stay sorted within each owner's group).
@@ -32,18 +45,14 @@ std::vector<V> lookup(const Comm& comm, const std::vector<K>& keys, Owner&& owne
   }
   const std::vector<K> asked = comm.all_to_all<K>(requests, counts);
   std::vector<std::uint64_t> asked_counts(n);
-  if (n == 1) {
-    asked_counts = counts;
-  } else {
-    count_collective(sizeof(std::uint64_t) * (n - 1));
-    MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, asked_counts.data(), 1, MPI_UINT64_T, comm.raw());
-  }
+  count_collective(sizeof(std::uint64_t) * (n - 1));
+  MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, asked_counts.data(), 1, MPI_UINT64_T, comm.raw());
   std::vector<V> answers(asked.size());
   for (std::size_t i = 0; i < asked.size(); ++i) answers[i] = value(asked[i]);
   const std::vector<V> got = comm.all_to_all<V>(answers, asked_counts);  // back in request order
 
-  std::vector<V> out(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!remote[i]) continue;
     const auto u = static_cast<std::size_t>(std::lower_bound(unique.begin(), unique.end(), keys[i]) - unique.begin());
     out[i] = got[slot[u]];
   }
