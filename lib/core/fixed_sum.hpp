@@ -26,7 +26,7 @@ class FixedScale {
   // scaling is a multiplication by a power of two, exact, and a magnitude of 2^63 or more is an integer
   // already, split exactly into two 64-bit halves.
   FixedInt to_fixed(double term) const {
-    const double a = std::fabs(term * per_unit_);
+    const double a = std::fabs(per_unit_ > 0 ? term * per_unit_ : std::ldexp(term, -exponent_));
     FixedInt v;
     if (a < 0x1p63) {
       v = static_cast<std::int64_t>(a);
@@ -43,10 +43,11 @@ class FixedScale {
     int e = 0;
     if (bound > 0 && std::isfinite(bound)) std::frexp(bound, &e);  // bound < 2^e
     exponent_ = e - bits;
-    per_unit_ = std::ldexp(1.0, -exponent_);
+    // 2^-exponent_, or 0 when that is not a finite double (a bound below ~1e-284): then std::ldexp.
+    per_unit_ = -exponent_ <= 1023 ? std::ldexp(1.0, -exponent_) : 0.0;
   }
-  int exponent_ = 0;  // the unit is 2^exponent_
-  double per_unit_ = 1;  // 2^-exponent_
+  int exponent_ = 0;     // the unit is 2^exponent_
+  double per_unit_ = 1;  // 2^-exponent_, or 0 when it would overflow
 };
 
 }  // namespace phew::core

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 namespace phew::mpi {
@@ -26,9 +27,9 @@ inline core::FixedInt exact_total(const Comm& comm, core::FixedInt mine) {
   return total;
 }
 
-// Per-key sums of N values with keys in [0, max_key]: a dense index of the keys met (memory goes with
-// the keys' range once, and with the keys met). One per thread; partials of any number of them, from
-// any ranks, combine exactly (at_owners, everywhere).
+// Per-key sums of N values: memory goes with the keys met, so one per thread costs what that thread
+// touched (runs of adds to one key, as cells of one clump come, find their entry without a search).
+// Partials of any number of them, from any ranks, combine exactly (at_owners, everywhere).
 template <std::size_t N>
 class ExactSums {
  public:
@@ -39,21 +40,21 @@ class ExactSums {
     std::array<core::FixedInt, N> sum;
   };
 
-  ExactSums(const Scales& scales, std::int64_t max_key)
-      : scales_(scales), at_(static_cast<std::size_t>(std::max<std::int64_t>(max_key, 0)) + 1, -1) {}
+  explicit ExactSums(const Scales& scales) : scales_(scales) {}
 
   void add(std::int64_t key, const Values& v) {
-    std::int64_t& k = at_[static_cast<std::size_t>(key)];
-    if (k < 0) {
-      k = static_cast<std::int64_t>(entries_.size());
-      entries_.push_back({key, {}});
+    if (entries_.empty() || entries_[last_].key != key) {
+      const auto [it, fresh] = at_.try_emplace(key, entries_.size());
+      if (fresh) entries_.push_back({key, {}});
+      last_ = it->second;
     }
-    Entry& e = entries_[static_cast<std::size_t>(k)];
+    Entry& e = entries_[last_];
     for (std::size_t i = 0; i < N; ++i) e.sum[i] += scales_[i].to_fixed(v[i]);
   }
   // The partial sums, and the accumulator emptied.
   std::vector<Entry> take() {
-    for (const Entry& e : entries_) at_[static_cast<std::size_t>(e.key)] = -1;
+    at_.clear();
+    last_ = 0;
     return std::move(entries_);
   }
 
@@ -85,8 +86,9 @@ class ExactSums {
   }
 
   Scales scales_;
-  std::vector<std::int64_t> at_;  // per key: its entry, or -1
+  std::unordered_map<std::int64_t, std::size_t> at_;  // key -> its entry
   std::vector<Entry> entries_;
+  std::size_t last_ = 0;  // the entry of the last add
 };
 
 // Joins the partial sums of several accumulators (threads) into one list.

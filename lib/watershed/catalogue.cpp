@@ -130,8 +130,8 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
   const std::array<core::FixedScale, 6> clump_scales{count, mass, moment, moment, moment, core::FixedScale::for_terms(geo.cell_volume())};
   const std::array<core::FixedScale, 2> halo_scales{count, mass};
   const auto nt = static_cast<std::size_t>(std::max(threads, 1));
-  std::vector<mpi::ExactSums<6>> clump_sums(nt, mpi::ExactSums<6>(clump_scales, max_id));
-  std::vector<mpi::ExactSums<2>> halo_sums(nt, mpi::ExactSums<2>(halo_scales, max_id)), budget(nt, mpi::ExactSums<2>(halo_scales, 2));
+  std::vector<mpi::ExactSums<6>> clump_sums(nt, mpi::ExactSums<6>(clump_scales));
+  std::vector<mpi::ExactSums<2>> halo_sums(nt, mpi::ExactSums<2>(halo_scales)), budget(nt, mpi::ExactSums<2>(halo_scales));
   out.cell_halo.assign(out.cell_clump.size(), 0);
   constexpr std::size_t kCellsPerTask = std::size_t{1} << 14;
   core::parallel_for(threads, out.cell_clump.size(), kCellsPerTask, [&](std::size_t b, std::size_t e, int thread) {
@@ -200,9 +200,8 @@ void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, cons
   const core::FixedScale momentum = core::FixedScale::for_terms(comm.max(fastest));
   const std::array<core::FixedScale, 5> scales{core::FixedScale::for_terms(1.0), core::FixedScale::for_terms(comm.max(heaviest)),
                                                momentum, momentum, momentum};
-  const std::int64_t max_id = g.owners.nx();
   const auto nt = static_cast<std::size_t>(std::max(threads, 1));
-  std::vector<mpi::ExactSums<5>> cp(nt, mpi::ExactSums<5>(scales, max_id)), hp(nt, mpi::ExactSums<5>(scales, max_id));
+  std::vector<mpi::ExactSums<5>> cp(nt, mpi::ExactSums<5>(scales)), hp(nt, mpi::ExactSums<5>(scales));
   core::parallel_for(threads, got.size(), kChunk, [&](std::size_t b, std::size_t e, int thread) {
     const auto t = static_cast<std::size_t>(thread);
     for (std::size_t i = b; i < e; ++i) {
@@ -300,7 +299,7 @@ Catalogue build_catalogue(const CatalogueSource& in, const CatalogueParams& p, c
   CellSums cells = cell_sums(in, mg, space, cuts, p.threads, comm);
   // Number of level-0 clumps per halo, counted at the halo's owner.
   const std::array<core::FixedScale, 1> count{core::FixedScale::for_terms(1.0)};
-  mpi::ExactSums<1> members(count, g.owners.nx());
+  mpi::ExactSums<1> members(count);
   for (std::size_t i = 0; i < n; ++i)
     if (mg.is_clump[i]) members.add(mg.halo_of[i], {1.0});
   const auto members_tot = mpi::ExactSums<1>::at_owners(comm, members.take(), count, owner);

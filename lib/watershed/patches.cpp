@@ -13,6 +13,7 @@
 #include <phew/watershed/watershed.hpp>
 
 #include <type_traits>
+#include <unordered_map>
 
 namespace phew::watershed {
 namespace {
@@ -38,22 +39,24 @@ std::vector<std::array<double, 2>> patch_sums(const Mesh& mesh, const Segmentati
     std::int64_t peak, cells;
     core::FixedInt mass;
   };
-  // Threads take chunks of slots, each summing into its own partials (integers: exact in any order).
+  // Threads take chunks of slots, each summing into its own partials (integers: exact in any order),
+  // found by peak in a map of the peaks the thread met (memory goes with those, not with all peaks),
+  // searched only when the peak changes from one cell to the next.
   const int nt = std::max(threads, 1);
   std::vector<std::vector<Partial>> partial_of(static_cast<std::size_t>(nt));
-  std::vector<std::vector<std::int32_t>> at_of(static_cast<std::size_t>(nt));  // a peak's place in the thread's partials
+  std::vector<std::unordered_map<std::int64_t, std::size_t>> at_of(static_cast<std::size_t>(nt));
   core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
     std::vector<Partial>& partial = partial_of[static_cast<std::size_t>(thread)];
-    std::vector<std::int32_t>& at = at_of[static_cast<std::size_t>(thread)];
-    if (at.empty()) at.assign(seg.n_peaks + 1, -1);
+    std::unordered_map<std::int64_t, std::size_t>& at = at_of[static_cast<std::size_t>(thread)];
+    std::size_t k = 0;
     seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
       const std::int64_t l = seg.label[member];
-      std::int32_t& k = at[static_cast<std::size_t>(l)];
-      if (k < 0) {
-        k = static_cast<std::int32_t>(partial.size());
-        partial.push_back({l, 0, 0});
+      if (partial.empty() || partial[k].peak != l) {
+        const auto [it, fresh] = at.try_emplace(l, partial.size());
+        if (fresh) partial.push_back({l, 0, 0});
+        k = it->second;
       }
-      Partial& p = partial[static_cast<std::size_t>(k)];
+      Partial& p = partial[k];
       ++p.cells;
       const double volume = uniform ? cell_volume : space.volume(mesh.global_index(s));
       p.mass += scale.to_fixed(mesh.density(s) * volume);

@@ -201,7 +201,7 @@ TEST(ExactSums, SameBitsOnAnyRanksAndThreadsWhateverTheOrder) {
     return (i % 2 ? 1e12 : 1.0) * std::sin(static_cast<double>(key * 131 + i * 17)) + 1e-3 * static_cast<double>(i);
   };
   const std::array<core::FixedScale, 2> scales{core::FixedScale::for_terms(2e12), core::FixedScale::for_terms(1.0)};
-  std::vector<ExactSums<2>> parts(3, ExactSums<2>(scales, 5));
+  std::vector<ExactSums<2>> parts(3, ExactSums<2>(scales));
   const SlabDecomposition share(terms, comm.size());
   for (std::int64_t i = share.end(comm.rank()) - 1; i >= share.begin(comm.rank()); --i)  // backwards, round robin
     for (std::int64_t key = 1; key <= 5; ++key) parts[static_cast<std::size_t>((i * 7 + key) % 3)].add(key, {value(key, i), 1.0});
@@ -227,7 +227,7 @@ TEST(ExactSums, SameBitsOnAnyRanksAndThreadsWhateverTheOrder) {
     }
   }
   // take() empties an accumulator for reuse.
-  ExactSums<2> again(scales, 5);
+  ExactSums<2> again(scales);
   again.add(3, {1.0, 1.0});
   EXPECT_EQ(again.take().size(), 1u);
   EXPECT_TRUE(again.take().empty());

@@ -206,7 +206,7 @@ TEST(FixedScale, ConvertsAsTheLibraryCastDoesAndSumsInAnyOrder) {
   using phew::core::FixedScale;
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> u(-1, 1);
-  for (const double bound : {1.0, 3.7e-12, 6.02e23}) {
+  for (const double bound : {1.0, 3.7e-12, 6.02e23, 1e-290, 1e300}) {
     int e = 0;
     std::frexp(bound, &e);  // bound < 2^e
     for (const auto& [scale, bits] : {std::pair{FixedScale::for_terms(bound), 80}, std::pair{FixedScale::for_total(bound), 100}}) {
