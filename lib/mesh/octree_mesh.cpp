@@ -312,16 +312,4 @@ void OctreeMesh::update_ghost_members(const grid::CellSet& members, std::vector<
   if (at != got.size()) throw core::Error::internal("octree mesh: {} ghost values received, {} used", got.size(), at);
 }
 
-std::vector<std::uint64_t> rank_cuts(std::uint64_t n_leaves, int levels, int ranks,
-                                     const std::function<std::uint64_t(std::uint64_t)>& key_at) {
-  std::vector<std::uint64_t> cut(static_cast<std::size_t>(ranks) + 1, 0);
-  cut.back() = ~std::uint64_t{0};
-  for (std::size_t r = 1; r < cut.size() - 1; ++r) {
-    const std::uint64_t row = n_leaves * r / static_cast<std::uint64_t>(ranks);
-    // The cut moves back to the start of the coarse cell that row lies in.
-    cut[r] = std::max(cut[r - 1], row < n_leaves ? subtree_begin(key_at(row), levels) : cut.back());
-  }
-  return cut;
-}
-
 }  // namespace phew::mesh

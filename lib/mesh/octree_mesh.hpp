@@ -14,7 +14,6 @@
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 namespace phew::mesh {
@@ -67,12 +66,5 @@ class OctreeMesh {
   // slots this rank holds of it (in key order).
   std::vector<std::vector<std::uint32_t>> send_, receive_;
 };
-
-// Where the ranks' runs of leaves begin: cut[r] is the first key of rank r, cut[ranks] is past every
-// key. Whole coarse cells in key order (a Morton curve over the coarse cells), cut so that each rank
-// holds about the same number of leaves (the work), as RAMSES cuts its Hilbert curve. `key_at(row)`:
-// the key of a row of the mesh's n_leaves in key order (a file read). The same on every rank.
-std::vector<std::uint64_t> rank_cuts(std::uint64_t n_leaves, int levels, int ranks,
-                                     const std::function<std::uint64_t(std::uint64_t)>& key_at);
 
 }  // namespace phew::mesh

@@ -51,8 +51,8 @@ class CatalogueSource {
   virtual std::vector<model::PatchPeak> peaks(std::uint64_t begin, std::uint64_t count) const = 0;
   virtual std::vector<model::SaddleRow> saddles(std::uint64_t begin, std::uint64_t count) const = 0;
   // Where each rank's cells begin as global indices (mesh::CellSpace): cut[r] for rank r, cut[ranks]
-  // past the last. Whole planes of a uniform grid, whole coarse cells of an adaptive mesh balanced by
-  // leaves (mesh::rank_cuts). The same on every rank.
+  // past the last. Whole pencils of a uniform grid balanced by test cells, whole coarse cells of an
+  // adaptive mesh balanced by leaves (mesh::CellSpace::rank_cuts). The same on every rank.
   virtual std::vector<std::int64_t> cell_cuts(int ranks) const = 0;
   // The test cells with global indices in [begin, end) with their peak IDs, and the grid's density at
   // some of them.

@@ -37,7 +37,7 @@ Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposit
                           const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 // The same on an adaptive mesh (cic-project --refine): this rank's leaves (keys and densities, in key
-// order: a run of whole coarse cells, mesh::rank_cuts), its neighbours found across levels
+// order: a run of whole coarse cells, mesh::CellSpace::rank_cuts), its neighbours found across levels
 // (mesh::OctreeMesh). Cell sums use each leaf's own volume; peaks sit at their leaf's centre.
 // Error(usage) for --refine-positions. Collective.
 Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,

@@ -6,6 +6,7 @@
 #include <phew/io/grid_file.hpp>
 #include <phew/io/patches_file.hpp>
 #include <phew/mesh/block_mesh.hpp>
+#include <phew/mesh/cell_space.hpp>
 #include <phew/mesh/octree_mesh.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/tool/threads_option.hpp>
@@ -102,7 +103,7 @@ const manifest::Fields<SegmentSummary> kSummary = manifest::Fields<SegmentSummar
                                                       .field("n_saddles", &SegmentSummary::n_saddles)
                                                       .field("label_rounds", &SegmentSummary::label_rounds);
 
-// The adaptive mesh (cic-project --refine): this rank's run of whole coarse cells (mesh::rank_cuts),
+// The adaptive mesh (cic-project --refine): this rank's run of whole coarse cells (mesh::CellSpace::rank_cuts),
 // segmented across levels. Collective.
 watershed::Segmented segment_octree(const io::File& file, const grid::GridMeta& meta, const watershed::SegmentParams& params,
                                     tool::Context& ctx, double& densest) {
@@ -112,15 +113,16 @@ watershed::Segmented segment_octree(const io::File& file, const grid::GridMeta& 
   ctx.phase("read");
   mpi::agree(comm, [&] {
     refinement = io::read_amr_refinement(file);
-    const auto cuts = mesh::rank_cuts(io::count_amr_leaves(file), refinement.levels, comm.size(),
-                                      [&](std::uint64_t row) { return io::read_amr_leaf_rows(file, row, 1)[0].key; });
+    const auto cuts = mesh::CellSpace::octree(meta.geometry, refinement.levels)
+                          .rank_cuts(comm.size(), io::count_amr_leaves(file),
+                                     [&](std::uint64_t row) { return io::read_amr_leaf_rows(file, row, 1)[0].key; });
     const auto r = static_cast<std::size_t>(comm.rank());
     // About 100 B per leaf at the peak (measured): the leaves as read (24 B), the mesh's keys and
     // densities (16 B) and their sort, the watershed's sets and labels.
     const std::uint64_t mine = cuts[r + 1] > cuts[r] ? io::count_amr_leaves(file) / static_cast<std::uint64_t>(comm.size()) : 0;
     core::check_memory(static_cast<double>(mine) * 100.0 * mpi::ranks_on_node(comm), core::available_memory_bytes(),
                        fmt::format("segmenting an adaptive mesh of {} leaves", io::count_amr_leaves(file)));
-    leaves = io::read_amr_leaves(file, cuts[r], cuts[r + 1]);
+    leaves = io::read_amr_leaves(file, static_cast<std::uint64_t>(cuts[r]), static_cast<std::uint64_t>(cuts[r + 1]));
   });
   core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid", core::log::thousands(static_cast<long long>(
                   comm.sum<std::uint64_t>(leaves.size()))), refinement.levels);
