@@ -4,6 +4,7 @@
 #include <phew/core/fixed_sum.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/threads.hpp>
+#include <phew/mpi/exact_sums.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/watershed/peak_position.hpp>
 #include <phew/watershed/saddles.hpp>
@@ -13,7 +14,6 @@
 #include <phew/watershed/watershed.hpp>
 
 #include <type_traits>
-#include <unordered_map>
 
 namespace phew::watershed {
 namespace {
@@ -32,52 +32,26 @@ std::vector<std::array<double, 2>> patch_sums(const Mesh& mesh, const Segmentati
     seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t) { d = std::max(d, mesh.density(s)); });
   });
   const double densest = *std::max_element(densest_of.begin(), densest_of.end());
-  const core::FixedScale scale = core::FixedScale::for_terms(comm.max(densest) * space.grid().cell_volume());
+  const std::array<core::FixedScale, 2> scales{core::FixedScale::for_terms(1.0),
+                                               core::FixedScale::for_terms(comm.max(densest) * space.grid().cell_volume())};
   const bool uniform = !space.adaptive();
   const double cell_volume = space.grid().cell_volume();
-  struct Partial {
-    std::int64_t peak, cells;
-    core::FixedInt mass;
-  };
-  // Threads take chunks of slots, each summing into its own partials (integers: exact in any order),
-  // found by peak in a map of the peaks the thread met (memory goes with those, not with all peaks),
-  // searched only when the peak changes from one cell to the next.
-  const int nt = std::max(threads, 1);
-  std::vector<std::vector<Partial>> partial_of(static_cast<std::size_t>(nt));
-  std::vector<std::unordered_map<std::int64_t, std::size_t>> at_of(static_cast<std::size_t>(nt));
+  // Threads take chunks of slots, each summing {cells, mass} per peak into its own partials.
+  std::vector<mpi::ExactSums<2>> sums(static_cast<std::size_t>(std::max(threads, 1)), mpi::ExactSums<2>(scales));
   core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
-    std::vector<Partial>& partial = partial_of[static_cast<std::size_t>(thread)];
-    std::unordered_map<std::int64_t, std::size_t>& at = at_of[static_cast<std::size_t>(thread)];
-    std::size_t k = 0;
+    mpi::ExactSums<2>& mine = sums[static_cast<std::size_t>(thread)];
     seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
-      const std::int64_t l = seg.label[member];
-      if (partial.empty() || partial[k].peak != l) {
-        const auto [it, fresh] = at.try_emplace(l, partial.size());
-        if (fresh) partial.push_back({l, 0, 0});
-        k = it->second;
-      }
-      Partial& p = partial[k];
-      ++p.cells;
       const double volume = uniform ? cell_volume : space.volume(mesh.global_index(s));
-      p.mass += scale.to_fixed(mesh.density(s) * volume);
+      mine.add(seg.label[member], {1.0, mesh.density(s) * volume});
     });
   });
-  at_of.clear();
-  std::vector<Partial> partial;
-  for (std::vector<Partial>& p : partial_of) {
-    partial.insert(partial.end(), p.begin(), p.end());
-    p = {};
-  }
+  // At the owners, into their block of IDs (dense: every owned peak has cells).
   const std::int64_t first = owners.begin(comm.rank()) + 1;
-  std::vector<std::int64_t> cells(static_cast<std::size_t>(owners.planes(comm.rank())), 0);
-  std::vector<core::FixedInt> sum(cells.size(), 0);
-  for (const Partial& p : mpi::route(comm, partial, [&](const Partial& q) { return owners.owner(q.peak - 1); })) {
-    const auto i = static_cast<std::size_t>(p.peak - first);
-    cells[i] += p.cells;
-    sum[i] += p.mass;
-  }
-  std::vector<std::array<double, 2>> out(cells.size());
-  for (std::size_t i = 0; i < cells.size(); ++i) out[i] = {static_cast<double>(cells[i]), scale.to_double(sum[i])};
+  std::vector<std::array<core::FixedInt, 2>> total(static_cast<std::size_t>(owners.planes(comm.rank())), {0, 0});
+  for (const auto& p : mpi::route(comm, mpi::joined(sums), [&](const auto& q) { return owners.owner(q.key - 1); }))
+    for (std::size_t i = 0; i < 2; ++i) total[static_cast<std::size_t>(p.key - first)][i] += p.sum[i];
+  std::vector<std::array<double, 2>> out(total.size());
+  for (std::size_t i = 0; i < total.size(); ++i) out[i] = {scales[0].to_double(total[i][0]), scales[1].to_double(total[i][1])};
   return out;
 }
 
