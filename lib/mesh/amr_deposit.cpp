@@ -1,10 +1,9 @@
 #include <phew/mesh/amr_deposit.hpp>
 
 #include <phew/core/fixed_sum.hpp>
-#include <phew/mpi/blocks.hpp>
+#include <phew/mesh/coarse_runs.hpp>
 #include <phew/mpi/exact_sums.hpp>
 #include <phew/mpi/route.hpp>
-#include <phew/mpi/sort.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +15,7 @@ namespace {
 struct Particle {
   std::array<double, 3> x;
   double m;
-  Index3 cell;  // its coarse cell
+  std::int64_t cell;  // its coarse cell (linear index)
 };
 
 // The coarse cell of a point (wrapped), or nothing outside an open grid.
@@ -61,10 +60,6 @@ std::int64_t amr_margin(const RefinementParams& params) {
 
 AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params,
                              std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm) {
-  const mpi::BlockDecomposition blocks(coarse.shape, comm.size());
-  const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
-  const std::int64_t margin = amr_margin(params);
-
   AmrDeposit out;
   std::vector<Particle> mine;
   mine.reserve(mass.size());
@@ -76,7 +71,7 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
       ++out.particles_outside;
       continue;
     }
-    mine.push_back({x, mass[p], *cell});
+    mine.push_back({x, mass[p], coarse.linear({(*cell)[0], (*cell)[1], (*cell)[2]})});
     heaviest = std::max(heaviest, std::abs(mass[p]));
   }
   out.particles_in = comm.sum(static_cast<std::uint64_t>(mine.size()));
@@ -85,14 +80,26 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   // every decomposition agrees on.
   const core::FixedScale scale = core::FixedScale::for_total(comm.max(heaviest) * static_cast<double>(out.particles_in));
 
-  // Each particle to every rank whose block is within `margin` coarse cells of its cell on each axis,
-  // in rank order of the sources and each source's order: the global order. One rank holds every
-  // particle already.
-  std::vector<Particle> window = comm.size() == 1 ? std::move(mine) : mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
-    const Index3& c = particle.cell;
-    blocks.for_each_rank_touching({c[0] - margin, c[1] - margin, c[2] - margin}, {c[0] + margin, c[1] + margin, c[2] + margin},
-                                  coarse.periodic, emit);
-  });
+  // The ranks' runs of coarse cells on the Morton curve, cut by particles.
+  const CoarseRuns runs = [&] {
+    std::vector<std::int64_t> cells(mine.size());
+    for (std::size_t p = 0; p < mine.size(); ++p) cells[p] = mine[p].cell;
+    return CoarseRuns::by_particles(coarse, params.levels, cells, comm);
+  }();
+  out.cuts = runs.cuts();
+
+  // Each particle to every rank whose run holds a coarse cell within `margin` coarse cells of its own on
+  // each axis, in rank order of the sources and each source's order: the global order. One rank holds
+  // every particle already.
+  std::vector<Particle> window;
+  if (comm.size() == 1) {
+    window = std::move(mine);
+  } else {
+    const CoarseRuns::RanksNear near = runs.ranks_near(amr_margin(params));
+    window = mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
+      for (const std::int32_t r : near.of(particle.cell)) emit(static_cast<int>(r));
+    });
+  }
 
   // The window's particles in the canonical order (by_coarse_cell): the tree's and the leaves' sums then
   // also touch memory a coarse cell at a time. Every rank holding a leaf holds every particle whose
@@ -121,28 +128,21 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   wpos = {};
   wmass = {};
 
-  // This rank's leaves (those of its block's coarse cells), their total (exact, in fixed point), and
-  // their counts per level.
+  // This rank's leaves: those of its run of coarse cells, one run of the key order. Their total (exact,
+  // in fixed point) and their counts per level.
+  const auto first = std::lower_bound(leaves.begin(), leaves.end(), static_cast<std::uint64_t>(runs.first_key(comm.rank())));
+  const auto last = std::lower_bound(first, leaves.end(), static_cast<std::uint64_t>(runs.end_key(comm.rank())));
   out.leaves_per_level.assign(static_cast<std::size_t>(params.levels) + 1, 0);
-  std::vector<LeafMass> owned;
+  out.leaves.reserve(static_cast<std::size_t>(last - first));
   core::FixedInt total = 0;
-  for (std::size_t n = 0; n < leaves.size(); ++n) {
-    const Cell leaf = cell_of_key(leaves[n], params.levels);
-    bool inside = true;
-    for (std::size_t d = 0; d < 3; ++d) {
-      const std::int64_t c = leaf.index[d] >> leaf.level;
-      inside = inside && c >= box.lo[d] && c < box.hi[d];
-    }
-    if (!inside) continue;
-    owned.push_back({leaves[n], leaf_mass[n]});
-    total += scale.to_fixed(leaf_mass[n]);
-    ++out.leaves_per_level[static_cast<std::size_t>(leaf.level)];
+  for (auto it = first; it != last; ++it) {
+    const double m = leaf_mass[static_cast<std::size_t>(it - leaves.begin())];
+    out.leaves.push_back({*it, m});
+    total += scale.to_fixed(m);
+    ++out.leaves_per_level[static_cast<std::size_t>(*it & 0xF)];
   }
-  leaves = {};
-  leaf_mass = {};
-  for (auto& c : out.leaves_per_level) c = comm.sum(c);
+  comm.sum_each(std::span<std::uint64_t>(out.leaves_per_level));
   out.mass_total = scale.to_double(mpi::exact_total(comm, total));
-  out.leaves = mpi::sort(comm, std::move(owned), [](const LeafMass& a, const LeafMass& b) { return a.key < b.key; });
   return out;
 }
 

@@ -1,14 +1,17 @@
 // Particles -> masses on the leaves of an adaptive mesh, over ranks, with the same bits on any number of
 // ranks (docs/cli.md, "Same data on any number of ranks").
 //
-// The octree's rule is local: whether a cell splits depends only on the particles and cells near it. So
-// each rank builds the tree of its block of coarse cells (mpi::BlockDecomposition, as the uniform grid's)
-// from its own particles and copies of the particles of `margin` coarse cells around it on every axis,
-// wide enough that the rule reaches no owned cell from beyond it (amr_margin), and keeps the leaves of
-// its own coarse cells. The total is a fixed-point sum (core::FixedScale), exact in any order. Every sum runs over the particles in
-// one canonical order, coarse cell by coarse cell (linear index), and in their global order within a
-// cell (rank r's before rank r+1's, each in snapshot order): each leaf gets the bits of the serial
-// build (build_octree + deposit_on_leaves) over every particle in that order (by_coarse_cell).
+// The ranks hold runs of whole coarse cells on the Morton curve, cut so that each holds the same number
+// of particles (coarse_runs.hpp: the curve and the cut rule of the stages after). The octree's rule is
+// local: whether a cell splits depends only on the particles and cells near it. So each rank builds the
+// tree of its run from its own particles and copies of the particles of every coarse cell within
+// `margin` coarse cells of it on every axis, wide enough that the rule reaches no owned cell from beyond
+// it (amr_margin), and keeps the leaves of its own coarse cells: one run of the key order, so the runs
+// of ranks 0, 1, ... are the mesh without a sort. The total is a fixed-point sum (core::FixedScale),
+// exact in any order. Every sum runs over the particles in one canonical order, coarse cell by coarse
+// cell (linear index), and in their global order within a cell (rank r's before rank r+1's, each in
+// snapshot order): each leaf gets the bits of the serial build (build_octree + deposit_on_leaves) over
+// every particle in that order (by_coarse_cell).
 #pragma once
 
 #include <phew/mesh/octree.hpp>
@@ -29,6 +32,7 @@ struct LeafMass {
 struct AmrDeposit {
   // This rank's run of the leaves in key order; the runs of ranks 0, 1, ... are the whole mesh.
   std::vector<LeafMass> leaves;
+  std::vector<std::int64_t> cuts;               // the keys where each rank's run begins (CoarseRuns::cuts)
   std::vector<std::uint64_t> leaves_per_level;  // the whole mesh (all ranks)
   std::uint64_t particles_in = 0;               // inside the grid (all ranks)
   std::uint64_t particles_outside = 0;          // outside an open grid, ignored (all ranks)

@@ -71,6 +71,17 @@ class Comm {
   T max(T v) const { return reduce(v, MPI_MAX); }
   template <typename T>
   T min(T v) const { return reduce(v, MPI_MIN); }
+  // Element by element, the sum over ranks, in place (every rank gives as many values). Collective.
+  template <typename T>
+  void sum_each(std::span<T> values) const {
+    if (size_ == 1) return;
+    constexpr std::size_t kMaxCount = std::size_t{1} << 30;  // MPI counts are ints
+    for (std::size_t at = 0; at < values.size(); at += kMaxCount) {
+      const std::size_t n = std::min(kMaxCount, values.size() - at);
+      count_collective(sizeof(T) * n);
+      MPI_Allreduce(MPI_IN_PLACE, values.data() + at, static_cast<int>(n), datatype<T>(), MPI_SUM, comm_);
+    }
+  }
   bool any(bool v) const { return max<int>(v ? 1 : 0) != 0; }
   bool all(bool v) const { return min<int>(v ? 1 : 0) != 0; }
 

@@ -1,10 +1,13 @@
 // The adaptive mesh over ranks (lib/mesh/amr_deposit): the leaves and their masses have the bits of the
 // serial build over every particle (build_octree + deposit_on_leaves), for any number of ranks and any
-// split of the particles, with dense blobs refined to the finest level across the slabs' boundaries.
+// split of the particles, with dense blobs refined to the finest level across the boundaries of the
+// ranks' runs of coarse cells; the runs hold equal shares of the particles.
 #include <phew/mesh/amr_deposit.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -114,9 +117,10 @@ TEST(AmrDeposit, EqualsTheSerialBuildOnAnyRanksAndSplits) {
   }
 }
 
-TEST(AmrDeposit, BlocksCutOnEveryAxisToo) {
-  // A cubic grid wide enough that the windows of copied cells end inside it on every axis: at 4 ranks
-  // the blocks are 2 x 2 x 1, at 8 (run by hand) 2 x 2 x 2, so a blob's shells cross y and z cuts too.
+TEST(AmrDeposit, RunsCutTheCurveOnEveryAxisToo) {
+  // A cubic grid wide enough that the windows of copied cells end inside it on every axis: the runs of
+  // the Morton curve cut x first, then y and z (at 4 ranks, about 2 x 2 x 1 blocks, at 8, run by hand,
+  // 2 x 2 x 2), so a blob's shells cross y and z cuts too.
   const mpi::Comm comm;
   const Case c = blobs_on_boundaries(16000, 40.0, 7, 0.05);
   grid::GridGeometry g;
@@ -128,6 +132,42 @@ TEST(AmrDeposit, BlocksCutOnEveryAxisToo) {
     AmrDeposit r;
     expect_same(distributed(g, p, c, 29, r, comm), serial(g, p, c), "24^3, buffer " + std::to_string(buffer));
   }
+}
+
+// The runs are cut by particles: each rank's run of coarse cells holds its share of the particles, give
+// or take the heaviest coarse cell, however the particles are spread in the snapshot; its leaves are one
+// run of the key order inside its cut, and the runs of ranks 0, 1, ... are the mesh.
+TEST(AmrDeposit, RunsHoldEqualSharesOfTheParticles) {
+  const mpi::Comm comm;
+  const Case c = blobs_on_boundaries(16000, 40.0, 11, 0.05);
+  grid::GridGeometry g;
+  g.shape = {20, 20, 20};
+  g.extent = {40.0, 40.0, 40.0};
+  const RefinementParams p = refinement(2, grid::Assignment::cic, 1);
+  AmrDeposit r;
+  const auto all = distributed(g, p, c, 5, r, comm);
+  ASSERT_EQ(r.cuts.size(), static_cast<std::size_t>(comm.size()) + 1);
+  std::vector<std::uint64_t> per_rank(static_cast<std::size_t>(comm.size()), 0), per_cell(g.cells(), 0);
+  const int key_shift = 3 * p.levels + 4;
+  for (std::size_t i = 0; i < c.mass.size(); ++i) {
+    grid::CellIndex at{};
+    for (std::size_t d = 0; d < 3; ++d) {
+      const auto v = static_cast<std::int64_t>(std::floor(c.pos[3 * i + d] / 2.0));
+      (d == 0 ? at.i : d == 1 ? at.j : at.k) = v;
+    }
+    ++per_cell[static_cast<std::size_t>(g.linear(at))];
+    const auto key = static_cast<std::int64_t>(morton3(static_cast<std::uint64_t>(at.i), static_cast<std::uint64_t>(at.j),
+                                                       static_cast<std::uint64_t>(at.k)) << key_shift);
+    ++per_rank[static_cast<std::size_t>(std::upper_bound(r.cuts.begin(), r.cuts.end(), key) - r.cuts.begin() - 1)];
+  }
+  const std::uint64_t heaviest = *std::max_element(per_cell.begin(), per_cell.end());
+  for (int q = 0; q < comm.size(); ++q)
+    EXPECT_LE(per_rank[static_cast<std::size_t>(q)], c.mass.size() / static_cast<std::size_t>(comm.size()) + heaviest) << "rank " << q;
+  for (const LeafMass& leaf : r.leaves) {
+    EXPECT_GE(static_cast<std::int64_t>(leaf.key), r.cuts[static_cast<std::size_t>(comm.rank())]);
+    EXPECT_LT(static_cast<std::int64_t>(leaf.key), r.cuts[static_cast<std::size_t>(comm.rank()) + 1]);
+  }
+  expect_same(all, serial(g, p, c), "20^3, 2 levels");
 }
 
 TEST(AmrDeposit, OpenRegionsAndTinyGridsToo) {

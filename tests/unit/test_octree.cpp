@@ -5,13 +5,16 @@
 #include <phew/core/error.hpp>
 #include <phew/grid/deposit.hpp>
 #include <phew/mesh/cell_space.hpp>
+#include <phew/mesh/coarse_runs.hpp>
 #include <phew/mesh/octree.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/slab.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -477,6 +480,64 @@ TEST(CellSpace, UniformCutsBalanceTestCellsAtWholePencils) {
   // No test cells: one rank holds the (empty) range.
   const auto none = space.rank_cuts(4, 0, {});
   EXPECT_EQ(none, (std::vector<std::int64_t>{0, 60, 60, 60, 60}));
+}
+
+// The adaptive deposit's decomposition (mesh::CoarseRuns): each coarse cell's owner is the rank whose
+// range of keys holds the cell's key, and the ranks "near" a cell, where its particles go, are exactly
+// those owning a cell within the margin on every axis (wrapped when periodic), against a brute force
+// over every pair of cells. Random cuts of the curve (empty runs too) on grids of sizes other than
+// powers of two, periodic and open, margins 0 to 3.
+TEST(CoarseRuns, RanksNearACellAreThoseOwningACellWithinTheMargin) {
+  std::mt19937_64 rng(31);
+  const grid::CellIndex shapes[] = {{5, 3, 7}, {8, 8, 8}, {1, 6, 2}, {9, 4, 4}};
+  int cases = 0;
+  for (const auto& shape : shapes)
+    for (const bool periodic : {true, false})
+      for (const int ranks : {1, 2, 3, 7}) {
+        grid::GridGeometry g = cube(1, 1.0, periodic);
+        g.shape = {shape.i, shape.j, shape.k};
+        const int levels = static_cast<int>(rng() % 3);
+        // Cuts at random coarse cells' keys, ascending.
+        std::vector<std::int64_t> cut{0};
+        for (int r = 1; r < ranks; ++r) {
+          const auto c = static_cast<std::int64_t>(rng() % g.cells());
+          cut.push_back(static_cast<std::int64_t>(coarse_code(g, c) << (3 * levels + 4)));
+        }
+        std::sort(cut.begin() + 1, cut.end());
+        cut.push_back(std::numeric_limits<std::int64_t>::max());
+        const CoarseRuns runs(g, levels, cut);
+        const auto n = static_cast<std::int64_t>(g.cells());
+        for (std::int64_t c = 0; c < n; ++c) {
+          const auto key = static_cast<std::int64_t>(coarse_code(g, c) << (3 * levels + 4));
+          const int want = static_cast<int>(std::upper_bound(cut.begin(), cut.end(), key) - cut.begin()) - 1;
+          ASSERT_EQ(runs.owner(c), want);
+        }
+        for (const std::int64_t margin : {0, 1, 3}) {
+          const CoarseRuns::RanksNear near = runs.ranks_near(margin);
+          // Distance along one axis, wrapped when periodic.
+          const auto apart = [&](std::int64_t a, std::int64_t b, std::int64_t size) {
+            const std::int64_t d = a > b ? a - b : b - a;
+            return periodic ? std::min(d, size - d) : d;
+          };
+          for (std::int64_t c = 0; c < n; ++c) {
+            const auto x = g.cell_at(c);
+            std::vector<std::int32_t> want;
+            for (std::int64_t o = 0; o < n; ++o) {
+              const auto y = g.cell_at(o);
+              if (apart(x.i, y.i, g.shape[0]) <= margin && apart(x.j, y.j, g.shape[1]) <= margin && apart(x.k, y.k, g.shape[2]) <= margin)
+                want.push_back(runs.owner(o));
+            }
+            std::sort(want.begin(), want.end());
+            want.erase(std::unique(want.begin(), want.end()), want.end());
+            const auto got = near.of(c);
+            ASSERT_EQ(std::vector<std::int32_t>(got.begin(), got.end()), want)
+                << g.shape[0] << "x" << g.shape[1] << "x" << g.shape[2] << (periodic ? " periodic" : " open") << ", " << ranks
+                << " ranks, margin " << margin << ", cell " << c;
+          }
+          ++cases;
+        }
+      }
+  EXPECT_EQ(cases, 96);
 }
 
 }  // namespace
