@@ -1,6 +1,7 @@
 #include <phew/core/timer.hpp>
 
 #include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
 
 namespace phew::core {
 
@@ -13,7 +14,8 @@ void PhaseTimer::start(std::string name) {
 void PhaseTimer::stop() {
   if (current_.empty()) return;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began_).count();
-  log::verbose("phase {} took {:.3f} s", current_, s);
+  // The process's peak so far: what a phase needed at most is the rise since the phases before it.
+  log::verbose("phase {} took {:.3f} s (peak memory so far {} MiB)", current_, s, peak_rss_bytes() >> 20);
   phases_.emplace_back(std::move(current_), s);
   current_.clear();
 }

@@ -13,29 +13,26 @@ constexpr const char* kLeaves = "/grid/leaves";
 
 bool is_adaptive_grid(const File& file) { return file.has(kLeaves); }
 
-void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
-                    std::span<const model::AmrLeaf> leaves, Precision precision, bool compress, const mpi::Comm& comm) {
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement, std::span<const std::uint64_t> keys,
+                    std::span<const double> density, Precision precision, bool compress, const mpi::Comm& comm) {
+  if (keys.size() != density.size()) throw core::Error::internal("write_amr_grid: {} keys, {} densities", keys.size(), density.size());
   file.create_group("/grid");
   write_grid_attributes(file, meta, "/grid");
   file.create_group(kLeaves);
-  const std::vector<std::uint64_t> counts = comm.all_gather(static_cast<std::uint64_t>(leaves.size()));
+  const std::vector<std::uint64_t> counts = comm.all_gather(static_cast<std::uint64_t>(keys.size()));
   std::uint64_t begin = 0, total = 0;
   for (int r = 0; r < comm.size(); ++r) {
     if (r < comm.rank()) begin += counts[static_cast<std::size_t>(r)];
     total += counts[static_cast<std::size_t>(r)];
   }
-  std::vector<std::uint64_t> key(leaves.size());
-  std::vector<std::int8_t> level(leaves.size());
-  std::vector<double> density(leaves.size());
-  for (std::size_t n = 0; n < leaves.size(); ++n) {
-    key[n] = leaves[n].key;
-    level[n] = static_cast<std::int8_t>(leaves[n].level);
-    density[n] = leaves[n].density;
-  }
   const Storage storage = compress ? Storage{kLeafChunk, kGridDeflate} : Storage{};
   // Parallel HDF5 writes filtered datasets collectively only without a type conversion on the way.
-  file.write_rows<std::uint64_t, std::uint64_t>("/grid/leaves/key", {total}, begin, key, storage);
-  file.write_rows<std::int8_t, std::int8_t>("/grid/leaves/level", {total}, begin, level, storage);
+  file.write_rows<std::uint64_t, std::uint64_t>("/grid/leaves/key", {total}, begin, keys, storage);
+  {
+    std::vector<std::int8_t> level(keys.size());
+    for (std::size_t n = 0; n < keys.size(); ++n) level[n] = static_cast<std::int8_t>(keys[n] & 0xF);
+    file.write_rows<std::int8_t, std::int8_t>("/grid/leaves/level", {total}, begin, level, storage);
+  }
   if (precision == Precision::f32) {
     const std::vector<float> single(density.begin(), density.end());
     file.write_rows<float, float>("/grid/leaves/density", {total}, begin, single, storage);

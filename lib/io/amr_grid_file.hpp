@@ -17,12 +17,12 @@ namespace phew::io {
 // Whether a grid file holds an adaptive mesh (/grid/leaves) rather than a uniform one (/grid/density).
 bool is_adaptive_grid(const File& file);
 
-// Writes the metadata, the refinement and this rank's run of leaves after the runs of lower ranks (the
-// runs in rank order are the mesh in key order). `compress`: chunks of kLeafChunk rows, shuffled and
-// deflated. Collective.
+// Writes the metadata, the refinement and this rank's run of leaves (their keys, which hold the level,
+// and densities) after the runs of lower ranks (the runs in rank order are the mesh in key order).
+// `compress`: chunks of kLeafChunk rows, shuffled and deflated. Collective.
 inline constexpr std::uint64_t kLeafChunk = 1 << 16;
-void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
-                    std::span<const model::AmrLeaf> leaves, Precision precision, bool compress, const mpi::Comm& comm);
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement, std::span<const std::uint64_t> keys,
+                    std::span<const double> density, Precision precision, bool compress, const mpi::Comm& comm);
 
 // The refinement and the number of leaves; Error(input) when the file is not an adaptive grid or its
 // refinement is not one cic-project could have written.

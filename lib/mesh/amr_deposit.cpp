@@ -31,25 +31,6 @@ std::optional<Index3> coarse_cell(const grid::GridGeometry& g, const std::array<
 
 }  // namespace
 
-std::vector<std::size_t> by_coarse_cell(const grid::GridGeometry& coarse, std::span<const double> position) {
-  const std::size_t n = position.size() / 3;
-  std::vector<std::int64_t> cell(n, -1);  // linear index; -1 outside an open grid
-  std::vector<std::uint64_t> start(coarse.cells() + 1, 0);
-  for (std::size_t p = 0; p < n; ++p) {
-    const auto u = lattice_position(coarse, 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
-    Cell c{0, {0, 0, 0}};
-    for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
-    if (!normalise_cell(coarse, c)) continue;
-    cell[p] = coarse.linear({c.index[0], c.index[1], c.index[2]});
-    ++start[static_cast<std::size_t>(cell[p]) + 1];
-  }
-  for (std::size_t c = 0; c + 1 < start.size(); ++c) start[c + 1] += start[c];
-  std::vector<std::size_t> order(start.back());
-  for (std::size_t p = 0; p < n; ++p)
-    if (cell[p] >= 0) order[start[static_cast<std::size_t>(cell[p])]++] = p;
-  return order;
-}
-
 std::int64_t amr_margin(const RefinementParams& params) {
   // Per level the rule reaches one cell for the kernel's counts, `buffer` cells for the buffer and one
   // for the balance; the levels' cells halve, so all levels together reach less than twice level 0's
@@ -58,89 +39,119 @@ std::int64_t amr_margin(const RefinementParams& params) {
   return 2 * (params.buffer + 2) + 3;
 }
 
-AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params,
-                             std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm) {
+namespace {
+
+// The particles inside the grid in the canonical order: grouped by coarse cell (`cell`: linear index,
+// -1 outside an open grid; ascending), in their order within a cell (a stable counting sort).
+void file_by_coarse_cell(std::size_t cells, std::span<const std::int64_t> cell, const auto& position_of, const auto& mass_of,
+                         std::vector<double>& position, std::vector<double>& mass) {
+  std::vector<std::uint64_t> start(cells + 1, 0);
+  for (const std::int64_t c : cell)
+    if (c >= 0) ++start[static_cast<std::size_t>(c) + 1];
+  for (std::size_t c = 0; c < cells; ++c) start[c + 1] += start[c];
+  position.resize(3 * start.back());
+  mass.resize(start.back());
+  for (std::size_t p = 0; p < cell.size(); ++p) {
+    if (cell[p] < 0) continue;
+    const std::uint64_t at = start[static_cast<std::size_t>(cell[p])]++;
+    const std::array<double, 3> x = position_of(p);
+    for (std::size_t d = 0; d < 3; ++d) position[3 * at + d] = x[d];
+    mass[at] = mass_of(p);
+  }
+}
+
+}  // namespace
+
+AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::vector<double> position,
+                             std::vector<double> mass, const mpi::Comm& comm, int threads) {
   AmrDeposit out;
-  std::vector<Particle> mine;
-  mine.reserve(mass.size());
+  // Each particle's coarse cell (-1 outside an open grid).
+  const std::size_t n = mass.size();
+  std::vector<std::int64_t> cell(n, -1);
+  std::uint64_t inside = 0;
   double heaviest = 0;
-  for (std::size_t p = 0; p < mass.size(); ++p) {
-    const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
-    const auto cell = coarse_cell(coarse, x);
-    if (!cell) {
-      ++out.particles_outside;
-      continue;
-    }
-    mine.push_back({x, mass[p], coarse.linear({(*cell)[0], (*cell)[1], (*cell)[2]})});
+  for (std::size_t p = 0; p < n; ++p) {
+    const auto c = coarse_cell(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
+    if (!c) continue;
+    cell[p] = coarse.linear({(*c)[0], (*c)[1], (*c)[2]});
+    ++inside;
     heaviest = std::max(heaviest, std::abs(mass[p]));
   }
-  out.particles_in = comm.sum(static_cast<std::uint64_t>(mine.size()));
-  out.particles_outside = comm.sum(out.particles_outside);
+  out.particles_in = comm.sum(inside);
+  out.particles_outside = comm.sum(static_cast<std::uint64_t>(n) - inside);
   // The unit of the total's fixed-point sum: below the heaviest particle times the particles, values
   // every decomposition agrees on.
   const core::FixedScale scale = core::FixedScale::for_total(comm.max(heaviest) * static_cast<double>(out.particles_in));
 
   // The ranks' runs of coarse cells on the Morton curve, cut by particles.
-  const CoarseRuns runs = [&] {
-    std::vector<std::int64_t> cells(mine.size());
-    for (std::size_t p = 0; p < mine.size(); ++p) cells[p] = mine[p].cell;
-    return CoarseRuns::by_particles(coarse, params.levels, cells, comm);
-  }();
+  const CoarseRuns runs = CoarseRuns::by_particles(coarse, params.levels, cell, comm);
   out.cuts = runs.cuts();
 
-  // Each particle to every rank whose run holds a coarse cell within `margin` coarse cells of its own on
-  // each axis, in rank order of the sources and each source's order: the global order. One rank holds
-  // every particle already.
-  std::vector<Particle> window;
+  // The window: this rank's particles and those of every coarse cell within `margin` coarse cells of its
+  // run on each axis, filed in the canonical order (coarse cell by coarse cell, and within a cell in
+  // rank order of the sources and each source's order: the global order). Every rank holding a leaf
+  // then holds every particle whose cloud reaches it, in the same order. One rank holds every particle
+  // already. What is filed is let go.
+  std::vector<double> wpos, wmass;
+  const std::size_t coarse_cells = coarse.cells();
   if (comm.size() == 1) {
-    window = std::move(mine);
+    file_by_coarse_cell(
+        coarse_cells, cell, [&](std::size_t p) { return std::array<double, 3>{position[3 * p], position[3 * p + 1], position[3 * p + 2]}; },
+        [&](std::size_t p) { return mass[p]; }, wpos, wmass);
+    position = {};
+    mass = {};
   } else {
+    std::vector<Particle> mine;
+    mine.reserve(inside);
+    for (std::size_t p = 0; p < n; ++p)
+      if (cell[p] >= 0) mine.push_back({{position[3 * p], position[3 * p + 1], position[3 * p + 2]}, mass[p], cell[p]});
+    position = {};
+    mass = {};
     const CoarseRuns::RanksNear near = runs.ranks_near(amr_margin(params));
-    window = mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
+    const std::vector<Particle> window = mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
       for (const std::int32_t r : near.of(particle.cell)) emit(static_cast<int>(r));
     });
+    std::vector<std::int64_t> window_cell(window.size());
+    for (std::size_t p = 0; p < window.size(); ++p) window_cell[p] = window[p].cell;
+    file_by_coarse_cell(
+        coarse_cells, window_cell, [&](std::size_t p) { return window[p].x; }, [&](std::size_t p) { return window[p].m; }, wpos, wmass);
   }
+  cell = {};
 
-  // The window's particles in the canonical order (by_coarse_cell): the tree's and the leaves' sums then
-  // also touch memory a coarse cell at a time. Every rank holding a leaf holds every particle whose
-  // cloud reaches it, in the same order.
-  std::vector<double> wpos(3 * window.size()), wmass(window.size());
-  {
-    std::vector<double> x(3 * window.size());
-    for (std::size_t p = 0; p < window.size(); ++p)
-      for (std::size_t d = 0; d < 3; ++d) x[3 * p + d] = window[p].x[d];
-    const std::vector<std::size_t> order = by_coarse_cell(coarse, x);  // every window particle is inside
-    wpos.resize(3 * order.size());
-    wmass.resize(order.size());
-    for (std::size_t at = 0; at < order.size(); ++at) {
-      for (std::size_t d = 0; d < 3; ++d) wpos[3 * at + d] = x[3 * order[at] + d];
-      wmass[at] = window[order[at]].m;
-    }
-  }
-  window = {};
-  std::vector<std::uint64_t> leaves;  // keys
+  std::vector<std::uint64_t> keys;
   std::vector<double> leaf_mass;
   {
-    const Octree tree = build_octree(coarse, params, wpos, wmass);
-    leaves = tree.leaf_keys();
-    leaf_mass = deposit_on_leaves(tree, leaves, params.assignment, wpos, wmass);
+    Octree tree = build_octree(coarse, params, wpos, wmass, threads);
+    keys = tree.leaf_keys();
+    tree.forget_cell_codes();
+    leaf_mass = deposit_on_leaves(tree, keys, params.assignment, wpos, wmass, threads);
   }  // the tree and the window's particles are not needed beyond here
   wpos = {};
   wmass = {};
 
-  // This rank's leaves: those of its run of coarse cells, one run of the key order. Their total (exact,
-  // in fixed point) and their counts per level.
-  const auto first = std::lower_bound(leaves.begin(), leaves.end(), static_cast<std::uint64_t>(runs.first_key(comm.rank())));
-  const auto last = std::lower_bound(first, leaves.end(), static_cast<std::uint64_t>(runs.end_key(comm.rank())));
+  // This rank's leaves: those of its run of coarse cells, one run of the key order, moved to the front
+  // in place. Their total (exact, in fixed point) and their counts per level.
+  const auto first = static_cast<std::size_t>(
+      std::lower_bound(keys.begin(), keys.end(), static_cast<std::uint64_t>(runs.first_key(comm.rank()))) - keys.begin());
+  const auto last = static_cast<std::size_t>(
+      std::lower_bound(keys.begin() + static_cast<std::ptrdiff_t>(first), keys.end(), static_cast<std::uint64_t>(runs.end_key(comm.rank()))) -
+      keys.begin());
   out.leaves_per_level.assign(static_cast<std::size_t>(params.levels) + 1, 0);
-  out.leaves.reserve(static_cast<std::size_t>(last - first));
   core::FixedInt total = 0;
-  for (auto it = first; it != last; ++it) {
-    const double m = leaf_mass[static_cast<std::size_t>(it - leaves.begin())];
-    out.leaves.push_back({*it, m});
-    total += scale.to_fixed(m);
-    ++out.leaves_per_level[static_cast<std::size_t>(*it & 0xF)];
+  for (std::size_t at = first; at < last; ++at) {
+    keys[at - first] = keys[at];
+    leaf_mass[at - first] = leaf_mass[at];
+    total += scale.to_fixed(leaf_mass[at]);
+    ++out.leaves_per_level[static_cast<std::size_t>(keys[at] & 0xF)];
   }
+  keys.resize(last - first);
+  leaf_mass.resize(last - first);
+  if (comm.size() > 1) {  // the window's leaves beyond the run are let go
+    keys.shrink_to_fit();
+    leaf_mass.shrink_to_fit();
+  }
+  out.keys = std::move(keys);
+  out.mass = std::move(leaf_mass);
   comm.sum_each(std::span<std::uint64_t>(out.leaves_per_level));
   out.mass_total = scale.to_double(mpi::exact_total(comm, total));
   return out;

@@ -11,7 +11,7 @@
 // exact in any order. Every sum runs over the particles in one canonical order, coarse cell by coarse
 // cell (linear index), and in their global order within a cell (rank r's before rank r+1's, each in
 // snapshot order): each leaf gets the bits of the serial build (build_octree + deposit_on_leaves) over
-// every particle in that order (by_coarse_cell).
+// every particle in that order (tests/mpi/test_octree_mpi.cpp).
 #pragma once
 
 #include <phew/mesh/octree.hpp>
@@ -23,15 +23,11 @@
 
 namespace phew::mesh {
 
-// A leaf of the mesh and its mass (density = mass / its level's cell volume).
-struct LeafMass {
-  std::uint64_t key = 0;  // cell_key(cell, levels): the canonical order
-  double mass = 0;
-};
-
 struct AmrDeposit {
-  // This rank's run of the leaves in key order; the runs of ranks 0, 1, ... are the whole mesh.
-  std::vector<LeafMass> leaves;
+  // This rank's run of the leaves in key order (cell_key: the canonical order), and the mass of each
+  // (density = mass / its level's cell volume); the runs of ranks 0, 1, ... are the whole mesh.
+  std::vector<std::uint64_t> keys;
+  std::vector<double> mass;
   std::vector<std::int64_t> cuts;               // the keys where each rank's run begins (CoarseRuns::cuts)
   std::vector<std::uint64_t> leaves_per_level;  // the whole mesh (all ranks)
   std::uint64_t particles_in = 0;               // inside the grid (all ranks)
@@ -43,14 +39,11 @@ struct AmrDeposit {
 // (kernel, buffer and balance, each level half the size of the one before) and of the deposit.
 std::int64_t amr_margin(const RefinementParams& params);
 
-// The canonical order of the particles' sums: particle indices grouped by coarse cell (linear index,
-// ascending), in their order within a cell (a stable counting sort); particles outside an open grid
-// are left out.
-std::vector<std::size_t> by_coarse_cell(const grid::GridGeometry& coarse, std::span<const double> position);
-
 // Builds the mesh of this rank's particles (positions [n][3], masses [n]; every rank's in global order)
-// and deposits them on its leaves. A periodic grid expects positions wrapped into it. Collective.
-AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params,
-                             std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm);
+// and deposits them on its leaves. A periodic grid expects positions wrapped into it. The particles are
+// taken (move them in): they are let go once filed in the canonical order. The tree and the leaves'
+// sums run on `threads` threads per rank, with the same bits (plane_runs.hpp). Collective.
+AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::vector<double> position,
+                             std::vector<double> mass, const mpi::Comm& comm, int threads = 1);
 
 }  // namespace phew::mesh

@@ -57,7 +57,8 @@ CoarseRuns CoarseRuns::by_particles(const grid::GridGeometry& coarse, int levels
   const int bits = axis_bits(coarse);
   const int shift = 3 * std::max(0, bits - 7);
   std::vector<std::uint64_t> count((std::uint64_t{1} << (3 * bits)) >> shift, 0);
-  for (const std::int64_t c : cells) ++count[coarse_code(coarse, c) >> shift];
+  for (const std::int64_t c : cells)
+    if (c >= 0) ++count[coarse_code(coarse, c) >> shift];
   comm.sum_each(std::span<std::uint64_t>(count));
   std::uint64_t rows = 0;
   for (auto& c : count) {  // inclusive prefix sums: the particles up to each block

@@ -25,7 +25,7 @@ class CoarseRuns {
   CoarseRuns(const grid::GridGeometry& coarse, int levels, std::vector<std::int64_t> cuts);
   // Cut so that each rank's run holds the same number of particles, give or take a coarse cell (on coarse
   // grids above 128^3, an aligned block of 8 or 64 of them). `cells`: the coarse cell (linear index) of
-  // each of this rank's particles inside the grid. Collective.
+  // each of this rank's particles, -1 (left out) for those outside an open grid. Collective.
   static CoarseRuns by_particles(const grid::GridGeometry& coarse, int levels, std::span<const std::int64_t> cells,
                                  const mpi::Comm& comm);
 

@@ -3,6 +3,7 @@
 #include <phew/mesh/octree.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/threads.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -32,14 +33,17 @@ double kernel_integral(grid::Assignment a, double u, double lo, double hi) {
 
 // Where each leaf goes in the output: per level, per cell slot (split cells: unused). A tree has
 // fewer than 2^32 cells per level (Octree::split_cells), a process fewer than 2^32 leaves.
-std::vector<std::vector<std::uint32_t>> leaf_ordinals(const Octree& tree, const std::vector<std::uint64_t>& keys) {
+std::vector<std::vector<std::uint32_t>> leaf_ordinals(const Octree& tree, const std::vector<std::uint64_t>& keys, int threads) {
   if (keys.size() >= (std::uint64_t{1} << 32)) throw core::Error::usage("more than 2^32 leaves on one rank: use more ranks");
   std::vector<std::vector<std::uint32_t>> ordinal(static_cast<std::size_t>(tree.levels()) + 1);
   for (int l = 0; l <= tree.levels(); ++l) ordinal[static_cast<std::size_t>(l)].assign(tree.cells(l), ~std::uint32_t{0});
-  for (std::size_t n = 0; n < keys.size(); ++n) {
-    const Cell leaf = cell_of_key(keys[n], tree.levels());
-    ordinal[static_cast<std::size_t>(leaf.level)][static_cast<std::size_t>(tree.slot(leaf))] = static_cast<std::uint32_t>(n);
-  }
+  // Each leaf its own slot: the threads write apart.
+  core::parallel_for(threads, keys.size(), std::size_t{1} << 16, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t n = b; n < e; ++n) {
+      const Cell leaf = cell_of_key(keys[n], tree.levels());
+      ordinal[static_cast<std::size_t>(leaf.level)][static_cast<std::size_t>(tree.slot(leaf))] = static_cast<std::uint32_t>(n);
+    }
+  });
   return ordinal;
 }
 
@@ -50,12 +54,14 @@ struct Cloud {
   double mass;
 };
 
+// Where each particle's cloud goes: the leaves (as their places in the output) and the mass each gets,
+// handed to a sink(coarse plane, leaf, mass) (plane_runs.hpp: the threads' sums in the particles' order).
 class LeafDeposit {
  public:
-  LeafDeposit(const Octree& tree, const std::vector<std::uint64_t>& leaves, std::vector<double>& out)
-      : tree_(tree), ordinal_(leaf_ordinals(tree, leaves)), out_(out) {}
+  LeafDeposit(const Octree& tree, std::vector<std::vector<std::uint32_t>> ordinal) : tree_(tree), ordinal_(std::move(ordinal)) {}
 
-  void add(const Cloud& c) {
+  template <typename Sink>
+  void add(const Cloud& c, Sink&& sink) const {
     const grid::Weights1D w[3] = {grid::weights_1d(c.assignment, c.u[0]), grid::weights_1d(c.assignment, c.u[1]),
                                   grid::weights_1d(c.assignment, c.u[2])};
     for (int i = 0; i < w[0].width; ++i)
@@ -64,6 +70,11 @@ class LeafDeposit {
           const Index3 unwrapped{w[0].first + i, w[1].first + j, w[2].first + k};
           Cell t{c.level, unwrapped};
           if (!tree_.normalise(t)) continue;  // outside an open grid: dropped, as on the uniform grid
+          // Every leaf the cell gives mass to lies in its coarse cell (an ancestor, or descendants).
+          const std::int64_t plane = t.index[0] >> t.level;
+          const auto add_at = [&](int level, std::int64_t slot, double m) {
+            sink(plane, static_cast<std::size_t>(ordinal_[static_cast<std::size_t>(level)][static_cast<std::size_t>(slot)]), m);
+          };
           const double weight = c.mass * (w[0].w[i] * w[1].w[j] * w[2].w[k]);
           const std::int64_t s = tree_.slot(t);
           if (s < 0) {
@@ -74,19 +85,17 @@ class LeafDeposit {
           } else {
             const std::array<double, 3> lower{static_cast<double>(unwrapped[0]), static_cast<double>(unwrapped[1]),
                                               static_cast<double>(unwrapped[2])};
-            share_among_children(c, t.level, s, lower, 1.0);
+            share_among_children(c, t.level, s, lower, 1.0, add_at);
           }
         }
   }
 
  private:
-  void add_at(int level, std::int64_t slot, double m) {
-    out_[static_cast<std::size_t>(ordinal_[static_cast<std::size_t>(level)][static_cast<std::size_t>(slot)])] += m;
-  }
-
   // A split cell (in `slot` of `level`; its unwrapped lower corner `lower` and size `size` in the
   // cloud's cell units): each child gets the kernel's integral over it.
-  void share_among_children(const Cloud& c, int level, std::int64_t slot, const std::array<double, 3>& lower, double size) {
+  template <typename AddAt>
+  void share_among_children(const Cloud& c, int level, std::int64_t slot, const std::array<double, 3>& lower, double size,
+                            const AddAt& add_at) const {
     const double half = 0.5 * size;
     for (int o = 0; o < 8; ++o) {
       const std::array<double, 3> lo{lower[0] + half * (o >> 2 & 1), lower[1] + half * (o >> 1 & 1), lower[2] + half * (o & 1)};
@@ -96,7 +105,7 @@ class LeafDeposit {
       if (w == 0) continue;
       const std::int64_t k = tree_.child_slot(level, static_cast<std::size_t>(slot), o);
       if (tree_.child_slot(level + 1, static_cast<std::size_t>(k), 0) >= 0)
-        share_among_children(c, level + 1, k, lo, half);
+        share_among_children(c, level + 1, k, lo, half, add_at);
       else
         add_at(level + 1, k, c.mass * w);
     }
@@ -104,7 +113,6 @@ class LeafDeposit {
 
   const Octree& tree_;
   std::vector<std::vector<std::uint32_t>> ordinal_;
-  std::vector<double>& out_;
 };
 
 }  // namespace
@@ -115,15 +123,18 @@ std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assig
 }
 
 std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<std::uint64_t>& leaves, grid::Assignment assignment,
-                                      std::span<const double> position, std::span<const double> mass) {
+                                      std::span<const double> position, std::span<const double> mass, int threads) {
   std::vector<double> out(leaves.size(), 0.0);
-  LeafDeposit deposit(tree, leaves, out);
-  for (std::size_t p = 0; p < mass.size(); ++p) {
-    const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
-    const Cell leaf = tree.leaf_at(x);
-    if (leaf.level < 0) continue;
-    deposit.add({assignment, leaf.level, lattice_position(tree.coarse(), leaf.level, x), mass[p]});
-  }
+  const LeafDeposit deposit(tree, leaf_ordinals(tree, leaves, threads));
+  particle_runs(tree.coarse(), position, threads)
+      .sum(
+          [&](std::size_t p, auto&& sink) {
+            const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
+            const Cell leaf = tree.leaf_at(x);
+            if (leaf.level < 0) return;
+            deposit.add({assignment, leaf.level, lattice_position(tree.coarse(), leaf.level, x), mass[p]}, sink);
+          },
+          [&](std::size_t leaf, double m) { out[leaf] += m; });
   return out;
 }
 

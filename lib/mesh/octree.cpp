@@ -1,6 +1,7 @@
 #include <phew/mesh/octree.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/threads.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -161,7 +162,7 @@ Cell Octree::leaf_at(const std::array<double, 3>& x) const {
 }
 
 std::uint64_t Octree::cells(int level) const {
-  return level == 0 ? coarse_.cells() : codes_[static_cast<std::size_t>(level)].size();
+  return first_child_[static_cast<std::size_t>(level)].size();
 }
 
 std::uint64_t Octree::leaf_count() const {
@@ -207,24 +208,29 @@ std::vector<std::uint64_t> Octree::leaf_keys() const {
   return out;
 }
 
+void Octree::forget_cell_codes() {
+  for (auto& codes : codes_) std::vector<std::uint64_t>().swap(codes);
+}
+
 void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
-  auto& first = first_child_[static_cast<std::size_t>(level)];
   auto& children = codes_[static_cast<std::size_t>(level) + 1];
-  children.reserve(children.size() + 8 * slots.size());
-  for (const std::int64_t s : slots) {
-    first[static_cast<std::size_t>(s)] = 0;  // split: its first child's slot is set below
-    const Cell c = cell_at_slot(level, static_cast<std::size_t>(s));
-    for (int o = 0; o < 8; ++o) children.push_back(code_of(child(c, o).index));
+  if (!children.empty()) throw core::Error::internal("octree: level {} split twice", level);
+  // The parents in Morton order, each once: their children's codes (a child's code is its parent's
+  // << 3 | octant) then come out in order, 8 consecutive slots each. Level 1 and above list their cells
+  // in Morton order already, so ascending slots need no sort there.
+  std::vector<std::pair<std::uint64_t, std::int64_t>> parent;  // (code, slot)
+  parent.reserve(slots.size());
+  for (const std::int64_t s : slots) parent.emplace_back(code_of(cell_at_slot(level, static_cast<std::size_t>(s)).index), s);
+  if (!std::is_sorted(parent.begin(), parent.end())) std::sort(parent.begin(), parent.end());
+  parent.erase(std::unique(parent.begin(), parent.end()), parent.end());
+  if (8 * parent.size() >= kLeaf) throw core::Error::usage("the octree would have more than 2^32 cells at level {}", level + 1);
+  auto& first = first_child_[static_cast<std::size_t>(level)];
+  children.reserve(8 * parent.size());
+  for (const auto& [code, s] : parent) {
+    first[static_cast<std::size_t>(s)] = static_cast<std::uint32_t>(children.size());
+    for (std::uint64_t o = 0; o < 8; ++o) children.push_back(code << 3 | o);
   }
-  std::sort(children.begin(), children.end());
-  children.erase(std::unique(children.begin(), children.end()), children.end());
-  if (children.size() >= kLeaf) throw core::Error::usage("the octree would have more than 2^32 cells at level {}", level + 1);
   first_child_[static_cast<std::size_t>(level) + 1].assign(children.size(), kLeaf);
-  for (std::size_t s = 0; s < first.size(); ++s) {
-    if (first[s] == kLeaf) continue;
-    const std::uint64_t code = code_of(child(cell_at_slot(level, s), 0).index);
-    first[s] = static_cast<std::uint32_t>(std::lower_bound(children.begin(), children.end(), code) - children.begin());
-  }
 }
 
 namespace {
@@ -278,26 +284,36 @@ void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& 
   if (!(p.refine_particles > 0) || !std::isfinite(p.refine_particles))
     throw core::Error::usage("--refine {} must be a positive number of particles", p.refine_particles);
   if (p.buffer < 0) throw core::Error::usage("--buffer {} must be 0 or more", p.buffer);
+  if (coarse.cells() >= (std::uint64_t{1} << 32)) throw core::Error::usage("a coarse grid of 2^32 cells or more: give a coarser --grid and more --levels");
 }
+
+// Where each particle is while the tree grows: the level of its cell at the finest level built so far
+// (-1: outside an open grid) and that cell's slot. 5 bytes a particle, where its Cell would take 32.
+struct ParticleCells {
+  std::vector<std::int8_t> level;
+  std::vector<std::uint32_t> slot;
+};
 
 // The mass of each existing cell of `level` from the particles inside that level's cells (their
 // clouds at the level's cell size; the parts of clouds over coarser leaves are not counted).
 std::vector<double> level_mass(const Octree& tree, int level, grid::Assignment a, std::span<const double> position,
-                               std::span<const double> mass, const std::vector<Cell>& at) {
+                               std::span<const double> mass, const ParticleCells& at, const PlaneRuns& runs) {
   std::vector<double> m(tree.cells(level), 0.0);
-  for (std::size_t p = 0; p < at.size(); ++p) {
-    if (at[p].level != level) continue;
-    const auto u = lattice_position(tree.coarse(), level, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
-    const grid::Weights1D w[3] = {grid::weights_1d(a, u[0]), grid::weights_1d(a, u[1]), grid::weights_1d(a, u[2])};
-    for (int i = 0; i < w[0].width; ++i)
-      for (int j = 0; j < w[1].width; ++j)
-        for (int k = 0; k < w[2].width; ++k) {
-          Cell t{level, {w[0].first + i, w[1].first + j, w[2].first + k}};
-          if (!tree.normalise(t)) continue;
-          const std::int64_t s = tree.slot(t);
-          if (s >= 0) m[static_cast<std::size_t>(s)] += mass[p] * (w[0].w[i] * w[1].w[j] * w[2].w[k]);
-        }
-  }
+  runs.sum(
+      [&](std::size_t p, auto&& sink) {
+        if (at.level[p] != level) return;
+        const auto u = lattice_position(tree.coarse(), level, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
+        const grid::Weights1D w[3] = {grid::weights_1d(a, u[0]), grid::weights_1d(a, u[1]), grid::weights_1d(a, u[2])};
+        for (int i = 0; i < w[0].width; ++i)
+          for (int j = 0; j < w[1].width; ++j)
+            for (int k = 0; k < w[2].width; ++k) {
+              Cell t{level, {w[0].first + i, w[1].first + j, w[2].first + k}};
+              if (!tree.normalise(t)) continue;
+              const std::int64_t s = tree.slot(t);
+              if (s >= 0) sink(t.index[0] >> level, static_cast<std::size_t>(s), mass[p] * (w[0].w[i] * w[1].w[j] * w[2].w[k]));
+            }
+      },
+      [&](std::size_t s, double v) { m[s] += v; });
   return m;
 }
 
@@ -333,30 +349,48 @@ std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const st
 
 }  // namespace
 
+PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double> position, int threads) {
+  const std::size_t n = position.size() / 3;
+  // The coarse plane of particle p (-1 outside an open grid).
+  const auto plane_of = [&](std::size_t p) {
+    Cell c{0, floor_index(lattice_position(coarse, 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}))};
+    return normalise_cell(coarse, c) ? c.index[0] : std::int64_t{-1};
+  };
+  bool by_plane = threads > 1;
+  for (std::size_t p = 1; by_plane && p < n; ++p) by_plane = plane_of(p - 1) <= plane_of(p);
+  return PlaneRuns(n, by_plane ? threads : 1, plane_of);
+}
+
 Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::span<const double> position,
-                    std::span<const double> mass) {
+                    std::span<const double> mass, int threads) {
   check_refinement(coarse, params);
   Octree tree(coarse, params.levels);
-  // Each particle's cell at the finest level built so far (level -1: outside an open grid), and its slot.
-  std::vector<Cell> at(mass.size());
-  std::vector<std::size_t> at_slot(mass.size(), 0);
-  for (std::size_t p = 0; p < at.size(); ++p) {
-    at[p] = {0, floor_index(lattice_position(tree.coarse(), 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}))};
-    if (!tree.normalise(at[p])) at[p].level = -1;
-    else at_slot[p] = static_cast<std::size_t>(coarse.linear({at[p].index[0], at[p].index[1], at[p].index[2]}));
-  }
+  const PlaneRuns runs = particle_runs(coarse, position, threads);
+  constexpr std::size_t kChunk = std::size_t{1} << 16;  // particles per task of the loops that write per particle
+  ParticleCells at{std::vector<std::int8_t>(mass.size(), 0), std::vector<std::uint32_t>(mass.size(), 0)};
+  core::parallel_for(threads, mass.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t p = b; p < e; ++p) {
+      Cell c{0, floor_index(lattice_position(tree.coarse(), 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}))};
+      if (!tree.normalise(c)) at.level[p] = -1;
+      else at.slot[p] = static_cast<std::uint32_t>(coarse.linear({c.index[0], c.index[1], c.index[2]}));
+    }
+  });
   for (int level = 0; level < params.levels; ++level) {
-    const std::vector<double> m = level_mass(tree, level, params.assignment, position, mass, at);
+    const std::vector<double> m = level_mass(tree, level, params.assignment, position, mass, at, runs);
     const std::vector<std::int64_t> split = cells_to_split(tree, level, m, params);
     if (split.empty()) break;
     tree.split_cells(level, split);
-    for (std::size_t p = 0; p < at.size(); ++p) {
-      if (at[p].level != level) continue;
-      const std::int64_t first = tree.child_slot(level, at_slot[p], 0);
-      if (first < 0) continue;
-      at[p] = child_holding(at[p], lattice_position(tree.coarse(), level + 1, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
-      at_slot[p] = static_cast<std::size_t>(first + octant_of(at[p]));
-    }
+    core::parallel_for(threads, mass.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t p = b; p < e; ++p) {
+        if (at.level[p] != level) continue;
+        const std::int64_t first = tree.child_slot(level, at.slot[p], 0);
+        if (first < 0) continue;
+        const Cell child = child_holding(tree.cell_at_slot(level, at.slot[p]),
+                                         lattice_position(tree.coarse(), level + 1, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
+        at.level[p] = static_cast<std::int8_t>(level + 1);
+        at.slot[p] = static_cast<std::uint32_t>(first + octant_of(child));
+      }
+    });
   }
   return tree;
 }

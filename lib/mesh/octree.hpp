@@ -16,6 +16,7 @@
 #include <phew/grid/assignment.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/mesh/cell_key.hpp>
+#include <phew/mesh/plane_runs.hpp>
 
 #include <cstdint>
 #include <span>
@@ -77,7 +78,12 @@ class Octree {
   std::vector<Cell> leaves() const;
   std::vector<std::uint64_t> leaf_keys() const;
 
-  // Used while building: splits the given existing cells of the finest level so far (in any order).
+  // Lets go of the cells' Morton codes (8 bytes a cell), once the leaves are listed: slot(), split(),
+  // child_slot(), covering_leaf(), leaf_at() and cells() still work, as deposit_on_leaves needs them;
+  // cell_at_slot(), leaves(), leaf_keys() and split_cells() do not.
+  void forget_cell_codes();
+
+  // Used while building, once per level: splits the given existing cells of the finest level so far (in any order).
   void split_cells(int level, const std::vector<std::int64_t>& slots);
 
  private:
@@ -101,11 +107,16 @@ std::vector<Cell> touching_leaves(const Octree& tree, const Cell& leaf);
 // periodic grid as the uniform deposit wraps it).
 std::array<double, 3> lattice_position(const grid::GridGeometry& coarse, int level, const std::array<double, 3>& x);
 
+// The particles cut into runs of whole coarse planes for `threads` threads (plane_runs.hpp), when they
+// come plane by plane (the deposit's canonical order, coarse cell by coarse cell); else one run.
+PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double> position, int threads);
+
 // Builds the tree over particles (positions [n][3], masses [n]) by the rule above. Positions of a
-// periodic grid are expected wrapped into it; particles outside an open grid are ignored.
+// periodic grid are expected wrapped into it; particles outside an open grid are ignored. On `threads`
+// threads when the particles come coarse plane by coarse plane, with the bits of one.
 // Throws Error(usage) when levels exceeds kMaxLevels or the finest lattice would exceed 2^19 cells per axis.
 Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::span<const double> position,
-                    std::span<const double> mass);
+                    std::span<const double> mass, int threads = 1);
 
 // The leaves' masses: each particle's cloud (the assignment kernel at the size of the particle's own
 // leaf) shared among the leaves it overlaps, in proportion to the kernel's integral over each leaf:
@@ -115,8 +126,9 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
 // uniform grid). Masses per leaf, in the order of tree.leaves().
 std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass);
-// The same with the tree's leaves at hand (tree.leaf_keys()), not made again.
+// The same with the tree's leaves at hand (tree.leaf_keys()), not made again, on `threads` threads as
+// build_octree.
 std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<std::uint64_t>& leaf_keys, grid::Assignment assignment,
-                                      std::span<const double> position, std::span<const double> mass);
+                                      std::span<const double> position, std::span<const double> mass, int threads = 1);
 
 }  // namespace phew::mesh

@@ -153,7 +153,7 @@ Projection project_to_grid(const SnapshotReader& reader, const std::vector<int>&
   return out;
 }
 
-OctreeProjection project_to_octree(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+OctreeProjection project_to_octree(const SnapshotInfo& info, ParticleSet particles, const ProjectionParams& params,
                                    const OctreeParams& octree, const mpi::Comm& comm, const core::PhaseReport& phase) {
   check_inside_open_box(info, particles, params, comm);
   const auto masses = mass_range(particles, comm);
@@ -165,19 +165,23 @@ OctreeProjection project_to_octree(const SnapshotInfo& info, const ParticleSet& 
 
   core::enter(phase, "refine");
   mesh::RefinementParams refinement{octree.levels, octree.refine_particles, unit, octree.buffer, params.assignment};
-  const mesh::AmrDeposit dep = mesh::deposit_on_octree(params.geometry, refinement, particles.position, particles.mass, comm);
+  // The deposit takes the positions and masses, and lets them go once filed.
+  mesh::AmrDeposit dep = mesh::deposit_on_octree(params.geometry, refinement, std::move(particles.position), std::move(particles.mass), comm,
+                                                 params.threads);
+  particles = ParticleSet{};
   check_some_inside(info, params.geometry, dep.particles_in, comm);
 
   OctreeProjection out;
   out.meta = grid_meta(info, params, dep.mass_total, dep.particles_in, masses);
   out.refinement = {octree.levels, octree.refine_particles, octree.refine_particles * unit, octree.buffer, dep.leaves_per_level};
-  out.leaves.reserve(dep.leaves.size());
-  for (const mesh::LeafMass& leaf : dep.leaves) {
-    const int level = static_cast<int>(leaf.key & 0xF);
-    // One division per leaf, by its level's cell volume, as the uniform grid divides by its one volume.
-    const double volume = params.geometry.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * level));
-    out.leaves.push_back({leaf.key, level, leaf.mass / volume});
+  // Mass to density in place: one division per leaf, by its level's cell volume, as the uniform grid
+  // divides by its one volume.
+  for (std::size_t n = 0; n < dep.keys.size(); ++n) {
+    const int level = static_cast<int>(dep.keys[n] & 0xF);
+    dep.mass[n] /= params.geometry.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * level));
   }
+  out.keys = std::move(dep.keys);
+  out.density = std::move(dep.mass);
   out.particles_outside = dep.particles_outside;
   return out;
 }

@@ -27,7 +27,7 @@ struct ProjectionParams {
   grid::Assignment assignment = grid::Assignment::cic;
   bool region = false;           // the grid is a region given by the user: particles outside it are
                                  // counted and left out; otherwise one outside a finite open box is an error
-  int threads = 1;               // for the uniform grid's deposit (the adaptive one runs on one per rank)
+  int threads = 1;               // for the deposit (uniform or adaptive)
   bool single_precision = false; // the uniform grid's densities as float32 (the file's precision): the
                                  // float64 grid is never whole, each value rounded once, as on writing
 };
@@ -50,7 +50,8 @@ struct OctreeParams {
 struct OctreeProjection {
   grid::GridMeta meta;                    // the coarse grid's geometry; the totals of the leaves
   model::AmrRefinement refinement;
-  std::vector<model::AmrLeaf> leaves;     // this rank's run of the leaves in key order
+  std::vector<std::uint64_t> keys;        // this rank's run of the leaves in key order (the level in the low 4 bits)
+  std::vector<double> density;            // per leaf
   std::uint64_t particles_outside = 0;    // outside a region, ignored
 };
 
@@ -65,7 +66,7 @@ Projection project_to_grid(const SnapshotReader& reader, const std::vector<int>&
 
 // The same on an octree refined where the particles are (lib/mesh: RAMSES' rule; the unit of
 // refine_particles is the particle mass, or the mean mass when they differ). Phases: refine. Collective.
-OctreeProjection project_to_octree(const SnapshotInfo& info, const ParticleSet& particles, const ProjectionParams& params,
+OctreeProjection project_to_octree(const SnapshotInfo& info, ParticleSet particles, const ProjectionParams& params,
                                    const OctreeParams& octree, const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::particles

@@ -1,7 +1,8 @@
 // The adaptive mesh over ranks (lib/mesh/amr_deposit): the leaves and their masses have the bits of the
 // serial build over every particle (build_octree + deposit_on_leaves), for any number of ranks and any
-// split of the particles, with dense blobs refined to the finest level across the boundaries of the
-// ranks' runs of coarse cells; the runs hold equal shares of the particles.
+// split of the particles and threads per rank, with dense blobs refined to the finest level across the
+// boundaries of the ranks' runs of coarse cells and of the threads' runs of coarse planes; the ranks'
+// runs hold equal shares of the particles.
 #include <phew/mesh/amr_deposit.hpp>
 
 #include <gtest/gtest.h>
@@ -37,6 +38,27 @@ Case blobs_on_boundaries(std::size_t n, double box, unsigned seed, double width 
   return c;
 }
 
+struct LeafMass {
+  std::uint64_t key = 0;
+  double mass = 0;
+};
+
+// The canonical order of the particles' sums: particle indices grouped by coarse cell (linear index,
+// ascending), in their order within a cell; particles outside an open grid are left out.
+std::vector<std::size_t> by_coarse_cell(const grid::GridGeometry& g, const std::vector<double>& position) {
+  std::vector<std::pair<std::int64_t, std::size_t>> cell_and_index;
+  for (std::size_t p = 0; p < position.size() / 3; ++p) {
+    const auto u = lattice_position(g, 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
+    Cell c{0, {0, 0, 0}};
+    for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
+    if (normalise_cell(g, c)) cell_and_index.emplace_back(g.linear({c.index[0], c.index[1], c.index[2]}), p);
+  }
+  std::sort(cell_and_index.begin(), cell_and_index.end());
+  std::vector<std::size_t> order;
+  for (const auto& [cell, p] : cell_and_index) order.push_back(p);
+  return order;
+}
+
 // The serial build over every particle, in the canonical order of the sums (by_coarse_cell).
 std::vector<LeafMass> serial(const grid::GridGeometry& g, const RefinementParams& p, const Case& in) {
   Case c;
@@ -54,7 +76,7 @@ std::vector<LeafMass> serial(const grid::GridGeometry& g, const RefinementParams
 
 // Rank r takes particles [b, e) of a split chosen by `seed` (uneven, some ranks empty).
 std::vector<LeafMass> distributed(const grid::GridGeometry& g, const RefinementParams& p, const Case& c, unsigned seed,
-                                  AmrDeposit& result, const mpi::Comm& comm) {
+                                  AmrDeposit& result, const mpi::Comm& comm, int threads = 1) {
   const std::size_t n = c.mass.size();
   std::vector<std::size_t> cut{0};
   std::mt19937_64 rng(seed);
@@ -63,9 +85,15 @@ std::vector<LeafMass> distributed(const grid::GridGeometry& g, const RefinementP
   std::sort(cut.begin(), cut.end());
   const auto r = static_cast<std::size_t>(comm.rank());
   const std::size_t b = cut[r], e = cut[r + 1];
-  result = deposit_on_octree(g, p, std::span<const double>(c.pos).subspan(3 * b, 3 * (e - b)),
-                             std::span<const double>(c.mass).subspan(b, e - b), comm);
-  return comm.all_gatherv<LeafMass>(result.leaves);
+  result = deposit_on_octree(g, p, std::vector<double>(c.pos.begin() + static_cast<std::ptrdiff_t>(3 * b), c.pos.begin() + static_cast<std::ptrdiff_t>(3 * e)),
+                             std::vector<double>(c.mass.begin() + static_cast<std::ptrdiff_t>(b), c.mass.begin() + static_cast<std::ptrdiff_t>(e)), comm,
+                             threads);
+  EXPECT_EQ(result.keys.size(), result.mass.size());
+  const auto keys = comm.all_gatherv<std::uint64_t>(result.keys);
+  const auto mass = comm.all_gatherv<double>(result.mass);
+  std::vector<LeafMass> all(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) all[i] = {keys[i], mass[i]};
+  return all;
 }
 
 void expect_same(const std::vector<LeafMass>& got, const std::vector<LeafMass>& want, const std::string& what) {
@@ -102,8 +130,10 @@ TEST(AmrDeposit, EqualsTheSerialBuildOnAnyRanksAndSplits) {
       const RefinementParams p = refinement(4, a, buffer);
       const auto want = serial(g, p, c);
       AmrDeposit r;
-      const auto got = distributed(g, p, c, static_cast<unsigned>(17 + cases), r, comm);
       const std::string what = std::string(grid::to_string(a)) + " buffer " + std::to_string(buffer);
+      // Threads within each rank too: 3 runs of the 40 coarse planes, the blobs on their edges.
+      expect_same(distributed(g, p, c, static_cast<unsigned>(17 + cases), r, comm, 3), want, what + ", 3 threads");
+      const auto got = distributed(g, p, c, static_cast<unsigned>(17 + cases), r, comm);
       expect_same(got, want, what);
       EXPECT_GT(r.leaves_per_level[4], 0u) << what;
       std::uint64_t leaves = 0;
@@ -130,7 +160,9 @@ TEST(AmrDeposit, RunsCutTheCurveOnEveryAxisToo) {
     const RefinementParams p = refinement(3, a, buffer);
     ASSERT_LT(2 * amr_margin(p) + 1, g.shape[1]);
     AmrDeposit r;
-    expect_same(distributed(g, p, c, 29, r, comm), serial(g, p, c), "24^3, buffer " + std::to_string(buffer));
+    for (const int threads : {1, 2})
+      expect_same(distributed(g, p, c, 29, r, comm, threads), serial(g, p, c),
+                  "24^3, buffer " + std::to_string(buffer) + ", " + std::to_string(threads) + " threads");
   }
 }
 
@@ -163,9 +195,9 @@ TEST(AmrDeposit, RunsHoldEqualSharesOfTheParticles) {
   const std::uint64_t heaviest = *std::max_element(per_cell.begin(), per_cell.end());
   for (int q = 0; q < comm.size(); ++q)
     EXPECT_LE(per_rank[static_cast<std::size_t>(q)], c.mass.size() / static_cast<std::size_t>(comm.size()) + heaviest) << "rank " << q;
-  for (const LeafMass& leaf : r.leaves) {
-    EXPECT_GE(static_cast<std::int64_t>(leaf.key), r.cuts[static_cast<std::size_t>(comm.rank())]);
-    EXPECT_LT(static_cast<std::int64_t>(leaf.key), r.cuts[static_cast<std::size_t>(comm.rank()) + 1]);
+  for (const std::uint64_t key : r.keys) {
+    EXPECT_GE(static_cast<std::int64_t>(key), r.cuts[static_cast<std::size_t>(comm.rank())]);
+    EXPECT_LT(static_cast<std::int64_t>(key), r.cuts[static_cast<std::size_t>(comm.rank()) + 1]);
   }
   expect_same(all, serial(g, p, c), "20^3, 2 levels");
 }
@@ -182,6 +214,7 @@ TEST(AmrDeposit, OpenRegionsAndTinyGridsToo) {
   region.extent = {30.0, 8.0, 8.0};
   region.periodic = false;
   AmrDeposit r;
+  expect_same(distributed(region, p, c, 4, r, comm, 3), serial(region, p, c), "open region, 3 threads");
   expect_same(distributed(region, p, c, 4, r, comm), serial(region, p, c), "open region");
   EXPECT_GT(r.particles_outside, 0u);
   EXPECT_EQ(r.particles_in + r.particles_outside, c.mass.size());

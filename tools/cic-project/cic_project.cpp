@@ -56,9 +56,8 @@ std::array<std::int64_t, 3> auto_grid_shape(const particles::SnapshotInfo& info,
 void write_octree(const particles::SnapshotInfo& info, particles::ParticleSet particles, const particles::ProjectionParams& projection,
                   const CicParams& params, const std::vector<int>& types, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  const particles::OctreeProjection mesh = project_to_octree(info, particles, projection, *params.octree, comm,
+  const particles::OctreeProjection mesh = project_to_octree(info, std::move(particles), projection, *params.octree, comm,
                                                              [&](const std::string& p) { ctx.phase(p); });
-  particles = particles::ParticleSet{};
   const grid::GridMeta& meta = mesh.meta;
   const auto& per_level = mesh.refinement.leaves_per_level;
   std::string levels;
@@ -89,7 +88,7 @@ void write_octree(const particles::SnapshotInfo& info, particles::ParticleSet pa
   m.summary("mean_density", meta.mean_density);
   m.summary("leaves_per_level", per_level);
   m.summary("units", {{"density", meta.density_units}, {"mass", meta.mass_units}, {"length", meta.length_units}});
-  ctx.write_output([&](io::File& f) { io::write_amr_grid(f, meta, mesh.refinement, mesh.leaves, params.precision, params.compress, comm); });
+  ctx.write_output([&](io::File& f) { io::write_amr_grid(f, meta, mesh.refinement, mesh.keys, mesh.density, params.precision, params.compress, comm); });
 }
 
 }  // namespace
@@ -121,7 +120,7 @@ void declare_cic_options(CLI::App& app, CicOptions& opt) {
   app.add_flag("--compress", opt.compress,
                "Store the density in chunks of one plane, shuffled and deflated (smaller, slower to write; "
                "bench/README.md has the figures)");
-  tool::add_threads_option(app, opt.threads, "they share the uniform grid's deposit; the adaptive mesh uses 1 (yet)");
+  tool::add_threads_option(app, opt.threads, "they share the deposit (uniform grid or adaptive mesh)");
 }
 
 CicParams check_cic_options(const CicOptions& opt) {
@@ -233,7 +232,7 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   check_projection_memory(geometry, blocks, n_total, params.precision, comm);
 
   const particles::ProjectionParams projection{geometry, params.assignment, params.region.has_value(),
-                                               params.octree ? 1 : tool::threads_to_use(params.threads, comm),
+                                               tool::threads_to_use(params.threads, comm),
                                                params.precision == io::Precision::f32};
   ctx.manifest().parameter("threads_used", projection.threads);
   if (params.octree) {
