@@ -90,24 +90,24 @@ grid::GridMeta read_amr_grid_meta(const File& file) {
 
 std::uint64_t count_amr_leaves(const File& file) { return file.dataset_info("/grid/leaves/key").elements(); }
 
-std::vector<model::AmrLeaf> read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count) {
-  const auto key = file.read_rows<std::uint64_t>("/grid/leaves/key", begin, count);
-  const auto level = file.read_rows<std::int32_t>("/grid/leaves/level", begin, count);
-  const auto density = file.read_rows<double>("/grid/leaves/density", begin, count);
-  std::vector<model::AmrLeaf> out(count);
+model::AmrLeaves read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count) {
+  model::AmrLeaves out;
+  out.key = file.read_rows<std::uint64_t>("/grid/leaves/key", begin, count);
+  out.density = file.read_rows<double>("/grid/leaves/density", begin, count);
+  const auto level = file.read_rows<std::int8_t>("/grid/leaves/level", begin, count);
   for (std::size_t n = 0; n < count; ++n) {
-    out[n] = {key[n], level[n], density[n]};
+    const std::uint64_t key = out.key[n];
+    const double density = out.density[n];
     // The invariants every reader relies on: keys ascending, the level in the key, densities finite and >= 0.
-    if (static_cast<std::int32_t>(key[n] & 0xF) != level[n] || (n > 0 && !(key[n - 1] < key[n])) ||
-        !std::isfinite(density[n]) || density[n] < 0)
+    if (static_cast<std::int8_t>(key & 0xF) != level[n] || (n > 0 && !(out.key[n - 1] < key)) || !std::isfinite(density) || density < 0)
       throw core::Error::input("{}: leaf {} of /grid/leaves (key {}, level {}, density {}) is not a leaf cic-project writes "
                                "(keys ascending, the level in the key's low 4 bits, densities finite and not negative)",
-                               file.path(), begin + n, key[n], level[n], density[n]);
+                               file.path(), begin + n, key, level[n], density);
   }
   return out;
 }
 
-std::vector<model::AmrLeaf> read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end) {
+model::AmrLeaves read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end) {
   if (key_end <= key_begin) return {};
   const std::uint64_t b = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_begin);
   const std::uint64_t e = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_end);

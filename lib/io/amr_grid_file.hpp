@@ -33,12 +33,12 @@ std::uint64_t count_amr_leaves(const File& file);
 
 // The leaves with keys in [key_begin, key_end), found by a binary search of /grid/leaves/key (a few
 // small reads) and read in one piece. Not collective.
-std::vector<model::AmrLeaf> read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end);
+model::AmrLeaves read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end);
 // The refinement as attributes of a group: /grid/leaves of grid.h5, /grid/refinement of the products
 // made from it (patches.h5, clumps.h5).
 void write_refinement(File& file, const std::string& group, const model::AmrRefinement& refinement);
 model::AmrRefinement read_refinement(const File& file, const std::string& group);
 // Leaves [begin, begin + count) by position.
-std::vector<model::AmrLeaf> read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count);
+model::AmrLeaves read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count);
 
 }  // namespace phew::io

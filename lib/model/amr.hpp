@@ -7,12 +7,13 @@
 
 namespace phew::model {
 
-// A leaf of the octree: its key (lib/mesh/cell_key.hpp: Morton order of the finest lattice, the level in
-// the low 4 bits), its level and its density.
-struct AmrLeaf {
-  std::uint64_t key = 0;
-  std::int32_t level = 0;
-  double density = 0;
+// Leaves of the octree in key order, as two columns (the meshes' layout): each one's key (lib/mesh/
+// cell_key.hpp: Morton order of the finest lattice, the level in the low 4 bits) and density.
+struct AmrLeaves {
+  std::vector<std::uint64_t> key;
+  std::vector<double> density;
+  std::size_t size() const { return key.size(); }
+  bool empty() const { return key.empty(); }
 };
 
 // How the octree was refined (RAMSES' names in brackets).

@@ -24,22 +24,18 @@ grid::GridMeta meta() {
 }
 
 // Keys 16 * i | level for i = 0..n-1 (ascending; the level in the low bits).
-std::vector<model::AmrLeaf> leaves(std::size_t n) {
-  std::vector<model::AmrLeaf> out;
-  for (std::size_t i = 0; i < n; ++i) out.push_back({16 * i + i % 3, static_cast<int>(i % 3), 0.5 * static_cast<double>(i)});
+model::AmrLeaves leaves(std::size_t n) {
+  model::AmrLeaves out;
+  for (std::size_t i = 0; i < n; ++i) {
+    out.key.push_back(16 * i + i % 3);
+    out.density.push_back(0.5 * static_cast<double>(i));
+  }
   return out;
 }
 
-// Writes leaves as cic-project does: their keys and densities.
-void write(io::File& f, const model::AmrRefinement& r, const std::vector<model::AmrLeaf>& rows, io::Precision precision, bool compress,
+void write(io::File& f, const model::AmrRefinement& r, const model::AmrLeaves& rows, io::Precision precision, bool compress,
            const mpi::Comm& comm) {
-  std::vector<std::uint64_t> key;
-  std::vector<double> density;
-  for (const model::AmrLeaf& leaf : rows) {
-    key.push_back(leaf.key);
-    density.push_back(leaf.density);
-  }
-  io::write_amr_grid(f, meta(), r, key, density, precision, compress, comm);
+  io::write_amr_grid(f, meta(), r, rows.key, rows.density, precision, compress, comm);
 }
 
 TEST_F(AmrFile, WritesAndReadsAnyRangeOfKeys) {
@@ -59,10 +55,9 @@ TEST_F(AmrFile, WritesAndReadsAnyRangeOfKeys) {
   // Keys [16*100, 16*251): leaves 100..250 (the range is half-open).
   auto part = io::read_amr_leaves(f, 16 * 100, 16 * 251);
   ASSERT_EQ(part.size(), 151u);
-  EXPECT_EQ(part.front().key, rows[100].key);
-  EXPECT_EQ(part.back().key, rows[250].key);
-  EXPECT_EQ(part.back().density, rows[250].density);
-  EXPECT_EQ(part.back().level, rows[250].level);
+  EXPECT_EQ(part.key.front(), rows.key[100]);
+  EXPECT_EQ(part.key.back(), rows.key[250]);
+  EXPECT_EQ(part.density.back(), rows.density[250]);
   EXPECT_EQ(io::read_amr_leaves(f, 0, ~std::uint64_t{0}).size(), 1000u);
   EXPECT_TRUE(io::read_amr_leaves(f, 16 * 2000, 16 * 3000).empty());
   EXPECT_TRUE(io::read_amr_leaves(f, 18, 34).empty());  // between keys 17 and 34
@@ -72,7 +67,7 @@ TEST_F(AmrFile, WritesAndReadsAnyRangeOfKeys) {
 TEST_F(AmrFile, RefusesLeavesOutOfOrderOrWithTheWrongLevel) {
   const mpi::Comm comm;
   auto rows = leaves(10);
-  std::swap(rows[3], rows[4]);
+  std::swap(rows.key[3], rows.key[4]);
   model::AmrRefinement r{2, 8, 8, 1, {4, 3, 3}};
   {
     io::File f = io::File::create(path("bad.h5"), comm);
