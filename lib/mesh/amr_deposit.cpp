@@ -1,6 +1,7 @@
 #include <phew/mesh/amr_deposit.hpp>
 
 #include <phew/core/fixed_sum.hpp>
+#include <phew/core/log.hpp>
 #include <phew/mesh/coarse_runs.hpp>
 #include <phew/mpi/exact_sums.hpp>
 #include <phew/mpi/route.hpp>
@@ -117,13 +118,16 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
         coarse_cells, window_cell, [&](std::size_t p) { return window[p].x; }, [&](std::size_t p) { return window[p].m; }, wpos, wmass);
   }
   cell = {};
+  core::log::verbose("the window of this rank's run of coarse cells: {} particles, filed by coarse cell",
+                     core::log::thousands(static_cast<long long>(wmass.size())));
 
   std::vector<std::uint64_t> keys;
   std::vector<double> leaf_mass;
   {
     Octree tree = build_octree(coarse, params, wpos, wmass, threads);
-    keys = tree.leaf_keys();
+    keys = tree.leaf_keys(threads);
     tree.forget_cell_codes();
+    core::log::verbose("refined: {} leaves in the window", core::log::thousands(static_cast<long long>(keys.size())));
     leaf_mass = deposit_on_leaves(tree, keys, params.assignment, wpos, wmass, threads);
   }  // the tree and the window's particles are not needed beyond here
   wpos = {};

@@ -4,6 +4,7 @@
 #include <phew/core/threads.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 namespace phew::mesh {
@@ -178,10 +179,11 @@ std::vector<Cell> Octree::leaves() const {
   return out;
 }
 
-std::vector<std::uint64_t> Octree::leaf_keys() const {
+std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
   // Key order without a sort: the coarse cells in Morton order (a coarse cell's key is its Morton code
   // shifted by 3 levels per level), each one's subtree depth first with the children in octant order
-  // (a child's code is its parent's << 3 | octant), leaves only.
+  // (a child's code is its parent's << 3 | octant), leaves only. On threads, chunks of coarse cells
+  // joined in order.
   std::vector<std::pair<std::uint64_t, std::int64_t>> coarse;
   coarse.reserve(coarse_.cells());
   for (std::int64_t s = 0; s < static_cast<std::int64_t>(coarse_.cells()); ++s) {
@@ -189,22 +191,37 @@ std::vector<std::uint64_t> Octree::leaf_keys() const {
     coarse.emplace_back(code_of({i.i, i.j, i.k}), s);
   }
   std::sort(coarse.begin(), coarse.end());
-  std::vector<std::uint64_t> out;
-  out.reserve(leaf_count());
-  std::vector<std::pair<int, std::size_t>> stack;  // (level, slot), the next to visit on top
-  for (const auto& [code, s0] : coarse) {
-    stack.emplace_back(0, static_cast<std::size_t>(s0));
-    while (!stack.empty()) {
-      const auto [level, s] = stack.back();
-      stack.pop_back();
-      const std::uint32_t first = first_child_[static_cast<std::size_t>(level)][s];
-      if (first == kLeaf) {
-        out.push_back(cell_key(cell_at_slot(level, s), levels_));
-        continue;
+  // Calls f(key) for the leaves of coarse cells [b, e) of that order.
+  const auto for_each_leaf = [&](std::size_t b, std::size_t e, auto&& f) {
+    std::vector<std::pair<int, std::size_t>> stack;  // (level, slot), the next to visit on top
+    for (std::size_t c = b; c < e; ++c) {
+      stack.emplace_back(0, static_cast<std::size_t>(coarse[c].second));
+      while (!stack.empty()) {
+        const auto [level, s] = stack.back();
+        stack.pop_back();
+        const std::uint32_t first = first_child_[static_cast<std::size_t>(level)][s];
+        if (first == kLeaf) {
+          f(level, s);
+          continue;
+        }
+        for (int o = 7; o >= 0; --o) stack.emplace_back(level + 1, static_cast<std::size_t>(first) + static_cast<std::size_t>(o));
       }
-      for (int o = 7; o >= 0; --o) stack.emplace_back(level + 1, static_cast<std::size_t>(first) + static_cast<std::size_t>(o));
     }
-  }
+  };
+  // Each chunk's leaves counted, then written at its offset.
+  constexpr std::size_t kChunk = std::size_t{1} << 12;  // coarse cells per task
+  std::vector<std::size_t> offset((coarse.size() + kChunk - 1) / kChunk + 1, 0);
+  core::parallel_for(threads, coarse.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
+    std::size_t n = 0;
+    for_each_leaf(b, e, [&](int, std::size_t) { ++n; });
+    offset[b / kChunk + 1] = n;
+  });
+  for (std::size_t c = 0; c + 1 < offset.size(); ++c) offset[c + 1] += offset[c];
+  std::vector<std::uint64_t> out(offset.back());
+  core::parallel_for(threads, coarse.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
+    std::size_t at = offset[b / kChunk];
+    for_each_leaf(b, e, [&](int level, std::size_t s) { out[at++] = cell_key(cell_at_slot(level, s), levels_); });
+  });
   return out;
 }
 
@@ -318,32 +335,43 @@ std::vector<double> level_mass(const Octree& tree, int level, grid::Assignment a
 }
 
 // Which cells of `level` to split: over the threshold, grown by the buffer, then only those whose 26
-// neighbours exist (so that the new leaves stay within one level of every leaf they touch).
-std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const std::vector<double>& m, const RefinementParams& p) {
+// neighbours exist (so that the new leaves stay within one level of every leaf they touch). In slot
+// order; on threads, each marking or choosing for its own chunk of cells (a mark is a 1 whoever makes
+// it, and the chunks' choices are joined in chunk order), so the result does not depend on them.
+std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const std::vector<double>& m, const RefinementParams& p,
+                                         int threads) {
+  constexpr std::size_t kChunk = std::size_t{1} << 14;
   const double limit = p.refine_particles * p.particle_mass;
   std::vector<char> flag(m.size());
   for (std::size_t s = 0; s < m.size(); ++s) flag[s] = m[s] > limit;
   for (int round = 0; round < p.buffer; ++round) {
     std::vector<char> grown = flag;
-    for (std::size_t s = 0; s < m.size(); ++s) {
-      if (!flag[s]) continue;
-      for_each_neighbour(tree.cell_at_slot(level, s), [&](Cell n) {
-        if (!tree.normalise(n)) return;
-        const std::int64_t t = tree.slot(n);
-        if (t >= 0) grown[static_cast<std::size_t>(t)] = 1;
-      });
-    }
+    core::parallel_for(threads, m.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t s = b; s < e; ++s) {
+        if (!flag[s]) continue;
+        for_each_neighbour(tree.cell_at_slot(level, s), [&](Cell n) {
+          if (!tree.normalise(n)) return;
+          const std::int64_t t = tree.slot(n);
+          if (t >= 0) std::atomic_ref<char>(grown[static_cast<std::size_t>(t)]).store(1, std::memory_order_relaxed);
+        });
+      }
+    });
     flag.swap(grown);
   }
+  std::vector<std::vector<std::int64_t>> chosen((m.size() + kChunk - 1) / kChunk);
+  core::parallel_for(threads, m.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
+    auto& out = chosen[b / kChunk];
+    for (std::size_t s = b; s < e; ++s) {
+      if (!flag[s]) continue;
+      bool balanced = true;
+      for_each_neighbour(tree.cell_at_slot(level, s), [&](Cell n) {
+        if (tree.normalise(n) && tree.slot(n) < 0) balanced = false;
+      });
+      if (balanced) out.push_back(static_cast<std::int64_t>(s));
+    }
+  });
   std::vector<std::int64_t> out;
-  for (std::size_t s = 0; s < m.size(); ++s) {
-    if (!flag[s]) continue;
-    bool balanced = true;
-    for_each_neighbour(tree.cell_at_slot(level, s), [&](Cell n) {
-      if (tree.normalise(n) && tree.slot(n) < 0) balanced = false;
-    });
-    if (balanced) out.push_back(static_cast<std::int64_t>(s));
-  }
+  for (const auto& c : chosen) out.insert(out.end(), c.begin(), c.end());
   return out;
 }
 
@@ -377,7 +405,7 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
   });
   for (int level = 0; level < params.levels; ++level) {
     const std::vector<double> m = level_mass(tree, level, params.assignment, position, mass, at, runs);
-    const std::vector<std::int64_t> split = cells_to_split(tree, level, m, params);
+    const std::vector<std::int64_t> split = cells_to_split(tree, level, m, params, threads);
     if (split.empty()) break;
     tree.split_cells(level, split);
     core::parallel_for(threads, mass.size(), kChunk, [&](std::size_t b, std::size_t e, int) {

@@ -76,7 +76,7 @@ class Octree {
   // Every leaf in key order (cell_key): the canonical order of the mesh; as keys (8 bytes a leaf, where
   // a Cell takes 32).
   std::vector<Cell> leaves() const;
-  std::vector<std::uint64_t> leaf_keys() const;
+  std::vector<std::uint64_t> leaf_keys(int threads = 1) const;
 
   // Lets go of the cells' Morton codes (8 bytes a cell), once the leaves are listed: slot(), split(),
   // child_slot(), covering_leaf(), leaf_at() and cells() still work, as deposit_on_leaves needs them;
