@@ -35,7 +35,7 @@ struct AmrDeposit {
   double mass_total = 0;                        // sum of the leaves, the same bits on any ranks (all ranks)
 };
 
-// The coarse cells copied from each side of a rank's block, on each axis: the reach of the refinement rule
+// The coarse cells copied from each side of a rank's run, on each axis: the reach of the refinement rule
 // (kernel, buffer and balance, each level half the size of the one before) and of the deposit.
 std::int64_t amr_margin(const RefinementParams& params);
 

@@ -119,8 +119,10 @@ CoarseRuns::RanksNear CoarseRuns::ranks_near(std::int64_t margin) const {
   for (std::size_t c = 0; c < cells; ++c) out.start[c + 1] += out.start[c];
   out.rank.resize(out.start.back());
   std::fill(last.begin(), last.end(), -1);
-  std::vector<std::uint64_t> next(out.start.begin(), out.start.end() - 1);
-  for (int r = 0; r < ranks(); ++r) for_each_cell_near(r, [&](std::size_t c) { out.rank[next[c]++] = r; });
+  // start[c] is cell c's cursor while filling, and ends at cell c + 1's start: shifted back after.
+  for (int r = 0; r < ranks(); ++r) for_each_cell_near(r, [&](std::size_t c) { out.rank[out.start[c]++] = r; });
+  for (std::size_t c = cells; c > 0; --c) out.start[c] = out.start[c - 1];
+  out.start[0] = 0;
   return out;
 }
 

@@ -1,6 +1,6 @@
 // The adaptive mesh's decomposition: each rank holds a run of whole coarse cells on the Morton curve,
 // cut so that the ranks hold the same amount of work, as RAMSES cuts its Hilbert curve
-// (docs/architecture.md, "Decomposition"). The cuts are CellSpace::rank_cuts' (keys of the coarse cells
+// (docs/architecture.md, "The mesh"). The cuts are CellSpace::rank_cuts' (keys of the coarse cells
 // where each rank's run begins), the rule the stages after the deposit cut by test cells and leaves;
 // cic-project's deposit cuts by particles.
 //
@@ -24,7 +24,7 @@ class CoarseRuns {
   // every key).
   CoarseRuns(const grid::GridGeometry& coarse, int levels, std::vector<std::int64_t> cuts);
   // Cut so that each rank's run holds the same number of particles, give or take a coarse cell (on coarse
-  // grids above 128^3, an aligned block of 8 or 64 of them). `cells`: the coarse cell (linear index) of
+  // grids wider than 128 cells, an aligned block of 8^(b - 7) of them, 2^b the widest axis rounded up). `cells`: the coarse cell (linear index) of
   // each of this rank's particles, -1 (left out) for those outside an open grid. Collective.
   static CoarseRuns by_particles(const grid::GridGeometry& coarse, int levels, std::span<const std::int64_t> cells,
                                  const mpi::Comm& comm);

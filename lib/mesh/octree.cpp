@@ -384,8 +384,18 @@ PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double
     Cell c{0, floor_index(lattice_position(coarse, 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}))};
     return normalise_cell(coarse, c) ? c.index[0] : std::int64_t{-1};
   };
-  bool by_plane = threads > 1;
-  for (std::size_t p = 1; by_plane && p < n; ++p) by_plane = plane_of(p - 1) <= plane_of(p);
+  // Whether they come plane by plane, checked in chunks on the threads (each chunk from the particle
+  // before it).
+  std::atomic<bool> by_plane = threads > 1;
+  if (by_plane)
+    core::parallel_for(threads, n, std::size_t{1} << 16, [&](std::size_t b, std::size_t e, int) {
+      std::int64_t before = b > 0 ? plane_of(b - 1) : -1;
+      for (std::size_t p = b; p < e && by_plane.load(std::memory_order_relaxed); ++p) {
+        const std::int64_t plane = plane_of(p);
+        if (plane < before) by_plane.store(false, std::memory_order_relaxed);
+        before = plane;
+      }
+    });
   return PlaneRuns(n, by_plane ? threads : 1, plane_of);
 }
 

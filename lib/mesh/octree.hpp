@@ -8,9 +8,9 @@
 // its 26 neighbours of the same level exist, so that leaves touching by a face, an edge or a corner
 // differ by at most one level (RAMSES' mesh consistency). Up to `levels` levels above the coarse grid.
 //
-// This is the serial core: the tree of one process's particles, in their order. The sums of each level
-// and of each leaf run in the particles' order, so the same particles in the same order give the same
-// bits.
+// This is the core within one process: the tree of its particles, in their order. The sums of each
+// level and of each leaf run in the particles' order, on any number of threads (plane_runs.hpp), so the
+// same particles in the same order give the same bits.
 #pragma once
 
 #include <phew/grid/assignment.hpp>

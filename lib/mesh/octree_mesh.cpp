@@ -199,6 +199,22 @@ std::size_t OctreeMesh::neighbours_of(std::size_t s, Neighbours& out) const {
   };
   const std::uint64_t own_begin = subtree_begin(key_[s], levels_);
   const auto own = coarse_slots(own_begin);
+  // The coarse cells met so far: the 26 cells around a leaf finer than the coarse grid lie in at most
+  // 8 coarse cells (its own and those around one of its corners), each searched for once.
+  struct Met {
+    std::uint64_t begin;
+    std::pair<std::size_t, std::size_t> slots;
+  };
+  std::array<Met, 8> met{};
+  met[0] = {own_begin, own};
+  std::size_t n_met = 1;
+  const auto slots_of = [&](std::uint64_t begin) {
+    for (std::size_t m = 0; m < n_met; ++m)
+      if (met[m].begin == begin) return met[m].slots;
+    const auto found = coarse_slots(begin);
+    if (n_met < met.size()) met[n_met++] = {begin, found};
+    return found;
+  };
   // The 26 cells around the leaf, axis by axis: the key is the Morton code of the corner, and the
   // code of a corner is the OR of its axes' spread bits, so 9 spreads make the 26 keys. Wrapped into a
   // periodic lattice; off an open one, `outside`.
@@ -237,7 +253,7 @@ std::size_t OctreeMesh::neighbours_of(std::size_t s, Neighbours& out) const {
         const std::uint64_t corner = morton << 4 | level_bits;
         const std::uint64_t begin = subtree_begin(corner, levels_);
         const bool same_coarse = begin == own_begin;
-        const auto [lo, hi] = same_coarse ? own : coarse_slots(begin);
+        const auto [lo, hi] = same_coarse ? own : slots_of(begin);
         // The last leaf at or before a corner point of this coarse cell.
         const auto at_or_before = [&](std::uint64_t point) {
           return same_coarse ? last_at_or_before(key, lo, hi, s, point)

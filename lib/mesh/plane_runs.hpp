@@ -4,10 +4,12 @@
 // The particles come in the canonical order, coarse cell by coarse cell, so coarse plane by coarse plane
 // (the x index, the slowest of the coarse grid's linear index). They are cut at whole planes into one
 // run per thread, of about equal numbers. A cloud reaches at most one coarse plane either side of its
-// particle's own, at any level, so the cells of a run's planes but the `kReach` first and last are
-// reached from that run alone: its thread adds into them directly, in the particles' order. The terms for
-// every other cell are kept, and added after the threads, run by run: those cells too get their terms in
-// the particles' order, as one thread adds them.
+// particle's own, at any level (the particle's cell at every level lies inside its coarse cell), so the
+// cells of a run's planes but the `kReach` first and last are reached from that run alone: its thread
+// adds into them, in the particles' order. The terms for every other cell, the cells at the runs' edges,
+// come only from the particles of the runs' edge planes: once the threads are done, those particles are
+// visited again, run by run and in their order, for those terms alone. So every cell gets its terms in
+// the particles' order, as one thread adds them, and nothing is kept in between.
 #pragma once
 
 #include <phew/core/threads.hpp>
@@ -24,62 +26,79 @@ class PlaneRuns {
   // `plane_of(p)`: the coarse plane of particle p, ascending with p.
   template <typename PlaneOf>
   PlaneRuns(std::size_t particles, int threads, PlaneOf&& plane_of) {
-    begin_.push_back(0);
+    // The first particle at or after `from` whose plane is at least `plane`.
+    const auto first_of_plane = [&](std::size_t from, std::size_t to, std::int64_t plane) {
+      while (from < to) {
+        const std::size_t mid = from + (to - from) / 2;
+        if (plane_of(mid) < plane) from = mid + 1;
+        else to = mid;
+      }
+      return from;
+    };
+    std::vector<std::size_t> begin{0};
     for (int r = 1; r < std::max(threads, 1); ++r) {
       // The run starts at the first particle of the plane where the r-th share starts.
       const std::size_t share = particles * static_cast<std::size_t>(r) / static_cast<std::size_t>(threads);
       if (share >= particles) break;
-      const std::int64_t plane = plane_of(share);
-      std::size_t lo = begin_.back(), hi = share;
-      while (lo < hi) {  // the first particle of `plane`
-        const std::size_t mid = lo + (hi - lo) / 2;
-        if (plane_of(mid) < plane) lo = mid + 1;
-        else hi = mid;
-      }
-      if (lo > begin_.back()) begin_.push_back(lo);
+      const std::size_t at = first_of_plane(begin.back(), share, plane_of(share));
+      if (at > begin.back()) begin.push_back(at);
     }
-    begin_.push_back(particles);
-    for (std::size_t r = 0; r + 1 < begin_.size(); ++r) {
-      const bool empty = begin_[r] == begin_[r + 1];
-      first_plane_.push_back(empty ? 0 : plane_of(begin_[r]));
-      last_plane_.push_back(empty ? -1 : plane_of(begin_[r + 1] - 1));
+    begin.push_back(particles);
+    for (std::size_t r = 0; r + 1 < begin.size(); ++r) {
+      Run run{begin[r], begin[r + 1]};
+      if (run.begin < run.end) {
+        run.inner_first = plane_of(run.begin) + kReach;
+        run.inner_last = plane_of(run.end - 1) - kReach;
+        // The particles of the edge planes: [begin, low_end) and [high_begin, end), which may meet.
+        run.low_end = first_of_plane(run.begin, run.end, run.inner_first + 1);
+        run.high_begin = std::max(run.low_end, first_of_plane(run.begin, run.end, run.inner_last));
+      }
+      runs_.push_back(run);
     }
   }
 
-  int runs() const { return static_cast<int>(begin_.size()) - 1; }
+  int runs() const { return static_cast<int>(runs_.size()); }
 
   // Calls visit(p, sink) for every particle p, each run on its own thread, where sink(plane, target,
   // value) is how the visit adds `value` into cell `target` of coarse plane `plane`; add(target, value)
-  // is where it goes (target: an index into the caller's sums).
+  // is where it goes (target: an index into the caller's sums). The edge planes' particles are visited
+  // twice (the visit must be a function of p alone).
   template <typename Visit, typename Add>
   void sum(Visit&& visit, Add&& add) const {
     if (runs() == 1) {
       const auto sink = [&](std::int64_t, std::size_t target, double value) { add(target, value); };
-      for (std::size_t p = begin_[0]; p < begin_[1]; ++p) visit(p, sink);
+      for (std::size_t p = runs_[0].begin; p < runs_[0].end; ++p) visit(p, sink);
       return;
     }
-    std::vector<std::vector<std::pair<std::size_t, double>>> later(static_cast<std::size_t>(runs()));
     core::parallel_for(runs(), static_cast<std::size_t>(runs()), 1, [&](std::size_t r0, std::size_t r1, int) {
       for (std::size_t r = r0; r < r1; ++r) {
-        const std::int64_t inner_first = first_plane_[r] + kReach, inner_last = last_plane_[r] - kReach;
-        auto& kept = later[r];
-        const auto sink = [&](std::int64_t plane, std::size_t target, double value) {
-          if (plane >= inner_first && plane <= inner_last) add(target, value);
-          else kept.emplace_back(target, value);
+        const Run& run = runs_[r];
+        const auto inner = [&](std::int64_t plane, std::size_t target, double value) {
+          if (run.inner(plane)) add(target, value);
         };
-        for (std::size_t p = begin_[r]; p < begin_[r + 1]; ++p) visit(p, sink);
+        for (std::size_t p = run.begin; p < run.end; ++p) visit(p, inner);
       }
     });
-    for (const auto& kept : later)
-      for (const auto& [target, value] : kept) add(target, value);
+    for (const Run& run : runs_) {
+      const auto edge = [&](std::int64_t plane, std::size_t target, double value) {
+        if (!run.inner(plane)) add(target, value);
+      };
+      for (std::size_t p = run.begin; p < run.low_end; ++p) visit(p, edge);
+      for (std::size_t p = run.high_begin; p < run.end; ++p) visit(p, edge);
+    }
   }
 
  private:
-  // Planes at each end of a run that other runs may reach: one, and one more for a position rounded
-  // onto a plane's edge.
+  // Planes at each end of a run that other runs may reach: one, and one more for safety (a position
+  // rounded onto a plane's edge).
   static constexpr std::int64_t kReach = 2;
-  std::vector<std::size_t> begin_;  // the first particle of each run, then the end
-  std::vector<std::int64_t> first_plane_, last_plane_;
+  struct Run {
+    std::size_t begin = 0, end = 0;            // its particles
+    std::size_t low_end = 0, high_begin = 0;   // its edge planes' particles: [begin, low_end), [high_begin, end)
+    std::int64_t inner_first = 0, inner_last = -1;  // the planes only it reaches
+    bool inner(std::int64_t plane) const { return plane >= inner_first && plane <= inner_last; }
+  };
+  std::vector<Run> runs_;
 };
 
 }  // namespace phew::mesh

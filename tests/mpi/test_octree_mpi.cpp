@@ -117,7 +117,7 @@ RefinementParams refinement(int levels, grid::Assignment a, int buffer) {
 
 TEST(AmrDeposit, EqualsTheSerialBuildOnAnyRanksAndSplits) {
   const mpi::Comm comm;
-  // Narrow and wide blobs: the nested shells of levels of the wide ones cross the slabs' edges and the
+  // Narrow and wide blobs: the nested shells of levels of the wide ones cross the runs' edges and the
   // edges of the windows of copied planes, where a margin too narrow would change what splits.
   const Case c = blobs_on_boundaries(16000, 40.0, 3, 0.05);
   grid::GridGeometry g;

@@ -76,6 +76,23 @@ TEST_F(AmrFile, RefusesLeavesOutOfOrderOrWithTheWrongLevel) {
   const io::File f = io::File::open_read(path("bad.h5"));
   EXPECT_THROW(io::read_amr_leaf_rows(f, 0, 10), core::Error);
   EXPECT_NO_THROW(io::read_amr_leaf_rows(f, 5, 5));
+  // A level that disagrees with its key (the writer takes the level from the key, so written by hand).
+  {
+    io::File h = io::File::create(path("level.h5"), comm);
+    const auto good = leaves(10);
+    h.create_group("/grid");
+    io::write_grid_attributes(h, meta(), "/grid");
+    h.create_group("/grid/leaves");
+    std::vector<std::int8_t> level(10);
+    for (std::size_t n = 0; n < 10; ++n) level[n] = static_cast<std::int8_t>(good.key[n] & 0xF);
+    level[7] = static_cast<std::int8_t>(level[7] + 1);
+    h.write_rows<std::uint64_t, std::uint64_t>("/grid/leaves/key", {10}, 0, good.key);
+    h.write_rows<std::int8_t, std::int8_t>("/grid/leaves/level", {10}, 0, level);
+    h.write_rows<double, double>("/grid/leaves/density", {10}, 0, good.density);
+  }
+  const io::File h = io::File::open_read(path("level.h5"));
+  EXPECT_NO_THROW(io::read_amr_leaf_rows(h, 0, 7));
+  EXPECT_THROW(io::read_amr_leaf_rows(h, 0, 10), core::Error);
   r.leaves_per_level = {4, 3, 2};  // 9 leaves announced, 10 stored
   {
     io::File g = io::File::create(path("count.h5"), comm);

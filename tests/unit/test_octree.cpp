@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <random>
@@ -538,6 +539,68 @@ TEST(CoarseRuns, RanksNearACellAreThoseOwningACellWithinTheMargin) {
         }
       }
   EXPECT_EQ(cases, 96);
+}
+
+// The tree and the leaves' masses on threads (mesh::PlaneRuns) have the bits of one thread: particles
+// filed by coarse cell (the deposit's order) and cut into runs of whole coarse planes on grids of 1 to 9
+// planes (runs of a plane or two, all edge), periodic and open with particles outside it in front, and
+// particles in no order (one run). Blobs straddle the planes, so edge terms are many.
+TEST(Octree, ThreadsGiveTheBitsOfOneThread) {
+  int cases = 0;
+  for (const std::int64_t planes : {1, 2, 3, 5, 9})
+    for (const bool periodic : {true, false})
+      for (const bool filed : {true, false}) {
+        grid::GridGeometry g = cube(6, 10.0, periodic);
+        g.shape[0] = planes;
+        g.extent[0] = 10.0 * static_cast<double>(planes) / 6.0;
+        std::vector<double> mass;
+        std::vector<double> pos = blobs(static_cast<std::uint32_t>(planes * 7 + periodic), 6000, 10.0, mass, false);
+        for (std::size_t p = 0; p < mass.size(); ++p) pos[3 * p] *= static_cast<double>(planes) / 6.0;
+        if (!periodic) {  // an open region inside the particles: some lie outside, some of them first
+          g.origin = {0.5, 0.5, 0.5};
+          g.extent = {g.extent[0] - 1.0, 9.0, 9.0};
+        }
+        if (filed) {  // coarse cell by coarse cell, those outside an open grid first
+          std::vector<std::pair<std::int64_t, std::size_t>> order;
+          for (std::size_t p = 0; p < mass.size(); ++p) {
+            Cell c{0, {0, 0, 0}};
+            const auto u = lattice_position(g, 0, {pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]});
+            for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
+            order.emplace_back(normalise_cell(g, c) ? g.linear({c.index[0], c.index[1], c.index[2]}) : -1, p);
+          }
+          std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+          std::vector<double> x, m;
+          for (const auto& [cell, p] : order) {
+            x.insert(x.end(), {pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]});
+            m.push_back(mass[p]);
+          }
+          pos.swap(x);
+          mass.swap(m);
+        }
+        for (const grid::Assignment a : {grid::Assignment::ngp, grid::Assignment::cic, grid::Assignment::tsc}) {
+          RefinementParams params;
+          params.levels = 3;
+          params.refine_particles = 4;
+          params.assignment = a;
+          const Octree one = build_octree(g, params, pos, mass, 1);
+          const auto keys = one.leaf_keys();
+          const auto masses = deposit_on_leaves(one, keys, a, pos, mass, 1);
+          for (const int threads : {2, 3, 4}) {
+            const std::string what = std::to_string(planes) + " planes, " + (periodic ? "periodic" : "open") + (filed ? ", filed" : ", unfiled") +
+                                     ", " + std::string(grid::to_string(a)) + ", " + std::to_string(threads) + " threads";
+            Octree tree = build_octree(g, params, pos, mass, threads);
+            ASSERT_EQ(tree.leaf_keys(threads), keys) << what;
+            tree.forget_cell_codes();
+            const auto got = deposit_on_leaves(tree, keys, a, pos, mass, threads);
+            ASSERT_EQ(got.size(), masses.size()) << what;
+            for (std::size_t n = 0; n < got.size(); ++n)
+              ASSERT_EQ(std::memcmp(&got[n], &masses[n], sizeof(double)), 0) << what << ", leaf " << n << ": " << got[n] << " " << masses[n];
+          }
+          EXPECT_GT(keys.size(), g.cells()) << "refined";
+          ++cases;
+        }
+      }
+  EXPECT_EQ(cases, 60);
 }
 
 }  // namespace
