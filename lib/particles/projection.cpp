@@ -3,9 +3,11 @@
 #include <phew/core/raw_vector.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/fixed_sum.hpp>
 #include <phew/grid/deposit.hpp>
 #include <phew/mesh/amr_deposit.hpp>
 #include <phew/mpi/agree.hpp>
+#include <phew/mpi/exact_sums.hpp>
 
 #include <cmath>
 
@@ -157,11 +159,17 @@ OctreeProjection project_to_octree(const SnapshotInfo& info, ParticleSet particl
                                    const OctreeParams& octree, const mpi::Comm& comm, const core::PhaseReport& phase) {
   check_inside_open_box(info, particles, params, comm);
   const auto masses = mass_range(particles, comm);
-  // RAMSES counts m_refine in units of its particle mass (mass_sph); with unequal masses, their mean.
-  double selected_mass = 0;
-  for (double m : particles.mass) selected_mass += m;
-  const double n_selected = static_cast<double>(comm.sum(static_cast<std::uint64_t>(particles.size())));
-  const double unit = masses.first == masses.second ? masses.first : comm.sum(selected_mass) / std::max(1.0, n_selected);
+  // RAMSES counts m_refine in units of its particle mass (mass_sph); with unequal masses, their mean,
+  // summed exactly (fixed point) so that every split of the particles among ranks gives the same bits.
+  const std::uint64_t n_selected = comm.sum(static_cast<std::uint64_t>(particles.size()));
+  double unit = masses.first;
+  if (masses.first != masses.second) {
+    const core::FixedScale scale =
+        core::FixedScale::for_total(std::max(std::abs(masses.first), std::abs(masses.second)) * static_cast<double>(n_selected));
+    core::FixedInt selected_mass = 0;
+    for (const double m : particles.mass) selected_mass += scale.to_fixed(m);
+    unit = scale.to_double(mpi::exact_total(comm, selected_mass)) / static_cast<double>(std::max<std::uint64_t>(1, n_selected));
+  }
 
   core::enter(phase, "refine");
   mesh::RefinementParams refinement{octree.levels, octree.refine_particles, unit, octree.buffer, params.assignment};
