@@ -3,6 +3,7 @@
 #include <phew/core/fixed_sum.hpp>
 #include <phew/core/log.hpp>
 #include <phew/mesh/coarse_runs.hpp>
+#include <phew/mpi/agree.hpp>
 #include <phew/mpi/exact_sums.hpp>
 #include <phew/mpi/route.hpp>
 
@@ -65,6 +66,8 @@ void file_by_coarse_cell(std::size_t cells, std::span<const std::int64_t> cell, 
 
 AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::vector<double> position,
                              std::vector<double> mass, const mpi::Comm& comm, int threads) {
+  // Before the keys' shifts and the cuts rely on it; every rank finds the same, and says it once.
+  mpi::agree(comm, [&] { check_refinement(coarse, params); });
   AmrDeposit out;
   // Each particle's coarse cell (-1 outside an open grid).
   const std::size_t n = mass.size();

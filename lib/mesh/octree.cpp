@@ -289,8 +289,6 @@ std::vector<Cell> touching_leaves(const Octree& tree, const Cell& leaf) {
   return out;
 }
 
-namespace {
-
 void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& p) {
   if (p.levels < 0 || p.levels > kMaxLevels)
     throw core::Error::usage("--levels {} must be between 0 and {}", p.levels, kMaxLevels);
@@ -303,6 +301,8 @@ void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& 
   if (p.buffer < 0) throw core::Error::usage("--buffer {} must be 0 or more", p.buffer);
   if (coarse.cells() >= (std::uint64_t{1} << 32)) throw core::Error::usage("a coarse grid of 2^32 cells or more: give a coarser --grid and more --levels");
 }
+
+namespace {
 
 // Where each particle is while the tree grows: the level of its cell at the finest level built so far
 // (-1: outside an open grid) and that cell's slot. 5 bytes a particle, where its Cell would take 32.

@@ -107,6 +107,11 @@ std::vector<Cell> touching_leaves(const Octree& tree, const Cell& leaf);
 // periodic grid as the uniform deposit wraps it).
 std::array<double, 3> lattice_position(const grid::GridGeometry& coarse, int level, const std::array<double, 3>& x);
 
+// Throws Error(usage) when the refinement cannot be built on the coarse grid: levels beyond kMaxLevels,
+// a finest lattice beyond 2^19 cells per axis, a coarse grid of 2^32 cells or more, --refine not a
+// positive number, a negative buffer.
+void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& params);
+
 // The particles cut into runs of whole coarse planes for `threads` threads (plane_runs.hpp), when they
 // come plane by plane (the deposit's canonical order, coarse cell by coarse cell); else one run.
 PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double> position, int threads);
