@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 namespace phew::mesh {
 namespace {
@@ -19,17 +18,6 @@ struct Particle {
   double m;
   std::int64_t cell;  // its coarse cell (linear index)
 };
-
-// The coarse cell of a point (wrapped), or nothing outside an open grid.
-std::optional<Index3> coarse_cell(const grid::GridGeometry& g, const std::array<double, 3>& x) {
-  Cell c{0, {0, 0, 0}};
-  const auto u = lattice_position(g, 0, x);
-  for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
-  for (std::size_t d = 0; d < 3; ++d)
-    if (!g.periodic && (c.index[d] < 0 || c.index[d] >= g.shape[d])) return std::nullopt;
-  for (std::size_t d = 0; d < 3; ++d) c.index[d] = grid::fold_index(c.index[d], g.shape[d], true);
-  return c.index;
-}
 
 }  // namespace
 
@@ -75,9 +63,9 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   std::uint64_t inside = 0;
   double heaviest = 0;
   for (std::size_t p = 0; p < n; ++p) {
-    const auto c = coarse_cell(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
-    if (!c) continue;
-    cell[p] = coarse.linear({(*c)[0], (*c)[1], (*c)[2]});
+    Cell c;
+    if (!coarse_cell_of(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c)) continue;
+    cell[p] = coarse.linear({c.index[0], c.index[1], c.index[2]});
     ++inside;
     heaviest = std::max(heaviest, std::abs(mass[p]));
   }

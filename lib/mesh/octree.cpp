@@ -149,9 +149,14 @@ int octant_of(const Cell& child) {
 
 }  // namespace
 
+bool coarse_cell_of(const grid::GridGeometry& coarse, const std::array<double, 3>& x, Cell& c) {
+  c = {0, floor_index(lattice_position(coarse, 0, x))};
+  return normalise_cell(coarse, c);
+}
+
 Cell Octree::leaf_at(const std::array<double, 3>& x) const {
-  Cell c{0, floor_index(lattice_position(coarse_, 0, x))};
-  if (!normalise(c)) return {-1, {0, 0, 0}};
+  Cell c;
+  if (!coarse_cell_of(coarse_, x, c)) return {-1, {0, 0, 0}};
   auto s = static_cast<std::size_t>(coarse_.linear({c.index[0], c.index[1], c.index[2]}));
   while (c.level < levels_) {
     const std::int64_t first = child_slot(c.level, s, 0);
@@ -381,8 +386,8 @@ PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double
   const std::size_t n = position.size() / 3;
   // The coarse plane of particle p (-1 outside an open grid).
   const auto plane_of = [&](std::size_t p) {
-    Cell c{0, floor_index(lattice_position(coarse, 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}))};
-    return normalise_cell(coarse, c) ? c.index[0] : std::int64_t{-1};
+    Cell c;
+    return coarse_cell_of(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c) ? c.index[0] : std::int64_t{-1};
   };
   // Whether they come plane by plane, checked in chunks on the threads (each chunk from the particle
   // before it).
@@ -408,8 +413,8 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
   ParticleCells at{std::vector<std::int8_t>(mass.size(), 0), std::vector<std::uint32_t>(mass.size(), 0)};
   core::parallel_for(threads, mass.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t p = b; p < e; ++p) {
-      Cell c{0, floor_index(lattice_position(tree.coarse(), 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}))};
-      if (!tree.normalise(c)) at.level[p] = -1;
+      Cell c;
+      if (!coarse_cell_of(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c)) at.level[p] = -1;
       else at.slot[p] = static_cast<std::uint32_t>(coarse.linear({c.index[0], c.index[1], c.index[2]}));
     }
   });

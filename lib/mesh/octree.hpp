@@ -107,6 +107,10 @@ std::vector<Cell> touching_leaves(const Octree& tree, const Cell& leaf);
 // periodic grid as the uniform deposit wraps it).
 std::array<double, 3> lattice_position(const grid::GridGeometry& coarse, int level, const std::array<double, 3>& x);
 
+// The coarse cell holding a point, wrapped into a periodic grid (the grid's NGP rule), or false when it
+// lies outside an open grid.
+bool coarse_cell_of(const grid::GridGeometry& coarse, const std::array<double, 3>& x, Cell& c);
+
 // Throws Error(usage) when the refinement cannot be built on the coarse grid: levels beyond kMaxLevels,
 // a finest lattice beyond 2^19 cells per axis, a coarse grid of 2^32 cells or more, --refine not a
 // positive number, a negative buffer.
