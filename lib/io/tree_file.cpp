@@ -63,6 +63,7 @@ TreeStateMeta shared(TreeStateMeta m, const mpi::Comm& comm) {
   comm.broadcast(m.box_size);
   comm.broadcast(m.last_snapshot);
   comm.broadcast(m.last_time);
+  comm.broadcast(m.last_voters_per_peak);
   for (std::int64_t* v : {&m.units_known, &m.h_scaled, &m.comoving}) comm.broadcast(*v);
   for (double* v : {&m.length_cm, &m.mass_g, &m.velocity_cm_per_s, &m.omega_m, &m.omega_lambda, &m.hubble_param})
     comm.broadcast(*v);
@@ -173,6 +174,7 @@ void write_tree(File& f, const TreeRows& t, const mpi::Comm& comm) {
   f.write_attribute(s, "length_units", m.length_units);
   f.write_attribute<std::int64_t>(s, "last_snapshot", m.last_snapshot);
   f.write_attribute<double>(s, "last_time", m.last_time);
+  f.write_attribute<std::int64_t>(s, "last_voters_per_peak", m.last_voters_per_peak);
   f.write_attribute<std::int64_t>(s, "units_known", m.units_known);
   f.write_attribute<std::int64_t>(s, "h_scaled", m.h_scaled);
   f.write_attribute<std::int64_t>(s, "comoving", m.comoving);
@@ -209,6 +211,7 @@ TreeRows read_tree(const std::string& path) {
     m.length_units = f.read_attribute_string(s, "length_units");
     m.last_snapshot = f.read_attribute_scalar<std::int64_t>(s, "last_snapshot");
     m.last_time = f.read_attribute_scalar<double>(s, "last_time");
+    if (f.has_attribute(s, "last_voters_per_peak")) m.last_voters_per_peak = f.read_attribute_scalar<std::int64_t>(s, "last_voters_per_peak");
     if (f.has_attribute(s, "units_known")) {
       m.units_known = f.read_attribute_scalar<std::int64_t>(s, "units_known");
       m.h_scaled = f.read_attribute_scalar<std::int64_t>(s, "h_scaled");

@@ -61,7 +61,7 @@ model::TreeRows to_tree_rows(const Tree& tree) {
     f.snapshots.push_back({static_cast<std::int64_t>(i), tree.times[i], i < tree.thresholds.size() ? tree.thresholds[i] : 0.0});
   const SimulationUnits& u = tree.units;
   f.state = {st.next_lineage, tree.params.min_votes, tree.params.graveyard_votes, tree.params.graveyard_max_age,
-             tree.sim.n_particles, tree.sim.box, tree.sim.units, st.last.snap, st.last.time, u.known ? 1 : 0,
+             tree.sim.n_particles, tree.sim.box, tree.sim.units, st.last.snap, st.last.time, st.last.voters_per_peak, u.known ? 1 : 0,
              u.h_scaled ? 1 : 0, u.comoving ? 1 : 0, u.length_cm, u.mass_g, u.velocity_cm_per_s, u.omega_m,
              u.omega_lambda, u.hubble_param};
   for (const StagePeak& pk : st.last.peaks)
@@ -114,6 +114,7 @@ Tree from_tree_rows(const model::TreeRows& f) {
                 m.omega_m, m.omega_lambda, m.hubble_param};
   st.last.snap = m.last_snapshot;
   st.last.time = m.last_time;
+  st.last.voters_per_peak = m.last_voters_per_peak;
   for (const model::ArtefactRow& a : f.artefacts) st.artefact_ids.push_back(a.id);
   for (const model::StatePeakRow& p : f.last_peaks) st.last.peaks.push_back({p.id, p.from_deblending != 0, p.position, p.velocity, p.mass, {}});
   for (const model::StateMemberRow& m2 : f.last_members) {

@@ -16,12 +16,33 @@ std::pair<K, std::int64_t> winner(const std::map<K, std::int64_t>& votes) {
   return best;
 }
 
+// N_v of a stage: as asked, else the most any of its peaks has.
+std::int64_t voters_per_peak(const Stage& s) {
+  if (s.voters_per_peak > 0) return s.voters_per_peak;
+  std::size_t most = 0;
+  for (const auto& [id, v] : s.voters) most = std::max(most, v.size());
+  return static_cast<std::int64_t>(most);
+}
+
+// The halo a peak of the stage belongs to: its host's ID, or its own when it is a central (or the host
+// is unknown).
+std::int64_t halo_of(const Stage& s, std::int64_t id) {
+  const auto it = std::lower_bound(s.peaks.begin(), s.peaks.end(), id, [](const StagePeak& p, std::int64_t k) { return p.id < k; });
+  return it != s.peaks.end() && it->id == id && it->halo.host > 0 ? it->halo.host : id;
+}
+
 TreeRow* row_of(TreeState& st, const PeakKey& k) {
   const std::ptrdiff_t r = st.row_index(k);
   return r < 0 ? nullptr : &st.rows[static_cast<std::size_t>(r)];
 }
 
 }  // namespace
+
+std::int64_t votes_needed(std::int64_t required, std::size_t voters, std::int64_t per_peak) {
+  const auto n = static_cast<std::int64_t>(voters);
+  if (per_peak <= 0 || n >= per_peak) return required;
+  return std::max<std::int64_t>(1, (required * n + per_peak - 1) / per_peak);
+}
 
 std::ptrdiff_t TreeState::row_index(const PeakKey& k) const {
   const auto it = std::lower_bound(rows.begin(), rows.end(), k, [](const TreeRow& r, const PeakKey& key) { return r.peak < key; });
@@ -66,18 +87,30 @@ struct Matching {
   std::vector<std::int64_t> artefacts;           // descendants from deblending that nothing matched
 };
 
-// 1-2. Each progenitor (not an artefact) votes with its voters' current membership.
+// 1-2. Each progenitor (not an artefact) votes with its voters' current membership. The descendant with
+// the most votes is its match when it has the votes needed, or when the descendants of its halo have
+// them together: an object whose peak the mesh resolves into several (a core split into fragments, a
+// subclump that appeared beside it) keeps its lineage in the fragment most of its voters chose.
 void vote_progenitors(const TreeState& st, const Stage& stage, const TreeParams& p, Matching& m) {
+  const std::int64_t per_peak = voters_per_peak(st.last);
   for (const StagePeak& prog : st.last.peaks) {
     if (std::binary_search(st.artefact_ids.begin(), st.artefact_ids.end(), prog.id)) continue;
     std::map<std::int64_t, std::int64_t> votes;
     auto vit = st.last.voters.find(prog.id);
+    const std::size_t n_voters = vit == st.last.voters.end() ? 0 : vit->second.size();
     if (vit != st.last.voters.end())
       for (std::uint64_t particle : vit->second)
         if (const std::int64_t d = stage.peak_of(particle); d > 0) ++votes[d];
     const auto [d, n] = winner(votes);
+    const std::int64_t needed = votes_needed(p.min_votes, n_voters, per_peak);
+    std::int64_t in_halo = 0;
+    if (n > 0 && n < needed) {
+      const std::int64_t halo = halo_of(stage, d);
+      for (const auto& [other, k] : votes)
+        if (halo_of(stage, other) == halo) in_halo += k;
+    }
     const PeakKey key{st.last.snap, prog.id};
-    if (n >= p.min_votes) m.match[d].push_back({key, n});
+    if (n > 0 && std::max(n, in_halo) >= needed) m.match[d].push_back({key, n});
     else m.dead.push_back(key);
   }
 }
@@ -89,11 +122,12 @@ void vote_in_graveyard(TreeState& st, const Stage& stage, const TreeParams& p, M
     if (m.match.count(d.id)) continue;
     std::map<PeakKey, std::int64_t> votes;
     auto vit = stage.voters.find(d.id);
+    const std::size_t n_voters = vit == stage.voters.end() ? 0 : vit->second.size();
     if (vit != stage.voters.end())
       for (std::uint64_t particle : vit->second)
         if (auto g = st.graveyard.find(particle); g != st.graveyard.end()) ++votes[g->second.peak];
     const auto [dead_peak, n] = winner(votes);
-    if (n >= p.graveyard_votes && !m.revived_from.count(dead_peak)) {
+    if (n > 0 && n >= votes_needed(p.graveyard_votes, n_voters, voters_per_peak(stage)) && !m.revived_from.count(dead_peak)) {
       m.match[d.id].push_back({dead_peak, n});
       m.revived_from[dead_peak] = d.id;
       continue;

@@ -53,11 +53,18 @@ struct Stage {
   std::vector<std::uint64_t> member_id;
   std::vector<std::int64_t> member_peak;
   std::map<std::int64_t, std::vector<std::uint64_t>> voters;
+  // N_v: the voters asked of each peak (voters' --n-voters, unbind's --most-bound); 0 when unknown, then
+  // the most any peak of the stage has. A peak with fewer voters needs a share of its own (TreeParams).
+  std::int64_t voters_per_peak = 0;
 
   // The peak a particle belongs to in this snapshot, 0 for none.
   std::int64_t peak_of(std::uint64_t particle) const;
 };
 
+// Votes are counted of N_v voters (Geda & Teyssier Sec. 5: 15 and 10 of 20). A peak with n < N_v voters
+// (fewer candidates within its search radius) needs the same share of its own, ceil(votes n / N_v), at
+// least one: the threshold is a guard against noisy votes (Sec. 4.6, step 3a), not a size cut, and a
+// fixed count no peak with few voters can reach would end every such lineage.
 struct TreeParams {
   std::int64_t min_votes = 15;
   std::int64_t graveyard_votes = 10;
@@ -106,6 +113,9 @@ struct TreeState {
   // the tree has no such row.
   std::size_t linked_row(const PeakKey& k) const;
 };
+
+// The votes a peak with `voters` voters needs when `required` of `per_peak` are asked (TreeParams).
+std::int64_t votes_needed(std::int64_t required, std::size_t voters, std::int64_t per_peak);
 
 // Links a new snapshot to the tree (steps 1-6 of Sec. 4.6). The new stage becomes state.last.
 void add_stage(TreeState& state, Stage stage, const TreeParams& params);

@@ -74,6 +74,7 @@ struct TreeStateMeta {
   std::string length_units;
   std::int64_t last_snapshot = -1;
   double last_time = 0;
+  std::int64_t last_voters_per_peak = 0;  // N_v of the last stage (0: unknown, trees from before 2026-11-28)
   // The simulation's units and cosmology, for the exports (from the stages' snapshot headers; trees
   // from before 2026-11 lack them: units_known 0).
   std::int64_t units_known = 0, h_scaled = 0, comoving = 0;

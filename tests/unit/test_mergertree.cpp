@@ -211,6 +211,74 @@ TEST_F(Tree4, TooFewVotesDoNotLink) {
   EXPECT_EQ(s2.graveyard.size(), 4u);
 }
 
+TEST(Votes, APeakWithFewerVotersNeedsTheSameShareOfItsOwn) {
+  EXPECT_EQ(votes_needed(15, 20, 20), 15);
+  EXPECT_EQ(votes_needed(15, 25, 20), 15);
+  EXPECT_EQ(votes_needed(15, 10, 20), 8);  // ceil(7.5)
+  EXPECT_EQ(votes_needed(15, 4, 20), 3);
+  EXPECT_EQ(votes_needed(15, 1, 20), 1);
+  EXPECT_EQ(votes_needed(10, 10, 20), 5);
+  EXPECT_EQ(votes_needed(15, 10, 0), 15);  // N_v unknown: as asked
+}
+
+// N_v = 20, min-votes 15: a progenitor with 10 voters (few candidates in its radius) links with 8 of
+// them, not 7.
+TEST(Votes, AProgenitorWithTenVotersLinksWithEight) {
+  const TreeParams p;  // 15 of 20
+  for (const auto& [votes, linked] : std::vector<std::pair<std::uint64_t, bool>>{{8, true}, {7, false}}) {
+    TreeState st;
+    Stage s0 = stage(0, {{1, range(1, 100), range(1, 10)}});
+    s0.voters_per_peak = 20;
+    add_stage(st, s0, p);
+    // The first `votes` voters stay in peak 2, the others went to peak 3.
+    Stage s1 = stage(1, {{2, range(1, votes), range(1, votes)}, {3, range(votes + 1, 100), range(votes + 1, 20)}});
+    s1.voters_per_peak = 20;
+    add_stage(st, s1, p);
+    EXPECT_EQ(row(st, 1, 2).main_progenitor == (PeakKey{0, 1}), linked) << votes << " votes";
+  }
+}
+
+// A progenitor's 20 voters split 9 / 8 / 3 over descendants 2, 3, 4. When 3 is in 2's halo the two hold
+// 17 >= 15 together: 2 (the most votes) continues the lineage. When 3 is a halo of its own, no one has 15.
+TEST(Votes, VotesSplitOverOneHalosPeaksCountForTheHalo) {
+  const TreeParams p;
+  for (const bool same_halo : {true, false}) {
+    TreeState st;
+    Stage s0 = stage(0, {{1, range(1, 100), range(1, 20)}});
+    s0.voters_per_peak = 20;
+    add_stage(st, s0, p);
+    Stage s1 = stage(1, {{2, range(1, 9), range(1, 9)}, {3, range(10, 17), range(10, 17)}, {4, range(18, 100), range(18, 20)}});
+    s1.voters_per_peak = 20;
+    if (same_halo) s1.peaks[1].halo.host = 2;
+    add_stage(st, s1, p);
+    EXPECT_EQ(row(st, 1, 2).main_progenitor == (PeakKey{0, 1}), same_halo);
+    EXPECT_TRUE(row(st, 1, 3).main_progenitor.none());
+    EXPECT_EQ(row(st, 1, 2).lineage == 1, same_halo);
+  }
+}
+
+// A dead peak is revived by a descendant with 5 voters (of N_v = 20) with 3 graveyard votes (10 of 20:
+// half, rounded up), not 2.
+TEST(Votes, TheGraveyardVotesScaleToo) {
+  const TreeParams p;  // graveyard 10 of 20
+  for (const auto& [votes, revived] : std::vector<std::pair<std::uint64_t, bool>>{{3, true}, {2, false}}) {
+    TreeState st;
+    Stage s0 = stage(0, {{1, range(1, 40), range(1, 20)}});
+    s0.voters_per_peak = 20;
+    add_stage(st, s0, p);
+    Stage s1 = stage(1, {{2, range(500, 600), range(500, 519)}});  // 1's particles in no peak: it dies
+    s1.voters_per_peak = 20;
+    add_stage(st, s1, p);
+    // Peak 3 has five voters, `votes` of them were 1's voters.
+    std::vector<std::uint64_t> v = range(1, votes);
+    for (std::uint64_t k = votes; k < 5; ++k) v.push_back(700 + k);
+    Stage s2 = stage(2, {{3, range(1, 40), v}});
+    s2.voters_per_peak = 20;
+    add_stage(st, s2, p);
+    EXPECT_EQ(row(st, 2, 3).main_progenitor == (PeakKey{0, 1}), revived) << votes << " votes";
+  }
+}
+
 TEST_F(Tree4, TheTreeSurvivesItsFileRows) {
   Tree tree;
   tree.state = st;

@@ -98,6 +98,7 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
     voters = io::read_voter_rows(vf);
   }
   mergertree::Stage stage = mergertree::make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), voters);
+  stage.voters_per_peak = per_peak;
   const mergertree::SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, threads, man);
   if (!properties.empty()) add_bound_properties(stage, properties, u);
   if (u.known) units = u;
