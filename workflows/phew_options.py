@@ -33,7 +33,7 @@ OPTIONS = {
                     ("compress_grid", "--compress", "flag")],
     "phew-segment": [("threshold", "--threshold", "value"), ("refine_positions", "--refine-positions", "flag")],
     "phew-merge": [("relevance", "--relevance", "value"), ("saddle_threshold", "--saddle-threshold", "value"),
-                   ("mass_threshold", "--mass-threshold", "value"), ("clumps_particles", "--particles", "snapshot"),
+                   ("noise_floor", "--noise-floor", "value"), ("mass_threshold", "--mass-threshold", "value"), ("clumps_particles", "--particles", "snapshot"),
                    ("clumps_export_text", "--export-text", "flag")],
     "unbind": [("unbind_potential", "--potential", "value"), ("unbind_centre", "--centre", "value"),
                ("types", "--types", "value"), ("units", "--units", "value")],

@@ -105,6 +105,10 @@ void write_clumps(File& f, const Clumps& c, const mpi::Comm& comm) {
     f.write_attribute(m, "mass_threshold", *meta.mass_threshold);
     f.write_attribute(m, "mass_threshold_text", meta.mass_threshold_text);
   }
+  if (meta.noise_floor) {
+    f.write_attribute(m, "noise_floor", *meta.noise_floor);
+    f.write_attribute(m, "noise_floor_text", meta.noise_floor_text);
+  }
 
   UnitNames units;
   units.length = grid.length_units;

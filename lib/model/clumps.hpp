@@ -61,6 +61,8 @@ struct ClumpsMeta {
   std::optional<double> second_relevance;
   std::optional<double> mass_threshold;  // absolute
   std::string mass_threshold_text;
+  std::optional<double> noise_floor;  // absolute: peaks lighter than it were noise
+  std::string noise_floor_text;
   bool with_particles = false;
   std::string velocity_units;
 };

@@ -22,14 +22,16 @@ using Vec3 = std::array<double, 3>;
 // This rank's block of the peak table and every one of the file's n_saddles saddles that touches it,
 // read in bounded chunks.
 void read_graph(const CatalogueSource& f, std::uint64_t n_saddles, PeakGraph& g, std::vector<Vec3>& position,
-                const mpi::Comm& comm) {
+                std::vector<double>& mass, const mpi::Comm& comm) {
   const std::size_t n = g.density.size();
   if (n > 0) {
     const auto rows = f.peaks(static_cast<std::uint64_t>(g.first - 1), n);
     position.resize(n);
+    mass.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       g.density[i] = rows[i].density;
       position[i] = rows[i].position;
+      mass[i] = rows[i].mass;
     }
   }
   constexpr std::uint64_t kChunk = 1 << 20;  // bounded memory however many saddles there are
@@ -227,12 +229,23 @@ Merging merge_peaks(const CatalogueSource& in, const model::PatchesHeader& heade
   core::enter(phase, "graph");
   Merging mg{PeakGraph(npeaks, comm), {}, {}, {}, {}, {}, {}, {}, {}, {}};
   PeakGraph& g = mg.graph;
-  mpi::agree(comm, [&] { read_graph(in, header.n_saddles, g, mg.position, comm); });
+  std::vector<double> mass;
+  mpi::agree(comm, [&] { read_graph(in, header.n_saddles, g, mg.position, mass, comm); });
   const std::size_t n = g.density.size();
   mg.key0 = key_saddles(g);
 
   core::enter(phase, "noise");
-  const MergeOutcome noise = merge_levels(g, {Criterion::Kind::relevance, p.relevance, density_threshold, true}, comm, p.shuffle_seed);
+  Criterion noise_rule{Criterion::Kind::relevance, p.relevance, density_threshold, true};
+  if (p.noise_floor) {
+    // Fixed point on a unit every rank agrees on (the heaviest patch), so merged masses add exactly.
+    double heaviest = 0;
+    for (double m : mass) heaviest = std::max(heaviest, m);
+    const core::FixedScale scale = core::FixedScale::for_terms(comm.max(heaviest));
+    g.mass.resize(n);
+    for (std::size_t i = 0; i < n; ++i) g.mass[i] = scale.to_fixed(mass[i]);
+    noise_rule.min_mass = scale.to_fixed(*p.noise_floor);
+  }
+  const MergeOutcome noise = merge_levels(g, noise_rule, comm, p.shuffle_seed);
   const std::vector<std::int64_t> root = resolve_roots(g, into_of(g, noise), comm);
   std::vector<char> discarded(n, 0);
   for (std::int64_t id : noise.discarded) discarded[g.local(id)] = 1;
@@ -245,10 +258,12 @@ Merging merge_peaks(const CatalogueSource& in, const model::PatchesHeader& heade
   mg.is_clump = g.alive;
   summary.n_clumps = comm.sum<std::uint64_t>(static_cast<std::uint64_t>(std::count(mg.is_clump.begin(), mg.is_clump.end(), 1)));
   summary.noise_levels = noise.levels;
+  summary.n_below_noise_floor = comm.sum(noise.n_light);
   summary.noise_rounds = noise.rounds_per_level;
-  core::log::info("noise removal: {} peaks -> {} level-0 clumps in {} levels ({} discarded)", core::log::thousands(npeaks),
-            core::log::thousands(static_cast<long long>(summary.n_clumps)), noise.levels,
-            core::log::thousands(comm.sum<std::int64_t>(static_cast<std::int64_t>(noise.discarded.size()))));
+  core::log::info("noise removal: {} peaks -> {} level-0 clumps in {} levels ({} discarded; {} by the noise floor alone)",
+            core::log::thousands(npeaks), core::log::thousands(static_cast<long long>(summary.n_clumps)), noise.levels,
+            core::log::thousands(comm.sum<std::int64_t>(static_cast<std::int64_t>(noise.discarded.size()))),
+            core::log::thousands(summary.n_below_noise_floor));
 
   core::enter(phase, "hierarchy");
   if (p.saddle_threshold)
@@ -382,6 +397,8 @@ Catalogue build_catalogue(const CatalogueSource& in, const CatalogueParams& p, c
   out.meta.second_relevance = p.second_relevance;
   out.meta.mass_threshold = p.mass_threshold;
   out.meta.mass_threshold_text = p.mass_threshold_text;
+  out.meta.noise_floor = p.noise_floor;
+  out.meta.noise_floor_text = p.noise_floor_text;
   out.meta.with_particles = in.has_particles();
   out.meta.velocity_units = p.velocity_units;
   return result;

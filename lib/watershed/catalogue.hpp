@@ -22,6 +22,9 @@ namespace phew::watershed {
 // tool's options, the workflow schema and the docs show them (tests/cli/defaults.bats checks they agree).
 inline constexpr double kDefaultRelevance = 3;
 inline constexpr const char* kDefaultSaddleThreshold = "200mean";
+// The noise floor: RAMSES' mass_threshold for its clumps and merger trees (10 particles in its merger-tree
+// runs), applied in the noise removal (docs/thresholds.md#noise-and-the-merger-tree).
+inline constexpr const char* kDefaultNoiseFloor = "10particles";
 
 struct CatalogueParams {
   double relevance = kDefaultRelevance;    // noise removal: peaks with peak/key saddle below it merge
@@ -30,6 +33,10 @@ struct CatalogueParams {
   std::optional<double> second_relevance;  // or: merge again with this higher relevance
   std::optional<double> mass_threshold;    // absolute; the catalogue lists only clumps and haloes this massive
   std::string mass_threshold_text;
+  // Absolute; noise removal: a peak lighter than this (with what merged into it) is noise however dense
+  // its peak, and merges through its key saddle as an irrelevant one does (watershed::Criterion::min_mass).
+  std::optional<double> noise_floor;
+  std::string noise_floor_text;
   unsigned shuffle_seed = 0;               // test hook: shuffles the local merging order (must not matter)
   // Of the particles' velocities, as the snapshot names them (Units::peculiar_velocity_name: the readers
   // convert to peculiar); set with particles, unused without.
@@ -70,6 +77,7 @@ struct CatalogueSummary {
   int noise_levels = 0, hierarchy_levels = 0;
   std::vector<int> noise_rounds, hierarchy_rounds;
   double mass_above_threshold = 0, mass_discarded = 0;
+  std::int64_t n_below_noise_floor = 0;  // peaks that were noise by their mass alone
 };
 
 struct Catalogue {

@@ -74,32 +74,60 @@ MergeOutcome merge_levels(PeakGraph& g, const Criterion& c, const mpi::Comm& com
 
   for (std::int64_t level = 1;; ++level) {
     // 1. Decisions from the graph as it stands: merge upward through the key saddle when the criterion
-    // says so. The order of this loop does not matter; the test hook shuffles it to prove that.
+    // says so (downward too for a node below the mass floor, after the lookup below). The order of this
+    // loop does not matter; the test hook shuffles it to prove that.
     if (shuffle_seed) std::shuffle(order.begin(), order.end(), rng);
     const std::vector<KeySaddle> key = key_saddles(g);
     std::vector<std::int64_t> into(n, 0);
     std::vector<Merger> level_mergers;
+    std::vector<std::size_t> light_down;  // noise by their mass, but their key neighbour is less dense
+    std::vector<char> by_mass(n, 0);      // noise by their mass alone (relevant by density)
     for (std::size_t i : order) {
       if (!g.alive[i]) continue;
       const std::int64_t id = g.first + static_cast<std::int64_t>(i);
       const KeySaddle& k = key[i];
+      bool light = false;
       if (c.kind == Criterion::Kind::relevance) {
         const double base = k.to ? k.saddle : c.isolated_density;
-        const bool irrelevant = g.density[i] < c.value * base;  // density / base < R, without dividing
-        if (!irrelevant) continue;
+        const bool faint = g.density[i] < c.value * base;  // density / base < R, without dividing
+        light = c.min_mass > 0 && g.mass[i] < c.min_mass;
+        by_mass[i] = light && !faint;
+        if (!faint && !light) continue;
         if (k.to == 0) {
           if (c.discard_isolated) {
             g.alive[i] = 0;
             out.discarded.push_back(id);
+            out.n_light += by_mass[i];
           }
           continue;
         }
       } else if (k.to == 0 || !(k.saddle > c.value)) {
         continue;
       }
-      if (k.to < id) {  // upward only: lower ID = denser
+      if (k.to < id) {  // upward: lower ID = denser
         into[i] = k.to;
         level_mergers.push_back({id, k.to, level, k.saddle});
+        out.n_light += by_mass[i];
+      } else if (light) {
+        light_down.push_back(i);
+      }
+    }
+    // A light node merges downward too, unless its neighbour merges into it: key neighbours form no
+    // cycle but such pairs (a key neighbour's key neighbour is the node only when the two are each
+    // other's), so the pairs are the only cycles to avoid, and the upward merger wins.
+    if (comm.any(!light_down.empty())) {
+      std::sort(light_down.begin(), light_down.end());
+      std::vector<std::int64_t> ask;
+      for (std::size_t i : light_down) ask.push_back(key[i].to);
+      const auto theirs = mpi::lookup<std::int64_t, std::int64_t>(
+          comm, ask, [&](std::int64_t id) { return g.owner(id); }, [&](std::int64_t id) { return into[g.local(id)]; });
+      for (std::size_t j = 0; j < light_down.size(); ++j) {
+        const std::size_t i = light_down[j];
+        const std::int64_t id = g.first + static_cast<std::int64_t>(i);
+        if (theirs[j] == id) continue;
+        into[i] = key[i].to;
+        level_mergers.push_back({id, key[i].to, level, key[i].saddle});
+        out.n_light += by_mass[i];
       }
     }
     if (!comm.any(!level_mergers.empty())) break;
@@ -113,6 +141,16 @@ MergeOutcome merge_levels(PeakGraph& g, const Criterion& c, const mpi::Comm& com
     out.rounds_per_level.push_back(rounds);
     for (std::size_t i = 0; i < n; ++i)
       if (into[i]) g.alive[i] = 0;
+    if (c.min_mass > 0) {  // the mass merged into each representative, added exactly
+      struct Gain {
+        std::int64_t to;
+        core::FixedInt mass;
+      };
+      std::vector<Gain> gains;
+      for (std::size_t i = 0; i < n; ++i)
+        if (into[i]) gains.push_back({rep[i], g.mass[i]});
+      for (const Gain& x : mpi::route(comm, gains, [&](const Gain& x) { return g.owner(x.to); })) g.mass[g.local(x.to)] += x.mass;
+    }
 
     // 3. Edges move to the representatives of both ends; self-loops vanish, parallel edges keep the
     // highest saddle.

@@ -13,6 +13,7 @@ namespace {
 
 struct Graph {
   std::vector<double> density;  // by ID - 1; IDs are in canonical (density-descending) order
+  std::vector<double> mass;     // by ID - 1 (whole numbers: the reference adds them as doubles); empty: 1 each
   std::map<std::pair<std::int64_t, std::int64_t>, double> saddles;  // (a < b) -> density
 };
 
@@ -25,17 +26,25 @@ struct Result {
 };
 
 // The parallel path: each rank builds its block of the graph, merges, and the result is gathered.
-Result distributed(const Graph& gr, double R, double threshold, std::optional<double> S, unsigned shuffle = 0) {
+Result distributed(const Graph& gr, double R, double threshold, std::optional<double> S, unsigned shuffle = 0,
+                   double floor = 0) {
   const mpi::Comm comm;
   const auto n = static_cast<std::int64_t>(gr.density.size());
   PeakGraph g(n, comm);
   for (std::size_t i = 0; i < g.density.size(); ++i) g.density[i] = gr.density[static_cast<std::size_t>(g.first - 1) + i];
+  const core::FixedScale scale = core::FixedScale::for_terms(1000.0);
+  Criterion noise_rule{Criterion::Kind::relevance, R, threshold, true};
+  if (floor > 0) {
+    for (std::size_t i = 0; i < g.density.size(); ++i)
+      g.mass.push_back(scale.to_fixed(gr.mass.empty() ? 1.0 : gr.mass[static_cast<std::size_t>(g.first - 1) + i]));
+    noise_rule.min_mass = scale.to_fixed(floor);
+  }
   for (const auto& [ab, s] : gr.saddles) {
     if (g.owner(ab.first) == comm.rank()) g.edges.push_back({ab.first, ab.second, s});
     if (g.owner(ab.second) == comm.rank()) g.edges.push_back({ab.second, ab.first, s});
   }
   g.normalise_edges();
-  const MergeOutcome noise = merge_levels(g, {Criterion::Kind::relevance, R, threshold, true}, comm, shuffle);
+  const MergeOutcome noise = merge_levels(g, noise_rule, comm, shuffle);
   std::vector<std::int64_t> into(g.density.size(), 0);
   for (const Merger& m : noise.mergers) into[g.local(m.node)] = m.into;
   const auto root = resolve_roots(g, into, comm);
@@ -68,8 +77,10 @@ Result distributed(const Graph& gr, double R, double threshold, std::optional<do
 }
 
 // The paper's serial algorithm on a whole graph (Sec. 2.4-2.6): level by level, key saddles from the
-// merged saddle lists, upward merges only, isolated irrelevant peaks discarded.
-Result reference(const Graph& gr, double R, double threshold, std::optional<double> S) {
+// merged saddle lists, upward merges only, isolated irrelevant peaks discarded; with a noise floor, a
+// node lighter than it (with what merged into it) is noise too and merges through its key saddle either
+// way, unless that neighbour merges into it (merge.hpp).
+Result reference(const Graph& gr, double R, double threshold, std::optional<double> S, double floor = 0) {
   const auto n = static_cast<std::int64_t>(gr.density.size());
   std::vector<std::map<std::int64_t, double>> adj(static_cast<std::size_t>(n) + 1);
   for (const auto& [ab, s] : gr.saddles) {
@@ -81,10 +92,12 @@ Result reference(const Graph& gr, double R, double threshold, std::optional<doub
   std::vector<char> alive(static_cast<std::size_t>(n) + 1, 1), discarded(static_cast<std::size_t>(n) + 1, 0);
   std::vector<std::int64_t> parent(static_cast<std::size_t>(n) + 1), level(static_cast<std::size_t>(n) + 1, 0);
   for (std::int64_t i = 0; i <= n; ++i) parent[static_cast<std::size_t>(i)] = i;
+  std::vector<double> mass(static_cast<std::size_t>(n) + 1, 1.0);
+  for (std::size_t i = 0; i < gr.mass.size(); ++i) mass[i + 1] = gr.mass[i];
 
   auto run = [&](bool noise) {
     for (std::int64_t lev = 1;; ++lev) {
-      std::map<std::int64_t, std::int64_t> into;
+      std::map<std::int64_t, std::int64_t> into, down;
       for (std::int64_t p = 1; p <= n; ++p) {
         if (!alive[static_cast<std::size_t>(p)]) continue;
         const auto& nb = adj[static_cast<std::size_t>(p)];
@@ -98,18 +111,25 @@ Result reference(const Graph& gr, double R, double threshold, std::optional<doub
         const double rho = gr.density[static_cast<std::size_t>(p - 1)];
         bool merge;
         if (noise) {
-          if (rho >= R * (key ? ks : threshold)) continue;
+          const bool light = floor > 0 && mass[static_cast<std::size_t>(p)] < floor;
+          if (rho >= R * (key ? ks : threshold) && !light) continue;
           if (key == 0) {
             alive[static_cast<std::size_t>(p)] = 0;
             discarded[static_cast<std::size_t>(p)] = 1;
             continue;
           }
           merge = key < p;
+          if (!merge && light) down[p] = key;
         } else {
           merge = key != 0 && ks > *S && key < p;
         }
         if (merge) into[p] = key;
       }
+      for (const auto& [p, q] : down) {
+        const auto it = into.find(q);
+        if (it == into.end() || it->second != p) into[p] = q;
+      }
+      down.clear();
       if (into.empty()) return;
       for (auto& [p, q] : into) {
         if (!noise) {
@@ -123,6 +143,9 @@ Result reference(const Graph& gr, double R, double threshold, std::optional<doub
       };
       std::map<std::int64_t, std::int64_t> r;
       for (auto& [p, q] : into) r[p] = root(p);
+      std::vector<double> gained(mass.size(), 0.0);
+      for (auto& [p, q] : r) gained[static_cast<std::size_t>(q)] += mass[static_cast<std::size_t>(p)];
+      for (std::size_t i = 0; i < mass.size(); ++i) mass[i] += gained[i];
       for (auto& [p, q] : r) {
         alive[static_cast<std::size_t>(p)] = 0;
         for (std::int64_t i = 1; i <= n; ++i)
@@ -211,6 +234,44 @@ TEST(Merge, RandomGraphsMatchTheSerialReference) {
       EXPECT_EQ(distributed(g, R, 10.0, std::nullopt), reference(g, R, 10.0, std::nullopt)) << seed << " " << R;
       EXPECT_EQ(distributed(g, R, 10.0, 20.0), reference(g, R, 10.0, 20.0)) << seed << " " << R;
     }
+  }
+}
+
+// Peaks 1..5 (denser first), masses 50, 3, 4, 2, 30, floor 10. 2 (3 particles' mass) sits on 1: it merges
+// up into 1 although its relevance is 4. 3 (4) and 4 (2) are key neighbours of each other, the pair on
+// its own (isolated from the rest) but for a low saddle to 5: 4 merges up into 3 (light and upward; 3,
+// light too, points down to 4 but 4 merges into it, so 3 stays); 3 now weighs 6, still light: at level 2
+// it merges down into 5 (its key neighbour now, through the saddle 1), which keeps its ID. 5 (30) stands.
+TEST(Merge, TheNoiseFloorMergesLightPeaksEitherWay) {
+  Graph g;
+  g.density = {100, 90, 80, 70, 20};
+  g.mass = {50, 3, 4, 2, 30};
+  g.saddles[{1, 2}] = 22.5;  // relevance of 2: 4
+  g.saddles[{3, 4}] = 10;    // relevance of 4: 7
+  g.saddles[{3, 5}] = 1;
+  g.saddles[{4, 5}] = 0.5;
+  const Result r = distributed(g, 3.0, 5.0, std::nullopt, 0, 10.0);
+  EXPECT_EQ(r.clump, (std::vector<std::int64_t>{1, 1, 5, 5, 5}));
+  EXPECT_EQ(r, reference(g, 3.0, 5.0, std::nullopt, 10.0));
+  // Without the floor every peak is relevant.
+  EXPECT_EQ(distributed(g, 3.0, 5.0, std::nullopt).clump, (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
+  // An isolated light peak is discarded.
+  Graph lone;
+  lone.density = {100};
+  lone.mass = {3};
+  EXPECT_EQ(distributed(lone, 3.0, 5.0, std::nullopt, 0, 10.0).clump, (std::vector<std::int64_t>{0}));
+}
+
+TEST(Merge, RandomGraphsWithANoiseFloorMatchTheSerialReference) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    Graph g = random_graph(60, seed);
+    std::mt19937_64 rng(seed + 1000);
+    for (std::size_t i = 0; i < g.density.size(); ++i) g.mass.push_back(static_cast<double>(1 + rng() % 30));
+    for (double R : {1.3, 3.0})
+      for (double floor : {5.0, 12.0, 40.0})
+        for (const unsigned shuffle : {0u, 3u})
+          EXPECT_EQ(distributed(g, R, 10.0, 20.0, shuffle, floor), reference(g, R, 10.0, 20.0, floor))
+              << seed << " " << R << " " << floor;
   }
 }
 

@@ -22,7 +22,13 @@ has a lower ID (upward only, through the key saddle); noise removal (relevance <
 irrelevant nodes; chains within a level go to their root; the merged nodes' saddles move to their
 representatives, keeping the highest per pair; levels repeat until one merges nothing. The hierarchy is
 the same on the level-0 clumps with "key saddle > S" (or relevance < R2), isolated clumps stay.
+Noise floor (clumps.h5's `noise_floor`): in the noise removal a node whose mass (its patch's, with what
+merged into it) is below the floor is noise too: it merges through its key saddle whichever way that
+points, unless its key neighbour merges into it in the same level; isolated, it is discarded. Masses
+are added exactly as the tool adds them: each patch's mass rounded once to a multiple of 2^(e-80), where
+2^e is just above the heaviest patch, and added as integers.
 """
+import math
 import re
 import sys
 from itertools import product
@@ -223,26 +229,34 @@ def key_saddle(adj, i):
     return best
 
 
-def merge_levels(adj, density, alive, crit, threshold):
-    """Merges in place (adj, alive). crit: ('relevance', R, discard_isolated) or ('saddle', S).
+def merge_levels(adj, density, alive, crit, threshold, mass=None, floor=None):
+    """Merges in place (adj, alive, mass). crit: ('relevance', R, discard_isolated) or ('saddle', S); with
+    the relevance, `mass` ({id: integer units}) below `floor` is noise too.
     Returns (mergers [(node, into, level, saddle)], discarded [ids])."""
     mergers, discarded = [], []
     level = 0
     while True:
-        into = {}
+        into, down = {}, {}
         for i in sorted(alive):
             to, s = key_saddle(adj, i)
             if crit[0] == "relevance":
                 base = s if to else threshold
-                if not density[i] < crit[1] * base:  # relevant: density / base >= R
+                light = floor is not None and mass[i] < floor
+                if not density[i] < crit[1] * base and not light:  # relevant: density / base >= R
                     continue
                 if to == 0:
                     if crit[2]:
                         discarded.append(i)
                     continue
+                if to > i and light:
+                    down[i] = (to, s)
+                    continue
             elif to == 0 or not s > crit[1]:
                 continue
             if to < i:
+                into[i] = (to, s)
+        for i, (to, s) in down.items():
+            if into.get(to, (0,))[0] != i:
                 into[i] = (to, s)
         for i in discarded:
             alive.discard(i)
@@ -258,6 +272,9 @@ def merge_levels(adj, density, alive, crit, threshold):
             return i
 
         rep = {i: root(i) for i in into}
+        if mass is not None:
+            for i, r in rep.items():
+                mass[r] += mass[i]
         new = {}
         for i in list(adj):
             ri = rep.get(i, i)
@@ -274,8 +291,18 @@ def merge_levels(adj, density, alive, crit, threshold):
         adj.update({i: new.get(i, {}) for i in alive})
 
 
-def merge(density, saddles, threshold, relevance, saddle_threshold=None, second_relevance=None):
-    """density: {id: peak density}; saddles: (peak_a, peak_b, density) arrays. Returns a dict."""
+def fixed_point(masses, floor):
+    """The patches' masses and the floor in the tool's fixed-point units (see the module's docstring)."""
+    heaviest = max(masses.values(), default=0.0)
+    e = math.frexp(heaviest)[1] if heaviest > 0 else 0
+    units = lambda m: int(math.ldexp(m, 80 - e))  # truncated towards zero, as the tool does
+    return {i: units(m) for i, m in masses.items()}, units(floor)
+
+
+def merge(density, saddles, threshold, relevance, saddle_threshold=None, second_relevance=None, masses=None,
+          noise_floor=None):
+    """density: {id: peak density}; saddles: (peak_a, peak_b, density) arrays; masses {id: patch mass} and
+    noise_floor (absolute) for the floor. Returns a dict."""
     ids = sorted(density)
     adj = {i: {} for i in ids}
     for a, b, s in zip(*saddles):
@@ -284,7 +311,8 @@ def merge(density, saddles, threshold, relevance, saddle_threshold=None, second_
         adj[b][a] = max(adj[b].get(a, -np.inf), s)
     key0 = {i: key_saddle(adj, i) for i in ids}
     alive = set(ids)
-    noise, discarded = merge_levels(adj, density, alive, ("relevance", relevance, True), threshold)
+    mass, floor = fixed_point(masses, noise_floor) if noise_floor else (None, None)
+    noise, discarded = merge_levels(adj, density, alive, ("relevance", relevance, True), threshold, mass, floor)
     into = {m[0]: m[1] for m in noise}
     gone = set(discarded)
 
@@ -320,8 +348,11 @@ def check_merge(patches_path, clumps_path, grid_path, relevance, saddle_text=Non
         dens = p["peaks/density"][()]
         density = {i + 1: float(d) for i, d in enumerate(dens)}
         sad = (p["saddles/peak_a"][()], p["saddles/peak_b"][()], p["saddles/density"][()])
+        masses = {i + 1: float(m) for i, m in enumerate(p["peaks/mass"][()])}
+    with h5py.File(clumps_path, "r") as c:
+        floor = float(c.attrs["noise_floor"]) if "noise_floor" in c.attrs else None
     S = threshold_value(saddle_text, attrs) if saddle_text is not None else None
-    ref = merge(density, sad, thr, relevance, S, second_relevance)
+    ref = merge(density, sad, thr, relevance, S, second_relevance, masses, floor)
     peak_labels = read_labels(patches_path, "peak")
 
     def same(name, have, want):

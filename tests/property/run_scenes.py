@@ -71,6 +71,7 @@ def plan(o):
     if o["region"]:
         grid += ["--region", ",".join(f"{v:g}" for v in o["region"])]
     pm = o["pm_mesh"]
+    floor = ["--noise-floor", o["noise_floor"]] if o.get("noise_floor") else []
     amr = o.get("amr")
     if amr:  # an adaptive mesh: --grid is the coarse grid
         grid += ["--refine", f"{amr['refine']:g}", "--levels", str(amr["levels"])]
@@ -85,16 +86,16 @@ def plan(o):
                               f"{p}.patches_refined.h5", [f"{p}.grid"]))
         if k == 0:
             steps.append(Step(f"{p}.clumps_rel", ["phew-merge", f"{p}.patches.h5", "-o", f"{p}.clumps_rel.h5",
-                                                  "--relevance", str(o["relevance"]), "--saddle-threshold", "none"],
+                                                  "--relevance", str(o["relevance"]), "--saddle-threshold", "none"] + floor,
                               f"{p}.clumps_rel.h5", [f"{p}.patches"]))
             steps.append(Step(f"{p}.clumps_sec", ["phew-merge", f"{p}.patches.h5", "-o", f"{p}.clumps_sec.h5",
                                                   "--relevance", str(o["relevance"]),
-                                                  "--second-relevance", str(o["second_relevance"])],
+                                                  "--second-relevance", str(o["second_relevance"])] + floor,
                               f"{p}.clumps_sec.h5", [f"{p}.patches"]))
         extra = ["--particles", snap, "--export-text"] if k == 0 else []
         steps.append(Step(f"{p}.clumps", ["phew-merge", f"{p}.patches.h5", "-o", f"{p}.clumps.h5",
                                           "--relevance", str(o["relevance"]), "--saddle-threshold", o["saddle_threshold"]]
-                          + extra, f"{p}.clumps.h5", [f"{p}.patches"]))
+                          + floor + extra, f"{p}.clumps.h5", [f"{p}.patches"]))
         if k == 0:  # unbind after merge: the profile potential, and the tree with another centre and the saddle
             steps.append(Step(f"{p}.bound", ["unbind", f"{p}.clumps.h5", snap, "-o", f"{p}.bound.h5"],
                               f"{p}.bound.h5", [f"{p}.clumps"]))

@@ -250,6 +250,9 @@ def make(seed, out, grid=None):
     amr_rng = np.random.default_rng([seed, 31])
     amr = ({"refine": float(amr_rng.choice([2, 4, 8, 16])), "levels": int(amr_rng.choice([0, 1, 2, 3]))}
            if amr_rng.uniform() < 0.35 else None)
+    # phew-merge's noise floor: the default (None: not given), none, or a few particles' mass.
+    floor_rng = np.random.default_rng([seed, 37])
+    noise_floor = [None, "none", "3particles", "30particles"][int(floor_rng.integers(4))]
     opts = {
         "seed": seed,
         "files": nfiles,
@@ -267,6 +270,7 @@ def make(seed, out, grid=None):
         "relevance": rel,
         "saddle_threshold": f"{thr * float(rng.choice([1.02, 1.1, 1.3, 1.6, 2.5, 10])):.4g}mean",
         "second_relevance": float(rel * rng.choice([1.5, 2, 4])),
+        "noise_floor": noise_floor,
         "deblend": ["--min-particles", str(rng.choice([10, 20, 50])), "--bin-fraction", str(rng.choice([0.2, 0.25, 0.35]))],
         "voters": ["--n-voters", str(n_voters := int(rng.choice([10, 20, 30])))]
                   + (["--search-radius", f"{mcell * rng.uniform(1, 6):.4g}"] if rng.uniform() < 0.5 else []),

@@ -44,6 +44,7 @@ const manifest::Fields<watershed::CatalogueSummary> kSummary =
         .field("n_clumps_level0", &watershed::CatalogueSummary::n_clumps)
         .field("n_haloes", &watershed::CatalogueSummary::n_halos)
         .field("noise_levels", &watershed::CatalogueSummary::noise_levels)
+        .field("n_below_noise_floor", &watershed::CatalogueSummary::n_below_noise_floor)
         .field("noise_rounds_per_level", &watershed::CatalogueSummary::noise_rounds)
         .field("hierarchy_levels", &watershed::CatalogueSummary::hierarchy_levels)
         .field("hierarchy_rounds_per_level", &watershed::CatalogueSummary::hierarchy_rounds)
@@ -59,6 +60,15 @@ watershed::CatalogueParams catalogue_params(const MergeParams& checked, const gr
   params.shuffle_seed = tool::test_shuffle_seed();  // the merging order must not matter
   if (checked.saddle) params.saddle_threshold = checked.saddle->resolve(grid.mean_density, grid.critical_density);
   if (checked.mass) params.mass_threshold = checked.mass->resolve(grid.particle_mass);
+  // The floor's particle: the particles' mass, or their mean mass when they differ (gas and dark matter),
+  // as cic-project's refinement counts them. A grid of no particles has no peaks to floor.
+  const double per_particle = grid.particle_mass > 0 ? grid.particle_mass
+                              : grid.n_particles > 0 ? grid.total_mass / static_cast<double>(grid.n_particles)
+                                                     : 0.0;
+  if (checked.noise_floor && (per_particle > 0 || checked.noise_floor->unit == core::MassThreshold::Unit::absolute)) {
+    params.noise_floor = checked.noise_floor->resolve(per_particle);
+    params.noise_floor_text = checked.noise_floor->to_string();
+  }
   params.saddle_threshold_text = checked.saddle ? checked.saddle->to_string() : "";
   params.mass_threshold_text = checked.mass ? checked.mass->to_string() : "";
   return params;
@@ -72,6 +82,7 @@ void record_thresholds(manifest::Builder& m, const MergeParams& checked, const w
   m.parameter("saddle-threshold", checked.saddle ? checked.saddle->to_string() : "none");
   m.parameter("saddle_threshold_used", params.saddle_threshold ? Json(*params.saddle_threshold) : Json(nullptr), grid.density_units);
   m.parameter("mass_threshold_used", params.mass_threshold ? Json(*params.mass_threshold) : Json(nullptr), grid.mass_units);
+  m.parameter("noise_floor_used", params.noise_floor ? Json(*params.noise_floor) : Json(nullptr), grid.mass_units);
   m.parameter("density_threshold", density_threshold, grid.density_units);
 }
 
@@ -93,6 +104,10 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
                  "Instead of a saddle threshold, merge clumps again with this higher relevance threshold");
   app.add_option("-m,--mass-threshold", opt.mass_threshold,
                  "Only list clumps and haloes at least this massive: absolute or 10particles (filters the catalogue only)");
+  app.add_option("--noise-floor", opt.noise_floor,
+                 "Peaks lighter than this are noise and merge into their key neighbour: absolute or 10particles; "
+                 "none for no floor")
+      ->default_str(watershed::kDefaultNoiseFloor);
   app.add_option("--particles", opt.particles, "Snapshot: give each particle its clump and halo, add particle masses and bulk velocities");
   app.add_option("-t,--types", opt.types, "Particle types for --particles (auto: those the grid was made of)")
       ->capture_default_str();
@@ -105,7 +120,7 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
 }
 
 MergeParams check_merge_options(const MergeOptions& opt) {
-  MergeParams o{opt.relevance, std::nullopt, std::nullopt, std::nullopt, tool::parse_threads(opt.threads)};
+  MergeParams o{opt.relevance, std::nullopt, std::nullopt, std::nullopt, std::nullopt, tool::parse_threads(opt.threads)};
   if (!(opt.relevance > 1) || !std::isfinite(opt.relevance))
     throw core::Error::usage("--relevance {} must be a finite number above 1 (a peak is relevant when peak/saddle >= it)",
                              opt.relevance);
@@ -121,6 +136,8 @@ MergeParams check_merge_options(const MergeOptions& opt) {
     o.second_relevance = opt.second_relevance;
   }
   if (!opt.mass_threshold.empty()) o.mass = core::MassThreshold::parse(opt.mass_threshold);
+  const std::string floor = opt.noise_floor.empty() ? watershed::kDefaultNoiseFloor : opt.noise_floor;
+  if (floor != "none") o.noise_floor = core::MassThreshold::parse(floor);
   if (!opt.units.empty() && opt.particles.empty())
     throw core::Error::usage("--units describes the snapshot of --particles: give both or neither");
   return o;

@@ -18,6 +18,7 @@ struct MergeOptions {
   std::string saddle_threshold;  // empty: kDefaultSaddleThreshold, unless --second-relevance; "none": no hierarchy
   double second_relevance = 0;
   std::string mass_threshold;
+  std::string noise_floor;  // empty: kDefaultNoiseFloor; "none": no floor
   std::string particles;
   std::string units;  // --units (tool/snapshot_input.hpp)
   std::string types = "auto";
@@ -32,6 +33,7 @@ struct MergeParams {
   std::optional<core::DensityThreshold> saddle;
   std::optional<double> second_relevance;
   std::optional<core::MassThreshold> mass;
+  std::optional<core::MassThreshold> noise_floor;
   int threads = 0;  // 0: auto
 };
 
