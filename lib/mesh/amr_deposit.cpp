@@ -22,11 +22,13 @@ struct Particle {
 }  // namespace
 
 std::int64_t amr_margin(const RefinementParams& params) {
-  // Per level the rule reaches one cell for the kernel's counts, `buffer` cells for the buffer and one
-  // for the balance; the levels' cells halve, so all levels together reach less than twice level 0's
-  // share. The deposit adds a cloud (TSC: 1.5 cells) and the leaf a particle falls in; one more for
-  // rounding onto plane boundaries.
-  return 2 * (params.buffer + 2) + 3;
+  // The flags: per level the rule reaches one cell for the kernel's counts and `buffer` cells for the
+  // buffer; the levels' cells halve, so all levels together reach less than twice level 0's share. The
+  // balance's closure over them: at each level 1 + buffer cells around a parent, one more for the parent
+  // itself, halving too. The deposit adds a cloud (TSC: 1.5 cells) and the leaf a particle falls in; one
+  // more for rounding onto plane boundaries.
+  const std::int64_t flags = 2 * (params.buffer + 1), closure = 2 * (params.buffer + 2);
+  return flags + closure + 3;
 }
 
 namespace {
@@ -78,6 +80,8 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   // The ranks' runs of coarse cells on the Morton curve, cut by particles.
   const CoarseRuns runs = CoarseRuns::by_particles(coarse, params.levels, cell, comm);
   out.cuts = runs.cuts();
+  // For each coarse cell, the ranks whose windows hold it.
+  const CoarseRuns::RanksNear near = comm.size() > 1 ? runs.ranks_near(amr_margin(params)) : CoarseRuns::RanksNear{};
 
   // The window: this rank's particles and those of every coarse cell within `margin` coarse cells of its
   // run on each axis, filed in the canonical order (coarse cell by coarse cell, and within a cell in
@@ -99,7 +103,6 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
       if (cell[p] >= 0) mine.push_back({{position[3 * p], position[3 * p + 1], position[3 * p + 2]}, mass[p], cell[p]});
     position = {};
     mass = {};
-    const CoarseRuns::RanksNear near = runs.ranks_near(amr_margin(params));
     const std::vector<Particle> window = mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
       for (const std::int32_t r : near.of(particle.cell)) emit(static_cast<int>(r));
     });
@@ -112,10 +115,36 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   core::log::verbose("the window of this rank's run of coarse cells: {} particles, filed by coarse cell",
                      core::log::thousands(static_cast<long long>(wmass.size())));
 
+  // The balance's flags: each rank's of its own coarse cells, to every rank whose window holds the cell.
+  struct Flag {
+    std::int64_t level;
+    std::uint64_t code;
+  };
+  const auto coarse_cell = [&](const Flag& f) {
+    const std::uint64_t c = f.code >> (3 * f.level);
+    return coarse.linear({static_cast<std::int64_t>(gather_bits_3(c >> 2)), static_cast<std::int64_t>(gather_bits_3(c >> 1)),
+                          static_cast<std::int64_t>(gather_bits_3(c))});
+  };
+  BalanceExchange exchange{[&](LevelCodes flagged) {
+                             std::vector<Flag> mine;
+                             for (std::size_t l = 0; l < flagged.size(); ++l)
+                               for (const std::uint64_t code : flagged[l]) {
+                                 const Flag f{static_cast<std::int64_t>(l), code};
+                                 if (runs.owner(coarse_cell(f)) == comm.rank()) mine.push_back(f);
+                               }
+                             LevelCodes window(flagged.size());
+                             for (const Flag& f : mpi::scatter_to(comm, std::move(mine), [&](const Flag& f, auto&& emit) {
+                                    for (const std::int32_t r : near.of(coarse_cell(f))) emit(static_cast<int>(r));
+                                  }))
+                               window[static_cast<std::size_t>(f.level)].push_back(f.code);
+                             for (auto& codes : window) std::sort(codes.begin(), codes.end());
+                             return window;
+                           }};
+
   std::vector<std::uint64_t> keys;
   std::vector<double> leaf_mass;
   {
-    Octree tree = build_octree(coarse, params, wpos, wmass, threads);
+    Octree tree = build_octree(coarse, params, wpos, wmass, threads, comm.size() > 1 ? &exchange : nullptr);
     keys = tree.leaf_keys(threads);
     tree.forget_cell_codes();
     core::log::verbose("refined: {} leaves in the window", core::log::thousands(static_cast<long long>(keys.size())));

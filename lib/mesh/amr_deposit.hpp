@@ -6,7 +6,9 @@
 // local: whether a cell splits depends only on the particles and cells near it. So each rank builds the
 // tree of its run from its own particles and copies of the particles of every coarse cell within
 // `margin` coarse cells of it on every axis, wide enough that the rule reaches no owned cell from beyond
-// it (amr_margin), and keeps the leaves of its own coarse cells: one run of the key order, so the runs
+// it (amr_margin). Between the balance's passes each rank sends the flags of its own coarse cells to
+// every rank whose window holds them, so that every window's balance comes from its owners' flags
+// (BalanceExchange). Each rank keeps the leaves of its own coarse cells: one run of the key order, so the runs
 // of ranks 0, 1, ... are the mesh without a sort. The total is a fixed-point sum (core::FixedScale),
 // exact in any order. Every sum runs over the particles in one canonical order, coarse cell by coarse
 // cell (linear index), and in their global order within a cell (rank r's before rank r+1's, each in
@@ -35,8 +37,9 @@ struct AmrDeposit {
   double mass_total = 0;                        // sum of the leaves, the same bits on any ranks (all ranks)
 };
 
-// The coarse cells copied from each side of a rank's run, on each axis: the reach of the refinement rule
-// (kernel, buffer and balance, each level half the size of the one before) and of the deposit.
+// The coarse cells copied from each side of a rank's run, on each axis: the reach of one pass of the
+// refinement rule (kernel and buffer, each level half the size of the one before), of the balance's
+// closure over the flags, and of the deposit.
 std::int64_t amr_margin(const RefinementParams& params);
 
 // Builds the mesh of this rank's particles (positions [n][3], masses [n]; every rank's in global order)

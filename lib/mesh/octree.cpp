@@ -339,16 +339,21 @@ std::vector<double> level_mass(const Octree& tree, int level, grid::Assignment a
   return m;
 }
 
-// Which cells of `level` to split: over the threshold, grown by the buffer, then only those whose 26
-// neighbours exist (so that the new leaves stay within one level of every leaf they touch). In slot
-// order; on threads, each marking or choosing for its own chunk of cells (a mark is a 1 whoever makes
-// it, and the chunks' choices are joined in chunk order), so the result does not depend on them.
+// The cells of `level` over the threshold (`heavy`: codes, sorted), and the existing cells within
+// `buffer` of them, which the first build splits to count the next level's masses (slots, ascending).
+// On threads, each marking for its own chunk of cells (a mark is a 1 whoever makes it), so the result
+// does not depend on them.
 std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const std::vector<double>& m, const RefinementParams& p,
-                                         int threads) {
+                                         int threads, std::vector<std::uint64_t>& heavy) {
   constexpr std::size_t kChunk = std::size_t{1} << 14;
   const double limit = p.refine_particles * p.particle_mass;
   std::vector<char> flag(m.size());
-  for (std::size_t s = 0; s < m.size(); ++s) flag[s] = m[s] > limit;
+  heavy.clear();
+  for (std::size_t s = 0; s < m.size(); ++s) {
+    flag[s] = m[s] > limit;
+    if (flag[s]) heavy.push_back(code_of(tree.cell_at_slot(level, s).index));
+  }
+  if (level == 0) std::sort(heavy.begin(), heavy.end());  // above level 0 the slots are in Morton order
   for (int round = 0; round < p.buffer; ++round) {
     std::vector<char> grown = flag;
     core::parallel_for(threads, m.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
@@ -363,20 +368,9 @@ std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const st
     });
     flag.swap(grown);
   }
-  std::vector<std::vector<std::int64_t>> chosen((m.size() + kChunk - 1) / kChunk);
-  core::parallel_for(threads, m.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
-    auto& out = chosen[b / kChunk];
-    for (std::size_t s = b; s < e; ++s) {
-      if (!flag[s]) continue;
-      bool balanced = true;
-      for_each_neighbour(tree.cell_at_slot(level, s), [&](Cell n) {
-        if (tree.normalise(n) && tree.slot(n) < 0) balanced = false;
-      });
-      if (balanced) out.push_back(static_cast<std::int64_t>(s));
-    }
-  });
   std::vector<std::int64_t> out;
-  for (const auto& c : chosen) out.insert(out.end(), c.begin(), c.end());
+  for (std::size_t s = 0; s < m.size(); ++s)
+    if (flag[s]) out.push_back(static_cast<std::int64_t>(s));
   return out;
 }
 
@@ -404,9 +398,37 @@ PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double
   return PlaneRuns(n, by_plane ? threads : 1, plane_of);
 }
 
-Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::span<const double> position,
-                    std::span<const double> mass, int threads) {
-  check_refinement(coarse, params);
+namespace {
+
+// The cells within r cells of `codes` on level `level`'s lattice (wrapped when periodic, clipped to an
+// open grid), sorted: the cube grown one axis at a time.
+std::vector<std::uint64_t> dilate(const grid::GridGeometry& coarse, int level, std::vector<std::uint64_t> codes, int r) {
+  if (r <= 0 || codes.empty()) return codes;
+  for (std::size_t d = 0; d < 3; ++d) {
+    std::vector<std::uint64_t> grown;
+    grown.reserve(codes.size() * static_cast<std::size_t>(2 * r + 1));
+    for (const std::uint64_t c : codes) {
+      Cell cell{level, index_of(c)};
+      const std::int64_t at = cell.index[d];
+      for (int k = -r; k <= r; ++k) {
+        Cell n = cell;
+        n.index[d] = at + k;
+        if (normalise_cell(coarse, n)) grown.push_back(code_of(n.index));
+      }
+    }
+    std::sort(grown.begin(), grown.end());
+    grown.erase(std::unique(grown.begin(), grown.end()), grown.end());
+    codes = std::move(grown);
+  }
+  return codes;
+}
+
+// The mass rule, level by level: the cells of each level over the threshold (codes). The tree it grows
+// on the way, every heavy cell split with the cells within the buffer, is only the means to count the
+// next level's masses.
+LevelCodes heavy_cells(const grid::GridGeometry& coarse, const RefinementParams& params, std::span<const double> position,
+                       std::span<const double> mass, int threads) {
+  LevelCodes heavy(static_cast<std::size_t>(params.levels) + 1);
   Octree tree(coarse, params.levels);
   const PlaneRuns runs = particle_runs(coarse, position, threads);
   constexpr std::size_t kChunk = std::size_t{1} << 16;  // particles per task of the loops that write per particle
@@ -420,8 +442,9 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
   });
   for (int level = 0; level < params.levels; ++level) {
     const std::vector<double> m = level_mass(tree, level, params.assignment, position, mass, at, runs);
-    const std::vector<std::int64_t> split = cells_to_split(tree, level, m, params, threads);
-    if (split.empty()) break;
+    const auto l = static_cast<std::size_t>(level);
+    const std::vector<std::int64_t> split = cells_to_split(tree, level, m, params, threads, heavy[l]);
+    if (split.empty() || level + 1 == params.levels) break;  // no masses are counted on the finest level
     tree.split_cells(level, split);
     core::parallel_for(threads, mass.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
       for (std::size_t p = b; p < e; ++p) {
@@ -435,7 +458,66 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
       }
     });
   }
+  return heavy;
+}
+
+}  // namespace
+
+LevelCodes balance_closure(const grid::GridGeometry& coarse, const RefinementParams& params, const LevelCodes& flagged) {
+  const auto levels = static_cast<std::size_t>(params.levels);
+  LevelCodes required(levels + 1);
+  for (std::size_t l = levels; l >= 1; --l) {
+    // The parents of the cells that must be split at level l (a parent's code is its child's >> 3; the
+    // order is kept), grown by 1 + buffer on level l-1.
+    std::vector<std::uint64_t> need;
+    if (l < flagged.size()) need = flagged[l];
+    need.insert(need.end(), required[l].begin(), required[l].end());
+    for (std::uint64_t& c : need) c >>= 3;
+    std::sort(need.begin(), need.end());
+    need.erase(std::unique(need.begin(), need.end()), need.end());
+    required[l - 1] = dilate(coarse, static_cast<int>(l) - 1, std::move(need), 1 + params.buffer);
+  }
+  return required;
+}
+
+Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, const LevelCodes& split) {
+  Octree tree(coarse, levels);
+  for (int level = 0; level < levels && static_cast<std::size_t>(level) < split.size(); ++level) {
+    std::vector<std::int64_t> slots;
+    slots.reserve(split[static_cast<std::size_t>(level)].size());
+    for (const std::uint64_t code : split[static_cast<std::size_t>(level)]) {
+      const std::int64_t s = tree.slot(Cell{level, index_of(code)});
+      if (s < 0) {
+        const Index3 i = index_of(code);
+        throw core::Error::internal("octree: cell ({},{},{}) of level {} is to be split but its parent is not", i[0], i[1], i[2], level);
+      }
+      slots.push_back(s);
+    }
+    if (slots.empty()) break;
+    if (level == 0) std::sort(slots.begin(), slots.end());  // above level 0 Morton order is slot order
+    tree.split_cells(level, slots);
+  }
   return tree;
+}
+
+Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::span<const double> position,
+                    std::span<const double> mass, int threads, const BalanceExchange* exchange) {
+  check_refinement(coarse, params);
+  const auto levels = static_cast<std::size_t>(params.levels);
+  // Flagged: the heavy cells and those within the buffer of them, on each level's lattice (cells the
+  // first build did not reach are flagged too: the balance makes them).
+  const LevelCodes heavy = heavy_cells(coarse, params, position, mass, threads);
+  LevelCodes flagged(levels + 1);
+  for (std::size_t l = 0; l < levels; ++l) flagged[l] = dilate(coarse, static_cast<int>(l), heavy[l], params.buffer);
+  if (exchange) flagged = exchange->share(std::move(flagged));
+  const LevelCodes required = balance_closure(coarse, params, flagged);
+  for (std::size_t l = 0; l < levels; ++l) {
+    std::vector<std::uint64_t>& f = flagged[l];
+    f.insert(f.end(), required[l].begin(), required[l].end());
+    std::inplace_merge(f.begin(), f.end() - static_cast<std::ptrdiff_t>(required[l].size()), f.end());
+    f.erase(std::unique(f.begin(), f.end()), f.end());
+  }
+  return Octree::from_split_cells(coarse, params.levels, flagged);
 }
 
 }  // namespace phew::mesh

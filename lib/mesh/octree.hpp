@@ -2,11 +2,21 @@
 // RAMSES refines on particles (m_refine, nexpand; docs/thresholds.md, "An adaptive mesh").
 //
 // Level 0 is the coarse grid (any shape, periodic or a region of an open box). A cell of level l is
-// split into its eight children of level l+1 when it holds more than `refine_particles` particles'
-// worth of mass, counted with the assignment kernel at the cell's own size (RAMSES' m_refine); cells
-// within `buffer` cells of a split cell are split too (RAMSES' nexpand); and a cell is split only when
-// its 26 neighbours of the same level exist, so that leaves touching by a face, an edge or a corner
-// differ by at most one level (RAMSES' mesh consistency). Up to `levels` levels above the coarse grid.
+// heavy when it holds more than `refine_particles` particles' worth of mass, counted with the
+// assignment kernel at the cell's own size from the particles inside that level's cells (RAMSES'
+// m_refine); the cells within `buffer` cells of a heavy cell are flagged with it (RAMSES' nexpand).
+// RAMSES' balance then works from the finest level down (its flag_fine: test_flag, then smooth_fine):
+// the parent of every cell flagged or required at level l+1 is required at level l with the cells
+// within 1 + `buffer` of it. Every flagged and required cell is split: the coarser neighbours of a split
+// cell are split rather than the split declined, so leaves touching by a face, an edge or a corner differ
+// by one level at most, and the threshold surface around a refined core is resolved as RAMSES resolves
+// it. Up to `levels` levels above the coarse grid.
+//
+// The masses are counted level by level on the tree that the heavy cells and their buffers make (the
+// cells a level's masses come from are those the coarser levels split); the balance is then closed once
+// over those flags. RAMSES reaches its mesh step by step as it runs, re-counting the masses of the cells
+// the balance made; counting them once more changes nothing on the shared RAMSES run and 1 % of the
+// leaves on a clustered benchmark box (docs/thresholds.md, "An adaptive mesh").
 //
 // This is the core within one process: the tree of its particles, in their order. The sums of each
 // level and of each leaf run in the particles' order, on any number of threads (plane_runs.hpp), so the
@@ -19,6 +29,7 @@
 #include <phew/mesh/plane_runs.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -43,6 +54,8 @@ class Octree {
   // The tree whose leaves include `leaves` (every ancestor of each is split): the whole mesh, or the part
   // of it a rank holds (its coarse cells and those around them; elsewhere the coarse cells stay leaves).
   static Octree from_leaves(const grid::GridGeometry& coarse, int levels, const std::vector<Cell>& leaves);
+  // The tree whose split cells are `split` (Morton codes per level, sorted; each one's parent split).
+  static Octree from_split_cells(const grid::GridGeometry& coarse, int levels, const std::vector<std::vector<std::uint64_t>>& split);
 
   const grid::GridGeometry& coarse() const { return coarse_; }
   int levels() const { return levels_; }
@@ -120,12 +133,28 @@ void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& 
 // come plane by plane (the deposit's canonical order, coarse cell by coarse cell); else one run.
 PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double> position, int threads);
 
+// Cells of each level's lattice by their Morton codes (a child's code is its parent's << 3 | octant),
+// sorted, per level 0..levels.
+using LevelCodes = std::vector<std::vector<std::uint64_t>>;
+
+// RAMSES' balance, from the finest level down: the cells that must be split at each level because of
+// the flags of finer levels: at level l the cells within 1 + buffer of the parent of a cell flagged, or
+// required, at level l+1. Cells need not exist yet.
+LevelCodes balance_closure(const grid::GridGeometry& coarse, const RefinementParams& params, const LevelCodes& flagged);
+
+// How the ranks close the balance together, each on the window of particles it holds
+// (amr_deposit.cpp): `share` turns the flags a rank found on its window into those of every cell of the
+// window as the rank owning the cell found them. One process: none.
+struct BalanceExchange {
+  std::function<LevelCodes(LevelCodes)> share;
+};
+
 // Builds the tree over particles (positions [n][3], masses [n]) by the rule above. Positions of a
 // periodic grid are expected wrapped into it; particles outside an open grid are ignored. On `threads`
 // threads when the particles come coarse plane by coarse plane, with the bits of one.
 // Throws Error(usage) when levels exceeds kMaxLevels or the finest lattice would exceed 2^19 cells per axis.
 Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::span<const double> position,
-                    std::span<const double> mass, int threads = 1);
+                    std::span<const double> mass, int threads = 1, const BalanceExchange* exchange = nullptr);
 
 // The leaves' masses: each particle's cloud (the assignment kernel at the size of the particle's own
 // leaf) shared among the leaves it overlaps, in proportion to the kernel's integral over each leaf:

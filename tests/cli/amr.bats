@@ -28,7 +28,7 @@ key, level, rho = L["key"][...], L["level"][...].astype(int), L["density"][...]
 K = int(L.attrs["levels"]); n = g.attrs["shape"]; cell = g.attrs["cell_size"]
 assert K == 3 and L.attrs["refine_particles"] == 8 and L.attrs["buffer"] == 1
 assert (np.diff(key) > 0).all(), "keys ascending"
-assert ((key & 15) == level).all() and level.min() == 0 and level.max() == K
+assert ((key & 15) == level).all() and level.min() <= 1 and level.max() == K
 assert (np.bincount(level, minlength=K + 1) == L.attrs["leaves_per_level"]).all()
 # Decode the lower corner on the finest lattice (bits 2,5,8.. x; 1,4,7.. y; 0,3,6.. z of key >> 4).
 m = key >> np.uint64(4)
@@ -51,11 +51,24 @@ mass = (rho * volume).sum()
 assert abs(mass - 4000.0) < 1e-9 * 4000, mass             # a periodic box: every particle's cloud
 assert abs(g.attrs["total_mass"] - 4000.0) < 1e-9 * 4000
 # The blob (1500 particles in a Gaussian of 5 around the centre) is refined to the finest level; the
-# uniform background (about 5 particles per coarse cell, 0.6 per level-1 cell) splits a few coarse cells
-# where it fluctuates above 8, and never further.
+# uniform background (about 5 particles per coarse cell, 0.6 per level-1 cell) is split where it
+# fluctuates above 8 or where the balance reaches (on 8^3 coarse cells, all of them), and never further.
 centre = (corner + side[:, None] / 2) / fine * g.attrs["box_size"]
 r = np.linalg.norm(centre - 50, axis=1)
 assert level[r < 3].min() == K and level[r > 40].max() <= 1, (level[r < 3].min(), level[r > 40].max())
+# RAMSES' balance (flag_fine's test_flag and smooth_fine): around the parent of every split cell, the
+# cells within 1 + buffer of it are split. A cell is split when a leaf lies below it.
+split = [set() for _ in range(K)]
+for c, l in zip(corner, level):
+    for k in range(l):
+        split[k].add(tuple(c // 2 ** (K - k)))
+for l in range(1, K):
+    nl = n[0] * 2 ** (l - 1)
+    for c in split[l]:
+        p = np.array(c) // 2
+        for d in np.ndindex(5, 5, 5):
+            q = tuple((p + np.array(d) - 2) % nl)
+            assert q in split[l - 1], (l, c, q)
 man = json.load(open(sys.argv[1] + ".json"))
 assert man["parameters"]["levels"]["value"] == 3 if isinstance(man["parameters"]["levels"], dict) else man["parameters"]["levels"] == 3
 assert list(man["summary"]["leaves_per_level"]) == list(L.attrs["leaves_per_level"])

@@ -154,7 +154,7 @@ TEST(AmrDeposit, RunsCutTheCurveOnEveryAxisToo) {
   const mpi::Comm comm;
   const Case c = blobs_on_boundaries(16000, 40.0, 7, 0.05);
   grid::GridGeometry g;
-  g.shape = {24, 24, 24};
+  g.shape = {36, 36, 36};
   g.extent = {40.0, 40.0, 40.0};
   for (const auto& [a, buffer] : {std::pair{grid::Assignment::ngp, 0}, std::pair{grid::Assignment::cic, 1}}) {
     const RefinementParams p = refinement(3, a, buffer);

@@ -105,20 +105,33 @@ struct DenseTree {
 DenseTree dense_reference(const grid::GridGeometry& g, const RefinementParams& p, const std::vector<double>& pos,
                           const std::vector<double>& mass) {
   const std::int64_t n0 = g.shape[0];
-  DenseTree t;
-  for (int l = 0; l <= p.levels; ++l) {
-    const std::int64_t n = n0 << l;
-    t.exists.emplace_back(static_cast<std::size_t>(n * n * n), l == 0 ? 1 : 0);
-    t.split.emplace_back(static_cast<std::size_t>(n * n * n), 0);
-  }
+  const auto L = static_cast<std::size_t>(p.levels);
   const auto at = [](std::int64_t n, std::int64_t i, std::int64_t j, std::int64_t k) {
     const auto w = [n](std::int64_t x) { return ((x % n) + n) % n; };
     return static_cast<std::size_t>((w(i) * n + w(j)) * n + w(k));
   };
-  for (int l = 0; l < p.levels; ++l) {
+  // Calls f(i, j, k) for every cell within r of a marked cell of an n^3 lattice (periodic).
+  const auto grow = [&](std::int64_t n, const std::vector<char>& marked, int r, auto&& f) {
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t k = 0; k < n; ++k)
+          if (marked[at(n, i, j, k)])
+            for (int a = -r; a <= r; ++a)
+              for (int b = -r; b <= r; ++b)
+                for (int c = -r; c <= r; ++c) f(i + a, j + b, k + c);
+  };
+  // 1. The mass rule level by level: a level's masses from the particles inside its existing cells; the
+  // heavy cells and the existing cells within the buffer of them are split to reach the next level.
+  std::vector<std::vector<char>> exists, heavy;
+  for (std::size_t l = 0; l <= L; ++l) {
+    const std::int64_t n = n0 << l;
+    exists.emplace_back(static_cast<std::size_t>(n * n * n), l == 0 ? 1 : 0);
+    heavy.emplace_back(static_cast<std::size_t>(n * n * n), 0);
+  }
+  for (std::size_t l = 0; l < L; ++l) {
     const std::int64_t n = n0 << l;
     const double h = g.extent[0] / static_cast<double>(n);
-    std::vector<double> m(t.exists[static_cast<std::size_t>(l)].size(), 0.0);
+    std::vector<double> m(exists[l].size(), 0.0);
     for (std::size_t q = 0; q < mass.size(); ++q) {
       std::array<double, 3> u{};
       std::array<std::int64_t, 3> cell{};
@@ -126,44 +139,62 @@ DenseTree dense_reference(const grid::GridGeometry& g, const RefinementParams& p
         u[d] = pos[3 * q + d] / h;
         cell[d] = static_cast<std::int64_t>(std::floor(u[d]));
       }
-      // The particle counts at level l when it lies in an existing level-l cell that its parents all split to.
-      if (!t.exists[static_cast<std::size_t>(l)][at(n, cell[0], cell[1], cell[2])]) continue;
+      if (!exists[l][at(n, cell[0], cell[1], cell[2])]) continue;  // the particle counts where its level-l cell exists
       for (std::int64_t a = cell[0] - 1; a <= cell[0] + 1; ++a)
         for (std::int64_t b = cell[1] - 1; b <= cell[1] + 1; ++b)
           for (std::int64_t c = cell[2] - 1; c <= cell[2] + 1; ++c) {
             // CIC: the overlap of the unit cloud centred at u with cell [a, a+1).
             const double w = std::max(0.0, 1 - std::abs(u[0] - (static_cast<double>(a) + 0.5))) * std::max(0.0, 1 - std::abs(u[1] - (static_cast<double>(b) + 0.5))) *
                              std::max(0.0, 1 - std::abs(u[2] - (static_cast<double>(c) + 0.5)));
-            if (w > 0 && t.exists[static_cast<std::size_t>(l)][at(n, a, b, c)]) m[at(n, a, b, c)] += mass[q] * w;
+            if (w > 0 && exists[l][at(n, a, b, c)]) m[at(n, a, b, c)] += mass[q] * w;
           }
     }
-    std::vector<char> flag(m.size());
-    for (std::size_t s = 0; s < m.size(); ++s) flag[s] = m[s] > p.refine_particles * p.particle_mass;
+    for (std::size_t s = 0; s < m.size(); ++s) heavy[l][s] = m[s] > p.refine_particles * p.particle_mass;
+    std::vector<char> split = heavy[l];
     for (int round = 0; round < p.buffer; ++round) {
-      std::vector<char> grown = flag;
-      for (std::int64_t i = 0; i < n; ++i)
-        for (std::int64_t j = 0; j < n; ++j)
-          for (std::int64_t k = 0; k < n; ++k)
-            if (flag[at(n, i, j, k)])
-              for (int a = -1; a <= 1; ++a)
-                for (int b = -1; b <= 1; ++b)
-                  for (int c = -1; c <= 1; ++c)
-                    if (t.exists[static_cast<std::size_t>(l)][at(n, i + a, j + b, k + c)]) grown[at(n, i + a, j + b, k + c)] = 1;
-      flag = grown;
+      std::vector<char> grown = split;
+      grow(n, split, 1, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+        if (exists[l][at(n, i, j, k)]) grown[at(n, i, j, k)] = 1;
+      });
+      split = grown;
     }
-    const std::int64_t nn = 2 * n;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t k = 0; k < n; ++k)
+          if (split[at(n, i, j, k)])
+            for (int o = 0; o < 8; ++o) exists[l + 1][at(2 * n, 2 * i + (o >> 2 & 1), 2 * j + (o >> 1 & 1), 2 * k + (o & 1))] = 1;
+  }
+  // 2. Flagged: the heavy cells with every cell within the buffer, on the whole lattice. 3. RAMSES'
+  // balance as its flag_fine states it, from the finest level down: a cell of level l-1 is required when
+  // it lies within 1 + buffer cells of the parent of a cell flagged or required at level l.
+  std::vector<std::vector<char>> split(L + 1);
+  for (std::size_t l = 0; l <= L; ++l) split[l].assign(heavy[l].size(), 0);
+  for (std::size_t l = 0; l < L; ++l)
+    grow(n0 << l, heavy[l], p.buffer, [&](std::int64_t i, std::int64_t j, std::int64_t k) { split[l][at(n0 << l, i, j, k)] = 1; });
+  for (std::size_t l = L - 1; l >= 1; --l) {
+    const std::int64_t n = n0 << l;
+    std::vector<char> parent(split[l - 1].size(), 0);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t k = 0; k < n; ++k)
+          if (split[l][at(n, i, j, k)]) parent[at(n / 2, i / 2, j / 2, k / 2)] = 1;
+    grow(n / 2, parent, 1 + p.buffer, [&](std::int64_t i, std::int64_t j, std::int64_t k) { split[l - 1][at(n / 2, i, j, k)] = 1; });
+  }
+  // 4. The tree of those splits.
+  DenseTree t;
+  for (std::size_t l = 0; l <= L; ++l) {
+    t.exists.emplace_back(split[l].size(), l == 0 ? 1 : 0);
+    t.split.emplace_back(split[l].size(), 0);
+  }
+  for (std::size_t l = 0; l < L; ++l) {
+    const std::int64_t n = n0 << l;
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t j = 0; j < n; ++j)
         for (std::int64_t k = 0; k < n; ++k) {
-          if (!flag[at(n, i, j, k)]) continue;
-          bool ok = true;
-          for (int a = -1; a <= 1; ++a)
-            for (int b = -1; b <= 1; ++b)
-              for (int c = -1; c <= 1; ++c) ok = ok && t.exists[static_cast<std::size_t>(l)][at(n, i + a, j + b, k + c)];
-          if (!ok) continue;
-          t.split[static_cast<std::size_t>(l)][at(n, i, j, k)] = 1;
-          for (int o = 0; o < 8; ++o)
-            t.exists[static_cast<std::size_t>(l) + 1][at(nn, 2 * i + (o >> 2 & 1), 2 * j + (o >> 1 & 1), 2 * k + (o & 1))] = 1;
+          if (!split[l][at(n, i, j, k)]) continue;
+          EXPECT_TRUE(t.exists[l][at(n, i, j, k)]) << "a split cell's parent is split";
+          t.split[l][at(n, i, j, k)] = 1;
+          for (int o = 0; o < 8; ++o) t.exists[l + 1][at(2 * n, 2 * i + (o >> 2 & 1), 2 * j + (o >> 1 & 1), 2 * k + (o & 1))] = 1;
         }
   }
   return t;
@@ -324,7 +355,8 @@ TEST(Octree, LeafMassesEqualTheBruteForceIntegralOfEachCloud) {
   RefinementParams p;
   p.levels = 3;
   p.refine_particles = 6;
-  const Octree tree = build_octree(cube(6, 4.0), p, pos, mass);
+  p.buffer = 0;
+  const Octree tree = build_octree(cube(8, 4.0), p, pos, mass);
   const auto leaves = tree.leaves();
   const auto got = deposit_on_leaves(tree, grid::Assignment::cic, pos, mass);
   std::vector<double> want(leaves.size(), 0.0);
