@@ -176,7 +176,7 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
       } else {  // the whole file says so in its #Mvir line
         e.mvir = x.mass * cu.msun_h;
       }
-      if (bound) {  // NaN where unbind could not measure (0 in bound.h5) or the stage had no bound.h5
+      if (bound) {  // NaN where unbind could not measure or the stage had no bound.h5
         const BoundProperties& b = x.halo.bound;
         auto value = [&](double v, double factor) { return b.given ? measured(v) * factor : measured(0); };
         const double kpc_h = cu.mpc_h * 1e3;

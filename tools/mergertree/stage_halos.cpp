@@ -198,12 +198,16 @@ void add_bound_properties(mergertree::Stage& stage, const std::string& bound_pat
     const auto it = by_id.find(p.id);
     if (it == by_id.end()) throw core::Error::input("{}: has no object for peak {}", bound_path, p.id);
     const model::BoundObject& o = it->second;
-    p.halo.mvir = o.mvir;
-    p.halo.rvir = o.rvir;
-    p.halo.m200c = o.m200c;
-    p.halo.bound = {true,           o.mass_inclusive, o.vmax,     o.vrms,   o.rs_fit,       o.spin_peebles,
-                    o.spin_bullock, o.xoff,           o.b_to_a,   o.c_to_a, o.virial_ratio,
-                    o.angular_momentum};
+    // NaN where unbind could not measure; a bound.h5 from before 2026-11-28 wrote 0 there (every measured
+    // property is positive, a vector of one measured is not all zero).
+    const auto measured = [](double v) { return v == 0 ? model::BoundObject::kNaN : v; };
+    const auto& j = o.angular_momentum;
+    p.halo.mvir = measured(o.mvir);
+    p.halo.rvir = measured(o.rvir);
+    p.halo.m200c = measured(o.m200c);
+    p.halo.bound = {true,        o.mass_inclusive, measured(o.vmax),   measured(o.vrms),   measured(o.rs_fit),
+                    measured(o.spin_peebles), measured(o.spin_bullock), measured(o.xoff), measured(o.b_to_a), measured(o.c_to_a),
+                    measured(o.virial_ratio), j[0] == 0 && j[1] == 0 && j[2] == 0 ? model::BoundObject::kNaN3 : j};
   }
   core::log::verbose("{}: bound properties of {} peaks", bound_path, stage.peaks.size());
 }
