@@ -28,7 +28,8 @@ import sys
 #   path      --option OUTDIR/VALUE (a file or folder beside the outputs), when the key is not empty
 # Then the tool's extra_args, as they are.
 OPTIONS = {
-    "cic-project": [("grid", "--grid", "value"), ("types", "--types", "value"), ("units", "--units", "value"),
+    "cic-project": [("grid", "--grid", "value"), ("refine", "--refine", "value"), ("levels", "--levels", "value"),
+                    ("buffer", "--buffer", "value"), ("types", "--types", "value"), ("units", "--units", "value"),
                     ("assignment", "--assignment", "value"), ("region", "--region", "value"),
                     ("compress_grid", "--compress", "flag")],
     "phew-segment": [("threshold", "--threshold", "value"), ("refine_positions", "--refine-positions", "flag")],
@@ -51,7 +52,9 @@ OPTIONS = {
     "dtfe-surface": [("maps_top", "--top", "value"), ("map_resolution", "--resolution", "value"),
                      ("units", "--units", "value"), ("maps_png", "--png", "flag")],
 }
-UNSET = {"mass_threshold": ("",), "search_radius": (0, 0.0, "0"), "region": ("",), "units": ("",)}
+UNSET = {"mass_threshold": ("",), "search_radius": (0, 0.0, "0"), "region": ("",), "units": ("",), "refine": (0, 0.0, "0")}
+# levels and buffer mean something only with refine.
+ONLY_WITH = {"levels": "refine", "buffer": "refine"}
 # fix_mean is not an option of one tool: the workflows give phew-segment and voters --mean-from with the
 # first snapshot's grid (see mean_from below).
 SNAPSHOT_PLACEHOLDER = "@SNAPSHOT@"
@@ -79,6 +82,8 @@ def tool_args(tool, config, outdir="", snapshot=SNAPSHOT_PLACEHOLDER):
             args += [option, snapshot] if value else []
         elif kind == "path":
             args += [option, os.path.join(outdir, value)] if value else []
+        elif key in ONLY_WITH and config[ONLY_WITH[key]] in UNSET.get(ONLY_WITH[key], ()):
+            continue
         elif not (key in UNSET and value in UNSET[key]):
             args += [option, str(value)]
     if tool == "cic-project" and str(config["grid"]) == "auto" and str(config["threshold"]).endswith("mean"):
@@ -124,7 +129,24 @@ def load_config(path):
     jsonschema.validate(config, schema)
     for key, spec in schema["properties"].items():
         config.setdefault(key, spec.get("default", ""))
+    try:
+        check_config(config)
+    except ValueError as e:
+        raise jsonschema.ValidationError(str(e))
     return config
+
+
+def check_config(config):
+    """What the schema cannot say: raises ValueError naming the key."""
+    # One catalogue file for every snapshot would be overwritten by each: the key names one per snapshot.
+    if "--export-yt" in extra_args("unbind", config):
+        raise ValueError("extra_args: unbind's --export-yt would write every snapshot's catalogue to one file; "
+                         "set unbind_export_yt: true for <snapshot>/halos.0.h5")
+
+
+def export_yt(config, stage_dir):
+    """unbind's --export-yt for the clumps of the snapshot whose outputs are in `stage_dir`."""
+    return ["--export-yt", os.path.join(stage_dir, "halos.0.h5")] if config["unbind"] and config["unbind_export_yt"] else []
 
 
 def mean_from(config, first_grid):

@@ -91,7 +91,10 @@ for snap in "${snapshots[@]}"; do
   stage "$d/clumps.h5" "$logs/$name/phew-merge.log" "$tool_phew_merge" "$d/patches.h5" -o "$d/clumps.h5" \
     "${opts_phew_merge[@]//@SNAPSHOT@/"$snap"}"
   if [[ $cfg_unbind == True ]]; then
-    stage "$d/bound.h5" "$logs/$name/unbind.log" "$tool_unbind" "$d/clumps.h5" "$snap" -o "$d/bound.h5" "${opts_unbind[@]}"
+    yt=()
+    if [[ $cfg_unbind_export_yt == True ]]; then yt=(--export-yt "$d/halos.0.h5"); fi
+    stage "$d/bound.h5" "$logs/$name/unbind.log" "$tool_unbind" "$d/clumps.h5" "$snap" -o "$d/bound.h5" "${opts_unbind[@]}" \
+      "${yt[@]}"
   fi
   stage "$d/peaks.h5" "$logs/$name/deblend.log" "$tool_deblend" "$d/clumps.h5" "$snap" -o "$d/peaks.h5" "${opts_deblend[@]}"
   if [[ $cfg_unbind == True ]]; then

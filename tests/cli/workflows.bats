@@ -197,6 +197,7 @@ clumps_export_text: true
 deblend_off: true
 unbind_potential: "tree"
 unbind_centre: "most-bound"
+unbind_export_yt: true
 potential: "compute"
 search_radius: 400
 tree_particles: true
@@ -226,6 +227,10 @@ for root in sys.argv[3:]:
         for key, option, kind in phew_options.OPTIONS[tool]:
             if key in phew_options.UNSET and config[key] in phew_options.UNSET[key]:
                 continue
+            only_with = phew_options.ONLY_WITH.get(key)  # levels and buffer go with refine (not here: refine-positions)
+            if only_with and config[only_with] in phew_options.UNSET[only_with]:
+                assert option not in line, (root, tool, key, line)
+                continue
             assert option in line, (root, tool, key, option, line)
             assert kind == "value" or config[key], f"the test's config should switch {key} on"
             if kind == "flag":
@@ -237,7 +242,8 @@ for root in sys.argv[3:]:
         if extra:
             assert line[-len(extra):] == extra, (root, tool, extra, line)
     # The exports are where the keys put them.
-    for f in ("snapshot_004/clumps.h5.clumps.txt", "tree.h5.links.txt", "ctrees/tree_0_0_0.dat", "arbor/arbor.h5", "stats.json"):
+    for f in ("snapshot_004/clumps.h5.clumps.txt", "tree.h5.links.txt", "ctrees/tree_0_0_0.dat", "arbor/arbor.h5", "stats.json",
+              "snapshot_003/halos.0.h5", "snapshot_004/halos.0.h5"):
         assert os.path.exists(f"{root}/{f}"), (root, f)
     assert any(f.endswith(".png") for f in os.listdir(root)), os.listdir(root)
 print("ok")
@@ -318,6 +324,30 @@ PY
   run "$PHEW_SOURCE/workflows/pipeline.sh" "$W/snaps/snap_*.hdf5" "$W/bad" --config "$W/bad.yaml"
   assert_failure 2
   assert_output --partial "phew-merj"
+  # One yt catalogue for every snapshot would be overwritten by each: the key writes one per snapshot.
+  printf 'snapshots: "%s"\nextra_args: {unbind: "--export-yt halos.0.h5"}\n' "$W/snaps/snap_*.hdf5" >"$W/bad.yaml"
+  run "$PHEW_SOURCE/workflows/pipeline.sh" "$W/snaps/snap_*.hdf5" "$W/bad" --config "$W/bad.yaml"
+  assert_failure 2
+  assert_output --partial "unbind_export_yt: true"
+  run snakemake -s "$PHEW_SOURCE/workflows/Snakefile" --cores 1 --directory "$W/bad-sm" --configfile "$W/bad.yaml" --quiet -n
+  assert_failure
+  assert_output --partial "unbind_export_yt: true"
+}
+
+@test "refine, levels and buffer give cic-project an adaptive mesh; levels and buffer alone give nothing" {
+  run /usr/bin/python3 - "$PHEW_SOURCE" <<'PY'
+import sys
+sys.path.insert(0, f"{sys.argv[1]}/workflows")
+import phew_options
+import yaml
+config = yaml.safe_load(open(f"{sys.argv[1]}/workflows/config.yaml"))
+args = phew_options.tool_args("cic-project", dict(config, grid=32, refine=8, levels=5))
+assert args[args.index("--refine") + 1] == "8" and args[args.index("--levels") + 1] == "5", args
+assert args[args.index("--buffer") + 1] == "1", args
+args = phew_options.tool_args("cic-project", dict(config, grid=32, levels=5, buffer=2))
+assert not {"--refine", "--levels", "--buffer"} & set(args), args
+PY
+  assert_success
 }
 
 @test "grid: auto (the default) gives cic-project the grid rule planned for the config's threshold" {
