@@ -44,6 +44,22 @@ std::int64_t votes_needed(std::int64_t required, std::size_t voters, std::int64_
   return std::max<std::int64_t>(1, (required * n + per_peak - 1) / per_peak);
 }
 
+VoterCoverage voter_coverage(const Stage& stage, std::int64_t min_votes) {
+  std::vector<std::int64_t> n;
+  for (const StagePeak& pk : stage.peaks) {
+    const auto it = stage.voters.find(pk.id);
+    n.push_back(it == stage.voters.end() ? 0 : static_cast<std::int64_t>(it->second.size()));
+  }
+  VoterCoverage c;
+  c.peaks = static_cast<std::int64_t>(n.size());
+  c.with_min_votes = std::count_if(n.begin(), n.end(), [&](std::int64_t v) { return v >= min_votes; });
+  if (!n.empty()) {
+    std::nth_element(n.begin(), n.begin() + static_cast<std::ptrdiff_t>(n.size() / 2), n.end());
+    c.median_voters = n[n.size() / 2];
+  }
+  return c;
+}
+
 std::ptrdiff_t TreeState::row_index(const PeakKey& k) const {
   const auto it = std::lower_bound(rows.begin(), rows.end(), k, [](const TreeRow& r, const PeakKey& key) { return r.peak < key; });
   return it != rows.end() && it->peak == k ? it - rows.begin() : -1;

@@ -18,7 +18,7 @@ struct PeakKey {
 };
 
 // unbind's properties of a peak's bound particles (bound.h5's /objects row of the peak), in the snapshot's
-// units as bound.h5 holds them: lengths comoving, velocities physical; 0 where unbind could not measure.
+// units as bound.h5 holds them: lengths comoving, velocities physical; NaN where unbind could not measure.
 struct BoundProperties {
   bool given = false;  // the peak's stage came with a bound.h5
   double mass = 0;     // bound mass, with bound sub-objects (mass_inclusive)
@@ -116,6 +116,15 @@ struct TreeState {
 
 // The votes a peak with `voters` voters needs when `required` of `per_peak` are asked (TreeParams).
 std::int64_t votes_needed(std::int64_t required, std::size_t voters, std::int64_t per_peak);
+
+// How many of a stage's peaks have the voters to reach `min_votes` with all of them, and the median
+// number of voters (peaks without any count 0). A stage where fewer than half do links on few votes, and
+// its peaks without voters can only start lineages (mergertree warns).
+struct VoterCoverage {
+  std::int64_t peaks = 0, with_min_votes = 0, median_voters = 0;
+  bool few() const { return peaks > 0 && 2 * with_min_votes < peaks; }
+};
+VoterCoverage voter_coverage(const Stage& stage, std::int64_t min_votes);
 
 // Links a new snapshot to the tree (steps 1-6 of Sec. 4.6). The new stage becomes state.last.
 void add_stage(TreeState& state, Stage stage, const TreeParams& params);

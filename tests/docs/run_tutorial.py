@@ -105,6 +105,13 @@ def main():
             print(f"tutorial.md:{line}: ok in {time.time() - start:.1f} s: {text.splitlines()[0]}")
             ran += 1
         print(f"{ran} blocks of docs/tutorial.md ran, {skipped} skipped")
+        # Step 5's tree links its peaks (it was once silently empty: no voters within the radius given).
+        summary = json.loads((work / "tree.h5.json").read_text())["summary"]
+        if not summary["n_links"] > 0 or summary["stages_with_few_voters"]:
+            print(f"run_tutorial: the tutorial's tree has {summary['n_links']} links, stages with few voters: "
+                  f"{summary['stages_with_few_voters']}")
+            return 1
+        print(f"the tutorial's tree: {summary['n_links']} links, {summary['n_lineages']} lineages")
     return 0
 
 

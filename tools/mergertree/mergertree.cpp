@@ -61,8 +61,18 @@ StageFiles parse_stage(const std::string& text) {
 }
 
 // A stage's files, checked (kinds, and the voters computed from these peaks) and recorded as inputs.
+// A stage where fewer than half the peaks have --min-votes voters (mergertree::VoterCoverage): in the
+// log and in the manifest, with the voters' search radius that decided it.
+struct FewVoters {
+  std::string peaks;
+  std::int64_t stage = 0;
+  mergertree::VoterCoverage coverage;
+  std::string voters_by;  // "search radius R UNITS" or unbind's "most-bound particles"
+};
+
 mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_votes, const TreeOptions& opt,
-                 int threads, mergertree::Simulation& sim, mergertree::SimulationUnits& units, manifest::Builder& man) {
+                 int threads, mergertree::Simulation& sim, mergertree::SimulationUnits& units, manifest::Builder& man,
+                 std::vector<FewVoters>& few) {
   const auto peaks_in = manifest::check_phew_input(files.peaks, {"peaks"});
   // The voters: voters' (boosted potential), or unbind's most-bound particles of these peaks (bound.h5).
   const auto voters_in = manifest::check_phew_input(files.voters, {"voters", "bound"});
@@ -91,14 +101,25 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
                        min_votes, per_peak, files.voters);
   const std::vector<model::PeakRow> rows = io::read_peak_rows(pf);
   std::vector<model::VoterRow> voters;
+  std::string voters_by = "unbind's most-bound particles";
   if (bound) {
     voters = io::read_bound_voters(vf, rows, files.peaks);
   } else {
     io::check_voter_peaks_resolve(vf, rows, files.peaks);
     voters = io::read_voter_rows(vf);
+    double radius = 0;
+    for (const model::VoterPeakRow& p : io::read_voter_peaks(vf)) radius = std::max(radius, p.search_radius);
+    voters_by = fmt::format("voters' search radius {:.4g} {}", radius, header.grid.length_units);
   }
   mergertree::Stage stage = mergertree::make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), voters);
   stage.voters_per_peak = per_peak;
+  if (const mergertree::VoterCoverage c = mergertree::voter_coverage(stage, min_votes); c.few()) {
+    core::log::warn("{}: only {} of {} peaks have {} voters or more (median {}; {}): their links rest on fewer votes, "
+                    "and peaks without voters only start lineages; give voters a larger --search-radius (its default "
+                    "fits the box) or mergertree a lower --min-votes",
+                    files.peaks, c.with_min_votes, c.peaks, min_votes, c.median_voters, voters_by);
+    few.push_back({files.peaks, snap, c, voters_by});
+  }
   const mergertree::SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, threads, man);
   if (!properties.empty()) add_bound_properties(stage, properties, u);
   if (u.known) units = u;
@@ -186,13 +207,13 @@ std::vector<SideOutput> side_outputs(const TreeOptions& opt, const std::string& 
 
 // Reads each stage and links it to the tree (rank 0).
 void link_stages(const std::vector<std::string>& stages, const TreeOptions& opt, int threads, mergertree::Tree& tree,
-                 manifest::Builder& man) {
+                 manifest::Builder& man, std::vector<FewVoters>& few) {
   core::Progress progress("link", "snapshots", stages.size());
   for (const std::string& text : stages) {
     const StageFiles files = parse_stage(text);
     mergertree::Simulation sim;
-    mergertree::Stage stage =
-        read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt, threads, sim, tree.units, man);
+    mergertree::Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt,
+                                         threads, sim, tree.units, man, few);
     append_stage(tree, std::move(stage), sim, opt.backwards, files.peaks);
     core::log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());
     progress.add();
@@ -205,24 +226,36 @@ void link_stages(const std::vector<std::string>& stages, const TreeOptions& opt,
 struct TreeSummary {
   std::size_t n_snapshots = 0, n_peaks = 0;
   mergertree::TreeCounts n;
+  std::int64_t links = 0;  // peaks linked to a main progenitor
   std::int64_t no_mvir = 0, no_m200c = 0;
+  std::vector<FewVoters> few_voters;
 };
 
 const manifest::Fields<TreeSummary> kSummary =
     manifest::Fields<TreeSummary>()
         .field("n_snapshots", &TreeSummary::n_snapshots)
         .field("n_peaks", &TreeSummary::n_peaks)
+        .field("n_links", &TreeSummary::links)
         .field("n_lineages", [](const TreeSummary& s) { return manifest::Json(s.n.lineages); })
         .field("n_mergers", [](const TreeSummary& s) { return manifest::Json(s.n.mergers); })
         .field("n_revived", [](const TreeSummary& s) { return manifest::Json(s.n.revived); })
-        .field("n_artefacts", [](const TreeSummary& s) { return manifest::Json(s.n.artefacts); });
+        .field("n_artefacts", [](const TreeSummary& s) { return manifest::Json(s.n.artefacts); })
+        .field("stages_with_few_voters", [](const TreeSummary& s) {
+          manifest::Json list = manifest::Json::array();
+          for (const FewVoters& f : s.few_voters)
+            list.push_back({{"stage", f.stage}, {"peaks_file", f.peaks}, {"peaks", f.coverage.peaks},
+                            {"peaks_with_min_votes_voters", f.coverage.with_min_votes},
+                            {"median_voters", f.coverage.median_voters}, {"voters", f.voters_by}});
+          return list;
+        });
 const manifest::Fields<TreeSummary> kSoSummary = manifest::Fields<TreeSummary>()
                                                      .field("n_mvir_not_measurable", &TreeSummary::no_mvir)
                                                      .field("n_m200c_not_measurable", &TreeSummary::no_m200c);
 
-TreeSummary summarise(const mergertree::Tree& tree) {
-  TreeSummary s{tree.times.size(), tree.state.rows.size(), count(tree.state), 0, 0};
+TreeSummary summarise(const mergertree::Tree& tree, std::vector<FewVoters> few) {
+  TreeSummary s{tree.times.size(), tree.state.rows.size(), count(tree.state), 0, 0, 0, std::move(few)};
   for (const mergertree::TreeRow& r : tree.state.rows) {
+    s.links += !r.main_progenitor.none();
     s.no_mvir += std::isnan(r.halo.mvir);
     s.no_m200c += std::isnan(r.halo.m200c);
   }
@@ -230,8 +263,10 @@ TreeSummary summarise(const mergertree::Tree& tree) {
     core::log::warn("{} of {} peaks have no measurable Mvir and {} no M200c (fewer than {} particles inside the "
               "overdensity around their centre): written as NaN",
               s.no_mvir, s.n_peaks, s.no_m200c, grid::kSoMinParticles);
-  core::log::info("{} snapshots, {} peaks, {} lineages, {} mergers, {} revivals from the graveyard, {} artefacts",
-            s.n_snapshots, s.n_peaks, s.n.lineages, s.n.mergers, s.n.revived, s.n.artefacts);
+  core::log::info("{} snapshots, {} peaks, {} links, {} lineages, {} mergers, {} revivals from the graveyard, {} artefacts",
+            s.n_snapshots, s.n_peaks, s.links, s.n.lineages, s.n.mergers, s.n.revived, s.n.artefacts);
+  if (s.n_snapshots > 1 && s.links == 0 && s.n_peaks > 0)
+    core::log::warn("no peak of the {} snapshots was linked to a progenitor: every peak starts its own lineage", s.n_snapshots);
   return s;
 }
 
@@ -257,8 +292,9 @@ void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   }
 
   ctx.phase("link");
-  ctx.on_root([&] { link_stages(opt.state.empty() ? opt.stages : opt.add, opt, threads, tree, ctx.manifest()); });
-  const TreeSummary summary = summarise(tree);
+  std::vector<FewVoters> few;
+  ctx.on_root([&] { link_stages(opt.state.empty() ? opt.stages : opt.add, opt, threads, tree, ctx.manifest(), few); });
+  const TreeSummary summary = summarise(tree, std::move(few));
 
   ctx.phase("write");
   ctx.manifest().parameter("min_votes_used", tree.params.min_votes);  // rank 0's manifest is the one recorded
