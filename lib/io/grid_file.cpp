@@ -104,7 +104,9 @@ grid::GridMeta read_grid_meta(const File& f) {
 }
 
 double reference_mean_density(const std::string& path, const grid::GridMeta& mine) {
-  const grid::GridMeta ref = read_grid_meta(File::open_read(path));
+  // Its attributes only, from either mesh: a uniform grid's or an adaptive one's (/grid/leaves).
+  const File f = File::open_read(path);
+  const grid::GridMeta ref = read_grid_attributes(f, "/grid", !f.has("/grid/leaves"));
   // Each quantity with its own name (issue 35: box sizes were once printed beside the density units).
   const auto region = [](const grid::GridMeta& g) {
     const auto& e = g.geometry.extent;

@@ -64,6 +64,12 @@ PY
 
 @test "an open-box series: --mean-from fixes the threshold at the first snapshot's; voters take the same mean" {
   region=-160,-160,-200,240,240,200
+  # The adaptive mesh's grid.h5 is a reference like the uniform grid's (its mean density)
+  for k in 000 001; do
+    cic-project "$D/col/snap_$k.hdf5" -o "$OUT/a$k.grid.h5" --grid 12 --refine 8 --levels 2 --region "$region" -q
+    run phew-segment "$OUT/a$k.grid.h5" -o "$OUT/a$k.patches.h5" --threshold 100mean --mean-from "$OUT/a000.grid.h5" -q
+    assert_success
+  done
   for k in 000 001 002 003; do
     cic-project "$D/col/snap_$k.hdf5" -o "$OUT/$k.grid.h5" --grid 48 --region "$region" -q
     run phew-segment "$OUT/$k.grid.h5" -o "$OUT/$k.patches.h5" --threshold 100mean --mean-from "$OUT/000.grid.h5" -q
