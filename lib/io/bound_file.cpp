@@ -17,70 +17,72 @@ using model::MostBoundRow;
 const Table<BoundObject>& bound_object_table() {
   static const Table<BoundObject> t =
       Table<BoundObject>()
-          .column("id", &BoundObject::id, Unit::none, "the clump's ID (clumps.h5)")
-          .column("parent", &BoundObject::parent, Unit::none, "the object its unbound particles pass to; 0 for a halo")
-          .column("halo", &BoundObject::halo, Unit::none, "the top of its hierarchy")
-          .column("depth", &BoundObject::depth, Unit::none, "ancestors: 0 for a halo")
-          .column("n_particles", &BoundObject::n_particles, Unit::none, "particles unbound here: own and sub-objects' bound")
-          .column("n_received", &BoundObject::n_received, Unit::none, "own particles passed up from sub-objects")
-          .column("n_bound", &BoundObject::n_bound, Unit::none, "own bound particles (exclusive)")
-          .column("n_bound_inclusive", &BoundObject::n_bound_inclusive, Unit::none, "with the sub-objects' bound particles")
-          .column("mass", &BoundObject::mass, Unit::mass, "bound mass, exclusive of bound sub-objects")
-          .column("mass_inclusive", &BoundObject::mass_inclusive, Unit::mass, "bound mass with the sub-objects'")
-          .column("peak_position", &BoundObject::peak_position, Unit::length, "density peak (clumps.h5), comoving")
-          .column("centre", &BoundObject::centre, Unit::length, "the centre the properties use (--centre), comoving")
-          .column("centre_of_mass", &BoundObject::centre_of_mass, Unit::length, "of the bound particles, comoving")
+          .column("id", &BoundObject::id, Unit::none, "the clump's ID (clumps.h5)").above(0).unique()
+          .column("parent", &BoundObject::parent, Unit::none, "the object its unbound particles pass to; 0 for a halo").refers_to("/objects/id", true)
+          .column("halo", &BoundObject::halo, Unit::none, "the top of its hierarchy").refers_to("/objects/id")
+          .column("depth", &BoundObject::depth, Unit::none, "ancestors: 0 for a halo").at_least(0)
+          .column("n_particles", &BoundObject::n_particles, Unit::none, "particles unbound here: own and sub-objects' bound").at_least(0)
+          .column("n_received", &BoundObject::n_received, Unit::none, "own particles passed up from sub-objects").at_least(0)
+          .column("n_bound", &BoundObject::n_bound, Unit::none, "own bound particles (exclusive)").at_least(0)
+          .column("n_bound_inclusive", &BoundObject::n_bound_inclusive, Unit::none, "with the sub-objects' bound particles").at_least(0)
+          .column("mass", &BoundObject::mass, Unit::mass, "bound mass, exclusive of bound sub-objects").finite().at_least(0)
+          .column("mass_inclusive", &BoundObject::mass_inclusive, Unit::mass, "bound mass with the sub-objects'").finite().at_least(0)
+          .column("peak_position", &BoundObject::peak_position, Unit::length, "density peak (clumps.h5), comoving").finite()
+          .column("centre", &BoundObject::centre, Unit::length, "the centre the properties use (--centre), comoving").measured()
+          .column("centre_of_mass", &BoundObject::centre_of_mass, Unit::length, "of the bound particles, comoving").measured()
           .column("most_bound_position", &BoundObject::most_bound_position, Unit::length,
-                  "the bound particle of lowest energy (ties by ID), comoving")
+                  "the bound particle of lowest energy (ties by ID), comoving").measured()
           .column("potential_minimum_position", &BoundObject::potential_minimum_position, Unit::length,
-                  "the bound particle of lowest potential, comoving")
+                  "the bound particle of lowest potential, comoving").measured()
           .column("shrinking_sphere_centre", &BoundObject::shrinking_sphere_centre, Unit::length,
-                  "shrinking spheres over the bound particles (Power et al. 2003), comoving")
-          .column("bulk_velocity", &BoundObject::bulk_velocity, Unit::velocity, "mass-weighted, of the bound particles")
+                  "shrinking spheres over the bound particles (Power et al. 2003), comoving").measured()
+          .column("bulk_velocity", &BoundObject::bulk_velocity, Unit::velocity, "mass-weighted, of the bound particles").measured()
           .column("angular_momentum", &BoundObject::angular_momentum, Unit::angular_momentum,
-                  "J of the bound particles about the centre, in the object's frame (physical separations and velocities)")
-          .column("vrms", &BoundObject::vrms, Unit::velocity, "3-D, in the object's frame, physical")
-          .column("vmax", &BoundObject::vmax, Unit::velocity, "peak circular velocity sqrt(G M(<r) / r), physical")
-          .column("rmax", &BoundObject::rmax, Unit::length, "radius of vmax, comoving")
-          .column("virial_ratio", &BoundObject::virial_ratio, Unit::none, "T / |U|")
-          .column("spin_peebles", &BoundObject::spin_peebles)
-          .column("spin_bullock", &BoundObject::spin_bullock)
-          .column("mvir", &BoundObject::mvir, Unit::mass, "bound particles inside rvir (Bryan & Norman)")
-          .column("rvir", &BoundObject::rvir, Unit::length, "comoving")
-          .column("m200c", &BoundObject::m200c, Unit::mass, "bound particles only")
-          .column("r200c", &BoundObject::r200c, Unit::length, "comoving")
-          .column("m200m", &BoundObject::m200m, Unit::mass, "bound particles only")
-          .column("r200m", &BoundObject::r200m, Unit::length, "comoving")
-          .column("m500c", &BoundObject::m500c, Unit::mass, "bound particles only")
-          .column("r500c", &BoundObject::r500c, Unit::length, "comoving")
-          .column("rs_klypin", &BoundObject::rs_klypin, Unit::length, "NFW scale radius from vmax / vvir, comoving")
-          .column("concentration_klypin", &BoundObject::concentration_klypin, Unit::none, "rvir / rs_klypin")
-          .column("rs_fit", &BoundObject::rs_fit, Unit::length, "NFW scale radius of the profile fit, comoving")
-          .column("concentration_fit", &BoundObject::concentration_fit, Unit::none, "rvir / rs_fit")
-          .column("b_to_a", &BoundObject::b_to_a, Unit::none, "reduced inertia tensor inside rvir")
-          .column("c_to_a", &BoundObject::c_to_a, Unit::none, "reduced inertia tensor inside rvir")
-          .column("xoff", &BoundObject::xoff, Unit::length, "centre to centre of mass inside rvir, comoving")
-          .column("iterations", &BoundObject::iterations, Unit::none, "removal passes")
-          .column("converged", &BoundObject::converged, Unit::none, "1: the last pass removed nothing")
-          .column("dissolved", &BoundObject::dissolved, Unit::none, "1: too few bound particles, all passed on");
+                  "J of the bound particles about the centre, in the object's frame (physical separations and velocities)").measured()
+          .column("vrms", &BoundObject::vrms, Unit::velocity, "3-D, in the object's frame, physical").measured().at_least(0)
+          .column("vmax", &BoundObject::vmax, Unit::velocity, "peak circular velocity sqrt(G M(<r) / r), physical").measured().at_least(0)
+          .column("rmax", &BoundObject::rmax, Unit::length, "radius of vmax, comoving").measured().at_least(0)
+          .column("virial_ratio", &BoundObject::virial_ratio, Unit::none, "T / |U|").measured().at_least(0)
+          .column("spin_peebles", &BoundObject::spin_peebles).measured().at_least(0)
+          .column("spin_bullock", &BoundObject::spin_bullock).measured().at_least(0)
+          .column("mvir", &BoundObject::mvir, Unit::mass, "bound particles inside rvir (Bryan & Norman)").measured().at_least(0)
+          .column("rvir", &BoundObject::rvir, Unit::length, "comoving").measured().at_least(0)
+          .column("m200c", &BoundObject::m200c, Unit::mass, "bound particles only").measured().at_least(0)
+          .column("r200c", &BoundObject::r200c, Unit::length, "comoving").measured().at_least(0)
+          .column("m200m", &BoundObject::m200m, Unit::mass, "bound particles only").measured().at_least(0)
+          .column("r200m", &BoundObject::r200m, Unit::length, "comoving").measured().at_least(0)
+          .column("m500c", &BoundObject::m500c, Unit::mass, "bound particles only").measured().at_least(0)
+          .column("r500c", &BoundObject::r500c, Unit::length, "comoving").measured().at_least(0)
+          .column("rs_klypin", &BoundObject::rs_klypin, Unit::length, "NFW scale radius from vmax / vvir, comoving").measured().at_least(0)
+          .column("concentration_klypin", &BoundObject::concentration_klypin, Unit::none, "rvir / rs_klypin").measured().at_least(0)
+          .column("rs_fit", &BoundObject::rs_fit, Unit::length, "NFW scale radius of the profile fit, comoving").measured().at_least(0)
+          .column("concentration_fit", &BoundObject::concentration_fit, Unit::none, "rvir / rs_fit").measured().at_least(0)
+          .column("b_to_a", &BoundObject::b_to_a, Unit::none, "reduced inertia tensor inside rvir").measured().at_least(0).at_most(1)
+          .column("c_to_a", &BoundObject::c_to_a, Unit::none, "reduced inertia tensor inside rvir").measured().at_least(0).at_most(1)
+          .column("xoff", &BoundObject::xoff, Unit::length, "centre to centre of mass inside rvir, comoving").measured().at_least(0)
+          .column("iterations", &BoundObject::iterations, Unit::none, "removal passes").at_least(0)
+          .column("converged", &BoundObject::converged, Unit::none, "1: the last pass removed nothing").at_least(0).at_most(1)
+          .column("dissolved", &BoundObject::dissolved, Unit::none, "1: too few bound particles, all passed on").at_least(0).at_most(1);
   return t;
 }
 
 const Table<BoundParticle>& bound_particle_table() {
   static const Table<BoundParticle> t =
       Table<BoundParticle>()
-          .column("id", &BoundParticle::id)
+          .column("id", &BoundParticle::id).ascending()
           .column("member_of", &BoundParticle::member_of, Unit::none, "the object it was given to: the clump of its test cell, or its peak")
+          .refers_to("/objects/id")
           .column("object", &BoundParticle::object, Unit::none, "the object it is bound to (exclusively); 0: unbound")
-          .column("energy", &BoundParticle::energy, Unit::energy, "specific energy in the last object that tested it");
+          .refers_to("/objects/id", true)
+          .column("energy", &BoundParticle::energy, Unit::energy, "specific energy in the last object that tested it").measured();
   return t;
 }
 
 const Table<MostBoundRow>& most_bound_table() {
   static const Table<MostBoundRow> t = Table<MostBoundRow>()
-                                           .column("object", &MostBoundRow::object)
-                                           .column("rank", &MostBoundRow::rank, Unit::none, "0: the most bound")
-                                           .column("particle_id", &MostBoundRow::id);
+                                           .column("object", &MostBoundRow::object).refers_to("/objects/id").non_decreasing()
+                                           .column("rank", &MostBoundRow::rank, Unit::none, "0: the most bound").at_least(0)
+                                           .column("particle_id", &MostBoundRow::id).refers_to("/particles/id");
   return t;
 }
 

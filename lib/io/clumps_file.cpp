@@ -25,55 +25,55 @@ using Vec3 = std::array<double, 3>;
 const Table<MergedPeak>& merged_peak_table() {
   static const Table<MergedPeak> t =
       Table<MergedPeak>()
-          .column("id", &MergedPeak::id)
-          .column("relevance", &MergedPeak::relevance)
-          .column("key_saddle", &MergedPeak::key_saddle, Unit::density)
-          .column("key_neighbour", &MergedPeak::key_neighbour)
+          .column("id", &MergedPeak::id).above(0).ascending()
+          .column("relevance", &MergedPeak::relevance).finite().above(0)
+          .column("key_saddle", &MergedPeak::key_saddle, Unit::density).finite().at_least(0)
+          .column("key_neighbour", &MergedPeak::key_neighbour).refers_to("/peaks/id", true)
           .column("clump", &MergedPeak::clump, Unit::none,
-                  "level-0 clump the peak belongs to after noise removal; 0 = discarded");
+                  "level-0 clump the peak belongs to after noise removal; 0 = discarded").refers_to("/peaks/id", true);
   return t;
 }
 
 const Table<Clump>& clump_table() {
   static const Table<Clump> t = Table<Clump>()
-                                    .column("id", &Clump::id)
-                                    .column("level", &Clump::level)
-                                    .column("parent", &Clump::parent)
-                                    .column("halo", &Clump::halo)
-                                    .column("n_cells", &Clump::n_cells)
-                                    .column("mass", &Clump::mass, Unit::mass)
-                                    .column("peak_position", &Clump::peak_position, Unit::length)
-                                    .column("peak_density", &Clump::peak_density, Unit::density)
-                                    .column("saddle_density", &Clump::saddle_density, Unit::density)
-                                    .column("mean_density", &Clump::mean_density, Unit::density)
-                                    .column("relevance", &Clump::relevance)
-                                    .column("center_of_mass", &Clump::center_of_mass, Unit::length)
-                                    .column("n_particles", &Clump::n_particles, Unit::none, "", true)
-                                    .column("particle_mass", &Clump::particle_mass, Unit::mass, "", true)
-                                    .column("bulk_velocity", &Clump::bulk_velocity, Unit::velocity, "", true);
+                                    .column("id", &Clump::id).refers_to("/peaks/id").unique()
+                                    .column("level", &Clump::level).at_least(0)
+                                    .column("parent", &Clump::parent).refers_to("/peaks/id")
+                                    .column("halo", &Clump::halo).refers_to("/peaks/id")
+                                    .column("n_cells", &Clump::n_cells).at_least(0)
+                                    .column("mass", &Clump::mass, Unit::mass).finite().at_least(0)
+                                    .column("peak_position", &Clump::peak_position, Unit::length).finite()
+                                    .column("peak_density", &Clump::peak_density, Unit::density).finite().above(0)
+                                    .column("saddle_density", &Clump::saddle_density, Unit::density).finite().at_least(0)
+                                    .column("mean_density", &Clump::mean_density, Unit::density).finite().at_least(0)
+                                    .column("relevance", &Clump::relevance).finite().above(0)
+                                    .column("center_of_mass", &Clump::center_of_mass, Unit::length).finite()
+                                    .column("n_particles", &Clump::n_particles, Unit::none, "", true).at_least(0)
+                                    .column("particle_mass", &Clump::particle_mass, Unit::mass, "", true).finite().at_least(0)
+                                    .column("bulk_velocity", &Clump::bulk_velocity, Unit::velocity, "", true).finite();
   return t;
 }
 
 const Table<Halo>& halo_table() {
   static const Table<Halo> t = Table<Halo>()
-                                   .column("id", &Halo::id)
-                                   .column("n_cells", &Halo::n_cells)
-                                   .column("mass", &Halo::mass, Unit::mass)
-                                   .column("peak_position", &Halo::peak_position, Unit::length)
-                                   .column("peak_density", &Halo::peak_density, Unit::density)
-                                   .column("n_clumps", &Halo::n_clumps)
-                                   .column("n_particles", &Halo::n_particles, Unit::none, "", true)
-                                   .column("particle_mass", &Halo::particle_mass, Unit::mass, "", true)
-                                   .column("bulk_velocity", &Halo::bulk_velocity, Unit::velocity, "", true);
+                                   .column("id", &Halo::id).refers_to("/peaks/id").unique()
+                                   .column("n_cells", &Halo::n_cells).at_least(0)
+                                   .column("mass", &Halo::mass, Unit::mass).finite().at_least(0)
+                                   .column("peak_position", &Halo::peak_position, Unit::length).finite()
+                                   .column("peak_density", &Halo::peak_density, Unit::density).finite().above(0)
+                                   .column("n_clumps", &Halo::n_clumps).at_least(0)
+                                   .column("n_particles", &Halo::n_particles, Unit::none, "", true).at_least(0)
+                                   .column("particle_mass", &Halo::particle_mass, Unit::mass, "", true).finite().at_least(0)
+                                   .column("bulk_velocity", &Halo::bulk_velocity, Unit::velocity, "", true).finite();
   return t;
 }
 
 const Table<HierarchyRow>& hierarchy_table() {
   static const Table<HierarchyRow> t = Table<HierarchyRow>()
-                                           .column("clump", &HierarchyRow::clump)
-                                           .column("into", &HierarchyRow::into)
-                                           .column("level", &HierarchyRow::level)
-                                           .column("saddle_density", &HierarchyRow::saddle_density, Unit::density);
+                                           .column("clump", &HierarchyRow::clump).refers_to("/clumps/id").unique()
+                                           .column("into", &HierarchyRow::into).refers_to("/clumps/id")
+                                           .column("level", &HierarchyRow::level).at_least(1)
+                                           .column("saddle_density", &HierarchyRow::saddle_density, Unit::density).finite().above(0);
   return t;
 }
 

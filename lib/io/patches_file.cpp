@@ -17,22 +17,22 @@ using model::PatchesHeader;
 
 const Table<PatchPeak>& patch_peak_table() {
   static const Table<PatchPeak> t = Table<PatchPeak>()
-                                        .column("id", &PatchPeak::id)
-                                        .column("cell", &PatchPeak::cell)
-                                        .column("position", &PatchPeak::position, Unit::length)
-                                        .column("density", &PatchPeak::density, Unit::density)
-                                        .column("n_cells", &PatchPeak::n_cells)
-                                        .column("mass", &PatchPeak::mass, Unit::mass);
+                                        .column("id", &PatchPeak::id).above(0).ascending()
+                                        .column("cell", &PatchPeak::cell).at_least(0)
+                                        .column("position", &PatchPeak::position, Unit::length).finite()
+                                        .column("density", &PatchPeak::density, Unit::density).finite().above(0).non_increasing()
+                                        .column("n_cells", &PatchPeak::n_cells).at_least(1)
+                                        .column("mass", &PatchPeak::mass, Unit::mass).finite().at_least(0);
   return t;
 }
 
 const Table<SaddleRow>& saddle_table() {
   static const Table<SaddleRow> t = Table<SaddleRow>()
-                                        .column("peak_a", &SaddleRow::peak_a)
-                                        .column("peak_b", &SaddleRow::peak_b)
-                                        .column("density", &SaddleRow::density, Unit::density)
-                                        .column("cell_a", &SaddleRow::cell_a)
-                                        .column("cell_b", &SaddleRow::cell_b);
+                                        .column("peak_a", &SaddleRow::peak_a).above(0)
+                                        .column("peak_b", &SaddleRow::peak_b).above(0)
+                                        .column("density", &SaddleRow::density, Unit::density).finite().above(0)
+                                        .column("cell_a", &SaddleRow::cell_a).at_least(0)
+                                        .column("cell_b", &SaddleRow::cell_b).at_least(0);
   return t;
 }
 

@@ -15,19 +15,21 @@ using model::Peaks;
 
 const Table<PeakRow>& peak_table() {
   static const Table<PeakRow> t = Table<PeakRow>()
-                                      .column("id", &PeakRow::id)
-                                      .column("parent_clump", &PeakRow::parent_clump)
-                                      .column("position", &PeakRow::position, Unit::length)
-                                      .column("densest_cell_position", &PeakRow::densest_cell_position, Unit::length)
-                                      .column("velocity", &PeakRow::velocity, Unit::velocity)
-                                      .column("n_particles", &PeakRow::n_particles)
-                                      .column("mass", &PeakRow::mass, Unit::mass)
-                                      .column("from_deblending", &PeakRow::from_deblending);
+                                      .column("id", &PeakRow::id).above(0).unique()
+                                      .column("parent_clump", &PeakRow::parent_clump).at_least(0)
+                                      .column("position", &PeakRow::position, Unit::length).finite()
+                                      .column("densest_cell_position", &PeakRow::densest_cell_position, Unit::length).finite()
+                                      .column("velocity", &PeakRow::velocity, Unit::velocity).finite()
+                                      .column("n_particles", &PeakRow::n_particles).at_least(0)
+                                      .column("mass", &PeakRow::mass, Unit::mass).finite().at_least(0)
+                                      .column("from_deblending", &PeakRow::from_deblending).at_least(0).at_most(1);
   return t;
 }
 
 const Table<PeakMember>& peak_member_table() {
-  static const Table<PeakMember> t = Table<PeakMember>().column("id", &PeakMember::id).column("peak", &PeakMember::peak);
+  static const Table<PeakMember> t = Table<PeakMember>()
+                                        .column("id", &PeakMember::id).ascending()
+                                        .column("peak", &PeakMember::peak).refers_to("/peaks/id");
   return t;
 }
 

@@ -1,11 +1,12 @@
 // A product's table, its columns listed once: rows are a plain struct, each column names a member, the
-// quantity its units come from and what it means. The same list writes the table (one dataset per
-// column under a group, rows distributed over ranks in rank order) and reads it back, so a product's
-// writer and reader cannot drift apart.
+// quantity its units come from, what it means and what its values must be. The same list writes the
+// table (one dataset per column under a group, rows distributed over ranks in rank order) and reads it
+// back, checking every value read against the column's constraint, so a product's writer and reader
+// cannot drift apart and no column is read unchecked.
 //
 //   const io::Table<PeakRow> table = io::Table<PeakRow>()
-//       .column("id", &PeakRow::id)
-//       .column("position", &PeakRow::position, io::Unit::length);
+//       .column("id", &PeakRow::id).above(0).unique()
+//       .column("position", &PeakRow::position, io::Unit::length).finite();
 //   table.write(file, "/peaks", rows, units, comm);       // collective
 //   std::vector<PeakRow> back = table.read(file, "/peaks");
 #pragma once
@@ -17,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -33,6 +35,35 @@ struct UnitNames {
   const std::string& of(Unit u) const;
 };
 
+// What a column's values must be, declared with the column (Table's constraint methods, applied to the
+// column declared last) and checked on every read: a value that breaks it is a bad input, one line
+// naming the file, the dataset, the row and the value. docs/formats.md shows each product's
+// constraints (tests/docs/formats_constraints.py checks them against these declarations). A floating
+// column must also be stored as floating point (an integer dataset read as a mass is a damaged file).
+struct Constraint {
+  bool finite = false;             // no NaN, no infinity
+  bool measured = false;           // NaN allowed: a value that could not be measured (docs/formats.md); no infinity
+  std::optional<double> min, max;  // inclusive, unless min_open (NaN skips them)
+  bool min_open = false;
+  enum class Order { none, non_decreasing, ascending, non_increasing } order = Order::none;
+  bool unique = false;
+  std::string refers_to;  // every value is one of this dataset's, in the same file
+  bool zero_is_none = false;  // ... or 0, meaning none
+  bool any() const { return finite || measured || min.has_value() || max.has_value() || order != Order::none || unique || !refers_to.empty(); }
+  // "finite, >= 0", "> 0, unique, ascending", "one of /peaks/id or 0"
+  std::string describe() const;
+};
+
+// Checks `values` (rows [begin, begin + n) of `dataset`, `width` values a row, in row order) against `c`.
+// `before` is the value of row begin - 1 when there is one (for the order across chunks). Throws
+// Error(input).
+void check_values(const File& f, const std::string& dataset, std::uint64_t begin, std::span<const double> values, int width,
+                  const Constraint& c, const double* before);
+void check_values(const File& f, const std::string& dataset, std::uint64_t begin, std::span<const std::int64_t> values,
+                  int width, const Constraint& c, const std::int64_t* before);
+void check_values(const File& f, const std::string& dataset, std::uint64_t begin, std::span<const std::uint64_t> values,
+                  int width, const Constraint& c, const std::uint64_t* before);
+
 template <typename Row>
 class Table {
  public:
@@ -41,8 +72,34 @@ class Table {
   template <typename T>
   Table& column(std::string name, T Row::*member, Unit unit = Unit::none, std::string description = "",
                 bool optional = false) {
-    columns_.push_back({std::move(name), unit, std::move(description), optional, writer(member), reader(member)});
+    columns_.push_back({std::move(name), unit, std::move(description), optional, {}, writer(member), reader(member)});
     return *this;
+  }
+
+  // The constraint of the column declared last (Constraint).
+  Table& finite() { return last([](Constraint& c) { c.finite = true; }); }
+  Table& measured() { return last([](Constraint& c) { c.measured = true; }); }
+  Table& at_least(double v) { return last([v](Constraint& c) { c.min = v; }); }
+  Table& above(double v) { return last([v](Constraint& c) { c.min = v, c.min_open = true; }); }
+  Table& at_most(double v) { return last([v](Constraint& c) { c.max = v; }); }
+  Table& ascending() { return last([](Constraint& c) { c.order = Constraint::Order::ascending; }); }
+  Table& non_decreasing() { return last([](Constraint& c) { c.order = Constraint::Order::non_decreasing; }); }
+  Table& non_increasing() { return last([](Constraint& c) { c.order = Constraint::Order::non_increasing; }); }
+  Table& unique() { return last([](Constraint& c) { c.unique = true; }); }
+  Table& refers_to(std::string dataset, bool zero_is_none = false) {
+    return last([&](Constraint& c) { c.refers_to = std::move(dataset), c.zero_is_none = zero_is_none; });
+  }
+
+  // Every column's name, description and constraint (the docs and the tests of the constraints read them).
+  struct ColumnInfo {
+    std::string name, description;
+    Constraint constraint;
+    bool optional;
+  };
+  std::vector<ColumnInfo> info() const {
+    std::vector<ColumnInfo> out;
+    for (const auto& c : columns_) out.push_back({c.name, c.description, c.constraint, c.optional});
+    return out;
   }
 
   // Writes this rank's rows after the rows of lower ranks, one dataset per column under `group` (which
@@ -81,7 +138,7 @@ class Table {
       if (info.shape.empty() || info.shape[0] != n)
         throw core::Error::input("{}: {} has {} rows, but {} has {}", f.path(), path, info.shape.empty() ? 0 : info.shape[0],
                            group + "/" + columns_.front().name, n);
-      c.read(f, path, begin, count, rows);
+      c.read(f, path, begin, count, rows, c.constraint);
     }
     return rows;
   }
@@ -99,9 +156,17 @@ class Table {
     Unit unit;
     std::string description;
     bool optional;
+    Constraint constraint;
     std::function<void(File&, const std::string&, std::span<const Row>, const mpi::Comm&)> write;
-    std::function<void(const File&, const std::string&, std::uint64_t, std::uint64_t, std::span<Row>)> read;
+    std::function<void(const File&, const std::string&, std::uint64_t, std::uint64_t, std::span<Row>, const Constraint&)> read;
   };
+
+  template <typename F>
+  Table& last(F&& set) {
+    if (columns_.empty()) throw core::Error::internal("io::Table: a constraint before any column");
+    set(columns_.back().constraint);
+    return *this;
+  }
 
   template <typename T>
   static constexpr bool is_vec3 = std::is_same_v<T, std::array<double, 3>>;
@@ -127,12 +192,18 @@ class Table {
   }
   template <typename T>
   static auto reader(T Row::*member) {
-    return [member](const File& f, const std::string& path, std::uint64_t begin, std::uint64_t count, std::span<Row> rows) {
+    return [member](const File& f, const std::string& path, std::uint64_t begin, std::uint64_t count, std::span<Row> rows,
+                    const Constraint& c) {
+      const TypeInfo info = f.dataset_info(path);
+      if constexpr (is_vec3<T> || std::is_floating_point_v<T>) {
+        if (info.cls != TypeInfo::Class::floating)
+          throw core::Error::input("{}: {} is {}, expected floating point", f.path(), path, info.describe());
+      }
       if constexpr (is_vec3<T>) {
-        const TypeInfo info = f.dataset_info(path);
         if (info.shape.size() != 2 || info.shape[1] != 3)
           throw core::Error::input("{}: {} is {}, expected [n][3]", f.path(), path, info.describe());
         const auto v = f.read_rows<double>(path, begin, count);
+        if (c.any()) check_values(f, path, begin, std::span<const double>(v), 3, c, nullptr);
         for (std::size_t i = 0; i < rows.size(); ++i) rows[i].*member = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
       } else {
         // Read as the widest type of the same kind, so that a file written with another integer width
@@ -141,6 +212,12 @@ class Table {
                                         std::conditional_t<std::is_unsigned_v<T> && !std::is_same_v<T, bool>,
                                                            std::uint64_t, std::int64_t>>;
         const auto v = f.read_rows<Wide>(path, begin, count);
+        if (c.any()) {
+          // The row before this chunk, for the order across chunks.
+          std::vector<Wide> before;
+          if (c.order != Constraint::Order::none && begin > 0) before = f.read_rows<Wide>(path, begin - 1, 1);
+          check_values(f, path, begin, std::span<const Wide>(v), 1, c, before.empty() ? nullptr : before.data());
+        }
         for (std::size_t i = 0; i < rows.size(); ++i) rows[i].*member = static_cast<T>(v[i]);
       }
     };

@@ -22,33 +22,37 @@ namespace {
 
 const Table<StatePeakRow>& state_peak_table() {
   static const Table<StatePeakRow> t = Table<StatePeakRow>()
-                                           .column("peak_id", &StatePeakRow::id)
-                                           .column("peak_from_deblending", &StatePeakRow::from_deblending)
-                                           .column("peak_position", &StatePeakRow::position)
-                                           .column("peak_velocity", &StatePeakRow::velocity)
-                                           .column("peak_mass", &StatePeakRow::mass);
+                                           .column("peak_id", &StatePeakRow::id).above(0).unique()
+                                           .column("peak_from_deblending", &StatePeakRow::from_deblending).at_least(0).at_most(1)
+                                           .column("peak_position", &StatePeakRow::position).finite()
+                                           .column("peak_velocity", &StatePeakRow::velocity).finite()
+                                           .column("peak_mass", &StatePeakRow::mass).finite().at_least(0);
   return t;
 }
 const Table<StateMemberRow>& state_member_table() {
   static const Table<StateMemberRow> t =
-      Table<StateMemberRow>().column("member_id", &StateMemberRow::particle).column("member_peak", &StateMemberRow::peak);
+      Table<StateMemberRow>()
+          .column("member_id", &StateMemberRow::particle).ascending()
+          .column("member_peak", &StateMemberRow::peak).refers_to("/state/peak_id");
   return t;
 }
 const Table<StateVoterRow>& state_voter_table() {
   static const Table<StateVoterRow> t =
-      Table<StateVoterRow>().column("voter_peak", &StateVoterRow::peak).column("voter_particle", &StateVoterRow::particle);
+      Table<StateVoterRow>()
+          .column("voter_peak", &StateVoterRow::peak).refers_to("/state/peak_id")
+          .column("voter_particle", &StateVoterRow::particle);
   return t;
 }
 const Table<GraveRow>& grave_table() {
   static const Table<GraveRow> t = Table<GraveRow>()
-                                       .column("graveyard_particle", &GraveRow::particle)
-                                       .column("graveyard_peak_snapshot", &GraveRow::peak_snapshot)
-                                       .column("graveyard_peak_id", &GraveRow::peak_id)
-                                       .column("graveyard_died", &GraveRow::died);
+                                       .column("graveyard_particle", &GraveRow::particle).ascending()
+                                       .column("graveyard_peak_snapshot", &GraveRow::peak_snapshot).at_least(0)
+                                       .column("graveyard_peak_id", &GraveRow::peak_id).above(0)
+                                       .column("graveyard_died", &GraveRow::died).at_least(0);
   return t;
 }
 const Table<ArtefactRow>& artefact_table() {
-  static const Table<ArtefactRow> t = Table<ArtefactRow>().column("artefact_ids", &ArtefactRow::id);
+  static const Table<ArtefactRow> t = Table<ArtefactRow>().column("artefact_ids", &ArtefactRow::id).refers_to("/state/peak_id");
   return t;
 }
 
@@ -76,35 +80,35 @@ TreeStateMeta shared(TreeStateMeta m, const mpi::Comm& comm) {
 
 const Table<TreePeakRow>& tree_peak_table() {
   static const Table<TreePeakRow> t = Table<TreePeakRow>()
-                                          .column("snapshot", &TreePeakRow::snapshot)
-                                          .column("id", &TreePeakRow::id)
-                                          .column("lineage", &TreePeakRow::lineage)
-                                          .column("main_progenitor_snapshot", &TreePeakRow::main_progenitor_snapshot)
+                                          .column("snapshot", &TreePeakRow::snapshot).at_least(0).non_decreasing()
+                                          .column("id", &TreePeakRow::id).above(0)
+                                          .column("lineage", &TreePeakRow::lineage).above(0)
+                                          .column("main_progenitor_snapshot", &TreePeakRow::main_progenitor_snapshot).at_least(-1)
                                           .column("main_progenitor_id", &TreePeakRow::main_progenitor_id)
-                                          .column("n_progenitors", &TreePeakRow::n_progenitors)
-                                          .column("progenitor_votes", &TreePeakRow::progenitor_votes)
-                                          .column("descendant_snapshot", &TreePeakRow::descendant_snapshot)
+                                          .column("n_progenitors", &TreePeakRow::n_progenitors).at_least(0)
+                                          .column("progenitor_votes", &TreePeakRow::progenitor_votes).at_least(0)
+                                          .column("descendant_snapshot", &TreePeakRow::descendant_snapshot).at_least(-1)
                                           .column("descendant_id", &TreePeakRow::descendant_id)
-                                          .column("merged", &TreePeakRow::merged)
-                                          .column("revived_from_graveyard", &TreePeakRow::revived_from_graveyard)
-                                          .column("gap", &TreePeakRow::gap)
-                                          .column("artefact", &TreePeakRow::artefact)
-                                          .column("from_deblending", &TreePeakRow::from_deblending)
-                                          .column("time", &TreePeakRow::time)
-                                          .column("mass", &TreePeakRow::mass)
-                                          .column("position", &TreePeakRow::position)
-                                          .column("velocity", &TreePeakRow::velocity)
+                                          .column("merged", &TreePeakRow::merged).at_least(0).at_most(1)
+                                          .column("revived_from_graveyard", &TreePeakRow::revived_from_graveyard).at_least(0).at_most(1)
+                                          .column("gap", &TreePeakRow::gap).at_least(0)
+                                          .column("artefact", &TreePeakRow::artefact).at_least(0).at_most(1)
+                                          .column("from_deblending", &TreePeakRow::from_deblending).at_least(0).at_most(1)
+                                          .column("time", &TreePeakRow::time).finite()
+                                          .column("mass", &TreePeakRow::mass).finite().at_least(0)
+                                          .column("position", &TreePeakRow::position).finite()
+                                          .column("velocity", &TreePeakRow::velocity).finite()
                                           .column("host", &TreePeakRow::host, Unit::none, "", true)
                                           .column("merged_before_revival_snapshot",
                                                   &TreePeakRow::merged_before_revival_snapshot, Unit::none, "", true)
                                           .column("merged_before_revival_id", &TreePeakRow::merged_before_revival_id,
                                                   Unit::none, "", true)
-                                          .column("mvir", &TreePeakRow::mvir, Unit::none, "", true)
-                                          .column("rvir", &TreePeakRow::rvir, Unit::none, "", true)
-                                          .column("m200c", &TreePeakRow::m200c, Unit::none, "", true)
+                                          .column("mvir", &TreePeakRow::mvir, Unit::none, "", true).measured().at_least(0)
+                                          .column("rvir", &TreePeakRow::rvir, Unit::none, "", true).measured().at_least(0)
+                                          .column("m200c", &TreePeakRow::m200c, Unit::none, "", true).measured().at_least(0)
                                           .column("bound", &TreePeakRow::bound, Unit::none,
                                                   "1: the stage came with unbind's bound.h5, which gave mvir, rvir, "
-                                                  "m200c and the columns below (0 in them = not measurable there)",
+                                                  "m200c and the columns below (NaN in them = not measurable there)",
                                                   true)
                                           .column("bound_mass", &TreePeakRow::bound_mass, Unit::none,
                                                   "bound mass with bound sub-objects (mass_inclusive), snapshot mass units", true)
@@ -129,9 +133,9 @@ const Table<TreePeakRow>& tree_peak_table() {
 const Table<TreeSnapshotRow>& tree_snapshot_table() {
   static const Table<TreeSnapshotRow> t =
       Table<TreeSnapshotRow>()
-          .column("index", &TreeSnapshotRow::index)
-          .column("time", &TreeSnapshotRow::time)
-          .column("density_threshold", &TreeSnapshotRow::density_threshold, Unit::none, "", true);
+          .column("index", &TreeSnapshotRow::index).at_least(0).ascending()
+          .column("time", &TreeSnapshotRow::time).finite()
+          .column("density_threshold", &TreeSnapshotRow::density_threshold, Unit::none, "", true).finite().at_least(0);
   return t;
 }
 

@@ -16,19 +16,19 @@ using model::Voters;
 
 const Table<VoterRow>& voter_table() {
   static const Table<VoterRow> t = Table<VoterRow>()
-                                       .column("peak", &VoterRow::peak)
+                                       .column("peak", &VoterRow::peak).refers_to("/peaks/id")
                                        .column("particle_id", &VoterRow::particle_id)
-                                       .column("binding_energy", &VoterRow::binding_energy, Unit::energy);
+                                       .column("binding_energy", &VoterRow::binding_energy, Unit::energy).finite();
   return t;
 }
 
 const Table<VoterPeakRow>& voter_peak_table() {
   static const Table<VoterPeakRow> t = Table<VoterPeakRow>()
-                                           .column("id", &VoterPeakRow::id)
-                                           .column("search_radius", &VoterPeakRow::search_radius, Unit::length)
-                                           .column("a0", &VoterPeakRow::a0, Unit::acceleration)
-                                           .column("n_voters", &VoterPeakRow::n_voters)
-                                           .column("n_candidates", &VoterPeakRow::n_candidates);
+                                           .column("id", &VoterPeakRow::id).above(0).unique()
+                                           .column("search_radius", &VoterPeakRow::search_radius, Unit::length).finite().at_least(0)
+                                           .column("a0", &VoterPeakRow::a0, Unit::acceleration).finite()
+                                           .column("n_voters", &VoterPeakRow::n_voters).at_least(0)
+                                           .column("n_candidates", &VoterPeakRow::n_candidates).at_least(0);
   return t;
 }
 

@@ -90,7 +90,7 @@ grid() { bad_input cic-project "$OUT/g.h5" "$@" --grid 16; }
 
 @test "item 9: patches with a negative peak density or a test cell of peak 0 are refused" {
   edit p.h5 "d = f['peaks/density']; v = d[...]; v[0] = -1; d[...] = v"
-  bad_input phew-merge "$OUT/c.h5" 3 "peak 1 has density -1" "$E/p.h5"
+  bad_input phew-merge "$OUT/c.h5" 3 "/peaks/density row 0 is -1: too small" "$E/p.h5"
   edit p.h5 "d = f['cells/peak']; v = d[...]; v[0] = 0; d[...] = v"
   bad_input phew-merge "$OUT/c.h5" 3 "with peak 0" "$E/p.h5"
 }
@@ -164,9 +164,9 @@ PY
 
 @test "item 9: peaks.h5 and voters.h5 whose IDs do not resolve are refused (mergertree)" {
   edit_stage k.h5 "d = f['particles/peak']; v = d[...]; v[0] = 10**6; d[...] = v"
-  bad_input mergertree "$OUT/t.h5" 3 "k.h5: /particles/peak row 0 is 1000000, not a peak of /peaks/id" "$E/k.h5:$E/v.h5"
+  bad_input mergertree "$OUT/t.h5" 3 "k.h5: /particles/peak row 0 is 1000000: not there (expected one of /peaks/id)" "$E/k.h5:$E/v.h5"
   edit_stage k.h5 "d = f['particles/id']; v = d[...]; v[[0, -1]] = v[[-1, 0]]; d[...] = v"
-  bad_input mergertree "$OUT/t.h5" 3 "(expected rows by ascending particle ID)" "$E/k.h5:$E/v.h5"
+  bad_input mergertree "$OUT/t.h5" 3 "/particles/id row 1 is 2: out of order after 3947 (expected ascending)" "$E/k.h5:$E/v.h5"
   edit_stage v.h5 "
 for name in ('peaks/id', 'voters/peak'):
     d = f[name]; d[...] = d[...] + 10**6"

@@ -50,7 +50,7 @@ set_value() { edit "$1" "d = f['$2']; a = d[()]; a.flat[${4:-0}] = $3; d[...] = 
 
 @test "corrupt IDs: /peaks/id out of order" {
   set_value p.h5 /peaks/id 999999
-  bad_input phew-merge "$OUT/c.h5" 3 "/peaks/id row 0 is 999999" "$E/p.h5"
+  bad_input phew-merge "$OUT/c.h5" 3 "/peaks/id row 1 is 2: out of order after 999999" "$E/p.h5"
 }
 
 @test "corrupt IDs: a cell label above the last peak, and cells out of order" {
@@ -74,7 +74,7 @@ set_value() { edit "$1" "d = f['$2']; a = d[()]; a.flat[${4:-0}] = $3; d[...] = 
 
 @test "bad values: a peak with a NaN position is refused, not given 0 voters" {
   set_value k.h5 /peaks/position "np.nan"
-  bad_input voters "$OUT/v.h5" 3 "non-finite position" "$E/k.h5" "$D/s.hdf5"
+  bad_input voters "$OUT/v.h5" 3 "/peaks/position row 0 is nan: not a number" "$E/k.h5" "$D/s.hdf5"
 }
 
 @test "bad values: voters' radii and softening" {
