@@ -39,7 +39,8 @@ void read_everything(const std::string& path) {
   const std::uint64_t n = info.total(types);
   if (n > 4'000'000) return;  // a header may declare anything; the reader refuses short files itself
   phew::particles::FieldSelection all{true, info.has_velocities, info.has_potential, info.has_acceleration};
-  (void)phew::particles::read_particles(*reader, types, 0, n, all);
+  // As the tools read: one rank's share, whose IDs are checked to be unique.
+  (void)phew::particles::read_share(*reader, types, all, phew::mpi::Comm());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -38,7 +39,12 @@ void parallel_for(int threads, std::size_t n, std::size_t chunk,
   };
   std::vector<std::thread> pool;
   pool.reserve(static_cast<std::size_t>(t - 1));
-  for (int i = 1; i < t; ++i) pool.emplace_back(work, i);
+  // When the system cannot start another thread (a process limit), the loop runs on those it has: the
+  // chunks are handed out dynamically, so no chunk is lost and no result changes.
+  try {
+    for (int i = 1; i < t; ++i) pool.emplace_back(work, i);
+  } catch (const std::system_error&) {
+  }
   work(0);
   for (auto& th : pool) th.join();
   if (error) std::rethrow_exception(error);

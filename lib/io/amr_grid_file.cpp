@@ -92,6 +92,8 @@ std::uint64_t count_amr_leaves(const File& file) { return file.dataset_info("/gr
 
 model::AmrLeaves read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count) {
   model::AmrLeaves out;
+  if (const TypeInfo info = file.dataset_info("/grid/leaves/density"); info.cls != TypeInfo::Class::floating)
+    throw core::Error::input("{}: /grid/leaves/density is {}, expected floating point", file.path(), info.describe());
   out.key = file.read_rows<std::uint64_t>("/grid/leaves/key", begin, count);
   out.density = file.read_rows<double>("/grid/leaves/density", begin, count);
   const auto level = file.read_rows<std::int8_t>("/grid/leaves/level", begin, count);

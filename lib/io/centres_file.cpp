@@ -1,6 +1,7 @@
 #include <phew/io/centres_file.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/files.hpp>
 #include <phew/io/h5.hpp>
 
 #include <charconv>
@@ -32,6 +33,7 @@ bool parse_numbers(const std::string& line, std::vector<double>& out) {
 }  // namespace
 
 std::vector<std::array<double, 3>> read_centres_text(const std::string& path) {
+  core::check_readable_file(path);
   std::ifstream in(path);
   if (!in) throw core::Error::io("{}: cannot open the centres file", path);
   std::vector<std::array<double, 3>> out;

@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -122,6 +123,35 @@ double reference_mean_density(const std::string& path, const grid::GridMeta& min
   return ref.mean_density;
 }
 
+namespace {
+
+// The unit names the tools write (particles::Units: kpc, Mpc, pc or "X cm"; 1e10 Msun, Msun or "X g";
+// each with "/h" when h-scaled), and the density's made of them: a name edited to anything else
+// ("furlong") would be carried into every product and export as if it were a unit.
+void check_unit_names(const File& f, const std::string& o, const grid::GridMeta& m) {
+  const auto base = [](const std::string& name) { return name.ends_with("/h") ? name.substr(0, name.size() - 2) : name; };
+  const auto numbered = [](const std::string& name, const std::string& unit) {
+    if (!name.ends_with(" " + unit)) return false;
+    const std::string number = name.substr(0, name.size() - unit.size() - 1);
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
+    return ec == std::errc() && ptr == number.data() + number.size() && v > 0 && std::isfinite(v);
+  };
+  const std::string length = base(m.length_units), mass = base(m.mass_units);
+  if (!(length == "kpc" || length == "Mpc" || length == "pc" || numbered(length, "cm")))
+    throw core::Error::input("{}: {} attribute length_units is '{}' (expected kpc, Mpc, pc or a number of cm, each /h or not)",
+                             f.path(), o, m.length_units);
+  if (!(mass == "1e10 Msun" || mass == "Msun" || numbered(mass, "g")))
+    throw core::Error::input("{}: {} attribute mass_units is '{}' (expected 1e10 Msun, Msun or a number of g, each /h or not)",
+                             f.path(), o, m.mass_units);
+  const std::string density = "(" + m.mass_units + ")/(" + m.length_units + ")^3";
+  if (m.density_units != density)
+    throw core::Error::input("{}: {} attribute units is '{}', but its length and mass units make '{}'", f.path(), o,
+                             m.density_units, density);
+}
+
+}  // namespace
+
 grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool with_density) {
   grid::GridMeta m;
   const auto shape = f.read_attribute<std::int64_t>(o, "shape");
@@ -158,6 +188,17 @@ grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool wi
   m.density_units = f.read_attribute_string(o, "units");
   m.length_units = f.read_attribute_string(o, "length_units");
   m.mass_units = f.read_attribute_string(o, "mass_units");
+  check_unit_names(f, o, m);
+  if (f.has_attribute(o, "cell_size")) {  // the box over the shape, as written; an edit of either breaks it
+    const auto cell = f.read_attribute<double>(o, "cell_size");
+    for (std::size_t d = 0; d < 3 && cell.size() == 3; ++d) {
+      const double want = box[d] / static_cast<double>(shape[d]);
+      if (!(std::abs(cell[d] - want) <= 1e-9 * want))
+        throw core::Error::input("{}: {} attribute cell_size is {:g} in axis {}, but box_size / shape is {:g}", f.path(), o, cell[d],
+                                 "xyz"[d], want);
+    }
+    if (cell.size() != 3) throw core::Error::input("{}: {} attribute cell_size has {} values, 3 expected", f.path(), o, cell.size());
+  }
   m.time = f.read_attribute_scalar<double>(o, "time");
   m.redshift = f.read_attribute_scalar<double>(o, "redshift");
   m.comoving = f.read_attribute_scalar<std::int64_t>(o, "comoving") != 0;

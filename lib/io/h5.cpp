@@ -3,11 +3,13 @@
 #include <phew/io/h5.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/files.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/watchdog.hpp>
 #include <phew/io/h5_private.hpp>
 #include <phew/mpi/agree.hpp>
 
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
@@ -114,12 +116,37 @@ void File::agree_on_write(bool failed, const std::string& what) const {
   }
 }
 
+void File::check_room(std::uint64_t bytes, const std::string& what) const {
+  if (!parallel_ || !comm_ || comm_->size() == 1) return;
+  // HDF5's metadata of a phew product (its headers, attributes and chunk indices) is well below this.
+  constexpr std::uint64_t kMargin = std::uint64_t{256} << 10;
+  std::optional<core::Error> error;
+  if (comm_->root())
+    if (const auto free = free_bytes_beside(path_); free && *free < bytes + kMargin)
+      error = core::Error::io("{}: no space left on device: {} needs {} bytes and a margin of {}, {} are free", path_,
+                              what, bytes, kMargin, *free);
+  // A file-size limit (ulimit -f) is per process: any rank's stops the write.
+  rlimit limit{};
+  hsize_t size = 0;
+  if (!error && getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && H5Fget_filesize(id_, &size) >= 0 &&
+      size + bytes + kMargin > limit.rlim_cur)
+    error = core::Error::io("{}: {} would take the file to {} bytes and a margin of {}, beyond the file-size limit of {} "
+                            "bytes (ulimit -f) of rank {}",
+                            path_, what, size + bytes, kMargin, static_cast<std::uint64_t>(limit.rlim_cur), rank_);
+  try {
+    mpi::agree_on(*comm_, error ? &*error : nullptr);
+  } catch (const core::Error&) {
+    g_unusable = true;  // closing the file would flush its metadata onto the full disk: HDF5 is not shut down
+    throw;
+  }
+}
+
 File File::open_read(const std::string& path) {
   quiet();
-  if (!std::ifstream(path).good()) throw core::Error::io("{}: cannot open (no such file or no permission)", path);
+  core::check_readable_file(path);
   if (!is_hdf5(path)) throw core::Error::input("{}: not an HDF5 file", path);
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0) throw core::Error::io("{}: HDF5 cannot open the file", path);
+  if (id < 0) throw core::Error::io("{}: HDF5 cannot open the file: {}", path, why_hdf5_cannot_open(path));
   return File(id, path, false, nullptr);
 }
 
@@ -191,6 +218,7 @@ void File::close() {
   if (id_ < 0) return;
   // What is still buffered is written by a flush first: it can fail (a full disk) and leave the file open,
   // where a failed close would leave HDF5 unable to shut down (see unusable()).
+  check_room(0, "writing the file");
   errno = 0;
   const bool flushed = H5Fflush(id_, H5F_SCOPE_GLOBAL) >= 0;
   if (parallel_) agree_on_write(!flushed, "writing the file");  // the File stays open: ~File abandons it

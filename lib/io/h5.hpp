@@ -209,6 +209,10 @@ class File {
   File(std::int64_t id, std::string path, bool parallel, const mpi::Comm* comm);
   // For a parallel file: every rank learns of a failed collective write on any rank. Collective.
   void agree_on_write(bool failed, const std::string& what) const;
+  // For a parallel file on more than one rank: Error(io) on every rank, before `what` starts, when the
+  // device has less than `bytes` and a margin free (rank 0 asks). A collective write that meets a full
+  // disk can leave the ranks in different HDF5 collectives (a hang): it is not begun. Collective.
+  void check_room(std::uint64_t bytes, const std::string& what) const;
   void read_raw(const std::string& dataset, std::uint64_t begin, std::uint64_t count, bool all, NumType mem,
                 void* out) const;
   void read_box_raw(const std::string& dataset, const std::array<std::uint64_t, 3>& start,
@@ -236,6 +240,10 @@ class File {
 // True when the file has the HDF5 signature at its start or after a user block (no HDF5 call, cheap;
 // h5_checks.cpp).
 bool is_hdf5(const std::string& path);
+
+// Why HDF5 could not open a file that has its signature, for the error line: "truncated: 3000 of
+// 46080 bytes" when the file is shorter than the end its superblock records, else "damaged".
+std::string why_hdf5_cannot_open(const std::string& path);
 
 // A parallel file whose object is destroyed while an exception unwinds is not closed there (closing is
 // collective, and the other ranks may not be closing it: the job would hang); it is set aside instead.

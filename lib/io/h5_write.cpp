@@ -80,13 +80,14 @@ void File::write_selection_raw(const std::string& dataset, const std::vector<std
     H5Pset_deflate(dcpl, static_cast<unsigned>(storage.deflate));
     H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
   }
-  Id d(H5Dcreate2(id_, dataset.c_str(), native(file_type), fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
-  agree_on_write(!d.ok(), "creating dataset " + dataset);
   std::uint64_t all = 1, mine = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     all *= shape[i];
     mine *= size[i];
   }
+  check_room(all * H5Tget_size(native(file_type)), "writing " + dataset);
+  Id d(H5Dcreate2(id_, dataset.c_str(), native(file_type), fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+  agree_on_write(!d.ok(), "creating dataset " + dataset);
   if (all == 0) return;  // an empty dataset: nothing to write (MPI-IO fails on it)
   std::vector<hsize_t> start(begin.begin(), begin.end()), count(size.begin(), size.end());
   if (mine == 0)

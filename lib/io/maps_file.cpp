@@ -33,18 +33,18 @@ int axis_of(const File& f, const std::string& name) {
 
 const Table<MapRow>& map_table() {
   static const Table<MapRow> t = Table<MapRow>()
-                                     .column("center", &MapRow::center, Unit::length)
+                                     .column("center", &MapRow::center, Unit::length).finite()
                                      .column("id", &MapRow::id)
-                                     .column("size", &MapRow::size, Unit::length)
-                                     .column("depth", &MapRow::depth, Unit::length)
-                                     .column("margin", &MapRow::margin, Unit::length)
-                                     .column("resolution", &MapRow::resolution)
-                                     .column("axis", &MapRow::axis)
-                                     .column("n_particles", &MapRow::n_particles)
-                                     .column("n_vertices", &MapRow::n_vertices)
-                                     .column("n_tetrahedra", &MapRow::n_tetrahedra)
-                                     .column("window_mass", &MapRow::window_mass, Unit::mass)
-                                     .column("map_mass", &MapRow::map_mass, Unit::mass);
+                                     .column("size", &MapRow::size, Unit::length).finite().above(0)
+                                     .column("depth", &MapRow::depth, Unit::length).finite().at_least(0)
+                                     .column("margin", &MapRow::margin, Unit::length).finite().at_least(0)
+                                     .column("resolution", &MapRow::resolution).at_least(1)
+                                     .column("axis", &MapRow::axis).at_least(0).at_most(2)
+                                     .column("n_particles", &MapRow::n_particles).at_least(0)
+                                     .column("n_vertices", &MapRow::n_vertices).at_least(0)
+                                     .column("n_tetrahedra", &MapRow::n_tetrahedra).at_least(0)
+                                     .column("window_mass", &MapRow::window_mass, Unit::mass).finite().at_least(0)
+                                     .column("map_mass", &MapRow::map_mass, Unit::mass).finite();
   return t;
 }
 

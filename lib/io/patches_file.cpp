@@ -99,32 +99,73 @@ grid::CellLabels read_patch_cells(const File& f, std::int64_t begin, std::int64_
   return every_cell_has_a_peak(f, read_cell_labels(f, "peak", begin, end, n_peaks));
 }
 
+// Whether a peak's cell is a cell of the mesh: a linear index of the uniform grid, or the key of a cell
+// of the adaptive mesh (its level at most the refinement's, its corner on the finest lattice).
+class MeshCells {
+ public:
+  explicit MeshCells(const File& f) : geometry_(read_grid_attributes(f, "/grid", false).geometry) {
+    if (f.has("/grid/refinement")) levels_ = read_refinement(f, "/grid/refinement").levels;
+  }
+  bool holds(std::int64_t cell) const {
+    if (cell < 0) return false;
+    if (levels_ < 0) return static_cast<std::uint64_t>(cell) < geometry_.cells();
+    const auto key = static_cast<std::uint64_t>(cell);
+    if (static_cast<int>(key & 0xF) > levels_) return false;
+    std::array<std::int64_t, 3> corner{};  // the Morton code above the level's 4 bits, x in bit 2 of each triple
+    for (int b = 0; b < 20; ++b)
+      for (int d = 0; d < 3; ++d)
+        corner[static_cast<std::size_t>(d)] |= static_cast<std::int64_t>((key >> (4 + 3 * b + 2 - d)) & 1) << b;
+    for (std::size_t d = 0; d < 3; ++d)
+      if (corner[d] >= (geometry_.shape[d] << levels_)) return false;
+    return true;
+  }
+
+ private:
+  grid::GridGeometry geometry_;
+  int levels_ = -1;  // -1: a uniform grid
+};
+
 std::vector<PatchPeak> read_patch_peaks(const File& f, std::uint64_t begin, std::uint64_t count) {
+  // The columns' constraints (patch_peak_table), and: peaks numbered 1, 2, ... in row order, each at a
+  // cell of the mesh.
   std::vector<PatchPeak> rows = patch_peak_table().read(f, "/peaks", begin, count);
-  for (std::size_t i = 0; i < rows.size(); ++i)
+  const MeshCells mesh(f);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].id != static_cast<std::int64_t>(begin + i + 1))
       throw core::Error::input("{}: /peaks/id row {} is {} (peaks are numbered 1, 2, ... in row order)", f.path(), begin + i,
                          rows[i].id);
-  for (const PatchPeak& p : rows) {
-    bool finite = std::isfinite(p.density) && p.density > 0;
-    for (double x : p.position) finite &= std::isfinite(x);
-    if (!finite)
-      throw core::Error::input("{}: peak {} has density {} at ({}, {}, {}) (expected a finite density > 0 at a finite position)",
-                               f.path(), p.id, p.density, p.position[0], p.position[1], p.position[2]);
+    if (!mesh.holds(rows[i].cell))
+      throw core::Error::input("{}: /peaks/cell row {} is {}, not a cell of the mesh", f.path(), begin + i, rows[i].cell);
   }
   return rows;
 }
 
 std::vector<SaddleRow> read_saddles(const File& f, std::uint64_t begin, std::uint64_t count) {
+  // The columns' constraints (saddle_table), and: two different peaks of /peaks, the lower ID first
+  // (check_saddles_below_peaks compares the densities, once for the whole file).
   std::vector<SaddleRow> rows = saddle_table().read(f, "/saddles", begin, count);
   const auto n = static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks"));
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const SaddleRow& r = rows[i];
-    if (r.peak_a < 1 || r.peak_a > n || r.peak_b < 1 || r.peak_b > n || r.peak_a == r.peak_b)
-      throw core::Error::input("{}: saddle row {} joins peaks {} and {} (expected two different IDs in 1..{})", f.path(),
+    if (r.peak_a < 1 || r.peak_b > n || !(r.peak_a < r.peak_b))
+      throw core::Error::input("{}: saddle row {} joins peaks {} and {} (expected two different IDs in 1..{}, the lower first)", f.path(),
                          begin + i, r.peak_a, r.peak_b, n);
   }
   return rows;
+}
+
+void check_saddles_below_peaks(const File& f) {
+  const auto density = f.read<double>("/peaks/density");
+  const std::uint64_t n = saddle_table().size(f, "/saddles");
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
+  for (std::uint64_t b = 0; b < n; b += kChunk)
+    for (std::size_t i = 0; const SaddleRow& r : read_saddles(f, b, std::min(kChunk, n - b))) {
+      const double lower = std::min(density[static_cast<std::size_t>(r.peak_a - 1)], density[static_cast<std::size_t>(r.peak_b - 1)]);
+      if (!(r.density <= lower))
+        throw core::Error::input("{}: /saddles/density row {} is {:g}, above the density {:g} of peak {} or {} it joins", f.path(),
+                                 b + i, r.density, lower, r.peak_a, r.peak_b);
+      ++i;
+    }
 }
 
 }  // namespace phew::io

@@ -30,5 +30,8 @@ grid::CellLabels read_patch_cells(const File& file, std::int64_t begin, std::int
 // Rows [begin, begin + count) of the peak and saddle tables (readers that hold only a part of them).
 std::vector<model::PatchPeak> read_patch_peaks(const File& file, std::uint64_t begin, std::uint64_t count);
 std::vector<model::SaddleRow> read_saddles(const File& file, std::uint64_t begin, std::uint64_t count);
+// Every saddle's density is at most the densities of the two peaks it joins (no watershed makes a saddle
+// above a peak). Reads the peaks' densities whole and the saddles a chunk at a time. Throws Error(input).
+void check_saddles_below_peaks(const File& file);
 
 }  // namespace phew::io

@@ -93,7 +93,7 @@ void check_typed(const File& f, const std::string& dataset, std::uint64_t begin,
     std::sort(targets.begin(), targets.end());
     for (std::size_t k = 0; k < values.size(); ++k) {
       if (c.zero_is_none && values[k] == V{0}) continue;
-      if (!std::binary_search(targets.begin(), targets.end(), values[k])) fail(k, "not there");
+      if (!std::binary_search(targets.begin(), targets.end(), values[k])) fail(k, "not one of " + c.refers_to);
     }
   }
 }

@@ -54,6 +54,13 @@ struct Constraint {
   std::string describe() const;
 };
 
+// A column as declared: what declared_tables (products.hpp) lists for the docs and the tests.
+struct ColumnInfo {
+  std::string name, description;
+  Constraint constraint;
+  bool optional;
+};
+
 // Checks `values` (rows [begin, begin + n) of `dataset`, `width` values a row, in row order) against `c`.
 // `before` is the value of row begin - 1 when there is one (for the order across chunks). Throws
 // Error(input).
@@ -91,11 +98,6 @@ class Table {
   }
 
   // Every column's name, description and constraint (the docs and the tests of the constraints read them).
-  struct ColumnInfo {
-    std::string name, description;
-    Constraint constraint;
-    bool optional;
-  };
   std::vector<ColumnInfo> info() const {
     std::vector<ColumnInfo> out;
     for (const auto& c : columns_) out.push_back({c.name, c.description, c.constraint, c.optional});

@@ -18,7 +18,6 @@ using model::GraveRow;
 using model::ArtefactRow;
 using model::TreeStateMeta;
 using model::TreeRows;
-namespace {
 
 const Table<StatePeakRow>& state_peak_table() {
   static const Table<StatePeakRow> t = Table<StatePeakRow>()
@@ -55,6 +54,8 @@ const Table<ArtefactRow>& artefact_table() {
   static const Table<ArtefactRow> t = Table<ArtefactRow>().column("artefact_ids", &ArtefactRow::id).refers_to("/state/peak_id");
   return t;
 }
+
+namespace {
 
 // Rank 0's state attributes, on every rank (attributes are written collectively with the same values).
 TreeStateMeta shared(TreeStateMeta m, const mpi::Comm& comm) {

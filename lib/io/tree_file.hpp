@@ -16,6 +16,12 @@ namespace phew::io {
 // The columns of each table (the rows are lib/model/tree.hpp's).
 const Table<model::TreePeakRow>& tree_peak_table();
 const Table<model::TreeSnapshotRow>& tree_snapshot_table();
+// The tables of /state, what --add continues from.
+const Table<model::StatePeakRow>& state_peak_table();
+const Table<model::StateMemberRow>& state_member_table();
+const Table<model::StateVoterRow>& state_voter_table();
+const Table<model::GraveRow>& grave_table();
+const Table<model::ArtefactRow>& artefact_table();
 
 // Writes the tree held by rank 0 (the other ranks pass an empty one: their rows are ignored and rank
 // 0's state attributes are used). Collective.

@@ -5,6 +5,7 @@
 #include <phew/core/error.hpp>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 
 namespace phew::io {
@@ -62,20 +63,21 @@ VotersHeader read_voters_header(const File& f) {
 }
 
 std::vector<VoterRow> read_voter_rows(const File& f) {
+  // The columns' own constraints (voter_table: every voter's peak is one of /peaks/id, energies finite),
+  // and between the tables: each peak's voters are one run of rows, as many as its /peaks/n_voters says.
   std::vector<VoterRow> rows = voter_table().read(f, "/voters");
-  // Every voter's peak is one of /peaks (issue 35, item 9): a dangling reference would vote for nothing.
-  std::vector<std::int64_t> peaks;
-  for (const VoterPeakRow& p : voter_peak_table().read(f, "/peaks")) peaks.push_back(p.id);
-  std::sort(peaks.begin(), peaks.end());
+  std::map<std::int64_t, std::int64_t> counted;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (!std::binary_search(peaks.begin(), peaks.end(), rows[i].peak))
-      throw core::Error::input("{}: /voters/peak row {} is {}, not a peak of /peaks/id", f.path(), i, rows[i].peak);
-    if (!std::isfinite(rows[i].binding_energy))
-      throw core::Error::input("{}: /voters/binding_energy row {} is {} (expected a finite energy)", f.path(), i,
-                               rows[i].binding_energy);
+    const bool continues = i > 0 && rows[i - 1].peak == rows[i].peak;
+    if (!continues && counted.count(rows[i].peak))
+      throw core::Error::input("{}: /voters/peak row {} is {}, whose voters came before (each peak's voters are one run of rows)",
+                               f.path(), i, rows[i].peak);
+    rows[i].rank = continues ? rows[i - 1].rank + 1 : 0;
+    ++counted[rows[i].peak];
   }
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    rows[i].rank = i > 0 && rows[i - 1].peak == rows[i].peak ? rows[i - 1].rank + 1 : 0;
+  for (const VoterPeakRow& p : voter_peak_table().read(f, "/peaks"))
+    if (const std::int64_t n = counted.count(p.id) ? counted[p.id] : 0; n != p.n_voters)
+      throw core::Error::input("{}: /peaks/n_voters of peak {} is {}, but /voters holds {} of its voters", f.path(), p.id, p.n_voters, n);
   return rows;
 }
 

@@ -1,6 +1,7 @@
 #include <phew/manifest/fingerprint.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/files.hpp>
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -17,6 +18,7 @@ std::string hex(XXH128_hash_t h) { return fmt::format("xxh3-128:{:016x}{:016x}",
 }  // namespace
 
 std::string fingerprint_file(const std::string& path) {
+  core::check_readable_file(path);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
   if (!f) throw core::Error::io("{}: cannot open to fingerprint", path);
   std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(), XXH3_freeState);

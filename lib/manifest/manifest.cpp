@@ -1,6 +1,7 @@
 #include <phew/manifest/manifest.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/files.hpp>
 #include <phew/core/version.hpp>
 #include <phew/manifest/fingerprint.hpp>
 
@@ -25,6 +26,8 @@ std::string utc_now() {
 
 Json read_manifest(const std::string& path) {
   const std::string mpath = path + ".json";
+  std::error_code ec;
+  if (std::filesystem::exists(mpath, ec)) core::check_readable_file(mpath);
   std::ifstream in(mpath);
   if (!in)
     throw core::Error::input("{}: no manifest {} beside it (not a phew output, or its run did not finish)", path, mpath);

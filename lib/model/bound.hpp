@@ -15,9 +15,9 @@ namespace phew::model {
 
 // An object (/objects): a level-0 clump of clumps.h5 after unbinding, its sub-objects' bound particles
 // counted inclusively. Lengths comoving, velocities physical (docs/unbind-method.md). A property that
-// cannot be measured (too few particles, no cosmology for the SO masses, a dissolved object's centre and
-// velocities) is NaN, as in every phew product (docs/formats.md, "Values that cannot be measured"); the
-// masses and counts are always measured (0 for a dissolved object).
+// cannot be measured (too few particles, no cosmology for the SO masses) is 0, never NaN (every measured
+// scalar is positive; a dissolved object's vectors are 0 too), and a file without NaN compares equal to itself by value in every tool (numpy too).
+// Readers that keep NaN for "not measured" (mergertree's tree.h5) convert with kNaN.
 struct BoundObject {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   static constexpr std::array<double, 3> kNaN3{kNaN, kNaN, kNaN};
@@ -31,19 +31,19 @@ struct BoundObject {
   std::int64_t n_bound_inclusive = 0;  // with its sub-objects' bound particles
   double mass = 0, mass_inclusive = 0;
   std::array<double, 3> peak_position{};      // the density peak of clumps.h5
-  std::array<double, 3> centre = kNaN3;          // the centre chosen with --centre
-  std::array<double, 3> centre_of_mass = kNaN3;  // of the bound (inclusive) particles
-  std::array<double, 3> most_bound_position = kNaN3;         // the bound particle of lowest energy
-  std::array<double, 3> potential_minimum_position = kNaN3;  // the bound particle of lowest potential
-  std::array<double, 3> shrinking_sphere_centre = kNaN3;     // shrinking spheres over the bound particles
-  std::array<double, 3> bulk_velocity = kNaN3;   // mass-weighted peculiar velocity
-  std::array<double, 3> angular_momentum = kNaN3;  // of the bound particles about the centre, in the object's frame; physical
-  double vrms = kNaN, vmax = kNaN, rmax = kNaN;
-  double virial_ratio = kNaN;  // T / |U|
-  double spin_peebles = kNaN, spin_bullock = kNaN;
-  double mvir = kNaN, rvir = kNaN, m200c = kNaN, r200c = kNaN, m200m = kNaN, r200m = kNaN, m500c = kNaN, r500c = kNaN;
-  double rs_klypin = kNaN, concentration_klypin = kNaN, rs_fit = kNaN, concentration_fit = kNaN;
-  double b_to_a = kNaN, c_to_a = kNaN, xoff = kNaN;
+  std::array<double, 3> centre{};          // the centre chosen with --centre
+  std::array<double, 3> centre_of_mass{};  // of the bound (inclusive) particles
+  std::array<double, 3> most_bound_position{};         // the bound particle of lowest energy
+  std::array<double, 3> potential_minimum_position{};  // the bound particle of lowest potential
+  std::array<double, 3> shrinking_sphere_centre{};     // shrinking spheres over the bound particles
+  std::array<double, 3> bulk_velocity{};   // mass-weighted peculiar velocity
+  std::array<double, 3> angular_momentum{};  // of the bound particles about the centre, in the object's frame; physical
+  double vrms = 0, vmax = 0, rmax = 0;
+  double virial_ratio = 0;  // T / |U|
+  double spin_peebles = 0, spin_bullock = 0;
+  double mvir = 0, rvir = 0, m200c = 0, r200c = 0, m200m = 0, r200m = 0, m500c = 0, r500c = 0;
+  double rs_klypin = 0, concentration_klypin = 0, rs_fit = 0, concentration_fit = 0;
+  double b_to_a = 0, c_to_a = 0, xoff = 0;
   std::int64_t iterations = 0;
   bool converged = false;
   bool dissolved = false;  // fewer than the minimum bound particles stayed: all passed to its parent
@@ -54,7 +54,7 @@ struct BoundParticle {
   std::uint64_t id = 0;
   std::int64_t member_of = 0;  // the object it was given to: the clump of its test cell, or its peak (peaks.h5)
   std::int64_t object = 0;  // the object it ends bound to (exclusively); 0: unbound
-  double energy = BoundObject::kNaN;  // specific, in the last object that tested it (NaN: none did)
+  double energy = 0;  // specific, in the last object that tested it (0: none did)
 };
 
 // One of an object's most-bound particles (/most_bound), lowest energy first.

@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <climits>
 #include <numeric>
@@ -57,6 +58,9 @@ Environment::Environment(int& argc, char**& argv) {
   if (!initialized) {
     if (!started_by_a_launcher()) return;  // one rank, without MPI
     prepare_singleton_under_file_limit();
+    // Past a file-size limit a write fails with EFBIG instead of killing the process with SIGXFSZ, from
+    // MPI_Init on (its shared-memory files): phew then says which file failed.
+    std::signal(SIGXFSZ, SIG_IGN);
     MPI_Init(&argc, &argv);
     initialized_here_ = true;
   }

@@ -40,7 +40,10 @@ template <> inline MPI_Datatype datatype<unsigned char>() { return MPI_UNSIGNED_
 template <> inline MPI_Datatype datatype<int>() { return MPI_INT; }
 template <> inline MPI_Datatype datatype<unsigned>() { return MPI_UNSIGNED; }
 template <> inline MPI_Datatype datatype<long>() { return MPI_LONG; }
-template <> inline MPI_Datatype datatype<unsigned long>() { return MPI_UNSIGNED_LONG; }
+// Not MPI_UNSIGNED_LONG: Open MPI 4.1.2-4.1.4 (Debian 12 has 4.1.4) compares it as signed in MPI_MIN and
+// MPI_MAX, so min(2001, 2^64 - 1) is 2^64 - 1 (open-mpi/ompi#10525). The 64-bit type is compared right.
+static_assert(sizeof(unsigned long) == sizeof(std::uint64_t));
+template <> inline MPI_Datatype datatype<unsigned long>() { return MPI_UINT64_T; }
 template <> inline MPI_Datatype datatype<long long>() { return MPI_LONG_LONG; }
 template <> inline MPI_Datatype datatype<unsigned long long>() { return MPI_UNSIGNED_LONG_LONG; }
 template <> inline MPI_Datatype datatype<float>() { return MPI_FLOAT; }

@@ -4,6 +4,7 @@
 // Opening walks the record markers of every file once (a few bytes per block, never the data), so that
 // reads can seek straight to the range they need; a snapshot of many GB costs nothing to open.
 #include <phew/core/error.hpp>
+#include <phew/core/files.hpp>
 #include <phew/particles/byte_order.hpp>
 #include <phew/particles/snapshot.hpp>
 #include <phew/particles/snapshot_checks.hpp>
@@ -13,7 +14,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <regex>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -73,6 +76,7 @@ bool read_at(std::ifstream& in, std::uint64_t pos, void* buffer, std::size_t n) 
 }
 
 std::ifstream open_binary(const std::string& path) {
+  core::check_readable_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::Error::io("{}: cannot open for reading", path);
   return in;
@@ -324,11 +328,15 @@ class GadgetBinaryReader final : public SnapshotReader {
 }  // namespace
 
 bool is_gadget_binary(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;  // a FIFO would block the read below
   std::ifstream in(path, std::ios::binary);
   return in && detect(in).snap_format != 0;
 }
 
 void check_gadget_binary_markers(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return;
   std::ifstream in(path, std::ios::binary);
   unsigned char lead[4], trail[4];
   if (!in || !read_at(in, 0, lead, 4) || !read_at(in, 4 + kHeaderBytes, trail, 4)) return;
@@ -343,12 +351,39 @@ void check_gadget_binary_markers(const std::string& path) {
   }
 }
 
-std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string>& paths) {
-  if (paths.empty()) throw core::Error::internal("open_gadget_binary: no files given");
+namespace {
+
+// One piece NAME.<k> of a multi-file snapshot names all of them: NAME.0 ... NAME.<num_files - 1>.
+std::vector<std::string> pieces_of(const std::string& given, int num_files) {
+  static const std::regex piece_name(R"(^(.*)\.([0-9]+)$)");
+  std::smatch m;
+  if (!std::regex_match(given, m, piece_name))
+    throw core::Error::input("{}: the header says the snapshot has {} files, but the name is not NAME.<piece>", given,
+                             num_files);
+  std::vector<std::string> pieces;
+  for (int i = 0; i < num_files; ++i) {
+    const std::string piece = m[1].str() + "." + std::to_string(i);
+    std::error_code ec;
+    if (!std::filesystem::exists(piece, ec))
+      throw core::Error::io("{}: piece {} of {} of the snapshot is missing", piece, i, num_files);
+    pieces.push_back(piece);
+  }
+  return pieces;
+}
+
+}  // namespace
+
+std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string>& given) {
+  if (given.empty()) throw core::Error::internal("open_gadget_binary: no files given");
   Layout layout;
   std::vector<FileLayout> files;
+  files.push_back(scan_file(given.front(), layout, true));
+  const std::vector<std::string> paths =
+      given.size() == 1 && files.front().header.num_files > 1 ? pieces_of(given.front(), files.front().header.num_files)
+                                                              : given;
+  if (paths.front() != given.front()) files.clear();
   files.reserve(paths.size());
-  for (std::size_t i = 0; i < paths.size(); ++i) files.push_back(scan_file(paths[i], layout, i == 0));
+  for (std::size_t i = files.size(); i < paths.size(); ++i) files.push_back(scan_file(paths[i], layout, i == 0));
 
   const Header& h = files.front().header;
   // num_files 0 is common in old initial conditions (a single file); a negative one is not a count.

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <regex>
 #include <optional>
 
 namespace phew::particles {
@@ -51,6 +52,44 @@ PieceHeader piece_header(const io::File& f, std::size_t ntypes) {
     if (!h.hubble_param) h.hubble_param = find_double(f, object, {"HubbleParam", "h"});
   }
   return h;
+}
+
+// A unit declared twice must be declared the same: /Header and /Parameters (Gadget-4 copies), and the
+// to_cgs attribute Gadget-4 gives each dataset, which is L^length_scaling M^mass_scaling V^velocity_scaling
+// of the run's units (h and a are separate attributes). A file edited in one place and not the other
+// would have phew silently pick one of two different answers.
+void check_unit_declarations(const io::File& f, const Units& units) {
+  const auto close = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b)); };
+  const std::pair<const char*, double> declared[] = {{"UnitLength_in_cm", units.length_cm},
+                                                     {"UnitMass_in_g", units.mass_g},
+                                                     {"UnitVelocity_in_cm_per_s", units.velocity_cm_per_s}};
+  for (const auto& [name, value] : declared) {
+    const auto header = find_double(f, "/Header", {name}), parameters = find_double(f, "/Parameters", {name});
+    if (header && parameters && !close(*header, *parameters))
+      throw core::Error::input("{}: Header/{} is {} but Parameters/{} is {}: the units contradict each other", f.path(),
+                               name, *header, name, *parameters);
+  }
+  for (std::size_t t = 0; t < 6; ++t)
+    for (const char* field : {"Coordinates", "Velocities", "Masses"}) {
+      const std::string d = "/PartType" + std::to_string(t) + "/" + field;
+      if (!f.has(d) || !f.has_attribute(d, "to_cgs") || !f.has_attribute(d, "length_scaling") ||
+          !f.has_attribute(d, "mass_scaling") || !f.has_attribute(d, "velocity_scaling"))
+        continue;
+      const double to_cgs = f.read_attribute<double>(d, "to_cgs").at(0);
+      double want = 1;
+      bool known = true;  // a unit the file does not declare (phew's default) is not contradicted
+      for (const auto& [exponent, unit] : {std::pair{"length_scaling", &declared[0]}, std::pair{"mass_scaling", &declared[1]},
+                                           std::pair{"velocity_scaling", &declared[2]}}) {
+        const double e = f.read_attribute<double>(d, exponent).at(0);
+        if (e == 0) continue;
+        known = known && (find_double(f, "/Header", {unit->first}) || find_double(f, "/Parameters", {unit->first}));
+        want *= std::pow(unit->second, e);
+      }
+      if (known && to_cgs != 0 && !close(to_cgs, want))  // Gadget-4 writes 0 where it has no conversion
+        throw core::Error::input("{}: {}'s to_cgs is {}, but the units the file declares (UnitLength_in_cm {}, "
+                                 "UnitMass_in_g {}, UnitVelocity_in_cm_per_s {}) give {}: the units contradict each other",
+                                 f.path(), d, to_cgs, units.length_cm, units.mass_g, units.velocity_cm_per_s, want);
+    }
 }
 
 // Coordinates, velocities, masses, potentials and accelerations are floating-point numbers in every
@@ -177,6 +216,7 @@ class Hdf5Snapshot final : public SnapshotReader {
         info_.units.mass_g = find_double(f, object, {"UnitMass_in_g"}).value_or(info_.units.mass_g);
         info_.units.velocity_cm_per_s = find_double(f, object, {"UnitVelocity_in_cm_per_s"}).value_or(1e5);
         info_.units.source = UnitsSource::file;
+        check_unit_declarations(f, info_.units);
         break;
       }
     }
@@ -208,16 +248,18 @@ class Hdf5Snapshot final : public SnapshotReader {
         throw core::Error::input("{}: header says {} files, {} given", f.path(), nfiles, given.size());
       return;
     }
+    // Any piece finds the others: NAME.<k>.hdf5 gives NAME.
     const std::string first = given.front();
-    const std::string marker = ".0.hdf5";
-    const auto pos = first.rfind(marker);
-    if (pos == std::string::npos || pos + marker.size() != first.size())
-      throw core::Error::input("{}: header says the snapshot has {} files, but the name does not end in .0.hdf5", first,
-                         nfiles);
-    const std::string stem = first.substr(0, pos);
+    static const std::regex piece_name(R"(^(.*)\.([0-9]+)\.hdf5$)");
+    std::smatch m;
+    if (!std::regex_match(first, m, piece_name))
+      throw core::Error::input("{}: header says the snapshot has {} files, but the name is not NAME.<piece>.hdf5", first,
+                               nfiles);
+    const std::string stem = m[1].str();
     for (int i = 0; i < nfiles; ++i) {
       const std::string piece = stem + "." + std::to_string(i) + ".hdf5";
-      if (!std::filesystem::exists(piece))
+      std::error_code ec;
+      if (!std::filesystem::exists(piece, ec))
         throw core::Error::io("{}: piece {} of {} of the snapshot is missing", piece, i, nfiles);
       info_.files.push_back(piece);
     }

@@ -2,6 +2,7 @@
 #include <phew/particles/ramses_info.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/files.hpp>
 #include <phew/particles/ramses.hpp>
 
 #include <algorithm>
@@ -22,6 +23,7 @@ std::string trim(const std::string& s) {
 }
 
 std::vector<std::string> read_lines(const std::string& path) {
+  core::check_readable_file(path);
   std::ifstream in(path);
   if (!in) throw core::Error::io("{}: cannot open for reading", path);
   std::vector<std::string> lines;

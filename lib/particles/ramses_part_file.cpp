@@ -1,6 +1,8 @@
 // A RAMSES part file's layout, checked record by record.
 #include <phew/particles/ramses_part_file.hpp>
 
+#include <phew/core/files.hpp>
+
 #include <array>
 
 namespace phew::particles::ramses {
@@ -13,6 +15,7 @@ constexpr std::array<const char*, kHeaderRecords> kHeaderNames{"ncpu", "ndim", "
 }  // namespace
 
 std::ifstream open_part(const std::string& path) {
+  core::check_readable_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::Error::io("{}: cannot open for reading", path);
   return in;

@@ -1,11 +1,13 @@
 #include <phew/particles/snapshot.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/files.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/parse.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/mpi/agree.hpp>
+#include <phew/mpi/route.hpp>
 #include <phew/particles/ramses.hpp>
 #include <phew/particles/snapshot_checks.hpp>
 
@@ -14,6 +16,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <optional>
 #include <span>
@@ -26,25 +29,13 @@ namespace fs = std::filesystem;
 
 // A path as given, or the first existing of the usual snapshot names built from it.
 std::string resolve_path(const std::string& given) {
-  if (fs::exists(given)) return given;
+  std::error_code ec;
+  if (fs::exists(given, ec)) return given;
+  if (ec) throw core::Error::io("{}: cannot be opened: {}", given, ec.message());  // a loop of links, say
   for (const char* suffix : {".hdf5", ".0.hdf5", ".0"})
-    if (fs::exists(given + suffix)) return given + suffix;
+    if (fs::exists(given + suffix, ec)) return given + suffix;
   throw core::Error::io("{}: no such snapshot file", given);
 }
-
-// Gadget binary multi-file snapshots: NAME.0, NAME.1, ...
-std::vector<std::string> binary_pieces(const std::string& first) {
-  const auto dot = first.rfind('.');
-  if (dot == std::string::npos || first.substr(dot) != ".0") return {first};
-  std::vector<std::string> pieces;
-  const std::string stem = first.substr(0, dot);
-  for (int i = 0; fs::exists(stem + "." + std::to_string(i)); ++i) pieces.push_back(stem + "." + std::to_string(i));
-  return pieces;
-}
-
-}  // namespace
-
-namespace {
 
 // Header values every format must have sane, checked once for all readers (issue 35, item 8). A box
 // side above 1e30 is beyond the observable universe in any length unit phew knows (cm the smallest):
@@ -80,6 +71,8 @@ std::unique_ptr<SnapshotReader> open_any(const std::vector<std::string>& paths) 
     throw core::Error::input("{}: a folder without a RAMSES info_NNNNN.txt (missing, empty or not an info file): not a "
                              "RAMSES output",
                              first);
+  for (const auto& f : files)
+    if (!fs::is_directory(f, ec)) core::check_readable_file(f);
   const std::string name = fs::path(first).filename().string();
   if (!fs::is_directory(first, ec) && name.rfind("info_", 0) == 0 && name.size() > 9 &&
       name.substr(name.size() - 4) == ".txt" && !is_ramses_output(first))
@@ -96,7 +89,7 @@ std::unique_ptr<SnapshotReader> open_any(const std::vector<std::string>& paths) 
     }
     return open_hdf5_snapshot(files);
   }
-  if (is_gadget_binary(first)) return open_gadget_binary(files.size() > 1 ? files : binary_pieces(first));
+  if (is_gadget_binary(first)) return open_gadget_binary(files);
   check_gadget_binary_markers(first);
   throw core::Error::input("{}: not a snapshot phew can read (HDF5 Gadget/SWIFT/AREPO, Gadget binary, RAMSES output, phew particles)",
                      first);
@@ -316,11 +309,46 @@ Share share_of(const SnapshotReader& reader, const std::vector<int>& types, cons
   return share;
 }
 
+namespace {
+
+// Equal IDs meet on one rank, chosen by a hash of the ID.
+std::vector<std::uint64_t> route_ids(std::span<const std::uint64_t> ids, const mpi::Comm& comm) {
+  const auto ranks = static_cast<std::uint64_t>(comm.size());
+  return mpi::route(comm, ids, [ranks](std::uint64_t id) { return static_cast<int>((id * 0x9E3779B97F4A7C15ull >> 32) % ranks); });
+}
+
+// The check of IDs routed by route_ids: sorting puts a repeated ID's copies side by side.
+void check_routed_ids(std::vector<std::uint64_t> mine, const std::string& snapshot, const mpi::Comm& comm) {
+  std::sort(mine.begin(), mine.end());
+  bool found = false;
+  std::uint64_t first_repeated = std::numeric_limits<std::uint64_t>::max();
+  for (std::size_t i = 1; i < mine.size(); ++i)
+    if (mine[i] == mine[i - 1]) {
+      found = true;
+      first_repeated = std::min(first_repeated, mine[i]);
+    }
+  if (comm.max(found ? 1 : 0) == 0) return;  // (any ID may be repeated, the largest too: no sentinel)
+  const std::uint64_t repeated = comm.min(first_repeated);  // the smallest anywhere: the same message on any ranks
+  core::Error e = core::Error::input("{}: particle ID {} is given to more than one particle of the selected types (IDs "
+                                     "must be unique: a run that gives a star its gas particle's ID is read one type at "
+                                     "a time, --types)",
+                                     snapshot, repeated);
+  e.mark_agreed(0);  // every rank found the same ID
+  throw e;
+}
+
+}  // namespace
+
+void check_unique_ids(std::span<const std::uint64_t> ids, const std::string& snapshot, const mpi::Comm& comm) {
+  check_routed_ids(route_ids(ids, comm), snapshot, comm);
+}
+
 ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
                        const mpi::Comm& comm) {
   const Share share = share_of(reader, types, comm);
   ParticleSet out;
   mpi::agree(comm, [&] { out = read_particles(reader, share.counts, types, share.begin, share.end - share.begin, fields); });
+  if (fields.ids) check_unique_ids(out.id, reader.info().files.front(), comm);
   return out;
 }
 
@@ -328,12 +356,18 @@ void for_each_share_chunk(const SnapshotReader& reader, const std::vector<int>& 
                           std::uint64_t chunk, const mpi::Comm& comm, const std::function<void(const ParticleSet&)>& use) {
   const Share share = share_of(reader, types, comm);
   const std::uint64_t rounds = (share.most + chunk - 1) / chunk;  // the same on every rank
+  std::vector<std::uint64_t> routed;  // the IDs this rank checks (check_unique_ids)
   for (std::uint64_t k = 0; k < rounds; ++k) {
     const std::uint64_t b = std::min(share.end, share.begin + k * chunk), e = std::min(share.end, b + chunk);
     ParticleSet part;
     mpi::agree(comm, [&] { part = read_particles(reader, share.counts, types, b, e - b, fields); });
+    if (fields.ids) {  // 8 bytes a particle while the chunks stream, as read_share's check costs
+      const std::vector<std::uint64_t> got = route_ids(part.id, comm);
+      routed.insert(routed.end(), got.begin(), got.end());
+    }
     use(part);
   }
+  if (fields.ids) check_routed_ids(std::move(routed), reader.info().files.front(), comm);
 }
 
 }  // namespace phew::particles

@@ -11,8 +11,10 @@
 #include <phew/grid/geometry.hpp>
 #include <phew/particles/particle_set.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,7 @@ class SnapshotReader {
 };
 
 // Opens a snapshot given as one or more paths. A single path may be the first piece of a multi-file
-// snapshot ("snap_010.0.hdf5") or its stem ("snap_010"): the other pieces are found from the header.
+// snapshot ("snap_010.0.hdf5", or any other piece) or its stem ("snap_010"): the other pieces are found from the header.
 // Throws Error(io) for unreadable files, Error(input) for unknown formats and inconsistent headers.
 std::unique_ptr<SnapshotReader> open_snapshot(const std::vector<std::string>& paths);
 
@@ -73,6 +75,11 @@ struct Share {
   std::uint64_t begin = 0, end = 0, most = 0;
 };
 Share share_of(const SnapshotReader& reader, const std::vector<int>& types, const mpi::Comm& comm);
+
+// Error(input), the same on every rank, naming the smallest particle ID held by more than one of `ids`
+// (each rank's part of a selection). read_share and for_each_share_chunk check every selection they read
+// with IDs. Collective.
+void check_unique_ids(std::span<const std::uint64_t> ids, const std::string& snapshot, const mpi::Comm& comm);
 
 // This rank's share, read whole. Collective: file_counts(), then agreeing on errors.
 ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <system_error>
@@ -12,16 +13,40 @@
 namespace phew::particles {
 namespace {
 
-std::string show(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : "absent"; }
-std::string show(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "absent"; }
+// Values are printed as the shortest text that reads back the same double: two values that differ in
+// the 12th digit never both read "1".
+std::string show(double v) { return fmt::format("{}", v); }
+std::string show(std::int64_t v) { return std::to_string(v); }
+std::string show(std::uint64_t v) { return std::to_string(v); }
+template <typename T>
+std::string show(const std::optional<T>& v) { return v ? show(*v) : "absent"; }
 template <typename T>
 std::string show(const std::vector<T>& v) {
-  return v.size() == 1 ? fmt::format("{}", v[0]) : fmt::format("[{}]", fmt::join(v, ", "));
+  if (v.size() == 1) return show(v[0]);
+  std::vector<std::string> s;
+  for (const T& x : v) s.push_back(show(x));
+  return fmt::format("[{}]", fmt::join(s, ", "));
+}
+
+// Pieces written by one run carry the same header values; a converter that printed and re-read them
+// (a text round trip) may change the last digits. Floating values agree within kHeaderTolerance.
+constexpr double kHeaderTolerance = 1e-9;
+bool agree(double a, double b) { return a == b || std::abs(a - b) <= kHeaderTolerance * std::max(std::abs(a), std::abs(b)); }
+bool agree(std::int64_t a, std::int64_t b) { return a == b; }
+bool agree(std::uint64_t a, std::uint64_t b) { return a == b; }
+template <typename T>
+bool agree(const std::optional<T>& a, const std::optional<T>& b) { return a.has_value() == b.has_value() && (!a || agree(*a, *b)); }
+template <typename T>
+bool agree(const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!agree(a[i], b[i])) return false;
+  return true;
 }
 
 template <typename T>
 void same(const PieceHeader& first, const PieceHeader& piece, const char* field, const T& a, const T& b) {
-  if (a != b)
+  if (!agree(a, b))
     throw core::Error::input("{}: Header/{} is {}, but {} has {} (not a piece of the same snapshot)", piece.path, field,
                              show(b), first.path, show(a));
 }

@@ -27,7 +27,8 @@ struct PieceHeader {
 };
 
 // Throws Error(input) when `piece` disagrees with `first` on any field:
-// "snap.1.hdf5: Header/Time is 0.5, but snap.0.hdf5 has 1 (not a piece of the same snapshot)".
+// "snap.1.hdf5: Header/Time is 0.5, but snap.0.hdf5 has 1 (not a piece of the same snapshot)". Floating
+// values agree within a relative 1e-9 (a text round trip of a converter).
 void check_same_snapshot(const PieceHeader& first, const PieceHeader& piece);
 
 // Throws Error(input) when two of `paths` are the same file, also through a link or another path name:

@@ -1,6 +1,7 @@
 #include <phew/synth/scene_options.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/files.hpp>
 #include <phew/core/parse.hpp>
 
 #include <algorithm>
@@ -78,6 +79,7 @@ void refuse_model_options(const SceneOptions& o) {
 }
 
 Json read_scene_file(const std::string& path) {
+  core::check_readable_file(path);
   std::ifstream in(path);
   if (!in) throw core::Error::io("{}: cannot read the scene file", path);
   try {

@@ -4,11 +4,14 @@
 #include <phew/core/parse.hpp>
 #include <phew/core/threads.hpp>
 
+#include <fmt/format.h>
+
 namespace phew::tool {
 
 void add_threads_option(CLI::App& app, std::string& text, const std::string& note) {
   app.add_option("-j,--threads", text,
-                 "Threads per rank (auto: the cores of the node shared among its ranks)" + (note.empty() ? "" : "; " + note))
+                 fmt::format("Threads per rank, 1 to {} (auto: the cores of the node shared among its ranks)", kMaxThreads) +
+                     (note.empty() ? "" : "; " + note))
       ->capture_default_str();
 }
 
@@ -16,6 +19,8 @@ int parse_threads(const std::string& text) {
   if (text == "auto") return 0;
   const int n = core::parse_number<int>(text, "--threads");
   if (n < 1) throw core::Error::usage("--threads {}: expected a positive number or auto", n);
+  if (n > kMaxThreads)
+    throw core::Error::usage("--threads {}: at most {} threads per rank (auto: the node's cores)", n, kMaxThreads);
   return n;
 }
 

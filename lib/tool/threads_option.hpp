@@ -15,6 +15,8 @@ namespace phew::tool {
 void add_threads_option(CLI::App& app, std::string& text, const std::string& note = "");
 // 0 for auto; Error(usage) for anything but a positive number or auto.
 int parse_threads(const std::string& text);
+// More threads per rank than any node has cores is a typo (-j 100000): refused.
+constexpr int kMaxThreads = 1024;
 // The threads to run: `parsed` when positive, else the node's cores shared among its ranks. Collective.
 int threads_to_use(int parsed, const mpi::Comm& comm);
 

@@ -1,9 +1,11 @@
 #include <phew/tool/tool.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/files.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/memory.hpp>
 #include <phew/core/version.hpp>
+#include <phew/io/products.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/manifest/fingerprint.hpp>
 #include <phew/tool/json_config.hpp>
@@ -196,22 +198,34 @@ void Context::plan(Planned p) {
     });
 }
 
+// Whether planned file `index` (0: -o, 1: its manifest) may replace input `in`: only -o an input the
+// tool declares replaceable (a tree continued in place), and -o's manifest that input's manifest.
+bool may_replace(const std::vector<std::string>& replaceable, std::size_t index, const std::string& planned, const std::string& in) {
+  const bool declared = std::any_of(replaceable.begin(), replaceable.end(), [&](const std::string& r) { return same_file(r, in); });
+  return declared && ((index == 0 && same_file(planned, in)) || (index == 1 && same_file(planned, in + ".json")));
+}
+
+// A file of a provenance chain that the planned file `index` may still replace: the input -o replaces
+// (--state TREE -o TREE), which the chain holds too when the state was itself continued in place.
+bool may_replace_in_chain(const std::vector<std::string>& replaceable, std::size_t index, const std::string& planned,
+                          const std::string& in) {
+  return std::any_of(replaceable.begin(), replaceable.end(),
+                     [&](const std::string& r) { return same_file(r, in) && may_replace(replaceable, index, planned, r); });
+}
+
 void Context::check_planned(const Planned& p, std::size_t index) const {
-  // -o and its manifest may replace the inputs the tool declares replaceable (a tree continued in place).
-  const bool main_output = index < 2;
   for (const std::string& in : inputs_) {
     std::error_code ec;
     if (!fs::exists(in, ec)) continue;
-    if (same_file(p.path, in) || same_file(p.path, in + ".json")) {
-      const std::string which = same_file(p.path, in) ? in : in + ".json";
-      const bool may_replace = main_output && std::any_of(replaceable_.begin(), replaceable_.end(), [&](const std::string& r) {
-                                 return same_file(r, in);
-                               });
-      if (!may_replace)
-        throw core::Error::usage("{} ({}) is {}: a tool never writes over its inputs or their manifests (choose another name)",
-                                 p.path, p.what, which == in ? "the input " + in : "the manifest of the input " + in);
-    }
+    if ((same_file(p.path, in) || same_file(p.path, in + ".json")) && !may_replace(replaceable_, index, p.path, in))
+      throw core::Error::usage("{} ({}) is {}: a tool never writes over its inputs or their manifests (choose another name)",
+                               p.path, p.what, same_file(p.path, in) ? "the input " + in : "the manifest of the input " + in);
   }
+  for (const std::string& in : chain_)
+    if ((same_file(p.path, in) || same_file(p.path, in + ".json")) && !may_replace_in_chain(replaceable_, index, p.path, in))
+      throw core::Error::usage("{} ({}) is {}, which an input was made from: a tool never writes over its inputs' provenance "
+                               "(choose another name)",
+                               p.path, p.what, same_file(p.path, in) ? in : "the manifest of " + in);
   for (std::size_t i = 0; i < index; ++i)
     if (same_file(p.path, planned_[i].path))
       throw core::Error::usage("{} ({}) and {} ({}) are the same file: choose other names", planned_[i].path, planned_[i].what,
@@ -230,11 +244,41 @@ void Context::preflight() {
 }
 
 void Context::check_not_an_output(const std::string& input) const {
-  if (std::any_of(replaceable_.begin(), replaceable_.end(), [&](const std::string& r) { return same_file(r, input); })) return;
-  for (const Planned& p : planned_)
-    if (same_file(p.path, input) || same_file(p.path, input + ".json"))
+  for (std::size_t i = 0; i < planned_.size(); ++i) {
+    const Planned& p = planned_[i];
+    if ((same_file(p.path, input) || same_file(p.path, input + ".json")) && !may_replace(replaceable_, i, p.path, input))
       throw core::Error::usage("{} ({}) is {}: a tool never writes over its inputs or their manifests (choose another name)",
                                p.path, p.what, same_file(p.path, input) ? "the input " + input : "the manifest of the input " + input);
+  }
+}
+
+void Context::protect_chain(const std::string& product) {
+  std::vector<std::string> todo{product};
+  while (!todo.empty()) {
+    const std::string at = todo.back();
+    todo.pop_back();
+    manifest::Json m;
+    try {
+      m = manifest::read_manifest(at);
+    } catch (const core::Error&) {
+      continue;  // not a phew product (a snapshot), or no longer there: its own path is protected already
+    }
+    if (!m.contains("inputs") || !m["inputs"].is_array()) continue;
+    for (const manifest::Json& in : m["inputs"]) {
+      if (!in.is_object() || !in.contains("path") || !in["path"].is_string()) continue;
+      const std::string path = manifest::decode_path(in["path"].get<std::string>());
+      if (std::any_of(chain_.begin(), chain_.end(), [&](const std::string& c) { return same_file(c, path); })) continue;
+      chain_.push_back(path);
+      for (std::size_t i = 0; i < planned_.size(); ++i)
+        if ((same_file(planned_[i].path, path) || same_file(planned_[i].path, path + ".json")) &&
+            !may_replace_in_chain(replaceable_, i, planned_[i].path, path))
+          throw core::Error::usage("{} ({}) is {}, which {} was made from: a tool never writes over its inputs' provenance "
+                                   "(choose another name)",
+                                   planned_[i].path, planned_[i].what, same_file(planned_[i].path, path) ? path : "the manifest of " + path,
+                                   product);
+      todo.push_back(path);
+    }
+  }
 }
 
 manifest::Input Context::add_input(const std::string& path, const std::vector<std::string>& kinds) {
@@ -242,6 +286,8 @@ manifest::Input Context::add_input(const std::string& path, const std::vector<st
   on_root([&] {
     in = manifest::check_phew_input(path, kinds);
     check_not_an_output(path);
+    protect_chain(path);
+    io::check_product(path, in.kind);  // every declared value, whatever of the product this tool reads
     manifest_.add_input(in);
   });
   // Field by field: the path (given on every rank) need not be UTF-8, so it never goes through JSON.
@@ -363,6 +409,15 @@ int help_written(const ToolSpec& spec, const mpi::Comm& comm) {
   return exit_code(core::ErrorKind::io);
 }
 
+// The --config file is read by CLI11 during the parse, which would block on a FIFO: it is checked first.
+void check_config_file(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--config" && i + 1 < argc) core::check_readable_file(argv[i + 1]);
+    if (a.rfind("--config=", 0) == 0) core::check_readable_file(a.substr(9));
+  }
+}
+
 }  // namespace
 
 int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& declare, const ToolBody& body) {
@@ -397,6 +452,12 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   declare(app);
 
   try {
+    check_config_file(argc, argv);
+  } catch (const core::Error& e) {
+    if (comm.root()) print_error(spec.name, e.what());
+    return exit_code(e.kind());
+  }
+  try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     if (comm.root()) std::fputs(app.help().c_str(), stdout);
@@ -426,7 +487,10 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
     return fmt::format("internal error in phase {} on rank {}: {}", ctx.current_phase(), rank, what);
   };
   try {
-    ctx.set_command_line_inputs(files_in_options(app, spec), files_in_options(app, spec, true));
+    std::vector<std::string> inputs = files_in_options(app, spec);
+    if (const CLI::Option* config = app.get_config_ptr(); config && config->count() > 0)
+      inputs.push_back(config->as<std::string>());  // the options' file is an input too
+    ctx.set_command_line_inputs(std::move(inputs), files_in_options(app, spec, true));
     body(ctx);
     ctx.commit();
     io::close_library();
@@ -436,6 +500,10 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
     message = e.what();
     agreed = e.agreed();
     if (kind == core::ErrorKind::internal) message = internal_error(agreed ? e.raised_on() : comm.rank(), message);
+  } catch (const std::filesystem::filesystem_error& e) {
+    // The file system refused (a loop of symbolic links, a folder that vanished): an I/O error (exit 4).
+    kind = core::ErrorKind::io;
+    message = e.path1().empty() ? e.code().message() : fmt::format("{}: {}", e.path1().string(), e.code().message());
   } catch (const std::bad_alloc&) {
     kind = core::ErrorKind::internal;
     message = fmt::format("out of memory in phase {} on rank {}", ctx.current_phase(), comm.rank());

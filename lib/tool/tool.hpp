@@ -64,6 +64,9 @@ class Context {
   // agreed on every rank, recorded in the manifest, refused when it is a planned output; every rank gets
   // the result. Collective.
   manifest::Input add_input(const std::string& path, const std::vector<std::string>& kinds);
+  // The files of a product's provenance chain (the inputs its manifest records, theirs, and so on):
+  // what a re-run needs, so never an output; add_input protects its product's. Rank 0.
+  void protect_chain(const std::string& product);
   // External files (the pieces of a snapshot, a scene): recorded as inputs of kind `kind`. Collective.
   void add_external_inputs(const std::vector<std::string>& paths, const std::string& kind);
   // Inputs found by `find` (run on rank 0 only, errors agreed): the snapshot files of a provenance
@@ -121,6 +124,7 @@ class Context {
   // Refuses (Error(usage)) an input that is a planned output (an input found while running: a
   // snapshot's other pieces, the grid a manifest records). Rank 0.
   void check_not_an_output(const std::string& input) const;
+
   // Ends the open phase's count of exchanges (mpi::traffic), adding it to its name's.
   void end_phase_traffic();
   // Every phase's exchanges into the manifest, reduced over the ranks. Collective.
@@ -139,7 +143,12 @@ class Context {
   std::vector<Planned> planned_;
   bool preflight_done_ = false;
   std::vector<std::string> inputs_, replaceable_;
+  std::vector<std::string> chain_;  // files of the inputs' provenance chains (protect_chain)
 };
+
+// The check of an option naming a file or folder to write: an empty name is refused at parse time
+// (exit 2), as -o '' is.
+inline std::string non_empty_name(const std::string& s) { return s.empty() ? "an empty name" : ""; }
 
 using DeclareOptions = std::function<void(CLI::App&)>;
 using ToolBody = std::function<void(Context&)>;

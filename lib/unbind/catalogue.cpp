@@ -50,6 +50,10 @@ void add_to_bins(std::vector<SizeBin>& bins, std::size_t particles, double secon
   add_to_bins(bins, SizeBin{smallest, 1, n, seconds});
 }
 
+// A property as bound.h5 holds it: 0 when it could not be measured (lib/model/bound.hpp).
+double value(double x) { return std::isfinite(x) ? x : 0.0; }
+std::array<double, 3> value(const std::array<double, 3>& x) { return {value(x[0]), value(x[1]), value(x[2])}; }
+
 // Unbinds one halo's hierarchy: `rows` are its objects (indices into `objects`, by ID), `members` its
 // particles (sorted by ID), possibly none.
 void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>& rows, std::span<const ObjectRow> objects,
@@ -100,39 +104,39 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
     b.n_received = s.n_received;
     b.n_bound = q.n_bound;
     b.n_bound_inclusive = q.n_bound_inclusive;
-    b.mass = q.mass;
-    b.mass_inclusive = q.mass_inclusive;
+    b.mass = value(q.mass);
+    b.mass_inclusive = value(q.mass_inclusive);
     b.peak_position = c.peak;
     if (!s.dissolved) {
-      b.centre = q.centre;
-      b.centre_of_mass = q.centre_of_mass;
-      b.most_bound_position = q.most_bound_position;
-      b.potential_minimum_position = q.potential_minimum_position;
-      b.shrinking_sphere_centre = q.shrinking_sphere_centre;
-      b.bulk_velocity = q.bulk_velocity;
-      b.angular_momentum = q.angular_momentum;
+      b.centre = value(q.centre);
+      b.centre_of_mass = value(q.centre_of_mass);
+      b.most_bound_position = value(q.most_bound_position);
+      b.potential_minimum_position = value(q.potential_minimum_position);
+      b.shrinking_sphere_centre = value(q.shrinking_sphere_centre);
+      b.bulk_velocity = value(q.bulk_velocity);
+      b.angular_momentum = value(q.angular_momentum);
     }
-    b.vrms = q.vrms;
-    b.vmax = q.vmax;
-    b.rmax = q.rmax;
-    b.virial_ratio = q.virial_ratio;
-    b.spin_peebles = q.spin_peebles;
-    b.spin_bullock = q.spin_bullock;
-    b.mvir = q.vir.mass;
-    b.rvir = q.vir.radius;
-    b.m200c = q.c200.mass;
-    b.r200c = q.c200.radius;
-    b.m200m = q.m200.mass;
-    b.r200m = q.m200.radius;
-    b.m500c = q.c500.mass;
-    b.r500c = q.c500.radius;
-    b.rs_klypin = q.rs_klypin;
-    b.concentration_klypin = q.concentration_klypin;
-    b.rs_fit = q.rs_fit;
-    b.concentration_fit = q.concentration_fit;
-    b.b_to_a = q.b_to_a;
-    b.c_to_a = q.c_to_a;
-    b.xoff = q.xoff;
+    b.vrms = value(q.vrms);
+    b.vmax = value(q.vmax);
+    b.rmax = value(q.rmax);
+    b.virial_ratio = value(q.virial_ratio);
+    b.spin_peebles = value(q.spin_peebles);
+    b.spin_bullock = value(q.spin_bullock);
+    b.mvir = value(q.vir.mass);
+    b.rvir = value(q.vir.radius);
+    b.m200c = value(q.c200.mass);
+    b.r200c = value(q.c200.radius);
+    b.m200m = value(q.m200.mass);
+    b.r200m = value(q.m200.radius);
+    b.m500c = value(q.c500.mass);
+    b.r500c = value(q.c500.radius);
+    b.rs_klypin = value(q.rs_klypin);
+    b.concentration_klypin = value(q.concentration_klypin);
+    b.rs_fit = value(q.rs_fit);
+    b.concentration_fit = value(q.concentration_fit);
+    b.b_to_a = value(q.b_to_a);
+    b.c_to_a = value(q.c_to_a);
+    b.xoff = value(q.xoff);
     b.iterations = s.iterations;
     b.converged = s.converged;
     b.dissolved = s.dissolved;
@@ -142,7 +146,7 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
   }
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t o = r.bound_to[i];
-    out.particles.push_back({id[i], members[i].label, o >= 0 ? objects[rows[static_cast<std::size_t>(o)]].id : 0, r.energy[i]});
+    out.particles.push_back({id[i], members[i].label, o >= 0 ? objects[rows[static_cast<std::size_t>(o)]].id : 0, value(r.energy[i])});
   }
 }
 

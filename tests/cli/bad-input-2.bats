@@ -157,14 +157,14 @@ PY
 
 @test "item 9: clumps.h5 with a clump ID beyond its peaks or a NaN peak position is refused (deblend)" {
   edit c.h5 "d = f['clumps/id']; v = d[...]; v[0] = 10**6; d[...] = v"
-  bad_input deblend "$OUT/k.h5" 3 "c.h5: /clumps/id row 0 is 1000000, not a peak of /peaks" "$E/c.h5" "$INPUTS/good.hdf5"
+  bad_input deblend "$OUT/k.h5" 3 "c.h5: /clumps/id row 0 is 1000000: not one of /peaks/id" "$E/c.h5" "$INPUTS/good.hdf5"
   edit c.h5 "d = f['clumps/peak_position']; v = d[...]; v[:] = np.nan; d[...] = v"
-  bad_input deblend "$OUT/k.h5" 3 "has peak_position (nan, nan, nan)" "$E/c.h5" "$INPUTS/good.hdf5"
+  bad_input deblend "$OUT/k.h5" 3 "/clumps/peak_position row 0 is nan: not a number (expected finite)" "$E/c.h5" "$INPUTS/good.hdf5"
 }
 
 @test "item 9: peaks.h5 and voters.h5 whose IDs do not resolve are refused (mergertree)" {
   edit_stage k.h5 "d = f['particles/peak']; v = d[...]; v[0] = 10**6; d[...] = v"
-  bad_input mergertree "$OUT/t.h5" 3 "k.h5: /particles/peak row 0 is 1000000: not there (expected one of /peaks/id)" "$E/k.h5:$E/v.h5"
+  bad_input mergertree "$OUT/t.h5" 3 "k.h5: /particles/peak row 0 is 1000000: not one of /peaks/id" "$E/k.h5:$E/v.h5"
   edit_stage k.h5 "d = f['particles/id']; v = d[...]; v[[0, -1]] = v[[-1, 0]]; d[...] = v"
   bad_input mergertree "$OUT/t.h5" 3 "/particles/id row 1 is 2: out of order after 3947 (expected ascending)" "$E/k.h5:$E/v.h5"
   edit_stage v.h5 "

@@ -178,7 +178,17 @@ PY
   assert_success
   [[ $stderr != *warning* ]] || fail "$stderr"
   cp "$snap" "$OUT/wrong.hdf5"
-  /usr/bin/python3 -c 'import h5py, sys; f = h5py.File(sys.argv[1], "r+"); p = f["Parameters"].attrs; p["UnitLength_in_cm"] = p["UnitLength_in_cm"] / 1000' "$OUT/wrong.hdf5"
+  # The length unit made 1000 times smaller everywhere it is declared (/Parameters and each dataset's
+  # to_cgs, which must agree): a file wrong as a whole, not one that contradicts itself.
+  /usr/bin/python3 -c '
+import h5py, sys
+f = h5py.File(sys.argv[1], "r+")
+p = f["Parameters"].attrs
+p["UnitLength_in_cm"] = p["UnitLength_in_cm"] / 1000
+def fix(name, d):
+    if isinstance(d, h5py.Dataset) and "to_cgs" in d.attrs and "length_scaling" in d.attrs:
+        d.attrs["to_cgs"] = d.attrs["to_cgs"] * 1000.0 ** -d.attrs["length_scaling"]
+f.visititems(fix)' "$OUT/wrong.hdf5"
   run --separate-stderr cic-project "$OUT/wrong.hdf5" -o "$OUT/wrong.h5" --grid 16
   assert_success
   [[ $stderr == *"warning: the mean density is 2.6"*"e+08 times the critical density"*"are the snapshot's units right"* ]] || fail "$stderr"

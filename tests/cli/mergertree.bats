@@ -254,7 +254,7 @@ bad_case() { bad_input mergertree "" "$@"; }  # bad_case CODE PATTERN ARGS...
   head -c 5000 "$OUT/copy.h5" >"$OUT/corrupt.h5"
   cp "$OUT/copy.h5.json" "$OUT/corrupt.h5.json"
   remanifest "$OUT/corrupt.h5"
-  bad_case 3 "not a readable merger-tree state" --state "$OUT/corrupt.h5" --add "$D/002.peaks.h5" -o "$OUT/corrupt.h5"
+  bad_case 4 "corrupt.h5: HDF5 cannot open the file: truncated: 5000 of its" --state "$OUT/corrupt.h5" --add "$D/002.peaks.h5" -o "$OUT/corrupt.h5"
   # an interrupted --add leaves the state as it was
   before=$(sha256sum "$OUT/tree.h5")
   PHEW_TEST_FAIL_AT=write run mergertree --state "$OUT/tree.h5" --add "$D/002.peaks.h5" -o "$OUT/tree.h5" -q

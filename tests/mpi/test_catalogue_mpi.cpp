@@ -49,9 +49,9 @@ grid::GridMeta blob_grid() {
   g.geometry.extent = {static_cast<double>(kN), static_cast<double>(kN), static_cast<double>(kN)};
   g.geometry.periodic = true;
   g.assignment = "CIC";
-  g.density_units = "M/L^3";
-  g.length_units = "L";
-  g.mass_units = "M";
+  g.length_units = "kpc";
+  g.mass_units = "1e10 Msun";
+  g.density_units = "(1e10 Msun)/(kpc)^3";
   return g;
 }
 

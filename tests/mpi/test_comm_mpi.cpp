@@ -33,6 +33,18 @@ TEST(Comm, AllToAllKeepsSourceOrder) {
   EXPECT_EQ(got, want);
 }
 
+// Unsigned 64-bit minima and maxima above 2^63 (Open MPI 4.1.4 compares MPI_UNSIGNED_LONG as signed):
+// the smallest ID and the "none" sentinel of check_unique_ids.
+TEST(Comm, MinAndMaxOfUnsigned64BitValuesAboveTwoToThe63) {
+  const Comm comm;
+  constexpr std::uint64_t kTop = ~std::uint64_t{0};
+  const std::uint64_t mine = comm.rank() == comm.size() - 1 ? 2001 : kTop - static_cast<std::uint64_t>(comm.rank());
+  EXPECT_EQ(comm.min(mine), 2001u);
+  EXPECT_EQ(comm.max(mine), comm.size() == 1 ? std::uint64_t{2001} : kTop);
+  const unsigned long long same = mine;
+  EXPECT_EQ(comm.min(same), 2001u);
+}
+
 // The counters of mpi/traffic.hpp: an all_to_all counts the bytes bound for the other ranks (not those a
 // rank keeps) and the size exchange before them; a gather of n bytes counts n per other rank; on one
 // rank nothing is counted, because no MPI call is made.

@@ -72,6 +72,31 @@ TEST(RamsesMpi, ABadFileStopsEveryRankWithTheSameError) {
   if (comm.root()) fs::remove_all(dir);
 }
 
+// check_unique_ids against a serial count: the smallest repeated ID is named on every rank, whichever
+// ranks hold its copies (IDs near 2^64 included); unique IDs pass.
+TEST(UniqueIdsMpi, TheSmallestRepeatedIdIsNamedOnAnyRanks) {
+  const mpi::Comm comm;
+  const std::uint64_t top = ~std::uint64_t{0};
+  for (const auto& [repeats, want] : std::vector<std::pair<std::vector<std::pair<std::size_t, std::size_t>>, std::string>>{
+           {{}, ""}, {{{3, 400}}, "ID 2803 "}, {{{10, 999}, {500, 20}}, "ID 143 "}, {{{0, 999}}, "ID " + std::to_string(top) + " "}}) {
+    std::vector<std::uint64_t> all(1000);
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i + 1 == all.size() ? top : i * 7 + 3;  // unique
+    for (const auto& [to, from] : repeats) all[to] = all[from];  // ID 7 from + 3 (the last: top)
+    const auto r = static_cast<std::size_t>(comm.rank()), n = static_cast<std::size_t>(comm.size());
+    const std::vector<std::uint64_t> mine(all.begin() + static_cast<std::ptrdiff_t>(all.size() * r / n),
+                                          all.begin() + static_cast<std::ptrdiff_t>(all.size() * (r + 1) / n));
+    std::string got;
+    try {
+      check_unique_ids(mine, "s.hdf5", comm);
+    } catch (const core::Error& e) {
+      got = e.what();
+      EXPECT_EQ(e.kind(), core::ErrorKind::input);
+    }
+    if (want.empty()) EXPECT_EQ(got, "");
+    else EXPECT_NE(got.find(want), std::string::npos) << got;
+  }
+}
+
 // 20,000 particles in a periodic 5 x 6 x 7 box of unit cells, a third of the cells labelled with one of
 // 40 groups (so a pencil holds cells of several groups, and groups span pencils); each rank reads a
 // share in file order. Every particle in a labelled cell, and only those, comes back once, with its

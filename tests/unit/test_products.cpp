@@ -143,7 +143,7 @@ TEST_F(Products, TableChecksEveryDeclaredConstraint) {
   const std::vector<Case> cases{
       {[](R& r) { r.id = 0; }, 0, "/t/id row 0 is 0: too small"},
       {[](R& r) { r.id = 2; }, 2, "/t/id row 2 is 2: out of order after 2"},
-      {[](R& r) { r.ref = 8; }, 1, "/t/ref row 1 is 8: not there (expected one of /other/id or 0)"},
+      {[](R& r) { r.ref = 8; }, 1, "/t/ref row 1 is 8: not one of /other/id (expected one of /other/id or 0)"},
       {[](R& r) { r.m = std::nan(""); }, 1, "/t/m row 1 is nan: not a number"},
       {[](R& r) { r.m = -1; }, 2, "/t/m row 2 is -1: too small"},
       {[](R& r) { r.m = HUGE_VAL; }, 0, "/t/m row 0 is inf: infinite"},

@@ -28,7 +28,7 @@ grid::GridMeta a_grid() {
   g.total_mass = 7;
   g.mean_density = 0.5;
   g.n_particles = 99;
-  g.density_units = "d";
+  g.density_units = "(1e10 Msun/h)/(kpc/h)^3";
   g.length_units = "kpc/h";
   g.mass_units = "1e10 Msun/h";
   g.time = 0.5;

@@ -8,6 +8,7 @@
 #include <phew/io/atomic_output.hpp>
 #include <phew/io/bound_file.hpp>
 #include <phew/io/peaks_file.hpp>
+#include <phew/io/products.hpp>
 #include <phew/io/tree_file.hpp>
 #include <phew/io/voters_file.hpp>
 #include <phew/mergertree/ctrees.hpp>
@@ -21,6 +22,8 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <limits>
+#include <string>
 
 namespace phew::tools {
 namespace {
@@ -79,6 +82,8 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
   const bool bound = voters_in.kind == "bound";
   if (!manifest::made_from(files.voters, peaks_in.fingerprint))
     throw core::Error::input("{}: was not computed from {} (stale or swapped voters file)", files.voters, files.peaks);
+  io::check_product(files.peaks, peaks_in.kind);  // every declared value of the stage's products
+  io::check_product(files.voters, voters_in.kind);
   man.add_input(peaks_in);
   man.add_input(voters_in);
   // The peaks' bound properties: from BOUND, else from VOTERS when that is a bound.h5.
@@ -87,6 +92,7 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
     const auto bound_in = manifest::check_phew_input(files.bound, {"bound"});
     if (!manifest::made_from(files.bound, peaks_in.fingerprint))
       throw core::Error::input("{}: was not computed from {} (stale or swapped bound file)", files.bound, files.peaks);
+    if (files.bound != files.voters) io::check_product(files.bound, bound_in.kind);
     if (files.bound != files.voters) man.add_input(bound_in);
   }
   const io::File pf = io::File::open_read(files.peaks);
@@ -130,7 +136,6 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
 
 void declare_tree_options(CLI::App& app, TreeOptions& opt) {
   // An empty name given on purpose is refused, not taken as "no export" (issue 35).
-  const auto non_empty = [](const std::string& s) { return s.empty() ? std::string("an empty name") : std::string(); };
   app.add_option("stages", opt.stages, "Stages PEAKS[:VOTERS][:BOUND] in time order (VOTERS defaults to PEAKS with 'peaks' -> 'voters'; "
                  "a bound.h5 of unbind as VOTERS or BOUND gives the peaks' bound properties)");
   app.add_option("--state", opt.state, "On-the-fly: continue this tree (its state is inside the file)");
@@ -143,12 +148,12 @@ void declare_tree_options(CLI::App& app, TreeOptions& opt) {
   app.add_flag("--export-text", opt.export_text, "Also write OUTPUT.links.txt (one line per peak and its links)");
   app.add_option("--export-ctrees", opt.export_ctrees,
                  "Also write DIR/tree_0_0_0.dat, the Consistent-Trees layout ytree and other tools load")
-      ->check(non_empty);
+      ->check(tool::non_empty_name);
   app.add_option("--export-arbor", opt.export_arbor,
                  "Also write DIR/arbor.h5 (+ DIR/arbor_0000.h5), ytree's own HDF5 format (ytree.load, ytree >= 2.0)")
-      ->check(non_empty);
+      ->check(tool::non_empty_name);
   app.add_option("--stats", opt.stats, "Also write tree-quality statistics to this JSON file (Srisawat et al. 2013)")
-      ->check(non_empty);
+      ->check(tool::non_empty_name);
   app.add_option("--stats-min-mass", opt.stats_min_mass,
                  "Statistics over final peaks at least this massive (snapshot mass units; Mvir with --particles)")
       ->capture_default_str();
@@ -164,7 +169,8 @@ mergertree::TreeParams check_tree_options(const TreeOptions& opt) {
   if (!opt.state.empty() && opt.add.empty()) throw core::Error::usage("--state needs --add STAGE");
   if (opt.min_votes < 1 || opt.graveyard_votes < 1 || opt.graveyard_max_age < 0)
     throw core::Error::usage("vote thresholds must be at least 1 and --graveyard-max-age not negative");
-  if (!(opt.stats_min_mass >= 0)) throw core::Error::usage("--stats-min-mass {} must be 0 or more", opt.stats_min_mass);
+  if (!(opt.stats_min_mass >= 0 && opt.stats_min_mass < std::numeric_limits<double>::infinity()))
+    throw core::Error::usage("--stats-min-mass {} must be a finite mass, 0 or more", opt.stats_min_mass);
   // A folder of the exports that exists as a file cannot be made (docs/cli.md: exit 4, before any work).
   for (const std::string* dir : {&opt.export_ctrees, &opt.export_arbor}) {
     std::error_code ec;
@@ -293,7 +299,15 @@ void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
 
   ctx.phase("link");
   std::vector<FewVoters> few;
-  ctx.on_root([&] { link_stages(opt.state.empty() ? opt.stages : opt.add, opt, threads, tree, ctx.manifest(), few); });
+  ctx.on_root([&] {
+    // What the stages were made from (their snapshots too, which --particles reads) is never an output.
+    for (const std::string& text : opt.state.empty() ? opt.stages : opt.add) {
+      const StageFiles files = parse_stage(text);
+      for (const std::string& f : {files.peaks, files.voters, files.bound})
+        if (!f.empty()) ctx.protect_chain(f);
+    }
+    link_stages(opt.state.empty() ? opt.stages : opt.add, opt, threads, tree, ctx.manifest(), few);
+  });
   const TreeSummary summary = summarise(tree, std::move(few));
 
   ctx.phase("write");

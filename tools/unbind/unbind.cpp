@@ -57,7 +57,8 @@ void declare_unbind_options(CLI::App& app, UnbindOptions& opt) {
       ->capture_default_str();
   app.add_option("--export-yt", opt.export_yt,
                  "Also write the objects with bound particles as a halo catalogue yt loads (NAME.0.h5: yt's "
-                 "halo_catalog frontend)");
+                 "halo_catalog frontend)")
+      ->check(tool::non_empty_name);
 }
 
 UnbindParams check_unbind_options(const UnbindOptions& opt) {

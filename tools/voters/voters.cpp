@@ -47,11 +47,15 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 VotersParams check_voters_options(const VotersOptions& opt) {
   if (opt.n_voters < 1) throw core::Error::usage("--n-voters {} must be at least 1", opt.n_voters);
   // Written so that NaN fails too.
-  if (!(opt.search_radius >= 0 && opt.search_radius < kInf)) throw core::Error::usage("--search-radius {} must be a finite number >= 0 (0: automatic)", opt.search_radius);
+  // Written so that NaN fails too. A radius of 0 would find no voters: leaving the option out is the
+  // automatic radius.
+  if (opt.search_radius && !(*opt.search_radius > 0 && *opt.search_radius < kInf))
+    throw core::Error::usage("--search-radius {} must be a finite length > 0 (leave it out for the automatic radius)",
+                             *opt.search_radius);
   if (!(opt.min_radius >= 0 && opt.min_radius < kInf)) throw core::Error::usage("--min-radius {} must be a finite number >= 0", opt.min_radius);
-  if (opt.search_radius > 0 && opt.min_radius > opt.search_radius)
+  if (opt.search_radius && opt.min_radius > *opt.search_radius)
     throw core::Error::usage("--min-radius {} is above --search-radius {}: the smallest radius must not exceed the largest",
-                             opt.min_radius, opt.search_radius);
+                             opt.min_radius, *opt.search_radius);
   if (opt.softening && !(*opt.softening > 0 && *opt.softening < kInf))
     throw core::Error::usage("--softening {} must be a finite length > 0 (leave it out for the default)", *opt.softening);
   VotersParams c;
@@ -60,12 +64,13 @@ VotersParams check_voters_options(const VotersOptions& opt) {
   else if (opt.potential == "compute") c.potential = PotentialChoice::compute;
   else throw core::Error::usage("--potential '{}': expected auto, snapshot or compute", opt.potential);
   if (!(opt.theta > 0 && opt.theta < kInf)) throw core::Error::usage("--theta {} must be > 0", opt.theta);
-  if (opt.pm_mesh != 0 && (opt.pm_mesh < 32 || opt.pm_mesh > 4096)) throw core::Error::usage("--pm-mesh {}: expected 32 to 4096", opt.pm_mesh);
+  if (opt.pm_mesh && (*opt.pm_mesh < 32 || *opt.pm_mesh > 4096))
+    throw core::Error::usage("--pm-mesh {}: expected 32 to 4096 (leave it out for the automatic mesh)", *opt.pm_mesh);
   c.params.n_voters = opt.n_voters;
-  c.params.search_radius = opt.search_radius;
+  c.params.search_radius = opt.search_radius.value_or(0);  // 0: automatic
   c.params.min_radius = opt.min_radius;
   c.params.boost = !opt.no_boost;
-  c.params.gravity = {opt.pm_mesh, opt.theta};
+  c.params.gravity = {opt.pm_mesh.value_or(0), opt.theta};  // 0: automatic
   c.default_softening = !opt.softening;
   c.params.softening = opt.softening.value_or(0);
   c.threads = tool::parse_threads(opt.threads);

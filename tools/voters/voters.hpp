@@ -14,10 +14,10 @@ struct VotersOptions {
   std::string snapshot;
   std::string units;  // --units (tool/snapshot_input.hpp)
   std::int64_t n_voters = phasespace::kDefaultVoters;
-  double search_radius = 0;  // 0: automatic
+  std::optional<double> search_radius;  // unset: automatic
   double min_radius = 0;
   std::string potential = "auto";  // auto | snapshot | compute
-  std::int64_t pm_mesh = 0;  // 0: automatic
+  std::optional<std::int64_t> pm_mesh;  // unset: automatic
   double theta = 0.5;
   std::optional<double> softening;  // unset: gravity::default_softening
   std::string types = "auto";
