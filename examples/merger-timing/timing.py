@@ -4,7 +4,9 @@
   timing.py OUTDIR FIGURE.png
 
 True: the first snapshot at which the satellite's centre (truth files) is within the host's scale
-radius. Recorded: the snapshot of the satellite lineage's descendant (its last peak is `merged`).
+radius. Recorded: the snapshot of the satellite lineage's descendant (its last peak is `merged`): of the
+peaks recorded as merged, the most massive (on a fine mesh small clumps of the host's outskirts come and
+go, and merge too; they are counted apart).
 Prints a Markdown table and draws the separation of the centres with the recorded snapshots marked.
 """
 import glob
@@ -33,43 +35,51 @@ true = int(np.argmax(sep < host_rs))
 
 
 def recorded(tree):
+    """The snapshot the satellite's merger is recorded at (the heaviest merged peak's descendant), and
+    the number of other mergers."""
     with h5py.File(tree) as f:
         p = f["peaks"]
         m = np.flatnonzero(p["merged"][...])
-        return [int(p["descendant_snapshot"][i]) for i in m]
+        if len(m) == 0:
+            return None, 0
+        sat = m[np.argmax(p["mass"][...][m])]
+        return int(p["descendant_snapshot"][sat]), len(m) - 1
 
 
 print(f"true coalescence: snapshot {true} ({time[true]:.0f} Myr), centres {sep[true]:.1f} kpc apart "
       f"(host r_s = {host_rs:.1f} kpc), relative speed {dv[true]:.1f} km/s\n")
-print("| grid | relevance | deblending | recorded merger | centres apart then | early by |")
-print("|---|---|---|---|---|---|")
+print("| mesh | relevance | deblending | recorded merger | centres apart then | early by | small mergers |")
+print("|---|---|---|---|---|---|---|")
 fig, ax = plt.subplots(figsize=(7, 4))
 ax.plot(time, sep, "k-", label="centres' separation (truth)")
 ax.axhline(host_rs, color="grey", ls="--", lw=0.8, label="host's scale radius")
 ax.axvline(time[true], color="k", ls=":", label=f"true coalescence (< host $r_s$), snapshot {true}")
 marks = {}
-def variant(d):  # (grid, relevance) of a folder gGRID-rRELEVANCE
-    grid, rel = os.path.basename(d)[1:].split("-r")
-    return int(grid), -float(rel)
+def mesh_name(mesh):  # g64 -> 64³; a4 -> 16³ + 4 levels
+    return f"{mesh[1:]}³" if mesh[0] == "g" else f"16³ + {mesh[1:]} levels"
 
 
-for d in sorted(glob.glob(f"{out}/g*-r*"), key=variant):
-    grid, rel = os.path.basename(d)[1:].split("-r")
+def variant(d):  # uniform grids first, by cells; then adaptive meshes by levels; relevance descending
+    mesh, rel = os.path.basename(d).split("-r")
+    return mesh[0] == "a", int(mesh[1:]), -float(rel)
+
+
+for d in sorted(glob.glob(f"{out}/[ga]*-r*"), key=variant):
+    mesh, rel = os.path.basename(d).split("-r")
     for suffix, name in (("", "on"), ("-off", "off")):
         tree = f"{d}/tree{suffix}.h5"
         if not os.path.exists(tree):
             continue
-        r = recorded(tree)
-        if len(r) != 1:
-            print(f"| {grid}³ | {rel} | {name} | {len(r)} mergers | | |")
+        s, others = recorded(tree)
+        if s is None:
+            print(f"| {mesh_name(mesh)} | {rel} | {name} | no merger | | | |")
             continue
-        s = r[0]
-        print(f"| {grid}³ | {rel} | {name} | snapshot {s} ({time[s]:.0f} Myr) | {sep[s]:.1f} kpc "
-              f"| {true - s} snapshot{'' if true - s == 1 else 's'} ({time[true] - time[s]:.0f} Myr) |")
-        marks.setdefault((grid, rel), []).append(s)
-for (grid, rel), ss in marks.items():
+        print(f"| {mesh_name(mesh)} | {rel} | {name} | snapshot {s} ({time[s]:.0f} Myr) | {sep[s]:.1f} kpc "
+              f"| {true - s} snapshot{'' if true - s == 1 else 's'} ({time[true] - time[s]:.0f} Myr) | {others} |")
+        marks.setdefault((mesh_name(mesh), rel), []).append(s)
+for (mesh, rel), ss in marks.items():
     s = ss[0]
-    ax.plot(time[s], sep[s], "o", ms=8, label=f"recorded, {grid}³ cells, relevance {rel}"
+    ax.plot(time[s], sep[s], "o", ms=8, label=f"recorded, {mesh}, relevance {rel}"
             + ("" if len(set(ss)) == 1 else " (deblending changes it)"))
 ax.set_xlabel("time (Myr)")
 ax.set_ylabel("separation (kpc)")
