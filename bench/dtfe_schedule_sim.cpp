@@ -7,7 +7,7 @@
 // MAPS.h5 comes from dtfe-surface (one rank, --schedule none, so that /timing holds each field's own
 // triangulation and interpolation seconds). The fields are replicated K x K x K times over a box K
 // times larger (--tile, default 1), which keeps the clustering of the field centres and scales their
-// number. For each rank count the box is cut as the tool cuts it (BlockDecomposition), each rank
+// number. For each rank count the box is cut as the tool cuts it (VolumeDecomposition), each rank
 // times one random field of its own, the workload model is fitted to those samples (load_model.hpp),
 // and three schedules are simulated with the measured costs: none, model (communication list + bin
 // packing) and dynamic (work queue). Prints makespans, speedups, and the histogram of the model's
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   std::vector<double> err_tri, err_interp;
   for (std::size_t ri = 0; ri < rank_counts.size(); ++ri) {
     const int ranks = rank_counts[ri];
-    const BlockDecomposition blocks(domain, ghost, ranks);
+    const VolumeDecomposition blocks(domain, ghost, ranks);
     std::vector<int> owner(cost.size());
     std::vector<std::vector<std::size_t>> mine(static_cast<std::size_t>(ranks));
     for (std::size_t k = 0; k < cost.size(); ++k) {

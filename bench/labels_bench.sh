@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sparse cell labels (issue 15): what patches.h5 and clumps.h5 cost on disk and in memory, before and
+# Sparse cell labels: what patches.h5 and clumps.h5 cost on disk and in memory, before and
 # after, side by side in one run. See bench/README.md.
 #
 #   BEFORE_BIN=DIR bench/labels_bench.sh [--after DIR] [--out DIR] [--no-512] [--no-quickstart]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A scaling model of cic-project -> phew-segment -> phew-merge to a thousand ranks (issue 33, item 7).
+"""A scaling model of cic-project -> phew-segment -> phew-merge to a thousand ranks.
 
 Measures the tools' per-phase costs at 1-2 ranks and 1-2 threads, with the bytes each phase's
 exchanges sent (the manifests' `exchanges`), and predicts the time of PHEW's Table 1 problem (Bleuler

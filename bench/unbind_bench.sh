@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# unbind and the chain before it, per particle, against ROCKSTAR's anchor figures (issue 32). See
+# unbind and the chain before it, per particle, against ROCKSTAR's anchor figures. See
 # bench/README.md ("unbind_bench.sh").
 #
 #   bench/unbind_bench.sh [--out DIR] [--scenes "clustered haloes"] [--n N] [--grid G] [--seed S]
@@ -31,7 +31,7 @@ background=10000000
 haloes_grid=256
 ranks_list="1 2"
 tree=1
-# ROCKSTAR on one core of this kind of machine, 2.1 M particles (issue 32): 6-D FoF, unbinding, properties.
+# ROCKSTAR on one core of this kind of machine, 2.1 M particles: 6-D FoF, unbinding, properties.
 rockstar_rate=455000
 rockstar_bytes=52
 

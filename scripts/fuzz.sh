@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Fuzzes the parsers of files users hand to phew (issue 21): the Gadget binary and RAMSES snapshot
+# Fuzzes the parsers of files users hand to phew: the Gadget binary and RAMSES snapshot
 # readers and the manifest reader, with libFuzzer under AddressSanitizer + UndefinedBehaviorSanitizer
 # (clang). Not part of CI: each target runs for a fixed budget.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET=1800] [TARGET...]     targets: gadget pieces ramses manifest
-# pieces: two-piece Gadget binary snapshots (issue 35: the pieces must agree and not repeat). manifest:
+# pieces: two-piece Gadget binary snapshots (the pieces must agree and not repeat). manifest:
 # seeded with the manifests of a tiny chain made by the tools of PHEW_FUZZ_BIN (default build/bin), when
 # they are built.
 # Findings (crash-*, timeout-*, leak-*) are written to build-fuzz/findings/TARGET/; the corpus grows in

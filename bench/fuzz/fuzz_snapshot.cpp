@@ -5,7 +5,7 @@
 //
 // PHEW_FUZZ_FORMAT=gadget (default): the input is a whole Gadget binary snapshot.
 // PHEW_FUZZ_FORMAT=gadget-pieces: the input is a two-piece Gadget binary snapshot, NAME.0 and NAME.1: a
-// little-endian uint32 L, then L bytes of piece 0, then piece 1 (issue 35: the pieces' headers must agree,
+// little-endian uint32 L, then L bytes of piece 0, then piece 1 (the pieces' headers must agree,
 // hold NumPart_Total together, and no piece may repeat another).
 // PHEW_FUZZ_FORMAT=ramses: the input replaces part_00002.out00001 of a copy of the RAMSES run in
 // ../shared/data (PHEW_FUZZ_RAMSES names the output folder to copy).

@@ -8,7 +8,7 @@
 
 namespace phew::dtfe {
 
-BlockDecomposition::BlockDecomposition(const grid::Box& domain, const std::array<double, 3>& ghost, int ranks)
+VolumeDecomposition::VolumeDecomposition(const grid::Box& domain, const std::array<double, 3>& ghost, int ranks)
     : domain_(domain), ghost_(ghost) {
   std::array<bool, 3> split{};
   for (std::size_t d = 0; d < 3; ++d) split[d] = domain.extent[d] > 0 && 2 * ghost[d] < domain.extent[d];
@@ -44,7 +44,7 @@ BlockDecomposition::BlockDecomposition(const grid::Box& domain, const std::array
   }
 }
 
-int BlockDecomposition::owner(const std::array<double, 3>& x) const {
+int VolumeDecomposition::owner(const std::array<double, 3>& x) const {
   std::array<int, 3> b{};
   for (std::size_t d = 0; d < 3; ++d) {
     const double e = domain_.extent[d] > 0 ? domain_.extent[d] : 1.0;
@@ -55,7 +55,7 @@ int BlockDecomposition::owner(const std::array<double, 3>& x) const {
   return grid::linear_index(b[0], b[1], b[2], dims_[1], dims_[2]);
 }
 
-void BlockDecomposition::needing(const double* x, std::vector<int>& ranks) const {
+void VolumeDecomposition::needing(const double* x, std::vector<int>& ranks) const {
   ranks.clear();
   std::array<std::vector<int>, 3> blocks;
   for (std::size_t d = 0; d < 3; ++d) {
@@ -81,8 +81,8 @@ void BlockDecomposition::needing(const double* x, std::vector<int>& ranks) const
       for (int k : blocks[2]) ranks.push_back(grid::linear_index(i, j, k, dims_[1], dims_[2]));
 }
 
-LocalParticles distribute(std::span<const double> position, std::span<const double> mass,
-                          const BlockDecomposition& blocks, const mpi::Comm& comm) {
+GhostedParticles distribute(std::span<const double> position, std::span<const double> mass,
+                          const VolumeDecomposition& blocks, const mpi::Comm& comm) {
   struct P {
     double x[3], m;
   };
@@ -103,7 +103,7 @@ LocalParticles distribute(std::span<const double> position, std::span<const doub
   }
   const std::vector<P> got = comm.all_to_all<P>(send, counts);
   send = {};
-  LocalParticles out;
+  GhostedParticles out;
   out.position.resize(3 * got.size());
   out.mass.resize(got.size());
   for (std::size_t i = 0; i < got.size(); ++i) {

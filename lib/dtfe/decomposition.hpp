@@ -12,11 +12,11 @@
 
 namespace phew::dtfe {
 
-class BlockDecomposition {
+class VolumeDecomposition {
  public:
   // Blocks over `domain` (a periodic box, or an open one holding the particles) for `ranks` ranks. An axis is cut only when its ghost zones would not
   // cover it anyway (2 ghost < extent); the cut minimises the largest block with its ghosts.
-  BlockDecomposition(const grid::Box& domain, const std::array<double, 3>& ghost, int ranks);
+  VolumeDecomposition(const grid::Box& domain, const std::array<double, 3>& ghost, int ranks);
 
   const std::array<int, 3>& dims() const { return dims_; }
   const grid::Box& domain() const { return domain_; }
@@ -31,7 +31,7 @@ class BlockDecomposition {
   std::array<int, 3> dims_{1, 1, 1};
 };
 
-struct LocalParticles {
+struct GhostedParticles {
   std::vector<double> position;  // [n][3], as read (wrapped in a periodic box)
   std::vector<double> mass;
 };
@@ -39,7 +39,7 @@ struct LocalParticles {
 // Sends each particle to every rank that needs it (its block's owner and the ranks whose ghost
 // zones hold it). Returns this rank's particles; their order depends on the rank count, which
 // nothing downstream depends on (field_points.hpp). Collective.
-LocalParticles distribute(std::span<const double> position, std::span<const double> mass,
-                          const BlockDecomposition& blocks, const mpi::Comm& comm);
+GhostedParticles distribute(std::span<const double> position, std::span<const double> mass,
+                          const VolumeDecomposition& blocks, const mpi::Comm& comm);
 
 }  // namespace phew::dtfe

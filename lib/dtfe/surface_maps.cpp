@@ -94,7 +94,7 @@ void place_centres(SurfaceMapsInput& in, const grid::Box& domain) {
 // The fields whose centre lies in this rank's block, with their particle counts; refuses (on every
 // rank) the lowest field anywhere with fewer than 4 particles, and a largest field too large for memory.
 template <typename HalfOf>
-std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const grid::ParticleIndex& index, const BlockDecomposition& blocks,
+std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const grid::ParticleIndex& index, const VolumeDecomposition& blocks,
                                     const HalfOf& half_of, const SurfaceMapsParams& params, const SurfaceMapsSummary& sum,
                                     const mpi::Comm& comm) {
   std::vector<FieldTask> tasks;
@@ -270,9 +270,9 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
   core::enter(phase, "distribute");
   std::vector<int> level(n_fields, 0), next(n_fields, 0);
   std::vector<char> settled(n_fields, params.auto_margin ? 0 : 1);
-  std::optional<BlockDecomposition> blocks;
+  std::optional<VolumeDecomposition> blocks;
   std::optional<grid::ParticleIndex> index;
-  LocalParticles source{std::move(in.position), std::move(in.mass)};  // this rank's share, later the particles it owns
+  GhostedParticles source{std::move(in.position), std::move(in.mass)};  // this rank's share, later the particles it owns
   in.position = {};
   in.mass = {};
   for (;;) {
@@ -282,8 +282,8 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
     Vec3 ghost{};
     for (std::size_t d = 0; d < 3; ++d) ghost[d] = half[d] * (1 + 1e-6) + 1e-12 * domain.extent[d];
     blocks.emplace(domain, ghost, comm.size());
-    LocalParticles local = distribute(source.position, source.mass, *blocks, comm);
-    source = LocalParticles{};
+    GhostedParticles local = distribute(source.position, source.mass, *blocks, comm);
+    source = GhostedParticles{};
     index.emplace(local.position, local.mass, domain, std::min({half[0], half[1], half[2]}) / 2);
     if (std::all_of(settled.begin(), settled.end(), [](char s) { return s != 0; })) break;
     // The rule on this rank's fields, as far as its particles reach: every level up to the held one

@@ -1,6 +1,7 @@
 #include <phew/gravity/fft3d.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/gravity/fftw_buffer.hpp>
 
 #include <fftw3.h>
 
@@ -10,18 +11,6 @@ namespace phew::gravity {
 namespace {
 
 using Complex = std::complex<double>;
-
-// An FFTW-allocated (aligned) buffer.
-template <typename T>
-struct FftwBuffer {
-  explicit FftwBuffer(std::size_t n) : data(static_cast<T*>(fftw_malloc(sizeof(T) * std::max<std::size_t>(n, 1)))) {
-    if (!data) throw core::Error::internal("out of memory for an FFT buffer of {} values", n);
-  }
-  ~FftwBuffer() { fftw_free(data); }
-  FftwBuffer(const FftwBuffer&) = delete;
-  FftwBuffer& operator=(const FftwBuffer&) = delete;
-  T* data;
-};
 
 fftw_complex* as_fftw(Complex* p) { return reinterpret_cast<fftw_complex*>(p); }
 

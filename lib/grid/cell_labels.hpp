@@ -1,4 +1,4 @@
-// Labels of a few cells of a slab (the test cells: those above a density threshold): their global cell
+// Labels of a few cells of a block (the test cells: those above a density threshold): their global cell
 // indices in ascending order and one label each. Every other cell has label 0. This is how patches.h5
 // and clumps.h5 store their labels (docs/formats.md) and how the tools hold them.
 #pragma once

@@ -1,4 +1,4 @@
-// A subset of a slab's cells (the test cells of a watershed) as a bitmap with running counts: whether a
+// A subset of a block's cells (the test cells of a watershed) as a bitmap with running counts: whether a
 // cell is in it, and its position among the members in slot order, both in O(1), at 1/4 byte per cell.
 // Per-member data (a label) then lives in a plain vector of members, so a segmentation costs bytes per
 // test cell rather than bytes per cell.

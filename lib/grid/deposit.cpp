@@ -20,7 +20,7 @@ namespace phew::grid {
 namespace {
 
 // A particle in cell units from the grid origin, with its mass.
-struct Cloud {
+struct GridCloud {
   double u[3];
   double m;
 };
@@ -41,7 +41,7 @@ class CellUnits {
     }
   }
   // False when the particle lies outside a non-periodic grid.
-  bool convert(const double* x, double m, Cloud& c) const {
+  bool convert(const double* x, double m, GridCloud& c) const {
     for (std::size_t d = 0; d < 3; ++d) {
       double u = (x[d] - g_.origin[d]) * scale_[d];
       if (g_.periodic) {
@@ -89,10 +89,10 @@ class CloudPage {
   CloudPage(CloudPage&& o) noexcept : p_(std::exchange(o.p_, MAP_FAILED)) {}
   CloudPage& operator=(CloudPage&&) = delete;
   CloudPage(const CloudPage&) = delete;
-  Cloud* data() const { return static_cast<Cloud*>(p_); }
+  GridCloud* data() const { return static_cast<GridCloud*>(p_); }
 
  private:
-  static constexpr std::size_t kBytes = kClouds * sizeof(Cloud);
+  static constexpr std::size_t kBytes = kClouds * sizeof(GridCloud);
   void* p_;
 };
 
@@ -105,7 +105,7 @@ class CloudBuckets {
   CloudBuckets(std::size_t buckets, std::size_t sources)
       : sources_(sources), pages_(buckets * sources), fill_(buckets * sources, CloudPage::kClouds) {}
   std::size_t buckets() const { return pages_.size() / sources_; }
-  void add(std::size_t b, std::size_t source, const Cloud& c) {
+  void add(std::size_t b, std::size_t source, const GridCloud& c) {
     const std::size_t at = b * sources_ + source;
     if (fill_[at] == CloudPage::kClouds) {
       pages_[at].emplace_back();
@@ -119,7 +119,7 @@ class CloudBuckets {
       const auto& pages = pages_[at];
       for (std::size_t p = 0; p < pages.size(); ++p) {
         const std::size_t n = p + 1 == pages.size() ? fill_[at] : CloudPage::kClouds;
-        const Cloud* page = pages[p].data();
+        const GridCloud* page = pages[p].data();
         for (std::size_t i = 0; i < n; ++i) f(page[i]);
       }
     }
@@ -143,7 +143,7 @@ void deposit_buckets(const GridGeometry& g, Assignment a, const CloudBuckets& cl
   const auto plane_cells = static_cast<std::size_t>((y1 - y0) * bz);
   for (std::size_t b = b0; b < b1; ++b) {
     const long home = lo + static_cast<long>(b);
-    clouds.for_each(b, [&](const Cloud& c) {
+    clouds.for_each(b, [&](const GridCloud& c) {
       const Weights1D wx = weights_1d(a, c.u[0]), wy = weights_1d(a, c.u[1]), wz = weights_1d(a, c.u[2]);
       // The 2-D weights and cell offsets of the cloud in a plane, computed once for all its planes.
       double w2[9];
@@ -193,13 +193,13 @@ struct Deposit::State {
         counts(static_cast<std::size_t>(comm.size())) {}
 
   // Files a cloud from rank `source` under every bucket this rank sums it in.
-  void file(const Cloud& c, std::size_t source) {
+  void file(const GridCloud& c, std::size_t source) {
     for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi,
                     [&](long b) { buckets.add(static_cast<std::size_t>(b), source, c); });
   }
 
   // The ranks whose blocks a cloud reaches (at most width^3, usually one).
-  int destinations(const Cloud& c, std::array<int, 27>& dest) const {
+  int destinations(const GridCloud& c, std::array<int, 27>& dest) const {
     mpi::Extent3 first{}, last{};
     for (std::size_t d = 0; d < 3; ++d) {
       first[d] = weights_1d(a, c.u[d]).first;
@@ -212,20 +212,20 @@ struct Deposit::State {
 
   // Several ranks: the clouds of one add() to the ranks whose blocks they reach, in order; what arrives
   // is filed under its source. Collective (a round).
-  void route(std::span<const Cloud> clouds) {
+  void route(std::span<const GridCloud> clouds) {
     std::fill(counts.begin(), counts.end(), 0);
     std::array<int, 27> dest{};
-    for (const Cloud& c : clouds) {
+    for (const GridCloud& c : clouds) {
       const int k = destinations(c, dest);
       for (int j = 0; j < k; ++j) ++counts[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])];
     }
     std::vector<std::uint64_t> offset = mpi::offsets_of(counts);
     send.resize(offset.back() + counts.back());
-    for (const Cloud& c : clouds) {
+    for (const GridCloud& c : clouds) {
       const int k = destinations(c, dest);
       for (int j = 0; j < k; ++j) send[offset[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])]++] = c;
     }
-    comm.all_to_all<Cloud>(std::span<const Cloud>(send.data(), send.size()), counts, received);
+    comm.all_to_all<GridCloud>(std::span<const GridCloud>(send.data(), send.size()), counts, received);
     // Received clouds come grouped by source rank in rank order; the sizes of the groups are exchanged
     // too, so that each is filed under its source.
     const std::vector<std::uint64_t> from = comm.all_to_all<std::uint64_t>(std::span<const std::uint64_t>(counts), ones);
@@ -247,7 +247,7 @@ struct Deposit::State {
   CloudBuckets buckets;
   std::vector<std::uint64_t> counts;                                    // several ranks: clouds per destination
   std::vector<std::uint64_t> ones = std::vector<std::uint64_t>(counts.size(), 1);  // one count to each rank
-  core::RawVector<Cloud> chunk, send, received;                         // one add()'s clouds (reused)
+  core::RawVector<GridCloud> chunk, send, received;                         // one add()'s clouds (reused)
   std::uint64_t n_input = 0, outside = 0;
   double heaviest = 0;  // the largest particle mass inside: with the count, a bound on every sum
   bool finished = false;
@@ -263,7 +263,7 @@ void Deposit::add(std::span<const double> position, std::span<const double> mass
   State& s = *s_;
   if (s.finished) throw core::Error::internal("deposit: particles added after finish()");
   s.n_input += mass.size();
-  Cloud c;
+  GridCloud c;
   s.chunk.clear();
   for (std::size_t i = 0; i < mass.size(); ++i) {
     if (!s.units.convert(&position[3 * i], mass[i], c)) {
@@ -274,7 +274,7 @@ void Deposit::add(std::span<const double> position, std::span<const double> mass
     if (s.comm.size() == 1) s.file(c, 0);
     else s.chunk.push_back(c);
   }
-  if (s.comm.size() > 1) s.route(std::span<const Cloud>(s.chunk.data(), s.chunk.size()));
+  if (s.comm.size() > 1) s.route(std::span<const GridCloud>(s.chunk.data(), s.chunk.size()));
 }
 
 DepositResult Deposit::finish(const DepositMemory& memory) {

@@ -47,7 +47,7 @@ Box parse_region(const std::string& text) {
   }
   Box b;
   // Beyond 1e30 no length unit phew knows (cm the smallest) describes a simulated volume; the extent
-  // would also overflow or lose every digit of the cells (issue 35: --region +-1e300).
+  // would also overflow or lose every digit of the cells (--region +-1e300).
   for (double v : r)
     if (!(std::abs(v) <= 1e30)) throw core::Error::usage("region '{}': {:g} is not a finite coordinate within +-1e30", text, v);
   for (std::size_t d = 0; d < 3; ++d) {

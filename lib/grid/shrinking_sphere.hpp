@@ -2,7 +2,7 @@
 // the centre of mass of the particles in a sphere, in a sphere 2.5% smaller around it, and so on until
 // too few particles are left. It lands on the group's densest region, where the plain mean of an
 // elongated group, of one with a subclump, or of one across a periodic boundary, does not. Used for the
-// spherical-overdensity masses of mergertree --particles (and meant for unbinding's centres).
+// spherical-overdensity masses of mergertree --particles and for unbind --centre shrinking-sphere.
 #pragma once
 
 #include <phew/grid/geometry.hpp>

@@ -141,7 +141,7 @@ ClumpsHeader read_clumps_header(const File& f) {
 namespace {
 
 // Clump, halo and parent IDs are peak IDs of the file's /peaks (1..n); deblend numbers its new peaks
-// after n, so an ID beyond it would collide with them (issue 35, item 9).
+// after n, so an ID beyond it would collide with them.
 void check_peak_id(const File& f, const char* column, std::uint64_t row, std::int64_t id, std::int64_t n_peaks) {
   if (id < 1 || id > n_peaks)
     throw core::Error::input("{}: {} row {} is {}, not a peak of /peaks (IDs 1..{})", f.path(), column, row, id, n_peaks);

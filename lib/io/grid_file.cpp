@@ -108,7 +108,7 @@ double reference_mean_density(const std::string& path, const grid::GridMeta& min
   // Its attributes only, from either mesh: a uniform grid's or an adaptive one's (/grid/leaves).
   const File f = File::open_read(path);
   const grid::GridMeta ref = read_grid_attributes(f, "/grid", !f.has("/grid/leaves"));
-  // Each quantity with its own name (issue 35: box sizes were once printed beside the density units).
+  // Each quantity with its own name: a box size is not printed beside the density units.
   const auto region = [](const grid::GridMeta& g) {
     const auto& e = g.geometry.extent;
     const auto& o = g.geometry.origin;
@@ -165,7 +165,7 @@ grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool wi
     m.geometry.origin[d] = origin[d];
   }
   m.geometry.periodic = f.read_attribute_scalar<std::int64_t>(o, "periodic") != 0;
-  // Invariants of every grid (issue 35, item 9): a NaN box would propagate into every output.
+  // Invariants of every grid: a NaN box would propagate into every output.
   for (std::size_t d = 0; d < 3; ++d)
     if (!(shape[d] >= 1) || !(box[d] > 0) || !std::isfinite(box[d]) || !std::isfinite(origin[d]))
       throw core::Error::input("{}: {} attributes shape {}, box_size {:g}, origin {:g} in axis {} (expected a cell count >= 1, "

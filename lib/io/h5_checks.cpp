@@ -1,4 +1,4 @@
-// Checks of HDF5 files beyond reading them (issue 35): the sources of a virtual dataset, and the
+// Checks of HDF5 files beyond reading them: the sources of a virtual dataset, and the
 // signature behind a user block. Kept apart from h5.cpp: neither needs the wrapper's internals.
 #include <phew/io/h5.hpp>
 

@@ -84,7 +84,7 @@ PatchesHeader read_patches_header(const File& f) {
 
 // IDs read from a file index arrays downstream: every one is checked against the peak table first.
 namespace {
-// Every test cell lies in the patch of some peak (issue 35, item 9): label 0 would be "no peak".
+// Every test cell lies in the patch of some peak: label 0 would be "no peak".
 grid::CellLabels every_cell_has_a_peak(const File& f, grid::CellLabels cells) {
   for (std::size_t i = 0; i < cells.label.size(); ++i)
     if (cells.label[i] == 0)

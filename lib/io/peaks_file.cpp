@@ -95,7 +95,7 @@ std::vector<PeakMember> read_peak_members(const File& f, std::uint64_t begin, st
 
 std::vector<PeakMember> read_peak_members(const File& f) {
   std::vector<PeakMember> rows = peak_member_table().read(f, "/particles");
-  // Each particle's peak is one of /peaks (issue 35, item 9); the rows are sorted by particle ID,
+  // Each particle's peak is one of /peaks; the rows are sorted by particle ID,
   // which the tree's member lookups rely on.
   std::vector<std::int64_t> peaks = f.read<std::int64_t>("/peaks/id");
   std::sort(peaks.begin(), peaks.end());

@@ -1,6 +1,7 @@
 #include <phew/io/truth_file.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/units.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +15,7 @@ using model::TruthTrack;
 using model::Truth;
 namespace {
 
-constexpr const char* kTimeUnits = "kpc/(km/s)";
+using core::units::kGadgetTimeUnits;
 
 std::vector<std::string> strings_of(const File& f, const std::string& object, const std::string& name) {
   try {
@@ -68,7 +69,7 @@ void write_truth(File& f, const Truth& t, const mpi::Comm& comm) {
   f.write_attribute("/", "length_units", m.length_units);
   f.write_attribute("/", "mass_units", m.mass_units);
   f.write_attribute("/", "velocity_units", m.velocity_units);
-  f.write_attribute("/", "time_units", kTimeUnits);
+  f.write_attribute("/", "time_units", kGadgetTimeUnits);
 
   UnitNames units;
   units.length = m.length_units;
@@ -89,7 +90,7 @@ void write_truth(File& f, const Truth& t, const mpi::Comm& comm) {
     throw core::Error::internal("truth track of {} times and {} components has arrays of other sizes", ns, k);
   f.create_group("/track");
   f.write<double>("/track/time", tr.time);
-  f.write_attribute("/track/time", "units", kTimeUnits);
+  f.write_attribute("/track/time", "units", kGadgetTimeUnits);
   f.write<double>("/track/time_myr", tr.time_myr);
   f.write_attribute("/track/time_myr", "units", "Myr");
   f.write<double>("/track/center", {ns, k, 3}, tr.center);

@@ -142,14 +142,14 @@ Input check_phew_input(const std::string& path, const std::vector<std::string>& 
   in.size = fs::file_size(path, ec);
   in.fingerprint = fingerprint_file(path);
   in.manifest_id = m.contains("id") && m["id"].is_string() ? m["id"].get<std::string>() : "";
-  // The file's fingerprint is the first output's (issue 35: an empty or null list is named, not
+  // The file's fingerprint is the first output's (an empty or null list is named, not
   // compared as an empty fingerprint).
   if (!m.contains("outputs") || !m["outputs"].is_array() || m["outputs"].empty())
     throw core::Error::input("{}: manifest field outputs is missing, empty or not a list (it records the file's fingerprint)",
                              where);
   const std::string recorded = string_field(m["outputs"][0], "fingerprint", where, "outputs[0].");
   // Every phew product is made from inputs (a snapshot, an upstream product): the chain checks of later
-  // stages walk them (issue 35, item 9).
+  // stages walk them.
   if (!m.contains("inputs") || !m["inputs"].is_array() || m["inputs"].empty())
     throw core::Error::input("{}: manifest field inputs is missing, empty or not a list (a '{}' file is made from inputs)",
                              where, kind);

@@ -1,6 +1,7 @@
 #include <phew/mergertree/ctrees.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/units.hpp>
 
 #include <fmt/format.h>
 
@@ -11,8 +12,7 @@
 namespace phew::mergertree {
 namespace {
 
-constexpr double kMpcCm = 3.085678e24;
-constexpr double kMsunG = 1.989e33;  // as Gadget's 1e10 Msun = 1.989e43 g
+using core::units::kKmPerS;
 constexpr double kMajorMergerRatio = 0.3;  // consistent-trees' default for scale_of_last_MM
 
 // The progenitors of every row (the rows whose descendant it is), main progenitor first, then by mass
@@ -75,8 +75,8 @@ CtreesUnits ctrees_units(const SimulationUnits& u) {
   CtreesUnits c;
   c.h = u.hubble_param > 0 ? u.hubble_param : 1.0;
   const double h_factor = u.h_scaled ? 1.0 : c.h;  // X/h = X * h
-  c.mpc_h = u.length_cm / kMpcCm * h_factor;
-  c.msun_h = u.mass_g / kMsunG * h_factor;
+  c.mpc_h = u.length_cm / core::units::kMpcInCm * h_factor;
+  c.msun_h = u.mass_g / core::units::kMsunInG * h_factor;
   c.km_s = u.velocity_cm_per_s / 1e5;
   return c;
 }
@@ -374,7 +374,7 @@ model::Arbor arbor_of(const Tree& tree) {
   const char* axes[3] = {"x", "y", "z"};
   for (std::size_t k = 0; k < 3; ++k) {
     real(std::string("position_") + axes[k], "Mpc/h", "comoving position", [k](const ExportRow& e) { return e.x[k]; });
-    real(std::string("velocity_") + axes[k], "km/s", "peculiar velocity", [k](const ExportRow& e) { return e.v[k]; });
+    real(std::string("velocity_") + axes[k], kKmPerS, "peculiar velocity", [k](const ExportRow& e) { return e.v[k]; });
   }
   integer("upid", "uid of the central peak of the halo it sits in; -1 for a central", [](const ExportRow& e) { return e.pid; });
   integer("mmp", "1 for its descendant's main progenitor (or no descendant)", [](const ExportRow& e) { return e.mmp; });
@@ -387,8 +387,8 @@ model::Arbor arbor_of(const Tree& tree) {
   integer("phew_artefact", "a deblending artefact", [](const ExportRow& e) { return e.artefact; });
   if (has_bound_properties(tree)) {  // bound.h5's, nan where not measured or the stage had none
     real("rs", "kpc/h", "NFW scale radius of a profile fit, comoving", [](const ExportRow& e) { return e.rs; });
-    real("vrms", "km/s", "velocity dispersion of the bound particles", [](const ExportRow& e) { return e.vrms; });
-    real("vmax", "km/s", "maximum circular velocity", [](const ExportRow& e) { return e.vmax; });
+    real("vrms", kKmPerS, "velocity dispersion of the bound particles", [](const ExportRow& e) { return e.vrms; });
+    real("vmax", kKmPerS, "maximum circular velocity", [](const ExportRow& e) { return e.vmax; });
     real("spin_parameter", "", "Peebles spin parameter", [](const ExportRow& e) { return e.spin; });
     real("spin_bullock", "", "Bullock spin parameter", [](const ExportRow& e) { return e.spin_bullock; });
     real("xoff", "kpc/h", "offset of the centre from the centre of mass, comoving", [](const ExportRow& e) { return e.xoff; });
@@ -396,7 +396,7 @@ model::Arbor arbor_of(const Tree& tree) {
     real("c_to_a", "", "axis ratio c/a", [](const ExportRow& e) { return e.c_to_a; });
     real("virial_ratio", "", "T/|U|", [](const ExportRow& e) { return e.virial_ratio; });
     for (std::size_t k = 0; k < 3; ++k)
-      real(std::string("J") + "xyz"[k], "Msun/h*Mpc/h*km/s", "angular momentum of the bound particles, physical",
+      real(std::string("J") + "xyz"[k], std::string("Msun/h*Mpc/h*") + kKmPerS, "angular momentum of the bound particles, physical",
            [k](const ExportRow& e) { return e.j[k]; });
     real("phew_bound_mass", "Msun/h", "mass of the bound particles (with bound sub-objects)",
          [](const ExportRow& e) { return e.bound_mass; });

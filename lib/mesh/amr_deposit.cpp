@@ -13,7 +13,7 @@
 namespace phew::mesh {
 namespace {
 
-struct Particle {
+struct CoarseParticle {
   std::array<double, 3> x;
   double m;
   std::int64_t cell;  // its coarse cell (linear index)
@@ -97,13 +97,13 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
     position = {};
     mass = {};
   } else {
-    std::vector<Particle> mine;
+    std::vector<CoarseParticle> mine;
     mine.reserve(inside);
     for (std::size_t p = 0; p < n; ++p)
       if (cell[p] >= 0) mine.push_back({{position[3 * p], position[3 * p + 1], position[3 * p + 2]}, mass[p], cell[p]});
     position = {};
     mass = {};
-    const std::vector<Particle> window = mpi::scatter_to(comm, std::move(mine), [&](const Particle& particle, auto&& emit) {
+    const std::vector<CoarseParticle> window = mpi::scatter_to(comm, std::move(mine), [&](const CoarseParticle& particle, auto&& emit) {
       for (const std::int32_t r : near.of(particle.cell)) emit(static_cast<int>(r));
     });
     std::vector<std::int64_t> window_cell(window.size());

@@ -47,7 +47,7 @@ std::vector<std::vector<std::uint32_t>> leaf_ordinals(const Octree& tree, const 
   return ordinal;
 }
 
-struct Cloud {
+struct LeafCloud {
   grid::Assignment assignment;
   int level;                  // the particle's leaf level: the unit of u
   std::array<double, 3> u;    // position in cells of that level
@@ -61,7 +61,7 @@ class LeafDeposit {
   LeafDeposit(const Octree& tree, std::vector<std::vector<std::uint32_t>> ordinal) : tree_(tree), ordinal_(std::move(ordinal)) {}
 
   template <typename Sink>
-  void add(const Cloud& c, Sink&& sink) const {
+  void add(const LeafCloud& c, Sink&& sink) const {
     const grid::Weights1D w[3] = {grid::weights_1d(c.assignment, c.u[0]), grid::weights_1d(c.assignment, c.u[1]),
                                   grid::weights_1d(c.assignment, c.u[2])};
     for (int i = 0; i < w[0].width; ++i)
@@ -94,7 +94,7 @@ class LeafDeposit {
   // A split cell (in `slot` of `level`; its unwrapped lower corner `lower` and size `size` in the
   // cloud's cell units): each child gets the kernel's integral over it.
   template <typename AddAt>
-  void share_among_children(const Cloud& c, int level, std::int64_t slot, const std::array<double, 3>& lower, double size,
+  void share_among_children(const LeafCloud& c, int level, std::int64_t slot, const std::array<double, 3>& lower, double size,
                             const AddAt& add_at) const {
     const double half = 0.5 * size;
     for (int o = 0; o < 8; ++o) {

@@ -16,7 +16,7 @@ namespace {
 
 // A tool made to start MPI without mpirun (PHEW_MPI_INIT) under a file-size limit (ulimit -f): Open
 // MPI's PMIx keeps the job's data in shared-memory files that the limit cuts short, and MPI_Init aborts with a page of PMIx lines
-// and no word from phew (issue 35). In memory instead (gds hash), and without the helper daemon's note
+// and no word from phew. In memory instead (gds hash), and without the helper daemon's note
 // that it forwards the SIGXFSZ the limit raises; phew's own writes then fail with one line (exit 4). A
 // user's own settings win. Under mpirun the limit hits mpirun first, before phew runs.
 void prepare_singleton_under_file_limit() {

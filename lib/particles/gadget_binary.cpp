@@ -392,7 +392,7 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
     throw core::Error::input("{}: the header says the snapshot has {} files, {} given", paths.front(), h.num_files,
                        paths.size());
   check_header_cosmology(paths.front(), h.omega0, h.omega_lambda, h.hubble_param);
-  // Every piece must be of this snapshot and hold particles no other piece holds (issue 35, item 6).
+  // Every piece must be of this snapshot and hold particles no other piece holds.
   check_distinct_files(paths);
   const auto piece_header = [](const FileLayout& f) {
     PieceHeader p;

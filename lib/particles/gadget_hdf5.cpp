@@ -172,7 +172,7 @@ class Hdf5Snapshot final : public SnapshotReader {
         exponent = f.read_attribute<double>(dataset, name).at(0);
         break;
       }
-    // sqrt, not pow: the same bits as a conversion by hand (deblend and voters used to do it).
+    // sqrt, not pow: the same bits as the conversion written out by hand.
     return exponent == 0.5 ? std::sqrt(info_.time) : std::pow(info_.time, exponent);
   }
 

@@ -1,14 +1,17 @@
 #include <phew/particles/particle_set.hpp>
 
+#include <phew/core/units.hpp>
+
 #include <cmath>
+#include <numbers>
 #include <fmt/format.h>
 
 namespace phew::particles {
 namespace {
 
-constexpr double kKpcCm = 3.085678e21;
-constexpr double kMsunG = 1.98841e33;
-constexpr double kGravityCgs = 6.6743e-8;
+using core::units::kKpcInCm;
+using core::units::kMsunInG;
+using core::units::kGravitationalConstantCgs;
 
 bool near(double a, double b) { return std::abs(a - b) <= 1e-3 * std::abs(b); }
 
@@ -30,23 +33,23 @@ void ParticleSet::append(const ParticleSet& o) {
 
 std::string Units::length_name() const {
   std::string base;
-  if (near(length_cm, kKpcCm)) base = "kpc";
-  else if (near(length_cm, 1e3 * kKpcCm)) base = "Mpc";
-  else if (near(length_cm, 1e-3 * kKpcCm)) base = "pc";
+  if (near(length_cm, kKpcInCm)) base = "kpc";
+  else if (near(length_cm, 1e3 * kKpcInCm)) base = "Mpc";
+  else if (near(length_cm, 1e-3 * kKpcInCm)) base = "pc";
   else base = fmt::format("{:g} cm", length_cm);
   return h_scaled ? base + "/h" : base;
 }
 
 std::string Units::mass_name() const {
   std::string base;
-  if (near(mass_g, 1e10 * kMsunG)) base = "1e10 Msun";
-  else if (near(mass_g, kMsunG)) base = "Msun";
+  if (near(mass_g, 1e10 * kMsunInG)) base = "1e10 Msun";
+  else if (near(mass_g, kMsunInG)) base = "Msun";
   else base = fmt::format("{:g} g", mass_g);
   return h_scaled ? base + "/h" : base;
 }
 
 std::string Units::velocity_name() const {
-  if (near(velocity_cm_per_s, 1e5)) return "km/s";
+  if (near(velocity_cm_per_s, core::units::kKmPerSInCmPerS)) return core::units::kKmPerS;
   return fmt::format("{:g} cm/s", velocity_cm_per_s);
 }
 
@@ -65,18 +68,22 @@ std::string Units::source_name() const {
 std::string Units::density_name() const { return "(" + mass_name() + ")/(" + length_name() + ")^3"; }
 
 double Units::gravitational_constant() const {
-  return kGravityCgs * mass_g / (length_cm * velocity_cm_per_s * velocity_cm_per_s);
+  return kGravitationalConstantCgs * mass_g / (length_cm * velocity_cm_per_s * velocity_cm_per_s);
 }
 
 double Cosmology::critical_density(double a, const Units& units) const {
   // H0 = 100 h km/s/Mpc. With h-scaled units the h^2 of H0^2 is absorbed by the units.
   const double h = units.h_scaled ? 1.0 : hubble_param;
-  const double H0_per_s = 100.0 * h * 1e5 / (1e3 * kKpcCm);
+  const double H0_per_s = 100.0 * h * core::units::kKmPerSInCmPerS / (1e3 * kKpcInCm);
   const double omega_k = 1.0 - omega_m - omega_lambda;
   const double E2 = omega_m / (a * a * a) + omega_k / (a * a) + omega_lambda;
-  const double rho_cgs = 3.0 * H0_per_s * H0_per_s * E2 / (8.0 * M_PI * kGravityCgs);
+  const double rho_cgs = 3.0 * H0_per_s * H0_per_s * E2 / (8.0 * M_PI * kGravitationalConstantCgs);
   const double density_unit = units.mass_g / (units.length_cm * units.length_cm * units.length_cm);
   return rho_cgs * a * a * a / density_unit;
+}
+
+double hubble_rate(double comoving_critical_density, double a, double G) {
+  return std::sqrt(8 * std::numbers::pi * G * comoving_critical_density / (a * a * a) / 3);
 }
 
 std::uint64_t SnapshotInfo::total(int type) const {

@@ -68,6 +68,11 @@ struct Cosmology {
   double critical_density(double a, const Units& units) const;
 };
 
+// H(a) from that comoving critical density at a: H^2 = 8 pi G rho_crit(a) / 3, in velocity units per
+// physical length unit (G in the snapshot's units). The one H(a) of unbind's frame, from the critical
+// density grid.h5 records.
+double hubble_rate(double comoving_critical_density, double a, double G);
+
 // What a snapshot holds, read from its header(s) without touching particle data.
 struct SnapshotInfo {
   // "gadget-hdf5", "swift-hdf5", "gadget-binary-1", "gadget-binary-2", "phew-particles", "ramses"

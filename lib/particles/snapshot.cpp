@@ -37,7 +37,7 @@ std::string resolve_path(const std::string& given) {
   throw core::Error::io("{}: no such snapshot file", given);
 }
 
-// Header values every format must have sane, checked once for all readers (issue 35, item 8). A box
+// Header values every format must have sane, checked once for all readers. A box
 // side above 1e30 is beyond the observable universe in any length unit phew knows (cm the smallest):
 // its volume would overflow or its densities vanish.
 std::unique_ptr<SnapshotReader> checked(std::unique_ptr<SnapshotReader> reader) {

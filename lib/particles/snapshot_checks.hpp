@@ -1,4 +1,4 @@
-// Checks of what snapshot headers say, shared by the readers (issue 35, items 6 and 8): the pieces of a
+// Checks of what snapshot headers say, shared by the readers: the pieces of a
 // multi-file snapshot belong together, and header values are ones a simulation can have written.
 // Each failure is one Error(input) naming the file and the header field.
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
+#include <phew/core/units.hpp>
 #include <phew/mpi/agree.hpp>
 
 #include <fmt/format.h>
@@ -17,21 +18,22 @@ namespace phew::particles {
 namespace {
 
 // Gadget's constants, those of the assumed Units{}.
-constexpr double kKpcCm = 3.085678e21;
-constexpr double kMsunG = 1.989e33;
+using core::units::kKpcInCm;
+using core::units::kMsunInG;
+using core::units::kKmPerSInCmPerS;
 constexpr double kFitFactor = 2;  // the inferred unit's mean density is within this factor of Omega_m rho_crit
 
-struct Unit {
+struct ParsedUnit {
   double value = 0;  // cgs
   bool per_h = false;
 };
 
 // "1e10Msun/h" -> factor 1e10, name "Msun", per_h; the name looked up in `names`.
-Unit parse_unit(std::string_view text, std::initializer_list<std::pair<std::string_view, double>> names,
+ParsedUnit parse_unit(std::string_view text, std::initializer_list<std::pair<std::string_view, double>> names,
                 const std::string& whole, const char* what) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  Unit u;
+  ParsedUnit u;
   if (text.ends_with("/h")) {
     u.per_h = true;
     text.remove_suffix(2);
@@ -88,12 +90,13 @@ Units parse_units(const std::string& text) {
     rest.remove_prefix(comma + 1);
   }
   if (parts.size() > 3) throw core::Error::usage("--units '{}': expected LENGTH[,MASS[,VELOCITY]], e.g. Mpc/h,1e10Msun/h,km/s", text);
-  const Unit length = parse_unit(parts[0], {{"pc", 1e-3 * kKpcCm}, {"kpc", kKpcCm}, {"Mpc", 1e3 * kKpcCm}, {"cm", 1}},
+  const ParsedUnit length = parse_unit(parts[0], {{"pc", 1e-3 * kKpcInCm}, {"kpc", kKpcInCm}, {"Mpc", 1e3 * kKpcInCm}, {"cm", 1}},
                                  text, "length");
-  const Unit mass = parts.size() > 1 ? parse_unit(parts[1], {{"Msun", kMsunG}, {"g", 1}}, text, "mass")
-                                     : Unit{1e10 * kMsunG, length.per_h};
-  const Unit velocity =
-      parts.size() > 2 ? parse_unit(parts[2], {{"km/s", 1e5}, {"m/s", 1e2}, {"cm/s", 1}}, text, "velocity") : Unit{1e5, false};
+  const ParsedUnit mass = parts.size() > 1 ? parse_unit(parts[1], {{"Msun", kMsunInG}, {"g", 1}}, text, "mass")
+                                     : ParsedUnit{1e10 * kMsunInG, length.per_h};
+  const ParsedUnit velocity =
+      parts.size() > 2 ? parse_unit(parts[2], {{core::units::kKmPerS, kKmPerSInCmPerS}, {"m/s", 1e2}, {"cm/s", 1}}, text, "velocity")
+                       : ParsedUnit{kKmPerSInCmPerS, false};
   if (velocity.per_h) throw core::Error::usage("--units '{}': velocities have no /h", text);
   if (length.per_h != mass.per_h)
     throw core::Error::usage("--units '{}': lengths and masses are both in units of 1/h (Mpc/h,1e10Msun/h) or neither", text);
@@ -109,7 +112,7 @@ Units parse_units(const std::string& text) {
 UnitsInference infer_units(double mean_density, const Cosmology& cosmology, const Units& assumed) {
   UnitsInference out;
   Units kpc = assumed;
-  kpc.length_cm = kKpcCm;
+  kpc.length_cm = kKpcInCm;
   Units mpc = kpc;
   mpc.length_cm = 1e3 * kpc.length_cm;
   // critical_density(1, u) * Omega_m is the comoving mean matter density at any a.
@@ -181,7 +184,7 @@ std::unique_ptr<SnapshotReader> settle_units(std::unique_ptr<SnapshotReader> rea
     return reader;
   }
   const UnitsInference guess = infer_units(total_mass(*reader, comm) / volume, *info.cosmology, info.units);
-  const bool mpc = guess.units.length_cm != kKpcCm;
+  const bool mpc = guess.units.length_cm != kKpcInCm;
   if (guess.fits)
     core::log::info("{}: no units in the file: {} inferred, where the particles' mean density is {:.3f} Omega_m rho_crit "
               "({:.3g} with {} as the length unit); give --units to say otherwise",

@@ -18,7 +18,7 @@ namespace phew::phasespace {
 namespace {
 
 // A particle as the voter search needs it (positions as stored; the rest physical).
-struct Particle {
+struct NearParticle {
   std::uint64_t id;
   double x[3], v[3], phi, acc[3], m;
 };
@@ -54,7 +54,7 @@ struct XPartition {
 
 // The particles in physical units (positions as stored), each sent to every rank whose x-range, widened
 // by `margin`, meets its x-bin (a cube of the forest, or a plane of the partition: fixed per bin).
-std::vector<Particle> distribute(particles::ParticleSet ps, const XPartition& part, const grid::GridGeometry& bins, std::int64_t n_bins,
+std::vector<NearParticle> distribute(particles::ParticleSet ps, const XPartition& part, const grid::GridGeometry& bins, std::int64_t n_bins,
                                  double margin, const VoterParams& params, const mpi::Comm& comm) {
   const double a = params.scale_factor;
   const bool stored = params.stored_potential;
@@ -66,9 +66,9 @@ std::vector<Particle> distribute(particles::ParticleSet ps, const XPartition& pa
       if (part.slabs.planes(r) > 0 && gravity::Forest::cube_meets(bins, bin_width, bx, {lo - margin, hi + margin}))
         destinations[static_cast<std::size_t>(bx)].push_back(r);
     }
-  std::vector<Particle> all(ps.size());
+  std::vector<NearParticle> all(ps.size());
   for (std::size_t i = 0; i < ps.size(); ++i) {
-    Particle& p = all[i];
+    NearParticle& p = all[i];
     p = {ps.id[i], {}, {}, 0, {0, 0, 0}, ps.mass[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       p.x[d] = ps.position[3 * i + d];
@@ -79,7 +79,7 @@ std::vector<Particle> distribute(particles::ParticleSet ps, const XPartition& pa
   }
   ps = particles::ParticleSet{};  // every particle now lives in `all`
   const grid::GridGeometry x_bins{{n_bins, 1, 1}, bins.origin, {bins.extent[0], 1, 1}, bins.periodic};
-  return mpi::scatter_to(comm, std::move(all), [&](const Particle& p, auto&& emit) {
+  return mpi::scatter_to(comm, std::move(all), [&](const NearParticle& p, auto&& emit) {
     const double at[3] = {p.x[0], x_bins.origin[1], x_bins.origin[2]};
     for (int r : destinations[static_cast<std::size_t>(cell_of_clamped(x_bins, at).i)]) emit(r);
   });
@@ -89,7 +89,7 @@ std::vector<Particle> distribute(particles::ParticleSet ps, const XPartition& pa
 // group of a candidate at once (accumulate_group), kept.
 class ComputedPotential {
  public:
-  ComputedPotential(const std::vector<Particle>& local, const gravity::Setup& gs, const XPartition& part,
+  ComputedPotential(const std::vector<NearParticle>& local, const gravity::Setup& gs, const XPartition& part,
                     std::array<double, 2> held_x, const VoterParams& params, const mpi::Comm& comm)
       : local_(local), gs_(gs), a_(params.scale_factor), done_(local.size(), 0), phi_(local.size()), acc_(3 * local.size()) {
     std::vector<gravity::Source> sources(local.size());
@@ -140,7 +140,7 @@ class ComputedPotential {
   std::uint64_t computed() const { return computed_; }
 
  private:
-  const std::vector<Particle>& local_;
+  const std::vector<NearParticle>& local_;
   const gravity::Setup& gs_;
   double a_;
   std::unique_ptr<gravity::Forest> forest_;
@@ -208,9 +208,9 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   // when computing, their sources) may need.
   const XPartition part(gs.mesh_field ? gs.mesh : geo, comm.size());
   const double margin = R_max + (stored ? 0.0 : gs.cube_reach);
-  const std::vector<Particle> local = distribute(std::move(particles), part, stored ? part.geo : gs.box,
+  const std::vector<NearParticle> local = distribute(std::move(particles), part, stored ? part.geo : gs.box,
                                                  stored ? part.geo.shape[0] : gs.cubes[0], margin, params, comm);
-  const grid::ParticleIndex cells = index_positions(local, &Particle::x, geo, std::max(R_max / 2, geo.cell_size()[0]));
+  const grid::ParticleIndex cells = index_positions(local, &NearParticle::x, geo, std::max(R_max / 2, geo.cell_size()[0]));
 
   core::enter(phase, "potential");
   std::unique_ptr<ComputedPotential> computed;
@@ -252,7 +252,7 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
         std::vector<Candidate> cand;
         cand.reserve(near[k].size());
         for (const std::size_t j : near[k]) {
-          const Particle& p = local[j];
+          const NearParticle& p = local[j];
           Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, p.phi, {p.acc[0], p.acc[1], p.acc[2]}};
           for (std::size_t d = 0; d < 3; ++d) c.dx[d] = a * grid::minimum_image(p.x[d] - pk.position[d], geo.extent[d], geo.periodic);
           if (computed) computed->at(j, c.potential, c.acceleration);

@@ -295,7 +295,7 @@ Scene parse_scene(const nlohmann::json& j, const std::string& where) {
     if (k.has("hubble")) throw core::Error::usage("{}: give \"hubble\" inside \"cosmology\" in a cosmological scene", where);
     s.redshift = k.non_negative("redshift", 0.0);
     // a = 1/(1+z) underflows the growth factor long before 1e300 (NaN positions); no simulation starts
-    // beyond z ~ 1e3 (issue 35).
+    // beyond z ~ 1e3.
     if (s.redshift > 1e4) throw core::Error::usage("{}: \"redshift\" {:g} is above 1e4", where, s.redshift);
   } else {
     s.hubble = k.positive("hubble", 0.7);

@@ -1,6 +1,7 @@
 #include <phew/synth/synthesis.hpp>
 
 #include <phew/core/log.hpp>
+#include <phew/core/units.hpp>
 #include <phew/mpi/agree.hpp>
 
 namespace phew::synth {
@@ -11,8 +12,8 @@ struct SceneUnits {
 };
 SceneUnits units_of(const Scene& s) {
   // The truth's velocities are peculiar, like every velocity column phew writes.
-  if (s.cosmological) return {"kpc/h", "1e10 Msun/h", "km/s (peculiar)"};
-  return {"kpc", "1e10 Msun", "km/s (peculiar)"};
+  if (s.cosmological) return {"kpc/h", "1e10 Msun/h", core::units::kPeculiarKmPerS};
+  return {"kpc", "1e10 Msun", core::units::kPeculiarKmPerS};
 }
 
 void log_components(const std::vector<ComponentTruth>& truth, const HaloSet& halos) {
@@ -52,10 +53,10 @@ particles::GadgetHeader header_of(const Scene& s, const std::vector<ComponentTru
   h.potential = s.potential;
   h.acceleration = s.acceleration;
   h.length_units = u.length;
-  h.velocity_units = s.cosmological ? "km/s (u = v/sqrt(a))" : "km/s";  // as Gadget stores them
+  h.velocity_units = s.cosmological ? std::string(core::units::kKmPerS) + " (u = v/sqrt(a))" : core::units::kKmPerS;  // as Gadget stores them
   h.mass_units = u.mass;
-  h.potential_units = "(km/s)^2";
-  h.acceleration_units = "(km/s)^2/" + u.length;
+  h.potential_units = core::units::kKmPerSSquared;
+  h.acceleration_units = std::string(core::units::kKmPerSSquared) + "/" + u.length;
   return h;
 }
 

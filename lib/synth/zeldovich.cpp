@@ -1,6 +1,7 @@
 #include <phew/synth/zeldovich.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/gravity/fftw_buffer.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/synth/random.hpp>
 
@@ -40,17 +41,7 @@ double top_hat(double x) {
   return 3.0 * (std::sin(x) - x * std::cos(x)) / (x * x * x);
 }
 
-// FFTW's aligned buffer, so that the plan (and the bytes) do not depend on where malloc put it.
-struct FftwBuffer {
-  double* p = nullptr;
-  explicit FftwBuffer(std::size_t n) : p(fftw_alloc_real(n)) {
-    if (!p) throw std::bad_alloc();
-  }
-  ~FftwBuffer() { fftw_free(p); }
-  FftwBuffer(const FftwBuffer&) = delete;
-  FftwBuffer& operator=(const FftwBuffer&) = delete;
-  fftw_complex* c() { return reinterpret_cast<fftw_complex*>(p); }
-};
+using FftwBuffer = gravity::FftwBuffer<double>;
 
 struct Plan {
   fftw_plan p;
@@ -69,10 +60,10 @@ long freq(std::size_t i, std::size_t n) { return i <= n / 2 ? static_cast<long>(
 void noise_spectrum(const ZeldovichSpec& spec, Rng& rng, FftwBuffer& b) {
   const std::size_t n = spec.n_side, nz = n / 2 + 1, pad = 2 * nz;
   const int ni = static_cast<int>(n);
-  const Plan forward(fftw_plan_dft_r2c_3d(ni, ni, ni, b.p, b.c(), FFTW_ESTIMATE));
+  const Plan forward(fftw_plan_dft_r2c_3d(ni, ni, ni, b.data, b.as_complex(), FFTW_ESTIMATE));
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j)
-      for (std::size_t k = 0; k < n; ++k) b.p[grid::linear_index(i, j, k, n, pad)] = rng.normal();
+      for (std::size_t k = 0; k < n; ++k) b.data[grid::linear_index(i, j, k, n, pad)] = rng.normal();
   fftw_execute(forward.p);
   const PowerSpectrum power(spec);
   const double cell = spec.box / static_cast<double>(n), vcell = cell * cell * cell;
@@ -85,7 +76,7 @@ void noise_spectrum(const ZeldovichSpec& spec, Rng& rng, FftwBuffer& b) {
                      kz = dk * static_cast<double>(k);
         const double kk = std::sqrt(kx * kx + ky * ky + kz * kz);
         const double amp = kk > 0 ? std::sqrt(power(kk) / vcell) / n3 : 0.0;
-        fftw_complex& z = b.c()[grid::linear_index(i, j, k, n, nz)];
+        fftw_complex& z = b.as_complex()[grid::linear_index(i, j, k, n, nz)];
         z[0] *= amp;
         z[1] *= amp;
       }
@@ -145,13 +136,13 @@ std::vector<double> linear_density(const ZeldovichSpec& spec, Rng& rng) {
   const std::size_t n = spec.n_side, pad = 2 * (n / 2 + 1);
   const int ni = static_cast<int>(n);
   FftwBuffer b(n * n * pad);
-  const Plan backward(fftw_plan_dft_c2r_3d(ni, ni, ni, b.c(), b.p, FFTW_ESTIMATE));
+  const Plan backward(fftw_plan_dft_c2r_3d(ni, ni, ni, b.as_complex(), b.data, FFTW_ESTIMATE));
   noise_spectrum(spec, rng, b);
   fftw_execute(backward.p);
   std::vector<double> out(n * n * n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j)
-      for (std::size_t k = 0; k < n; ++k) out[grid::linear_index(i, j, k, n, n)] = b.p[grid::linear_index(i, j, k, n, pad)];
+      for (std::size_t k = 0; k < n; ++k) out[grid::linear_index(i, j, k, n, n)] = b.data[grid::linear_index(i, j, k, n, pad)];
   return out;
 }
 
@@ -164,7 +155,7 @@ double zeldovich_lattice(const ZeldovichSpec& spec, Rng& rng, std::vector<double
 
   FftwBuffer delta(n * n * pad), work(n * n * pad);
   noise_spectrum(spec, rng, delta);
-  const Plan backward(fftw_plan_dft_c2r_3d(ni, ni, ni, work.c(), work.p, FFTW_ESTIMATE));
+  const Plan backward(fftw_plan_dft_c2r_3d(ni, ni, ni, work.as_complex(), work.data, FFTW_ESTIMATE));
 
   const double a = 1.0 / (1.0 + spec.redshift);
   // Peculiar velocity a H f psi, stored as Gadget's u = v / sqrt(a).
@@ -185,15 +176,15 @@ double zeldovich_lattice(const ZeldovichSpec& spec, Rng& rng, std::vector<double
           const double k2 = kx * kx + ky * ky + kz * kz;
           const bool nyquist = n % 2 == 0 && std::labs(f[d]) == static_cast<long>(n / 2);
           const double g = (k2 > 0 && !nyquist) ? dk * static_cast<double>(f[d]) / k2 : 0.0;
-          const fftw_complex& z = delta.c()[idx];
-          work.c()[idx][0] = -g * z[1];
-          work.c()[idx][1] = g * z[0];
+          const fftw_complex& z = delta.as_complex()[idx];
+          work.as_complex()[idx][0] = -g * z[1];
+          work.as_complex()[idx][1] = g * z[0];
         }
     fftw_execute(backward.p);
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j)
         for (std::size_t k = 0; k < n; ++k) {
-          const double psi = work.p[grid::linear_index(i, j, k, n, pad)];
+          const double psi = work.data[grid::linear_index(i, j, k, n, pad)];
           const std::size_t lattice[3] = {i, j, k};
           const std::size_t p = first + grid::linear_index(i, j, k, n, n);
           position[3 * p + d] = grid::wrap_position((static_cast<double>(lattice[d]) + 0.5) * cell + psi, box);

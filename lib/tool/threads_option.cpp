@@ -28,4 +28,10 @@ int threads_to_use(int parsed, const mpi::Comm& comm) {
   return parsed > 0 ? parsed : core::default_threads(mpi::ranks_on_node(comm));
 }
 
+int threads_to_use(int parsed, Context& ctx) {
+  const int threads = threads_to_use(parsed, ctx.comm());
+  ctx.manifest().parameter("threads_used", threads);
+  return threads;
+}
+
 }  // namespace phew::tool

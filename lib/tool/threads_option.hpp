@@ -4,6 +4,7 @@
 #pragma once
 
 #include <phew/mpi/comm.hpp>
+#include <phew/tool/tool.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -19,5 +20,7 @@ int parse_threads(const std::string& text);
 constexpr int kMaxThreads = 1024;
 // The threads to run: `parsed` when positive, else the node's cores shared among its ranks. Collective.
 int threads_to_use(int parsed, const mpi::Comm& comm);
+// The same, recorded in the manifest as threads_used: what every threaded tool calls. Collective.
+int threads_to_use(int parsed, Context& ctx);
 
 }  // namespace phew::tool

@@ -444,7 +444,7 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   app.add_flag("-q,--quiet", quiet, "Log only errors");
   app.add_option("-o,--output", output, "Output file (its manifest is OUTPUT.json)")
       ->required()
-      ->check([](const std::string& o) -> std::string {  // refused before any work (issue 35)
+      ->check([](const std::string& o) -> std::string {  // refused before any work
         if (o.empty()) return "an empty name: give the output file";
         std::error_code ec;
         return std::filesystem::is_directory(o, ec) ? o + " is a folder: give the output file" : "";

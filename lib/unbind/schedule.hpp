@@ -1,5 +1,5 @@
 // Which rank unbinds each halo, and in which of its batches: what bounds a rank's working set when one
-// halo is far bigger than the rest (issue 32, item 7). Pure: every rank computes the same schedule from
+// halo is far bigger than the rest. Pure: every rank computes the same schedule from
 // the haloes' particle counts.
 #pragma once
 

@@ -77,7 +77,7 @@ class SaddlePairs {
 };
 
 // Every touching pair once, ordered by (peak_a, peak_b). Each cell pair is looked at by the owner of its
-// cell with the smaller global index, so pairs on slab boundaries count once; the candidates then go to
+// cell with the smaller global index, so pairs on block boundaries count once; the candidates then go to
 // the owner of peak_a (peaks in even blocks of IDs over the ranks), which returns the pairs it owns, so
 // the ranks' results in rank order are the whole sorted table. Collective.
 template <WatershedMesh Mesh>

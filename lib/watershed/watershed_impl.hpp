@@ -201,7 +201,7 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
   };
 
   // 4. Rounds: cells that other ranks see as ghosts get their label (0 while their exit is unresolved),
-  // ghosts are updated, until no ghost label changes anywhere; a chain crossing k slabs takes k+1 rounds.
+  // ghosts are updated, until no ghost label changes anywhere; a chain crossing k blocks takes k+1 rounds.
   // The ghosts' labels are the first and the last members (the ghost planes come first and last).
   const auto low_end = static_cast<std::ptrdiff_t>(member(mesh.first_local()));
   const auto high_begin = static_cast<std::ptrdiff_t>(member(mesh.end_local()));

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Bad inputs that used to pass with exit 0 or a vague message (issue 35, items 6-10 and its messages):
+# Bad inputs that must not pass with exit 0 or a vague message:
 # multi-file snapshots whose pieces disagree or repeat, virtual datasets with a missing source, header
 # values no simulation writes, products whose content breaks their invariants, options out of range.
 # Each case: the documented exit code, one line naming the file and the field, nothing left behind.

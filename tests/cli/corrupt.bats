@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Corrupt IDs and bad values (issue 21, items 7 and 8): every ID read from a file is range-checked, and
+# Corrupt IDs and bad values: every ID read from a file is range-checked, and
 # values that make no sense are refused with one line and the documented exit code, never exit 0.
 # Files are edited with h5py and re-signed (remanifest), so the tools judge the content, not a stale
 # manifest.

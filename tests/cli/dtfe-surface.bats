@@ -246,7 +246,7 @@ PY
   # The shared Gadget-4 box (32^3 dark matter in 50 Mpc/h) at z = 2 and z = 0, maps of a tenth of the
   # box (the workflow's default): its four most massive haloes at each time (phew-merge, grid 64,
   # threshold 80mean) and three of its emptiest places. With a margin of size/10 up to 4,051 of the
-  # 16,384 pixels lay outside the hull and were written as 0 (issue 34).
+  # 16,384 pixels lay outside the hull and were written as 0.
   data="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32"
   cat > "$BATS_TEST_TMPDIR/c.txt" <<'TXT'
 27734.375 19140.625 11328.125

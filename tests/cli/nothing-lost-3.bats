@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Nothing lost, part 3 (issue 45): the cases a probe with inputs nobody designed found after part 2.
+# Nothing lost, part 3: the cases a probe with inputs nobody designed found after part 2.
 # The provenance chain is protected (no output lands on a file a re-run needs, by any spelling or
 # link); no file phew opens can make it wait (FIFOs); a full disk or a file-size limit at 3 ranks ends
 # with exit 4 and nothing behind; -j extremes; duplicate particle IDs and units declared twice

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Nothing lost, part 2 (issue 35, items 1-5): the preflight of the tool runner. Before any work a run
+# Nothing lost, part 2: the preflight of the tool runner. Before any work a run
 # resolves every input and every file it will write (the output, its manifest, side outputs), refuses
 # side outputs and manifests that name an input, outputs that coincide, inputs that are neither files
 # nor folders, and destinations that are folders; it writes under short temporary names, and removes

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# A user's own simulation (issue 18): particle types carried through the chain from the grid's
+# A user's own simulation: particle types carried through the chain from the grid's
 # manifest, a mismatch refused unless asked for; an open-box series with a threshold and search radius
 # fixed by the first snapshot (--mean-from); the workflows running such a series from their config.
 load common

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # RAMSES outputs in (../shared/data/ramses-cosmo-L20-N32: three outputs of a 32^3 run on 2 RAMSES ranks,
-# with RAMSES' in-code PHEW): rank invariance, units, the bad inputs of issue 20 on broken copies, the
+# with RAMSES' in-code PHEW): rank invariance, units, bad inputs on broken copies, the
 # whole chain, mergertree over the series, both workflows, and the comparison with PHEW's own haloes.
 load common
 

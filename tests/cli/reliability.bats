@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Reliability (issue 21), for every tool: failures injected at every phase on one of two ranks end the
+# Reliability, for every tool: failures injected at every phase on one of two ranks end the
 # job with one error line and nothing written; -o naming an input is refused; a killed run leaves
 # nothing and keeps the previous output; non-UTF-8 file names give valid JSON manifests; malformed input
 # manifests are bad input; side outputs (text exports, quicklooks) vanish with a failed run.

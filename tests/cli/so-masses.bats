@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Spherical-overdensity masses of mergertree --particles on the shared real runs (issue 34, item 2): the
+# Spherical-overdensity masses of mergertree --particles on the shared real runs: the
 # Gadget-4 box at z = 0 (snapshot_004) and the RAMSES run's output_00002 and output_00004, each through
 # the whole chain, against an independent numpy measurement (tests/data/so_masses_check.py): every peak
 # of >= 100 particles has an M200c and an Mvir, and the median ratio is within 5%. Masses that cannot be

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
-# mergertree's exports and statistics (issue 16): the Consistent-Trees file read back by an independent
+# mergertree's exports and statistics: the Consistent-Trees file read back by an independent
 # reader of its layout (tests/data/ctrees_reader.py) with every link checked against tree.h5; the
 # tree-quality statistics where the answer is known (a ballistic crossing from synth-particles: no
 # displacement outlier; a smoothly growing halo: beta_M > 0, xi_M ~ 0); spherical-overdensity masses of
 # an analytic NFW halo within 2%; batch and on-the-fly trees export the same file; with unbind's bound.h5
-# per stage (issue 32), the export's halo properties are bound.h5's and the statistics weigh by bound mass.
+# per stage, the export's halo properties are bound.h5's and the statistics weigh by bound mass.
 load common
 
 setup_file() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Units and velocities a new user meets (issue 34, items 1 and 3):
+# Units and velocities a new user meets:
 #  1. a Gadget-style file without unit attributes is read in kpc/h or Mpc/h as its mean density says:
 #     kpc/h and Mpc/h copies of the same particles give the same structures and the same physical
 #     masses through the whole chain, mergertree --particles included;

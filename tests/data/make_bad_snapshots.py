@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Snapshots that are wrong in one way each, for tests/cli/bad-input-2.bats (issue 35, items 6-8).
+"""Snapshots that are wrong in one way each, for tests/cli/bad-input-2.bats.
 
 Usage: make_bad_snapshots.py OUTDIR
 Multi-file snapshots whose pieces disagree or repeat (HDF5 and Gadget binary), a virtual dataset with a

@@ -1,6 +1,5 @@
 #!/usr/bin/python3
-"""Randomized rank-invariance harness (docs/cli.md, "Same data on any number of ranks"; issue 22,
-items 5 and 6).
+"""Randomized rank-invariance harness (docs/cli.md, "Same data on any number of ranks").
 
 For each seeded scene (scene.py) the whole chain runs at every rank count: cic-project; phew-segment
 with and without --refine-positions; phew-merge with relevance only, with --saddle-threshold (and

@@ -7,8 +7,7 @@
 CLUMPS_H5 is phew-merge's clumps.h5 of one output; REFERENCE_H5 is that output's
 `reference/clumps_00N.h5` of ../shared/data/ramses-cosmo-L20-N32 (RAMSES' clump and halo tables, written
 by an independent Python converter of RAMSES' raw files, in comoving Mpc/h and Msun/h). Nothing of
-phew's own RAMSES reader, nor of examples/ramses_phew.py, is used: this is the independent check of
-issue 31.
+phew's own RAMSES reader, nor of examples/ramses_phew.py, is used: this is the independent check.
 
 Which RAMSES mass. RAMSES' halo `mass` (halo_N.txt) and clump `mass_cl` (clump_N.txt) are PHEW's cell
 masses: density x volume summed over the AMR leaf cells above density_threshold that belong to the

@@ -158,7 +158,7 @@ TEST(DtfeDistribution, GhostZonesHoldEveryWindowOfTheBlock) {
   const grid::Box box{{0, 0, 0}, {1, 1, 1}, true};
   const std::array<double, 3> half{0.08, 0.08, 0.2};
   for (int ranks : {1, 2, 3, 4, 6, 8, 12}) {
-    const BlockDecomposition blocks(box, half, ranks);
+    const VolumeDecomposition blocks(box, half, ranks);
     const auto& d = blocks.dims();
     EXPECT_EQ(d[0] * d[1] * d[2], ranks);
     std::vector<int> need;

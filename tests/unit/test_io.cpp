@@ -221,7 +221,7 @@ TEST_F(Manifest, ChecksKindAndStaleness) {
   EXPECT_THROW(manifest::check_phew_input(path("x.h5"), {"grid"}), core::Error);  // no manifest
 }
 
-// A manifest without outputs or inputs is named as such (issue 35), not compared as an empty fingerprint.
+// A manifest without outputs or inputs is named as such, not compared as an empty fingerprint.
 TEST_F(Manifest, OutputsAndInputsMustBeRecorded) {
   std::ofstream(path("x.h5")) << "data";
   std::ofstream(path("snap")) << "particles";

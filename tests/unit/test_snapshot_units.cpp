@@ -1,5 +1,5 @@
 // A snapshot's units when the file does not give them: --units parsed, kpc/h or Mpc/h inferred from the
-// mean density, assumed when nothing fits or nothing tells (issue 34, item 1); and the velocities every
+// mean density, assumed when nothing fits or nothing tells; and the velocities every
 // reader gives are peculiar (item 3).
 #include <phew/core/error.hpp>
 #include <phew/io/h5.hpp>

@@ -1,4 +1,4 @@
-// Spherical-overdensity masses (issue 34, item 2) on hand-made particles whose answer is known: the
+// Spherical-overdensity masses on hand-made particles whose answer is known: the
 // outermost radius where the mean enclosed density is still Δ ρ_crit, not the first crossing outward
 // (a dense particle near the centre with a gap behind it must not end the search); a uniform sphere's
 // M200 and r200 exactly; a sphere across the periodic boundary; NaN, not 0, when fewer than the minimum

@@ -80,7 +80,7 @@ TEST(SegmentOptions, ParsesTheThresholdAndRefusesBadOnes) {
   SegmentOptions o;
   o.threshold = "80mean";
   o.refine_positions = true;
-  const SegmentParams c = check_segment_options(o);
+  const PhewSegmentParams c = check_segment_options(o);
   EXPECT_EQ(c.threshold.unit, core::DensityThreshold::Unit::mean);
   EXPECT_EQ(c.threshold.value, 80.0);
   EXPECT_TRUE(c.refine_positions);

@@ -232,9 +232,8 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   check_projection_memory(geometry, blocks, n_total, params.precision, comm);
 
   const particles::ProjectionParams projection{geometry, params.assignment, params.region.has_value(),
-                                               tool::threads_to_use(params.threads, comm),
+                                               tool::threads_to_use(params.threads, ctx),
                                                params.precision == io::Precision::f32};
-  ctx.manifest().parameter("threads_used", projection.threads);
   if (params.octree) {
     ctx.phase("read");
     write_octree(info, read_share(*reader, types, particles::FieldSelection{}, comm), projection, params, types, ctx);

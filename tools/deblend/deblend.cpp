@@ -87,8 +87,7 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   params.G = info.units.gravitational_constant();
   // Positions are comoving, velocities peculiar (the readers convert); v_e compares physical quantities.
   params.scale_factor = info.comoving ? info.time : 1.0;
-  params.threads = tool::threads_to_use(params.threads, comm);
-  ctx.manifest().parameter("threads_used", params.threads);
+  params.threads = tool::threads_to_use(params.threads, ctx);
 
   ctx.phase("read");
   particles::FieldSelection fields;

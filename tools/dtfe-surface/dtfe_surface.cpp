@@ -39,7 +39,6 @@ void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeParams& 
   m.parameter("margin_used", s.margin_max, meta.length_units);
   m.parameter("size", c.maps.size, meta.length_units);
   m.parameter("backend_used", meta.backend);
-  m.parameter("threads_used", c.maps.map.threads);
   m.parameter("types_used", types);
   m.parameter("periodic", s.periodic);
   m.summary("n_fields", n_fields);
@@ -150,7 +149,7 @@ void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   DtfeParams c = check_dtfe_options(opt);
   const int node_ranks = mpi::ranks_on_node(comm);
-  c.maps.map.threads = tool::threads_to_use(c.threads, comm);
+  c.maps.map.threads = tool::threads_to_use(c.threads, ctx);
 
   ctx.phase("open");
   const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());

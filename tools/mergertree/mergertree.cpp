@@ -135,7 +135,7 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
 }  // namespace
 
 void declare_tree_options(CLI::App& app, TreeOptions& opt) {
-  // An empty name given on purpose is refused, not taken as "no export" (issue 35).
+  // An empty name given on purpose is refused, not taken as "no export".
   app.add_option("stages", opt.stages, "Stages PEAKS[:VOTERS][:BOUND] in time order (VOTERS defaults to PEAKS with 'peaks' -> 'voters'; "
                  "a bound.h5 of unbind as VOTERS or BOUND gives the peaks' bound properties)");
   app.add_option("--state", opt.state, "On-the-fly: continue this tree (its state is inside the file)");
@@ -283,8 +283,7 @@ void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   mergertree::Tree tree;
   tree.params = check_tree_options(opt);
   // Threads find the peaks' centres for --particles (the linking itself is sequential).
-  const int threads = tool::threads_to_use(tool::parse_threads(opt.threads), comm);
-  ctx.manifest().parameter("threads_used", threads);
+  const int threads = tool::threads_to_use(tool::parse_threads(opt.threads), ctx);
   const std::vector<SideOutput> sides = side_outputs(opt, ctx.output());
   for (const SideOutput& side : sides) ctx.plan_side_output(side.path, side.make_folder);
   // The tree is small and its linking sequential: rank 0 reads, links and holds it; the other ranks

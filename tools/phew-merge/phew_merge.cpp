@@ -160,8 +160,7 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
     header = io::read_patches_header(*pf);
     params = catalogue_params(checked, header.grid);
   });
-  params.threads = tool::threads_to_use(checked.threads, comm);
-  ctx.manifest().parameter("threads_used", params.threads);
+  params.threads = tool::threads_to_use(checked.threads, ctx);
   const grid::GridMeta& grid = header.grid;
 
   CatalogueFiles input(*pf, *gf, header);
@@ -174,7 +173,7 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
       types = chain_types(reader->info(), opt.types, manifest::grid_types_in_chain(opt.patches), opt.allow_other_types);
       check_snapshot_matches_grid(reader->info(), grid, opt.particles, opt.patches);
     });
-    // The snapshot the grid was made from, as deblend and voters require (issue 35, item 9).
+    // The snapshot the grid was made from, as deblend and voters require.
     ctx.add_inputs([&] { return manifest::snapshot_inputs_in_chain(opt.patches, reader->info().files); });
     input.particles_reader = [&] {
       particles::FieldSelection fields;

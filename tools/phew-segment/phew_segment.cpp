@@ -76,7 +76,7 @@ void declare_segment_options(CLI::App& app, SegmentOptions& opt) {
   tool::add_threads_option(app, opt.threads, "they share the densest-neighbour and saddle searches");
 }
 
-SegmentParams check_segment_options(const SegmentOptions& opt) {
+PhewSegmentParams check_segment_options(const SegmentOptions& opt) {
   return {core::DensityThreshold::parse(opt.threshold), opt.refine_positions, tool::parse_threads(opt.threads)};
 }
 
@@ -169,7 +169,7 @@ watershed::Segmented segment_uniform(const io::File& file, const grid::GridMeta&
 
 void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  const SegmentParams checked = check_segment_options(opt);
+  const PhewSegmentParams checked = check_segment_options(opt);
 
   ctx.phase("open");
   ctx.add_input(opt.grid, {"grid"});
@@ -177,8 +177,7 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   grid::GridMeta meta;
   bool adaptive = false;
   watershed::SegmentParams params{0, checked.threshold.to_string(), checked.refine_positions,
-                                  tool::threads_to_use(checked.threads, comm)};
-  ctx.manifest().parameter("threads_used", params.threads);
+                                  tool::threads_to_use(checked.threads, ctx)};
   mpi::agree(comm, [&] {
     file.emplace(io::File::open_read(opt.grid));
     adaptive = io::is_adaptive_grid(*file);

@@ -18,14 +18,14 @@ struct SegmentOptions {
 
 // The options in checked form. The stage's watershed::SegmentParams is made from it once the grid is
 // read (the threshold resolved against the grid's mean or critical density).
-struct SegmentParams {
+struct PhewSegmentParams {
   core::DensityThreshold threshold;
   bool refine_positions = false;
   int threads = 0;  // 0: auto
 };
 
 void declare_segment_options(CLI::App& app, SegmentOptions& opt);
-SegmentParams check_segment_options(const SegmentOptions& opt);  // throws Error(usage); pure
+PhewSegmentParams check_segment_options(const SegmentOptions& opt);  // throws Error(usage); pure
 void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx);
 
 }  // namespace phew::tools

@@ -1,25 +1,15 @@
 #include "unbind.hpp"
 
+#include "unbind_input.hpp"
+
 #include <phew/core/error.hpp>
-#include <phew/gravity/setup.hpp>
 #include <phew/io/bound_file.hpp>
-#include <phew/io/cells_file.hpp>
-#include <phew/io/clumps_file.hpp>
-#include <phew/mesh/cell_space.hpp>
-#include <phew/io/patches_file.hpp>
-#include <phew/io/peaks_file.hpp>
-#include <phew/mpi/agree.hpp>
-#include <phew/particles/snapshot.hpp>
 #include <phew/tool/snapshot_input.hpp>
 #include <phew/tool/threads_option.hpp>
 #include <phew/unbind/catalogue.hpp>
+#include <phew/unbind/frame.hpp>
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
-#include <map>
-#include <numbers>
-#include <optional>
 
 namespace phew::tools {
 
@@ -126,161 +116,30 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   if (!opt.export_yt.empty()) ctx.plan_output(opt.export_yt);
 
   ctx.phase("open");
-  std::vector<int> types;
-  std::optional<io::File> input;
-  model::Bound out;
-  std::optional<model::AmrRefinement> refinement;
-  std::vector<unbind::ObjectRow> objects;
-  std::uint64_t n_listed = 0;  // peaks.h5: the rows of /particles
-  // The kind first: a wrong file is named as such, not by a missing dataset.
-  const bool from_peaks = ctx.add_input(opt.clumps, {"clumps", "peaks"}).kind == "peaks";
-  const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
+  const std::unique_ptr<particles::SnapshotReader> reader =
+      tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
   const particles::SnapshotInfo& info = reader->info();
-  mpi::agree(comm, [&] {
-    input.emplace(io::File::open_read(opt.clumps));
-    if (!info.has_velocities) throw core::Error::input("{}: the snapshot has no velocities", opt.snapshot);
-    types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.clumps), opt.allow_other_types);
-    if (from_peaks) {
-      // deblend's peaks: each its own object (a velocity peak has no saddle hierarchy).
-      const io::PeaksHeader header = io::read_peaks_header(*input);
-      out.grid = header.grid;
-      n_listed = header.n_particles;
-      for (const model::PeakRow& p : io::read_peak_rows(*input)) {
-        objects.push_back({p.id, p.id, p.id, p.position});
-      }
-    } else {
-      const io::ClumpsHeader header = io::read_clumps_header(*input);
-      out.grid = header.grid;
-      refinement = header.refinement;
-      for (const model::Clump& c : io::read_clumps(*input)) objects.push_back({c.id, c.parent, c.halo, c.peak_position});
-    }
-    check_snapshot_matches_grid(info, out.grid, opt.snapshot, opt.clumps);
-  });
-  ctx.add_inputs([&] { return manifest::snapshot_inputs_in_chain(opt.clumps, info.files); });
-  const mesh::CellSpace space = refinement ? mesh::CellSpace::octree(out.grid.geometry, refinement->levels)
-                                           : mesh::CellSpace::uniform(out.grid.geometry);
-  if (checked.params.saddle) {
-    // The key saddles' cells are in the patches.h5 the clumps were made from (phew-merge's input).
-    if (from_peaks) throw core::Error::usage("--saddle needs a clumps.h5 (deblend's peaks have no saddles)");
-    manifest::RecordedInput recorded;
-    mpi::agree(comm, [&] { recorded = manifest::recorded_input(opt.clumps, 0); });
-    if (recorded.kind != "patches")
-      throw core::Error::input("{}: its first input is a {}, not the patches.h5 --saddle needs", opt.clumps, recorded.kind);
-    if (ctx.add_input(recorded.path, {"patches"}).fingerprint != recorded.fingerprint)
-      throw core::Error::input("{}: not the patches.h5 {} was made from (its fingerprint differs)", recorded.path, opt.clumps);
-    std::map<std::int64_t, double> radius;
-    mpi::agree(comm, [&] {
-      const io::File patches = io::File::open_read(recorded.path);
-      const auto saddles = io::read_saddles(patches, 0, io::read_patches_header(patches).n_saddles);
-      radius = unbind::key_saddle_radii(saddles, io::read_merged_peaks(*input), objects, space);
-    });
-    for (unbind::ObjectRow& o : objects)
-      if (const auto r = radius.find(o.id); r != radius.end()) o.saddle_radius = r->second;
-  }
-
-  // The frame (docs/unbind-method.md): comoving positions and peculiar velocities, physical separations
-  // a dx and the Hubble flow H(a) a dx; H from the critical density, H^2 = 8 pi G rho_crit / 3.
-  unbind::Params params = checked.params;
-  unbind::Frame frame;
-  frame.box = out.grid.geometry.box();
-  frame.G = info.units.gravitational_constant();
-  frame.scale_factor = info.comoving ? info.time : 1.0;
-  frame.critical_density = out.grid.critical_density.value_or(0.0);
-  frame.omega_m = out.grid.omega_m.value_or(0.0);
-  frame.omega_lambda = out.grid.omega_lambda.value_or(0.0);
-  if (info.comoving && frame.critical_density > 0) {
-    const double a = frame.scale_factor;
-    frame.hubble = std::sqrt(8 * std::numbers::pi * frame.G * frame.critical_density / (a * a * a) / 3);
-  }
-  frame.softening = checked.softening ? *checked.softening : gravity::default_softening(out.grid.geometry, info.total(types));
-  params.shrinking = {};
+  UnbindInput in = read_unbind_input(opt, info, ctx);
+  if (checked.params.saddle) add_key_saddles(opt, in, ctx);
+  const unbind::Frame frame = unbind::frame_of(info, in.grid, checked.softening, info.total(in.types));
   // Threads share a rank's haloes (the tree potential's Forest works on mpi::Comm::self(): no MPI call)
   // and the searches that find a particle's cell.
-  const int threads = tool::threads_to_use(checked.threads, comm);
-  ctx.manifest().parameter("threads_used", threads);
-
-  std::vector<particles::CellMember> members;
-  if (from_peaks) {
-    ctx.phase("read");
-    particles::FieldSelection fields;
-    fields.ids = fields.velocities = true;
-    // The share read is released once its members are found: unbinding holds only the members.
-    particles::ParticleSet particles = read_share(*reader, types, fields, comm);
-    // Each rank reads a block of /particles (id, peak) and meets the snapshot's particles by ID.
-    const auto r = static_cast<std::uint64_t>(comm.rank()), ranks = static_cast<std::uint64_t>(comm.size());
-    const std::uint64_t first = n_listed * r / ranks, end = n_listed * (r + 1) / ranks;
-    std::vector<std::uint64_t> ids;
-    std::vector<std::int64_t> peaks;
-    mpi::agree(comm, [&] {
-      const auto rows = io::read_peak_members(*input, first, end - first);
-      std::vector<std::int64_t> known;
-      for (const unbind::ObjectRow& o : objects) known.push_back(o.id);
-      std::sort(known.begin(), known.end());
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        if (!std::binary_search(known.begin(), known.end(), rows[i].peak))
-          throw core::Error::input("{}: /particles/peak row {} is {}, not a peak of /peaks/id", opt.clumps,
-                                   first + i, rows[i].peak);
-        ids.push_back(rows[i].id);
-        peaks.push_back(rows[i].peak);
-      }
-    });
-    input.reset();
-    ctx.phase("members");
-    members = particles::members_by_id(particles, ids, peaks, opt.clumps, comm);
-  } else {
-    ctx.phase("read");
-    // Each rank takes a run of cells balanced by test cells (whole pencils, or whole coarse cells), as
-    // deblend does: a particle's clump is that of the test cell holding it.
-    std::vector<std::int64_t> cuts;
-    grid::CellLabels labels;
-    mpi::agree(comm, [&] {
-      cuts = space.rank_cuts(comm.size(), io::count_test_cells(*input), [&](std::uint64_t row) {
-        return static_cast<std::uint64_t>(io::test_cell_at(*input, row));
-      });
-      const auto r = static_cast<std::size_t>(comm.rank());
-      labels = io::read_clump_cells(*input, cuts[r], cuts[r + 1]);
-    });
-    input.reset();
-    // The snapshot is read a chunk at a time as its particles go to their cells: only members are kept.
-    ctx.phase("members");
-    members = particles::members_of_cells(space, cuts, *reader, types, labels, threads, comm);
-  }
+  const int threads = tool::threads_to_use(checked.threads, ctx);
+  std::vector<particles::CellMember> members = read_unbind_members(opt, in, *reader, threads, ctx);
 
   ctx.manifest().parameter("batch_particles", opt.batch_particles);
-  unbind::Unbound u = unbind::unbind_objects(std::move(members), objects, frame, params, threads, opt.batch_particles, comm,
-                                             [&](const std::string& p) { ctx.phase(p); });
+  unbind::Unbound u = unbind::unbind_objects(std::move(members), in.objects, frame, checked.params, threads,
+                                             opt.batch_particles, comm, [&](const std::string& p) { ctx.phase(p); });
 
   ctx.phase("write");
   ctx.manifest().parameter("gravitational_constant", frame.G, tool::gravitational_constant_units(info.units));
   ctx.manifest().parameter("scale_factor_used", frame.scale_factor);
   ctx.manifest().parameter("hubble_used", frame.hubble);
-  ctx.manifest().parameter("softening_used", frame.softening, out.grid.length_units);
-  ctx.manifest().parameter("types_used", types);
+  ctx.manifest().parameter("softening_used", frame.softening, in.grid.length_units);
+  ctx.manifest().parameter("types_used", in.types);
   ctx.summary(kSummary, u);
-  out.meta.time = info.time;
-  out.meta.redshift = info.redshift;
-  out.meta.scale_factor = frame.scale_factor;
-  out.meta.hubble = frame.hubble;
-  out.meta.gravitational_constant = frame.G;
-  out.meta.softening = frame.softening;
-  out.meta.potential = unbind::to_string(params.potential);
-  out.meta.centre = unbind::to_string(params.centre);
-  out.meta.n_most_bound = static_cast<std::int64_t>(params.n_most_bound);
-  out.meta.velocity_units = info.units.peculiar_velocity_name();
-  out.meta.energy_units = "(" + info.units.velocity_name() + ")^2";
-  out.meta.length_in_cm = info.units.length_cm;
-  out.meta.mass_in_g = info.units.mass_g;
-  out.meta.velocity_in_cm_per_s = info.units.velocity_cm_per_s;
-  out.meta.h_scaled = info.units.h_scaled;
-  out.meta.comoving = info.comoving;
-  if (info.cosmology) {
-    out.meta.hubble_param = info.cosmology->hubble_param;
-    out.meta.omega_m = info.cosmology->omega_m;
-    out.meta.omega_lambda = info.cosmology->omega_lambda;
-  }
-  out.objects = std::move(u.objects);
-  out.particles = std::move(u.particles);
-  out.most_bound = std::move(u.most_bound);
+  model::Bound out{in.grid, unbind::bound_meta(frame, checked.params, info), std::move(u.objects),
+                   std::move(u.particles), std::move(u.most_bound)};
   ctx.write_output([&](io::File& f) { io::write_bound(f, out, comm); });
   if (!opt.export_yt.empty())
     ctx.write_output(opt.export_yt, "yt-halo-catalogue",

@@ -117,8 +117,7 @@ void run_voters(const VotersOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   VotersParams checked = check_voters_options(opt);
   phasespace::VoterParams& params = checked.params;
-  params.threads = tool::threads_to_use(checked.threads, comm);
-  ctx.manifest().parameter("threads_used", params.threads);
+  params.threads = tool::threads_to_use(checked.threads, ctx);
 
   ctx.phase("open");
   std::vector<int> types;
