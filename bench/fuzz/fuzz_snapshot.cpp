@@ -31,7 +31,7 @@ std::string g_second;  // gadget-pieces: the file of the input's second piece
 std::string g_open;    // what is opened
 
 void read_everything(const std::string& path) {
-  const auto reader = phew::particles::open_snapshot({path});
+  const auto reader = phew::snapshot::open_snapshot({path});
   const phew::particles::SnapshotInfo& info = reader->info();
   std::vector<int> types;
   for (int t = 0; t < info.num_types(); ++t)

@@ -1,6 +1,6 @@
 // Physical constants and unit names, in cgs, for the whole project. The values are Gadget's (its default
 // units: kpc/h, 1e10 Msun/h, km/s), so that phew's assumed units and a Gadget file's agree to the bit.
-// RAMSES' reader keeps RAMSES' own constants (lib/particles/ramses.cpp) so that its conversions are
+// RAMSES' reader keeps RAMSES' own constants (lib/snapshot/ramses.cpp) so that its conversions are
 // what RAMSES users compute.
 #pragma once
 

@@ -1,6 +1,5 @@
-// Reading snapshots: Gadget-2/3/4, SWIFT and AREPO HDF5 (single and multi-file), Gadget binary
-// (SnapFormat 1 and 2, either byte order), RAMSES outputs (ramses.hpp) and phew's own particle file.
-// The format is detected from the content.
+// Reading a snapshot, whatever its format: the reader interface the formats implement (lib/snapshot
+// opens one: Gadget HDF5 and binary, RAMSES, phew's particle file), and the reads every tool shares.
 //
 // Particles are numbered globally: for each selected type in ascending order, through the files in
 // order (or, when SnapshotInfo::file_major, through the files, then the types). Any rank can read any
@@ -22,8 +21,8 @@ namespace phew::particles {
 
 using FileCounts = std::vector<std::vector<std::uint64_t>>;  // [file][type] particles
 
-// One format's reader. Implementations live in gadget_hdf5.cpp, gadget_binary.cpp, particle_file.cpp,
-// ramses.cpp.
+// One format's reader. Implementations live in lib/snapshot (gadget_hdf5.cpp, gadget_binary.cpp,
+// particle_file.cpp, ramses.cpp); snapshot::open_snapshot picks one.
 class SnapshotReader {
  public:
   virtual ~SnapshotReader() = default;
@@ -37,20 +36,6 @@ class SnapshotReader {
   // Error(input/io) naming the file for a missing, truncated or inconsistent one.
   virtual FileCounts count_files(std::size_t first, std::size_t last) const;
 };
-
-// Opens a snapshot given as one or more paths. A single path may be the first piece of a multi-file
-// snapshot ("snap_010.0.hdf5", or any other piece) or its stem ("snap_010"): the other pieces are found from the header.
-// Throws Error(io) for unreadable files, Error(input) for unknown formats and inconsistent headers.
-std::unique_ptr<SnapshotReader> open_snapshot(const std::vector<std::string>& paths);
-
-// Readers per format (used by open_snapshot; exposed for tests).
-std::unique_ptr<SnapshotReader> open_hdf5_snapshot(const std::vector<std::string>& files);
-std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string>& files);
-std::unique_ptr<SnapshotReader> open_particle_file(const std::string& file);
-bool is_gadget_binary(const std::string& path);
-// Throws Error(input) naming the file and the record when `path` is a Gadget binary file whose header
-// record has one marker damaged; returns for anything else.
-void check_gadget_binary_markers(const std::string& path);
 
 // [file][type] counts of every file: info().file_counts when the headers give them; otherwise each rank
 // counts its even share of the files (count_files) and the counts are all-gathered, so that no rank

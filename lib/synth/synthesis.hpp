@@ -5,7 +5,7 @@
 #include <phew/core/timer.hpp>
 #include <phew/model/truth.hpp>
 #include <phew/mpi/comm.hpp>
-#include <phew/particles/gadget_writer.hpp>
+#include <phew/particles/gadget_header.hpp>
 #include <phew/synth/realize.hpp>
 #include <phew/synth/sequence.hpp>
 

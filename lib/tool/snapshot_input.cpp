@@ -2,6 +2,7 @@
 
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/snapshot_units.hpp>
+#include <phew/snapshot/open.hpp>
 
 #include <optional>
 
@@ -19,7 +20,7 @@ std::unique_ptr<particles::SnapshotReader> open_snapshot_with_units(const std::v
   std::optional<particles::Units> given;
   mpi::agree(comm, [&] {
     if (!units.empty()) given = particles::parse_units(units);
-    reader = particles::open_snapshot(paths);
+    reader = snapshot::open_snapshot(paths);
   });
   reader = settle_units(std::move(reader), given, comm);
   if (manifest) manifest->parameter("units_used", units_record(reader->info().units));

@@ -2,8 +2,8 @@
 # Checks the layering rules of docs/architecture.md on the sources, so that they cannot erode:
 #   1. MPI is called only in lib/mpi (tools and stages use mpi::Comm, route, agree, ...);
 #   2. HDF5 is included and called only in lib/io (everything else goes through io::File);
-#   3. no HDF5 object path ("/peaks", "/cells/clump") outside lib/io and the snapshot readers in
-#      lib/particles: a product's layout is written down once, in its lib/io file;
+#   3. no HDF5 object path ("/peaks", "/cells/clump") outside lib/io and the snapshot formats in
+#      lib/snapshot: a product's layout is written down once, in its lib/io file;
 #   4. a position is wrapped into a periodic box only by lib/grid (wrap_into, wrap_position): no
 #      fmod / remainder elsewhere;
 #   5. 3-D indices are folded only by lib/grid's linear_index (or GridGeometry::linear): no inline
@@ -15,9 +15,11 @@
 #      and the tools' code in phew::tools: a `namespace phew {` or another module's namespace is refused;
 #   8. no algorithm includes <phew/io/...>: the stages take rows (lib/model), spans and params and never
 #      see a file, so a new stage cannot grow a path or an HDF5 handle. Only lib/io itself, lib/tool (the
-#      tool frame writes the outputs and their manifests), and the snapshot readers and the Gadget writer
-#      of lib/particles (they are the files' side of the snapshot, through io::File, the one HDF5 wrapper)
-#      include it; tools/ map files to the stages' inputs.
+#      tool frame writes the outputs and their manifests), and the snapshot formats of lib/snapshot (the
+#      files' side of the particles, through io::File, the one HDF5 wrapper) include it; tools/ map files
+#      to the stages' inputs;
+#   9. no algorithm includes a snapshot format (<phew/snapshot/...>): the algorithms on particles take a
+#      particles::SnapshotReader or a ParticleSet; lib/tool opens a snapshot, and synth-particles writes one.
 #
 #   tests/build/code_rules.sh [project-root]
 #
@@ -49,8 +51,8 @@ check() {
 
 check "MPI is called only in lib/mpi" '\bMPI_[A-Z][A-Za-z_]*[[:space:]]*\(' lib/mpi/
 check "HDF5 only in lib/io" '<hdf5\.h>|\bH5[A-Z][a-z]*[A-Za-z_]*[[:space:]]*\(' lib/io/
-check "HDF5 object paths only in lib/io and the snapshot readers" '"/[A-Za-z_]+(/[A-Za-z_0-9]+)*"' \
-  lib/io/ lib/particles/ 'lib/core/memory.cpp:[0-9]+:.*"/proc/'
+check "HDF5 object paths only in lib/io and the snapshot formats (\"/h\" is a unit)" '"/[A-Za-z_]+(/[A-Za-z_0-9]+)*"' \
+  lib/io/ lib/snapshot/ 'lib/core/memory.cpp:[0-9]+:.*"/proc/' '[^:]+:[0-9]+:.*"/h"'
 check "periodic wraps only in lib/grid" '\b(std::)?(fmod|remainder)[[:space:]]*\(' lib/grid/
 
 name='[A-Za-z_][A-Za-z_0-9.]*(\[[^]]*\])?'
@@ -66,7 +68,9 @@ if [[ -n $hits ]]; then
 fi
 
 check "algorithms do not include lib/io (they take lib/model rows)" '#[[:space:]]*include[[:space:]]*<phew/io/' \
-  lib/io/ lib/tool/ 'lib/particles/(gadget_[a-z0-9_]+|particle_file|snapshot|ramses[a-z0-9_]*)\.(cpp|hpp):' tools/
+  lib/io/ lib/tool/ lib/snapshot/ tools/
+check "algorithms do not include a snapshot format (lib/snapshot)" '#[[:space:]]*include[[:space:]]*<phew/snapshot/' \
+  lib/snapshot/ lib/tool/ tools/
 
 # namespace_rule DIR NAMESPACE: every `namespace phew...` opened in DIR is NAMESPACE or nested in it.
 namespace_rule() {

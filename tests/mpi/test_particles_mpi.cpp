@@ -7,6 +7,7 @@
 #include <phew/mesh/cell_space.hpp>
 #include <phew/particles/cell_members.hpp>
 #include <phew/particles/snapshot.hpp>
+#include <phew/snapshot/open.hpp>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,8 @@ namespace fs = std::filesystem;
 
 namespace phew::particles {
 namespace {
+
+using namespace phew::snapshot;  // the formats under test
 
 fs::path output4() {
   const char* env = std::getenv("PHEW_SHARED_DATA");

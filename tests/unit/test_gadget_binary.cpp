@@ -2,6 +2,7 @@
 // big-endian files written here, for exact values, byte swapping and the error paths.
 #include <phew/core/error.hpp>
 #include <phew/particles/snapshot.hpp>
+#include <phew/snapshot/open.hpp>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,7 @@
 namespace fs = std::filesystem;
 using namespace phew;
 using namespace phew::particles;
+using namespace phew::snapshot;
 
 namespace {
 

@@ -2,8 +2,9 @@
 // written, float32 as rounded, a coordinate that rounds up to BoxSize as 0), with the header's box,
 // time, cosmology, mass table or per-particle masses, potential and acceleration.
 #include <phew/io/h5.hpp>
-#include <phew/particles/gadget_writer.hpp>
+#include <phew/snapshot/gadget_writer.hpp>
 #include <phew/particles/snapshot.hpp>
+#include <phew/snapshot/open.hpp>
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,8 @@
 
 namespace phew::particles {
 namespace {
+
+using namespace phew::snapshot;  // the formats under test
 
 namespace fs = std::filesystem;
 

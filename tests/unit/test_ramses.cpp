@@ -4,8 +4,9 @@
 #include <phew/core/error.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/mpi/comm.hpp>
-#include <phew/particles/ramses.hpp>
+#include <phew/snapshot/ramses.hpp>
 #include <phew/particles/snapshot.hpp>
+#include <phew/snapshot/open.hpp>
 #include "temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -26,6 +27,7 @@
 namespace fs = std::filesystem;
 using namespace phew;
 using namespace phew::particles;
+using namespace phew::snapshot;
 
 namespace {
 

@@ -2,6 +2,7 @@
 #include <phew/core/error.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/particles/snapshot.hpp>
+#include <phew/snapshot/open.hpp>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,8 @@
 
 namespace phew::particles {
 namespace {
+
+using namespace phew::snapshot;  // the formats under test
 
 std::string shared(const std::string& rel) {
   const char* root = std::getenv("PHEW_SHARED_DATA");

@@ -4,6 +4,7 @@
 #include <phew/core/error.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/particles/snapshot.hpp>
+#include <phew/snapshot/open.hpp>
 #include <phew/particles/snapshot_units.hpp>
 
 #include <gtest/gtest.h>
@@ -14,6 +15,8 @@
 
 namespace phew::particles {
 namespace {
+
+using namespace phew::snapshot;  // the formats under test
 
 const Cosmology kLcdm{0.3, 0.7, 0.7};
 // Omega_m rho_crit in (1e10 Msun/h)/(Mpc/h)^3: 0.3 x 27.75.

@@ -3,8 +3,9 @@
 #include <phew/core/error.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/io/truth_file.hpp>
-#include <phew/particles/gadget_writer.hpp>
+#include <phew/snapshot/gadget_writer.hpp>
 #include <phew/particles/snapshot.hpp>
+#include <phew/snapshot/open.hpp>
 #include <phew/synth/realize.hpp>
 #include <phew/synth/synthesis.hpp>
 #include "synth_particles.hpp"
@@ -137,7 +138,7 @@ Written write(const Json& j, const std::string& snap, const std::string& truth_p
   w.snap = w.synthesis->snapshot(0, fs::path(snap).filename().string());
   {
     io::File f = io::File::create(snap, comm);
-    write_gadget_hdf5(f, w.snap.header, w.snap.particles(), comm);
+    snapshot::write_gadget_hdf5(f, w.snap.header, w.snap.particles(), comm);
   }
   {
     io::File f = io::File::create(truth_path, comm);
@@ -157,7 +158,7 @@ TEST(SynthOutput, HalosReadBackThroughTheSnapshotReader) {
                                  {{"name", "small"}, {"model", "plummer"}, {"particles", 500}, {"mass", 0.1}, {"scale_radius", 1.0},
                                   {"host", "big"}, {"position", {30.0, 0.0, 0.0}}}}}},
                           snap, truth);
-  const auto reader = particles::open_snapshot({snap});
+  const auto reader = snapshot::open_snapshot({snap});
   const particles::SnapshotInfo& info = reader->info();
   EXPECT_EQ(info.format, "gadget-hdf5");
   EXPECT_EQ(info.total(1), 2500u);
@@ -205,7 +206,7 @@ TEST(SynthOutput, CosmologicalBoxReadsBackPeriodic) {
                                {"redshift", 1.0},
                                {"components", {{{"model", "zeldovich"}, {"particles", "16^3"}}}}},
                           snap, truth);
-  const auto reader = particles::open_snapshot({snap});
+  const auto reader = snapshot::open_snapshot({snap});
   const particles::SnapshotInfo& info = reader->info();
   EXPECT_TRUE(info.periodic);
   EXPECT_TRUE(info.comoving);

@@ -4,7 +4,7 @@
 #include <phew/core/memory.hpp>
 #include <phew/io/truth_file.hpp>
 #include <phew/mpi/agree.hpp>
-#include <phew/particles/gadget_writer.hpp>
+#include <phew/snapshot/gadget_writer.hpp>
 #include <phew/synth/synthesis.hpp>
 
 #include <filesystem>
@@ -98,7 +98,7 @@ void run_synth_particles(const SynthOptions& opt, tool::Context& ctx) {
     const synth::SynthSnapshot snap = synthesis.snapshot(s, std::filesystem::path(names.snapshots[si]).filename().string());
     m.summary("snapshot_index", s);
     m.summary("time_myr", snap.truth.meta.time_myr);
-    ctx.write_output(names.snapshots[si], "snapshot", [&](io::File& f) { write_gadget_hdf5(f, snap.header, snap.particles(), comm); });
+    ctx.write_output(names.snapshots[si], "snapshot", [&](io::File& f) { snapshot::write_gadget_hdf5(f, snap.header, snap.particles(), comm); });
     ctx.write_output(names.truths[si], "truth", [&](io::File& f) { io::write_truth(f, snap.truth, comm); });
   }
   if (const synth::Evolution* e = synthesis.evolution())

@@ -1,14 +1,14 @@
 // part_file_descriptor.txt of a RAMSES output.
-#include <phew/particles/ramses_descriptor.hpp>
+#include <phew/snapshot/ramses_descriptor.hpp>
 
 #include <phew/core/error.hpp>
-#include <phew/particles/ramses_info.hpp>
+#include <phew/snapshot/ramses_info.hpp>
 
 #include <algorithm>
 #include <array>
 #include <regex>
 
-namespace phew::particles::ramses {
+namespace phew::snapshot::ramses {
 namespace {
 
 // The letters of Kind, with their widths.
@@ -63,4 +63,4 @@ std::vector<Field> parse_descriptor(const std::string& path) {
   return fields;
 }
 
-}  // namespace phew::particles::ramses
+}  // namespace phew::snapshot::ramses

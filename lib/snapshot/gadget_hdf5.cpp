@@ -3,7 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/particles/snapshot.hpp>
-#include <phew/particles/snapshot_checks.hpp>
+#include <phew/snapshot/snapshot_checks.hpp>
 
 #include <fmt/format.h>
 
@@ -12,7 +12,16 @@
 #include <regex>
 #include <optional>
 
-namespace phew::particles {
+namespace phew::snapshot {
+using particles::ParticleSet;
+using particles::SnapshotInfo;
+using particles::SnapshotReader;
+using particles::FieldSelection;
+using particles::Units;
+using particles::UnitsSource;
+using particles::Cosmology;
+using particles::read_particles;
+
 namespace {
 
 constexpr const char* kSwiftLength = "Unit length in cgs (U_L)";
@@ -323,4 +332,4 @@ std::unique_ptr<SnapshotReader> open_hdf5_snapshot(const std::vector<std::string
   return std::make_unique<Hdf5Snapshot>(files);
 }
 
-}  // namespace phew::particles
+}  // namespace phew::snapshot

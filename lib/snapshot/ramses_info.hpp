@@ -1,6 +1,6 @@
 // The text files of a RAMSES output: info_NNNNN.txt ("key = value" lines: ncpu, boxlen, aexp, units, ...)
 // and header_NNNNN.txt (particles per family), and the small text helpers every RAMSES text file needs.
-// Internal to lib/particles' RAMSES reader (particles/ramses.hpp is the public face).
+// Internal to lib/snapshot's RAMSES reader (snapshot/ramses.hpp is the public face).
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace phew::particles::ramses {
+namespace phew::snapshot::ramses {
 
 std::string trim(const std::string& s);
 
@@ -33,4 +33,4 @@ std::vector<std::filesystem::path> info_files_in(const std::filesystem::path& fo
 // Error(input) naming the file for a table phew cannot read.
 std::vector<std::uint64_t> parse_header_totals(const std::string& path);
 
-}  // namespace phew::particles::ramses
+}  // namespace phew::snapshot::ramses

@@ -1,11 +1,11 @@
 // A RAMSES part file's layout, checked record by record.
-#include <phew/particles/ramses_part_file.hpp>
+#include <phew/snapshot/ramses_part_file.hpp>
 
 #include <phew/core/files.hpp>
 
 #include <array>
 
-namespace phew::particles::ramses {
+namespace phew::snapshot::ramses {
 namespace {
 
 constexpr int kHeaderRecords = 8;
@@ -59,4 +59,4 @@ PartLayout scan_part(const std::string& path, std::ifstream& in, const std::vect
   return L;
 }
 
-}  // namespace phew::particles::ramses
+}  // namespace phew::snapshot::ramses

@@ -18,7 +18,9 @@
 #include <optional>
 #include <string>
 
-namespace phew::particles {
+namespace phew::snapshot {
+using particles::SnapshotReader;
+
 
 inline constexpr int kRamsesNumTypes = 16;
 
@@ -32,4 +34,4 @@ bool is_ramses_output(const std::string& path);
 // no particle file is opened. Throws Error(input) naming the file for a missing or inconsistent part.
 std::unique_ptr<SnapshotReader> open_ramses(const std::string& path);
 
-}  // namespace phew::particles
+}  // namespace phew::snapshot

@@ -1,4 +1,4 @@
-#include <phew/particles/gadget_writer.hpp>
+#include <phew/snapshot/gadget_writer.hpp>
 
 #include <phew/core/error.hpp>
 #include <phew/mpi/route.hpp>
@@ -6,7 +6,7 @@
 #include <array>
 #include <vector>
 
-namespace phew::particles {
+namespace phew::snapshot {
 namespace {
 
 // This rank's rows of an [n] or [n][cols] dataset stored as float64 or float32 (converted by HDF5).
@@ -75,4 +75,4 @@ void write_gadget_hdf5(io::File& f, const GadgetHeader& h, const GadgetParticles
   if (h.acceleration) write_real(f, h.double_precision, g + "/Acceleration", rows, 3, p.acceleration, h.acceleration_units);
 }
 
-}  // namespace phew::particles
+}  // namespace phew::snapshot

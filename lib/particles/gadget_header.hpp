@@ -1,10 +1,7 @@
-// Writing a Gadget-style HDF5 snapshot: the layout Gadget-2/4 write (/Header attributes, one
-// /PartTypeN group), so that what phew writes (synth-particles) is read back by the same readers as a
-// real simulation (gadget_hdf5.cpp).
+// A Gadget-style snapshot as values: the header and this rank's particles that snapshot::write_gadget_hdf5
+// writes (synth-particles makes them; the writer, a format, is in lib/snapshot).
 #pragma once
 
-#include <phew/io/h5.hpp>
-#include <phew/mpi/comm.hpp>
 #include <phew/particles/particle_set.hpp>
 
 #include <cstdint>
@@ -36,9 +33,5 @@ struct GadgetParticles {
   std::span<const std::uint64_t> id;
   std::span<const double> mass, potential, acceleration;
 };
-
-// Writes /Header and /PartType<type>. float32 coordinates are rounded here, and a periodic coordinate
-// that rounds up to BoxSize is written as 0, so that every coordinate lies in [0, BoxSize). Collective.
-void write_gadget_hdf5(io::File& file, const GadgetHeader& header, const GadgetParticles& particles, const mpi::Comm& comm);
 
 }  // namespace phew::particles

@@ -1,12 +1,12 @@
 // RAMSES particle outputs: the reader. It reads the text files at open (ramses_info, ramses_descriptor),
 // settles the units and which field is which, and reads the part files' records (ramses_part_file) when
 // counting (each rank its share of the files) and when reading.
-#include <phew/particles/ramses.hpp>
+#include <phew/snapshot/ramses.hpp>
 
 #include <phew/core/error.hpp>
-#include <phew/particles/ramses_descriptor.hpp>
-#include <phew/particles/ramses_info.hpp>
-#include <phew/particles/ramses_part_file.hpp>
+#include <phew/snapshot/ramses_descriptor.hpp>
+#include <phew/snapshot/ramses_info.hpp>
+#include <phew/snapshot/ramses_part_file.hpp>
 
 #include <algorithm>
 #include <array>
@@ -16,7 +16,15 @@
 #include <fstream>
 #include <regex>
 
-namespace phew::particles {
+namespace phew::snapshot {
+using particles::ParticleSet;
+using particles::SnapshotInfo;
+using particles::SnapshotReader;
+using particles::FieldSelection;
+using particles::FileCounts;
+using particles::UnitsSource;
+using particles::Cosmology;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -365,4 +373,4 @@ bool is_ramses_output(const std::string& path) {
 
 std::unique_ptr<SnapshotReader> open_ramses(const std::string& path) { return std::make_unique<RamsesReader>(path); }
 
-}  // namespace phew::particles
+}  // namespace phew::snapshot

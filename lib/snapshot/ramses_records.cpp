@@ -1,11 +1,11 @@
 // The Fortran records of a RAMSES part file.
-#include <phew/particles/ramses_records.hpp>
+#include <phew/snapshot/ramses_records.hpp>
 
 #include <phew/core/error.hpp>
 
 #include <algorithm>
 
-namespace phew::particles::ramses {
+namespace phew::snapshot::ramses {
 
 bool read_at(std::ifstream& in, std::uint64_t pos, void* buffer, std::size_t n) {
   in.clear();
@@ -56,4 +56,4 @@ std::int64_t RecordScanner::integer_value(const Block& b, bool swap, int number,
   return b.bytes == 4 ? std::int64_t{load<std::int32_t>(v, swap)} : load<std::int64_t>(v, swap);
 }
 
-}  // namespace phew::particles::ramses
+}  // namespace phew::snapshot::ramses

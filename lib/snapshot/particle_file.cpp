@@ -4,7 +4,14 @@
 #include <phew/io/h5.hpp>
 #include <phew/particles/snapshot.hpp>
 
-namespace phew::particles {
+namespace phew::snapshot {
+using particles::ParticleSet;
+using particles::SnapshotInfo;
+using particles::SnapshotReader;
+using particles::FieldSelection;
+using particles::UnitsSource;
+using particles::Cosmology;
+
 namespace {
 
 class ParticleFile final : public SnapshotReader {
@@ -75,4 +82,4 @@ std::unique_ptr<SnapshotReader> open_particle_file(const std::string& file) {
   return std::make_unique<ParticleFile>(file);
 }
 
-}  // namespace phew::particles
+}  // namespace phew::snapshot

@@ -5,8 +5,8 @@
 #pragma once
 
 #include <phew/core/error.hpp>
-#include <phew/particles/ramses_descriptor.hpp>
-#include <phew/particles/ramses_records.hpp>
+#include <phew/snapshot/ramses_descriptor.hpp>
+#include <phew/snapshot/ramses_records.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace phew::particles::ramses {
+namespace phew::snapshot::ramses {
 
 // Where every record of one part file is, checked: markers agree, the file is not truncated, each
 // field record holds npart values of its type, nothing follows the last field.
@@ -54,4 +54,4 @@ void for_each_chunk(std::ifstream& in, const PartLayout& L, const Field& f, cons
   }
 }
 
-}  // namespace phew::particles::ramses
+}  // namespace phew::snapshot::ramses

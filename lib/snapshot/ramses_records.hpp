@@ -3,15 +3,15 @@
 // byte order. Internal to lib/particles' RAMSES reader.
 #pragma once
 
-#include <phew/particles/byte_order.hpp>
-#include <phew/particles/ramses_descriptor.hpp>
+#include <phew/snapshot/byte_order.hpp>
+#include <phew/snapshot/ramses_descriptor.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
 #include <string>
 
-namespace phew::particles::ramses {
+namespace phew::snapshot::ramses {
 
 // Reads n bytes at byte `pos`; false when the file ends first.
 bool read_at(std::ifstream& in, std::uint64_t pos, void* buffer, std::size_t n);
@@ -68,4 +68,4 @@ void decode(const unsigned char* p, Kind k, int width, bool swap, std::size_t m,
 }
 
 
-}  // namespace phew::particles::ramses
+}  // namespace phew::snapshot::ramses

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
-namespace phew::particles {
+namespace phew::snapshot {
 
 template <typename T>
 T byte_swap(T value) {
@@ -27,4 +27,4 @@ T load(const unsigned char* p, bool swap) {
   return swap ? byte_swap(value) : value;
 }
 
-}  // namespace phew::particles
+}  // namespace phew::snapshot

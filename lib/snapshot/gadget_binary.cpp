@@ -5,9 +5,9 @@
 // reads can seek straight to the range they need; a snapshot of many GB costs nothing to open.
 #include <phew/core/error.hpp>
 #include <phew/core/files.hpp>
-#include <phew/particles/byte_order.hpp>
+#include <phew/snapshot/byte_order.hpp>
 #include <phew/particles/snapshot.hpp>
-#include <phew/particles/snapshot_checks.hpp>
+#include <phew/snapshot/snapshot_checks.hpp>
 
 #include <algorithm>
 #include <array>
@@ -22,7 +22,14 @@
 #include <type_traits>
 #include <vector>
 
-namespace phew::particles {
+namespace phew::snapshot {
+using particles::ParticleSet;
+using particles::SnapshotInfo;
+using particles::SnapshotReader;
+using particles::FieldSelection;
+using particles::Units;
+using particles::Cosmology;
+
 namespace {
 
 constexpr int kNumTypes = 6;
@@ -469,4 +476,4 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
   return std::make_unique<GadgetBinaryReader>(std::move(info), std::move(files));
 }
 
-}  // namespace phew::particles
+}  // namespace phew::snapshot

@@ -1,4 +1,4 @@
-#include <phew/particles/snapshot_checks.hpp>
+#include <phew/snapshot/snapshot_checks.hpp>
 
 #include <phew/core/error.hpp>
 
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <system_error>
 
-namespace phew::particles {
+namespace phew::snapshot {
 namespace {
 
 // Values are printed as the shortest text that reads back the same double: two values that differ in
@@ -100,4 +100,4 @@ void check_num_files(const std::string& path, const char* field, double num_file
     throw core::Error::input("{}: Header/{} is {:g} (a snapshot has 1 or more files)", path, field, num_files);
 }
 
-}  // namespace phew::particles
+}  // namespace phew::snapshot

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace phew::particles {
+namespace phew::snapshot {
 
 // What every piece of a multi-file snapshot repeats in its header, and must repeat alike. Absent
 // fields stay empty (a format without them, or a file that leaves them out).
@@ -54,4 +54,4 @@ void check_header_cosmology(const std::string& path, std::optional<double> omega
 // NumFilesPerSnapshot (or NumFiles) must be a whole number >= 1.
 void check_num_files(const std::string& path, const char* field, double num_files);
 
-}  // namespace phew::particles
+}  // namespace phew::snapshot

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace phew::particles::ramses {
+namespace phew::snapshot::ramses {
 
 // The type letters of part_file_descriptor.txt: RAMSES' io/dump_utils.f90 writes d f q i h b and ?
 // (logical); yt's convention (Python struct letters) adds the unsigned ones and l/L, whose width (4 or 8
@@ -25,4 +25,4 @@ struct Field {
 // anything phew cannot read: another version, a bad line, an unknown type letter, a repeated field.
 std::vector<Field> parse_descriptor(const std::string& path);
 
-}  // namespace phew::particles::ramses
+}  // namespace phew::snapshot::ramses

@@ -1,9 +1,9 @@
 // The text files of a RAMSES output (info and header files).
-#include <phew/particles/ramses_info.hpp>
+#include <phew/snapshot/ramses_info.hpp>
 
 #include <phew/core/error.hpp>
 #include <phew/core/files.hpp>
-#include <phew/particles/ramses.hpp>
+#include <phew/snapshot/ramses.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <regex>
 
-namespace phew::particles::ramses {
+namespace phew::snapshot::ramses {
 
 namespace fs = std::filesystem;
 
@@ -108,4 +108,4 @@ std::vector<std::uint64_t> parse_header_totals(const std::string& path) {
   return totals;
 }
 
-}  // namespace phew::particles::ramses
+}  // namespace phew::snapshot::ramses
