@@ -2,7 +2,14 @@
 # The one test command: installs what is missing, builds, and runs the whole suite (CTest: unit, MPI at
 # 1-4 ranks, Bats CLI tests, the randomized rank-invariance scenes, build checks). CI (.ci/run) runs
 # exactly this. It builds the project's default build type (Release, as the quick start and users do).
+#   scripts/test.sh            the whole suite (about 17 minutes on 2 cores)
+#   scripts/test.sh --fast     the fast tier: unit, MPI and the tools' own code (ctest -L 'unit|mpi|tools')
+#   scripts/test.sh ARGS...    passed to ctest (-R cli.unbind, -L science, ...)
 set -euo pipefail
+if [[ ${1:-} == --fast ]]; then
+  shift
+  set -- -L 'unit|mpi|tools' "$@"
+fi
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 build=${PHEW_BUILD_DIR:-build}
