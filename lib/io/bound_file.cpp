@@ -16,6 +16,7 @@ using model::MostBoundRow;
 
 const Table<BoundObject>& bound_object_table() {
   static const Table<BoundObject> t =
+      // clang-format off: one column and its constraints per line
       Table<BoundObject>()
           .column("id", &BoundObject::id, Unit::none, "the clump's ID (clumps.h5)").above(0).unique()
           .column("parent", &BoundObject::parent, Unit::none, "the object its unbound particles pass to; 0 for a halo").refers_to("/objects/id", true)
@@ -63,11 +64,13 @@ const Table<BoundObject>& bound_object_table() {
           .column("iterations", &BoundObject::iterations, Unit::none, "removal passes").at_least(0)
           .column("converged", &BoundObject::converged, Unit::none, "1: the last pass removed nothing").at_least(0).at_most(1)
           .column("dissolved", &BoundObject::dissolved, Unit::none, "1: too few bound particles, all passed on").at_least(0).at_most(1);
+      // clang-format on
   return t;
 }
 
 const Table<BoundParticle>& bound_particle_table() {
   static const Table<BoundParticle> t =
+      // clang-format off: one column and its constraints per line
       Table<BoundParticle>()
           .column("id", &BoundParticle::id).ascending()
           .column("member_of", &BoundParticle::member_of, Unit::none, "the object it was given to: the clump of its test cell, or its peak")
@@ -75,14 +78,17 @@ const Table<BoundParticle>& bound_particle_table() {
           .column("object", &BoundParticle::object, Unit::none, "the object it is bound to (exclusively); 0: unbound")
           .refers_to("/objects/id", true)
           .column("energy", &BoundParticle::energy, Unit::energy, "specific energy in the last object that tested it").measured();
+      // clang-format on
   return t;
 }
 
 const Table<MostBoundRow>& most_bound_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<MostBoundRow> t = Table<MostBoundRow>()
                                            .column("object", &MostBoundRow::object).refers_to("/objects/id").non_decreasing()
                                            .column("rank", &MostBoundRow::rank, Unit::none, "0: the most bound").at_least(0)
                                            .column("particle_id", &MostBoundRow::id).refers_to("/particles/id");
+  // clang-format on
   return t;
 }
 

@@ -24,6 +24,7 @@ using Vec3 = std::array<double, 3>;
 
 const Table<MergedPeak>& merged_peak_table() {
   static const Table<MergedPeak> t =
+      // clang-format off: one column and its constraints per line
       Table<MergedPeak>()
           .column("id", &MergedPeak::id).above(0).ascending()
           .column("relevance", &MergedPeak::relevance).finite().above(0)
@@ -31,10 +32,12 @@ const Table<MergedPeak>& merged_peak_table() {
           .column("key_neighbour", &MergedPeak::key_neighbour).refers_to("/peaks/id", true)
           .column("clump", &MergedPeak::clump, Unit::none,
                   "level-0 clump the peak belongs to after noise removal; 0 = discarded").refers_to("/peaks/id", true);
+      // clang-format on
   return t;
 }
 
 const Table<Clump>& clump_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<Clump> t = Table<Clump>()
                                     .column("id", &Clump::id).refers_to("/peaks/id").unique()
                                     .column("level", &Clump::level).at_least(0)
@@ -51,10 +54,12 @@ const Table<Clump>& clump_table() {
                                     .column("n_particles", &Clump::n_particles, Unit::none, "", true).at_least(0)
                                     .column("particle_mass", &Clump::particle_mass, Unit::mass, "", true).finite().at_least(0)
                                     .column("bulk_velocity", &Clump::bulk_velocity, Unit::velocity, "", true).finite();
+  // clang-format on
   return t;
 }
 
 const Table<Halo>& halo_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<Halo> t = Table<Halo>()
                                    .column("id", &Halo::id).refers_to("/peaks/id").unique()
                                    .column("n_cells", &Halo::n_cells).at_least(0)
@@ -65,15 +70,18 @@ const Table<Halo>& halo_table() {
                                    .column("n_particles", &Halo::n_particles, Unit::none, "", true).at_least(0)
                                    .column("particle_mass", &Halo::particle_mass, Unit::mass, "", true).finite().at_least(0)
                                    .column("bulk_velocity", &Halo::bulk_velocity, Unit::velocity, "", true).finite();
+  // clang-format on
   return t;
 }
 
 const Table<HierarchyRow>& hierarchy_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<HierarchyRow> t = Table<HierarchyRow>()
                                            .column("clump", &HierarchyRow::clump).refers_to("/clumps/id").unique()
                                            .column("into", &HierarchyRow::into).refers_to("/clumps/id")
                                            .column("level", &HierarchyRow::level).at_least(1)
                                            .column("saddle_density", &HierarchyRow::saddle_density, Unit::density).finite().above(0);
+  // clang-format on
   return t;
 }
 

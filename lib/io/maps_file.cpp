@@ -32,6 +32,7 @@ int axis_of(const File& f, const std::string& name) {
 }  // namespace
 
 const Table<MapRow>& map_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<MapRow> t = Table<MapRow>()
                                      .column("center", &MapRow::center, Unit::length).finite()
                                      .column("id", &MapRow::id)
@@ -45,16 +46,19 @@ const Table<MapRow>& map_table() {
                                      .column("n_tetrahedra", &MapRow::n_tetrahedra).at_least(0)
                                      .column("window_mass", &MapRow::window_mass, Unit::mass).finite().at_least(0)
                                      .column("map_mass", &MapRow::map_mass, Unit::mass).finite();
+  // clang-format on
   return t;
 }
 
 const Table<MapTiming>& map_timing_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<MapTiming> t = Table<MapTiming>()
                                         .column("triangulation", &MapTiming::triangulation, Unit::time)
                                         .column("interpolation", &MapTiming::interpolation, Unit::time)
                                         .column("predicted", &MapTiming::predicted, Unit::time)
                                         .column("rank", &MapTiming::rank)
                                         .column("model_sample", &MapTiming::model_sample);
+  // clang-format on
   return t;
 }
 

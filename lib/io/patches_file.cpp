@@ -16,6 +16,7 @@ using model::Patches;
 using model::PatchesHeader;
 
 const Table<PatchPeak>& patch_peak_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<PatchPeak> t = Table<PatchPeak>()
                                         .column("id", &PatchPeak::id).above(0).ascending()
                                         .column("cell", &PatchPeak::cell).at_least(0)
@@ -23,16 +24,19 @@ const Table<PatchPeak>& patch_peak_table() {
                                         .column("density", &PatchPeak::density, Unit::density).finite().above(0).non_increasing()
                                         .column("n_cells", &PatchPeak::n_cells).at_least(1)
                                         .column("mass", &PatchPeak::mass, Unit::mass).finite().at_least(0);
+  // clang-format on
   return t;
 }
 
 const Table<SaddleRow>& saddle_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<SaddleRow> t = Table<SaddleRow>()
                                         .column("peak_a", &SaddleRow::peak_a).above(0)
                                         .column("peak_b", &SaddleRow::peak_b).above(0)
                                         .column("density", &SaddleRow::density, Unit::density).finite().above(0)
                                         .column("cell_a", &SaddleRow::cell_a).at_least(0)
                                         .column("cell_b", &SaddleRow::cell_b).at_least(0);
+  // clang-format on
   return t;
 }
 

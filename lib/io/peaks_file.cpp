@@ -14,6 +14,7 @@ using model::PeakMember;
 using model::Peaks;
 
 const Table<PeakRow>& peak_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<PeakRow> t = Table<PeakRow>()
                                       .column("id", &PeakRow::id).above(0).unique()
                                       .column("parent_clump", &PeakRow::parent_clump).at_least(0)
@@ -23,13 +24,16 @@ const Table<PeakRow>& peak_table() {
                                       .column("n_particles", &PeakRow::n_particles).at_least(0)
                                       .column("mass", &PeakRow::mass, Unit::mass).finite().at_least(0)
                                       .column("from_deblending", &PeakRow::from_deblending).at_least(0).at_most(1);
+  // clang-format on
   return t;
 }
 
 const Table<PeakMember>& peak_member_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<PeakMember> t = Table<PeakMember>()
                                         .column("id", &PeakMember::id).ascending()
                                         .column("peak", &PeakMember::peak).refers_to("/peaks/id");
+  // clang-format on
   return t;
 }
 

@@ -20,34 +20,42 @@ using model::TreeStateMeta;
 using model::TreeRows;
 
 const Table<StatePeakRow>& state_peak_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<StatePeakRow> t = Table<StatePeakRow>()
                                            .column("peak_id", &StatePeakRow::id).above(0).unique()
                                            .column("peak_from_deblending", &StatePeakRow::from_deblending).at_least(0).at_most(1)
                                            .column("peak_position", &StatePeakRow::position).finite()
                                            .column("peak_velocity", &StatePeakRow::velocity).finite()
                                            .column("peak_mass", &StatePeakRow::mass).finite().at_least(0);
+  // clang-format on
   return t;
 }
 const Table<StateMemberRow>& state_member_table() {
   static const Table<StateMemberRow> t =
+      // clang-format off: one column and its constraints per line
       Table<StateMemberRow>()
           .column("member_id", &StateMemberRow::particle).ascending()
           .column("member_peak", &StateMemberRow::peak).refers_to("/state/peak_id");
+      // clang-format on
   return t;
 }
 const Table<StateVoterRow>& state_voter_table() {
   static const Table<StateVoterRow> t =
+      // clang-format off: one column and its constraints per line
       Table<StateVoterRow>()
           .column("voter_peak", &StateVoterRow::peak).refers_to("/state/peak_id")
           .column("voter_particle", &StateVoterRow::particle);
+      // clang-format on
   return t;
 }
 const Table<GraveRow>& grave_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<GraveRow> t = Table<GraveRow>()
                                        .column("graveyard_particle", &GraveRow::particle).ascending()
                                        .column("graveyard_peak_snapshot", &GraveRow::peak_snapshot).at_least(0)
                                        .column("graveyard_peak_id", &GraveRow::peak_id).above(0)
                                        .column("graveyard_died", &GraveRow::died).at_least(0);
+  // clang-format on
   return t;
 }
 const Table<ArtefactRow>& artefact_table() {
@@ -80,6 +88,7 @@ TreeStateMeta shared(TreeStateMeta m, const mpi::Comm& comm) {
 }  // namespace
 
 const Table<TreePeakRow>& tree_peak_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<TreePeakRow> t = Table<TreePeakRow>()
                                           .column("snapshot", &TreePeakRow::snapshot).at_least(0).non_decreasing()
                                           .column("id", &TreePeakRow::id).above(0)
@@ -128,15 +137,18 @@ const Table<TreePeakRow>& tree_peak_table() {
                                                   "angular momentum of the bound particles, physical (bound.h5 units)", true)
                                           .column("jy", &TreePeakRow::jy, Unit::none, "", true)
                                           .column("jz", &TreePeakRow::jz, Unit::none, "", true);
+  // clang-format on
   return t;
 }
 
 const Table<TreeSnapshotRow>& tree_snapshot_table() {
   static const Table<TreeSnapshotRow> t =
+      // clang-format off: one column and its constraints per line
       Table<TreeSnapshotRow>()
           .column("index", &TreeSnapshotRow::index).at_least(0).ascending()
           .column("time", &TreeSnapshotRow::time).finite()
           .column("density_threshold", &TreeSnapshotRow::density_threshold, Unit::none, "", true).finite().at_least(0);
+      // clang-format on
   return t;
 }
 

@@ -28,15 +28,18 @@ std::vector<std::string> strings_of(const File& f, const std::string& object, co
 }  // namespace
 
 const Table<TruthParticle>& truth_particle_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<TruthParticle> t = Table<TruthParticle>()
                                             .column("id", &TruthParticle::id)
                                             .column("component", &TruthParticle::component)
                                             .column("bound", &TruthParticle::bound);
+  // clang-format on
   return t;
 }
 
 const Table<TruthComponent>& truth_component_table() {
   using C = TruthComponent;
+  // clang-format off: one column and its constraints per line
   static const Table<C> t = Table<C>()
                                 .column("n_particles", &C::n_particles)
                                 .column("first_id", &C::first_id)
@@ -53,6 +56,7 @@ const Table<TruthComponent>& truth_component_table() {
                                 .column("half_mass_radius", &C::half_mass_radius, Unit::length)
                                 .column("center", &C::center, Unit::length)
                                 .column("velocity", &C::velocity, Unit::velocity);
+  // clang-format on
   return t;
 }
 

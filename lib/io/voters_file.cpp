@@ -16,20 +16,24 @@ using model::VoterPeakRow;
 using model::Voters;
 
 const Table<VoterRow>& voter_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<VoterRow> t = Table<VoterRow>()
                                        .column("peak", &VoterRow::peak).refers_to("/peaks/id")
                                        .column("particle_id", &VoterRow::particle_id)
                                        .column("binding_energy", &VoterRow::binding_energy, Unit::energy).finite();
+  // clang-format on
   return t;
 }
 
 const Table<VoterPeakRow>& voter_peak_table() {
+  // clang-format off: one column and its constraints per line
   static const Table<VoterPeakRow> t = Table<VoterPeakRow>()
                                            .column("id", &VoterPeakRow::id).above(0).unique()
                                            .column("search_radius", &VoterPeakRow::search_radius, Unit::length).finite().at_least(0)
                                            .column("a0", &VoterPeakRow::a0, Unit::acceleration).finite()
                                            .column("n_voters", &VoterPeakRow::n_voters).at_least(0)
                                            .column("n_candidates", &VoterPeakRow::n_candidates).at_least(0);
+  // clang-format on
   return t;
 }
 

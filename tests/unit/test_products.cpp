@@ -49,6 +49,7 @@ struct Row {
 };
 
 io::Table<Row> row_table() {
+  // clang-format off: one column and its constraints per line
   return io::Table<Row>()
       .column("id", &Row::id)
       .column("big", &Row::big)
@@ -56,6 +57,7 @@ io::Table<Row> row_table() {
       .column("flag", &Row::flag)
       .column("v", &Row::v, io::Unit::velocity)
       .column("extra", &Row::extra, io::Unit::none, "", true);
+  // clang-format on
 }
 
 TEST_F(Products, TableRoundTripsEveryColumnKind) {
@@ -116,12 +118,14 @@ TEST_F(Products, TableChecksEveryDeclaredConstraint) {
     double m = 0, q = 0;
     std::array<double, 3> x{};
   };
+  // clang-format off: one column and its constraints per line
   const auto table = io::Table<R>()
                          .column("id", &R::id).above(0).ascending()
                          .column("ref", &R::ref).refers_to("/other/id", true)
                          .column("m", &R::m).finite().at_least(0)
                          .column("q", &R::q).measured().at_most(1)
                          .column("x", &R::x).finite();
+  // clang-format on
   const std::vector<R> good{{1, 0, 0.5, std::nan(""), {1, 2, 3}}, {2, 7, 0, 1, {0, 0, 0}}, {5, 9, 3, 0.2, {4, 5, 6}}};
   const auto write = [&](const std::string& name, const std::vector<R>& rows) {
     io::File f = io::File::create(path(name), comm);

@@ -377,10 +377,12 @@ TEST(ManifestFields, RecordsMembersAndComputedValuesInOrder) {
     std::vector<int> rounds{1, 2};
     double above = 5, discarded = 2;
   };
+  // clang-format off: one column and its constraints per line
   const auto fields = phew::manifest::Fields<Result>()
                           .field("n", &Result::n)
                           .field("rounds", &Result::rounds)
                           .field("kept", [](const Result& r) { return phew::manifest::Json(r.above - r.discarded); });
+  // clang-format on
   phew::manifest::Builder b("t", {"t"}, 1);
   fields.record(b, Result{});
   const auto m = b.finish("x", 0, "");

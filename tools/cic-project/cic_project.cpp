@@ -198,6 +198,7 @@ void log_projection(const particles::Projection& grid, const particles::Snapshot
 
 using particles::Projection;
 const manifest::Fields<Projection> kSummary =
+    // clang-format off: one column and its constraints per line
     manifest::Fields<Projection>()
         .field("n_particles", [](const Projection& p) { return manifest::Json(p.meta.n_particles); })
         .field("n_particles_outside", &Projection::particles_outside)
@@ -205,6 +206,7 @@ const manifest::Fields<Projection> kSummary =
         .field("mean_density", [](const Projection& p) { return manifest::Json(p.meta.mean_density); })
         .field("units", [](const Projection& p) {
           return manifest::Json{{"density", p.meta.density_units}, {"mass", p.meta.mass_units}, {"length", p.meta.length_units}};
+    // clang-format on
         });
 
 }  // namespace

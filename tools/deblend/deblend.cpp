@@ -52,11 +52,13 @@ phasespace::DeblendParams check_deblend_options(const DeblendOptions& opt) {
 
 namespace {
 
+// clang-format off: one column and its constraints per line
 const manifest::Fields<phasespace::Deblended> kSummary = manifest::Fields<phasespace::Deblended>()
                                                             .field("n_peaks", &phasespace::Deblended::n_peaks)
                                                             .field("n_split_patches", &phasespace::Deblended::n_split)
                                                             .field("n_new_peaks", &phasespace::Deblended::n_new)
                                                             .field("n_particles_in_patches", &phasespace::Deblended::n_particles);
+// clang-format on
 
 }  // namespace
 

@@ -17,6 +17,7 @@ namespace {
 
 using dtfe::SurfaceMapsSummary;
 // The work of the kernel, summed over the fields.
+// clang-format off: one column and its constraints per line
 const manifest::Fields<SurfaceMapsSummary> kWork = manifest::Fields<SurfaceMapsSummary>()
                                                        .field("tetrahedra_crossed", &SurfaceMapsSummary::steps)
                                                        .field("flat_tetrahedra", &SurfaceMapsSummary::flat_tetrahedra)
@@ -28,6 +29,7 @@ const manifest::Fields<SurfaceMapsSummary> kWork = manifest::Fields<SurfaceMapsS
                                                        .field("fields_outside_hull", &SurfaceMapsSummary::fields_outside)
                                                        .field("seconds_triangulation", &SurfaceMapsSummary::seconds_triangulation)
                                                        .field("seconds_interpolation", &SurfaceMapsSummary::seconds_interpolation);
+// clang-format on
 
 // The manifest's resolved values and summary (totals over the fields, the schedule's work).
 void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeParams& c, const std::vector<int>& types,

@@ -238,6 +238,7 @@ struct TreeSummary {
 };
 
 const manifest::Fields<TreeSummary> kSummary =
+    // clang-format off: one column and its constraints per line
     manifest::Fields<TreeSummary>()
         .field("n_snapshots", &TreeSummary::n_snapshots)
         .field("n_peaks", &TreeSummary::n_peaks)
@@ -248,15 +249,18 @@ const manifest::Fields<TreeSummary> kSummary =
         .field("n_artefacts", [](const TreeSummary& s) { return manifest::Json(s.n.artefacts); })
         .field("stages_with_few_voters", [](const TreeSummary& s) {
           manifest::Json list = manifest::Json::array();
+    // clang-format on
           for (const FewVoters& f : s.few_voters)
             list.push_back({{"stage", f.stage}, {"peaks_file", f.peaks}, {"peaks", f.coverage.peaks},
                             {"peaks_with_min_votes_voters", f.coverage.with_min_votes},
                             {"median_voters", f.coverage.median_voters}, {"voters", f.voters_by}});
           return list;
         });
+// clang-format off: one column and its constraints per line
 const manifest::Fields<TreeSummary> kSoSummary = manifest::Fields<TreeSummary>()
                                                      .field("n_mvir_not_measurable", &TreeSummary::no_mvir)
                                                      .field("n_m200c_not_measurable", &TreeSummary::no_m200c);
+// clang-format on
 
 TreeSummary summarise(const mergertree::Tree& tree, std::vector<FewVoters> few) {
   TreeSummary s{tree.times.size(), tree.state.rows.size(), count(tree.state), 0, 0, 0, std::move(few)};

@@ -39,6 +39,7 @@ std::string check_inputs(const MergeOptions& opt, tool::Context& ctx) {
 }
 
 const manifest::Fields<watershed::CatalogueSummary> kSummary =
+    // clang-format off: one column and its constraints per line
     manifest::Fields<watershed::CatalogueSummary>()
         .field("n_peaks", &watershed::CatalogueSummary::n_peaks)
         .field("n_clumps_level0", &watershed::CatalogueSummary::n_clumps)
@@ -51,6 +52,7 @@ const manifest::Fields<watershed::CatalogueSummary> kSummary =
         .field("mass_above_threshold", &watershed::CatalogueSummary::mass_above_threshold)
         .field("mass_in_clumps", [](const watershed::CatalogueSummary& s) { return manifest::Json(s.mass_above_threshold - s.mass_discarded); })
         .field("mass_discarded", &watershed::CatalogueSummary::mass_discarded);
+    // clang-format on
 
 // The stage's parameters: the checked options, thresholds resolved against the grid.
 watershed::CatalogueParams catalogue_params(const MergeParams& checked, const grid::GridMeta& grid) {

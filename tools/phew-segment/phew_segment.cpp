@@ -97,11 +97,13 @@ struct SegmentSummary {
   // The rounds depend on the decomposition: provenance, not data (docs/cli.md, "Same data on any number of ranks").
   int label_rounds = 0;
 };
+// clang-format off: one column and its constraints per line
 const manifest::Fields<SegmentSummary> kSummary = manifest::Fields<SegmentSummary>()
                                                       .field("n_test_cells", &SegmentSummary::n_test_cells)
                                                       .field("n_peaks", &SegmentSummary::n_peaks)
                                                       .field("n_saddles", &SegmentSummary::n_saddles)
                                                       .field("label_rounds", &SegmentSummary::label_rounds);
+// clang-format on
 
 // The adaptive mesh (cic-project --refine): this rank's run of whole coarse cells (mesh::CellSpace::rank_cuts),
 // segmented across levels. Collective.

@@ -87,6 +87,7 @@ UnbindParams check_unbind_options(const UnbindOptions& opt) {
 
 namespace {
 
+// clang-format off: one column and its constraints per line
 const manifest::Fields<unbind::Unbound> kSummary = manifest::Fields<unbind::Unbound>()
                                                        .field("n_objects", &unbind::Unbound::n_objects)
                                                        .field("n_haloes", &unbind::Unbound::n_haloes)
@@ -102,6 +103,7 @@ const manifest::Fields<unbind::Unbound> kSummary = manifest::Fields<unbind::Unbo
                                                        .field("largest_batch", &unbind::Unbound::largest_batch)
                                                        .field("seconds_by_size", [](const unbind::Unbound& u) {
                                                          manifest::Json rows = manifest::Json::array();
+// clang-format on
                                                          for (const unbind::SizeBin& b : u.seconds_by_size)
                                                            rows.push_back({{"smallest", b.smallest}, {"haloes", b.haloes},
                                                                            {"particles", b.particles}, {"seconds", b.seconds}});

@@ -80,10 +80,12 @@ VotersParams check_voters_options(const VotersOptions& opt) {
 namespace {
 
 const manifest::Fields<phasespace::VoterSelection> kSummary =
+    // clang-format off: one column and its constraints per line
     manifest::Fields<phasespace::VoterSelection>()
         .field("n_peaks", &phasespace::VoterSelection::n_peaks)
         .field("n_voters", &phasespace::VoterSelection::n_voters)
         .field("n_peaks_with_fewer_voters", &phasespace::VoterSelection::n_short);
+    // clang-format on
 
 // The stage's parameters that come from the snapshot (its potential, units, box) and the grid.
 void set_snapshot_params(VotersParams& checked, const particles::SnapshotInfo& info, const grid::GridMeta& grid,
