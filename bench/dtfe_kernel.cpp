@@ -17,7 +17,6 @@
 #include <phew/dtfe/triangulation.hpp>
 #include <phew/mpi/comm.hpp>
 
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -77,8 +76,8 @@ struct Row {
   std::string what;
   int threads;
   double seconds;
-  double rate;          // per second
-  std::string unit;     // of the rate
+  double rate;       // per second
+  std::string unit;  // of the rate
   std::string note;
 };
 
@@ -96,10 +95,14 @@ int main(int argc, char** argv) {
     if (k == "--n") {
       sizes.clear();
       for (double n : phew::core::parse_list<double>(v, "--n")) sizes.push_back(static_cast<std::size_t>(n));
-    } else if (k == "--ng") ng = phew::core::parse_number<int>(v, "--ng");
-    else if (k == "--qhull-max") qhull_max = static_cast<std::size_t>(phew::core::parse_number<double>(v, "--qhull-max"));
-    else if (k == "--seed") seed = phew::core::parse_number<std::uint64_t>(v, "--seed");
-    else if (k == "--json") json = v;
+    } else if (k == "--ng")
+      ng = phew::core::parse_number<int>(v, "--ng");
+    else if (k == "--qhull-max")
+      qhull_max = static_cast<std::size_t>(phew::core::parse_number<double>(v, "--qhull-max"));
+    else if (k == "--seed")
+      seed = phew::core::parse_number<std::uint64_t>(v, "--seed");
+    else if (k == "--json")
+      json = v;
     else {
       std::fprintf(stderr, "dtfe_kernel: unknown option %s\n", k.c_str());
       return 2;
@@ -119,7 +122,8 @@ int main(int argc, char** argv) {
     g.axis = 2;
     double t0 = now();
     const FieldPoints pts = select_field(pos, mass, g, {1, 1, 1});
-    rows.push_back({n, "select + quantise + sort", 1, now() - t0, static_cast<double>(n) / (now() - t0), "points/s", ""});
+    rows.push_back(
+        {n, "select + quantise + sort", 1, now() - t0, static_cast<double>(n) / (now() - t0), "points/s", ""});
     pos = {};
     std::vector<Backend> backends;
     if (cgal_available()) backends.push_back(Backend::cgal);
@@ -131,7 +135,8 @@ int main(int argc, char** argv) {
         t0 = now();
         Triangulation t = triangulate(pts, b, threads);
         const double s = now() - t0;
-        rows.push_back({n, std::string("triangulation ") + to_string(b), threads, s, static_cast<double>(n) / s, "points/s",
+        rows.push_back({n, std::string("triangulation ") + to_string(b), threads, s, static_cast<double>(n) / s,
+                        "points/s",
                         std::to_string(t.tets.size()) + " tetrahedra, " + std::to_string(t.flat_tets) + " flat"});
         if (tri.tets.empty()) tri = std::move(t);
       }
@@ -148,7 +153,8 @@ int main(int argc, char** argv) {
       const double s = now() - t0;
       rows.push_back({n, "ray marching", threads, s, rays / s, "rays/s",
                       std::to_string(s / rays * 1e6).substr(0, 5) + " us/ray, " +
-                          std::to_string(static_cast<double>(st.steps) / static_cast<double>(st.rays)).substr(0, 5) + " tets/ray"});
+                          std::to_string(static_cast<double>(st.steps) / static_cast<double>(st.rays)).substr(0, 5) +
+                          " tets/ray"});
     }
     for (int threads : {1, 2}) {
       t0 = now();
@@ -192,11 +198,12 @@ int main(int argc, char** argv) {
         const double err = relative_l1(walked, marched, b0, b1);
         if (err <= target || nz == 65536) {
           const double band_rays = static_cast<double>(b1 - b0);
-          rows.push_back({n, "walking 3-D grid (1 thread)", 1, s * rays / band_rays, rays / (s * rays / band_rays), "rays/s",
-                          "nz = " + std::to_string(nz) + " for L1 error " + std::to_string(err).substr(0, 7) + " <= " +
-                              std::to_string(target).substr(0, 5) + "; " +
-                              std::to_string(static_cast<double>(ws.steps) / static_cast<double>(ws.samples)).substr(0, 4) +
-                              " tets/sample; timed on " + std::to_string(band) + " rows, scaled"});
+          rows.push_back(
+              {n, "walking 3-D grid (1 thread)", 1, s * rays / band_rays, rays / (s * rays / band_rays), "rays/s",
+               "nz = " + std::to_string(nz) + " for L1 error " + std::to_string(err).substr(0, 7) +
+                   " <= " + std::to_string(target).substr(0, 5) + "; " +
+                   std::to_string(static_cast<double>(ws.steps) / static_cast<double>(ws.samples)).substr(0, 4) +
+                   " tets/sample; timed on " + std::to_string(band) + " rows, scaled"});
           break;
         }
       }
@@ -205,16 +212,16 @@ int main(int argc, char** argv) {
   }
   std::printf("%-10s %-32s %7s %10s %14s  %s\n", "particles", "step", "threads", "seconds", "rate", "notes");
   for (const Row& r : rows)
-    std::printf("%-10zu %-32s %7d %10.3f %11.3g %s  %s\n", r.n, r.what.c_str(), r.threads, r.seconds, r.rate, r.unit.c_str(),
-                r.note.c_str());
+    std::printf("%-10zu %-32s %7d %10.3f %11.3g %s  %s\n", r.n, r.what.c_str(), r.threads, r.seconds, r.rate,
+                r.unit.c_str(), r.note.c_str());
   if (!json.empty()) {
     std::ofstream out(json);
     out << "[\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       out << "  {\"particles\": " << r.n << ", \"step\": \"" << r.what << "\", \"threads\": " << r.threads
-          << ", \"seconds\": " << r.seconds << ", \"rate\": " << r.rate << ", \"unit\": \"" << r.unit << "\", \"note\": \""
-          << r.note << "\"}" << (i + 1 < rows.size() ? ",\n" : "\n");
+          << ", \"seconds\": " << r.seconds << ", \"rate\": " << r.rate << ", \"unit\": \"" << r.unit
+          << "\", \"note\": \"" << r.note << "\"}" << (i + 1 < rows.size() ? ",\n" : "\n");
     }
     out << "]\n";
   }

@@ -20,7 +20,6 @@
 #include <phew/io/maps_file.hpp>
 #include <phew/mpi/comm.hpp>
 
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -38,7 +37,8 @@ using namespace phew::dtfe;
 int main(int argc, char** argv) {
   const mpi::Environment environment(argc, argv);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: dtfe_schedule_sim MAPS.h5 [--ranks 64,256,...] [--tile K] [--latency S] [--json FILE]\n");
+    std::fprintf(stderr,
+                 "usage: dtfe_schedule_sim MAPS.h5 [--ranks 64,256,...] [--tile K] [--latency S] [--json FILE]\n");
     return 2;
   }
   const std::string path = argv[1];
@@ -51,10 +51,14 @@ int main(int argc, char** argv) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--ranks") {
       rank_counts = core::parse_list<int>(v, "--ranks");
-    } else if (k == "--tile") tile = core::parse_number<int>(v, "--tile");
-    else if (k == "--latency") latency = core::parse_number<double>(v, "--latency");
-    else if (k == "--seed") seed = core::parse_number<std::uint64_t>(v, "--seed");
-    else if (k == "--json") json = v;
+    } else if (k == "--tile")
+      tile = core::parse_number<int>(v, "--tile");
+    else if (k == "--latency")
+      latency = core::parse_number<double>(v, "--latency");
+    else if (k == "--seed")
+      seed = core::parse_number<std::uint64_t>(v, "--seed");
+    else if (k == "--json")
+      json = v;
   }
   std::vector<double> centre, tri, interp, size, depth, margin, box;
   std::vector<std::int64_t> np, axis;
@@ -102,12 +106,13 @@ int main(int argc, char** argv) {
   std::array<double, 3> ghost{};
   for (std::size_t k = 0; k < 3; ++k) ghost[static_cast<std::size_t>(ax[k])] = hv[k];
 
-  std::printf("%zu fields (%zu measured x %d^3 tiles), %.1f s of field work; latency %.0e s per message\n", cost.size(), m, tile,
-              std::accumulate(cost.begin(), cost.end(), 0.0), latency);
+  std::printf("%zu fields (%zu measured x %d^3 tiles), %.1f s of field work; latency %.0e s per message\n", cost.size(),
+              m, tile, std::accumulate(cost.begin(), cost.end(), 0.0), latency);
   std::printf("%7s %6s %10s %10s %10s %10s %8s %8s %9s\n", "ranks", "dims", "ideal s", "none s", "model s", "dynamic s",
               "x model", "x dyn", "samples");
   std::ostringstream js;
-  js << "{\n  \"fields\": " << cost.size() << ", \"tile\": " << tile << ", \"latency\": " << latency << ",\n  \"runs\": [\n";
+  js << "{\n  \"fields\": " << cost.size() << ", \"tile\": " << tile << ", \"latency\": " << latency
+     << ",\n  \"runs\": [\n";
   std::vector<double> err_tri, err_interp;
   for (std::size_t ri = 0; ri < rank_counts.size(); ++ri) {
     const int ranks = rank_counts[ri];
@@ -134,12 +139,15 @@ int main(int argc, char** argv) {
     const auto dyn = simulate_dynamic(cost, predicted, owner, ranks, latency);
     const double ideal = none.busy / ranks;
     const auto& dm = blocks.dims();
-    std::printf("%7d %2dx%2dx%-2d %10.2f %10.2f %10.2f %10.2f %8.2f %8.2f %9zu\n", ranks, dm[0], dm[1], dm[2], ideal, none.makespan,
-                mod.makespan, dyn.makespan, none.makespan / mod.makespan, none.makespan / dyn.makespan, sn.size());
-    js << "    {\"ranks\": " << ranks << ", \"ideal\": " << ideal << ", \"none\": " << none.makespan << ", \"model\": " << mod.makespan
-       << ", \"dynamic\": " << dyn.makespan << ", \"model_messages\": " << mod.messages << ", \"dynamic_messages\": " << dyn.messages
-       << ", \"samples\": " << sn.size() << ", \"c\": " << model.triangulation.c << ", \"alpha\": " << model.interpolation.alpha
-       << ", \"beta\": " << model.interpolation.beta << "}" << (ri + 1 < rank_counts.size() ? ",\n" : "\n");
+    std::printf("%7d %2dx%2dx%-2d %10.2f %10.2f %10.2f %10.2f %8.2f %8.2f %9zu\n", ranks, dm[0], dm[1], dm[2], ideal,
+                none.makespan, mod.makespan, dyn.makespan, none.makespan / mod.makespan, none.makespan / dyn.makespan,
+                sn.size());
+    js << "    {\"ranks\": " << ranks << ", \"ideal\": " << ideal << ", \"none\": " << none.makespan
+       << ", \"model\": " << mod.makespan << ", \"dynamic\": " << dyn.makespan
+       << ", \"model_messages\": " << mod.messages << ", \"dynamic_messages\": " << dyn.messages
+       << ", \"samples\": " << sn.size() << ", \"c\": " << model.triangulation.c
+       << ", \"alpha\": " << model.interpolation.alpha << ", \"beta\": " << model.interpolation.beta << "}"
+       << (ri + 1 < rank_counts.size() ? ",\n" : "\n");
     if (ri + 1 == rank_counts.size()) {
       for (std::size_t k = 0; k < m; ++k) {  // the measured fields (not their copies)
         if (t_tri[k] > 0) err_tri.push_back((model.triangulation.predict(n[k]) - t_tri[k]) / t_tri[k]);
@@ -158,13 +166,16 @@ int main(int argc, char** argv) {
     std::vector<double> s(e);
     std::sort(s.begin(), s.end());
     const double med = s.empty() ? 0 : s[s.size() / 2];
-    std::printf("\n%s model: relative error (predicted - measured) / measured over %zu fields: mean %+.1f %%, median %+.1f %%\n", name,
-                e.size(), 100 * mean, 100 * med);
+    std::printf(
+        "\n%s model: relative error (predicted - measured) / measured over %zu fields: mean %+.1f %%, median %+.1f "
+        "%%\n",
+        name, e.size(), 100 * mean, 100 * med);
     js << "  \"" << name << "_error\": {\"mean\": " << mean << ", \"median\": " << med << ", \"bins\": {";
     bool first = true;
     for (const auto& [b, count] : h) {
-      std::printf("  %+5d%% .. %+5d%%  %6d  %s\n", b * 10, b * 10 + 10, count,
-                  std::string(static_cast<std::size_t>(60.0 * count / static_cast<double>(e.size()) + 0.5), '#').c_str());
+      std::printf(
+          "  %+5d%% .. %+5d%%  %6d  %s\n", b * 10, b * 10 + 10, count,
+          std::string(static_cast<std::size_t>(60.0 * count / static_cast<double>(e.size()) + 0.5), '#').c_str());
       js << (first ? "" : ", ") << "\"" << b * 10 << "\": " << count;
       first = false;
     }

@@ -38,8 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto attempt = [](auto&& f) {
     try {
       f();
-    } catch (const phew::core::Error&) {
-    }
+    } catch (const phew::core::Error&) {}
   };
   attempt([] { (void)phew::manifest::read_manifest(g_file); });
   attempt([] {

@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
   g.extent = {1.0, 1.0, 1.0};
   const std::vector<double> pos{0.125, 0.125, 0.125, 0.5, 0.5, 0.5};
   const std::vector<double> mass{1.0, 8.0};
-  const auto r = phew::grid::deposit(g, phew::grid::Assignment::cic, phew::mpi::BlockDecomposition(g.shape, comm.size()), pos, mass, comm);
+  const auto r = phew::grid::deposit(g, phew::grid::Assignment::cic,
+                                     phew::mpi::BlockDecomposition(g.shape, comm.size()), pos, mass, comm);
   check(r.mass_total == 9.0, "grid: deposit");
   const double threshold = phew::core::DensityThreshold::parse("80mean").resolve(r.mass_total, std::nullopt);
   check(threshold == 720.0, "core: threshold");
@@ -49,11 +50,15 @@ int main(int argc, char** argv) {
   std::istringstream json(R"({"grid": 64})");
   check(phew::tool::JsonConfig().from_config(json).size() == 1, "tool: JSON config");
   std::array<double, 27> f{};
-  for (int i = 0; i < 27; ++i) f[static_cast<std::size_t>(i)] = -((i / 9 - 1) * (i / 9 - 1) + (i / 3 % 3 - 1) * (i / 3 % 3 - 1) + (i % 3 - 1) * (i % 3 - 1));
+  for (int i = 0; i < 27; ++i)
+    f[static_cast<std::size_t>(i)] =
+        -((i / 9 - 1) * (i / 9 - 1) + (i / 3 % 3 - 1) * (i / 3 % 3 - 1) + (i % 3 - 1) * (i % 3 - 1));
   const auto offset = phew::watershed::quadratic_peak_offset(f);
   check(std::abs(offset[0]) < 1e-12, "watershed: peak fit");
-  const std::vector<phew::phasespace::Candidate> candidates{{1, {0, 0, 0}, {0, 0, 0}, -2.0, {0, 0, 0}}, {2, {1, 0, 0}, {0, 0, 0}, -1.0, {0, 0, 0}}};
-  check(phew::phasespace::choose_voters(candidates, {0, 0, 0}, 1).id == std::vector<std::uint64_t>{1}, "phasespace: voters");
+  const std::vector<phew::phasespace::Candidate> candidates{{1, {0, 0, 0}, {0, 0, 0}, -2.0, {0, 0, 0}},
+                                                            {2, {1, 0, 0}, {0, 0, 0}, -1.0, {0, 0, 0}}};
+  check(phew::phasespace::choose_voters(candidates, {0, 0, 0}, 1).id == std::vector<std::uint64_t>{1},
+        "phasespace: voters");
   check(phew::gravity::long_range_green({0, 0, 0}, g, 1.0, 0.1) == 0.0, "gravity: Green's function");
   check(phew::synth::parse_particle_count("4^3", "particles") == 64, "synth: particle count");
   phew::mergertree::TreeState tree;
@@ -79,7 +84,8 @@ int main(int argc, char** argv) {
   const auto map = phew::dtfe::surface_density(points, field, settings);
   check(std::abs(map.map_mass - 9.0) < 1e-9, "dtfe: exact map holds the mass");
 
-  if (comm.root()) std::printf("deposited mass %g; 80mean of it is %g; DTFE map mass %g; %s\n", r.mass_total, threshold,
-                               map.map_mass, failures ? "FAILED" : "every module works");
+  if (comm.root())
+    std::printf("deposited mass %g; 80mean of it is %g; DTFE map mass %g; %s\n", r.mass_total, threshold, map.map_mass,
+                failures ? "FAILED" : "every module works");
   return failures == 0 ? 0 : 1;
 }

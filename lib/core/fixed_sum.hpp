@@ -32,7 +32,8 @@ class FixedScale {
       v = static_cast<std::int64_t>(a);
     } else {
       const double high = std::floor(a * 0x1p-64);
-      v = (static_cast<FixedInt>(static_cast<std::uint64_t>(high)) << 64) + static_cast<std::uint64_t>(a - high * 0x1p64);
+      v = (static_cast<FixedInt>(static_cast<std::uint64_t>(high)) << 64) +
+          static_cast<std::uint64_t>(a - high * 0x1p64);
     }
     return term < 0 ? -v : v;
   }

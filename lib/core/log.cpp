@@ -32,9 +32,7 @@ void configure(std::string tool, int rank, Level lvl) {
 Level level() { return g_level; }
 const std::string& tool_name() { return g_tool; }
 
-double elapsed_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
-}
+double elapsed_seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count(); }
 
 void write(std::string_view level_name, std::string_view message) {
   // One fprintf per line so that lines from several ranks do not interleave mid-line.

@@ -33,7 +33,8 @@ std::vector<T> parse_list(std::string_view text, std::string_view what, std::siz
   std::size_t pos = 0;
   for (;;) {
     const std::size_t comma = text.find(',', pos);
-    const std::string_view item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    const std::string_view item =
+        text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
     out.push_back(parse_number<T>(item, what));
     if (comma == std::string_view::npos) break;
     pos = comma + 1;

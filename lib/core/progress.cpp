@@ -82,8 +82,10 @@ std::string Progress::message(std::uint64_t done, double now, bool last) const {
                               log::thousands(static_cast<long long>(total_)), items_, 100.0 * f);
   if (ranks_ > 1) m += fmt::format(" on rank 0 of {}", ranks_);
   const double elapsed = now - start_;
-  if (done == total_) m += ", in " + duration(elapsed);
-  else if (last) m += ", stopped after " + duration(elapsed);
+  if (done == total_)
+    m += ", in " + duration(elapsed);
+  else if (last)
+    m += ", stopped after " + duration(elapsed);
   else if (done > 0 && elapsed >= 1)  // a rate measured over less than a second says little
     m += ", about " + duration(elapsed * static_cast<double>(total_ - done) / static_cast<double>(done)) + " left";
   return m;
@@ -118,8 +120,10 @@ void Progress::finish() {
   if (!active_ || finished_) return;
   finished_ = true;
   if (!wrote_ && (out_.terminal || out_.interval > 0)) return;  // a short loop leaves the log as it was
-  if (out_.terminal) out_.write("\r\033[K");  // clear the bar: the log lines that follow stay clean
-  else out_.write(message(done_, out_.clock(), true));
+  if (out_.terminal)
+    out_.write("\r\033[K");  // clear the bar: the log lines that follow stay clean
+  else
+    out_.write(message(done_, out_.clock(), true));
 }
 
 }  // namespace phew::core

@@ -24,9 +24,9 @@ class Progress {
  public:
   // Where progress goes and when: Output::standard() is stderr as above; tests make their own.
   struct Output {
-    bool enabled = false;    // rank 0 and not --quiet
-    bool terminal = false;   // a redrawn bar, else log lines
-    double interval = 5.0;   // seconds between log lines
+    bool enabled = false;                           // rank 0 and not --quiet
+    bool terminal = false;                          // a redrawn bar, else log lines
+    double interval = 5.0;                          // seconds between log lines
     std::function<void(const std::string&)> write;  // terminal: raw text; log: the message of one log line
     std::function<double()> clock;                  // seconds, monotonic
 

@@ -14,8 +14,7 @@ std::pair<double, std::string> split_number(const std::string& text, const char*
   const char* first = text.data();
   const char* last = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(first, last, v);
-  if (ec != std::errc() || ptr == first)
-    throw Error::usage("{} '{}' does not start with a number", what, text);
+  if (ec != std::errc() || ptr == first) throw Error::usage("{} '{}' does not start with a number", what, text);
   if (!std::isfinite(v)) throw Error::usage("{} '{}' is not finite", what, text);
   if (v < 0) throw Error::usage("{} '{}' is negative", what, text);
   return {v, std::string(ptr, last)};
@@ -37,8 +36,10 @@ DensityThreshold DensityThreshold::parse(const std::string& text) {
 
 double DensityThreshold::resolve(double mean_density, std::optional<double> critical_density) const {
   switch (unit) {
-    case Unit::absolute: return value;
-    case Unit::mean: return value * mean_density;
+    case Unit::absolute:
+      return value;
+    case Unit::mean:
+      return value * mean_density;
     case Unit::crit:
       if (!critical_density || !(*critical_density > 0))
         throw Error::input("threshold '{}' needs the critical density, but the input has no cosmology", to_string());
@@ -49,9 +50,12 @@ double DensityThreshold::resolve(double mean_density, std::optional<double> crit
 
 std::string DensityThreshold::to_string() const {
   switch (unit) {
-    case Unit::absolute: return fmt::format("{}", value);
-    case Unit::mean: return fmt::format("{}mean", value);
-    case Unit::crit: return fmt::format("{}crit", value);
+    case Unit::absolute:
+      return fmt::format("{}", value);
+    case Unit::mean:
+      return fmt::format("{}mean", value);
+    case Unit::crit:
+      return fmt::format("{}crit", value);
   }
   return {};
 }

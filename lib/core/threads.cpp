@@ -43,8 +43,7 @@ void parallel_for(int threads, std::size_t n, std::size_t chunk,
   // chunks are handed out dynamically, so no chunk is lost and no result changes.
   try {
     for (int i = 1; i < t; ++i) pool.emplace_back(work, i);
-  } catch (const std::system_error&) {
-  }
+  } catch (const std::system_error&) {}
   work(0);
   for (auto& th : pool) th.join();
   if (error) std::rethrow_exception(error);

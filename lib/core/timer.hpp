@@ -20,7 +20,7 @@ class PhaseTimer {
  public:
   // Starts a phase; the previous one (if any) ends.
   void start(std::string name);
-  void stop();  // ends the current phase
+  void stop();                                                                           // ends the current phase
   const std::vector<std::pair<std::string, double>>& phases() const { return phases_; }  // seconds
 
  private:

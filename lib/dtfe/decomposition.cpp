@@ -23,8 +23,7 @@ VolumeDecomposition::VolumeDecomposition(const grid::Box& domain, const std::arr
       if (pz > 1 && !split[2]) continue;
       const std::array<int, 3> p{px, py, pz};
       double v = 1;
-      for (std::size_t d = 0; d < 3; ++d)
-        v *= std::min(domain.extent[d], domain.extent[d] / p[d] + 2 * ghost[d]);
+      for (std::size_t d = 0; d < 3; ++d) v *= std::min(domain.extent[d], domain.extent[d] / p[d] + 2 * ghost[d]);
       if (v < best) {
         best = v;
         dims_ = p;
@@ -67,7 +66,8 @@ void VolumeDecomposition::needing(const double* x, std::vector<int>& ranks) cons
     const double w = domain_.extent[d] / p;
     const double u = x[d] - domain_.origin[d];
     // Blocks i with [i w - g, (i + 1) w + g) holding u (or an image u + k extent).
-    const auto lo = static_cast<long>(std::floor((u - ghost_[d]) / w)), hi = static_cast<long>(std::floor((u + ghost_[d]) / w));
+    const auto lo = static_cast<long>(std::floor((u - ghost_[d]) / w)),
+               hi = static_cast<long>(std::floor((u + ghost_[d]) / w));
     for (long i = lo; i <= hi; ++i) {
       if (!domain_.periodic && (i < 0 || i >= p)) continue;
       const auto b = grid::fold_index(i, p, domain_.periodic);
@@ -82,7 +82,7 @@ void VolumeDecomposition::needing(const double* x, std::vector<int>& ranks) cons
 }
 
 GhostedParticles distribute(std::span<const double> position, std::span<const double> mass,
-                          const VolumeDecomposition& blocks, const mpi::Comm& comm) {
+                            const VolumeDecomposition& blocks, const mpi::Comm& comm) {
   struct P {
     double x[3], m;
   };
@@ -99,7 +99,9 @@ GhostedParticles distribute(std::span<const double> position, std::span<const do
   std::vector<P> send(offset.back() + counts.back());
   for (std::size_t i = 0; i < n; ++i) {
     blocks.needing(&position[3 * i], dest);
-    for (int r : dest) send[offset[static_cast<std::size_t>(r)]++] = {{position[3 * i], position[3 * i + 1], position[3 * i + 2]}, mass[i]};
+    for (int r : dest)
+      send[offset[static_cast<std::size_t>(r)]++] = {{position[3 * i], position[3 * i + 1], position[3 * i + 2]},
+                                                     mass[i]};
   }
   const std::vector<P> got = comm.all_to_all<P>(send, counts);
   send = {};

@@ -40,6 +40,6 @@ struct GhostedParticles {
 // zones hold it). Returns this rank's particles; their order depends on the rank count, which
 // nothing downstream depends on (field_points.hpp). Collective.
 GhostedParticles distribute(std::span<const double> position, std::span<const double> mass,
-                          const VolumeDecomposition& blocks, const mpi::Comm& comm);
+                            const VolumeDecomposition& blocks, const mpi::Comm& comm);
 
 }  // namespace phew::dtfe

@@ -65,7 +65,8 @@ double integrate(const Poly& poly, const Lin& tau, const Lin& mu) {
   for (int k = 1; k + 1 < poly.n; ++k) {
     const P2 b = poly.p[k], c = poly.p[k + 1];
     const double area2 = (b.x - a.x) * (c.y - a.y) - (c.x - a.x) * (b.y - a.y);
-    const P2 m[3] = {{0.5 * (a.x + b.x), 0.5 * (a.y + b.y)}, {0.5 * (b.x + c.x), 0.5 * (b.y + c.y)},
+    const P2 m[3] = {{0.5 * (a.x + b.x), 0.5 * (a.y + b.y)},
+                     {0.5 * (b.x + c.x), 0.5 * (b.y + c.y)},
                      {0.5 * (c.x + a.x), 0.5 * (c.y + a.y)}};
     double f = 0;
     for (const P2& q : m) f += tau.at(q.x, q.y) * mu.at(q.x, q.y);
@@ -213,7 +214,8 @@ class TetProjector {
     }
     if (!(x0 >= r0_ && x1 <= r0_ + 1 && y0 >= c0_ && y1 <= c0_ + 1)) return false;
     const double vol = std::abs(static_cast<double>(det)) / 6.0;
-    sigma_[static_cast<std::size_t>(r0_) * n_ + static_cast<std::size_t>(c0_)] += vol * 0.25 * (r[0] + r[1] + r[2] + r[3]) * unit_;
+    sigma_[static_cast<std::size_t>(r0_) * n_ + static_cast<std::size_t>(c0_)] +=
+        vol * 0.25 * (r[0] + r[1] + r[2] + r[3]) * unit_;
     return true;
   }
 
@@ -226,8 +228,10 @@ class TetProjector {
       if (area == 0) continue;
       if (area < 0) std::swap(b, c);
       const Int128 side = orient3d(v[a], v[b], v[c], v[f]);
-      if (side > 0) lower[nl++] = {{a, b, c}};
-      else if (side < 0) upper[nu++] = {{a, b, c}};
+      if (side > 0)
+        lower[nl++] = {{a, b, c}};
+      else if (side < 0)
+        upper[nu++] = {{a, b, c}};
     }
   }
 
@@ -294,7 +298,8 @@ std::vector<double> exact_map(const FieldPoints& points, const Triangulation& tr
   const PixelFrame frame{g.resolution, points.scale, g.pixel_size(), 0.5 * g.size, points.q.data()};
   const auto n = static_cast<std::size_t>(frame.ng);
   std::vector<double> sigma(n * n, 0.0);
-  const double unit = frame.s * frame.s * frame.s / (frame.pix * frame.pix);  // lattice volume x density -> surface density of one pixel
+  const double unit = frame.s * frame.s * frame.s /
+                      (frame.pix * frame.pix);  // lattice volume x density -> surface density of one pixel
 
   // Each tetrahedron's pixel rows, then the tetrahedra of each chunk of rows in tetrahedron order:
   // threads take chunks, and every pixel receives its contributions in tetrahedron order.

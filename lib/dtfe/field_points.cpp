@@ -47,7 +47,8 @@ FieldPoints quantise_field(std::span<const double> rel, std::span<const double> 
     Item& it = items[i];
     for (int d = 0; d < 3; ++d) {
       const double q = std::nearbyint(rel[3 * i + static_cast<std::size_t>(d)] * inv);
-      it.q[d] = static_cast<std::int32_t>(std::clamp(q, -static_cast<double>(kQuantMax), static_cast<double>(kQuantMax)));
+      it.q[d] =
+          static_cast<std::int32_t>(std::clamp(q, -static_cast<double>(kQuantMax), static_cast<double>(kQuantMax)));
     }
     it.key = morton(it.q[0], it.q[1], it.q[2]);
     it.mass = mass[i];

@@ -37,10 +37,10 @@ struct FieldGeometry {
 inline std::array<int, 3> view_axes(int axis) { return {(axis + 1) % 3, (axis + 2) % 3, axis}; }
 
 struct FieldPoints {
-  std::vector<std::int32_t> q;  // [n][3] (u, v, w) in quanta from the centre, |q| <= 2^29, distinct
-  std::vector<double> mass;     // [n], merged for duplicates
-  double scale = 0;             // snapshot length units per quantum (the same on the three axes)
-  std::uint64_t n_selected = 0; // particles (and periodic images) in the window, before merging
+  std::vector<std::int32_t> q;   // [n][3] (u, v, w) in quanta from the centre, |q| <= 2^29, distinct
+  std::vector<double> mass;      // [n], merged for duplicates
+  double scale = 0;              // snapshot length units per quantum (the same on the three axes)
+  std::uint64_t n_selected = 0;  // particles (and periodic images) in the window, before merging
   // The window holds every particle of its slab (|w| < depth/2) across the line of sight, so the
   // columns outside the hull are empty (an isolated object in an open box): pixels there are 0, not
   // NaN (surface_density.hpp). Never true in a periodic box.

@@ -72,7 +72,11 @@ std::vector<std::pair<std::size_t, FieldPoints>> get_fields(const std::vector<ch
 class Runner {
  public:
   Runner(const ExtractFn& extract, const ComputeFn& compute, const mpi::Comm& comm, RunReport& report, std::size_t own)
-      : extract_(extract), compute_(compute), comm_(comm), report_(report), progress_("fields", "fields", own, comm.size()) {}
+      : extract_(extract),
+        compute_(compute),
+        comm_(comm),
+        report_(report),
+        progress_("fields", "fields", own, comm.size()) {}
 
   // This rank's own fields: computed here (run_local) or sent to another rank (sent).
   void run_local(std::size_t index, double predicted = 0, bool sample = false) {
@@ -143,7 +147,8 @@ void run_model(const std::vector<FieldTask>& tasks, Runner& runner, const Extrac
   // 5. Predict the rest; share the totals; the communication list.
   std::vector<double> cost(rest.size());
   double total = 0;
-  for (std::size_t i = 0; i < rest.size(); ++i) total += cost[i] = report.model.predict(static_cast<double>(rest[i].n_particles));
+  for (std::size_t i = 0; i < rest.size(); ++i)
+    total += cost[i] = report.model.predict(static_cast<double>(rest[i].n_particles));
   const std::vector<double> totals = comm.all_gather(total);
   const std::vector<Transfer> list = communication_list(totals);
   std::vector<Transfer> sends;
@@ -182,14 +187,18 @@ void run_dynamic(const std::vector<FieldTask>& tasks, Runner& runner, const Extr
   // message, and requests are answered only between fields, so thieves should wait as rarely as
   // possible (simulate_dynamic in schedule.cpp models exactly this).
   std::deque<FieldTask> queue(tasks.begin(), tasks.end());
-  std::stable_sort(queue.begin(), queue.end(), [](const FieldTask& a, const FieldTask& b) { return a.n_particles > b.n_particles; });
+  std::stable_sort(queue.begin(), queue.end(),
+                   [](const FieldTask& a, const FieldTask& b) { return a.n_particles > b.n_particles; });
   double load = 0;
-  for (const FieldTask& t : tasks) load += static_cast<double>(t.n_particles) * std::log2(std::max<double>(2, static_cast<double>(t.n_particles)));
+  for (const FieldTask& t : tasks)
+    load += static_cast<double>(t.n_particles) * std::log2(std::max<double>(2, static_cast<double>(t.n_particles)));
   const std::vector<double> loads = comm.all_gather(load);
   std::vector<int> victims;
   for (int r = 0; r < comm.size(); ++r)
     if (r != comm.rank() && loads[static_cast<std::size_t>(r)] > 0) victims.push_back(r);
-  std::stable_sort(victims.begin(), victims.end(), [&](int a, int b) { return loads[static_cast<std::size_t>(a)] > loads[static_cast<std::size_t>(b)]; });
+  std::stable_sort(victims.begin(), victims.end(), [&](int a, int b) {
+    return loads[static_cast<std::size_t>(a)] > loads[static_cast<std::size_t>(b)];
+  });
 
   mpi::Mailbox mailbox(comm);
   // Answers every pending request: the front field of the queue, or nothing.
@@ -244,9 +253,12 @@ Schedule parse_schedule(const std::string& text) {
 
 const char* to_string(Schedule s) {
   switch (s) {
-    case Schedule::none: return "none";
-    case Schedule::model: return "model";
-    case Schedule::dynamic: return "dynamic";
+    case Schedule::none:
+      return "none";
+    case Schedule::model:
+      return "model";
+    case Schedule::dynamic:
+      return "dynamic";
   }
   return "?";
 }

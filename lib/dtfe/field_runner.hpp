@@ -40,13 +40,13 @@ struct FieldOutcome {
 };
 
 struct RunReport {
-  WorkloadModel model;         // fitted (model schedule)
-  int samples = 0;             // timed fields the model was fitted on (one per rank, at least 16)
-  int messages_sent = 0;       // work messages this rank sent
+  WorkloadModel model;    // fitted (model schedule)
+  int samples = 0;        // timed fields the model was fitted on (one per rank, at least 16)
+  int messages_sent = 0;  // work messages this rank sent
   std::uint64_t fields_sent = 0;
   std::uint64_t fields_received = 0;
-  double seconds = 0;          // this rank's wall time in run_fields
-  double busy_seconds = 0;     // of which computing fields
+  double seconds = 0;       // this rank's wall time in run_fields
+  double busy_seconds = 0;  // of which computing fields
 };
 
 using ExtractFn = std::function<FieldPoints(std::size_t index)>;

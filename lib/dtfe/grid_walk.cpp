@@ -46,7 +46,9 @@ double TetWalker::density(const std::int64_t p[3], std::int32_t& hint, std::uint
     const Tet& tet = tets_[static_cast<std::size_t>(t)];
     double v[4][3];
     for (int k = 0; k < 4; ++k)
-      for (int d = 0; d < 3; ++d) v[k][d] = static_cast<double>(points_.q[3 * static_cast<std::size_t>(tet.vertex[k]) + static_cast<std::size_t>(d)]);
+      for (int d = 0; d < 3; ++d)
+        v[k][d] =
+            static_cast<double>(points_.q[3 * static_cast<std::size_t>(tet.vertex[k]) + static_cast<std::size_t>(d)]);
     const double o = orient3d_filtered(v[0], v[1], v[2], v[3]);
     double lam[4];
     int out = -1;

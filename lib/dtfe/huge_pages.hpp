@@ -25,7 +25,9 @@ struct HugePageAllocator : core::DefaultInitConstruct {
   T* allocate(std::size_t n) { return static_cast<T*>(allocate_huge(n * sizeof(T))); }
   void deallocate(T* p, std::size_t) noexcept { free_huge(p); }
   template <typename U>
-  bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+  bool operator==(const HugePageAllocator<U>&) const noexcept {
+    return true;
+  }
 };
 
 template <typename T>

@@ -91,8 +91,8 @@ std::vector<HullFacet> lower_hull(const FieldPoints& points, const Triangulation
   return hull;
 }
 
-std::int32_t locate_in_hull(const std::vector<HullFacet>& hull, const std::int32_t* q, std::int64_t px,
-                            std::int64_t py, std::int32_t& start) {
+std::int32_t locate_in_hull(const std::vector<HullFacet>& hull, const std::int32_t* q, std::int64_t px, std::int64_t py,
+                            std::int32_t& start) {
   if (hull.empty()) return -1;
   std::int32_t f = (start >= 0 && static_cast<std::size_t>(start) < hull.size()) ? start : 0;
   // A visibility walk: cross any edge that has p on its far side. The projected lower hull is a

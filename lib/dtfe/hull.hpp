@@ -25,7 +25,7 @@ std::vector<HullFacet> lower_hull(const FieldPoints& points, const Triangulation
 // The facet whose projection contains the (perturbed, see predicates.hpp) point p, walking from
 // `start`; -1 when p is outside the hull's projection. `start` is updated to the last facet visited,
 // a good start for a nearby point. Exact; the answer does not depend on `start`.
-std::int32_t locate_in_hull(const std::vector<HullFacet>& hull, const std::int32_t* q, std::int64_t px,
-                            std::int64_t py, std::int32_t& start);
+std::int32_t locate_in_hull(const std::vector<HullFacet>& hull, const std::int32_t* q, std::int64_t px, std::int64_t py,
+                            std::int32_t& start);
 
 }  // namespace phew::dtfe

@@ -23,7 +23,8 @@ TriangulationModel fit_triangulation(std::span<const double> n, std::span<const 
 
 // alpha n^beta by Gauss-Newton on the squared residuals of t (not of log t), from the log-log
 // line; with fewer than two distinct n, beta = `default_beta` and alpha fits the mean.
-PowerLawModel fit_power_law(std::span<const double> n, std::span<const double> seconds, double default_beta = 1.0 / 3.0);
+PowerLawModel fit_power_law(std::span<const double> n, std::span<const double> seconds,
+                            double default_beta = 1.0 / 3.0);
 
 struct WorkloadModel {
   TriangulationModel triangulation;

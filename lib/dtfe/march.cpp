@@ -24,7 +24,8 @@ std::int64_t to_lattice(double x, double scale) {
   const double q = std::nearbyint(x / scale);
   // Points far outside the window are clamped (they miss the hull either way) so that the exact
   // predicates stay within their integer range.
-  return static_cast<std::int64_t>(std::clamp(q, -2.0 * static_cast<double>(kQuantMax), 2.0 * static_cast<double>(kQuantMax)));
+  return static_cast<std::int64_t>(
+      std::clamp(q, -2.0 * static_cast<double>(kQuantMax), 2.0 * static_cast<double>(kQuantMax)));
 }
 
 void sample_offset(int i, int j, int s, double& du, double& dv) {
@@ -38,9 +39,9 @@ void sample_offset(int i, int j, int s, double& du, double& dv) {
 
 namespace {
 
-
 [[noreturn, gnu::noinline, gnu::cold]] void inconsistent(std::int64_t px, std::int64_t py, std::int32_t t) {
-  throw core::Error::internal("ray march at ({}, {}): no way out of tetrahedron {} (inconsistent triangulation)", px, py, t);
+  throw core::Error::internal("ray march at ({}, {}): no way out of tetrahedron {} (inconsistent triangulation)", px,
+                              py, t);
 }
 
 // The sign of orient2d(d, x, p) = du * xv - dv * xu when it is 0, by the perturbation of
@@ -146,7 +147,8 @@ struct Walk {
     // weights are the spokes', -det[e+2] and det[e+1].
     const int e1 = e == 2 ? 0 : e + 1, e2 = e == 0 ? 2 : e - 1;
     const std::int32_t xo = x[e];
-    const std::int32_t next = tet.neighbour[(tet.vertex[1] == xo) * 1 + (tet.vertex[2] == xo) * 2 + (tet.vertex[3] == xo) * 3];
+    const std::int32_t next =
+        tet.neighbour[(tet.vertex[1] == xo) * 1 + (tet.vertex[2] == xo) * 2 + (tet.vertex[3] == xo) * 3];
     __builtin_prefetch(&T[next < 0 ? t : next]);
     b[e1] = -det[e2];
     b[e2] = det[e1];
@@ -230,7 +232,8 @@ std::vector<double> RayMarcher::map(const FieldGeometry& g, int samples, int thr
   const auto k = static_cast<std::size_t>(samples);
   // The pixel centres on the lattice, per axis (the same numbers for u and v).
   std::vector<std::int64_t> centre(n);
-  for (std::size_t i = 0; i < n; ++i) centre[i] = to_lattice((static_cast<double>(i) + 0.5) * pix - 0.5 * g.size, scale_);
+  for (std::size_t i = 0; i < n; ++i)
+    centre[i] = to_lattice((static_cast<double>(i) + 0.5) * pix - 0.5 * g.size, scale_);
   core::parallel_for(t, n, 1, [&](std::size_t i0, std::size_t i1, int id) {
     auto& h = hint[static_cast<std::size_t>(id)];
     auto& st = per[static_cast<std::size_t>(id)];

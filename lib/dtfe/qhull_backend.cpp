@@ -68,7 +68,8 @@ HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
     throw core::Error::input("{} points: too many for Qhull", n);
   // Lattice coordinates scaled by an exact power of two into [-1, 1].
   std::vector<coordT> xyz(3 * n);
-  for (std::size_t i = 0; i < 3 * n; ++i) xyz[i] = std::ldexp(static_cast<double>(points.q[i]), -static_cast<int>(kQuantBits));
+  for (std::size_t i = 0; i < 3 * n; ++i)
+    xyz[i] = std::ldexp(static_cast<double>(points.q[i]), -static_cast<int>(kQuantBits));
 
   MessageBuffer messages;
   QhullRun run(messages.file());
@@ -87,8 +88,10 @@ HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
   constexpr unsigned kNone = std::numeric_limits<unsigned>::max();
   unsigned count = 0;
   FORALLfacets {
-    if (facet->upperdelaunay) facet->visitid = kNone;
-    else facet->visitid = count++;
+    if (facet->upperdelaunay)
+      facet->visitid = kNone;
+    else
+      facet->visitid = count++;
   }
   HugeVector<Tet> tets(count);
   FORALLfacets {

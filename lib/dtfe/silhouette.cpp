@@ -70,9 +70,12 @@ bool Silhouette::column(std::int64_t u, std::int64_t& lo, std::int64_t& hi) cons
     const P2& a = vertex_[i];
     const P2& b = vertex_[(i + 1) % n];
     const std::int64_t dx = b[0] - a[0], r = (b[1] - a[1]) * (u - a[0]);
-    if (dx > 0) lo = std::max(lo, a[1] - floor_div(-r, dx));        // v - a_v >= ceil(r / dx)
-    else if (dx < 0) hi = std::min(hi, a[1] + floor_div(-r, -dx));  // v - a_v <= floor(-r / -dx)
-    else if (r > 0) return false;                                     // a vertical edge with u outside it
+    if (dx > 0)
+      lo = std::max(lo, a[1] - floor_div(-r, dx));  // v - a_v >= ceil(r / dx)
+    else if (dx < 0)
+      hi = std::min(hi, a[1] + floor_div(-r, -dx));  // v - a_v <= floor(-r / -dx)
+    else if (r > 0)
+      return false;  // a vertical edge with u outside it
   }
   return lo <= hi;
 }
@@ -95,9 +98,7 @@ std::uint64_t blank_uncovered_pixels(const FieldPoints& points, const FieldGeome
   for (std::size_t i = 0; i <= n; ++i) e[i] = to_lattice(static_cast<double>(i) * pix - 0.5 * g.size, points.scale);
   for (std::size_t i = 0; i <= n; ++i) hit[i] = s.column(e[i], lo[i], hi[i]) ? 1 : 0;
   // A pixel is wholly inside the (convex) silhouette when its four corners are.
-  auto corners_in = [&](std::size_t i, std::size_t j) {
-    return hit[i] && lo[i] <= e[j] && e[j + 1] <= hi[i];
-  };
+  auto corners_in = [&](std::size_t i, std::size_t j) { return hit[i] && lo[i] <= e[j] && e[j + 1] <= hi[i]; };
   std::uint64_t blanked = 0;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j)

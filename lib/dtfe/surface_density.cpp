@@ -57,8 +57,10 @@ FieldResult surface_density(const FieldPoints& points, const FieldGeometry& g, c
   const double area = g.pixel_size() * g.pixel_size();
   double total = 0;
   for (double s : r.sigma) {
-    if (std::isnan(s)) ++r.n_outside;
-    else total += s;
+    if (std::isnan(s))
+      ++r.n_outside;
+    else
+      total += s;
   }
   r.map_mass = total * area;
   return r;

@@ -26,9 +26,9 @@ struct MapSettings {
 };
 
 struct FieldResult {
-  std::vector<double> sigma;         // [resolution][resolution], snapshot mass / length^2
-  std::uint64_t n_particles = 0;     // particles (and images) in the window
-  std::uint64_t n_vertices = 0;      // distinct positions triangulated
+  std::vector<double> sigma;      // [resolution][resolution], snapshot mass / length^2
+  std::uint64_t n_particles = 0;  // particles (and images) in the window
+  std::uint64_t n_vertices = 0;   // distinct positions triangulated
   std::uint64_t n_tets = 0;
   std::uint64_t n_flat_tets = 0;
   std::uint64_t n_absorbed = 0;      // points the backend dropped (their mass went to a neighbour)

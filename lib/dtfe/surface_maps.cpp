@@ -25,8 +25,22 @@ constexpr int kMaxMarginLevel = 2200;
 
 // A field's numbers travel between ranks as one row of doubles: the statistics, then the map.
 enum Stat : std::size_t {
-  kIndex, kParticles, kVertices, kTets, kFlat, kAbsorbed, kSteps, kOutside, kWindowMass, kMapMass,
-  kTriangulation, kInterpolation, kPredicted, kRank, kSample, kStats
+  kIndex,
+  kParticles,
+  kVertices,
+  kTets,
+  kFlat,
+  kAbsorbed,
+  kSteps,
+  kOutside,
+  kWindowMass,
+  kMapMass,
+  kTriangulation,
+  kInterpolation,
+  kPredicted,
+  kRank,
+  kSample,
+  kStats
 };
 
 bool has_box(const SurfaceMapsInput& in) { return in.box_size[0] > 0 && in.box_size[1] > 0 && in.box_size[2] > 0; }
@@ -40,7 +54,8 @@ Extent extent_of(const SurfaceMapsInput& in, const mpi::Comm& comm) {
   const std::size_t n = in.position.size() / 3;
   for (std::size_t d = 0; d < 3; ++d) {
     double a = std::numeric_limits<double>::infinity(), b = -a;
-    for (std::size_t i = 0; i < n; ++i) a = std::min(a, in.position[3 * i + d]), b = std::max(b, in.position[3 * i + d]);
+    for (std::size_t i = 0; i < n; ++i)
+      a = std::min(a, in.position[3 * i + d]), b = std::max(b, in.position[3 * i + d]);
     e.lo[d] = comm.min(a);
     e.hi[d] = comm.max(b);
   }
@@ -61,7 +76,7 @@ grid::Box domain_of(const SurfaceMapsInput& in, bool periodic, const Extent& ext
             const double x = in.position[3 * i + d];
             if (x < 0 || x > in.box_size[d])
               throw core::Error::input("{}: a particle at {:g} lies outside the non-periodic box [0, {:g}] in axis {}",
-                                 in.snapshot, x, in.box_size[d], "xyz"[d]);
+                                       in.snapshot, x, in.box_size[d], "xyz"[d]);
           }
       });
     }
@@ -85,8 +100,9 @@ void place_centres(SurfaceMapsInput& in, const grid::Box& domain) {
       }
       const double lo = domain.origin[d], hi = domain.origin[d] + domain.extent[d];
       if (c[d] < lo || c[d] > hi)
-        throw core::Error::input("{}: centre {} ({:g}, {:g}, {:g}) lies outside the {} [{:g}, {:g}] in axis {} of a non-periodic snapshot",
-                           in.centres_file, i + 1, c[0], c[1], c[2], has_box(in) ? "box" : "particles' extent", lo, hi, "xyz"[d]);
+        throw core::Error::input(
+            "{}: centre {} ({:g}, {:g}, {:g}) lies outside the {} [{:g}, {:g}] in axis {} of a non-periodic snapshot",
+            in.centres_file, i + 1, c[0], c[1], c[2], has_box(in) ? "box" : "particles' extent", lo, hi, "xyz"[d]);
     }
   }
 }
@@ -94,8 +110,9 @@ void place_centres(SurfaceMapsInput& in, const grid::Box& domain) {
 // The fields whose centre lies in this rank's block, with their particle counts; refuses (on every
 // rank) the lowest field anywhere with fewer than 4 particles, and a largest field too large for memory.
 template <typename HalfOf>
-std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const grid::ParticleIndex& index, const VolumeDecomposition& blocks,
-                                    const HalfOf& half_of, const SurfaceMapsParams& params, const SurfaceMapsSummary& sum,
+std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const grid::ParticleIndex& index,
+                                    const VolumeDecomposition& blocks, const HalfOf& half_of,
+                                    const SurfaceMapsParams& params, const SurfaceMapsSummary& sum,
                                     const mpi::Comm& comm) {
   std::vector<FieldTask> tasks;
   for (std::size_t i = 0; i < in.centres.size(); ++i)
@@ -103,8 +120,10 @@ std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const grid::Part
   const auto few = std::find_if(tasks.begin(), tasks.end(), [](const FieldTask& t) { return t.n_particles < 4; });
   if (few != tasks.end()) {
     const Vec3& c = in.centres[few->index];
-    const core::Error e = core::Error::input("field {} at ({:g}, {:g}, {:g}) holds {} particle(s): a triangulation needs at least 4 (a larger --size or --depth?)",
-                                 in.ids[few->index], c[0], c[1], c[2], static_cast<long long>(few->n_particles));
+    const core::Error e = core::Error::input(
+        "field {} at ({:g}, {:g}, {:g}) holds {} particle(s): a triangulation needs at least 4 (a larger --size or "
+        "--depth?)",
+        in.ids[few->index], c[0], c[1], c[2], static_cast<long long>(few->n_particles));
     mpi::agree_first(comm, static_cast<std::int64_t>(few->index), &e);
   } else {
     mpi::agree_first(comm, 0, nullptr);
@@ -114,37 +133,45 @@ std::vector<FieldTask> count_fields(const SurfaceMapsInput& in, const grid::Part
   n_max = comm.max(n_max);
   const std::size_t n_fields = in.centres.size();
   const double map_bytes = 8.0 * params.resolution * static_cast<double>(params.resolution);
-  const double maps_held = 2.0 * (static_cast<double>(tasks.size()) + static_cast<double>(n_fields) / comm.size() + 1) * map_bytes;
+  const double maps_held =
+      2.0 * (static_cast<double>(tasks.size()) + static_cast<double>(n_fields) / comm.size() + 1) * map_bytes;
   const int node_ranks = mpi::ranks_on_node(comm);
   mpi::agree(comm, [&] {
     core::check_memory((static_cast<double>(n_max) * triangulation_bytes_per_point(params.map.backend) + maps_held +
-                  40.0 * static_cast<double>(index.size())) * node_ranks,
-                 core::available_memory_bytes(),
-                 fmt::format("the largest field ({} particles, {} triangulation) and {} maps of {}x{}",
-                             core::log::thousands(static_cast<long long>(n_max)), to_string(params.map.backend),
-                             n_fields, params.resolution, params.resolution));
+                        40.0 * static_cast<double>(index.size())) *
+                           node_ranks,
+                       core::available_memory_bytes(),
+                       fmt::format("the largest field ({} particles, {} triangulation) and {} maps of {}x{}",
+                                   core::log::thousands(static_cast<long long>(n_max)), to_string(params.map.backend),
+                                   n_fields, params.resolution, params.resolution));
   });
-  const std::string margin = sum.margin_min == sum.margin_max ? fmt::format("{:g}", sum.margin_max)
-                                                               : fmt::format("{:g} to {:g}", sum.margin_min, sum.margin_max);
-  core::log::info("{} fields of {}x{} pixels, side {:g}, depth {:g}, margin {}, line of sight {}; up to {} particles per field",
-            n_fields, params.resolution, params.resolution, params.size, sum.depth, margin, "xyz"[params.axis],
-            core::log::thousands(static_cast<long long>(n_max)));
+  const std::string margin = sum.margin_min == sum.margin_max
+                                 ? fmt::format("{:g}", sum.margin_max)
+                                 : fmt::format("{:g} to {:g}", sum.margin_min, sum.margin_max);
+  core::log::info(
+      "{} fields of {}x{} pixels, side {:g}, depth {:g}, margin {}, line of sight {}; up to {} particles per field",
+      n_fields, params.resolution, params.resolution, params.size, sum.depth, margin, "xyz"[params.axis],
+      core::log::thousands(static_cast<long long>(n_max)));
   return tasks;
 }
 
 // A field that failed (coplanar, too few distinct particles): the lowest, on every rank.
-void agree_on_failed_fields(const std::vector<FieldOutcome>& outcomes, const SurfaceMapsInput& in, const mpi::Comm& comm) {
+void agree_on_failed_fields(const std::vector<FieldOutcome>& outcomes, const SurfaceMapsInput& in,
+                            const mpi::Comm& comm) {
   const FieldOutcome* first = nullptr;
   for (const auto& o : outcomes)
     if (!o.error.empty() && (!first || o.index < first->index)) first = &o;
   if (!first) return mpi::agree_first(comm, 0, nullptr);
   const Vec3& c = in.centres[first->index];
-  const core::Error e = core::Error::input("field {} at ({:g}, {:g}, {:g}): {}", in.ids[first->index], c[0], c[1], c[2], first->error);
+  const core::Error e =
+      core::Error::input("field {} at ({:g}, {:g}, {:g}): {}", in.ids[first->index], c[0], c[1], c[2], first->error);
   mpi::agree_first(comm, static_cast<std::int64_t>(first->index), &e);
 }
 
 // Field i's row is written by the rank whose block of consecutive fields holds it (blocks in rank order).
-std::size_t block_begin(std::size_t n, int ranks, int r) { return n * static_cast<std::size_t>(r) / static_cast<std::size_t>(ranks); }
+std::size_t block_begin(std::size_t n, int ranks, int r) {
+  return n * static_cast<std::size_t>(r) / static_cast<std::size_t>(ranks);
+}
 
 // Each field's statistics and map to the rank that writes its row: that rank's block of fields, as
 // rows [kStats] and maps [pixels].
@@ -156,24 +183,38 @@ void gather(const std::vector<FieldOutcome>& outcomes, std::size_t n_fields, std
   auto writer = [&](std::size_t i) {
     return static_cast<int>(std::upper_bound(begins.begin(), begins.end(), outcomes[i].index) - begins.begin()) - 1;
   };
-  const std::vector<double> got = mpi::route_rows<double>(comm, outcomes.size(), row, writer, [&](std::size_t i, double* out) {
-    const FieldOutcome& o = outcomes[i];
-    const FieldResult& r = o.result;
-    const double stats[kStats] = {static_cast<double>(o.index), static_cast<double>(r.n_particles), static_cast<double>(r.n_vertices),
-                                  static_cast<double>(r.n_tets), static_cast<double>(r.n_flat_tets), static_cast<double>(r.n_absorbed),
-                                  static_cast<double>(r.steps), static_cast<double>(r.n_outside), r.window_mass, r.map_mass,
-                                  r.seconds_triangulation,
-                                  r.seconds_interpolation, o.predicted, static_cast<double>(o.rank), o.sample ? 1.0 : 0.0};
-    std::copy(stats, stats + kStats, out);
-    std::copy(r.sigma.begin(), r.sigma.end(), out + kStats);
-  });
-  const std::size_t first = begins[static_cast<std::size_t>(comm.rank())], mine = begins[static_cast<std::size_t>(comm.rank()) + 1] - first;
+  const std::vector<double> got =
+      mpi::route_rows<double>(comm, outcomes.size(), row, writer, [&](std::size_t i, double* out) {
+        const FieldOutcome& o = outcomes[i];
+        const FieldResult& r = o.result;
+        const double stats[kStats] = {static_cast<double>(o.index),
+                                      static_cast<double>(r.n_particles),
+                                      static_cast<double>(r.n_vertices),
+                                      static_cast<double>(r.n_tets),
+                                      static_cast<double>(r.n_flat_tets),
+                                      static_cast<double>(r.n_absorbed),
+                                      static_cast<double>(r.steps),
+                                      static_cast<double>(r.n_outside),
+                                      r.window_mass,
+                                      r.map_mass,
+                                      r.seconds_triangulation,
+                                      r.seconds_interpolation,
+                                      o.predicted,
+                                      static_cast<double>(o.rank),
+                                      o.sample ? 1.0 : 0.0};
+        std::copy(stats, stats + kStats, out);
+        std::copy(r.sigma.begin(), r.sigma.end(), out + kStats);
+      });
+  const std::size_t first = begins[static_cast<std::size_t>(comm.rank())],
+                    mine = begins[static_cast<std::size_t>(comm.rank()) + 1] - first;
   stat.assign(mine * kStats, 0.0);
   sigma.assign(mine * pixels, 0.0);
   for (std::size_t at = 0; at + row <= got.size(); at += row) {
     const auto i = static_cast<std::size_t>(got[at + kIndex]) - first;
-    std::copy(got.begin() + static_cast<long>(at), got.begin() + static_cast<long>(at + kStats), stat.begin() + static_cast<long>(i * kStats));
-    std::copy(got.begin() + static_cast<long>(at + kStats), got.begin() + static_cast<long>(at + row), sigma.begin() + static_cast<long>(i * pixels));
+    std::copy(got.begin() + static_cast<long>(at), got.begin() + static_cast<long>(at + kStats),
+              stat.begin() + static_cast<long>(i * kStats));
+    std::copy(got.begin() + static_cast<long>(at + kStats), got.begin() + static_cast<long>(at + row),
+              sigma.begin() + static_cast<long>(i * pixels));
   }
 }
 
@@ -201,13 +242,15 @@ void summarise(const std::vector<double>& stat, std::size_t n_fields, const mpi:
 
 }  // namespace
 
-SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, const mpi::Comm& comm,
+                         const core::PhaseReport& phase) {
   const auto axes = view_axes(params.axis);
-  const auto u = static_cast<std::size_t>(axes[0]), v = static_cast<std::size_t>(axes[1]), w = static_cast<std::size_t>(axes[2]);
+  const auto u = static_cast<std::size_t>(axes[0]), v = static_cast<std::size_t>(axes[1]),
+             w = static_cast<std::size_t>(axes[2]);
   const bool periodic = in.periodic && has_box(in);
   if (params.depth && periodic && *params.depth > in.box_size[w] * (1 + 1e-12))
-    throw core::Error::usage("--depth {:g} exceeds the periodic box ({:g}) along the line of sight: use --depth box", *params.depth,
-                       in.box_size[w]);
+    throw core::Error::usage("--depth {:g} exceeds the periodic box ({:g}) along the line of sight: use --depth box",
+                             *params.depth, in.box_size[w]);
   const Extent extent = periodic ? Extent{} : extent_of(in, comm);
   const grid::Box domain = domain_of(in, periodic, extent, comm);
   SurfaceMaps out;
@@ -253,7 +296,8 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
     for (std::size_t i = 0; i < n_fields; ++i) {
       int& k = last[i];
       if (periodic)
-        while (margin_at_level(params.margin, k) < 2 * std::max(in.box_size[u], in.box_size[v]) && k < kMaxMarginLevel) ++k;
+        while (margin_at_level(params.margin, k) < 2 * std::max(in.box_size[u], in.box_size[v]) && k < kMaxMarginLevel)
+          ++k;
       else
         while (!holds_all(i, k) && k < kMaxMarginLevel) ++k;
     }
@@ -262,7 +306,8 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
   // fields settle; wider in later rounds only if some field needs more.
   int held = 0;
   if (params.auto_margin && n_total > 0) {
-    const double projected = static_cast<double>(n_total) / (domain.extent[0] * domain.extent[1] * domain.extent[2]) * sum.depth;
+    const double projected =
+        static_cast<double>(n_total) / (domain.extent[0] * domain.extent[1] * domain.extent[2]) * sum.depth;
     const double spacing = 1 / std::sqrt(projected);
     while (held < max_last && margin_at_level(params.margin, held) < 2 * spacing) ++held;
   }
@@ -272,7 +317,8 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
   std::vector<char> settled(n_fields, params.auto_margin ? 0 : 1);
   std::optional<VolumeDecomposition> blocks;
   std::optional<grid::ParticleIndex> index;
-  GhostedParticles source{std::move(in.position), std::move(in.mass)};  // this rank's share, later the particles it owns
+  GhostedParticles source{std::move(in.position),
+                          std::move(in.mass)};  // this rank's share, later the particles it owns
   in.position = {};
   in.mass = {};
   for (;;) {
@@ -324,16 +370,17 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
   auto geometry = [&](std::size_t i) { return geometry_at(i, level[i]); };
   sum.margin_min = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < n_fields; ++i)
-    sum.margin_min = std::min(sum.margin_min, geometry(i).margin), sum.margin_max = std::max(sum.margin_max, geometry(i).margin);
+    sum.margin_min = std::min(sum.margin_min, geometry(i).margin),
+    sum.margin_max = std::max(sum.margin_max, geometry(i).margin);
   if (n_fields == 0) sum.margin_min = 0;
   const auto n_held = comm.sum<std::uint64_t>(index->size());
-  core::log::verbose("decomposition {}x{}x{}; {} particles held with ghost zones ({:.2f}x)", blocks->dims()[0], blocks->dims()[1],
-               blocks->dims()[2], core::log::thousands(static_cast<long long>(n_held)),
-               static_cast<double>(n_held) / static_cast<double>(std::max<std::uint64_t>(n_total, 1)));
+  core::log::verbose("decomposition {}x{}x{}; {} particles held with ghost zones ({:.2f}x)", blocks->dims()[0],
+                     blocks->dims()[1], blocks->dims()[2], core::log::thousands(static_cast<long long>(n_held)),
+                     static_cast<double>(n_held) / static_cast<double>(std::max<std::uint64_t>(n_total, 1)));
 
   core::enter(phase, "count");
-  const std::vector<FieldTask> tasks =
-      count_fields(in, *index, *blocks, [&](std::size_t i) { return half_at(i, level[i]); }, params, sum, comm);
+  const std::vector<FieldTask> tasks = count_fields(
+      in, *index, *blocks, [&](std::size_t i) { return half_at(i, level[i]); }, params, sum, comm);
 
   core::enter(phase, "fields");
   const auto outcomes = run_fields(
@@ -357,7 +404,8 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
     const double* s = &stat[i * kStats];
     auto count = [&](Stat k) { return static_cast<std::int64_t>(s[k]); };
     maps.rows.push_back({in.centres[first + i], in.ids[first + i], params.size, sum.depth, geometry(first + i).margin,
-                         params.resolution, params.axis, count(kParticles), count(kVertices), count(kTets), s[kWindowMass], s[kMapMass]});
+                         params.resolution, params.axis, count(kParticles), count(kVertices), count(kTets),
+                         s[kWindowMass], s[kMapMass]});
     maps.timing.push_back({s[kTriangulation], s[kInterpolation], s[kPredicted], count(kRank), count(kSample)});
   }
   maps.resolution = params.resolution;

@@ -89,7 +89,8 @@ void canonicalize(HugeVector<Tet>& tets, std::size_t n_points, int threads) {
   std::vector<std::int32_t> order(m);
   {
     std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
-    for (std::size_t i = 0; i < m; ++i) order[fill[static_cast<std::size_t>(tets[i].vertex[0])]++] = static_cast<std::int32_t>(i);
+    for (std::size_t i = 0; i < m; ++i)
+      order[fill[static_cast<std::size_t>(tets[i].vertex[0])]++] = static_cast<std::int32_t>(i);
   }
   auto less = [&](std::int32_t a, std::int32_t b) {
     const Tet& x = tets[static_cast<std::size_t>(a)];
@@ -127,7 +128,8 @@ Backend parse_backend(const std::string& text) {
   if (text == "auto") return cgal_available() ? Backend::cgal : Backend::qhull;
   if (text == "qhull") return Backend::qhull;
   if (text == "cgal") {
-    if (!cgal_available()) throw core::Error::usage("--backend cgal: this build of phew has no CGAL (use qhull or auto)");
+    if (!cgal_available())
+      throw core::Error::usage("--backend cgal: this build of phew has no CGAL (use qhull or auto)");
     return Backend::cgal;
   }
   throw core::Error::usage("--backend '{}': expected auto, cgal or qhull", text);
@@ -143,12 +145,14 @@ double triangulation_bytes_per_point(Backend b) {
 
 Triangulation triangulate(const FieldPoints& points, Backend backend, int threads) {
   if (points.size() < 4)
-    throw core::Error::input("{} distinct particles in the field: a Delaunay triangulation needs at least 4", points.size());
+    throw core::Error::input("{} distinct particles in the field: a Delaunay triangulation needs at least 4",
+                             points.size());
   if (coplanar(points))
     throw core::Error::input("all {} particles of the field lie in one plane: no 3-D triangulation", points.size());
   Triangulation t;
   t.tets = backend == Backend::cgal ? detail::triangulate_cgal(points, threads) : detail::triangulate_qhull(points);
-  if (t.tets.empty()) throw core::Error::internal("{} produced no tetrahedra for {} points", to_string(backend), points.size());
+  if (t.tets.empty())
+    throw core::Error::internal("{} produced no tetrahedra for {} points", to_string(backend), points.size());
   if (t.tets.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
     throw core::Error::input("{} tetrahedra: too many for one field (split it)", t.tets.size());
   canonicalize(t.tets, points.size(), threads);

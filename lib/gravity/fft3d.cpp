@@ -76,7 +76,8 @@ std::vector<Complex> SlabFft::forward(std::span<const double> real) const {
   const auto n1 = static_cast<std::size_t>(n_[1]), n2 = static_cast<std::size_t>(n_[2]);
   const auto nzc = static_cast<std::size_t>(nz_complex());
   const auto planes = static_cast<std::size_t>(x_slabs_.planes(comm_.rank()));
-  if (real.size() != planes * n1 * n2) throw core::Error::internal("SlabFft::forward: {} values for {} planes", real.size(), planes);
+  if (real.size() != planes * n1 * n2)
+    throw core::Error::internal("SlabFft::forward: {} values for {} planes", real.size(), planes);
   Plans& p = *plans_;
   std::vector<Complex> xs(planes * n1 * nzc);
   for (std::size_t row = 0; row < planes * n1; ++row) {  // z: real -> half spectrum
@@ -93,10 +94,12 @@ std::vector<Complex> SlabFft::forward(std::span<const double> real) const {
 }
 
 std::vector<double> SlabFft::backward(std::vector<Complex> ys) const {
-  const auto n0 = static_cast<std::size_t>(n_[0]), n1 = static_cast<std::size_t>(n_[1]), n2 = static_cast<std::size_t>(n_[2]);
+  const auto n0 = static_cast<std::size_t>(n_[0]), n1 = static_cast<std::size_t>(n_[1]),
+             n2 = static_cast<std::size_t>(n_[2]);
   const auto nzc = static_cast<std::size_t>(nz_complex());
   const auto my_ky = static_cast<std::size_t>(y_slabs_.planes(comm_.rank()));
-  if (ys.size() != my_ky * n0 * nzc) throw core::Error::internal("SlabFft::backward: {} values for {} ky planes", ys.size(), my_ky);
+  if (ys.size() != my_ky * n0 * nzc)
+    throw core::Error::internal("SlabFft::backward: {} values for {} ky planes", ys.size(), my_ky);
   Plans& p = *plans_;
   transform_lines(ys, my_ky, n0, nzc, p.backward_x, p.line_x.data);
   std::vector<Complex> xs = transpose(ys, y_slabs_, x_slabs_);

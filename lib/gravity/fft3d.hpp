@@ -44,7 +44,8 @@ class SlabFft {
   // [a][b][kz] with a distributed by `from` -> [b][a][kz] with b distributed by `to`: x-slabs [x][ky][kz]
   // to y-slabs [ky][x][kz] and back. Collective.
   std::vector<std::complex<double>> transpose(const std::vector<std::complex<double>>& in,
-                                              const mpi::SlabDecomposition& from, const mpi::SlabDecomposition& to) const;
+                                              const mpi::SlabDecomposition& from,
+                                              const mpi::SlabDecomposition& to) const;
 
   std::array<std::int64_t, 3> n_;
   const mpi::Comm& comm_;

@@ -9,8 +9,7 @@
 namespace phew::gravity {
 namespace {
 
-constexpr int kMaxDepth = 60;      // coincident particles end in a leaf, however many
-
+constexpr int kMaxDepth = 60;  // coincident particles end in a leaf, however many
 
 }  // namespace
 
@@ -31,7 +30,8 @@ PairForce::PairForce(double G, double softening, double r_split)
   }
 }
 
-bool Forest::cube_meets(const grid::GridGeometry& box, double cube_width, std::int64_t cx, std::array<double, 2> held_x) {
+bool Forest::cube_meets(const grid::GridGeometry& box, double cube_width, std::int64_t cx,
+                        std::array<double, 2> held_x) {
   const double lo = box.origin[0] + static_cast<double>(cx) * cube_width, hi = lo + cube_width;
   if (!box.periodic) return hi >= held_x[0] && lo <= held_x[1];
   if (held_x[1] - held_x[0] >= box.extent[0]) return true;
@@ -61,7 +61,8 @@ Forest::Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes,
     return p.first != q.first ? p.first < q.first : sources[p.second].id < sources[q.second].id;
   });
   if (sources.size() >= std::numeric_limits<std::uint32_t>::max())
-    throw core::Error::input("{} particles on one rank: too many for its gravity trees (run on more ranks)", sources.size());
+    throw core::Error::input("{} particles on one rank: too many for its gravity trees (run on more ranks)",
+                             sources.size());
   pos_.resize(3 * sources.size());
   mass_.resize(sources.size());
   index_.resize(sources.size());
@@ -124,8 +125,8 @@ std::array<std::int64_t, 3> Forest::cube_of(const double x[3]) const {
   return c;
 }
 
-void Forest::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre,
-                   double half, int depth) {
+void Forest::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre, double half,
+                   int depth) {
   Node node{};
   // Monopole, summed in the sources' order.
   double m = 0, c[3] = {0, 0, 0};
@@ -207,7 +208,8 @@ double box_distance2(const double p[3], const double centre[3], double half) {
 
 }  // namespace
 
-void Forest::list_group(std::int64_t root, const double shift[3], const Node& group, std::vector<Interaction>& list) const {
+void Forest::list_group(std::int64_t root, const double shift[3], const Node& group,
+                        std::vector<Interaction>& list) const {
   const double theta2 = params_.theta * params_.theta;
   const bool cut = force_.short_range();
   std::array<std::int64_t, 8 * kMaxDepth + 8> stack;
@@ -235,9 +237,11 @@ void Forest::list_group(std::int64_t root, const double shift[3], const Node& gr
   }
 }
 
-void Forest::list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& group, std::vector<Interaction>& list) const {
+void Forest::list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& group,
+                          std::vector<Interaction>& list) const {
   const std::int64_t side = cubes_[0] >> level;
-  const Moment& m = pyramid_[static_cast<std::size_t>(level)][static_cast<std::size_t>(grid::linear_index(c[0], c[1], c[2], side, side))];
+  const Moment& m = pyramid_[static_cast<std::size_t>(level)]
+                            [static_cast<std::size_t>(grid::linear_index(c[0], c[1], c[2], side, side))];
   if (m.mass == 0) return;
   if (m.size * m.size < params_.theta * params_.theta * box_distance2(m.com, group.centre, group.half)) {
     list.push_back({{m.com[0], m.com[1], m.com[2]}, m.mass});
@@ -249,7 +253,8 @@ void Forest::list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& 
     return;
   }
   const std::int64_t root = root_[static_cast<std::size_t>(key(c))];
-  if (root < 0) throw core::Error::internal("Forest: cube ({}, {}, {}) must be opened but is not held", c[0], c[1], c[2]);
+  if (root < 0)
+    throw core::Error::internal("Forest: cube ({}, {}, {}) must be opened but is not held", c[0], c[1], c[2]);
   const double no_shift[3] = {0, 0, 0};
   list_group(root, no_shift, group, list);
 }
@@ -266,10 +271,12 @@ void Forest::interactions(const Node& group, std::vector<Interaction>& list) con
   for (std::int64_t a = -1; a <= 1; ++a)
     for (std::int64_t b = -1; b <= 1; ++b)
       for (std::int64_t e = -1; e <= 1; ++e) {
-        const std::array<std::int64_t, 3> q{grid::fold_index(t[0] + a, cubes_[0], true), grid::fold_index(t[1] + b, cubes_[1], true),
+        const std::array<std::int64_t, 3> q{grid::fold_index(t[0] + a, cubes_[0], true),
+                                            grid::fold_index(t[1] + b, cubes_[1], true),
                                             grid::fold_index(t[2] + e, cubes_[2], true)};
         const std::int64_t root = root_[static_cast<std::size_t>(key(q))];
-        if (root == kNotHeld) throw core::Error::internal("Forest: cube ({}, {}, {}) is needed but not held", q[0], q[1], q[2]);
+        if (root == kNotHeld)
+          throw core::Error::internal("Forest: cube ({}, {}, {}) is needed but not held", q[0], q[1], q[2]);
         if (root == kEmpty) continue;
         double shift[3];
         for (std::size_t d = 0; d < 3; ++d) {
@@ -295,7 +302,8 @@ void Forest::accumulate(const double x[3], double& phi, double acc[3]) const {
   sum(list, x, phi, acc);
 }
 
-void Forest::accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report) const {
+void Forest::accumulate_group(std::size_t source,
+                              const std::function<void(std::size_t, double, const double*)>& report) const {
   const Node& group = nodes_[static_cast<std::size_t>(group_of_[position_of_[source]])];
   std::vector<Interaction> list;
   interactions(group, list);
@@ -333,7 +341,8 @@ void Forest::share_cube_moments(const mpi::Comm& comm, const std::function<bool(
         for (std::int64_t k = 0; k < side; ++k) {
           Moment m{0, {0, 0, 0}, 0};
           for (int o = 0; o < 8; ++o) {
-            const Moment& c = down[static_cast<std::size_t>(((2 * i + (o & 1)) * below + 2 * j + ((o >> 1) & 1)) * below + 2 * k + ((o >> 2) & 1))];
+            const Moment& c = down[static_cast<std::size_t>(
+                ((2 * i + (o & 1)) * below + 2 * j + ((o >> 1) & 1)) * below + 2 * k + ((o >> 2) & 1))];
             m.mass += c.mass;
             for (std::size_t d = 0; d < 3; ++d) m.com[d] += c.mass * c.com[d];
           }

@@ -28,7 +28,7 @@ namespace phew::gravity {
 class PairForce {
  public:
   PairForce(double G, double softening, double r_split = 0);
-  static constexpr int kTableSteps = 4096;  // linear interpolation in u = r / 2 r_s: error ~1e-8
+  static constexpr int kTableSteps = 4096;     // linear interpolation in u = r / 2 r_s: error ~1e-8
   static constexpr double kCutInSplits = 4.5;  // r_cut = 4.5 r_s (Gadget's choice: erfc(2.25) = 1.5e-3)
 
   bool short_range() const { return r_split_ > 0; }
@@ -41,8 +41,8 @@ class PairForce {
     double phi, acc;  // erfc(u) and erfc(u) + 2u/sqrt(pi) exp(-u^2), u = r / 2 r_s
   };
   double G_, eps2_, r_split_, r_cut_, r_cut2_;
-  double per_r_ = 0;             // table entries per unit of r
-  std::vector<Factors> table_;   // empty for the whole force
+  double per_r_ = 0;            // table entries per unit of r
+  std::vector<Factors> table_;  // empty for the whole force
 };
 
 inline void PairForce::add(double m, const double r[3], double& phi, double acc[3]) const {
@@ -76,7 +76,8 @@ struct Source {
 class Forest {
  public:
   struct Params {
-    double theta = 0.5;  // opening angle: a node of size l at distance d (to its centre of mass) is used whole when l < theta d
+    double theta =
+        0.5;  // opening angle: a node of size l at distance d (to its centre of mass) is used whole when l < theta d
     int leaf_size = 8;
   };
   // `box` is split into `cubes` per axis (periodic: box.periodic; a point outside an open box belongs to
@@ -85,11 +86,14 @@ class Forest {
   Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
          std::vector<Source> sources, PairForce force, Params params);
   // Whether the cube with x-index cx meets held_x (the rule the caller distributes particles by).
-  static bool cube_meets(const grid::GridGeometry& box, double cube_width, std::int64_t cx, std::array<double, 2> held_x);
+  static bool cube_meets(const grid::GridGeometry& box, double cube_width, std::int64_t cx,
+                         std::array<double, 2> held_x);
 
   std::array<double, 3> cube_size() const { return cube_size_; }
   std::array<std::int64_t, 3> cube_of(const double x[3]) const;
-  std::int64_t key(const std::array<std::int64_t, 3>& c) const { return grid::linear_index(c[0], c[1], c[2], cubes_[1], cubes_[2]); }
+  std::int64_t key(const std::array<std::int64_t, 3>& c) const {
+    return grid::linear_index(c[0], c[1], c[2], cubes_[1], cubes_[2]);
+  }
 
   // Open box only: the monopoles of all cubes, each from the one rank for which owns(cube key) is true,
   // and the pyramid over them. Needs a power-of-two number of cubes per axis. Collective.
@@ -105,7 +109,8 @@ class Forest {
   // report(source index, phi, acc) is called once per member, in tree order. The result for a source
   // depends only on its cube's tree, not on which member asked. Not collective.
   static constexpr std::uint32_t kGroupSize = 32;
-  void accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report) const;
+  void accumulate_group(std::size_t source,
+                        const std::function<void(std::size_t, double, const double*)>& report) const;
   // Which group a source belongs to (an index of the tree's nodes): sources of one group are computed
   // together, so threads given distinct groups never write the same source.
   std::int64_t group_of(std::size_t source) const { return group_of_[position_of_[source]]; }
@@ -116,7 +121,7 @@ class Forest {
     double com[3];
     double mass;
     double centre[3];
-    double half;  // half side of the node's cube
+    double half;               // half side of the node's cube
     std::int64_t first_child;  // 8 consecutive nodes; -1 for a leaf
     std::uint32_t begin, end;  // sources of a leaf, in tree order
   };
@@ -142,16 +147,16 @@ class Forest {
   std::array<double, 3> cube_size_{};
   PairForce force_;
   Params params_;
-  std::vector<double> pos_, mass_;       // sources in tree order
-  std::vector<std::uint32_t> index_;     // tree order -> index into the constructor's sources
+  std::vector<double> pos_, mass_;          // sources in tree order
+  std::vector<std::uint32_t> index_;        // tree order -> index into the constructor's sources
   std::vector<std::uint32_t> position_of_;  // the inverse
-  std::vector<std::int64_t> group_of_;   // tree order -> the group node (accumulate_group)
+  std::vector<std::int64_t> group_of_;      // tree order -> the group node (accumulate_group)
   // Partitioning space while the trees are built (freed afterwards).
   std::vector<double> scratch_pos_, scratch_mass_;
   std::vector<std::uint32_t> scratch_index_;
   std::vector<std::uint8_t> scratch_octant_;
   std::vector<Node> nodes_;
-  std::vector<std::int64_t> root_;       // per cube key: its tree's root node; kEmpty, or kNotHeld
+  std::vector<std::int64_t> root_;            // per cube key: its tree's root node; kEmpty, or kNotHeld
   std::vector<std::vector<Moment>> pyramid_;  // level 0: cubes; level l: (cubes / 2^l)^3
 };
 

@@ -14,7 +14,8 @@ double sinc(double x) { return x == 0 ? 1.0 : std::sin(x) / x; }
 
 }  // namespace
 
-double long_range_green(const std::array<std::int64_t, 3>& m, const grid::GridGeometry& mesh, double G, double r_split) {
+double long_range_green(const std::array<std::int64_t, 3>& m, const grid::GridGeometry& mesh, double G,
+                        double r_split) {
   double k2 = 0, window = 1;
   for (std::size_t d = 0; d < 3; ++d) {
     const double k = 2 * M_PI * static_cast<double>(m[d]) / mesh.extent[d];
@@ -26,13 +27,15 @@ double long_range_green(const std::array<std::int64_t, 3>& m, const grid::GridGe
   return -4 * M_PI * G / k2 * std::exp(-k2 * r_split * r_split) / (w2 * w2);
 }
 
-LongRangeField::LongRangeField(const grid::GridGeometry& mesh, double G, double r_split, std::span<const double> position,
-                               std::span<const double> mass, double reach, const mpi::Comm& comm)
+LongRangeField::LongRangeField(const grid::GridGeometry& mesh, double G, double r_split,
+                               std::span<const double> position, std::span<const double> mass, double reach,
+                               const mpi::Comm& comm)
     : mesh_(mesh), cell_(mesh.cell_size()), fft_(mesh.shape, comm) {
   if (!mesh.periodic) throw core::Error::internal("LongRangeField needs a periodic box");
   const auto& slabs = fft_.x_slabs();
   // The deposit on the FFT's own layout: its x-slabs, whole in y and z.
-  const mpi::BlockDecomposition fft_blocks({slabs, mpi::SlabDecomposition(mesh.shape[1], 1), mpi::SlabDecomposition(mesh.shape[2], 1)});
+  const mpi::BlockDecomposition fft_blocks(
+      {slabs, mpi::SlabDecomposition(mesh.shape[1], 1), mpi::SlabDecomposition(mesh.shape[2], 1)});
   grid::DepositResult dep = deposit(mesh, grid::Assignment::cic, fft_blocks, position, mass, comm);
   const double inv_volume = 1.0 / mesh.cell_volume();
   for (double& m : dep.mass) m *= inv_volume;  // mass -> density
@@ -43,14 +46,14 @@ LongRangeField::LongRangeField(const grid::GridGeometry& mesh, double G, double 
   std::size_t at = 0;
   for (std::int64_t ky = y0; ky < fft_.y_slabs().end(comm.rank()); ++ky)
     for (std::int64_t kx = 0; kx < n0; ++kx)
-      for (std::int64_t kz = 0; kz < nzc; ++kz) spectrum[at++] *= long_range_green({folded(kx, n0), folded(ky, n1), kz}, mesh, G, r_split);
+      for (std::int64_t kz = 0; kz < nzc; ++kz)
+        spectrum[at++] *= long_range_green({folded(kx, n0), folded(ky, n1), kz}, mesh, G, r_split);
   const std::vector<double> local = fft_.backward(std::move(spectrum));
 
   // Ghost planes: CIC reaches one plane beyond the sample's, the finite difference two more.
   const int width = static_cast<int>(std::ceil(reach / cell_[0])) + 3;
   const std::size_t plane = mesh.plane_cells();
-  const std::vector<double> ghosts =
-      mesh::fetch_ghost_planes<double>(comm, slabs, local, plane, width, true, 0.0);
+  const std::vector<double> ghosts = mesh::fetch_ghost_planes<double>(comm, slabs, local, plane, width, true, 0.0);
   first_plane_ = slabs.begin(comm.rank()) - width;
   held_planes_ = slabs.planes(comm.rank()) + 2 * width;
   phi_.reserve(static_cast<std::size_t>(held_planes_) * plane);
@@ -61,7 +64,8 @@ LongRangeField::LongRangeField(const grid::GridGeometry& mesh, double G, double 
 
 double LongRangeField::potential_at(std::int64_t i, std::int64_t j, std::int64_t k) const {
   const std::int64_t n1 = mesh_.shape[1], n2 = mesh_.shape[2];
-  return phi_[static_cast<std::size_t>(grid::linear_index(i, grid::fold_index(j, n1, true), grid::fold_index(k, n2, true), n1, n2))];
+  return phi_[static_cast<std::size_t>(
+      grid::linear_index(i, grid::fold_index(j, n1, true), grid::fold_index(k, n2, true), n1, n2))];
 }
 
 void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const {
@@ -90,9 +94,12 @@ void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const
         const std::int64_t i = c[0] + a, j = c[1] + b, k = c[2] + e;
         phi += w * potential_at(i, j, k);
         // -d phi / dx by the 4-point difference (8 (f1 - f-1) - (f2 - f-2)) / 12 h.
-        const double gx = 8 * (potential_at(i + 1, j, k) - potential_at(i - 1, j, k)) - (potential_at(i + 2, j, k) - potential_at(i - 2, j, k));
-        const double gy = 8 * (potential_at(i, j + 1, k) - potential_at(i, j - 1, k)) - (potential_at(i, j + 2, k) - potential_at(i, j - 2, k));
-        const double gz = 8 * (potential_at(i, j, k + 1) - potential_at(i, j, k - 1)) - (potential_at(i, j, k + 2) - potential_at(i, j, k - 2));
+        const double gx = 8 * (potential_at(i + 1, j, k) - potential_at(i - 1, j, k)) -
+                          (potential_at(i + 2, j, k) - potential_at(i - 2, j, k));
+        const double gy = 8 * (potential_at(i, j + 1, k) - potential_at(i, j - 1, k)) -
+                          (potential_at(i, j + 2, k) - potential_at(i, j - 2, k));
+        const double gz = 8 * (potential_at(i, j, k + 1) - potential_at(i, j, k - 1)) -
+                          (potential_at(i, j, k + 2) - potential_at(i, j, k - 2));
         acc[0] -= w * gx / (12 * cell_[0]);
         acc[1] -= w * gy / (12 * cell_[1]);
         acc[2] -= w * gz / (12 * cell_[2]);

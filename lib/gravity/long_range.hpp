@@ -39,7 +39,7 @@ class LongRangeField {
   SlabFft fft_;
   std::int64_t first_plane_ = 0;  // global (unwrapped) index of the first plane held
   std::int64_t held_planes_ = 0;
-  std::vector<double> phi_;       // [held_planes][n1][n2]
+  std::vector<double> phi_;  // [held_planes][n1][n2]
 };
 
 // The Green's function factor of mode (m0, m1, m2) (integer wave numbers in [-n/2, n/2]) for a mesh of

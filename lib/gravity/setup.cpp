@@ -19,7 +19,9 @@ Setup plan_potential(bool periodic, const std::array<double, 3>& box_size, std::
     std::int64_t n = params.pm_mesh;
     if (n == 0) {  // about one cell per particle, a power of two, 32 .. 512
       n = 32;
-      while (n < 512 && static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) < static_cast<double>(n_particles)) n *= 2;
+      while (n < 512 && static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) <
+                            static_cast<double>(n_particles))
+        n *= 2;
     }
     gs.mesh = grid::GridGeometry{{n, n, n}, whole.origin, whole.extent, true};
     const auto h = gs.mesh.cell_size();
@@ -31,10 +33,12 @@ Setup plan_potential(bool periodic, const std::array<double, 3>& box_size, std::
     gs.cube_reach = whole.extent[0] / static_cast<double>(gs.cubes[0]) * (1 + 1e-9);
     // The mesh is sampled at every member of a candidate's tree group (accumulate_group), and a group
     // can reach a whole cube beyond the candidate: the ghost planes must cover the reach + one cube.
-    gs.mesh_field = std::make_unique<LongRangeField>(gs.mesh, G, gs.r_split, position, mass, reach + gs.cube_reach, comm);
-    gs.description = fmt::format("computed: TreePM, long range on a {}^3 mesh (split scale {:.6g}), short range by "
-                                 "Barnes-Hut trees (theta {})",
-                                 n, gs.r_split, params.theta);
+    gs.mesh_field =
+        std::make_unique<LongRangeField>(gs.mesh, G, gs.r_split, position, mass, reach + gs.cube_reach, comm);
+    gs.description = fmt::format(
+        "computed: TreePM, long range on a {}^3 mesh (split scale {:.6g}), short range by "
+        "Barnes-Hut trees (theta {})",
+        n, gs.r_split, params.theta);
     return gs;
   }
   // Open box: cubes over the particles' bounding box, so that no particle lies outside its cube.
@@ -59,7 +63,8 @@ Setup plan_potential(bool periodic, const std::array<double, 3>& box_size, std::
     side = std::max(side, gs.box.extent[d] / 16);
   }
   gs.cubes = {16, 16, 16};
-  gs.cube_reach = side / params.theta + side;  // a cube (side l) is opened only by points within l / theta of its mass centre
+  gs.cube_reach =
+      side / params.theta + side;  // a cube (side l) is opened only by points within l / theta of its mass centre
   gs.description = fmt::format("computed: Barnes-Hut tree over all particles (open box, theta {})", params.theta);
   return gs;
 }

@@ -20,13 +20,13 @@ struct SetupParams {
 };
 
 struct Setup {
-  grid::GridGeometry box;                     // the forest's box: the snapshot's (periodic) or the particles' bounding box
+  grid::GridGeometry box;               // the forest's box: the snapshot's (periodic) or the particles' bounding box
   std::array<std::int64_t, 3> cubes{};  // forest cubes per axis
   double cube_reach = 0;                // how far beyond a rank's candidates it must hold whole cubes
-  grid::GridGeometry mesh;                    // periodic: the particle-mesh
+  grid::GridGeometry mesh;              // periodic: the particle-mesh
   double r_split = 0;                   // periodic: the TreePM split scale
   std::unique_ptr<LongRangeField> mesh_field;  // periodic: the long-range part
-  std::string description;             // for the output ("computed: TreePM, ...")
+  std::string description;                     // for the output ("computed: TreePM, ...")
 };
 
 constexpr double kSplitInCells = 1.25;  // r_s in mesh cells (Gadget's ASMTH)

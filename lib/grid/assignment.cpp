@@ -13,9 +13,12 @@ Assignment parse_assignment(const std::string& text) {
 
 const char* to_string(Assignment a) {
   switch (a) {
-    case Assignment::ngp: return "NGP";
-    case Assignment::cic: return "CIC";
-    case Assignment::tsc: return "TSC";
+    case Assignment::ngp:
+      return "NGP";
+    case Assignment::cic:
+      return "CIC";
+    case Assignment::tsc:
+      return "TSC";
   }
   return "CIC";
 }

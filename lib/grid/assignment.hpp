@@ -21,7 +21,8 @@ struct Weights1D {
 
 inline Weights1D weights_1d(Assignment a, double u) {
   switch (a) {
-    case Assignment::ngp: return {static_cast<long>(std::floor(u)), 1, {1.0, 0.0, 0.0}};
+    case Assignment::ngp:
+      return {static_cast<long>(std::floor(u)), 1, {1.0, 0.0, 0.0}};
     case Assignment::cic: {
       const double s = u - 0.5;  // distance in cells from the centre of the cell below
       const double f = std::floor(s);

@@ -136,8 +136,8 @@ class CloudBuckets {
 
 // Deposits the clouds of buckets [b0, b1) (bucket b is home plane lo + b) onto planes [x0, x1) of a
 // block whose rows are [y0, y1) x [z0, z1) (mass: plane x0 first, each plane the block's rows).
-void deposit_buckets(const GridGeometry& g, Assignment a, const CloudBuckets& clouds, long lo, std::size_t b0, std::size_t b1,
-                     long x0, long x1, const mpi::BlockDecomposition::Box& box, double* mass) {
+void deposit_buckets(const GridGeometry& g, Assignment a, const CloudBuckets& clouds, long lo, std::size_t b0,
+                     std::size_t b1, long x0, long x1, const mpi::BlockDecomposition::Box& box, double* mass) {
   const long ny = g.shape[1], nz = g.shape[2];
   const long y0 = box.lo[1], y1 = box.hi[1], z0 = box.lo[2], z1 = box.hi[2], bz = z1 - z0;
   const auto plane_cells = static_cast<std::size_t>((y1 - y0) * bz);
@@ -228,7 +228,8 @@ struct Deposit::State {
     comm.all_to_all<GridCloud>(std::span<const GridCloud>(send.data(), send.size()), counts, received);
     // Received clouds come grouped by source rank in rank order; the sizes of the groups are exchanged
     // too, so that each is filed under its source.
-    const std::vector<std::uint64_t> from = comm.all_to_all<std::uint64_t>(std::span<const std::uint64_t>(counts), ones);
+    const std::vector<std::uint64_t> from =
+        comm.all_to_all<std::uint64_t>(std::span<const std::uint64_t>(counts), ones);
     std::size_t at = 0;
     for (std::size_t source = 0; source < from.size(); ++source)
       for (std::uint64_t i = 0; i < from[source]; ++i) file(received[at++], source);
@@ -245,16 +246,16 @@ struct Deposit::State {
   long x0, x1;
   long lo, hi;  // the home planes summed here: the block's, and width-1 below
   CloudBuckets buckets;
-  std::vector<std::uint64_t> counts;                                    // several ranks: clouds per destination
+  std::vector<std::uint64_t> counts;  // several ranks: clouds per destination
   std::vector<std::uint64_t> ones = std::vector<std::uint64_t>(counts.size(), 1);  // one count to each rank
-  core::RawVector<GridCloud> chunk, send, received;                         // one add()'s clouds (reused)
+  core::RawVector<GridCloud> chunk, send, received;                                // one add()'s clouds (reused)
   std::uint64_t n_input = 0, outside = 0;
   double heaviest = 0;  // the largest particle mass inside: with the count, a bound on every sum
   bool finished = false;
 };
 
-Deposit::Deposit(const GridGeometry& grid, Assignment assignment, const mpi::BlockDecomposition& blocks, const mpi::Comm& comm,
-                 int threads)
+Deposit::Deposit(const GridGeometry& grid, Assignment assignment, const mpi::BlockDecomposition& blocks,
+                 const mpi::Comm& comm, int threads)
     : s_(std::make_unique<State>(grid, assignment, blocks, comm, threads)) {}
 
 Deposit::~Deposit() = default;
@@ -271,8 +272,10 @@ void Deposit::add(std::span<const double> position, std::span<const double> mass
       continue;
     }
     s.heaviest = std::max(s.heaviest, std::abs(mass[i]));
-    if (s.comm.size() == 1) s.file(c, 0);
-    else s.chunk.push_back(c);
+    if (s.comm.size() == 1)
+      s.file(c, 0);
+    else
+      s.chunk.push_back(c);
   }
   if (s.comm.size() > 1) s.route(std::span<const GridCloud>(s.chunk.data(), s.chunk.size()));
 }
@@ -286,8 +289,8 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
   const auto plane_cells = static_cast<std::size_t>(s.box.size()[1] * s.box.size()[2]);
   // The fixed-point unit of the total: every cell and the total are below the heaviest particle's mass
   // times the particles, values every decomposition agrees on.
-  const core::FixedScale scale =
-      core::FixedScale::for_total(s.comm.max(s.heaviest) * static_cast<double>(s.comm.sum<std::uint64_t>(s.n_input - s.outside)));
+  const core::FixedScale scale = core::FixedScale::for_total(
+      s.comm.max(s.heaviest) * static_cast<double>(s.comm.sum<std::uint64_t>(s.n_input - s.outside)));
 
   if (memory.before_sums) memory.before_sums();
 
@@ -313,7 +316,8 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
   std::vector<core::FixedInt> local_sums(planes, 0);
   core::parallel_for(s.threads, planes, block, [&](std::size_t p0, std::size_t p1, int) {
     const long bx0 = x0 + static_cast<long>(p0), bx1 = x0 + static_cast<long>(p1);
-    const auto b0 = static_cast<std::size_t>(bx0 - (width - 1) - lo), b1 = std::min(static_cast<std::size_t>(bx1 - lo), nbuckets);
+    const auto b0 = static_cast<std::size_t>(bx0 - (width - 1) - lo),
+               b1 = std::min(static_cast<std::size_t>(bx1 - lo), nbuckets);
     std::vector<double> scratch;
     double* out = result.mass.data() + p0 * plane_cells;
     if (memory.sink) {
@@ -322,7 +326,8 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
     }
     deposit_buckets(g, s.a, s.buckets, lo, b0, b1, bx0, bx1, s.box, out);
     for (std::size_t b = b0; b < b1; ++b)
-      if (const int mine = reached(b, bx0, bx1); mine > 0 && readers[b].fetch_sub(mine, std::memory_order_acq_rel) == mine)
+      if (const int mine = reached(b, bx0, bx1);
+          mine > 0 && readers[b].fetch_sub(mine, std::memory_order_acq_rel) == mine)
         s.buckets.release(b);
     // The total, exactly in fixed point: it does not depend on how blocks and threads cut the grid.
     for (std::size_t i = p0; i < p1; ++i) {
@@ -342,8 +347,8 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
 }
 
 DepositResult deposit(const GridGeometry& g, Assignment a, const mpi::BlockDecomposition& blocks,
-                      std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm, int threads,
-                      const DepositMemory& memory) {
+                      std::span<const double> position, std::span<const double> mass, const mpi::Comm& comm,
+                      int threads, const DepositMemory& memory) {
   Deposit d(g, a, blocks, comm, threads);
   d.add(position, mass);
   return d.finish(memory);

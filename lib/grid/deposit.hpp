@@ -23,10 +23,10 @@
 namespace phew::grid {
 
 struct DepositResult {
-  std::vector<double> mass;            // this rank's block [nx][ny][nz] (its sizes), mass per cell (empty with a PlaneSink)
-  std::uint64_t particles_in = 0;      // inside the grid (all ranks)
-  std::uint64_t particles_outside = 0; // outside a non-periodic grid, ignored (all ranks)
-  double mass_total = 0;               // sum of the grid, deterministic (all ranks)
+  std::vector<double> mass;        // this rank's block [nx][ny][nz] (its sizes), mass per cell (empty with a PlaneSink)
+  std::uint64_t particles_in = 0;  // inside the grid (all ranks)
+  std::uint64_t particles_outside = 0;  // outside a non-periodic grid, ignored (all ranks)
+  double mass_total = 0;                // sum of the grid, deterministic (all ranks)
 };
 
 // Takes each finished run of planes [p0, p1) of this rank's block (counted from its first plane) as
@@ -36,7 +36,7 @@ using PlaneSink = std::function<void(std::size_t p0, std::size_t p1, const doubl
 
 // What the deposit may do beyond its defaults, to hold less memory (the bits do not depend on them).
 struct DepositMemory {
-  PlaneSink sink;                    // set: blocks go to it and DepositResult::mass stays empty
+  PlaneSink sink;                     // set: blocks go to it and DepositResult::mass stays empty
   std::function<void()> before_sums;  // called once the clouds are in place, before the first block
                                       // is summed: where a caller allocates what the sink fills
 };

@@ -49,9 +49,11 @@ Box parse_region(const std::string& text) {
   // Beyond 1e30 no length unit phew knows (cm the smallest) describes a simulated volume; the extent
   // would also overflow or lose every digit of the cells (--region +-1e300).
   for (double v : r)
-    if (!(std::abs(v) <= 1e30)) throw core::Error::usage("region '{}': {:g} is not a finite coordinate within +-1e30", text, v);
+    if (!(std::abs(v) <= 1e30))
+      throw core::Error::usage("region '{}': {:g} is not a finite coordinate within +-1e30", text, v);
   for (std::size_t d = 0; d < 3; ++d) {
-    if (!(r[d + 3] > r[d])) throw core::Error::usage("region '{}': upper corner must be above the lower corner in every axis", text);
+    if (!(r[d + 3] > r[d]))
+      throw core::Error::usage("region '{}': upper corner must be above the lower corner in every axis", text);
     b.origin[d] = r[d];
     b.extent[d] = r[d + 3] - r[d];
   }

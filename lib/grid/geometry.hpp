@@ -43,7 +43,9 @@ struct GridGeometry {
     return static_cast<std::uint64_t>(shape[0]) * static_cast<std::uint64_t>(shape[1]) *
            static_cast<std::uint64_t>(shape[2]);
   }
-  std::uint64_t plane_cells() const { return static_cast<std::uint64_t>(shape[1]) * static_cast<std::uint64_t>(shape[2]); }
+  std::uint64_t plane_cells() const {
+    return static_cast<std::uint64_t>(shape[1]) * static_cast<std::uint64_t>(shape[2]);
+  }
   Box box() const { return {origin, extent, periodic}; }
 
   // The linear index (i*ny + j)*nz + k of a cell, and back.
@@ -62,14 +64,14 @@ struct GridGeometry {
 // Everything a grid file records besides the values (docs/formats.md, "grid.h5 (cic-project)").
 struct GridMeta {
   GridGeometry geometry;
-  std::string assignment;     // "CIC", "NGP", "TSC"
-  double total_mass = 0;      // deposited
-  double mean_density = 0;    // total_mass / grid volume
+  std::string assignment;   // "CIC", "NGP", "TSC"
+  double total_mass = 0;    // deposited
+  double mean_density = 0;  // total_mass / grid volume
   std::uint64_t n_particles = 0;
   std::string density_units;  // "(1e10 Msun/h)/(kpc/h)^3"
   std::string length_units;   // "kpc/h"
   std::string mass_units;
-  double particle_mass = 0;   // mass of one particle when all are equal, else 0
+  double particle_mass = 0;  // mass of one particle when all are equal, else 0
   double time = 0, redshift = 0;
   bool comoving = false;
   std::optional<double> omega_m, omega_lambda, hubble_param;
@@ -77,7 +79,9 @@ struct GridMeta {
 };
 
 // The separation d along an axis of a periodic box folded into [-box/2, box/2]; d itself otherwise.
-inline double minimum_image(double d, double box, bool periodic) { return periodic ? d - box * std::round(d / box) : d; }
+inline double minimum_image(double d, double box, bool periodic) {
+  return periodic ? d - box * std::round(d / box) : d;
+}
 
 // A position wrapped into [0, box); x itself when there is no box (box <= 0).
 inline double wrap_position(double x, double box) {
@@ -99,15 +103,20 @@ constexpr I linear_index(I i, I j, I k, I n1, I n2) {
   return (i * n1 + j) * n2 + k;
 }
 
-inline std::int64_t GridGeometry::linear(const CellIndex& c) const { return linear_index(c.i, c.j, c.k, shape[1], shape[2]); }
+inline std::int64_t GridGeometry::linear(const CellIndex& c) const {
+  return linear_index(c.i, c.j, c.k, shape[1], shape[2]);
+}
 
 // The cell holding position x: folded into the grid when it is periodic; nullopt outside an open grid.
 inline std::optional<CellIndex> cell_of(const GridGeometry& g, const double x[3]) {
   std::int64_t c[3];
   for (std::size_t d = 0; d < 3; ++d) {
-    c[d] = static_cast<std::int64_t>(std::floor((x[d] - g.origin[d]) / (g.extent[d] / static_cast<double>(g.shape[d]))));
-    if (g.periodic) c[d] = fold_index(c[d], g.shape[d], true);
-    else if (c[d] < 0 || c[d] >= g.shape[d]) return std::nullopt;
+    c[d] =
+        static_cast<std::int64_t>(std::floor((x[d] - g.origin[d]) / (g.extent[d] / static_cast<double>(g.shape[d]))));
+    if (g.periodic)
+      c[d] = fold_index(c[d], g.shape[d], true);
+    else if (c[d] < 0 || c[d] >= g.shape[d])
+      return std::nullopt;
   }
   return CellIndex{c[0], c[1], c[2]};
 }
@@ -116,8 +125,9 @@ inline std::optional<CellIndex> cell_of(const GridGeometry& g, const double x[3]
 inline CellIndex cell_of_clamped(const GridGeometry& g, const double x[3]) {
   std::int64_t c[3];
   for (std::size_t d = 0; d < 3; ++d)
-    c[d] = fold_index(static_cast<std::int64_t>(std::floor((x[d] - g.origin[d]) / (g.extent[d] / static_cast<double>(g.shape[d])))),
-                      g.shape[d], g.periodic);
+    c[d] = fold_index(
+        static_cast<std::int64_t>(std::floor((x[d] - g.origin[d]) / (g.extent[d] / static_cast<double>(g.shape[d])))),
+        g.shape[d], g.periodic);
   return CellIndex{c[0], c[1], c[2]};
 }
 

@@ -5,7 +5,8 @@
 
 namespace phew::grid {
 
-ParticleIndex::ParticleIndex(std::span<const double> position, std::span<const double> mass, const Box& box, double cell)
+ParticleIndex::ParticleIndex(std::span<const double> position, std::span<const double> mass, const Box& box,
+                             double cell)
     : box_(box) {
   const std::size_t n = position.size() / 3;
   const double max_cells = std::max(1.0, std::cbrt(static_cast<double>(n) / 4.0));

@@ -80,7 +80,8 @@ std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, 
     // The sphere (c, r) inside the ball (anchor, reach)? Remade at 1.25 r around the centre when it is
     // not, or when the ball is 1.6 times too wide (about every 9 steps): a step then scans about twice
     // the particles it counts. From the ball's own particles when the new ball lies inside the old.
-    const double off = std::isfinite(reach) ? std::sqrt((c[0] - anchor[0]) * (c[0] - anchor[0]) + (c[1] - anchor[1]) * (c[1] - anchor[1]) +
+    const double off = std::isfinite(reach) ? std::sqrt((c[0] - anchor[0]) * (c[0] - anchor[0]) +
+                                                        (c[1] - anchor[1]) * (c[1] - anchor[1]) +
                                                         (c[2] - anchor[2]) * (c[2] - anchor[2]))
                                             : 0.0;
     if (off + r > reach || 1.6 * r < reach) remake(c, 1.25 * r, off + 1.25 * r > reach);

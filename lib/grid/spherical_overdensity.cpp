@@ -43,7 +43,8 @@ Overdensity outermost_overdensity(std::span<const double> radius, std::span<cons
   return o;
 }
 
-std::vector<SoMasses> spherical_overdensity(const ParticleIndex& particles, std::span<const std::array<double, 3>> centres,
+std::vector<SoMasses> spherical_overdensity(const ParticleIndex& particles,
+                                            std::span<const std::array<double, 3>> centres,
                                             std::span<const double> start_radius, double max_radius,
                                             double critical_density, double delta_vir, std::size_t min_particles) {
   std::vector<SoMasses> out(centres.size());
@@ -77,7 +78,8 @@ std::vector<SoMasses> spherical_overdensity(const ParticleIndex& particles, std:
     // A Δ still reached at the edge of the largest sphere has its radius beyond it: not measurable.
     auto measure = [&](double delta) {
       const double target = delta * critical_density;
-      return inside >= target * sphere_volume(search) ? Overdensity{} : outermost_overdensity(r, m, target, min_particles);
+      return inside >= target * sphere_volume(search) ? Overdensity{}
+                                                      : outermost_overdensity(r, m, target, min_particles);
     };
     out[c] = {measure(delta_vir), measure(200.0)};
   }

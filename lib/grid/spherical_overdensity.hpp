@@ -50,7 +50,8 @@ Overdensity outermost_overdensity(std::span<const double> radius, std::span<cons
 // inside it would otherwise stop the growth). A Δ whose mean density is still above it at `max_radius`
 // is not measurable. Periodic separations through the nearest image (the index's box; max_radius at
 // most half the box). Not collective.
-std::vector<SoMasses> spherical_overdensity(const ParticleIndex& particles, std::span<const std::array<double, 3>> centres,
+std::vector<SoMasses> spherical_overdensity(const ParticleIndex& particles,
+                                            std::span<const std::array<double, 3>> centres,
                                             std::span<const double> start_radius, double max_radius,
                                             double critical_density, double delta_vir,
                                             std::size_t min_particles = kSoMinParticles);

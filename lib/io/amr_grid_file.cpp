@@ -13,9 +13,11 @@ constexpr const char* kLeaves = "/grid/leaves";
 
 bool is_adaptive_grid(const File& file) { return file.has(kLeaves); }
 
-void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement, std::span<const std::uint64_t> keys,
-                    std::span<const double> density, Precision precision, bool compress, const mpi::Comm& comm) {
-  if (keys.size() != density.size()) throw core::Error::internal("write_amr_grid: {} keys, {} densities", keys.size(), density.size());
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                    std::span<const std::uint64_t> keys, std::span<const double> density, Precision precision,
+                    bool compress, const mpi::Comm& comm) {
+  if (keys.size() != density.size())
+    throw core::Error::internal("write_amr_grid: {} keys, {} densities", keys.size(), density.size());
   file.create_group("/grid");
   write_grid_attributes(file, meta, "/grid");
   file.create_group(kLeaves);
@@ -52,7 +54,8 @@ void write_refinement(File& file, const std::string& group, const model::AmrRefi
   file.write_attribute(group, "refine_particles", refinement.refine_particles);
   file.write_attribute(group, "refine_mass", refinement.refine_mass);
   file.write_attribute<std::int32_t>(group, "buffer", refinement.buffer);
-  file.write_attribute<std::uint64_t>(group, "leaves_per_level", std::span<const std::uint64_t>(refinement.leaves_per_level));
+  file.write_attribute<std::uint64_t>(group, "leaves_per_level",
+                                      std::span<const std::uint64_t>(refinement.leaves_per_level));
 }
 
 model::AmrRefinement read_refinement(const File& file, const std::string& group) {
@@ -64,15 +67,17 @@ model::AmrRefinement read_refinement(const File& file, const std::string& group)
   r.leaves_per_level = file.read_attribute<std::uint64_t>(group, "leaves_per_level");
   if (r.levels < 0 || r.levels > 15 || r.leaves_per_level.size() != static_cast<std::size_t>(r.levels) + 1 ||
       !(r.refine_particles > 0) || !std::isfinite(r.refine_particles) || r.buffer < 0)
-    throw core::Error::input("{}: {} has a refinement cic-project cannot have written (levels {}, refine_particles {}, buffer {}, "
-                             "{} counts per level)",
-                             file.path(), group, r.levels, r.refine_particles, r.buffer, r.leaves_per_level.size());
+    throw core::Error::input(
+        "{}: {} has a refinement cic-project cannot have written (levels {}, refine_particles {}, buffer {}, "
+        "{} counts per level)",
+        file.path(), group, r.levels, r.refine_particles, r.buffer, r.leaves_per_level.size());
   return r;
 }
 
 model::AmrRefinement read_amr_refinement(const File& file) {
   if (!is_adaptive_grid(file))
-    throw core::Error::input("{}: not an adaptive grid (no {}: made without cic-project --refine)", file.path(), kLeaves);
+    throw core::Error::input("{}: not an adaptive grid (no {}: made without cic-project --refine)", file.path(),
+                             kLeaves);
   const model::AmrRefinement r = read_refinement(file, kLeaves);
   std::uint64_t total = 0;
   for (auto n : r.leaves_per_level) total += n;
@@ -84,7 +89,8 @@ model::AmrRefinement read_amr_refinement(const File& file) {
 
 grid::GridMeta read_amr_grid_meta(const File& file) {
   if (!is_adaptive_grid(file))
-    throw core::Error::input("{}: not an adaptive grid (no {}: made without cic-project --refine)", file.path(), kLeaves);
+    throw core::Error::input("{}: not an adaptive grid (no {}: made without cic-project --refine)", file.path(),
+                             kLeaves);
   return read_grid_attributes(file, "/grid", false);
 }
 
@@ -101,10 +107,12 @@ model::AmrLeaves read_amr_leaf_rows(const File& file, std::uint64_t begin, std::
     const std::uint64_t key = out.key[n];
     const double density = out.density[n];
     // The invariants every reader relies on: keys ascending, the level in the key, densities finite and >= 0.
-    if (static_cast<std::int8_t>(key & 0xF) != level[n] || (n > 0 && !(out.key[n - 1] < key)) || !std::isfinite(density) || density < 0)
-      throw core::Error::input("{}: leaf {} of /grid/leaves (key {}, level {}, density {}) is not a leaf cic-project writes "
-                               "(keys ascending, the level in the key's low 4 bits, densities finite and not negative)",
-                               file.path(), begin + n, key, level[n], density);
+    if (static_cast<std::int8_t>(key & 0xF) != level[n] || (n > 0 && !(out.key[n - 1] < key)) ||
+        !std::isfinite(density) || density < 0)
+      throw core::Error::input(
+          "{}: leaf {} of /grid/leaves (key {}, level {}, density {}) is not a leaf cic-project writes "
+          "(keys ascending, the level in the key's low 4 bits, densities finite and not negative)",
+          file.path(), begin + n, key, level[n], density);
   }
   return out;
 }

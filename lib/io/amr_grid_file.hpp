@@ -21,8 +21,9 @@ bool is_adaptive_grid(const File& file);
 // and densities) after the runs of lower ranks (the runs in rank order are the mesh in key order).
 // `compress`: chunks of kLeafChunk rows, shuffled and deflated. Collective.
 inline constexpr std::uint64_t kLeafChunk = 1 << 16;
-void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement, std::span<const std::uint64_t> keys,
-                    std::span<const double> density, Precision precision, bool compress, const mpi::Comm& comm);
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                    std::span<const std::uint64_t> keys, std::span<const double> density, Precision precision,
+                    bool compress, const mpi::Comm& comm);
 
 // The refinement and the number of leaves; Error(input) when the file is not an adaptive grid or its
 // refinement is not one cic-project could have written.

@@ -8,8 +8,8 @@
 namespace phew::io {
 
 // The rows this file maps (lib/model).
-using model::ArborField;
 using model::Arbor;
+using model::ArborField;
 namespace {
 
 std::size_t rows_of(const ArborField& f) { return f.integers.empty() ? f.values.size() : f.integers.size(); }

@@ -125,8 +125,10 @@ std::string owner_on_this_host(const std::string& name) {
 std::string temp_name_for(const std::string& final_path) {
   const fs::path dir = folder_of(final_path);
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw core::Error::io("{}: output folder {} does not exist", final_path, dir.string());
-  if (access(dir.c_str(), W_OK) != 0) throw core::Error::io("{}: output folder {} is not writable", final_path, dir.string());
+  if (!fs::is_directory(dir, ec))
+    throw core::Error::io("{}: output folder {} does not exist", final_path, dir.string());
+  if (access(dir.c_str(), W_OK) != 0)
+    throw core::Error::io("{}: output folder {} is not writable", final_path, dir.string());
   // The host and PID name the owner (for the cleanup after a killed run); six random characters tell a
   // process's files apart. Short, whatever the output's name (Open MPI extends it for its own files).
   static std::mt19937_64 random(std::random_device{}() ^ static_cast<std::uint64_t>(getpid()));

@@ -62,7 +62,7 @@ class Commit {
 
  private:
   std::vector<std::pair<std::string, std::string>> files_;  // (temporary, final)
-  std::vector<int> slots_;                                   // in the signal-cleanup registry
+  std::vector<int> slots_;                                  // in the signal-cleanup registry
   bool applied_ = false;
 };
 

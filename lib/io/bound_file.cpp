@@ -18,53 +18,126 @@ const Table<BoundObject>& bound_object_table() {
   static const Table<BoundObject> t =
       // clang-format off: one column and its constraints per line
       Table<BoundObject>()
-          .column("id", &BoundObject::id, Unit::none, "the clump's ID (clumps.h5)").above(0).unique()
-          .column("parent", &BoundObject::parent, Unit::none, "the object its unbound particles pass to; 0 for a halo").refers_to("/objects/id", true)
-          .column("halo", &BoundObject::halo, Unit::none, "the top of its hierarchy").refers_to("/objects/id")
-          .column("depth", &BoundObject::depth, Unit::none, "ancestors: 0 for a halo").at_least(0)
-          .column("n_particles", &BoundObject::n_particles, Unit::none, "particles unbound here: own and sub-objects' bound").at_least(0)
-          .column("n_received", &BoundObject::n_received, Unit::none, "own particles passed up from sub-objects").at_least(0)
-          .column("n_bound", &BoundObject::n_bound, Unit::none, "own bound particles (exclusive)").at_least(0)
-          .column("n_bound_inclusive", &BoundObject::n_bound_inclusive, Unit::none, "with the sub-objects' bound particles").at_least(0)
-          .column("mass", &BoundObject::mass, Unit::mass, "bound mass, exclusive of bound sub-objects").finite().at_least(0)
-          .column("mass_inclusive", &BoundObject::mass_inclusive, Unit::mass, "bound mass with the sub-objects'").finite().at_least(0)
-          .column("peak_position", &BoundObject::peak_position, Unit::length, "density peak (clumps.h5), comoving").finite()
-          .column("centre", &BoundObject::centre, Unit::length, "the centre the properties use (--centre), comoving").measured()
-          .column("centre_of_mass", &BoundObject::centre_of_mass, Unit::length, "of the bound particles, comoving").measured()
+          .column("id", &BoundObject::id, Unit::none, "the clump's ID (clumps.h5)")
+          .above(0)
+          .unique()
+          .column("parent", &BoundObject::parent, Unit::none, "the object its unbound particles pass to; 0 for a halo")
+          .refers_to("/objects/id", true)
+          .column("halo", &BoundObject::halo, Unit::none, "the top of its hierarchy")
+          .refers_to("/objects/id")
+          .column("depth", &BoundObject::depth, Unit::none, "ancestors: 0 for a halo")
+          .at_least(0)
+          .column("n_particles", &BoundObject::n_particles, Unit::none,
+                  "particles unbound here: own and sub-objects' bound")
+          .at_least(0)
+          .column("n_received", &BoundObject::n_received, Unit::none, "own particles passed up from sub-objects")
+          .at_least(0)
+          .column("n_bound", &BoundObject::n_bound, Unit::none, "own bound particles (exclusive)")
+          .at_least(0)
+          .column("n_bound_inclusive", &BoundObject::n_bound_inclusive, Unit::none,
+                  "with the sub-objects' bound particles")
+          .at_least(0)
+          .column("mass", &BoundObject::mass, Unit::mass, "bound mass, exclusive of bound sub-objects")
+          .finite()
+          .at_least(0)
+          .column("mass_inclusive", &BoundObject::mass_inclusive, Unit::mass, "bound mass with the sub-objects'")
+          .finite()
+          .at_least(0)
+          .column("peak_position", &BoundObject::peak_position, Unit::length, "density peak (clumps.h5), comoving")
+          .finite()
+          .column("centre", &BoundObject::centre, Unit::length, "the centre the properties use (--centre), comoving")
+          .measured()
+          .column("centre_of_mass", &BoundObject::centre_of_mass, Unit::length, "of the bound particles, comoving")
+          .measured()
           .column("most_bound_position", &BoundObject::most_bound_position, Unit::length,
-                  "the bound particle of lowest energy (ties by ID), comoving").measured()
+                  "the bound particle of lowest energy (ties by ID), comoving")
+          .measured()
           .column("potential_minimum_position", &BoundObject::potential_minimum_position, Unit::length,
-                  "the bound particle of lowest potential, comoving").measured()
+                  "the bound particle of lowest potential, comoving")
+          .measured()
           .column("shrinking_sphere_centre", &BoundObject::shrinking_sphere_centre, Unit::length,
-                  "shrinking spheres over the bound particles (Power et al. 2003), comoving").measured()
-          .column("bulk_velocity", &BoundObject::bulk_velocity, Unit::velocity, "mass-weighted, of the bound particles").measured()
-          .column("angular_momentum", &BoundObject::angular_momentum, Unit::angular_momentum,
-                  "J of the bound particles about the centre, in the object's frame (physical separations and velocities)").measured()
-          .column("vrms", &BoundObject::vrms, Unit::velocity, "3-D, in the object's frame, physical").measured().at_least(0)
-          .column("vmax", &BoundObject::vmax, Unit::velocity, "peak circular velocity sqrt(G M(<r) / r), physical").measured().at_least(0)
-          .column("rmax", &BoundObject::rmax, Unit::length, "radius of vmax, comoving").measured().at_least(0)
-          .column("virial_ratio", &BoundObject::virial_ratio, Unit::none, "T / |U|").measured().at_least(0)
-          .column("spin_peebles", &BoundObject::spin_peebles).measured().at_least(0)
-          .column("spin_bullock", &BoundObject::spin_bullock).measured().at_least(0)
-          .column("mvir", &BoundObject::mvir, Unit::mass, "bound particles inside rvir (Bryan & Norman)").measured().at_least(0)
-          .column("rvir", &BoundObject::rvir, Unit::length, "comoving").measured().at_least(0)
-          .column("m200c", &BoundObject::m200c, Unit::mass, "bound particles only").measured().at_least(0)
-          .column("r200c", &BoundObject::r200c, Unit::length, "comoving").measured().at_least(0)
-          .column("m200m", &BoundObject::m200m, Unit::mass, "bound particles only").measured().at_least(0)
-          .column("r200m", &BoundObject::r200m, Unit::length, "comoving").measured().at_least(0)
-          .column("m500c", &BoundObject::m500c, Unit::mass, "bound particles only").measured().at_least(0)
-          .column("r500c", &BoundObject::r500c, Unit::length, "comoving").measured().at_least(0)
-          .column("rs_klypin", &BoundObject::rs_klypin, Unit::length, "NFW scale radius from vmax / vvir, comoving").measured().at_least(0)
-          .column("concentration_klypin", &BoundObject::concentration_klypin, Unit::none, "rvir / rs_klypin").measured().at_least(0)
-          .column("rs_fit", &BoundObject::rs_fit, Unit::length, "NFW scale radius of the profile fit, comoving").measured().at_least(0)
-          .column("concentration_fit", &BoundObject::concentration_fit, Unit::none, "rvir / rs_fit").measured().at_least(0)
-          .column("b_to_a", &BoundObject::b_to_a, Unit::none, "reduced inertia tensor inside rvir").measured().at_least(0).at_most(1)
-          .column("c_to_a", &BoundObject::c_to_a, Unit::none, "reduced inertia tensor inside rvir").measured().at_least(0).at_most(1)
-          .column("xoff", &BoundObject::xoff, Unit::length, "centre to centre of mass inside rvir, comoving").measured().at_least(0)
-          .column("iterations", &BoundObject::iterations, Unit::none, "removal passes").at_least(0)
-          .column("converged", &BoundObject::converged, Unit::none, "1: the last pass removed nothing").at_least(0).at_most(1)
-          .column("dissolved", &BoundObject::dissolved, Unit::none, "1: too few bound particles, all passed on").at_least(0).at_most(1);
-      // clang-format on
+                  "shrinking spheres over the bound particles (Power et al. 2003), comoving")
+          .measured()
+          .column("bulk_velocity", &BoundObject::bulk_velocity, Unit::velocity, "mass-weighted, of the bound particles")
+          .measured()
+          .column(
+              "angular_momentum", &BoundObject::angular_momentum, Unit::angular_momentum,
+              "J of the bound particles about the centre, in the object's frame (physical separations and velocities)")
+          .measured()
+          .column("vrms", &BoundObject::vrms, Unit::velocity, "3-D, in the object's frame, physical")
+          .measured()
+          .at_least(0)
+          .column("vmax", &BoundObject::vmax, Unit::velocity, "peak circular velocity sqrt(G M(<r) / r), physical")
+          .measured()
+          .at_least(0)
+          .column("rmax", &BoundObject::rmax, Unit::length, "radius of vmax, comoving")
+          .measured()
+          .at_least(0)
+          .column("virial_ratio", &BoundObject::virial_ratio, Unit::none, "T / |U|")
+          .measured()
+          .at_least(0)
+          .column("spin_peebles", &BoundObject::spin_peebles)
+          .measured()
+          .at_least(0)
+          .column("spin_bullock", &BoundObject::spin_bullock)
+          .measured()
+          .at_least(0)
+          .column("mvir", &BoundObject::mvir, Unit::mass, "bound particles inside rvir (Bryan & Norman)")
+          .measured()
+          .at_least(0)
+          .column("rvir", &BoundObject::rvir, Unit::length, "comoving")
+          .measured()
+          .at_least(0)
+          .column("m200c", &BoundObject::m200c, Unit::mass, "bound particles only")
+          .measured()
+          .at_least(0)
+          .column("r200c", &BoundObject::r200c, Unit::length, "comoving")
+          .measured()
+          .at_least(0)
+          .column("m200m", &BoundObject::m200m, Unit::mass, "bound particles only")
+          .measured()
+          .at_least(0)
+          .column("r200m", &BoundObject::r200m, Unit::length, "comoving")
+          .measured()
+          .at_least(0)
+          .column("m500c", &BoundObject::m500c, Unit::mass, "bound particles only")
+          .measured()
+          .at_least(0)
+          .column("r500c", &BoundObject::r500c, Unit::length, "comoving")
+          .measured()
+          .at_least(0)
+          .column("rs_klypin", &BoundObject::rs_klypin, Unit::length, "NFW scale radius from vmax / vvir, comoving")
+          .measured()
+          .at_least(0)
+          .column("concentration_klypin", &BoundObject::concentration_klypin, Unit::none, "rvir / rs_klypin")
+          .measured()
+          .at_least(0)
+          .column("rs_fit", &BoundObject::rs_fit, Unit::length, "NFW scale radius of the profile fit, comoving")
+          .measured()
+          .at_least(0)
+          .column("concentration_fit", &BoundObject::concentration_fit, Unit::none, "rvir / rs_fit")
+          .measured()
+          .at_least(0)
+          .column("b_to_a", &BoundObject::b_to_a, Unit::none, "reduced inertia tensor inside rvir")
+          .measured()
+          .at_least(0)
+          .at_most(1)
+          .column("c_to_a", &BoundObject::c_to_a, Unit::none, "reduced inertia tensor inside rvir")
+          .measured()
+          .at_least(0)
+          .at_most(1)
+          .column("xoff", &BoundObject::xoff, Unit::length, "centre to centre of mass inside rvir, comoving")
+          .measured()
+          .at_least(0)
+          .column("iterations", &BoundObject::iterations, Unit::none, "removal passes")
+          .at_least(0)
+          .column("converged", &BoundObject::converged, Unit::none, "1: the last pass removed nothing")
+          .at_least(0)
+          .at_most(1)
+          .column("dissolved", &BoundObject::dissolved, Unit::none, "1: too few bound particles, all passed on")
+          .at_least(0)
+          .at_most(1);
+  // clang-format on
   return t;
 }
 
@@ -72,22 +145,29 @@ const Table<BoundParticle>& bound_particle_table() {
   static const Table<BoundParticle> t =
       // clang-format off: one column and its constraints per line
       Table<BoundParticle>()
-          .column("id", &BoundParticle::id).ascending()
-          .column("member_of", &BoundParticle::member_of, Unit::none, "the object it was given to: the clump of its test cell, or its peak")
+          .column("id", &BoundParticle::id)
+          .ascending()
+          .column("member_of", &BoundParticle::member_of, Unit::none,
+                  "the object it was given to: the clump of its test cell, or its peak")
           .refers_to("/objects/id")
           .column("object", &BoundParticle::object, Unit::none, "the object it is bound to (exclusively); 0: unbound")
           .refers_to("/objects/id", true)
-          .column("energy", &BoundParticle::energy, Unit::energy, "specific energy in the last object that tested it").measured();
-      // clang-format on
+          .column("energy", &BoundParticle::energy, Unit::energy, "specific energy in the last object that tested it")
+          .measured();
+  // clang-format on
   return t;
 }
 
 const Table<MostBoundRow>& most_bound_table() {
   // clang-format off: one column and its constraints per line
   static const Table<MostBoundRow> t = Table<MostBoundRow>()
-                                           .column("object", &MostBoundRow::object).refers_to("/objects/id").non_decreasing()
-                                           .column("rank", &MostBoundRow::rank, Unit::none, "0: the most bound").at_least(0)
-                                           .column("particle_id", &MostBoundRow::id).refers_to("/particles/id");
+                                           .column("object", &MostBoundRow::object)
+                                           .refers_to("/objects/id")
+                                           .non_decreasing()
+                                           .column("rank", &MostBoundRow::rank, Unit::none, "0: the most bound")
+                                           .at_least(0)
+                                           .column("particle_id", &MostBoundRow::id)
+                                           .refers_to("/particles/id");
   // clang-format on
   return t;
 }
@@ -100,7 +180,8 @@ void write_bound(File& f, const model::Bound& b, const mpi::Comm& comm) {
   units.mass = b.grid.mass_units;
   units.velocity = b.meta.velocity_units;
   units.energy = b.meta.energy_units;
-  units.angular_momentum = "(" + b.grid.mass_units + ") (" + b.grid.length_units + ", physical) (" + b.meta.velocity_units + ")";
+  units.angular_momentum =
+      "(" + b.grid.mass_units + ") (" + b.grid.length_units + ", physical) (" + b.meta.velocity_units + ")";
   bound_object_table().write(f, "/objects", b.objects, units, comm);
   bound_particle_table().write(f, "/particles", b.particles, units, comm);
   most_bound_table().write(f, "/most_bound", b.most_bound, units, comm);
@@ -144,16 +225,18 @@ std::vector<model::VoterRow> read_bound_voters(const File& f, const std::vector<
   const std::vector<MostBoundRow> most = most_bound_table().read(f, "/most_bound");
   const auto pid = f.read<std::uint64_t>("/particles/id");
   const auto energy = f.read<double>("/particles/energy");
-  if (pid.size() != energy.size()) throw core::Error::input("{}: /particles/id and /particles/energy differ in length", f.path());
+  if (pid.size() != energy.size())
+    throw core::Error::input("{}: /particles/id and /particles/energy differ in length", f.path());
   std::vector<model::VoterRow> out;
   out.reserve(most.size());
   for (std::size_t i = 0; i < most.size(); ++i) {
     const MostBoundRow& m = most[i];
     if (!std::binary_search(ids.begin(), ids.end(), m.object))
-      throw core::Error::input("{}: /most_bound/object row {} is {}, not a peak of {} (unbound from another file?)", f.path(), i,
-                               m.object, peaks_path);
+      throw core::Error::input("{}: /most_bound/object row {} is {}, not a peak of {} (unbound from another file?)",
+                               f.path(), i, m.object, peaks_path);
     if (i > 0 && (m.object < most[i - 1].object || (m.object == most[i - 1].object && m.rank <= most[i - 1].rank)))
-      throw core::Error::input("{}: /most_bound row {} is out of order (expected rows by object, then rank)", f.path(), i);
+      throw core::Error::input("{}: /most_bound row {} is out of order (expected rows by object, then rank)", f.path(),
+                               i);
     const auto at = std::lower_bound(pid.begin(), pid.end(), m.id);
     if (at == pid.end() || *at != m.id)
       throw core::Error::input("{}: /most_bound/particle_id row {} is {}, not in /particles", f.path(), i, m.id);
@@ -167,7 +250,8 @@ void write_yt_halo_catalogue(File& f, const std::vector<BoundObject>& all, const
   // yt indexes haloes by position: only objects with bound particles (a finite centre) are haloes to it.
   std::vector<BoundObject> objects;
   for (const BoundObject& o : all)
-    if (!o.dissolved && o.n_bound > 0 && std::isfinite(o.centre[0]) && std::isfinite(o.centre[1]) && std::isfinite(o.centre[2]))
+    if (!o.dissolved && o.n_bound > 0 && std::isfinite(o.centre[0]) && std::isfinite(o.centre[1]) &&
+        std::isfinite(o.centre[2]))
       objects.push_back(o);
   // cgs, as yt's halo_catalog fields are declared (yt/frontends/halo_catalog/fields.py): physical
   // lengths (a times comoving: yt parses the domain's units before it knows the cosmology, so its
@@ -176,7 +260,8 @@ void write_yt_halo_catalogue(File& f, const std::vector<BoundObject>& all, const
   const double cm = meta.length_in_cm / h * (meta.comoving ? meta.scale_factor : 1.0), g = meta.mass_in_g / h;
   const double cms = meta.velocity_in_cm_per_s;
   const std::string length = "cm";
-  auto column = [&](const std::string& name, const std::string& units, const std::function<double(const BoundObject&)>& value) {
+  auto column = [&](const std::string& name, const std::string& units,
+                    const std::function<double(const BoundObject&)>& value) {
     std::vector<double> v;
     v.reserve(objects.size());
     for (const BoundObject& o : objects) v.push_back(value(o));

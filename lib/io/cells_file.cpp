@@ -24,10 +24,12 @@ void write_index(File& f, std::span<const std::int64_t> cells, const std::string
 
 }  // namespace
 
-void write_cell_index(File& f, const grid::GridGeometry& g, std::span<const std::int64_t> cells, const mpi::Comm& comm) {
-  write_index(f, cells,
-              "global cell index (C order over [nx][ny][nz]) of every test cell (above the density threshold), ascending",
-              comm);
+void write_cell_index(File& f, const grid::GridGeometry& g, std::span<const std::int64_t> cells,
+                      const mpi::Comm& comm) {
+  write_index(
+      f, cells,
+      "global cell index (C order over [nx][ny][nz]) of every test cell (above the density threshold), ascending",
+      comm);
 
   // Cells per plane: each rank's runs of one plane as (plane, count), gathered (a plane may be shared
   // by ranks), then the running sum.
@@ -75,8 +77,8 @@ void check_cells_format(const File& f, const std::string& remedy) {
   const std::int64_t found =
       f.has_attribute("/", "format_version") ? f.read_attribute_scalar<std::int64_t>("/", "format_version") : 1;
   if (found != kCellsFormatVersion)
-    throw core::Error::input("{}: format version {} ({}), but this phew reads version {} (sparse /cells): {}", f.path(), found,
-                       found == 1 ? "dense label grids" : "unknown", kCellsFormatVersion, remedy);
+    throw core::Error::input("{}: format version {} ({}), but this phew reads version {} (sparse /cells): {}", f.path(),
+                             found, found == 1 ? "dense label grids" : "unknown", kCellsFormatVersion, remedy);
 }
 
 void write_cell_keys(File& f, std::span<const std::int64_t> keys, const mpi::Comm& comm) {
@@ -88,7 +90,9 @@ void write_cell_keys(File& f, std::span<const std::int64_t> keys, const mpi::Com
 
 std::uint64_t count_test_cells(const File& f) { return f.dataset_info("/cells/index").elements(); }
 
-std::int64_t test_cell_at(const File& f, std::uint64_t row) { return f.read_rows<std::int64_t>("/cells/index", row, 1)[0]; }
+std::int64_t test_cell_at(const File& f, std::uint64_t row) {
+  return f.read_rows<std::int64_t>("/cells/index", row, 1)[0];
+}
 
 grid::CellLabels read_cell_labels(const File& f, const std::string& name, std::int64_t begin, std::int64_t end,
                                   std::int64_t max_label) {
@@ -112,8 +116,8 @@ grid::CellLabels read_cell_labels(const File& f, const std::string& name, std::i
   out.cell = f.read_rows<std::int64_t>("/cells/index", b, e - b);
   for (std::size_t k = 0; k < out.cell.size(); ++k)
     if (out.cell[k] < begin || out.cell[k] >= end || (k > 0 && out.cell[k] <= out.cell[k - 1]))
-      throw core::Error::input("{}: /cells/index row {} is {} (expected ascending cell indices or keys in {}..{})", f.path(),
-                               b + k, out.cell[k], begin, end - 1);
+      throw core::Error::input("{}: /cells/index row {} is {} (expected ascending cell indices or keys in {}..{})",
+                               f.path(), b + k, out.cell[k], begin, end - 1);
   out.label = f.read_rows<std::int64_t>(path, b, e - b);
   check_labels(f, path, out.label, max_label);
   return out;

@@ -14,7 +14,9 @@ namespace {
 bool parse_numbers(const std::string& line, std::vector<double>& out) {
   out.clear();
   std::size_t i = 0;
-  auto separator = [&](std::size_t k) { return line[k] == ' ' || line[k] == '\t' || line[k] == ',' || line[k] == '\r'; };
+  auto separator = [&](std::size_t k) {
+    return line[k] == ' ' || line[k] == '\t' || line[k] == ',' || line[k] == '\r';
+  };
   while (i < line.size()) {
     while (i < line.size() && separator(i)) ++i;
     if (i >= line.size()) break;
@@ -52,7 +54,8 @@ std::vector<std::array<double, 3>> read_centres_text(const std::string& path) {
       throw core::Error::input("{}: line {} is not three numbers x y z: '{}'", path, number, line);
     }
     first = false;
-    if (v.size() != 3) throw core::Error::input("{}: line {} has {} numbers, expected three (x y z)", path, number, v.size());
+    if (v.size() != 3)
+      throw core::Error::input("{}: line {} has {} numbers, expected three (x y z)", path, number, v.size());
     out.push_back({v[0], v[1], v[2]});
   }
   if (in.bad()) throw core::Error::io("{}: read error", path);

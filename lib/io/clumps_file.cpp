@@ -13,47 +13,77 @@
 namespace phew::io {
 
 // The rows this file maps (lib/model).
-using model::MergedPeak;
 using model::Clump;
-using model::Halo;
-using model::HierarchyRow;
-using model::ClumpsMeta;
 using model::Clumps;
+using model::ClumpsMeta;
+using model::Halo;
 using model::HaloCentre;
+using model::HierarchyRow;
+using model::MergedPeak;
 using Vec3 = std::array<double, 3>;
 
 const Table<MergedPeak>& merged_peak_table() {
   static const Table<MergedPeak> t =
       // clang-format off: one column and its constraints per line
       Table<MergedPeak>()
-          .column("id", &MergedPeak::id).above(0).ascending()
-          .column("relevance", &MergedPeak::relevance).finite().above(0)
-          .column("key_saddle", &MergedPeak::key_saddle, Unit::density).finite().at_least(0)
-          .column("key_neighbour", &MergedPeak::key_neighbour).refers_to("/peaks/id", true)
+          .column("id", &MergedPeak::id)
+          .above(0)
+          .ascending()
+          .column("relevance", &MergedPeak::relevance)
+          .finite()
+          .above(0)
+          .column("key_saddle", &MergedPeak::key_saddle, Unit::density)
+          .finite()
+          .at_least(0)
+          .column("key_neighbour", &MergedPeak::key_neighbour)
+          .refers_to("/peaks/id", true)
           .column("clump", &MergedPeak::clump, Unit::none,
-                  "level-0 clump the peak belongs to after noise removal; 0 = discarded").refers_to("/peaks/id", true);
-      // clang-format on
+                  "level-0 clump the peak belongs to after noise removal; 0 = discarded")
+          .refers_to("/peaks/id", true);
+  // clang-format on
   return t;
 }
 
 const Table<Clump>& clump_table() {
   // clang-format off: one column and its constraints per line
   static const Table<Clump> t = Table<Clump>()
-                                    .column("id", &Clump::id).refers_to("/peaks/id").unique()
-                                    .column("level", &Clump::level).at_least(0)
-                                    .column("parent", &Clump::parent).refers_to("/peaks/id")
-                                    .column("halo", &Clump::halo).refers_to("/peaks/id")
-                                    .column("n_cells", &Clump::n_cells).at_least(0)
-                                    .column("mass", &Clump::mass, Unit::mass).finite().at_least(0)
-                                    .column("peak_position", &Clump::peak_position, Unit::length).finite()
-                                    .column("peak_density", &Clump::peak_density, Unit::density).finite().above(0)
-                                    .column("saddle_density", &Clump::saddle_density, Unit::density).finite().at_least(0)
-                                    .column("mean_density", &Clump::mean_density, Unit::density).finite().at_least(0)
-                                    .column("relevance", &Clump::relevance).finite().above(0)
-                                    .column("center_of_mass", &Clump::center_of_mass, Unit::length).finite()
-                                    .column("n_particles", &Clump::n_particles, Unit::none, "", true).at_least(0)
-                                    .column("particle_mass", &Clump::particle_mass, Unit::mass, "", true).finite().at_least(0)
-                                    .column("bulk_velocity", &Clump::bulk_velocity, Unit::velocity, "", true).finite();
+                                    .column("id", &Clump::id)
+                                    .refers_to("/peaks/id")
+                                    .unique()
+                                    .column("level", &Clump::level)
+                                    .at_least(0)
+                                    .column("parent", &Clump::parent)
+                                    .refers_to("/peaks/id")
+                                    .column("halo", &Clump::halo)
+                                    .refers_to("/peaks/id")
+                                    .column("n_cells", &Clump::n_cells)
+                                    .at_least(0)
+                                    .column("mass", &Clump::mass, Unit::mass)
+                                    .finite()
+                                    .at_least(0)
+                                    .column("peak_position", &Clump::peak_position, Unit::length)
+                                    .finite()
+                                    .column("peak_density", &Clump::peak_density, Unit::density)
+                                    .finite()
+                                    .above(0)
+                                    .column("saddle_density", &Clump::saddle_density, Unit::density)
+                                    .finite()
+                                    .at_least(0)
+                                    .column("mean_density", &Clump::mean_density, Unit::density)
+                                    .finite()
+                                    .at_least(0)
+                                    .column("relevance", &Clump::relevance)
+                                    .finite()
+                                    .above(0)
+                                    .column("center_of_mass", &Clump::center_of_mass, Unit::length)
+                                    .finite()
+                                    .column("n_particles", &Clump::n_particles, Unit::none, "", true)
+                                    .at_least(0)
+                                    .column("particle_mass", &Clump::particle_mass, Unit::mass, "", true)
+                                    .finite()
+                                    .at_least(0)
+                                    .column("bulk_velocity", &Clump::bulk_velocity, Unit::velocity, "", true)
+                                    .finite();
   // clang-format on
   return t;
 }
@@ -61,15 +91,28 @@ const Table<Clump>& clump_table() {
 const Table<Halo>& halo_table() {
   // clang-format off: one column and its constraints per line
   static const Table<Halo> t = Table<Halo>()
-                                   .column("id", &Halo::id).refers_to("/peaks/id").unique()
-                                   .column("n_cells", &Halo::n_cells).at_least(0)
-                                   .column("mass", &Halo::mass, Unit::mass).finite().at_least(0)
-                                   .column("peak_position", &Halo::peak_position, Unit::length).finite()
-                                   .column("peak_density", &Halo::peak_density, Unit::density).finite().above(0)
-                                   .column("n_clumps", &Halo::n_clumps).at_least(0)
-                                   .column("n_particles", &Halo::n_particles, Unit::none, "", true).at_least(0)
-                                   .column("particle_mass", &Halo::particle_mass, Unit::mass, "", true).finite().at_least(0)
-                                   .column("bulk_velocity", &Halo::bulk_velocity, Unit::velocity, "", true).finite();
+                                   .column("id", &Halo::id)
+                                   .refers_to("/peaks/id")
+                                   .unique()
+                                   .column("n_cells", &Halo::n_cells)
+                                   .at_least(0)
+                                   .column("mass", &Halo::mass, Unit::mass)
+                                   .finite()
+                                   .at_least(0)
+                                   .column("peak_position", &Halo::peak_position, Unit::length)
+                                   .finite()
+                                   .column("peak_density", &Halo::peak_density, Unit::density)
+                                   .finite()
+                                   .above(0)
+                                   .column("n_clumps", &Halo::n_clumps)
+                                   .at_least(0)
+                                   .column("n_particles", &Halo::n_particles, Unit::none, "", true)
+                                   .at_least(0)
+                                   .column("particle_mass", &Halo::particle_mass, Unit::mass, "", true)
+                                   .finite()
+                                   .at_least(0)
+                                   .column("bulk_velocity", &Halo::bulk_velocity, Unit::velocity, "", true)
+                                   .finite();
   // clang-format on
   return t;
 }
@@ -77,10 +120,16 @@ const Table<Halo>& halo_table() {
 const Table<HierarchyRow>& hierarchy_table() {
   // clang-format off: one column and its constraints per line
   static const Table<HierarchyRow> t = Table<HierarchyRow>()
-                                           .column("clump", &HierarchyRow::clump).refers_to("/clumps/id").unique()
-                                           .column("into", &HierarchyRow::into).refers_to("/clumps/id")
-                                           .column("level", &HierarchyRow::level).at_least(1)
-                                           .column("saddle_density", &HierarchyRow::saddle_density, Unit::density).finite().above(0);
+                                           .column("clump", &HierarchyRow::clump)
+                                           .refers_to("/clumps/id")
+                                           .unique()
+                                           .column("into", &HierarchyRow::into)
+                                           .refers_to("/clumps/id")
+                                           .column("level", &HierarchyRow::level)
+                                           .at_least(1)
+                                           .column("saddle_density", &HierarchyRow::saddle_density, Unit::density)
+                                           .finite()
+                                           .above(0);
   // clang-format on
   return t;
 }
@@ -124,13 +173,15 @@ void write_clumps(File& f, const Clumps& c, const mpi::Comm& comm) {
   units.density = grid.density_units;
   units.velocity = meta.velocity_units;
   const std::set<std::string> particle_columns =
-      meta.with_particles ? std::set<std::string>{"n_particles", "particle_mass", "bulk_velocity"} : std::set<std::string>{};
+      meta.with_particles ? std::set<std::string>{"n_particles", "particle_mass", "bulk_velocity"}
+                          : std::set<std::string>{};
   merged_peak_table().write(f, "/peaks", c.peaks, units, comm);
   clump_table().write(f, "/clumps", c.clumps, units, comm, particle_columns);
   halo_table().write(f, "/halos", c.halos, units, comm, particle_columns);
   hierarchy_table().write(f, "/hierarchy", c.hierarchy, units, comm);
-  f.write_attribute("/hierarchy", "description",
-                    "saddle-threshold mergers: clump merged into `into` through a saddle of this level (PHEW Sec. 2.6)");
+  f.write_attribute(
+      "/hierarchy", "description",
+      "saddle-threshold mergers: clump merged into `into` through a saddle of this level (PHEW Sec. 2.6)");
 }
 
 ClumpsHeader read_clumps_header(const File& f) {
@@ -152,15 +203,16 @@ namespace {
 // after n, so an ID beyond it would collide with them.
 void check_peak_id(const File& f, const char* column, std::uint64_t row, std::int64_t id, std::int64_t n_peaks) {
   if (id < 1 || id > n_peaks)
-    throw core::Error::input("{}: {} row {} is {}, not a peak of /peaks (IDs 1..{})", f.path(), column, row, id, n_peaks);
+    throw core::Error::input("{}: {} row {} is {}, not a peak of /peaks (IDs 1..{})", f.path(), column, row, id,
+                             n_peaks);
 }
 
 bool finite(const Vec3& x) { return std::isfinite(x[0]) && std::isfinite(x[1]) && std::isfinite(x[2]); }
 
 void check_peak_position(const File& f, const char* table, std::int64_t id, const Vec3& p) {
   if (!finite(p))
-    throw core::Error::input("{}: {} {} has peak_position ({}, {}, {}) (expected a finite position)", f.path(), table, id, p[0],
-                             p[1], p[2]);
+    throw core::Error::input("{}: {} {} has peak_position ({}, {}, {}) (expected a finite position)", f.path(), table,
+                             id, p[0], p[1], p[2]);
 }
 
 }  // namespace
@@ -217,23 +269,26 @@ std::string particle_columns(std::int64_t n, const Vec3& v) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vector<Clump>& clumps,
-                                                                const std::vector<Halo>& halos, const grid::GridMeta& grid,
-                                                                const ClumpsMeta& meta) {
+                                                                const std::vector<Halo>& halos,
+                                                                const grid::GridMeta& grid, const ClumpsMeta& meta) {
   const bool particles = meta.with_particles;
   const std::string velocity = particles ? fmt::format(", bulk_velocity_* in {}", meta.velocity_units) : "";
   // A comment after the names: numpy.genfromtxt(names=True) and loadtxt(skiprows=1) read the file as RAMSES'.
-  const std::string units = fmt::format("# units: peak_x peak_y peak_z in {}, rho- rho+ rho_av in {}, mass_cl in {}{}\n",
-                                        grid.length_units, grid.density_units, grid.mass_units, velocity);
+  const std::string units =
+      fmt::format("# units: peak_x peak_y peak_z in {}, rho- rho+ rho_av in {}, mass_cl in {}{}\n", grid.length_units,
+                  grid.density_units, grid.mass_units, velocity);
   const std::string halo_units = fmt::format("# units: peak_x peak_y peak_z in {}, rho+ in {}, mass in {}{}\n",
                                              grid.length_units, grid.density_units, grid.mass_units, velocity);
   std::string txt = std::string(kRamsesClumpHeader) + (particles ? particle_header() : "") + "\n" + units;
-  std::string csv = "id,level,parent,halo,n_cells,peak_x,peak_y,peak_z,saddle_density,peak_density,mean_density,"
-                    "mass,relevance,com_x,com_y,com_z";
+  std::string csv =
+      "id,level,parent,halo,n_cells,peak_x,peak_y,peak_z,saddle_density,peak_density,mean_density,"
+      "mass,relevance,com_x,com_y,com_z";
   csv += particles ? ",n_particles,particle_mass,bulk_velocity_x,bulk_velocity_y,bulk_velocity_z\n" : "\n";
   for (const Clump& c : clumps) {
     const Vec3& p = c.peak_position;
     txt += fmt::format("{:8d} {:8d} {:2d} {:10d} {:10d}", c.id, c.halo, c.level, c.parent, c.n_cells);
-    for (double x : {p[0], p[1], p[2], c.saddle_density, c.peak_density, c.mean_density, c.mass, c.relevance}) txt += real(x);
+    for (double x : {p[0], p[1], p[2], c.saddle_density, c.peak_density, c.mean_density, c.mass, c.relevance})
+      txt += real(x);
     txt += (particles ? particle_columns(c.n_particles, c.bulk_velocity) : "") + "\n";
     csv += fmt::format("{},{},{},{},{}", c.id, c.level, c.parent, c.halo, c.n_cells);
     for (double x : {p[0], p[1], p[2], c.saddle_density, c.peak_density, c.mean_density, c.mass, c.relevance,
@@ -244,17 +299,18 @@ std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vecto
                          c.bulk_velocity[1], c.bulk_velocity[2]);
     csv += "\n";
   }
-  std::string htxt =
-      std::string(kRamsesHaloHeader) + header_column("n_clumps") + (particles ? particle_header() : "") + "\n" + halo_units;
+  std::string htxt = std::string(kRamsesHaloHeader) + header_column("n_clumps") + (particles ? particle_header() : "") +
+                     "\n" + halo_units;
   std::string hcsv = "id,n_cells,peak_x,peak_y,peak_z,peak_density,mass,n_clumps";
   hcsv += particles ? ",n_particles,particle_mass,bulk_velocity_x,bulk_velocity_y,bulk_velocity_z\n" : "\n";
   for (const Halo& h : halos) {
     const Vec3& p = h.peak_position;
     htxt += fmt::format("{:10d} {:10d}", h.id, h.n_cells);
     for (double x : {p[0], p[1], p[2], h.peak_density, h.mass}) htxt += real(x);
-    htxt += fmt::format(" {:18d}", h.n_clumps) + (particles ? particle_columns(h.n_particles, h.bulk_velocity) : "") + "\n";
-    hcsv += fmt::format("{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{}", h.id, h.n_cells, p[0], p[1], p[2], h.peak_density,
-                        h.mass, h.n_clumps);
+    htxt +=
+        fmt::format(" {:18d}", h.n_clumps) + (particles ? particle_columns(h.n_particles, h.bulk_velocity) : "") + "\n";
+    hcsv += fmt::format("{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{}", h.id, h.n_cells, p[0], p[1], p[2],
+                        h.peak_density, h.mass, h.n_clumps);
     if (particles)
       hcsv += fmt::format(",{},{:.17g},{:.17g},{:.17g},{:.17g}", h.n_particles, h.particle_mass, h.bulk_velocity[0],
                           h.bulk_velocity[1], h.bulk_velocity[2]);
@@ -274,7 +330,8 @@ std::map<std::int64_t, std::array<double, 3>> read_clump_peak_positions(const Fi
     const auto id = f.read_rows<std::int64_t>("/clumps/id", b, c);
     const auto pos = f.read_rows<double>("/clumps/peak_position", b, c);
     if (pos.size() != 3 * c)
-      throw core::Error::input("{}: /clumps/peak_position has {} values for {} rows of /clumps/id", f.path(), pos.size(), c);
+      throw core::Error::input("{}: /clumps/peak_position has {} values for {} rows of /clumps/id", f.path(),
+                               pos.size(), c);
     for (std::size_t i = 0; i < c; ++i) {
       check_peak_id(f, "/clumps/id", b + i, id[i], n_peaks);
       if (!std::binary_search(ids.begin(), ids.end(), id[i])) continue;

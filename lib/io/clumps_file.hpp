@@ -29,7 +29,7 @@ void write_clumps(File& file, const model::Clumps& clumps, const mpi::Comm& comm
 struct ClumpsHeader {
   grid::GridMeta grid;
   std::optional<model::AmrRefinement> refinement;  // made on an adaptive mesh: cells are leaf keys
-  double density_threshold = 0;  // of the segmentation
+  double density_threshold = 0;                    // of the segmentation
   std::uint64_t n_peaks = 0, n_clumps = 0, n_halos = 0;
 };
 ClumpsHeader read_clumps_header(const File& file);
@@ -56,7 +56,8 @@ std::vector<model::HaloCentre> read_halo_centres(const File& file);
 // differences), and as CSV. `clumps` and `halos` are every row. Each entry: (suffix, text), e.g.
 // (".clumps.txt", ...), written beside the output as OUTPUT.clumps.txt.
 std::vector<std::pair<std::string, std::string>> catalogue_text(const std::vector<model::Clump>& clumps,
-                                                                const std::vector<model::Halo>& halos, const grid::GridMeta& grid,
+                                                                const std::vector<model::Halo>& halos,
+                                                                const grid::GridMeta& grid,
                                                                 const model::ClumpsMeta& meta);
 
 }  // namespace phew::io

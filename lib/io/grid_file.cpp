@@ -69,8 +69,8 @@ BoxSelection box_of(const grid::GridGeometry& g, const mpi::BlockDecomposition& 
 
 }  // namespace
 
-void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks, std::span<const double> density,
-                Precision precision, bool compress) {
+void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks,
+                std::span<const double> density, Precision precision, bool compress) {
   const BoxSelection b = box_of(meta.geometry, blocks, file.rank());
   file.create_group("/grid");
   const Storage storage = compress ? Storage{1, kGridDeflate} : Storage{};
@@ -86,11 +86,12 @@ void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecompos
   write_grid_attributes(file, meta, "/grid");
 }
 
-void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks, std::span<const float> density,
-                bool compress) {
+void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks,
+                std::span<const float> density, bool compress) {
   const BoxSelection b = box_of(meta.geometry, blocks, file.rank());
   file.create_group("/grid");
-  file.write_box<float, float>("/grid/density", b.shape, b.begin, b.size, density, compress ? Storage{1, kGridDeflate} : Storage{});
+  file.write_box<float, float>("/grid/density", b.shape, b.begin, b.size, density,
+                               compress ? Storage{1, kGridDeflate} : Storage{});
   file.write_attribute("/grid/density", "units", meta.density_units);
   write_grid_attributes(file, meta, "/grid");
 }
@@ -99,8 +100,10 @@ grid::GridMeta read_grid_meta(const File& f) {
   // An adaptive grid (cic-project --refine) has /grid/leaves instead of /grid/density; the tools after
   // cic-project read it once the adaptive segmentation lands (docs/thresholds.md, "An adaptive mesh").
   if (f.has("/grid/leaves"))
-    throw core::Error::input("{}: an adaptive grid (cic-project --refine), which this tool does not read yet: make a uniform "
-                             "grid (cic-project without --refine)", f.path());
+    throw core::Error::input(
+        "{}: an adaptive grid (cic-project --refine), which this tool does not read yet: make a uniform "
+        "grid (cic-project without --refine)",
+        f.path());
   return read_grid_attributes(f, "/grid", true);
 }
 
@@ -112,13 +115,13 @@ double reference_mean_density(const std::string& path, const grid::GridMeta& min
   const auto region = [](const grid::GridMeta& g) {
     const auto& e = g.geometry.extent;
     const auto& o = g.geometry.origin;
-    return fmt::format("box {:g} x {:g} x {:g} {} at ({:g}, {:g}, {:g}), {}, densities in {}", e[0], e[1], e[2], g.length_units,
-                       o[0], o[1], o[2], g.geometry.periodic ? "periodic" : "open", g.density_units);
+    return fmt::format("box {:g} x {:g} x {:g} {} at ({:g}, {:g}, {:g}), {}, densities in {}", e[0], e[1], e[2],
+                       g.length_units, o[0], o[1], o[2], g.geometry.periodic ? "periodic" : "open", g.density_units);
   };
   if (ref.density_units != mine.density_units || ref.geometry.extent != mine.geometry.extent ||
       ref.geometry.origin != mine.geometry.origin || ref.geometry.periodic != mine.geometry.periodic)
-    throw core::Error::input("{}: not a grid of the same region and units as this one ({}; this one: {})", path, region(ref),
-                             region(mine));
+    throw core::Error::input("{}: not a grid of the same region and units as this one ({}; this one: {})", path,
+                             region(ref), region(mine));
   if (!(ref.mean_density > 0)) throw core::Error::input("{}: its mean density is {}", path, ref.mean_density);
   return ref.mean_density;
 }
@@ -129,7 +132,9 @@ namespace {
 // each with "/h" when h-scaled), and the density's made of them: a name edited to anything else
 // ("furlong") would be carried into every product and export as if it were a unit.
 void check_unit_names(const File& f, const std::string& o, const grid::GridMeta& m) {
-  const auto base = [](const std::string& name) { return name.ends_with("/h") ? name.substr(0, name.size() - 2) : name; };
+  const auto base = [](const std::string& name) {
+    return name.ends_with("/h") ? name.substr(0, name.size() - 2) : name;
+  };
   const auto numbered = [](const std::string& name, const std::string& unit) {
     if (!name.ends_with(" " + unit)) return false;
     const std::string number = name.substr(0, name.size() - unit.size() - 1);
@@ -139,11 +144,13 @@ void check_unit_names(const File& f, const std::string& o, const grid::GridMeta&
   };
   const std::string length = base(m.length_units), mass = base(m.mass_units);
   if (!(length == "kpc" || length == "Mpc" || length == "pc" || numbered(length, "cm")))
-    throw core::Error::input("{}: {} attribute length_units is '{}' (expected kpc, Mpc, pc or a number of cm, each /h or not)",
-                             f.path(), o, m.length_units);
+    throw core::Error::input(
+        "{}: {} attribute length_units is '{}' (expected kpc, Mpc, pc or a number of cm, each /h or not)", f.path(), o,
+        m.length_units);
   if (!(mass == "1e10 Msun" || mass == "Msun" || numbered(mass, "g")))
-    throw core::Error::input("{}: {} attribute mass_units is '{}' (expected 1e10 Msun, Msun or a number of g, each /h or not)",
-                             f.path(), o, m.mass_units);
+    throw core::Error::input(
+        "{}: {} attribute mass_units is '{}' (expected 1e10 Msun, Msun or a number of g, each /h or not)", f.path(), o,
+        m.mass_units);
   const std::string density = "(" + m.mass_units + ")/(" + m.length_units + ")^3";
   if (m.density_units != density)
     throw core::Error::input("{}: {} attribute units is '{}', but its length and mass units make '{}'", f.path(), o,
@@ -168,15 +175,23 @@ grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool wi
   // Invariants of every grid: a NaN box would propagate into every output.
   for (std::size_t d = 0; d < 3; ++d)
     if (!(shape[d] >= 1) || !(box[d] > 0) || !std::isfinite(box[d]) || !std::isfinite(origin[d]))
-      throw core::Error::input("{}: {} attributes shape {}, box_size {:g}, origin {:g} in axis {} (expected a cell count >= 1, "
-                               "a finite size > 0 and a finite origin)",
-                               f.path(), o, shape[d], box[d], origin[d], "xyz"[d]);
-  const TypeInfo info = with_density ? f.dataset_info("/grid/density") : TypeInfo{TypeInfo::Class::floating, 8, true, {static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(shape[1]), static_cast<std::uint64_t>(shape[2])}};
+      throw core::Error::input(
+          "{}: {} attributes shape {}, box_size {:g}, origin {:g} in axis {} (expected a cell count >= 1, "
+          "a finite size > 0 and a finite origin)",
+          f.path(), o, shape[d], box[d], origin[d], "xyz"[d]);
+  const TypeInfo info = with_density
+                            ? f.dataset_info("/grid/density")
+                            : TypeInfo{TypeInfo::Class::floating,
+                                       8,
+                                       true,
+                                       {static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(shape[1]),
+                                        static_cast<std::uint64_t>(shape[2])}};
   if (info.cls != TypeInfo::Class::floating || info.shape.size() != 3 ||
-      info.shape != std::vector<std::uint64_t>{static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(shape[1]),
+      info.shape != std::vector<std::uint64_t>{static_cast<std::uint64_t>(shape[0]),
+                                               static_cast<std::uint64_t>(shape[1]),
                                                static_cast<std::uint64_t>(shape[2])})
     throw core::Error::input("{}: /grid/density is {}, expected float [{},{},{}]", f.path(), info.describe(), shape[0],
-                       shape[1], shape[2]);
+                             shape[1], shape[2]);
   m.assignment = f.read_attribute_string(o, "assignment");
   m.total_mass = f.read_attribute_scalar<double>(o, "total_mass");
   m.mean_density = f.read_attribute_scalar<double>(o, "mean_density");
@@ -194,10 +209,11 @@ grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool wi
     for (std::size_t d = 0; d < 3 && cell.size() == 3; ++d) {
       const double want = box[d] / static_cast<double>(shape[d]);
       if (!(std::abs(cell[d] - want) <= 1e-9 * want))
-        throw core::Error::input("{}: {} attribute cell_size is {:g} in axis {}, but box_size / shape is {:g}", f.path(), o, cell[d],
-                                 "xyz"[d], want);
+        throw core::Error::input("{}: {} attribute cell_size is {:g} in axis {}, but box_size / shape is {:g}",
+                                 f.path(), o, cell[d], "xyz"[d], want);
     }
-    if (cell.size() != 3) throw core::Error::input("{}: {} attribute cell_size has {} values, 3 expected", f.path(), o, cell.size());
+    if (cell.size() != 3)
+      throw core::Error::input("{}: {} attribute cell_size has {} values, 3 expected", f.path(), o, cell.size());
   }
   m.time = f.read_attribute_scalar<double>(o, "time");
   m.redshift = f.read_attribute_scalar<double>(o, "redshift");
@@ -215,7 +231,7 @@ grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool wi
 
 template <typename Real>
 std::vector<Real> read_grid_box(const File& f, const grid::GridGeometry& g, const std::array<std::int64_t, 3>& lo,
-                               const std::array<std::int64_t, 3>& hi, std::size_t spare) {
+                                const std::array<std::int64_t, 3>& hi, std::size_t spare) {
   std::array<std::uint64_t, 3> start{}, count{};
   for (std::size_t d = 0; d < 3; ++d) {
     start[d] = static_cast<std::uint64_t>(lo[d]);
@@ -229,7 +245,8 @@ std::vector<Real> read_grid_box(const File& f, const grid::GridGeometry& g, cons
     const double v = out[s];
     if (!std::isfinite(v) || v < 0) {
       const auto row = static_cast<std::int64_t>(s / count[2]);
-      const std::int64_t i = lo[0] + row / static_cast<std::int64_t>(count[1]), j = lo[1] + row % static_cast<std::int64_t>(count[1]),
+      const std::int64_t i = lo[0] + row / static_cast<std::int64_t>(count[1]),
+                         j = lo[1] + row % static_cast<std::int64_t>(count[1]),
                          k = lo[2] + static_cast<std::int64_t>(s % count[2]);
       throw core::Error::input("{}: /grid/density has {} at cell {} (densities must be finite and >= 0)", f.path(), v,
                                grid::linear_index(i, j, k, g.shape[1], g.shape[2]));
@@ -238,10 +255,12 @@ std::vector<Real> read_grid_box(const File& f, const grid::GridGeometry& g, cons
   return out;
 }
 
-template std::vector<double> read_grid_box<double>(const File&, const grid::GridGeometry&, const std::array<std::int64_t, 3>&,
+template std::vector<double> read_grid_box<double>(const File&, const grid::GridGeometry&,
+                                                   const std::array<std::int64_t, 3>&,
                                                    const std::array<std::int64_t, 3>&, std::size_t);
-template std::vector<float> read_grid_box<float>(const File&, const grid::GridGeometry&, const std::array<std::int64_t, 3>&,
-                                                 const std::array<std::int64_t, 3>&, std::size_t);
+template std::vector<float> read_grid_box<float>(const File&, const grid::GridGeometry&,
+                                                 const std::array<std::int64_t, 3>&, const std::array<std::int64_t, 3>&,
+                                                 std::size_t);
 
 bool grid_is_float32(const File& f) {
   const TypeInfo t = f.dataset_info("/grid/density");
@@ -253,7 +272,8 @@ std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::
                                 static_cast<std::uint64_t>(end - begin));
 }
 
-std::vector<double> read_grid_cells(const File& file, const grid::GridGeometry& g, std::span<const std::int64_t> cells) {
+std::vector<double> read_grid_cells(const File& file, const grid::GridGeometry& g,
+                                    std::span<const std::int64_t> cells) {
   constexpr std::int64_t kPlanes = 8;  // planes per read: few reads, bounded memory
   const auto plane = static_cast<std::int64_t>(g.plane_cells());
   std::vector<double> out(cells.size());

@@ -17,11 +17,11 @@ Precision parse_precision(const std::string& text);  // "float32" | "float64"
 // metadata; `compress`: in chunks of one plane, shuffled and deflated (level kGridDeflate), which
 // parallel HDF5 writes collectively (a chunk shared by several blocks too). Collective.
 inline constexpr int kGridDeflate = 1;  // higher levels cost much more time for a few % (bench/README.md)
-void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks, std::span<const double> density,
-                Precision precision, bool compress = false);
+void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks,
+                std::span<const double> density, Precision precision, bool compress = false);
 // The same from densities already rounded to float32 (written as float32).
-void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks, std::span<const float> density,
-                bool compress = false);
+void write_grid(File& file, const grid::GridMeta& meta, const mpi::BlockDecomposition& blocks,
+                std::span<const float> density, bool compress = false);
 
 // Reads the metadata of a grid file; checks that /grid/density exists with the recorded shape.
 grid::GridMeta read_grid_meta(const File& file);

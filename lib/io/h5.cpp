@@ -102,7 +102,8 @@ void File::agree_on_write(bool failed, const std::string& what) const {
       reason = fmt::format("no space left on device ({} bytes free)", *free);
     error = core::Error::io("{}: {} failed{}", path_, what, reason.empty() ? "" : ": " + reason);
     // Other ranks may be left inside HDF5's collectives and never agree: end within seconds regardless.
-    core::end_process_after(std::chrono::seconds(10), exit_code(core::ErrorKind::io), core::log::tool_name() + ": error: " + error->what());
+    core::end_process_after(std::chrono::seconds(10), exit_code(core::ErrorKind::io),
+                            core::log::tool_name() + ": error: " + error->what());
   }
   if (parallel_ && comm_) {
     try {
@@ -128,11 +129,12 @@ void File::check_room(std::uint64_t bytes, const std::string& what) const {
   // A file-size limit (ulimit -f) is per process: any rank's stops the write.
   rlimit limit{};
   hsize_t size = 0;
-  if (!error && getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && H5Fget_filesize(id_, &size) >= 0 &&
-      size + bytes + kMargin > limit.rlim_cur)
-    error = core::Error::io("{}: {} would take the file to {} bytes and a margin of {}, beyond the file-size limit of {} "
-                            "bytes (ulimit -f) of rank {}",
-                            path_, what, size + bytes, kMargin, static_cast<std::uint64_t>(limit.rlim_cur), rank_);
+  if (!error && getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      H5Fget_filesize(id_, &size) >= 0 && size + bytes + kMargin > limit.rlim_cur)
+    error = core::Error::io(
+        "{}: {} would take the file to {} bytes and a margin of {}, beyond the file-size limit of {} "
+        "bytes (ulimit -f) of rank {}",
+        path_, what, size + bytes, kMargin, static_cast<std::uint64_t>(limit.rlim_cur), rank_);
   try {
     mpi::agree_on(*comm_, error ? &*error : nullptr);
   } catch (const core::Error&) {
@@ -209,8 +211,10 @@ File& File::operator=(File&& o) noexcept {
 
 File::~File() {
   if (id_ < 0) return;
-  if (parallel_ && std::uncaught_exceptions() > 0) abandoned().push_back(id_);
-  else H5Fclose(id_);  // a failure here has no one to report to; close() reports it
+  if (parallel_ && std::uncaught_exceptions() > 0)
+    abandoned().push_back(id_);
+  else
+    H5Fclose(id_);  // a failure here has no one to report to; close() reports it
   id_ = -1;
 }
 
@@ -221,8 +225,10 @@ void File::close() {
   check_room(0, "writing the file");
   errno = 0;
   const bool flushed = H5Fflush(id_, H5F_SCOPE_GLOBAL) >= 0;
-  if (parallel_) agree_on_write(!flushed, "writing the file");  // the File stays open: ~File abandons it
-  else if (!flushed) throw core::Error::io("{}: writing the file failed", path_);
+  if (parallel_)
+    agree_on_write(!flushed, "writing the file");  // the File stays open: ~File abandons it
+  else if (!flushed)
+    throw core::Error::io("{}: writing the file failed", path_);
   const herr_t status = H5Fclose(id_);
   id_ = -1;
   if (status < 0) throw core::Error::io("{}: closing the file failed", path_);

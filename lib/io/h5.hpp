@@ -18,17 +18,28 @@ enum class NumType { i8, u8, i16, u16, i32, u32, i64, u64, f32, f64 };
 
 template <typename T>
 constexpr NumType num_type() {
-  if constexpr (std::is_same_v<T, std::int8_t>) return NumType::i8;
-  else if constexpr (std::is_same_v<T, std::uint8_t>) return NumType::u8;
-  else if constexpr (std::is_same_v<T, std::int16_t>) return NumType::i16;
-  else if constexpr (std::is_same_v<T, std::uint16_t>) return NumType::u16;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return NumType::i32;
-  else if constexpr (std::is_same_v<T, std::uint32_t>) return NumType::u32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return NumType::i64;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return NumType::u64;
-  else if constexpr (std::is_same_v<T, float>) return NumType::f32;
-  else if constexpr (std::is_same_v<T, double>) return NumType::f64;
-  else static_assert(sizeof(T) == 0, "unsupported element type");
+  if constexpr (std::is_same_v<T, std::int8_t>)
+    return NumType::i8;
+  else if constexpr (std::is_same_v<T, std::uint8_t>)
+    return NumType::u8;
+  else if constexpr (std::is_same_v<T, std::int16_t>)
+    return NumType::i16;
+  else if constexpr (std::is_same_v<T, std::uint16_t>)
+    return NumType::u16;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return NumType::i32;
+  else if constexpr (std::is_same_v<T, std::uint32_t>)
+    return NumType::u32;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return NumType::i64;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return NumType::u64;
+  else if constexpr (std::is_same_v<T, float>)
+    return NumType::f32;
+  else if constexpr (std::is_same_v<T, double>)
+    return NumType::f64;
+  else
+    static_assert(sizeof(T) == 0, "unsupported element type");
 }
 
 // What a dataset or attribute holds.
@@ -129,7 +140,8 @@ class File {
   template <typename T>
   void read_box_into(const std::string& dataset, const std::array<std::uint64_t, 3>& start,
                      const std::array<std::uint64_t, 3>& count, std::span<T> out) const {
-    if (out.size() != count[0] * count[1] * count[2]) throw_size_mismatch(dataset, out.size(), count[0] * count[1] * count[2]);
+    if (out.size() != count[0] * count[1] * count[2])
+      throw_size_mismatch(dataset, out.size(), count[0] * count[1] * count[2]);
     read_box_raw(dataset, start, count, num_type<T>(), out.data());
   }
   template <typename T>
@@ -167,16 +179,16 @@ class File {
   // A dataset of `global_shape` stored as file type F; this rank writes rows [row_begin, row_begin + rows)
   // from `data` (rows * row-size values, converted from T). Collective.
   template <typename F, typename T>
-  void write_rows(const std::string& dataset, const std::vector<std::uint64_t>& global_shape,
-                  std::uint64_t row_begin, std::span<const T> data, Storage storage = {}) {
+  void write_rows(const std::string& dataset, const std::vector<std::uint64_t>& global_shape, std::uint64_t row_begin,
+                  std::span<const T> data, Storage storage = {}) {
     write_rows_raw(dataset, global_shape, num_type<F>(), row_begin, num_type<T>(), data.data(), data.size(), storage);
   }
   // A dataset of `global_shape` stored as file type F; this rank writes the box [begin, begin + size)
   // from `data` (C order, converted from T). Collective.
   template <typename F, typename T>
   void write_box(const std::string& dataset, const std::vector<std::uint64_t>& global_shape,
-                 const std::vector<std::uint64_t>& begin, const std::vector<std::uint64_t>& size, std::span<const T> data,
-                 Storage storage = {}) {
+                 const std::vector<std::uint64_t>& begin, const std::vector<std::uint64_t>& size,
+                 std::span<const T> data, Storage storage = {}) {
     write_selection_raw(dataset, global_shape, num_type<F>(), begin, size, num_type<T>(), data.data(), storage);
   }
   // A table distributed over ranks in rank order: this rank's `data` (rows of `cols` values) goes after

@@ -28,16 +28,26 @@ class Id {
 
 inline hid_t native(NumType t) {
   switch (t) {
-    case NumType::i8: return H5T_NATIVE_INT8;
-    case NumType::u8: return H5T_NATIVE_UINT8;
-    case NumType::i16: return H5T_NATIVE_INT16;
-    case NumType::u16: return H5T_NATIVE_UINT16;
-    case NumType::i32: return H5T_NATIVE_INT32;
-    case NumType::u32: return H5T_NATIVE_UINT32;
-    case NumType::i64: return H5T_NATIVE_INT64;
-    case NumType::u64: return H5T_NATIVE_UINT64;
-    case NumType::f32: return H5T_NATIVE_FLOAT;
-    case NumType::f64: return H5T_NATIVE_DOUBLE;
+    case NumType::i8:
+      return H5T_NATIVE_INT8;
+    case NumType::u8:
+      return H5T_NATIVE_UINT8;
+    case NumType::i16:
+      return H5T_NATIVE_INT16;
+    case NumType::u16:
+      return H5T_NATIVE_UINT16;
+    case NumType::i32:
+      return H5T_NATIVE_INT32;
+    case NumType::u32:
+      return H5T_NATIVE_UINT32;
+    case NumType::i64:
+      return H5T_NATIVE_INT64;
+    case NumType::u64:
+      return H5T_NATIVE_UINT64;
+    case NumType::f32:
+      return H5T_NATIVE_FLOAT;
+    case NumType::f64:
+      return H5T_NATIVE_DOUBLE;
   }
   return H5T_NATIVE_DOUBLE;
 }

@@ -18,10 +18,17 @@ bool is_float(NumType t) { return t == NumType::f32 || t == NumType::f64; }
 TypeInfo describe_type(hid_t type, hid_t space) {
   TypeInfo info;
   switch (H5Tget_class(type)) {
-    case H5T_INTEGER: info.cls = TypeInfo::Class::integer; break;
-    case H5T_FLOAT: info.cls = TypeInfo::Class::floating; break;
-    case H5T_STRING: info.cls = TypeInfo::Class::string; break;
-    default: info.cls = TypeInfo::Class::other;
+    case H5T_INTEGER:
+      info.cls = TypeInfo::Class::integer;
+      break;
+    case H5T_FLOAT:
+      info.cls = TypeInfo::Class::floating;
+      break;
+    case H5T_STRING:
+      info.cls = TypeInfo::Class::string;
+      break;
+    default:
+      info.cls = TypeInfo::Class::other;
   }
   info.size = H5Tget_size(type);
   info.is_signed = info.cls == TypeInfo::Class::integer && H5Tget_sign(type) == H5T_SGN_2;
@@ -49,10 +56,18 @@ void check_class(const TypeInfo& info, NumType mem, const std::string& where) {
 std::string TypeInfo::describe() const {
   std::string t;
   switch (cls) {
-    case Class::integer: t = (is_signed ? "int" : "uint") + std::to_string(size * 8); break;
-    case Class::floating: t = "float" + std::to_string(size * 8); break;
-    case Class::string: t = "string"; break;
-    case Class::other: t = "non-numeric"; break;
+    case Class::integer:
+      t = (is_signed ? "int" : "uint") + std::to_string(size * 8);
+      break;
+    case Class::floating:
+      t = "float" + std::to_string(size * 8);
+      break;
+    case Class::string:
+      t = "string";
+      break;
+    case Class::other:
+      t = "non-numeric";
+      break;
   }
   if (shape.empty()) return t + " scalar";
   std::string s = t + " [";
@@ -127,7 +142,7 @@ void File::read_raw(const std::string& dataset, std::uint64_t begin, std::uint64
   } else {
     if (info.shape.empty() || begin + count > info.shape[0])
       throw core::Error::input("{}: rows {}..{} requested but it has {}", where, begin, begin + count,
-                         info.shape.empty() ? 0 : info.shape[0]);
+                               info.shape.empty() ? 0 : info.shape[0]);
     if (count == 0) return;
     Id fspace(H5Dget_space(d), H5Sclose);
     std::vector<hsize_t> start(info.shape.size(), 0), cnt(info.shape.begin(), info.shape.end());
@@ -145,11 +160,12 @@ void File::read_box_raw(const std::string& dataset, const std::array<std::uint64
   const TypeInfo info = dataset_info(dataset);
   const std::string where = path_ + ": " + dataset;
   check_class(info, mem, where);
-  if (info.shape.size() != 3) throw core::Error::input("{}: a 3-D dataset expected, it has {} dimensions", where, info.shape.size());
+  if (info.shape.size() != 3)
+    throw core::Error::input("{}: a 3-D dataset expected, it has {} dimensions", where, info.shape.size());
   for (std::size_t d = 0; d < 3; ++d)
     if (start[d] + count[d] > info.shape[d])
-      throw core::Error::input("{}: cells {}..{} of axis {} requested but it has {}", where, start[d], start[d] + count[d], d,
-                               info.shape[d]);
+      throw core::Error::input("{}: cells {}..{} of axis {} requested but it has {}", where, start[d],
+                               start[d] + count[d], d, info.shape[d]);
   if (count[0] * count[1] * count[2] == 0) return;
   Id d(H5Dopen2(id_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
   Id fspace(H5Dget_space(d), H5Sclose);
@@ -177,7 +193,8 @@ void File::throw_size_mismatch(const std::string& dataset, std::size_t have, std
 std::string File::read_attribute_string(const std::string& object, const std::string& name) const {
   const TypeInfo info = attribute_info(object, name);
   const std::string where = path_ + ": attribute " + name + " of " + object;
-  if (info.cls != TypeInfo::Class::string) throw core::Error::input("{}: holds {}, a string expected", where, info.describe());
+  if (info.cls != TypeInfo::Class::string)
+    throw core::Error::input("{}: holds {}, a string expected", where, info.describe());
   Id a(H5Aopen_by_name(id_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   Id type(H5Aget_type(a), H5Tclose);
   if (H5Tis_variable_str(type) > 0) {

@@ -21,8 +21,7 @@ void File::write_attribute_raw(const std::string& object, const std::string& nam
                                std::size_t n, bool scalar) {
   const hsize_t dims = n;
   Id space(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dims, nullptr), H5Sclose);
-  Id a(H5Acreate_by_name(id_, object.c_str(), name.c_str(), native(mem), space, H5P_DEFAULT, H5P_DEFAULT,
-                         H5P_DEFAULT),
+  Id a(H5Acreate_by_name(id_, object.c_str(), name.c_str(), native(mem), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
        H5Aclose);
   if (!a.ok() || H5Awrite(a, native(mem), data) < 0)
     throw core::Error::io("{}: cannot write attribute {} of {}", path_, name, object);
@@ -66,8 +65,8 @@ void File::write_rows_raw(const std::string& dataset, const std::vector<std::uin
 }
 
 void File::write_selection_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
-                               const std::vector<std::uint64_t>& begin, const std::vector<std::uint64_t>& size, NumType mem,
-                               const void* data, Storage storage) {
+                               const std::vector<std::uint64_t>& begin, const std::vector<std::uint64_t>& size,
+                               NumType mem, const void* data, Storage storage) {
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   Id fspace(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
@@ -98,8 +97,9 @@ void File::write_selection_raw(const std::string& dataset, const std::vector<std
   Id mspace(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
   if (mine == 0) H5Sselect_none(mspace);
   Id dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  if (parallel_ && comm_->size() > 1) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);  // MPI-IO only beyond one rank (File::create)
-  static const double empty = 0;  // HDF5 refuses a null buffer even when nothing is selected
+  if (parallel_ && comm_->size() > 1)
+    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);  // MPI-IO only beyond one rank (File::create)
+  static const double empty = 0;                   // HDF5 refuses a null buffer even when nothing is selected
   errno = 0;
   const herr_t status = H5Dwrite(d, native(mem), mspace, fspace, dxpl, data && mine ? data : &empty);
   agree_on_write(status < 0, "writing " + dataset);

@@ -11,9 +11,9 @@ namespace phew::io {
 
 // The rows this file maps (lib/model).
 using model::MapRow;
-using model::MapTiming;
-using model::MapsMeta;
 using model::Maps;
+using model::MapsMeta;
+using model::MapTiming;
 namespace {
 
 constexpr const char* kAxisNames = "xyz";
@@ -34,18 +34,34 @@ int axis_of(const File& f, const std::string& name) {
 const Table<MapRow>& map_table() {
   // clang-format off: one column and its constraints per line
   static const Table<MapRow> t = Table<MapRow>()
-                                     .column("center", &MapRow::center, Unit::length).finite()
+                                     .column("center", &MapRow::center, Unit::length)
+                                     .finite()
                                      .column("id", &MapRow::id)
-                                     .column("size", &MapRow::size, Unit::length).finite().above(0)
-                                     .column("depth", &MapRow::depth, Unit::length).finite().at_least(0)
-                                     .column("margin", &MapRow::margin, Unit::length).finite().at_least(0)
-                                     .column("resolution", &MapRow::resolution).at_least(1)
-                                     .column("axis", &MapRow::axis).at_least(0).at_most(2)
-                                     .column("n_particles", &MapRow::n_particles).at_least(0)
-                                     .column("n_vertices", &MapRow::n_vertices).at_least(0)
-                                     .column("n_tetrahedra", &MapRow::n_tetrahedra).at_least(0)
-                                     .column("window_mass", &MapRow::window_mass, Unit::mass).finite().at_least(0)
-                                     .column("map_mass", &MapRow::map_mass, Unit::mass).finite();
+                                     .column("size", &MapRow::size, Unit::length)
+                                     .finite()
+                                     .above(0)
+                                     .column("depth", &MapRow::depth, Unit::length)
+                                     .finite()
+                                     .at_least(0)
+                                     .column("margin", &MapRow::margin, Unit::length)
+                                     .finite()
+                                     .at_least(0)
+                                     .column("resolution", &MapRow::resolution)
+                                     .at_least(1)
+                                     .column("axis", &MapRow::axis)
+                                     .at_least(0)
+                                     .at_most(2)
+                                     .column("n_particles", &MapRow::n_particles)
+                                     .at_least(0)
+                                     .column("n_vertices", &MapRow::n_vertices)
+                                     .at_least(0)
+                                     .column("n_tetrahedra", &MapRow::n_tetrahedra)
+                                     .at_least(0)
+                                     .column("window_mass", &MapRow::window_mass, Unit::mass)
+                                     .finite()
+                                     .at_least(0)
+                                     .column("map_mass", &MapRow::map_mass, Unit::mass)
+                                     .finite();
   // clang-format on
   return t;
 }
@@ -62,7 +78,6 @@ const Table<MapTiming>& map_timing_table() {
   return t;
 }
 
-
 void write_maps(File& f, const Maps& maps, const mpi::Comm& comm) {
   const MapsMeta& m = maps.meta;
   if (maps.timing.size() != maps.rows.size())
@@ -74,8 +89,10 @@ void write_maps(File& f, const Maps& maps, const mpi::Comm& comm) {
   units.mass = m.mass_units;
   units.time = "s";
   map_table().write(f, "/maps", maps.rows, units, comm);
-  if (m.float64) f.write_rows<double, double>("/maps/sigma", {fields.total, ng, ng}, fields.before, maps.sigma);
-  else f.write_rows<float, double>("/maps/sigma", {fields.total, ng, ng}, fields.before, maps.sigma);
+  if (m.float64)
+    f.write_rows<double, double>("/maps/sigma", {fields.total, ng, ng}, fields.before, maps.sigma);
+  else
+    f.write_rows<float, double>("/maps/sigma", {fields.total, ng, ng}, fields.before, maps.sigma);
   f.write_attribute("/maps/sigma", "units", m.sigma_units());
   map_timing_table().write(f, "/timing", maps.timing, units, comm);
 
@@ -108,7 +125,8 @@ MapsHeader read_maps_header(const File& f) {
   m.backend = f.read_attribute_string("/maps", "backend");
   m.centers_source = f.read_attribute_string("/maps", "centers_source");
   const auto box = f.read_attribute<double>("/maps", "box_size");
-  if (box.size() != 3) throw core::Error::input("{}: /maps attribute box_size has {} values, expected 3", f.path(), box.size());
+  if (box.size() != 3)
+    throw core::Error::input("{}: /maps attribute box_size has {} values, expected 3", f.path(), box.size());
   m.box_size = {box[0], box[1], box[2]};
   m.periodic = f.read_attribute_scalar<std::int64_t>("/maps", "periodic") != 0;
   m.time = f.read_attribute_scalar<double>("/maps", "time");
@@ -144,7 +162,8 @@ std::vector<std::pair<std::string, std::string>> quicklooks(const std::string& o
   std::vector<std::pair<std::string, std::string>> out;
   for (std::size_t i = 0; i < maps.rows.size(); ++i)
     out.emplace_back(quicklook_path(output, first + i),
-                     quicklook_png(std::span<const double>(maps.sigma).subspan(i * pixels, pixels), static_cast<int>(maps.resolution)));
+                     quicklook_png(std::span<const double>(maps.sigma).subspan(i * pixels, pixels),
+                                   static_cast<int>(maps.resolution)));
   return out;
 }
 

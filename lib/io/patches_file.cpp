@@ -10,20 +10,30 @@
 namespace phew::io {
 
 // The rows this file maps (lib/model).
-using model::PatchPeak;
-using model::SaddleRow;
 using model::Patches;
 using model::PatchesHeader;
+using model::PatchPeak;
+using model::SaddleRow;
 
 const Table<PatchPeak>& patch_peak_table() {
   // clang-format off: one column and its constraints per line
   static const Table<PatchPeak> t = Table<PatchPeak>()
-                                        .column("id", &PatchPeak::id).above(0).ascending()
-                                        .column("cell", &PatchPeak::cell).at_least(0)
-                                        .column("position", &PatchPeak::position, Unit::length).finite()
-                                        .column("density", &PatchPeak::density, Unit::density).finite().above(0).non_increasing()
-                                        .column("n_cells", &PatchPeak::n_cells).at_least(1)
-                                        .column("mass", &PatchPeak::mass, Unit::mass).finite().at_least(0);
+                                        .column("id", &PatchPeak::id)
+                                        .above(0)
+                                        .ascending()
+                                        .column("cell", &PatchPeak::cell)
+                                        .at_least(0)
+                                        .column("position", &PatchPeak::position, Unit::length)
+                                        .finite()
+                                        .column("density", &PatchPeak::density, Unit::density)
+                                        .finite()
+                                        .above(0)
+                                        .non_increasing()
+                                        .column("n_cells", &PatchPeak::n_cells)
+                                        .at_least(1)
+                                        .column("mass", &PatchPeak::mass, Unit::mass)
+                                        .finite()
+                                        .at_least(0);
   // clang-format on
   return t;
 }
@@ -31,11 +41,17 @@ const Table<PatchPeak>& patch_peak_table() {
 const Table<SaddleRow>& saddle_table() {
   // clang-format off: one column and its constraints per line
   static const Table<SaddleRow> t = Table<SaddleRow>()
-                                        .column("peak_a", &SaddleRow::peak_a).above(0)
-                                        .column("peak_b", &SaddleRow::peak_b).above(0)
-                                        .column("density", &SaddleRow::density, Unit::density).finite().above(0)
-                                        .column("cell_a", &SaddleRow::cell_a).at_least(0)
-                                        .column("cell_b", &SaddleRow::cell_b).at_least(0);
+                                        .column("peak_a", &SaddleRow::peak_a)
+                                        .above(0)
+                                        .column("peak_b", &SaddleRow::peak_b)
+                                        .above(0)
+                                        .column("density", &SaddleRow::density, Unit::density)
+                                        .finite()
+                                        .above(0)
+                                        .column("cell_a", &SaddleRow::cell_a)
+                                        .at_least(0)
+                                        .column("cell_b", &SaddleRow::cell_b)
+                                        .at_least(0);
   // clang-format on
   return t;
 }
@@ -55,7 +71,8 @@ void write_patches(File& file, const Patches& p, const mpi::Comm& comm) {
   write_cell_labels(file, "peak", p.cells.label, "peak ID of each test cell's patch", comm);
   file.write_attribute("/cells", "threshold", p.meta.threshold);
   file.write_attribute("/cells", "threshold_text", p.meta.threshold_text);
-  file.write_attribute("/cells", "threshold_over_mean", grid.mean_density > 0 ? p.meta.threshold / grid.mean_density : 0.0);
+  file.write_attribute("/cells", "threshold_over_mean",
+                       grid.mean_density > 0 ? p.meta.threshold / grid.mean_density : 0.0);
   if (grid.critical_density)
     file.write_attribute("/cells", "threshold_over_critical", p.meta.threshold / *grid.critical_density);
   file.write_attribute<std::int64_t>("/cells", "neighbourhood", 26);
@@ -92,8 +109,8 @@ namespace {
 grid::CellLabels every_cell_has_a_peak(const File& f, grid::CellLabels cells) {
   for (std::size_t i = 0; i < cells.label.size(); ++i)
     if (cells.label[i] == 0)
-      throw core::Error::input("{}: /cells/peak labels the test cell {} with peak 0 (every test cell has a peak)", f.path(),
-                               cells.cell[i]);
+      throw core::Error::input("{}: /cells/peak labels the test cell {} with peak 0 (every test cell has a peak)",
+                               f.path(), cells.cell[i]);
   return cells;
 }
 }  // namespace
@@ -136,10 +153,11 @@ std::vector<PatchPeak> read_patch_peaks(const File& f, std::uint64_t begin, std:
   const MeshCells mesh(f);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].id != static_cast<std::int64_t>(begin + i + 1))
-      throw core::Error::input("{}: /peaks/id row {} is {} (peaks are numbered 1, 2, ... in row order)", f.path(), begin + i,
-                         rows[i].id);
+      throw core::Error::input("{}: /peaks/id row {} is {} (peaks are numbered 1, 2, ... in row order)", f.path(),
+                               begin + i, rows[i].id);
     if (!mesh.holds(rows[i].cell))
-      throw core::Error::input("{}: /peaks/cell row {} is {}, not a cell of the mesh", f.path(), begin + i, rows[i].cell);
+      throw core::Error::input("{}: /peaks/cell row {} is {}, not a cell of the mesh", f.path(), begin + i,
+                               rows[i].cell);
   }
   return rows;
 }
@@ -152,8 +170,9 @@ std::vector<SaddleRow> read_saddles(const File& f, std::uint64_t begin, std::uin
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const SaddleRow& r = rows[i];
     if (r.peak_a < 1 || r.peak_b > n || !(r.peak_a < r.peak_b))
-      throw core::Error::input("{}: saddle row {} joins peaks {} and {} (expected two different IDs in 1..{}, the lower first)", f.path(),
-                         begin + i, r.peak_a, r.peak_b, n);
+      throw core::Error::input(
+          "{}: saddle row {} joins peaks {} and {} (expected two different IDs in 1..{}, the lower first)", f.path(),
+          begin + i, r.peak_a, r.peak_b, n);
   }
   return rows;
 }
@@ -164,10 +183,12 @@ void check_saddles_below_peaks(const File& f) {
   constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
   for (std::uint64_t b = 0; b < n; b += kChunk)
     for (std::size_t i = 0; const SaddleRow& r : read_saddles(f, b, std::min(kChunk, n - b))) {
-      const double lower = std::min(density[static_cast<std::size_t>(r.peak_a - 1)], density[static_cast<std::size_t>(r.peak_b - 1)]);
+      const double lower =
+          std::min(density[static_cast<std::size_t>(r.peak_a - 1)], density[static_cast<std::size_t>(r.peak_b - 1)]);
       if (!(r.density <= lower))
-        throw core::Error::input("{}: /saddles/density row {} is {:g}, above the density {:g} of peak {} or {} it joins", f.path(),
-                                 b + i, r.density, lower, r.peak_a, r.peak_b);
+        throw core::Error::input(
+            "{}: /saddles/density row {} is {:g}, above the density {:g} of peak {} or {} it joins", f.path(), b + i,
+            r.density, lower, r.peak_a, r.peak_b);
       ++i;
     }
 }

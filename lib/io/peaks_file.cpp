@@ -9,21 +9,32 @@
 namespace phew::io {
 
 // The rows this file maps (lib/model).
-using model::PeakRow;
 using model::PeakMember;
+using model::PeakRow;
 using model::Peaks;
 
 const Table<PeakRow>& peak_table() {
   // clang-format off: one column and its constraints per line
   static const Table<PeakRow> t = Table<PeakRow>()
-                                      .column("id", &PeakRow::id).above(0).unique()
-                                      .column("parent_clump", &PeakRow::parent_clump).at_least(0)
-                                      .column("position", &PeakRow::position, Unit::length).finite()
-                                      .column("densest_cell_position", &PeakRow::densest_cell_position, Unit::length).finite()
-                                      .column("velocity", &PeakRow::velocity, Unit::velocity).finite()
-                                      .column("n_particles", &PeakRow::n_particles).at_least(0)
-                                      .column("mass", &PeakRow::mass, Unit::mass).finite().at_least(0)
-                                      .column("from_deblending", &PeakRow::from_deblending).at_least(0).at_most(1);
+                                      .column("id", &PeakRow::id)
+                                      .above(0)
+                                      .unique()
+                                      .column("parent_clump", &PeakRow::parent_clump)
+                                      .at_least(0)
+                                      .column("position", &PeakRow::position, Unit::length)
+                                      .finite()
+                                      .column("densest_cell_position", &PeakRow::densest_cell_position, Unit::length)
+                                      .finite()
+                                      .column("velocity", &PeakRow::velocity, Unit::velocity)
+                                      .finite()
+                                      .column("n_particles", &PeakRow::n_particles)
+                                      .at_least(0)
+                                      .column("mass", &PeakRow::mass, Unit::mass)
+                                      .finite()
+                                      .at_least(0)
+                                      .column("from_deblending", &PeakRow::from_deblending)
+                                      .at_least(0)
+                                      .at_most(1);
   // clang-format on
   return t;
 }
@@ -31,8 +42,10 @@ const Table<PeakRow>& peak_table() {
 const Table<PeakMember>& peak_member_table() {
   // clang-format off: one column and its constraints per line
   static const Table<PeakMember> t = Table<PeakMember>()
-                                        .column("id", &PeakMember::id).ascending()
-                                        .column("peak", &PeakMember::peak).refers_to("/peaks/id");
+                                         .column("id", &PeakMember::id)
+                                         .ascending()
+                                         .column("peak", &PeakMember::peak)
+                                         .refers_to("/peaks/id");
   // clang-format on
   return t;
 }
@@ -67,9 +80,10 @@ PeaksHeader read_peaks_header(const File& f) {
 
 void check_peculiar_velocities(const PeaksHeader& h, const std::string& path) {
   if (!h.meta.velocity_units.ends_with("(peculiar)"))
-    throw core::Error::input("{}: /peaks/velocity is in '{}', not peculiar velocities (a peaks.h5 from before 2026-11-26): "
-                       "re-run deblend",
-                       path, h.meta.velocity_units);
+    throw core::Error::input(
+        "{}: /peaks/velocity is in '{}', not peculiar velocities (a peaks.h5 from before 2026-11-26): "
+        "re-run deblend",
+        path, h.meta.velocity_units);
 }
 
 std::vector<PeakRow> read_peak_rows(const File& f) {
@@ -84,7 +98,8 @@ std::vector<PeakRow> read_peak_rows(const File& f) {
     ids.push_back(p.id);
     bool finite = std::isfinite(p.mass) && p.mass >= 0;
     for (std::size_t d = 0; d < 3; ++d)
-      finite &= std::isfinite(p.position[d]) && std::isfinite(p.velocity[d]) && std::isfinite(p.densest_cell_position[d]);
+      finite &=
+          std::isfinite(p.position[d]) && std::isfinite(p.velocity[d]) && std::isfinite(p.densest_cell_position[d]);
     if (!finite) throw core::Error::input("{}: peak {} has a non-finite position, velocity or mass", f.path(), p.id);
   }
   std::sort(ids.begin(), ids.end());
@@ -107,8 +122,8 @@ std::vector<PeakMember> read_peak_members(const File& f) {
     if (!std::binary_search(peaks.begin(), peaks.end(), rows[i].peak))
       throw core::Error::input("{}: /particles/peak row {} is {}, not a peak of /peaks/id", f.path(), i, rows[i].peak);
     if (i > 0 && rows[i].id < rows[i - 1].id)
-      throw core::Error::input("{}: /particles/id row {} is {} after {} (expected rows by ascending particle ID)", f.path(), i,
-                               rows[i].id, rows[i - 1].id);
+      throw core::Error::input("{}: /particles/id row {} is {} after {} (expected rows by ascending particle ID)",
+                               f.path(), i, rows[i].id, rows[i - 1].id);
   }
   return rows;
 }

@@ -19,7 +19,8 @@ std::uint32_t crc32(const std::string& data, std::size_t begin) {
     return t;
   }();
   std::uint32_t c = 0xffffffffu;
-  for (std::size_t i = begin; i < data.size(); ++i) c = table[(c ^ static_cast<unsigned char>(data[i])) & 0xff] ^ (c >> 8);
+  for (std::size_t i = begin; i < data.size(); ++i)
+    c = table[(c ^ static_cast<unsigned char>(data[i])) & 0xff] ^ (c >> 8);
   return c ^ 0xffffffffu;
 }
 
@@ -37,15 +38,16 @@ void chunk(std::string& png, const char* type, const std::string& data) {
 
 // "magma"-like anchors (black - purple - orange - pale yellow), interpolated linearly.
 std::array<unsigned char, 3> colour(double t) {
-  static const double anchor[][3] = {{0, 0, 4},       {28, 16, 68},   {79, 18, 123},  {129, 37, 129},
-                                     {181, 54, 122},  {229, 80, 100}, {251, 135, 97}, {254, 194, 135},
-                                     {252, 253, 191}};
+  static const double anchor[][3] = {{0, 0, 4},      {28, 16, 68},   {79, 18, 123},   {129, 37, 129}, {181, 54, 122},
+                                     {229, 80, 100}, {251, 135, 97}, {254, 194, 135}, {252, 253, 191}};
   constexpr int n = 9;
   t = std::clamp(t, 0.0, 1.0) * (n - 1);
   const int k = std::min(static_cast<int>(t), n - 2);
   const double f = t - k;
   std::array<unsigned char, 3> c{};
-  for (int i = 0; i < 3; ++i) c[static_cast<std::size_t>(i)] = static_cast<unsigned char>(std::lround(anchor[k][i] * (1 - f) + anchor[k + 1][i] * f));
+  for (int i = 0; i < 3; ++i)
+    c[static_cast<std::size_t>(i)] =
+        static_cast<unsigned char>(std::lround(anchor[k][i] * (1 - f) + anchor[k + 1][i] * f));
   return c;
 }
 

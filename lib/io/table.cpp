@@ -10,15 +10,24 @@ namespace phew::io {
 const std::string& UnitNames::of(Unit u) const {
   static const std::string none;
   switch (u) {
-    case Unit::length: return length;
-    case Unit::mass: return mass;
-    case Unit::velocity: return velocity;
-    case Unit::density: return density;
-    case Unit::energy: return energy;
-    case Unit::acceleration: return acceleration;
-    case Unit::time: return time;
-    case Unit::angular_momentum: return angular_momentum;
-    case Unit::none: return none;
+    case Unit::length:
+      return length;
+    case Unit::mass:
+      return mass;
+    case Unit::velocity:
+      return velocity;
+    case Unit::density:
+      return density;
+    case Unit::energy:
+      return energy;
+    case Unit::acceleration:
+      return acceleration;
+    case Unit::time:
+      return time;
+    case Unit::angular_momentum:
+      return angular_momentum;
+    case Unit::none:
+      return none;
   }
   return none;
 }
@@ -27,17 +36,25 @@ std::string Constraint::describe() const {
   std::vector<std::string> parts;
   if (finite) parts.push_back("finite");
   if (measured) parts.push_back("finite or NaN (not measurable)");
-  if (min && max && !min_open) parts.push_back(fmt::format("{:g} to {:g}", *min, *max));
+  if (min && max && !min_open)
+    parts.push_back(fmt::format("{:g} to {:g}", *min, *max));
   else {
     if (min) parts.push_back(fmt::format("{} {:g}", min_open ? ">" : ">=", *min));
     if (max) parts.push_back(fmt::format("<= {:g}", *max));
   }
   if (unique) parts.push_back("unique");
   switch (order) {
-    case Order::ascending: parts.push_back("ascending"); break;
-    case Order::non_decreasing: parts.push_back("non-decreasing"); break;
-    case Order::non_increasing: parts.push_back("non-increasing"); break;
-    case Order::none: break;
+    case Order::ascending:
+      parts.push_back("ascending");
+      break;
+    case Order::non_decreasing:
+      parts.push_back("non-decreasing");
+      break;
+    case Order::non_increasing:
+      parts.push_back("non-increasing");
+      break;
+    case Order::none:
+      break;
   }
   if (!refers_to.empty()) parts.push_back(fmt::format("one of {}{}", refers_to, zero_is_none ? " or 0" : ""));
   std::string out;
@@ -49,8 +66,10 @@ namespace {
 
 template <typename V>
 std::string shown(V v) {
-  if constexpr (std::is_floating_point_v<V>) return fmt::format("{:g}", v);
-  else return fmt::format("{}", v);
+  if constexpr (std::is_floating_point_v<V>)
+    return fmt::format("{:g}", v);
+  else
+    return fmt::format("{}", v);
 }
 
 template <typename V>
@@ -58,7 +77,8 @@ void check_typed(const File& f, const std::string& dataset, std::uint64_t begin,
                  const Constraint& c, const V* before) {
   const auto fail = [&](std::size_t k, const std::string& why) {
     const std::uint64_t row = begin + k / static_cast<std::size_t>(width);
-    throw core::Error::input("{}: {} row {} is {}: {} (expected {})", f.path(), dataset, row, shown(values[k]), why, c.describe());
+    throw core::Error::input("{}: {} row {} is {}: {} (expected {})", f.path(), dataset, row, shown(values[k]), why,
+                             c.describe());
   };
   for (std::size_t k = 0; k < values.size(); ++k) {
     const V v = values[k];
@@ -69,7 +89,8 @@ void check_typed(const File& f, const std::string& dataset, std::uint64_t begin,
       }
       if (std::isinf(v) && (c.finite || c.measured)) fail(k, "infinite");
     }
-    if (c.min && (c.min_open ? !(static_cast<double>(v) > *c.min) : !(static_cast<double>(v) >= *c.min))) fail(k, "too small");
+    if (c.min && (c.min_open ? !(static_cast<double>(v) > *c.min) : !(static_cast<double>(v) >= *c.min)))
+      fail(k, "too small");
     if (c.max && !(static_cast<double>(v) <= *c.max)) fail(k, "too large");
   }
   if (width == 1 && c.order != Constraint::Order::none) {
@@ -100,8 +121,8 @@ void check_typed(const File& f, const std::string& dataset, std::uint64_t begin,
 
 }  // namespace
 
-void check_values(const File& f, const std::string& dataset, std::uint64_t begin, std::span<const double> values, int width,
-                  const Constraint& c, const double* before) {
+void check_values(const File& f, const std::string& dataset, std::uint64_t begin, std::span<const double> values,
+                  int width, const Constraint& c, const double* before) {
   check_typed(f, dataset, begin, values, width, c, before);
 }
 void check_values(const File& f, const std::string& dataset, std::uint64_t begin, std::span<const std::int64_t> values,
@@ -117,7 +138,8 @@ void check_labels(const File& file, const std::string& dataset, std::span<const 
                   std::int64_t max_id) {
   for (const std::int64_t l : labels)
     if (l < 0 || l > max_id)
-      throw core::Error::input("{}: {} holds the label {} (expected 0 or an ID in 1..{})", file.path(), dataset, l, max_id);
+      throw core::Error::input("{}: {} holds the label {} (expected 0 or an ID in 1..{})", file.path(), dataset, l,
+                               max_id);
 }
 
 }  // namespace phew::io

@@ -47,9 +47,12 @@ struct Constraint {
   bool min_open = false;
   enum class Order { none, non_decreasing, ascending, non_increasing } order = Order::none;
   bool unique = false;
-  std::string refers_to;  // every value is one of this dataset's, in the same file
+  std::string refers_to;      // every value is one of this dataset's, in the same file
   bool zero_is_none = false;  // ... or 0, meaning none
-  bool any() const { return finite || measured || min.has_value() || max.has_value() || order != Order::none || unique || !refers_to.empty(); }
+  bool any() const {
+    return finite || measured || min.has_value() || max.has_value() || order != Order::none || unique ||
+           !refers_to.empty();
+  }
   // "finite, >= 0", "> 0, unique, ascending", "one of /peaks/id or 0"
   std::string describe() const;
 };
@@ -64,8 +67,8 @@ struct ColumnInfo {
 // Checks `values` (rows [begin, begin + n) of `dataset`, `width` values a row, in row order) against `c`.
 // `before` is the value of row begin - 1 when there is one (for the order across chunks). Throws
 // Error(input).
-void check_values(const File& f, const std::string& dataset, std::uint64_t begin, std::span<const double> values, int width,
-                  const Constraint& c, const double* before);
+void check_values(const File& f, const std::string& dataset, std::uint64_t begin, std::span<const double> values,
+                  int width, const Constraint& c, const double* before);
 void check_values(const File& f, const std::string& dataset, std::uint64_t begin, std::span<const std::int64_t> values,
                   int width, const Constraint& c, const std::int64_t* before);
 void check_values(const File& f, const std::string& dataset, std::uint64_t begin, std::span<const std::uint64_t> values,
@@ -84,15 +87,33 @@ class Table {
   }
 
   // The constraint of the column declared last (Constraint).
-  Table& finite() { return last([](Constraint& c) { c.finite = true; }); }
-  Table& measured() { return last([](Constraint& c) { c.measured = true; }); }
-  Table& at_least(double v) { return last([v](Constraint& c) { c.min = v; }); }
-  Table& above(double v) { return last([v](Constraint& c) { c.min = v, c.min_open = true; }); }
-  Table& at_most(double v) { return last([v](Constraint& c) { c.max = v; }); }
-  Table& ascending() { return last([](Constraint& c) { c.order = Constraint::Order::ascending; }); }
-  Table& non_decreasing() { return last([](Constraint& c) { c.order = Constraint::Order::non_decreasing; }); }
-  Table& non_increasing() { return last([](Constraint& c) { c.order = Constraint::Order::non_increasing; }); }
-  Table& unique() { return last([](Constraint& c) { c.unique = true; }); }
+  Table& finite() {
+    return last([](Constraint& c) { c.finite = true; });
+  }
+  Table& measured() {
+    return last([](Constraint& c) { c.measured = true; });
+  }
+  Table& at_least(double v) {
+    return last([v](Constraint& c) { c.min = v; });
+  }
+  Table& above(double v) {
+    return last([v](Constraint& c) { c.min = v, c.min_open = true; });
+  }
+  Table& at_most(double v) {
+    return last([v](Constraint& c) { c.max = v; });
+  }
+  Table& ascending() {
+    return last([](Constraint& c) { c.order = Constraint::Order::ascending; });
+  }
+  Table& non_decreasing() {
+    return last([](Constraint& c) { c.order = Constraint::Order::non_decreasing; });
+  }
+  Table& non_increasing() {
+    return last([](Constraint& c) { c.order = Constraint::Order::non_increasing; });
+  }
+  Table& unique() {
+    return last([](Constraint& c) { c.unique = true; });
+  }
   Table& refers_to(std::string dataset, bool zero_is_none = false) {
     return last([&](Constraint& c) { c.refers_to = std::move(dataset), c.zero_is_none = zero_is_none; });
   }
@@ -138,8 +159,8 @@ class Table {
       if (c.optional && !f.has(path)) continue;
       const TypeInfo info = f.dataset_info(path);
       if (info.shape.empty() || info.shape[0] != n)
-        throw core::Error::input("{}: {} has {} rows, but {} has {}", f.path(), path, info.shape.empty() ? 0 : info.shape[0],
-                           group + "/" + columns_.front().name, n);
+        throw core::Error::input("{}: {} has {} rows, but {} has {}", f.path(), path,
+                                 info.shape.empty() ? 0 : info.shape[0], group + "/" + columns_.front().name, n);
       c.read(f, path, begin, count, rows, c.constraint);
     }
     return rows;
@@ -160,7 +181,9 @@ class Table {
     bool optional;
     Constraint constraint;
     std::function<void(File&, const std::string&, std::span<const Row>, const mpi::Comm&)> write;
-    std::function<void(const File&, const std::string&, std::uint64_t, std::uint64_t, std::span<Row>, const Constraint&)> read;
+    std::function<void(const File&, const std::string&, std::uint64_t, std::uint64_t, std::span<Row>,
+                       const Constraint&)>
+        read;
   };
 
   template <typename F>
@@ -194,8 +217,8 @@ class Table {
   }
   template <typename T>
   static auto reader(T Row::*member) {
-    return [member](const File& f, const std::string& path, std::uint64_t begin, std::uint64_t count, std::span<Row> rows,
-                    const Constraint& c) {
+    return [member](const File& f, const std::string& path, std::uint64_t begin, std::uint64_t count,
+                    std::span<Row> rows, const Constraint& c) {
       const TypeInfo info = f.dataset_info(path);
       if constexpr (is_vec3<T> || std::is_floating_point_v<T>) {
         if (info.cls != TypeInfo::Class::floating)
@@ -210,9 +233,9 @@ class Table {
       } else {
         // Read as the widest type of the same kind, so that a file written with another integer width
         // still reads (HDF5 converts); a float never reads as an integer (h5.hpp refuses it).
-        using Wide = std::conditional_t<std::is_floating_point_v<T>, double,
-                                        std::conditional_t<std::is_unsigned_v<T> && !std::is_same_v<T, bool>,
-                                                           std::uint64_t, std::int64_t>>;
+        using Wide = std::conditional_t<
+            std::is_floating_point_v<T>, double,
+            std::conditional_t<std::is_unsigned_v<T> && !std::is_same_v<T, bool>, std::uint64_t, std::int64_t>>;
         const auto v = f.read_rows<Wide>(path, begin, count);
         if (c.any()) {
           // The row before this chunk, for the order across chunks.

@@ -9,24 +9,32 @@
 namespace phew::io {
 
 // The rows this file maps (lib/model).
-using model::TreePeakRow;
-using model::TreeSnapshotRow;
-using model::StatePeakRow;
-using model::StateMemberRow;
-using model::StateVoterRow;
-using model::GraveRow;
 using model::ArtefactRow;
-using model::TreeStateMeta;
+using model::GraveRow;
+using model::StateMemberRow;
+using model::StatePeakRow;
+using model::StateVoterRow;
+using model::TreePeakRow;
 using model::TreeRows;
+using model::TreeSnapshotRow;
+using model::TreeStateMeta;
 
 const Table<StatePeakRow>& state_peak_table() {
   // clang-format off: one column and its constraints per line
   static const Table<StatePeakRow> t = Table<StatePeakRow>()
-                                           .column("peak_id", &StatePeakRow::id).above(0).unique()
-                                           .column("peak_from_deblending", &StatePeakRow::from_deblending).at_least(0).at_most(1)
-                                           .column("peak_position", &StatePeakRow::position).finite()
-                                           .column("peak_velocity", &StatePeakRow::velocity).finite()
-                                           .column("peak_mass", &StatePeakRow::mass).finite().at_least(0);
+                                           .column("peak_id", &StatePeakRow::id)
+                                           .above(0)
+                                           .unique()
+                                           .column("peak_from_deblending", &StatePeakRow::from_deblending)
+                                           .at_least(0)
+                                           .at_most(1)
+                                           .column("peak_position", &StatePeakRow::position)
+                                           .finite()
+                                           .column("peak_velocity", &StatePeakRow::velocity)
+                                           .finite()
+                                           .column("peak_mass", &StatePeakRow::mass)
+                                           .finite()
+                                           .at_least(0);
   // clang-format on
   return t;
 }
@@ -34,32 +42,40 @@ const Table<StateMemberRow>& state_member_table() {
   static const Table<StateMemberRow> t =
       // clang-format off: one column and its constraints per line
       Table<StateMemberRow>()
-          .column("member_id", &StateMemberRow::particle).ascending()
-          .column("member_peak", &StateMemberRow::peak).refers_to("/state/peak_id");
-      // clang-format on
+          .column("member_id", &StateMemberRow::particle)
+          .ascending()
+          .column("member_peak", &StateMemberRow::peak)
+          .refers_to("/state/peak_id");
+  // clang-format on
   return t;
 }
 const Table<StateVoterRow>& state_voter_table() {
   static const Table<StateVoterRow> t =
       // clang-format off: one column and its constraints per line
       Table<StateVoterRow>()
-          .column("voter_peak", &StateVoterRow::peak).refers_to("/state/peak_id")
+          .column("voter_peak", &StateVoterRow::peak)
+          .refers_to("/state/peak_id")
           .column("voter_particle", &StateVoterRow::particle);
-      // clang-format on
+  // clang-format on
   return t;
 }
 const Table<GraveRow>& grave_table() {
   // clang-format off: one column and its constraints per line
   static const Table<GraveRow> t = Table<GraveRow>()
-                                       .column("graveyard_particle", &GraveRow::particle).ascending()
-                                       .column("graveyard_peak_snapshot", &GraveRow::peak_snapshot).at_least(0)
-                                       .column("graveyard_peak_id", &GraveRow::peak_id).above(0)
-                                       .column("graveyard_died", &GraveRow::died).at_least(0);
+                                       .column("graveyard_particle", &GraveRow::particle)
+                                       .ascending()
+                                       .column("graveyard_peak_snapshot", &GraveRow::peak_snapshot)
+                                       .at_least(0)
+                                       .column("graveyard_peak_id", &GraveRow::peak_id)
+                                       .above(0)
+                                       .column("graveyard_died", &GraveRow::died)
+                                       .at_least(0);
   // clang-format on
   return t;
 }
 const Table<ArtefactRow>& artefact_table() {
-  static const Table<ArtefactRow> t = Table<ArtefactRow>().column("artefact_ids", &ArtefactRow::id).refers_to("/state/peak_id");
+  static const Table<ArtefactRow> t =
+      Table<ArtefactRow>().column("artefact_ids", &ArtefactRow::id).refers_to("/state/peak_id");
   return t;
 }
 
@@ -89,54 +105,81 @@ TreeStateMeta shared(TreeStateMeta m, const mpi::Comm& comm) {
 
 const Table<TreePeakRow>& tree_peak_table() {
   // clang-format off: one column and its constraints per line
-  static const Table<TreePeakRow> t = Table<TreePeakRow>()
-                                          .column("snapshot", &TreePeakRow::snapshot).at_least(0).non_decreasing()
-                                          .column("id", &TreePeakRow::id).above(0)
-                                          .column("lineage", &TreePeakRow::lineage).above(0)
-                                          .column("main_progenitor_snapshot", &TreePeakRow::main_progenitor_snapshot).at_least(-1)
-                                          .column("main_progenitor_id", &TreePeakRow::main_progenitor_id)
-                                          .column("n_progenitors", &TreePeakRow::n_progenitors).at_least(0)
-                                          .column("progenitor_votes", &TreePeakRow::progenitor_votes).at_least(0)
-                                          .column("descendant_snapshot", &TreePeakRow::descendant_snapshot).at_least(-1)
-                                          .column("descendant_id", &TreePeakRow::descendant_id)
-                                          .column("merged", &TreePeakRow::merged).at_least(0).at_most(1)
-                                          .column("revived_from_graveyard", &TreePeakRow::revived_from_graveyard).at_least(0).at_most(1)
-                                          .column("gap", &TreePeakRow::gap).at_least(0)
-                                          .column("artefact", &TreePeakRow::artefact).at_least(0).at_most(1)
-                                          .column("from_deblending", &TreePeakRow::from_deblending).at_least(0).at_most(1)
-                                          .column("time", &TreePeakRow::time).finite()
-                                          .column("mass", &TreePeakRow::mass).finite().at_least(0)
-                                          .column("position", &TreePeakRow::position).finite()
-                                          .column("velocity", &TreePeakRow::velocity).finite()
-                                          .column("host", &TreePeakRow::host, Unit::none, "", true)
-                                          .column("merged_before_revival_snapshot",
-                                                  &TreePeakRow::merged_before_revival_snapshot, Unit::none, "", true)
-                                          .column("merged_before_revival_id", &TreePeakRow::merged_before_revival_id,
-                                                  Unit::none, "", true)
-                                          .column("mvir", &TreePeakRow::mvir, Unit::none, "", true).measured().at_least(0)
-                                          .column("rvir", &TreePeakRow::rvir, Unit::none, "", true).measured().at_least(0)
-                                          .column("m200c", &TreePeakRow::m200c, Unit::none, "", true).measured().at_least(0)
-                                          .column("bound", &TreePeakRow::bound, Unit::none,
-                                                  "1: the stage came with unbind's bound.h5, which gave mvir, rvir, "
-                                                  "m200c and the columns below (NaN in them = not measurable there)",
-                                                  true)
-                                          .column("bound_mass", &TreePeakRow::bound_mass, Unit::none,
-                                                  "bound mass with bound sub-objects (mass_inclusive), snapshot mass units", true)
-                                          .column("vmax", &TreePeakRow::vmax, Unit::none, "physical, snapshot velocity units", true)
-                                          .column("vrms", &TreePeakRow::vrms, Unit::none, "physical, snapshot velocity units", true)
-                                          .column("rs", &TreePeakRow::rs, Unit::none,
-                                                  "NFW scale radius of a profile fit (rs_fit), comoving snapshot length units", true)
-                                          .column("spin_peebles", &TreePeakRow::spin_peebles, Unit::none, "", true)
-                                          .column("spin_bullock", &TreePeakRow::spin_bullock, Unit::none, "", true)
-                                          .column("xoff", &TreePeakRow::xoff, Unit::none,
-                                                  "offset of the centre from the centre of mass, comoving snapshot length units", true)
-                                          .column("b_to_a", &TreePeakRow::b_to_a, Unit::none, "", true)
-                                          .column("c_to_a", &TreePeakRow::c_to_a, Unit::none, "", true)
-                                          .column("virial_ratio", &TreePeakRow::virial_ratio, Unit::none, "T/|U|", true)
-                                          .column("jx", &TreePeakRow::jx, Unit::none,
-                                                  "angular momentum of the bound particles, physical (bound.h5 units)", true)
-                                          .column("jy", &TreePeakRow::jy, Unit::none, "", true)
-                                          .column("jz", &TreePeakRow::jz, Unit::none, "", true);
+  static const Table<TreePeakRow> t =
+      Table<TreePeakRow>()
+          .column("snapshot", &TreePeakRow::snapshot)
+          .at_least(0)
+          .non_decreasing()
+          .column("id", &TreePeakRow::id)
+          .above(0)
+          .column("lineage", &TreePeakRow::lineage)
+          .above(0)
+          .column("main_progenitor_snapshot", &TreePeakRow::main_progenitor_snapshot)
+          .at_least(-1)
+          .column("main_progenitor_id", &TreePeakRow::main_progenitor_id)
+          .column("n_progenitors", &TreePeakRow::n_progenitors)
+          .at_least(0)
+          .column("progenitor_votes", &TreePeakRow::progenitor_votes)
+          .at_least(0)
+          .column("descendant_snapshot", &TreePeakRow::descendant_snapshot)
+          .at_least(-1)
+          .column("descendant_id", &TreePeakRow::descendant_id)
+          .column("merged", &TreePeakRow::merged)
+          .at_least(0)
+          .at_most(1)
+          .column("revived_from_graveyard", &TreePeakRow::revived_from_graveyard)
+          .at_least(0)
+          .at_most(1)
+          .column("gap", &TreePeakRow::gap)
+          .at_least(0)
+          .column("artefact", &TreePeakRow::artefact)
+          .at_least(0)
+          .at_most(1)
+          .column("from_deblending", &TreePeakRow::from_deblending)
+          .at_least(0)
+          .at_most(1)
+          .column("time", &TreePeakRow::time)
+          .finite()
+          .column("mass", &TreePeakRow::mass)
+          .finite()
+          .at_least(0)
+          .column("position", &TreePeakRow::position)
+          .finite()
+          .column("velocity", &TreePeakRow::velocity)
+          .finite()
+          .column("host", &TreePeakRow::host, Unit::none, "", true)
+          .column("merged_before_revival_snapshot", &TreePeakRow::merged_before_revival_snapshot, Unit::none, "", true)
+          .column("merged_before_revival_id", &TreePeakRow::merged_before_revival_id, Unit::none, "", true)
+          .column("mvir", &TreePeakRow::mvir, Unit::none, "", true)
+          .measured()
+          .at_least(0)
+          .column("rvir", &TreePeakRow::rvir, Unit::none, "", true)
+          .measured()
+          .at_least(0)
+          .column("m200c", &TreePeakRow::m200c, Unit::none, "", true)
+          .measured()
+          .at_least(0)
+          .column("bound", &TreePeakRow::bound, Unit::none,
+                  "1: the stage came with unbind's bound.h5, which gave mvir, rvir, "
+                  "m200c and the columns below (NaN in them = not measurable there)",
+                  true)
+          .column("bound_mass", &TreePeakRow::bound_mass, Unit::none,
+                  "bound mass with bound sub-objects (mass_inclusive), snapshot mass units", true)
+          .column("vmax", &TreePeakRow::vmax, Unit::none, "physical, snapshot velocity units", true)
+          .column("vrms", &TreePeakRow::vrms, Unit::none, "physical, snapshot velocity units", true)
+          .column("rs", &TreePeakRow::rs, Unit::none,
+                  "NFW scale radius of a profile fit (rs_fit), comoving snapshot length units", true)
+          .column("spin_peebles", &TreePeakRow::spin_peebles, Unit::none, "", true)
+          .column("spin_bullock", &TreePeakRow::spin_bullock, Unit::none, "", true)
+          .column("xoff", &TreePeakRow::xoff, Unit::none,
+                  "offset of the centre from the centre of mass, comoving snapshot length units", true)
+          .column("b_to_a", &TreePeakRow::b_to_a, Unit::none, "", true)
+          .column("c_to_a", &TreePeakRow::c_to_a, Unit::none, "", true)
+          .column("virial_ratio", &TreePeakRow::virial_ratio, Unit::none, "T/|U|", true)
+          .column("jx", &TreePeakRow::jx, Unit::none,
+                  "angular momentum of the bound particles, physical (bound.h5 units)", true)
+          .column("jy", &TreePeakRow::jy, Unit::none, "", true)
+          .column("jz", &TreePeakRow::jz, Unit::none, "", true);
   // clang-format on
   return t;
 }
@@ -145,10 +188,15 @@ const Table<TreeSnapshotRow>& tree_snapshot_table() {
   static const Table<TreeSnapshotRow> t =
       // clang-format off: one column and its constraints per line
       Table<TreeSnapshotRow>()
-          .column("index", &TreeSnapshotRow::index).at_least(0).ascending()
-          .column("time", &TreeSnapshotRow::time).finite()
-          .column("density_threshold", &TreeSnapshotRow::density_threshold, Unit::none, "", true).finite().at_least(0);
-      // clang-format on
+          .column("index", &TreeSnapshotRow::index)
+          .at_least(0)
+          .ascending()
+          .column("time", &TreeSnapshotRow::time)
+          .finite()
+          .column("density_threshold", &TreeSnapshotRow::density_threshold, Unit::none, "", true)
+          .finite()
+          .at_least(0);
+  // clang-format on
   return t;
 }
 
@@ -156,9 +204,11 @@ void write_tree(File& f, const TreeRows& t, const mpi::Comm& comm) {
   // Only rank 0's rows: a table's rows are the concatenation of every rank's.
   auto mine = [&](const auto& rows) { return comm.root() ? rows : std::decay_t<decltype(rows)>{}; };
   const UnitNames none;
-  std::set<std::string> optional = {"host", "mvir", "rvir", "m200c", "merged_before_revival_snapshot", "merged_before_revival_id"};
+  std::set<std::string> optional = {
+      "host", "mvir", "rvir", "m200c", "merged_before_revival_snapshot", "merged_before_revival_id"};
   // unbind's columns only in a tree with a stage that had a bound.h5 (rank 0 holds the rows).
-  std::int64_t bound = std::any_of(t.peaks.begin(), t.peaks.end(), [](const TreePeakRow& p) { return p.bound; }) ? 1 : 0;
+  std::int64_t bound =
+      std::any_of(t.peaks.begin(), t.peaks.end(), [](const TreePeakRow& p) { return p.bound; }) ? 1 : 0;
   comm.broadcast(bound);
   if (bound != 0)
     optional.insert({"bound", "bound_mass", "vmax", "vrms", "rs", "spin_peebles", "spin_bullock", "xoff", "b_to_a",
@@ -166,7 +216,8 @@ void write_tree(File& f, const TreeRows& t, const mpi::Comm& comm) {
   tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm, optional);
   f.write_attribute("/peaks/merged_before_revival_id", "description",
                     "a peak revived from the graveyard after it was recorded as merged: the peak it had merged into");
-  f.write_attribute("/peaks/host", "description", "ID of the central peak of the peak's halo in the same snapshot; 0 = a central");
+  f.write_attribute("/peaks/host", "description",
+                    "ID of the central peak of the peak's halo in the same snapshot; 0 = a central");
   f.write_attribute("/peaks/mvir", "description",
                     "virial mass (Bryan & Norman 1998), snapshot mass units; NaN = not measurable, 0 = no --particles");
   f.write_attribute("/peaks/rvir", "description",
@@ -228,7 +279,8 @@ TreeRows read_tree(const std::string& path) {
     m.length_units = f.read_attribute_string(s, "length_units");
     m.last_snapshot = f.read_attribute_scalar<std::int64_t>(s, "last_snapshot");
     m.last_time = f.read_attribute_scalar<double>(s, "last_time");
-    if (f.has_attribute(s, "last_voters_per_peak")) m.last_voters_per_peak = f.read_attribute_scalar<std::int64_t>(s, "last_voters_per_peak");
+    if (f.has_attribute(s, "last_voters_per_peak"))
+      m.last_voters_per_peak = f.read_attribute_scalar<std::int64_t>(s, "last_voters_per_peak");
     if (f.has_attribute(s, "units_known")) {
       m.units_known = f.read_attribute_scalar<std::int64_t>(s, "units_known");
       m.h_scaled = f.read_attribute_scalar<std::int64_t>(s, "h_scaled");

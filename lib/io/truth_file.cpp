@@ -8,11 +8,11 @@
 namespace phew::io {
 
 // The rows this file maps (lib/model).
-using model::TruthParticle;
+using model::Truth;
 using model::TruthComponent;
 using model::TruthMeta;
+using model::TruthParticle;
 using model::TruthTrack;
-using model::Truth;
 namespace {
 
 using core::units::kGadgetTimeUnits;
@@ -21,7 +21,8 @@ std::vector<std::string> strings_of(const File& f, const std::string& object, co
   try {
     return nlohmann::json::parse(f.read_attribute_string(object, name)).get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
-    throw core::Error::input("{}: attribute {} of {} is not a JSON list of names ({})", f.path(), name, object, e.what());
+    throw core::Error::input("{}: attribute {} of {} is not a JSON list of names ({})", f.path(), name, object,
+                             e.what());
   }
 }
 
@@ -124,14 +125,17 @@ Truth read_truth(const File& f) {
   t.particles = truth_particle_table().read(f, "/particles");
   t.components = truth_component_table().read(f, "/components");
   if (m.names.size() != t.components.size() || m.models.size() != t.components.size())
-    throw core::Error::input("{}: {} components but {} names and {} models", f.path(), t.components.size(), m.names.size(), m.models.size());
+    throw core::Error::input("{}: {} components but {} names and {} models", f.path(), t.components.size(),
+                             m.names.size(), m.models.size());
   t.track.time = f.read<double>("/track/time");
   t.track.time_myr = f.read<double>("/track/time_myr");
   t.track.center = f.read<double>("/track/center");
   t.track.velocity = f.read<double>("/track/velocity");
   const std::size_t expect = 3 * t.track.time.size() * t.components.size();
-  if (t.track.time_myr.size() != t.track.time.size() || t.track.center.size() != expect || t.track.velocity.size() != expect)
-    throw core::Error::input("{}: /track arrays do not match {} times of {} components", f.path(), t.track.time.size(), t.components.size());
+  if (t.track.time_myr.size() != t.track.time.size() || t.track.center.size() != expect ||
+      t.track.velocity.size() != expect)
+    throw core::Error::input("{}: /track arrays do not match {} times of {} components", f.path(), t.track.time.size(),
+                             t.components.size());
   return t;
 }
 

@@ -11,16 +11,18 @@
 namespace phew::io {
 
 // The rows this file maps (lib/model).
-using model::VoterRow;
 using model::VoterPeakRow;
+using model::VoterRow;
 using model::Voters;
 
 const Table<VoterRow>& voter_table() {
   // clang-format off: one column and its constraints per line
   static const Table<VoterRow> t = Table<VoterRow>()
-                                       .column("peak", &VoterRow::peak).refers_to("/peaks/id")
+                                       .column("peak", &VoterRow::peak)
+                                       .refers_to("/peaks/id")
                                        .column("particle_id", &VoterRow::particle_id)
-                                       .column("binding_energy", &VoterRow::binding_energy, Unit::energy).finite();
+                                       .column("binding_energy", &VoterRow::binding_energy, Unit::energy)
+                                       .finite();
   // clang-format on
   return t;
 }
@@ -28,11 +30,18 @@ const Table<VoterRow>& voter_table() {
 const Table<VoterPeakRow>& voter_peak_table() {
   // clang-format off: one column and its constraints per line
   static const Table<VoterPeakRow> t = Table<VoterPeakRow>()
-                                           .column("id", &VoterPeakRow::id).above(0).unique()
-                                           .column("search_radius", &VoterPeakRow::search_radius, Unit::length).finite().at_least(0)
-                                           .column("a0", &VoterPeakRow::a0, Unit::acceleration).finite()
-                                           .column("n_voters", &VoterPeakRow::n_voters).at_least(0)
-                                           .column("n_candidates", &VoterPeakRow::n_candidates).at_least(0);
+                                           .column("id", &VoterPeakRow::id)
+                                           .above(0)
+                                           .unique()
+                                           .column("search_radius", &VoterPeakRow::search_radius, Unit::length)
+                                           .finite()
+                                           .at_least(0)
+                                           .column("a0", &VoterPeakRow::a0, Unit::acceleration)
+                                           .finite()
+                                           .column("n_voters", &VoterPeakRow::n_voters)
+                                           .at_least(0)
+                                           .column("n_candidates", &VoterPeakRow::n_candidates)
+                                           .at_least(0);
   // clang-format on
   return t;
 }
@@ -74,14 +83,16 @@ std::vector<VoterRow> read_voter_rows(const File& f) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const bool continues = i > 0 && rows[i - 1].peak == rows[i].peak;
     if (!continues && counted.count(rows[i].peak))
-      throw core::Error::input("{}: /voters/peak row {} is {}, whose voters came before (each peak's voters are one run of rows)",
-                               f.path(), i, rows[i].peak);
+      throw core::Error::input(
+          "{}: /voters/peak row {} is {}, whose voters came before (each peak's voters are one run of rows)", f.path(),
+          i, rows[i].peak);
     rows[i].rank = continues ? rows[i - 1].rank + 1 : 0;
     ++counted[rows[i].peak];
   }
   for (const VoterPeakRow& p : voter_peak_table().read(f, "/peaks"))
     if (const std::int64_t n = counted.count(p.id) ? counted[p.id] : 0; n != p.n_voters)
-      throw core::Error::input("{}: /peaks/n_voters of peak {} is {}, but /voters holds {} of its voters", f.path(), p.id, p.n_voters, n);
+      throw core::Error::input("{}: /peaks/n_voters of peak {} is {}, but /voters holds {} of its voters", f.path(),
+                               p.id, p.n_voters, n);
   return rows;
 }
 
@@ -94,8 +105,8 @@ void check_voter_peaks_resolve(const File& f, const std::vector<model::PeakRow>&
   const auto voter_peaks = f.read<std::int64_t>("/peaks/id");
   for (std::size_t i = 0; i < voter_peaks.size(); ++i)
     if (!std::binary_search(ids.begin(), ids.end(), voter_peaks[i]))
-      throw core::Error::input("{}: /peaks/id row {} is {}, not a peak of {} (voters of another deblending?)", f.path(), i,
-                               voter_peaks[i], peaks_path);
+      throw core::Error::input("{}: /peaks/id row {} is {}, not a peak of {} (voters of another deblending?)", f.path(),
+                               i, voter_peaks[i], peaks_path);
 }
 
 }  // namespace phew::io

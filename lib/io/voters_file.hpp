@@ -34,6 +34,7 @@ std::vector<model::VoterRow> read_voter_rows(const File& file);
 std::vector<model::VoterPeakRow> read_voter_peaks(const File& file);
 // Throws Error(input) naming both files when a peak of voters.h5 (its /peaks/id) is not one of `peaks`,
 // the rows of the peaks.h5 it was computed from (`peaks_path`): its votes would go to no peak.
-void check_voter_peaks_resolve(const File& voters, const std::vector<model::PeakRow>& peaks, const std::string& peaks_path);
+void check_voter_peaks_resolve(const File& voters, const std::vector<model::PeakRow>& peaks,
+                               const std::string& peaks_path);
 
 }  // namespace phew::io

@@ -30,7 +30,8 @@ Json read_manifest(const std::string& path) {
   if (std::filesystem::exists(mpath, ec)) core::check_readable_file(mpath);
   std::ifstream in(mpath);
   if (!in)
-    throw core::Error::input("{}: no manifest {} beside it (not a phew output, or its run did not finish)", path, mpath);
+    throw core::Error::input("{}: no manifest {} beside it (not a phew output, or its run did not finish)", path,
+                             mpath);
   Json m;
   try {
     m = Json::parse(in);
@@ -60,7 +61,8 @@ Json array_or_empty(const Json& object, const char* key) {
 
 // A string field of a manifest object; Error(input) naming the manifest when it is missing or not a
 // string (a malformed manifest is bad input, never a library exception).
-std::string string_field(const Json& object, const char* key, const std::string& manifest_path, const std::string& what) {
+std::string string_field(const Json& object, const char* key, const std::string& manifest_path,
+                         const std::string& what) {
   if (!object.is_object() || !object.contains(key) || !object[key].is_string())
     throw core::Error::input("{}: manifest field {}{} is missing or not a string", manifest_path, what, key);
   return object[key].get<std::string>();
@@ -86,8 +88,10 @@ std::string encode_path(const std::string& path) {
   std::string out;
   for (const char ch : path) {
     const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x80 || ch == '%') out += fmt::format("%{:02X}", c);
-    else out += ch;
+    if (c >= 0x80 || ch == '%')
+      out += fmt::format("%{:02X}", c);
+    else
+      out += ch;
   }
   return out;
 }
@@ -145,14 +149,14 @@ Input check_phew_input(const std::string& path, const std::vector<std::string>& 
   // The file's fingerprint is the first output's (an empty or null list is named, not
   // compared as an empty fingerprint).
   if (!m.contains("outputs") || !m["outputs"].is_array() || m["outputs"].empty())
-    throw core::Error::input("{}: manifest field outputs is missing, empty or not a list (it records the file's fingerprint)",
-                             where);
+    throw core::Error::input(
+        "{}: manifest field outputs is missing, empty or not a list (it records the file's fingerprint)", where);
   const std::string recorded = string_field(m["outputs"][0], "fingerprint", where, "outputs[0].");
   // Every phew product is made from inputs (a snapshot, an upstream product): the chain checks of later
   // stages walk them.
   if (!m.contains("inputs") || !m["inputs"].is_array() || m["inputs"].empty())
-    throw core::Error::input("{}: manifest field inputs is missing, empty or not a list (a '{}' file is made from inputs)",
-                             where, kind);
+    throw core::Error::input(
+        "{}: manifest field inputs is missing, empty or not a list (a '{}' file is made from inputs)", where, kind);
   for (std::size_t i = 0; i < m["inputs"].size(); ++i) {
     const std::string field = fmt::format("inputs[{}].", i);
     string_field(m["inputs"][i], "kind", where, field);
@@ -160,7 +164,7 @@ Input check_phew_input(const std::string& path, const std::vector<std::string>& 
   }
   if (recorded != in.fingerprint)
     throw core::Error::input("{}: file changed since its manifest was written (stale or swapped: fingerprint {} != {})",
-                       path, in.fingerprint, recorded);
+                             path, in.fingerprint, recorded);
   in.provenance = m.contains("provenance") && m["provenance"].is_array() ? m["provenance"] : Json::array();
   return in;
 }
@@ -207,8 +211,8 @@ std::vector<Input> snapshot_inputs_in_chain(const std::string& derived, const st
   for (const auto& f : files) {
     out.push_back(external_input(f, "snapshot"));
     if (std::find(known.begin(), known.end(), out.back().fingerprint) == known.end())
-      throw core::Error::input("{}: not the snapshot {} was made from (its fingerprint is not in the provenance chain)", f,
-                         derived);
+      throw core::Error::input("{}: not the snapshot {} was made from (its fingerprint is not in the provenance chain)",
+                               f, derived);
   }
   return out;
 }
@@ -236,7 +240,8 @@ void Builder::add_input(const Input& input) {
 }
 
 void Builder::summary(const std::string& name, Json value) { summary_[name] = std::move(value); }
-void Builder::side_output(const std::string& path, const std::string& kind, std::uintmax_t size, const std::string& fingerprint) {
+void Builder::side_output(const std::string& path, const std::string& kind, std::uintmax_t size,
+                          const std::string& fingerprint) {
   side_outputs_.push_back({{"path", encode_path(fs::absolute(path).lexically_normal().string())},
                            {"kind", kind},
                            {"size", size},
@@ -270,13 +275,15 @@ Json Builder::finish(const std::string& output_path, std::uintmax_t size, const 
 
   // The step's own id covers what the step did, not the output bytes, so the copy of the manifest
   // inside the HDF5 file and the one beside it carry the same id.
-  Json step = {{"tool", m["tool"]},          {"command_line", command_line_}, {"parameters", parameters_},
-               {"ranks", ranks_},            {"start", start_},               {"end", m["end"]},
+  Json step = {{"tool", m["tool"]},         {"command_line", command_line_},
+               {"parameters", parameters_}, {"ranks", ranks_},
+               {"start", start_},           {"end", m["end"]},
                {"inputs", Json::array()}};
   // Inputs by kind, fingerprint and manifest id: a later stage can check that the snapshot it is given is
   // the one its upstream grid was made from, by walking the chain.
   for (const auto& in : inputs_)
-    step["inputs"].push_back({{"kind", in["kind"]}, {"fingerprint", in["fingerprint"]}, {"manifest_id", in["manifest_id"]}});
+    step["inputs"].push_back(
+        {{"kind", in["kind"]}, {"fingerprint", in["fingerprint"]}, {"manifest_id", in["manifest_id"]}});
   const std::string id = fingerprint_text(step.dump(-1, ' ', false, Json::error_handler_t::replace));
   Json with_id = {{"id", id}};
   with_id.update(step);

@@ -66,7 +66,8 @@ class Builder {
   const std::vector<std::string>& input_paths() const { return input_paths_; }
   void summary(const std::string& name, Json value);
   // A side output written with the main output (a text export, a quicklook): listed after it.
-  void side_output(const std::string& path, const std::string& kind, std::uintmax_t size, const std::string& fingerprint);
+  void side_output(const std::string& path, const std::string& kind, std::uintmax_t size,
+                   const std::string& fingerprint);
   void timing(const std::string& phase, double seconds);
   // What a phase's exchanges between ranks sent (docs/formats.md, `exchanges`); replaces an earlier entry.
   void exchanges(const std::string& phase, Json figures);

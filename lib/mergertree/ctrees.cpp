@@ -36,7 +36,8 @@ std::vector<std::vector<std::size_t>> progenitors_of(const TreeState& st) {
 }  // namespace
 
 bool has_bound_properties(const Tree& tree) {
-  return std::any_of(tree.state.rows.begin(), tree.state.rows.end(), [](const TreeRow& r) { return r.halo.bound.given; });
+  return std::any_of(tree.state.rows.begin(), tree.state.rows.end(),
+                     [](const TreeRow& r) { return r.halo.bound.given; });
 }
 
 double bound_or_peak_mass(const TreeRow& r) { return r.halo.bound.given ? r.halo.bound.mass : r.mass; }
@@ -83,15 +84,18 @@ CtreesUnits ctrees_units(const SimulationUnits& u) {
 
 void check_exportable(const Tree& tree) {
   if (!tree.units.known)
-    throw core::Error::input("the tree does not know its simulation's units (a tree.h5 from before they were stored, or "
-                       "stages whose snapshots could not be read): re-make it from the stages to export it");
+    throw core::Error::input(
+        "the tree does not know its simulation's units (a tree.h5 from before they were stored, or "
+        "stages whose snapshots could not be read): re-make it from the stages to export it");
   if (tree.units.comoving && !(tree.units.omega_m > 0))
-    throw core::Error::input("the tree's snapshots are comoving but have no cosmology (Omega_m 0): no cosmic time to export "
-                       "or measure with");
+    throw core::Error::input(
+        "the tree's snapshots are comoving but have no cosmology (Omega_m 0): no cosmic time to export "
+        "or measure with");
   for (std::size_t i = 1; i < tree.times.size(); ++i)
     if (!(tree.times[i] > tree.times[i - 1]))
-      throw core::Error::input("the tree goes back in time (made with --backwards): its descendants are earlier peaks, which "
-                         "the exports and statistics do not describe; make it forwards");
+      throw core::Error::input(
+          "the tree goes back in time (made with --backwards): its descendants are earlier peaks, which "
+          "the exports and statistics do not describe; make it forwards");
 }
 
 std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
@@ -103,7 +107,8 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
   const std::size_t n = st.rows.size();
 
   // Depth-first and breadth-first numbers, unique over the file: the rows of earlier trees come first.
-  std::vector<std::int64_t> df(n, -1), bf(n, -1), last_prog(n, -1), last_mainleaf(n, -1), next_coprog(n, -1), root_of(n, -1);
+  std::vector<std::int64_t> df(n, -1), bf(n, -1), last_prog(n, -1), last_mainleaf(n, -1), next_coprog(n, -1),
+      root_of(n, -1);
   std::int64_t offset = 0;
   for (const auto& order : trees) {
     for (std::size_t k = 0; k < order.size(); ++k) {
@@ -134,12 +139,11 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
   std::vector<double> last_mm(n, 0);
   for (std::size_t r = 0; r < n; ++r) {
     const auto& p = progs[r];
-    const bool major = p.size() >= 2 && bound_or_peak_mass(st.rows[p[0]]) > 0 &&
-                       [&] {
-                         double second = 0;
-                         for (std::size_t k = 1; k < p.size(); ++k) second = std::max(second, bound_or_peak_mass(st.rows[p[k]]));
-                         return second / bound_or_peak_mass(st.rows[p[0]]) >= kMajorMergerRatio;
-                       }();
+    const bool major = p.size() >= 2 && bound_or_peak_mass(st.rows[p[0]]) > 0 && [&] {
+      double second = 0;
+      for (std::size_t k = 1; k < p.size(); ++k) second = std::max(second, bound_or_peak_mass(st.rows[p[k]]));
+      return second / bound_or_peak_mass(st.rows[p[0]]) >= kMajorMergerRatio;
+    }();
     last_mm[r] = major ? st.rows[r].time : (p.empty() ? 0.0 : last_mm[p[0]]);
   }
   auto host_row = [&](std::size_t r) -> std::int64_t {
@@ -236,31 +240,34 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
   out += fmt::format("#Full box size = {:f} Mpc/h\n", tree.sim.box[0] * cu.mpc_h);
   out += comoving ? "#Scale: Scale factor of halo.\n"
                   : "#Scale: Time of the snapshot in the simulation's time unit; this run is not cosmological.\n";
-  out += "#ID: ID of halo, unique across the file: its row in tree.h5 /peaks, from 0.\n"
-         "#Desc_Scale: Scale of descendant halo, if applicable; 0 otherwise.\n"
-         "#Descid: ID of descendant halo, if applicable; -1 otherwise.\n"
-         "#Num_prog: Number of progenitors.\n"
-         "#Pid: ID of the central peak of the halo it sits in; -1 if it is that central itself.\n"
-         "#Upid: ID of the most massive host halo; the same as Pid, phew's hierarchy has one level of hosts.\n"
-         "#Desc_pid: Pid of descendant halo, if applicable; -1 otherwise.\n"
-         "#Phantom: Always 0; a link across snapshots from the graveyard is direct, see phew_gap.\n"
-         "#SAM_Mvir: The same as Mvir (Msun/h).\n";
+  out +=
+      "#ID: ID of halo, unique across the file: its row in tree.h5 /peaks, from 0.\n"
+      "#Desc_Scale: Scale of descendant halo, if applicable; 0 otherwise.\n"
+      "#Descid: ID of descendant halo, if applicable; -1 otherwise.\n"
+      "#Num_prog: Number of progenitors.\n"
+      "#Pid: ID of the central peak of the halo it sits in; -1 if it is that central itself.\n"
+      "#Upid: ID of the most massive host halo; the same as Pid, phew's hierarchy has one level of hosts.\n"
+      "#Desc_pid: Pid of descendant halo, if applicable; -1 otherwise.\n"
+      "#Phantom: Always 0; a link across snapshots from the graveyard is direct, see phew_gap.\n"
+      "#SAM_Mvir: The same as Mvir (Msun/h).\n";
   if (bound)
-    out += "#Mvir: Virial mass of Bryan and Norman 1998 at the halo's redshift: of its bound particles, from unbind's "
-           "bound.h5, for a stage linked with one; else measured from all particles by mergertree --particles; nan "
-           "where it was not measured (Msun/h).\n"
-           "#Rvir: Virial radius, from bound.h5 as Mvir; nan where it was not measured (kpc/h comoving).\n"
-           "#Rs: NFW scale radius of a profile fit to the bound particles (bound.h5 rs_fit); nan where not measured "
-           "(kpc/h comoving).\n"
-           "#Vrms: Velocity dispersion of the bound particles (bound.h5); nan where not measured (km/s physical).\n";
+    out +=
+        "#Mvir: Virial mass of Bryan and Norman 1998 at the halo's redshift: of its bound particles, from unbind's "
+        "bound.h5, for a stage linked with one; else measured from all particles by mergertree --particles; nan "
+        "where it was not measured (Msun/h).\n"
+        "#Rvir: Virial radius, from bound.h5 as Mvir; nan where it was not measured (kpc/h comoving).\n"
+        "#Rs: NFW scale radius of a profile fit to the bound particles (bound.h5 rs_fit); nan where not measured "
+        "(kpc/h comoving).\n"
+        "#Vrms: Velocity dispersion of the bound particles (bound.h5); nan where not measured (km/s physical).\n";
   else
     out += has_so_masses(tree)
-             ? "#Mvir: Virial mass of Bryan and Norman 1998 at the halo's redshift, measured from the particles by "
-               "mergertree --particles; nan where it could not be measured (Msun/h).\n"
-               "#Rvir: Virial radius; nan where it could not be measured (kpc/h comoving).\n"
-             : "#Mvir: The peak's mass, the mass of its particles: mergertree ran without --particles, so no virial mass "
-               "was measured (Msun/h).\n"
-               "#Rvir: Not measured, 0: mergertree ran without --particles (kpc/h comoving).\n";
+               ? "#Mvir: Virial mass of Bryan and Norman 1998 at the halo's redshift, measured from the particles by "
+                 "mergertree --particles; nan where it could not be measured (Msun/h).\n"
+                 "#Rvir: Virial radius; nan where it could not be measured (kpc/h comoving).\n"
+               : "#Mvir: The peak's mass, the mass of its particles: mergertree ran without --particles, so no virial "
+                 "mass "
+                 "was measured (Msun/h).\n"
+                 "#Rvir: Not measured, 0: mergertree ran without --particles (kpc/h comoving).\n";
   if (!bound) out += "#Rs: Not measured, 0 (kpc/h comoving).\n#Vrms: Not measured, 0 (km/s physical).\n";
   out += "#mmp?: 1 if the halo is the main progenitor of its descendant chosen by the voters, or has no descendant.\n";
   out += bound ? "#scale_of_last_MM: Scale of the last merger along the main branch with mass ratio above 0.3 (bound "
@@ -269,60 +276,69 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
                  "physical).\n"
                : "#scale_of_last_MM: Scale of the last merger along the main branch with mass ratio above 0.3.\n"
                  "#Vmax: Not measured, 0 (km/s physical).\n";
-  out += "#X/Y/Z: Halo position (Mpc/h comoving).\n"
-         "#VX/VY/VZ: Halo peculiar velocity (km/s physical).\n"
-         "#JX/JY/JZ: Not measured, 0.\n";
-  out += bound ? "#Spin: Peebles spin parameter of the bound particles (bound.h5 spin_peebles); nan where not measured.\n"
-               : "#Spin: Not measured, 0.\n";
-  out += "#Breadth_first_ID: breadth-first ordering of halos within a tree, unique across the file.\n"
-         "#Depth_first_ID: depth-first ordering of halos within a tree, main progenitor first, unique across the file.\n"
-         "#Tree_root_ID: ID of the halo at the root of the tree, its first row.\n"
-         "#Orig_halo_ID: The peak ID in its snapshot.\n"
-         "#Snap_idx: Index of the snapshot in the tree, from 0.\n"
-         "#Next_coprogenitor_depthfirst_ID: Depthfirst ID of next coprogenitor; -1 if none.\n"
-         "#Last_progenitor_depthfirst_ID: Depthfirst ID of last progenitor.\n"
-         "#Last_mainleaf_depthfirst_ID: Depthfirst ID of last progenitor on main progenitor branch.\n";
+  out +=
+      "#X/Y/Z: Halo position (Mpc/h comoving).\n"
+      "#VX/VY/VZ: Halo peculiar velocity (km/s physical).\n"
+      "#JX/JY/JZ: Not measured, 0.\n";
+  out += bound
+             ? "#Spin: Peebles spin parameter of the bound particles (bound.h5 spin_peebles); nan where not measured.\n"
+             : "#Spin: Not measured, 0.\n";
+  out +=
+      "#Breadth_first_ID: breadth-first ordering of halos within a tree, unique across the file.\n"
+      "#Depth_first_ID: depth-first ordering of halos within a tree, main progenitor first, unique across the file.\n"
+      "#Tree_root_ID: ID of the halo at the root of the tree, its first row.\n"
+      "#Orig_halo_ID: The peak ID in its snapshot.\n"
+      "#Snap_idx: Index of the snapshot in the tree, from 0.\n"
+      "#Next_coprogenitor_depthfirst_ID: Depthfirst ID of next coprogenitor; -1 if none.\n"
+      "#Last_progenitor_depthfirst_ID: Depthfirst ID of last progenitor.\n"
+      "#Last_mainleaf_depthfirst_ID: Depthfirst ID of last progenitor on main progenitor branch.\n";
   out += has_so_masses(tree) ? "#M200c: Mass within the outermost radius of mean density 200 times critical at the "
                                "halo's redshift; nan where it could not be measured (Msun/h).\n"
                              : "#M200c: Not measured, 0: mergertree ran without --particles (Msun/h).\n";
-  out += "#phew_lineage: phew's lineage number.\n"
-         "#phew_merged: 1 if the peak merged into its descendant, which is not its own lineage.\n"
-         "#phew_revived: 1 if linked to its main progenitor through the graveyard.\n"
-         "#phew_gap: Snapshots between the peak and a progenitor revived from the graveyard.\n"
-         "#phew_artefact: 1 for a peak found only by deblending and matched to nothing.\n"
-         "#phew_from_deblending: 1 for a peak that exists only in velocity space.\n";
+  out +=
+      "#phew_lineage: phew's lineage number.\n"
+      "#phew_merged: 1 if the peak merged into its descendant, which is not its own lineage.\n"
+      "#phew_revived: 1 if linked to its main progenitor through the graveyard.\n"
+      "#phew_gap: Snapshots between the peak and a progenitor revived from the graveyard.\n"
+      "#phew_artefact: 1 for a peak found only by deblending and matched to nothing.\n"
+      "#phew_from_deblending: 1 for a peak that exists only in velocity space.\n";
   if (bound)
-    out += "#Jx/Jy/Jz: Angular momentum of the bound particles about the centre (bound.h5); nan where not measured "
-           "((Msun/h) * (Mpc/h) * km/s (physical)).\n"
-           "#Xoff: Offset of the centre from the bound particles' centre of mass inside Rvir (bound.h5); nan where not "
-           "measured (kpc/h comoving).\n"
-           "#Spin_Bullock: Bullock spin parameter of the bound particles (bound.h5); nan where not measured.\n"
-           "#b_to_a/c_to_a: Axis ratios of the bound particles' reduced inertia tensor inside Rvir (bound.h5); nan where "
-           "not measured.\n"
-           "#T/|U|: Virial ratio of the bound particles (bound.h5 virial_ratio); nan where not measured.\n"
-           "#phew_bound_mass: Mass of the bound particles with bound sub-objects (bound.h5 mass_inclusive; 0 if unbinding "
-           "dissolved the peak); nan for a stage without bound.h5 (Msun/h).\n";
+    out +=
+        "#Jx/Jy/Jz: Angular momentum of the bound particles about the centre (bound.h5); nan where not measured "
+        "((Msun/h) * (Mpc/h) * km/s (physical)).\n"
+        "#Xoff: Offset of the centre from the bound particles' centre of mass inside Rvir (bound.h5); nan where not "
+        "measured (kpc/h comoving).\n"
+        "#Spin_Bullock: Bullock spin parameter of the bound particles (bound.h5); nan where not measured.\n"
+        "#b_to_a/c_to_a: Axis ratios of the bound particles' reduced inertia tensor inside Rvir (bound.h5); nan where "
+        "not measured.\n"
+        "#T/|U|: Virial ratio of the bound particles (bound.h5 virial_ratio); nan where not measured.\n"
+        "#phew_bound_mass: Mass of the bound particles with bound sub-objects (bound.h5 mass_inclusive; 0 if unbinding "
+        "dissolved the peak); nan for a stage without bound.h5 (Msun/h).\n";
   out += fmt::format("#Consistent Trees Version 1.01 layout, written by {}\n", written_by);
   out += fmt::format("{}\n", trees.size());
   for (const auto& rows : trees) {
     out += fmt::format("#tree {}\n", rows.front().id);
     for (const ExportRow& e : rows) {
       // Without bound.h5, rs, vrms, vmax and Spin are 0 (not measured) and the bound columns are absent.
-      const std::string rs = bound ? fmt::format("{:.5f}", e.rs) : "0", vrms = bound ? fmt::format("{:.3f}", e.vrms) : "0",
-                        vmax = bound ? fmt::format("{:.3f}", e.vmax) : "0", spin = bound ? fmt::format("{:.6f}", e.spin) : "0";
+      const std::string rs = bound ? fmt::format("{:.5f}", e.rs) : "0",
+                        vrms = bound ? fmt::format("{:.3f}", e.vrms) : "0",
+                        vmax = bound ? fmt::format("{:.3f}", e.vmax) : "0",
+                        spin = bound ? fmt::format("{:.6f}", e.spin) : "0";
       std::array<std::string, 3> j{"0", "0", "0"};
       if (bound)
         for (std::size_t k = 0; k < 3; ++k) j[k] = fmt::format("{:.5e}", e.j[k]);
-      const std::string tail = bound ? fmt::format(" {:.5f} {:.6f} {:.6f} {:.6f} {:.6f} {:.5e}", e.xoff, e.spin_bullock, e.b_to_a,
-                                                   e.c_to_a, e.virial_ratio, e.bound_mass)
+      const std::string tail = bound ? fmt::format(" {:.5f} {:.6f} {:.6f} {:.6f} {:.6f} {:.5e}", e.xoff, e.spin_bullock,
+                                                   e.b_to_a, e.c_to_a, e.virial_ratio, e.bound_mass)
                                      : "";
       out += fmt::format(
-          " {:.5f} {} {:.5f} {} {} {} {} {} 0 {:.5e} {:.5e} {:.5f} {} {} {} {:.5f} {} {:.8f} {:.8f} {:.8f} {:.3f} {:.3f} "
+          " {:.5f} {} {:.5f} {} {} {} {} {} 0 {:.5e} {:.5e} {:.5f} {} {} {} {:.5f} {} {:.8f} {:.8f} {:.8f} {:.3f} "
+          "{:.3f} "
           "{:.3f} {} {} {} {} {} {} {} {} {} {} {} {} {:.5e} {} {} {} {} {} {}{}\n",
-          e.scale, e.id, e.desc_scale, e.desc_id, e.num_prog, e.pid, e.pid, e.desc_pid, e.mvir, e.mvir, e.rvir, rs, vrms,
-          int(e.mmp), e.scale_of_last_mm, vmax, e.x[0], e.x[1], e.x[2], e.v[0], e.v[1], e.v[2], j[0], j[1], j[2], spin, e.breadth_first,
-          e.depth_first, e.tree_root, e.orig_id, e.snap, e.next_coprogenitor, e.last_progenitor, e.last_mainleaf, e.m200c,
-          e.lineage, int(e.merged), int(e.revived), e.gap, int(e.artefact), int(e.from_deblending), tail);
+          e.scale, e.id, e.desc_scale, e.desc_id, e.num_prog, e.pid, e.pid, e.desc_pid, e.mvir, e.mvir, e.rvir, rs,
+          vrms, int(e.mmp), e.scale_of_last_mm, vmax, e.x[0], e.x[1], e.x[2], e.v[0], e.v[1], e.v[2], j[0], j[1], j[2],
+          spin, e.breadth_first, e.depth_first, e.tree_root, e.orig_id, e.snap, e.next_coprogenitor, e.last_progenitor,
+          e.last_mainleaf, e.m200c, e.lineage, int(e.merged), int(e.revived), e.gap, int(e.artefact),
+          int(e.from_deblending), tail);
     }
   }
   return out;
@@ -353,8 +369,10 @@ model::Arbor arbor_of(const Tree& tree) {
   real("scale_factor", "", "scale factor (the snapshot time for a non-cosmological run)",
        [](const ExportRow& e) { return e.scale; });
   if (has_bound_properties(tree)) {
-    real("mass", "Msun/h", "virial mass (Bryan & Norman) of the bound particles (bound.h5), else from --particles; nan "
-         "where not measured", [](const ExportRow& e) { return e.mvir; });
+    real("mass", "Msun/h",
+         "virial mass (Bryan & Norman) of the bound particles (bound.h5), else from --particles; nan "
+         "where not measured",
+         [](const ExportRow& e) { return e.mvir; });
     real("virial_radius", "kpc/h", "virial radius, comoving, as mass; nan where not measured",
          [](const ExportRow& e) { return e.rvir; });
     real("M200c", "Msun/h", "mass within 200 rho_crit(z), as mass; nan where not measured",
@@ -364,7 +382,8 @@ model::Arbor arbor_of(const Tree& tree) {
          [](const ExportRow& e) { return e.mvir; });
     real("virial_radius", "kpc/h", "virial radius, comoving; nan where not measurable",
          [](const ExportRow& e) { return e.rvir; });
-    real("M200c", "Msun/h", "mass within 200 rho_crit(z); nan where not measurable", [](const ExportRow& e) { return e.m200c; });
+    real("M200c", "Msun/h", "mass within 200 rho_crit(z); nan where not measurable",
+         [](const ExportRow& e) { return e.m200c; });
   } else {
     real("mass", "Msun/h", "the peak's mass (its particles): made without --particles, no virial mass",
          [](const ExportRow& e) { return e.mvir; });
@@ -376,7 +395,8 @@ model::Arbor arbor_of(const Tree& tree) {
     real(std::string("position_") + axes[k], "Mpc/h", "comoving position", [k](const ExportRow& e) { return e.x[k]; });
     real(std::string("velocity_") + axes[k], kKmPerS, "peculiar velocity", [k](const ExportRow& e) { return e.v[k]; });
   }
-  integer("upid", "uid of the central peak of the halo it sits in; -1 for a central", [](const ExportRow& e) { return e.pid; });
+  integer("upid", "uid of the central peak of the halo it sits in; -1 for a central",
+          [](const ExportRow& e) { return e.pid; });
   integer("mmp", "1 for its descendant's main progenitor (or no descendant)", [](const ExportRow& e) { return e.mmp; });
   integer("halo_id", "the peak ID in its snapshot", [](const ExportRow& e) { return e.orig_id; });
   integer("snap_idx", "stage index", [](const ExportRow& e) { return e.snap; });
@@ -391,13 +411,14 @@ model::Arbor arbor_of(const Tree& tree) {
     real("vmax", kKmPerS, "maximum circular velocity", [](const ExportRow& e) { return e.vmax; });
     real("spin_parameter", "", "Peebles spin parameter", [](const ExportRow& e) { return e.spin; });
     real("spin_bullock", "", "Bullock spin parameter", [](const ExportRow& e) { return e.spin_bullock; });
-    real("xoff", "kpc/h", "offset of the centre from the centre of mass, comoving", [](const ExportRow& e) { return e.xoff; });
+    real("xoff", "kpc/h", "offset of the centre from the centre of mass, comoving",
+         [](const ExportRow& e) { return e.xoff; });
     real("b_to_a", "", "axis ratio b/a", [](const ExportRow& e) { return e.b_to_a; });
     real("c_to_a", "", "axis ratio c/a", [](const ExportRow& e) { return e.c_to_a; });
     real("virial_ratio", "", "T/|U|", [](const ExportRow& e) { return e.virial_ratio; });
     for (std::size_t k = 0; k < 3; ++k)
-      real(std::string("J") + "xyz"[k], std::string("Msun/h*Mpc/h*") + kKmPerS, "angular momentum of the bound particles, physical",
-           [k](const ExportRow& e) { return e.j[k]; });
+      real(std::string("J") + "xyz"[k], std::string("Msun/h*Mpc/h*") + kKmPerS,
+           "angular momentum of the bound particles, physical", [k](const ExportRow& e) { return e.j[k]; });
     real("phew_bound_mass", "Msun/h", "mass of the bound particles (with bound sub-objects)",
          [](const ExportRow& e) { return e.bound_mass; });
   }

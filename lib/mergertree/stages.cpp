@@ -8,14 +8,17 @@
 
 namespace phew::mergertree {
 
-Simulation simulation_of(const grid::GridMeta& g) { return {g.geometry.extent, g.n_particles, g.length_units, g.geometry.periodic}; }
+Simulation simulation_of(const grid::GridMeta& g) {
+  return {g.geometry.extent, g.n_particles, g.length_units, g.geometry.periodic};
+}
 
 Stage make_stage(std::int64_t snap, double time, const std::vector<model::PeakRow>& peaks,
                  const std::vector<model::PeakMember>& members, const std::vector<model::VoterRow>& voters) {
   Stage st;
   st.snap = snap;
   st.time = time;
-  for (const model::PeakRow& p : peaks) st.peaks.push_back({p.id, p.from_deblending, p.position, p.velocity, p.mass, {}});
+  for (const model::PeakRow& p : peaks)
+    st.peaks.push_back({p.id, p.from_deblending, p.position, p.velocity, p.mass, {}});
   std::sort(st.peaks.begin(), st.peaks.end(), [](const StagePeak& a, const StagePeak& b) { return a.id < b.id; });
   st.member_id.reserve(members.size());
   st.member_peak.reserve(members.size());
@@ -32,12 +35,13 @@ void append_stage(Tree& tree, Stage stage, const Simulation& s, bool backwards, 
     const Simulation& sim = tree.sim;
     // A region (zoom) loses and gains particles; a periodic box keeps them all.
     if (s.box != sim.box || s.units != sim.units || (s.periodic && s.n_particles != sim.n_particles))
-      throw core::Error::input("{}: from a different simulation (box {} {}, {} particles) than the tree (box {} {}, {} particles)",
-                         where, s.box[0], s.units, s.n_particles, sim.box[0], sim.units, sim.n_particles);
+      throw core::Error::input(
+          "{}: from a different simulation (box {} {}, {} particles) than the tree (box {} {}, {} particles)", where,
+          s.box[0], s.units, s.n_particles, sim.box[0], sim.units, sim.n_particles);
     const double last = tree.times.back();
     if (backwards ? !(stage.time < last) : !(stage.time > last))
-      throw core::Error::input("{}: time {} is not {} the previous stage's {} (stages out of time order; --backwards?)", where,
-                         stage.time, backwards ? "before" : "after", last);
+      throw core::Error::input("{}: time {} is not {} the previous stage's {} (stages out of time order; --backwards?)",
+                               where, stage.time, backwards ? "before" : "after", last);
   }
   tree.sim = s;
   tree.times.push_back(stage.time);
@@ -50,23 +54,72 @@ model::TreeRows to_tree_rows(const Tree& tree) {
   model::TreeRows f;
   for (const TreeRow& r : st.rows) {
     const BoundProperties& b = r.halo.bound;
-    f.peaks.push_back({r.peak.snap, r.peak.id, r.lineage, r.main_progenitor.snap, r.main_progenitor.id, r.n_progenitors,
-                       r.progenitor_votes, r.descendant.snap, r.descendant.id, r.merged, r.revived, r.gap, r.artefact,
-                       r.from_deblending, r.time, r.mass, r.position, r.velocity, r.halo.host,
-                       r.merged_before_revival.snap, r.merged_before_revival.id, r.halo.mvir, r.halo.rvir, r.halo.m200c,
-                       b.given, b.mass, b.vmax, b.vrms, b.rs, b.spin_peebles, b.spin_bullock, b.xoff, b.b_to_a, b.c_to_a,
-                       b.virial_ratio, b.angular_momentum[0], b.angular_momentum[1], b.angular_momentum[2]});
+    f.peaks.push_back({r.peak.snap,
+                       r.peak.id,
+                       r.lineage,
+                       r.main_progenitor.snap,
+                       r.main_progenitor.id,
+                       r.n_progenitors,
+                       r.progenitor_votes,
+                       r.descendant.snap,
+                       r.descendant.id,
+                       r.merged,
+                       r.revived,
+                       r.gap,
+                       r.artefact,
+                       r.from_deblending,
+                       r.time,
+                       r.mass,
+                       r.position,
+                       r.velocity,
+                       r.halo.host,
+                       r.merged_before_revival.snap,
+                       r.merged_before_revival.id,
+                       r.halo.mvir,
+                       r.halo.rvir,
+                       r.halo.m200c,
+                       b.given,
+                       b.mass,
+                       b.vmax,
+                       b.vrms,
+                       b.rs,
+                       b.spin_peebles,
+                       b.spin_bullock,
+                       b.xoff,
+                       b.b_to_a,
+                       b.c_to_a,
+                       b.virial_ratio,
+                       b.angular_momentum[0],
+                       b.angular_momentum[1],
+                       b.angular_momentum[2]});
   }
   for (std::size_t i = 0; i < tree.times.size(); ++i)
-    f.snapshots.push_back({static_cast<std::int64_t>(i), tree.times[i], i < tree.thresholds.size() ? tree.thresholds[i] : 0.0});
+    f.snapshots.push_back(
+        {static_cast<std::int64_t>(i), tree.times[i], i < tree.thresholds.size() ? tree.thresholds[i] : 0.0});
   const SimulationUnits& u = tree.units;
-  f.state = {st.next_lineage, tree.params.min_votes, tree.params.graveyard_votes, tree.params.graveyard_max_age,
-             tree.sim.n_particles, tree.sim.box, tree.sim.units, st.last.snap, st.last.time, st.last.voters_per_peak, u.known ? 1 : 0,
-             u.h_scaled ? 1 : 0, u.comoving ? 1 : 0, u.length_cm, u.mass_g, u.velocity_cm_per_s, u.omega_m,
-             u.omega_lambda, u.hubble_param};
+  f.state = {st.next_lineage,
+             tree.params.min_votes,
+             tree.params.graveyard_votes,
+             tree.params.graveyard_max_age,
+             tree.sim.n_particles,
+             tree.sim.box,
+             tree.sim.units,
+             st.last.snap,
+             st.last.time,
+             st.last.voters_per_peak,
+             u.known ? 1 : 0,
+             u.h_scaled ? 1 : 0,
+             u.comoving ? 1 : 0,
+             u.length_cm,
+             u.mass_g,
+             u.velocity_cm_per_s,
+             u.omega_m,
+             u.omega_lambda,
+             u.hubble_param};
   for (const StagePeak& pk : st.last.peaks)
     f.last_peaks.push_back({pk.id, pk.from_deblending ? 1 : 0, pk.position, pk.velocity, pk.mass});
-  for (std::size_t i = 0; i < st.last.member_id.size(); ++i) f.last_members.push_back({st.last.member_id[i], st.last.member_peak[i]});
+  for (std::size_t i = 0; i < st.last.member_id.size(); ++i)
+    f.last_members.push_back({st.last.member_id[i], st.last.member_peak[i]});
   for (const auto& [peak, ids] : st.last.voters)
     for (std::uint64_t id : ids) f.last_voters.push_back({peak, id});
   for (const auto& [particle, g] : st.graveyard) f.graveyard.push_back({particle, g.peak.snap, g.peak.id, g.died});
@@ -94,9 +147,22 @@ Tree from_tree_rows(const model::TreeRows& f) {
     r.mass = p.mass;
     r.position = p.position;
     r.velocity = p.velocity;
-    r.halo = {p.host, p.mvir, p.rvir, p.m200c,
-              {p.bound, p.bound_mass, p.vmax, p.vrms, p.rs, p.spin_peebles, p.spin_bullock, p.xoff, p.b_to_a, p.c_to_a,
-               p.virial_ratio, {p.jx, p.jy, p.jz}}};
+    r.halo = {p.host,
+              p.mvir,
+              p.rvir,
+              p.m200c,
+              {p.bound,
+               p.bound_mass,
+               p.vmax,
+               p.vrms,
+               p.rs,
+               p.spin_peebles,
+               p.spin_bullock,
+               p.xoff,
+               p.b_to_a,
+               p.c_to_a,
+               p.virial_ratio,
+               {p.jx, p.jy, p.jz}}};
     r.merged_before_revival = {p.merged_before_revival_snapshot, p.merged_before_revival_id};
     st.rows.push_back(r);
   }
@@ -110,13 +176,14 @@ Tree from_tree_rows(const model::TreeRows& f) {
   tree.sim.n_particles = m.n_particles;
   tree.sim.box = m.box_size;
   tree.sim.units = m.length_units;
-  tree.units = {m.units_known != 0, m.length_cm, m.mass_g, m.velocity_cm_per_s, m.h_scaled != 0, m.comoving != 0,
-                m.omega_m, m.omega_lambda, m.hubble_param};
+  tree.units = {m.units_known != 0, m.length_cm, m.mass_g,       m.velocity_cm_per_s, m.h_scaled != 0,
+                m.comoving != 0,    m.omega_m,   m.omega_lambda, m.hubble_param};
   st.last.snap = m.last_snapshot;
   st.last.time = m.last_time;
   st.last.voters_per_peak = m.last_voters_per_peak;
   for (const model::ArtefactRow& a : f.artefacts) st.artefact_ids.push_back(a.id);
-  for (const model::StatePeakRow& p : f.last_peaks) st.last.peaks.push_back({p.id, p.from_deblending != 0, p.position, p.velocity, p.mass, {}});
+  for (const model::StatePeakRow& p : f.last_peaks)
+    st.last.peaks.push_back({p.id, p.from_deblending != 0, p.position, p.velocity, p.mass, {}});
   for (const model::StateMemberRow& m2 : f.last_members) {
     st.last.member_id.push_back(m2.particle);
     st.last.member_peak.push_back(m2.peak);
@@ -139,12 +206,14 @@ TreeCounts count(const TreeState& state) {
 }
 
 std::string links_text(const TreeState& st) {
-  std::string links = "# snapshot peak lineage main_progenitor_snapshot main_progenitor descendant_snapshot descendant "
-                      "merged revived gap artefact from_deblending progenitor_votes mass\n";
+  std::string links =
+      "# snapshot peak lineage main_progenitor_snapshot main_progenitor descendant_snapshot descendant "
+      "merged revived gap artefact from_deblending progenitor_votes mass\n";
   for (const TreeRow& r : st.rows)
-    links += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {:.10g}\n", r.peak.snap, r.peak.id, r.lineage,
-                         r.main_progenitor.snap, r.main_progenitor.id, r.descendant.snap, r.descendant.id, int(r.merged),
-                         int(r.revived), r.gap, int(r.artefact), int(r.from_deblending), r.progenitor_votes, r.mass);
+    links +=
+        fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {:.10g}\n", r.peak.snap, r.peak.id, r.lineage,
+                    r.main_progenitor.snap, r.main_progenitor.id, r.descendant.snap, r.descendant.id, int(r.merged),
+                    int(r.revived), r.gap, int(r.artefact), int(r.from_deblending), r.progenitor_votes, r.mass);
   return links;
 }
 

@@ -27,9 +27,9 @@ Simulation simulation_of(const grid::GridMeta& grid);
 struct SimulationUnits {
   bool known = false;
   double length_cm = 0, mass_g = 0, velocity_cm_per_s = 0;  // one snapshot unit in cgs
-  bool h_scaled = false;                                     // lengths and masses are in .../h
-  bool comoving = false;                                     // cosmological: time is the scale factor
-  double omega_m = 0, omega_lambda = 0, hubble_param = 0;    // 0 without a cosmology
+  bool h_scaled = false;                                    // lengths and masses are in .../h
+  bool comoving = false;                                    // cosmological: time is the scale factor
+  double omega_m = 0, omega_lambda = 0, hubble_param = 0;   // 0 without a cosmology
 };
 
 // A tree and everything that is stored with it.
@@ -38,7 +38,7 @@ struct Tree {
   TreeParams params;
   Simulation sim;
   SimulationUnits units;
-  std::vector<double> times;  // of the stages so far, in order; the next stage's index is times.size()
+  std::vector<double> times;       // of the stages so far, in order; the next stage's index is times.size()
   std::vector<double> thresholds;  // their segmentation's density threshold (0 = unknown), for the statistics
 };
 

@@ -27,7 +27,8 @@ std::int64_t voters_per_peak(const Stage& s) {
 // The halo a peak of the stage belongs to: its host's ID, or its own when it is a central (or the host
 // is unknown).
 std::int64_t halo_of(const Stage& s, std::int64_t id) {
-  const auto it = std::lower_bound(s.peaks.begin(), s.peaks.end(), id, [](const StagePeak& p, std::int64_t k) { return p.id < k; });
+  const auto it =
+      std::lower_bound(s.peaks.begin(), s.peaks.end(), id, [](const StagePeak& p, std::int64_t k) { return p.id < k; });
   return it != s.peaks.end() && it->id == id && it->halo.host > 0 ? it->halo.host : id;
 }
 
@@ -61,13 +62,15 @@ VoterCoverage voter_coverage(const Stage& stage, std::int64_t min_votes) {
 }
 
 std::ptrdiff_t TreeState::row_index(const PeakKey& k) const {
-  const auto it = std::lower_bound(rows.begin(), rows.end(), k, [](const TreeRow& r, const PeakKey& key) { return r.peak < key; });
+  const auto it =
+      std::lower_bound(rows.begin(), rows.end(), k, [](const TreeRow& r, const PeakKey& key) { return r.peak < key; });
   return it != rows.end() && it->peak == k ? it - rows.begin() : -1;
 }
 
 std::size_t TreeState::linked_row(const PeakKey& k) const {
   const std::ptrdiff_t r = row_index(k);
-  if (r < 0) throw core::Error::internal("mergertree: peak {} of snapshot {} is linked to but has no row", k.id, k.snap);
+  if (r < 0)
+    throw core::Error::internal("mergertree: peak {} of snapshot {} is linked to but has no row", k.id, k.snap);
   return static_cast<std::size_t>(r);
 }
 
@@ -126,8 +129,10 @@ void vote_progenitors(const TreeState& st, const Stage& stage, const TreeParams&
         if (halo_of(stage, other) == halo) in_halo += k;
     }
     const PeakKey key{st.last.snap, prog.id};
-    if (n > 0 && std::max(n, in_halo) >= needed) m.match[d].push_back({key, n});
-    else m.dead.push_back(key);
+    if (n > 0 && std::max(n, in_halo) >= needed)
+      m.match[d].push_back({key, n});
+    else
+      m.dead.push_back(key);
   }
 }
 
@@ -143,7 +148,8 @@ void vote_in_graveyard(TreeState& st, const Stage& stage, const TreeParams& p, M
       for (std::uint64_t particle : vit->second)
         if (auto g = st.graveyard.find(particle); g != st.graveyard.end()) ++votes[g->second.peak];
     const auto [dead_peak, n] = winner(votes);
-    if (n > 0 && n >= votes_needed(p.graveyard_votes, n_voters, voters_per_peak(stage)) && !m.revived_from.count(dead_peak)) {
+    if (n > 0 && n >= votes_needed(p.graveyard_votes, n_voters, voters_per_peak(stage)) &&
+        !m.revived_from.count(dead_peak)) {
       m.match[d.id].push_back({dead_peak, n});
       m.revived_from[dead_peak] = d.id;
       continue;

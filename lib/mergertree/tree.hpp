@@ -23,7 +23,7 @@ struct BoundProperties {
   bool given = false;  // the peak's stage came with a bound.h5
   double mass = 0;     // bound mass, with bound sub-objects (mass_inclusive)
   double vmax = 0, vrms = 0, rs = 0, spin_peebles = 0, spin_bullock = 0, xoff = 0, b_to_a = 0, c_to_a = 0;
-  double virial_ratio = 0;  // T/|U|
+  double virial_ratio = 0;                   // T/|U|
   std::array<double, 3> angular_momentum{};  // physical: mass x length x velocity units
 };
 
@@ -84,7 +84,7 @@ struct TreeRow {
   // with the other peak for a while): merged is cleared, its descendant becomes the reviving peak, and
   // the peak it had merged into is kept here. none otherwise.
   PeakKey merged_before_revival;
-  std::int64_t gap = 0;               // snapshots between this peak and its revived progenitor
+  std::int64_t gap = 0;  // snapshots between this peak and its revived progenitor
   bool artefact = false;
   bool from_deblending = false;
   std::array<double, 3> position{}, velocity{};

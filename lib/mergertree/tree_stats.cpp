@@ -36,10 +36,13 @@ json summary(const std::vector<double>& v, const std::vector<double>& edges) {
   std::vector<std::int64_t> counts(edges.size() - 1, 0);
   for (double x : v) {
     const auto it = std::upper_bound(edges.begin(), edges.end(), x);
-    const auto k = std::clamp<std::ptrdiff_t>(it - edges.begin() - 1, 0, static_cast<std::ptrdiff_t>(counts.size()) - 1);
+    const auto k =
+        std::clamp<std::ptrdiff_t>(it - edges.begin() - 1, 0, static_cast<std::ptrdiff_t>(counts.size()) - 1);
     ++counts[static_cast<std::size_t>(k)];
   }
-  return {{"n", v.size()}, {"mean", m}, {"median", median(v)},
+  return {{"n", v.size()},
+          {"mean", m},
+          {"median", median(v)},
           {"std", v.size() > 1 ? std::sqrt(var / static_cast<double>(v.size() - 1)) : 0.0},
           {"histogram", {{"edges", edges}, {"counts", counts}}}};
 }
@@ -96,8 +99,8 @@ struct Kinematics {
     const double h_eff = u.h_scaled ? 1.0 : u.hubble_param;
     const double h0 = 100.0 * h_eff * 1e5 / kMpcCm;  // 1/s
     const double e2 = u.omega_m / (a * a * a) + (1 - u.omega_m - u.omega_lambda) / (a * a) + u.omega_lambda;
-    const double rho_crit = 3.0 * h0 * h0 * e2 / (8.0 * std::numbers::pi * kGravityCgs) * std::pow(u.length_cm, 3) /
-                            u.mass_g * a * a * a;
+    const double rho_crit =
+        3.0 * h0 * h0 * e2 / (8.0 * std::numbers::pi * kGravityCgs) * std::pow(u.length_cm, 3) / u.mass_g * a * a * a;
     return std::cbrt(3.0 * bound_or_peak_mass(r) / (4.0 * std::numbers::pi * 200.0 * rho_crit));
   }
 };
@@ -162,7 +165,8 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
       for (std::size_t k = branch.size() - 1; k > 0; --k) {
         const TreeRow &early = st.rows[branch[k]], &late = st.rows[branch[k - 1]];
         const double t1 = kin.time(early.time), t2 = kin.time(late.time);
-        if (bound_or_peak_mass(early) + bound_or_peak_mass(late) > 0 && t2 != t1) b.push_back(mass_growth_beta(t1, mass_of(early), t2, mass_of(late)));
+        if (bound_or_peak_mass(early) + bound_or_peak_mass(late) > 0 && t2 != t1)
+          b.push_back(mass_growth_beta(t1, mass_of(early), t2, mass_of(late)));
         // Δ_r: displacement against the mean velocity times the interval, in units of the mean radius
         // plus the distance that velocity covers.
         const auto v1 = kin.velocity(early), v2 = kin.velocity(late);
@@ -196,7 +200,8 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
               {"beta_m", summary(beta, linear_edges(-1, 1, 20))},
               {"xi_m", summary(xi, linear_edges(-1, 1, 20))},
               {"delta_r", summary(delta_r, {0, 0.01, 0.03, 0.1, 0.3, 1, 3, 10, 1e300})},
-              {"delta_r_fraction_above_1", delta_r.empty() ? 0.0 : static_cast<double>(above) / static_cast<double>(delta_r.size())}};
+              {"delta_r_fraction_above_1",
+               delta_r.empty() ? 0.0 : static_cast<double>(above) / static_cast<double>(delta_r.size())}};
     double negative = 0;
     for (double x : beta) negative += x < 0;
     j["beta_m"]["fraction_negative"] = beta.empty() ? 0.0 : negative / static_cast<double>(beta.size());
@@ -212,25 +217,31 @@ json tree_statistics(const Tree& tree, const TreeStatsParams& params) {
     if (!r.main_progenitor.none() && r.peak.snap - r.main_progenitor.snap > 1) ++skipping;
   }
   // A tree with bound.h5 for some stage says how its masses were chosen (the others' reports are unchanged).
-  const std::string bound_note =
-      has_bound_properties(tree) ? "; for a peak whose stage came with unbind's bound.h5: M its bound mass, R its "
-                                   "Rvir from bound.h5 when measured, else computed as above from its bound mass"
-                                 : "";
+  const std::string bound_note = has_bound_properties(tree)
+                                     ? "; for a peak whose stage came with unbind's bound.h5: M its bound mass, R its "
+                                       "Rvir from bound.h5 when measured, else computed as above from its bound mass"
+                                     : "";
   return {{"conventions",
-           {{"final_peaks", "the peaks of the last snapshot; haloes: centrals (no host), subhaloes: inside another "
-                            "peak's halo; artefacts and peaks below min_mass (Mvir when measured, else the peak mass" +
-                                bound_note + ") left out"},
-            {"main_branch_length", "snapshots from the final peak back to its earliest main progenitor, both counted "
-                                   "(a link across a graveyard gap counts the snapshots it skips)"},
+           {{"final_peaks",
+             "the peaks of the last snapshot; haloes: centrals (no host), subhaloes: inside another "
+             "peak's halo; artefacts and peaks below min_mass (Mvir when measured, else the peak mass" +
+                 bound_note + ") left out"},
+            {"main_branch_length",
+             "snapshots from the final peak back to its earliest main progenitor, both counted "
+             "(a link across a graveyard gap counts the snapshots it skips)"},
             {"branches_per_tree", "peaks of the tree without a progenitor (its leaves)"},
             {"n_progenitors", "direct progenitors of every peak of the selected trees"},
-            {"beta_m", "(2/pi) atan alpha, alpha = (t2+t1)(M2-M1)/((t2-t1)(M2+M1)) between adjacent main-branch "
-                       "entries; t the cosmic time (cosmological runs) or the snapshot time; M = Mvir when measured, "
-                       "else the peak mass" + bound_note},
+            {"beta_m",
+             "(2/pi) atan alpha, alpha = (t2+t1)(M2-M1)/((t2-t1)(M2+M1)) between adjacent main-branch "
+             "entries; t the cosmic time (cosmological runs) or the snapshot time; M = Mvir when measured, "
+             "else the peak mass" +
+                 bound_note},
             {"xi_m", "(beta(k,k+1) - beta(k-1,k)) / 2 along main branches"},
-            {"delta_r", "|dx - (v1+v2) dt/2| / ((R1 + R2 + |v1+v2| dt)/2), comoving, periodic dx; R = Rvir when "
-                        "measured, else the radius of 200 rho_crit for the peak mass, else (no cosmology) the radius "
-                        "of the peak mass at the density threshold of the segmentation" + bound_note}}},
+            {"delta_r",
+             "|dx - (v1+v2) dt/2| / ((R1 + R2 + |v1+v2| dt)/2), comoving, periodic dx; R = Rvir when "
+             "measured, else the radius of 200 rho_crit for the peak mass, else (no cosmology) the radius "
+             "of the peak mass at the density threshold of the segmentation" +
+                 bound_note}}},
           {"n_snapshots", last + 1},
           {"min_mass", params.min_mass},
           {"haloes", report(false)},

@@ -35,8 +35,8 @@ namespace {
 
 // The particles inside the grid in the canonical order: grouped by coarse cell (`cell`: linear index,
 // -1 outside an open grid; ascending), in their order within a cell (a stable counting sort).
-void file_by_coarse_cell(std::size_t cells, std::span<const std::int64_t> cell, const auto& position_of, const auto& mass_of,
-                         std::vector<double>& position, std::vector<double>& mass) {
+void file_by_coarse_cell(std::size_t cells, std::span<const std::int64_t> cell, const auto& position_of,
+                         const auto& mass_of, std::vector<double>& position, std::vector<double>& mass) {
   std::vector<std::uint64_t> start(cells + 1, 0);
   for (const std::int64_t c : cell)
     if (c >= 0) ++start[static_cast<std::size_t>(c) + 1];
@@ -54,8 +54,9 @@ void file_by_coarse_cell(std::size_t cells, std::span<const std::int64_t> cell, 
 
 }  // namespace
 
-AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::vector<double> position,
-                             std::vector<double> mass, const mpi::Comm& comm, int threads) {
+AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params,
+                             std::vector<double> position, std::vector<double> mass, const mpi::Comm& comm,
+                             int threads) {
   // Before the keys' shifts and the cuts rely on it; every rank finds the same, and says it once.
   mpi::agree(comm, [&] { check_refinement(coarse, params); });
   AmrDeposit out;
@@ -75,7 +76,8 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   out.particles_outside = comm.sum(static_cast<std::uint64_t>(n) - inside);
   // The unit of the total's fixed-point sum: below the heaviest particle times the particles, values
   // every decomposition agrees on.
-  const core::FixedScale scale = core::FixedScale::for_total(comm.max(heaviest) * static_cast<double>(out.particles_in));
+  const core::FixedScale scale =
+      core::FixedScale::for_total(comm.max(heaviest) * static_cast<double>(out.particles_in));
 
   // The ranks' runs of coarse cells on the Morton curve, cut by particles.
   const CoarseRuns runs = CoarseRuns::by_particles(coarse, params.levels, cell, comm);
@@ -92,7 +94,10 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   const std::size_t coarse_cells = coarse.cells();
   if (comm.size() == 1) {
     file_by_coarse_cell(
-        coarse_cells, cell, [&](std::size_t p) { return std::array<double, 3>{position[3 * p], position[3 * p + 1], position[3 * p + 2]}; },
+        coarse_cells, cell,
+        [&](std::size_t p) {
+          return std::array<double, 3>{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
+        },
         [&](std::size_t p) { return mass[p]; }, wpos, wmass);
     position = {};
     mass = {};
@@ -103,13 +108,15 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
       if (cell[p] >= 0) mine.push_back({{position[3 * p], position[3 * p + 1], position[3 * p + 2]}, mass[p], cell[p]});
     position = {};
     mass = {};
-    const std::vector<CoarseParticle> window = mpi::scatter_to(comm, std::move(mine), [&](const CoarseParticle& particle, auto&& emit) {
-      for (const std::int32_t r : near.of(particle.cell)) emit(static_cast<int>(r));
-    });
+    const std::vector<CoarseParticle> window =
+        mpi::scatter_to(comm, std::move(mine), [&](const CoarseParticle& particle, auto&& emit) {
+          for (const std::int32_t r : near.of(particle.cell)) emit(static_cast<int>(r));
+        });
     std::vector<std::int64_t> window_cell(window.size());
     for (std::size_t p = 0; p < window.size(); ++p) window_cell[p] = window[p].cell;
     file_by_coarse_cell(
-        coarse_cells, window_cell, [&](std::size_t p) { return window[p].x; }, [&](std::size_t p) { return window[p].m; }, wpos, wmass);
+        coarse_cells, window_cell, [&](std::size_t p) { return window[p].x; },
+        [&](std::size_t p) { return window[p].m; }, wpos, wmass);
   }
   cell = {};
   core::log::verbose("the window of this rank's run of coarse cells: {} particles, filed by coarse cell",
@@ -122,24 +129,25 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   };
   const auto coarse_cell = [&](const Flag& f) {
     const std::uint64_t c = f.code >> (3 * f.level);
-    return coarse.linear({static_cast<std::int64_t>(gather_bits_3(c >> 2)), static_cast<std::int64_t>(gather_bits_3(c >> 1)),
+    return coarse.linear({static_cast<std::int64_t>(gather_bits_3(c >> 2)),
+                          static_cast<std::int64_t>(gather_bits_3(c >> 1)),
                           static_cast<std::int64_t>(gather_bits_3(c))});
   };
   BalanceExchange exchange{[&](LevelCodes flagged) {
-                             std::vector<Flag> mine;
-                             for (std::size_t l = 0; l < flagged.size(); ++l)
-                               for (const std::uint64_t code : flagged[l]) {
-                                 const Flag f{static_cast<std::int64_t>(l), code};
-                                 if (runs.owner(coarse_cell(f)) == comm.rank()) mine.push_back(f);
-                               }
-                             LevelCodes window(flagged.size());
-                             for (const Flag& f : mpi::scatter_to(comm, std::move(mine), [&](const Flag& f, auto&& emit) {
-                                    for (const std::int32_t r : near.of(coarse_cell(f))) emit(static_cast<int>(r));
-                                  }))
-                               window[static_cast<std::size_t>(f.level)].push_back(f.code);
-                             for (auto& codes : window) std::sort(codes.begin(), codes.end());
-                             return window;
-                           }};
+    std::vector<Flag> mine;
+    for (std::size_t l = 0; l < flagged.size(); ++l)
+      for (const std::uint64_t code : flagged[l]) {
+        const Flag f{static_cast<std::int64_t>(l), code};
+        if (runs.owner(coarse_cell(f)) == comm.rank()) mine.push_back(f);
+      }
+    LevelCodes window(flagged.size());
+    for (const Flag& f : mpi::scatter_to(comm, std::move(mine), [&](const Flag&f, auto&&emit) {
+           for (const std::int32_t r : near.of(coarse_cell(f))) emit(static_cast<int>(r));
+         }))
+      window[static_cast<std::size_t>(f.level)].push_back(f.code);
+    for (auto& codes : window) std::sort(codes.begin(), codes.end());
+    return window;
+  }};
 
   std::vector<std::uint64_t> keys;
   std::vector<double> leaf_mass;
@@ -156,10 +164,12 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   // This rank's leaves: those of its run of coarse cells, one run of the key order, moved to the front
   // in place. Their total (exact, in fixed point) and their counts per level.
   const auto first = static_cast<std::size_t>(
-      std::lower_bound(keys.begin(), keys.end(), static_cast<std::uint64_t>(runs.first_key(comm.rank()))) - keys.begin());
-  const auto last = static_cast<std::size_t>(
-      std::lower_bound(keys.begin() + static_cast<std::ptrdiff_t>(first), keys.end(), static_cast<std::uint64_t>(runs.end_key(comm.rank()))) -
+      std::lower_bound(keys.begin(), keys.end(), static_cast<std::uint64_t>(runs.first_key(comm.rank()))) -
       keys.begin());
+  const auto last =
+      static_cast<std::size_t>(std::lower_bound(keys.begin() + static_cast<std::ptrdiff_t>(first), keys.end(),
+                                                static_cast<std::uint64_t>(runs.end_key(comm.rank()))) -
+                               keys.begin());
   out.leaves_per_level.assign(static_cast<std::size_t>(params.levels) + 1, 0);
   core::FixedInt total = 0;
   for (std::size_t at = first; at < last; ++at) {

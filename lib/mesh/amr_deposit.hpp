@@ -46,7 +46,8 @@ std::int64_t amr_margin(const RefinementParams& params);
 // and deposits them on its leaves. A periodic grid expects positions wrapped into it. The particles are
 // taken (move them in): they are let go once filed in the canonical order. The tree and the leaves'
 // sums run on `threads` threads per rank, with the same bits (plane_runs.hpp). Collective.
-AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params, std::vector<double> position,
-                             std::vector<double> mass, const mpi::Comm& comm, int threads = 1);
+AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params,
+                             std::vector<double> position, std::vector<double> mass, const mpi::Comm& comm,
+                             int threads = 1);
 
 }  // namespace phew::mesh

@@ -6,8 +6,8 @@
 namespace phew::mesh {
 
 template <typename Real>
-BasicBlockMesh<Real>::BasicBlockMesh(const grid::GridGeometry& grid, const mpi::BlockDecomposition& blocks, std::vector<Real> block,
-                                     const mpi::Comm& comm)
+BasicBlockMesh<Real>::BasicBlockMesh(const grid::GridGeometry& grid, const mpi::BlockDecomposition& blocks,
+                                     std::vector<Real> block, const mpi::Comm& comm)
     : grid_(grid), shape_(grid.shape), density_(std::move(block)) {
   const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
   lo_ = box.lo;
@@ -75,7 +75,8 @@ BasicBlockMesh<Real>::BasicBlockMesh(const grid::GridGeometry& grid, const mpi::
   for (const Request& q : asked) {
     ++send_at_[static_cast<std::size_t>(q.from) + 1];
     const mpi::Extent3 c{q.cell / (shape_[1] * shape_[2]), q.cell / shape_[2] % shape_[1], q.cell % shape_[2]};
-    send_slot_.push_back(static_cast<std::size_t>(grid::linear_index(c[0] - lo_[0], c[1] - lo_[1], c[2] - lo_[2], n_[1], n_[2])));
+    send_slot_.push_back(
+        static_cast<std::size_t>(grid::linear_index(c[0] - lo_[0], c[1] - lo_[1], c[2] - lo_[2], n_[1], n_[2])));
   }
   for (std::size_t r = 0; r < ranks; ++r) send_at_[r + 1] += send_at_[r];
 
@@ -101,8 +102,10 @@ std::size_t BasicBlockMesh<Real>::slot_at(const std::array<std::int64_t, 3>& c) 
     at = (p == 0 ? 0 : plane + n_[0] * inner_plane) + q * row + r;
   } else {
     at = plane + (p - 1) * inner_plane;
-    if (!in_y) at += (q == 0 ? 0 : row + 2 * n_[1]) + r;
-    else at += row + 2 * (q - 1) + (r == 0 ? 0 : 1);
+    if (!in_y)
+      at += (q == 0 ? 0 : row + 2 * n_[1]) + r;
+    else
+      at += row + 2 * (q - 1) + (r == 0 ? 0 : 1);
   }
   return local_ + static_cast<std::size_t>(at);
 }

@@ -31,7 +31,8 @@ class BasicBlockMesh {
   // `block`: this rank's cells (blocks.box(comm.rank())) in C order. The ghosts are fetched from their
   // owners and appended: give `block` the capacity for them (shell_cells) and it is never copied.
   // Collective.
-  BasicBlockMesh(const grid::GridGeometry& grid, const mpi::BlockDecomposition& blocks, std::vector<Real> block, const mpi::Comm& comm);
+  BasicBlockMesh(const grid::GridGeometry& grid, const mpi::BlockDecomposition& blocks, std::vector<Real> block,
+                 const mpi::Comm& comm);
   // The ghosts around a box: the shell of one cell.
   static std::size_t shell_cells(const mpi::BlockDecomposition::Box& box) {
     const auto n = box.size();
@@ -77,7 +78,8 @@ class BasicBlockMesh {
           const std::size_t n = slot_at({c[0] + di, c[1] + dj, c[2] + dk});
           // On grids of 1 or 2 cells in an axis a ghost can be the cell itself or repeat a neighbour;
           // repeats are harmless to the maxima the watershed takes, the cell itself is skipped.
-          if (density_[n] == -std::numeric_limits<Real>::infinity() || (n >= local_ && ghost_cell_[n - local_] == self)) continue;
+          if (density_[n] == -std::numeric_limits<Real>::infinity() || (n >= local_ && ghost_cell_[n - local_] == self))
+            continue;
           f(n);
         }
   }
@@ -89,7 +91,8 @@ class BasicBlockMesh {
   // Ghost members of `members` get the values their owners hold for those cells; `values` has one per
   // member (ghosts too), in slot order. A ghost cell is a member on its owner too (the same density
   // decides), so only members' values travel. Collective.
-  void update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values, const mpi::Comm& comm) const;
+  void update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values,
+                            const mpi::Comm& comm) const;
 
  private:
   // Cell (i, j, k) of the block (0 <= i < n_[0], ...) of a local slot.
@@ -104,8 +107,8 @@ class BasicBlockMesh {
   grid::GridGeometry grid_;
   mpi::Extent3 shape_, lo_, n_;  // the grid; the block's first cell and its size
   std::size_t local_;
-  bool whole_planes_;        // the block spans y and z: a local slot is its cell's offset from the first
-  std::int64_t first_cell_;  // the global index of local slot 0
+  bool whole_planes_;                       // the block spans y and z: a local slot is its cell's offset from the first
+  std::int64_t first_cell_;                 // the global index of local slot 0
   std::array<std::int64_t, 26> offsets_{};  // slot offsets of the 26 neighbours of an inner cell
   std::vector<Real> density_;               // local cells, then ghosts
   std::vector<std::int64_t> ghost_cell_;    // per ghost: its global index, -1 outside an open grid

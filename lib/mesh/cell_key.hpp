@@ -79,7 +79,8 @@ constexpr Cell cell_of_key(std::uint64_t key, int levels) {
   const std::uint64_t m = key >> 4;
   const int shift = levels - level;
   return {level,
-          {static_cast<std::int64_t>(gather_bits_3(m >> 2) >> shift), static_cast<std::int64_t>(gather_bits_3(m >> 1) >> shift),
+          {static_cast<std::int64_t>(gather_bits_3(m >> 2) >> shift),
+           static_cast<std::int64_t>(gather_bits_3(m >> 1) >> shift),
            static_cast<std::int64_t>(gather_bits_3(m) >> shift)}};
 }
 
@@ -92,7 +93,8 @@ constexpr std::uint64_t subtree_begin(std::uint64_t key, int levels) {
 // A point of the finest lattice as a key that sorts after every cell whose lower corner it is (level
 // bits 0xF): the cell holding the point is the last cell at or before it that contains it.
 constexpr std::uint64_t point_key(std::int64_t i, std::int64_t j, std::int64_t k) {
-  return morton3(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j), static_cast<std::uint64_t>(k)) << 4 | 0xF;
+  return morton3(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j), static_cast<std::uint64_t>(k)) << 4 |
+         0xF;
 }
 
 // Whether the cell of `key` contains the finest-lattice point of `point` (point_key): the cell covers

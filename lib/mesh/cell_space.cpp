@@ -42,7 +42,8 @@ std::int64_t CellSpace::chunk(std::int64_t cell) const {
 std::vector<std::int64_t> CellSpace::rank_cuts(int ranks, std::uint64_t rows,
                                                const std::function<std::uint64_t(std::uint64_t)>& key_at) const {
   // Past every cell: the uniform grid's cell count, or past every key (keys are below 2^61).
-  const std::int64_t end = adaptive() ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(grid_.cells());
+  const std::int64_t end =
+      adaptive() ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(grid_.cells());
   std::vector<std::int64_t> cut(static_cast<std::size_t>(ranks) + 1, 0);
   cut.back() = end;
   for (std::size_t r = 1; r + 1 < cut.size(); ++r) {
@@ -83,7 +84,8 @@ std::size_t CellSpace::find(std::span<const std::int64_t> cells, std::int64_t po
   const auto it = std::upper_bound(cells.begin(), cells.end(), point);
   if (it == cells.begin()) return cells.size();
   const auto at = static_cast<std::size_t>(it - cells.begin()) - 1;
-  return key_contains(static_cast<std::uint64_t>(cells[at]), static_cast<std::uint64_t>(point), levels_) ? at : cells.size();
+  return key_contains(static_cast<std::uint64_t>(cells[at]), static_cast<std::uint64_t>(point), levels_) ? at
+                                                                                                         : cells.size();
 }
 
 }  // namespace phew::mesh

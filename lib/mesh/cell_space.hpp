@@ -35,7 +35,8 @@ class CellSpace {
   // chunks, cut so that the ranks hold the same number of `rows` (test cells, or leaves: the work, as
   // RAMSES cuts its Hilbert curve) whose global indices `key_at(row)` gives in ascending order (a file
   // read). The same on every rank.
-  std::vector<std::int64_t> rank_cuts(int ranks, std::uint64_t rows, const std::function<std::uint64_t(std::uint64_t)>& key_at) const;
+  std::vector<std::int64_t> rank_cuts(int ranks, std::uint64_t rows,
+                                      const std::function<std::uint64_t(std::uint64_t)>& key_at) const;
   // The rank whose cells hold a global index or a point (cuts from rank_cuts).
   static int owner(const std::vector<std::int64_t>& cuts, std::int64_t index);
 

@@ -15,8 +15,10 @@ namespace {
 // The kernels are those of lib/grid/assignment.hpp: over one whole cell these integrals are its weights.
 double kernel_integral(grid::Assignment a, double u, double lo, double hi) {
   switch (a) {
-    case grid::Assignment::ngp: return lo <= u && u < hi ? 1.0 : 0.0;
-    case grid::Assignment::cic: return std::max(0.0, std::min(hi, u + 0.5) - std::max(lo, u - 0.5));
+    case grid::Assignment::ngp:
+      return lo <= u && u < hi ? 1.0 : 0.0;
+    case grid::Assignment::cic:
+      return std::max(0.0, std::min(hi, u + 0.5) - std::max(lo, u - 0.5));
     case grid::Assignment::tsc: {
       // A triangle of half-width 1 and height 1 (the top hat convolved with itself): its cumulative integral.
       const auto cumulative = [](double t) {
@@ -33,15 +35,19 @@ double kernel_integral(grid::Assignment a, double u, double lo, double hi) {
 
 // Where each leaf goes in the output: per level, per cell slot (split cells: unused). A tree has
 // fewer than 2^32 cells per level (Octree::split_cells), a process fewer than 2^32 leaves.
-std::vector<std::vector<std::uint32_t>> leaf_ordinals(const Octree& tree, const std::vector<std::uint64_t>& keys, int threads) {
-  if (keys.size() >= (std::uint64_t{1} << 32)) throw core::Error::usage("more than 2^32 leaves on one rank: use more ranks");
+std::vector<std::vector<std::uint32_t>> leaf_ordinals(const Octree& tree, const std::vector<std::uint64_t>& keys,
+                                                      int threads) {
+  if (keys.size() >= (std::uint64_t{1} << 32))
+    throw core::Error::usage("more than 2^32 leaves on one rank: use more ranks");
   std::vector<std::vector<std::uint32_t>> ordinal(static_cast<std::size_t>(tree.levels()) + 1);
-  for (int l = 0; l <= tree.levels(); ++l) ordinal[static_cast<std::size_t>(l)].assign(tree.cells(l), ~std::uint32_t{0});
+  for (int l = 0; l <= tree.levels(); ++l)
+    ordinal[static_cast<std::size_t>(l)].assign(tree.cells(l), ~std::uint32_t{0});
   // Each leaf its own slot: the threads write apart.
   core::parallel_for(threads, keys.size(), std::size_t{1} << 16, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t n = b; n < e; ++n) {
       const Cell leaf = cell_of_key(keys[n], tree.levels());
-      ordinal[static_cast<std::size_t>(leaf.level)][static_cast<std::size_t>(tree.slot(leaf))] = static_cast<std::uint32_t>(n);
+      ordinal[static_cast<std::size_t>(leaf.level)][static_cast<std::size_t>(tree.slot(leaf))] =
+          static_cast<std::uint32_t>(n);
     }
   });
   return ordinal;
@@ -49,8 +55,8 @@ std::vector<std::vector<std::uint32_t>> leaf_ordinals(const Octree& tree, const 
 
 struct LeafCloud {
   grid::Assignment assignment;
-  int level;                  // the particle's leaf level: the unit of u
-  std::array<double, 3> u;    // position in cells of that level
+  int level;                // the particle's leaf level: the unit of u
+  std::array<double, 3> u;  // position in cells of that level
   double mass;
 };
 
@@ -58,7 +64,8 @@ struct LeafCloud {
 // handed to a sink(coarse plane, leaf, mass) (plane_runs.hpp: the threads' sums in the particles' order).
 class LeafDeposit {
  public:
-  LeafDeposit(const Octree& tree, std::vector<std::vector<std::uint32_t>> ordinal) : tree_(tree), ordinal_(std::move(ordinal)) {}
+  LeafDeposit(const Octree& tree, std::vector<std::vector<std::uint32_t>> ordinal)
+      : tree_(tree), ordinal_(std::move(ordinal)) {}
 
   template <typename Sink>
   void add(const LeafCloud& c, Sink&& sink) const {
@@ -73,7 +80,9 @@ class LeafDeposit {
           // Every leaf the cell gives mass to lies in its coarse cell (an ancestor, or descendants).
           const std::int64_t plane = t.index[0] >> t.level;
           const auto add_at = [&](int level, std::int64_t slot, double m) {
-            sink(plane, static_cast<std::size_t>(ordinal_[static_cast<std::size_t>(level)][static_cast<std::size_t>(slot)]), m);
+            sink(plane,
+                 static_cast<std::size_t>(ordinal_[static_cast<std::size_t>(level)][static_cast<std::size_t>(slot)]),
+                 m);
           };
           const double weight = c.mass * (w[0].w[i] * w[1].w[j] * w[2].w[k]);
           const std::int64_t s = tree_.slot(t);
@@ -94,11 +103,12 @@ class LeafDeposit {
   // A split cell (in `slot` of `level`; its unwrapped lower corner `lower` and size `size` in the
   // cloud's cell units): each child gets the kernel's integral over it.
   template <typename AddAt>
-  void share_among_children(const LeafCloud& c, int level, std::int64_t slot, const std::array<double, 3>& lower, double size,
-                            const AddAt& add_at) const {
+  void share_among_children(const LeafCloud& c, int level, std::int64_t slot, const std::array<double, 3>& lower,
+                            double size, const AddAt& add_at) const {
     const double half = 0.5 * size;
     for (int o = 0; o < 8; ++o) {
-      const std::array<double, 3> lo{lower[0] + half * (o >> 2 & 1), lower[1] + half * (o >> 1 & 1), lower[2] + half * (o & 1)};
+      const std::array<double, 3> lo{lower[0] + half * (o >> 2 & 1), lower[1] + half * (o >> 1 & 1),
+                                     lower[2] + half * (o & 1)};
       const double w = kernel_integral(c.assignment, c.u[0], lo[0], lo[0] + half) *
                        kernel_integral(c.assignment, c.u[1], lo[1], lo[1] + half) *
                        kernel_integral(c.assignment, c.u[2], lo[2], lo[2] + half);
@@ -122,8 +132,9 @@ std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assig
   return deposit_on_leaves(tree, tree.leaf_keys(), assignment, position, mass);
 }
 
-std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<std::uint64_t>& leaves, grid::Assignment assignment,
-                                      std::span<const double> position, std::span<const double> mass, int threads) {
+std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<std::uint64_t>& leaves,
+                                      grid::Assignment assignment, std::span<const double> position,
+                                      std::span<const double> mass, int threads) {
   std::vector<double> out(leaves.size(), 0.0);
   const LeafDeposit deposit(tree, leaf_ordinals(tree, leaves, threads));
   particle_runs(tree.coarse(), position, threads)

@@ -45,7 +45,10 @@ Cell child_holding(const Cell& c, const std::array<double, 3>& u) {
 }  // namespace
 
 Octree::Octree(const grid::GridGeometry& coarse, int levels)
-    : coarse_(coarse), levels_(levels), codes_(static_cast<std::size_t>(levels) + 1), first_child_(static_cast<std::size_t>(levels) + 1) {
+    : coarse_(coarse),
+      levels_(levels),
+      codes_(static_cast<std::size_t>(levels) + 1),
+      first_child_(static_cast<std::size_t>(levels) + 1) {
   first_child_[0].assign(coarse.cells(), kLeaf);
 }
 
@@ -58,7 +61,9 @@ Octree Octree::from_leaves(const grid::GridGeometry& coarse, int levels, const s
       Cell a = leaf;
       while (a.level > level) a = parent(a);
       const std::int64_t s = tree.slot(a);
-      if (s < 0) throw core::Error::internal("octree: leaf ({},{},{}) of level {} has no ancestor of level {}", leaf.index[0], leaf.index[1], leaf.index[2], leaf.level, level);
+      if (s < 0)
+        throw core::Error::internal("octree: leaf ({},{},{}) of level {} has no ancestor of level {}", leaf.index[0],
+                                    leaf.index[1], leaf.index[2], leaf.level, level);
       split.push_back(s);
     }
     std::sort(split.begin(), split.end());
@@ -101,7 +106,8 @@ std::int64_t Octree::slot(const Cell& c) const {
     const std::uint32_t first = first_child_[static_cast<std::size_t>(l)][static_cast<std::size_t>(s)];
     if (first == kLeaf) return -1;
     const int shift = c.level - l - 1;  // the octant of the level-(l+1) ancestor
-    const int octant = static_cast<int>((c.index[0] >> shift & 1) << 2 | (c.index[1] >> shift & 1) << 1 | (c.index[2] >> shift & 1));
+    const int octant =
+        static_cast<int>((c.index[0] >> shift & 1) << 2 | (c.index[1] >> shift & 1) << 1 | (c.index[2] >> shift & 1));
     s = static_cast<std::int64_t>(first) + octant;
   }
   return s;
@@ -167,9 +173,7 @@ Cell Octree::leaf_at(const std::array<double, 3>& x) const {
   return c;
 }
 
-std::uint64_t Octree::cells(int level) const {
-  return first_child_[static_cast<std::size_t>(level)].size();
-}
+std::uint64_t Octree::cells(int level) const { return first_child_[static_cast<std::size_t>(level)].size(); }
 
 std::uint64_t Octree::leaf_count() const {
   std::uint64_t n = 0;
@@ -209,7 +213,8 @@ std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
           f(level, s);
           continue;
         }
-        for (int o = 7; o >= 0; --o) stack.emplace_back(level + 1, static_cast<std::size_t>(first) + static_cast<std::size_t>(o));
+        for (int o = 7; o >= 0; --o)
+          stack.emplace_back(level + 1, static_cast<std::size_t>(first) + static_cast<std::size_t>(o));
       }
     }
   };
@@ -242,10 +247,12 @@ void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
   // in Morton order already, so ascending slots need no sort there.
   std::vector<std::pair<std::uint64_t, std::int64_t>> parent;  // (code, slot)
   parent.reserve(slots.size());
-  for (const std::int64_t s : slots) parent.emplace_back(code_of(cell_at_slot(level, static_cast<std::size_t>(s)).index), s);
+  for (const std::int64_t s : slots)
+    parent.emplace_back(code_of(cell_at_slot(level, static_cast<std::size_t>(s)).index), s);
   if (!std::is_sorted(parent.begin(), parent.end())) std::sort(parent.begin(), parent.end());
   parent.erase(std::unique(parent.begin(), parent.end()), parent.end());
-  if (8 * parent.size() >= kLeaf) throw core::Error::usage("the octree would have more than 2^32 cells at level {}", level + 1);
+  if (8 * parent.size() >= kLeaf)
+    throw core::Error::usage("the octree would have more than 2^32 cells at level {}", level + 1);
   auto& first = first_child_[static_cast<std::size_t>(level)];
   children.reserve(8 * parent.size());
   for (const auto& [code, s] : parent) {
@@ -288,7 +295,8 @@ std::vector<Cell> touching_leaves(const Octree& tree, const Cell& leaf) {
       add_touching_children(tree, n, dir, out);
   });
   const int levels = tree.levels();
-  std::sort(out.begin(), out.end(), [levels](const Cell& a, const Cell& b) { return cell_key(a, levels) < cell_key(b, levels); });
+  std::sort(out.begin(), out.end(),
+            [levels](const Cell& a, const Cell& b) { return cell_key(a, levels) < cell_key(b, levels); });
   out.erase(std::unique(out.begin(), out.end()), out.end());
   out.erase(std::remove(out.begin(), out.end(), leaf), out.end());
   return out;
@@ -299,12 +307,14 @@ void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& 
     throw core::Error::usage("--levels {} must be between 0 and {}", p.levels, kMaxLevels);
   for (std::size_t d = 0; d < 3; ++d)
     if ((coarse.shape[d] << p.levels) > (std::int64_t{1} << kFinestAxisBits))
-      throw core::Error::usage("a {}-cell grid with {} levels of refinement has more than 2^{} cells per axis at its finest level",
-                               coarse.shape[d], p.levels, kFinestAxisBits);
+      throw core::Error::usage(
+          "a {}-cell grid with {} levels of refinement has more than 2^{} cells per axis at its finest level",
+          coarse.shape[d], p.levels, kFinestAxisBits);
   if (!(p.refine_particles > 0) || !std::isfinite(p.refine_particles))
     throw core::Error::usage("--refine {} must be a positive number of particles", p.refine_particles);
   if (p.buffer < 0) throw core::Error::usage("--buffer {} must be 0 or more", p.buffer);
-  if (coarse.cells() >= (std::uint64_t{1} << 32)) throw core::Error::usage("a coarse grid of 2^32 cells or more: give a coarser --grid and more --levels");
+  if (coarse.cells() >= (std::uint64_t{1} << 32))
+    throw core::Error::usage("a coarse grid of 2^32 cells or more: give a coarser --grid and more --levels");
 }
 
 namespace {
@@ -324,7 +334,8 @@ std::vector<double> level_mass(const Octree& tree, int level, grid::Assignment a
   runs.sum(
       [&](std::size_t p, auto&& sink) {
         if (at.level[p] != level) return;
-        const auto u = lattice_position(tree.coarse(), level, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
+        const auto u =
+            lattice_position(tree.coarse(), level, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
         const grid::Weights1D w[3] = {grid::weights_1d(a, u[0]), grid::weights_1d(a, u[1]), grid::weights_1d(a, u[2])};
         for (int i = 0; i < w[0].width; ++i)
           for (int j = 0; j < w[1].width; ++j)
@@ -332,7 +343,8 @@ std::vector<double> level_mass(const Octree& tree, int level, grid::Assignment a
               Cell t{level, {w[0].first + i, w[1].first + j, w[2].first + k}};
               if (!tree.normalise(t)) continue;
               const std::int64_t s = tree.slot(t);
-              if (s >= 0) sink(t.index[0] >> level, static_cast<std::size_t>(s), mass[p] * (w[0].w[i] * w[1].w[j] * w[2].w[k]));
+              if (s >= 0)
+                sink(t.index[0] >> level, static_cast<std::size_t>(s), mass[p] * (w[0].w[i] * w[1].w[j] * w[2].w[k]));
             }
       },
       [&](std::size_t s, double v) { m[s] += v; });
@@ -343,8 +355,8 @@ std::vector<double> level_mass(const Octree& tree, int level, grid::Assignment a
 // `buffer` of them, which the first build splits to count the next level's masses (slots, ascending).
 // On threads, each marking for its own chunk of cells (a mark is a 1 whoever makes it), so the result
 // does not depend on them.
-std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const std::vector<double>& m, const RefinementParams& p,
-                                         int threads, std::vector<std::uint64_t>& heavy) {
+std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const std::vector<double>& m,
+                                         const RefinementParams& p, int threads, std::vector<std::uint64_t>& heavy) {
   constexpr std::size_t kChunk = std::size_t{1} << 14;
   const double limit = p.refine_particles * p.particle_mass;
   std::vector<char> flag(m.size());
@@ -381,7 +393,8 @@ PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double
   // The coarse plane of particle p (-1 outside an open grid).
   const auto plane_of = [&](std::size_t p) {
     Cell c;
-    return coarse_cell_of(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c) ? c.index[0] : std::int64_t{-1};
+    return coarse_cell_of(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c) ? c.index[0]
+                                                                                                  : std::int64_t{-1};
   };
   // Whether they come plane by plane, checked in chunks on the threads (each chunk from the particle
   // before it).
@@ -402,7 +415,8 @@ namespace {
 
 // The cells within r cells of `codes` on level `level`'s lattice (wrapped when periodic, clipped to an
 // open grid), sorted: the cube grown one axis at a time.
-std::vector<std::uint64_t> dilate(const grid::GridGeometry& coarse, int level, std::vector<std::uint64_t> codes, int r) {
+std::vector<std::uint64_t> dilate(const grid::GridGeometry& coarse, int level, std::vector<std::uint64_t> codes,
+                                  int r) {
   if (r <= 0 || codes.empty()) return codes;
   for (std::size_t d = 0; d < 3; ++d) {
     std::vector<std::uint64_t> grown;
@@ -426,8 +440,8 @@ std::vector<std::uint64_t> dilate(const grid::GridGeometry& coarse, int level, s
 // The mass rule, level by level: the cells of each level over the threshold (codes). The tree it grows
 // on the way, every heavy cell split with the cells within the buffer, is only the means to count the
 // next level's masses.
-LevelCodes heavy_cells(const grid::GridGeometry& coarse, const RefinementParams& params, std::span<const double> position,
-                       std::span<const double> mass, int threads) {
+LevelCodes heavy_cells(const grid::GridGeometry& coarse, const RefinementParams& params,
+                       std::span<const double> position, std::span<const double> mass, int threads) {
   LevelCodes heavy(static_cast<std::size_t>(params.levels) + 1);
   Octree tree(coarse, params.levels);
   const PlaneRuns runs = particle_runs(coarse, position, threads);
@@ -436,8 +450,10 @@ LevelCodes heavy_cells(const grid::GridGeometry& coarse, const RefinementParams&
   core::parallel_for(threads, mass.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t p = b; p < e; ++p) {
       Cell c;
-      if (!coarse_cell_of(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c)) at.level[p] = -1;
-      else at.slot[p] = static_cast<std::uint32_t>(coarse.linear({c.index[0], c.index[1], c.index[2]}));
+      if (!coarse_cell_of(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c))
+        at.level[p] = -1;
+      else
+        at.slot[p] = static_cast<std::uint32_t>(coarse.linear({c.index[0], c.index[1], c.index[2]}));
     }
   });
   for (int level = 0; level < params.levels; ++level) {
@@ -451,8 +467,9 @@ LevelCodes heavy_cells(const grid::GridGeometry& coarse, const RefinementParams&
         if (at.level[p] != level) continue;
         const std::int64_t first = tree.child_slot(level, at.slot[p], 0);
         if (first < 0) continue;
-        const Cell child = child_holding(tree.cell_at_slot(level, at.slot[p]),
-                                         lattice_position(tree.coarse(), level + 1, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
+        const Cell child = child_holding(
+            tree.cell_at_slot(level, at.slot[p]),
+            lattice_position(tree.coarse(), level + 1, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
         at.level[p] = static_cast<std::int8_t>(level + 1);
         at.slot[p] = static_cast<std::uint32_t>(first + octant_of(child));
       }
@@ -463,7 +480,8 @@ LevelCodes heavy_cells(const grid::GridGeometry& coarse, const RefinementParams&
 
 }  // namespace
 
-LevelCodes balance_closure(const grid::GridGeometry& coarse, const RefinementParams& params, const LevelCodes& flagged) {
+LevelCodes balance_closure(const grid::GridGeometry& coarse, const RefinementParams& params,
+                           const LevelCodes& flagged) {
   const auto levels = static_cast<std::size_t>(params.levels);
   LevelCodes required(levels + 1);
   for (std::size_t l = levels; l >= 1; --l) {
@@ -489,7 +507,8 @@ Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, co
       const std::int64_t s = tree.slot(Cell{level, index_of(code)});
       if (s < 0) {
         const Index3 i = index_of(code);
-        throw core::Error::internal("octree: cell ({},{},{}) of level {} is to be split but its parent is not", i[0], i[1], i[2], level);
+        throw core::Error::internal("octree: cell ({},{},{}) of level {} is to be split but its parent is not", i[0],
+                                    i[1], i[2], level);
       }
       slots.push_back(s);
     }

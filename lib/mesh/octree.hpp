@@ -36,10 +36,10 @@
 namespace phew::mesh {
 
 struct RefinementParams {
-  int levels = 0;                  // levels above the coarse grid (RAMSES: levelmax - levelmin)
-  double refine_particles = 8;     // split a cell holding more than this many particles' mass (m_refine)
-  double particle_mass = 1;        // the mass of one particle for refine_particles (RAMSES' mass_sph)
-  int buffer = 1;                  // cells around a split cell also split (nexpand)
+  int levels = 0;               // levels above the coarse grid (RAMSES: levelmax - levelmin)
+  double refine_particles = 8;  // split a cell holding more than this many particles' mass (m_refine)
+  double particle_mass = 1;     // the mass of one particle for refine_particles (RAMSES' mass_sph)
+  int buffer = 1;               // cells around a split cell also split (nexpand)
   grid::Assignment assignment = grid::Assignment::cic;
 };
 
@@ -55,7 +55,8 @@ class Octree {
   // of it a rank holds (its coarse cells and those around them; elsewhere the coarse cells stay leaves).
   static Octree from_leaves(const grid::GridGeometry& coarse, int levels, const std::vector<Cell>& leaves);
   // The tree whose split cells are `split` (Morton codes per level, sorted; each one's parent split).
-  static Octree from_split_cells(const grid::GridGeometry& coarse, int levels, const std::vector<std::vector<std::uint64_t>>& split);
+  static Octree from_split_cells(const grid::GridGeometry& coarse, int levels,
+                                 const std::vector<std::vector<std::uint64_t>>& split);
 
   const grid::GridGeometry& coarse() const { return coarse_; }
   int levels() const { return levels_; }
@@ -166,7 +167,8 @@ std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assig
                                       std::span<const double> mass);
 // The same with the tree's leaves at hand (tree.leaf_keys()), not made again, on `threads` threads as
 // build_octree.
-std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<std::uint64_t>& leaf_keys, grid::Assignment assignment,
-                                      std::span<const double> position, std::span<const double> mass, int threads = 1);
+std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<std::uint64_t>& leaf_keys,
+                                      grid::Assignment assignment, std::span<const double> position,
+                                      std::span<const double> mass, int threads = 1);
 
 }  // namespace phew::mesh

@@ -71,7 +71,9 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
           if ((a == 0 && b == 0 && d == 0) || !normalise_cell(coarse, n)) continue;
           const auto [begin, end] = subtree_keys(n, levels);
           const int owner = runs.owner(begin, end);
-          if (owner < 0) throw core::Error::internal("octree mesh: no rank holds coarse cell ({},{},{})", n.index[0], n.index[1], n.index[2]);
+          if (owner < 0)
+            throw core::Error::internal("octree mesh: no rank holds coarse cell ({},{},{})", n.index[0], n.index[1],
+                                        n.index[2]);
           if (owner == comm.rank()) continue;
           boundary_cell[m] = 1;
           requests.push_back({coarse.linear({n.index[0], n.index[1], n.index[2]}), comm.rank(), owner});
@@ -85,9 +87,10 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
   std::sort(requests.begin(), requests.end(), [&](const GhostRequest& x, const GhostRequest& y) {
     return x.to != y.to ? x.to < y.to : coarse_key(x.coarse) < coarse_key(y.coarse);
   });
-  requests.erase(std::unique(requests.begin(), requests.end(),
-                             [](const GhostRequest& x, const GhostRequest& y) { return x.to == y.to && x.coarse == y.coarse; }),
-                 requests.end());
+  requests.erase(
+      std::unique(requests.begin(), requests.end(),
+                  [](const GhostRequest& x, const GhostRequest& y) { return x.to == y.to && x.coarse == y.coarse; }),
+      requests.end());
   const std::vector<GhostRequest> asked = mpi::route(comm, requests, [](const GhostRequest& q) { return q.to; });
 
   // Answer: the leaves of each coarse cell asked for, in key order; remember what went to whom.
@@ -96,7 +99,8 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
   for (const GhostRequest& q : asked) {
     const auto i = coarse.cell_at(q.coarse);
     const auto [begin, end] = subtree_keys(Cell{0, {i.i, i.j, i.k}}, levels);
-    const auto lo = std::lower_bound(keys.begin(), keys.end(), begin), hi = std::upper_bound(keys.begin(), keys.end(), end);
+    const auto lo = std::lower_bound(keys.begin(), keys.end(), begin),
+               hi = std::upper_bound(keys.begin(), keys.end(), end);
     for (auto it = lo; it != hi; ++it) {
       const auto local = static_cast<std::size_t>(it - keys.begin());
       answers.push_back({*it, density[local], comm.rank(), q.from});
@@ -127,14 +131,17 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
     if (it == key_.end() || *it != k) throw core::Error::internal("octree mesh: leaf key {} is not among the slots", k);
     return static_cast<std::size_t>(it - key_.begin());
   };
-  first_ = n_local == 0 ? static_cast<std::size_t>(std::lower_bound(key_.begin(), key_.end(), runs.first[static_cast<std::size_t>(comm.rank())]) - key_.begin())
+  first_ = n_local == 0 ? static_cast<std::size_t>(std::lower_bound(key_.begin(), key_.end(),
+                                                                    runs.first[static_cast<std::size_t>(comm.rank())]) -
+                                                   key_.begin())
                         : slot_of(first_key);
   end_ = first_ + n_local;
   for (auto& list : send_)
     for (auto& s : list) s = static_cast<std::uint32_t>(first_ + s);
   receive_.assign(nranks, {});
   // Each owner's leaves arrive in the order it sends them (send_), which update_ghost_members keeps.
-  for (const GhostLeaf& g : ghosts) receive_[static_cast<std::size_t>(g.from)].push_back(static_cast<std::uint32_t>(slot_of(g.key)));
+  for (const GhostLeaf& g : ghosts)
+    receive_[static_cast<std::size_t>(g.from)].push_back(static_cast<std::uint32_t>(slot_of(g.key)));
   boundary_.assign(n_local, 0);
   {
     std::size_t m = 0;
@@ -161,7 +168,8 @@ namespace {
 // The last of the sorted keys [lo, hi) at or before `target` (key[lo] <= target), searched outward from
 // `from`: neighbours on the Morton curve are mostly near each other, so a galloping search touches a
 // few cache lines where a binary search over a whole coarse cell's leaves touches many.
-std::size_t last_at_or_before(const std::uint64_t* key, std::size_t lo, std::size_t hi, std::size_t from, std::uint64_t target) {
+std::size_t last_at_or_before(const std::uint64_t* key, std::size_t lo, std::size_t hi, std::size_t from,
+                              std::uint64_t target) {
   std::size_t a = from, b = from;  // the answer lies in [a, b): key[a] <= target, b == hi or key[b] > target
   std::size_t step = 1;
   if (key[from] <= target) {
@@ -286,18 +294,23 @@ std::size_t OctreeMesh::neighbours_of(std::size_t s, Neighbours& out) const {
           bool touches = true;  // on the side of n that faces the leaf, along every axis it is offset
           for (std::size_t k = 0; k < 3; ++k) touches = touches && (dir[k] == 0 || bit[k] == (dir[k] < 0 ? 1 : 0));
           if (!touches) continue;
-          const std::uint64_t child_key = (morton | static_cast<std::uint64_t>(octant) << child_shift) << 4 | (level_bits + 1);
+          const std::uint64_t child_key =
+              (morton | static_cast<std::uint64_t>(octant) << child_shift) << 4 | (level_bits + 1);
           // n's leaves follow the leaf at its corner. A missing child would sort before the first key only
           // on an unbalanced mesh.
           const std::size_t at = child_key < key[lo] ? lo : last_at_or_before(key, lo, hi, holder, child_key);
-          if (key[at] != child_key) throw core::Error::internal("octree mesh: leaf {} is not balanced (no leaf {})", key_[s], child_key);
+          if (key[at] != child_key)
+            throw core::Error::internal("octree mesh: leaf {} is not balanced (no leaf {})", key_[s], child_key);
           out[count++] = static_cast<std::uint32_t>(at);
         }
       }
   if (tiny) {
     std::sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count));
-    count = static_cast<std::size_t>(std::unique(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count)) - out.begin());
-    count = static_cast<std::size_t>(std::remove(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count), static_cast<std::uint32_t>(s)) - out.begin());
+    count = static_cast<std::size_t>(std::unique(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count)) -
+                                     out.begin());
+    count = static_cast<std::size_t>(
+        std::remove(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count), static_cast<std::uint32_t>(s)) -
+        out.begin());
   }
   return count;
 }
@@ -307,7 +320,8 @@ std::int64_t OctreeMesh::chunk(std::size_t s) const {
   return coarse_.linear({c.index[0], c.index[1], c.index[2]});
 }
 
-void OctreeMesh::update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values, const mpi::Comm& comm) const {
+void OctreeMesh::update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values,
+                                      const mpi::Comm& comm) const {
   const auto nranks = static_cast<std::size_t>(comm.size());
   std::vector<std::int64_t> send;
   std::vector<std::uint64_t> counts(nranks, 0);
@@ -322,7 +336,8 @@ void OctreeMesh::update_ghost_members(const grid::CellSet& members, std::vector<
   for (std::size_t r = 0; r < nranks; ++r)
     for (const std::uint32_t s : receive_[r])
       if (members.contains(s)) {
-        if (at >= got.size()) throw core::Error::internal("octree mesh: rank {} sent fewer ghost values than expected", r);
+        if (at >= got.size())
+          throw core::Error::internal("octree mesh: rank {} sent fewer ghost values than expected", r);
         values[members.rank(s)] = got[at++];
       }
   if (at != got.size()) throw core::Error::internal("octree mesh: {} ghost values received, {} used", got.size(), at);

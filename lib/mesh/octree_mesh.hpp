@@ -50,7 +50,8 @@ class OctreeMesh {
 
   // Ghost members of `members` get their owners' values (one value per member, in slot order). A ghost
   // leaf is a member on its owner too (the same density decides). Collective.
-  void update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values, const mpi::Comm& comm) const;
+  void update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values,
+                            const mpi::Comm& comm) const;
 
  private:
   grid::GridGeometry coarse_;
@@ -58,7 +59,7 @@ class OctreeMesh {
   std::vector<std::uint64_t> key_;
   std::vector<double> density_;
   std::size_t first_ = 0, end_ = 0;
-  std::vector<char> boundary_;                   // per local slot
+  std::vector<char> boundary_;  // per local slot
   // The coarse cells among the slots: the first key of each one's subtree, and its first slot (+ the end).
   std::vector<std::uint64_t> coarse_begin_;
   std::vector<std::size_t> coarse_slot_;

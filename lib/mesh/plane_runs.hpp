@@ -30,8 +30,10 @@ class PlaneRuns {
     const auto first_of_plane = [&](std::size_t from, std::size_t to, std::int64_t plane) {
       while (from < to) {
         const std::size_t mid = from + (to - from) / 2;
-        if (plane_of(mid) < plane) from = mid + 1;
-        else to = mid;
+        if (plane_of(mid) < plane)
+          from = mid + 1;
+        else
+          to = mid;
       }
       return from;
     };
@@ -93,8 +95,8 @@ class PlaneRuns {
   // rounded onto a plane's edge).
   static constexpr std::int64_t kReach = 2;
   struct Run {
-    std::size_t begin = 0, end = 0;            // its particles
-    std::size_t low_end = 0, high_begin = 0;   // its edge planes' particles: [begin, low_end), [high_begin, end)
+    std::size_t begin = 0, end = 0;                 // its particles
+    std::size_t low_end = 0, high_begin = 0;        // its edge planes' particles: [begin, low_end), [high_begin, end)
     std::int64_t inner_first = 0, inner_last = -1;  // the planes only it reaches
     bool inner(std::int64_t plane) const { return plane >= inner_first && plane <= inner_last; }
   };

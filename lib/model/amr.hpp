@@ -18,10 +18,10 @@ struct AmrLeaves {
 
 // How the octree was refined (RAMSES' names in brackets).
 struct AmrRefinement {
-  std::int32_t levels = 0;            // levels above the coarse grid (levelmax - levelmin)
-  double refine_particles = 0;        // a cell holding more than this many particle masses is split (m_refine)
-  double refine_mass = 0;             // that limit as a mass: refine_particles * the mean particle mass
-  std::int32_t buffer = 0;            // cells around a split cell split too (nexpand)
+  std::int32_t levels = 0;      // levels above the coarse grid (levelmax - levelmin)
+  double refine_particles = 0;  // a cell holding more than this many particle masses is split (m_refine)
+  double refine_mass = 0;       // that limit as a mass: refine_particles * the mean particle mass
+  std::int32_t buffer = 0;      // cells around a split cell split too (nexpand)
   std::vector<std::uint64_t> leaves_per_level;  // [levels + 1]
 };
 

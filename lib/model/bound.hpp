@@ -21,22 +21,22 @@ namespace phew::model {
 struct BoundObject {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   static constexpr std::array<double, 3> kNaN3{kNaN, kNaN, kNaN};
-  std::int64_t id = 0;       // the clump's ID
-  std::int64_t parent = 0;   // the object its unbound particles passed to; 0 for a halo (the top)
-  std::int64_t halo = 0;     // its halo (the top of its hierarchy)
-  std::int64_t depth = 0;    // number of ancestors: 0 for a halo
+  std::int64_t id = 0;                 // the clump's ID
+  std::int64_t parent = 0;             // the object its unbound particles passed to; 0 for a halo (the top)
+  std::int64_t halo = 0;               // its halo (the top of its hierarchy)
+  std::int64_t depth = 0;              // number of ancestors: 0 for a halo
   std::int64_t n_particles = 0;        // given to it: own (its cells' and its sub-objects' released) and fixed
   std::int64_t n_received = 0;         // own particles passed up from its sub-objects
   std::int64_t n_bound = 0;            // own bound particles (exclusive)
   std::int64_t n_bound_inclusive = 0;  // with its sub-objects' bound particles
   double mass = 0, mass_inclusive = 0;
-  std::array<double, 3> peak_position{};      // the density peak of clumps.h5
-  std::array<double, 3> centre{};          // the centre chosen with --centre
-  std::array<double, 3> centre_of_mass{};  // of the bound (inclusive) particles
+  std::array<double, 3> peak_position{};               // the density peak of clumps.h5
+  std::array<double, 3> centre{};                      // the centre chosen with --centre
+  std::array<double, 3> centre_of_mass{};              // of the bound (inclusive) particles
   std::array<double, 3> most_bound_position{};         // the bound particle of lowest energy
   std::array<double, 3> potential_minimum_position{};  // the bound particle of lowest potential
   std::array<double, 3> shrinking_sphere_centre{};     // shrinking spheres over the bound particles
-  std::array<double, 3> bulk_velocity{};   // mass-weighted peculiar velocity
+  std::array<double, 3> bulk_velocity{};               // mass-weighted peculiar velocity
   std::array<double, 3> angular_momentum{};  // of the bound particles about the centre, in the object's frame; physical
   double vrms = 0, vmax = 0, rmax = 0;
   double virial_ratio = 0;  // T / |U|
@@ -53,8 +53,8 @@ struct BoundObject {
 struct BoundParticle {
   std::uint64_t id = 0;
   std::int64_t member_of = 0;  // the object it was given to: the clump of its test cell, or its peak (peaks.h5)
-  std::int64_t object = 0;  // the object it ends bound to (exclusively); 0: unbound
-  double energy = 0;  // specific, in the last object that tested it (0: none did)
+  std::int64_t object = 0;     // the object it ends bound to (exclusively); 0: unbound
+  double energy = 0;           // specific, in the last object that tested it (0: none did)
 };
 
 // One of an object's most-bound particles (/most_bound), lowest energy first.
@@ -65,14 +65,14 @@ struct MostBoundRow {
 };
 
 struct BoundMeta {
-  double time = 0, redshift = 0;       // of the snapshot
-  double scale_factor = 1, hubble = 0; // a and H(a) (velocity units per physical length unit) used
-  double gravitational_constant = 0;   // in the snapshot's units
-  double softening = 0;                // comoving length
-  std::string potential, centre;       // --potential, --centre
-  std::int64_t n_most_bound = 0;       // --most-bound: rows of /most_bound per object at most
-  std::string velocity_units;          // "km/s (peculiar)"
-  std::string energy_units;            // specific energies: "(km/s)^2"
+  double time = 0, redshift = 0;        // of the snapshot
+  double scale_factor = 1, hubble = 0;  // a and H(a) (velocity units per physical length unit) used
+  double gravitational_constant = 0;    // in the snapshot's units
+  double softening = 0;                 // comoving length
+  std::string potential, centre;        // --potential, --centre
+  std::int64_t n_most_bound = 0;        // --most-bound: rows of /most_bound per object at most
+  std::string velocity_units;           // "km/s (peculiar)"
+  std::string energy_units;             // specific energies: "(km/s)^2"
   // The snapshot's units in cgs (yt's catalogue is written in cgs) and the cosmology when known.
   double length_in_cm = 0, mass_in_g = 0, velocity_in_cm_per_s = 0;
   bool h_scaled = false, comoving = false;

@@ -17,10 +17,10 @@ namespace phew::model {
 // A peak of patches.h5 after noise removal (/peaks).
 struct MergedPeak {
   std::int64_t id = 0;
-  double relevance = 0;      // peak density / key saddle (or / the density threshold when isolated)
-  double key_saddle = 0;     // 0 when isolated
+  double relevance = 0;   // peak density / key saddle (or / the density threshold when isolated)
+  double key_saddle = 0;  // 0 when isolated
   std::int64_t key_neighbour = 0;
-  std::int64_t clump = 0;    // level-0 clump after noise removal; 0 = discarded
+  std::int64_t clump = 0;  // level-0 clump after noise removal; 0 = discarded
 };
 
 // A level-0 clump (/clumps). The particle columns are written with --particles only.

@@ -32,8 +32,8 @@ struct SaddleRow {
 };
 
 struct PatchesMeta {
-  double threshold = 0;            // absolute, grid density units
-  std::string threshold_text;      // as given: "80mean"
+  double threshold = 0;        // absolute, grid density units
+  std::string threshold_text;  // as given: "80mean"
   std::uint64_t n_test_cells = 0;
   bool refined_positions = false;
 };
@@ -44,7 +44,7 @@ struct Patches {
   grid::GridMeta grid;
   PatchesMeta meta;
   std::optional<AmrRefinement> refinement;  // on an adaptive mesh: cells are leaf keys (lib/mesh/cell_key.hpp)
-  grid::CellLabels cells;  // this rank's test cells and the peak ID of each
+  grid::CellLabels cells;                   // this rank's test cells and the peak ID of each
   std::vector<PatchPeak> peaks;
   std::vector<SaddleRow> saddles;
 };

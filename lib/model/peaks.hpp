@@ -41,8 +41,8 @@ struct PeaksMeta {
 struct Peaks {
   grid::GridMeta grid;
   PeaksMeta meta;
-  std::vector<PeakRow> peaks;          // sorted by ID over the ranks
-  std::vector<PeakMember> particles;   // sorted by particle ID over the ranks
+  std::vector<PeakRow> peaks;         // sorted by ID over the ranks
+  std::vector<PeakMember> particles;  // sorted by particle ID over the ranks
 };
 
 }  // namespace phew::model

@@ -23,15 +23,16 @@ struct TreePeakRow {
   double time = 0, mass = 0;
   std::array<double, 3> position{}, velocity{};
   // Read when present (trees from before 2026-11 lack them: 0).
-  std::int64_t host = 0;                 // central peak of its halo in the same snapshot; 0 = a central
+  std::int64_t host = 0;  // central peak of its halo in the same snapshot; 0 = a central
   std::int64_t merged_before_revival_snapshot = -1, merged_before_revival_id = 0;  // -1, 0: none
-  double mvir = 0, rvir = 0, m200c = 0;  // spherical overdensity (mergertree --particles); NaN = not measurable, 0 = not asked
+  double mvir = 0, rvir = 0,
+         m200c = 0;  // spherical overdensity (mergertree --particles); NaN = not measurable, 0 = not asked
   // unbind's properties of the peak's bound particles, for a stage given with its bound.h5 (then mvir,
   // rvir and m200c are bound.h5's too): as bound.h5 holds them (0 = not measurable there). Written only
   // by a tree with such a stage; read when present.
   bool bound = false;  // the stage had a bound.h5
-  double bound_mass = 0, vmax = 0, vrms = 0, rs = 0, spin_peebles = 0, spin_bullock = 0, xoff = 0, b_to_a = 0, c_to_a = 0,
-         virial_ratio = 0;
+  double bound_mass = 0, vmax = 0, vrms = 0, rs = 0, spin_peebles = 0, spin_bullock = 0, xoff = 0, b_to_a = 0,
+         c_to_a = 0, virial_ratio = 0;
   double jx = 0, jy = 0, jz = 0;  // angular momentum of the bound particles, physical (bound.h5)
 };
 
@@ -60,7 +61,7 @@ struct StateVoterRow {
 struct GraveRow {
   std::uint64_t particle = 0;  // a voter of a dead peak
   std::int64_t peak_snapshot = 0, peak_id = 0;
-  std::int64_t died = 0;       // snapshot index of the peak's last appearance
+  std::int64_t died = 0;  // snapshot index of the peak's last appearance
 };
 struct ArtefactRow {
   std::int64_t id = 0;  // an artefact of the last stage (it does not vote)

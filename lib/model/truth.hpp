@@ -30,12 +30,12 @@ struct TruthComponent {
 
 // The attributes: the snapshot, the scene and its units, the components' names and models.
 struct TruthMeta {
-  std::string snapshot;             // the snapshot's file name
+  std::string snapshot;  // the snapshot's file name
   std::int64_t snapshot_index = 0;
   double time = 0, time_myr = 0, redshift = 0;
   std::uint64_t seed = 0;
-  std::string sequence;             // "none", "ballistic" or "restricted"
-  std::string scene;                // the resolved scene as JSON
+  std::string sequence;  // "none", "ballistic" or "restricted"
+  std::string scene;     // the resolved scene as JSON
   std::string length_units, mass_units, velocity_units;
   std::vector<std::string> names, models;  // per component
   double overdensity = 0, critical_density = 0;
@@ -43,8 +43,8 @@ struct TruthMeta {
 
 // Every component's centre and bulk velocity at every snapshot of the sequence (/track).
 struct TruthTrack {
-  std::vector<double> time;      // [s], internal units kpc/(km/s)
-  std::vector<double> time_myr;  // [s]
+  std::vector<double> time;              // [s], internal units kpc/(km/s)
+  std::vector<double> time_myr;          // [s]
   std::vector<double> center, velocity;  // [s][k][3]
 };
 

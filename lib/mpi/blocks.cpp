@@ -97,9 +97,12 @@ BlockDecomposition::Places BlockDecomposition::places_touching(std::size_t d, st
   };
   const std::int64_t a = fold(first), b = fold(last);
   const int pa = axis.owner(a), pb = axis.owner(b);
-  if (a <= b) out.span[0] = {pa, pb};
-  else if (pb >= pa) out.span[0] = {0, all};  // the two ends of the wrapped run share places: every one
-  else out.span = {Span{pa, all}, Span{0, pb}};
+  if (a <= b)
+    out.span[0] = {pa, pb};
+  else if (pb >= pa)
+    out.span[0] = {0, all};  // the two ends of the wrapped run share places: every one
+  else
+    out.span = {Span{pa, all}, Span{0, pb}};
   return out;
 }
 

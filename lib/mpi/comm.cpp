@@ -30,9 +30,9 @@ void prepare_singleton_under_file_limit() {
 // The variables MPI launchers give the processes they start (Open MPI's mpirun, PMIx and PMI
 // launchers such as MPICH's Hydra and Slurm's srun). With none of them a tool is a single process.
 bool started_by_a_launcher() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMIX_NAMESPACE", "PMI_RANK", "PMI_SIZE",
-                        "PMI_FD", "PMI_ID", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "HYDRA_CONTROL_FD", "SLURM_PROCID",
-                        "MV2_COMM_WORLD_RANK", "I_MPI_HYDRA_TOPOLIB"})
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMIX_NAMESPACE", "PMI_RANK",
+                        "PMI_SIZE", "PMI_FD", "PMI_ID", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "HYDRA_CONTROL_FD",
+                        "SLURM_PROCID", "MV2_COMM_WORLD_RANK", "I_MPI_HYDRA_TOPOLIB"})
     if (std::getenv(v)) return true;
   return std::getenv("PHEW_MPI_INIT") != nullptr;  // to force MPI_Init, for a launcher not listed
 }
@@ -162,8 +162,8 @@ void Comm::all_to_all_bytes(const char* send, std::span<const std::uint64_t> sen
   MPI_Alltoallv(send_blocks.data(), sc.data(), sd.data(), block_type, recv_blocks.data(), rc.data(), rd.data(),
                 block_type, comm_);
   count_collective(to_others(std::span<const int>(src)));
-  MPI_Alltoallv(send_rest.data(), src.data(), sdr.data(), MPI_BYTE, recv_rest.data(), rcr.data(), rdr.data(),
-                MPI_BYTE, comm_);
+  MPI_Alltoallv(send_rest.data(), src.data(), sdr.data(), MPI_BYTE, recv_rest.data(), rcr.data(), rdr.data(), MPI_BYTE,
+                comm_);
   MPI_Type_free(&block_type);
 
   recv.resize(total_recv);

@@ -35,19 +35,49 @@ bool running();
 
 template <typename T>
 MPI_Datatype datatype();
-template <> inline MPI_Datatype datatype<char>() { return MPI_CHAR; }
-template <> inline MPI_Datatype datatype<unsigned char>() { return MPI_UNSIGNED_CHAR; }
-template <> inline MPI_Datatype datatype<int>() { return MPI_INT; }
-template <> inline MPI_Datatype datatype<unsigned>() { return MPI_UNSIGNED; }
-template <> inline MPI_Datatype datatype<long>() { return MPI_LONG; }
+template <>
+inline MPI_Datatype datatype<char>() {
+  return MPI_CHAR;
+}
+template <>
+inline MPI_Datatype datatype<unsigned char>() {
+  return MPI_UNSIGNED_CHAR;
+}
+template <>
+inline MPI_Datatype datatype<int>() {
+  return MPI_INT;
+}
+template <>
+inline MPI_Datatype datatype<unsigned>() {
+  return MPI_UNSIGNED;
+}
+template <>
+inline MPI_Datatype datatype<long>() {
+  return MPI_LONG;
+}
 // Not MPI_UNSIGNED_LONG: Open MPI 4.1.2-4.1.4 (Debian 12 has 4.1.4) compares it as signed in MPI_MIN and
 // MPI_MAX, so min(2001, 2^64 - 1) is 2^64 - 1 (open-mpi/ompi#10525). The 64-bit type is compared right.
 static_assert(sizeof(unsigned long) == sizeof(std::uint64_t));
-template <> inline MPI_Datatype datatype<unsigned long>() { return MPI_UINT64_T; }
-template <> inline MPI_Datatype datatype<long long>() { return MPI_LONG_LONG; }
-template <> inline MPI_Datatype datatype<unsigned long long>() { return MPI_UNSIGNED_LONG_LONG; }
-template <> inline MPI_Datatype datatype<float>() { return MPI_FLOAT; }
-template <> inline MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
+template <>
+inline MPI_Datatype datatype<unsigned long>() {
+  return MPI_UINT64_T;
+}
+template <>
+inline MPI_Datatype datatype<long long>() {
+  return MPI_LONG_LONG;
+}
+template <>
+inline MPI_Datatype datatype<unsigned long long>() {
+  return MPI_UNSIGNED_LONG_LONG;
+}
+template <>
+inline MPI_Datatype datatype<float>() {
+  return MPI_FLOAT;
+}
+template <>
+inline MPI_Datatype datatype<double>() {
+  return MPI_DOUBLE;
+}
 
 // A non-owning view of a communicator (MPI_COMM_WORLD by default) with the collectives phew uses.
 // Every member function is collective over the communicator unless it says otherwise. On a one-rank
@@ -69,11 +99,17 @@ class Comm {
   void barrier() const;
 
   template <typename T>
-  T sum(T v) const { return reduce(v, MPI_SUM); }
+  T sum(T v) const {
+    return reduce(v, MPI_SUM);
+  }
   template <typename T>
-  T max(T v) const { return reduce(v, MPI_MAX); }
+  T max(T v) const {
+    return reduce(v, MPI_MAX);
+  }
   template <typename T>
-  T min(T v) const { return reduce(v, MPI_MIN); }
+  T min(T v) const {
+    return reduce(v, MPI_MIN);
+  }
   // Element by element, the sum over ranks, in place (every rank gives as many values). Collective.
   template <typename T>
   void sum_each(std::span<T> values) const {
@@ -207,7 +243,8 @@ void Comm::all_to_all(std::span<const T> items, std::span<const std::uint64_t> c
     // reordered a loop that did both at once (cmake/ToolchainGuard.cmake), and every block landed at 0.
     std::vector<int> sc(n), sd(n), rc(n), rd(n);
     std::transform(counts.begin(), counts.end(), sc.begin(), [](std::uint64_t c) { return static_cast<int>(c); });
-    std::transform(recv_counts.begin(), recv_counts.end(), rc.begin(), [](std::uint64_t c) { return static_cast<int>(c); });
+    std::transform(recv_counts.begin(), recv_counts.end(), rc.begin(),
+                   [](std::uint64_t c) { return static_cast<int>(c); });
     std::exclusive_scan(sc.begin(), sc.end(), sd.begin(), 0);
     std::exclusive_scan(rc.begin(), rc.end(), rd.begin(), 0);
     MPI_Datatype type;

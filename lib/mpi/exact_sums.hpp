@@ -61,12 +61,13 @@ class ExactSums {
   // The totals of the keys owned by this rank (owner(key) names the rank), ordered by key, from partial
   // sums of any threads and ranks. Collective.
   template <typename Owner>
-  static std::map<std::int64_t, Values> at_owners(const Comm& comm, const std::vector<Entry>& mine, const Scales& scales,
-                                                  Owner&& owner) {
+  static std::map<std::int64_t, Values> at_owners(const Comm& comm, const std::vector<Entry>& mine,
+                                                  const Scales& scales, Owner&& owner) {
     return totals(route(comm, mine, [&](const Entry& e) { return owner(e.key); }), scales);
   }
   // The totals on every rank. Collective.
-  static std::map<std::int64_t, Values> everywhere(const Comm& comm, const std::vector<Entry>& mine, const Scales& scales) {
+  static std::map<std::int64_t, Values> everywhere(const Comm& comm, const std::vector<Entry>& mine,
+                                                   const Scales& scales) {
     return totals(comm.all_gatherv<Entry>(mine), scales);
   }
 

@@ -24,7 +24,7 @@ inline std::vector<std::uint64_t> offsets_of(std::span<const std::uint64_t> coun
 template <typename T, typename Dest>
 void route_into(const Comm& comm, std::span<const T> items, Dest&& dest, std::vector<T>& out, std::vector<T>& send) {
   const auto n = static_cast<std::size_t>(comm.size());
-  if (n == 1) {  // one rank keeps everything, in its order: one copy
+  if (n == 1) {                              // one rank keeps everything, in its order: one copy
     for (const T& item : items) dest(item);  // the same checks as on more ranks, if dest makes any
     out.assign(items.begin(), items.end());
     return;

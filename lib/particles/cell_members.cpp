@@ -32,9 +32,9 @@ struct MemberScratch {
 // Sends particles [b, e) of `ps` to the owners of their cells and appends the members that arrive here.
 // The searches (a particle's point, its test cell) run on threads, each result in its own slot; the
 // members are then made in particle order, so the result does not depend on the threads. Collective.
-void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, const ParticleSet& ps, std::size_t b,
-                 std::size_t e, const grid::CellLabels& labels, int threads, const mpi::Comm& comm, MemberScratch& s,
-                 std::vector<CellMember>& members) {
+void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, const ParticleSet& ps,
+                 std::size_t b, std::size_t e, const grid::CellLabels& labels, int threads, const mpi::Comm& comm,
+                 MemberScratch& s, std::vector<CellMember>& members) {
   s.point.resize(e - b);
   core::parallel_for(threads, e - b, kSearchChunk, [&](std::size_t i0, std::size_t i1, int) {
     for (std::size_t i = i0; i < i1; ++i) s.point[i] = space.point(&ps.position[3 * (b + i)]);
@@ -50,8 +50,9 @@ void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& 
     }
     s.out.push_back(m);
   }
-  mpi::route_into(comm, std::span<const CellMember>(s.out), [&](const CellMember& p) { return mesh::CellSpace::owner(cuts, p.label); },
-                  s.at_cells, s.send);
+  mpi::route_into(
+      comm, std::span<const CellMember>(s.out),
+      [&](const CellMember& p) { return mesh::CellSpace::owner(cuts, p.label); }, s.at_cells, s.send);
   s.at.resize(s.at_cells.size());
   core::parallel_for(threads, s.at.size(), kSearchChunk, [&](std::size_t i0, std::size_t i1, int) {
     for (std::size_t i = i0; i < i1; ++i) s.at[i] = space.find(labels.cell, s.at_cells[i].label);
@@ -77,8 +78,8 @@ std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std
   std::vector<CellMember> members;
   MemberScratch scratch;
   for (std::uint64_t round = 0; round < rounds; ++round) {
-    add_members(space, cuts, ps, std::min(ps.size(), round * kMembersChunk), std::min(ps.size(), (round + 1) * kMembersChunk),
-                labels, threads, comm, scratch, members);
+    add_members(space, cuts, ps, std::min(ps.size(), round * kMembersChunk),
+                std::min(ps.size(), (round + 1) * kMembersChunk), labels, threads, comm, scratch, members);
     // Room for what the rounds so far foretell, with a margin: growing by doubling copies the members
     // and touches fresh pages for each copy; capacity not yet used costs no memory.
     const std::size_t foretold = members.size() / (round + 1) * rounds;
@@ -131,11 +132,13 @@ std::vector<CellMember> members_by_id(const ParticleSet& ps, std::span<const std
   mpi::agree(comm, [&] {
     std::size_t j = 0;
     for (std::size_t i = 0; i < listed.size(); ++i) {
-      if (i > 0 && listed[i].id == listed[i - 1].id) throw core::Error::input("{}: particle {} is listed twice", source, listed[i].id);
+      if (i > 0 && listed[i].id == listed[i - 1].id)
+        throw core::Error::input("{}: particle {} is listed twice", source, listed[i].id);
       while (j < mine.size() && mine[j].id < listed[i].id) ++j;
       if (j == mine.size() || mine[j].id != listed[i].id)
-        throw core::Error::input("{}: particle {} is not among the snapshot's selected particles (another snapshot, or other --types?)",
-                                 source, listed[i].id);
+        throw core::Error::input(
+            "{}: particle {} is not among the snapshot's selected particles (another snapshot, or other --types?)",
+            source, listed[i].id);
       CellMember m = mine[j];
       m.label = m.group = listed[i].label;
       out.push_back(m);
@@ -165,7 +168,8 @@ std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int6
   std::vector<IdCount> pairs;
   for (const auto& [id, n] : count_here) pairs.push_back({id, n});
   std::map<std::int64_t, std::int64_t> counts;  // group -> particles, for groups owned here
-  for (const IdCount& p : mpi::route(comm, pairs, [&](const IdCount& q) { return id_owner(q.id); })) counts[p.id] += p.n;
+  for (const IdCount& p : mpi::route(comm, pairs, [&](const IdCount& q) { return id_owner(q.id); }))
+    counts[p.id] += p.n;
   std::int64_t mine_total = 0;
   for (const auto& [id, n] : counts) mine_total += n;
   const mpi::RankSum scan = mpi::exclusive_scan(comm, static_cast<std::uint64_t>(mine_total));
@@ -181,19 +185,22 @@ std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int6
   for (const auto& [id, n] : count_here) group_ids.push_back(id);
   const auto dest = mpi::lookup<std::int64_t, int>(comm, group_ids, id_owner, [&](std::int64_t id) {
     const auto d = dest_of.find(id);
-    if (d == dest_of.end()) throw core::Error::internal("group {} has no particle count at its owner, rank {}", id, comm.rank());
+    if (d == dest_of.end())
+      throw core::Error::internal("group {} has no particle count at its owner, rank {}", id, comm.rank());
     return d->second;
   });
   {
     std::size_t g = 0;  // group_ids is sorted: the run's group is found by a search from the start
     for (CellMember& p : members) {
-      if (group_ids[g] != p.group) g = static_cast<std::size_t>(std::lower_bound(group_ids.begin(), group_ids.end(), p.group) - group_ids.begin());
+      if (group_ids[g] != p.group)
+        g = static_cast<std::size_t>(std::lower_bound(group_ids.begin(), group_ids.end(), p.group) - group_ids.begin());
       p.group = p.group * comm.size() + dest[g];  // carry the destination
     }
   }
-  std::vector<CellMember> out = comm.size() == 1 ? std::move(members) : mpi::route(comm, members, [&](const CellMember& p) {
-    return static_cast<int>(p.group % comm.size());
-  });
+  std::vector<CellMember> out =
+      comm.size() == 1
+          ? std::move(members)
+          : mpi::route(comm, members, [&](const CellMember& p) { return static_cast<int>(p.group % comm.size()); });
   members = {};
   for (CellMember& p : out) p.group /= comm.size();
   // Sorted by (group, particle ID): by group first, in place (an American flag sort: the groups are few
@@ -215,12 +222,15 @@ std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int6
   for (std::size_t g = 0; g < groups.size(); ++g)
     while (next[g] < begin[g + 1]) {
       const std::size_t h = group_of(out[next[g]]);
-      if (h == g) ++next[g];
-      else std::swap(out[next[g]], out[next[h]++]);
+      if (h == g)
+        ++next[g];
+      else
+        std::swap(out[next[g]], out[next[h]++]);
     }
   core::parallel_for(threads, groups.size(), 1, [&](std::size_t g0, std::size_t g1, int) {
     for (std::size_t g = g0; g < g1; ++g)
-      std::sort(out.begin() + static_cast<std::ptrdiff_t>(begin[g]), out.begin() + static_cast<std::ptrdiff_t>(begin[g + 1]),
+      std::sort(out.begin() + static_cast<std::ptrdiff_t>(begin[g]),
+                out.begin() + static_cast<std::ptrdiff_t>(begin[g + 1]),
                 [](const CellMember& p, const CellMember& q) { return p.id < q.id; });
   });
   return out;

@@ -12,14 +12,14 @@ namespace phew::particles {
 
 // The header and the description of the datasets (one file, one particle type).
 struct GadgetHeader {
-  int type = 1;                   // the particles' PartType (0..5)
-  double particle_mass = 0;       // MassTable entry of `type`: > 0 for one mass for all (no Masses dataset)
-  double box_size = 0;            // BoxSize; 0: open boundaries
-  double time = 0;                // Time: the scale factor, or the time in internal units
+  int type = 1;              // the particles' PartType (0..5)
+  double particle_mass = 0;  // MassTable entry of `type`: > 0 for one mass for all (no Masses dataset)
+  double box_size = 0;       // BoxSize; 0: open boundaries
+  double time = 0;           // Time: the scale factor, or the time in internal units
   double redshift = 0;
   double omega0 = 0, omega_lambda = 0, hubble_param = 1;
-  Units units;                    // UnitLength_in_cm, UnitMass_in_g, UnitVelocity_in_cm_per_s
-  bool double_precision = false;  // float64 datasets and Flag_DoublePrecision 1 (else float32)
+  Units units;                                   // UnitLength_in_cm, UnitMass_in_g, UnitVelocity_in_cm_per_s
+  bool double_precision = false;                 // float64 datasets and Flag_DoublePrecision 1 (else float32)
   bool potential = false, acceleration = false;  // write Potential and Acceleration
   // The "units" attributes of the datasets.
   std::string length_units, velocity_units, mass_units, potential_units, acceleration_units;

@@ -9,9 +9,9 @@
 namespace phew::particles {
 namespace {
 
+using core::units::kGravitationalConstantCgs;
 using core::units::kKpcInCm;
 using core::units::kMsunInG;
-using core::units::kGravitationalConstantCgs;
 
 bool near(double a, double b) { return std::abs(a - b) <= 1e-3 * std::abs(b); }
 
@@ -33,18 +33,25 @@ void ParticleSet::append(const ParticleSet& o) {
 
 std::string Units::length_name() const {
   std::string base;
-  if (near(length_cm, kKpcInCm)) base = "kpc";
-  else if (near(length_cm, 1e3 * kKpcInCm)) base = "Mpc";
-  else if (near(length_cm, 1e-3 * kKpcInCm)) base = "pc";
-  else base = fmt::format("{:g} cm", length_cm);
+  if (near(length_cm, kKpcInCm))
+    base = "kpc";
+  else if (near(length_cm, 1e3 * kKpcInCm))
+    base = "Mpc";
+  else if (near(length_cm, 1e-3 * kKpcInCm))
+    base = "pc";
+  else
+    base = fmt::format("{:g} cm", length_cm);
   return h_scaled ? base + "/h" : base;
 }
 
 std::string Units::mass_name() const {
   std::string base;
-  if (near(mass_g, 1e10 * kMsunInG)) base = "1e10 Msun";
-  else if (near(mass_g, kMsunInG)) base = "Msun";
-  else base = fmt::format("{:g} g", mass_g);
+  if (near(mass_g, 1e10 * kMsunInG))
+    base = "1e10 Msun";
+  else if (near(mass_g, kMsunInG))
+    base = "Msun";
+  else
+    base = fmt::format("{:g} g", mass_g);
   return h_scaled ? base + "/h" : base;
 }
 
@@ -57,10 +64,14 @@ std::string Units::peculiar_velocity_name() const { return velocity_name() + " (
 
 std::string Units::source_name() const {
   switch (source) {
-    case UnitsSource::file: return "file";
-    case UnitsSource::given: return "given";
-    case UnitsSource::inferred: return "inferred";
-    case UnitsSource::assumed: break;
+    case UnitsSource::file:
+      return "file";
+    case UnitsSource::given:
+      return "given";
+    case UnitsSource::inferred:
+      return "inferred";
+    case UnitsSource::assumed:
+      break;
   }
   return "assumed";
 }

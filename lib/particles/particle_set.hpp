@@ -40,9 +40,9 @@ enum class UnitsSource { file, given, inferred, assumed };
 
 // Code units of a snapshot, in cgs. `h_scaled`: lengths and masses are in units of 1/h (Gadget's kpc/h).
 struct Units {
-  double length_cm = 3.085678e21;       // kpc
-  double mass_g = 1.989e43;             // 1e10 Msun
-  double velocity_cm_per_s = 1e5;       // km/s
+  double length_cm = 3.085678e21;  // kpc
+  double mass_g = 1.989e43;        // 1e10 Msun
+  double velocity_cm_per_s = 1e5;  // km/s
   bool h_scaled = true;
   UnitsSource source = UnitsSource::assumed;
   // Inferred units, or assumed ones when no length unit fitted: the particles' mean density over
@@ -50,13 +50,13 @@ struct Units {
   double density_ratio = 0;
 
   bool known() const { return source != UnitsSource::assumed; }
-  std::string source_name() const;  // "file", "given", "inferred", "assumed"
-  std::string length_name() const;  // "kpc/h"
-  std::string mass_name() const;    // "1e10 Msun/h"
+  std::string source_name() const;             // "file", "given", "inferred", "assumed"
+  std::string length_name() const;             // "kpc/h"
+  std::string mass_name() const;               // "1e10 Msun/h"
   std::string velocity_name() const;           // "km/s"
   std::string peculiar_velocity_name() const;  // "km/s (peculiar)": the units attribute of every velocity column
-  std::string density_name() const;  // "(1e10 Msun/h)/(kpc/h)^3"
-  double gravitational_constant() const;  // G in these units (h cancels)
+  std::string density_name() const;            // "(1e10 Msun/h)/(kpc/h)^3"
+  double gravitational_constant() const;       // G in these units (h cancels)
 };
 
 struct Cosmology {
@@ -85,10 +85,10 @@ struct SnapshotInfo {
   // Particles are numbered type-major (type, then file, then place in the file), or file-major (file,
   // then type, then place) when the files mix types, so that each rank reads only its share of the files.
   bool file_major = false;
-  std::vector<double> mass_table;                     // [type]; 0 = per-particle masses
-  std::array<double, 3> box_size{0, 0, 0};            // 0 = no box
+  std::vector<double> mass_table;           // [type]; 0 = per-particle masses
+  std::array<double, 3> box_size{0, 0, 0};  // 0 = no box
   bool periodic = false;
-  double time = 0;      // scale factor a for cosmological runs
+  double time = 0;  // scale factor a for cosmological runs
   double redshift = 0;
   bool comoving = false;
   std::optional<Cosmology> cosmology;

@@ -14,7 +14,7 @@
 namespace phew::particles {
 
 grid::GridGeometry projection_geometry(const SnapshotInfo& info, const std::array<std::int64_t, 3>& shape,
-                                 const std::optional<grid::Box>& region) {
+                                       const std::optional<grid::Box>& region) {
   grid::GridGeometry g;
   g.shape = shape;
   if (region) {
@@ -30,8 +30,9 @@ grid::GridGeometry projection_geometry(const SnapshotInfo& info, const std::arra
   } else {
     // A Gadget-4 run without PERIODIC keeps its BoxSize, but that does not bound the particles (docs/cli.md:
     // an open box needs --region).
-    throw core::Error::usage("{}: the snapshot has no periodic box (BoxSize {:g}{}); give the grid's extent with --region",
-                       info.files.front(), info.box_size[0], info.box_size[0] > 0 ? ", open boundaries" : "");
+    throw core::Error::usage(
+        "{}: the snapshot has no periodic box (BoxSize {:g}{}); give the grid's extent with --region",
+        info.files.front(), info.box_size[0], info.box_size[0] > 0 ? ", open boundaries" : "");
   }
   return g;
 }
@@ -56,7 +57,8 @@ void check_inside_open_box(const SnapshotInfo& info, const ParticleSet& particle
 
 // The particles' smallest and largest mass, over every rank.
 std::pair<double, double> mass_range(const ParticleSet& particles, const mpi::Comm& comm) {
-  double min_mass = particles.size() ? particles.mass[0] : INFINITY, max_mass = particles.size() ? particles.mass[0] : 0;
+  double min_mass = particles.size() ? particles.mass[0] : INFINITY,
+         max_mass = particles.size() ? particles.mass[0] : 0;
   for (double m : particles.mass) {
     min_mass = std::min(min_mass, m);
     max_mass = std::max(max_mass, m);
@@ -68,15 +70,16 @@ void check_some_inside(const SnapshotInfo& info, const grid::GridGeometry& geome
                        const mpi::Comm& comm) {
   mpi::agree(comm, [&] {
     if (particles_in == 0)
-      throw core::Error::input("{}: no particle of the selection lies in the region [{:g}, {:g}) x [{:g}, {:g}) x [{:g}, {:g})",
-                               info.files.front(), geometry.origin[0], geometry.origin[0] + geometry.extent[0], geometry.origin[1],
-                               geometry.origin[1] + geometry.extent[1], geometry.origin[2], geometry.origin[2] + geometry.extent[2]);
+      throw core::Error::input(
+          "{}: no particle of the selection lies in the region [{:g}, {:g}) x [{:g}, {:g}) x [{:g}, {:g})",
+          info.files.front(), geometry.origin[0], geometry.origin[0] + geometry.extent[0], geometry.origin[1],
+          geometry.origin[1] + geometry.extent[1], geometry.origin[2], geometry.origin[2] + geometry.extent[2]);
   });
 }
 
 // What grid.h5 records of the grid, the particles and the snapshot (units, time, cosmology).
-grid::GridMeta grid_meta(const SnapshotInfo& info, const ProjectionParams& params, double mass_total, std::uint64_t particles_in,
-                         std::pair<double, double> mass_range) {
+grid::GridMeta grid_meta(const SnapshotInfo& info, const ProjectionParams& params, double mass_total,
+                         std::uint64_t particles_in, std::pair<double, double> mass_range) {
   const grid::GridGeometry& geometry = params.geometry;
   grid::GridMeta meta;
   meta.geometry = geometry;
@@ -164,24 +167,26 @@ OctreeProjection project_to_octree(const SnapshotInfo& info, ParticleSet particl
   const std::uint64_t n_selected = comm.sum(static_cast<std::uint64_t>(particles.size()));
   double unit = masses.first;
   if (masses.first != masses.second) {
-    const core::FixedScale scale =
-        core::FixedScale::for_total(std::max(std::abs(masses.first), std::abs(masses.second)) * static_cast<double>(n_selected));
+    const core::FixedScale scale = core::FixedScale::for_total(
+        std::max(std::abs(masses.first), std::abs(masses.second)) * static_cast<double>(n_selected));
     core::FixedInt selected_mass = 0;
     for (const double m : particles.mass) selected_mass += scale.to_fixed(m);
-    unit = scale.to_double(mpi::exact_total(comm, selected_mass)) / static_cast<double>(std::max<std::uint64_t>(1, n_selected));
+    unit = scale.to_double(mpi::exact_total(comm, selected_mass)) /
+           static_cast<double>(std::max<std::uint64_t>(1, n_selected));
   }
 
   core::enter(phase, "refine");
   mesh::RefinementParams refinement{octree.levels, octree.refine_particles, unit, octree.buffer, params.assignment};
   // The deposit takes the positions and masses, and lets them go once filed.
-  mesh::AmrDeposit dep = mesh::deposit_on_octree(params.geometry, refinement, std::move(particles.position), std::move(particles.mass), comm,
-                                                 params.threads);
+  mesh::AmrDeposit dep = mesh::deposit_on_octree(params.geometry, refinement, std::move(particles.position),
+                                                 std::move(particles.mass), comm, params.threads);
   particles = ParticleSet{};
   check_some_inside(info, params.geometry, dep.particles_in, comm);
 
   OctreeProjection out;
   out.meta = grid_meta(info, params, dep.mass_total, dep.particles_in, masses);
-  out.refinement = {octree.levels, octree.refine_particles, octree.refine_particles * unit, octree.buffer, dep.leaves_per_level};
+  out.refinement = {octree.levels, octree.refine_particles, octree.refine_particles * unit, octree.buffer,
+                    dep.leaves_per_level};
   // Mass to density in place: one division per leaf, by its level's cell volume, as the uniform grid
   // divides by its one volume.
   for (std::size_t n = 0; n < dep.keys.size(); ++n) {

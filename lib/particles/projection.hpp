@@ -20,16 +20,16 @@ namespace phew::particles {
 // The grid: the periodic box, a finite open box, or `region` (never periodic). Throws Error(usage)
 // when the snapshot has no box and no region is given.
 grid::GridGeometry projection_geometry(const SnapshotInfo& info, const std::array<std::int64_t, 3>& shape,
-                                 const std::optional<grid::Box>& region);
+                                       const std::optional<grid::Box>& region);
 
 struct ProjectionParams {
-  grid::GridGeometry geometry;   // projection_geometry
+  grid::GridGeometry geometry;  // projection_geometry
   grid::Assignment assignment = grid::Assignment::cic;
-  bool region = false;           // the grid is a region given by the user: particles outside it are
-                                 // counted and left out; otherwise one outside a finite open box is an error
-  int threads = 1;               // for the deposit (uniform or adaptive)
-  bool single_precision = false; // the uniform grid's densities as float32 (the file's precision): the
-                                 // float64 grid is never whole, each value rounded once, as on writing
+  bool region = false;            // the grid is a region given by the user: particles outside it are
+                                  // counted and left out; otherwise one outside a finite open box is an error
+  int threads = 1;                // for the deposit (uniform or adaptive)
+  bool single_precision = false;  // the uniform grid's densities as float32 (the file's precision): the
+                                  // float64 grid is never whole, each value rounded once, as on writing
 };
 
 struct Projection {
@@ -42,17 +42,17 @@ struct Projection {
 
 // An adaptive mesh (cic-project --refine): the octree over the coarse grid of ProjectionParams.
 struct OctreeParams {
-  int levels = 4;                 // levels above the coarse grid
-  double refine_particles = 8;    // split a cell holding more than this many particle masses
-  int buffer = 1;                 // cells around a split cell split too
+  int levels = 4;               // levels above the coarse grid
+  double refine_particles = 8;  // split a cell holding more than this many particle masses
+  int buffer = 1;               // cells around a split cell split too
 };
 
 struct OctreeProjection {
-  grid::GridMeta meta;                    // the coarse grid's geometry; the totals of the leaves
+  grid::GridMeta meta;  // the coarse grid's geometry; the totals of the leaves
   model::AmrRefinement refinement;
-  std::vector<std::uint64_t> keys;        // this rank's run of the leaves in key order (the level in the low 4 bits)
-  std::vector<double> density;            // per leaf
-  std::uint64_t particles_outside = 0;    // outside a region, ignored
+  std::vector<std::uint64_t> keys;      // this rank's run of the leaves in key order (the level in the low 4 bits)
+  std::vector<double> density;          // per leaf
+  std::uint64_t particles_outside = 0;  // outside a region, ignored
 };
 
 // Particles a rank reads at a time for the uniform grid's deposit (8 MiB of positions and masses).
@@ -67,6 +67,7 @@ Projection project_to_grid(const SnapshotReader& reader, const std::vector<int>&
 // The same on an octree refined where the particles are (lib/mesh: RAMSES' rule; the unit of
 // refine_particles is the particle mass, or the mean mass when they differ). Phases: refine. Collective.
 OctreeProjection project_to_octree(const SnapshotInfo& info, ParticleSet particles, const ProjectionParams& params,
-                                   const OctreeParams& octree, const mpi::Comm& comm, const core::PhaseReport& phase = {});
+                                   const OctreeParams& octree, const mpi::Comm& comm,
+                                   const core::PhaseReport& phase = {});
 
 }  // namespace phew::particles

@@ -35,7 +35,8 @@ std::vector<int> parse_types(const std::string& text, int num_types) {
   for (int t : given) {
     if (t < 0)
       throw core::Error::usage("particle types '{}': expected a comma-separated list of type numbers or 'all'", text);
-    if (t >= num_types) throw core::Error::usage("particle type {} does not exist; the snapshot has types 0..{}", t, num_types - 1);
+    if (t >= num_types)
+      throw core::Error::usage("particle type {} does not exist; the snapshot has types 0..{}", t, num_types - 1);
     if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
   }
   std::sort(types.begin(), types.end());
@@ -47,17 +48,19 @@ namespace {
 std::string describe_types(const SnapshotInfo& info) {
   std::string s;
   for (int t = 0; t < info.num_types(); ++t)
-    if (info.total(t) > 0) s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", t, core::log::thousands(static_cast<long long>(info.total(t))));
+    if (info.total(t) > 0)
+      s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", t,
+                       core::log::thousands(static_cast<long long>(info.total(t))));
   return s.empty() ? "none" : s;
 }
 }  // namespace
 
 std::vector<int> selected_types(const SnapshotInfo& info, const std::string& text) {
-  std::vector<int> types = text == "auto" ? std::vector<int>{info.format == "phew-particles" ? 0 : 1}
-                                          : parse_types(text, info.num_types());
+  std::vector<int> types =
+      text == "auto" ? std::vector<int>{info.format == "phew-particles" ? 0 : 1} : parse_types(text, info.num_types());
   if (info.total(types) == 0)
     throw core::Error::input("{}: no particles of the selected types (types present: {})", info.files.front(),
-                       describe_types(info));
+                             describe_types(info));
   return types;
 }
 
@@ -66,7 +69,8 @@ std::vector<int> chain_types(const SnapshotInfo& info, const std::string& text, 
   if (grid_types.empty()) return selected_types(info, text);
   if (text == "auto") {
     if (info.total(grid_types) == 0)
-      throw core::Error::input("{}: no particles of the types the grid was made of ({})", info.files.front(), fmt::join(grid_types, ","));
+      throw core::Error::input("{}: no particles of the types the grid was made of ({})", info.files.front(),
+                               fmt::join(grid_types, ","));
     return grid_types;
   }
   std::vector<int> types = selected_types(info, text);
@@ -74,9 +78,10 @@ std::vector<int> chain_types(const SnapshotInfo& info, const std::string& text, 
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
   if (a != b && !allow_other)
-    throw core::Error::usage("--types {} are not the types the grid was made of ({}): leave --types out to use those, or give "
-                       "--allow-other-types",
-                       fmt::join(types, ","), fmt::join(grid_types, ","));
+    throw core::Error::usage(
+        "--types {} are not the types the grid was made of ({}): leave --types out to use those, or give "
+        "--allow-other-types",
+        fmt::join(types, ","), fmt::join(grid_types, ","));
   return types;
 }
 
@@ -87,10 +92,10 @@ void check_snapshot_matches_grid(const SnapshotInfo& info, const grid::GridMeta&
     same_box &= !grid.geometry.periodic ||
                 std::abs(info.box_size[d] - grid.geometry.extent[d]) <= 1e-9 * grid.geometry.extent[d];
   if (!same_box || info.units.length_name() != grid.length_units || info.units.mass_name() != grid.mass_units)
-    throw core::Error::input("{}: box {} {} does not match the grid of {} ({} {}): not the snapshot the grid was made from, "
-                       "or read in other units (give every tool the same --units)",
-                       snapshot, info.box_size[0], info.units.length_name(), other, grid.geometry.extent[0],
-                       grid.length_units);
+    throw core::Error::input(
+        "{}: box {} {} does not match the grid of {} ({} {}): not the snapshot the grid was made from, "
+        "or read in other units (give every tool the same --units)",
+        snapshot, info.box_size[0], info.units.length_name(), other, grid.geometry.extent[0], grid.length_units);
 }
 
 FileCounts SnapshotReader::count_files(std::size_t first, std::size_t last) const {
@@ -107,8 +112,8 @@ void check_totals(const SnapshotInfo& info, const FileCounts& counts) {
     std::uint64_t n = 0;
     for (const auto& row : counts) n += row.at(static_cast<std::size_t>(t));
     if (n != info.type_totals[static_cast<std::size_t>(t)])
-      throw core::Error::input("{}: the files hold {} particles of type {}, the header says {}", info.files.front(), n, t,
-                         info.type_totals[static_cast<std::size_t>(t)]);
+      throw core::Error::input("{}: the files hold {} particles of type {}, the header says {}", info.files.front(), n,
+                               t, info.type_totals[static_cast<std::size_t>(t)]);
   }
 }
 
@@ -137,7 +142,8 @@ FileCounts file_counts(const SnapshotReader& reader, const mpi::Comm& comm) {
   const std::vector<std::uint64_t> all = comm.all_gatherv(std::span<const std::uint64_t>(flat));
   FileCounts counts;
   for (std::size_t i = 0; i + ntypes <= all.size(); i += ntypes)
-    counts.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(i), all.begin() + static_cast<std::ptrdiff_t>(i + ntypes));
+    counts.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(i),
+                        all.begin() + static_cast<std::ptrdiff_t>(i + ntypes));
   mpi::agree(comm, [&] { check_totals(info, counts); });
   return counts;
 }
@@ -155,12 +161,15 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
                            std::uint64_t begin, std::uint64_t count, const FieldSelection& fields) {
   const SnapshotInfo& info = reader.info();
   if (fields.ids && !info.has_ids) throw core::Error::input("{}: snapshot has no particle IDs", info.files.front());
-  if (fields.velocities && !info.has_velocities) throw core::Error::input("{}: snapshot has no velocities", info.files.front());
-  if (fields.potential && !info.has_potential) throw core::Error::input("{}: snapshot has no potential", info.files.front());
+  if (fields.velocities && !info.has_velocities)
+    throw core::Error::input("{}: snapshot has no velocities", info.files.front());
+  if (fields.potential && !info.has_potential)
+    throw core::Error::input("{}: snapshot has no potential", info.files.front());
   if (fields.acceleration && !info.has_acceleration)
     throw core::Error::input("{}: snapshot has no accelerations", info.files.front());
   if (counts.size() != info.files.size())
-    throw core::Error::internal("read_particles: counts for {} files, the snapshot has {}", counts.size(), info.files.size());
+    throw core::Error::internal("read_particles: counts for {} files, the snapshot has {}", counts.size(),
+                                info.files.size());
 
   // Walk the global numbering (type-major, or file-major) and read the pieces that overlap the range.
   ParticleSet out;
@@ -200,18 +209,20 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
       if (info.periodic)
         for (std::size_t d = 0; d < 3; ++d)
           if (x[d] < -info.box_size[d] || x[d] >= 2 * info.box_size[d])
-            throw core::Error::input("{}: particle {} of the selection is at {:g} in {}, far outside the periodic box "
-                               "[0, {:g}): BoxSize or the length units do not fit the positions",
-                               file_of(i), begin + i, x[d], "xyz"[d], info.box_size[d]);
+            throw core::Error::input(
+                "{}: particle {} of the selection is at {:g} in {}, far outside the periodic box "
+                "[0, {:g}): BoxSize or the length units do not fit the positions",
+                file_of(i), begin + i, x[d], "xyz"[d], info.box_size[d]);
     }
     if (!(out.mass[i] > 0) || !std::isfinite(out.mass[i]))
       throw core::Error::input("{}: particle {} of the selection has mass {} (masses must be positive and finite)",
-                         file_of(i), begin + i, out.mass[i]);
+                               file_of(i), begin + i, out.mass[i]);
   }
   for (std::size_t i = 0; i < out.velocity.size(); ++i)
     if (!std::isfinite(out.velocity[i])) throw core::Error::input("{}: a velocity is not finite", file_of(i / 3));
   if (info.periodic)
-    for (std::size_t i = 0; i < out.position.size(); ++i) out.position[i] = grid::wrap_position(out.position[i], info.box_size[i % 3]);
+    for (std::size_t i = 0; i < out.position.size(); ++i)
+      out.position[i] = grid::wrap_position(out.position[i], info.box_size[i % 3]);
   return out;
 }
 
@@ -233,7 +244,8 @@ namespace {
 // Equal IDs meet on one rank, chosen by a hash of the ID.
 std::vector<std::uint64_t> route_ids(std::span<const std::uint64_t> ids, const mpi::Comm& comm) {
   const auto ranks = static_cast<std::uint64_t>(comm.size());
-  return mpi::route(comm, ids, [ranks](std::uint64_t id) { return static_cast<int>((id * 0x9E3779B97F4A7C15ull >> 32) % ranks); });
+  return mpi::route(comm, ids,
+                    [ranks](std::uint64_t id) { return static_cast<int>((id * 0x9E3779B97F4A7C15ull >> 32) % ranks); });
 }
 
 // The check of IDs routed by route_ids: sorting puts a repeated ID's copies side by side.
@@ -246,12 +258,13 @@ void check_routed_ids(std::vector<std::uint64_t> mine, const std::string& snapsh
       found = true;
       first_repeated = std::min(first_repeated, mine[i]);
     }
-  if (comm.max(found ? 1 : 0) == 0) return;  // (any ID may be repeated, the largest too: no sentinel)
+  if (comm.max(found ? 1 : 0) == 0) return;                 // (any ID may be repeated, the largest too: no sentinel)
   const std::uint64_t repeated = comm.min(first_repeated);  // the smallest anywhere: the same message on any ranks
-  core::Error e = core::Error::input("{}: particle ID {} is given to more than one particle of the selected types (IDs "
-                                     "must be unique: a run that gives a star its gas particle's ID is read one type at "
-                                     "a time, --types)",
-                                     snapshot, repeated);
+  core::Error e = core::Error::input(
+      "{}: particle ID {} is given to more than one particle of the selected types (IDs "
+      "must be unique: a run that gives a star its gas particle's ID is read one type at "
+      "a time, --types)",
+      snapshot, repeated);
   e.mark_agreed(0);  // every rank found the same ID
   throw e;
 }
@@ -266,16 +279,18 @@ ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& typ
                        const mpi::Comm& comm) {
   const Share share = share_of(reader, types, comm);
   ParticleSet out;
-  mpi::agree(comm, [&] { out = read_particles(reader, share.counts, types, share.begin, share.end - share.begin, fields); });
+  mpi::agree(comm,
+             [&] { out = read_particles(reader, share.counts, types, share.begin, share.end - share.begin, fields); });
   if (fields.ids) check_unique_ids(out.id, reader.info().files.front(), comm);
   return out;
 }
 
 void for_each_share_chunk(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
-                          std::uint64_t chunk, const mpi::Comm& comm, const std::function<void(const ParticleSet&)>& use) {
+                          std::uint64_t chunk, const mpi::Comm& comm,
+                          const std::function<void(const ParticleSet&)>& use) {
   const Share share = share_of(reader, types, comm);
   const std::uint64_t rounds = (share.most + chunk - 1) / chunk;  // the same on every rank
-  std::vector<std::uint64_t> routed;  // the IDs this rank checks (check_unique_ids)
+  std::vector<std::uint64_t> routed;                              // the IDs this rank checks (check_unique_ids)
   for (std::uint64_t k = 0; k < rounds; ++k) {
     const std::uint64_t b = std::min(share.end, share.begin + k * chunk), e = std::min(share.end, b + chunk);
     ParticleSet part;

@@ -74,7 +74,8 @@ ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& typ
 // so the share is never whole. Every rank makes as many calls (the last ones may be empty), so `use`
 // may be collective. Collective: file_counts(), then agreeing on each chunk's errors.
 void for_each_share_chunk(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
-                          std::uint64_t chunk, const mpi::Comm& comm, const std::function<void(const ParticleSet&)>& use);
+                          std::uint64_t chunk, const mpi::Comm& comm,
+                          const std::function<void(const ParticleSet&)>& use);
 
 // "1", "0,1", "all" -> type list, checked against the snapshot's number of types.
 std::vector<int> parse_types(const std::string& text, int num_types);

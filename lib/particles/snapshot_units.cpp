@@ -18,9 +18,9 @@ namespace phew::particles {
 namespace {
 
 // Gadget's constants, those of the assumed Units{}.
+using core::units::kKmPerSInCmPerS;
 using core::units::kKpcInCm;
 using core::units::kMsunInG;
-using core::units::kKmPerSInCmPerS;
 constexpr double kFitFactor = 2;  // the inferred unit's mean density is within this factor of Omega_m rho_crit
 
 struct ParsedUnit {
@@ -30,7 +30,7 @@ struct ParsedUnit {
 
 // "1e10Msun/h" -> factor 1e10, name "Msun", per_h; the name looked up in `names`.
 ParsedUnit parse_unit(std::string_view text, std::initializer_list<std::pair<std::string_view, double>> names,
-                const std::string& whole, const char* what) {
+                      const std::string& whole, const char* what) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   ParsedUnit u;
@@ -40,8 +40,10 @@ ParsedUnit parse_unit(std::string_view text, std::initializer_list<std::pair<std
   }
   double factor = 1;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), factor);
-  if (ec == std::errc()) text.remove_prefix(static_cast<std::size_t>(end - text.data()));
-  else factor = 1;
+  if (ec == std::errc())
+    text.remove_prefix(static_cast<std::size_t>(end - text.data()));
+  else
+    factor = 1;
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   std::string known;
   for (const auto& [name, cgs] : names) {
@@ -51,9 +53,10 @@ ParsedUnit parse_unit(std::string_view text, std::initializer_list<std::pair<std
       return u;
     }
   }
-  throw core::Error::usage("--units '{}': '{}' is not a {} unit (expected a name among {}, after an optional factor: "
-                     "e.g. Mpc/h,1e10Msun/h,km/s)",
-                     whole, text, what, known);
+  throw core::Error::usage(
+      "--units '{}': '{}' is not a {} unit (expected a name among {}, after an optional factor: "
+      "e.g. Mpc/h,1e10Msun/h,km/s)",
+      whole, text, what, known);
 }
 
 std::string describe(const Units& u) {
@@ -63,7 +66,8 @@ std::string describe(const Units& u) {
 // The same snapshot, with other units: the readers never use the units, only info() reports them.
 class WithUnits final : public SnapshotReader {
  public:
-  WithUnits(std::unique_ptr<SnapshotReader> inner, const Units& units) : inner_(std::move(inner)), info_(inner_->info()) {
+  WithUnits(std::unique_ptr<SnapshotReader> inner, const Units& units)
+      : inner_(std::move(inner)), info_(inner_->info()) {
     info_.units = units;
   }
   const SnapshotInfo& info() const override { return info_; }
@@ -71,7 +75,9 @@ class WithUnits final : public SnapshotReader {
             ParticleSet& out) const override {
     inner_->read(file, type, offset, count, fields, out);
   }
-  FileCounts count_files(std::size_t first, std::size_t last) const override { return inner_->count_files(first, last); }
+  FileCounts count_files(std::size_t first, std::size_t last) const override {
+    return inner_->count_files(first, last);
+  }
 
  private:
   std::unique_ptr<SnapshotReader> inner_;
@@ -89,17 +95,20 @@ Units parse_units(const std::string& text) {
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
-  if (parts.size() > 3) throw core::Error::usage("--units '{}': expected LENGTH[,MASS[,VELOCITY]], e.g. Mpc/h,1e10Msun/h,km/s", text);
-  const ParsedUnit length = parse_unit(parts[0], {{"pc", 1e-3 * kKpcInCm}, {"kpc", kKpcInCm}, {"Mpc", 1e3 * kKpcInCm}, {"cm", 1}},
-                                 text, "length");
+  if (parts.size() > 3)
+    throw core::Error::usage("--units '{}': expected LENGTH[,MASS[,VELOCITY]], e.g. Mpc/h,1e10Msun/h,km/s", text);
+  const ParsedUnit length = parse_unit(
+      parts[0], {{"pc", 1e-3 * kKpcInCm}, {"kpc", kKpcInCm}, {"Mpc", 1e3 * kKpcInCm}, {"cm", 1}}, text, "length");
   const ParsedUnit mass = parts.size() > 1 ? parse_unit(parts[1], {{"Msun", kMsunInG}, {"g", 1}}, text, "mass")
-                                     : ParsedUnit{1e10 * kMsunInG, length.per_h};
+                                           : ParsedUnit{1e10 * kMsunInG, length.per_h};
   const ParsedUnit velocity =
-      parts.size() > 2 ? parse_unit(parts[2], {{core::units::kKmPerS, kKmPerSInCmPerS}, {"m/s", 1e2}, {"cm/s", 1}}, text, "velocity")
-                       : ParsedUnit{kKmPerSInCmPerS, false};
+      parts.size() > 2
+          ? parse_unit(parts[2], {{core::units::kKmPerS, kKmPerSInCmPerS}, {"m/s", 1e2}, {"cm/s", 1}}, text, "velocity")
+          : ParsedUnit{kKmPerSInCmPerS, false};
   if (velocity.per_h) throw core::Error::usage("--units '{}': velocities have no /h", text);
   if (length.per_h != mass.per_h)
-    throw core::Error::usage("--units '{}': lengths and masses are both in units of 1/h (Mpc/h,1e10Msun/h) or neither", text);
+    throw core::Error::usage("--units '{}': lengths and masses are both in units of 1/h (Mpc/h,1e10Msun/h) or neither",
+                             text);
   Units u;
   u.length_cm = length.value;
   u.mass_g = mass.value;
@@ -135,8 +144,10 @@ double total_mass(const SnapshotReader& reader, const mpi::Comm& comm) {
     const std::uint64_t n = info.total(t);
     if (n == 0) continue;
     const double m = info.mass_table[static_cast<std::size_t>(t)];
-    if (m > 0) table += m * static_cast<double>(n);
-    else per_particle.push_back(t);
+    if (m > 0)
+      table += m * static_cast<double>(n);
+    else
+      per_particle.push_back(t);
   }
   if (per_particle.empty()) return table;
 
@@ -169,7 +180,8 @@ std::unique_ptr<SnapshotReader> settle_units(std::unique_ptr<SnapshotReader> rea
   const std::string& file = info.files.front();
   if (given) {
     if (info.units.known())
-      core::log::info("{}: units {} given (--units), instead of the file's {}", file, describe(*given), describe(info.units));
+      core::log::info("{}: units {} given (--units), instead of the file's {}", file, describe(*given),
+                      describe(info.units));
     else
       core::log::info("{}: units {} given (--units)", file, describe(*given));
     return std::make_unique<WithUnits>(std::move(reader), *given);
@@ -178,21 +190,24 @@ std::unique_ptr<SnapshotReader> settle_units(std::unique_ptr<SnapshotReader> rea
 
   const double volume = info.box_size[0] * info.box_size[1] * info.box_size[2];
   if (!info.cosmology || !info.periodic || !(volume > 0)) {
-    core::log::info("{}: no units in the file and no cosmological box to infer them from: {} assumed (Gadget's; give "
-              "--units if they are not)",
-              file, describe(info.units));
+    core::log::info(
+        "{}: no units in the file and no cosmological box to infer them from: {} assumed (Gadget's; give "
+        "--units if they are not)",
+        file, describe(info.units));
     return reader;
   }
   const UnitsInference guess = infer_units(total_mass(*reader, comm) / volume, *info.cosmology, info.units);
   const bool mpc = guess.units.length_cm != kKpcInCm;
   if (guess.fits)
-    core::log::info("{}: no units in the file: {} inferred, where the particles' mean density is {:.3f} Omega_m rho_crit "
-              "({:.3g} with {} as the length unit); give --units to say otherwise",
-              file, describe(guess.units), guess.ratio, mpc ? guess.kpc_ratio : guess.kpc_ratio * 1e-9, mpc ? "kpc" : "Mpc");
+    core::log::info(
+        "{}: no units in the file: {} inferred, where the particles' mean density is {:.3f} Omega_m rho_crit "
+        "({:.3g} with {} as the length unit); give --units to say otherwise",
+        file, describe(guess.units), guess.ratio, mpc ? guess.kpc_ratio : guess.kpc_ratio * 1e-9, mpc ? "kpc" : "Mpc");
   else
-    core::log::warn("{}: no units in the file, and neither kpc nor Mpc as the length unit makes the particles' mean density "
-              "Omega_m rho_crit ({:.3g} and {:.3g} times it): {} assumed; give --units",
-              file, guess.kpc_ratio, guess.kpc_ratio * 1e-9, describe(guess.units));
+    core::log::warn(
+        "{}: no units in the file, and neither kpc nor Mpc as the length unit makes the particles' mean density "
+        "Omega_m rho_crit ({:.3g} and {:.3g} times it): {} assumed; give --units",
+        file, guess.kpc_ratio, guess.kpc_ratio * 1e-9, describe(guess.units));
   return std::make_unique<WithUnits>(std::move(reader), guess.units);
 }
 

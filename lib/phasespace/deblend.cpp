@@ -24,8 +24,8 @@ namespace {
 using Member = particles::CellMember;
 
 // One velocity peak k of a patch: sums over its particles in particle-ID order.
-model::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& split, int k, const std::array<double, 3>& x_peak,
-                     const mesh::CellSpace& space) {
+model::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& split, int k,
+                        const std::array<double, 3>& x_peak, const mesh::CellSpace& space) {
   const grid::GridGeometry& geo = space.grid();
   model::PeakRow row;
   row.parent_clump = patch.front().label;
@@ -59,8 +59,8 @@ model::PeakRow peak_row(std::span<const Member> patch, const VelocitySplit& spli
 
 // The velocity split of one patch: M_p, R_max from the clump's peak and v_e = sqrt(2 G M_p / R_max) in
 // physical units give the bin size.
-VelocitySplit split_patch(std::span<const Member> patch, const std::array<double, 3>& x_peak, const grid::GridGeometry& geo,
-                          const DeblendParams& params) {
+VelocitySplit split_patch(std::span<const Member> patch, const std::array<double, 3>& x_peak,
+                          const grid::GridGeometry& geo, const DeblendParams& params) {
   const double a = params.scale_factor;
   double mass = 0, r_max = 0;
   std::vector<double> vel, m;
@@ -89,16 +89,17 @@ VelocitySplit split_patch(std::span<const Member> patch, const std::array<double
 
 }  // namespace
 
-Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, const particles::ParticleSet& particles,
-                          const grid::CellLabels& clumps, std::int64_t n_clump_peaks, const ClumpPeakSource& catalogue,
-                          const DeblendParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
+                          const particles::ParticleSet& particles, const grid::CellLabels& clumps,
+                          std::int64_t n_clump_peaks, const ClumpPeakSource& catalogue, const DeblendParams& params,
+                          const mpi::Comm& comm, const core::PhaseReport& phase) {
   const grid::GridGeometry& geo = space.grid();
   core::enter(phase, "members");
   // Each patch's particles on one rank: patches in contiguous runs of clump IDs with about equal particle
   // counts, sorted by (clump, particle ID).
   std::vector<Member> members =
-      particles::gather_groups(particles::members_of_cells(space, cuts, particles, clumps, params.threads, comm), n_clump_peaks,
-                              params.threads, comm);
+      particles::gather_groups(particles::members_of_cells(space, cuts, particles, clumps, params.threads, comm),
+                               n_clump_peaks, params.threads, comm);
   // The clumps' peak positions (R_max is measured from the peak), from the catalogue rows of the clumps here.
   std::vector<std::int64_t> here;
   for (const Member& p : members)
@@ -129,7 +130,8 @@ Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::i
     for (std::size_t r = r0; r < r1; ++r) {
       const auto [b, e] = runs[r];
       const auto pp = peak_pos.find(members[b].label);
-      if (pp != peak_pos.end()) splits[r] = split_patch(std::span<const Member>(members.data() + b, e - b), pp->second, geo, params);
+      if (pp != peak_pos.end())
+        splits[r] = split_patch(std::span<const Member>(members.data() + b, e - b), pp->second, geo, params);
       const std::size_t done = particles_done += e - b;
       if (thread == 0) progress.update(done);  // one thread reports: Progress is not shared
     }
@@ -149,7 +151,8 @@ Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::i
       ++split_patches;
       split_runs.push_back({clump, out.particles.size(), out.particles.size() + patch.size()});
     }
-    for (int k = 0; k < split.n_peaks; ++k) (k == 0 ? primaries : extras).push_back(peak_row(patch, split, k, pp->second, space));
+    for (int k = 0; k < split.n_peaks; ++k)
+      (k == 0 ? primaries : extras).push_back(peak_row(patch, split, k, pp->second, space));
     // Placeholders -k for the k-th extra peak until the new IDs are known.
     for (std::size_t i = 0; i < patch.size(); ++i)
       out.particles.push_back({patch[i].id, split.peak[i] == 0 ? clump : -static_cast<std::int64_t>(split.peak[i])});
@@ -159,7 +162,8 @@ Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::i
   // New peaks get IDs above every peak ID, numbered by (clump ID, velocity peak): a scan over ranks,
   // which hold runs of clump IDs in rank order. The particles' placeholders follow their clump's extras.
   const auto n_extras = static_cast<std::int64_t>(extras.size());
-  std::int64_t next = n_clump_peaks + 1 + static_cast<std::int64_t>(mpi::exclusive_scan(comm, static_cast<std::uint64_t>(n_extras)).before);
+  std::int64_t next = n_clump_peaks + 1 +
+                      static_cast<std::int64_t>(mpi::exclusive_scan(comm, static_cast<std::uint64_t>(n_extras)).before);
   std::map<std::pair<std::int64_t, int>, std::int64_t> new_id;  // (clump, k) -> ID
   std::map<std::int64_t, int> k_of;
   for (model::PeakRow& row : extras) {
@@ -174,19 +178,22 @@ Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::i
         const int k = static_cast<int>(-out.particles[i].peak);
         const auto id = new_id.find({clump, k});
         if (id == new_id.end())
-          throw core::Error::internal("deblend: clump {} has no velocity peak {} for its particle {}", clump, k, out.particles[i].id);
+          throw core::Error::internal("deblend: clump {} has no velocity peak {} for its particle {}", clump, k,
+                                      out.particles[i].id);
         out.particles[i].peak = id->second;
       }
   out.n_split = comm.sum<std::int64_t>(split_patches);
   out.n_new = comm.sum<std::int64_t>(n_extras);
   out.n_skipped = comm.sum<std::int64_t>(skipped);
   core::log::info("{} patches deblended: {} split, {} new peaks from velocity space ({} patches not in the catalogue)",
-            core::log::thousands(comm.sum<std::int64_t>(static_cast<std::int64_t>(primaries.size()))), core::log::thousands(out.n_split),
-            core::log::thousands(out.n_new), core::log::thousands(out.n_skipped));
+                  core::log::thousands(comm.sum<std::int64_t>(static_cast<std::int64_t>(primaries.size()))),
+                  core::log::thousands(out.n_split), core::log::thousands(out.n_new),
+                  core::log::thousands(out.n_skipped));
 
   out.peaks = std::move(primaries);
   out.peaks.insert(out.peaks.end(), extras.begin(), extras.end());
-  out.peaks = mpi::sort(comm, std::move(out.peaks), [](const model::PeakRow& p, const model::PeakRow& q) { return p.id < q.id; });
+  out.peaks = mpi::sort(comm, std::move(out.peaks),
+                        [](const model::PeakRow& p, const model::PeakRow& q) { return p.id < q.id; });
   out.particles = mpi::sort(comm, std::move(out.particles), [](const model::PeakMember& p, const model::PeakMember& q) {
     return p.id != q.id ? p.id < q.id : p.peak < q.peak;
   });

@@ -55,8 +55,9 @@ struct Deblended {
 // are numbered above it). The primary velocity peak of a patch keeps its clump's ID; the others get new
 // IDs by (clump ID, velocity peak), so nothing depends on the rank count. Collective.
 // Phases: members, deblend.
-Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, const particles::ParticleSet& particles,
-                          const grid::CellLabels& clumps, std::int64_t n_clump_peaks, const ClumpPeakSource& catalogue,
-                          const DeblendParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
+Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
+                          const particles::ParticleSet& particles, const grid::CellLabels& clumps,
+                          std::int64_t n_clump_peaks, const ClumpPeakSource& catalogue, const DeblendParams& params,
+                          const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::phasespace

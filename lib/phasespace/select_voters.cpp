@@ -26,7 +26,8 @@ struct NearParticle {
 // The points' positions (member `position`) indexed for radius queries in the box of `geo`, cells of
 // about h. The index copies the positions; indices it returns are into `points`.
 template <typename Point, typename Position>
-grid::ParticleIndex index_positions(const std::vector<Point>& points, Position position, const grid::GridGeometry& geo, double h) {
+grid::ParticleIndex index_positions(const std::vector<Point>& points, Position position, const grid::GridGeometry& geo,
+                                    double h) {
   std::vector<double> xyz(3 * points.size());
   for (std::size_t i = 0; i < points.size(); ++i)
     for (std::size_t d = 0; d < 3; ++d) xyz[3 * i + d] = (points[i].*position)[d];
@@ -43,7 +44,8 @@ struct XPartition {
   // Rank r's x-range; in an open box the end ranks also take everything beyond the grid.
   std::array<double, 2> range(int r) const {
     const double h = geo.cell_size()[0];
-    std::array<double, 2> x{geo.origin[0] + static_cast<double>(slabs.begin(r)) * h, geo.origin[0] + static_cast<double>(slabs.end(r)) * h};
+    std::array<double, 2> x{geo.origin[0] + static_cast<double>(slabs.begin(r)) * h,
+                            geo.origin[0] + static_cast<double>(slabs.end(r)) * h};
     if (!geo.periodic && slabs.begin(r) == 0) x[0] = -std::numeric_limits<double>::infinity();
     if (!geo.periodic && slabs.end(r) == geo.shape[0]) x[1] = std::numeric_limits<double>::infinity();
     return x;
@@ -54,8 +56,9 @@ struct XPartition {
 
 // The particles in physical units (positions as stored), each sent to every rank whose x-range, widened
 // by `margin`, meets its x-bin (a cube of the forest, or a plane of the partition: fixed per bin).
-std::vector<NearParticle> distribute(particles::ParticleSet ps, const XPartition& part, const grid::GridGeometry& bins, std::int64_t n_bins,
-                                 double margin, const VoterParams& params, const mpi::Comm& comm) {
+std::vector<NearParticle> distribute(particles::ParticleSet ps, const XPartition& part, const grid::GridGeometry& bins,
+                                     std::int64_t n_bins, double margin, const VoterParams& params,
+                                     const mpi::Comm& comm) {
   const double a = params.scale_factor;
   const bool stored = params.stored_potential;
   const double bin_width = bins.extent[0] / static_cast<double>(n_bins);
@@ -91,17 +94,24 @@ class ComputedPotential {
  public:
   ComputedPotential(const std::vector<NearParticle>& local, const gravity::Setup& gs, const XPartition& part,
                     std::array<double, 2> held_x, const VoterParams& params, const mpi::Comm& comm)
-      : local_(local), gs_(gs), a_(params.scale_factor), done_(local.size(), 0), phi_(local.size()), acc_(3 * local.size()) {
+      : local_(local),
+        gs_(gs),
+        a_(params.scale_factor),
+        done_(local.size(), 0),
+        phi_(local.size()),
+        acc_(3 * local.size()) {
     std::vector<gravity::Source> sources(local.size());
-    for (std::size_t i = 0; i < local.size(); ++i) sources[i] = {{local[i].x[0], local[i].x[1], local[i].x[2]}, local[i].m, local[i].id};
-    forest_ = std::make_unique<gravity::Forest>(gs.box, gs.cubes, held_x, std::move(sources),
-                                                gravity::PairForce(params.G, params.softening, gs.mesh_field ? gs.r_split : 0),
-                                                gravity::Forest::Params{params.gravity.theta, 8});
+    for (std::size_t i = 0; i < local.size(); ++i)
+      sources[i] = {{local[i].x[0], local[i].x[1], local[i].x[2]}, local[i].m, local[i].id};
+    forest_ = std::make_unique<gravity::Forest>(
+        gs.box, gs.cubes, held_x, std::move(sources),
+        gravity::PairForce(params.G, params.softening, gs.mesh_field ? gs.r_split : 0),
+        gravity::Forest::Params{params.gravity.theta, 8});
     if (!gs.mesh_field) {
       forest_->share_cube_moments(comm, [&](std::int64_t key) {
         const std::int64_t cx = key / (gs.cubes[1] * gs.cubes[2]);
-        return part.owner(gs.box.origin[0] + (static_cast<double>(cx) + 0.5) * gs.box.extent[0] / static_cast<double>(gs.cubes[0])) ==
-               comm.rank();
+        return part.owner(gs.box.origin[0] + (static_cast<double>(cx) + 0.5) * gs.box.extent[0] /
+                                                 static_cast<double>(gs.cubes[0])) == comm.rank();
       });
     }
   }
@@ -113,7 +123,9 @@ class ComputedPotential {
     for (const std::size_t j : needed)
       if (!done_[j]) groups.emplace_back(forest_->group_of(j), j);
     std::sort(groups.begin(), groups.end());
-    groups.erase(std::unique(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.first == y.first; }), groups.end());
+    groups.erase(
+        std::unique(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
+        groups.end());
     std::vector<std::uint64_t> counted(static_cast<std::size_t>(std::max(threads, 1)), 0);
     core::parallel_for(threads, groups.size(), 16, [&](std::size_t b, std::size_t e, int thread) {
       for (std::size_t g = b; g < e; ++g)
@@ -177,14 +189,16 @@ std::vector<double> search_radii(const std::vector<model::PeakRow>& peaks, const
   return r_s;
 }
 
-VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::PeakRow> peaks, particles::ParticleSet particles,
-                             const VoterParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::PeakRow> peaks,
+                             particles::ParticleSet particles, const VoterParams& params, const mpi::Comm& comm,
+                             const core::PhaseReport& phase) {
   const grid::GridGeometry& geo = grid.geometry;
   const bool stored = params.stored_potential;
   const double a = params.scale_factor;
   if (geo.periodic)  // a fitted peak position may lie just outside the box
     for (model::PeakRow& p : peaks)
-      for (std::size_t d = 0; d < 3; ++d) p.position[d] = geo.origin[d] + grid::wrap_position(p.position[d] - geo.origin[d], geo.extent[d]);
+      for (std::size_t d = 0; d < 3; ++d)
+        p.position[d] = geo.origin[d] + grid::wrap_position(p.position[d] - geo.origin[d], geo.extent[d]);
   VoterSelection out;
   grid::GridMeta reference = grid;
   if (params.mean_density > 0) reference.mean_density = params.mean_density;
@@ -197,8 +211,8 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   gravity::Setup gs;
   if (!stored) {
     core::enter(phase, "long-range");
-    gs = gravity::plan_potential(params.periodic, params.box_size, params.n_particles, R_max, params.G, particles.position,
-                                 particles.mass, geo.origin, params.gravity, comm);
+    gs = gravity::plan_potential(params.periodic, params.box_size, params.n_particles, R_max, params.G,
+                                 particles.position, particles.mass, geo.origin, params.gravity, comm);
   }
   out.potential_source = stored ? std::string("snapshot Potential and Acceleration")
                                 : fmt::format("{}, Plummer softening {:.6g}", gs.description, params.softening);
@@ -209,14 +223,16 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   const XPartition part(gs.mesh_field ? gs.mesh : geo, comm.size());
   const double margin = R_max + (stored ? 0.0 : gs.cube_reach);
   const std::vector<NearParticle> local = distribute(std::move(particles), part, stored ? part.geo : gs.box,
-                                                 stored ? part.geo.shape[0] : gs.cubes[0], margin, params, comm);
-  const grid::ParticleIndex cells = index_positions(local, &NearParticle::x, geo, std::max(R_max / 2, geo.cell_size()[0]));
+                                                     stored ? part.geo.shape[0] : gs.cubes[0], margin, params, comm);
+  const grid::ParticleIndex cells =
+      index_positions(local, &NearParticle::x, geo, std::max(R_max / 2, geo.cell_size()[0]));
 
   core::enter(phase, "potential");
   std::unique_ptr<ComputedPotential> computed;
   if (!stored) {
     auto [lo, hi] = part.range(comm.rank());
-    computed = std::make_unique<ComputedPotential>(local, gs, part, std::array<double, 2>{lo - margin, hi + margin}, params, comm);
+    computed = std::make_unique<ComputedPotential>(local, gs, part, std::array<double, 2>{lo - margin, hi + margin},
+                                                   params, comm);
   }
 
   core::enter(phase, "voters");
@@ -237,7 +253,9 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
         std::vector<std::size_t>& n = near[k];
         n = cells.within(peaks[mine[b0 + k]].position, r_s[mine[b0 + k]]);
         std::sort(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
-        n.erase(std::unique(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }), n.end());
+        n.erase(
+            std::unique(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }),
+            n.end());
       }
     });
     if (computed) {
@@ -254,7 +272,8 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
         for (const std::size_t j : near[k]) {
           const NearParticle& p = local[j];
           Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, p.phi, {p.acc[0], p.acc[1], p.acc[2]}};
-          for (std::size_t d = 0; d < 3; ++d) c.dx[d] = a * grid::minimum_image(p.x[d] - pk.position[d], geo.extent[d], geo.periodic);
+          for (std::size_t d = 0; d < 3; ++d)
+            c.dx[d] = a * grid::minimum_image(p.x[d] - pk.position[d], geo.extent[d], geo.periodic);
           if (computed) computed->at(j, c.potential, c.acceleration);
           cand.push_back(c);
         }
@@ -266,8 +285,10 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
       const model::PeakRow& pk = peaks[i];
       const VoterChoice& vc = choice[k];
       if (vc.id.size() < static_cast<std::size_t>(params.n_voters)) ++out.n_short;
-      for (std::size_t v = 0; v < vc.id.size(); ++v) out.voters.push_back({pk.id, vc.id[v], vc.energy[v], static_cast<std::int64_t>(v)});
-      out.peaks.push_back({pk.id, r_s[i], vc.a0, static_cast<std::int64_t>(vc.id.size()), static_cast<std::int64_t>(near[k].size())});
+      for (std::size_t v = 0; v < vc.id.size(); ++v)
+        out.voters.push_back({pk.id, vc.id[v], vc.energy[v], static_cast<std::int64_t>(v)});
+      out.peaks.push_back(
+          {pk.id, r_s[i], vc.a0, static_cast<std::int64_t>(vc.id.size()), static_cast<std::int64_t>(near[k].size())});
       progress.add();
     }
   }
@@ -276,11 +297,13 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   if (computed) core::log::info("potential computed at {} particles", out.n_computed);
   out.n_short = comm.sum<std::int64_t>(out.n_short);
   if (out.n_short > 0)
-    core::log::warn("{} peaks have fewer than {} candidates and so fewer voters (flagged by n_voters)", out.n_short, params.n_voters);
+    core::log::warn("{} peaks have fewer than {} candidates and so fewer voters (flagged by n_voters)", out.n_short,
+                    params.n_voters);
   out.voters = mpi::sort(comm, std::move(out.voters), [](const model::VoterRow& p, const model::VoterRow& q) {
     return p.peak != q.peak ? p.peak < q.peak : p.rank < q.rank;
   });
-  out.peaks = mpi::sort(comm, std::move(out.peaks), [](const model::VoterPeakRow& p, const model::VoterPeakRow& q) { return p.id < q.id; });
+  out.peaks = mpi::sort(comm, std::move(out.peaks),
+                        [](const model::VoterPeakRow& p, const model::VoterPeakRow& q) { return p.id < q.id; });
   out.n_peaks = comm.sum<std::int64_t>(static_cast<std::int64_t>(out.peaks.size()));
   out.n_voters = comm.sum<std::int64_t>(static_cast<std::int64_t>(out.voters.size()));
   return out;

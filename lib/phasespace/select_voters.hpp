@@ -22,19 +22,19 @@ inline constexpr std::int64_t kDefaultVoters = 20;
 
 struct VoterParams {
   std::int64_t n_voters = kDefaultVoters;
-  double search_radius = 0;         // R, snapshot length units; 0: default_search_radius
-  double min_radius = 0;            // the smallest search radius, however close the nearest peak
-  bool boost = true;                // false: rank by the plain potential
-  bool stored_potential = false;    // the particles carry the snapshot's Potential and Acceleration
-  double scale_factor = 1;          // a of a comoving snapshot (comoving positions, Gadget's potential), else 1
-  double G = 0;                     // in the snapshot's units
-  double softening = 0;             // computed potential: Plummer softening (length units)
-  gravity::SetupParams gravity;     // computed potential: mesh and opening angle
-  bool periodic = true;             // the snapshot's box, for the computed potential
+  double search_radius = 0;       // R, snapshot length units; 0: default_search_radius
+  double min_radius = 0;          // the smallest search radius, however close the nearest peak
+  bool boost = true;              // false: rank by the plain potential
+  bool stored_potential = false;  // the particles carry the snapshot's Potential and Acceleration
+  double scale_factor = 1;        // a of a comoving snapshot (comoving positions, Gadget's potential), else 1
+  double G = 0;                   // in the snapshot's units
+  double softening = 0;           // computed potential: Plummer softening (length units)
+  gravity::SetupParams gravity;   // computed potential: mesh and opening angle
+  bool periodic = true;           // the snapshot's box, for the computed potential
   std::array<double, 3> box_size{};
-  std::uint64_t n_particles = 0;    // in the snapshot (of the selected types)
-  double mean_density = 0;          // for the default search radius; 0: the grid's (voters --mean-from)
-  int threads = 1;                  // peaks and tree groups shared among threads; the same voters for any number
+  std::uint64_t n_particles = 0;  // in the snapshot (of the selected types)
+  double mean_density = 0;        // for the default search radius; 0: the grid's (voters --mean-from)
+  int threads = 1;                // peaks and tree groups shared among threads; the same voters for any number
 };
 
 // Half the radius within which the most massive peak would be 200x the grid's mean density (a cell
@@ -50,12 +50,12 @@ std::vector<double> search_radii(const std::vector<model::PeakRow>& peaks, const
 struct VoterSelection {
   std::vector<model::VoterRow> voters;     // this rank's rows, after the lower ranks' (by peak, most bound first)
   std::vector<model::VoterPeakRow> peaks;  // this rank's rows, after the lower ranks' (by peak ID)
-  double search_radius = 0;             // R used
-  std::string potential_source;         // what voters.h5 records
+  double search_radius = 0;                // R used
+  std::string potential_source;            // what voters.h5 records
   // Totals over the ranks:
   std::int64_t n_peaks = 0, n_voters = 0;
-  std::int64_t n_short = 0;             // peaks with fewer than n_voters candidates
-  std::uint64_t n_computed = 0;         // particles whose potential was computed
+  std::int64_t n_short = 0;      // peaks with fewer than n_voters candidates
+  std::uint64_t n_computed = 0;  // particles whose potential was computed
 };
 
 // The voters of every peak of `peaks` (every rank holds them all: io::read_peak_rows) among the
@@ -64,7 +64,8 @@ struct VoterSelection {
 // the peaks in its x-range and receives every particle its candidates (and their sources) need, and
 // candidates are taken in particle-ID order, so the result does not depend on the rank count.
 // Collective. Phases: long-range (computed potential only), distribute, potential, voters.
-VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::PeakRow> peaks, particles::ParticleSet particles,
-                             const VoterParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
+VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::PeakRow> peaks,
+                             particles::ParticleSet particles, const VoterParams& params, const mpi::Comm& comm,
+                             const core::PhaseReport& phase = {});
 
 }  // namespace phew::phasespace

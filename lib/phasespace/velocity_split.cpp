@@ -32,8 +32,7 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
     }
   }
   double bin = p.bin;
-  for (std::size_t d = 0; d < 3; ++d)
-    bin = std::max(bin, (hi[d] - lo[d]) / static_cast<double>(p.max_bins - 2));
+  for (std::size_t d = 0; d < 3; ++d) bin = std::max(bin, (hi[d] - lo[d]) / static_cast<double>(p.max_bins - 2));
   out.bin = bin;
   grid::GridGeometry g;
   g.periodic = false;
@@ -57,13 +56,15 @@ VelocitySplit split_velocities(const std::vector<double>& velocity, const std::v
   const auto npeaks = static_cast<std::int64_t>(seg.n_peaks);  // one rank: it owns them all
   if (npeaks <= 1) return out;
   watershed::PeakGraph graph(npeaks, self);
-  for (std::int64_t i = 0; i < npeaks; ++i) graph.density[static_cast<std::size_t>(i)] = seg.own_peaks[static_cast<std::size_t>(i)].density;
+  for (std::int64_t i = 0; i < npeaks; ++i)
+    graph.density[static_cast<std::size_t>(i)] = seg.own_peaks[static_cast<std::size_t>(i)].density;
   for (const watershed::Saddle& s : saddles) {
     graph.edges.push_back({s.peak_a, s.peak_b, s.density});
     graph.edges.push_back({s.peak_b, s.peak_a, s.density});
   }
   graph.normalise_edges();
-  const watershed::MergeOutcome merged = merge_levels(graph, {watershed::Criterion::Kind::relevance, p.relevance, 0.0, false}, self);
+  const watershed::MergeOutcome merged =
+      merge_levels(graph, {watershed::Criterion::Kind::relevance, p.relevance, 0.0, false}, self);
   std::vector<std::int64_t> into(static_cast<std::size_t>(npeaks), 0);
   for (const watershed::Merger& m : merged.mergers) into[static_cast<std::size_t>(m.node - 1)] = m.into;
   const std::vector<std::int64_t> root = resolve_roots(graph, into, self);

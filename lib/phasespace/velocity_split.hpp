@@ -10,16 +10,16 @@
 namespace phew::phasespace {
 
 struct VelocitySplitParams {
-  double bin = 0;               // histogram bin size (velocity units), f * v_e
-  double relevance = 3;         // velocity peaks with peak/key saddle below this merge upward
+  double bin = 0;                   // histogram bin size (velocity units), f * v_e
+  double relevance = 3;             // velocity peaks with peak/key saddle below this merge upward
   std::int64_t min_particles = 20;  // velocity peaks with fewer particles join the primary
-  std::int64_t max_bins = 128;  // per axis; a wider velocity range gets wider bins (recorded)
+  std::int64_t max_bins = 128;      // per axis; a wider velocity range gets wider bins (recorded)
 };
 
 struct VelocitySplit {
-  std::vector<int> peak;     // per particle: 0 = the primary velocity peak, 1, 2, ... the others
-  int n_peaks = 1;           // velocity peaks kept (primary included)
-  double bin = 0;            // the bin size used
+  std::vector<int> peak;                      // per particle: 0 = the primary velocity peak, 1, 2, ... the others
+  int n_peaks = 1;                            // velocity peaks kept (primary included)
+  double bin = 0;                             // the bin size used
   std::array<std::int64_t, 3> bins{1, 1, 1};  // histogram shape
 };
 

@@ -27,9 +27,8 @@ VoterChoice choose_voters(const std::vector<Candidate>& c, const std::array<doub
   std::vector<std::size_t> idx(c.size());
   std::iota(idx.begin(), idx.end(), 0);
   const std::size_t k = std::min(n, c.size());
-  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(), [&](std::size_t a, std::size_t b) {
-    return e[a] != e[b] ? e[a] < e[b] : c[a].id < c[b].id;
-  });
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
+                    [&](std::size_t a, std::size_t b) { return e[a] != e[b] ? e[a] < e[b] : c[a].id < c[b].id; });
   for (std::size_t i = 0; i < k; ++i) {
     out.id.push_back(c[idx[i]].id);
     out.energy.push_back(e[idx[i]]);

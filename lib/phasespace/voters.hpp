@@ -21,8 +21,8 @@ struct Candidate {
 
 struct VoterChoice {
   std::array<double, 3> a0{0, 0, 0};
-  std::vector<std::uint64_t> id;      // most bound first
-  std::vector<double> energy;         // E = |v - v_bulk|^2 / 2 + Phi_boost, per unit mass
+  std::vector<std::uint64_t> id;  // most bound first
+  std::vector<double> energy;     // E = |v - v_bulk|^2 / 2 + Phi_boost, per unit mass
 };
 
 // The n most bound candidates (fewer when there are fewer candidates). Ties in energy are broken by the

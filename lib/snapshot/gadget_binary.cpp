@@ -23,12 +23,12 @@
 #include <vector>
 
 namespace phew::snapshot {
+using particles::Cosmology;
+using particles::FieldSelection;
 using particles::ParticleSet;
 using particles::SnapshotInfo;
 using particles::SnapshotReader;
-using particles::FieldSelection;
 using particles::Units;
-using particles::Cosmology;
 
 namespace {
 
@@ -111,8 +111,7 @@ Layout detect(std::ifstream& in) {
     if (marker == kHeaderBytes) {
       // Also require the trailing marker, so that arbitrary files starting with 00 01 00 00 are not taken.
       unsigned char tail[4];
-      if (read_at(in, 4 + kHeaderBytes, tail, 4) && load<std::uint32_t>(tail, swap) == kHeaderBytes)
-        return {1, swap};
+      if (read_at(in, 4 + kHeaderBytes, tail, 4) && load<std::uint32_t>(tail, swap) == kHeaderBytes) return {1, swap};
     } else if (marker == kNameRecordBytes && std::memcmp(head + 4, "HEAD", 4) == 0) {
       return {2, swap};
     }
@@ -155,12 +154,13 @@ Block read_record(std::ifstream& in, std::uint64_t pos, std::uint64_t size, cons
   const std::uint64_t bytes = load<std::uint32_t>(marker, f.swap);
   if (pos + 8 + bytes > size)
     throw core::Error::input("{}: block {} has {} bytes but the file ends after {} (truncated)", f.path, name, bytes,
-                       size - pos - 4);
+                             size - pos - 4);
   if (!read_at(in, pos + 4 + bytes, marker, 4))
     throw core::Error::io("{}: cannot read the end of block {}", f.path, name);
   const std::uint64_t trailing = load<std::uint32_t>(marker, f.swap);
   if (trailing != bytes)
-    throw core::Error::input("{}: block {} starts with record marker {} but ends with {}", f.path, name, bytes, trailing);
+    throw core::Error::input("{}: block {} starts with record marker {} but ends with {}", f.path, name, bytes,
+                             trailing);
   return {pos + 4, bytes, 0};
 }
 
@@ -168,11 +168,13 @@ Block read_record(std::ifstream& in, std::uint64_t pos, std::uint64_t size, cons
 // particle, each 4 or 8 bytes, which is how float/double positions and 32/64-bit IDs are told apart.
 void set_width(Block& b, const FileLayout& f, const std::string& name, std::uint64_t count, int values) {
   const std::uint64_t scalars = count * static_cast<std::uint64_t>(values);
-  if (b.bytes == 4 * scalars) b.width = 4;
-  else if (b.bytes == 8 * scalars) b.width = 8;
+  if (b.bytes == 4 * scalars)
+    b.width = 4;
+  else if (b.bytes == 8 * scalars)
+    b.width = 8;
   else
     throw core::Error::input("{}: block {} has {} bytes, {} or {} expected ({} particles)", f.path, name, b.bytes,
-                       4 * scalars, 8 * scalars, count);
+                             4 * scalars, 8 * scalars, count);
 }
 
 std::string trim(const std::string& name) {
@@ -184,10 +186,11 @@ FileLayout scan_file(const std::string& path, Layout& layout, bool first) {
   std::ifstream in = open_binary(path);
   const Layout here = detect(in);
   if (here.snap_format == 0) throw core::Error::input("{}: not a Gadget binary snapshot", path);
-  if (first) layout = here;
+  if (first)
+    layout = here;
   else if (here.snap_format != layout.snap_format)
     throw core::Error::input("{}: SnapFormat {} but the first file has SnapFormat {}", path, here.snap_format,
-                       layout.snap_format);
+                             layout.snap_format);
 
   FileLayout f;
   f.path = path;
@@ -311,8 +314,10 @@ class GadgetBinaryReader final : public SnapshotReader {
     };
 
     if (fields.positions) append_block(in, f, "POS", need("POS"), 3 * first, 3 * count, out.position);
-    if (h.mass[type] != 0) out.mass.insert(out.mass.end(), count, h.mass[type]);
-    else append_block(in, f, "MASS", need("MASS"), first_mass, count, out.mass);
+    if (h.mass[type] != 0)
+      out.mass.insert(out.mass.end(), count, h.mass[type]);
+    else
+      append_block(in, f, "MASS", need("MASS"), first_mass, count, out.mass);
     if (fields.ids) append_block(in, f, "ID", need("ID"), first, count, out.id);
     if (fields.velocities) {
       const std::size_t old = out.velocity.size();
@@ -352,9 +357,10 @@ void check_gadget_binary_markers(const std::string& path) {
   for (const bool swap : {false, true}) {
     const auto l = load<std::uint32_t>(lead, swap), t = load<std::uint32_t>(trail, swap);
     if ((l == kHeaderBytes) != (t == kHeaderBytes))
-      throw core::Error::input("{}: block HEAD (the Gadget binary header) starts with record marker {} but ends with {} "
-                               "(a corrupted record marker)",
-                               path, l, t);
+      throw core::Error::input(
+          "{}: block HEAD (the Gadget binary header) starts with record marker {} but ends with {} "
+          "(a corrupted record marker)",
+          path, l, t);
   }
 }
 
@@ -385,9 +391,9 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
   Layout layout;
   std::vector<FileLayout> files;
   files.push_back(scan_file(given.front(), layout, true));
-  const std::vector<std::string> paths =
-      given.size() == 1 && files.front().header.num_files > 1 ? pieces_of(given.front(), files.front().header.num_files)
-                                                              : given;
+  const std::vector<std::string> paths = given.size() == 1 && files.front().header.num_files > 1
+                                             ? pieces_of(given.front(), files.front().header.num_files)
+                                             : given;
   if (paths.front() != given.front()) files.clear();
   files.reserve(paths.size());
   for (std::size_t i = files.size(); i < paths.size(); ++i) files.push_back(scan_file(paths[i], layout, i == 0));
@@ -397,7 +403,7 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
   if (h.num_files < 0) check_num_files(paths.front(), "num_files", h.num_files);
   if (h.num_files > 1 && paths.size() != static_cast<std::size_t>(h.num_files))
     throw core::Error::input("{}: the header says the snapshot has {} files, {} given", paths.front(), h.num_files,
-                       paths.size());
+                             paths.size());
   check_header_cosmology(paths.front(), h.omega0, h.omega_lambda, h.hubble_param);
   // Every piece must be of this snapshot and hold particles no other piece holds.
   check_distinct_files(paths);
@@ -445,8 +451,8 @@ std::unique_ptr<SnapshotReader> open_gadget_binary(const std::vector<std::string
   for (int t = 0; t < kNumTypes; ++t) {
     const std::uint64_t sum = info.total(t);
     if (h.npart_total[t] != 0 && h.npart_total[t] != sum)
-      throw core::Error::input("{}: header says {} particles of type {} in total, the {} file(s) hold {}", paths.front(),
-                         h.npart_total[t], t, paths.size(), sum);
+      throw core::Error::input("{}: header says {} particles of type {} in total, the {} file(s) hold {}",
+                               paths.front(), h.npart_total[t], t, paths.size(), sum);
   }
 
   info.box_size = {h.box_size, h.box_size, h.box_size};

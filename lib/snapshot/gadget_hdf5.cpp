@@ -13,14 +13,14 @@
 #include <optional>
 
 namespace phew::snapshot {
+using particles::Cosmology;
+using particles::FieldSelection;
 using particles::ParticleSet;
+using particles::read_particles;
 using particles::SnapshotInfo;
 using particles::SnapshotReader;
-using particles::FieldSelection;
 using particles::Units;
 using particles::UnitsSource;
-using particles::Cosmology;
-using particles::read_particles;
 
 namespace {
 
@@ -29,7 +29,8 @@ constexpr const char* kSwiftMass = "Unit mass in cgs (U_M)";
 constexpr const char* kSwiftTime = "Unit time in cgs (U_t)";
 
 // The first attribute of `names` found on `object`, as a double.
-std::optional<double> find_double(const io::File& f, const std::string& object, std::initializer_list<const char*> names) {
+std::optional<double> find_double(const io::File& f, const std::string& object,
+                                  std::initializer_list<const char*> names) {
   for (const char* n : names)
     if (f.has_attribute(object, n)) return f.read_attribute<double>(object, n).at(0);
   return std::nullopt;
@@ -48,7 +49,8 @@ PieceHeader piece_header(const io::File& f, std::size_t ntypes) {
   h.path = f.path();
   if (f.has_attribute("/Header", "Time")) h.time = f.read_attribute_scalar<double>("/Header", "Time");
   h.box_size = f.read_attribute<double>("/Header", "BoxSize");
-  if (auto n = find_double(f, "/Header", {"NumFilesPerSnapshot", "NumFiles"})) h.num_files = static_cast<std::int64_t>(*n);
+  if (auto n = find_double(f, "/Header", {"NumFilesPerSnapshot", "NumFiles"}))
+    h.num_files = static_cast<std::int64_t>(*n);
   h.mass_table = f.read_attribute<double>("/Header", "MassTable");
   h.total = read_counts(f, "NumPart_Total", ntypes);
   if (f.has_attribute("/Header", "NumPart_Total_HighWord")) {
@@ -87,17 +89,19 @@ void check_unit_declarations(const io::File& f, const Units& units) {
       const double to_cgs = f.read_attribute<double>(d, "to_cgs").at(0);
       double want = 1;
       bool known = true;  // a unit the file does not declare (phew's default) is not contradicted
-      for (const auto& [exponent, unit] : {std::pair{"length_scaling", &declared[0]}, std::pair{"mass_scaling", &declared[1]},
-                                           std::pair{"velocity_scaling", &declared[2]}}) {
+      for (const auto& [exponent, unit] :
+           {std::pair{"length_scaling", &declared[0]}, std::pair{"mass_scaling", &declared[1]},
+            std::pair{"velocity_scaling", &declared[2]}}) {
         const double e = f.read_attribute<double>(d, exponent).at(0);
         if (e == 0) continue;
         known = known && (find_double(f, "/Header", {unit->first}) || find_double(f, "/Parameters", {unit->first}));
         want *= std::pow(unit->second, e);
       }
       if (known && to_cgs != 0 && !close(to_cgs, want))  // Gadget-4 writes 0 where it has no conversion
-        throw core::Error::input("{}: {}'s to_cgs is {}, but the units the file declares (UnitLength_in_cm {}, "
-                                 "UnitMass_in_g {}, UnitVelocity_in_cm_per_s {}) give {}: the units contradict each other",
-                                 f.path(), d, to_cgs, units.length_cm, units.mass_g, units.velocity_cm_per_s, want);
+        throw core::Error::input(
+            "{}: {}'s to_cgs is {}, but the units the file declares (UnitLength_in_cm {}, "
+            "UnitMass_in_g {}, UnitVelocity_in_cm_per_s {}) give {}: the units contradict each other",
+            f.path(), d, to_cgs, units.length_cm, units.mass_g, units.velocity_cm_per_s, want);
     }
 }
 
@@ -112,7 +116,8 @@ class Hdf5Snapshot final : public SnapshotReader {
  public:
   explicit Hdf5Snapshot(const std::vector<std::string>& files) {
     io::File first = io::File::open_read(files.front());
-    if (!first.has("/Header")) throw core::Error::input("{}: no /Header group: not a Gadget-style HDF5 snapshot", first.path());
+    if (!first.has("/Header"))
+      throw core::Error::input("{}: no /Header group: not a Gadget-style HDF5 snapshot", first.path());
     read_header(first);
     expand_files(first, files);
     count_particles();
@@ -130,10 +135,11 @@ class Hdf5Snapshot final : public SnapshotReader {
     auto check_shape = [&](const std::string& name) {
       const io::TypeInfo t = f.dataset_info(g + name);
       const bool vector = name == "Coordinates" || name == "Velocities" || name == "Acceleration";
-      const bool ok = !t.shape.empty() && t.shape[0] == n && t.shape.size() == (vector ? 2u : 1u) &&
-                      (!vector || t.shape[1] == 3);
+      const bool ok =
+          !t.shape.empty() && t.shape[0] == n && t.shape.size() == (vector ? 2u : 1u) && (!vector || t.shape[1] == 3);
       if (!ok)
-        throw core::Error::input("{}: {}{} is {}, expected [{}]{}", f.path(), g, name, t.describe(), n, vector ? "[3]" : "");
+        throw core::Error::input("{}: {}{} is {}, expected [{}]{}", f.path(), g, name, t.describe(), n,
+                                 vector ? "[3]" : "");
       if (name != "ParticleIDs") check_float(f, g + name, t);
       f.check_virtual_sources(g + name);  // SWIFT's virtual files: a missing piece would read as zeros
     };
@@ -190,16 +196,20 @@ class Hdf5Snapshot final : public SnapshotReader {
     info_.format = swift ? "swift-hdf5" : "gadget-hdf5";
     info_.mass_table = f.read_attribute<double>("/Header", "MassTable");
     const auto box = f.read_attribute<double>("/Header", "BoxSize");
-    if (box.size() == 1) info_.box_size = {box[0], box[0], box[0]};
-    else if (box.size() == 3) info_.box_size = {box[0], box[1], box[2]};
-    else throw core::Error::input("{}: Header/BoxSize has {} values", f.path(), box.size());
+    if (box.size() == 1)
+      info_.box_size = {box[0], box[0], box[0]};
+    else if (box.size() == 3)
+      info_.box_size = {box[0], box[1], box[2]};
+    else
+      throw core::Error::input("{}: Header/BoxSize has {} values", f.path(), box.size());
     info_.periodic = info_.box_size[0] > 0 && info_.box_size[1] > 0 && info_.box_size[2] > 0;
     // Gadget-4 lists compile-time options in /Config; a run without PERIODIC has open boundaries.
     if (f.has_attribute("/Config", "NTYPES") && !f.has_attribute("/Config", "PERIODIC")) info_.periodic = false;
     info_.time = f.read_attribute_scalar<double>("/Header", "Time");
     info_.redshift = find_double(f, "/Header", {"Redshift"}).value_or(0.0);
     if (auto n = find_double(f, "/Header", {"NumFilesPerSnapshot", "NumFiles"}))
-      check_num_files(f.path(), f.has_attribute("/Header", "NumFilesPerSnapshot") ? "NumFilesPerSnapshot" : "NumFiles", *n);
+      check_num_files(f.path(), f.has_attribute("/Header", "NumFilesPerSnapshot") ? "NumFilesPerSnapshot" : "NumFiles",
+                      *n);
 
     if (swift) {
       info_.units.length_cm = f.read_attribute<double>("/Units", kSwiftLength).at(0);
@@ -238,9 +248,10 @@ class Hdf5Snapshot final : public SnapshotReader {
     const auto comoving_flag = find_double(f, "/Parameters", {"ComovingIntegrationOn"});
     if (!comoving_flag || *comoving_flag != 0) check_header_cosmology(f.path(), om, ol, h);
     if (comoving_flag && *comoving_flag != 0 && !(om && *om > 0 && h && *h > 0))
-      throw core::Error::input("{}: Parameters/ComovingIntegrationOn is set, but Omega0 is {} and HubbleParam {}: the "
-                               "cosmology is incomplete",
-                               f.path(), om ? fmt::format("{:g}", *om) : "absent", h ? fmt::format("{:g}", *h) : "absent");
+      throw core::Error::input(
+          "{}: Parameters/ComovingIntegrationOn is set, but Omega0 is {} and HubbleParam {}: the "
+          "cosmology is incomplete",
+          f.path(), om ? fmt::format("{:g}", *om) : "absent", h ? fmt::format("{:g}", *h) : "absent");
     info_.comoving = comoving_flag ? *comoving_flag != 0 : (om && *om > 0 && h && *h > 0);
     if (info_.comoving && om && *om > 0 && h && *h > 0) info_.cosmology = Cosmology{*om, ol.value_or(0.0), *h};
     // Gadget's "/h" units only mean something in cosmological runs.
@@ -262,8 +273,8 @@ class Hdf5Snapshot final : public SnapshotReader {
     static const std::regex piece_name(R"(^(.*)\.([0-9]+)\.hdf5$)");
     std::smatch m;
     if (!std::regex_match(first, m, piece_name))
-      throw core::Error::input("{}: header says the snapshot has {} files, but the name is not NAME.<piece>.hdf5", first,
-                               nfiles);
+      throw core::Error::input("{}: header says the snapshot has {} files, but the name is not NAME.<piece>.hdf5",
+                               first, nfiles);
     const std::string stem = m[1].str();
     for (int i = 0; i < nfiles; ++i) {
       const std::string piece = stem + "." + std::to_string(i) + ".hdf5";
@@ -285,8 +296,10 @@ class Hdf5Snapshot final : public SnapshotReader {
       const io::File f = io::File::open_read(path);
       info_.file_counts.push_back(read_counts(f, "NumPart_ThisFile", ntypes));
       const PieceHeader header = piece_header(f, ntypes);
-      if (!first) first = header;
-      else check_same_snapshot(*first, header);
+      if (!first)
+        first = header;
+      else
+        check_same_snapshot(*first, header);
       for (std::size_t t = 0; t < ntypes; ++t) {
         const std::string ids = "/PartType" + std::to_string(t) + "/ParticleIDs";
         const std::string xyz = "/PartType" + std::to_string(t) + "/Coordinates";
@@ -294,15 +307,17 @@ class Hdf5Snapshot final : public SnapshotReader {
             f.dataset_info(ids).cls == io::TypeInfo::Class::integer && f.dataset_info(ids).elements() > 0 &&
             f.dataset_info(xyz).cls == io::TypeInfo::Class::floating && f.dataset_info(xyz).elements() >= 3) {
           const auto x = f.read_rows<double>(xyz, 0, 1);
-          signatures.add(path, static_cast<int>(t), f.read_rows<std::uint64_t>(ids, 0, 1).at(0), {x.at(0), x.at(1), x.at(2)});
+          signatures.add(path, static_cast<int>(t), f.read_rows<std::uint64_t>(ids, 0, 1).at(0),
+                         {x.at(0), x.at(1), x.at(2)});
         }
       }
     }
     const std::vector<std::uint64_t>& header_total = first->total;
     for (std::size_t t = 0; t < ntypes; ++t)
       if (info_.total(static_cast<int>(t)) != header_total[t])
-        throw core::Error::input("{}: type {} has {} particles in its files but NumPart_Total says {} (missing pieces?)",
-                           info_.files.front(), t, info_.total(static_cast<int>(t)), header_total[t]);
+        throw core::Error::input(
+            "{}: type {} has {} particles in its files but NumPart_Total says {} (missing pieces?)",
+            info_.files.front(), t, info_.total(static_cast<int>(t)), header_total[t]);
   }
 
   // Optional datasets, judged on the first file holding particles of each type.

@@ -14,8 +14,10 @@ void write_real(io::File& f, bool f64, const std::string& name, const mpi::RankS
                 std::span<const double> data, const std::string& units) {
   std::vector<std::uint64_t> shape{rows.total};
   if (cols > 1) shape.push_back(cols);
-  if (f64) f.write_rows<double, double>(name, shape, rows.before, data);
-  else f.write_rows<float, double>(name, shape, rows.before, data);
+  if (f64)
+    f.write_rows<double, double>(name, shape, rows.before, data);
+  else
+    f.write_rows<float, double>(name, shape, rows.before, data);
   f.write_attribute(name, "units", units);
 }
 
@@ -72,7 +74,8 @@ void write_gadget_hdf5(io::File& f, const GadgetHeader& h, const GadgetParticles
   f.write_rows<std::uint64_t, std::uint64_t>(g + "/ParticleIDs", {rows.total}, rows.before, p.id);
   if (h.particle_mass == 0) write_real(f, h.double_precision, g + "/Masses", rows, 1, p.mass, h.mass_units);
   if (h.potential) write_real(f, h.double_precision, g + "/Potential", rows, 1, p.potential, h.potential_units);
-  if (h.acceleration) write_real(f, h.double_precision, g + "/Acceleration", rows, 3, p.acceleration, h.acceleration_units);
+  if (h.acceleration)
+    write_real(f, h.double_precision, g + "/Acceleration", rows, 3, p.acceleration, h.acceleration_units);
 }
 
 }  // namespace phew::snapshot

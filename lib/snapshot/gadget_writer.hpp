@@ -18,6 +18,7 @@ using particles::GadgetParticles;
 
 // Writes /Header and /PartType<type>. float32 coordinates are rounded here, and a periodic coordinate
 // that rounds up to BoxSize is written as 0, so that every coordinate lies in [0, BoxSize). Collective.
-void write_gadget_hdf5(io::File& file, const GadgetHeader& header, const GadgetParticles& particles, const mpi::Comm& comm);
+void write_gadget_hdf5(io::File& file, const GadgetHeader& header, const GadgetParticles& particles,
+                       const mpi::Comm& comm);
 
 }  // namespace phew::snapshot

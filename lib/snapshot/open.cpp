@@ -59,9 +59,10 @@ std::unique_ptr<SnapshotReader> open_any(const std::vector<std::string>& paths) 
   const std::string& first = files.front();
   std::error_code ec;
   if (fs::is_directory(first, ec) && !is_ramses_output(first))
-    throw core::Error::input("{}: a folder without a RAMSES info_NNNNN.txt (missing, empty or not an info file): not a "
-                             "RAMSES output",
-                             first);
+    throw core::Error::input(
+        "{}: a folder without a RAMSES info_NNNNN.txt (missing, empty or not an info file): not a "
+        "RAMSES output",
+        first);
   for (const auto& f : files)
     if (!fs::is_directory(f, ec)) core::check_readable_file(f);
   const std::string name = fs::path(first).filename().string();
@@ -82,8 +83,9 @@ std::unique_ptr<SnapshotReader> open_any(const std::vector<std::string>& paths) 
   }
   if (is_gadget_binary(first)) return open_gadget_binary(files);
   check_gadget_binary_markers(first);
-  throw core::Error::input("{}: not a snapshot phew can read (HDF5 Gadget/SWIFT/AREPO, Gadget binary, RAMSES output, phew particles)",
-                     first);
+  throw core::Error::input(
+      "{}: not a snapshot phew can read (HDF5 Gadget/SWIFT/AREPO, Gadget binary, RAMSES output, phew particles)",
+      first);
 }
 
 }  // namespace

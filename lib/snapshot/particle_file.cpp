@@ -5,12 +5,12 @@
 #include <phew/particles/snapshot.hpp>
 
 namespace phew::snapshot {
+using particles::Cosmology;
+using particles::FieldSelection;
 using particles::ParticleSet;
 using particles::SnapshotInfo;
 using particles::SnapshotReader;
-using particles::FieldSelection;
 using particles::UnitsSource;
-using particles::Cosmology;
 
 namespace {
 

@@ -17,13 +17,13 @@
 #include <regex>
 
 namespace phew::snapshot {
+using particles::Cosmology;
+using particles::FieldSelection;
+using particles::FileCounts;
 using particles::ParticleSet;
 using particles::SnapshotInfo;
 using particles::SnapshotReader;
-using particles::FieldSelection;
-using particles::FileCounts;
 using particles::UnitsSource;
-using particles::Cosmology;
 
 namespace {
 
@@ -64,19 +64,22 @@ class RamsesReader final : public SnapshotReader {
     read_info();
     const std::string descriptor = (folder_ / "part_file_descriptor.txt").string();
     if (!fs::exists(descriptor))
-      throw core::Error::input("{}: no part_file_descriptor.txt: a RAMSES output from before 2017, which phew does not read "
-                         "(the particle records' layout is unknown without it)",
-                         folder_.string());
+      throw core::Error::input(
+          "{}: no part_file_descriptor.txt: a RAMSES output from before 2017, which phew does not read "
+          "(the particle records' layout is unknown without it)",
+          folder_.string());
     fields_ = parse_descriptor(descriptor);
     assign_roles(descriptor);
     const std::string header = (folder_ / ("header_" + number_ + ".txt")).string();
-    if (!fs::exists(header)) throw core::Error::input("{}: no {} (particle totals per family)", folder_.string(), fs::path(header).filename().string());
+    if (!fs::exists(header))
+      throw core::Error::input("{}: no {} (particle totals per family)", folder_.string(),
+                               fs::path(header).filename().string());
     info_.type_totals = parse_header_totals(header);
     if (roles_.family < 0)
       for (int t = 0; t < kRamsesNumTypes; ++t)
         if (t != 1 && info_.type_totals[static_cast<std::size_t>(t)] != 0)
-          throw core::Error::input("{}: no family field, but {} lists {} particles of type {} (not dark matter)", descriptor,
-                             header, info_.type_totals[static_cast<std::size_t>(t)], t);
+          throw core::Error::input("{}: no family field, but {} lists {} particles of type {} (not dark matter)",
+                                   descriptor, header, info_.type_totals[static_cast<std::size_t>(t)], t);
     info_.files = {info_path_, header, descriptor};
     list_part_files();
     for (int t = 0; t < kRamsesNumTypes; ++t) families_present_ += info_.type_totals[static_cast<std::size_t>(t)] > 0;
@@ -97,11 +100,12 @@ class RamsesReader final : public SnapshotReader {
         } else {
           const auto r = static_cast<std::size_t>(roles_.family);
           for_each_chunk<std::int64_t>(
-              in, L, fields_[r], L.fields[r], 0, L.npart, [&](std::uint64_t at, std::size_t m, const std::int64_t* family) {
+              in, L, fields_[r], L.fields[r], 0, L.npart,
+              [&](std::uint64_t at, std::size_t m, const std::int64_t* family) {
                 for (std::size_t j = 0; j < m; ++j) {
                   if (family[j] < -5 || family[j] > 5)
                     throw core::Error::input("{}: particle {} has family {}, not a RAMSES family (-5..5)", path, at + j,
-                                       family[j]);
+                                             family[j]);
                   ++row[static_cast<std::size_t>(kTypeOfFamily[static_cast<std::size_t>(family[j] + 5)])];
                 }
               });
@@ -115,7 +119,8 @@ class RamsesReader final : public SnapshotReader {
   void read(int file, int type, std::uint64_t offset, std::uint64_t count, const FieldSelection& fields,
             ParticleSet& out) const override {
     const std::string& path = info_.files.at(static_cast<std::size_t>(file));
-    if (static_cast<std::size_t>(file) < kTextFiles) throw core::Error::internal("{}: no particles in a text file", path);
+    if (static_cast<std::size_t>(file) < kTextFiles)
+      throw core::Error::internal("{}: no particles in a text file", path);
     std::ifstream in = open_part(path);
     const PartLayout L = scan_part(path, in, fields_, ncpu_, info_path_);
 
@@ -127,16 +132,18 @@ class RamsesReader final : public SnapshotReader {
       const auto r = static_cast<std::size_t>(roles_.family);
       std::uint64_t seen = 0;
       for_each_chunk<std::int64_t>(
-          in, L, fields_[r], L.fields[r], 0, L.npart, [&](std::uint64_t first, std::size_t m, const std::int64_t* family) {
+          in, L, fields_[r], L.fields[r], 0, L.npart,
+          [&](std::uint64_t first, std::size_t m, const std::int64_t* family) {
             for (std::size_t j = 0; j < m; ++j) {
-              if (family[j] < -5 || family[j] > 5 || kTypeOfFamily[static_cast<std::size_t>(family[j] + 5)] != type) continue;
+              if (family[j] < -5 || family[j] > 5 || kTypeOfFamily[static_cast<std::size_t>(family[j] + 5)] != type)
+                continue;
               if (seen >= offset && seen < offset + count) where.push_back(first + j);
               ++seen;
             }
           });
       if (where.size() != count)
-        throw core::Error::input("{}: {} particles of type {} from place {} asked, the file has {} of that type", path, count,
-                           type, offset, seen);
+        throw core::Error::input("{}: {} particles of type {} from place {} asked, the file has {} of that type", path,
+                                 count, type, offset, seen);
       lo = where.front();
       hi = where.back() + 1;
     } else if (hi > L.npart) {
@@ -148,14 +155,16 @@ class RamsesReader final : public SnapshotReader {
       using Out = decltype(tag);
       const auto r = static_cast<std::size_t>(role);
       std::size_t w = 0;
-      for_each_chunk<Out>(in, L, fields_[r], L.fields[r], lo, hi, [&](std::uint64_t first, std::size_t m, const Out* v) {
-        if (where.empty()) {
-          const auto k0 = static_cast<std::size_t>(first - lo);
-          for (std::size_t j = 0; j < m; ++j) put(k0 + j, v[j], first + j);
-        } else {
-          for (; w < where.size() && where[w] < first + m; ++w) put(w, v[where[w] - first], where[w]);
-        }
-      });
+      for_each_chunk<Out>(in, L, fields_[r], L.fields[r], lo, hi,
+                          [&](std::uint64_t first, std::size_t m, const Out* v) {
+                            if (where.empty()) {
+                              const auto k0 = static_cast<std::size_t>(first - lo);
+                              for (std::size_t j = 0; j < m; ++j) put(k0 + j, v[j], first + j);
+                            } else {
+                              for (; w < where.size() && where[w] < first + m; ++w)
+                                put(w, v[where[w] - first], where[w]);
+                            }
+                          });
     };
     const auto real_field = [&](int role, double factor, std::vector<double>& dst, std::size_t base, std::size_t stride,
                                 std::size_t component) {
@@ -171,7 +180,8 @@ class RamsesReader final : public SnapshotReader {
     real_field(roles_.mass, mass_factor_, out.mass, base, 1, 0);
     if (fields.velocities) {
       out.velocity.resize(3 * (base + count));
-      for (std::size_t d = 0; d < 3; ++d) real_field(roles_.velocity[d], velocity_factor_, out.velocity, 3 * base, 3, d);
+      for (std::size_t d = 0; d < 3; ++d)
+        real_field(roles_.velocity[d], velocity_factor_, out.velocity, 3 * base, 3, d);
     }
     if (fields.ids) {
       const std::size_t id_base = out.id.size();
@@ -192,7 +202,7 @@ class RamsesReader final : public SnapshotReader {
       if (infos.empty()) throw core::Error::input("{}: no RAMSES info_NNNNN.txt in this folder", given);
       if (infos.size() > 1)
         throw core::Error::input("{}: {} info files ({}, {}, ...): give the one to read", given, infos.size(),
-                           infos[0].filename().string(), infos[1].filename().string());
+                                 infos[0].filename().string(), infos[1].filename().string());
       folder_ = p;
       info_path_ = infos.front().string();
     } else {
@@ -203,8 +213,8 @@ class RamsesReader final : public SnapshotReader {
     std::smatch m;
     const std::string name = fs::path(info_path_).filename().string();
     if (!std::regex_match(name, m, name_re))
-      throw core::Error::input("{}: a RAMSES info file must be named info_NNNNN.txt (its part files are found by that number)",
-                         info_path_);
+      throw core::Error::input(
+          "{}: a RAMSES info file must be named info_NNNNN.txt (its part files are found by that number)", info_path_);
     number_ = m[1];
   }
 
@@ -214,8 +224,9 @@ class RamsesReader final : public SnapshotReader {
       const auto it = kv.find(key);
       if (it == kv.end()) {
         if (std::string(key).rfind("unit_", 0) == 0)
-          throw core::Error::input("{}: no {} (RAMSES info files give unit_l, unit_d and unit_t; phew needs them for the units)",
-                             info_path_, key);
+          throw core::Error::input(
+              "{}: no {} (RAMSES info files give unit_l, unit_d and unit_t; phew needs them for the units)", info_path_,
+              key);
         throw core::Error::input("{}: no {} line", info_path_, key);
       }
       const auto v = parse_number(it->second);
@@ -229,7 +240,8 @@ class RamsesReader final : public SnapshotReader {
     const double boxlen = number("boxlen"), time = number("time"), aexp = number("aexp"), H0 = number("H0");
     const double omega_m = number("omega_m"), omega_l = number("omega_l");
     const double unit_l = number("unit_l"), unit_d = number("unit_d"), unit_t = number("unit_t");
-    for (const auto& [key, v] : {std::pair{"boxlen", boxlen}, {"aexp", aexp}, {"unit_l", unit_l}, {"unit_d", unit_d}, {"unit_t", unit_t}})
+    for (const auto& [key, v] :
+         {std::pair{"boxlen", boxlen}, {"aexp", aexp}, {"unit_l", unit_l}, {"unit_d", unit_d}, {"unit_t", unit_t}})
       if (!(v > 0)) throw core::Error::input("{}: {} = {} (must be positive)", info_path_, key, v);
 
     info_.format = "ramses";
@@ -299,17 +311,19 @@ class RamsesReader final : public SnapshotReader {
       if (role < 0) throw core::Error::input("{}: no {} field", descriptor, name);
       if (!is_real(fields_[static_cast<std::size_t>(role)].kind))
         throw core::Error::input("{}: field {} has type '{}', a real type (d or f) expected", descriptor, name,
-                           fields_[static_cast<std::size_t>(role)].letter);
+                                 fields_[static_cast<std::size_t>(role)].letter);
     };
     const auto need_integer = [&](int role, const char* name) {
       if (role >= 0 && (is_real(fields_[static_cast<std::size_t>(role)].kind)))
         throw core::Error::input("{}: field {} has type '{}', an integer type expected", descriptor, name,
-                           fields_[static_cast<std::size_t>(role)].letter);
+                                 fields_[static_cast<std::size_t>(role)].letter);
     };
     for (std::size_t d = 0; d < 3; ++d) need_real(roles_.position[d], (std::string("position_") + "xyz"[d]).c_str());
     need_real(roles_.mass, "mass");
-    const int velocities = static_cast<int>(std::count_if(roles_.velocity.begin(), roles_.velocity.end(), [](int r) { return r >= 0; }));
-    if (velocities != 0 && velocities != 3) throw core::Error::input("{}: only {} of velocity_x/y/z", descriptor, velocities);
+    const int velocities =
+        static_cast<int>(std::count_if(roles_.velocity.begin(), roles_.velocity.end(), [](int r) { return r >= 0; }));
+    if (velocities != 0 && velocities != 3)
+      throw core::Error::input("{}: only {} of velocity_x/y/z", descriptor, velocities);
     info_.has_velocities = velocities == 3;
     if (info_.has_velocities)
       for (std::size_t d = 0; d < 3; ++d) need_real(roles_.velocity[d], (std::string("velocity_") + "xyz"[d]).c_str());
@@ -327,7 +341,8 @@ class RamsesReader final : public SnapshotReader {
       const std::string name = e.path().filename().string();
       if (name.rfind(stem, 0) != 0) continue;
       const std::string digits = name.substr(stem.size());
-      if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
+                                         [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
         continue;
       present.push_back(std::stoi(digits));
     }
@@ -335,15 +350,16 @@ class RamsesReader final : public SnapshotReader {
     std::sort(present.begin(), present.end());
     const auto name = [&](int r) { return fmt::format("{}{:05d}", stem, r); };
     if (present.empty())
-      throw core::Error::input("{}: no {}* files (info_{}.txt says ncpu = {}); an output without particles?", folder_.string(), stem,
-                         number_, ncpu_);
+      throw core::Error::input("{}: no {}* files (info_{}.txt says ncpu = {}); an output without particles?",
+                               folder_.string(), stem, number_, ncpu_);
     for (int r = 1; r <= ncpu_; ++r)
       if (!std::binary_search(present.begin(), present.end(), r))
-        throw core::Error::input("{}: {} is missing (info_{}.txt says ncpu = {}, the folder has {} part file{})", folder_.string(),
-                           name(r), number_, ncpu_, present.size(), present.size() == 1 ? "" : "s");
+        throw core::Error::input("{}: {} is missing (info_{}.txt says ncpu = {}, the folder has {} part file{})",
+                                 folder_.string(), name(r), number_, ncpu_, present.size(),
+                                 present.size() == 1 ? "" : "s");
     if (present.back() > ncpu_)
-      throw core::Error::input("{}: {} exists, but info_{}.txt says ncpu = {}", folder_.string(), name(present.back()), number_,
-                         ncpu_);
+      throw core::Error::input("{}: {} exists, but info_{}.txt says ncpu = {}", folder_.string(), name(present.back()),
+                               number_, ncpu_);
     for (int r = 1; r <= ncpu_; ++r) info_.files.push_back((folder_ / name(r)).string());
   }
 

@@ -21,7 +21,6 @@
 namespace phew::snapshot {
 using particles::SnapshotReader;
 
-
 inline constexpr int kRamsesNumTypes = 16;
 
 // The phew particle type of a RAMSES family code, or nullopt for a code RAMSES does not use.

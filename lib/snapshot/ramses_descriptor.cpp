@@ -55,7 +55,7 @@ std::vector<Field> parse_descriptor(const std::string& path) {
                                  [&](const TypeLetter& l) { return type.size() == 1 && l.letter == type[0]; });
     if (t == kLetters.end())
       throw core::Error::input("{}: field {} ({}) has type '{}', not one phew knows (d f q i h b ? B H I Q l L)", path,
-                         fields.size() + 1, m[2].str(), type);
+                               fields.size() + 1, m[2].str(), type);
     for (const Field& f : fields)
       if (f.name == m[2]) throw core::Error::input("{}: field {} appears twice", path, f.name);
     fields.push_back({m[2], t->letter, t->kind, t->width});

@@ -76,7 +76,8 @@ std::vector<fs::path> info_files_in(const fs::path& folder) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(folder, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("info_", 0) == 0 && name.size() > 9 && name.substr(name.size() - 4) == ".txt" && looks_like_info(e.path()))
+    if (name.rfind("info_", 0) == 0 && name.size() > 9 && name.substr(name.size() - 4) == ".txt" &&
+        looks_like_info(e.path()))
       found.push_back(e.path());
   }
   std::sort(found.begin(), found.end());
@@ -88,8 +89,8 @@ std::vector<fs::path> info_files_in(const fs::path& folder) {
 std::vector<std::uint64_t> parse_header_totals(const std::string& path) {
   const auto lines = read_lines(path);
   std::size_t row = 0;
-  while (row < lines.size() && !(lines[row].find("Family") != std::string::npos &&
-                                 lines[row].find("Count") != std::string::npos))
+  while (row < lines.size() &&
+         !(lines[row].find("Family") != std::string::npos && lines[row].find("Count") != std::string::npos))
     ++row;
   if (row == lines.size())
     throw core::Error::input("{}: no 'Family Count' table (RAMSES outputs from 2017 on have one)", path);
@@ -99,12 +100,14 @@ std::vector<std::uint64_t> parse_header_totals(const std::string& path) {
   for (++row; row < lines.size() && std::regex_match(lines[row], m, row_re); ++row)
     table.emplace_back(m[1], std::stoull(m[2]));
   if (table.size() != 12 || table[6].first != "DM")
-    throw core::Error::input("{}: the family table has {} rows, 12 expected (families -5..5 and undefined, DM 7th)", path,
-                       table.size());
+    throw core::Error::input("{}: the family table has {} rows, 12 expected (families -5..5 and undefined, DM 7th)",
+                             path, table.size());
   std::vector<std::uint64_t> totals(kRamsesNumTypes, 0);
-  for (int i = 0; i < 11; ++i) totals[static_cast<std::size_t>(*ramses_type_of_family(i - 5))] = table[static_cast<std::size_t>(i)].second;
+  for (int i = 0; i < 11; ++i)
+    totals[static_cast<std::size_t>(*ramses_type_of_family(i - 5))] = table[static_cast<std::size_t>(i)].second;
   if (table[11].second != 0)
-    throw core::Error::input("{}: {} particles of the undefined family (RAMSES' internal family 127)", path, table[11].second);
+    throw core::Error::input("{}: {} particles of the undefined family (RAMSES' internal family 127)", path,
+                             table[11].second);
   return totals;
 }
 

@@ -9,7 +9,7 @@ namespace phew::snapshot::ramses {
 namespace {
 
 constexpr int kHeaderRecords = 8;
-constexpr std::array<const char*, kHeaderRecords> kHeaderNames{"ncpu", "ndim", "npart", "localseed",
+constexpr std::array<const char*, kHeaderRecords> kHeaderNames{"ncpu",      "ndim",      "npart",      "localseed",
                                                                "nstar_tot", "mstar_tot", "mstar_lost", "nsink"};
 
 }  // namespace
@@ -29,12 +29,14 @@ PartLayout scan_part(const std::string& path, std::ifstream& in, const std::vect
   std::uint64_t pos = 0;
   std::array<Block, kHeaderRecords> header;
   for (int r = 0; r < kHeaderRecords; ++r) {
-    header[static_cast<std::size_t>(r)] = scan.record(pos, r + 1, kHeaderNames[static_cast<std::size_t>(r)], L.swap, r == 0);
+    header[static_cast<std::size_t>(r)] =
+        scan.record(pos, r + 1, kHeaderNames[static_cast<std::size_t>(r)], L.swap, r == 0);
     pos = header[static_cast<std::size_t>(r)].offset + header[static_cast<std::size_t>(r)].bytes + 4;
   }
   const std::int64_t file_ncpu = scan.integer_value(header[0], L.swap, 1, "ncpu");
   if (file_ncpu != ncpu)
-    throw core::Error::input("{}: written by a run on {} ranks, but {} says ncpu = {}", path, file_ncpu, info_path, ncpu);
+    throw core::Error::input("{}: written by a run on {} ranks, but {} says ncpu = {}", path, file_ncpu, info_path,
+                             ncpu);
   const std::int64_t ndim = scan.integer_value(header[1], L.swap, 2, "ndim");
   if (ndim != 3) throw core::Error::input("{}: ndim = {}, phew reads 3-D outputs", path, ndim);
   const std::int64_t npart = scan.integer_value(header[2], L.swap, 3, "npart");
@@ -48,14 +50,15 @@ PartLayout scan_part(const std::string& path, std::ifstream& in, const std::vect
     b.width = fields[f].width;
     if (b.width == 0) b.width = b.bytes == 4 * L.npart ? 4 : 8;  // 'l': from the record
     if (b.bytes != static_cast<std::uint64_t>(b.width) * L.npart)
-      throw core::Error::input("{}: record {} ({}) has {} bytes, npart = {} needs {} ({} per particle)", path, number, what,
-                         b.bytes, L.npart, static_cast<std::uint64_t>(b.width) * L.npart, b.width);
+      throw core::Error::input("{}: record {} ({}) has {} bytes, npart = {} needs {} ({} per particle)", path, number,
+                               what, b.bytes, L.npart, static_cast<std::uint64_t>(b.width) * L.npart, b.width);
     L.fields.push_back(b);
     pos = b.offset + b.bytes + 4;
   }
   if (pos != scan.size())
-    throw core::Error::input("{}: {} bytes follow the last field of the descriptor ({}): the descriptor does not match the file",
-                       path, scan.size() - pos, fields.empty() ? "none" : fields.back().name);
+    throw core::Error::input(
+        "{}: {} bytes follow the last field of the descriptor ({}): the descriptor does not match the file", path,
+        scan.size() - pos, fields.empty() ? "none" : fields.back().name);
   return L;
 }
 

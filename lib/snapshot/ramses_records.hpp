@@ -19,7 +19,7 @@ bool read_at(std::ifstream& in, std::uint64_t pos, void* buffer, std::size_t n);
 struct Block {
   std::uint64_t offset = 0;  // first data byte
   std::uint64_t bytes = 0;
-  int width = 0;             // bytes per value (fields only)
+  int width = 0;  // bytes per value (fields only)
 };
 
 // Finds the records of one open file, each checked: both markers agree and the file holds the record.
@@ -53,19 +53,30 @@ void decode(const unsigned char* p, Kind k, int width, bool swap, std::size_t m,
       for (std::size_t j = 0; j < m; ++j) out[j] = static_cast<Out>(load<T>(p + j * sizeof(T), false));
   };
   switch (k) {
-    case Kind::f64: return run(double{});
-    case Kind::f32: return run(float{});
-    case Kind::i8: return run(std::int8_t{});
-    case Kind::u8: return run(std::uint8_t{});
-    case Kind::i16: return run(std::int16_t{});
-    case Kind::u16: return run(std::uint16_t{});
-    case Kind::i32: case Kind::logical: return run(std::int32_t{});
-    case Kind::u32: return run(std::uint32_t{});
-    case Kind::i64: return run(std::int64_t{});
-    case Kind::u64: return run(std::uint64_t{});
-    case Kind::integer: return width == 4 ? run(std::int32_t{}) : run(std::int64_t{});
+    case Kind::f64:
+      return run(double{});
+    case Kind::f32:
+      return run(float{});
+    case Kind::i8:
+      return run(std::int8_t{});
+    case Kind::u8:
+      return run(std::uint8_t{});
+    case Kind::i16:
+      return run(std::int16_t{});
+    case Kind::u16:
+      return run(std::uint16_t{});
+    case Kind::i32:
+    case Kind::logical:
+      return run(std::int32_t{});
+    case Kind::u32:
+      return run(std::uint32_t{});
+    case Kind::i64:
+      return run(std::int64_t{});
+    case Kind::u64:
+      return run(std::uint64_t{});
+    case Kind::integer:
+      return width == 4 ? run(std::int32_t{}) : run(std::int64_t{});
   }
 }
-
 
 }  // namespace phew::snapshot::ramses

@@ -19,7 +19,9 @@ std::string show(double v) { return fmt::format("{}", v); }
 std::string show(std::int64_t v) { return std::to_string(v); }
 std::string show(std::uint64_t v) { return std::to_string(v); }
 template <typename T>
-std::string show(const std::optional<T>& v) { return v ? show(*v) : "absent"; }
+std::string show(const std::optional<T>& v) {
+  return v ? show(*v) : "absent";
+}
 template <typename T>
 std::string show(const std::vector<T>& v) {
   if (v.size() == 1) return show(v[0]);
@@ -31,11 +33,15 @@ std::string show(const std::vector<T>& v) {
 // Pieces written by one run carry the same header values; a converter that printed and re-read them
 // (a text round trip) may change the last digits. Floating values agree within kHeaderTolerance.
 constexpr double kHeaderTolerance = 1e-9;
-bool agree(double a, double b) { return a == b || std::abs(a - b) <= kHeaderTolerance * std::max(std::abs(a), std::abs(b)); }
+bool agree(double a, double b) {
+  return a == b || std::abs(a - b) <= kHeaderTolerance * std::max(std::abs(a), std::abs(b));
+}
 bool agree(std::int64_t a, std::int64_t b) { return a == b; }
 bool agree(std::uint64_t a, std::uint64_t b) { return a == b; }
 template <typename T>
-bool agree(const std::optional<T>& a, const std::optional<T>& b) { return a.has_value() == b.has_value() && (!a || agree(*a, *b)); }
+bool agree(const std::optional<T>& a, const std::optional<T>& b) {
+  return a.has_value() == b.has_value() && (!a || agree(*a, *b));
+}
 template <typename T>
 bool agree(const std::vector<T>& a, const std::vector<T>& b) {
   if (a.size() != b.size()) return false;
@@ -90,9 +96,10 @@ void check_header_cosmology(const std::string& path, std::optional<double> omega
   for (const auto& [name, v] : {values[0], values[2]})
     if (v && *v < 0) throw core::Error::input("{}: Header/{} is {:g} (must be >= 0)", path, name, *v);
   if (omega0 && *omega0 > 0 && !(hubble_param && *hubble_param > 0))
-    throw core::Error::input("{}: Header/HubbleParam is {} with Omega0 {:g}: a cosmological run needs both > 0 "
-                             "(a run without cosmology has Omega0 0)",
-                             path, show(hubble_param), *omega0);
+    throw core::Error::input(
+        "{}: Header/HubbleParam is {} with Omega0 {:g}: a cosmological run needs both > 0 "
+        "(a run without cosmology has Omega0 0)",
+        path, show(hubble_param), *omega0);
 }
 
 void check_num_files(const std::string& path, const char* field, double num_files) {

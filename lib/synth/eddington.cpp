@@ -124,8 +124,8 @@ double DistributionFunction::sample_speed(double r, Rng& rng) const {
   if (!(total > 0)) return 0;
   for (;;) {
     const double pick = rng.uniform() * total;
-    const auto i = static_cast<std::size_t>(
-        std::min<std::ptrdiff_t>(std::upper_bound(cumulative.begin(), cumulative.end(), pick) - cumulative.begin(), kSpeedBins - 1));
+    const auto i = static_cast<std::size_t>(std::min<std::ptrdiff_t>(
+        std::upper_bound(cumulative.begin(), cumulative.end(), pick) - cumulative.begin(), kSpeedBins - 1));
     const double v = (static_cast<double>(i) + rng.uniform()) * dv;
     if (rng.uniform() * bound[i] < f(psi - 0.5 * v * v) * v * v) return v;
   }
@@ -176,8 +176,10 @@ JeansDispersion::JeansDispersion(const Profile& profile, int per_decade) : profi
 double JeansDispersion::sigma2(double r) const {
   const double lr = std::log(r);
   double lp;
-  if (lr <= lnr_.front()) lp = lnp_.front();
-  else if (lr >= lnr_.back()) lp = lnp_.back();
+  if (lr <= lnr_.front())
+    lp = lnp_.front();
+  else if (lr >= lnr_.back())
+    lp = lnp_.back();
   else {
     const std::size_t k = static_cast<std::size_t>(std::upper_bound(lnr_.begin(), lnr_.end(), lr) - lnr_.begin()) - 1;
     const double t = (lr - lnr_[k]) / (lnr_[k + 1] - lnr_[k]);

@@ -40,7 +40,7 @@ class DistributionFunction {
 
   const Profile* profile_;
   std::vector<double> r_, psi_, f_, env_;  // env_: max of f over E' <= E (monotone in E)
-  double tail_power_ = 0;                   // f ~ E^p below the last node
+  double tail_power_ = 0;                  // f ~ E^p below the last node
   int negative_ = 0;
 };
 

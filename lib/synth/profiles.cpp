@@ -14,10 +14,8 @@ constexpr double kPi = std::numbers::pi;
 
 // 8-point Gauss-Legendre on [-1, 1]: exact for polynomials of degree 15, so one interval of the
 // smooth taper (width <= r_d/4) is integrated to rounding error.
-constexpr std::array<double, 4> kGlX = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267,
-                                        0.9602898564975363};
-constexpr std::array<double, 4> kGlW = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745,
-                                        0.1012285362903763};
+constexpr std::array<double, 4> kGlX = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267, 0.9602898564975363};
+constexpr std::array<double, 4> kGlW = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745, 0.1012285362903763};
 
 // ln(1+x) - x/(1+x), accurate for small x where the two terms cancel.
 double nfw_m(double x) {
@@ -31,9 +29,12 @@ bool positive_finite(double v) { return std::isfinite(v) && v > 0; }
 
 std::string to_string(ProfileModel m) {
   switch (m) {
-    case ProfileModel::nfw: return "nfw";
-    case ProfileModel::plummer: return "plummer";
-    case ProfileModel::hernquist: return "hernquist";
+    case ProfileModel::nfw:
+      return "nfw";
+    case ProfileModel::plummer:
+      return "plummer";
+    case ProfileModel::hernquist:
+      return "hernquist";
   }
   return "?";
 }
@@ -56,17 +57,21 @@ ProfileSpec nfw_from_m200(double m200, double concentration, double critical_den
 }
 
 Profile::Profile(const ProfileSpec& spec) : spec_(spec) {
-  if (!positive_finite(spec.mass)) throw core::Error::usage("{} profile: mass must be positive, got {:g}", to_string(spec.model), spec.mass);
+  if (!positive_finite(spec.mass))
+    throw core::Error::usage("{} profile: mass must be positive, got {:g}", to_string(spec.model), spec.mass);
   if (!positive_finite(spec.scale_radius))
-    throw core::Error::usage("{} profile: scale radius must be positive, got {:g}", to_string(spec.model), spec.scale_radius);
+    throw core::Error::usage("{} profile: scale radius must be positive, got {:g}", to_string(spec.model),
+                             spec.scale_radius);
   if (!positive_finite(spec.G)) throw core::Error::usage("profile: G must be positive");
   if (!(spec.truncation_radius >= 0) || !std::isfinite(spec.truncation_radius))
-    throw core::Error::usage("{} profile: truncation radius must be >= 0, got {:g}", to_string(spec.model), spec.truncation_radius);
+    throw core::Error::usage("{} profile: truncation radius must be >= 0, got {:g}", to_string(spec.model),
+                             spec.truncation_radius);
   if (spec.model == ProfileModel::nfw && spec.truncation_radius == 0)
     throw core::Error::usage("nfw profile: needs a truncation radius (its mass diverges)");
   tapered_ = spec.truncation_radius > 0;
   if (tapered_ && !positive_finite(spec.decay_radius))
-    throw core::Error::usage("{} profile: decay radius must be positive, got {:g}", to_string(spec.model), spec.decay_radius);
+    throw core::Error::usage("{} profile: decay radius must be positive, got {:g}", to_string(spec.model),
+                             spec.decay_radius);
   inner_ = 1e-6 * std::min(spec.scale_radius, tapered_ ? spec.truncation_radius : spec.scale_radius);
 
   if (!tapered_) {
@@ -104,9 +109,12 @@ Profile::Profile(const ProfileSpec& spec) : spec_(spec) {
 double Profile::rho_inner(double r) const {
   const double a = spec_.scale_radius, x = r / a;
   switch (spec_.model) {
-    case ProfileModel::nfw: return spec_.mass / (4.0 * kPi * a * a * a) / (x * (1.0 + x) * (1.0 + x));
-    case ProfileModel::plummer: return 3.0 * spec_.mass / (4.0 * kPi * a * a * a) * std::pow(1.0 + x * x, -2.5);
-    case ProfileModel::hernquist: return spec_.mass / (2.0 * kPi * a * a * a) / (x * std::pow(1.0 + x, 3));
+    case ProfileModel::nfw:
+      return spec_.mass / (4.0 * kPi * a * a * a) / (x * (1.0 + x) * (1.0 + x));
+    case ProfileModel::plummer:
+      return 3.0 * spec_.mass / (4.0 * kPi * a * a * a) * std::pow(1.0 + x * x, -2.5);
+    case ProfileModel::hernquist:
+      return spec_.mass / (2.0 * kPi * a * a * a) / (x * std::pow(1.0 + x, 3));
   }
   return 0;
 }
@@ -114,9 +122,12 @@ double Profile::rho_inner(double r) const {
 double Profile::mass_inner(double r) const {
   const double a = spec_.scale_radius, x = r / a;
   switch (spec_.model) {
-    case ProfileModel::nfw: return spec_.mass * nfw_m(x);
-    case ProfileModel::plummer: return spec_.mass * x * x * x / std::pow(1.0 + x * x, 1.5);
-    case ProfileModel::hernquist: return spec_.mass * (x / (1.0 + x)) * (x / (1.0 + x));
+    case ProfileModel::nfw:
+      return spec_.mass * nfw_m(x);
+    case ProfileModel::plummer:
+      return spec_.mass * x * x * x / std::pow(1.0 + x * x, 1.5);
+    case ProfileModel::hernquist:
+      return spec_.mass * (x / (1.0 + x)) * (x / (1.0 + x));
   }
   return 0;
 }
@@ -124,9 +135,12 @@ double Profile::mass_inner(double r) const {
 double Profile::phi_inner(double r) const {
   const double a = spec_.scale_radius, x = r / a, GM = spec_.G * spec_.mass;
   switch (spec_.model) {
-    case ProfileModel::nfw: return x < 1e-8 ? -GM / a * (1.0 - 0.5 * x) : -GM * std::log1p(x) / r;
-    case ProfileModel::plummer: return -GM / (a * std::sqrt(1.0 + x * x));
-    case ProfileModel::hernquist: return -GM / (r + a);
+    case ProfileModel::nfw:
+      return x < 1e-8 ? -GM / a * (1.0 - 0.5 * x) : -GM * std::log1p(x) / r;
+    case ProfileModel::plummer:
+      return -GM / (a * std::sqrt(1.0 + x * x));
+    case ProfileModel::hernquist:
+      return -GM / (r + a);
   }
   return 0;
 }
@@ -177,7 +191,8 @@ double Profile::enclosed_mass(double r) const {
   if (r <= 0) return 0;
   if (!tapered_ || r <= spec_.truncation_radius) return mass_inner(r);
   if (r >= tail_r_.back()) return total_mass_;
-  const std::size_t k = static_cast<std::size_t>(std::upper_bound(tail_r_.begin(), tail_r_.end(), r) - tail_r_.begin()) - 1;
+  const std::size_t k =
+      static_cast<std::size_t>(std::upper_bound(tail_r_.begin(), tail_r_.end(), r) - tail_r_.begin()) - 1;
   return tail_m_[k] + 4.0 * kPi * tail_integral(tail_r_[k], r, 2);
 }
 
@@ -186,7 +201,8 @@ double Profile::potential(double r) const {
   if (!tapered_) return phi_inner(r);
   if (r <= spec_.truncation_radius) return phi_inner(r) + phi_shift_;
   if (r >= tail_r_.back()) return -spec_.G * total_mass_ / r;
-  const std::size_t k = static_cast<std::size_t>(std::upper_bound(tail_r_.begin(), tail_r_.end(), r) - tail_r_.begin()) - 1;
+  const std::size_t k =
+      static_cast<std::size_t>(std::upper_bound(tail_r_.begin(), tail_r_.end(), r) - tail_r_.begin()) - 1;
   const double m = tail_m_[k] + 4.0 * kPi * tail_integral(tail_r_[k], r, 2);
   const double q = tail_q_[k] - tail_integral(tail_r_[k], r, 1);
   return -spec_.G * m / r - 4.0 * kPi * spec_.G * q;
@@ -212,7 +228,8 @@ double Profile::solve_radius(double m, double lo, double hi) const {
 double Profile::mass_inner_inverse(double m) const {
   const double a = spec_.scale_radius, y = m / spec_.mass;
   switch (spec_.model) {
-    case ProfileModel::plummer: return a / std::sqrt(std::pow(y, -2.0 / 3.0) - 1.0);
+    case ProfileModel::plummer:
+      return a / std::sqrt(std::pow(y, -2.0 / 3.0) - 1.0);
     case ProfileModel::hernquist: {
       const double q = std::sqrt(y);
       return a * q / (1.0 - q);
@@ -231,7 +248,8 @@ double Profile::radius_of_mass(double m) const {
   if (!tapered_) return mass_inner_inverse(m);
   if (m <= mass_t_) return std::min(mass_inner_inverse(m), spec_.truncation_radius);
   if (m >= total_mass_) return tail_r_.back();
-  const std::size_t k = static_cast<std::size_t>(std::upper_bound(tail_m_.begin(), tail_m_.end(), m) - tail_m_.begin()) - 1;
+  const std::size_t k =
+      static_cast<std::size_t>(std::upper_bound(tail_m_.begin(), tail_m_.end(), m) - tail_m_.begin()) - 1;
   return solve_radius(m, tail_r_[k], tail_r_[std::min(k + 1, tail_r_.size() - 1)]);
 }
 

@@ -60,7 +60,7 @@ class Profile {
   double mass_inner(double r) const;
   double phi_inner(double r) const;
   void slopes_inner(double r, double& s, double& ds) const;
-  double mass_inner_inverse(double m) const;  // analytic for Plummer, Hernquist; Newton for NFW
+  double mass_inner_inverse(double m) const;                  // analytic for Plummer, Hernquist; Newton for NFW
   double tail_integral(double a, double b, int power) const;  // int_a^b rho r^power dr (Gauss-Legendre)
   double solve_radius(double m, double lo, double hi) const;
 

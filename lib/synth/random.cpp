@@ -8,9 +8,9 @@ namespace phew::synth {
 Rng::Rng(std::uint64_t seed, std::uint64_t component, std::uint64_t purpose) {
   // seed_seq takes 32-bit words: split the 64-bit seed so that seeds differing only in the high bits
   // still give different streams.
-  std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+  std::seed_seq seq{static_cast<std::uint32_t>(seed),      static_cast<std::uint32_t>(seed >> 32),
                     static_cast<std::uint32_t>(component), static_cast<std::uint32_t>(component >> 32),
-                    static_cast<std::uint32_t>(purpose), 0x70686577u /* "phew" */};
+                    static_cast<std::uint32_t>(purpose),   0x70686577u /* "phew" */};
   gen_.seed(seq);
 }
 

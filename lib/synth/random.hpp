@@ -18,9 +18,9 @@ class Rng {
   Rng(std::uint64_t seed, std::uint64_t component, std::uint64_t purpose);
 
   std::uint64_t bits() { return gen_(); }
-  double uniform();           // [0, 1), 53 random bits
-  double uniform_positive();  // (0, 1]
-  double normal();            // standard normal (Box-Muller; the second deviate is kept for the next call)
+  double uniform();                   // [0, 1), 53 random bits
+  double uniform_positive();          // (0, 1]
+  double normal();                    // standard normal (Box-Muller; the second deviate is kept for the next call)
   std::array<double, 3> direction();  // isotropic unit vector
 
  private:

@@ -17,7 +17,9 @@ constexpr double kPi = std::numbers::pi;
 // r200 of a sampled model: where the mean enclosed density falls to overdensity * rho_crit (bisection
 // in ln r; the mean density of these profiles falls monotonically). 0 when it never gets that dense.
 double radius_200(const Profile& p, double critical_density, double overdensity) {
-  auto excess = [&](double r) { return p.enclosed_mass(r) / (4.0 / 3.0 * kPi * r * r * r) - overdensity * critical_density; };
+  auto excess = [&](double r) {
+    return p.enclosed_mass(r) / (4.0 / 3.0 * kPi * r * r * r) - overdensity * critical_density;
+  };
   double lo = p.inner_radius(), hi = p.outer_radius();
   if (excess(lo) <= 0) return 0;
   if (excess(hi) > 0) return hi;
@@ -184,7 +186,8 @@ Particles sample(const Scene& scene, const HaloSet& halos, const std::vector<Com
       Rng place(scene.seed, i, kUniform), speed(scene.seed, i, kVelocity);
       for (std::uint64_t k = 0; k < 3 * n; ++k)
         p.position.push_back(grid::wrap_position(c.center[k % 3] - 0.5 * c.size + c.size * place.uniform(), scene.box));
-      for (std::uint64_t k = 0; k < 3 * n; ++k) p.velocity.push_back(c.velocity_dispersion * speed.normal() * inv_sqrt_a);
+      for (std::uint64_t k = 0; k < 3 * n; ++k)
+        p.velocity.push_back(c.velocity_dispersion * speed.normal() * inv_sqrt_a);
     } else {
       ZeldovichSpec z;
       z.n_side = c.lattice_side();

@@ -25,7 +25,9 @@ class Keys {
     used_.insert(key);
     return j_.contains(key);
   }
-  [[noreturn]] void missing(const std::string& key) const { throw core::Error::usage("{}: missing key \"{}\"", label_, key); }
+  [[noreturn]] void missing(const std::string& key) const {
+    throw core::Error::usage("{}: missing key \"{}\"", label_, key);
+  }
   const Json& get(const std::string& key) {
     if (!has(key)) missing(key);
     return j_.at(key);
@@ -103,8 +105,8 @@ std::uint64_t particles_from(const Json& v, const std::string& label) {
   throw core::Error::usage("{}: \"particles\" must be a whole number or \"K^3\", found {}", label, v.dump());
 }
 
-Component parse_component(const Json& j, std::size_t index, const std::string& where, const std::vector<Component>& before,
-                          const Scene& scene) {
+Component parse_component(const Json& j, std::size_t index, const std::string& where,
+                          const std::vector<Component>& before, const Scene& scene) {
   std::string label = fmt::format("{}: component {}", where, index);
   if (j.is_object() && j.contains("name") && j.at("name").is_string())
     label += fmt::format(" (\"{}\")", j.at("name").get<std::string>());
@@ -113,15 +115,17 @@ Component parse_component(const Json& j, std::size_t index, const std::string& w
   const std::string model = k.text("model", "");
   if (model.empty()) k.missing("model");
   const auto m = model_from(model);
-  if (!m) throw core::Error::usage("{}: unknown model \"{}\" (nfw, plummer, hernquist, uniform, zeldovich)", label, model);
+  if (!m)
+    throw core::Error::usage("{}: unknown model \"{}\" (nfw, plummer, hernquist, uniform, zeldovich)", label, model);
   c.model = *m;
   c.name = k.text("name", fmt::format("{}{}", model, index));
   for (const auto& b : before)
     if (b.name == c.name) throw core::Error::usage("{}: name \"{}\" is used twice", label, c.name);
   c.particles = particles_from(k.get("particles"), label);
 
-  const std::array<double, 3> centre = scene.box > 0 ? std::array<double, 3>{scene.box / 2, scene.box / 2, scene.box / 2}
-                                                     : std::array<double, 3>{0, 0, 0};
+  const std::array<double, 3> centre = scene.box > 0
+                                           ? std::array<double, 3>{scene.box / 2, scene.box / 2, scene.box / 2}
+                                           : std::array<double, 3>{0, 0, 0};
   if (c.is_halo()) {
     c.mass = k.positive("mass");
     if (c.model == ComponentModel::nfw) {
@@ -166,19 +170,24 @@ Component parse_component(const Json& j, std::size_t index, const std::string& w
   } else {  // zeldovich
     if (!scene.cosmological)
       throw core::Error::usage("{}: a zeldovich background needs a cosmological scene (give \"cosmology\")", label);
-    if (!(scene.box > 0)) throw core::Error::usage("{}: a zeldovich background needs a periodic box (give \"box\")", label);
+    if (!(scene.box > 0))
+      throw core::Error::usage("{}: a zeldovich background needs a periodic box (give \"box\")", label);
     c.mass = k.non_negative("mass", 0.0);
     c.sigma8 = k.positive("sigma8", 0.8);
     const std::string spectrum = k.text("spectrum", "cdm");
-    if (spectrum == "cdm") c.spectrum = Spectrum::cdm;
-    else if (spectrum == "power_law") c.spectrum = Spectrum::power_law;
-    else throw core::Error::usage("{}: unknown spectrum \"{}\" (cdm or power_law)", label, spectrum);
+    if (spectrum == "cdm")
+      c.spectrum = Spectrum::cdm;
+    else if (spectrum == "power_law")
+      c.spectrum = Spectrum::power_law;
+    else
+      throw core::Error::usage("{}: unknown spectrum \"{}\" (cdm or power_law)", label, spectrum);
     c.index = k.number("index", c.spectrum == Spectrum::cdm ? 1.0 : -2.0);
     if (c.spectrum == Spectrum::power_law && !(c.index > -3 && c.index < 0))
-      throw core::Error::usage("{}: a power-law spectrum needs -3 < index < 0 (sigma8 must converge), got {:g}", label, c.index);
+      throw core::Error::usage("{}: a power-law spectrum needs -3 < index < 0 (sigma8 must converge), got {:g}", label,
+                               c.index);
     if (c.lattice_side() * c.lattice_side() * c.lattice_side() != c.particles)
-      throw core::Error::usage("{}: a zeldovich lattice needs a cube number of particles (e.g. \"64^3\"), got {}", label,
-                         c.particles);
+      throw core::Error::usage("{}: a zeldovich lattice needs a cube number of particles (e.g. \"64^3\"), got {}",
+                               label, c.particles);
     if (c.lattice_side() < 2) throw core::Error::usage("{}: a zeldovich lattice needs at least 2^3 particles", label);
     c.center = centre;
   }
@@ -191,16 +200,20 @@ Sequence parse_sequence(const Json& j, const std::string& where) {
   Sequence s;
   const std::string mode = k.text("mode", "");
   if (mode.empty()) k.missing("mode");
-  if (mode == "ballistic") s.mode = SequenceMode::ballistic;
-  else if (mode == "restricted") s.mode = SequenceMode::restricted;
-  else throw core::Error::usage("{}: sequence: unknown mode \"{}\" (ballistic or restricted)", where, mode);
+  if (mode == "ballistic")
+    s.mode = SequenceMode::ballistic;
+  else if (mode == "restricted")
+    s.mode = SequenceMode::restricted;
+  else
+    throw core::Error::usage("{}: sequence: unknown mode \"{}\" (ballistic or restricted)", where, mode);
   const double n = k.number("snapshots");
   if (!(n >= 1) || n != std::floor(n) || n > 100000)
     throw core::Error::usage("{}: sequence: \"snapshots\" must be a whole number from 1 to 100000, got {:g}", where, n);
   s.snapshots = static_cast<int>(n);
   s.interval_myr = s.snapshots > 1 ? k.positive("interval") : k.positive("interval", 1.0);
   s.accuracy = k.positive("accuracy", 0.02);
-  if (s.accuracy > 0.5) throw core::Error::usage("{}: sequence: \"accuracy\" must be at most 0.5, got {:g}", where, s.accuracy);
+  if (s.accuracy > 0.5)
+    throw core::Error::usage("{}: sequence: \"accuracy\" must be at most 0.5, got {:g}", where, s.accuracy);
   s.dynamical_friction = k.boolean("dynamical_friction", true);
   s.coulomb_log = k.non_negative("coulomb_log", 0.0);
   k.finish();
@@ -214,20 +227,28 @@ constexpr double kGravityCgs = 6.6743e-8;
 
 std::string to_string(ComponentModel m) {
   switch (m) {
-    case ComponentModel::nfw: return "nfw";
-    case ComponentModel::plummer: return "plummer";
-    case ComponentModel::hernquist: return "hernquist";
-    case ComponentModel::uniform: return "uniform";
-    case ComponentModel::zeldovich: return "zeldovich";
+    case ComponentModel::nfw:
+      return "nfw";
+    case ComponentModel::plummer:
+      return "plummer";
+    case ComponentModel::hernquist:
+      return "hernquist";
+    case ComponentModel::uniform:
+      return "uniform";
+    case ComponentModel::zeldovich:
+      return "zeldovich";
   }
   return "?";
 }
 
 std::string to_string(SequenceMode m) {
   switch (m) {
-    case SequenceMode::none: return "none";
-    case SequenceMode::ballistic: return "ballistic";
-    case SequenceMode::restricted: return "restricted";
+    case SequenceMode::none:
+      return "none";
+    case SequenceMode::ballistic:
+      return "ballistic";
+    case SequenceMode::restricted:
+      return "restricted";
   }
   return "?";
 }
@@ -264,9 +285,11 @@ std::uint64_t parse_particle_count(const std::string& text, const std::string& w
   };
   std::uint64_t n;
   const auto caret = text.find('^');
-  if (caret == std::string::npos) n = number(text);
+  if (caret == std::string::npos)
+    n = number(text);
   else {
-    if (text.substr(caret + 1) != "3") throw core::Error::usage("{} '{}': expected a whole number N or K^3", what, text);
+    if (text.substr(caret + 1) != "3")
+      throw core::Error::usage("{} '{}': expected a whole number N or K^3", what, text);
     const std::uint64_t k = number(std::string_view(text).substr(0, caret));
     if (k > 2'000'000) throw core::Error::usage("{} '{}': too many particles", what, text);
     n = k * k * k;
@@ -292,14 +315,16 @@ Scene parse_scene(const nlohmann::json& j, const std::string& where) {
     s.omega_lambda = c.non_negative("omega_lambda", 0.7);
     s.hubble = c.positive("hubble", 0.7);
     c.finish();
-    if (k.has("hubble")) throw core::Error::usage("{}: give \"hubble\" inside \"cosmology\" in a cosmological scene", where);
+    if (k.has("hubble"))
+      throw core::Error::usage("{}: give \"hubble\" inside \"cosmology\" in a cosmological scene", where);
     s.redshift = k.non_negative("redshift", 0.0);
     // a = 1/(1+z) underflows the growth factor long before 1e300 (NaN positions); no simulation starts
     // beyond z ~ 1e3.
     if (s.redshift > 1e4) throw core::Error::usage("{}: \"redshift\" {:g} is above 1e4", where, s.redshift);
   } else {
     s.hubble = k.positive("hubble", 0.7);
-    if (k.has("redshift")) throw core::Error::usage("{}: \"redshift\" needs a cosmological scene (give \"cosmology\")", where);
+    if (k.has("redshift"))
+      throw core::Error::usage("{}: \"redshift\" needs a cosmological scene (give \"cosmology\")", where);
   }
   s.overdensity = k.positive("overdensity", 200.0);
   s.potential = k.boolean("potential", false);
@@ -310,11 +335,14 @@ Scene parse_scene(const nlohmann::json& j, const std::string& where) {
   s.double_precision = precision == "float64";
 
   const Json& comps = k.get("components");
-  if (!comps.is_array() || comps.empty()) throw core::Error::usage("{}: \"components\" must be a non-empty array", where);
-  for (std::size_t i = 0; i < comps.size(); ++i) s.components.push_back(parse_component(comps[i], i, where, s.components, s));
+  if (!comps.is_array() || comps.empty())
+    throw core::Error::usage("{}: \"components\" must be a non-empty array", where);
+  for (std::size_t i = 0; i < comps.size(); ++i)
+    s.components.push_back(parse_component(comps[i], i, where, s.components, s));
   if (k.has("sequence")) {
     s.sequence = parse_sequence(j.at("sequence"), where);
-    if (s.cosmological) throw core::Error::usage("{}: sequences are made in physical units: drop \"cosmology\" for a sequence", where);
+    if (s.cosmological)
+      throw core::Error::usage("{}: sequences are made in physical units: drop \"cosmology\" for a sequence", where);
   }
   k.finish();
   std::uint64_t total = 0;
@@ -348,8 +376,10 @@ nlohmann::ordered_json scene_to_json(const Scene& s) {
     o["particles"] = c.particles;
     if (c.is_halo()) {
       o["mass"] = c.mass;
-      if (c.model == ComponentModel::nfw) o["concentration"] = c.concentration;
-      else o["scale_radius"] = c.scale_radius;
+      if (c.model == ComponentModel::nfw)
+        o["concentration"] = c.concentration;
+      else
+        o["scale_radius"] = c.scale_radius;
       o["truncation"] = c.truncation;
       o["decay"] = c.decay;
       if (c.host >= 0) o["host"] = s.components[static_cast<std::size_t>(c.host)].name;
@@ -371,9 +401,12 @@ nlohmann::ordered_json scene_to_json(const Scene& s) {
     j["components"].push_back(o);
   }
   if (s.sequence.mode != SequenceMode::none)
-    j["sequence"] = {{"mode", to_string(s.sequence.mode)},        {"snapshots", s.sequence.snapshots},
-                     {"interval", s.sequence.interval_myr},       {"accuracy", s.sequence.accuracy},
-                     {"dynamical_friction", s.sequence.dynamical_friction}, {"coulomb_log", s.sequence.coulomb_log}};
+    j["sequence"] = {{"mode", to_string(s.sequence.mode)},
+                     {"snapshots", s.sequence.snapshots},
+                     {"interval", s.sequence.interval_myr},
+                     {"accuracy", s.sequence.accuracy},
+                     {"dynamical_friction", s.sequence.dynamical_friction},
+                     {"coulomb_log", s.sequence.coulomb_log}};
   return j;
 }
 
@@ -386,10 +419,20 @@ std::optional<nlohmann::json> builtin_scene(const std::string& name) {
   auto two_halos = [](const char* mode, int snapshots) {
     return Json{{"seed", 1},
                 {"components",
-                 {{{"name", "major"}, {"model", "nfw"}, {"particles", 10000}, {"mass", 1.0}, {"concentration", 20.0},
-                   {"position", {0.0, 0.0, 0.0}}, {"velocity", {0.0, 0.0, 0.0}}},
-                  {{"name", "minor"}, {"model", "nfw"}, {"particles", 10000}, {"mass", 0.5}, {"concentration", 2.0},
-                   {"position", {160.0, 180.0, 0.0}}, {"velocity", {-353.0, -353.0, 0.0}}}}},
+                 {{{"name", "major"},
+                   {"model", "nfw"},
+                   {"particles", 10000},
+                   {"mass", 1.0},
+                   {"concentration", 20.0},
+                   {"position", {0.0, 0.0, 0.0}},
+                   {"velocity", {0.0, 0.0, 0.0}}},
+                  {{"name", "minor"},
+                   {"model", "nfw"},
+                   {"particles", 10000},
+                   {"mass", 0.5},
+                   {"concentration", 2.0},
+                   {"position", {160.0, 180.0, 0.0}},
+                   {"velocity", {-353.0, -353.0, 0.0}}}}},
                 {"sequence", {{"mode", mode}, {"snapshots", snapshots}, {"interval", 7.45}}}};
   };
   if (name == "collision") return two_halos("restricted", 61);
@@ -401,10 +444,19 @@ std::optional<nlohmann::json> builtin_scene(const std::string& name) {
   if (name == "merger")
     return Json{{"seed", 1},
                 {"components",
-                 {{{"name", "host"}, {"model", "nfw"}, {"particles", 10000}, {"mass", 1.0}, {"concentration", 10.0},
+                 {{{"name", "host"},
+                   {"model", "nfw"},
+                   {"particles", 10000},
+                   {"mass", 1.0},
+                   {"concentration", 10.0},
                    {"position", {0.0, 0.0, 0.0}}},
-                  {{"name", "satellite"}, {"model", "nfw"}, {"particles", 10000}, {"mass", 0.3}, {"concentration", 10.0},
-                   {"position", {40.0, 0.0, 0.0}}, {"velocity", {0.0, 15.0, 0.0}}}}},
+                  {{"name", "satellite"},
+                   {"model", "nfw"},
+                   {"particles", 10000},
+                   {"mass", 0.3},
+                   {"concentration", 10.0},
+                   {"position", {40.0, 0.0, 0.0}},
+                   {"velocity", {0.0, 15.0, 0.0}}}}},
                 {"sequence", {{"mode", "restricted"}, {"snapshots", 41}, {"interval", 50.0}}}};
   return std::nullopt;
 }

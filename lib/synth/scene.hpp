@@ -27,12 +27,12 @@ struct Component {
   std::uint64_t particles = 0;
   // Halos. mass: NFW M200 (within r200); Plummer, Hernquist: total of the untapered model. 1e10 Msun.
   double mass = 0;
-  double concentration = 0;  // NFW: r200 / r_s
-  double scale_radius = 0;   // Plummer, Hernquist: a (length units)
-  double truncation = 0;     // taper start: NFW in r200 (default 1), others in a (0 = none)
-  double decay = 0.1;        // taper decay radius in units of the taper start
-  std::array<double, 3> position{}, velocity{};  // as given: relative to the host when there is one
-  int host = -1;                                 // index of the halo this one sits in, -1 = none
+  double concentration = 0;                         // NFW: r200 / r_s
+  double scale_radius = 0;                          // Plummer, Hernquist: a (length units)
+  double truncation = 0;                            // taper start: NFW in r200 (default 1), others in a (0 = none)
+  double decay = 0.1;                               // taper decay radius in units of the taper start
+  std::array<double, 3> position{}, velocity{};     // as given: relative to the host when there is one
+  int host = -1;                                    // index of the halo this one sits in, -1 = none
   std::array<double, 3> center{}, bulk_velocity{};  // resolved: absolute position and velocity at t = 0
   // Backgrounds. mass: total (0 = Omega_m rho_crit V in a cosmological scene).
   double size = 0;                 // uniform in an open scene: side of the cube centred on `position`
@@ -41,7 +41,9 @@ struct Component {
   Spectrum spectrum = Spectrum::cdm;
   double index = 1;  // zeldovich: n_s (cdm) or the power-law slope n of P(k) ~ k^n
 
-  bool is_halo() const { return model == ComponentModel::nfw || model == ComponentModel::plummer || model == ComponentModel::hernquist; }
+  bool is_halo() const {
+    return model == ComponentModel::nfw || model == ComponentModel::plummer || model == ComponentModel::hernquist;
+  }
   std::uint64_t lattice_side() const;  // zeldovich: cube root of particles
 };
 

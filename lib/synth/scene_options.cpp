@@ -54,28 +54,38 @@ Json single_model_scene(const SceneOptions& o) {
   Json s = {{"components", Json::array({c})}};
   const bool cosmological = m == "zeldovich" || !o.cosmology.empty() || !o.redshift.empty();
   if (cosmological) {
-    const Json cp = o.cosmology.empty() ? Json::array({0.3, 0.7, 0.7})
-                                        : numbers(o.cosmology, "--cosmology", 3);
+    const Json cp = o.cosmology.empty() ? Json::array({0.3, 0.7, 0.7}) : numbers(o.cosmology, "--cosmology", 3);
     s["cosmology"] = {{"omega_m", cp[0]}, {"omega_lambda", cp[1]}, {"hubble", cp[2]}};
     if (!o.redshift.empty()) s["redshift"] = number(o.redshift, "--redshift");
   }
-  if (!o.box.empty()) s["box"] = number(o.box, "--box");
-  else if (m == "uniform" || m == "zeldovich") s["box"] = cosmological ? 100000.0 : 1000.0;
+  if (!o.box.empty())
+    s["box"] = number(o.box, "--box");
+  else if (m == "uniform" || m == "zeldovich")
+    s["box"] = cosmological ? 100000.0 : 1000.0;
   if (m == "uniform" && !cosmological && !c.contains("mass")) s["components"][0]["mass"] = 1.0;
   return s;
 }
 
 // Options that describe one model make no sense with a scene: refuse them rather than ignore them.
 void refuse_model_options(const SceneOptions& o) {
-  const std::pair<const std::string*, const char*> model_only[] = {
-      {&o.mass, "--mass"},       {&o.concentration, "--concentration"}, {&o.scale_radius, "--scale-radius"},
-      {&o.truncation, "--truncation"}, {&o.decay, "--decay"},         {&o.position, "--position"},
-      {&o.velocity, "--velocity"}, {&o.box, "--box"},                 {&o.cosmology, "--cosmology"},
-      {&o.redshift, "--redshift"}, {&o.sigma8, "--sigma8"},           {&o.spectrum, "--spectrum"},
-      {&o.index, "--index"},       {&o.velocity_dispersion, "--velocity-dispersion"}};
+  const std::pair<const std::string*, const char*> model_only[] = {{&o.mass, "--mass"},
+                                                                   {&o.concentration, "--concentration"},
+                                                                   {&o.scale_radius, "--scale-radius"},
+                                                                   {&o.truncation, "--truncation"},
+                                                                   {&o.decay, "--decay"},
+                                                                   {&o.position, "--position"},
+                                                                   {&o.velocity, "--velocity"},
+                                                                   {&o.box, "--box"},
+                                                                   {&o.cosmology, "--cosmology"},
+                                                                   {&o.redshift, "--redshift"},
+                                                                   {&o.sigma8, "--sigma8"},
+                                                                   {&o.spectrum, "--spectrum"},
+                                                                   {&o.index, "--index"},
+                                                                   {&o.velocity_dispersion, "--velocity-dispersion"}};
   for (const auto& [value, name] : model_only)
     if (!value->empty())
-      throw core::Error::usage("{} describes a single model; with the scene '{}' set it in a scene file instead", name, o.model);
+      throw core::Error::usage("{} describes a single model; with the scene '{}' set it in a scene file instead", name,
+                               o.model);
 }
 
 Json read_scene_file(const std::string& path) {
@@ -104,7 +114,8 @@ void apply_global_options(const SceneOptions& o, Json& s) {
       {&o.snapshots, "snapshots"}, {&o.interval, "interval"}, {&o.accuracy, "accuracy"}};
   for (const auto& [value, key] : seq) {
     if (value->empty()) continue;
-    if (!s.contains("sequence")) throw core::Error::usage("--{} needs a sequence: give --mode ballistic or restricted", key);
+    if (!s.contains("sequence"))
+      throw core::Error::usage("--{} needs a sequence: give --mode ballistic or restricted", key);
     s["sequence"][key] = number(*value, std::string("--") + key);
   }
 }
@@ -129,11 +140,13 @@ Scene scene_from_options(const SceneOptions& o, std::string* scene_file) {
   } else if (o.model.size() > 5 && o.model.ends_with(".json")) {
     throw core::Error::io("{}: no such scene file", o.model);
   } else {
-    throw core::Error::usage("unknown model '{}' (nfw, plummer, hernquist, uniform, zeldovich, a built-in scene: collision, crossing, "
-                       "merger, or a scene file NAME.json)",
-                       o.model);
+    throw core::Error::usage(
+        "unknown model '{}' (nfw, plummer, hernquist, uniform, zeldovich, a built-in scene: collision, crossing, "
+        "merger, or a scene file NAME.json)",
+        o.model);
   }
-  if (!is_model(o.model) && !o.particles.empty() && j.is_object() && j.contains("components") && j["components"].is_array()) {
+  if (!is_model(o.model) && !o.particles.empty() && j.is_object() && j.contains("components") &&
+      j["components"].is_array()) {
     const std::uint64_t n = parse_particle_count(o.particles, "--particles");
     for (auto& c : j["components"])
       if (c.is_object()) c["particles"] = n;
@@ -141,7 +154,8 @@ Scene scene_from_options(const SceneOptions& o, std::string* scene_file) {
   if (j.is_object()) apply_global_options(o, j);
   Scene s = parse_scene(j, where);
   if (s.total_particles() > 0xFFFFFFFFull)
-    throw core::Error::usage("{}: {} particles: one snapshot file holds at most 4,294,967,295", where, s.total_particles());
+    throw core::Error::usage("{}: {} particles: one snapshot file holds at most 4,294,967,295", where,
+                             s.total_particles());
   return s;
 }
 

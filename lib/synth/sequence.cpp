@@ -56,7 +56,8 @@ void centre_accelerations(const Scene& scene, const HaloSet& halos, const std::v
       const double X = speed / std::sqrt(2.0 * halos.jeans(b).sigma2(r));
       const double lnl = scene.sequence.coulomb_log > 0 ? scene.sequence.coulomb_log : std::log1p(mass[b] / mass[a]);
       const double k = -4.0 * std::numbers::pi * G * G * mass[a] * host.density(r) * lnl *
-                       (std::erf(X) - 2.0 * X / std::sqrt(std::numbers::pi) * std::exp(-X * X)) / (speed * speed * speed);
+                       (std::erf(X) - 2.0 * X / std::sqrt(std::numbers::pi) * std::exp(-X * X)) /
+                       (speed * speed * speed);
       for (std::size_t i = 0; i < 3; ++i) {
         acc[a][i] += k * dv[i];
         acc[b][i] -= k * dv[i] * mass[a] / mass[b];
@@ -201,14 +202,16 @@ void Evolution::advance() {
   if (scene_.sequence.mode == SequenceMode::ballistic) {
     for (std::size_t i = 0; i < p.size(); ++i) {
       const auto c = static_cast<std::size_t>(p.component[i]);
-      for (std::size_t d = 0; d < 3; ++d) p.position[3 * i + d] += dt * (halos_.is_halo(c) ? bulk[c][d] : p.velocity[3 * i + d]);
+      for (std::size_t d = 0; d < 3; ++d)
+        p.position[3 * i + d] += dt * (halos_.is_halo(c) ? bulk[c][d] : p.velocity[3 * i + d]);
     }
   } else {
     // The same integration as centre_track's, from the same state, so the sub-steps end on the track.
     integrate_centres(scene_, halos_, halo_masses(halos_), track_.center[s], track_.velocity[s], dt, fine_x_, fine_v_);
     fine_dt_ = dt / static_cast<double>(std::size_t{1} << kTrackLevels);
     for (std::size_t i = 0; i < p.size(); ++i) {
-      if (halos_.is_halo(static_cast<std::size_t>(p.component[i]))) integrate_particle(i, dt);
+      if (halos_.is_halo(static_cast<std::size_t>(p.component[i])))
+        integrate_particle(i, dt);
       else
         for (std::size_t d = 0; d < 3; ++d) p.position[3 * i + d] += dt * p.velocity[3 * i + d];
     }

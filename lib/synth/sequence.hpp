@@ -20,7 +20,7 @@ namespace phew::synth {
 // Centres and bulk velocities of every component at every output (backgrounds stay where they are).
 // Cheap (the particles are not involved), so every rank can compute it. Not collective.
 struct CentreTrack {
-  std::vector<double> time;                  // internal units, kpc / (km/s): snapshot * interval
+  std::vector<double> time;                         // internal units, kpc / (km/s): snapshot * interval
   std::vector<std::vector<Vec3>> center, velocity;  // [snapshot][component]
 };
 CentreTrack centre_track(const Scene& scene, const HaloSet& halos, const std::vector<ComponentTruth>& truth);

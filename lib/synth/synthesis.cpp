@@ -20,14 +20,17 @@ void log_components(const std::vector<ComponentTruth>& truth, const HaloSet& hal
   for (std::size_t c = 0; c < truth.size(); ++c) {
     const auto& t = truth[c];
     if (t.halo) {
-      core::log::info("{} ({}): {} particles, M200 {:.6g}, r200 {:.4g}, r_s {:.4g}, total mass {:.6g}, half-mass radius {:.4g}",
-                t.name, t.model, core::log::thousands(static_cast<long long>(t.n_particles)), t.m200, t.r200, t.scale_radius,
-                t.mass, t.half_mass_radius);
+      core::log::info(
+          "{} ({}): {} particles, M200 {:.6g}, r200 {:.4g}, r_s {:.4g}, total mass {:.6g}, half-mass radius {:.4g}",
+          t.name, t.model, core::log::thousands(static_cast<long long>(t.n_particles)), t.m200, t.r200, t.scale_radius,
+          t.mass, t.half_mass_radius);
       if (halos.df(c).negative_nodes() > 0)
-        core::log::warn("{}: f(E) came out negative at {} grid energies (set to 0): the model is not quite in equilibrium",
-                  t.name, halos.df(c).negative_nodes());
+        core::log::warn(
+            "{}: f(E) came out negative at {} grid energies (set to 0): the model is not quite in equilibrium", t.name,
+            halos.df(c).negative_nodes());
     } else {
-      core::log::info("{} ({}): {} particles, mass {:.6g}", t.name, t.model, core::log::thousands(static_cast<long long>(t.n_particles)), t.mass);
+      core::log::info("{} ({}): {} particles, mass {:.6g}", t.name, t.model,
+                      core::log::thousands(static_cast<long long>(t.n_particles)), t.mass);
     }
   }
 }
@@ -53,7 +56,8 @@ particles::GadgetHeader header_of(const Scene& s, const std::vector<ComponentTru
   h.potential = s.potential;
   h.acceleration = s.acceleration;
   h.length_units = u.length;
-  h.velocity_units = s.cosmological ? std::string(core::units::kKmPerS) + " (u = v/sqrt(a))" : core::units::kKmPerS;  // as Gadget stores them
+  h.velocity_units = s.cosmological ? std::string(core::units::kKmPerS) + " (u = v/sqrt(a))"
+                                    : core::units::kKmPerS;  // as Gadget stores them
   h.mass_units = u.mass;
   h.potential_units = core::units::kKmPerSSquared;
   h.acceleration_units = std::string(core::units::kKmPerSSquared) + "/" + u.length;
@@ -130,8 +134,20 @@ SynthSnapshot Synthesis::snapshot(int s, const std::string& name) {
 
   model::Truth& t = out.truth;
   const SceneUnits u = units_of(scene_);
-  t.meta = {name, s, time, track_.time[si] * time_unit_myr(), scene_.cosmological ? scene_.redshift : 0.0, scene_.seed,
-            to_string(scene_.sequence.mode), scene_json_, u.length, u.mass, u.velocity, {}, {}, scene_.overdensity,
+  t.meta = {name,
+            s,
+            time,
+            track_.time[si] * time_unit_myr(),
+            scene_.cosmological ? scene_.redshift : 0.0,
+            scene_.seed,
+            to_string(scene_.sequence.mode),
+            scene_json_,
+            u.length,
+            u.mass,
+            u.velocity,
+            {},
+            {},
+            scene_.overdensity,
             scene_.critical_density()};
   for (const auto& c : truth_) {
     t.meta.names.push_back(c.name);
@@ -141,9 +157,9 @@ SynthSnapshot Synthesis::snapshot(int s, const std::string& name) {
   if (comm_.root())
     for (std::size_t c = 0; c < truth_.size(); ++c) {
       const ComponentTruth& x = truth_[c];
-      t.components.push_back({static_cast<std::int64_t>(x.n_particles), x.first_id, x.halo, x.parent, x.particle_mass, x.mass,
-                              x.m200, x.r200, x.concentration, x.scale_radius, x.truncation_radius, x.decay_radius,
-                              x.half_mass_radius, track_.center[si][c], track_.velocity[si][c]});
+      t.components.push_back({static_cast<std::int64_t>(x.n_particles), x.first_id, x.halo, x.parent, x.particle_mass,
+                              x.mass, x.m200, x.r200, x.concentration, x.scale_radius, x.truncation_radius,
+                              x.decay_radius, x.half_mass_radius, track_.center[si][c], track_.velocity[si][c]});
     }
   for (std::size_t i = 0; i < track_.time.size(); ++i) {
     t.track.time.push_back(track_.time[i]);

@@ -53,7 +53,9 @@ struct Plan {
   Plan& operator=(const Plan&) = delete;
 };
 
-long freq(std::size_t i, std::size_t n) { return i <= n / 2 ? static_cast<long>(i) : static_cast<long>(i) - static_cast<long>(n); }
+long freq(std::size_t i, std::size_t n) {
+  return i <= n / 2 ? static_cast<long>(i) : static_cast<long>(i) - static_cast<long>(n);
+}
 
 // White noise (unit variance per cell, lattice order) -> its FFT times sqrt(P(k) / V_cell) / N^3, so
 // that an inverse FFT gives a field with power P(k). In place in `b` (padded r2c layout).
@@ -104,8 +106,9 @@ double PowerSpectrum::shape(double k) const {
   if (spec_.spectrum == Spectrum::power_law) return std::pow(k, spec_.index);
   // BBKS (Bardeen et al. 1986) transfer function with shape parameter Gamma = Omega_m h; k in h/Mpc.
   const double q = k * 1000.0 / (spec_.omega_m * spec_.hubble);
-  const double t = std::log1p(2.34 * q) / (2.34 * q) *
-                   std::pow(1.0 + 3.89 * q + std::pow(16.1 * q, 2) + std::pow(5.46 * q, 3) + std::pow(6.71 * q, 4), -0.25);
+  const double t =
+      std::log1p(2.34 * q) / (2.34 * q) *
+      std::pow(1.0 + 3.89 * q + std::pow(16.1 * q, 2) + std::pow(5.46 * q, 3) + std::pow(6.71 * q, 4), -0.25);
   return std::pow(k, spec_.index) * t * t;
 }
 
@@ -142,11 +145,13 @@ std::vector<double> linear_density(const ZeldovichSpec& spec, Rng& rng) {
   std::vector<double> out(n * n * n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j)
-      for (std::size_t k = 0; k < n; ++k) out[grid::linear_index(i, j, k, n, n)] = b.data[grid::linear_index(i, j, k, n, pad)];
+      for (std::size_t k = 0; k < n; ++k)
+        out[grid::linear_index(i, j, k, n, n)] = b.data[grid::linear_index(i, j, k, n, pad)];
   return out;
 }
 
-double zeldovich_lattice(const ZeldovichSpec& spec, Rng& rng, std::vector<double>& position, std::vector<double>& velocity) {
+double zeldovich_lattice(const ZeldovichSpec& spec, Rng& rng, std::vector<double>& position,
+                         std::vector<double>& velocity) {
   const std::size_t n = spec.n_side, nz = n / 2 + 1, pad = 2 * nz;
   const int ni = static_cast<int>(n);
   const std::size_t first = position.size() / 3, count = n * n * n;

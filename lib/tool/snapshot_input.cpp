@@ -14,8 +14,9 @@ void declare_units_option(CLI::App& app, std::string& units) {
                  "without them, kpc/h or Mpc/h inferred from the mean density of a cosmological box)");
 }
 
-std::unique_ptr<particles::SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths, const std::string& units,
-                                                         const mpi::Comm& comm, manifest::Builder* manifest) {
+std::unique_ptr<particles::SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths,
+                                                                    const std::string& units, const mpi::Comm& comm,
+                                                                    manifest::Builder* manifest) {
   std::unique_ptr<particles::SnapshotReader> reader;
   std::optional<particles::Units> given;
   mpi::agree(comm, [&] {
@@ -32,14 +33,10 @@ std::string gravitational_constant_units(const particles::Units& u) {
 }
 
 manifest::Json units_record(const particles::Units& u) {
-  manifest::Json j = {{"length", u.length_name()},
-                      {"mass", u.mass_name()},
-                      {"velocity", u.peculiar_velocity_name()},
-                      {"length_in_cm", u.length_cm},
-                      {"mass_in_g", u.mass_g},
-                      {"velocity_in_cm_per_s", u.velocity_cm_per_s},
-                      {"h_scaled", u.h_scaled},
-                      {"source", u.source_name()}};
+  manifest::Json j = {
+      {"length", u.length_name()},   {"mass", u.mass_name()},    {"velocity", u.peculiar_velocity_name()},
+      {"length_in_cm", u.length_cm}, {"mass_in_g", u.mass_g},    {"velocity_in_cm_per_s", u.velocity_cm_per_s},
+      {"h_scaled", u.h_scaled},      {"source", u.source_name()}};
   if (u.density_ratio > 0) j["density_ratio"] = u.density_ratio;
   return j;
 }

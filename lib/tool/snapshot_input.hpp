@@ -20,8 +20,9 @@ void declare_units_option(CLI::App& app, std::string& units);
 // open_snapshot(paths) with its units settled: `units` (the --units text; "" for none), else the file's,
 // else inferred from the mean density, else assumed, and logged. Records them in `manifest` (when given)
 // as the parameter `units_used` (units_record). Collective over `comm` (errors agreed).
-std::unique_ptr<particles::SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths, const std::string& units,
-                                                         const mpi::Comm& comm, manifest::Builder* manifest);
+std::unique_ptr<particles::SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths,
+                                                                    const std::string& units, const mpi::Comm& comm,
+                                                                    manifest::Builder* manifest);
 
 // The units of G in the snapshot's units, "(km/s)^2 Mpc/h/(1e10 Msun/h)", as manifests record it.
 std::string gravitational_constant_units(const particles::Units& units);

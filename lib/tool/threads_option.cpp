@@ -9,9 +9,10 @@
 namespace phew::tool {
 
 void add_threads_option(CLI::App& app, std::string& text, const std::string& note) {
-  app.add_option("-j,--threads", text,
-                 fmt::format("Threads per rank, 1 to {} (auto: the cores of the node shared among its ranks)", kMaxThreads) +
-                     (note.empty() ? "" : "; " + note))
+  app.add_option(
+         "-j,--threads", text,
+         fmt::format("Threads per rank, 1 to {} (auto: the cores of the node shared among its ranks)", kMaxThreads) +
+             (note.empty() ? "" : "; " + note))
       ->capture_default_str();
 }
 

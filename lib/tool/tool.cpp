@@ -33,8 +33,7 @@ extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
 namespace phew::tool {
 namespace {
 
-constexpr const char* kExitCodes =
-    "Exit codes: 0 success, 1 internal error, 2 usage error, 3 bad input, 4 I/O error.";
+constexpr const char* kExitCodes = "Exit codes: 0 success, 1 internal error, 2 usage error, 3 bad input, 4 I/O error.";
 
 namespace fs = std::filesystem;
 
@@ -63,7 +62,8 @@ void check_input_type(const std::string& path) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (ec || !fs::exists(st) || fs::is_regular_file(st) || fs::is_directory(st)) return;
-  throw core::Error::input("{}: is neither a regular file nor a folder (a FIFO, a socket or a device?): phew reads files", path);
+  throw core::Error::input(
+      "{}: is neither a regular file nor a folder (a FIFO, a socket or a device?): phew reads files", path);
 }
 
 // Error(io) unless `path` can be written: its folder (or, when the run makes the folder, its nearest
@@ -154,8 +154,10 @@ void Context::record_exchanges() {
   const std::size_t k = traffic_.size();
   for (std::size_t i = 0; i < k; ++i) {
     const mpi::Traffic& own = traffic_[i].second;
-    manifest::Json figures = {{"bytes_sent_rank0", own.bytes_sent}, {"bytes_sent_max", nullptr},
-                              {"bytes_sent_total", nullptr},       {"messages_total", nullptr},
+    manifest::Json figures = {{"bytes_sent_rank0", own.bytes_sent},
+                              {"bytes_sent_max", nullptr},
+                              {"bytes_sent_total", nullptr},
+                              {"messages_total", nullptr},
                               {"collectives", own.collectives}};
     if (same) {
       std::uint64_t max = 0, total = 0, messages = 0;
@@ -186,13 +188,16 @@ void Context::plan_output(const std::string& path) {
   plan({path + ".json", "the manifest of " + path, false});
 }
 
-void Context::plan_side_output(const std::string& path, bool make_folder) { plan({path, "a side output", make_folder}); }
+void Context::plan_side_output(const std::string& path, bool make_folder) {
+  plan({path, "a side output", make_folder});
+}
 
 void Context::plan(Planned p) {
   for (const Planned& q : planned_)
     if (q.path == p.path && q.what == p.what) return;  // planned already (a side output written as planned)
   planned_.push_back(std::move(p));
-  if (preflight_done_) on_root([&] {
+  if (preflight_done_)
+    on_root([&] {
       check_planned(planned_.back(), planned_.size() - 1);
       io::remove_stale_temporaries(planned_.back().path);
     });
@@ -200,8 +205,10 @@ void Context::plan(Planned p) {
 
 // Whether planned file `index` (0: -o, 1: its manifest) may replace input `in`: only -o an input the
 // tool declares replaceable (a tree continued in place), and -o's manifest that input's manifest.
-bool may_replace(const std::vector<std::string>& replaceable, std::size_t index, const std::string& planned, const std::string& in) {
-  const bool declared = std::any_of(replaceable.begin(), replaceable.end(), [&](const std::string& r) { return same_file(r, in); });
+bool may_replace(const std::vector<std::string>& replaceable, std::size_t index, const std::string& planned,
+                 const std::string& in) {
+  const bool declared =
+      std::any_of(replaceable.begin(), replaceable.end(), [&](const std::string& r) { return same_file(r, in); });
   return declared && ((index == 0 && same_file(planned, in)) || (index == 1 && same_file(planned, in + ".json")));
 }
 
@@ -209,8 +216,9 @@ bool may_replace(const std::vector<std::string>& replaceable, std::size_t index,
 // (--state TREE -o TREE), which the chain holds too when the state was itself continued in place.
 bool may_replace_in_chain(const std::vector<std::string>& replaceable, std::size_t index, const std::string& planned,
                           const std::string& in) {
-  return std::any_of(replaceable.begin(), replaceable.end(),
-                     [&](const std::string& r) { return same_file(r, in) && may_replace(replaceable, index, planned, r); });
+  return std::any_of(replaceable.begin(), replaceable.end(), [&](const std::string& r) {
+    return same_file(r, in) && may_replace(replaceable, index, planned, r);
+  });
 }
 
 void Context::check_planned(const Planned& p, std::size_t index) const {
@@ -218,18 +226,21 @@ void Context::check_planned(const Planned& p, std::size_t index) const {
     std::error_code ec;
     if (!fs::exists(in, ec)) continue;
     if ((same_file(p.path, in) || same_file(p.path, in + ".json")) && !may_replace(replaceable_, index, p.path, in))
-      throw core::Error::usage("{} ({}) is {}: a tool never writes over its inputs or their manifests (choose another name)",
-                               p.path, p.what, same_file(p.path, in) ? "the input " + in : "the manifest of the input " + in);
+      throw core::Error::usage(
+          "{} ({}) is {}: a tool never writes over its inputs or their manifests (choose another name)", p.path, p.what,
+          same_file(p.path, in) ? "the input " + in : "the manifest of the input " + in);
   }
   for (const std::string& in : chain_)
-    if ((same_file(p.path, in) || same_file(p.path, in + ".json")) && !may_replace_in_chain(replaceable_, index, p.path, in))
-      throw core::Error::usage("{} ({}) is {}, which an input was made from: a tool never writes over its inputs' provenance "
-                               "(choose another name)",
-                               p.path, p.what, same_file(p.path, in) ? in : "the manifest of " + in);
+    if ((same_file(p.path, in) || same_file(p.path, in + ".json")) &&
+        !may_replace_in_chain(replaceable_, index, p.path, in))
+      throw core::Error::usage(
+          "{} ({}) is {}, which an input was made from: a tool never writes over its inputs' provenance "
+          "(choose another name)",
+          p.path, p.what, same_file(p.path, in) ? in : "the manifest of " + in);
   for (std::size_t i = 0; i < index; ++i)
     if (same_file(p.path, planned_[i].path))
-      throw core::Error::usage("{} ({}) and {} ({}) are the same file: choose other names", planned_[i].path, planned_[i].what,
-                               p.path, p.what);
+      throw core::Error::usage("{} ({}) and {} ({}) are the same file: choose other names", planned_[i].path,
+                               planned_[i].what, p.path, p.what);
   check_destination(p.path, p.make_folder);
 }
 
@@ -246,9 +257,11 @@ void Context::preflight() {
 void Context::check_not_an_output(const std::string& input) const {
   for (std::size_t i = 0; i < planned_.size(); ++i) {
     const Planned& p = planned_[i];
-    if ((same_file(p.path, input) || same_file(p.path, input + ".json")) && !may_replace(replaceable_, i, p.path, input))
-      throw core::Error::usage("{} ({}) is {}: a tool never writes over its inputs or their manifests (choose another name)",
-                               p.path, p.what, same_file(p.path, input) ? "the input " + input : "the manifest of the input " + input);
+    if ((same_file(p.path, input) || same_file(p.path, input + ".json")) &&
+        !may_replace(replaceable_, i, p.path, input))
+      throw core::Error::usage(
+          "{} ({}) is {}: a tool never writes over its inputs or their manifests (choose another name)", p.path, p.what,
+          same_file(p.path, input) ? "the input " + input : "the manifest of the input " + input);
   }
 }
 
@@ -272,10 +285,11 @@ void Context::protect_chain(const std::string& product) {
       for (std::size_t i = 0; i < planned_.size(); ++i)
         if ((same_file(planned_[i].path, path) || same_file(planned_[i].path, path + ".json")) &&
             !may_replace_in_chain(replaceable_, i, planned_[i].path, path))
-          throw core::Error::usage("{} ({}) is {}, which {} was made from: a tool never writes over its inputs' provenance "
-                                   "(choose another name)",
-                                   planned_[i].path, planned_[i].what, same_file(planned_[i].path, path) ? path : "the manifest of " + path,
-                                   product);
+          throw core::Error::usage(
+              "{} ({}) is {}, which {} was made from: a tool never writes over its inputs' provenance "
+              "(choose another name)",
+              planned_[i].path, planned_[i].what, same_file(planned_[i].path, path) ? path : "the manifest of " + path,
+              product);
       todo.push_back(path);
     }
   }
@@ -325,9 +339,12 @@ void Context::on_root(const std::function<void()>& work) {
   });
 }
 
-void Context::write_output(const std::function<void(io::File&)>& write) { write_output(output_, spec_.output_kind, write); }
+void Context::write_output(const std::function<void(io::File&)>& write) {
+  write_output(output_, spec_.output_kind, write);
+}
 
-void Context::write_output(const std::string& path, const std::string& kind, const std::function<void(io::File&)>& write) {
+void Context::write_output(const std::string& path, const std::string& kind,
+                           const std::function<void(io::File&)>& write) {
   plan_output(path);
   io::AtomicOutput out(path, comm_);
   io::File file = io::File::create(out.temp_path(), comm_, out.final_path());
@@ -469,7 +486,10 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
     return exit_code(core::ErrorKind::usage);
   }
 
-  core::log::configure(spec.name, comm.rank(), quiet ? core::log::Level::quiet : verbose ? core::log::Level::verbose : core::log::Level::info);
+  core::log::configure(spec.name, comm.rank(),
+                       quiet     ? core::log::Level::quiet
+                       : verbose ? core::log::Level::verbose
+                                 : core::log::Level::info);
   std::vector<std::string> command_line(argv, argv + argc);
   manifest::Builder builder(spec.name, command_line, comm.size());
   builder.set_kind(spec.output_kind);
@@ -515,7 +535,7 @@ int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& 
   // Before the first phase, errors come from the command line, the same on every rank.
   if (agreed || !ctx.started() || comm.size() == 1) {
     if (comm.root()) print_error(spec.name, message);
-    if (io::unusable()) {  // see io::unusable(): no HDF5 or MPI shutdown, and no destructors
+    if (io::unusable()) {            // see io::unusable(): no HDF5 or MPI shutdown, and no destructors
       io::remove_temporary_files();  // so the temporary files of ctx's Commit go now (docs/cli.md)
       std::_Exit(exit_code(kind));
     }

@@ -56,8 +56,8 @@ std::array<double, 3> value(const std::array<double, 3>& x) { return {value(x[0]
 
 // Unbinds one halo's hierarchy: `rows` are its objects (indices into `objects`, by ID), `members` its
 // particles (sorted by ID), possibly none.
-void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>& rows, std::span<const ObjectRow> objects,
-                 const Frame& frame, const Params& params, Rows& out) {
+void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>& rows,
+                 std::span<const ObjectRow> objects, const Frame& frame, const Params& params, Rows& out) {
   std::map<std::int64_t, std::int64_t> index_of;  // clump ID -> object index
   for (std::size_t o = 0; o < rows.size(); ++o) index_of[objects[rows[o]].id] = static_cast<std::int64_t>(o);
   std::vector<ObjectSpec> specs(rows.size());
@@ -146,13 +146,15 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
   }
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t o = r.bound_to[i];
-    out.particles.push_back({id[i], members[i].label, o >= 0 ? objects[rows[static_cast<std::size_t>(o)]].id : 0, value(r.energy[i])});
+    out.particles.push_back(
+        {id[i], members[i].label, o >= 0 ? objects[rows[static_cast<std::size_t>(o)]].id : 0, value(r.energy[i])});
   }
 }
 
 }  // namespace
 
-std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow> saddles, std::span<const model::MergedPeak> peaks,
+std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow> saddles,
+                                                std::span<const model::MergedPeak> peaks,
                                                 std::span<const ObjectRow> objects, const mesh::CellSpace& space) {
   std::map<std::int64_t, std::int64_t> clump_of;  // peak -> its level-0 clump (0: discarded)
   for (const model::MergedPeak& p : peaks) clump_of[p.id] = p.clump;
@@ -167,7 +169,8 @@ std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow
   };
   for (std::size_t r = 0; r < saddles.size(); ++r) {
     const auto a = clump_of.find(saddles[r].peak_a), b = clump_of.find(saddles[r].peak_b);
-    if (a == clump_of.end() || b == clump_of.end() || a->second <= 0 || b->second <= 0 || a->second == b->second) continue;
+    if (a == clump_of.end() || b == clump_of.end() || a->second <= 0 || b->second <= 0 || a->second == b->second)
+      continue;
     consider(a->second, saddles[r].density, r);
     consider(b->second, saddles[r].density, r);
   }
@@ -176,7 +179,8 @@ std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow
   for (const ObjectRow& o : objects) {
     const auto k = key.find(o.id);
     if (k == key.end()) continue;
-    const std::array<double, 3> ca = space.centre(saddles[k->second.row].cell_a), cb = space.centre(saddles[k->second.row].cell_b);
+    const std::array<double, 3> ca = space.centre(saddles[k->second.row].cell_a),
+                                cb = space.centre(saddles[k->second.row].cell_b);
     double r2 = 0;
     for (std::size_t d = 0; d < 3; ++d) {
       const double half = grid::minimum_image(cb[d] - ca[d], geo.extent[d], geo.periodic) / 2;
@@ -188,12 +192,12 @@ std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow
   return out;
 }
 
-Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> objects,
-                       const Frame& frame, const Params& params, int threads, std::int64_t batch_particles,
-                       const mpi::Comm& comm, const core::PhaseReport& phase) {
+Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> objects, const Frame& frame,
+                       const Params& params, int threads, std::int64_t batch_particles, const mpi::Comm& comm,
+                       const core::PhaseReport& phase) {
   core::enter(phase, "unbind");
-  std::map<std::int64_t, std::size_t> row_of;  // object ID -> row
-  std::map<std::int64_t, std::size_t> halo_of;  // halo ID -> halo index (in the order objects name them)
+  std::map<std::int64_t, std::size_t> row_of;       // object ID -> row
+  std::map<std::int64_t, std::size_t> halo_of;      // halo ID -> halo index (in the order objects name them)
   std::vector<std::vector<std::size_t>> halo_rows;  // per halo: its objects' rows, by ID
   for (std::size_t k = 0; k < objects.size(); ++k) row_of[objects[k].id] = k;
   for (const auto& [id, k] : row_of) {
@@ -265,9 +269,8 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
     std::vector<Member> batch = mpi::scatter_to(comm, std::move(send), [&](const Member& p, auto&& emit) {
       emit(schedule.owner[static_cast<std::size_t>(p.group)]);
     });
-    std::sort(batch.begin(), batch.end(), [](const Member& p, const Member& q) {
-      return p.group != q.group ? p.group < q.group : p.id < q.id;
-    });
+    std::sort(batch.begin(), batch.end(),
+              [](const Member& p, const Member& q) { return p.group != q.group ? p.group < q.group : p.id < q.id; });
     held_most = std::max(held_most, batch.size());
     for (Member& p : batch) p.group = halo_id[static_cast<std::size_t>(p.group)];  // as unbind_halo reads it
 
@@ -306,7 +309,8 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
         }
         seconds[h] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         done_here += haloes[h].end - haloes[h].begin;
-        if (thread == 0) progress.update(particles_done + done_here.load());  // one thread reports: Progress is not shared
+        if (thread == 0)
+          progress.update(particles_done + done_here.load());  // one thread reports: Progress is not shared
       }
     });
     particles_done += batch.size();
@@ -349,23 +353,28 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   out.n_particles = comm.sum<std::int64_t>(static_cast<std::int64_t>(rows.particles.size()));
   out.n_bound = comm.sum<std::int64_t>(bound);
   out.n_unbound = out.n_particles - out.n_bound;
-  core::log::info("{} objects ({} haloes) unbound: {} of {} particles bound, {} passes to a parent, {} objects dissolved",
-                  core::log::thousands(out.n_objects), core::log::thousands(out.n_haloes), core::log::thousands(out.n_bound),
-                  core::log::thousands(out.n_particles), core::log::thousands(out.n_passed), core::log::thousands(out.n_dissolved));
+  core::log::info(
+      "{} objects ({} haloes) unbound: {} of {} particles bound, {} passes to a parent, {} objects dissolved",
+      core::log::thousands(out.n_objects), core::log::thousands(out.n_haloes), core::log::thousands(out.n_bound),
+      core::log::thousands(out.n_particles), core::log::thousands(out.n_passed), core::log::thousands(out.n_dissolved));
   // One particle has no partner to be bound to (its kinetic energy in its own frame and its potential are
   // both 0): such an object is Poisson noise the grid resolved, not structure (docs/tools/unbind.md).
   if (out.n_single > 0)
-    core::log::warn("{} of {} objects hold a single particle of their own: noise, not structure (the mesh resolves "
-                       "single particles above the threshold); they bind nothing and dissolve",
-                       core::log::thousands(out.n_single), core::log::thousands(out.n_objects));
+    core::log::warn(
+        "{} of {} objects hold a single particle of their own: noise, not structure (the mesh resolves "
+        "single particles above the threshold); they bind nothing and dissolve",
+        core::log::thousands(out.n_single), core::log::thousands(out.n_objects));
 
-  out.objects = mpi::sort(comm, std::move(rows.objects), [](const model::BoundObject& p, const model::BoundObject& q) { return p.id < q.id; });
-  out.particles = mpi::sort(comm, std::move(rows.particles), [](const model::BoundParticle& p, const model::BoundParticle& q) {
-    return p.id != q.id ? p.id < q.id : p.member_of < q.member_of;
-  });
-  out.most_bound = mpi::sort(comm, std::move(rows.most_bound), [](const model::MostBoundRow& p, const model::MostBoundRow& q) {
-    return p.object != q.object ? p.object < q.object : p.rank < q.rank;
-  });
+  out.objects = mpi::sort(comm, std::move(rows.objects),
+                          [](const model::BoundObject& p, const model::BoundObject& q) { return p.id < q.id; });
+  out.particles =
+      mpi::sort(comm, std::move(rows.particles), [](const model::BoundParticle& p, const model::BoundParticle& q) {
+        return p.id != q.id ? p.id < q.id : p.member_of < q.member_of;
+      });
+  out.most_bound =
+      mpi::sort(comm, std::move(rows.most_bound), [](const model::MostBoundRow& p, const model::MostBoundRow& q) {
+        return p.object != q.object ? p.object < q.object : p.rank < q.rank;
+      });
   return out;
 }
 

@@ -35,26 +35,26 @@ struct Unbound {
   std::vector<model::MostBoundRow> most_bound;  // this rank's rows, after the lower ranks' (by object, rank)
   // Totals over the ranks:
   std::int64_t n_objects = 0, n_haloes = 0;
-  std::int64_t n_particles = 0;   // in the cells of a clump of the catalogue
-  std::int64_t n_bound = 0;       // bound to some object
-  std::int64_t n_unbound = 0;     // released by their halo
-  std::int64_t n_passed = 0;      // passes from an object to its parent
-  std::int64_t n_dissolved = 0;   // objects with fewer than the minimum bound particles
-  std::int64_t n_single = 0;      // objects with one particle of their own (noise: they cannot be bound)
+  std::int64_t n_particles = 0;      // in the cells of a clump of the catalogue
+  std::int64_t n_bound = 0;          // bound to some object
+  std::int64_t n_unbound = 0;        // released by their halo
+  std::int64_t n_passed = 0;         // passes from an object to its parent
+  std::int64_t n_dissolved = 0;      // objects with fewer than the minimum bound particles
+  std::int64_t n_single = 0;         // objects with one particle of their own (noise: they cannot be bound)
   std::int64_t n_not_converged = 0;  // objects that reached the iteration limit
   // The working set (the schedule, lib/unbind/schedule.hpp):
-  std::int64_t batch_particles = 0;  // the budget of a batch
-  std::int64_t n_batches = 0;        // rounds: the most batches of a rank
-  std::int64_t largest_halo = 0;     // particles of the biggest halo
-  std::int64_t largest_batch = 0;    // the most particles a rank held to unbind at once
+  std::int64_t batch_particles = 0;      // the budget of a batch
+  std::int64_t n_batches = 0;            // rounds: the most batches of a rank
+  std::int64_t largest_halo = 0;         // particles of the biggest halo
+  std::int64_t largest_batch = 0;        // the most particles a rank held to unbind at once
   std::vector<SizeBin> seconds_by_size;  // by halo size, the smallest first
 };
 
 // An object to unbind: a level-0 clump of clumps.h5, or a peak of deblend's peaks.h5.
 struct ObjectRow {
   std::int64_t id = 0;
-  std::int64_t parent = 0;  // in the saddle hierarchy; itself (or 0) when it has none
-  std::int64_t halo = 0;    // the top of its hierarchy (itself for a halo or a peak)
+  std::int64_t parent = 0;       // in the saddle hierarchy; itself (or 0) when it has none
+  std::int64_t halo = 0;         // the top of its hierarchy (itself for a halo or a peak)
   std::array<double, 3> peak{};  // its density peak (or a peak's position), comoving
   double saddle_radius = 0;      // comoving distance from the peak to its key saddle (key_saddle_radii); 0: none
 };
@@ -64,7 +64,8 @@ struct ObjectRow {
 // peak's clump), the saddle being midway between its two cells' centres (`space`), through the nearest
 // image in a periodic box. Ties in density go to the earlier row (rows sorted by peak pair). Clumps
 // without such a saddle are not in the result. Pure.
-std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow> saddles, std::span<const model::MergedPeak> peaks,
+std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow> saddles,
+                                                std::span<const model::MergedPeak> peaks,
                                                 std::span<const ObjectRow> objects, const mesh::CellSpace& space);
 
 // Unbinds every object of `objects` (every rank holds them all: one row per object), whose particles

@@ -39,7 +39,8 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
   std::vector<std::int64_t> received(n_obj, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t o = p.object[i];
-    if (o < -1 || o >= n_obj_i) throw core::Error::input("unbind: particle {} is assigned to object {}, which does not exist", p.id[i], o);
+    if (o < -1 || o >= n_obj_i)
+      throw core::Error::input("unbind: particle {} is assigned to object {}, which does not exist", p.id[i], o);
     if (o >= 0) {
       own[static_cast<std::size_t>(o)].push_back(i);
       ++result.n_assigned;

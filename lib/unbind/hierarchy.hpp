@@ -14,11 +14,11 @@ namespace phew::unbind {
 
 // Every particle of every object of the hierarchy (spans of one length n; position, velocity [n][3]).
 struct HierarchyParticles {
-  std::span<const std::uint64_t> id;       // unique within an object's inclusive set
-  std::span<const double> position;        // comoving
-  std::span<const double> velocity;        // peculiar
+  std::span<const std::uint64_t> id;  // unique within an object's inclusive set
+  std::span<const double> position;   // comoving
+  std::span<const double> velocity;   // peculiar
   std::span<const double> mass;
-  std::span<const std::int64_t> object;    // the object each particle was assigned to; -1: none (left alone)
+  std::span<const std::int64_t> object;  // the object each particle was assigned to; -1: none (left alone)
 };
 
 struct HierarchyResult {
@@ -27,13 +27,13 @@ struct HierarchyResult {
   std::vector<double> energy;          // specific energy in the last object that tested it (NaN: none)
   std::vector<ObjectSummary> objects;  // per object, in the order given
   // Counts:
-  std::int64_t n_particles = 0;        // given
-  std::int64_t n_assigned = 0;         // with an object
-  std::int64_t n_bound = 0;            // bound to some object at the end
-  std::int64_t n_unbound = 0;          // assigned but bound to none (released by a halo)
-  std::int64_t n_passed = 0;           // passes of a particle from an object to its parent (a particle
-                                       // passed twice counts twice)
-  std::int64_t n_dissolved = 0;        // objects with fewer than min_bound own bound particles
+  std::int64_t n_particles = 0;  // given
+  std::int64_t n_assigned = 0;   // with an object
+  std::int64_t n_bound = 0;      // bound to some object at the end
+  std::int64_t n_unbound = 0;    // assigned but bound to none (released by a halo)
+  std::int64_t n_passed = 0;     // passes of a particle from an object to its parent (a particle
+                                 // passed twice counts twice)
+  std::int64_t n_dissolved = 0;  // objects with fewer than min_bound own bound particles
 };
 
 // `objects[o].parent` links each object to its parent (-1 for a halo). Objects are processed deepest

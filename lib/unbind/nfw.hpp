@@ -17,10 +17,10 @@ double nfw_mu(double x);
 double klypin_concentration(double ratio);
 
 struct NfwFitParams {
-  int bins = 20;                   // log-spaced in radius from the inner radius to R_Delta
+  int bins = 20;                     // log-spaced in radius from the inner radius to R_Delta
   std::size_t inner_particles = 50;  // the inner radius is that of this many particles (and >= `min_radius`)
-  std::size_t min_per_bin = 10;    // bins holding fewer particles are left out
-  double min_radius = 0;           // e.g. the softening length
+  std::size_t min_per_bin = 10;      // bins holding fewer particles are left out
+  double min_radius = 0;             // e.g. the softening length
 };
 
 // The NFW scale radius that fits the particles best inside `outer_radius`: `radius` ascending with

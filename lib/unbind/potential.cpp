@@ -18,7 +18,8 @@ SphericalProfile::SphericalProfile(std::span<const double> position, std::span<c
   std::vector<std::pair<double, std::size_t>> order(members.size());
   for (std::size_t k = 0; k < members.size(); ++k) {
     const std::size_t i = members[k];
-    const double dx = position[3 * i] - centre[0], dy = position[3 * i + 1] - centre[1], dz = position[3 * i + 2] - centre[2];
+    const double dx = position[3 * i] - centre[0], dy = position[3 * i + 1] - centre[1],
+                 dz = position[3 * i + 2] - centre[2];
     order[k] = {std::sqrt(dx * dx + dy * dy + dz * dz), i};
   }
   std::sort(order.begin(), order.end());
@@ -66,8 +67,8 @@ double SphericalProfile::potential_energy() const {
   return -G_ * u;
 }
 
-void direct_potential(std::span<const double> position, std::span<const double> mass, std::span<const std::size_t> members,
-                      double G, double softening, std::vector<double>& phi) {
+void direct_potential(std::span<const double> position, std::span<const double> mass,
+                      std::span<const std::size_t> members, double G, double softening, std::vector<double>& phi) {
   const double eps2 = softening * softening;
   for (const std::size_t i : members) {
     const double* xi = &position[3 * i];
@@ -112,8 +113,7 @@ void tree_potential(std::span<const double> position, std::span<const double> ma
     box.extent[d] = side + 2 * pad;
   }
   const double inf = std::numeric_limits<double>::infinity();
-  gravity::Forest forest(box, {1, 1, 1}, {-inf, inf}, std::move(sources), gravity::PairForce(G, softening),
-                         {theta, 8});
+  gravity::Forest forest(box, {1, 1, 1}, {-inf, inf}, std::move(sources), gravity::PairForce(G, softening), {theta, 8});
   forest.share_cube_moments(mpi::Comm::self(), [](std::int64_t) { return true; });
   std::vector<std::uint8_t> done(members.size(), 0);
   for (std::size_t k = 0; k < members.size(); ++k) {

@@ -44,14 +44,14 @@ class SphericalProfile {
   double G_, eps2_;
   std::vector<double> radius_, mass_;
   std::vector<std::size_t> index_;
-  std::vector<double> before_;  // [size + 1] prefix sums of mass
-  std::vector<double> outside_; // [size + 1] suffix sums of m_j / s(r_j), j >= k
+  std::vector<double> before_;   // [size + 1] prefix sums of mass
+  std::vector<double> outside_;  // [size + 1] suffix sums of m_j / s(r_j), j >= k
 };
 
 // Phi at each member due to every other member by direct summation over the members in index order,
 // into phi[particle index]. O(n^2): the reference, and the tree mode's choice for small sets.
-void direct_potential(std::span<const double> position, std::span<const double> mass, std::span<const std::size_t> members,
-                      double G, double softening, std::vector<double>& phi);
+void direct_potential(std::span<const double> position, std::span<const double> mass,
+                      std::span<const std::size_t> members, double G, double softening, std::vector<double>& phi);
 
 // The same by Barnes-Hut: lib/gravity's Forest over the members (one cube in an open box, built in
 // particle-ID order, so the result depends on the set only), opening angle theta, monopoles, with the

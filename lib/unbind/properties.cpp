@@ -87,7 +87,8 @@ CircularVelocityPeak circular_velocity_peak(std::span<const double> radius, std:
     }
   }
   std::array<double, 3> c{};
-  if (!solve3({{{sp[0], sp[1], sp[2]}, {sp[1], sp[2], sp[3]}, {sp[2], sp[3], sp[4]}}}, sy, c) || !(c[2] < 0)) return raw;
+  if (!solve3({{{sp[0], sp[1], sp[2]}, {sp[1], sp[2], sp[3]}, {sp[2], sp[3], sp[4]}}}, sy, c) || !(c[2] < 0))
+    return raw;
   const double s_peak = -c[1] / (2 * c[2]);
   if (!(s_peak >= std::log(radius[lo]) - s0 && s_peak <= std::log(radius[hi]) - s0)) return raw;
   const double y = c[0] + c[1] * s_peak + c[2] * s_peak * s_peak;
@@ -221,8 +222,8 @@ Properties measure_properties(const LocalParticles& p, const BoundState& state, 
 
     out.concentration_klypin = klypin_concentration(out.vmax / Vv);
     out.rs_klypin = out.vir.radius / out.concentration_klypin;
-    const double rs = fit_nfw_scale_radius(
-        radius, rmass, Rv, {params.fit_bins, params.fit_inner, params.fit_min_per_bin, eps});
+    const double rs =
+        fit_nfw_scale_radius(radius, rmass, Rv, {params.fit_bins, params.fit_inner, params.fit_min_per_bin, eps});
     out.rs_fit = rs / a;
     out.concentration_fit = Rv / rs;
 

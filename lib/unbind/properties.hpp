@@ -33,8 +33,8 @@ struct BoundState {
 
 // Every property of Properties from the bound particles. `peak` is the object's peak (comoving), the
 // origin of the local positions. Pure.
-Properties measure_properties(const LocalParticles& particles, const BoundState& state, const std::array<double, 3>& peak,
-                              const Frame& frame, const Params& params);
+Properties measure_properties(const LocalParticles& particles, const BoundState& state,
+                              const std::array<double, 3>& peak, const Frame& frame, const Params& params);
 
 // Vmax and the radius where it is reached, from particles sorted by radius (`radius` ascending with
 // `mass`): v_c^2 = G M(<=r_k) / r_k at each particle k from the `min_particles`-th on (and at radii of

@@ -12,7 +12,8 @@ HaloSchedule schedule_haloes(std::span<const std::int64_t> particles, int ranks,
   const std::size_t n = particles.size();
   std::vector<std::size_t> order(n);  // biggest first
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return particles[a] > particles[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return particles[a] > particles[b]; });
 
   // Longest-first onto the least loaded rank: a halo of more than 1/ranks of the total is alone, since
   // the other ranks together hold less than (ranks - 1) times it, so one of them always holds less.

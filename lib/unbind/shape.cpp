@@ -38,7 +38,8 @@ Eigen3 symmetric_eigen(const std::array<std::array<double, 3>, 3>& m) {
       }
   }
   std::array<std::size_t, 3> order{0, 1, 2};
-  std::sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) { return a[i][i] > a[j][j] || (a[i][i] == a[j][j] && i < j); });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t i, std::size_t j) { return a[i][i] > a[j][j] || (a[i][i] == a[j][j] && i < j); });
   Eigen3 e;
   for (std::size_t r = 0; r < 3; ++r) {
     e.value[r] = a[order[r]][order[r]];
@@ -86,7 +87,9 @@ Shape reduced_inertia_shape(std::span<const double> position, std::span<const do
   }
   // A sign convention for the major axis, so that it does not depend on the rotations taken.
   auto& a = out.major_axis;
-  const std::size_t big = std::abs(a[0]) >= std::abs(a[1]) && std::abs(a[0]) >= std::abs(a[2]) ? 0 : std::abs(a[1]) >= std::abs(a[2]) ? 1 : 2;
+  const std::size_t big = std::abs(a[0]) >= std::abs(a[1]) && std::abs(a[0]) >= std::abs(a[2]) ? 0
+                          : std::abs(a[1]) >= std::abs(a[2])                                   ? 1
+                                                                                               : 2;
   if (a[big] < 0)
     for (double& c : a) c = -c;
   return out;

@@ -15,11 +15,16 @@ std::string to_string(PotentialMode m) { return m == PotentialMode::profile ? "p
 
 std::string to_string(CentreKind c) {
   switch (c) {
-    case CentreKind::peak: return "peak";
-    case CentreKind::most_bound: return "most-bound";
-    case CentreKind::potential_minimum: return "potential-minimum";
-    case CentreKind::shrinking_sphere: return "shrinking-sphere";
-    case CentreKind::centre_of_mass: return "centre-of-mass";
+    case CentreKind::peak:
+      return "peak";
+    case CentreKind::most_bound:
+      return "most-bound";
+    case CentreKind::potential_minimum:
+      return "potential-minimum";
+    case CentreKind::shrinking_sphere:
+      return "shrinking-sphere";
+    case CentreKind::centre_of_mass:
+      return "centre-of-mass";
   }
   return "?";
 }
@@ -34,7 +39,8 @@ CentreKind parse_centre_kind(const std::string& text) {
   for (const CentreKind c : {CentreKind::peak, CentreKind::most_bound, CentreKind::potential_minimum,
                              CentreKind::shrinking_sphere, CentreKind::centre_of_mass})
     if (to_string(c) == text) return c;
-  throw core::Error::usage("unknown centre '{}' (peak, most-bound, potential-minimum, shrinking-sphere or centre-of-mass)", text);
+  throw core::Error::usage(
+      "unknown centre '{}' (peak, most-bound, potential-minimum, shrinking-sphere or centre-of-mass)", text);
 }
 
 namespace {
@@ -76,7 +82,8 @@ Local gather(const ObjectParticles& p, const ObjectSpec& spec, const Frame& fram
     l.m[k] = p.mass[i];
     if (!p.fixed.empty()) l.fixed[k] = p.fixed[i] ? 1 : 0;
     for (std::size_t d = 0; d < 3; ++d) {
-      const double dx = grid::minimum_image(p.position[3 * i + d] - spec.peak[d], frame.box.extent[d], frame.box.periodic);
+      const double dx =
+          grid::minimum_image(p.position[3 * i + d] - spec.peak[d], frame.box.extent[d], frame.box.periodic);
       l.x[3 * k + d] = a * dx;
       l.v[3 * k + d] = p.velocity[3 * i + d];
       l.u[3 * k + d] = p.velocity[3 * i + d] + H * a * dx;
@@ -89,15 +96,17 @@ Local gather(const ObjectParticles& p, const ObjectSpec& spec, const Frame& fram
 struct Evaluation {
   std::vector<std::size_t> members;  // bound, ascending
   Vec centre{0, 0, 0};
-  Vec velocity{0, 0, 0};             // mass-weighted mean of u over the members
+  Vec velocity{0, 0, 0};  // mass-weighted mean of u over the members
   double threshold = 0;
   double potential_energy = 0;
 };
 
-Vec choose_centre(CentreKind kind, const Local& l, const std::vector<std::size_t>& members, const std::vector<double>& phi,
-                  const std::vector<double>& energy, bool have_energies, const Vec& previous, const Params& params) {
+Vec choose_centre(CentreKind kind, const Local& l, const std::vector<std::size_t>& members,
+                  const std::vector<double>& phi, const std::vector<double>& energy, bool have_energies,
+                  const Vec& previous, const Params& params) {
   switch (kind) {
-    case CentreKind::peak: return {0, 0, 0};
+    case CentreKind::peak:
+      return {0, 0, 0};
     case CentreKind::centre_of_mass: {
       double m = 0;
       Vec s{0, 0, 0};
@@ -149,8 +158,9 @@ double members_potential_energy(const Local& l, const std::vector<std::size_t>& 
 // Potentials and energies of the members (phi, energy at their indices), the frame and the threshold.
 // `source` holds the particles whose potential it is (the members, or every particle); `reuse`: phi
 // already holds the pairwise potential of that fixed set (it does not depend on the centre).
-void evaluate(const Local& l, Evaluation& ev, const std::vector<std::size_t>& source, bool reuse, const ObjectSpec& spec,
-              const Frame& frame, const Params& params, std::vector<double>& phi, std::vector<double>& energy) {
+void evaluate(const Local& l, Evaluation& ev, const std::vector<std::size_t>& source, bool reuse,
+              const ObjectSpec& spec, const Frame& frame, const Params& params, std::vector<double>& phi,
+              std::vector<double>& energy) {
   const double a = frame.scale_factor, eps = frame.softening * a;
   double m = 0;
   Vec s{0, 0, 0};
@@ -194,7 +204,8 @@ void evaluate(const Local& l, Evaluation& ev, const std::vector<std::size_t>& so
 
 ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& spec, const Frame& frame,
                            const Params& params) {
-  if (!(frame.scale_factor > 0)) throw core::Error::internal("unbind: scale factor {} is not positive", frame.scale_factor);
+  if (!(frame.scale_factor > 0))
+    throw core::Error::internal("unbind: scale factor {} is not positive", frame.scale_factor);
   const Local l = gather(particles, spec, frame);
   const std::size_t n = l.id.size();
   ObjectResult result;
@@ -254,8 +265,14 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
     const auto centre_of = [&](CentreKind k) {
       return k == params.centre ? ev.centre : choose_centre(k, l, ev.members, phi, energy, true, ev.centre, params);
     };
-    const BoundState state{ev.members, phi, energy, ev.centre, ev.potential_energy, centre_of(CentreKind::most_bound),
-                           centre_of(CentreKind::potential_minimum), centre_of(CentreKind::shrinking_sphere)};
+    const BoundState state{ev.members,
+                           phi,
+                           energy,
+                           ev.centre,
+                           ev.potential_energy,
+                           centre_of(CentreKind::most_bound),
+                           centre_of(CentreKind::potential_minimum),
+                           centre_of(CentreKind::shrinking_sphere)};
     sum.properties = measure_properties(l.view(), state, spec.peak, frame, params);
   }
 

@@ -31,11 +31,11 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // a physical velocity relative to a point x_c is v_pec + H a (x - x_c) (the Hubble flow). A plain
 // Newtonian snapshot has a = 1 and H = 0.
 struct Frame {
-  grid::Box box;                      // comoving; periodic: separations through the nearest image
-  double scale_factor = 1;      // a
-  double hubble = 0;            // H(a), in V per physical L; 0: no Hubble flow
+  grid::Box box;            // comoving; periodic: separations through the nearest image
+  double scale_factor = 1;  // a
+  double hubble = 0;        // H(a), in V per physical L; 0: no Hubble flow
   double G = 1;
-  double softening = 0;         // Plummer-equivalent softening length, comoving L (physical a * softening)
+  double softening = 0;  // Plummer-equivalent softening length, comoving L (physical a * softening)
   // Spherical-overdensity masses: the critical density at a, COMOVING (rho_crit(a) a^3 in M / L^3, as
   // Cosmology::critical_density gives it), and the z = 0 density parameters of a flat universe. No SO
   // masses (NaN) when critical_density is 0.
@@ -67,27 +67,27 @@ struct Params {
   // only the frame is iterated). With a saddle threshold use true: with the bound particles' potential,
   // each removal makes the well shallower against Phi(r_saddle) and the removals can cascade.
   bool potential_of_all = false;
-  bool saddle = false;              // E < Phi(r_saddle) for objects given a saddle radius (RAMSES' saddle_pot)
-  int max_iterations = 100;         // passes of the unbinding loop (RAMSES' repeat_max)
-  std::size_t direct_below = 2000;  // tree mode: direct summation for fewer particles than this
-  double theta = 0.5;               // tree mode: Barnes-Hut opening angle
-  std::size_t min_bound = 10;       // fewer own bound particles: the object is dissolved into its parent
-  std::size_t n_most_bound = 20;    // IDs of this many most-bound own particles
+  bool saddle = false;                  // E < Phi(r_saddle) for objects given a saddle radius (RAMSES' saddle_pot)
+  int max_iterations = 100;             // passes of the unbinding loop (RAMSES' repeat_max)
+  std::size_t direct_below = 2000;      // tree mode: direct summation for fewer particles than this
+  double theta = 0.5;                   // tree mode: Barnes-Hut opening angle
+  std::size_t min_bound = 10;           // fewer own bound particles: the object is dissolved into its parent
+  std::size_t n_most_bound = 20;        // IDs of this many most-bound own particles
   std::size_t vmax_min_particles = 50;  // the circular-velocity curve is trusted from this many particles out
-  double vmax_window = 0.05;        // Vmax, Rmax: parabola in ln r over v_c^2 >= (1 - window) max
-  int fit_bins = 20;                // NFW profile fit: log-spaced radial bins inside Rvir ...
-  std::size_t fit_inner = 50;       // ... from the radius of this many particles ...
-  std::size_t fit_min_per_bin = 10; // ... using the bins holding at least this many
-  int shape_max_iterations = 100;   // reduced inertia tensor: iterations, and the relative change in
-  double shape_tolerance = 1e-3;    // b/a and c/a below which they have converged
-  grid::ShrinkingSphere shrinking;        // CentreKind::shrinking_sphere
+  double vmax_window = 0.05;            // Vmax, Rmax: parabola in ln r over v_c^2 >= (1 - window) max
+  int fit_bins = 20;                    // NFW profile fit: log-spaced radial bins inside Rvir ...
+  std::size_t fit_inner = 50;           // ... from the radius of this many particles ...
+  std::size_t fit_min_per_bin = 10;     // ... using the bins holding at least this many
+  int shape_max_iterations = 100;       // reduced inertia tensor: iterations, and the relative change in
+  double shape_tolerance = 1e-3;        // b/a and c/a below which they have converged
+  grid::ShrinkingSphere shrinking;      // CentreKind::shrinking_sphere
 };
 
 // One object as the hierarchy knows it.
 struct ObjectSpec {
-  std::int64_t parent = -1;            // index of the parent object; -1 for a halo
+  std::int64_t parent = -1;             // index of the parent object; -1 for a halo
   std::array<double, 3> peak{0, 0, 0};  // density peak, comoving
-  double saddle_radius = 0;            // comoving distance from the peak to its key saddle; <= 0: none
+  double saddle_radius = 0;             // comoving distance from the peak to its key saddle; <= 0: none
 };
 
 // The particles of one object (every span of the same length n; position and velocity [n][3]).
@@ -115,35 +115,35 @@ struct Properties {
   std::array<double, 3> most_bound_position{kNaN, kNaN, kNaN};
   std::array<double, 3> potential_minimum_position{kNaN, kNaN, kNaN};
   std::array<double, 3> shrinking_sphere_centre{kNaN, kNaN, kNaN};
-  std::array<double, 3> bulk_velocity{kNaN, kNaN, kNaN};   // mass-weighted mean peculiar velocity
-  double vrms = kNaN;                  // sqrt(sum m |u - V|^2 / M), 3-D, in the object's frame
-  double vmax = kNaN, rmax = kNaN;     // peak of sqrt(G M(<r) / r)
+  std::array<double, 3> bulk_velocity{kNaN, kNaN, kNaN};     // mass-weighted mean peculiar velocity
+  double vrms = kNaN;                                        // sqrt(sum m |u - V|^2 / M), 3-D, in the object's frame
+  double vmax = kNaN, rmax = kNaN;                           // peak of sqrt(G M(<r) / r)
   std::array<double, 3> angular_momentum{kNaN, kNaN, kNaN};  // about the centre, in the object's frame
-  double kinetic = kNaN, potential = kNaN;  // T and U = 1/2 sum m Phi (no self-energy)
-  double virial_ratio = kNaN;          // T / |U|
-  double spin_peebles = kNaN;          // J |E|^1/2 / (G M^5/2), whole bound object
-  double spin_bullock = kNaN;          // J(<Rvir) / (sqrt 2 Mvir Vvir Rvir)
-  double delta_vir = kNaN;             // Bryan & Norman, times the critical density
-  grid::Overdensity vir, c200, m200, c500;   // bound particles only (ROCKSTAR's default); radii comoving
+  double kinetic = kNaN, potential = kNaN;                   // T and U = 1/2 sum m Phi (no self-energy)
+  double virial_ratio = kNaN;                                // T / |U|
+  double spin_peebles = kNaN;                                // J |E|^1/2 / (G M^5/2), whole bound object
+  double spin_bullock = kNaN;                                // J(<Rvir) / (sqrt 2 Mvir Vvir Rvir)
+  double delta_vir = kNaN;                                   // Bryan & Norman, times the critical density
+  grid::Overdensity vir, c200, m200, c500;               // bound particles only (ROCKSTAR's default); radii comoving
   double rs_klypin = kNaN, concentration_klypin = kNaN;  // from Vmax / Vvir (Klypin et al. 2011); c = Rvir / r_s
   double rs_fit = kNaN, concentration_fit = kNaN;        // least squares in ln rho inside Rvir
   double b_to_a = kNaN, c_to_a = kNaN;  // reduced inertia tensor inside Rvir, iterated (Allgood et al. 2006)
-  std::array<double, 3> major_axis{kNaN, kNaN, kNaN};    // unit vector
-  double xoff = kNaN;                  // |centre - centre of mass of the particles inside Rvir|, comoving L
+  std::array<double, 3> major_axis{kNaN, kNaN, kNaN};  // unit vector
+  double xoff = kNaN;                         // |centre - centre of mass of the particles inside Rvir|, comoving L
   std::vector<std::uint64_t> most_bound_ids;  // own bound particles, lowest energy first (ties by ID)
 };
 
 // What unbinding one object found, without the per-particle arrays (what the hierarchy keeps).
 struct ObjectSummary {
-  std::int64_t n_particles = 0;     // given (own and fixed)
-  std::int64_t n_fixed = 0;         // of sub-objects
-  std::int64_t n_removed = 0;       // own particles found unbound
-  std::int64_t n_received = 0;      // hierarchy: own particles that were passed up from sub-objects
-  int iterations = 0;               // removal passes made
-  bool converged = false;           // the last pass removed nothing (else max_iterations was reached)
-  bool dissolved = false;           // fewer than min_bound own particles stayed bound: all are released
-  double threshold = 0;             // the energy threshold of the last pass: 0 or Phi(r_saddle)
-  Properties properties;            // of the bound particles (empty when dissolved)
+  std::int64_t n_particles = 0;  // given (own and fixed)
+  std::int64_t n_fixed = 0;      // of sub-objects
+  std::int64_t n_removed = 0;    // own particles found unbound
+  std::int64_t n_received = 0;   // hierarchy: own particles that were passed up from sub-objects
+  int iterations = 0;            // removal passes made
+  bool converged = false;        // the last pass removed nothing (else max_iterations was reached)
+  bool dissolved = false;        // fewer than min_bound own particles stayed bound: all are released
+  double threshold = 0;          // the energy threshold of the last pass: 0 or Phi(r_saddle)
+  Properties properties;         // of the bound particles (empty when dissolved)
 };
 
 struct ObjectResult {

@@ -71,9 +71,9 @@ typename Map::mapped_type total_or_zero(const Map& map, std::int64_t id) {
 struct Merging {
   PeakGraph graph;
   std::vector<Vec3> position;
-  std::vector<KeySaddle> key0, key1;       // key saddles of the peaks, and of the level-0 clumps
-  std::vector<std::int64_t> clump_of;      // level-0 clump of each peak; 0 = discarded as noise
-  std::vector<char> is_clump;              // a level-0 clump
+  std::vector<KeySaddle> key0, key1;   // key saddles of the peaks, and of the level-0 clumps
+  std::vector<std::int64_t> clump_of;  // level-0 clump of each peak; 0 = discarded as noise
+  std::vector<char> is_clump;          // a level-0 clump
   std::vector<std::int64_t> halo_of, parent, level;
   MergeOutcome hierarchy;
 };
@@ -107,19 +107,24 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
     if (p > 0) wanted.push_back(p);
   wanted = sorted_unique(std::move(wanted));
   auto owner = [&](std::int64_t id) { return g.owner(id); };
-  const auto wanted_clump = mpi::lookup<std::int64_t, std::int64_t>(comm, wanted, owner, [&](std::int64_t id) { return mg.clump_of[g.local(id)]; });
+  const auto wanted_clump = mpi::lookup<std::int64_t, std::int64_t>(
+      comm, wanted, owner, [&](std::int64_t id) { return mg.clump_of[g.local(id)]; });
   std::vector<std::int64_t> clumps_here(wanted_clump);
   clumps_here.erase(std::remove(clumps_here.begin(), clumps_here.end(), 0), clumps_here.end());
   clumps_here = sorted_unique(std::move(clumps_here));
-  const auto clump_halo = mpi::lookup<std::int64_t, std::int64_t>(comm, clumps_here, owner, [&](std::int64_t id) { return mg.halo_of[g.local(id)]; });
-  const auto clump_pos = mpi::lookup<std::int64_t, Vec3>(comm, clumps_here, owner, [&](std::int64_t id) { return mg.position[g.local(id)]; });
+  const auto clump_halo = mpi::lookup<std::int64_t, std::int64_t>(
+      comm, clumps_here, owner, [&](std::int64_t id) { return mg.halo_of[g.local(id)]; });
+  const auto clump_pos = mpi::lookup<std::int64_t, Vec3>(comm, clumps_here, owner,
+                                                         [&](std::int64_t id) { return mg.position[g.local(id)]; });
 
   // Per peak ID (a dense index: memory goes with the peaks), its clump's place in clumps_here, or -1
   // when it was discarded as noise: one load per cell where two searches were.
   const std::int64_t max_id = g.owners.nx();
   std::vector<std::int32_t> place_of_peak(static_cast<std::size_t>(max_id) + 1, -1);
   for (std::size_t i = 0; i < wanted.size(); ++i)
-    if (wanted_clump[i] != 0) place_of_peak[static_cast<std::size_t>(wanted[i])] = static_cast<std::int32_t>(index_in(clumps_here, wanted_clump[i]));
+    if (wanted_clump[i] != 0)
+      place_of_peak[static_cast<std::size_t>(wanted[i])] =
+          static_cast<std::int32_t>(index_in(clumps_here, wanted_clump[i]));
 
   // Fixed-point sums (mpi::ExactSums), on threads: the bounds every rank agrees on are the heaviest test
   // cell, its mass times the box (an offset from the peak is at most that) and the largest cell.
@@ -129,11 +134,13 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
   const double box = std::max({geo.extent[0], geo.extent[1], geo.extent[2]});
   const core::FixedScale count = core::FixedScale::for_terms(1.0), mass = core::FixedScale::for_terms(heaviest),
                          moment = core::FixedScale::for_terms(heaviest * box);
-  const std::array<core::FixedScale, 6> clump_scales{count, mass, moment, moment, moment, core::FixedScale::for_terms(geo.cell_volume())};
+  const std::array<core::FixedScale, 6> clump_scales{count,  mass,   moment,
+                                                     moment, moment, core::FixedScale::for_terms(geo.cell_volume())};
   const std::array<core::FixedScale, 2> halo_scales{count, mass};
   const auto nt = static_cast<std::size_t>(std::max(threads, 1));
   std::vector<mpi::ExactSums<6>> clump_sums(nt, mpi::ExactSums<6>(clump_scales));
-  std::vector<mpi::ExactSums<2>> halo_sums(nt, mpi::ExactSums<2>(halo_scales)), budget(nt, mpi::ExactSums<2>(halo_scales));
+  std::vector<mpi::ExactSums<2>> halo_sums(nt, mpi::ExactSums<2>(halo_scales)),
+      budget(nt, mpi::ExactSums<2>(halo_scales));
   out.cell_halo.assign(out.cell_clump.size(), 0);
   constexpr std::size_t kCellsPerTask = std::size_t{1} << 14;
   core::parallel_for(threads, out.cell_clump.size(), kCellsPerTask, [&](std::size_t b, std::size_t e, int thread) {
@@ -155,7 +162,9 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
       out.cell_halo[s] = h;
       const Vec3 x = space.centre(out.cells[s]);
       std::array<double, 6> v{1.0, m, 0, 0, 0, volume};
-      for (std::size_t d = 0; d < 3; ++d) v[2 + d] = m * grid::minimum_image(x[d] - clump_pos[static_cast<std::size_t>(k)][d], geo.extent[d], geo.periodic);
+      for (std::size_t d = 0; d < 3; ++d)
+        v[2 + d] =
+            m * grid::minimum_image(x[d] - clump_pos[static_cast<std::size_t>(k)][d], geo.extent[d], geo.periodic);
       clump_sums[t].add(c, v);
       halo_sums[t].add(h, {1.0, m});
     }
@@ -169,9 +178,9 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
 // Particles: each takes the clump and halo of the cell it lies in; sums of count, mass and momentum at
 // the clumps' and haloes' owners.
 using ParticleSums = std::map<std::int64_t, std::array<double, 5>>;
-void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, const PeakGraph& g, const mesh::CellSpace& space,
-                   const std::vector<std::int64_t>& cuts, int threads, const mpi::Comm& comm, ParticleSums& clumps,
-                   ParticleSums& halos) {
+void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, const PeakGraph& g,
+                   const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, int threads,
+                   const mpi::Comm& comm, ParticleSums& clumps, ParticleSums& halos) {
   struct P {
     std::int64_t point;  // space.point: the cell, or the finest-lattice point of the octree
     double m, v[3];
@@ -184,7 +193,8 @@ void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, cons
   });
   std::vector<P> mine;
   for (std::size_t i = 0; i < ps.size(); ++i)
-    if (point[i] >= 0) mine.push_back({point[i], ps.mass[i], {ps.velocity[3 * i], ps.velocity[3 * i + 1], ps.velocity[3 * i + 2]}});
+    if (point[i] >= 0)
+      mine.push_back({point[i], ps.mass[i], {ps.velocity[3 * i], ps.velocity[3 * i + 1], ps.velocity[3 * i + 2]}});
   point = {};
   const auto got = mpi::route(comm, mine, [&](const P& p) { return mesh::CellSpace::owner(cuts, p.point); });
   mine = {};
@@ -200,8 +210,8 @@ void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, cons
     fastest = std::max({fastest, p.m * std::abs(p.v[0]), p.m * std::abs(p.v[1]), p.m * std::abs(p.v[2])});
   }
   const core::FixedScale momentum = core::FixedScale::for_terms(comm.max(fastest));
-  const std::array<core::FixedScale, 5> scales{core::FixedScale::for_terms(1.0), core::FixedScale::for_terms(comm.max(heaviest)),
-                                               momentum, momentum, momentum};
+  const std::array<core::FixedScale, 5> scales{
+      core::FixedScale::for_terms(1.0), core::FixedScale::for_terms(comm.max(heaviest)), momentum, momentum, momentum};
   const auto nt = static_cast<std::size_t>(std::max(threads, 1));
   std::vector<mpi::ExactSums<5>> cp(nt, mpi::ExactSums<5>(scales)), hp(nt, mpi::ExactSums<5>(scales));
   core::parallel_for(threads, got.size(), kChunk, [&](std::size_t b, std::size_t e, int thread) {
@@ -251,25 +261,30 @@ Merging merge_peaks(const CatalogueSource& in, const model::PatchesHeader& heade
   for (std::int64_t id : noise.discarded) discarded[g.local(id)] = 1;
   // A peak belongs to the level-0 clump at the root of its mergers, unless that root was discarded.
   const auto root_discarded = mpi::lookup<std::int64_t, char>(
-      comm, root, [&](std::int64_t id) { return g.owner(id); }, [&](std::int64_t id) { return discarded[g.local(id)]; });
+      comm, root, [&](std::int64_t id) { return g.owner(id); },
+      [&](std::int64_t id) { return discarded[g.local(id)]; });
   mg.clump_of.resize(n);
   for (std::size_t i = 0; i < n; ++i) mg.clump_of[i] = root_discarded[i] ? 0 : root[i];
   mg.key1 = key_saddles(g);  // of the level-0 clumps
   mg.is_clump = g.alive;
-  summary.n_clumps = comm.sum<std::uint64_t>(static_cast<std::uint64_t>(std::count(mg.is_clump.begin(), mg.is_clump.end(), 1)));
+  summary.n_clumps =
+      comm.sum<std::uint64_t>(static_cast<std::uint64_t>(std::count(mg.is_clump.begin(), mg.is_clump.end(), 1)));
   summary.noise_levels = noise.levels;
   summary.n_below_noise_floor = comm.sum(noise.n_light);
   summary.noise_rounds = noise.rounds_per_level;
-  core::log::info("noise removal: {} peaks -> {} level-0 clumps in {} levels ({} discarded; {} by the noise floor alone)",
-            core::log::thousands(npeaks), core::log::thousands(static_cast<long long>(summary.n_clumps)), noise.levels,
-            core::log::thousands(comm.sum<std::int64_t>(static_cast<std::int64_t>(noise.discarded.size()))),
-            core::log::thousands(summary.n_below_noise_floor));
+  core::log::info(
+      "noise removal: {} peaks -> {} level-0 clumps in {} levels ({} discarded; {} by the noise floor alone)",
+      core::log::thousands(npeaks), core::log::thousands(static_cast<long long>(summary.n_clumps)), noise.levels,
+      core::log::thousands(comm.sum<std::int64_t>(static_cast<std::int64_t>(noise.discarded.size()))),
+      core::log::thousands(summary.n_below_noise_floor));
 
   core::enter(phase, "hierarchy");
   if (p.saddle_threshold)
-    mg.hierarchy = merge_levels(g, {Criterion::Kind::saddle, *p.saddle_threshold, density_threshold, false}, comm, p.shuffle_seed);
+    mg.hierarchy =
+        merge_levels(g, {Criterion::Kind::saddle, *p.saddle_threshold, density_threshold, false}, comm, p.shuffle_seed);
   else if (p.second_relevance)
-    mg.hierarchy = merge_levels(g, {Criterion::Kind::relevance, *p.second_relevance, density_threshold, false}, comm, p.shuffle_seed);
+    mg.hierarchy = merge_levels(g, {Criterion::Kind::relevance, *p.second_relevance, density_threshold, false}, comm,
+                                p.shuffle_seed);
   mg.halo_of = resolve_roots(g, into_of(g, mg.hierarchy), comm);
   mg.parent.resize(n);
   mg.level.assign(n, 0);
@@ -281,7 +296,8 @@ Merging merge_peaks(const CatalogueSource& in, const model::PatchesHeader& heade
   summary.n_halos = comm.sum<std::uint64_t>(static_cast<std::uint64_t>(std::count(g.alive.begin(), g.alive.end(), 1)));
   summary.hierarchy_levels = mg.hierarchy.levels;
   summary.hierarchy_rounds = mg.hierarchy.rounds_per_level;
-  core::log::info("saddle hierarchy: {} haloes, {} levels", core::log::thousands(static_cast<long long>(summary.n_halos)), mg.hierarchy.levels);
+  core::log::info("saddle hierarchy: {} haloes, {} levels",
+                  core::log::thousands(static_cast<long long>(summary.n_halos)), mg.hierarchy.levels);
   return mg;
 }
 
@@ -307,8 +323,8 @@ Catalogue build_catalogue(const CatalogueSource& in, const CatalogueParams& p, c
   auto owner = [&](std::int64_t id) { return g.owner(id); };
 
   core::enter(phase, "cells");
-  const mesh::CellSpace space = header.refinement ? mesh::CellSpace::octree(geo, header.refinement->levels)
-                                                  : mesh::CellSpace::uniform(geo);
+  const mesh::CellSpace space =
+      header.refinement ? mesh::CellSpace::octree(geo, header.refinement->levels) : mesh::CellSpace::uniform(geo);
   std::vector<std::int64_t> cuts;
   mpi::agree(comm, [&] { cuts = in.cell_cuts(comm.size()); });
   CellSums cells = cell_sums(in, mg, space, cuts, p.threads, comm);
@@ -330,8 +346,8 @@ Catalogue build_catalogue(const CatalogueSource& in, const CatalogueParams& p, c
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t id = g.first + static_cast<std::int64_t>(i);
     const KeySaddle& k0 = mg.key0[i];
-    out.peaks.push_back({id, g.density[i] / (k0.to ? k0.saddle : density_threshold), k0.to ? k0.saddle : 0.0, k0.to,
-                         mg.clump_of[i]});
+    out.peaks.push_back(
+        {id, g.density[i] / (k0.to ? k0.saddle : density_threshold), k0.to ? k0.saddle : 0.0, k0.to, mg.clump_of[i]});
     if (!mg.is_clump[i]) continue;
     const auto t = total_or_zero(cells.clump, id);
     if (p.mass_threshold && t[1] < *p.mass_threshold) continue;

@@ -37,7 +37,7 @@ struct CatalogueParams {
   // its peak, and merges through its key saddle as an irrelevant one does (watershed::Criterion::min_mass).
   std::optional<double> noise_floor;
   std::string noise_floor_text;
-  unsigned shuffle_seed = 0;               // test hook: shuffles the local merging order (must not matter)
+  unsigned shuffle_seed = 0;  // test hook: shuffles the local merging order (must not matter)
   // Of the particles' velocities, as the snapshot names them (Units::peculiar_velocity_name: the readers
   // convert to peculiar); set with particles, unused without.
   std::string velocity_units;

@@ -132,7 +132,8 @@ MergeOutcome merge_levels(PeakGraph& g, const Criterion& c, const mpi::Comm& com
     }
     if (!comm.any(!level_mergers.empty())) break;
     ++out.levels;
-    std::sort(level_mergers.begin(), level_mergers.end(), [](const Merger& a, const Merger& b) { return a.node < b.node; });
+    std::sort(level_mergers.begin(), level_mergers.end(),
+              [](const Merger& a, const Merger& b) { return a.node < b.node; });
     out.mergers.insert(out.mergers.end(), level_mergers.begin(), level_mergers.end());
 
     // 2. Chains within the level (a into b into c) end at their root.
@@ -149,7 +150,8 @@ MergeOutcome merge_levels(PeakGraph& g, const Criterion& c, const mpi::Comm& com
       std::vector<Gain> gains;
       for (std::size_t i = 0; i < n; ++i)
         if (into[i]) gains.push_back({rep[i], g.mass[i]});
-      for (const Gain& x : mpi::route(comm, gains, [&](const Gain& x) { return g.owner(x.to); })) g.mass[g.local(x.to)] += x.mass;
+      for (const Gain& x : mpi::route(comm, gains, [&](const Gain& x) { return g.owner(x.to); }))
+        g.mass[g.local(x.to)] += x.mass;
     }
 
     // 3. Edges move to the representatives of both ends; self-loops vanish, parallel edges keep the

@@ -49,8 +49,8 @@ struct PeakGraph {
 
 struct Criterion {
   enum class Kind { relevance, saddle } kind = Kind::relevance;
-  double value = 0;            // relevance threshold, or absolute saddle density threshold
-  double isolated_density = 0;  // relevance of an isolated node is density / this (the density threshold)
+  double value = 0;               // relevance threshold, or absolute saddle density threshold
+  double isolated_density = 0;    // relevance of an isolated node is density / this (the density threshold)
   bool discard_isolated = false;  // noise removal: an isolated irrelevant node is discarded
   // Noise removal: a node lighter than this (PeakGraph::mass units; 0: no floor) is noise too, however
   // dense its peak: it merges through its key saddle, into a less dense neighbour if need be (the
@@ -72,11 +72,11 @@ struct Merger {
 };
 
 struct MergeOutcome {
-  std::vector<Merger> mergers;           // of nodes owned here, in level then ID order
-  std::vector<std::int64_t> discarded;   // owned nodes discarded (isolated and irrelevant)
-  std::vector<int> rounds_per_level;     // pointer-jumping rounds of each level (same on all ranks)
-  int levels = 0;                        // levels that merged something
-  std::int64_t n_light = 0;              // owned nodes merged or discarded for their mass alone
+  std::vector<Merger> mergers;          // of nodes owned here, in level then ID order
+  std::vector<std::int64_t> discarded;  // owned nodes discarded (isolated and irrelevant)
+  std::vector<int> rounds_per_level;    // pointer-jumping rounds of each level (same on all ranks)
+  int levels = 0;                       // levels that merged something
+  std::int64_t n_light = 0;             // owned nodes merged or discarded for their mass alone
 };
 
 // The key saddle of every alive owned node (indexed like density; to == 0 when isolated).

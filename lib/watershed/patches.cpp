@@ -24,34 +24,39 @@ namespace {
 // which cells: a patch spans blocks of any shape.
 template <typename Mesh>
 std::vector<std::array<double, 2>> patch_sums(const Mesh& mesh, const Segmentation& seg, const mesh::CellSpace& space,
-                                              const mpi::SlabDecomposition& owners, int threads, const mpi::Comm& comm) {
+                                              const mpi::SlabDecomposition& owners, int threads,
+                                              const mpi::Comm& comm) {
   // A bound on every cell's mass: the densest test cell in the largest cell (a coarse cell).
   std::vector<double> densest_of(static_cast<std::size_t>(std::max(threads, 1)), 0.0);
-  core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
-    double& d = densest_of[static_cast<std::size_t>(thread)];
-    seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t) { d = std::max(d, mesh.density(s)); });
-  });
+  core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk,
+                     [&](std::size_t b, std::size_t e, int thread) {
+                       double& d = densest_of[static_cast<std::size_t>(thread)];
+                       seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e,
+                                          [&](std::size_t s, std::size_t) { d = std::max(d, mesh.density(s)); });
+                     });
   const double densest = *std::max_element(densest_of.begin(), densest_of.end());
-  const std::array<core::FixedScale, 2> scales{core::FixedScale::for_terms(1.0),
-                                               core::FixedScale::for_terms(comm.max(densest) * space.grid().cell_volume())};
+  const std::array<core::FixedScale, 2> scales{
+      core::FixedScale::for_terms(1.0), core::FixedScale::for_terms(comm.max(densest) * space.grid().cell_volume())};
   const bool uniform = !space.adaptive();
   const double cell_volume = space.grid().cell_volume();
   // Threads take chunks of slots, each summing {cells, mass} per peak into its own partials.
   std::vector<mpi::ExactSums<2>> sums(static_cast<std::size_t>(std::max(threads, 1)), mpi::ExactSums<2>(scales));
-  core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
-    mpi::ExactSums<2>& mine = sums[static_cast<std::size_t>(thread)];
-    seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
-      const double volume = uniform ? cell_volume : space.volume(mesh.global_index(s));
-      mine.add(seg.label[member], {1.0, mesh.density(s) * volume});
-    });
-  });
+  core::parallel_for(
+      threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
+        mpi::ExactSums<2>& mine = sums[static_cast<std::size_t>(thread)];
+        seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
+          const double volume = uniform ? cell_volume : space.volume(mesh.global_index(s));
+          mine.add(seg.label[member], {1.0, mesh.density(s) * volume});
+        });
+      });
   // At the owners, into their block of IDs (dense: every owned peak has cells).
   const std::int64_t first = owners.begin(comm.rank()) + 1;
   std::vector<std::array<core::FixedInt, 2>> total(static_cast<std::size_t>(owners.planes(comm.rank())), {0, 0});
   for (const auto& p : mpi::route(comm, mpi::joined(sums), [&](const auto& q) { return owners.owner(q.key - 1); }))
     for (std::size_t i = 0; i < 2; ++i) total[static_cast<std::size_t>(p.key - first)][i] += p.sum[i];
   std::vector<std::array<double, 2>> out(total.size());
-  for (std::size_t i = 0; i < total.size(); ++i) out[i] = {scales[0].to_double(total[i][0]), scales[1].to_double(total[i][1])};
+  for (std::size_t i = 0; i < total.size(); ++i)
+    out[i] = {scales[0].to_double(total[i][0]), scales[1].to_double(total[i][1])};
   return out;
 }
 
@@ -59,7 +64,8 @@ std::vector<std::array<double, 2>> patch_sums(const Mesh& mesh, const Segmentati
 // Returns the owner's positions in ID order.
 // On the octree: the leaf's centre (no refinement).
 template <typename Mesh>
-std::vector<std::array<double, 3>> peak_positions(const Mesh& mesh, const Segmentation& seg, const mesh::CellSpace& space, bool refine,
+std::vector<std::array<double, 3>> peak_positions(const Mesh& mesh, const Segmentation& seg,
+                                                  const mesh::CellSpace& space, bool refine,
                                                   const mpi::SlabDecomposition& owners, const mpi::Comm& comm) {
   struct Position {
     std::int64_t id;
@@ -90,12 +96,13 @@ std::vector<std::array<double, 3>> peak_positions(const Mesh& mesh, const Segmen
 
 // The rows of a segmentation on either mesh. Collective.
 template <typename Mesh>
-Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid::GridMeta& grid, const SegmentParams& params,
-                     const mpi::Comm& comm, const core::PhaseReport& phase) {
+Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid::GridMeta& grid,
+                     const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   core::enter(phase, "watershed");
   const Segmentation seg = segment(mesh, params.threshold, comm, params.threads);
-  core::log::info("{} test cells, {} peaks ({} label rounds)", core::log::thousands(static_cast<long long>(seg.test_cells)),
-            core::log::thousands(static_cast<long long>(seg.n_peaks)), seg.rounds);
+  core::log::info("{} test cells, {} peaks ({} label rounds)",
+                  core::log::thousands(static_cast<long long>(seg.test_cells)),
+                  core::log::thousands(static_cast<long long>(seg.n_peaks)), seg.rounds);
 
   Segmented result;
   result.label_rounds = seg.rounds;
@@ -114,7 +121,8 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
   const std::int64_t first = npeaks ? owners.begin(comm.rank()) + 1 : 1, last = npeaks ? owners.end(comm.rank()) : 0;
   const auto positions = peak_positions(mesh, seg, space, params.refine_positions, owners, comm);
   if (positions.size() != static_cast<std::size_t>(last - first + 1))
-    throw core::Error::internal("rank {} received {} peak positions for peaks {}..{}", comm.rank(), positions.size(), first, last);
+    throw core::Error::internal("rank {} received {} peak positions for peaks {}..{}", comm.rank(), positions.size(),
+                                first, last);
   for (std::int64_t id = first; id <= last; ++id) {
     const PeakCell& pk = seg.own_peak(id);
     const auto& t = totals[static_cast<std::size_t>(id - first)];
@@ -129,12 +137,13 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
   const std::size_t n_local = seg.tests.rank(mesh.end_local()) - first_member;
   out.cells.cell.resize(n_local);
   out.cells.label.resize(n_local);
-  core::parallel_for(params.threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int) {
-    seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
-      out.cells.cell[member - first_member] = mesh.global_index(s);
-      out.cells.label[member - first_member] = seg.label[member];
-    });
-  });
+  core::parallel_for(
+      params.threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int) {
+        seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
+          out.cells.cell[member - first_member] = mesh.global_index(s);
+          out.cells.label[member - first_member] = seg.label[member];
+        });
+      });
   return result;
 }
 
@@ -174,8 +183,9 @@ Segmented segment_blocks(const grid::GridMeta& grid, const mpi::BlockDecompositi
 
 }  // namespace
 
-Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<double> density,
-                          const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks,
+                          std::vector<double> density, const SegmentParams& params, const mpi::Comm& comm,
+                          const core::PhaseReport& phase) {
   return segment_blocks(grid, blocks, std::move(density), params, comm, phase);
 }
 
@@ -185,12 +195,13 @@ Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposit
 }
 
 Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
-                                 std::vector<std::uint64_t> keys, std::vector<double> density, const SegmentParams& params,
-                                 const mpi::Comm& comm, const core::PhaseReport& phase) {
+                                 std::vector<std::uint64_t> keys, std::vector<double> density,
+                                 const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   if (params.refine_positions)
     throw core::Error::usage("--refine-positions fits a 3x3x3 block of equal cells: not on an adaptive mesh");
   const mesh::OctreeMesh mesh(grid.geometry, refinement.levels, std::move(keys), std::move(density), comm);
-  Segmented result = patches_of(mesh, mesh::CellSpace::octree(grid.geometry, refinement.levels), grid, params, comm, phase);
+  Segmented result =
+      patches_of(mesh, mesh::CellSpace::octree(grid.geometry, refinement.levels), grid, params, comm, phase);
   result.patches.refinement = refinement;
   return result;
 }

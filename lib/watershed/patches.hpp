@@ -14,10 +14,10 @@
 namespace phew::watershed {
 
 struct SegmentParams {
-  double threshold = 0;             // absolute density; cells strictly above it are test cells
-  std::string threshold_text;       // as given ("80mean"), recorded in the file
-  bool refine_positions = false;    // quadratic fit of the 3x3x3 neighbourhood of each peak cell
-  int threads = 1;                  // for the neighbour searches; the result is the same for any number
+  double threshold = 0;           // absolute density; cells strictly above it are test cells
+  std::string threshold_text;     // as given ("80mean"), recorded in the file
+  bool refine_positions = false;  // quadratic fit of the 3x3x3 neighbourhood of each peak cell
+  int threads = 1;                // for the neighbour searches; the result is the same for any number
 };
 
 struct Segmented {
@@ -30,8 +30,9 @@ struct Segmented {
 // rows owned by blocks of peak IDs, so each rank's rows follow the lower ranks'; the test cells come
 // back sorted, each rank holding an equal share of the range of global indices (the ranks' cells in
 // rank order are /cells/index, as io::write_patches writes them). Collective. Phases: watershed, saddles, peaks.
-Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<double> density,
-                          const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
+Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks,
+                          std::vector<double> density, const SegmentParams& params, const mpi::Comm& comm,
+                          const core::PhaseReport& phase = {});
 // The same with a float32 grid's densities as stored (half the memory; the same rows).
 Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<float> density,
                           const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
@@ -41,7 +42,8 @@ Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposit
 // (mesh::OctreeMesh). Cell sums use each leaf's own volume; peaks sit at their leaf's centre.
 // Error(usage) for --refine-positions. Collective.
 Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
-                                 std::vector<std::uint64_t> keys, std::vector<double> density, const SegmentParams& params,
-                                 const mpi::Comm& comm, const core::PhaseReport& phase = {});
+                                 std::vector<std::uint64_t> keys, std::vector<double> density,
+                                 const SegmentParams& params, const mpi::Comm& comm,
+                                 const core::PhaseReport& phase = {});
 
 }  // namespace phew::watershed

@@ -26,7 +26,8 @@ std::array<double, 3> quadratic_peak_offset(const std::array<double, 27>& f) {
 
   // Solve H d = -g by Cramer's rule; a maximum needs H negative definite (leading minors -, +, -).
   const double m1 = h[0][0], m2 = h[0][0] * h[1][1] - h[0][1] * h[1][0];
-  const double det = h[0][0] * (h[1][1] * h[2][2] - h[1][2] * h[2][1]) - h[0][1] * (h[1][0] * h[2][2] - h[1][2] * h[2][0]) +
+  const double det = h[0][0] * (h[1][1] * h[2][2] - h[1][2] * h[2][1]) -
+                     h[0][1] * (h[1][0] * h[2][2] - h[1][2] * h[2][0]) +
                      h[0][2] * (h[1][0] * h[2][1] - h[1][1] * h[2][0]);
   if (!(m1 < 0 && m2 > 0 && det < 0)) return {0, 0, 0};
   std::array<double, 3> d{};
@@ -34,7 +35,8 @@ std::array<double, 3> quadratic_peak_offset(const std::array<double, 27>& f) {
     double m[3][3];
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j) m[i][j] = j == col ? -g[i] : h[i][j];
-    const double dc = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+    const double dc = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+                      m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
                       m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
     d[static_cast<std::size_t>(col)] = std::clamp(dc / det, -0.5, 0.5);
   }

@@ -56,7 +56,9 @@ class SaddlePairs {
   static std::uint64_t pair_key(const Saddle& s) {
     return static_cast<std::uint64_t>(s.peak_a) << 32 | static_cast<std::uint64_t>(s.peak_b);
   }
-  std::size_t slot_of(std::uint64_t key) const { return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_); }
+  std::size_t slot_of(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
   void grow() {
     const std::size_t size = key_.empty() ? 1024 : 2 * key_.size();
     shift_ = 64 - std::countr_zero(size);
@@ -88,40 +90,41 @@ std::vector<Saddle> find_saddles(const Mesh& mesh, const Segmentation& seg, cons
   if (seg.n_peaks >= (std::uint64_t{1} << 32))
     throw core::Error::usage("{} peaks: the saddle search counts peaks in 32 bits; raise the threshold", seg.n_peaks);
   std::vector<SaddlePairs> best_of(static_cast<std::size_t>(std::max(threads, 1)));
-  core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
-    SaddlePairs& best = best_of[static_cast<std::size_t>(thread)];
-    std::int64_t last_a = 0, last_b = 0;  // no pair is (0, 0) (peak IDs start at 1)
-    std::size_t last = 0;
-    seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
-      const std::int64_t ls = seg.label[member];
-      std::int64_t cs = -1;  // computed when a boundary between patches is found
-      const double rho = mesh.density(s);
-      mesh.for_each_neighbour(s, [&](std::size_t n) {
-        // The other cell's owner looks at the pair if the other cell has the smaller index. Between two
-        // local cells slot order is index order, which saves computing indices (and, asked first, half
-        // the label lookups).
-        const bool local = mesh.is_local(n);
-        if (local && n < s) return;
-        const std::int64_t ln = seg.label_of(n);
-        if (ln == 0 || ln == ls) return;
-        if (!local) {
-          if (cs < 0) cs = mesh.global_index(s);
-          if (mesh.global_index(n) < cs) return;
-        }
-        if (cs < 0) cs = mesh.global_index(s);
-        const std::int64_t cn = mesh.global_index(n);
-        Saddle cand{std::min(ls, ln), std::max(ls, ln), 0.5 * (rho + mesh.density(n)), ls < ln ? cs : cn,
-                    ls < ln ? cn : cs};
-        // Neighbouring boundary cells mostly belong to the same pair: remember the last one.
-        if (cand.peak_a != last_a || cand.peak_b != last_b) {
-          last = best.find_or_add(cand);
-          last_a = cand.peak_a;
-          last_b = cand.peak_b;
-        }
-        if (better_saddle(cand, best[last])) best[last] = cand;
+  core::parallel_for(
+      threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
+        SaddlePairs& best = best_of[static_cast<std::size_t>(thread)];
+        std::int64_t last_a = 0, last_b = 0;  // no pair is (0, 0) (peak IDs start at 1)
+        std::size_t last = 0;
+        seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
+          const std::int64_t ls = seg.label[member];
+          std::int64_t cs = -1;  // computed when a boundary between patches is found
+          const double rho = mesh.density(s);
+          mesh.for_each_neighbour(s, [&](std::size_t n) {
+            // The other cell's owner looks at the pair if the other cell has the smaller index. Between two
+            // local cells slot order is index order, which saves computing indices (and, asked first, half
+            // the label lookups).
+            const bool local = mesh.is_local(n);
+            if (local && n < s) return;
+            const std::int64_t ln = seg.label_of(n);
+            if (ln == 0 || ln == ls) return;
+            if (!local) {
+              if (cs < 0) cs = mesh.global_index(s);
+              if (mesh.global_index(n) < cs) return;
+            }
+            if (cs < 0) cs = mesh.global_index(s);
+            const std::int64_t cn = mesh.global_index(n);
+            Saddle cand{std::min(ls, ln), std::max(ls, ln), 0.5 * (rho + mesh.density(n)), ls < ln ? cs : cn,
+                        ls < ln ? cn : cs};
+            // Neighbouring boundary cells mostly belong to the same pair: remember the last one.
+            if (cand.peak_a != last_a || cand.peak_b != last_b) {
+              last = best.find_or_add(cand);
+              last_a = cand.peak_a;
+              last_b = cand.peak_b;
+            }
+            if (better_saddle(cand, best[last])) best[last] = cand;
+          });
+        });
       });
-    });
-  });
   std::vector<Saddle> mine;
   for (SaddlePairs& best : best_of) {
     mine.insert(mine.end(), best.entries().begin(), best.entries().end());

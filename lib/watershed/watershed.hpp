@@ -48,19 +48,19 @@ struct PeakCell {
 // Labels are held for the test cells only (ghosts too), so the memory goes with the structures, not
 // with the grid: 1/4 byte per cell for the set, 8 bytes per test cell for the labels.
 struct Segmentation {
-  grid::CellSet tests;                    // the test cells among the slots
+  grid::CellSet tests;              // the test cells among the slots
   std::vector<std::int64_t> label;  // per test cell, in slot order: peak ID
   // The peak ID of any slot; 0 below the threshold.
   std::int64_t label_of(std::size_t s) const { return tests.contains(s) ? label[tests.rank(s)] : 0; }
   // Peaks are numbered 1..n_peaks, densest first; rank r holds the block of IDs that
   // mpi::SlabDecomposition(max(n_peaks, 1), ranks) gives it (no rank holds them all).
-  std::uint64_t n_peaks = 0;          // over all ranks
-  std::int64_t first_peak = 1;        // the ID of own_peaks[0]
-  std::vector<PeakCell> own_peaks;    // this rank's block, in ID order
+  std::uint64_t n_peaks = 0;        // over all ranks
+  std::int64_t first_peak = 1;      // the ID of own_peaks[0]
+  std::vector<PeakCell> own_peaks;  // this rank's block, in ID order
   const PeakCell& own_peak(std::int64_t id) const { return own_peaks[static_cast<std::size_t>(id - first_peak)]; }
   std::vector<std::size_t> peak_slots;  // this rank's local peak cells, ascending
-  std::uint64_t test_cells = 0;     // over all ranks
-  int rounds = 0;                   // ghost-label exchange rounds until nothing changed
+  std::uint64_t test_cells = 0;         // over all ranks
+  int rounds = 0;                       // ghost-label exchange rounds until nothing changed
 };
 
 // Segments the mesh, the densest neighbours found on `threads` threads (the same result for any

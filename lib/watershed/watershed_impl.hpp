@@ -36,27 +36,28 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
   };
   const std::size_t first_member = member(mesh.first_local());
   std::vector<Test> tests(member(mesh.end_local()) - first_member);
-  core::parallel_for(threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int) {
-    out.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t m) {
-      const double rho = mesh.density(s);
-      const std::int64_t cell = mesh.global_index(s);
-      std::size_t best = s;
-      double best_rho = rho;
-      std::int64_t best_cell = cell;
-      mesh.for_each_neighbour(s, [&](std::size_t n) {
-        // The global index is only needed to break a tie in density.
-        const double r = mesh.density(n);
-        if (r < best_rho) return;
-        const std::int64_t c = mesh.global_index(n);
-        if (r > best_rho || c < best_cell) {
-          best = n;
-          best_rho = r;
-          best_cell = c;
-        }
+  core::parallel_for(
+      threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int) {
+        out.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t m) {
+          const double rho = mesh.density(s);
+          const std::int64_t cell = mesh.global_index(s);
+          std::size_t best = s;
+          double best_rho = rho;
+          std::int64_t best_cell = cell;
+          mesh.for_each_neighbour(s, [&](std::size_t n) {
+            // The global index is only needed to break a tie in density.
+            const double r = mesh.density(n);
+            if (r < best_rho) return;
+            const std::int64_t c = mesh.global_index(n);
+            if (r > best_rho || c < best_cell) {
+              best = n;
+              best_rho = r;
+              best_cell = c;
+            }
+          });
+          tests[m - first_member] = {s, best};
+        });
       });
-      tests[m - first_member] = {s, best};
-    });
-  });
 
   // 2. Each cell's root, without ordering the cells: a chain of densest neighbours is followed from a
   // cell not yet resolved until it reaches a peak (its own densest neighbour), a cell resolved before,
@@ -72,7 +73,8 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
   const std::size_t n_tests = tests.size();
   const auto index_of = [&](std::size_t s) { return member(s) - first_member; };
   std::int64_t* label = out.label.data() + first_member;  // of the local test cells, by index in `tests`
-  const std::size_t run = threads <= 1 ? std::max<std::size_t>(n_tests, 1) : n_tests / (8 * static_cast<std::size_t>(threads)) + 1;
+  const std::size_t run =
+      threads <= 1 ? std::max<std::size_t>(n_tests, 1) : n_tests / (8 * static_cast<std::size_t>(threads)) + 1;
   core::parallel_for(threads, n_tests, run, [&](std::size_t c0, std::size_t c1, int) {
     std::vector<std::size_t> path;
     for (std::size_t i = c0; i < c1; ++i) {
@@ -143,7 +145,7 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
   out.test_cells = comm.sum<std::uint64_t>(tests.size());
   tests = std::vector<Test>();
   std::vector<PeakCell> local_peaks;
-  std::vector<std::size_t> pk_slot;  // slot of each local peak
+  std::vector<std::size_t> pk_slot;                           // slot of each local peak
   std::vector<std::pair<std::size_t, std::size_t>> boundary;  // (slot, root slot) of test cells others see
   std::vector<std::size_t> interior;
   for (Found& f : found) {
@@ -184,7 +186,8 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
   std::vector<Numbered> numbered;
   numbered.reserve(ranked.size());
   for (std::size_t k = 0; k < ranked.size(); ++k)
-    numbered.push_back({static_cast<std::int64_t>(first_sorted + k) + 1, ranked[k].peak, ranked[k].rank, ranked[k].index});
+    numbered.push_back(
+        {static_cast<std::int64_t>(first_sorted + k) + 1, ranked[k].peak, ranked[k].rank, ranked[k].index});
   ranked = std::vector<Ranked>();
   // Local peaks learn their IDs: their label then holds -ID, which marks them apart from the root
   // pointers (slot + 1) of the other test cells.
@@ -212,8 +215,9 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
     ghosts_before.insert(ghosts_before.end(), out.label.begin() + high_begin, out.label.end());
     mesh.update_ghost_members(out.tests, out.label, comm);
     ++out.rounds;
-    const bool changed = !std::equal(ghosts_before.begin(), ghosts_before.begin() + low_end, out.label.begin()) ||
-                         !std::equal(ghosts_before.begin() + low_end, ghosts_before.end(), out.label.begin() + high_begin);
+    const bool changed =
+        !std::equal(ghosts_before.begin(), ghosts_before.begin() + low_end, out.label.begin()) ||
+        !std::equal(ghosts_before.begin() + low_end, ghosts_before.end(), out.label.begin() + high_begin);
     if (!comm.any(changed)) break;
   }
   // Interior cells read their root (a peak, holding -ID, or a ghost, holding its ID); boundary peaks

@@ -95,7 +95,8 @@ Result run_stages(const mpi::Comm& comm, const std::string& dir, const Catalogue
   }
   const io::File pf = io::File::open_read(dir + "/patches.h5");
   const io::File gf = io::File::open_read(dir + "/grid.h5");
-  const model::Clumps clumps = build_catalogue(tools::CatalogueFiles(pf, gf, io::read_patches_header(pf)), params, comm).clumps;
+  const model::Clumps clumps =
+      build_catalogue(tools::CatalogueFiles(pf, gf, io::read_patches_header(pf)), params, comm).clumps;
   return {comm.all_gatherv<model::PatchPeak>(patches.peaks), comm.all_gatherv<model::SaddleRow>(patches.saddles),
           comm.all_gatherv<model::Clump>(clumps.clumps), comm.all_gatherv<model::Halo>(clumps.halos),
           comm.all_gatherv<model::MergedPeak>(clumps.peaks)};
@@ -105,7 +106,8 @@ class Catalogue : public ::testing::Test {
  protected:
   void SetUp() override {
     // One folder for the parallel run (made by rank 0) and one per rank for its serial run.
-    base_ = fs::temp_directory_path() / ("phew-test-catalogue-" + std::to_string(comm_.all_gather(static_cast<long>(getpid()))[0]));
+    base_ = fs::temp_directory_path() /
+            ("phew-test-catalogue-" + std::to_string(comm_.all_gather(static_cast<long>(getpid()))[0]));
     if (comm_.root()) fs::create_directories(base_ / "all");
     fs::create_directories(base_ / ("self" + std::to_string(comm_.rank())));
     comm_.barrier();
@@ -141,7 +143,8 @@ TEST_F(Catalogue, ThreeBlobsKnownPeaksSaddleAndHierarchy) {
   p.relevance = 1.1;
   p.saddle_threshold = 1.0;  // below A-B's saddle: B joins A's halo, C stays its own
   const Result all = run_stages(comm_, (base_ / "all").string(), p);
-  const Result self = run_stages(mpi::Comm(MPI_COMM_SELF), (base_ / ("self" + std::to_string(comm_.rank()))).string(), p);
+  const Result self =
+      run_stages(mpi::Comm(MPI_COMM_SELF), (base_ / ("self" + std::to_string(comm_.rank()))).string(), p);
   expect_same(all, self);
 
   // Peaks in density order: A, B, C at the cells of their centres.
@@ -186,7 +189,8 @@ TEST_F(Catalogue, RelevanceAboveBsMergesItIntoA) {
   CatalogueParams p;
   p.relevance = 50;  // B (peak/saddle ~ a few) is noise: it joins A; C is isolated and irrelevant: discarded
   const Result all = run_stages(comm_, (base_ / "all").string(), p);
-  const Result self = run_stages(mpi::Comm(MPI_COMM_SELF), (base_ / ("self" + std::to_string(comm_.rank()))).string(), p);
+  const Result self =
+      run_stages(mpi::Comm(MPI_COMM_SELF), (base_ / ("self" + std::to_string(comm_.rank()))).string(), p);
   expect_same(all, self);
   ASSERT_EQ(all.merged.size(), 3u);
   EXPECT_EQ(all.merged[0].clump, 1);
@@ -208,7 +212,8 @@ TEST_F(Catalogue, CellIndexWrittenByRanksThatSharePlanes) {
   for (std::int64_t c = 0; c < 24; ++c)
     if (c % 3 == 0 || (c >= 16 && c < 20)) all.push_back(c);
   const mesh::CellSpace space = mesh::CellSpace::uniform(g);
-  const auto cuts = space.rank_cuts(comm_.size(), all.size(), [&](std::uint64_t row) { return static_cast<std::uint64_t>(all[row]); });
+  const auto cuts = space.rank_cuts(comm_.size(), all.size(),
+                                    [&](std::uint64_t row) { return static_cast<std::uint64_t>(all[row]); });
   const auto r = static_cast<std::size_t>(comm_.rank());
   std::vector<std::int64_t> mine, labels;
   for (const std::int64_t c : all)

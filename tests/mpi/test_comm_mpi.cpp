@@ -93,7 +93,8 @@ TEST(Comm, AllToAllUnevenCountsAndEmptyRanks) {
   std::vector<std::uint64_t> counts;
   for (int d = 0; d < comm.size(); ++d) {
     counts.push_back(uneven_count(comm.rank(), d, comm.size()));
-    for (std::uint64_t k = 0; k < counts.back(); ++k) send.push_back(1000000 * comm.rank() + 1000 * d + static_cast<std::int64_t>(k));
+    for (std::uint64_t k = 0; k < counts.back(); ++k)
+      send.push_back(1000000 * comm.rank() + 1000 * d + static_cast<std::int64_t>(k));
   }
   const auto got = comm.all_to_all<std::int64_t>(send, counts);
   std::vector<std::int64_t> want;
@@ -159,7 +160,9 @@ TEST(Route, RowsOfARunTimeWidthReachTheirRanks) {
   const Comm comm;
   // Rank r has 3 + r rows of 5 values: (r, i, i*i, 7, -1); row i goes to rank (i + r) % size.
   const std::size_t width = 5, count = 3 + static_cast<std::size_t>(comm.rank());
-  auto dest = [&](std::size_t i) { return static_cast<int>((i + static_cast<std::size_t>(comm.rank())) % static_cast<std::size_t>(comm.size())); };
+  auto dest = [&](std::size_t i) {
+    return static_cast<int>((i + static_cast<std::size_t>(comm.rank())) % static_cast<std::size_t>(comm.size()));
+  };
   const auto got = route_rows<double>(comm, count, width, dest, [&](std::size_t i, double* out) {
     const double row[5] = {static_cast<double>(comm.rank()), static_cast<double>(i), static_cast<double>(i * i), 7, -1};
     std::copy(row, row + 5, out);
@@ -198,8 +201,8 @@ TEST(Lookup, AnswersInRequestOrderWithRepeats) {
   for (std::size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(got[i], keys[i] * keys[i]);
   // A rank that asks nothing still answers the others.
   const auto none = lookup<std::int64_t, std::int64_t>(
-      comm, comm.rank() == 0 ? std::vector<std::int64_t>{} : keys, [&](std::int64_t k) { return static_cast<int>(k % comm.size()); },
-      [](std::int64_t k) { return -k; });
+      comm, comm.rank() == 0 ? std::vector<std::int64_t>{} : keys,
+      [&](std::int64_t k) { return static_cast<int>(k % comm.size()); }, [](std::int64_t k) { return -k; });
   EXPECT_EQ(none.size(), comm.rank() == 0 ? 0u : keys.size());
 }
 
@@ -216,10 +219,12 @@ TEST(ExactSums, SameBitsOnAnyRanksAndThreadsWhateverTheOrder) {
   std::vector<ExactSums<2>> parts(3, ExactSums<2>(scales));
   const SlabDecomposition share(terms, comm.size());
   for (std::int64_t i = share.end(comm.rank()) - 1; i >= share.begin(comm.rank()); --i)  // backwards, round robin
-    for (std::int64_t key = 1; key <= 5; ++key) parts[static_cast<std::size_t>((i * 7 + key) % 3)].add(key, {value(key, i), 1.0});
+    for (std::int64_t key = 1; key <= 5; ++key)
+      parts[static_cast<std::size_t>((i * 7 + key) % 3)].add(key, {value(key, i), 1.0});
   const auto mine = joined(parts);
   const auto everywhere = ExactSums<2>::everywhere(comm, mine, scales);
-  const auto at_owner = ExactSums<2>::at_owners(comm, mine, scales, [&](std::int64_t key) { return static_cast<int>(key % comm.size()); });
+  const auto at_owner = ExactSums<2>::at_owners(comm, mine, scales,
+                                                [&](std::int64_t key) { return static_cast<int>(key % comm.size()); });
   for (std::int64_t key = 1; key <= 5; ++key) {
     core::FixedInt fixed = 0;
     long double exact = 0;
@@ -262,7 +267,8 @@ TEST(Agree, TheLowestKeyAnywhereWins) {
   const Comm comm;
   // Every rank but 0 finds a problem; the one with the lowest key is on the last rank.
   std::optional<core::Error> mine;
-  if (comm.rank() > 0) mine = core::Error::input("item {} is bad", comm.rank() == comm.size() - 1 ? 3 : 10 + comm.rank());
+  if (comm.rank() > 0)
+    mine = core::Error::input("item {} is bad", comm.rank() == comm.size() - 1 ? 3 : 10 + comm.rank());
   const std::int64_t key = comm.rank() == comm.size() - 1 ? 3 : 10 + comm.rank();
   if (comm.size() == 1) {
     EXPECT_NO_THROW(agree_first(comm, 0, nullptr));

@@ -48,7 +48,8 @@ std::vector<double> distributed(const GridGeometry& g, Assignment a, const mpi::
     const mpi::BlockDecomposition::Box box = blocks.box(q);
     for (auto i = box.lo[0]; i < box.hi[0]; ++i)
       for (auto j = box.lo[1]; j < box.hi[1]; ++j)
-        for (auto k = box.lo[2]; k < box.hi[2]; ++k) grid[static_cast<std::size_t>((i * g.shape[1] + j) * g.shape[2] + k)] = all[at++];
+        for (auto k = box.lo[2]; k < box.hi[2]; ++k)
+          grid[static_cast<std::size_t>((i * g.shape[1] + j) * g.shape[2] + k)] = all[at++];
   }
   return grid;
 }
@@ -97,8 +98,9 @@ TEST_P(RankInvariance, UnevenAndEmptySlabsGiveIdenticalBits) {
   std::vector<std::int64_t> begins(static_cast<std::size_t>(comm.size()), 1);
   begins[0] = 0;
   const mpi::SlabDecomposition uneven(9, begins), whole(9, 1);
-  for (const mpi::BlockDecomposition& blocks : {mpi::BlockDecomposition({uneven, whole, whole}), mpi::BlockDecomposition({whole, uneven, whole}),
-                                                mpi::BlockDecomposition({whole, whole, uneven})})
+  for (const mpi::BlockDecomposition& blocks :
+       {mpi::BlockDecomposition({uneven, whole, whole}), mpi::BlockDecomposition({whole, uneven, whole}),
+        mpi::BlockDecomposition({whole, whole, uneven})})
     EXPECT_TRUE(same_bits(distributed(g, GetParam(), blocks, c, comm), single(g, GetParam(), c)));
 }
 
@@ -120,7 +122,8 @@ TEST_P(RankInvariance, AgreesWithTheNaiveReference) {
   const Case c = random_particles(4000, 2.0, 5);
   const auto got = distributed(g, GetParam(), mpi::BlockDecomposition(g.shape, comm.size()), c, comm);
   const char* names[] = {"ngp", "cic", "tsc"};
-  const auto want = test::reference_deposit({16, 16, 16}, {2, 2, 2}, c.pos, c.mass, names[static_cast<int>(GetParam())]);
+  const auto want =
+      test::reference_deposit({16, 16, 16}, {2, 2, 2}, c.pos, c.mass, names[static_cast<int>(GetParam())]);
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12 * (1 + want[i]));
 }
@@ -137,8 +140,7 @@ TEST_P(RankInvariance, NonPeriodicRegion) {
                         single(g, GetParam(), c)));
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, RankInvariance,
-                         ::testing::Values(Assignment::ngp, Assignment::cic, Assignment::tsc));
+INSTANTIATE_TEST_SUITE_P(Kernels, RankInvariance, ::testing::Values(Assignment::ngp, Assignment::cic, Assignment::tsc));
 
 }  // namespace
 }  // namespace phew::grid

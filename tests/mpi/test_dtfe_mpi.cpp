@@ -67,10 +67,12 @@ TEST(DtfeMpi, EveryScheduleGivesTheSerialMaps) {
   std::vector<std::vector<double>> reference;
   if (comm.root())
     for (const auto& c : cs)
-      reference.push_back(surface_density(select_field(pos, mass, geometry(c), {kBox, kBox, kBox}), geometry(c), settings).sigma);
+      reference.push_back(
+          surface_density(select_field(pos, mass, geometry(c), {kBox, kBox, kBox}), geometry(c), settings).sigma);
 
   // This rank's share of the particles, then the decomposition and the ghost exchange.
-  const std::size_t n = mass.size(), r = static_cast<std::size_t>(comm.rank()), p = static_cast<std::size_t>(comm.size());
+  const std::size_t n = mass.size(), r = static_cast<std::size_t>(comm.rank()),
+                    p = static_cast<std::size_t>(comm.size());
   const std::size_t b = n * r / p, e = n * (r + 1) / p;
   const std::vector<double> my_pos(pos.begin() + static_cast<long>(3 * b), pos.begin() + static_cast<long>(3 * e));
   const std::vector<double> my_mass(mass.begin() + static_cast<long>(b), mass.begin() + static_cast<long>(e));
@@ -165,7 +167,8 @@ TEST(DtfeMpi, DefaultMarginsAreTheSerialOnesOnAnyNumberOfRanks) {
   for (std::size_t i = 0; i < mine.maps.rows.size(); ++i) {
     EXPECT_EQ(mine.maps.rows[i].margin, serial.maps.rows[first + i].margin) << "field " << first + i;
     EXPECT_EQ(mine.maps.rows[i].n_particles, serial.maps.rows[first + i].n_particles) << "field " << first + i;
-    EXPECT_EQ(std::memcmp(&mine.maps.sigma[i * pixels], &serial.maps.sigma[(first + i) * pixels], pixels * sizeof(double)), 0)
+    EXPECT_EQ(
+        std::memcmp(&mine.maps.sigma[i * pixels], &serial.maps.sigma[(first + i) * pixels], pixels * sizeof(double)), 0)
         << "field " << first + i;
   }
   EXPECT_EQ(mine.summary.margin_max, serial.summary.margin_max);

@@ -27,7 +27,8 @@ std::vector<Source> particles(std::size_t n, double L, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, L);
   std::normal_distribution<double> g(0, 0.04 * L);
-  const double centres[3][3] = {{0.2 * L, 0.5 * L, 0.5 * L}, {0.55 * L, 0.3 * L, 0.9 * L}, {0.97 * L, 0.8 * L, 0.1 * L}};
+  const double centres[3][3] = {
+      {0.2 * L, 0.5 * L, 0.5 * L}, {0.55 * L, 0.3 * L, 0.9 * L}, {0.97 * L, 0.8 * L, 0.1 * L}};
   std::vector<Source> s(n);
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t d = 0; d < 3; ++d) {
@@ -74,16 +75,20 @@ TEST(LongRangeFieldMpi, SameBitsAsOneRankWhereverARankSamples) {
     mass.push_back(s.m);
   }
   // This rank's contiguous share, in order (as read_share gives it).
-  const std::size_t n = src.size(), r = static_cast<std::size_t>(world.rank()), p = static_cast<std::size_t>(world.size());
+  const std::size_t n = src.size(), r = static_cast<std::size_t>(world.rank()),
+                    p = static_cast<std::size_t>(world.size());
   const std::size_t b = n * r / p, e = n * (r + 1) / p;
-  const std::vector<double> my_pos(pos.begin() + 3 * static_cast<std::ptrdiff_t>(b), pos.begin() + 3 * static_cast<std::ptrdiff_t>(e));
-  const std::vector<double> my_mass(mass.begin() + static_cast<std::ptrdiff_t>(b), mass.begin() + static_cast<std::ptrdiff_t>(e));
+  const std::vector<double> my_pos(pos.begin() + 3 * static_cast<std::ptrdiff_t>(b),
+                                   pos.begin() + 3 * static_cast<std::ptrdiff_t>(e));
+  const std::vector<double> my_mass(mass.begin() + static_cast<std::ptrdiff_t>(b),
+                                    mass.begin() + static_cast<std::ptrdiff_t>(e));
   const grid::GridGeometry mesh{{32, 32, 32}, {0, 0, 0}, {L, L, L}, true};
   const LongRangeField parallel(mesh, 1.0, 1.25 * L / 32, my_pos, my_mass, reach, world);
   const LongRangeField serial(mesh, 1.0, 1.25 * L / 32, pos, mass, reach, self);
   const auto& slabs = parallel.slabs();
   if (slabs.planes(world.rank()) == 0) return;
-  const double lo = static_cast<double>(slabs.begin(world.rank())) * L / 32, hi = static_cast<double>(slabs.end(world.rank())) * L / 32;
+  const double lo = static_cast<double>(slabs.begin(world.rank())) * L / 32,
+               hi = static_cast<double>(slabs.end(world.rank())) * L / 32;
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> u(0, 1);
   for (int t = 0; t < 500; ++t) {
@@ -97,8 +102,8 @@ TEST(LongRangeFieldMpi, SameBitsAsOneRankWhereverARankSamples) {
 }
 
 // Group-walk results by particle ID for the sources with lo <= x < hi.
-std::map<std::uint64_t, std::array<double, 4>> by_groups(const Forest& f, const std::vector<Source>& src, double lo, double hi,
-                                                         const LongRangeField* mesh = nullptr) {
+std::map<std::uint64_t, std::array<double, 4>> by_groups(const Forest& f, const std::vector<Source>& src, double lo,
+                                                         double hi, const LongRangeField* mesh = nullptr) {
   std::map<std::uint64_t, std::array<double, 4>> out;
   for (std::size_t i = 0; i < src.size(); ++i) {
     if (src[i].x[0] < lo || src[i].x[0] >= hi || out.count(src[i].id)) continue;
@@ -133,11 +138,15 @@ std::vector<Source> held_sources(const std::vector<Source>& all, const grid::Gri
   std::vector<Source> out;
   const double w = box.extent[0] / static_cast<double>(cubes);
   for (const Source& s : all) {
-    const std::int64_t cx = grid::fold_index(static_cast<std::int64_t>(std::floor((s.x[0] - box.origin[0]) / w)), cubes, box.periodic);
+    const std::int64_t cx =
+        grid::fold_index(static_cast<std::int64_t>(std::floor((s.x[0] - box.origin[0]) / w)), cubes, box.periodic);
     if (Forest::cube_meets(box, w, cx, held_x)) out.push_back(s);
   }
   std::reverse(out.begin(), out.end());
-  std::rotate(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(out.size() * static_cast<std::size_t>(comms().world.rank()) / 5), out.end());
+  std::rotate(
+      out.begin(),
+      out.begin() + static_cast<std::ptrdiff_t>(out.size() * static_cast<std::size_t>(comms().world.rank()) / 5),
+      out.end());
   return out;
 }
 

@@ -71,7 +71,8 @@ TEST(Mailbox, WorkStealingDoesEveryItemOnceAndTerminates) {
   const Comm comm;
   std::deque<std::uint64_t> queue;
   const int mine = comm.root() ? 60 : comm.rank();
-  for (int i = 0; i < mine; ++i) queue.push_back(static_cast<std::uint64_t>(comm.rank()) * 1000 + static_cast<std::uint64_t>(i));
+  for (int i = 0; i < mine; ++i)
+    queue.push_back(static_cast<std::uint64_t>(comm.rank()) * 1000 + static_cast<std::uint64_t>(i));
   std::vector<std::uint64_t> done_here;
   Mailbox box(comm);
   auto serve = [&] {
@@ -109,7 +110,8 @@ TEST(Mailbox, WorkStealingDoesEveryItemOnceAndTerminates) {
   std::sort(all.begin(), all.end());
   std::vector<std::uint64_t> expected;
   for (int r = 0; r < comm.size(); ++r)
-    for (int i = 0; i < (r == 0 ? 60 : r); ++i) expected.push_back(static_cast<std::uint64_t>(r) * 1000 + static_cast<std::uint64_t>(i));
+    for (int i = 0; i < (r == 0 ? 60 : r); ++i)
+      expected.push_back(static_cast<std::uint64_t>(r) * 1000 + static_cast<std::uint64_t>(i));
   EXPECT_EQ(all, expected);
 }
 

@@ -31,7 +31,8 @@ Result distributed(const Graph& gr, double R, double threshold, std::optional<do
   const mpi::Comm comm;
   const auto n = static_cast<std::int64_t>(gr.density.size());
   PeakGraph g(n, comm);
-  for (std::size_t i = 0; i < g.density.size(); ++i) g.density[i] = gr.density[static_cast<std::size_t>(g.first - 1) + i];
+  for (std::size_t i = 0; i < g.density.size(); ++i)
+    g.density[i] = gr.density[static_cast<std::size_t>(g.first - 1) + i];
   const core::FixedScale scale = core::FixedScale::for_terms(1000.0);
   Criterion noise_rule{Criterion::Kind::relevance, R, threshold, true};
   if (floor > 0) {
@@ -196,7 +197,8 @@ Graph random_graph(std::size_t n, unsigned seed) {
       const auto j = static_cast<std::size_t>(u(rng) * static_cast<double>(n));
       if (j == i) continue;
       const double s = std::floor(std::min(g.density[i], g.density[j]) * (0.3 + 0.69 * u(rng)) * 4) / 4;  // ties
-      const auto key = std::make_pair(static_cast<std::int64_t>(std::min(i, j)) + 1, static_cast<std::int64_t>(std::max(i, j)) + 1);
+      const auto key =
+          std::make_pair(static_cast<std::int64_t>(std::min(i, j)) + 1, static_cast<std::int64_t>(std::max(i, j)) + 1);
       g.saddles[key] = std::max(g.saddles[key], s);
     }
   }

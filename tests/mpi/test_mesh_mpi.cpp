@@ -19,7 +19,8 @@ double value_of(std::int64_t cell) { return 0.25 * static_cast<double>(cell % 10
 
 TEST(BlockMesh, NeighboursAndGhostsMatchABruteForce) {
   const mpi::Comm comm;
-  for (const mpi::Extent3 n : {mpi::Extent3{6, 6, 6}, mpi::Extent3{7, 5, 3}, mpi::Extent3{1, 3, 2}, mpi::Extent3{2, 2, 2}, mpi::Extent3{3, 1, 4}})
+  for (const mpi::Extent3 n : {mpi::Extent3{6, 6, 6}, mpi::Extent3{7, 5, 3}, mpi::Extent3{1, 3, 2},
+                               mpi::Extent3{2, 2, 2}, mpi::Extent3{3, 1, 4}})
     for (const bool periodic : {true, false})
       for (const mpi::BlockDecomposition& blocks : test::every_lattice(n, comm.size())) {
         grid::GridGeometry g;
@@ -74,7 +75,7 @@ TEST(BlockDecomposition, TheLatticeHasTheFewestGhostsAndLetsRanksOutnumberPlanes
   EXPECT_EQ(mpi::block_lattice({6, 6, 6}, 8), (std::array<int, 3>{2, 2, 2}));
   EXPECT_EQ(mpi::block_lattice({4, 4, 4}, 64), (std::array<int, 3>{4, 4, 4}));
   EXPECT_EQ(mpi::block_lattice({4, 4, 4}, 5), (std::array<int, 3>{0, 0, 0}));  // no lattice of 5 fits
-  const mpi::BlockDecomposition b({4, 4, 4}, 5);                                         // so 4 ranks work, one idles
+  const mpi::BlockDecomposition b({4, 4, 4}, 5);                               // so 4 ranks work, one idles
   EXPECT_EQ(b.used_ranks(), 4);
   EXPECT_EQ(b.box(4).cells(), 0);
   std::int64_t total = 0;
@@ -85,7 +86,8 @@ TEST(BlockDecomposition, TheLatticeHasTheFewestGhostsAndLetsRanksOutnumberPlanes
     for (std::int64_t j = 0; j < 6; ++j)
       for (std::int64_t k = 0; k < 6; ++k) {
         const mpi::BlockDecomposition::Box box = c.box(c.owner({i, j, k}));
-        EXPECT_TRUE(i >= box.lo[0] && i < box.hi[0] && j >= box.lo[1] && j < box.hi[1] && k >= box.lo[2] && k < box.hi[2]);
+        EXPECT_TRUE(i >= box.lo[0] && i < box.hi[0] && j >= box.lo[1] && j < box.hi[1] && k >= box.lo[2] &&
+                    k < box.hi[2]);
       }
 }
 
@@ -117,7 +119,8 @@ TEST(BlockDecomposition, TheRanksABoxTouchesAreTheOwnersOfItsCells) {
               }
           std::vector<int> got;
           blocks.for_each_rank_touching(first, last, periodic, [&](int r) { got.push_back(r); });
-          EXPECT_EQ(std::set<int>(got.begin(), got.end()), want) << "from " << a << " length " << len << (periodic ? " periodic" : " open");
+          EXPECT_EQ(std::set<int>(got.begin(), got.end()), want)
+              << "from " << a << " length " << len << (periodic ? " periodic" : " open");
           EXPECT_EQ(got.size(), want.size()) << "each rank once";
         }
 }
@@ -151,8 +154,7 @@ TEST(Planes, SentPlanesArriveFromTheirSourceInSendOrder) {
   const std::size_t plane = 2;
   std::vector<PlaneMessage<int>> out;
   for (int r = 0; r < comm.size(); ++r)
-    for (int k = 0; k < 2; ++k)
-      out.push_back({r, 100 * comm.rank() + k, k, {comm.rank(), r * 10 + k}});
+    for (int k = 0; k < 2; ++k) out.push_back({r, 100 * comm.rank() + k, k, {comm.rank(), r * 10 + k}});
   const auto in = send_planes(comm, out, plane);
   ASSERT_EQ(in.size(), 2 * static_cast<std::size_t>(comm.size()));
   for (std::size_t i = 0; i < in.size(); ++i) {

@@ -39,9 +39,10 @@ Mesh make_mesh(unsigned seed, bool periodic) {
     const int b = p % (nblobs + 1);
     for (int d = 0; d < 3; ++d) {
       const double box = m.g.extent[static_cast<std::size_t>(d)];
-      double x = b == nblobs ? u(rng) * box
-                             : std::normal_distribution<double>(blob[static_cast<std::size_t>(b)][static_cast<std::size_t>(d)],
-                                                                blob[static_cast<std::size_t>(b)][3])(rng);
+      double x = b == nblobs
+                     ? u(rng) * box
+                     : std::normal_distribution<double>(blob[static_cast<std::size_t>(b)][static_cast<std::size_t>(d)],
+                                                        blob[static_cast<std::size_t>(b)][3])(rng);
       if (periodic) x -= box * std::floor(x / box);
       pos.push_back(periodic && x >= box ? 0.0 : x);
     }
@@ -107,7 +108,8 @@ Result reference(const Mesh& m, double threshold) {
       if (!label.count(j) || label[j] == label[i]) continue;
       const std::int64_t li = label[i], lj = label[j];
       const auto ki = static_cast<std::int64_t>(m.keys[i]), kj = static_cast<std::int64_t>(m.keys[j]);
-      watershed::Saddle c{std::min(li, lj), std::max(li, lj), 0.5 * (m.density[i] + m.density[j]), li < lj ? ki : kj, li < lj ? kj : ki};
+      watershed::Saddle c{std::min(li, lj), std::max(li, lj), 0.5 * (m.density[i] + m.density[j]), li < lj ? ki : kj,
+                          li < lj ? kj : ki};
       auto [it, fresh] = best.try_emplace({c.peak_a, c.peak_b}, c);
       if (!fresh && watershed::better_saddle(c, it->second)) it->second = c;
     }
@@ -129,13 +131,18 @@ Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Co
   coarse_begin.push_back(m.leaves.size());
   std::mt19937_64 rng(seed);
   std::vector<std::size_t> cut{0};
-  for (int r = 1; r < comm.size(); ++r) cut.push_back(std::uniform_int_distribution<std::size_t>(0, coarse_begin.size() - 1)(rng));
+  for (int r = 1; r < comm.size(); ++r)
+    cut.push_back(std::uniform_int_distribution<std::size_t>(0, coarse_begin.size() - 1)(rng));
   cut.push_back(coarse_begin.size() - 1);
   std::sort(cut.begin(), cut.end());
   const auto r = static_cast<std::size_t>(comm.rank());
   const std::size_t b = coarse_begin[cut[r]], e = coarse_begin[cut[r + 1]];
-  const OctreeMesh mesh(m.g, m.levels, std::vector<std::uint64_t>(m.keys.begin() + static_cast<std::ptrdiff_t>(b), m.keys.begin() + static_cast<std::ptrdiff_t>(e)),
-                        std::vector<double>(m.density.begin() + static_cast<std::ptrdiff_t>(b), m.density.begin() + static_cast<std::ptrdiff_t>(e)), comm);
+  const OctreeMesh mesh(m.g, m.levels,
+                        std::vector<std::uint64_t>(m.keys.begin() + static_cast<std::ptrdiff_t>(b),
+                                                   m.keys.begin() + static_cast<std::ptrdiff_t>(e)),
+                        std::vector<double>(m.density.begin() + static_cast<std::ptrdiff_t>(b),
+                                            m.density.begin() + static_cast<std::ptrdiff_t>(e)),
+                        comm);
   const watershed::Segmentation seg = watershed::segment(mesh, threshold, comm);
   Result out;
   out.peaks = seg.n_peaks;
@@ -145,8 +152,9 @@ Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Co
     std::int64_t label;
   };
   std::vector<Labelled> mine;
-  seg.tests.for_each(mesh.first_local(), mesh.end_local(),
-                     [&](std::size_t s, std::size_t member) { mine.push_back({static_cast<std::uint64_t>(mesh.global_index(s)), seg.label[member]}); });
+  seg.tests.for_each(mesh.first_local(), mesh.end_local(), [&](std::size_t s, std::size_t member) {
+    mine.push_back({static_cast<std::uint64_t>(mesh.global_index(s)), seg.label[member]});
+  });
   for (const Labelled& l : comm.all_gatherv<Labelled>(mine)) out.label[l.key] = l.label;
   return out;
 }
@@ -157,7 +165,8 @@ void expect_equal(const Result& got, const Result& want, const std::string& what
   ASSERT_EQ(got.saddles.size(), want.saddles.size()) << what;
   for (std::size_t i = 0; i < got.saddles.size(); ++i) {
     const auto &x = got.saddles[i], &y = want.saddles[i];
-    ASSERT_TRUE(x.peak_a == y.peak_a && x.peak_b == y.peak_b && x.density == y.density && x.cell_a == y.cell_a && x.cell_b == y.cell_b)
+    ASSERT_TRUE(x.peak_a == y.peak_a && x.peak_b == y.peak_b && x.density == y.density && x.cell_a == y.cell_a &&
+                x.cell_b == y.cell_b)
         << what << " saddle " << i;
   }
 }

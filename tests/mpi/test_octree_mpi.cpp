@@ -29,7 +29,9 @@ Case blobs_on_boundaries(std::size_t n, double box, unsigned seed, double width 
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t b = i % 8;
     for (int d = 0; d < 3; ++d) {
-      double v = b == 7 ? x(rng) : std::normal_distribution<double>(d == 0 ? centres[b] * box : 0.5 * box, (b % 2 ? 1 : 0.2) * width * box)(rng);
+      double v = b == 7 ? x(rng)
+                        : std::normal_distribution<double>(d == 0 ? centres[b] * box : 0.5 * box,
+                                                           (b % 2 ? 1 : 0.2) * width * box)(rng);
       v = v - box * std::floor(v / box);
       c.pos.push_back(v >= box ? 0.0 : v);
     }
@@ -80,14 +82,18 @@ std::vector<LeafMass> distributed(const grid::GridGeometry& g, const RefinementP
   const std::size_t n = c.mass.size();
   std::vector<std::size_t> cut{0};
   std::mt19937_64 rng(seed);
-  for (int r = 1; r < comm.size(); ++r) cut.push_back(seed % 3 == 0 && r == 1 ? 0 : std::uniform_int_distribution<std::size_t>(0, n)(rng));
+  for (int r = 1; r < comm.size(); ++r)
+    cut.push_back(seed % 3 == 0 && r == 1 ? 0 : std::uniform_int_distribution<std::size_t>(0, n)(rng));
   cut.push_back(n);
   std::sort(cut.begin(), cut.end());
   const auto r = static_cast<std::size_t>(comm.rank());
   const std::size_t b = cut[r], e = cut[r + 1];
-  result = deposit_on_octree(g, p, std::vector<double>(c.pos.begin() + static_cast<std::ptrdiff_t>(3 * b), c.pos.begin() + static_cast<std::ptrdiff_t>(3 * e)),
-                             std::vector<double>(c.mass.begin() + static_cast<std::ptrdiff_t>(b), c.mass.begin() + static_cast<std::ptrdiff_t>(e)), comm,
-                             threads);
+  result = deposit_on_octree(g, p,
+                             std::vector<double>(c.pos.begin() + static_cast<std::ptrdiff_t>(3 * b),
+                                                 c.pos.begin() + static_cast<std::ptrdiff_t>(3 * e)),
+                             std::vector<double>(c.mass.begin() + static_cast<std::ptrdiff_t>(b),
+                                                 c.mass.begin() + static_cast<std::ptrdiff_t>(e)),
+                             comm, threads);
   EXPECT_EQ(result.keys.size(), result.mass.size());
   const auto keys = comm.all_gatherv<std::uint64_t>(result.keys);
   const auto mass = comm.all_gatherv<double>(result.mass);
@@ -100,7 +106,8 @@ void expect_same(const std::vector<LeafMass>& got, const std::vector<LeafMass>& 
   ASSERT_EQ(got.size(), want.size()) << what;
   for (std::size_t n = 0; n < got.size(); ++n) {
     ASSERT_EQ(got[n].key, want[n].key) << what << " leaf " << n;
-    ASSERT_EQ(std::memcmp(&got[n].mass, &want[n].mass, sizeof(double)), 0) << what << " leaf " << n << " " << got[n].mass << " " << want[n].mass;
+    ASSERT_EQ(std::memcmp(&got[n].mass, &want[n].mass, sizeof(double)), 0)
+        << what << " leaf " << n << " " << got[n].mass << " " << want[n].mass;
   }
 }
 
@@ -127,23 +134,23 @@ TEST(AmrDeposit, EqualsTheSerialBuildOnAnyRanksAndSplits) {
   const std::pair<grid::Assignment, int> kernels_and_buffers[] = {
       {grid::Assignment::cic, 1}, {grid::Assignment::tsc, 2}, {grid::Assignment::ngp, 0}};
   for (const auto& [a, buffer] : kernels_and_buffers) {
-      const RefinementParams p = refinement(4, a, buffer);
-      const auto want = serial(g, p, c);
-      AmrDeposit r;
-      const std::string what = std::string(grid::to_string(a)) + " buffer " + std::to_string(buffer);
-      // Threads within each rank too: 3 runs of the 40 coarse planes, the blobs on their edges.
-      expect_same(distributed(g, p, c, static_cast<unsigned>(17 + cases), r, comm, 3), want, what + ", 3 threads");
-      const auto got = distributed(g, p, c, static_cast<unsigned>(17 + cases), r, comm);
-      expect_same(got, want, what);
-      EXPECT_GT(r.leaves_per_level[4], 0u) << what;
-      std::uint64_t leaves = 0;
-      for (auto l : r.leaves_per_level) leaves += l;
-      EXPECT_EQ(leaves, want.size());
-      EXPECT_EQ(r.particles_in, c.mass.size());
-      double total = 0;
-      for (double m : c.mass) total += m;
-      EXPECT_NEAR(r.mass_total, total, 1e-9 * total);
-      ++cases;
+    const RefinementParams p = refinement(4, a, buffer);
+    const auto want = serial(g, p, c);
+    AmrDeposit r;
+    const std::string what = std::string(grid::to_string(a)) + " buffer " + std::to_string(buffer);
+    // Threads within each rank too: 3 runs of the 40 coarse planes, the blobs on their edges.
+    expect_same(distributed(g, p, c, static_cast<unsigned>(17 + cases), r, comm, 3), want, what + ", 3 threads");
+    const auto got = distributed(g, p, c, static_cast<unsigned>(17 + cases), r, comm);
+    expect_same(got, want, what);
+    EXPECT_GT(r.leaves_per_level[4], 0u) << what;
+    std::uint64_t leaves = 0;
+    for (auto l : r.leaves_per_level) leaves += l;
+    EXPECT_EQ(leaves, want.size());
+    EXPECT_EQ(r.particles_in, c.mass.size());
+    double total = 0;
+    for (double m : c.mass) total += m;
+    EXPECT_NEAR(r.mass_total, total, 1e-9 * total);
+    ++cases;
   }
 }
 
@@ -188,13 +195,15 @@ TEST(AmrDeposit, RunsHoldEqualSharesOfTheParticles) {
       (d == 0 ? at.i : d == 1 ? at.j : at.k) = v;
     }
     ++per_cell[static_cast<std::size_t>(g.linear(at))];
-    const auto key = static_cast<std::int64_t>(morton3(static_cast<std::uint64_t>(at.i), static_cast<std::uint64_t>(at.j),
-                                                       static_cast<std::uint64_t>(at.k)) << key_shift);
+    const auto key = static_cast<std::int64_t>(
+        morton3(static_cast<std::uint64_t>(at.i), static_cast<std::uint64_t>(at.j), static_cast<std::uint64_t>(at.k))
+        << key_shift);
     ++per_rank[static_cast<std::size_t>(std::upper_bound(r.cuts.begin(), r.cuts.end(), key) - r.cuts.begin() - 1)];
   }
   const std::uint64_t heaviest = *std::max_element(per_cell.begin(), per_cell.end());
   for (int q = 0; q < comm.size(); ++q)
-    EXPECT_LE(per_rank[static_cast<std::size_t>(q)], c.mass.size() / static_cast<std::size_t>(comm.size()) + heaviest) << "rank " << q;
+    EXPECT_LE(per_rank[static_cast<std::size_t>(q)], c.mass.size() / static_cast<std::size_t>(comm.size()) + heaviest)
+        << "rank " << q;
   for (const std::uint64_t key : r.keys) {
     EXPECT_GE(static_cast<std::int64_t>(key), r.cuts[static_cast<std::size_t>(comm.rank())]);
     EXPECT_LT(static_cast<std::int64_t>(key), r.cuts[static_cast<std::size_t>(comm.rank()) + 1]);

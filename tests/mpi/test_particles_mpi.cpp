@@ -26,7 +26,8 @@ using namespace phew::snapshot;  // the formats under test
 
 fs::path output4() {
   const char* env = std::getenv("PHEW_SHARED_DATA");
-  const fs::path root = env ? fs::path(env) : fs::path(__FILE__).parent_path().parent_path().parent_path() / ".." / "shared" / "data";
+  const fs::path root =
+      env ? fs::path(env) : fs::path(__FILE__).parent_path().parent_path().parent_path() / ".." / "shared" / "data";
   return root / "ramses-cosmo-L20-N32" / "output_00004";
 }
 
@@ -55,7 +56,8 @@ TEST(RamsesMpi, ABadFileStopsEveryRankWithTheSameError) {
     std::error_code ec;  // no throw here: the other ranks would wait forever
     fs::remove_all(dir, ec);
     fs::create_directories(dir / "output_00004", ec);
-    for (const auto& e : fs::directory_iterator(output4(), ec)) fs::copy_file(e.path(), dir / "output_00004" / e.path().filename(), ec);
+    for (const auto& e : fs::directory_iterator(output4(), ec))
+      fs::copy_file(e.path(), dir / "output_00004" / e.path().filename(), ec);
     fs::permissions(dir / "output_00004" / "part_00004.out00002", fs::perms::owner_write, fs::perm_options::add, ec);
     fs::resize_file(dir / "output_00004" / "part_00004.out00002", 500000, ec);
     made = ec ? 0 : 1;
@@ -80,8 +82,12 @@ TEST(RamsesMpi, ABadFileStopsEveryRankWithTheSameError) {
 TEST(UniqueIdsMpi, TheSmallestRepeatedIdIsNamedOnAnyRanks) {
   const mpi::Comm comm;
   const std::uint64_t top = ~std::uint64_t{0};
-  for (const auto& [repeats, want] : std::vector<std::pair<std::vector<std::pair<std::size_t, std::size_t>>, std::string>>{
-           {{}, ""}, {{{3, 400}}, "ID 2803 "}, {{{10, 999}, {500, 20}}, "ID 143 "}, {{{0, 999}}, "ID " + std::to_string(top) + " "}}) {
+  for (const auto& [repeats, want] :
+       std::vector<std::pair<std::vector<std::pair<std::size_t, std::size_t>>, std::string>>{
+           {{}, ""},
+           {{{3, 400}}, "ID 2803 "},
+           {{{10, 999}, {500, 20}}, "ID 143 "},
+           {{{0, 999}}, "ID " + std::to_string(top) + " "}}) {
     std::vector<std::uint64_t> all(1000);
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = i + 1 == all.size() ? top : i * 7 + 3;  // unique
     for (const auto& [to, from] : repeats) all[to] = all[from];  // ID 7 from + 3 (the last: top)
@@ -95,8 +101,10 @@ TEST(UniqueIdsMpi, TheSmallestRepeatedIdIsNamedOnAnyRanks) {
       got = e.what();
       EXPECT_EQ(e.kind(), core::ErrorKind::input);
     }
-    if (want.empty()) EXPECT_EQ(got, "");
-    else EXPECT_NE(got.find(want), std::string::npos) << got;
+    if (want.empty())
+      EXPECT_EQ(got, "");
+    else
+      EXPECT_NE(got.find(want), std::string::npos) << got;
   }
 }
 
@@ -130,10 +138,12 @@ TEST(CellMembersMpi, LabelledCellsMembersAreTheBruteForcesOnAnyRanksAndThreads) 
   // The reference: every particle's cell by its coordinates, sorted by (label, ID).
   std::vector<std::tuple<std::int64_t, std::uint64_t, std::int64_t>> want;  // label, id, cell
   for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t cell = (static_cast<std::int64_t>(ps.position[3 * i]) * 6 + static_cast<std::int64_t>(ps.position[3 * i + 1])) * 7 +
-                              static_cast<std::int64_t>(ps.position[3 * i + 2]);
+    const std::int64_t cell =
+        (static_cast<std::int64_t>(ps.position[3 * i]) * 6 + static_cast<std::int64_t>(ps.position[3 * i + 1])) * 7 +
+        static_cast<std::int64_t>(ps.position[3 * i + 2]);
     const auto it = std::lower_bound(all.cell.begin(), all.cell.end(), cell);
-    if (it != all.cell.end() && *it == cell) want.emplace_back(all.label[static_cast<std::size_t>(it - all.cell.begin())], ps.id[i], cell);
+    if (it != all.cell.end() && *it == cell)
+      want.emplace_back(all.label[static_cast<std::size_t>(it - all.cell.begin())], ps.id[i], cell);
   }
   std::sort(want.begin(), want.end());
   // This rank's share of the particles and its run of the cells.
@@ -147,7 +157,8 @@ TEST(CellMembersMpi, LabelledCellsMembersAreTheBruteForcesOnAnyRanksAndThreads) 
       mine.velocity.push_back(ps.velocity[3 * i + d]);
     }
   }
-  const auto cuts = space.rank_cuts(comm.size(), all.size(), [&](std::uint64_t row) { return static_cast<std::uint64_t>(all.cell[row]); });
+  const auto cuts = space.rank_cuts(comm.size(), all.size(),
+                                    [&](std::uint64_t row) { return static_cast<std::uint64_t>(all.cell[row]); });
   grid::CellLabels run;
   for (std::size_t k = 0; k < all.size(); ++k)
     if (all.cell[k] >= cuts[r] && all.cell[k] < cuts[r + 1]) {
@@ -155,9 +166,11 @@ TEST(CellMembersMpi, LabelledCellsMembersAreTheBruteForcesOnAnyRanksAndThreads) 
       run.label.push_back(all.label[k]);
     }
   for (const int threads : {1, 3}) {
-    const std::vector<CellMember> got = gather_groups(members_of_cells(space, cuts, mine, run, threads, comm), 40, threads, comm);
+    const std::vector<CellMember> got =
+        gather_groups(members_of_cells(space, cuts, mine, run, threads, comm), 40, threads, comm);
     for (std::size_t i = 1; i < got.size(); ++i)
-      ASSERT_TRUE(std::tie(got[i - 1].group, got[i - 1].id) < std::tie(got[i].group, got[i].id)) << "threads " << threads;
+      ASSERT_TRUE(std::tie(got[i - 1].group, got[i - 1].id) < std::tie(got[i].group, got[i].id))
+          << "threads " << threads;
     const auto everyone = comm.all_gatherv<CellMember>(got);
     ASSERT_EQ(everyone.size(), want.size()) << "threads " << threads;
     for (std::size_t i = 0; i < want.size(); ++i) {

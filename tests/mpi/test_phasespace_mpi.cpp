@@ -35,7 +35,8 @@ bool same_rows(const std::vector<model::PeakRow>& a, const std::vector<model::Pe
 }
 
 particles::ParticleSet my_share(const particles::ParticleSet& all, const mpi::Comm& comm) {
-  const std::size_t n = all.size(), r = static_cast<std::size_t>(comm.rank()), s = static_cast<std::size_t>(comm.size());
+  const std::size_t n = all.size(), r = static_cast<std::size_t>(comm.rank()),
+                    s = static_cast<std::size_t>(comm.size());
   return scenes::share(all, r * n / s, (r + 1) * n / s);
 }
 
@@ -45,7 +46,8 @@ Deblended deblend_on(const scenes::DeblendScene& s, const particles::ParticleSet
   const auto space = mesh::CellSpace::uniform(s.grid);
   const auto cuts = s.cuts(space, comm.size());
   const auto r = static_cast<std::size_t>(comm.rank());
-  return deblend_patches(space, cuts, ps, s.cells(cuts[r], cuts[r + 1]), s.n_clump_peaks, scenes::ClumpPeaks(s.peak_positions), p, comm);
+  return deblend_patches(space, cuts, ps, s.cells(cuts[r], cuts[r + 1]), s.n_clump_peaks,
+                         scenes::ClumpPeaks(s.peak_positions), p, comm);
 }
 
 TEST(DeblendMpi, SameRowsOnAnyNumberOfRanks) {
@@ -62,7 +64,8 @@ TEST(DeblendMpi, SameRowsOnAnyNumberOfRanks) {
   EXPECT_EQ(one.peaks.size(), 3u);
 }
 
-VoterSelection voters_on(const scenes::VotersScene& s, particles::ParticleSet ps, VoterParams p, const mpi::Comm& comm) {
+VoterSelection voters_on(const scenes::VotersScene& s, particles::ParticleSet ps, VoterParams p,
+                         const mpi::Comm& comm) {
   return select_voters(s.grid, s.peaks, std::move(ps), p, comm);
 }
 
@@ -120,7 +123,8 @@ TEST(SelectVotersMpi, PeaksAcrossSlabAndPeriodicBoundaries) {
       EXPECT_EQ(moved.voters[i].peak, unmoved.voters[i].peak) << "row " << i;
       EXPECT_EQ(moved.voters[i].particle_id, unmoved.voters[i].particle_id) << "row " << i;
       EXPECT_NEAR(moved.voters[i].binding_energy, unmoved.voters[i].binding_energy,
-                  1e-9 * std::abs(unmoved.voters[i].binding_energy)) << "row " << i;
+                  1e-9 * std::abs(unmoved.voters[i].binding_energy))
+          << "row " << i;
     }
     particles::ParticleSet without = s.particles;
     without.potential.clear();

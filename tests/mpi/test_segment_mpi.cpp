@@ -27,7 +27,8 @@ mesh::BlockMesh mesh_of(const Field& f, const mpi::BlockDecomposition& blocks, c
   std::vector<double> d;
   for (long i = box.lo[0]; i < box.hi[0]; ++i)
     for (long j = box.lo[1]; j < box.hi[1]; ++j)
-      for (long k = box.lo[2]; k < box.hi[2]; ++k) d.push_back(f.rho[static_cast<std::size_t>((i * f.g.shape[1] + j) * f.g.shape[2] + k)]);
+      for (long k = box.lo[2]; k < box.hi[2]; ++k)
+        d.push_back(f.rho[static_cast<std::size_t>((i * f.g.shape[1] + j) * f.g.shape[2] + k)]);
   return mesh::BlockMesh(f.g, blocks, std::move(d), comm);
 }
 
@@ -40,7 +41,8 @@ void check_against_reference(const Field& f, double threshold, const mpi::BlockD
     const mesh::BlockMesh mesh = mesh_of(f, blocks, comm);
     const Segmentation seg = segment(mesh, threshold, comm, threads);
     const auto saddles = comm.all_gatherv<Saddle>(find_saddles(mesh, seg, comm, threads));  // each rank holds its own
-    const auto ref = test::reference_watershed(f.rho, {f.g.shape[0], f.g.shape[1], f.g.shape[2]}, f.g.periodic, threshold);
+    const auto ref =
+        test::reference_watershed(f.rho, {f.g.shape[0], f.g.shape[1], f.g.shape[2]}, f.g.periodic, threshold);
 
     // Each rank holds its block of the peaks: together, every peak in ID order.
     const auto peaks = comm.all_gatherv<PeakCell>(seg.own_peaks);
@@ -51,7 +53,8 @@ void check_against_reference(const Field& f, double threshold, const mpi::BlockD
     EXPECT_EQ(seg.first_peak, owners.begin(comm.rank()) + 1);
     EXPECT_EQ(static_cast<std::int64_t>(seg.own_peaks.size()), owners.planes(comm.rank()));
     for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s)
-      ASSERT_EQ(seg.label_of(s), ref.label[static_cast<std::size_t>(mesh.global_index(s))]) << "cell " << mesh.global_index(s);
+      ASSERT_EQ(seg.label_of(s), ref.label[static_cast<std::size_t>(mesh.global_index(s))])
+          << "cell " << mesh.global_index(s);
     ASSERT_EQ(saddles.size(), ref.saddles.size());
     for (const Saddle& s : saddles) {
       const auto& [rho, ca, cb] = ref.saddles.at({s.peak_a, s.peak_b});
@@ -84,7 +87,8 @@ Field blobs(std::array<long, 3> n, const std::vector<std::array<double, 4>>& cen
         double v = 0;
         for (const auto& b : centres_sigma) {
           double r2 = 0;
-          const double x[3] = {static_cast<double>(i) + 0.5, static_cast<double>(j) + 0.5, static_cast<double>(k) + 0.5};
+          const double x[3] = {static_cast<double>(i) + 0.5, static_cast<double>(j) + 0.5,
+                               static_cast<double>(k) + 0.5};
           for (int d = 0; d < 3; ++d) {
             double dx = std::abs(x[d] - b[static_cast<std::size_t>(d)]);
             dx = std::min(dx, static_cast<double>(n[static_cast<std::size_t>(d)]) - dx);  // periodic
@@ -102,14 +106,16 @@ TEST(Segment, RandomFieldsWithTiesMatchTheReference) {
   for (bool periodic : {true, false})
     for (unsigned seed : {1u, 2u, 3u}) {
       const Field f = random_field({11, 7, 6}, periodic, seed, 5);
-      for (const mpi::BlockDecomposition& blocks : test::every_lattice(f.g.shape, comm.size())) check_against_reference(f, 1.5, blocks);
+      for (const mpi::BlockDecomposition& blocks : test::every_lattice(f.g.shape, comm.size()))
+        check_against_reference(f, 1.5, blocks);
     }
 }
 
 TEST(Segment, SmoothRandomFieldMatchesTheReference) {
   const mpi::Comm comm;
   Field f = random_field({16, 12, 10}, true, 9, 1000);
-  for (const mpi::BlockDecomposition& blocks : test::every_lattice(f.g.shape, comm.size())) check_against_reference(f, 300.0, blocks);
+  for (const mpi::BlockDecomposition& blocks : test::every_lattice(f.g.shape, comm.size()))
+    check_against_reference(f, 300.0, blocks);
 }
 
 TEST(Segment, UnevenAndEmptySlabs) {
@@ -117,15 +123,20 @@ TEST(Segment, UnevenAndEmptySlabs) {
   const Field f = random_field({9, 5, 5}, true, 4, 4);
   std::vector<std::int64_t> begins(static_cast<std::size_t>(comm.size()), 1);
   begins[0] = 0;
-  check_against_reference(f, 0.5, mpi::BlockDecomposition({mpi::SlabDecomposition(9, begins), mpi::SlabDecomposition(5, 1), mpi::SlabDecomposition(5, 1)}));
-  check_against_reference(f, 0.5, mpi::BlockDecomposition({mpi::SlabDecomposition(9, 1), mpi::SlabDecomposition(5, 1), mpi::SlabDecomposition(5, begins)}));
+  check_against_reference(f, 0.5,
+                          mpi::BlockDecomposition({mpi::SlabDecomposition(9, begins), mpi::SlabDecomposition(5, 1),
+                                                   mpi::SlabDecomposition(5, 1)}));
+  check_against_reference(f, 0.5,
+                          mpi::BlockDecomposition({mpi::SlabDecomposition(9, 1), mpi::SlabDecomposition(5, 1),
+                                                   mpi::SlabDecomposition(5, begins)}));
 }
 
 TEST(Segment, TinyGrids) {
   const mpi::Comm comm;
   for (long nx : {1L, 2L, 3L}) {
     const Field f = random_field({nx, 3, 2}, true, 5, 3);
-    for (const mpi::BlockDecomposition& blocks : test::every_lattice(f.g.shape, comm.size())) check_against_reference(f, 0.5, blocks);
+    for (const mpi::BlockDecomposition& blocks : test::every_lattice(f.g.shape, comm.size()))
+      check_against_reference(f, 0.5, blocks);
   }
 }
 

@@ -15,9 +15,9 @@ int main() {
     nlohmann::json columns = nlohmann::json::array();
     for (const phew::io::ColumnInfo& c : t.columns) {
       const Constraint& k = c.constraint;
-      nlohmann::json j{{"name", c.name}, {"optional", c.optional}, {"describe", k.describe()}, {"finite", k.finite},
-                       {"measured", k.measured}, {"unique", k.unique}, {"refers_to", k.refers_to},
-                       {"zero_is_none", k.zero_is_none}, {"min_open", k.min_open}};
+      nlohmann::json j{{"name", c.name},           {"optional", c.optional},         {"describe", k.describe()},
+                       {"finite", k.finite},       {"measured", k.measured},         {"unique", k.unique},
+                       {"refers_to", k.refers_to}, {"zero_is_none", k.zero_is_none}, {"min_open", k.min_open}};
       j["min"] = k.min ? nlohmann::json(*k.min) : nlohmann::json(nullptr);
       j["max"] = k.max ? nlohmann::json(*k.max) : nlohmann::json(nullptr);
       const char* order[] = {"none", "non_decreasing", "ascending", "non_increasing"};

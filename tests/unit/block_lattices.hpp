@@ -16,8 +16,8 @@ inline std::vector<mpi::BlockDecomposition> every_lattice(const mpi::Extent3& sh
       if (ranks % (px * py) != 0) continue;
       const int pz = ranks / (px * py);
       if (px > shape[0] || py > shape[1] || pz > shape[2]) continue;
-      out.push_back(mpi::BlockDecomposition(
-          {mpi::SlabDecomposition(shape[0], px), mpi::SlabDecomposition(shape[1], py), mpi::SlabDecomposition(shape[2], pz)}));
+      out.push_back(mpi::BlockDecomposition({mpi::SlabDecomposition(shape[0], px), mpi::SlabDecomposition(shape[1], py),
+                                             mpi::SlabDecomposition(shape[2], pz)}));
     }
   return out;
 }

@@ -18,8 +18,8 @@
 namespace phew::scenes {
 
 // Appends one particle.
-inline void add(particles::ParticleSet& ps, std::uint64_t id, const std::array<double, 3>& x, const std::array<double, 3>& v,
-                double m = 1.0) {
+inline void add(particles::ParticleSet& ps, std::uint64_t id, const std::array<double, 3>& x,
+                const std::array<double, 3>& v, double m = 1.0) {
   ps.id.push_back(id);
   ps.position.insert(ps.position.end(), x.begin(), x.end());
   ps.velocity.insert(ps.velocity.end(), v.begin(), v.end());
@@ -121,7 +121,8 @@ struct DeblendScene {
   // How the tools cut the labelled cells among `ranks` (balanced by count, whole pencils).
   std::vector<std::int64_t> cuts(const mesh::CellSpace& space, int ranks) const {
     const grid::CellLabels all = cells(0, static_cast<std::int64_t>(labels.size()));
-    return space.rank_cuts(ranks, all.size(), [&](std::uint64_t row) { return static_cast<std::uint64_t>(all.cell[row]); });
+    return space.rank_cuts(ranks, all.size(),
+                           [&](std::uint64_t row) { return static_cast<std::uint64_t>(all.cell[row]); });
   }
 };
 

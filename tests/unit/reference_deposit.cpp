@@ -25,7 +25,8 @@ std::vector<double> reference_deposit(const std::array<long, 3>& n, const std::a
     double u[3];
     long c[3];
     for (int d = 0; d < 3; ++d) {
-      u[d] = pos[3 * p + static_cast<std::size_t>(d)] / box[static_cast<std::size_t>(d)] * static_cast<double>(n[static_cast<std::size_t>(d)]);
+      u[d] = pos[3 * p + static_cast<std::size_t>(d)] / box[static_cast<std::size_t>(d)] *
+             static_cast<double>(n[static_cast<std::size_t>(d)]);
       c[d] = static_cast<long>(std::floor(u[d]));
     }
     // Visit the 5x5x5 cells around the particle's cell and weight each by the kernel at its centre.

@@ -62,7 +62,8 @@ ReferenceResult reference_watershed(const std::vector<double>& rho, const std::a
       const std::int64_t ca = lc < lm ? c : m, cb = lc < lm ? m : c;
       auto it = r.saddles.find(key);
       if (it == r.saddles.end() || s > std::get<0>(it->second) ||
-          (s == std::get<0>(it->second) && std::make_pair(ca, cb) < std::make_pair(std::get<1>(it->second), std::get<2>(it->second))))
+          (s == std::get<0>(it->second) &&
+           std::make_pair(ca, cb) < std::make_pair(std::get<1>(it->second), std::get<2>(it->second))))
         r.saddles[key] = {s, ca, cb};
     }
   return r;

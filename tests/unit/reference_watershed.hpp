@@ -11,7 +11,7 @@
 namespace phew::test {
 
 struct ReferenceResult {
-  std::vector<std::int64_t> label;  // per cell, 0 below threshold
+  std::vector<std::int64_t> label;      // per cell, 0 below threshold
   std::vector<std::int64_t> peak_cell;  // by ID - 1
   // (peak_a, peak_b) -> (saddle density, cell_a, cell_b)
   std::map<std::pair<std::int64_t, std::int64_t>, std::tuple<double, std::int64_t, std::int64_t>> saddles;

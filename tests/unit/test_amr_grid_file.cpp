@@ -33,8 +33,8 @@ model::AmrLeaves leaves(std::size_t n) {
   return out;
 }
 
-void write(io::File& f, const model::AmrRefinement& r, const model::AmrLeaves& rows, io::Precision precision, bool compress,
-           const mpi::Comm& comm) {
+void write(io::File& f, const model::AmrRefinement& r, const model::AmrLeaves& rows, io::Precision precision,
+           bool compress, const mpi::Comm& comm) {
   io::write_amr_grid(f, meta(), r, rows.key, rows.density, precision, compress, comm);
 }
 
@@ -61,7 +61,7 @@ TEST_F(AmrFile, WritesAndReadsAnyRangeOfKeys) {
   EXPECT_EQ(io::read_amr_leaves(f, 0, ~std::uint64_t{0}).size(), 1000u);
   EXPECT_TRUE(io::read_amr_leaves(f, 16 * 2000, 16 * 3000).empty());
   EXPECT_TRUE(io::read_amr_leaves(f, 18, 34).empty());  // between keys 17 and 34
-  EXPECT_THROW(io::read_grid_meta(f), core::Error);  // a uniform grid's reader refuses it by name
+  EXPECT_THROW(io::read_grid_meta(f), core::Error);     // a uniform grid's reader refuses it by name
 }
 
 TEST_F(AmrFile, RefusesLeavesOutOfOrderOrWithTheWrongLevel) {

@@ -129,7 +129,7 @@ TEST(Progress, IntervalZeroWritesEveryUpdateAndRanksSayTheShare) {
   Progress p("fields", "fields", 3, 4, f.output(false, 0.0));
   for (int i = 0; i < 3; ++i) p.add();
   p.finish();
-  p.finish();  // once only
+  p.finish();                     // once only
   ASSERT_EQ(f.lines.size(), 3u);  // after items 1 and 2, then the last line
   EXPECT_EQ(f.lines[0], "fields: 1 of 3 fields (33%) on rank 0 of 4");
   EXPECT_EQ(f.lines[2], "fields: 3 of 3 fields (100%) on rank 0 of 4, in 0 s");
@@ -209,7 +209,8 @@ TEST(FixedScale, ConvertsAsTheLibraryCastDoesAndSumsInAnyOrder) {
   for (const double bound : {1.0, 3.7e-12, 6.02e23, 1e-290, 1e300}) {
     int e = 0;
     std::frexp(bound, &e);  // bound < 2^e
-    for (const auto& [scale, bits] : {std::pair{FixedScale::for_terms(bound), 80}, std::pair{FixedScale::for_total(bound), 100}}) {
+    for (const auto& [scale, bits] :
+         {std::pair{FixedScale::for_terms(bound), 80}, std::pair{FixedScale::for_total(bound), 100}}) {
       std::vector<double> terms{bound, -bound, 0.0};
       for (int i = 0; i < 2000; ++i) terms.push_back(bound * u(rng) * std::pow(10.0, -static_cast<double>(i % 30)));
       FixedInt forward = 0, backward = 0;

@@ -22,9 +22,10 @@ StageRun deblend(const scenes::DeblendScene& s, DeblendParams params, std::vecto
   const auto space = mesh::CellSpace::uniform(s.grid);
   const auto cuts = s.cuts(space, comm.size());
   const auto r = static_cast<std::size_t>(comm.rank());
-  run.d = deblend_patches(space, cuts, s.particles, s.cells(cuts[r], cuts[r + 1]), s.n_clump_peaks, catalogue, params, comm, [&](const std::string& p) {
-    if (phases) phases->push_back(p);
-  });
+  run.d = deblend_patches(space, cuts, s.particles, s.cells(cuts[r], cuts[r + 1]), s.n_clump_peaks, catalogue, params,
+                          comm, [&](const std::string& p) {
+                            if (phases) phases->push_back(p);
+                          });
   run.asked = catalogue.asked;
   return run;
 }

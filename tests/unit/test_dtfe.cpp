@@ -170,7 +170,8 @@ TEST(DtfeKernel, UniformBoxGivesMeanDensityTimesDepth) {
     const double mean = std::accumulate(r.sigma.begin(), r.sigma.end(), 0.0) / static_cast<double>(r.sigma.size());
     EXPECT_NEAR(mean / (rho_bar * depth), 1.0, 0.03) << "depth " << depth;
     const auto ray = run(p, g, backends().back(), MapMode::ray, 2, 1, {1, 1, 1});
-    const double mean_ray = std::accumulate(ray.sigma.begin(), ray.sigma.end(), 0.0) / static_cast<double>(ray.sigma.size());
+    const double mean_ray =
+        std::accumulate(ray.sigma.begin(), ray.sigma.end(), 0.0) / static_cast<double>(ray.sigma.size());
     EXPECT_NEAR(mean_ray / (rho_bar * depth), 1.0, 0.03) << "depth " << depth;
   }
 }
@@ -221,7 +222,8 @@ TEST(DtfeKernel, LatticeRaysThroughVerticesAndAlongEdges) {
         const auto exact = run(p, g, b, MapMode::exact);
         const auto whole = run(p, field({4.5, 4.5, 4.5}, 10, 10, ng, axis), b, MapMode::exact);
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const std::string what = std::string(to_string(b)) + " ng " + std::to_string(ng) + " axis " + std::to_string(axis);
+        const std::string what =
+            std::string(to_string(b)) + " ng " + std::to_string(ng) + " axis " + std::to_string(axis);
         EXPECT_LT(secs, 5.0) << what;
         EXPECT_TRUE(all_finite(ray.sigma) && all_finite(exact.sigma) && all_finite(mc.sigma)) << what;
         EXPECT_NEAR(whole.map_mass / 1000.0, 1.0, 1e-10) << what;
@@ -265,8 +267,7 @@ TEST(DtfeKernel, QhullAndCgalGiveTheSameMaps) {
 }
 
 bool same_tets(const Triangulation& a, const Triangulation& b) {
-  return a.tets.size() == b.tets.size() &&
-         std::memcmp(a.tets.data(), b.tets.data(), a.tets.size() * sizeof(Tet)) == 0;
+  return a.tets.size() == b.tets.size() && std::memcmp(a.tets.data(), b.tets.data(), a.tets.size() * sizeof(Tet)) == 0;
 }
 
 TEST(DtfeKernel, TriangulationsAreCanonical) {
@@ -302,8 +303,10 @@ TEST(DtfeKernel, ASphereLooksTheSameAlongXYAndZ) {
     for (int axis : {0, 1})
       for (std::size_t k = 0; k < maps[2].size(); ++k) {
         const double a = maps[static_cast<std::size_t>(axis)][k], z = maps[2][k];
-        if (std::isnan(z)) ASSERT_TRUE(std::isnan(a)) << "axis " << axis;  // outside the hull in every view
-        else ASSERT_NEAR(a, z, 1e-9 * z + 1e-12) << "axis " << axis;
+        if (std::isnan(z))
+          ASSERT_TRUE(std::isnan(a)) << "axis " << axis;  // outside the hull in every view
+        else
+          ASSERT_NEAR(a, z, 1e-9 * z + 1e-12) << "axis " << axis;
       }
   }
 }
@@ -367,7 +370,8 @@ FieldPoints lattice_points(const std::vector<std::array<std::int32_t, 3>>& q) {
 
 TEST(DtfeSilhouette, TheProjectedHullAndWhatItContainsAreExact) {
   // A square of side 20 seen from above (heights differ), with points inside and on its edges.
-  const Silhouette square(lattice_points({{-10, -10, 0}, {10, -10, 5}, {10, 10, -3}, {-10, 10, 1}, {0, 0, 9}, {0, -10, 2}, {3, 4, 7}}));
+  const Silhouette square(
+      lattice_points({{-10, -10, 0}, {10, -10, 5}, {10, 10, -3}, {-10, 10, 1}, {0, 0, 9}, {0, -10, 2}, {3, 4, 7}}));
   EXPECT_EQ(square.vertices().size(), 4u);  // the point on the edge is not a vertex
   EXPECT_TRUE(square.contains(0, 0, true));
   EXPECT_TRUE(square.contains(10, 0, false));
@@ -425,7 +429,8 @@ TEST(DtfeMarginRule, PixelsOutsideTheHullAreNaNUnlessTheWindowHoldsEveryParticle
     const std::size_t zeros = static_cast<std::size_t>(std::count(open.sigma.begin(), open.sigma.end(), 0.0));
     EXPECT_GT(zeros, 0u) << to_string(mode);
     const auto boxed = run(p, g, backends().back(), mode, 1, 1, {20, 20, 20});
-    const auto nan = static_cast<std::size_t>(std::count_if(boxed.sigma.begin(), boxed.sigma.end(), [](double s) { return std::isnan(s); }));
+    const auto nan = static_cast<std::size_t>(
+        std::count_if(boxed.sigma.begin(), boxed.sigma.end(), [](double s) { return std::isnan(s); }));
     EXPECT_EQ(nan, boxed.n_outside) << to_string(mode);
     EXPECT_EQ(std::count(boxed.sigma.begin(), boxed.sigma.end(), 0.0), 0) << to_string(mode);
     // The exact mode blanks every pixel the hull does not wholly cover, so it blanks at least the
@@ -468,7 +473,8 @@ TEST(DtfeMarginRule, DefaultMarginsCoverEveryMapAndAGivenOneTooSmallLeavesNaN) {
     params.margin = 0.1;
     params.map = {mode, 1, backends().back(), 1};
     params.auto_margin = true;
-    const SurfaceMaps grown = surface_maps(sparse_box({{5, 5, 5}, {7.3, 5, 5}, {4, 6, 5.5}, {1, 1, 1}, {9.9, 0.2, 5}, {2, 8, 3}}), params, self);
+    const SurfaceMaps grown = surface_maps(
+        sparse_box({{5, 5, 5}, {7.3, 5, 5}, {4, 6, 5.5}, {1, 1, 1}, {9.9, 0.2, 5}, {2, 8, 3}}), params, self);
     EXPECT_TRUE(all_finite(grown.maps.sigma)) << to_string(mode);
     EXPECT_EQ(std::count(grown.maps.sigma.begin(), grown.maps.sigma.end(), 0.0), 0) << to_string(mode);
     EXPECT_EQ(grown.summary.pixels_outside, 0u);

@@ -105,7 +105,7 @@ TEST(GadgetBinary, Format2WithPotentialAndAcceleration) {
   EXPECT_TRUE(info.has_acceleration);
   EXPECT_FALSE(info.periodic);  // BoxSize 0
   EXPECT_EQ(info.box_size[0], 0.0);
-  EXPECT_NEAR(info.time, 5e-4, 1e-9);   // a float-rounded value stored as double
+  EXPECT_NEAR(info.time, 5e-4, 1e-9);  // a float-rounded value stored as double
   EXPECT_FALSE(info.comoving);
   EXPECT_FALSE(info.cosmology.has_value());
   EXPECT_FALSE(info.units.known());
@@ -198,7 +198,8 @@ TEST(GadgetBinary, Format2MassFromTable) {
   EXPECT_TRUE(all_finite(p.position));
   for (double m : p.mass) ASSERT_EQ(m, info.mass_table[0]);
   EXPECT_EQ(p.position[0], double(-2.0604116916656494f));
-  EXPECT_EQ((std::vector<std::uint64_t>(p.id.begin(), p.id.begin() + 3)), (std::vector<std::uint64_t>{4695, 5968, 5404}));
+  EXPECT_EQ((std::vector<std::uint64_t>(p.id.begin(), p.id.begin() + 3)),
+            (std::vector<std::uint64_t>{4695, 5968, 5404}));
   // The IDs in this file are not unique (1988 distinct values in 3716..6591).
   for (auto id : p.id) {
     ASSERT_GE(id, 3716u);
@@ -283,10 +284,18 @@ struct Synthetic {
       for (int t = 0; t < 6; ++t) w.put<std::uint32_t>(0);  // npartTotalHighWord
       while (w.bytes().size() < 4 + 256) w.put<std::uint8_t>(0);
     });
-    w.record([&] { for (float x : pos) w.put(x); });
-    w.record([&] { for (float v : vel) w.put(v); });
-    w.record([&] { for (auto id : ids) w.put(id); });
-    w.record([&] { for (double m : masses1) w.put(m); });
+    w.record([&] {
+      for (float x : pos) w.put(x);
+    });
+    w.record([&] {
+      for (float v : vel) w.put(v);
+    });
+    w.record([&] {
+      for (auto id : ids) w.put(id);
+    });
+    w.record([&] {
+      for (double m : masses1) w.put(m);
+    });
     return w.bytes();
   }
 };
@@ -382,7 +391,9 @@ TEST(GadgetBinary, InconsistentBlocksAreInputErrors) {
   BigEndianWriter w;
   const auto head = std::vector<unsigned char>(bytes.begin(), bytes.begin() + 264);
   w.bytes() = head;
-  w.record([&] { for (int i = 0; i < 14; ++i) w.put(1.0f); });
+  w.record([&] {
+    for (int i = 0; i < 14; ++i) w.put(1.0f);
+  });
   expect_input_error("bad_size", w.bytes(), "block POS has 56 bytes");
 
   // The header announces two files; only one is given.

@@ -69,7 +69,8 @@ TEST(GadgetWriter, ReadsBackThroughTheSnapshotReader) {
       h.mass_units = "1e10 Msun/h";
       h.potential_units = "(km/s)^2";
       h.acceleration_units = "(km/s)^2/kpc/h";
-      GadgetParticles p{d.position, d.velocity, d.id, per_particle ? std::span<const double>(d.mass) : std::span<const double>(),
+      GadgetParticles p{d.position,  d.velocity,
+                        d.id,        per_particle ? std::span<const double>(d.mass) : std::span<const double>(),
                         d.potential, d.acceleration};
       {
         io::File f = io::File::create(path, comm);

@@ -228,7 +228,7 @@ TEST(OpenTree, AgreesWithDirectSummationAndTheAnalyticPotential) {
 }
 
 std::vector<phasespace::Candidate> halo_candidates(const std::vector<Source>& src, const std::vector<double>& phi,
-                                       const std::vector<std::array<double, 3>>& acc, unsigned seed) {
+                                                   const std::vector<std::array<double, 3>>& acc, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> g(0.0, 0.3);
   std::vector<phasespace::Candidate> c;
@@ -241,7 +241,8 @@ TEST(Voters, TreeAndBruteForcePotentialsPickTheSameVoters) {
   const mpi::Comm comm;
   if (comm.size() != 1) GTEST_SKIP();
   const auto src = plummer(2000, 13, {0, 0, 0});
-  Forest forest({{1, 1, 1}, {-40, -40, -40}, {80, 80, 80}, false}, {8, 8, 8}, {-1e300, 1e300}, src, PairForce(1, 0.02), {0.5, 8});
+  Forest forest({{1, 1, 1}, {-40, -40, -40}, {80, 80, 80}, false}, {8, 8, 8}, {-1e300, 1e300}, src, PairForce(1, 0.02),
+                {0.5, 8});
   forest.share_cube_moments(comm, [](std::int64_t) { return true; });
   const auto targets = positions(src);
   std::vector<double> phi(src.size()), phi_ref;

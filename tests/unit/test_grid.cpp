@@ -84,8 +84,8 @@ TEST(Deposit, TscWrapsOnATinyGrid) {
 TEST(Deposit, NonPeriodicGridDropsWeightOutsideAndIgnoresOutsideParticles) {
   GridGeometry g = cube(4, 4.0, false);
   const mpi::Comm self(MPI_COMM_SELF);
-  const auto r = deposit(g, Assignment::cic, mpi::BlockDecomposition(g.shape, 1), std::vector<double>{0.0, 2.5, 2.5, 9, 9, 9},
-                         std::vector<double>{2.0, 5.0}, self);
+  const auto r = deposit(g, Assignment::cic, mpi::BlockDecomposition(g.shape, 1),
+                         std::vector<double>{0.0, 2.5, 2.5, 9, 9, 9}, std::vector<double>{2.0, 5.0}, self);
   EXPECT_EQ(r.particles_outside, 1u);
   EXPECT_EQ(r.particles_in, 1u);
   EXPECT_DOUBLE_EQ(r.mass_total, 1.0);  // half the cloud lies below x = 0
@@ -159,7 +159,8 @@ TEST_P(AgainstReference, SinkGivesTheWholeGridsBitsBlockByBlock) {
     Deposit chunked(g, a, slabs, self, threads);
     for (std::size_t b = 0; b < mass.size(); b += 777) {  // chunks of 777 particles, the last shorter
       const std::size_t e = std::min(mass.size(), b + 777);
-      chunked.add(std::span<const double>(pos).subspan(3 * b, 3 * (e - b)), std::span<const double>(mass).subspan(b, e - b));
+      chunked.add(std::span<const double>(pos).subspan(3 * b, 3 * (e - b)),
+                  std::span<const double>(mass).subspan(b, e - b));
     }
     const DepositResult blocks = chunked.finish(memory);
     EXPECT_TRUE(blocks.mass.empty());
@@ -185,7 +186,7 @@ TEST(GridRule, OneParticleMassPerThresholdCell) {
   EXPECT_EQ(grid_rule_shape(cube, 32768, 80), (std::array<std::int64_t, 3>{136, 136, 136}));  // 137.9
   EXPECT_EQ(grid_rule_shape(cube, 32768, 8), (std::array<std::int64_t, 3>{64, 64, 64}));      // exactly 64
   EXPECT_EQ(grid_rule_shape(cube, 512.0 * 512 * 512, 80), (std::array<std::int64_t, 3>{2200, 2200, 2200}));
-  EXPECT_EQ(grid_rule_shape(cube, 10, 1), (std::array<std::int64_t, 3>{8, 8, 8}));  // at least 8
+  EXPECT_EQ(grid_rule_shape(cube, 10, 1), (std::array<std::int64_t, 3>{8, 8, 8}));                      // at least 8
   EXPECT_EQ(grid_rule_shape({10, 20, 40}, 10 * 20 * 40, 1), (std::array<std::int64_t, 3>{8, 16, 40}));  // cell 1
   for (const double delta : {10.0, 80.0, 200.0, 1000.0}) {
     const auto s = grid_rule_shape(cube, 32768, delta);
@@ -200,8 +201,8 @@ TEST(GridRule, OneParticleMassPerThresholdCell) {
 // sizes that are not a multiple of 64.
 TEST(CellSet, MembershipRankAndRangesAgreeWithAPlainList) {
   std::mt19937 rng(5);
-  for (const std::size_t slots : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{65},
-                                  std::size_t{1000}}) {
+  for (const std::size_t slots :
+       {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{65}, std::size_t{1000}}) {
     for (const double fill : {0.0, 0.03, 0.5, 1.0}) {
       CellSet set(slots);
       std::vector<std::size_t> members;
@@ -213,13 +214,15 @@ TEST(CellSet, MembershipRankAndRangesAgreeWithAPlainList) {
       set.finish();
       ASSERT_EQ(set.size(), members.size());
       for (std::size_t s = 0; s <= slots; ++s) {
-        const auto below = static_cast<std::size_t>(std::lower_bound(members.begin(), members.end(), s) - members.begin());
+        const auto below =
+            static_cast<std::size_t>(std::lower_bound(members.begin(), members.end(), s) - members.begin());
         ASSERT_EQ(set.rank(s), below) << slots << " slots, slot " << s;
         if (s < slots) {
           ASSERT_EQ(set.contains(s), std::binary_search(members.begin(), members.end(), s));
         }
       }
-      for (const auto& [b, e] : {std::pair<std::size_t, std::size_t>{0, slots}, {slots / 3, slots / 2}, {1, 1}, {63, 130}}) {
+      for (const auto& [b, e] :
+           {std::pair<std::size_t, std::size_t>{0, slots}, {slots / 3, slots / 2}, {1, 1}, {63, 130}}) {
         std::vector<std::pair<std::size_t, std::size_t>> got, want;
         set.for_each(b, e, [&](std::size_t s, std::size_t k) { got.emplace_back(s, k); });
         for (std::size_t k = 0; k < members.size(); ++k)

@@ -248,7 +248,8 @@ TEST_F(Manifest, OutputsAndInputsMustBeRecorded) {
   for (const manifest::Json& inputs : {manifest::Json::object(), manifest::Json::array(), manifest::Json(nullptr)}) {
     manifest::Json m = good;
     m["inputs"] = inputs;
-    EXPECT_NE(message(m).find("manifest field inputs is missing, empty or not a list"), std::string::npos) << message(m);
+    EXPECT_NE(message(m).find("manifest field inputs is missing, empty or not a list"), std::string::npos)
+        << message(m);
   }
   manifest::Json m = good;
   m["inputs"][0].erase("fingerprint");
@@ -273,7 +274,8 @@ TEST_F(Manifest, MalformedManifestsAreInputErrors) {
     EXPECT_TRUE(input_error([&] { manifest::recorded_input(path("x.h5"), 0); })) << text;
     EXPECT_TRUE(input_error([&] { manifest::snapshot_inputs_in_chain(path("x.h5"), {path("x.h5")}); })) << text;
     // kind_of and made_from answer "none" for a well-formed object with odd fields, else throw Error.
-    EXPECT_TRUE(input_error([&] { manifest::kind_of(path("x.h5")); }) || manifest::kind_of(path("x.h5")).empty()) << text;
+    EXPECT_TRUE(input_error([&] { manifest::kind_of(path("x.h5")); }) || manifest::kind_of(path("x.h5")).empty())
+        << text;
     EXPECT_TRUE(input_error([&] { manifest::made_from(path("x.h5"), "f"); }) || !manifest::made_from(path("x.h5"), "f"))
         << text;
   }

@@ -78,8 +78,9 @@ TEST_F(MapsFile, RoundTripsInBothPrecisions) {
     const auto sigma = read_map_sigma(f, 1, 1);
     ASSERT_EQ(sigma.size(), 9u);
     for (int p = 0; p < 9; ++p)
-      EXPECT_EQ(sigma[static_cast<std::size_t>(p)], f64 ? m.sigma[9 + static_cast<std::size_t>(p)]
-                                                       : static_cast<double>(static_cast<float>(m.sigma[9 + static_cast<std::size_t>(p)])));
+      EXPECT_EQ(sigma[static_cast<std::size_t>(p)],
+                f64 ? m.sigma[9 + static_cast<std::size_t>(p)]
+                    : static_cast<double>(static_cast<float>(m.sigma[9 + static_cast<std::size_t>(p)])));
     EXPECT_EQ(f.dataset_info("/maps/id").describe(), "int64 [2]");
     EXPECT_EQ(f.dataset_info("/timing/model_sample").describe(), "int64 [2]");
     EXPECT_EQ(f.read_attribute_string("/timing/triangulation", "units"), "s");
@@ -158,7 +159,8 @@ TEST(Quicklook, NanPixelsAreGreyAndEmptyOnesBlack) {
   // One stored deflate block: "IDAT", the 2-byte zlib header, the 5-byte block header, the scanlines.
   const std::size_t raw = png.find("IDAT") + 4 + 2 + 5;
   auto pixel = [&](int i, int j) {  // sigma[i * n + j]: u = i to the right, v = j up
-    const std::size_t at = raw + static_cast<std::size_t>(n - 1 - j) * (3 * n + 1) + 1 + 3 * static_cast<std::size_t>(i);
+    const std::size_t at =
+        raw + static_cast<std::size_t>(n - 1 - j) * (3 * n + 1) + 1 + 3 * static_cast<std::size_t>(i);
     return std::array<int, 3>{static_cast<unsigned char>(png[at]), static_cast<unsigned char>(png[at + 1]),
                               static_cast<unsigned char>(png[at + 2])};
   };

@@ -60,20 +60,25 @@ class Tree4 : public ::testing::Test {
     p.min_votes = 3;
     p.graveyard_votes = 2;
     p.graveyard_max_age = 2;
-    add_stage(st, stage(0, {{1, range(1, 10), {1, 2, 3, 4}}, {2, range(11, 20), {11, 12, 13, 14}},
-                            {3, range(21, 30), {21, 22, 23, 24}}}),
+    add_stage(st,
+              stage(0, {{1, range(1, 10), {1, 2, 3, 4}},
+                        {2, range(11, 20), {11, 12, 13, 14}},
+                        {3, range(21, 30), {21, 22, 23, 24}}}),
               p);
     after0 = st;
-    add_stage(st, stage(1, {{5, range(1, 20), {1, 2, 3, 11}}, {7, range(31, 35), {31, 32, 33, 34}, true},
-                            {8, range(41, 45), {41, 42, 43, 44}}}),
+    add_stage(st,
+              stage(1, {{5, range(1, 20), {1, 2, 3, 11}},
+                        {7, range(31, 35), {31, 32, 33, 34}, true},
+                        {8, range(41, 45), {41, 42, 43, 44}}}),
               p);
     after1 = st;
-    add_stage(st, stage(2, {{9, range(21, 30), {21, 22, 23, 50}}, {10, range(1, 20), {1, 2, 3, 4}},
-                            {14, range(31, 35), {31, 32, 33, 34}}}),
+    add_stage(st,
+              stage(2, {{9, range(21, 30), {21, 22, 23, 50}},
+                        {10, range(1, 20), {1, 2, 3, 4}},
+                        {14, range(31, 35), {31, 32, 33, 34}}}),
               p);
     after2 = st;
-    add_stage(st, stage(3, {{12, range(1, 20), {1, 2, 3, 4}}, {13, range(21, 30), {21, 22, 23, 24}}}),
-              p);
+    add_stage(st, stage(3, {{12, range(1, 20), {1, 2, 3, 4}}, {13, range(21, 30), {21, 22, 23, 24}}}), p);
   }
   TreeParams p;
   TreeState st, after0, after1, after2;
@@ -247,7 +252,8 @@ TEST(Votes, VotesSplitOverOneHalosPeaksCountForTheHalo) {
     Stage s0 = stage(0, {{1, range(1, 100), range(1, 20)}});
     s0.voters_per_peak = 20;
     add_stage(st, s0, p);
-    Stage s1 = stage(1, {{2, range(1, 9), range(1, 9)}, {3, range(10, 17), range(10, 17)}, {4, range(18, 100), range(18, 20)}});
+    Stage s1 = stage(
+        1, {{2, range(1, 9), range(1, 9)}, {3, range(10, 17), range(10, 17)}, {4, range(18, 100), range(18, 20)}});
     s1.voters_per_peak = 20;
     if (same_halo) s1.peaks[1].halo.host = 2;
     add_stage(st, s1, p);
@@ -384,7 +390,8 @@ Tree branch_tree(int n, double (*mass)(double), double (*x)(double), double vx) 
 }
 
 TEST(Ctrees, DepthFirstMainProgenitorFirstAndLinksByRow) {
-  const Tree tree = branch_tree(4, [](double t) { return 10 * t; }, [](double t) { return 100 + t; }, 0);
+  const Tree tree = branch_tree(
+      4, [](double t) { return 10 * t; }, [](double t) { return 100 + t; }, 0);
   const auto trees = depth_first_trees(tree.state);
   ASSERT_EQ(trees.size(), 1u);  // one root: the peak of the last snapshot
   // rows: (0,1) (1,1) (1,2) (2,1) (3,1); depth first from (3,1): (2,1), then its main progenitor (1,1),
@@ -405,10 +412,10 @@ TEST(Ctrees, DepthFirstMainProgenitorFirstAndLinksByRow) {
   }
   ASSERT_EQ(rows.size(), 5u);
   const auto& merged = rows[4];
-  EXPECT_EQ(merged[1], 2);   // id
-  EXPECT_EQ(merged[3], 3);   // desc_id
-  EXPECT_EQ(merged[5], 1);   // pid
-  EXPECT_EQ(merged[14], 0);  // mmp?
+  EXPECT_EQ(merged[1], 2);    // id
+  EXPECT_EQ(merged[3], 3);    // desc_id
+  EXPECT_EQ(merged[5], 1);    // pid
+  EXPECT_EQ(merged[14], 0);   // mmp?
   EXPECT_EQ(rows[0][3], -1);  // the root has no descendant
   EXPECT_EQ(rows[1][4], 2);   // row 3 has two progenitors
   EXPECT_EQ(rows[1][15], 3);  // scale_of_last_MM: the major merger at time 3 ...
@@ -421,7 +428,8 @@ TEST(TreeStats, MassGrowingWithTimeHasConstantBetaAndNoFluctuation) {
   EXPECT_NEAR(mass_growth_beta(1, 10, 2, 20), 0.5, 1e-12);
   EXPECT_NEAR(mass_growth_beta(2, 5, 3, 5), 0.0, 1e-12);
   EXPECT_LT(mass_growth_beta(2, 5, 3, 4), 0.0);
-  const Tree tree = branch_tree(6, [](double t) { return 10 * t; }, [](double t) { return 100 + t; }, 0);
+  const Tree tree = branch_tree(
+      6, [](double t) { return 10 * t; }, [](double t) { return 100 + t; }, 0);
   const auto j = tree_statistics(tree, {});
   const auto& h = j["haloes"];
   EXPECT_EQ(h["n_trees"], 1);
@@ -437,7 +445,8 @@ TEST(TreeStats, MassGrowingWithTimeHasConstantBetaAndNoFluctuation) {
 TEST(TreeStats, ArtefactsAreNeitherHaloesNorSubhaloes) {
   // A velocity-space peak of the last snapshot with no progenitor is an artefact: it sits in peak 1's
   // halo, but it is no subhalo (no tree), only counted as an artefact.
-  Tree tree = branch_tree(4, [](double t) { return 10 * t; }, [](double t) { return 100 + t; }, 0);
+  Tree tree = branch_tree(
+      4, [](double t) { return 10 * t; }, [](double t) { return 100 + t; }, 0);
   TreeRow a = tree.state.rows.back();
   a.peak = {3, 7};
   a.lineage = 3;
@@ -457,7 +466,8 @@ TEST(TreeStats, ArtefactsAreNeitherHaloesNorSubhaloes) {
 TEST(TreeStats, BallisticMotionHasNoDisplacementMiss) {
   // x = 100 + 3 t moving at v = 3 (snapshot units: kpc/h per kpc/h/(km/s)): every step is what the
   // velocity predicts, Delta_r = 0; a peak that jumps is flagged.
-  const Tree tree = branch_tree(5, [](double) { return 10.0; }, [](double t) { return 100 + 3 * t; }, 3);
+  const Tree tree = branch_tree(
+      5, [](double) { return 10.0; }, [](double t) { return 100 + 3 * t; }, 3);
   const auto j = tree_statistics(tree, {});
   EXPECT_NEAR(j["haloes"]["delta_r"]["median"].get<double>(), 0.0, 1e-12);
   EXPECT_EQ(j["haloes"]["delta_r_fraction_above_1"], 0.0);

@@ -35,13 +35,16 @@ grid::GridGeometry cube(std::int64_t n, double box, bool periodic = true) {
 std::vector<double> blobs(std::uint32_t seed, std::size_t n, double box, std::vector<double>& mass, bool equal = true) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uni(0, box), mass_of(0.5, 2.0);
-  const std::array<std::array<double, 4>, 3> blob{{{0.3, 0.4, 0.5, 0.02}, {0.72, 0.7, 0.31, 0.05}, {0.98, 0.05, 0.5, 0.03}}};
+  const std::array<std::array<double, 4>, 3> blob{
+      {{0.3, 0.4, 0.5, 0.02}, {0.72, 0.7, 0.31, 0.05}, {0.98, 0.05, 0.5, 0.03}}};
   std::vector<double> pos;
   mass.clear();
   for (std::size_t p = 0; p < n; ++p) {
     const std::size_t b = p % 4;
     for (int d = 0; d < 3; ++d) {
-      double x = b == 3 ? uni(rng) : std::normal_distribution<double>(blob[b][static_cast<std::size_t>(d)] * box, blob[b][3] * box)(rng);
+      double x =
+          b == 3 ? uni(rng)
+                 : std::normal_distribution<double>(blob[b][static_cast<std::size_t>(d)] * box, blob[b][3] * box)(rng);
       x = x - box * std::floor(x / box);
       if (x >= box) x = 0;
       pos.push_back(x);
@@ -144,7 +147,8 @@ DenseTree dense_reference(const grid::GridGeometry& g, const RefinementParams& p
         for (std::int64_t b = cell[1] - 1; b <= cell[1] + 1; ++b)
           for (std::int64_t c = cell[2] - 1; c <= cell[2] + 1; ++c) {
             // CIC: the overlap of the unit cloud centred at u with cell [a, a+1).
-            const double w = std::max(0.0, 1 - std::abs(u[0] - (static_cast<double>(a) + 0.5))) * std::max(0.0, 1 - std::abs(u[1] - (static_cast<double>(b) + 0.5))) *
+            const double w = std::max(0.0, 1 - std::abs(u[0] - (static_cast<double>(a) + 0.5))) *
+                             std::max(0.0, 1 - std::abs(u[1] - (static_cast<double>(b) + 0.5))) *
                              std::max(0.0, 1 - std::abs(u[2] - (static_cast<double>(c) + 0.5)));
             if (w > 0 && exists[l][at(n, a, b, c)]) m[at(n, a, b, c)] += mass[q] * w;
           }
@@ -162,7 +166,8 @@ DenseTree dense_reference(const grid::GridGeometry& g, const RefinementParams& p
       for (std::int64_t j = 0; j < n; ++j)
         for (std::int64_t k = 0; k < n; ++k)
           if (split[at(n, i, j, k)])
-            for (int o = 0; o < 8; ++o) exists[l + 1][at(2 * n, 2 * i + (o >> 2 & 1), 2 * j + (o >> 1 & 1), 2 * k + (o & 1))] = 1;
+            for (int o = 0; o < 8; ++o)
+              exists[l + 1][at(2 * n, 2 * i + (o >> 2 & 1), 2 * j + (o >> 1 & 1), 2 * k + (o & 1))] = 1;
   }
   // 2. Flagged: the heavy cells with every cell within the buffer, on the whole lattice. 3. RAMSES'
   // balance as its flag_fine states it, from the finest level down: a cell of level l-1 is required when
@@ -170,7 +175,8 @@ DenseTree dense_reference(const grid::GridGeometry& g, const RefinementParams& p
   std::vector<std::vector<char>> split(L + 1);
   for (std::size_t l = 0; l <= L; ++l) split[l].assign(heavy[l].size(), 0);
   for (std::size_t l = 0; l < L; ++l)
-    grow(n0 << l, heavy[l], p.buffer, [&](std::int64_t i, std::int64_t j, std::int64_t k) { split[l][at(n0 << l, i, j, k)] = 1; });
+    grow(n0 << l, heavy[l], p.buffer,
+         [&](std::int64_t i, std::int64_t j, std::int64_t k) { split[l][at(n0 << l, i, j, k)] = 1; });
   for (std::size_t l = L - 1; l >= 1; --l) {
     const std::int64_t n = n0 << l;
     std::vector<char> parent(split[l - 1].size(), 0);
@@ -178,7 +184,8 @@ DenseTree dense_reference(const grid::GridGeometry& g, const RefinementParams& p
       for (std::int64_t j = 0; j < n; ++j)
         for (std::int64_t k = 0; k < n; ++k)
           if (split[l][at(n, i, j, k)]) parent[at(n / 2, i / 2, j / 2, k / 2)] = 1;
-    grow(n / 2, parent, 1 + p.buffer, [&](std::int64_t i, std::int64_t j, std::int64_t k) { split[l - 1][at(n / 2, i, j, k)] = 1; });
+    grow(n / 2, parent, 1 + p.buffer,
+         [&](std::int64_t i, std::int64_t j, std::int64_t k) { split[l - 1][at(n / 2, i, j, k)] = 1; });
   }
   // 4. The tree of those splits.
   DenseTree t;
@@ -194,7 +201,8 @@ DenseTree dense_reference(const grid::GridGeometry& g, const RefinementParams& p
           if (!split[l][at(n, i, j, k)]) continue;
           EXPECT_TRUE(t.exists[l][at(n, i, j, k)]) << "a split cell's parent is split";
           t.split[l][at(n, i, j, k)] = 1;
-          for (int o = 0; o < 8; ++o) t.exists[l + 1][at(2 * n, 2 * i + (o >> 2 & 1), 2 * j + (o >> 1 & 1), 2 * k + (o & 1))] = 1;
+          for (int o = 0; o < 8; ++o)
+            t.exists[l + 1][at(2 * n, 2 * i + (o >> 2 & 1), 2 * j + (o >> 1 & 1), 2 * k + (o & 1))] = 1;
         }
   }
   return t;
@@ -219,8 +227,10 @@ TEST(Octree, SplitsTheCellsTheDenseReferenceSplits) {
           for (std::int64_t k = 0; k < n; ++k) {
             const std::size_t s = static_cast<std::size_t>((i * n + j) * n + k);
             const Cell c{l, {i, j, k}};
-            ASSERT_EQ(tree.slot(c) >= 0, want.exists[static_cast<std::size_t>(l)][s] != 0) << "seed " << seed << " level " << l;
-            ASSERT_EQ(tree.split(c), want.split[static_cast<std::size_t>(l)][s] != 0) << "seed " << seed << " level " << l;
+            ASSERT_EQ(tree.slot(c) >= 0, want.exists[static_cast<std::size_t>(l)][s] != 0)
+                << "seed " << seed << " level " << l;
+            ASSERT_EQ(tree.split(c), want.split[static_cast<std::size_t>(l)][s] != 0)
+                << "seed " << seed << " level " << l;
             split_cells += tree.split(c);
           }
     }
@@ -242,7 +252,10 @@ TEST(Octree, TouchingLeavesDifferByOneLevelAtMostAndTileTheBox) {
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t k = 0; k < n; ++k)
-        level[static_cast<std::size_t>((i * n + j) * n + k)] = tree.leaf_at({(static_cast<double>(i) + 0.5) / 64, (static_cast<double>(j) + 0.5) / 64, (static_cast<double>(k) + 0.5) / 64}).level;
+        level[static_cast<std::size_t>((i * n + j) * n + k)] =
+            tree.leaf_at({(static_cast<double>(i) + 0.5) / 64, (static_cast<double>(j) + 0.5) / 64,
+                          (static_cast<double>(k) + 0.5) / 64})
+                .level;
   int worst = 0;
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < n; ++j)
@@ -251,8 +264,9 @@ TEST(Octree, TouchingLeavesDifferByOneLevelAtMostAndTileTheBox) {
           for (int b = -1; b <= 1; ++b)
             for (int c = -1; c <= 1; ++c) {
               const auto w = [n](std::int64_t x) { return ((x % n) + n) % n; };
-              worst = std::max(worst, std::abs(level[static_cast<std::size_t>((i * n + j) * n + k)] -
-                                               level[static_cast<std::size_t>((w(i + a) * n + w(j + b)) * n + w(k + c))]));
+              worst =
+                  std::max(worst, std::abs(level[static_cast<std::size_t>((i * n + j) * n + k)] -
+                                           level[static_cast<std::size_t>((w(i + a) * n + w(j + b)) * n + w(k + c))]));
             }
   EXPECT_EQ(worst, 1);
   // The leaves tile the box: their volumes in finest cells add up to the lattice, and each finest
@@ -303,7 +317,8 @@ TEST(Octree, TouchingLeavesAreThoseWhoseBoxesMeet) {
       for (const Cell& b : leaves)
         if (!(a == b) && meet(a, b)) want.push_back(b);  // leaves() is in key order already
       const auto got = touching_leaves(tree, a);
-      ASSERT_EQ(got, want) << "leaf level " << a.level << " (" << a.index[0] << "," << a.index[1] << "," << a.index[2] << ")";
+      ASSERT_EQ(got, want) << "leaf level " << a.level << " (" << a.index[0] << "," << a.index[1] << "," << a.index[2]
+                           << ")";
       pairs += got.size();
       for (const Cell& b : got) across_levels += b.level != a.level;
     }
@@ -340,8 +355,10 @@ double cloud_over_leaf(const Octree& tree, const std::array<double, 3>& x, int p
         const std::array<double, 3> shift{a * box, b * box, c * box};
         double v = 1;
         for (int d = 0; d < 3; ++d) {
-          const double lo = static_cast<double>(leaf.index[static_cast<std::size_t>(d)]) * hl + shift[static_cast<std::size_t>(d)];
-          const double overlap = std::min(lo + hl, x[static_cast<std::size_t>(d)] + h / 2) - std::max(lo, x[static_cast<std::size_t>(d)] - h / 2);
+          const double lo =
+              static_cast<double>(leaf.index[static_cast<std::size_t>(d)]) * hl + shift[static_cast<std::size_t>(d)];
+          const double overlap = std::min(lo + hl, x[static_cast<std::size_t>(d)] + h / 2) -
+                                 std::max(lo, x[static_cast<std::size_t>(d)] - h / 2);
           v *= std::max(0.0, overlap) / h;
         }
         sum += v;
@@ -404,7 +421,8 @@ TEST(Octree, OpenGridsDropWhatLiesOutsideAsTheUniformGridDoes) {
   const Octree tree = build_octree(g, p, pos, mass);
   const auto got = deposit_on_leaves(tree, grid::Assignment::cic, pos, mass);
   const mpi::Comm self(MPI_COMM_SELF);
-  const auto uniform = grid::deposit(g, grid::Assignment::cic, mpi::BlockDecomposition(g.shape, 1), pos, mass, self).mass;
+  const auto uniform =
+      grid::deposit(g, grid::Assignment::cic, mpi::BlockDecomposition(g.shape, 1), pos, mass, self).mass;
   double inside = 0;
   for (std::size_t q = 0; q < mass.size(); ++q) {
     bool in = true;
@@ -491,18 +509,21 @@ TEST(CellSpace, UniformCutsBalanceTestCellsAtWholePencils) {
     if (rng() % 3 != 0) cells.push_back(c);
   for (std::int64_t c = 0; c < 60; ++c) EXPECT_EQ(space.chunk(c), c / 5);
   for (const int ranks : {1, 2, 3, 5, 8, 12, 20}) {
-    const auto cut = space.rank_cuts(ranks, cells.size(), [&](std::uint64_t row) { return static_cast<std::uint64_t>(cells[row]); });
+    const auto cut =
+        space.rank_cuts(ranks, cells.size(), [&](std::uint64_t row) { return static_cast<std::uint64_t>(cells[row]); });
     ASSERT_EQ(cut.size(), static_cast<std::size_t>(ranks) + 1);
     EXPECT_EQ(cut.front(), 0);
     EXPECT_EQ(cut.back(), 60);
     EXPECT_TRUE(std::is_sorted(cut.begin(), cut.end()));
     int busy = 0;
     for (int r = 0; r < ranks; ++r) {
-      EXPECT_EQ(cut[static_cast<std::size_t>(r)] % 5, 0) << "rank " << r << " of " << ranks << " begins inside a pencil";
+      EXPECT_EQ(cut[static_cast<std::size_t>(r)] % 5, 0)
+          << "rank " << r << " of " << ranks << " begins inside a pencil";
       const auto n = std::count_if(cells.begin(), cells.end(), [&](std::int64_t c) {
         return c >= cut[static_cast<std::size_t>(r)] && c < cut[static_cast<std::size_t>(r) + 1];
       });
-      EXPECT_LE(static_cast<std::size_t>(n), cells.size() / static_cast<std::size_t>(ranks) + 1 + 5) << "rank " << r << " of " << ranks;
+      EXPECT_LE(static_cast<std::size_t>(n), cells.size() / static_cast<std::size_t>(ranks) + 1 + 5)
+          << "rank " << r << " of " << ranks;
       busy += n > 0 ? 1 : 0;
     }
     EXPECT_GE(busy, std::min(ranks, 12) / 2) << ranks << " ranks on 12 pencils";
@@ -557,15 +578,16 @@ TEST(CoarseRuns, RanksNearACellAreThoseOwningACellWithinTheMargin) {
             std::vector<std::int32_t> want;
             for (std::int64_t o = 0; o < n; ++o) {
               const auto y = g.cell_at(o);
-              if (apart(x.i, y.i, g.shape[0]) <= margin && apart(x.j, y.j, g.shape[1]) <= margin && apart(x.k, y.k, g.shape[2]) <= margin)
+              if (apart(x.i, y.i, g.shape[0]) <= margin && apart(x.j, y.j, g.shape[1]) <= margin &&
+                  apart(x.k, y.k, g.shape[2]) <= margin)
                 want.push_back(runs.owner(o));
             }
             std::sort(want.begin(), want.end());
             want.erase(std::unique(want.begin(), want.end()), want.end());
             const auto got = near.of(c);
             ASSERT_EQ(std::vector<std::int32_t>(got.begin(), got.end()), want)
-                << g.shape[0] << "x" << g.shape[1] << "x" << g.shape[2] << (periodic ? " periodic" : " open") << ", " << ranks
-                << " ranks, margin " << margin << ", cell " << c;
+                << g.shape[0] << "x" << g.shape[1] << "x" << g.shape[2] << (periodic ? " periodic" : " open") << ", "
+                << ranks << " ranks, margin " << margin << ", cell " << c;
           }
           ++cases;
         }
@@ -618,15 +640,17 @@ TEST(Octree, ThreadsGiveTheBitsOfOneThread) {
           const auto keys = one.leaf_keys();
           const auto masses = deposit_on_leaves(one, keys, a, pos, mass, 1);
           for (const int threads : {2, 3, 4}) {
-            const std::string what = std::to_string(planes) + " planes, " + (periodic ? "periodic" : "open") + (filed ? ", filed" : ", unfiled") +
-                                     ", " + std::string(grid::to_string(a)) + ", " + std::to_string(threads) + " threads";
+            const std::string what = std::to_string(planes) + " planes, " + (periodic ? "periodic" : "open") +
+                                     (filed ? ", filed" : ", unfiled") + ", " + std::string(grid::to_string(a)) + ", " +
+                                     std::to_string(threads) + " threads";
             Octree tree = build_octree(g, params, pos, mass, threads);
             ASSERT_EQ(tree.leaf_keys(threads), keys) << what;
             tree.forget_cell_codes();
             const auto got = deposit_on_leaves(tree, keys, a, pos, mass, threads);
             ASSERT_EQ(got.size(), masses.size()) << what;
             for (std::size_t n = 0; n < got.size(); ++n)
-              ASSERT_EQ(std::memcmp(&got[n], &masses[n], sizeof(double)), 0) << what << ", leaf " << n << ": " << got[n] << " " << masses[n];
+              ASSERT_EQ(std::memcmp(&got[n], &masses[n], sizeof(double)), 0)
+                  << what << ", leaf " << n << ": " << got[n] << " " << masses[n];
           }
           EXPECT_GT(keys.size(), g.cells()) << "refined";
           ++cases;

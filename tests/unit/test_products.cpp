@@ -96,7 +96,8 @@ TEST_F(Products, TableRefusesColumnsOfDifferentLengths) {
   {
     io::File f = io::File::create(path("bad.h5"), comm);
     f.create_group("/rows");
-    for (const char* c : {"id", "big", "flag"}) f.write<std::int64_t>(std::string("/rows/") + c, std::vector<std::int64_t>{1, 2});
+    for (const char* c : {"id", "big", "flag"})
+      f.write<std::int64_t>(std::string("/rows/") + c, std::vector<std::int64_t>{1, 2});
     f.write<double>("/rows/x", std::vector<double>{1, 2});
     f.write<double>("/rows/v", {3, 3}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9});
   }
@@ -120,11 +121,19 @@ TEST_F(Products, TableChecksEveryDeclaredConstraint) {
   };
   // clang-format off: one column and its constraints per line
   const auto table = io::Table<R>()
-                         .column("id", &R::id).above(0).ascending()
-                         .column("ref", &R::ref).refers_to("/other/id", true)
-                         .column("m", &R::m).finite().at_least(0)
-                         .column("q", &R::q).measured().at_most(1)
-                         .column("x", &R::x).finite();
+                         .column("id", &R::id)
+                         .above(0)
+                         .ascending()
+                         .column("ref", &R::ref)
+                         .refers_to("/other/id", true)
+                         .column("m", &R::m)
+                         .finite()
+                         .at_least(0)
+                         .column("q", &R::q)
+                         .measured()
+                         .at_most(1)
+                         .column("x", &R::x)
+                         .finite();
   // clang-format on
   const std::vector<R> good{{1, 0, 0.5, std::nan(""), {1, 2, 3}}, {2, 7, 0, 1, {0, 0, 0}}, {5, 9, 3, 0.2, {4, 5, 6}}};
   const auto write = [&](const std::string& name, const std::vector<R>& rows) {
@@ -183,7 +192,8 @@ TEST_F(Products, TableRefusesAnIntegerDatasetForAFloatingColumn) {
   {
     io::File f = io::File::create(path("int.h5"), comm);
     f.create_group("/rows");
-    for (const char* c : {"id", "big", "flag", "x"}) f.write<std::int64_t>(std::string("/rows/") + c, std::vector<std::int64_t>{1, 2});
+    for (const char* c : {"id", "big", "flag", "x"})
+      f.write<std::int64_t>(std::string("/rows/") + c, std::vector<std::int64_t>{1, 2});
     f.write<double>("/rows/v", {2, 3}, std::vector<double>{1, 2, 3, 4, 5, 6});
   }
   const io::File f = io::File::open_read(path("int.h5"));
@@ -191,7 +201,8 @@ TEST_F(Products, TableRefusesAnIntegerDatasetForAFloatingColumn) {
     row_table().read(f, "/rows");
     FAIL();
   } catch (const core::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("/rows/x is int64 [2], expected floating point"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/rows/x is int64 [2], expected floating point"), std::string::npos)
+        << e.what();
   }
 }
 

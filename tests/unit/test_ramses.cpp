@@ -112,7 +112,8 @@ TEST(Ramses, MatchesTheIndependentConversion) {
     SCOPED_TRACE("output " + std::to_string(n));
     const auto r = open_snapshot({output(n)});
     const ParticleSet p = read_particles(*r, {1}, 0, r->info().total(1), ids_and_velocities());
-    const io::File ref = io::File::open_read((run_dir() / "reference" / ("snap_00" + std::to_string(n) + ".hdf5")).string());
+    const io::File ref =
+        io::File::open_read((run_dir() / "reference" / ("snap_00" + std::to_string(n) + ".hdf5")).string());
     const auto id = ref.read<std::uint64_t>("/PartType1/ParticleIDs");
     const auto x = ref.read<double>("/PartType1/Coordinates");
     const auto v = ref.read<double>("/PartType1/Velocities");
@@ -145,7 +146,8 @@ TEST(Ramses, RangesAcrossTheFileBoundaryAreSlicesOfTheWhole) {
   const auto r = open_snapshot({output(3)});
   const std::uint64_t n = r->info().total(1);
   const ParticleSet all = read_particles(*r, {1}, 0, n, ids_and_velocities());
-  for (const auto& [begin, count] : {std::pair<std::uint64_t, std::uint64_t>{0, 5}, {18770, 30}, {18782, 1}, {n - 7, 7}}) {
+  for (const auto& [begin, count] :
+       {std::pair<std::uint64_t, std::uint64_t>{0, 5}, {18770, 30}, {18782, 1}, {n - 7, 7}}) {
     const ParticleSet part = read_particles(*r, {1}, begin, count, ids_and_velocities());
     ASSERT_EQ(part.size(), count);
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -157,9 +159,9 @@ TEST(Ramses, RangesAcrossTheFileBoundaryAreSlicesOfTheWhole) {
 }
 
 TEST(Ramses, TypesAreFamilies) {
-  EXPECT_EQ(ramses_type_of_family(1), 1);   // DM
-  EXPECT_EQ(ramses_type_of_family(2), 2);   // stars
-  EXPECT_EQ(ramses_type_of_family(0), 0);   // gas tracers
+  EXPECT_EQ(ramses_type_of_family(1), 1);    // DM
+  EXPECT_EQ(ramses_type_of_family(2), 2);    // stars
+  EXPECT_EQ(ramses_type_of_family(0), 0);    // gas tracers
   EXPECT_EQ(ramses_type_of_family(-1), 11);  // DM tracers
   EXPECT_EQ(ramses_type_of_family(-5), 15);
   EXPECT_FALSE(ramses_type_of_family(6));
@@ -219,14 +221,23 @@ void record(std::ofstream& out, const Values& values, bool swap) {
 template <typename Values>
 void typed_record(std::ofstream& out, char type, const Values& values, bool swap) {
   switch (type) {
-    case 'd': return record<double>(out, values, swap);
-    case 'f': return record<float>(out, values, swap);
-    case 'i': return record<std::int32_t>(out, values, swap);
-    case 'q': case 'l': return record<std::int64_t>(out, values, swap);
-    case 'h': return record<std::int16_t>(out, values, swap);
-    case 'b': return record<std::int8_t>(out, values, swap);
-    case 'B': return record<std::uint8_t>(out, values, swap);
-    default: FAIL() << "type " << type;
+    case 'd':
+      return record<double>(out, values, swap);
+    case 'f':
+      return record<float>(out, values, swap);
+    case 'i':
+      return record<std::int32_t>(out, values, swap);
+    case 'q':
+    case 'l':
+      return record<std::int64_t>(out, values, swap);
+    case 'h':
+      return record<std::int16_t>(out, values, swap);
+    case 'b':
+      return record<std::int8_t>(out, values, swap);
+    case 'B':
+      return record<std::uint8_t>(out, values, swap);
+    default:
+      FAIL() << "type " << type;
   }
 }
 
@@ -255,14 +266,14 @@ fs::path write_output(const fs::path& dir, const std::vector<std::vector<Fake>>&
   {
     std::ofstream f(out / "header_00001.txt");
     const char* names[] = {"other_tracer", "debris_tracer", "cloud_tracer", "star_tracer", "other_tracer", "gas_tracer",
-                           "DM", "star", "cloud", "debris", "other", "undefined"};
+                           "DM",           "star",          "cloud",        "debris",      "other",        "undefined"};
     f << "#      Family     Count\n";
     for (std::size_t i = 0; i < 12; ++i) f << " " << names[i] << " " << per_family[i] << "\n";
     f << "Particle fields\npos vel mass iord level family tag\n";
   }
-  std::vector<std::pair<std::string, char>> fields{{"position_x", s.real}, {"position_y", s.real}, {"position_z", s.real},
-                                                   {"velocity_x", s.real}, {"velocity_y", s.real}, {"velocity_z", s.real},
-                                                   {"mass", s.real},       {"identity", s.id}};
+  std::vector<std::pair<std::string, char>> fields{
+      {"position_x", s.real}, {"position_y", s.real}, {"position_z", s.real}, {"velocity_x", s.real},
+      {"velocity_y", s.real}, {"velocity_z", s.real}, {"mass", s.real},       {"identity", s.id}};
   if (s.extra_fields) fields.push_back({"levelp", 'i'});
   fields.push_back({"family", s.family});
   if (s.extra_fields) {
@@ -272,7 +283,8 @@ fs::path write_output(const fs::path& dir, const std::vector<std::vector<Fake>>&
   {
     std::ofstream f(out / "part_file_descriptor.txt");
     f << "# version:  1\n# ivar, variable_name, variable_type\n";
-    for (std::size_t i = 0; i < fields.size(); ++i) f << (i < 9 ? " " : "") << i + 1 << ", " << fields[i].first << ", " << fields[i].second << "\n";
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      f << (i < 9 ? " " : "") << i + 1 << ", " << fields[i].first << ", " << fields[i].second << "\n";
   }
   for (std::size_t r = 0; r < files.size(); ++r) {
     std::ofstream f(out / fmt::format("part_00001.out{:05d}", r + 1), std::ios::binary);
@@ -298,7 +310,8 @@ fs::path write_output(const fs::path& dir, const std::vector<std::vector<Fake>>&
         if (name == "family") integer.push_back(p.family);
         if (name == "tag") integer.push_back(0);
       }
-      if (!real.empty() || name == "mass" || name.rfind("position_", 0) == 0 || name.rfind("velocity_", 0) == 0 || name == "birth_time")
+      if (!real.empty() || name == "mass" || name.rfind("position_", 0) == 0 || name.rfind("velocity_", 0) == 0 ||
+          name == "birth_time")
         typed_record(f, type, real, sw);
       else
         typed_record(f, type, integer, sw);
@@ -336,7 +349,8 @@ std::vector<Fake> expected(const std::vector<std::vector<Fake>>& files, int fami
   return out;
 }
 
-void expect_reads(const SnapshotReader& r, const std::vector<std::vector<Fake>>& files, int type, int family, double tol) {
+void expect_reads(const SnapshotReader& r, const std::vector<std::vector<Fake>>& files, int type, int family,
+                  double tol) {
   const double h = 0.7, lf = kUnitL / kAexp / kMpc * h, mf = kUnitD * kUnitL * kUnitL * kUnitL / kMsun * h,
                vf = kUnitL / kUnitT / 1e5;  // peculiar km/s
   const auto want = expected(files, family);
@@ -382,8 +396,10 @@ TEST_F(RamsesFake, MixedFamiliesAreTypesNumberedFileMajor) {
 
 TEST_F(RamsesFake, EveryFieldTypeAndBigEndian) {
   const auto files = mixed(2, 25);
-  for (const Spec s : {Spec{2, 'f', 'q', 'b'}, Spec{2, 'd', 'l', 'h'}, Spec{2, 'd', 'i', 'q', true}, Spec{2, 'f', 'i', 'i', true, true, false}}) {
-    SCOPED_TRACE(testing::Message() << "real " << s.real << " id " << s.id << " family " << s.family << " big-endian " << s.big_endian);
+  for (const Spec s : {Spec{2, 'f', 'q', 'b'}, Spec{2, 'd', 'l', 'h'}, Spec{2, 'd', 'i', 'q', true},
+                       Spec{2, 'f', 'i', 'i', true, true, false}}) {
+    SCOPED_TRACE(testing::Message() << "real " << s.real << " id " << s.id << " family " << s.family << " big-endian "
+                                    << s.big_endian);
     const auto r = open_snapshot({write_output(dir_, files, s).string()});
     expect_reads(*r, files, 1, 1, s.real == 'f' ? 1e-6 : 1e-9);
   }
@@ -411,7 +427,8 @@ TEST_F(RamsesFake, BadFamilyAndIdentityAreNamed) {
     FAIL() << "no error";
   } catch (const core::Error& e) {
     EXPECT_EQ(e.kind(), core::ErrorKind::input);
-    EXPECT_NE(std::string(e.what()).find("part_00001.out00002: particle 3 has family 9"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("part_00001.out00002: particle 3 has family 9"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -117,7 +117,8 @@ TEST(SelectVoters, TheComputedPotentialFindsTheSameHaloes) {
   p.softening = 0.1;
   p.n_particles = s.particles.size();
   std::vector<std::string> phases;
-  const VoterSelection computed = select_voters(s.grid, s.peaks, without, p, comm, [&](const std::string& ph) { phases.push_back(ph); });
+  const VoterSelection computed =
+      select_voters(s.grid, s.peaks, without, p, comm, [&](const std::string& ph) { phases.push_back(ph); });
   EXPECT_EQ(phases.front(), "long-range");
   EXPECT_EQ(computed.potential_source.rfind("computed: TreePM", 0), 0u) << computed.potential_source;
   EXPECT_GT(computed.n_computed, 0u);

@@ -174,7 +174,7 @@ TEST(SettleUnits, AssumedWithoutCosmologyOrWhenNothingFits) {
   const std::string none = write_snapshot("phew-units-none.hdf5", 32.0, 1.0, false);
   const auto r = settle_units(open_snapshot({none}), std::nullopt, comm);
   EXPECT_EQ(r->info().units.source, UnitsSource::assumed);
-  EXPECT_EQ(r->info().units.density_ratio, 0);  // not measured
+  EXPECT_EQ(r->info().units.density_ratio, 0);      // not measured
   EXPECT_EQ(r->info().units.length_name(), "kpc");  // not comoving: no /h
 
   const std::string odd = write_snapshot("phew-units-odd.hdf5", 32.0, 1e-3, true);
@@ -205,9 +205,9 @@ TEST(TotalMass, EveryReaderWithoutPositions) {
     f.write_attribute<double>("/particles", "box_size", std::vector<double>{10, 10, 10});
     f.write_attribute<std::int8_t>("/particles", "periodic", 1);
   }
-  for (const std::string& path : {particles, shared("gadget-binary/pot_acc.format2.gadget2"),
-                                   shared("ramses-cosmo-L20-N32/output_00004"),
-                                   shared("gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5")}) {
+  for (const std::string& path :
+       {particles, shared("gadget-binary/pot_acc.format2.gadget2"), shared("ramses-cosmo-L20-N32/output_00004"),
+        shared("gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5")}) {
     SCOPED_TRACE(path);
     const auto r = open_snapshot({path});
     std::vector<int> types;
@@ -228,7 +228,7 @@ TEST(PeculiarVelocities, GadgetHdf5WithoutAttributesStoresU) {
   FieldSelection f;
   f.velocities = true;
   const ParticleSet p = read_particles(*r, {0, 1}, 0, 12, f);
-  EXPECT_EQ(p.velocity[0], 10.0 * 0.5);    // sqrt(0.25)
+  EXPECT_EQ(p.velocity[0], 10.0 * 0.5);  // sqrt(0.25)
   EXPECT_EQ(p.velocity[12], -20.0 * 0.5);
   std::filesystem::remove(path);
 }

@@ -183,7 +183,8 @@ TEST(ShrinkingSphere, AcrossThePeriodicBoundaryAndDegenerateGroups) {
     mass.push_back(1.0 + i % 2);
   }
   wrap(pos, box);
-  for (const std::array<double, 3>& ref : {std::array<double, 3>{9.9, 0.1, 5.0}, std::array<double, 3>{0.0, 0.0, 5.0}}) {
+  for (const std::array<double, 3>& ref :
+       {std::array<double, 3>{9.9, 0.1, 5.0}, std::array<double, 3>{0.0, 0.0, 5.0}}) {
     const auto c = shrinking_sphere_centre(pos, mass, box, ref);
     // the centre is inside the box, within half the group's width of (0.02, 9.97) through the boundary
     EXPECT_NEAR(minimum_image(c[0] - 0.02, 10, true), 0.0, 0.05);
@@ -208,12 +209,13 @@ TEST(ShrinkingSphere, AcrossThePeriodicBoundaryAndDegenerateGroups) {
 
 // The rule as written (Power et al.): every step a pass over every particle. The library scans only the
 // particles a ball around the sphere holds; the centres must be the same bits.
-std::array<double, 3> shrinking_sphere_plain(const std::vector<double>& pos, const std::vector<double>& mass, const Box& box,
-                                             const std::array<double, 3>& ref) {
+std::array<double, 3> shrinking_sphere_plain(const std::vector<double>& pos, const std::vector<double>& mass,
+                                             const Box& box, const std::array<double, 3>& ref) {
   const std::size_t n = mass.size();
   std::vector<double> x(3 * n);
   for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t d = 0; d < 3; ++d) x[3 * i + d] = ref[d] + minimum_image(pos[3 * i + d] - ref[d], box.extent[d], box.periodic);
+    for (std::size_t d = 0; d < 3; ++d)
+      x[3 * i + d] = ref[d] + minimum_image(pos[3 * i + d] - ref[d], box.extent[d], box.periodic);
   auto mean_within = [&](const std::array<double, 3>& c, double r, std::array<double, 3>& out) {
     double m = 0, sx[3] = {0, 0, 0};
     std::size_t count = 0;

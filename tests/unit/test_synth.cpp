@@ -124,8 +124,8 @@ TEST(SynthRandom, StreamsAreReproducibleAndIndependent) {
 TEST(SynthProfiles, MassPotentialAndInverseAgree) {
   const double G = gravitational_constant();
   for (const ProfileSpec& spec :
-       {nfw_from_m200(1.0, 10.0, 1.36e-8, 200, 1.0, 0.1, G),
-        ProfileSpec{ProfileModel::plummer, 2.0, 1.5, 0, 0, G}, ProfileSpec{ProfileModel::hernquist, 1.0, 3.0, 20, 2, G}}) {
+       {nfw_from_m200(1.0, 10.0, 1.36e-8, 200, 1.0, 0.1, G), ProfileSpec{ProfileModel::plummer, 2.0, 1.5, 0, 0, G},
+        ProfileSpec{ProfileModel::hernquist, 1.0, 3.0, 20, 2, G}}) {
     const Profile p(spec);
     SCOPED_TRACE(to_string(spec.model));
     // M(<r) = int 4 pi r^2 rho (Simpson in ln r) and dPhi/dr = G M / r^2, inside and in the taper.
@@ -169,7 +169,8 @@ TEST(SynthEddington, PlummerMatchesTheAnalyticDistributionFunction) {
   for (double r : {0.01, 0.5, 2.0, 8.0, 50.0}) {
     const double E = -0.6 * p.potential(r);
     // Binney & Tremaine (2008) eq. 4.83: f = 24 sqrt(2) / (7 pi^3) a^2 / (G^5 M^4) E^(7/2).
-    const double exact = 24 * std::sqrt(2.0) / (7 * kPi * kPi * kPi) * a * a / (std::pow(G, 5) * std::pow(M, 4)) * std::pow(E, 3.5);
+    const double exact =
+        24 * std::sqrt(2.0) / (7 * kPi * kPi * kPi) * a * a / (std::pow(G, 5) * std::pow(M, 4)) * std::pow(E, 3.5);
     EXPECT_NEAR(df.f(E) / exact, 1.0, 1e-3) << "r = " << r;
   }
 }
@@ -184,7 +185,8 @@ TEST(SynthEddington, DistributionFunctionsGiveBackTheirDensity) {
     SCOPED_TRACE(to_string(spec.model));
     EXPECT_EQ(df.negative_nodes(), 0);
     for (double x : {1e-3, 0.05, 0.5, 2.0, 8.0})
-      EXPECT_NEAR(df.density_from_f(x * spec.scale_radius) / p.density(x * spec.scale_radius), 1.0, 5e-3) << "r/a = " << x;
+      EXPECT_NEAR(df.density_from_f(x * spec.scale_radius) / p.density(x * spec.scale_radius), 1.0, 5e-3)
+          << "r/a = " << x;
   }
 }
 
@@ -220,7 +222,10 @@ TEST(SynthSampling, EnclosedMassMatchesTheModel) {
 // 5% too fast (10% in sigma^2) fail both.
 TEST(SynthSampling, VelocitiesAreInEquilibrium) {
   for (const Json& c : {Json{{"model", "nfw"}, {"particles", 100000}, {"mass", 1.0}, {"concentration", 10.0}},
-                        Json{{"model", "hernquist"}, {"particles", 100000}, {"mass", 1.0}, {"scale_radius", 2.0},
+                        Json{{"model", "hernquist"},
+                             {"particles", 100000},
+                             {"mass", 1.0},
+                             {"scale_radius", 2.0},
                              {"truncation", 30.0}}}) {
     SCOPED_TRACE(c.dump());
     const Scene s = one_halo(c, 11);
@@ -234,13 +239,20 @@ TEST(SynthSampling, VelocitiesAreInEquilibrium) {
 }
 
 TEST(SynthSampling, SameSeedSameBytesOtherSeedOtherParticles) {
-  const Json scene = {{"seed", 3},
-                      {"box", 500.0},
-                      {"components",
-                       {{{"name", "host"}, {"model", "nfw"}, {"particles", 3000}, {"mass", 1.0}, {"concentration", 12.0}},
-                        {{"name", "sub"}, {"model", "plummer"}, {"particles", 500}, {"mass", 0.05}, {"scale_radius", 0.5},
-                         {"host", "host"}, {"position", {20.0, 0.0, 0.0}}, {"velocity", {0.0, 30.0, 0.0}}},
-                        {{"model", "uniform"}, {"particles", 2000}, {"mass", 0.5}, {"velocity_dispersion", 10.0}}}}};
+  const Json scene = {
+      {"seed", 3},
+      {"box", 500.0},
+      {"components",
+       {{{"name", "host"}, {"model", "nfw"}, {"particles", 3000}, {"mass", 1.0}, {"concentration", 12.0}},
+        {{"name", "sub"},
+         {"model", "plummer"},
+         {"particles", 500},
+         {"mass", 0.05},
+         {"scale_radius", 0.5},
+         {"host", "host"},
+         {"position", {20.0, 0.0, 0.0}},
+         {"velocity", {0.0, 30.0, 0.0}}},
+        {{"model", "uniform"}, {"particles", 2000}, {"mass", 0.5}, {"velocity_dispersion", 10.0}}}}};
   const Scene s = parse_scene(scene, "test");
   EXPECT_EQ(s.components[1].center[0], 270.0);  // relative to the host at the box centre
   EXPECT_EQ(s.components[1].bulk_velocity[1], 30.0);
@@ -342,8 +354,10 @@ TEST(SynthScene, ErrorsNameTheKey) {
   const Json nfw = {{"model", "nfw"}, {"particles", 10}, {"mass", 1.0}, {"concentration", 5.0}};
   auto with = [&](const char* key, const Json& value) {
     Json c = nfw;
-    if (value.is_null()) c.erase(key);
-    else c[key] = value;
+    if (value.is_null())
+      c.erase(key);
+    else
+      c[key] = value;
     return Json{{"components", Json::array({c})}};
   };
   EXPECT_EQ(message(Json{{"components", Json::array({nfw})}}), "no error");
@@ -354,12 +368,14 @@ TEST(SynthScene, ErrorsNameTheKey) {
   EXPECT_EQ(message(with("model", "king")),
             "scene.json: component 0: unknown model \"king\" (nfw, plummer, hernquist, uniform, zeldovich)");
   EXPECT_EQ(message(with("concentation", 3.0)), "scene.json: component 0: unknown key \"concentation\"");
-  EXPECT_EQ(message(with("host", "nobody")), "scene.json: component 0: host \"nobody\" is not an earlier halo component");
+  EXPECT_EQ(message(with("host", "nobody")),
+            "scene.json: component 0: host \"nobody\" is not an earlier halo component");
   EXPECT_EQ(message(Json{{"components", Json::array()}}), "scene.json: \"components\" must be a non-empty array");
   EXPECT_EQ(message(Json::object()), "scene.json: missing key \"components\"");
   EXPECT_EQ(message(Json{{"components", Json::array({nfw})}, {"sequence", {{"mode", "ballistic"}}}}),
             "scene.json: sequence: missing key \"snapshots\"");
-  EXPECT_EQ(message(Json{{"box", 1000}, {"cosmology", Json::object()},
+  EXPECT_EQ(message(Json{{"box", 1000},
+                         {"cosmology", Json::object()},
                          {"components", {{{"model", "zeldovich"}, {"particles", 1001}}}}}),
             "scene.json: component 0: a zeldovich lattice needs a cube number of particles (e.g. \"64^3\"), got 1001");
   EXPECT_EQ(message(Json{{"components", {{{"model", "zeldovich"}, {"particles", "8^3"}}}}}),

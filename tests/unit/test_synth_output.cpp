@@ -150,14 +150,20 @@ Written write(const Json& j, const std::string& snap, const std::string& truth_p
 TEST(SynthOutput, HalosReadBackThroughTheSnapshotReader) {
   const fs::path dir = temp_dir();
   const std::string snap = (dir / "halos.hdf5").string(), truth = (dir / "halos.truth.h5").string();
-  const Written w = write(Json{{"potential", true},
-                               {"acceleration", true},
-                               {"precision", "float64"},
-                               {"components",
-                                {{{"name", "big"}, {"model", "nfw"}, {"particles", 2000}, {"mass", 1.0}, {"concentration", 10.0}},
-                                 {{"name", "small"}, {"model", "plummer"}, {"particles", 500}, {"mass", 0.1}, {"scale_radius", 1.0},
-                                  {"host", "big"}, {"position", {30.0, 0.0, 0.0}}}}}},
-                          snap, truth);
+  const Written w =
+      write(Json{{"potential", true},
+                 {"acceleration", true},
+                 {"precision", "float64"},
+                 {"components",
+                  {{{"name", "big"}, {"model", "nfw"}, {"particles", 2000}, {"mass", 1.0}, {"concentration", 10.0}},
+                   {{"name", "small"},
+                    {"model", "plummer"},
+                    {"particles", 500},
+                    {"mass", 0.1},
+                    {"scale_radius", 1.0},
+                    {"host", "big"},
+                    {"position", {30.0, 0.0, 0.0}}}}}},
+            snap, truth);
   const auto reader = snapshot::open_snapshot({snap});
   const particles::SnapshotInfo& info = reader->info();
   EXPECT_EQ(info.format, "gadget-hdf5");
@@ -215,7 +221,8 @@ TEST(SynthOutput, CosmologicalBoxReadsBackPeriodic) {
   EXPECT_EQ(info.time, 0.5);
   EXPECT_EQ(info.box_size[0], 50000.0);
   // One particle mass in the MassTable: Omega_m rho_crit of the box.
-  EXPECT_NEAR(info.mass_table[1] * 4096 / (info.cosmology->critical_density(1.0, info.units) * std::pow(50000.0, 3)), 0.3, 1e-3);
+  EXPECT_NEAR(info.mass_table[1] * 4096 / (info.cosmology->critical_density(1.0, info.units) * std::pow(50000.0, 3)),
+              0.3, 1e-3);
   const particles::ParticleSet p = read_particles(*reader, {1}, 0, 4096, particles::FieldSelection{});
   for (double x : p.position) {
     EXPECT_GE(x, 0.0);

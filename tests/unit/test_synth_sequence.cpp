@@ -31,10 +31,11 @@ double median_radius(const Particles& p, const Vec3& c, std::size_t begin, std::
 TEST(SynthSequence, RestrictedHaloStaysInEquilibrium) {
   for (double scale : {1.0, 1.2}) {
     // c = 20 (the major halo of Geda & Teyssier): r_half = 16 kpc, its inner parts orbit many times.
-    const Scene s = parse_scene(Json{{"seed", 5},
-                                     {"components", {{{"model", "nfw"}, {"particles", 10000}, {"mass", 1.0}, {"concentration", 20.0}}}},
-                                     {"sequence", {{"mode", "restricted"}, {"snapshots", 15}, {"interval", 447.0 / 14}}}},
-                               "test");
+    const Scene s = parse_scene(
+        Json{{"seed", 5},
+             {"components", {{{"model", "nfw"}, {"particles", 10000}, {"mass", 1.0}, {"concentration", 20.0}}}},
+             {"sequence", {{"mode", "restricted"}, {"snapshots", 15}, {"interval", 447.0 / 14}}}},
+        "test");
     const HaloSet halos(s);
     const auto truth = describe(s, halos);
     const CentreTrack track = centre_track(s, halos, truth);
@@ -125,8 +126,10 @@ TEST(SynthSequence, CentreTracks) {
     const CentreTrack track = centre_track(s, halos, truth);
     const Vec3 &a = track.center.back()[0], &b = track.center.back()[1];
     const double d = std::hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
-    if (friction) EXPECT_LT(d, 3.0);
-    else EXPECT_GT(d, 10.0);
+    if (friction)
+      EXPECT_LT(d, 3.0);
+    else
+      EXPECT_GT(d, 10.0);
     // Pair forces and the drag are equal and opposite: the total momentum is kept.
     for (std::size_t k = 0; k < 3; ++k) {
       const double p0 = truth[0].mass * track.velocity[0][0][k] + truth[1].mass * track.velocity[0][1][k];

@@ -107,10 +107,13 @@ TEST(MergeOptions, ChecksThresholdsAndTheirCombinations) {
   EXPECT_EQ(c.mass->unit, core::MassThreshold::Unit::particles);
   EXPECT_FALSE(c.second_relevance);
   for (auto mutate : std::vector<std::function<void(MergeOptions&)>>{
-           [](MergeOptions& m) { m.relevance = 1; },                               // not above 1
-           [](MergeOptions& m) { m.relevance = std::nan(""); },                    // not a number
-           [](MergeOptions& m) { m.second_relevance = 4; },                        // with a saddle threshold
-           [](MergeOptions& m) { m.saddle_threshold = "200"; m.second_relevance = 0.5; },
+           [](MergeOptions& m) { m.relevance = 1; },             // not above 1
+           [](MergeOptions& m) { m.relevance = std::nan(""); },  // not a number
+           [](MergeOptions& m) { m.second_relevance = 4; },      // with a saddle threshold
+           [](MergeOptions& m) {
+             m.saddle_threshold = "200";
+             m.second_relevance = 0.5;
+           },
            [](MergeOptions& m) { m.saddle_threshold = "200means"; },
            [](MergeOptions& m) { m.mass_threshold = "10cells"; }}) {
     MergeOptions bad = o;
@@ -129,7 +132,8 @@ TEST(MergeOptions, ChecksThresholdsAndTheirCombinations) {
 
 // Every mutation of a valid option set is refused as a usage error.
 template <typename Options, typename Check>
-void expect_usage_errors(const Options& valid, Check check, const std::vector<std::function<void(Options&)>>& mutations) {
+void expect_usage_errors(const Options& valid, Check check,
+                         const std::vector<std::function<void(Options&)>>& mutations) {
   for (std::size_t i = 0; i < mutations.size(); ++i) {
     Options o = valid;
     mutations[i](o);
@@ -151,11 +155,10 @@ TEST(DeblendOptions, ChecksAndConverts) {
   EXPECT_EQ(p.bin_fraction, 0.2);
   EXPECT_EQ(p.min_particles, 50);
   EXPECT_EQ(p.velocity_relevance, 2.5);
-  expect_usage_errors<DeblendOptions>(o, check_deblend_options,
-                                      {[](DeblendOptions& x) { x.bin_fraction = 0; },
-                                       [](DeblendOptions& x) { x.bin_fraction = -1; },
-                                       [](DeblendOptions& x) { x.velocity_relevance = 1; },
-                                       [](DeblendOptions& x) { x.min_particles = 1; }});
+  expect_usage_errors<DeblendOptions>(
+      o, check_deblend_options,
+      {[](DeblendOptions& x) { x.bin_fraction = 0; }, [](DeblendOptions& x) { x.bin_fraction = -1; },
+       [](DeblendOptions& x) { x.velocity_relevance = 1; }, [](DeblendOptions& x) { x.min_particles = 1; }});
 }
 
 TEST(UnbindOptions, ChecksAndConverts) {
@@ -178,16 +181,13 @@ TEST(UnbindOptions, ChecksAndConverts) {
   ASSERT_TRUE(p.softening);
   EXPECT_EQ(*p.softening, 0.5);
   EXPECT_EQ(check_unbind_options(UnbindOptions{}).threads, 0);  // auto
-  expect_usage_errors<UnbindOptions>(o, check_unbind_options,
-                                     {[](UnbindOptions& x) { x.potential = "exact"; },
-                                      [](UnbindOptions& x) { x.centre = "middle"; },
-                                      [](UnbindOptions& x) { x.softening = -1.0; },
-                                      [](UnbindOptions& x) { x.min_bound = 0; },
-                                      [](UnbindOptions& x) { x.most_bound = -1; },
-                                      [](UnbindOptions& x) { x.max_iterations = 0; },
-                                      [](UnbindOptions& x) { x.threads = "0"; },
-                                      [](UnbindOptions& x) { x.export_yt = "halos.h5"; },
-                                      [](UnbindOptions& x) { x.export_yt = "dir/.0.h5"; }});
+  expect_usage_errors<UnbindOptions>(
+      o, check_unbind_options,
+      {[](UnbindOptions& x) { x.potential = "exact"; }, [](UnbindOptions& x) { x.centre = "middle"; },
+       [](UnbindOptions& x) { x.softening = -1.0; }, [](UnbindOptions& x) { x.min_bound = 0; },
+       [](UnbindOptions& x) { x.most_bound = -1; }, [](UnbindOptions& x) { x.max_iterations = 0; },
+       [](UnbindOptions& x) { x.threads = "0"; }, [](UnbindOptions& x) { x.export_yt = "halos.h5"; },
+       [](UnbindOptions& x) { x.export_yt = "dir/.0.h5"; }});
 }
 
 TEST(VotersOptions, ChecksAndConverts) {
@@ -235,12 +235,11 @@ TEST(TreeOptions, BatchOrOnTheFlyAndPositiveVotes) {
   fly.state = "tree.h5";
   fly.add = {"c.peaks.h5"};
   EXPECT_NO_THROW(check_tree_options(fly));
-  expect_usage_errors<TreeOptions>(o, check_tree_options,
-                                   {[](TreeOptions& x) { x.stages.clear(); },
-                                    [](TreeOptions& x) { x.state = "tree.h5"; },
-                                    [](TreeOptions& x) { x.min_votes = 0; },
-                                    [](TreeOptions& x) { x.graveyard_votes = 0; },
-                                    [](TreeOptions& x) { x.graveyard_max_age = -1; }});
+  expect_usage_errors<TreeOptions>(
+      o, check_tree_options,
+      {[](TreeOptions& x) { x.stages.clear(); }, [](TreeOptions& x) { x.state = "tree.h5"; },
+       [](TreeOptions& x) { x.min_votes = 0; }, [](TreeOptions& x) { x.graveyard_votes = 0; },
+       [](TreeOptions& x) { x.graveyard_max_age = -1; }});
   expect_usage_errors<TreeOptions>(fly, check_tree_options, {[](TreeOptions& x) { x.add.clear(); }});
 }
 
@@ -286,10 +285,13 @@ TEST(DtfeOptions, RejectsBadValuesAsUsageErrors) {
            [](DtfeOptions& o) { o.top = -1; }, [](DtfeOptions& o) { o.depth = "deep"; },
            [](DtfeOptions& o) { o.depth = "-2"; }, [](DtfeOptions& o) { o.margin = "-1"; },
            [](DtfeOptions& o) { o.axis = "w"; }, [](DtfeOptions& o) { o.samples = 0; },
-           [](DtfeOptions& o) { o.mode = "exact"; o.samples = 4; }, [](DtfeOptions& o) { o.mode = "fast"; },
-           [](DtfeOptions& o) { o.backend = "foo"; }, [](DtfeOptions& o) { o.threads = "0"; },
-           [](DtfeOptions& o) { o.threads = "two"; }, [](DtfeOptions& o) { o.schedule = "greedy"; },
-           [](DtfeOptions& o) { o.precision = "float16"; }}) {
+           [](DtfeOptions& o) {
+             o.mode = "exact";
+             o.samples = 4;
+           },
+           [](DtfeOptions& o) { o.mode = "fast"; }, [](DtfeOptions& o) { o.backend = "foo"; },
+           [](DtfeOptions& o) { o.threads = "0"; }, [](DtfeOptions& o) { o.threads = "two"; },
+           [](DtfeOptions& o) { o.schedule = "greedy"; }, [](DtfeOptions& o) { o.precision = "float16"; }}) {
     DtfeOptions o;
     o.size = 10;
     o.resolution = 8;
@@ -331,7 +333,10 @@ TEST(SynthOptions, RejectsBadValues) {
            [](SynthOptions& o) { o.particles = "0"; }, [](SynthOptions& o) { o.position = "1,2"; },
            [](SynthOptions& o) { o.seed = "-3"; }, [](SynthOptions& o) { o.model = "king"; },
            [](SynthOptions& o) { o.snapshots = "3"; }, [](SynthOptions& o) { o.precision = "float16"; },
-           [](SynthOptions& o) { o.model = "collision"; o.mass = "2"; }}) {
+           [](SynthOptions& o) {
+             o.model = "collision";
+             o.mass = "2";
+           }}) {
     SynthOptions o;
     o.model = "nfw";
     mutate(o);

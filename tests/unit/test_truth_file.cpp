@@ -18,8 +18,21 @@ TEST(TruthFile, RoundTrips) {
   fs::create_directories(dir);
   const std::string path = (dir / "t.truth.h5").string();
   model::Truth t;
-  t.meta = {"snap_001.hdf5", 1, 0.25, 244.5, 0.0, 42, "restricted", R"({"seed":42})", "kpc", "1e10 Msun", "km/s",
-            {"host", "sat"}, {"nfw", "hernquist"}, 200, 1.4e-8};
+  t.meta = {"snap_001.hdf5",
+            1,
+            0.25,
+            244.5,
+            0.0,
+            42,
+            "restricted",
+            R"({"seed":42})",
+            "kpc",
+            "1e10 Msun",
+            "km/s",
+            {"host", "sat"},
+            {"nfw", "hernquist"},
+            200,
+            1.4e-8};
   t.particles = {{1, 0, 1}, {2, 0, 0}, {3, 1, 1}};
   t.components = {{2, 1, true, -1, 0.5, 1.0, 0.9, 200, 10, 20, 200, 20, 100, {1, 2, 3}, {0, 0, 0}},
                   {1, 3, true, 0, 0.1, 0.1, 0.08, 40, 0, 2, 40, 4, 5, {10, 2, 3}, {0, 50, 0}}};

@@ -86,7 +86,8 @@ Cloud small_object(std::size_t n, std::uint64_t seed, const Vec& centre) {
   Cloud c = sample_halo(plummer(1, 1), n, seed, 1, centre);
   synth::Rng rng(seed, 1, synth::kUniform);
   for (std::size_t k = 0; k < n / 4; ++k) {
-    const Vec x{centre[0] + 8 * rng.uniform() - 4, centre[1] + 8 * rng.uniform() - 4, centre[2] + 8 * rng.uniform() - 4};
+    const Vec x{centre[0] + 8 * rng.uniform() - 4, centre[1] + 8 * rng.uniform() - 4,
+                centre[2] + 8 * rng.uniform() - 4};
     c.add(n + 1 + k, x, {0.5 * rng.normal(), 0.5 * rng.normal(), 0.5 * rng.normal()}, c.m[0]);
   }
   return c;
@@ -94,8 +95,8 @@ Cloud small_object(std::size_t n, std::uint64_t seed, const Vec& centre) {
 
 struct Comparison {
   std::size_t differ = 0, worst_index = 0;
-  double worst_margin = 0;     // largest |E_ref / Phi_ref| among the particles classified differently
-  double energy_error = 0;     // largest |E - E_ref| / |Phi_ref| over the particles bound in both
+  double worst_margin = 0;  // largest |E_ref / Phi_ref| among the particles classified differently
+  double energy_error = 0;  // largest |E - E_ref| / |Phi_ref| over the particles bound in both
   double mass_ref = 0, mass = 0;
 };
 
@@ -157,10 +158,11 @@ TEST(Unbind, TreeModeAgreesWithDirectSummationReference) {
     const ObjectResult rt = unbind_object(c.view(), spec, cs.frame, tree);
     const ObjectResult rd = unbind_object(c.view(), spec, cs.frame, direct);
     const Comparison ct = compare(c, ref, rt), cd = compare(c, ref, rd);
-    std::printf("%s: reference bound %.4f (%.2f s); tree %.4f, %zu differ (|E/Phi| <= %.3g), E within %.2g |Phi|; "
-                "direct %.4f, %zu differ, E within %.2g |Phi|\n",
-                cs.name, ct.mass_ref, t_ref, ct.mass, ct.differ, ct.worst_margin, ct.energy_error, cd.mass, cd.differ,
-                cd.energy_error);
+    std::printf(
+        "%s: reference bound %.4f (%.2f s); tree %.4f, %zu differ (|E/Phi| <= %.3g), E within %.2g |Phi|; "
+        "direct %.4f, %zu differ, E within %.2g |Phi|\n",
+        cs.name, ct.mass_ref, t_ref, ct.mass, ct.differ, ct.worst_margin, ct.energy_error, cd.mass, cd.differ,
+        cd.energy_error);
     EXPECT_GT(ct.mass_ref, cs.saddle > 0 ? 0.3 : 0.5) << cs.name;
     EXPECT_LT(ct.mass_ref, 1.2) << cs.name;
     // Tree: at most 0.5% of the particles classified differently, each within 2% of the threshold,
@@ -183,9 +185,9 @@ TEST(Unbind, ProfileModeAgreesLooselyOnSphericalObjects) {
     const Reference ref = reference_unbind(c, {}, {0, 0, 0}, 0, false);
     const ObjectResult r = unbind_object(c.view(), {}, {}, {});
     const Comparison cmp = compare(c, ref, r);
-    std::printf("profile vs reference (seed %llu): bound %.4f vs %.4f, %zu differ (|E/Phi| <= %.3g), E within %.2g |Phi|\n",
-                static_cast<unsigned long long>(seed), cmp.mass, cmp.mass_ref, cmp.differ, cmp.worst_margin,
-                cmp.energy_error);
+    std::printf(
+        "profile vs reference (seed %llu): bound %.4f vs %.4f, %zu differ (|E/Phi| <= %.3g), E within %.2g |Phi|\n",
+        static_cast<unsigned long long>(seed), cmp.mass, cmp.mass_ref, cmp.differ, cmp.worst_margin, cmp.energy_error);
     EXPECT_NEAR(cmp.mass / cmp.mass_ref, 1.0, 0.02);
     EXPECT_LT(cmp.worst_margin, 0.1);
     EXPECT_LT(cmp.energy_error, 0.1);
@@ -213,12 +215,15 @@ TEST(Unbind, SaddleThresholdBindsLess) {
   std::size_t expected = 0;
   for (std::size_t i = 0; i < 1000; ++i) {
     const Vec x = c.pos(i), v = c.vel(i);
-    expected += 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - 1 / std::sqrt(1 + x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) <
-                -1 / std::sqrt(5.0);
+    expected +=
+        0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - 1 / std::sqrt(1 + x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) <
+        -1 / std::sqrt(5.0);
   }
-  std::printf("saddle at 2 b: %lld bound (%zu expected), %lld without\n", static_cast<long long>(saddle.summary.properties.n_bound),
-              expected, static_cast<long long>(plain.summary.properties.n_bound));
-  EXPECT_NEAR(static_cast<double>(saddle.summary.properties.n_bound), static_cast<double>(expected), 0.05 * static_cast<double>(expected));
+  std::printf("saddle at 2 b: %lld bound (%zu expected), %lld without\n",
+              static_cast<long long>(saddle.summary.properties.n_bound), expected,
+              static_cast<long long>(plain.summary.properties.n_bound));
+  EXPECT_NEAR(static_cast<double>(saddle.summary.properties.n_bound), static_cast<double>(expected),
+              0.05 * static_cast<double>(expected));
   EXPECT_EQ(off.bound, plain.bound);
   for (std::size_t i = 0; i < c.size(); ++i)
     if (saddle.bound[i]) {
@@ -281,10 +286,11 @@ TEST(Unbind, SubhaloKeepsItsParticlesAndPassesHostParticlesUp) {
   }
   const Properties& host = h.objects[0].properties;
   const Properties& sub = h.objects[1].properties;
-  std::printf("subhalo: %zu / 1000 own bound; %zu host particles crossing, %zu fast, %zu of them to the host, %zu slow "
-              "kept; host %lld own bound (received %lld), inclusive mass %.4f; %.2f s\n",
-              sub_bound, crossing, fast, fast_to_host, slow_kept, static_cast<long long>(host.n_bound),
-              static_cast<long long>(h.objects[0].n_received), host.mass_inclusive, t);
+  std::printf(
+      "subhalo: %zu / 1000 own bound; %zu host particles crossing, %zu fast, %zu of them to the host, %zu slow "
+      "kept; host %lld own bound (received %lld), inclusive mass %.4f; %.2f s\n",
+      sub_bound, crossing, fast, fast_to_host, slow_kept, static_cast<long long>(host.n_bound),
+      static_cast<long long>(h.objects[0].n_received), host.mass_inclusive, t);
   EXPECT_GE(sub_bound, 990u);
   EXPECT_GT(fast, 50u);
   EXPECT_EQ(fast_to_host, fast);
@@ -326,7 +332,10 @@ TEST(Unbind, BadLinksAndDuplicateIdsAreInputErrors) {
   };
   EXPECT_EQ(kind([&] { unbind_hierarchy({c.id, c.x, c.v, c.m, object}, cycle, {}, {}); }), core::ErrorKind::input);
   const std::vector<ObjectSpec> out_of_range{{5, {0, 0, 0}, 0}};
-  EXPECT_EQ(kind([&] { unbind_hierarchy({c.id, c.x, c.v, c.m, object}, out_of_range, {}, {}); }), core::ErrorKind::input);
+  EXPECT_EQ(kind([&] {
+              unbind_hierarchy({c.id, c.x, c.v, c.m, object}, out_of_range, {}, {});
+            }),
+            core::ErrorKind::input);
   Cloud twice = c;
   twice.id[7] = twice.id[3];
   EXPECT_EQ(kind([&] { unbind_object(twice.view(), {}, {}, {}); }), core::ErrorKind::input);
@@ -372,7 +381,8 @@ TEST(Unbind, ShuffledInputGivesIdenticalBytes) {
   const Cloud hs = scene.c.permuted(hp);
   std::vector<std::int64_t> hobj;
   for (const std::size_t i : hp) hobj.push_back(scene.object[i]);
-  const HierarchyResult ha = unbind_hierarchy({scene.c.id, scene.c.x, scene.c.v, scene.c.m, scene.object}, scene.objects, f, {});
+  const HierarchyResult ha =
+      unbind_hierarchy({scene.c.id, scene.c.x, scene.c.v, scene.c.m, scene.object}, scene.objects, f, {});
   const HierarchyResult hb = unbind_hierarchy({hs.id, hs.x, hs.v, hs.m, hobj}, scene.objects, f, {});
   for (std::size_t o = 0; o < 2; ++o) EXPECT_EQ(bytes_of(ha.objects[o]), bytes_of(hb.objects[o]));
   for (std::size_t k = 0; k < hp.size(); ++k) {

@@ -23,7 +23,9 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 // Plummer (G = M = b = 1): M(<r) = r^3 / (r^2 + 1)^3/2, Phi = -1 / sqrt(r^2 + 1).
 double plummer_mass(double r) { return r * r * r / std::pow(r * r + 1, 1.5); }
 // The radius inside which the mean density is `target`: 3 M(<r) / (4 pi r^3) = 3 / (4 pi (r^2 + 1)^3/2).
-double plummer_so_radius(double target) { return std::sqrt(std::pow(3 / (4 * std::numbers::pi * target), 2.0 / 3) - 1); }
+double plummer_so_radius(double target) {
+  return std::sqrt(std::pow(3 / (4 * std::numbers::pi * target), 2.0 / 3) - 1);
+}
 
 TEST(UnbindProperties, PlummerSphereWithFastIntruders) {
   // 1e5 particles of a Plummer sphere from its f(E), and 1000 more drawn at the sphere's radii moving
@@ -56,7 +58,8 @@ TEST(UnbindProperties, PlummerSphereWithFastIntruders) {
               t_unbind, r.summary.iterations);
   const Properties& q = r.summary.properties;
   EXPECT_TRUE(r.summary.converged);
-  for (std::size_t k = n; k < n + n_fast; ++k) ASSERT_EQ(r.bound[k], 0) << "fast particle " << c.id[k] << " stayed bound";
+  for (std::size_t k = n; k < n + n_fast; ++k)
+    ASSERT_EQ(r.bound[k], 0) << "fast particle " << c.id[k] << " stayed bound";
   EXPECT_NEAR(q.mass / 1.0, 1.0, 0.01);
   EXPECT_LT(std::hypot(q.centre[0], q.centre[1], q.centre[2]), 0.05);
 
@@ -169,7 +172,8 @@ TEST(UnbindProperties, NfwConcentrationBothWays) {
   const ObjectResult r = unbind_object(c.view(), {}, f, {});
   const Properties& q = r.summary.properties;
   const double c_klypin = q.c200.radius / q.rs_klypin, c_fit = q.c200.radius / q.rs_fit;
-  std::printf("NFW c = 10: Klypin %.3f, fit %.3f, M200c %.4f, %.2f s\n", c_klypin, c_fit, q.c200.mass, seconds_since(t0));
+  std::printf("NFW c = 10: Klypin %.3f, fit %.3f, M200c %.4f, %.2f s\n", c_klypin, c_fit, q.c200.mass,
+              seconds_since(t0));
   EXPECT_NEAR(q.c200.mass, 1.0, 0.02);
   EXPECT_NEAR(q.c200.radius, 1.0, 0.01);
   EXPECT_NEAR(c_klypin / 10, 1.0, 0.05);

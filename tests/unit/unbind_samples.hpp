@@ -98,7 +98,8 @@ inline std::vector<unsigned char> bytes_of(const ObjectSummary& s) {
   put(p.n_bound), put(p.n_bound_inclusive), put(p.mass), put(p.mass_inclusive), put(p.centre), put(p.centre_of_mass);
   put(p.bulk_velocity), put(p.vrms), put(p.vmax), put(p.rmax), put(p.angular_momentum), put(p.kinetic);
   put(p.potential), put(p.virial_ratio), put(p.spin_peebles), put(p.spin_bullock), put(p.delta_vir);
-  for (const grid::Overdensity* o : {&p.vir, &p.c200, &p.m200, &p.c500}) put(o->radius), put(o->mass), put(o->n_particles);
+  for (const grid::Overdensity* o : {&p.vir, &p.c200, &p.m200, &p.c500})
+    put(o->radius), put(o->mass), put(o->n_particles);
   put(p.rs_klypin), put(p.concentration_klypin), put(p.rs_fit), put(p.concentration_fit), put(p.b_to_a);
   put(p.c_to_a), put(p.major_axis), put(p.xoff);
   put_bytes(b, p.most_bound_ids.data(), p.most_bound_ids.size() * sizeof(std::uint64_t));

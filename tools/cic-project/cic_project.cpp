@@ -36,28 +36,32 @@ std::array<std::int64_t, 3> auto_grid_shape(const particles::SnapshotInfo& info,
                                ? fmt::format("{}", shape[0])
                                : fmt::format("{},{},{}", shape[0], shape[1], shape[2]);
   const double per_cell = grid::particles_per_threshold_cell(params.for_threshold, inside,
-                                                       static_cast<double>(shape[0] * shape[1] * shape[2]));
-  const std::string particles = params.region && info.periodic
-                                    ? fmt::format("about {} particles in the region", core::log::thousands(std::llround(inside)))
-                                    : fmt::format("{} particles", core::log::thousands(static_cast<long long>(n_particles)));
+                                                             static_cast<double>(shape[0] * shape[1] * shape[2]));
+  const std::string particles =
+      params.region && info.periodic
+          ? fmt::format("about {} particles in the region", core::log::thousands(std::llround(inside)))
+          : fmt::format("{} particles", core::log::thousands(static_cast<long long>(n_particles)));
   if (!params.auto_grid)
-    throw core::Error::usage("--grid is missing: for {} and a threshold of {}mean, the grid rule gives --grid {} (a cell at "
-                       "the threshold holds {:.2f} particle masses, at least {:g}; docs/thresholds.md, \"The grid\"), "
-                       "or give --grid auto",
-                       particles, params.for_threshold, grid, per_cell, grid::kParticlesPerThresholdCell);
-  core::log::info("--grid auto: {} cells for {} and a threshold of {}mean (the grid rule: a cell at the threshold holds "
-            "{:.2f} particle masses)",
-            grid, particles, params.for_threshold, per_cell);
+    throw core::Error::usage(
+        "--grid is missing: for {} and a threshold of {}mean, the grid rule gives --grid {} (a cell at "
+        "the threshold holds {:.2f} particle masses, at least {:g}; docs/thresholds.md, \"The grid\"), "
+        "or give --grid auto",
+        particles, params.for_threshold, grid, per_cell, grid::kParticlesPerThresholdCell);
+  core::log::info(
+      "--grid auto: {} cells for {} and a threshold of {}mean (the grid rule: a cell at the threshold holds "
+      "{:.2f} particle masses)",
+      grid, particles, params.for_threshold, per_cell);
   return shape;
 }
 
 // cic-project --refine: the octree's leaves in place of the uniform grid (docs/formats.md, "grid.h5 with
 // an adaptive mesh").
-void write_octree(const particles::SnapshotInfo& info, particles::ParticleSet particles, const particles::ProjectionParams& projection,
-                  const CicParams& params, const std::vector<int>& types, tool::Context& ctx) {
+void write_octree(const particles::SnapshotInfo& info, particles::ParticleSet particles,
+                  const particles::ProjectionParams& projection, const CicParams& params, const std::vector<int>& types,
+                  tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
-  const particles::OctreeProjection mesh = project_to_octree(info, std::move(particles), projection, *params.octree, comm,
-                                                             [&](const std::string& p) { ctx.phase(p); });
+  const particles::OctreeProjection mesh = project_to_octree(info, std::move(particles), projection, *params.octree,
+                                                             comm, [&](const std::string& p) { ctx.phase(p); });
   const grid::GridMeta& meta = mesh.meta;
   const auto& per_level = mesh.refinement.leaves_per_level;
   std::string levels;
@@ -67,7 +71,8 @@ void write_octree(const particles::SnapshotInfo& info, particles::ParticleSet pa
                   core::log::thousands(static_cast<long long>(meta.n_particles)), meta.total_mass, meta.mass_units,
                   meta.geometry.shape[0], meta.geometry.shape[1], meta.geometry.shape[2], meta.assignment, levels);
   if (mesh.particles_outside > 0)
-    core::log::info("{} particles outside the region were ignored", core::log::thousands(static_cast<long long>(mesh.particles_outside)));
+    core::log::info("{} particles outside the region were ignored",
+                    core::log::thousands(static_cast<long long>(mesh.particles_outside)));
 
   ctx.phase("write");
   auto& m = ctx.manifest();
@@ -88,14 +93,18 @@ void write_octree(const particles::SnapshotInfo& info, particles::ParticleSet pa
   m.summary("mean_density", meta.mean_density);
   m.summary("leaves_per_level", per_level);
   m.summary("units", {{"density", meta.density_units}, {"mass", meta.mass_units}, {"length", meta.length_units}});
-  ctx.write_output([&](io::File& f) { io::write_amr_grid(f, meta, mesh.refinement, mesh.keys, mesh.density, params.precision, params.compress, comm); });
+  ctx.write_output([&](io::File& f) {
+    io::write_amr_grid(f, meta, mesh.refinement, mesh.keys, mesh.density, params.precision, params.compress, comm);
+  });
 }
 
 }  // namespace
 
 void declare_cic_options(CLI::App& app, CicOptions& opt) {
-  app.add_option("snapshot", opt.snapshot, "Snapshot: HDF5 file(s) (Gadget/SWIFT/AREPO), Gadget binary, phew particles or a RAMSES output folder; "
-                                           "one piece of a multi-file snapshot finds the others")
+  app.add_option(
+         "snapshot", opt.snapshot,
+         "Snapshot: HDF5 file(s) (Gadget/SWIFT/AREPO), Gadget binary, phew particles or a RAMSES output folder; "
+         "one piece of a multi-file snapshot finds the others")
       ->required();
   app.add_option("-g,--grid", opt.grid,
                  "Grid cells: N, NX,NY,NZ, or auto (the grid rule: the finest grid on which a cell at the "
@@ -110,10 +119,12 @@ void declare_cic_options(CLI::App& app, CicOptions& opt) {
                  "Sub-box x0,y0,z0,x1,y1,z1 in snapshot length units (not periodic; particles outside are ignored)");
   app.add_option("--assignment", opt.assignment, "Mass assignment: cic, ngp or tsc")->capture_default_str();
   app.add_option("-p,--precision", opt.precision, "Output precision: float32 or float64")->capture_default_str();
-  app.add_option("--refine", opt.refine,
-                 "An adaptive mesh: split a cell holding more than this many particle masses (RAMSES' m_refine, e.g. 8); "
-                 "--grid is then the coarse grid");
-  app.add_option("--levels", opt.levels, "With --refine: levels of refinement above the coarse grid (RAMSES' levelmax - levelmin)")
+  app.add_option(
+      "--refine", opt.refine,
+      "An adaptive mesh: split a cell holding more than this many particle masses (RAMSES' m_refine, e.g. 8); "
+      "--grid is then the coarse grid");
+  app.add_option("--levels", opt.levels,
+                 "With --refine: levels of refinement above the coarse grid (RAMSES' levelmax - levelmin)")
       ->capture_default_str();
   app.add_option("--buffer", opt.buffer, "With --refine: cells around a split cell split too (RAMSES' nexpand)")
       ->capture_default_str();
@@ -150,15 +161,15 @@ CicParams check_cic_options(const CicOptions& opt) {
 namespace {
 
 // Refuses before allocating: this rank's block and particle share, times the ranks sharing the node. Collective.
-void check_projection_memory(const grid::GridGeometry& geometry, const mpi::BlockDecomposition& blocks, std::uint64_t n_total,
-                             io::Precision precision, const mpi::Comm& comm) {
+void check_projection_memory(const grid::GridGeometry& geometry, const mpi::BlockDecomposition& blocks,
+                             std::uint64_t n_total, io::Precision precision, const mpi::Comm& comm) {
   const double cell_bytes = precision == io::Precision::f32 ? 4.0 : 8.0;  // the grid is held in the file's precision
   const double block_bytes = cell_bytes * static_cast<double>(blocks.box(comm.rank()).cells());
   const double particle_bytes = (32.0 + grid::kDepositBytesPerParticle) * static_cast<double>(n_total) / comm.size();
   mpi::agree(comm, [&] {
     core::check_memory((block_bytes + particle_bytes) * mpi::ranks_on_node(comm), core::available_memory_bytes(),
-                 fmt::format("a {}x{}x{} grid of {} particles", geometry.shape[0], geometry.shape[1], geometry.shape[2],
-                             core::log::thousands(static_cast<long long>(n_total))));
+                       fmt::format("a {}x{}x{} grid of {} particles", geometry.shape[0], geometry.shape[1],
+                                   geometry.shape[2], core::log::thousands(static_cast<long long>(n_total))));
   });
 }
 
@@ -171,28 +182,34 @@ void log_projection(const particles::Projection& grid, const particles::Snapshot
   if (grid.particles_outside > 0) {
     // In an open box, what leaves a fixed region is lost to every later stage: a warning. A sub-box of a
     // periodic box leaves the rest out on purpose.
-    const double fraction = static_cast<double>(grid.particles_outside) / static_cast<double>(std::max<std::uint64_t>(n_total, 1));
+    const double fraction =
+        static_cast<double>(grid.particles_outside) / static_cast<double>(std::max<std::uint64_t>(n_total, 1));
     if (!info.periodic)
-      core::log::warn("{} particles ({:.1f}%) lie outside the region and are left out: enlarge --region if they belong to "
-                "the structures (docs/tutorial.md, \"Isolated simulations\")",
-                core::log::thousands(static_cast<long long>(grid.particles_outside)), 100 * fraction);
+      core::log::warn(
+          "{} particles ({:.1f}%) lie outside the region and are left out: enlarge --region if they belong to "
+          "the structures (docs/tutorial.md, \"Isolated simulations\")",
+          core::log::thousands(static_cast<long long>(grid.particles_outside)), 100 * fraction);
     else
-      core::log::info("{} particles outside the region were ignored", core::log::thousands(static_cast<long long>(grid.particles_outside)));
+      core::log::info("{} particles outside the region were ignored",
+                      core::log::thousands(static_cast<long long>(grid.particles_outside)));
   }
   core::log::info("deposited {} particles, mass {:.6g} {}, on {}x{}x{} cells ({}); mean density {:.6g} {}",
-            core::log::thousands(static_cast<long long>(meta.n_particles)), meta.total_mass, meta.mass_units, geometry.shape[0],
-            geometry.shape[1], geometry.shape[2], meta.assignment, meta.mean_density, meta.density_units);
+                  core::log::thousands(static_cast<long long>(meta.n_particles)), meta.total_mass, meta.mass_units,
+                  geometry.shape[0], geometry.shape[1], geometry.shape[2], meta.assignment, meta.mean_density,
+                  meta.density_units);
   if (meta.critical_density) {
     const double ratio = meta.mean_density / *meta.critical_density;
-    core::log::info("mean density / critical density = {:.4f} (a = {:.4g}, z = {:.4g})", ratio, info.time, info.redshift);
+    core::log::info("mean density / critical density = {:.4f} (a = {:.4g}, z = {:.4g})", ratio, info.time,
+                    info.redshift);
     // A whole cosmological box holds Omega_m of the critical density; far from it, the units are wrong.
     // Units that were inferred fit; assumed ones that fit nothing were warned about already.
     const bool warned = info.units.source == particles::UnitsSource::assumed && info.units.density_ratio > 0;
     if (info.periodic && info.comoving && !params.region && !warned &&
         (ratio < kSaneDensityRatio[0] || ratio > kSaneDensityRatio[1]))
-      core::log::warn("the mean density is {:.4g} times the critical density, where a cosmological box holds about Omega_m: "
-                "are the snapshot's units right ({} and {}, source: {})? Give --units if not",
-                ratio, info.units.length_name(), info.units.mass_name(), info.units.source_name());
+      core::log::warn(
+          "the mean density is {:.4g} times the critical density, where a cosmological box holds about Omega_m: "
+          "are the snapshot's units right ({} and {}, source: {})? Give --units if not",
+          ratio, info.units.length_name(), info.units.mass_name(), info.units.source_name());
   }
 }
 
@@ -205,8 +222,9 @@ const manifest::Fields<Projection> kSummary =
         .field("total_mass", [](const Projection& p) { return manifest::Json(p.meta.total_mass); })
         .field("mean_density", [](const Projection& p) { return manifest::Json(p.meta.mean_density); })
         .field("units", [](const Projection& p) {
-          return manifest::Json{{"density", p.meta.density_units}, {"mass", p.meta.mass_units}, {"length", p.meta.length_units}};
-    // clang-format on
+          return manifest::Json{
+              {"density", p.meta.density_units}, {"mass", p.meta.mass_units}, {"length", p.meta.length_units}};
+          // clang-format on
         });
 
 }  // namespace
@@ -216,7 +234,8 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   const CicParams params = check_cic_options(opt);
 
   ctx.phase("open");
-  const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
+  const std::unique_ptr<particles::SnapshotReader> reader =
+      tool::open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
   std::vector<int> types;
   grid::GridGeometry geometry;
   mpi::agree(comm, [&] {
@@ -227,8 +246,8 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   ctx.add_external_inputs(reader->info().files, "snapshot");
   const particles::SnapshotInfo& info = reader->info();
   const std::uint64_t n_total = info.total(types);
-  core::log::info("{}: {} snapshot, {} file(s), {} particles of types {}", info.files.front(), info.format, info.files.size(),
-            core::log::thousands(static_cast<long long>(n_total)), opt.types);
+  core::log::info("{}: {} snapshot, {} file(s), {} particles of types {}", info.files.front(), info.format,
+                  info.files.size(), core::log::thousands(static_cast<long long>(n_total)), opt.types);
 
   const mpi::BlockDecomposition blocks(geometry.shape, comm.size());  // project_to_grid's
   check_projection_memory(geometry, blocks, n_total, params.precision, comm);
@@ -241,7 +260,8 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
     write_octree(info, read_share(*reader, types, particles::FieldSelection{}, comm), projection, params, types, ctx);
     return;
   }
-  const particles::Projection grid = project_to_grid(*reader, types, projection, comm, [&](const std::string& p) { ctx.phase(p); });
+  const particles::Projection grid =
+      project_to_grid(*reader, types, projection, comm, [&](const std::string& p) { ctx.phase(p); });
   const grid::GridMeta& meta = grid.meta;
   log_projection(grid, info, params, n_total);
 

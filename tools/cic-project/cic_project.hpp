@@ -24,9 +24,9 @@ struct CicOptions {
   std::string precision = "float32";
   bool compress = false;
   std::string for_threshold = "80mean";  // what `--grid auto` plans for
-  double refine = 0;                      // --refine M: an adaptive mesh (0: the uniform grid)
-  int levels = 4;                         // --levels K
-  int buffer = 1;                         // --buffer B
+  double refine = 0;                     // --refine M: an adaptive mesh (0: the uniform grid)
+  int levels = 4;                        // --levels K
+  int buffer = 1;                        // --buffer B
   std::string threads = "auto";
 };
 

@@ -25,11 +25,13 @@ void declare_deblend_options(CLI::App& app, DeblendOptions& opt) {
   app.add_option("--min-particles", opt.min_particles,
                  "Fewest particles for a patch to be deblended and for a velocity peak to be kept")
       ->capture_default_str();
-  app.add_option("--velocity-relevance", opt.velocity_relevance, "Relevance threshold (peak / key saddle) for velocity peaks, > 1")
+  app.add_option("--velocity-relevance", opt.velocity_relevance,
+                 "Relevance threshold (peak / key saddle) for velocity peaks, > 1")
       ->capture_default_str();
-  app.add_option("-t,--types", opt.types, "Particle types (auto: those the grid was made of, from the provenance chain)")->capture_default_str();
-  app.add_flag("--allow-other-types", opt.allow_other_types,
-               "Accept --types other than those the grid was made of");
+  app.add_option("-t,--types", opt.types,
+                 "Particle types (auto: those the grid was made of, from the provenance chain)")
+      ->capture_default_str();
+  app.add_flag("--allow-other-types", opt.allow_other_types, "Accept --types other than those the grid was made of");
   tool::declare_units_option(app, opt.units);
   app.add_flag("--off", opt.off, "No velocity deblending: every patch passes through as one peak (peaks.h5 as usual)");
   tool::add_threads_option(app, opt.threads, "they split patches side by side");
@@ -53,11 +55,12 @@ phasespace::DeblendParams check_deblend_options(const DeblendOptions& opt) {
 namespace {
 
 // clang-format off: one column and its constraints per line
-const manifest::Fields<phasespace::Deblended> kSummary = manifest::Fields<phasespace::Deblended>()
-                                                            .field("n_peaks", &phasespace::Deblended::n_peaks)
-                                                            .field("n_split_patches", &phasespace::Deblended::n_split)
-                                                            .field("n_new_peaks", &phasespace::Deblended::n_new)
-                                                            .field("n_particles_in_patches", &phasespace::Deblended::n_particles);
+const manifest::Fields<phasespace::Deblended> kSummary =
+    manifest::Fields<phasespace::Deblended>()
+        .field("n_peaks", &phasespace::Deblended::n_peaks)
+        .field("n_split_patches", &phasespace::Deblended::n_split)
+        .field("n_new_peaks", &phasespace::Deblended::n_new)
+        .field("n_particles_in_patches", &phasespace::Deblended::n_particles);
 // clang-format on
 
 }  // namespace
@@ -73,7 +76,8 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   std::optional<model::AmrRefinement> refinement;
   std::int64_t n_clump_peaks = 0;
   ctx.add_input(opt.clumps, {"clumps"});  // the kind first: a wrong file is named as such, not by a missing dataset
-  const std::unique_ptr<particles::SnapshotReader> reader = tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
+  const std::unique_ptr<particles::SnapshotReader> reader =
+      tool::open_snapshot_with_units({opt.snapshot}, opt.units, comm, &ctx.manifest());
   const particles::SnapshotInfo& info = reader->info();
   mpi::agree(comm, [&] {
     clumps.emplace(io::File::open_read(opt.clumps));
@@ -109,10 +113,8 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
     labels = io::read_clump_cells(*clumps, cuts[r], cuts[r + 1]);
   });
 
-  phasespace::Deblended d = deblend_patches(
-      space, cuts, particles, labels, n_clump_peaks,
-      ClumpPeakFile(*clumps), params, comm,
-      [&](const std::string& p) { ctx.phase(p); });
+  phasespace::Deblended d = deblend_patches(space, cuts, particles, labels, n_clump_peaks, ClumpPeakFile(*clumps),
+                                            params, comm, [&](const std::string& p) { ctx.phase(p); });
   clumps.reset();
 
   ctx.phase("write");

@@ -59,7 +59,8 @@ StageFiles parse_stage(const std::string& text) {
     f.voters = (p.parent_path() / name).string();
   }
   if (!fs::exists(f.voters)) throw core::Error::io("{}: missing voters file {} for this stage", f.peaks, f.voters);
-  if (!f.bound.empty() && !fs::exists(f.bound)) throw core::Error::io("{}: missing bound file {} for this stage", f.peaks, f.bound);
+  if (!f.bound.empty() && !fs::exists(f.bound))
+    throw core::Error::io("{}: missing bound file {} for this stage", f.peaks, f.bound);
   return f;
 }
 
@@ -74,8 +75,8 @@ struct FewVoters {
 };
 
 mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::int64_t min_votes, const TreeOptions& opt,
-                 int threads, mergertree::Simulation& sim, mergertree::SimulationUnits& units, manifest::Builder& man,
-                 std::vector<FewVoters>& few) {
+                             int threads, mergertree::Simulation& sim, mergertree::SimulationUnits& units,
+                             manifest::Builder& man, std::vector<FewVoters>& few) {
   const auto peaks_in = manifest::check_phew_input(files.peaks, {"peaks"});
   // The voters: voters' (boosted potential), or unbind's most-bound particles of these peaks (bound.h5).
   const auto voters_in = manifest::check_phew_input(files.voters, {"voters", "bound"});
@@ -104,7 +105,7 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
       bound ? io::read_bound_header(vf).meta.n_most_bound : io::read_voters_header(vf).meta.n_voters_requested;
   if (min_votes > per_peak)
     throw core::Error::usage("--min-votes {} is more than the {} voters per peak of {}: no peak could ever be linked",
-                       min_votes, per_peak, files.voters);
+                             min_votes, per_peak, files.voters);
   const std::vector<model::PeakRow> rows = io::read_peak_rows(pf);
   std::vector<model::VoterRow> voters;
   std::string voters_by = "unbind's most-bound particles";
@@ -120,13 +121,15 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
   mergertree::Stage stage = mergertree::make_stage(snap, header.meta.time, rows, io::read_peak_members(pf), voters);
   stage.voters_per_peak = per_peak;
   if (const mergertree::VoterCoverage c = mergertree::voter_coverage(stage, min_votes); c.few()) {
-    core::log::warn("{}: only {} of {} peaks have {} voters or more (median {}; {}): their links rest on fewer votes, "
-                    "and peaks without voters only start lineages; give voters a larger --search-radius (its default "
-                    "fits the box) or mergertree a lower --min-votes",
-                    files.peaks, c.with_min_votes, c.peaks, min_votes, c.median_voters, voters_by);
+    core::log::warn(
+        "{}: only {} of {} peaks have {} voters or more (median {}; {}): their links rest on fewer votes, "
+        "and peaks without voters only start lineages; give voters a larger --search-radius (its default "
+        "fits the box) or mergertree a lower --min-votes",
+        files.peaks, c.with_min_votes, c.peaks, min_votes, c.median_voters, voters_by);
     few.push_back({files.peaks, snap, c, voters_by});
   }
-  const mergertree::SimulationUnits u = add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, threads, man);
+  const mergertree::SimulationUnits u =
+      add_stage_halos(stage, files.peaks, header, rows, opt.particles, opt.units, threads, man);
   if (!properties.empty()) add_bound_properties(stage, properties, u);
   if (u.known) units = u;
   return stage;
@@ -136,7 +139,8 @@ mergertree::Stage read_stage(const StageFiles& files, std::int64_t snap, std::in
 
 void declare_tree_options(CLI::App& app, TreeOptions& opt) {
   // An empty name given on purpose is refused, not taken as "no export".
-  app.add_option("stages", opt.stages, "Stages PEAKS[:VOTERS][:BOUND] in time order (VOTERS defaults to PEAKS with 'peaks' -> 'voters'; "
+  app.add_option("stages", opt.stages,
+                 "Stages PEAKS[:VOTERS][:BOUND] in time order (VOTERS defaults to PEAKS with 'peaks' -> 'voters'; "
                  "a bound.h5 of unbind as VOTERS or BOUND gives the peaks' bound properties)");
   app.add_option("--state", opt.state, "On-the-fly: continue this tree (its state is inside the file)");
   app.add_option("--add", opt.add, "On-the-fly: stages to append to --state (repeatable)");
@@ -178,8 +182,9 @@ mergertree::TreeParams check_tree_options(const TreeOptions& opt) {
       throw core::Error::io("{}: exists and is not a folder (--export-ctrees and --export-arbor name a folder)", *dir);
   }
   if (opt.backwards && (!opt.export_ctrees.empty() || !opt.export_arbor.empty() || !opt.stats.empty()))
-    throw core::Error::usage("--export-ctrees, --export-arbor and --stats describe a tree that goes forwards in time, "
-                       "not a --backwards one");
+    throw core::Error::usage(
+        "--export-ctrees, --export-arbor and --stats describe a tree that goes forwards in time, "
+        "not a --backwards one");
   return {opt.min_votes, opt.graveyard_votes, opt.graveyard_max_age};
 }
 
@@ -194,7 +199,9 @@ struct SideOutput {
 
 std::vector<SideOutput> side_outputs(const TreeOptions& opt, const std::string& output) {
   std::vector<SideOutput> out;
-  if (opt.export_text) out.push_back({output + ".links.txt", "text", false, [](const mergertree::Tree& t) { return links_text(t.state); }});
+  if (opt.export_text)
+    out.push_back(
+        {output + ".links.txt", "text", false, [](const mergertree::Tree& t) { return links_text(t.state); }});
   if (!opt.export_ctrees.empty())
     out.push_back({(fs::path(opt.export_ctrees) / "tree_0_0_0.dat").string(), "consistent-trees", true,
                    [](const mergertree::Tree& t) { return mergertree::ctrees_file(t, "phew mergertree"); }});
@@ -218,8 +225,8 @@ void link_stages(const std::vector<std::string>& stages, const TreeOptions& opt,
   for (const std::string& text : stages) {
     const StageFiles files = parse_stage(text);
     mergertree::Simulation sim;
-    mergertree::Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes, opt,
-                                         threads, sim, tree.units, man, few);
+    mergertree::Stage stage = read_stage(files, static_cast<std::int64_t>(tree.times.size()), tree.params.min_votes,
+                                         opt, threads, sim, tree.units, man, few);
     append_stage(tree, std::move(stage), sim, opt.backwards, files.peaks);
     core::log::verbose("linked {}: {} peaks", files.peaks, tree.state.last.peaks.size());
     progress.add();
@@ -249,11 +256,14 @@ const manifest::Fields<TreeSummary> kSummary =
         .field("n_artefacts", [](const TreeSummary& s) { return manifest::Json(s.n.artefacts); })
         .field("stages_with_few_voters", [](const TreeSummary& s) {
           manifest::Json list = manifest::Json::array();
-    // clang-format on
+          // clang-format on
           for (const FewVoters& f : s.few_voters)
-            list.push_back({{"stage", f.stage}, {"peaks_file", f.peaks}, {"peaks", f.coverage.peaks},
+            list.push_back({{"stage", f.stage},
+                            {"peaks_file", f.peaks},
+                            {"peaks", f.coverage.peaks},
                             {"peaks_with_min_votes_voters", f.coverage.with_min_votes},
-                            {"median_voters", f.coverage.median_voters}, {"voters", f.voters_by}});
+                            {"median_voters", f.coverage.median_voters},
+                            {"voters", f.voters_by}});
           return list;
         });
 // clang-format off: one column and its constraints per line
@@ -270,13 +280,16 @@ TreeSummary summarise(const mergertree::Tree& tree, std::vector<FewVoters> few) 
     s.no_m200c += std::isnan(r.halo.m200c);
   }
   if (s.no_mvir + s.no_m200c > 0)
-    core::log::warn("{} of {} peaks have no measurable Mvir and {} no M200c (fewer than {} particles inside the "
-              "overdensity around their centre): written as NaN",
-              s.no_mvir, s.n_peaks, s.no_m200c, grid::kSoMinParticles);
-  core::log::info("{} snapshots, {} peaks, {} links, {} lineages, {} mergers, {} revivals from the graveyard, {} artefacts",
-            s.n_snapshots, s.n_peaks, s.links, s.n.lineages, s.n.mergers, s.n.revived, s.n.artefacts);
+    core::log::warn(
+        "{} of {} peaks have no measurable Mvir and {} no M200c (fewer than {} particles inside the "
+        "overdensity around their centre): written as NaN",
+        s.no_mvir, s.n_peaks, s.no_m200c, grid::kSoMinParticles);
+  core::log::info(
+      "{} snapshots, {} peaks, {} links, {} lineages, {} mergers, {} revivals from the graveyard, {} artefacts",
+      s.n_snapshots, s.n_peaks, s.links, s.n.lineages, s.n.mergers, s.n.revived, s.n.artefacts);
   if (s.n_snapshots > 1 && s.links == 0 && s.n_peaks > 0)
-    core::log::warn("no peak of the {} snapshots was linked to a progenitor: every peak starts its own lineage", s.n_snapshots);
+    core::log::warn("no peak of the {} snapshots was linked to a progenitor: every peak starts its own lineage",
+                    s.n_snapshots);
   return s;
 }
 
@@ -292,7 +305,8 @@ void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   for (const SideOutput& side : sides) ctx.plan_side_output(side.path, side.make_folder);
   // The tree is small and its linking sequential: rank 0 reads, links and holds it; the other ranks
   // only take part in the collective write (docs/tools/mergertree.md, "Parallel").
-  if (comm.size() > 1) core::log::info("the tree is built on rank 0 alone; the other {} ranks only join the write", comm.size() - 1);
+  if (comm.size() > 1)
+    core::log::info("the tree is built on rank 0 alone; the other {} ranks only join the write", comm.size() - 1);
 
   ctx.phase("read");
   if (!opt.state.empty()) {

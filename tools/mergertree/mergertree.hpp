@@ -22,8 +22,8 @@ struct TreeOptions {
   std::string export_arbor;   // DIR: DIR/arbor.h5 and DIR/arbor_0000.h5 (ytree's own format)
   std::string stats;          // FILE.json: tree-quality statistics
   double stats_min_mass = 0;
-  bool particles = false;     // spherical-overdensity masses and radii from each stage's snapshot
-  std::string units;          // --units of the stages' snapshots (tool/snapshot_input.hpp)
+  bool particles = false;  // spherical-overdensity masses and radii from each stage's snapshot
+  std::string units;       // --units of the stages' snapshots (tool/snapshot_input.hpp)
   std::string threads = "auto";
 };
 

@@ -40,7 +40,8 @@ void set_hosts(mergertree::Stage& stage, const std::string& peaks_path, const st
   const auto clumps = recorded_inputs(peaks_path, "clumps");
   std::error_code ec;
   if (clumps.empty() || !std::filesystem::is_regular_file(clumps.front().first, ec)) {
-    core::log::warn("{}: the clumps.h5 it was made from is not at hand: its peaks get no host (pid = upid = -1)", peaks_path);
+    core::log::warn("{}: the clumps.h5 it was made from is not at hand: its peaks get no host (pid = upid = -1)",
+                    peaks_path);
     return;
   }
   const auto in = manifest::check_phew_input(clumps.front().first, {"clumps"});
@@ -68,8 +69,8 @@ struct PeakCentre {
   std::array<double, 3> centre{};
   double extent = 0;
 };
-std::vector<PeakCentre> peak_centres(const mergertree::Stage& stage, const particles::ParticleSet& ps, const grid::Box& box,
-                                     const std::string& peaks_path, int threads) {
+std::vector<PeakCentre> peak_centres(const mergertree::Stage& stage, const particles::ParticleSet& ps,
+                                     const grid::Box& box, const std::string& peaks_path, int threads) {
   // Snapshot particles by ID, to find the members (stage.member_id is sorted by ID).
   std::vector<std::size_t> by_id(ps.size());
   for (std::size_t i = 0; i < by_id.size(); ++i) by_id[i] = i;
@@ -80,7 +81,7 @@ std::vector<PeakCentre> peak_centres(const mergertree::Stage& stage, const parti
     while (j < by_id.size() && ps.id[by_id[j]] < stage.member_id[k]) ++j;
     if (j == by_id.size() || ps.id[by_id[j]] != stage.member_id[k])
       throw core::Error::input("{}: particle {} of peak {} is not in the snapshot it was made from", peaks_path,
-                         stage.member_id[k], stage.member_peak[k]);
+                               stage.member_id[k], stage.member_peak[k]);
     members[stage.member_peak[k]].push_back(by_id[j]);
   }
   // Each peak's centre in its own slot, on threads.
@@ -114,29 +115,38 @@ std::vector<PeakCentre> peak_centres(const mergertree::Stage& stage, const parti
 
 }  // namespace
 
-mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
-                                const std::vector<model::PeakRow>& rows, bool so_masses, const std::string& units_text,
-                                int threads, manifest::Builder& man) {
+mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std::string& peaks_path,
+                                            const io::PeaksHeader& header, const std::vector<model::PeakRow>& rows,
+                                            bool so_masses, const std::string& units_text, int threads,
+                                            manifest::Builder& man) {
   set_hosts(stage, peaks_path, rows);
   mergertree::SimulationUnits units;
   std::vector<std::string> files;
   for (const auto& [path, fingerprint] : recorded_inputs(peaks_path, "snapshot")) files.push_back(path);
   std::error_code ec;
   if (files.empty() || !std::filesystem::exists(files.front(), ec)) {
-    if (so_masses) throw core::Error::input("{}: the snapshot it was made from is not at hand (needed by --particles)", peaks_path);
+    if (so_masses)
+      throw core::Error::input("{}: the snapshot it was made from is not at hand (needed by --particles)", peaks_path);
     core::log::warn("{}: the snapshot it was made from is not at hand: the tree does not know its units", peaks_path);
     return units;
   }
   const auto reader = tool::open_snapshot_with_units({files.front()}, units_text, mpi::Comm::self(), &man);
   const particles::SnapshotInfo& info = reader->info();
   check_snapshot_matches_grid(info, header.grid, files.front(), peaks_path);
-  units = {true, info.units.length_cm, info.units.mass_g, info.units.velocity_cm_per_s, info.units.h_scaled, info.comoving,
-           info.cosmology ? info.cosmology->omega_m : 0.0, info.cosmology ? info.cosmology->omega_lambda : 0.0,
+  units = {true,
+           info.units.length_cm,
+           info.units.mass_g,
+           info.units.velocity_cm_per_s,
+           info.units.h_scaled,
+           info.comoving,
+           info.cosmology ? info.cosmology->omega_m : 0.0,
+           info.cosmology ? info.cosmology->omega_lambda : 0.0,
            info.cosmology ? info.cosmology->hubble_param : 0.0};
   if (!so_masses) return units;
 
   if (!info.cosmology || !(info.cosmology->hubble_param > 0))
-    throw core::Error::input("{}: the snapshot has no cosmology, so no critical density for --particles", files.front());
+    throw core::Error::input("{}: the snapshot has no cosmology, so no critical density for --particles",
+                             files.front());
   // The particles the peaks were made of (deblend's types), on this rank alone.
   std::vector<int> types;
   const manifest::Json m = manifest::read_manifest(peaks_path);
@@ -154,7 +164,8 @@ mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std:
   double max_radius = 0;
   for (std::size_t d = 0; d < 3; ++d) max_radius = std::max(max_radius, box.extent[d]);
   if (box.periodic) max_radius = 0.5 * *std::min_element(box.extent.begin(), box.extent.end());
-  const double spacing = std::cbrt(box.extent[0] * box.extent[1] * box.extent[2] / std::max(1.0, static_cast<double>(ps.size())));
+  const double spacing =
+      std::cbrt(box.extent[0] * box.extent[1] * box.extent[2] / std::max(1.0, static_cast<double>(ps.size())));
   const grid::ParticleIndex index(ps.position, ps.mass, box, 2 * spacing);
   // The search starts around the whole peak (its farthest member), so that a gap inside it cannot end
   // the search (spherical_overdensity grows it while the density inside is above Delta).
@@ -172,11 +183,12 @@ mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std:
     stage.peaks[i].halo.m200c = so[i].c200.mass;
   }
   core::log::verbose("{}: spherical overdensity of {} peaks (Delta_vir = {:.1f}, {} particles)", peaks_path,
-               stage.peaks.size(), delta, ps.size());
+                     stage.peaks.size(), delta, ps.size());
   return units;
 }
 
-void add_bound_properties(mergertree::Stage& stage, const std::string& bound_path, const mergertree::SimulationUnits& units) {
+void add_bound_properties(mergertree::Stage& stage, const std::string& bound_path,
+                          const mergertree::SimulationUnits& units) {
   // bound.h5 is in the units unbind read the snapshot in (its manifest's units_used): the stage's too?
   const manifest::Json m = manifest::read_manifest(bound_path);
   if (units.known && m.contains("parameters") && m["parameters"].contains("units_used")) {
@@ -188,8 +200,10 @@ void add_bound_properties(mergertree::Stage& stage, const std::string& bound_pat
     };
     if (differs("length_in_cm", units.length_cm) || differs("mass_in_g", units.mass_g) ||
         differs("velocity_in_cm_per_s", units.velocity_cm_per_s))
-      throw core::Error::input("{}: made in other units than the stage's snapshot was read in (give unbind and mergertree "
-                         "the same --units)", bound_path);
+      throw core::Error::input(
+          "{}: made in other units than the stage's snapshot was read in (give unbind and mergertree "
+          "the same --units)",
+          bound_path);
   }
   const io::File f = io::File::open_read(bound_path);
   std::map<std::int64_t, model::BoundObject> by_id;
@@ -205,9 +219,18 @@ void add_bound_properties(mergertree::Stage& stage, const std::string& bound_pat
     p.halo.mvir = measured(o.mvir);
     p.halo.rvir = measured(o.rvir);
     p.halo.m200c = measured(o.m200c);
-    p.halo.bound = {true,        o.mass_inclusive, measured(o.vmax),   measured(o.vrms),   measured(o.rs_fit),
-                    measured(o.spin_peebles), measured(o.spin_bullock), measured(o.xoff), measured(o.b_to_a), measured(o.c_to_a),
-                    measured(o.virial_ratio), j[0] == 0 && j[1] == 0 && j[2] == 0 ? model::BoundObject::kNaN3 : j};
+    p.halo.bound = {true,
+                    o.mass_inclusive,
+                    measured(o.vmax),
+                    measured(o.vrms),
+                    measured(o.rs_fit),
+                    measured(o.spin_peebles),
+                    measured(o.spin_bullock),
+                    measured(o.xoff),
+                    measured(o.b_to_a),
+                    measured(o.c_to_a),
+                    measured(o.virial_ratio),
+                    j[0] == 0 && j[1] == 0 && j[2] == 0 ? model::BoundObject::kNaN3 : j};
   }
   core::log::verbose("{}: bound properties of {} peaks", bound_path, stage.peaks.size());
 }

@@ -18,14 +18,16 @@ namespace phew::tools {
 // around each peak's shrinking-sphere centre (NaN where not measurable; docs/tools/mergertree.md,
 // "Spherical-overdensity masses"): Error(input) when the snapshot cannot be read, has no cosmology (no
 // critical density) or lacks a particle of the peaks' membership.
-mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std::string& peaks_path, const io::PeaksHeader& header,
-                                const std::vector<model::PeakRow>& rows, bool so_masses, const std::string& units,
-                                int threads, manifest::Builder& man);
+mergertree::SimulationUnits add_stage_halos(mergertree::Stage& stage, const std::string& peaks_path,
+                                            const io::PeaksHeader& header, const std::vector<model::PeakRow>& rows,
+                                            bool so_masses, const std::string& units, int threads,
+                                            manifest::Builder& man);
 
 // The properties of each peak's bound particles from `bound_path` (unbind's bound.h5 of these peaks;
 // an object is matched to the peak of the same ID): halo.bound, and halo.mvir, rvir and m200c replaced
 // by bound.h5's (docs/tools/mergertree.md, "Bound objects"). Error(input) when a peak has no object or
 // bound.h5 was made in other units than `units` (the stage's, when known).
-void add_bound_properties(mergertree::Stage& stage, const std::string& bound_path, const mergertree::SimulationUnits& units);
+void add_bound_properties(mergertree::Stage& stage, const std::string& bound_path,
+                          const mergertree::SimulationUnits& units);
 
 }  // namespace phew::tools

@@ -25,11 +25,12 @@ std::vector<std::int64_t> CatalogueFiles::cell_cuts(int ranks) const {
   // The uniform grid balanced by test cells; the adaptive mesh by the grid's leaves, as phew-segment
   // cut them.
   if (!header_.refinement)
-    return mesh::CellSpace::uniform(header_.grid.geometry).rank_cuts(ranks, io::count_test_cells(patches_), [&](std::uint64_t row) {
-      return static_cast<std::uint64_t>(io::test_cell_at(patches_, row));
-    });
+    return mesh::CellSpace::uniform(header_.grid.geometry)
+        .rank_cuts(ranks, io::count_test_cells(patches_),
+                   [&](std::uint64_t row) { return static_cast<std::uint64_t>(io::test_cell_at(patches_, row)); });
   return mesh::CellSpace::octree(header_.grid.geometry, header_.refinement->levels)
-      .rank_cuts(ranks, io::count_amr_leaves(grid_), [&](std::uint64_t row) { return io::read_amr_leaf_rows(grid_, row, 1).key[0]; });
+      .rank_cuts(ranks, io::count_amr_leaves(grid_),
+                 [&](std::uint64_t row) { return io::read_amr_leaf_rows(grid_, row, 1).key[0]; });
 }
 
 grid::CellLabels CatalogueFiles::cells(std::int64_t begin, std::int64_t end) const {
@@ -45,11 +46,13 @@ std::vector<double> CatalogueFiles::densities(std::span<const std::int64_t> cell
   constexpr std::size_t kBatch = 1 << 16;
   for (std::size_t b = 0; b < cells.size(); b += kBatch) {
     const auto batch = cells.subspan(b, std::min(kBatch, cells.size() - b));
-    const auto leaves = io::read_amr_leaves(grid_, static_cast<std::uint64_t>(batch.front()), static_cast<std::uint64_t>(batch.back()) + 1);
+    const auto leaves = io::read_amr_leaves(grid_, static_cast<std::uint64_t>(batch.front()),
+                                            static_cast<std::uint64_t>(batch.back()) + 1);
     for (const std::int64_t c : batch) {
       const auto it = std::lower_bound(leaves.key.begin(), leaves.key.end(), static_cast<std::uint64_t>(c));
       if (it == leaves.key.end() || *it != static_cast<std::uint64_t>(c))
-        throw core::Error::input("{}: no leaf {} of the patches' test cells (not the grid they were made from?)", grid_.path(), c);
+        throw core::Error::input("{}: no leaf {} of the patches' test cells (not the grid they were made from?)",
+                                 grid_.path(), c);
       out.push_back(leaves.density[static_cast<std::size_t>(it - leaves.key.begin())]);
     }
   }

@@ -33,7 +33,8 @@ std::string check_inputs(const MergeOptions& opt, tool::Context& ctx) {
   const manifest::Input grid = ctx.add_input(grid_path, {"grid"});
   ctx.on_root([&] {
     if (grid.fingerprint != recorded.fingerprint)
-      throw core::Error::input("{}: is not the grid {} was made from (stale or swapped upstream file)", grid_path, opt.patches);
+      throw core::Error::input("{}: is not the grid {} was made from (stale or swapped upstream file)", grid_path,
+                               opt.patches);
   });
   return grid_path;
 }
@@ -50,9 +51,12 @@ const manifest::Fields<watershed::CatalogueSummary> kSummary =
         .field("hierarchy_levels", &watershed::CatalogueSummary::hierarchy_levels)
         .field("hierarchy_rounds_per_level", &watershed::CatalogueSummary::hierarchy_rounds)
         .field("mass_above_threshold", &watershed::CatalogueSummary::mass_above_threshold)
-        .field("mass_in_clumps", [](const watershed::CatalogueSummary& s) { return manifest::Json(s.mass_above_threshold - s.mass_discarded); })
+        .field("mass_in_clumps",
+               [](const watershed::CatalogueSummary& s) {
+                 return manifest::Json(s.mass_above_threshold - s.mass_discarded);
+               })
         .field("mass_discarded", &watershed::CatalogueSummary::mass_discarded);
-    // clang-format on
+// clang-format on
 
 // The stage's parameters: the checked options, thresholds resolved against the grid.
 watershed::CatalogueParams catalogue_params(const MergeParams& checked, const grid::GridMeta& grid) {
@@ -82,8 +86,10 @@ void record_thresholds(manifest::Builder& m, const MergeParams& checked, const w
                        const grid::GridMeta& grid, double density_threshold) {
   using manifest::Json;
   m.parameter("saddle-threshold", checked.saddle ? checked.saddle->to_string() : "none");
-  m.parameter("saddle_threshold_used", params.saddle_threshold ? Json(*params.saddle_threshold) : Json(nullptr), grid.density_units);
-  m.parameter("mass_threshold_used", params.mass_threshold ? Json(*params.mass_threshold) : Json(nullptr), grid.mass_units);
+  m.parameter("saddle_threshold_used", params.saddle_threshold ? Json(*params.saddle_threshold) : Json(nullptr),
+              grid.density_units);
+  m.parameter("mass_threshold_used", params.mass_threshold ? Json(*params.mass_threshold) : Json(nullptr),
+              grid.mass_units);
   m.parameter("noise_floor_used", params.noise_floor ? Json(*params.noise_floor) : Json(nullptr), grid.mass_units);
   m.parameter("density_threshold", density_threshold, grid.density_units);
 }
@@ -104,17 +110,18 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
       ->default_str(watershed::kDefaultSaddleThreshold);
   app.add_option("--second-relevance", opt.second_relevance,
                  "Instead of a saddle threshold, merge clumps again with this higher relevance threshold");
-  app.add_option("-m,--mass-threshold", opt.mass_threshold,
-                 "Only list clumps and haloes at least this massive: absolute or 10particles (filters the catalogue only)");
+  app.add_option(
+      "-m,--mass-threshold", opt.mass_threshold,
+      "Only list clumps and haloes at least this massive: absolute or 10particles (filters the catalogue only)");
   app.add_option("--noise-floor", opt.noise_floor,
                  "Peaks lighter than this are noise and merge into their key neighbour: absolute or 10particles; "
                  "none for no floor")
       ->default_str(watershed::kDefaultNoiseFloor);
-  app.add_option("--particles", opt.particles, "Snapshot: give each particle its clump and halo, add particle masses and bulk velocities");
+  app.add_option("--particles", opt.particles,
+                 "Snapshot: give each particle its clump and halo, add particle masses and bulk velocities");
   app.add_option("-t,--types", opt.types, "Particle types for --particles (auto: those the grid was made of)")
       ->capture_default_str();
-  app.add_flag("--allow-other-types", opt.allow_other_types,
-               "Accept --types other than those the grid was made of");
+  app.add_flag("--allow-other-types", opt.allow_other_types, "Accept --types other than those the grid was made of");
   tool::declare_units_option(app, opt.units);
   app.add_flag("--export-text", opt.export_text,
                "Also write OUTPUT.clumps.txt and OUTPUT.halos.txt (RAMSES columns) and .csv versions");
@@ -122,18 +129,20 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
 }
 
 MergeParams check_merge_options(const MergeOptions& opt) {
-  MergeParams o{opt.relevance, std::nullopt, std::nullopt, std::nullopt, std::nullopt, tool::parse_threads(opt.threads)};
+  MergeParams o{opt.relevance, std::nullopt, std::nullopt,
+                std::nullopt,  std::nullopt, tool::parse_threads(opt.threads)};
   if (!(opt.relevance > 1) || !std::isfinite(opt.relevance))
-    throw core::Error::usage("--relevance {} must be a finite number above 1 (a peak is relevant when peak/saddle >= it)",
-                             opt.relevance);
+    throw core::Error::usage(
+        "--relevance {} must be a finite number above 1 (a peak is relevant when peak/saddle >= it)", opt.relevance);
   // --second-relevance replaces the default saddle threshold; given together with -s it is refused below.
   const bool second = opt.second_relevance != 0;
-  const std::string saddle = opt.saddle_threshold.empty() && !second ? watershed::kDefaultSaddleThreshold : opt.saddle_threshold;
+  const std::string saddle =
+      opt.saddle_threshold.empty() && !second ? watershed::kDefaultSaddleThreshold : opt.saddle_threshold;
   if (!saddle.empty() && saddle != "none") o.saddle = core::DensityThreshold::parse(saddle);
   if (second) {
     if (!(opt.second_relevance > opt.relevance) || !std::isfinite(opt.second_relevance))
-      throw core::Error::usage("--second-relevance {} must be a finite number above --relevance {}", opt.second_relevance,
-                               opt.relevance);
+      throw core::Error::usage("--second-relevance {} must be a finite number above --relevance {}",
+                               opt.second_relevance, opt.relevance);
     if (o.saddle) throw core::Error::usage("give --saddle-threshold or --second-relevance, not both");
     o.second_relevance = opt.second_relevance;
   }
@@ -184,13 +193,15 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
     };
   }
 
-  const watershed::Catalogue catalogue = build_catalogue(input, params, comm, [&](const std::string& p) { ctx.phase(p); });
+  const watershed::Catalogue catalogue =
+      build_catalogue(input, params, comm, [&](const std::string& p) { ctx.phase(p); });
   const model::Clumps& clumps = catalogue.clumps;
   const watershed::CatalogueSummary& summary = catalogue.summary;
   pf.reset();
   gf.reset();
-  core::log::info("mass above the threshold {:.6g}: in clumps {:.6g}, discarded as noise {:.6g} {}", summary.mass_above_threshold,
-            summary.mass_above_threshold - summary.mass_discarded, summary.mass_discarded, grid.mass_units);
+  core::log::info("mass above the threshold {:.6g}: in clumps {:.6g}, discarded as noise {:.6g} {}",
+                  summary.mass_above_threshold, summary.mass_above_threshold - summary.mass_discarded,
+                  summary.mass_discarded, grid.mass_units);
 
   ctx.phase("write");
   record_thresholds(ctx.manifest(), checked, params, grid, clumps.meta.density_threshold);
@@ -199,8 +210,8 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
     io::write_clumps(f, clumps, comm);
     if (!opt.export_text) return;
     ctx.phase("export");  // rank 0 writes the catalogue out: only it gathers the rows
-    const auto text = io::catalogue_text(comm.gatherv_to_root<model::Clump>(clumps.clumps), comm.gatherv_to_root<model::Halo>(clumps.halos),
-                                         clumps.grid, clumps.meta);
+    const auto text = io::catalogue_text(comm.gatherv_to_root<model::Clump>(clumps.clumps),
+                                         comm.gatherv_to_root<model::Halo>(clumps.halos), clumps.grid, clumps.meta);
     for (const auto& [suffix, content] : text) ctx.side_output(ctx.output() + suffix, "text", content);
   });
 }

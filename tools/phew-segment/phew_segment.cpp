@@ -21,14 +21,15 @@ namespace {
 // grid on which a cell at the threshold holds less than one particle mass lets single particles rise
 // above the threshold, and their peaks are Poisson noise. Says so with the rule's grid, and with how many
 // peaks hold less than one particle mass (no real structure does). Collective.
-void check_grid_rule(const model::Patches& patches, const grid::GridMeta& meta, double threshold, const mpi::Comm& comm) {
+void check_grid_rule(const model::Patches& patches, const grid::GridMeta& meta, double threshold,
+                     const mpi::Comm& comm) {
   const grid::GridGeometry& g = meta.geometry;
   if (meta.n_particles == 0 || !(meta.mean_density > 0) || !(meta.total_mass > 0)) return;  // not made of particles
   const double particles = static_cast<double>(meta.n_particles);
   const double delta = threshold / meta.mean_density;
   const double per_cell = grid::particles_per_threshold_cell(delta, particles, static_cast<double>(g.cells()));
   core::log::info("a cell at the threshold holds {:.3g} particle masses (the grid rule: at least {:g})", per_cell,
-            grid::kParticlesPerThresholdCell);
+                  grid::kParticlesPerThresholdCell);
   if (per_cell >= grid::kParticlesPerThresholdCell) return;
   const double mp = meta.total_mass / particles;
   std::uint64_t light = 0;
@@ -36,32 +37,33 @@ void check_grid_rule(const model::Patches& patches, const grid::GridMeta& meta, 
   light = comm.sum(light);
   const std::uint64_t all = comm.sum<std::uint64_t>(patches.peaks.size());
   const auto rule = grid::grid_rule_shape(g.extent, particles, delta);
-  core::log::warn("the grid is too fine for the particles: a cell at the threshold holds {:.3g} particle masses, so single "
-            "particles rise above it and make peaks of Poisson noise ({} of {} peaks hold less than one particle "
-            "mass); make the grid with cic-project --grid auto --for-threshold {:g}mean ({}x{}x{} cells here) or "
-            "coarser (docs/thresholds.md, \"The grid\")",
-            per_cell, core::log::thousands(static_cast<long long>(light)), core::log::thousands(static_cast<long long>(all)),
-            delta, rule[0], rule[1], rule[2]);
+  core::log::warn(
+      "the grid is too fine for the particles: a cell at the threshold holds {:.3g} particle masses, so single "
+      "particles rise above it and make peaks of Poisson noise ({} of {} peaks hold less than one particle "
+      "mass); make the grid with cic-project --grid auto --for-threshold {:g}mean ({}x{}x{} cells here) or "
+      "coarser (docs/thresholds.md, \"The grid\")",
+      per_cell, core::log::thousands(static_cast<long long>(light)), core::log::thousands(static_cast<long long>(all)),
+      delta, rule[0], rule[1], rule[2]);
 }
 
 // No test cell: often an absolute threshold meant as a multiple of the mean. Says where the densest
 // cell and the mean lie, and suggests the `mean` suffix when that reading would find cells.
-void warn_if_empty(std::uint64_t test_cells, double densest, const grid::GridMeta& meta, const watershed::SegmentParams& params,
-                   const core::DensityThreshold& threshold) {
+void warn_if_empty(std::uint64_t test_cells, double densest, const grid::GridMeta& meta,
+                   const watershed::SegmentParams& params, const core::DensityThreshold& threshold) {
   if (test_cells > 0) return;
   const bool absolute = threshold.unit == core::DensityThreshold::Unit::absolute;
   const bool meant_mean = absolute && meta.mean_density > 0 && threshold.value * meta.mean_density < densest;
-  core::log::warn("no cell is above the threshold {} ({:.4g} {}{}): the result is empty; the densest cell is {:.4g} ({:.4g} x "
-            "the mean density {:.4g}){}",
-            params.threshold_text, params.threshold, meta.density_units, absolute ? ", absolute" : "", densest,
-            meta.mean_density > 0 ? densest / meta.mean_density : 0.0, meta.mean_density,
-            meant_mean ? fmt::format("; for {} times the mean density write --threshold {}mean", params.threshold_text,
-                                     params.threshold_text)
-                       : "");
+  core::log::warn(
+      "no cell is above the threshold {} ({:.4g} {}{}): the result is empty; the densest cell is {:.4g} ({:.4g} x "
+      "the mean density {:.4g}){}",
+      params.threshold_text, params.threshold, meta.density_units, absolute ? ", absolute" : "", densest,
+      meta.mean_density > 0 ? densest / meta.mean_density : 0.0, meta.mean_density,
+      meant_mean ? fmt::format("; for {} times the mean density write --threshold {}mean", params.threshold_text,
+                               params.threshold_text)
+                 : "");
 }
 
 }  // namespace
-
 
 void declare_segment_options(CLI::App& app, SegmentOptions& opt) {
   app.add_option("grid", opt.grid, "Density grid from cic-project (grid.h5)")->required();
@@ -88,7 +90,7 @@ void check_segment_memory(const grid::GridGeometry& g, const mpi::BlockDecomposi
   const double need = static_cast<double>(blocks.box(comm.rank()).cells()) * 12.5;
   mpi::agree(comm, [&] {
     core::check_memory(need * mpi::ranks_on_node(comm), core::available_memory_bytes(),
-                 fmt::format("segmenting a {}x{}x{} grid", g.shape[0], g.shape[1], g.shape[2]));
+                       fmt::format("segmenting a {}x{}x{} grid", g.shape[0], g.shape[1], g.shape[2]));
   });
 }
 
@@ -107,8 +109,8 @@ const manifest::Fields<SegmentSummary> kSummary = manifest::Fields<SegmentSummar
 
 // The adaptive mesh (cic-project --refine): this rank's run of whole coarse cells (mesh::CellSpace::rank_cuts),
 // segmented across levels. Collective.
-watershed::Segmented segment_octree(const io::File& file, const grid::GridMeta& meta, const watershed::SegmentParams& params,
-                                    tool::Context& ctx, double& densest) {
+watershed::Segmented segment_octree(const io::File& file, const grid::GridMeta& meta,
+                                    const watershed::SegmentParams& params, tool::Context& ctx, double& densest) {
   const mpi::Comm& comm = ctx.comm();
   model::AmrRefinement refinement;
   model::AmrLeaves leaves;
@@ -121,13 +123,15 @@ watershed::Segmented segment_octree(const io::File& file, const grid::GridMeta& 
     const auto r = static_cast<std::size_t>(comm.rank());
     // About 70 B per leaf at the peak (measured): the leaves as read (17 B: the levels checked against
     // the keys), the mesh's ghosts, the watershed's sets and labels.
-    const std::uint64_t mine = cuts[r + 1] > cuts[r] ? io::count_amr_leaves(file) / static_cast<std::uint64_t>(comm.size()) : 0;
+    const std::uint64_t mine =
+        cuts[r + 1] > cuts[r] ? io::count_amr_leaves(file) / static_cast<std::uint64_t>(comm.size()) : 0;
     core::check_memory(static_cast<double>(mine) * 70.0 * mpi::ranks_on_node(comm), core::available_memory_bytes(),
                        fmt::format("segmenting an adaptive mesh of {} leaves", io::count_amr_leaves(file)));
     leaves = io::read_amr_leaves(file, static_cast<std::uint64_t>(cuts[r]), static_cast<std::uint64_t>(cuts[r + 1]));
   });
-  core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid", core::log::thousands(static_cast<long long>(
-                  comm.sum<std::uint64_t>(leaves.size()))), refinement.levels);
+  core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid",
+                  core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(leaves.size()))),
+                  refinement.levels);
   double top = 0;
   for (const double d : leaves.density) top = std::max(top, d);
   densest = comm.max(top);
@@ -139,8 +143,8 @@ watershed::Segmented segment_octree(const io::File& file, const grid::GridMeta& 
 
 // The uniform grid: this rank's block of cells (mpi::BlockDecomposition); the ghosts come from the ranks around.
 // Collective.
-watershed::Segmented segment_uniform(const io::File& file, const grid::GridMeta& meta, const watershed::SegmentParams& params,
-                                     tool::Context& ctx, double& densest) {
+watershed::Segmented segment_uniform(const io::File& file, const grid::GridMeta& meta,
+                                     const watershed::SegmentParams& params, tool::Context& ctx, double& densest) {
   const mpi::Comm& comm = ctx.comm();
   const grid::GridGeometry& g = meta.geometry;
   const mpi::BlockDecomposition blocks(g.shape, comm.size());
@@ -159,11 +163,14 @@ watershed::Segmented segment_uniform(const io::File& file, const grid::GridMeta&
   const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
   if (single) {
     std::vector<float> density;
-    mpi::agree(comm, [&] { density = io::read_grid_box<float>(file, g, box.lo, box.hi, mesh::BlockMesh32::shell_cells(box)); });
+    mpi::agree(comm, [&] {
+      density = io::read_grid_box<float>(file, g, box.lo, box.hi, mesh::BlockMesh32::shell_cells(box));
+    });
     return segment(std::move(density));
   }
   std::vector<double> density;
-  mpi::agree(comm, [&] { density = io::read_grid_box<double>(file, g, box.lo, box.hi, mesh::BlockMesh::shell_cells(box)); });
+  mpi::agree(comm,
+             [&] { density = io::read_grid_box<double>(file, g, box.lo, box.hi, mesh::BlockMesh::shell_cells(box)); });
   return segment(std::move(density));
 }
 
@@ -184,7 +191,8 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
     file.emplace(io::File::open_read(opt.grid));
     adaptive = io::is_adaptive_grid(*file);
     if (adaptive && checked.refine_positions)
-      throw core::Error::usage("--refine-positions fits a 3x3x3 block of equal cells: not on an adaptive mesh ({})", opt.grid);
+      throw core::Error::usage("--refine-positions fits a 3x3x3 block of equal cells: not on an adaptive mesh ({})",
+                               opt.grid);
     meta = adaptive ? io::read_amr_grid_meta(*file) : io::read_grid_meta(*file);
     const double mean = opt.mean_from.empty() ? meta.mean_density : io::reference_mean_density(opt.mean_from, meta);
     params.threshold = checked.threshold.resolve(mean, meta.critical_density);
@@ -192,12 +200,12 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   });
   if (!opt.mean_from.empty()) ctx.add_input(opt.mean_from, {"grid"});
   const grid::GridGeometry& g = meta.geometry;
-  core::log::info("{}: {}x{}x{} {}grid, threshold {} = {:.6g} {} ({:.4g} x mean)", opt.grid, g.shape[0], g.shape[1], g.shape[2],
-            adaptive ? "coarse " : "", params.threshold_text, params.threshold, meta.density_units,
-            meta.mean_density > 0 ? params.threshold / meta.mean_density : 0.0);
+  core::log::info("{}: {}x{}x{} {}grid, threshold {} = {:.6g} {} ({:.4g} x mean)", opt.grid, g.shape[0], g.shape[1],
+                  g.shape[2], adaptive ? "coarse " : "", params.threshold_text, params.threshold, meta.density_units,
+                  meta.mean_density > 0 ? params.threshold / meta.mean_density : 0.0);
   double densest = 0;
-  const watershed::Segmented segmented = adaptive ? segment_octree(*file, meta, params, ctx, densest)
-                                                  : segment_uniform(*file, meta, params, ctx, densest);
+  const watershed::Segmented segmented =
+      adaptive ? segment_octree(*file, meta, params, ctx, densest) : segment_uniform(*file, meta, params, ctx, densest);
   file.reset();
   const model::Patches& patches = segmented.patches;
   const int rounds = segmented.label_rounds;

@@ -33,17 +33,21 @@ void declare_unbind_options(CLI::App& app, UnbindOptions& opt) {
   app.add_flag("--potential-of-all", opt.potential_of_all,
                "The potential of every particle given to an object, bound or not (RAMSES' default), instead of "
                "the bound ones' recomputed at every pass");
-  app.add_option("--min-bound", opt.min_bound, "Fewest bound particles an object keeps; fewer: it dissolves into its parent")
+  app.add_option("--min-bound", opt.min_bound,
+                 "Fewest bound particles an object keeps; fewer: it dissolves into its parent")
       ->capture_default_str();
-  app.add_option("--most-bound", opt.most_bound, "Most-bound particles listed per object (/most_bound)")->capture_default_str();
+  app.add_option("--most-bound", opt.most_bound, "Most-bound particles listed per object (/most_bound)")
+      ->capture_default_str();
   app.add_option("--max-iterations", opt.max_iterations, "Removal passes per object at most")->capture_default_str();
-  app.add_option("-t,--types", opt.types, "Particle types (auto: those the grid was made of, from the provenance chain)")
+  app.add_option("-t,--types", opt.types,
+                 "Particle types (auto: those the grid was made of, from the provenance chain)")
       ->capture_default_str();
   app.add_flag("--allow-other-types", opt.allow_other_types, "Accept --types other than those the grid was made of");
   tool::declare_units_option(app, opt.units);
   tool::add_threads_option(app, opt.threads, "each unbinds whole haloes");
-  app.add_option("--batch-particles", opt.batch_particles,
-                 "Particles a rank gathers and unbinds at once, in whole haloes (a bigger halo alone): bounds its memory")
+  app.add_option(
+         "--batch-particles", opt.batch_particles,
+         "Particles a rank gathers and unbinds at once, in whole haloes (a bigger halo alone): bounds its memory")
       ->capture_default_str();
   app.add_option("--export-yt", opt.export_yt,
                  "Also write the objects with bound particles as a halo catalogue yt loads (NAME.0.h5: yt's "
@@ -59,13 +63,16 @@ UnbindParams check_unbind_options(const UnbindOptions& opt) {
   // centre: a centre taken from it only follows itself (docs/tools/unbind.md).
   if (c.params.potential == unbind::PotentialMode::profile &&
       (c.params.centre == unbind::CentreKind::most_bound || c.params.centre == unbind::CentreKind::potential_minimum))
-    throw core::Error::usage("--centre {} needs --potential tree: the profile potential is spherical about the centre, so "
-                             "the particle it makes deepest is the one nearest the centre", opt.centre);
+    throw core::Error::usage(
+        "--centre {} needs --potential tree: the profile potential is spherical about the centre, so "
+        "the particle it makes deepest is the one nearest the centre",
+        opt.centre);
   // With the bound particles' potential a saddle threshold cascades (docs/unbind-method.md, "Whose potential").
   c.params.saddle = opt.saddle;
   c.params.potential_of_all = opt.potential_of_all || opt.saddle;
   if (opt.softening && !(*opt.softening >= 0 && std::isfinite(*opt.softening)))
-    throw core::Error::usage("--softening {} must be a finite length >= 0 (leave it out for the default)", *opt.softening);
+    throw core::Error::usage("--softening {} must be a finite length >= 0 (leave it out for the default)",
+                             *opt.softening);
   c.softening = opt.softening;
   if (opt.min_bound < 1) throw core::Error::usage("--min-bound {} must be at least 1", opt.min_bound);
   if (opt.most_bound < 0) throw core::Error::usage("--most-bound {} must be at least 0", opt.most_bound);
@@ -80,7 +87,8 @@ UnbindParams check_unbind_options(const UnbindOptions& opt) {
     const std::string name = opt.export_yt.substr(opt.export_yt.find_last_of('/') + 1);
     const auto dot = name.rfind(".0.h5");
     if (dot == std::string::npos || dot + 5 != name.size() || dot == 0)
-      throw core::Error::usage("--export-yt {} must be named NAME.0.h5 (yt reads a halo catalogue as NAME.N.h5)", opt.export_yt);
+      throw core::Error::usage("--export-yt {} must be named NAME.0.h5 (yt reads a halo catalogue as NAME.N.h5)",
+                               opt.export_yt);
   }
   return c;
 }
@@ -88,27 +96,28 @@ UnbindParams check_unbind_options(const UnbindOptions& opt) {
 namespace {
 
 // clang-format off: one column and its constraints per line
-const manifest::Fields<unbind::Unbound> kSummary = manifest::Fields<unbind::Unbound>()
-                                                       .field("n_objects", &unbind::Unbound::n_objects)
-                                                       .field("n_haloes", &unbind::Unbound::n_haloes)
-                                                       .field("n_particles", &unbind::Unbound::n_particles)
-                                                       .field("n_bound", &unbind::Unbound::n_bound)
-                                                       .field("n_unbound", &unbind::Unbound::n_unbound)
-                                                       .field("n_passed", &unbind::Unbound::n_passed)
-                                                       .field("n_dissolved", &unbind::Unbound::n_dissolved)
-                                                       .field("n_single", &unbind::Unbound::n_single)
-                                                       .field("n_not_converged", &unbind::Unbound::n_not_converged)
-                                                       .field("n_batches", &unbind::Unbound::n_batches)
-                                                       .field("largest_halo", &unbind::Unbound::largest_halo)
-                                                       .field("largest_batch", &unbind::Unbound::largest_batch)
-                                                       .field("seconds_by_size", [](const unbind::Unbound& u) {
-                                                         manifest::Json rows = manifest::Json::array();
-// clang-format on
-                                                         for (const unbind::SizeBin& b : u.seconds_by_size)
-                                                           rows.push_back({{"smallest", b.smallest}, {"haloes", b.haloes},
-                                                                           {"particles", b.particles}, {"seconds", b.seconds}});
-                                                         return rows;
-                                                       });
+const manifest::Fields<unbind::Unbound> kSummary =
+    manifest::Fields<unbind::Unbound>()
+        .field("n_objects", &unbind::Unbound::n_objects)
+        .field("n_haloes", &unbind::Unbound::n_haloes)
+        .field("n_particles", &unbind::Unbound::n_particles)
+        .field("n_bound", &unbind::Unbound::n_bound)
+        .field("n_unbound", &unbind::Unbound::n_unbound)
+        .field("n_passed", &unbind::Unbound::n_passed)
+        .field("n_dissolved", &unbind::Unbound::n_dissolved)
+        .field("n_single", &unbind::Unbound::n_single)
+        .field("n_not_converged", &unbind::Unbound::n_not_converged)
+        .field("n_batches", &unbind::Unbound::n_batches)
+        .field("largest_halo", &unbind::Unbound::largest_halo)
+        .field("largest_batch", &unbind::Unbound::largest_batch)
+        .field("seconds_by_size", [](const unbind::Unbound& u) {
+          manifest::Json rows = manifest::Json::array();
+          // clang-format on
+          for (const unbind::SizeBin& b : u.seconds_by_size)
+            rows.push_back(
+                {{"smallest", b.smallest}, {"haloes", b.haloes}, {"particles", b.particles}, {"seconds", b.seconds}});
+          return rows;
+        });
 
 }  // namespace
 

@@ -31,7 +31,7 @@ struct UnbindOptions {
 };
 
 struct UnbindParams {
-  unbind::Params params;     // the library's (the frame comes from the snapshot)
+  unbind::Params params;            // the library's (the frame comes from the snapshot)
   std::optional<double> softening;  // comoving length; none: the default of the grid
   int threads = 0;                  // 0: auto (the node's cores shared among its ranks)
 };

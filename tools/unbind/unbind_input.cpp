@@ -30,7 +30,8 @@ UnbindInput read_unbind_input(const UnbindOptions& opt, const particles::Snapsho
       const io::ClumpsHeader header = io::read_clumps_header(input);
       in.grid = header.grid;
       refinement = header.refinement;
-      for (const model::Clump& c : io::read_clumps(input)) in.objects.push_back({c.id, c.parent, c.halo, c.peak_position});
+      for (const model::Clump& c : io::read_clumps(input))
+        in.objects.push_back({c.id, c.parent, c.halo, c.peak_position});
     }
     check_snapshot_matches_grid(info, in.grid, opt.snapshot, opt.clumps);
   });
@@ -47,9 +48,11 @@ void add_key_saddles(const UnbindOptions& opt, UnbindInput& in, tool::Context& c
   manifest::RecordedInput recorded;
   mpi::agree(comm, [&] { recorded = manifest::recorded_input(opt.clumps, 0); });
   if (recorded.kind != "patches")
-    throw core::Error::input("{}: its first input is a {}, not the patches.h5 --saddle needs", opt.clumps, recorded.kind);
+    throw core::Error::input("{}: its first input is a {}, not the patches.h5 --saddle needs", opt.clumps,
+                             recorded.kind);
   if (ctx.add_input(recorded.path, {"patches"}).fingerprint != recorded.fingerprint)
-    throw core::Error::input("{}: not the patches.h5 {} was made from (its fingerprint differs)", recorded.path, opt.clumps);
+    throw core::Error::input("{}: not the patches.h5 {} was made from (its fingerprint differs)", recorded.path,
+                             opt.clumps);
   std::map<std::int64_t, double> radius;
   mpi::agree(comm, [&] {
     const io::File patches = io::File::open_read(recorded.path);
@@ -79,7 +82,8 @@ std::vector<particles::CellMember> members_of_peaks(const UnbindOptions& opt, co
     const io::File input = io::File::open_read(opt.clumps);
     const std::uint64_t n = io::read_peaks_header(input).n_particles;
     const auto r = static_cast<std::uint64_t>(comm.rank()), ranks = static_cast<std::uint64_t>(comm.size());
-    for (const model::PeakMember& row : io::read_peak_members(input, n * r / ranks, n * (r + 1) / ranks - n * r / ranks)) {
+    for (const model::PeakMember& row :
+         io::read_peak_members(input, n * r / ranks, n * (r + 1) / ranks - n * r / ranks)) {
       ids.push_back(row.id);
       peaks.push_back(row.peak);
     }

@@ -16,11 +16,11 @@
 namespace phew::tools {
 
 struct UnbindInput {
-  bool from_peaks = false;              // deblend's peaks.h5: each peak its own object, no hierarchy
-  grid::GridMeta grid;                  // the grid the objects were found on
+  bool from_peaks = false;                               // deblend's peaks.h5: each peak its own object, no hierarchy
+  grid::GridMeta grid;                                   // the grid the objects were found on
   mesh::CellSpace space = mesh::CellSpace::uniform({});  // its cells (uniform or adaptive)
   std::vector<unbind::ObjectRow> objects;
-  std::vector<int> types;               // the particle types to read
+  std::vector<int> types;  // the particle types to read
 };
 
 // Reads the objects and checks the snapshot against their grid and provenance chain. Collective.

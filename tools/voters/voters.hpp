@@ -16,7 +16,7 @@ struct VotersOptions {
   std::int64_t n_voters = phasespace::kDefaultVoters;
   std::optional<double> search_radius;  // unset: automatic
   double min_radius = 0;
-  std::string potential = "auto";  // auto | snapshot | compute
+  std::string potential = "auto";       // auto | snapshot | compute
   std::optional<std::int64_t> pm_mesh;  // unset: automatic
   double theta = 0.5;
   std::optional<double> softening;  // unset: gravity::default_softening
