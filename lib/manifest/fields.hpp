@@ -12,6 +12,7 @@
 #include <phew/manifest/manifest.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,24 +25,35 @@ class Fields {
   // A member recorded as it is (a number, a string, a vector of them: anything Json takes).
   template <typename T>
   Fields& field(std::string name, T Result::*member) {
-    fields_.push_back({std::move(name), [member](const Result& r) { return Json(r.*member); }});
+    fields_.push_back({std::move(name), [member](const Result& r) { return Json(r.*member); }, false});
     return *this;
   }
   // A value computed from the result (a difference of two members, a count of a vector).
   Fields& field(std::string name, std::function<Json(const Result&)> value) {
-    fields_.push_back({std::move(name), std::move(value)});
+    fields_.push_back({std::move(name), std::move(value), false});
+    return *this;
+  }
+
+  // A value recorded only when there is one (a property of one kind of result).
+  Fields& field_if(std::string name, std::function<std::optional<Json>(const Result&)> value) {
+    fields_.push_back(
+        {std::move(name), [value = std::move(value)](const Result& r) { return value(r).value_or(Json()); }, true});
     return *this;
   }
 
   // builder.summary(name, value) for every field, in the order listed.
   void record(Builder& builder, const Result& result) const {
-    for (const auto& f : fields_) builder.summary(f.name, f.value(result));
+    for (const auto& f : fields_) {
+      Json value = f.value(result);
+      if (!(f.optional && value.is_null())) builder.summary(f.name, std::move(value));
+    }
   }
 
  private:
   struct Field {
     std::string name;
     std::function<Json(const Result&)> value;
+    bool optional = false;  // field_if: not recorded when null
   };
   std::vector<Field> fields_;
 };

@@ -19,7 +19,11 @@
 #      files' side of the particles, through io::File, the one HDF5 wrapper) include it; tools/ map files
 #      to the stages' inputs;
 #   9. no algorithm includes a snapshot format (<phew/snapshot/...>): the algorithms on particles take a
-#      particles::SnapshotReader or a ParticleSet; lib/tool opens a snapshot, and synth-particles writes one.
+#      particles::SnapshotReader or a ParticleSet; lib/tool opens a snapshot, and synth-particles writes one;
+#  10. comments say why, not when: no issue numbers in the code and tests (they belong in commits);
+#  11. units are named once: no "km/s" literal outside lib/core/units.hpp;
+#  12. one name per thing: no type name defined at namespace scope in two modules of lib/ or tools/;
+#  13. thin tools: every tools/*/*.cpp at most 250 code lines, every run_* at most 50 lines.
 #
 #   tests/build/code_rules.sh [project-root]
 #
@@ -87,6 +91,46 @@ for module in $(cd lib && ls -d */ | tr -d /); do
   namespace_rule "lib/$module" "phew::$module"
 done
 namespace_rule tools "phew::tools"
+
+hits=$(grep -rnE --include='*.cpp' --include='*.hpp' --include='*.py' --include='*.bats' --include='*.sh' \
+  '[Ii]ssues? ?#?[0-9]+' lib tools tests bench/fuzz | grep -vE 'ompi#|open-mpi/ompi' || true)
+if [[ -n $hits ]]; then
+  echo "code_rules.sh: issue numbers in code or test comments (put them in the commit message):" >&2
+  printf '%s\n' "$hits" >&2
+  status=1
+fi
+
+hits=$(grep -rnE --include='*.cpp' --include='*.hpp' '"\(?km/s' lib tools | grep -v '^lib/core/units.hpp:' |
+  grep -vE '^[^:]+:[0-9]+:[^"]*//' || true)  # a "km/s" after // is a comment's
+if [[ -n $hits ]]; then
+  echo "code_rules.sh: km/s is named once (core::units):" >&2
+  printf '%s\n' "$hits" >&2
+  status=1
+fi
+
+# Types at namespace scope (a line starting with struct/class/enum class NAME), by module.
+dups=$(grep -rnoE --include='*.cpp' --include='*.hpp' '^(struct|class|enum class) [A-Z][A-Za-z0-9_]*( |\{|$)' lib tools |
+  sed -E 's#^(lib|tools)/([^/]+)/[^:]*:[0-9]+:(struct|class|enum class) ([A-Za-z0-9_]+).*#\4 \1/\2#' | sort -u |
+  awk '{n[$1]++; m[$1] = m[$1] " " $2} END {for (k in n) if (n[k] > 1) print k ":" m[k]}')
+if [[ -n $dups ]]; then
+  echo "code_rules.sh: a type name defined in two modules:" >&2
+  printf '%s\n' "$dups" >&2
+  status=1
+fi
+
+for f in tools/*/*.cpp; do
+  lines=$(grep -cvE '^[[:space:]]*(//.*)?$' "$f" || true)
+  if ((lines > 250)); then
+    echo "code_rules.sh: $f has $lines code lines (at most 250: move a part into its own file or lib/)" >&2
+    status=1
+  fi
+  long=$(awk '/^[A-Za-z].* run_[a-z_]*\(.*\{$/ {n = 0; name = $0; inside = 1} inside {n++}
+              inside && /^}/ {if (n > 50) print FILENAME ": " n " lines: " name; inside = 0}' "$f")
+  if [[ -n $long ]]; then
+    echo "code_rules.sh: a run_* longer than 50 lines (the stage wiring only): $long" >&2
+    status=1
+  fi
+done
 
 if [[ $status -eq 0 ]]; then echo "code rules hold"; fi
 exit $status

@@ -1,5 +1,7 @@
 #include "cic_project.hpp"
 
+#include "grid_choice.hpp"
+
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/memory.hpp>
@@ -18,40 +20,54 @@ namespace phew::tools {
 namespace {
 constexpr double kSaneDensityRatio[2] = {0.01, 100};  // mean / critical density of a whole cosmological box
 
-// --grid auto (or no --grid): the grid rule (lib/grid/geometry.hpp) for the particles in the grid's
-// region. Before reading, the particles inside a sub-box of a periodic box are estimated from the box's
-// mean; an open box's region is taken to hold them all. Without --grid, the rule's choice is suggested
-// in a usage error.
-std::array<std::int64_t, 3> auto_grid_shape(const particles::SnapshotInfo& info, const std::vector<int>& types,
-                                            const grid::GridGeometry& region, const CicParams& params) {
-  const std::uint64_t n_particles = info.total(types);
-  double inside = static_cast<double>(n_particles);
-  if (params.region && info.periodic)
-    inside *= std::min(1.0, region.extent[0] * region.extent[1] * region.extent[2] /
-                                (info.box_size[0] * info.box_size[1] * info.box_size[2]));
-  // With --refine the coarse grid holds about one particle per cell (RAMSES' levelmin); the octree refines it.
-  const auto shape = params.octree ? grid::coarse_grid_shape(region.extent, inside)
-                                   : grid::grid_rule_shape(region.extent, inside, params.for_threshold);
-  const std::string grid = shape[0] == shape[1] && shape[1] == shape[2]
-                               ? fmt::format("{}", shape[0])
-                               : fmt::format("{},{},{}", shape[0], shape[1], shape[2]);
-  const double per_cell = grid::particles_per_threshold_cell(params.for_threshold, inside,
-                                                             static_cast<double>(shape[0] * shape[1] * shape[2]));
-  const std::string particles =
-      params.region && info.periodic
-          ? fmt::format("about {} particles in the region", core::log::thousands(std::llround(inside)))
-          : fmt::format("{} particles", core::log::thousands(static_cast<long long>(n_particles)));
-  if (!params.auto_grid)
-    throw core::Error::usage(
-        "--grid is missing: for {} and a threshold of {}mean, the grid rule gives --grid {} (a cell at "
-        "the threshold holds {:.2f} particle masses, at least {:g}; docs/thresholds.md, \"The grid\"), "
-        "or give --grid auto",
-        particles, params.for_threshold, grid, per_cell, grid::kParticlesPerThresholdCell);
-  core::log::info(
-      "--grid auto: {} cells for {} and a threshold of {}mean (the grid rule: a cell at the threshold holds "
-      "{:.2f} particle masses)",
-      grid, particles, params.for_threshold, per_cell);
-  return shape;
+// The mesh written, as the manifest records it: the same lines for the uniform grid and the adaptive
+// mesh, its refinement besides.
+struct MeshRecord {
+  const grid::GridMeta& meta;
+  std::uint64_t particles_outside = 0;
+  std::optional<model::AmrRefinement> refinement;  // none: the uniform grid
+};
+
+// clang-format off: one field per line
+const manifest::Fields<MeshRecord> kSummary =
+    manifest::Fields<MeshRecord>()
+        .field("n_particles", [](const MeshRecord& r) { return manifest::Json(r.meta.n_particles); })
+        .field("n_particles_outside", &MeshRecord::particles_outside)
+        .field("total_mass", [](const MeshRecord& r) { return manifest::Json(r.meta.total_mass); })
+        .field("mean_density", [](const MeshRecord& r) { return manifest::Json(r.meta.mean_density); })
+        .field("units",
+               [](const MeshRecord& r) {
+                 return manifest::Json{
+                     {"density", r.meta.density_units}, {"mass", r.meta.mass_units}, {"length", r.meta.length_units}};
+               })
+        .field_if("leaves_per_level",
+                  [](const MeshRecord& r) -> std::optional<manifest::Json> {
+                    if (!r.refinement) return std::nullopt;
+                    return manifest::Json(r.refinement->leaves_per_level);
+                  })
+        .field_if("mean_over_critical", [](const MeshRecord& r) -> std::optional<manifest::Json> {
+          if (!r.meta.critical_density) return std::nullopt;
+          return manifest::Json(r.meta.mean_density / *r.meta.critical_density);
+        });
+// clang-format on
+
+void record_mesh(tool::Context& ctx, const MeshRecord& r, const std::vector<int>& types, const CicParams& params) {
+  manifest::Builder& m = ctx.manifest();
+  const grid::GridMeta& meta = r.meta;
+  m.parameter("grid_shape", meta.geometry.shape);
+  m.parameter("grid_origin", meta.geometry.origin, meta.length_units);
+  m.parameter("grid_box_size", meta.geometry.extent, meta.length_units);
+  m.parameter("periodic", meta.geometry.periodic);
+  m.parameter("types_used", types);
+  m.parameter("assignment_used", meta.assignment);
+  m.parameter("compress", params.compress);
+  if (r.refinement) {
+    m.parameter("refine_particles", r.refinement->refine_particles);
+    m.parameter("refine_mass", r.refinement->refine_mass, meta.mass_units);
+    m.parameter("levels", r.refinement->levels);
+    m.parameter("buffer", r.refinement->buffer);
+  }
+  ctx.summary(kSummary, r);
 }
 
 // cic-project --refine: the octree's leaves in place of the uniform grid (docs/formats.md, "grid.h5 with
@@ -75,24 +91,7 @@ void write_octree(const particles::SnapshotInfo& info, particles::ParticleSet pa
                     core::log::thousands(static_cast<long long>(mesh.particles_outside)));
 
   ctx.phase("write");
-  auto& m = ctx.manifest();
-  m.parameter("grid_shape", meta.geometry.shape);
-  m.parameter("grid_origin", meta.geometry.origin, meta.length_units);
-  m.parameter("grid_box_size", meta.geometry.extent, meta.length_units);
-  m.parameter("periodic", meta.geometry.periodic);
-  m.parameter("types_used", types);
-  m.parameter("assignment_used", meta.assignment);
-  m.parameter("compress", params.compress);
-  m.parameter("refine_particles", mesh.refinement.refine_particles);
-  m.parameter("refine_mass", mesh.refinement.refine_mass, meta.mass_units);
-  m.parameter("levels", mesh.refinement.levels);
-  m.parameter("buffer", mesh.refinement.buffer);
-  m.summary("n_particles", meta.n_particles);
-  m.summary("n_particles_outside", mesh.particles_outside);
-  m.summary("total_mass", meta.total_mass);
-  m.summary("mean_density", meta.mean_density);
-  m.summary("leaves_per_level", per_level);
-  m.summary("units", {{"density", meta.density_units}, {"mass", meta.mass_units}, {"length", meta.length_units}});
+  record_mesh(ctx, {meta, mesh.particles_outside, mesh.refinement}, types, params);
   ctx.write_output([&](io::File& f) {
     io::write_amr_grid(f, meta, mesh.refinement, mesh.keys, mesh.density, params.precision, params.compress, comm);
   });
@@ -160,19 +159,6 @@ CicParams check_cic_options(const CicOptions& opt) {
 
 namespace {
 
-// Refuses before allocating: this rank's block and particle share, times the ranks sharing the node. Collective.
-void check_projection_memory(const grid::GridGeometry& geometry, const mpi::BlockDecomposition& blocks,
-                             std::uint64_t n_total, io::Precision precision, const mpi::Comm& comm) {
-  const double cell_bytes = precision == io::Precision::f32 ? 4.0 : 8.0;  // the grid is held in the file's precision
-  const double block_bytes = cell_bytes * static_cast<double>(blocks.box(comm.rank()).cells());
-  const double particle_bytes = (32.0 + grid::kDepositBytesPerParticle) * static_cast<double>(n_total) / comm.size();
-  mpi::agree(comm, [&] {
-    core::check_memory((block_bytes + particle_bytes) * mpi::ranks_on_node(comm), core::available_memory_bytes(),
-                       fmt::format("a {}x{}x{} grid of {} particles", geometry.shape[0], geometry.shape[1],
-                                   geometry.shape[2], core::log::thousands(static_cast<long long>(n_total))));
-  });
-}
-
 // What the deposit did: particles left out of a region, the mass and mean density, and a warning when the
 // mean density is far from what a cosmological box holds (wrong units).
 void log_projection(const particles::Projection& grid, const particles::SnapshotInfo& info, const CicParams& params,
@@ -213,20 +199,6 @@ void log_projection(const particles::Projection& grid, const particles::Snapshot
   }
 }
 
-using particles::Projection;
-const manifest::Fields<Projection> kSummary =
-    // clang-format off: one column and its constraints per line
-    manifest::Fields<Projection>()
-        .field("n_particles", [](const Projection& p) { return manifest::Json(p.meta.n_particles); })
-        .field("n_particles_outside", &Projection::particles_outside)
-        .field("total_mass", [](const Projection& p) { return manifest::Json(p.meta.total_mass); })
-        .field("mean_density", [](const Projection& p) { return manifest::Json(p.meta.mean_density); })
-        .field("units", [](const Projection& p) {
-          return manifest::Json{
-              {"density", p.meta.density_units}, {"mass", p.meta.mass_units}, {"length", p.meta.length_units}};
-          // clang-format on
-        });
-
 }  // namespace
 
 void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
@@ -266,16 +238,7 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   log_projection(grid, info, params, n_total);
 
   ctx.phase("write");
-  auto& m = ctx.manifest();
-  m.parameter("grid_shape", geometry.shape);
-  m.parameter("grid_origin", geometry.origin, meta.length_units);
-  m.parameter("grid_box_size", geometry.extent, meta.length_units);
-  m.parameter("periodic", geometry.periodic);
-  m.parameter("types_used", types);
-  m.parameter("assignment_used", meta.assignment);
-  m.parameter("compress", params.compress);
-  ctx.summary(kSummary, grid);
-  if (meta.critical_density) m.summary("mean_over_critical", meta.mean_density / *meta.critical_density);
+  record_mesh(ctx, {meta, grid.particles_outside, std::nullopt}, types, params);
   ctx.write_output([&](io::File& f) {
     if (const auto* single = std::get_if<core::RawVector<float>>(&grid.density))
       io::write_grid(f, meta, blocks, *single, params.compress);

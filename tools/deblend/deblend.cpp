@@ -5,10 +5,9 @@
 #include <phew/core/error.hpp>
 #include <phew/io/clumps_file.hpp>
 #include <phew/io/peaks_file.hpp>
-#include <phew/io/cells_file.hpp>
-#include <phew/mesh/cell_space.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/snapshot.hpp>
+#include <phew/tool/cells_input.hpp>
 #include <phew/tool/snapshot_input.hpp>
 #include <phew/tool/threads_option.hpp>
 
@@ -65,6 +64,18 @@ const manifest::Fields<phasespace::Deblended> kSummary =
 
 }  // namespace
 
+namespace {
+
+// The frame the escape velocities were computed in, and the particle types read.
+void record_used(manifest::Builder& m, const phasespace::DeblendParams& params, const particles::Units& units,
+                 const std::vector<int>& types) {
+  m.parameter("gravitational_constant", params.G, tool::gravitational_constant_units(units));
+  m.parameter("scale_factor_used", params.scale_factor);
+  m.parameter("types_used", types);
+}
+
+}  // namespace
+
 void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   phasespace::DeblendParams params = check_deblend_options(opt);
@@ -73,7 +84,7 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   std::vector<int> types;
   std::optional<io::File> clumps;
   model::Peaks out;
-  std::optional<model::AmrRefinement> refinement;
+  mesh::CellSpace space = mesh::CellSpace::uniform({});  // the clumps' mesh, uniform or adaptive
   std::int64_t n_clump_peaks = 0;
   ctx.add_input(opt.clumps, {"clumps"});  // the kind first: a wrong file is named as such, not by a missing dataset
   const std::unique_ptr<particles::SnapshotReader> reader =
@@ -85,13 +96,13 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
     types = chain_types(info, opt.types, manifest::grid_types_in_chain(opt.clumps), opt.allow_other_types);
     const io::ClumpsHeader header = io::read_clumps_header(*clumps);
     out.grid = header.grid;
-    refinement = header.refinement;
+    space = tool::cell_space(header.grid, header.refinement);
     n_clump_peaks = static_cast<std::int64_t>(header.n_peaks);
     check_snapshot_matches_grid(info, out.grid, opt.snapshot, opt.clumps);
   });
   ctx.add_inputs([&] { return manifest::snapshot_inputs_in_chain(opt.clumps, info.files); });
-  params.G = info.units.gravitational_constant();
   // Positions are comoving, velocities peculiar (the readers convert); v_e compares physical quantities.
+  params.G = info.units.gravitational_constant();
   params.scale_factor = info.comoving ? info.time : 1.0;
   params.threads = tool::threads_to_use(params.threads, ctx);
 
@@ -99,28 +110,16 @@ void run_deblend(const DeblendOptions& opt, tool::Context& ctx) {
   particles::FieldSelection fields;
   fields.ids = fields.velocities = true;
   const particles::ParticleSet particles = read_share(*reader, types, fields, comm);
-  // Each rank takes a run of cells balanced by test cells (the work here: their particles): whole
-  // pencils of the uniform grid, whole coarse cells of an adaptive mesh.
-  const mesh::CellSpace space = refinement ? mesh::CellSpace::octree(out.grid.geometry, refinement->levels)
-                                           : mesh::CellSpace::uniform(out.grid.geometry);
-  std::vector<std::int64_t> cuts;
-  grid::CellLabels labels;
-  mpi::agree(comm, [&] {
-    cuts = space.rank_cuts(comm.size(), io::count_test_cells(*clumps), [&](std::uint64_t row) {
-      return static_cast<std::uint64_t>(io::test_cell_at(*clumps, row));
-    });
-    const auto r = static_cast<std::size_t>(comm.rank());
-    labels = io::read_clump_cells(*clumps, cuts[r], cuts[r + 1]);
-  });
-
-  phasespace::Deblended d = deblend_patches(space, cuts, particles, labels, n_clump_peaks, ClumpPeakFile(*clumps),
-                                            params, comm, [&](const std::string& p) { ctx.phase(p); });
+  // Each rank takes a run of cells balanced by test cells (the work here: their particles).
+  tool::RankCells cells;
+  mpi::agree(comm, [&] { cells = tool::read_rank_clump_cells(*clumps, space, comm); });
+  phasespace::Deblended d =
+      deblend_patches(space, cells.cuts, particles, cells.labels, n_clump_peaks, ClumpPeakFile(*clumps), params, comm,
+                      [&](const std::string& p) { ctx.phase(p); });
   clumps.reset();
 
   ctx.phase("write");
-  ctx.manifest().parameter("gravitational_constant", params.G, tool::gravitational_constant_units(info.units));
-  ctx.manifest().parameter("scale_factor_used", params.scale_factor);
-  ctx.manifest().parameter("types_used", types);
+  record_used(ctx.manifest(), params, info.units, types);
   ctx.summary(kSummary, d);
   out.meta = {info.time, info.redshift, params.G, n_clump_peaks + 1, info.units.peculiar_velocity_name()};
   out.peaks = std::move(d.peaks);

@@ -188,13 +188,9 @@ void run_mergertree(const TreeOptions& opt, tool::Context& ctx) {
   ctx.phase("link");
   std::vector<FewVoters> few;
   ctx.on_root([&] {
-    // What the stages were made from (their snapshots too, which --particles reads) is never an output.
-    for (const std::string& text : opt.state.empty() ? opt.stages : opt.add) {
-      const StageFiles files = parse_stage(text);
-      for (const std::string& f : {files.peaks, files.voters, files.bound})
-        if (!f.empty()) ctx.protect_chain(f);
-    }
-    link_stages(opt.state.empty() ? opt.stages : opt.add, opt, threads, tree, ctx.manifest(), few);
+    const std::vector<std::string>& stages = opt.state.empty() ? opt.stages : opt.add;
+    protect_stage_chains(stages, ctx);
+    link_stages(stages, opt, threads, tree, ctx.manifest(), few);
   });
   const TreeSummary summary = summarise(tree, std::move(few));
 

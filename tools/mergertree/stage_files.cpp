@@ -132,4 +132,12 @@ void link_stages(const std::vector<std::string>& stages, const TreeOptions& opt,
   progress.finish();
 }
 
+void protect_stage_chains(const std::vector<std::string>& stages, tool::Context& ctx) {
+  for (const std::string& text : stages) {
+    const StageFiles files = parse_stage(text);
+    for (const std::string& f : {files.peaks, files.voters, files.bound})
+      if (!f.empty()) ctx.protect_chain(f);
+  }
+}
+
 }  // namespace phew::tools

@@ -32,6 +32,9 @@ struct FewVoters {
   std::string voters_by;  // "search radius R UNITS" or unbind's "most-bound particles"
 };
 
+// What the stages were made from (their snapshots too, which --particles reads) is never an output.
+void protect_stage_chains(const std::vector<std::string>& stages, tool::Context& ctx);
+
 // Reads each stage, records its files as inputs in `man` and links it to `tree`; the stages with few
 // voters are added to `few`.
 void link_stages(const std::vector<std::string>& stages, const TreeOptions& opt, int threads, mergertree::Tree& tree,

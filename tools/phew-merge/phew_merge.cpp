@@ -154,6 +154,31 @@ MergeParams check_merge_options(const MergeOptions& opt) {
   return o;
 }
 
+namespace {
+
+// --particles: the snapshot the grid was made from, as deblend and voters require, opened and checked
+// now; the stage reads this rank's share with velocities when it needs them. None without --particles.
+std::function<particles::ParticleSet()> particles_reader(const MergeOptions& opt, const grid::GridMeta& grid,
+                                                         watershed::CatalogueParams& params, tool::Context& ctx) {
+  if (opt.particles.empty()) return {};
+  std::shared_ptr<const particles::SnapshotReader> reader =
+      tool::open_snapshot_with_units({opt.particles}, opt.units, ctx.comm(), &ctx.manifest());
+  params.velocity_units = reader->info().units.peculiar_velocity_name();
+  std::vector<int> types;
+  mpi::agree(ctx.comm(), [&] {
+    types = chain_types(reader->info(), opt.types, manifest::grid_types_in_chain(opt.patches), opt.allow_other_types);
+    check_snapshot_matches_grid(reader->info(), grid, opt.particles, opt.patches);
+  });
+  ctx.add_inputs([&] { return manifest::snapshot_inputs_in_chain(opt.patches, reader->info().files); });
+  return [reader, types, &comm = ctx.comm()] {
+    particles::FieldSelection fields;
+    fields.velocities = true;
+    return read_share(*reader, types, fields, comm);
+  };
+}
+
+}  // namespace
+
 void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   const MergeParams checked = check_merge_options(opt);
@@ -175,23 +200,7 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
   const grid::GridMeta& grid = header.grid;
 
   CatalogueFiles input(*pf, *gf, header);
-  std::unique_ptr<particles::SnapshotReader> reader;
-  std::vector<int> types;
-  if (!opt.particles.empty()) {
-    reader = tool::open_snapshot_with_units({opt.particles}, opt.units, comm, &ctx.manifest());
-    params.velocity_units = reader->info().units.peculiar_velocity_name();
-    mpi::agree(comm, [&] {
-      types = chain_types(reader->info(), opt.types, manifest::grid_types_in_chain(opt.patches), opt.allow_other_types);
-      check_snapshot_matches_grid(reader->info(), grid, opt.particles, opt.patches);
-    });
-    // The snapshot the grid was made from, as deblend and voters require.
-    ctx.add_inputs([&] { return manifest::snapshot_inputs_in_chain(opt.patches, reader->info().files); });
-    input.particles_reader = [&] {
-      particles::FieldSelection fields;
-      fields.velocities = true;
-      return read_share(*reader, types, fields, comm);
-    };
-  }
+  input.particles_reader = particles_reader(opt, grid, params, ctx);
 
   const watershed::Catalogue catalogue =
       build_catalogue(input, params, comm, [&](const std::string& p) { ctx.phase(p); });

@@ -1,11 +1,11 @@
 #include "unbind_input.hpp"
 
 #include <phew/core/error.hpp>
-#include <phew/io/cells_file.hpp>
 #include <phew/io/clumps_file.hpp>
 #include <phew/io/patches_file.hpp>
 #include <phew/io/peaks_file.hpp>
 #include <phew/mpi/agree.hpp>
+#include <phew/tool/cells_input.hpp>
 #include <phew/tool/snapshot_input.hpp>
 
 #include <map>
@@ -36,8 +36,7 @@ UnbindInput read_unbind_input(const UnbindOptions& opt, const particles::Snapsho
     check_snapshot_matches_grid(info, in.grid, opt.snapshot, opt.clumps);
   });
   ctx.add_inputs([&] { return manifest::snapshot_inputs_in_chain(opt.clumps, info.files); });
-  in.space = refinement ? mesh::CellSpace::octree(in.grid.geometry, refinement->levels)
-                        : mesh::CellSpace::uniform(in.grid.geometry);
+  in.space = tool::cell_space(in.grid, refinement);
   return in;
 }
 
@@ -100,18 +99,10 @@ std::vector<particles::CellMember> members_of_clumps(const UnbindOptions& opt, c
                                                      tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   ctx.phase("read");
-  std::vector<std::int64_t> cuts;
-  grid::CellLabels labels;
-  mpi::agree(comm, [&] {
-    const io::File input = io::File::open_read(opt.clumps);
-    cuts = in.space.rank_cuts(comm.size(), io::count_test_cells(input), [&](std::uint64_t row) {
-      return static_cast<std::uint64_t>(io::test_cell_at(input, row));
-    });
-    const auto r = static_cast<std::size_t>(comm.rank());
-    labels = io::read_clump_cells(input, cuts[r], cuts[r + 1]);
-  });
+  tool::RankCells cells;
+  mpi::agree(comm, [&] { cells = tool::read_rank_clump_cells(io::File::open_read(opt.clumps), in.space, comm); });
   ctx.phase("members");
-  return particles::members_of_cells(in.space, cuts, reader, in.types, labels, threads, comm);
+  return particles::members_of_cells(in.space, cells.cuts, reader, in.types, cells.labels, threads, comm);
 }
 
 }  // namespace

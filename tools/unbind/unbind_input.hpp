@@ -5,7 +5,7 @@
 #include "unbind.hpp"
 
 #include <phew/grid/geometry.hpp>
-#include <phew/mesh/cell_space.hpp>
+#include <phew/tool/cells_input.hpp>
 #include <phew/particles/cell_members.hpp>
 #include <phew/particles/snapshot.hpp>
 #include <phew/unbind/catalogue.hpp>

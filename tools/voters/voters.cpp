@@ -125,6 +125,21 @@ void record_used(manifest::Builder& m, const phasespace::VoterSelection& sel, co
   m.parameter("gravitational_constant", params.G, tool::gravitational_constant_units(units));
 }
 
+// This rank's share of the snapshot, with the stored potential and acceleration when they are used.
+particles::ParticleSet read_voter_candidates(const particles::SnapshotReader& reader, const std::vector<int>& types,
+                                             const phasespace::VoterParams& params, const std::string& snapshot,
+                                             const mpi::Comm& comm) {
+  particles::FieldSelection fields;
+  fields.ids = fields.velocities = true;
+  fields.potential = fields.acceleration = params.stored_potential;
+  particles::ParticleSet particles = read_share(reader, types, fields, comm);
+  mpi::agree(comm, [&] {
+    for (double v : particles.potential)
+      if (!std::isfinite(v)) throw core::Error::input("{}: the snapshot's Potential has a non-finite value", snapshot);
+  });
+  return particles;
+}
+
 }  // namespace
 
 void run_voters(const VotersOptions& opt, tool::Context& ctx) {
@@ -162,16 +177,7 @@ void run_voters(const VotersOptions& opt, tool::Context& ctx) {
   set_snapshot_params(checked, info, grid, types);
 
   ctx.phase("read");
-  particles::FieldSelection fields;
-  fields.ids = fields.velocities = true;
-  fields.potential = fields.acceleration = params.stored_potential;
-  particles::ParticleSet particles = read_share(*reader, types, fields, comm);
-  mpi::agree(comm, [&] {
-    for (double v : particles.potential)
-      if (!std::isfinite(v))
-        throw core::Error::input("{}: the snapshot's Potential has a non-finite value", opt.snapshot);
-  });
-
+  particles::ParticleSet particles = read_voter_candidates(*reader, types, params, opt.snapshot, comm);
   phasespace::VoterSelection sel = select_voters(grid, std::move(peaks), std::move(particles), params, comm,
                                                  [&](const std::string& p) { ctx.phase(p); });
 
