@@ -23,6 +23,7 @@ struct SegmentParams {
 struct Segmented {
   model::Patches patches;  // this rank's labels and rows (write them with io::write_patches)
   int label_rounds = 0;    // ghost label exchange rounds (provenance: it depends on the decomposition)
+  double densest = 0;      // the densest cell of the whole mesh (for the warning on an empty result)
 };
 
 // Segments this rank's block of `grid` (`blocks.box(rank)`): `density` holds its cells in C order

@@ -110,7 +110,7 @@ const manifest::Fields<SegmentSummary> kSummary = manifest::Fields<SegmentSummar
 // The adaptive mesh (cic-project --refine): this rank's run of whole coarse cells (mesh::CellSpace::rank_cuts),
 // segmented across levels. Collective.
 watershed::Segmented segment_octree(const io::File& file, const grid::GridMeta& meta,
-                                    const watershed::SegmentParams& params, tool::Context& ctx, double& densest) {
+                                    const watershed::SegmentParams& params, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   model::AmrRefinement refinement;
   model::AmrLeaves leaves;
@@ -132,9 +132,6 @@ watershed::Segmented segment_octree(const io::File& file, const grid::GridMeta& 
   core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid",
                   core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(leaves.size()))),
                   refinement.levels);
-  double top = 0;
-  for (const double d : leaves.density) top = std::max(top, d);
-  densest = comm.max(top);
   std::vector<std::uint64_t> keys = std::move(leaves.key);
   std::vector<double> density = std::move(leaves.density);
   return watershed::segment_octree_patches(meta, refinement, std::move(keys), std::move(density), params, comm,
@@ -144,7 +141,7 @@ watershed::Segmented segment_octree(const io::File& file, const grid::GridMeta& 
 // The uniform grid: this rank's block of cells (mpi::BlockDecomposition); the ghosts come from the ranks around.
 // Collective.
 watershed::Segmented segment_uniform(const io::File& file, const grid::GridMeta& meta,
-                                     const watershed::SegmentParams& params, tool::Context& ctx, double& densest) {
+                                     const watershed::SegmentParams& params, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   const grid::GridGeometry& g = meta.geometry;
   const mpi::BlockDecomposition blocks(g.shape, comm.size());
@@ -154,10 +151,6 @@ watershed::Segmented segment_uniform(const io::File& file, const grid::GridMeta&
   bool single = false;
   mpi::agree(comm, [&] { single = io::grid_is_float32(file); });
   const auto segment = [&](auto density) {
-    // Before the segmentation takes the density: the densest cell, for the warning on an empty result.
-    double most = 0;
-    for (const auto v : density) most = std::max<double>(most, v);
-    densest = comm.max(most);
     return segment_patches(meta, blocks, std::move(density), params, comm, [&](const std::string& p) { ctx.phase(p); });
   };
   const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
@@ -203,14 +196,13 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   core::log::info("{}: {}x{}x{} {}grid, threshold {} = {:.6g} {} ({:.4g} x mean)", opt.grid, g.shape[0], g.shape[1],
                   g.shape[2], adaptive ? "coarse " : "", params.threshold_text, params.threshold, meta.density_units,
                   meta.mean_density > 0 ? params.threshold / meta.mean_density : 0.0);
-  double densest = 0;
   const watershed::Segmented segmented =
-      adaptive ? segment_octree(*file, meta, params, ctx, densest) : segment_uniform(*file, meta, params, ctx, densest);
+      adaptive ? segment_octree(*file, meta, params, ctx) : segment_uniform(*file, meta, params, ctx);
   file.reset();
   const model::Patches& patches = segmented.patches;
   const int rounds = segmented.label_rounds;
 
-  warn_if_empty(patches.meta.n_test_cells, densest, meta, params, checked.threshold);
+  warn_if_empty(patches.meta.n_test_cells, segmented.densest, meta, params, checked.threshold);
   // The grid rule is the uniform grid's; the octree refines on the particles instead.
   if (patches.meta.n_test_cells > 0 && !adaptive) check_grid_rule(patches, meta, params.threshold, comm);
 
