@@ -124,4 +124,8 @@ model::AmrLeaves read_amr_leaves(const File& file, std::uint64_t key_begin, std:
   return read_amr_leaf_rows(file, b, e - b);
 }
 
+grid::GridMeta read_mesh_meta(const File& file) {
+  return is_adaptive_grid(file) ? read_amr_grid_meta(file) : read_grid_meta(file);
+}
+
 }  // namespace phew::io

@@ -30,6 +30,8 @@ void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefi
 model::AmrRefinement read_amr_refinement(const File& file);
 // The coarse grid's metadata (/grid's attributes, as a uniform grid has them).
 grid::GridMeta read_amr_grid_meta(const File& file);
+// The metadata of any grid.h5, whichever mesh it holds.
+grid::GridMeta read_mesh_meta(const File& file);
 std::uint64_t count_amr_leaves(const File& file);
 
 // The leaves with keys in [key_begin, key_end), found by a binary search of /grid/leaves/key (a few

@@ -302,17 +302,22 @@ std::vector<Cell> touching_leaves(const Octree& tree, const Cell& leaf) {
   return out;
 }
 
+void check_refinement_options(int levels, double refine_particles, int buffer) {
+  if (!(refine_particles > 0) || !std::isfinite(refine_particles))
+    throw core::Error::usage("--refine {} must be a positive number of particle masses", refine_particles);
+  if (levels < 0 || levels > kMaxLevels)
+    throw core::Error::usage("--levels {} must be between 0 and {}", levels, kMaxLevels);
+  if (buffer < 0 || buffer > kMaxBuffer)
+    throw core::Error::usage("--buffer {} must be between 0 and {}", buffer, kMaxBuffer);
+}
+
 void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& p) {
-  if (p.levels < 0 || p.levels > kMaxLevels)
-    throw core::Error::usage("--levels {} must be between 0 and {}", p.levels, kMaxLevels);
+  check_refinement_options(p.levels, p.refine_particles, p.buffer);
   for (std::size_t d = 0; d < 3; ++d)
     if ((coarse.shape[d] << p.levels) > (std::int64_t{1} << kFinestAxisBits))
       throw core::Error::usage(
           "a {}-cell grid with {} levels of refinement has more than 2^{} cells per axis at its finest level",
           coarse.shape[d], p.levels, kFinestAxisBits);
-  if (!(p.refine_particles > 0) || !std::isfinite(p.refine_particles))
-    throw core::Error::usage("--refine {} must be a positive number of particles", p.refine_particles);
-  if (p.buffer < 0) throw core::Error::usage("--buffer {} must be 0 or more", p.buffer);
   if (coarse.cells() >= (std::uint64_t{1} << 32))
     throw core::Error::usage("a coarse grid of 2^32 cells or more: give a coarser --grid and more --levels");
 }

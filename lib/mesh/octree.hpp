@@ -125,9 +125,13 @@ std::array<double, 3> lattice_position(const grid::GridGeometry& coarse, int lev
 // lies outside an open grid.
 bool coarse_cell_of(const grid::GridGeometry& coarse, const std::array<double, 3>& x, Cell& c);
 
-// Throws Error(usage) when the refinement cannot be built on the coarse grid: levels beyond kMaxLevels,
-// a finest lattice beyond 2^19 cells per axis, a coarse grid of 2^32 cells or more, --refine not a
-// positive number, a negative buffer.
+// The refinement options' own rules, checked once for every caller (cic-project's option check and the
+// octree's build): --levels from 0 to kMaxLevels, --refine a positive finite number of particle masses,
+// --buffer from 0 to kMaxBuffer. Throws Error(usage).
+inline constexpr int kMaxBuffer = 8;
+void check_refinement_options(int levels, double refine_particles, int buffer);
+// Those, and what the coarse grid adds: a finest lattice beyond 2^19 cells per axis, a coarse grid of
+// 2^32 cells or more. Throws Error(usage).
 void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& params);
 
 // The particles cut into runs of whole coarse planes for `threads` threads (plane_runs.hpp), when they

@@ -6,12 +6,18 @@
 #include <phew/core/fixed_sum.hpp>
 #include <phew/grid/deposit.hpp>
 #include <phew/mesh/amr_deposit.hpp>
+#include <phew/mesh/octree.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/exact_sums.hpp>
 
 #include <cmath>
 
 namespace phew::particles {
+
+OctreeParams octree_params(double refine_particles, int levels, int buffer) {
+  mesh::check_refinement_options(levels, refine_particles, buffer);
+  return {levels, refine_particles, buffer};
+}
 
 grid::GridGeometry projection_geometry(const SnapshotInfo& info, const std::array<std::int64_t, 3>& shape,
                                        const std::optional<grid::Box>& region) {

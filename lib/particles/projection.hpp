@@ -46,6 +46,9 @@ struct OctreeParams {
   double refine_particles = 8;  // split a cell holding more than this many particle masses
   int buffer = 1;               // cells around a split cell split too
 };
+// --refine, --levels and --buffer checked by the mesh's own rules (mesh::check_refinement_options).
+// Throws Error(usage).
+OctreeParams octree_params(double refine_particles, int levels, int buffer);
 
 struct OctreeProjection {
   grid::GridMeta meta;  // the coarse grid's geometry; the totals of the leaves

@@ -1,14 +1,15 @@
-// The cells of a clumps.h5 as the tools that work through them read them (deblend, unbind): the product's
-// mesh as one value, whichever it records (mesh::CellSpace: the uniform grid or the adaptive mesh), and
-// this rank's run of cells, balanced by test cells (whole pencils of the grid, whole coarse cells of the
-// adaptive mesh), with their clump labels.
+// The mesh of a product as the tools read it, one value whichever mesh it holds: a grid.h5's density
+// field (mesh::Field, this rank's share: phew-segment), and the cells of a clumps.h5 (mesh::CellSpace and
+// this rank's run of cells, balanced by test cells, with their clump labels: deblend, unbind).
 #pragma once
 
 #include <phew/grid/cell_labels.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/mesh/cell_space.hpp>
+#include <phew/mesh/field.hpp>
 #include <phew/model/amr.hpp>
+#include <phew/model/patches.hpp>
 #include <phew/mpi/comm.hpp>
 
 #include <cstdint>
@@ -17,6 +18,10 @@
 
 namespace phew::tool {
 
+// This rank's share of a grid.h5's density field (`meta`: its io::read_mesh_meta), after checking that
+// it and the watershed's working set fit in the node's memory. Collective.
+mesh::Field read_field(const io::File& file, const grid::GridMeta& meta, const mpi::Comm& comm);
+
 // The cell space of a product made on `grid`, refined as `refinement` says (none: the uniform grid).
 mesh::CellSpace cell_space(const grid::GridMeta& grid, const std::optional<model::AmrRefinement>& refinement);
 
@@ -24,6 +29,12 @@ struct RankCells {
   std::vector<std::int64_t> cuts;  // [ranks + 1]: rank r holds the cells [cuts[r], cuts[r + 1])
   grid::CellLabels labels;         // this rank's test cells and their clumps
 };
+
+// The runs of cells of a patches.h5 over `ranks` ranks, as phew-segment cut them: the uniform grid
+// balanced by test cells, the adaptive mesh by the grid's leaves (`grid`: the grid.h5 the patches came
+// from). Not collective.
+std::vector<std::int64_t> patch_cell_cuts(const io::File& patches, const io::File& grid,
+                                          const model::PatchesHeader& header, int ranks);
 
 // Reads only this rank's share of /cells; not collective (call it inside mpi::agree).
 RankCells read_rank_clump_cells(const io::File& clumps, const mesh::CellSpace& space, const mpi::Comm& comm);

@@ -4,6 +4,7 @@
 
 #include <phew/core/timer.hpp>
 #include <phew/model/amr.hpp>
+#include <phew/mesh/field.hpp>
 #include <phew/model/patches.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/blocks.hpp>
@@ -46,5 +47,10 @@ Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRef
                                  std::vector<std::uint64_t> keys, std::vector<double> density,
                                  const SegmentParams& params, const mpi::Comm& comm,
                                  const core::PhaseReport& phase = {});
+
+// The one entry for either mesh (mesh::Field, as tool::read_field reads it): segment_patches on the
+// uniform grid, segment_octree_patches on the adaptive mesh. Collective.
+Segmented segment(const grid::GridMeta& grid, mesh::Field field, const SegmentParams& params, const mpi::Comm& comm,
+                  const core::PhaseReport& phase = {});
 
 }  // namespace phew::watershed

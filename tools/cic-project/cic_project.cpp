@@ -8,7 +8,6 @@
 #include <phew/core/parse.hpp>
 #include <phew/grid/deposit.hpp>
 #include <phew/io/amr_grid_file.hpp>
-#include <phew/mesh/cell_key.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/projection.hpp>
 #include <phew/tool/snapshot_input.hpp>
@@ -147,12 +146,7 @@ CicParams check_cic_options(const CicOptions& opt) {
   p.compress = opt.compress;
   p.threads = tool::parse_threads(opt.threads);
   if (opt.refine != 0) {
-    if (!(opt.refine > 0) || !std::isfinite(opt.refine))
-      throw core::Error::usage("--refine {} must be a positive number of particle masses", opt.refine);
-    if (opt.levels < 0 || opt.levels > mesh::kMaxLevels)
-      throw core::Error::usage("--levels {} must be between 0 and {}", opt.levels, mesh::kMaxLevels);
-    if (opt.buffer < 0 || opt.buffer > 8) throw core::Error::usage("--buffer {} must be between 0 and 8", opt.buffer);
-    p.octree = particles::OctreeParams{opt.levels, opt.refine, opt.buffer};
+    p.octree = particles::octree_params(opt.refine, opt.levels, opt.buffer);
   }
   return p;
 }

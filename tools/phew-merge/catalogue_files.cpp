@@ -5,7 +5,7 @@
 #include <phew/io/cells_file.hpp>
 #include <phew/io/grid_file.hpp>
 #include <phew/io/patches_file.hpp>
-#include <phew/mesh/cell_space.hpp>
+#include <phew/tool/cells_input.hpp>
 
 #include <algorithm>
 
@@ -22,15 +22,7 @@ std::vector<model::SaddleRow> CatalogueFiles::saddles(std::uint64_t begin, std::
 }
 
 std::vector<std::int64_t> CatalogueFiles::cell_cuts(int ranks) const {
-  // The uniform grid balanced by test cells; the adaptive mesh by the grid's leaves, as phew-segment
-  // cut them.
-  if (!header_.refinement)
-    return mesh::CellSpace::uniform(header_.grid.geometry)
-        .rank_cuts(ranks, io::count_test_cells(patches_),
-                   [&](std::uint64_t row) { return static_cast<std::uint64_t>(io::test_cell_at(patches_, row)); });
-  return mesh::CellSpace::octree(header_.grid.geometry, header_.refinement->levels)
-      .rank_cuts(ranks, io::count_amr_leaves(grid_),
-                 [&](std::uint64_t row) { return io::read_amr_leaf_rows(grid_, row, 1).key[0]; });
+  return tool::patch_cell_cuts(patches_, grid_, header_, ranks);
 }
 
 grid::CellLabels CatalogueFiles::cells(std::int64_t begin, std::int64_t end) const {

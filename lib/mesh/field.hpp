@@ -1,0 +1,31 @@
+// A density field on either mesh, as one rank holds its share: the one value that crosses the seam
+// between a grid.h5 and the algorithms, so that a tool never asks which mesh it holds.
+//   BlockField  the uniform grid: this rank's block (mpi::BlockDecomposition), cells in C order with room
+//               for the ghost shell (BlockMesh::shell_cells), in the file's precision;
+//   LeafField   the adaptive mesh (cic-project --refine): a run of whole coarse cells' leaves, cell keys
+//               in key order (CellSpace::rank_cuts), and the refinement that made them.
+#pragma once
+
+#include <phew/model/amr.hpp>
+#include <phew/mpi/blocks.hpp>
+
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+namespace phew::mesh {
+
+struct BlockField {
+  mpi::BlockDecomposition blocks;
+  std::variant<std::vector<float>, std::vector<double>> density;  // float32 grids held as stored
+};
+
+struct LeafField {
+  model::AmrRefinement refinement;
+  std::vector<std::uint64_t> keys;
+  std::vector<double> density;
+};
+
+using Field = std::variant<BlockField, LeafField>;
+
+}  // namespace phew::mesh
