@@ -218,8 +218,8 @@ Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRef
   return result;
 }
 
-Segmented segment(const grid::GridMeta& grid, mesh::Field field, const SegmentParams& params, const mpi::Comm& comm,
-                  const core::PhaseReport& phase) {
+Segmented segment_field(const grid::GridMeta& grid, mesh::Field field, const SegmentParams& params,
+                        const mpi::Comm& comm, const core::PhaseReport& phase) {
   if (auto* leaves = std::get_if<mesh::LeafField>(&field))
     return segment_octree_patches(grid, leaves->refinement, std::move(leaves->keys), std::move(leaves->density), params,
                                   comm, phase);

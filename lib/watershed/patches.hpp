@@ -50,7 +50,7 @@ Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRef
 
 // The one entry for either mesh (mesh::Field, as tool::read_field reads it): segment_patches on the
 // uniform grid, segment_octree_patches on the adaptive mesh. Collective.
-Segmented segment(const grid::GridMeta& grid, mesh::Field field, const SegmentParams& params, const mpi::Comm& comm,
-                  const core::PhaseReport& phase = {});
+Segmented segment_field(const grid::GridMeta& grid, mesh::Field field, const SegmentParams& params,
+                        const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 }  // namespace phew::watershed

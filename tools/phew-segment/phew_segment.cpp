@@ -122,7 +122,7 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   mesh::Field field = tool::read_field(*file, meta, comm);
   file.reset();
   const watershed::Segmented segmented =
-      watershed::segment(meta, std::move(field), params, comm, [&](const std::string& p) { ctx.phase(p); });
+      watershed::segment_field(meta, std::move(field), params, comm, [&](const std::string& p) { ctx.phase(p); });
   const model::Patches& patches = segmented.patches;
   const int rounds = segmented.label_rounds;
 
