@@ -6,7 +6,6 @@
 #include <phew/core/log.hpp>
 #include <phew/core/memory.hpp>
 #include <phew/core/parse.hpp>
-#include <phew/grid/deposit.hpp>
 #include <phew/io/amr_grid_file.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/projection.hpp>
