@@ -10,6 +10,7 @@
 // depend on how the blocks cut the grid either.
 #pragma once
 
+#include <phew/core/raw_vector.hpp>
 #include <phew/grid/assignment.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/mpi/comm.hpp>
@@ -23,7 +24,7 @@
 namespace phew::grid {
 
 struct DepositResult {
-  std::vector<double> mass;        // this rank's block [nx][ny][nz] (its sizes), mass per cell (empty with a PlaneSink)
+  core::RawVector<double> mass;    // this rank's block [nx][ny][nz] (its sizes), mass per cell (empty with a PlaneSink)
   std::uint64_t particles_in = 0;  // inside the grid (all ranks)
   std::uint64_t particles_outside = 0;  // outside a non-periodic grid, ignored (all ranks)
   double mass_total = 0;                // sum of the grid, deterministic (all ranks)

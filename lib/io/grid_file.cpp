@@ -230,14 +230,14 @@ grid::GridMeta read_grid_attributes(const File& f, const std::string& o, bool wi
 }
 
 template <typename Real>
-std::vector<Real> read_grid_box(const File& f, const grid::GridGeometry& g, const std::array<std::int64_t, 3>& lo,
-                                const std::array<std::int64_t, 3>& hi, std::size_t spare) {
+core::RawVector<Real> read_grid_box(const File& f, const grid::GridGeometry& g, const std::array<std::int64_t, 3>& lo,
+                                    const std::array<std::int64_t, 3>& hi, std::size_t spare) {
   std::array<std::uint64_t, 3> start{}, count{};
   for (std::size_t d = 0; d < 3; ++d) {
     start[d] = static_cast<std::uint64_t>(lo[d]);
     count[d] = static_cast<std::uint64_t>(std::max<std::int64_t>(hi[d] - lo[d], 0));
   }
-  std::vector<Real> out;
+  core::RawVector<Real> out;
   out.reserve(count[0] * count[1] * count[2] + spare);
   out.resize(count[0] * count[1] * count[2]);
   f.read_box_into<Real>("/grid/density", start, count, out);
@@ -255,12 +255,12 @@ std::vector<Real> read_grid_box(const File& f, const grid::GridGeometry& g, cons
   return out;
 }
 
-template std::vector<double> read_grid_box<double>(const File&, const grid::GridGeometry&,
-                                                   const std::array<std::int64_t, 3>&,
-                                                   const std::array<std::int64_t, 3>&, std::size_t);
-template std::vector<float> read_grid_box<float>(const File&, const grid::GridGeometry&,
-                                                 const std::array<std::int64_t, 3>&, const std::array<std::int64_t, 3>&,
-                                                 std::size_t);
+template core::RawVector<double> read_grid_box<double>(const File&, const grid::GridGeometry&,
+                                                       const std::array<std::int64_t, 3>&,
+                                                       const std::array<std::int64_t, 3>&, std::size_t);
+template core::RawVector<float> read_grid_box<float>(const File&, const grid::GridGeometry&,
+                                                     const std::array<std::int64_t, 3>&,
+                                                     const std::array<std::int64_t, 3>&, std::size_t);
 
 bool grid_is_float32(const File& f) {
   const TypeInfo t = f.dataset_info("/grid/density");

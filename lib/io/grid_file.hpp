@@ -2,6 +2,7 @@
 // metadata as attributes of /grid.
 #pragma once
 
+#include <phew/core/raw_vector.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/mpi/blocks.hpp>
@@ -48,8 +49,9 @@ std::vector<double> read_grid_cells(const File& file, const grid::GridGeometry& 
 // grid held as stored (grid_is_float32). `spare`: room reserved beyond the cells (a mesh's ghosts), so
 // that growing into it does not copy the block.
 template <typename Real = double>
-std::vector<Real> read_grid_box(const File& file, const grid::GridGeometry& g, const std::array<std::int64_t, 3>& lo,
-                                const std::array<std::int64_t, 3>& hi, std::size_t spare = 0);
+core::RawVector<Real> read_grid_box(const File& file, const grid::GridGeometry& g,
+                                    const std::array<std::int64_t, 3>& lo, const std::array<std::int64_t, 3>& hi,
+                                    std::size_t spare = 0);
 
 // True when /grid/density is stored as float32 (cic-project's default precision).
 bool grid_is_float32(const File& file);

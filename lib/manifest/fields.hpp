@@ -41,6 +41,15 @@ class Fields {
     return *this;
   }
 
+  // Another list's fields, each recorded from the part of the result `of` gives (a stage's own summary
+  // inside a tool's record of its run), in that list's order.
+  template <typename Part, typename Of>  // Of: const Part& (const Result&)
+  Fields& fields(const Fields<Part>& part, Of of) {
+    for (const auto& f : part.fields_)
+      fields_.push_back({f.name, [value = f.value, of](const Result& r) { return value(of(r)); }, f.optional});
+    return *this;
+  }
+
   // builder.summary(name, value) for every field, in the order listed.
   void record(Builder& builder, const Result& result) const {
     for (const auto& f : fields_) {
@@ -50,6 +59,8 @@ class Fields {
   }
 
  private:
+  template <typename>
+  friend class Fields;
   struct Field {
     std::string name;
     std::function<Json(const Result&)> value;

@@ -7,7 +7,7 @@ namespace phew::mesh {
 
 template <typename Real>
 BasicBlockMesh<Real>::BasicBlockMesh(const grid::GridGeometry& grid, const mpi::BlockDecomposition& blocks,
-                                     std::vector<Real> block, const mpi::Comm& comm)
+                                     core::RawVector<Real> block, const mpi::Comm& comm)
     : grid_(grid), shape_(grid.shape), density_(std::move(block)) {
   const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
   lo_ = box.lo;

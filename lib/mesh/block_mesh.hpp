@@ -10,6 +10,7 @@
 // own neighbour there.
 #pragma once
 
+#include <phew/core/raw_vector.hpp>
 #include <phew/grid/cell_set.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/mpi/blocks.hpp>
@@ -31,7 +32,7 @@ class BasicBlockMesh {
   // `block`: this rank's cells (blocks.box(comm.rank())) in C order. The ghosts are fetched from their
   // owners and appended: give `block` the capacity for them (shell_cells) and it is never copied.
   // Collective.
-  BasicBlockMesh(const grid::GridGeometry& grid, const mpi::BlockDecomposition& blocks, std::vector<Real> block,
+  BasicBlockMesh(const grid::GridGeometry& grid, const mpi::BlockDecomposition& blocks, core::RawVector<Real> block,
                  const mpi::Comm& comm);
   // The ghosts around a box: the shell of one cell.
   static std::size_t shell_cells(const mpi::BlockDecomposition::Box& box) {
@@ -110,7 +111,7 @@ class BasicBlockMesh {
   bool whole_planes_;                       // the block spans y and z: a local slot is its cell's offset from the first
   std::int64_t first_cell_;                 // the global index of local slot 0
   std::array<std::int64_t, 26> offsets_{};  // slot offsets of the 26 neighbours of an inner cell
-  std::vector<Real> density_;               // local cells, then ghosts
+  core::RawVector<Real> density_;           // local cells, then ghosts
   std::vector<std::int64_t> ghost_cell_;    // per ghost: its global index, -1 outside an open grid
   // The ghost exchange, grouped by rank (offsets per rank, and one past): the local slots each rank
   // holds as ghosts, in its ghost order; the ghost slots this rank holds of each owner, in ghost order.

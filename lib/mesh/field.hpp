@@ -6,10 +6,12 @@
 //               in key order (CellSpace::rank_cuts), and the refinement that made them.
 #pragma once
 
+#include <phew/core/raw_vector.hpp>
 #include <phew/model/amr.hpp>
 #include <phew/mpi/blocks.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -17,7 +19,7 @@ namespace phew::mesh {
 
 struct BlockField {
   mpi::BlockDecomposition blocks;
-  std::variant<std::vector<float>, std::vector<double>> density;  // float32 grids held as stored
+  std::variant<core::RawVector<float>, core::RawVector<double>> density;  // float32 grids held as stored
 };
 
 struct LeafField {
@@ -27,5 +29,11 @@ struct LeafField {
 };
 
 using Field = std::variant<BlockField, LeafField>;
+
+// The refinement that made an adaptive field; none for the uniform grid.
+inline std::optional<model::AmrRefinement> refinement_of(const Field& field) {
+  if (const auto* leaves = std::get_if<LeafField>(&field)) return leaves->refinement;
+  return std::nullopt;
+}
 
 }  // namespace phew::mesh

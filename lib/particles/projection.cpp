@@ -109,8 +109,7 @@ grid::GridMeta grid_meta(const SnapshotInfo& info, const ProjectionParams& param
   return meta;
 }
 
-}  // namespace
-
+// The uniform grid: the particles are never whole beside the clouds.
 Projection project_to_grid(const SnapshotReader& reader, const std::vector<int>& types, const ProjectionParams& params,
                            const mpi::Comm& comm, const core::PhaseReport& phase) {
   const SnapshotInfo& info = reader.info();
@@ -152,20 +151,19 @@ Projection project_to_grid(const SnapshotReader& reader, const std::vector<int>&
   grid::DepositResult dep = deposit.finish(memory);
   check_some_inside(info, geometry, dep.particles_in, comm);
 
-  Projection out;
-  out.meta = grid_meta(info, params, dep.mass_total, dep.particles_in, masses);
+  mesh::BlockField block{blocks, {}};
   if (params.single_precision) {
-    out.density = std::move(single);
+    block.density = std::move(single);
   } else {
     for (double& v : dep.mass) v *= inv_volume;  // now density
-    out.density = std::move(dep.mass);
+    block.density = std::move(dep.mass);
   }
-  out.particles_outside = dep.particles_outside;
-  return out;
+  return {grid_meta(info, params, dep.mass_total, dep.particles_in, masses), std::move(block), dep.particles_outside};
 }
 
-OctreeProjection project_to_octree(const SnapshotInfo& info, ParticleSet particles, const ProjectionParams& params,
-                                   const OctreeParams& octree, const mpi::Comm& comm, const core::PhaseReport& phase) {
+// The adaptive mesh: the deposit takes this rank's share whole.
+Projection project_to_octree(const SnapshotInfo& info, ParticleSet particles, const ProjectionParams& params,
+                             const OctreeParams& octree, const mpi::Comm& comm, const core::PhaseReport& phase) {
   check_inside_open_box(info, particles, params, comm);
   const auto masses = mass_range(particles, comm);
   // RAMSES counts m_refine in units of its particle mass (mass_sph); with unequal masses, their mean,
@@ -189,20 +187,28 @@ OctreeProjection project_to_octree(const SnapshotInfo& info, ParticleSet particl
   particles = ParticleSet{};
   check_some_inside(info, params.geometry, dep.particles_in, comm);
 
-  OctreeProjection out;
-  out.meta = grid_meta(info, params, dep.mass_total, dep.particles_in, masses);
-  out.refinement = {octree.levels, octree.refine_particles, octree.refine_particles * unit, octree.buffer,
-                    dep.leaves_per_level};
+  mesh::LeafField leaves;
+  leaves.refinement = {octree.levels, octree.refine_particles, octree.refine_particles * unit, octree.buffer,
+                       dep.leaves_per_level};
   // Mass to density in place: one division per leaf, by its level's cell volume, as the uniform grid
   // divides by its one volume.
   for (std::size_t n = 0; n < dep.keys.size(); ++n) {
     const int level = static_cast<int>(dep.keys[n] & 0xF);
     dep.mass[n] /= params.geometry.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * level));
   }
-  out.keys = std::move(dep.keys);
-  out.density = std::move(dep.mass);
-  out.particles_outside = dep.particles_outside;
-  return out;
+  leaves.keys = std::move(dep.keys);
+  leaves.density = std::move(dep.mass);
+  return {grid_meta(info, params, dep.mass_total, dep.particles_in, masses), std::move(leaves), dep.particles_outside};
+}
+
+}  // namespace
+
+Projection project(const SnapshotReader& reader, const std::vector<int>& types, const ProjectionParams& params,
+                   const std::optional<OctreeParams>& octree, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  if (!octree) return project_to_grid(reader, types, params, comm, phase);
+  core::enter(phase, "read");
+  return project_to_octree(reader.info(), read_share(reader, types, FieldSelection{}, comm), params, *octree, comm,
+                           phase);
 }
 
 }  // namespace phew::particles

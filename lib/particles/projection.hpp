@@ -1,4 +1,4 @@
-// cic-project's stage: a snapshot's particles -> density on a uniform grid, with the metadata that
+// cic-project's stage: a snapshot's particles -> density on the uniform grid or the adaptive mesh, with the metadata that
 // grid.h5 records (units, cosmology, counts).
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <phew/model/amr.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/blocks.hpp>
-#include <phew/core/raw_vector.hpp>
+#include <phew/mesh/field.hpp>
 #include <phew/core/timer.hpp>
 #include <phew/particles/snapshot.hpp>
 
@@ -32,14 +32,6 @@ struct ProjectionParams {
                                   // float64 grid is never whole, each value rounded once, as on writing
 };
 
-struct Projection {
-  grid::GridMeta meta;
-  // This rank's block of mpi::BlockDecomposition(geometry.shape, ranks), C order, in float32 with
-  // ProjectionParams::single_precision.
-  std::variant<std::vector<double>, core::RawVector<float>> density;
-  std::uint64_t particles_outside = 0;  // outside a region, ignored
-};
-
 // An adaptive mesh (cic-project --refine): the octree over the coarse grid of ProjectionParams.
 struct OctreeParams {
   int levels = 4;               // levels above the coarse grid
@@ -50,27 +42,26 @@ struct OctreeParams {
 // Throws Error(usage).
 OctreeParams octree_params(double refine_particles, int levels, int buffer);
 
-struct OctreeProjection {
-  grid::GridMeta meta;  // the coarse grid's geometry; the totals of the leaves
-  model::AmrRefinement refinement;
-  std::vector<std::uint64_t> keys;      // this rank's run of the leaves in key order (the level in the low 4 bits)
-  std::vector<double> density;          // per leaf
+// The density on either mesh, as this rank holds its share, with the totals grid.h5 records.
+struct Projection {
+  grid::GridMeta meta;  // the grid (the adaptive mesh's coarse grid) and the totals of its cells
+  // BlockField: this rank's block of mpi::BlockDecomposition(geometry.shape, ranks), C order, in float32
+  // with ProjectionParams::single_precision. LeafField: this rank's run of leaves in key order.
+  mesh::Field field;
   std::uint64_t particles_outside = 0;  // outside a region, ignored
 };
 
 // Particles a rank reads at a time for the uniform grid's deposit (8 MiB of positions and masses).
 inline constexpr std::uint64_t kReadChunk = std::uint64_t{1} << 18;
 
-// Reads this rank's share of the `types` particles (read_share's: rank r's before rank r+1's) a chunk at
-// a time into the deposit, and turns mass into density; the reader's info gives the units, the cosmology
-// and the file named in errors. Phases: read, deposit. Collective.
-Projection project_to_grid(const SnapshotReader& reader, const std::vector<int>& types, const ProjectionParams& params,
-                           const mpi::Comm& comm, const core::PhaseReport& phase = {});
-
-// The same on an octree refined where the particles are (lib/mesh: RAMSES' rule; the unit of
-// refine_particles is the particle mass, or the mean mass when they differ). Phases: refine. Collective.
-OctreeProjection project_to_octree(const SnapshotInfo& info, ParticleSet particles, const ProjectionParams& params,
-                                   const OctreeParams& octree, const mpi::Comm& comm,
-                                   const core::PhaseReport& phase = {});
+// The snapshot's `types` particles deposited, mass turned into density, on the uniform grid of
+// `params.geometry` or, with `octree`, on an octree over it refined where the particles are (lib/mesh:
+// RAMSES' rule; the unit of refine_particles is the particle mass, or the mean mass when they differ).
+// The uniform grid's deposit reads this rank's share (read_share's) a chunk at a time; the octree's
+// reads the share whole. The reader's info gives the units, the cosmology and the file named in errors.
+// Phases: read, then deposit (uniform) or refine (adaptive). Collective.
+Projection project(const SnapshotReader& reader, const std::vector<int>& types, const ProjectionParams& params,
+                   const std::optional<OctreeParams>& octree, const mpi::Comm& comm,
+                   const core::PhaseReport& phase = {});
 
 }  // namespace phew::particles

@@ -1,13 +1,12 @@
-// The mesh of a product as the tools read it, one value whichever mesh it holds: a grid.h5's density
-// field (mesh::Field, this rank's share: phew-segment), and the cells of a clumps.h5 (mesh::CellSpace and
-// this rank's run of cells, balanced by test cells, with their clump labels: deblend, unbind).
+// The cells of a product as the tools read them, one value whichever mesh it holds: the cells of a
+// clumps.h5 (mesh::CellSpace and this rank's run of cells, balanced by test cells, with their clump
+// labels: deblend, unbind). A grid.h5's density field is lib/tool/field_file.hpp's.
 #pragma once
 
 #include <phew/grid/cell_labels.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/mesh/cell_space.hpp>
-#include <phew/mesh/field.hpp>
 #include <phew/model/amr.hpp>
 #include <phew/model/patches.hpp>
 #include <phew/mpi/comm.hpp>
@@ -17,10 +16,6 @@
 #include <vector>
 
 namespace phew::tool {
-
-// This rank's share of a grid.h5's density field (`meta`: its io::read_mesh_meta), after checking that
-// it and the watershed's working set fit in the node's memory. Collective.
-mesh::Field read_field(const io::File& file, const grid::GridMeta& meta, const mpi::Comm& comm);
 
 // The cell space of a product made on `grid`, refined as `refinement` says (none: the uniform grid).
 mesh::CellSpace cell_space(const grid::GridMeta& grid, const std::optional<model::AmrRefinement>& refinement);

@@ -172,16 +172,17 @@ void to_index_ranges(grid::CellLabels& cells, const grid::GridGeometry& g, const
 
 // The densest value over the ranks (an empty ghost shell holds zeros). Collective.
 template <typename Real>
-double densest_of(const std::vector<Real>& density, const mpi::Comm& comm) {
+double densest_of(std::span<const Real> density, const mpi::Comm& comm) {
   double most = 0;
   for (const Real v : density) most = std::max<double>(most, v);
   return comm.max(most);
 }
 
 template <typename Real>
-Segmented segment_blocks(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<Real> density,
-                         const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
-  const double densest = densest_of(density, comm);
+Segmented segment_blocks(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks,
+                         core::RawVector<Real> density, const SegmentParams& params, const mpi::Comm& comm,
+                         const core::PhaseReport& phase) {
+  const double densest = densest_of<Real>(density, comm);
   Segmented result = [&] {
     const mesh::BasicBlockMesh<Real> mesh(grid.geometry, blocks, std::move(density), comm);
     return patches_of(mesh, mesh::CellSpace::uniform(grid.geometry), grid, params, comm, phase);
@@ -194,13 +195,14 @@ Segmented segment_blocks(const grid::GridMeta& grid, const mpi::BlockDecompositi
 }  // namespace
 
 Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks,
-                          std::vector<double> density, const SegmentParams& params, const mpi::Comm& comm,
+                          core::RawVector<double> density, const SegmentParams& params, const mpi::Comm& comm,
                           const core::PhaseReport& phase) {
   return segment_blocks(grid, blocks, std::move(density), params, comm, phase);
 }
 
-Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<float> density,
-                          const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks,
+                          core::RawVector<float> density, const SegmentParams& params, const mpi::Comm& comm,
+                          const core::PhaseReport& phase) {
   return segment_blocks(grid, blocks, std::move(density), params, comm, phase);
 }
 
@@ -209,7 +211,7 @@ Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRef
                                  const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   if (params.refine_positions)
     throw core::Error::usage("--refine-positions fits a 3x3x3 block of equal cells: not on an adaptive mesh");
-  const double densest = densest_of(density, comm);
+  const double densest = densest_of<double>(density, comm);
   const mesh::OctreeMesh mesh(grid.geometry, refinement.levels, std::move(keys), std::move(density), comm);
   Segmented result =
       patches_of(mesh, mesh::CellSpace::octree(grid.geometry, refinement.levels), grid, params, comm, phase);

@@ -33,11 +33,12 @@ struct Segmented {
 // back sorted, each rank holding an equal share of the range of global indices (the ranks' cells in
 // rank order are /cells/index, as io::write_patches writes them). Collective. Phases: watershed, saddles, peaks.
 Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks,
-                          std::vector<double> density, const SegmentParams& params, const mpi::Comm& comm,
+                          core::RawVector<double> density, const SegmentParams& params, const mpi::Comm& comm,
                           const core::PhaseReport& phase = {});
 // The same with a float32 grid's densities as stored (half the memory; the same rows).
-Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks, std::vector<float> density,
-                          const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase = {});
+Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposition& blocks,
+                          core::RawVector<float> density, const SegmentParams& params, const mpi::Comm& comm,
+                          const core::PhaseReport& phase = {});
 
 // The same on an adaptive mesh (cic-project --refine): this rank's leaves (keys and densities, in key
 // order: a run of whole coarse cells, mesh::CellSpace::rank_cuts), its neighbours found across levels

@@ -83,7 +83,7 @@ Result run_stages(const mpi::Comm& comm, const std::string& dir, const Catalogue
     io::File f = io::File::create(dir + "/grid.h5", comm);
     io::write_grid(f, grid, blocks, mine, io::Precision::f64);
   }
-  std::vector<double> block;
+  core::RawVector<double> block;
   {
     const io::File f = io::File::open_read(dir + "/grid.h5");
     block = io::read_grid_box(f, g, blocks.box(comm.rank()).lo, blocks.box(comm.rank()).hi);

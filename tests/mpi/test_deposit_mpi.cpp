@@ -58,7 +58,7 @@ std::vector<double> single(const GridGeometry& g, Assignment a, const Case& c, d
   const mpi::Comm self(MPI_COMM_SELF);
   const auto res = deposit(g, a, mpi::BlockDecomposition(g.shape, 1), c.pos, c.mass, self);
   if (total) *total = res.mass_total;
-  return res.mass;
+  return {res.mass.begin(), res.mass.end()};
 }
 
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {

@@ -27,7 +27,7 @@ TEST(BlockMesh, NeighboursAndGhostsMatchABruteForce) {
         g.shape = n;
         g.periodic = periodic;
         const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
-        std::vector<double> mine;
+        core::RawVector<double> mine;
         for (auto i = box.lo[0]; i < box.hi[0]; ++i)
           for (auto j = box.lo[1]; j < box.hi[1]; ++j)
             for (auto k = box.lo[2]; k < box.hi[2]; ++k) mine.push_back(value_of((i * n[1] + j) * n[2] + k));

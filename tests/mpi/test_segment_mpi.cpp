@@ -24,7 +24,7 @@ struct Field {
 // This rank's block, cut from the whole field; the mesh fetches its ghosts.
 mesh::BlockMesh mesh_of(const Field& f, const mpi::BlockDecomposition& blocks, const mpi::Comm& comm) {
   const mpi::BlockDecomposition::Box box = blocks.box(comm.rank());
-  std::vector<double> d;
+  core::RawVector<double> d;
   for (long i = box.lo[0]; i < box.hi[0]; ++i)
     for (long j = box.lo[1]; j < box.hi[1]; ++j)
       for (long k = box.lo[2]; k < box.hi[2]; ++k)

@@ -54,7 +54,7 @@ std::vector<double> blobs(std::uint32_t seed, std::size_t n, double box, std::ve
   return pos;
 }
 
-double total(const std::vector<double>& v) {
+double total(std::span<const double> v) {
   double s = 0;
   for (double x : v) s += x;
   return s;

@@ -6,9 +6,9 @@
 #include <phew/core/log.hpp>
 #include <phew/core/memory.hpp>
 #include <phew/core/parse.hpp>
-#include <phew/io/amr_grid_file.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/projection.hpp>
+#include <phew/tool/field_file.hpp>
 #include <phew/tool/snapshot_input.hpp>
 #include <phew/tool/threads_option.hpp>
 
@@ -68,33 +68,6 @@ void record_mesh(tool::Context& ctx, const MeshRecord& r, const std::vector<int>
   ctx.summary(kSummary, r);
 }
 
-// cic-project --refine: the octree's leaves in place of the uniform grid (docs/formats.md, "grid.h5 with
-// an adaptive mesh").
-void write_octree(const particles::SnapshotInfo& info, particles::ParticleSet particles,
-                  const particles::ProjectionParams& projection, const CicParams& params, const std::vector<int>& types,
-                  tool::Context& ctx) {
-  const mpi::Comm& comm = ctx.comm();
-  const particles::OctreeProjection mesh = project_to_octree(info, std::move(particles), projection, *params.octree,
-                                                             comm, [&](const std::string& p) { ctx.phase(p); });
-  const grid::GridMeta& meta = mesh.meta;
-  const auto& per_level = mesh.refinement.leaves_per_level;
-  std::string levels;
-  for (std::size_t l = 0; l < per_level.size(); ++l)
-    levels += fmt::format("{}{}", l ? ", " : "", core::log::thousands(static_cast<long long>(per_level[l])));
-  core::log::info("deposited {} particles, mass {:.6g} {}, on an octree over {}x{}x{} cells ({}): leaves per level {}",
-                  core::log::thousands(static_cast<long long>(meta.n_particles)), meta.total_mass, meta.mass_units,
-                  meta.geometry.shape[0], meta.geometry.shape[1], meta.geometry.shape[2], meta.assignment, levels);
-  if (mesh.particles_outside > 0)
-    core::log::info("{} particles outside the region were ignored",
-                    core::log::thousands(static_cast<long long>(mesh.particles_outside)));
-
-  ctx.phase("write");
-  record_mesh(ctx, {meta, mesh.particles_outside, mesh.refinement}, types, params);
-  ctx.write_output([&](io::File& f) {
-    io::write_amr_grid(f, meta, mesh.refinement, mesh.keys, mesh.density, params.precision, params.compress, comm);
-  });
-}
-
 }  // namespace
 
 void declare_cic_options(CLI::App& app, CicOptions& opt) {
@@ -152,30 +125,39 @@ CicParams check_cic_options(const CicOptions& opt) {
 
 namespace {
 
+// The mesh in words: the uniform grid's cells, or the octree over them and its leaves per level.
+std::string mesh_words(const grid::GridMeta& meta, const std::optional<model::AmrRefinement>& refinement) {
+  const auto& n = meta.geometry.shape;
+  if (!refinement) return fmt::format("{}x{}x{} cells ({})", n[0], n[1], n[2], meta.assignment);
+  std::string levels;
+  for (const std::uint64_t leaves : refinement->leaves_per_level)
+    levels += fmt::format("{}{}", levels.empty() ? "" : ", ", core::log::thousands(static_cast<long long>(leaves)));
+  return fmt::format("an octree over {}x{}x{} cells ({}), leaves per level {}", n[0], n[1], n[2], meta.assignment,
+                     levels);
+}
+
 // What the deposit did: particles left out of a region, the mass and mean density, and a warning when the
 // mean density is far from what a cosmological box holds (wrong units).
-void log_projection(const particles::Projection& grid, const particles::SnapshotInfo& info, const CicParams& params,
+void log_projection(const MeshRecord& r, const particles::SnapshotInfo& info, const CicParams& params,
                     std::uint64_t n_total) {
-  const grid::GridMeta& meta = grid.meta;
-  const grid::GridGeometry& geometry = meta.geometry;
-  if (grid.particles_outside > 0) {
+  const grid::GridMeta& meta = r.meta;
+  if (r.particles_outside > 0) {
     // In an open box, what leaves a fixed region is lost to every later stage: a warning. A sub-box of a
     // periodic box leaves the rest out on purpose.
     const double fraction =
-        static_cast<double>(grid.particles_outside) / static_cast<double>(std::max<std::uint64_t>(n_total, 1));
+        static_cast<double>(r.particles_outside) / static_cast<double>(std::max<std::uint64_t>(n_total, 1));
     if (!info.periodic)
       core::log::warn(
           "{} particles ({:.1f}%) lie outside the region and are left out: enlarge --region if they belong to "
           "the structures (docs/tutorial.md, \"Isolated simulations\")",
-          core::log::thousands(static_cast<long long>(grid.particles_outside)), 100 * fraction);
+          core::log::thousands(static_cast<long long>(r.particles_outside)), 100 * fraction);
     else
       core::log::info("{} particles outside the region were ignored",
-                      core::log::thousands(static_cast<long long>(grid.particles_outside)));
+                      core::log::thousands(static_cast<long long>(r.particles_outside)));
   }
-  core::log::info("deposited {} particles, mass {:.6g} {}, on {}x{}x{} cells ({}); mean density {:.6g} {}",
+  core::log::info("deposited {} particles, mass {:.6g} {}, on {}; mean density {:.6g} {}",
                   core::log::thousands(static_cast<long long>(meta.n_particles)), meta.total_mass, meta.mass_units,
-                  geometry.shape[0], geometry.shape[1], geometry.shape[2], meta.assignment, meta.mean_density,
-                  meta.density_units);
+                  mesh_words(meta, r.refinement), meta.mean_density, meta.density_units);
   if (meta.critical_density) {
     const double ratio = meta.mean_density / *meta.critical_density;
     core::log::info("mean density / critical density = {:.4f} (a = {:.4g}, z = {:.4g})", ratio, info.time,
@@ -214,30 +196,20 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
   core::log::info("{}: {} snapshot, {} file(s), {} particles of types {}", info.files.front(), info.format,
                   info.files.size(), core::log::thousands(static_cast<long long>(n_total)), opt.types);
 
-  const mpi::BlockDecomposition blocks(geometry.shape, comm.size());  // project_to_grid's
-  check_projection_memory(geometry, blocks, n_total, params.precision, comm);
+  check_projection_memory(geometry, n_total, params.precision, comm);
 
   const particles::ProjectionParams projection{geometry, params.assignment, params.region.has_value(),
                                                tool::threads_to_use(params.threads, ctx),
                                                params.precision == io::Precision::f32};
-  if (params.octree) {
-    ctx.phase("read");
-    write_octree(info, read_share(*reader, types, particles::FieldSelection{}, comm), projection, params, types, ctx);
-    return;
-  }
-  const particles::Projection grid =
-      project_to_grid(*reader, types, projection, comm, [&](const std::string& p) { ctx.phase(p); });
-  const grid::GridMeta& meta = grid.meta;
-  log_projection(grid, info, params, n_total);
+  const particles::Projection mesh =
+      particles::project(*reader, types, projection, params.octree, comm, [&](const std::string& p) { ctx.phase(p); });
+  const MeshRecord record{mesh.meta, mesh.particles_outside, mesh::refinement_of(mesh.field)};
+  log_projection(record, info, params, n_total);
 
   ctx.phase("write");
-  record_mesh(ctx, {meta, grid.particles_outside, std::nullopt}, types, params);
-  ctx.write_output([&](io::File& f) {
-    if (const auto* single = std::get_if<core::RawVector<float>>(&grid.density))
-      io::write_grid(f, meta, blocks, *single, params.compress);
-    else
-      io::write_grid(f, meta, blocks, std::get<std::vector<double>>(grid.density), params.precision, params.compress);
-  });
+  record_mesh(ctx, record, types, params);
+  ctx.write_output(
+      [&](io::File& f) { tool::write_field(f, mesh.meta, mesh.field, params.precision, params.compress, comm); });
 }
 
 }  // namespace phew::tools

@@ -49,10 +49,12 @@ std::array<std::int64_t, 3> auto_grid_shape(const particles::SnapshotInfo& info,
   return shape;
 }
 
-// Refuses before allocating: this rank's block and particle share, times the ranks sharing the node. Collective.
-void check_projection_memory(const grid::GridGeometry& geometry, const mpi::BlockDecomposition& blocks,
-                             std::uint64_t n_total, io::Precision precision, const mpi::Comm& comm) {
+// Refuses before allocating: this rank's block of the uniform grid (mpi::BlockDecomposition, as the
+// deposit cuts it) and particle share, times the ranks sharing the node. Collective.
+void check_projection_memory(const grid::GridGeometry& geometry, std::uint64_t n_total, io::Precision precision,
+                             const mpi::Comm& comm) {
   const double cell_bytes = precision == io::Precision::f32 ? 4.0 : 8.0;  // the grid is held in the file's precision
+  const mpi::BlockDecomposition blocks(geometry.shape, comm.size());
   const double block_bytes = cell_bytes * static_cast<double>(blocks.box(comm.rank()).cells());
   const double particle_bytes = (32.0 + grid::kDepositBytesPerParticle) * static_cast<double>(n_total) / comm.size();
   mpi::agree(comm, [&] {

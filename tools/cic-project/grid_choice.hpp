@@ -20,8 +20,9 @@ namespace phew::tools {
 std::array<std::int64_t, 3> auto_grid_shape(const particles::SnapshotInfo& info, const std::vector<int>& types,
                                             const grid::GridGeometry& region, const CicParams& params);
 
-// Refuses before allocating: this rank's block and particle share, times the ranks sharing the node. Collective.
-void check_projection_memory(const grid::GridGeometry& geometry, const mpi::BlockDecomposition& blocks,
-                             std::uint64_t n_total, io::Precision precision, const mpi::Comm& comm);
+// Refuses before allocating: this rank's block of the uniform grid (mpi::BlockDecomposition, as the
+// deposit cuts it) and particle share, times the ranks sharing the node. Collective.
+void check_projection_memory(const grid::GridGeometry& geometry, std::uint64_t n_total, io::Precision precision,
+                             const mpi::Comm& comm);
 
 }  // namespace phew::tools

@@ -32,11 +32,59 @@ const manifest::Fields<SurfaceMapsSummary> kWork =
         .field("seconds_interpolation", &SurfaceMapsSummary::seconds_interpolation);
 // clang-format on
 
+// What a run made, as the manifest's summary records it: the maps and the parameters that made them.
+struct MapsRecord {
+  const dtfe::SurfaceMaps& maps;
+  const DtfeParams& params;
+  std::size_t n_fields;
+  std::vector<std::string> quicklooks;  // the PNG of each field, when asked for
+};
+
+// clang-format off: one field per line
+const manifest::Fields<MapsRecord> kSummary =
+    manifest::Fields<MapsRecord>()
+        .field("n_fields", &MapsRecord::n_fields)
+        .field("n_particles_in_windows", [](const MapsRecord& r) { return manifest::Json(r.maps.summary.n_particles); })
+        .field("window_mass", [](const MapsRecord& r) { return manifest::Json(r.maps.summary.window_mass); })
+        .field("map_mass", [](const MapsRecord& r) { return manifest::Json(r.maps.summary.map_mass); })
+        .field("rays",
+               [](const MapsRecord& r) {
+                 const auto side = static_cast<std::uint64_t>(r.params.maps.resolution);
+                 return manifest::Json(static_cast<std::uint64_t>(r.n_fields) * side * side *
+                                       static_cast<std::uint64_t>(r.params.maps.map.samples));
+               })
+        .fields(kWork, [](const MapsRecord& r) -> const SurfaceMapsSummary& { return r.maps.summary; })
+        .field("units",
+               [](const MapsRecord& r) {
+                 const model::MapsMeta& meta = r.maps.maps.meta;
+                 return manifest::Json{
+                     {"sigma", meta.sigma_units()}, {"mass", meta.mass_units}, {"length", meta.length_units}};
+               })
+        .field("schedule",
+               [](const MapsRecord& r) {
+                 const SurfaceMapsSummary& s = r.maps.summary;
+                 return manifest::Json{{"kind", dtfe::to_string(r.params.maps.schedule)},
+                                       {"decomposition", s.decomposition},
+                                       {"fields_moved", s.fields_moved},
+                                       {"busy_seconds_max", s.busy_seconds_max},
+                                       {"busy_seconds_mean", s.busy_seconds_mean},
+                                       {"model_samples", s.report.samples},
+                                       {"model_c", s.report.model.triangulation.c},
+                                       {"model_alpha", s.report.model.interpolation.alpha},
+                                       {"model_beta", s.report.model.interpolation.beta}};
+               })
+        .field_if("quicklooks", [](const MapsRecord& r) -> std::optional<manifest::Json> {
+          if (r.quicklooks.empty()) return std::nullopt;
+          return manifest::Json(r.quicklooks);
+        });
+// clang-format on
+
 // The manifest's resolved values and summary (totals over the fields, the schedule's work).
-void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeParams& c, const std::vector<int>& types,
+void record(tool::Context& ctx, const dtfe::SurfaceMaps& r, const DtfeParams& c, const std::vector<int>& types,
             const std::string& png_of_field, std::size_t n_fields) {
   const dtfe::SurfaceMapsSummary& s = r.summary;
   const model::MapsMeta& meta = r.maps.meta;
+  manifest::Builder& m = ctx.manifest();
   m.parameter("depth_used", s.depth, meta.length_units);
   m.parameter("margin_rule", c.maps.auto_margin ? "auto" : "given");
   m.parameter("margin_used", s.margin_max, meta.length_units);
@@ -44,28 +92,10 @@ void record(manifest::Builder& m, const dtfe::SurfaceMaps& r, const DtfeParams& 
   m.parameter("backend_used", meta.backend);
   m.parameter("types_used", types);
   m.parameter("periodic", s.periodic);
-  m.summary("n_fields", n_fields);
-  m.summary("n_particles_in_windows", s.n_particles);
-  m.summary("window_mass", s.window_mass);
-  m.summary("map_mass", s.map_mass);
-  m.summary("rays", static_cast<std::uint64_t>(n_fields) * static_cast<std::uint64_t>(c.maps.resolution) *
-                        static_cast<std::uint64_t>(c.maps.resolution) * static_cast<std::uint64_t>(c.maps.map.samples));
-  kWork.record(m, s);
-  m.summary("units", {{"sigma", meta.sigma_units()}, {"mass", meta.mass_units}, {"length", meta.length_units}});
-  m.summary("schedule", {{"kind", dtfe::to_string(c.maps.schedule)},
-                         {"decomposition", s.decomposition},
-                         {"fields_moved", s.fields_moved},
-                         {"busy_seconds_max", s.busy_seconds_max},
-                         {"busy_seconds_mean", s.busy_seconds_mean},
-                         {"model_samples", s.report.samples},
-                         {"model_c", s.report.model.triangulation.c},
-                         {"model_alpha", s.report.model.interpolation.alpha},
-                         {"model_beta", s.report.model.interpolation.beta}});
-  if (!png_of_field.empty()) {
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < n_fields; ++i) names.push_back(io::quicklook_path(png_of_field, i));
-    m.summary("quicklooks", names);
-  }
+  std::vector<std::string> quicklooks;
+  if (!png_of_field.empty())
+    for (std::size_t i = 0; i < n_fields; ++i) quicklooks.push_back(io::quicklook_path(png_of_field, i));
+  ctx.summary(kSummary, MapsRecord{r, c, n_fields, std::move(quicklooks)});
 }
 
 // What the maps hold and cost: mass in the windows, NaN pixels outside the hull, the schedule's balance.
@@ -214,7 +244,7 @@ void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx) {
   maps.meta.time = info.time;
   maps.meta.redshift = info.redshift;
   maps.meta.float64 = c.float64;
-  record(ctx.manifest(), r, c, types, opt.png ? ctx.output() : std::string(), n_fields);
+  record(ctx, r, c, types, opt.png ? ctx.output() : std::string(), n_fields);
   log_maps(r, c, n_fields, comm);
   ctx.write_output([&](io::File& f) { io::write_maps(f, maps, comm); });
 

@@ -4,7 +4,7 @@
 #include <phew/io/amr_grid_file.hpp>
 #include <phew/io/patches_file.hpp>
 #include <phew/mpi/agree.hpp>
-#include <phew/tool/cells_input.hpp>
+#include <phew/tool/field_file.hpp>
 #include <phew/tool/threads_option.hpp>
 #include <phew/watershed/patches.hpp>
 

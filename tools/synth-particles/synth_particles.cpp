@@ -73,6 +73,43 @@ OutputNames output_names(const std::string& output, int snapshots) {
   return names;
 }
 
+namespace {
+
+// What the scene made, as every snapshot's manifest records it.
+struct SceneRecord {
+  std::uint64_t n_particles;
+  int n_snapshots;
+  const std::vector<synth::ComponentTruth>& components;
+};
+// Which snapshot a manifest belongs to.
+struct SnapshotRecord {
+  int index;
+  double time_myr;
+};
+
+// clang-format off: one field per line
+const manifest::Fields<SceneRecord> kSceneSummary =
+    manifest::Fields<SceneRecord>()
+        .field("n_particles", &SceneRecord::n_particles)
+        .field("n_components", [](const SceneRecord& r) { return manifest::Json(r.components.size()); })
+        .field("n_snapshots", &SceneRecord::n_snapshots)
+        .field("components", [](const SceneRecord& r) {
+          manifest::Json list = manifest::Json::array();
+          for (const auto& t : r.components)
+            list.push_back({{"name", t.name},
+                            {"model", t.model},
+                            {"n_particles", t.n_particles},
+                            {"mass", t.mass},
+                            {"m200", t.m200}});
+          return list;
+        });
+const manifest::Fields<SnapshotRecord> kSnapshotSummary = manifest::Fields<SnapshotRecord>()
+                                                              .field("snapshot_index", &SnapshotRecord::index)
+                                                              .field("time_myr", &SnapshotRecord::time_myr);
+// clang-format on
+
+}  // namespace
+
 void run_synth_particles(const SynthOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   ctx.phase("scene");
@@ -98,21 +135,13 @@ void run_synth_particles(const SynthOptions& opt, tool::Context& ctx) {
   if (!c.scene_file.empty()) ctx.add_external_inputs({c.scene_file}, "scene");
 
   synth::Synthesis synthesis(scene, comm, [&](const std::string& phase) { ctx.phase(phase); });
-  m.summary("n_particles", n);
-  m.summary("n_components", synthesis.components().size());
-  m.summary("n_snapshots", scene.snapshots());
-  nlohmann::ordered_json comps = nlohmann::ordered_json::array();
-  for (const auto& t : synthesis.components())
-    comps.push_back(
-        {{"name", t.name}, {"model", t.model}, {"n_particles", t.n_particles}, {"mass", t.mass}, {"m200", t.m200}});
-  m.summary("components", comps);
+  ctx.summary(kSceneSummary, SceneRecord{n, scene.snapshots(), synthesis.components()});
 
   for (int s = 0; s < scene.snapshots(); ++s) {
     const auto si = static_cast<std::size_t>(s);
     const synth::SynthSnapshot snap =
         synthesis.snapshot(s, std::filesystem::path(names.snapshots[si]).filename().string());
-    m.summary("snapshot_index", s);
-    m.summary("time_myr", snap.truth.meta.time_myr);
+    ctx.summary(kSnapshotSummary, SnapshotRecord{s, snap.truth.meta.time_myr});
     ctx.write_output(names.snapshots[si], "snapshot",
                      [&](io::File& f) { snapshot::write_gadget_hdf5(f, snap.header, snap.particles(), comm); });
     ctx.write_output(names.truths[si], "truth", [&](io::File& f) { io::write_truth(f, snap.truth, comm); });

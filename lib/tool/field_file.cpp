@@ -1,0 +1,114 @@
+#include <phew/tool/field_file.hpp>
+
+#include <phew/core/error.hpp>
+#include <phew/core/log.hpp>
+#include <phew/core/memory.hpp>
+#include <phew/io/amr_grid_file.hpp>
+#include <phew/mesh/block_mesh.hpp>
+#include <phew/mesh/cell_space.hpp>
+#include <phew/mpi/agree.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace phew::tool {
+namespace {
+
+// The uniform grid: this rank's block; the ghosts come from the ranks around. A float32 grid is held as
+// stored: half the memory, and the same doubles where they are compared.
+mesh::BlockField read_block(const io::File& file, const grid::GridGeometry& g, const mpi::Comm& comm) {
+  mesh::BlockField field{mpi::BlockDecomposition(g.shape, comm.size()), {}};
+  const mpi::BlockDecomposition::Box box = field.blocks.box(comm.rank());
+  // Refuses before reading: the density (8 B/cell) and the test-cell bitmap; test cells cost 40 B each at
+  // the peak (sorting, labels and the output rows), assumed here for up to a tenth of the cells.
+  const double need = static_cast<double>(box.cells()) * 12.5;
+  mpi::agree(comm, [&] {
+    core::check_memory(need * mpi::ranks_on_node(comm), core::available_memory_bytes(),
+                       fmt::format("segmenting a {}x{}x{} grid", g.shape[0], g.shape[1], g.shape[2]));
+  });
+  bool single = false;
+  mpi::agree(comm, [&] { single = io::grid_is_float32(file); });
+  mpi::agree(comm, [&] {
+    if (single)
+      field.density = io::read_grid_box<float>(file, g, box.lo, box.hi, mesh::BlockMesh32::shell_cells(box));
+    else
+      field.density = io::read_grid_box<double>(file, g, box.lo, box.hi, mesh::BlockMesh::shell_cells(box));
+  });
+  return field;
+}
+
+// The adaptive mesh: this rank's run of whole coarse cells (mesh::CellSpace::rank_cuts).
+mesh::LeafField read_leaves(const io::File& file, const grid::GridGeometry& g, const mpi::Comm& comm) {
+  mesh::LeafField field;
+  model::AmrLeaves leaves;
+  mpi::agree(comm, [&] {
+    field.refinement = io::read_amr_refinement(file);
+    const std::uint64_t n = io::count_amr_leaves(file);
+    const auto cuts =
+        mesh::CellSpace::octree(g, field.refinement.levels).rank_cuts(comm.size(), n, [&](std::uint64_t row) {
+          return io::read_amr_leaf_rows(file, row, 1).key[0];
+        });
+    const auto r = static_cast<std::size_t>(comm.rank());
+    // About 70 B per leaf at the peak: the leaves as read (17 B: the levels checked against the keys), the
+    // mesh's ghosts, the watershed's sets and labels.
+    const std::uint64_t mine = cuts[r + 1] > cuts[r] ? n / static_cast<std::uint64_t>(comm.size()) : 0;
+    core::check_memory(static_cast<double>(mine) * 70.0 * mpi::ranks_on_node(comm), core::available_memory_bytes(),
+                       fmt::format("segmenting an adaptive mesh of {} leaves", n));
+    leaves = io::read_amr_leaves(file, static_cast<std::uint64_t>(cuts[r]), static_cast<std::uint64_t>(cuts[r + 1]));
+  });
+  core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid",
+                  core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(leaves.size()))),
+                  field.refinement.levels);
+  field.keys = std::move(leaves.key);
+  field.density = std::move(leaves.density);
+  return field;
+}
+
+}  // namespace
+
+mesh::Field read_field(const io::File& file, const grid::GridMeta& meta, const mpi::Comm& comm) {
+  bool adaptive = false;
+  mpi::agree(comm, [&] { adaptive = io::is_adaptive_grid(file); });
+  if (adaptive) return read_leaves(file, meta.geometry, comm);
+  return read_block(file, meta.geometry, comm);
+}
+
+std::vector<double> read_field_cells(const io::File& file, const grid::GridGeometry& geometry,
+                                     const std::optional<model::AmrRefinement>& refinement,
+                                     std::span<const std::int64_t> cells) {
+  if (!refinement) return io::read_grid_cells(file, geometry, cells);
+  std::vector<double> out;
+  out.reserve(cells.size());
+  // The leaves from one test leaf to another 65,536 test leaves on, one read at a time, then a search per
+  // test leaf.
+  constexpr std::size_t kBatch = 1 << 16;
+  for (std::size_t b = 0; b < cells.size(); b += kBatch) {
+    const auto batch = cells.subspan(b, std::min(kBatch, cells.size() - b));
+    const auto leaves = io::read_amr_leaves(file, static_cast<std::uint64_t>(batch.front()),
+                                            static_cast<std::uint64_t>(batch.back()) + 1);
+    for (const std::int64_t c : batch) {
+      const auto it = std::lower_bound(leaves.key.begin(), leaves.key.end(), static_cast<std::uint64_t>(c));
+      if (it == leaves.key.end() || *it != static_cast<std::uint64_t>(c))
+        throw core::Error::input("{}: no leaf {} of the patches' test cells (not the grid they were made from?)",
+                                 file.path(), c);
+      out.push_back(leaves.density[static_cast<std::size_t>(it - leaves.key.begin())]);
+    }
+  }
+  return out;
+}
+
+void write_field(io::File& file, const grid::GridMeta& meta, const mesh::Field& field, io::Precision precision,
+                 bool compress, const mpi::Comm& comm) {
+  if (const auto* leaves = std::get_if<mesh::LeafField>(&field)) {
+    io::write_amr_grid(file, meta, leaves->refinement, leaves->keys, leaves->density, precision, compress, comm);
+    return;
+  }
+  const auto& block = std::get<mesh::BlockField>(field);
+  if (const auto* single = std::get_if<core::RawVector<float>>(&block.density))
+    io::write_grid(file, meta, block.blocks, *single, compress);
+  else
+    io::write_grid(file, meta, block.blocks, std::get<core::RawVector<double>>(block.density), precision, compress);
+}
+
+}  // namespace phew::tool
