@@ -1,8 +1,20 @@
-// std::vector that leaves trivially-constructible elements uninitialised on resize, for large buffers
-// that are written before they are read (zero-filling them costs a full extra pass over memory).
+// Vectors for large buffers, by what they do with memory:
+//   RawVector   leaves trivially-constructible elements uninitialised on resize, for buffers written
+//               before they are read (zero-filling them costs a full extra pass over memory);
+//   PageVector  the same, its storage mapped from the system directly once it reaches kPageVectorMapped
+//               bytes: freeing it gives the pages back at once, where the allocator might keep them, and
+//               capacity never written is never resident. For many large pieces held one after another
+//               (a rank's members, a chunk at a time) that are joined and let go one by one;
+//   release_pages  a buffer's pages given back as it is consumed from its start.
 #pragma once
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <new>
 #include <vector>
 
 namespace phew::core {
@@ -32,5 +44,53 @@ struct DefaultInitAllocator : std::allocator<T>, DefaultInitConstruct {
 
 template <typename T>
 using RawVector = std::vector<T, DefaultInitAllocator<T>>;
+
+inline constexpr std::size_t kPageVectorMapped = std::size_t{1} << 20;
+
+template <typename T>
+struct PageAllocator : DefaultInitConstruct {
+  using value_type = T;
+  PageAllocator() = default;
+  template <typename U>
+  PageAllocator(const PageAllocator<U>&) noexcept {}
+  template <typename U>
+  struct rebind {
+    using other = PageAllocator<U>;
+  };
+
+  T* allocate(std::size_t n) {
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes < kPageVectorMapped) return std::allocator<T>().allocate(n);
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes < kPageVectorMapped)
+      std::allocator<T>().deallocate(p, n);
+    else
+      munmap(p, bytes);
+  }
+  template <typename U>
+  bool operator==(const PageAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+template <typename T>
+using PageVector = std::vector<T, PageAllocator<T>>;
+
+// Gives the whole pages of [from, to) back to the system (their contents are not read again: a later
+// read sees zeros), for a buffer consumed from its start while it is still held. `from` must be a page
+// boundary or the buffer's start; returns the page boundary at or below `to`, where the next call
+// starts.
+inline char* release_pages(char* from, const void* to) {
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(from) + page - 1) / page * page;
+  const auto end = reinterpret_cast<std::uintptr_t>(to) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  return end > begin ? reinterpret_cast<char*>(end) : from;
+}
 
 }  // namespace phew::core

@@ -99,8 +99,18 @@ std::vector<T> scatter_to(const Comm& comm, std::span<const T> items, Destinatio
 }
 // The same, releasing `items` once they are packed, so that they are never held together with the
 // received items (large exchanges: the particles voters distributes). Collective.
+// On one rank, where every item goes to rank 0 once, `items` themselves are the result (no copy).
 template <typename T, typename Destinations>
 std::vector<T> scatter_to(const Comm& comm, std::vector<T>&& items, Destinations&& destinations) {
+  if (comm.size() == 1) {
+    bool once_each = true;
+    for (const T& item : items) {
+      int emitted = 0;
+      destinations(item, [&](int) { ++emitted; });
+      once_each = once_each && emitted == 1;
+    }
+    if (once_each) return std::move(items);
+  }
   std::vector<std::uint64_t> counts;
   const std::vector<T> send = detail::pack_for_scatter(comm, std::span<const T>(items), destinations, counts);
   std::vector<T>().swap(items);

@@ -3,6 +3,7 @@
 #include <phew/particles/snapshot.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/lookup.hpp>
@@ -17,8 +18,9 @@ namespace phew::particles {
 
 namespace {
 
-// Particles of each rank routed to their cells' owners at a time.
-constexpr std::size_t kMembersChunk = std::size_t{1} << 18;
+// Particles of each rank routed to their cells' owners at a time: the chunk's copies on the way (three
+// of 88 B per particle) stay small beside the members.
+constexpr std::size_t kMembersChunk = std::size_t{1} << 15;
 // Particles per task of the threaded searches.
 constexpr std::size_t kSearchChunk = std::size_t{1} << 14;
 
@@ -29,12 +31,30 @@ struct MemberScratch {
   std::vector<std::size_t> at;
 };
 
-// Sends particles [b, e) of `ps` to the owners of their cells and appends the members that arrive here.
-// The searches (a particle's point, its test cell) run on threads, each result in its own slot; the
-// members are then made in particle order, so the result does not depend on the threads. Collective.
+// A rank's members, a chunk's at a time, each piece sized exactly and its pages given back when it is
+// let go (core::PageVector).
+using MemberParts = std::vector<core::PageVector<CellMember>>;
+
+// The pieces joined in order, each let go once copied: the members are held once, plus one piece.
+std::vector<CellMember> join(MemberParts& parts) {
+  std::size_t total = 0;
+  for (const auto& part : parts) total += part.size();
+  std::vector<CellMember> members;
+  members.reserve(total);
+  for (auto& part : parts) {
+    members.insert(members.end(), part.begin(), part.end());
+    core::PageVector<CellMember>().swap(part);
+  }
+  return members;
+}
+
+// Sends particles [b, e) of `ps` to the owners of their cells and adds the members that arrive here as
+// a new piece. The searches (a particle's point, its test cell) run on threads, each result in its own
+// slot; the members are then made in particle order, so the result does not depend on the threads.
+// Collective.
 void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, const ParticleSet& ps,
                  std::size_t b, std::size_t e, const grid::CellLabels& labels, int threads, const mpi::Comm& comm,
-                 MemberScratch& s, std::vector<CellMember>& members) {
+                 MemberScratch& s, MemberParts& parts) {
   s.point.resize(e - b);
   core::parallel_for(threads, e - b, kSearchChunk, [&](std::size_t i0, std::size_t i1, int) {
     for (std::size_t i = i0; i < i1; ++i) s.point[i] = space.point(&ps.position[3 * (b + i)]);
@@ -57,9 +77,12 @@ void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& 
   core::parallel_for(threads, s.at.size(), kSearchChunk, [&](std::size_t i0, std::size_t i1, int) {
     for (std::size_t i = i0; i < i1; ++i) s.at[i] = space.find(labels.cell, s.at_cells[i].label);
   });
+  const auto labelled = [&](std::size_t k) { return k != labels.size() && labels.label[k] > 0; };
+  core::PageVector<CellMember>& members = parts.emplace_back();
+  members.reserve(static_cast<std::size_t>(std::count_if(s.at.begin(), s.at.end(), labelled)));
   for (std::size_t i = 0; i < s.at_cells.size(); ++i) {
     const std::size_t k = s.at[i];
-    if (k == labels.size() || labels.label[k] <= 0) continue;
+    if (!labelled(k)) continue;
     CellMember& p = s.at_cells[i];
     p.cell = labels.cell[k];
     p.label = p.group = labels.label[k];
@@ -75,17 +98,14 @@ std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std
   // In chunks of the share, each routed and filtered before the next is made: a rank holds its share,
   // its members and a chunk's copies, not a copy of every particle (most are in no labelled cell).
   const std::uint64_t rounds = comm.max<std::uint64_t>((ps.size() + kMembersChunk - 1) / kMembersChunk);
-  std::vector<CellMember> members;
-  MemberScratch scratch;
-  for (std::uint64_t round = 0; round < rounds; ++round) {
-    add_members(space, cuts, ps, std::min(ps.size(), round * kMembersChunk),
-                std::min(ps.size(), (round + 1) * kMembersChunk), labels, threads, comm, scratch, members);
-    // Room for what the rounds so far foretell, with a margin: growing by doubling copies the members
-    // and touches fresh pages for each copy; capacity not yet used costs no memory.
-    const std::size_t foretold = members.size() / (round + 1) * rounds;
-    if (members.capacity() < foretold) members.reserve(foretold + foretold / 8);
+  MemberParts parts;
+  {
+    MemberScratch scratch;  // let go before the pieces are joined
+    for (std::uint64_t round = 0; round < rounds; ++round)
+      add_members(space, cuts, ps, std::min(ps.size(), round * kMembersChunk),
+                  std::min(ps.size(), (round + 1) * kMembersChunk), labels, threads, comm, scratch, parts);
   }
-  return members;
+  return join(parts);
 }
 
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
@@ -95,12 +115,14 @@ std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std
   // same order, without the share in memory.
   FieldSelection fields;
   fields.ids = fields.velocities = true;
-  std::vector<CellMember> members;
-  MemberScratch scratch;
-  for_each_share_chunk(reader, types, fields, kMembersChunk, comm, [&](const ParticleSet& chunk) {
-    add_members(space, cuts, chunk, 0, chunk.size(), labels, threads, comm, scratch, members);
-  });
-  return members;
+  MemberParts parts;
+  {
+    MemberScratch scratch;  // let go before the pieces are joined
+    for_each_share_chunk(reader, types, fields, kMembersChunk, comm, [&](const ParticleSet& chunk) {
+      add_members(space, cuts, chunk, 0, chunk.size(), labels, threads, comm, scratch, parts);
+    });
+  }
+  return join(parts);
 }
 
 std::vector<CellMember> members_by_id(const ParticleSet& ps, std::span<const std::uint64_t> ids,

@@ -2,6 +2,7 @@
 
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/route.hpp>
@@ -144,6 +145,7 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
     for (std::size_t k = 0; k < q.most_bound_ids.size(); ++k)
       out.most_bound.push_back({c.id, static_cast<std::int64_t>(k), q.most_bound_ids[k]});
   }
+  out.particles.reserve(out.particles.size() + n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t o = r.bound_to[i];
     out.particles.push_back(
@@ -218,8 +220,10 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
     ++count_here[static_cast<std::size_t>(p.group)];
     members[kept++] = p;
   }
-  members.resize(kept);
-  members.shrink_to_fit();
+  if (kept < members.size()) {  // some dropped: the room they took goes back (members_of_cells' is exact)
+    members.resize(kept);
+    members.shrink_to_fit();
+  }
 
   // Every halo's particle count on every rank, then the schedule (lib/unbind/schedule.hpp): which rank
   // unbinds each halo and in which batch. A halo with no particle at all (a clump whose cells' mass came
@@ -252,6 +256,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   std::size_t particles_done = 0, held_most = 0;
   std::vector<SizeBin> bins;
   Rows rows;
+  rows.particles.reserve(to_unbind);  // one row per member: never copied to grow
   for (std::size_t round = 0; round < batch_haloes.size(); ++round) {
     // This round's members at the end (their order does not matter: the batch is sorted below), sent
     // with the copies released as they go: at most twice the batch is held during the exchange.
@@ -269,35 +274,45 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
     std::vector<Member> batch = mpi::scatter_to(comm, std::move(send), [&](const Member& p, auto&& emit) {
       emit(schedule.owner[static_cast<std::size_t>(p.group)]);
     });
+    // In schedule order (biggest halo first), so that the members of the haloes done form a prefix of
+    // the batch whose pages can go back while the rest are unbound.
+    const std::vector<std::size_t>& here = batch_haloes[round];
+    std::vector<std::int64_t> order_of(halo_rows.size(), 0);
+    for (std::size_t k = 0; k < here.size(); ++k) order_of[here[k]] = static_cast<std::int64_t>(k);
+    for (Member& p : batch) p.group = order_of[static_cast<std::size_t>(p.group)];
     std::sort(batch.begin(), batch.end(),
               [](const Member& p, const Member& q) { return p.group != q.group ? p.group < q.group : p.id < q.id; });
     held_most = std::max(held_most, batch.size());
-    for (Member& p : batch) p.group = halo_id[static_cast<std::size_t>(p.group)];  // as unbind_halo reads it
 
     // This batch's haloes, biggest first, each with its run of members (none for a halo without).
     struct Halo {
       std::size_t begin = 0, end = 0;
       const std::vector<std::size_t>* rows = nullptr;
     };
-    const std::vector<std::size_t>& here = batch_haloes[round];
     std::vector<Halo> haloes(here.size());
-    std::map<std::int64_t, std::size_t> slot;  // halo ID -> index into haloes
-    for (std::size_t k = 0; k < here.size(); ++k) {
-      haloes[k].rows = &halo_rows[here[k]];
-      slot[halo_id[here[k]]] = k;
-    }
+    for (std::size_t k = 0; k < here.size(); ++k) haloes[k].rows = &halo_rows[here[k]];
     for (std::size_t b = 0, e = 0; b < batch.size(); b = e) {
       while (e < batch.size() && batch[e].group == batch[b].group) ++e;
-      Halo& h = haloes[slot.at(batch[b].group)];
+      Halo& h = haloes[static_cast<std::size_t>(batch[b].group)];
       h.begin = b;
       h.end = e;
     }
+    for (std::size_t k = 0, at = 0; k < haloes.size(); ++k) {  // a halo without members: an empty run in place
+      if (haloes[k].end > haloes[k].begin)
+        at = haloes[k].end;
+      else
+        haloes[k].begin = haloes[k].end = at;
+    }
+    for (Member& p : batch) p.group = halo_id[here[static_cast<std::size_t>(p.group)]];
 
     // Each halo's rows in its own slot, joined in schedule order: the same rows for any number of threads.
     std::vector<Rows> done(haloes.size());
     std::vector<double> seconds(haloes.size(), 0.0);
     std::atomic<std::size_t> done_here{0};
     std::vector<std::exception_ptr> failed(haloes.size());  // kept per halo: the first in halo order is reported
+    std::vector<std::atomic<bool>> finished(haloes.size());
+    std::size_t prefix = 0;  // haloes [0, prefix) finished and their members' pages given back (thread 0's)
+    char* released = reinterpret_cast<char*>(batch.data());
     core::parallel_for(threads, haloes.size(), 1, [&](std::size_t h0, std::size_t h1, int thread) {
       for (std::size_t h = h0; h < h1; ++h) {
         const auto start = std::chrono::steady_clock::now();
@@ -309,8 +324,12 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
         }
         seconds[h] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         done_here += haloes[h].end - haloes[h].begin;
-        if (thread == 0)
-          progress.update(particles_done + done_here.load());  // one thread reports: Progress is not shared
+        finished[h].store(true, std::memory_order_release);
+        if (thread == 0) {  // one thread reports and releases: Progress is not shared
+          progress.update(particles_done + done_here.load());
+          while (prefix < haloes.size() && finished[prefix].load(std::memory_order_acquire)) ++prefix;
+          if (prefix > 0) released = core::release_pages(released, batch.data() + haloes[prefix - 1].end);
+        }
       }
     });
     particles_done += batch.size();

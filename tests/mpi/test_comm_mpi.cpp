@@ -156,6 +156,20 @@ TEST(Route, ScatterToFromAMovedVectorSendsTheSameAndReleasesIt) {
   EXPECT_EQ(items.capacity(), 0u);  // NOLINT(bugprone-use-after-move): released on purpose
 }
 
+TEST(Route, ScatterToFromAMovedVectorOnOneRankHandsItBackUncopied) {
+  const Comm comm;
+  std::vector<std::int64_t> items;
+  for (std::int64_t i = 0; i < 1000; ++i) items.push_back(100 * comm.rank() + i);
+  auto dest = [&](std::int64_t x, auto&& emit) { emit(static_cast<int>(x % comm.size())); };
+  const auto want = scatter_to(comm, std::span<const std::int64_t>(items), dest);
+  const std::int64_t* before = items.data();
+  const auto got = scatter_to(comm, std::move(items), dest);
+  EXPECT_EQ(got, want);
+  if (comm.size() == 1) {
+    EXPECT_EQ(got.data(), before);  // every item to rank 0 once: no copy
+  }
+}
+
 TEST(Route, RowsOfARunTimeWidthReachTheirRanks) {
   const Comm comm;
   // Rank r has 3 + r rows of 5 values: (r, i, i*i, 7, -1); row i goes to rank (i + r) % size.

@@ -4,9 +4,14 @@
 #include <phew/core/memory.hpp>
 #include <phew/core/progress.hpp>
 #include <phew/core/quantity.hpp>
+#include <phew/core/raw_vector.hpp>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -24,6 +29,43 @@ TEST(Error, KindsMapToTheDocumentedExitCodes) {
   const Error e = Error::input("{}: bad {}", "f.h5", 3);
   EXPECT_STREQ(e.what(), "f.h5: bad 3");
   EXPECT_EQ(e.kind(), ErrorKind::input);
+}
+
+TEST(PageVector, HoldsWhatItIsGivenOnEitherSideOfTheMappedSize) {
+  for (const std::size_t n : {std::size_t{100}, kPageVectorMapped / sizeof(double) * 3}) {
+    PageVector<double> v;
+    for (std::size_t i = 0; i < n; ++i) v.push_back(static_cast<double>(i) * 0.5);
+    PageVector<double> copy(v.begin(), v.end());
+    ASSERT_EQ(copy.size(), n);
+    for (std::size_t i = 0; i < n; i += 997) EXPECT_EQ(copy[i], static_cast<double>(i) * 0.5);
+  }
+}
+
+// Whether the page holding p is resident (mincore).
+bool resident(const void* p) {
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  unsigned char in = 0;
+  mincore(reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p) / page * page), 1, &in);
+  return (in & 1) != 0;
+}
+
+TEST(ReleasePages, GivesBackTheWholePagesOfAConsumedPrefixOnly) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  PageVector<char> buffer(512 * page);  // above kPageVectorMapped: mapped, so page-aligned
+  std::fill(buffer.begin(), buffer.end(), 'x');
+  char* const start = buffer.data();
+  // Consumed up to the middle of page 10: pages 0..9 go back, page 10 stays (its rest is still in use).
+  char* next = release_pages(start, start + 10 * page + page / 2);
+  EXPECT_EQ(next, start + 10 * page);
+  EXPECT_FALSE(resident(start));
+  EXPECT_FALSE(resident(start + 9 * page));
+  EXPECT_TRUE(resident(start + 10 * page));
+  EXPECT_EQ(start[10 * page + page / 2], 'x');
+  // The next call starts where the last one stopped; a range inside one page gives nothing back.
+  EXPECT_EQ(release_pages(next, start + 10 * page + 10), next);
+  next = release_pages(next, start + 512 * page);
+  EXPECT_EQ(next, start + 512 * page);
+  EXPECT_FALSE(resident(start + 511 * page));
 }
 
 TEST(DensityThreshold, ParsesAbsoluteMeanAndCrit) {
