@@ -50,7 +50,7 @@ OPTIONS = {
                    ("tree_export_arbor", "--export-arbor", "path"), ("tree_stats", "--stats", "path")],
     # --size comes from map_size through map_size() below (0: a tenth of the box, known only at run time).
     "dtfe-surface": [("maps_top", "--top", "value"), ("map_resolution", "--resolution", "value"),
-                     ("units", "--units", "value"), ("maps_png", "--png", "flag")],
+                     ("types", "--types", "value"), ("units", "--units", "value"), ("maps_png", "--png", "flag")],
 }
 UNSET = {"mass_threshold": ("",), "search_radius": (0, 0.0, "0"), "region": ("",), "units": ("",), "refine": (0, 0.0, "0")}
 # levels and buffer mean something only with refine.

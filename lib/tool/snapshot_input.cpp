@@ -14,6 +14,16 @@ void declare_units_option(CLI::App& app, std::string& units) {
                  "without them, kpc/h or Mpc/h inferred from the mean density of a cosmological box)");
 }
 
+void declare_types_option(CLI::App& app, std::string& types, AutoTypes auto_means) {
+  const char* means = auto_means == AutoTypes::dark_matter ? "dark matter (type 1; RAMSES' family 1)"
+                      : auto_means == AutoTypes::grid      ? "the types the grid was made of (its provenance chain)"
+                                                           : "the types the grid of a clumps.h5 --centers was made "
+                                                             "of, else dark matter";
+  app.add_option("-t,--types", types,
+                 fmt::format("Particle types: 1, 0,1 or all; auto: {} (docs/cli.md, \"Particle types\")", means))
+      ->capture_default_str();
+}
+
 std::unique_ptr<particles::SnapshotReader> open_snapshot_with_units(const std::vector<std::string>& paths,
                                                                     const std::string& units, const mpi::Comm& comm,
                                                                     manifest::Builder* manifest) {

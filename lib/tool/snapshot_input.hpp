@@ -1,4 +1,4 @@
-// What every tool that reads a snapshot shares: the --units option, declared here once, and the opening
+// What every tool that reads a snapshot shares: the --units and --types options, declared here once, and the opening
 // of the snapshot with its units settled (particles/snapshot_units.hpp) and recorded in the manifest.
 #pragma once
 
@@ -16,6 +16,13 @@ namespace phew::tool {
 
 // --units LENGTH[,MASS[,VELOCITY]] (parse_units; docs/cli.md, "Snapshot units").
 void declare_units_option(CLI::App& app, std::string& units);
+
+// What --types auto means to a tool: the first stage has no grid before it; the stages after the grid take
+// its types from the provenance chain (particles::chain_types); dtfe-surface takes those of a clumps.h5
+// given as --centers, else dark matter. docs/cli.md, "Particle types", says the same.
+enum class AutoTypes { dark_matter, grid, centres_grid };
+// -t,--types 1 | 0,1 | all | auto, its help saying what auto means here.
+void declare_types_option(CLI::App& app, std::string& types, AutoTypes auto_means);
 
 // open_snapshot(paths) with its units settled: `units` (the --units text; "" for none), else the file's,
 // else inferred from the mean density, else assumed, and logged. Records them in `manifest` (when given)

@@ -178,6 +178,40 @@ PY
   assert_output "ok"
 }
 
+@test "--types auto: the types of a clumps.h5's grid, dark matter for other centres; other types allowed" {
+  # good.hdf5 with stars (type 4) on the first 500 dark-matter particles' places, IDs after theirs.
+  /usr/bin/python3 - "$INPUTS/good.hdf5" "$OUT/stars.hdf5" <<'PY'
+import sys, shutil, h5py, numpy as np
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    h, dm = f["Header"], f["PartType1"]
+    n = dm["ParticleIDs"].shape[0]
+    g = f.create_group("PartType4")
+    g["Coordinates"] = dm["Coordinates"][:500]
+    g["Velocities"] = np.zeros((500, 3), dtype=np.float32)
+    g["ParticleIDs"] = np.arange(n + 1, n + 501, dtype=np.uint64)
+    g["Masses"] = np.full(500, 0.2)
+    for key in ("NumPart_ThisFile", "NumPart_Total"):
+        c = h.attrs[key].copy(); c[4] = 500; h.attrs[key] = c
+PY
+  cic-project "$OUT/stars.hdf5" -o "$OUT/s.grid.h5" --grid 32 --types 1,4 -q
+  phew-segment "$OUT/s.grid.h5" -o "$OUT/s.patches.h5" --threshold 3mean -q
+  phew-merge "$OUT/s.patches.h5" -o "$OUT/s.clumps.h5" -q
+  used() { /usr/bin/python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['parameters']['types_used'])" "$1.json"; }
+  run dtfe-surface "$OUT/stars.hdf5" -o "$OUT/s1.h5" --centers "$OUT/s.clumps.h5" --top 1 --size 30 --resolution 16 -q
+  assert_success
+  assert_equal "$(used "$OUT/s1.h5")" "[1, 4]"
+  run dtfe-surface "$OUT/stars.hdf5" -o "$OUT/s2.h5" --centers "$D/centers.txt" --top 1 --size 30 --resolution 16 -q
+  assert_success
+  assert_equal "$(used "$OUT/s2.h5")" "[1]"
+  run dtfe-surface "$OUT/stars.hdf5" -o "$OUT/s3.h5" --centers "$OUT/s.clumps.h5" --types 4 --top 1 --size 30 --resolution 16 -q
+  assert_success
+  assert_equal "$(used "$OUT/s3.h5")" "[4]"
+  run dtfe-surface "$OUT/stars.hdf5" -o "$OUT/s4.h5" --centers "$OUT/s.clumps.h5" --types 0 -q --size 30 --resolution 16
+  assert_failure 3
+  assert_one_error_line dtfe-surface
+}
+
 @test "identical maps for 1-4 ranks, every schedule, 1 or 2 threads" {
   args=(--centers "$D/centers.txt" --size 12 --depth box --resolution 24 --samples 2 -q)
   run dtfe-surface "$D/box.h5" -o "$OUT/m1.h5" "${args[@]}" --threads 1 --schedule none

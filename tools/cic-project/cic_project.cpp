@@ -82,8 +82,7 @@ void declare_cic_options(CLI::App& app, CicOptions& opt) {
                  "suggested)");
   app.add_option("--for-threshold", opt.for_threshold, "The threshold (NUMBERmean) --grid auto plans for")
       ->capture_default_str();
-  app.add_option("-t,--types", opt.types, "Particle types: 1, 0,1 or all (auto: dark matter, type 1)")
-      ->capture_default_str();
+  tool::declare_types_option(app, opt.types, tool::AutoTypes::dark_matter);
   tool::declare_units_option(app, opt.units);
   app.add_option("--region", opt.region,
                  "Sub-box x0,y0,z0,x1,y1,z1 in snapshot length units (not periodic; particles outside are ignored)");

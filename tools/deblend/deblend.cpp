@@ -27,9 +27,7 @@ void declare_deblend_options(CLI::App& app, DeblendOptions& opt) {
   app.add_option("--velocity-relevance", opt.velocity_relevance,
                  "Relevance threshold (peak / key saddle) for velocity peaks, > 1")
       ->capture_default_str();
-  app.add_option("-t,--types", opt.types,
-                 "Particle types (auto: those the grid was made of, from the provenance chain)")
-      ->capture_default_str();
+  tool::declare_types_option(app, opt.types, tool::AutoTypes::grid);
   app.add_flag("--allow-other-types", opt.allow_other_types, "Accept --types other than those the grid was made of");
   tool::declare_units_option(app, opt.units);
   app.add_flag("--off", opt.off, "No velocity deblending: every patch passes through as one peak (peaks.h5 as usual)");

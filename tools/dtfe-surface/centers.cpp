@@ -67,4 +67,9 @@ manifest::Input centers_input(const std::string& spec) {
   return is_clumps(s) ? manifest::check_phew_input(s.path, {"clumps"}) : manifest::external_input(s.path, "centers");
 }
 
+std::vector<int> centers_grid_types(const std::string& spec) {
+  const Spec s = split(spec);
+  return is_clumps(s) ? manifest::grid_types_in_chain(s.path) : std::vector<int>{};
+}
+
 }  // namespace phew::tools

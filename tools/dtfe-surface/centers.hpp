@@ -26,4 +26,8 @@ Centers read_centers(const std::string& spec, std::int64_t top);
 // anything else an external file of kind "centers". Not collective.
 manifest::Input centers_input(const std::string& spec);
 
+// The particle types the grid of a clumps.h5 SPEC was made of (its provenance chain), so that --types
+// auto maps what the catalogue was found in; empty for any other centres. Not collective.
+std::vector<int> centers_grid_types(const std::string& spec);
+
 }  // namespace phew::tools

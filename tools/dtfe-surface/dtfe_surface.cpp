@@ -150,8 +150,7 @@ void declare_dtfe_options(CLI::App& app, DtfeOptions& opt) {
   app.add_option("--schedule", opt.schedule,
                  "Work sharing between ranks: none, model (the paper's a-priori schedule) or dynamic")
       ->capture_default_str();
-  app.add_option("-t,--types", opt.types, "Particle types: 1, 0,1 or all (auto: dark matter, type 1)")
-      ->capture_default_str();
+  tool::declare_types_option(app, opt.types, tool::AutoTypes::centres_grid);
   tool::declare_units_option(app, opt.units);
   app.add_option("-p,--precision", opt.precision, "Map precision: float32 or float64")->capture_default_str();
   app.add_flag("--png", opt.png,
@@ -200,6 +199,14 @@ DtfeParams check_dtfe_options(const DtfeOptions& opt) {
   return c;
 }
 
+namespace {
+// --types: auto takes the types of a clumps.h5's grid (docs/cli.md, "Particle types"); a map may show
+// other types than the catalogue was found in (a galaxy's stars around its halo).
+std::vector<int> map_types(const particles::SnapshotInfo& info, const DtfeOptions& opt) {
+  return chain_types(info, opt.types, centers_grid_types(opt.centers), true);
+}
+}  // namespace
+
 void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx) {
   const mpi::Comm& comm = ctx.comm();
   DtfeParams c = check_dtfe_options(opt);
@@ -211,7 +218,7 @@ void run_dtfe_surface(const DtfeOptions& opt, tool::Context& ctx) {
       tool::open_snapshot_with_units(opt.snapshot, opt.units, comm, &ctx.manifest());
   std::vector<int> types;
   Centers centers;
-  mpi::agree(comm, [&] { types = selected_types(reader->info(), opt.types); });
+  mpi::agree(comm, [&] { types = map_types(reader->info(), opt); });
   ctx.add_external_inputs(reader->info().files, "snapshot");
   ctx.add_inputs([&] { return std::vector<manifest::Input>{centers_input(opt.centers)}; });
   mpi::agree(comm, [&] { centers = read_centers(opt.centers, opt.top); });

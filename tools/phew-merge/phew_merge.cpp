@@ -119,8 +119,7 @@ void declare_merge_options(CLI::App& app, MergeOptions& opt) {
       ->default_str(watershed::kDefaultNoiseFloor);
   app.add_option("--particles", opt.particles,
                  "Snapshot: give each particle its clump and halo, add particle masses and bulk velocities");
-  app.add_option("-t,--types", opt.types, "Particle types for --particles (auto: those the grid was made of)")
-      ->capture_default_str();
+  tool::declare_types_option(app, opt.types, tool::AutoTypes::grid);
   app.add_flag("--allow-other-types", opt.allow_other_types, "Accept --types other than those the grid was made of");
   tool::declare_units_option(app, opt.units);
   app.add_flag("--export-text", opt.export_text,

@@ -39,9 +39,7 @@ void declare_unbind_options(CLI::App& app, UnbindOptions& opt) {
   app.add_option("--most-bound", opt.most_bound, "Most-bound particles listed per object (/most_bound)")
       ->capture_default_str();
   app.add_option("--max-iterations", opt.max_iterations, "Removal passes per object at most")->capture_default_str();
-  app.add_option("-t,--types", opt.types,
-                 "Particle types (auto: those the grid was made of, from the provenance chain)")
-      ->capture_default_str();
+  tool::declare_types_option(app, opt.types, tool::AutoTypes::grid);
   app.add_flag("--allow-other-types", opt.allow_other_types, "Accept --types other than those the grid was made of");
   tool::declare_units_option(app, opt.units);
   tool::add_threads_option(app, opt.threads, "each unbinds whole haloes");

@@ -32,9 +32,7 @@ void declare_voters_options(CLI::App& app, VotersOptions& opt) {
   app.add_option("--softening", opt.softening,
                  "Computed potential: Plummer softening (default: 1/30 of the mean interparticle spacing, at most a "
                  "tenth of a grid cell)");
-  app.add_option("-t,--types", opt.types,
-                 "Particle types (auto: those the grid was made of, from the provenance chain)")
-      ->capture_default_str();
+  tool::declare_types_option(app, opt.types, tool::AutoTypes::grid);
   app.add_option("--mean-from", opt.mean_from,
                  "Take the mean density of the default search radius from this grid (the first snapshot of an "
                  "open-box series), so that the radius does not drift as mass leaves the region");
