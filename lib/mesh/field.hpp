@@ -30,6 +30,15 @@ struct LeafField {
 
 using Field = std::variant<BlockField, LeafField>;
 
+// The cells this rank holds: its block's cells or its leaves.
+inline std::uint64_t local_cells(const Field& field) {
+  if (const auto* leaves = std::get_if<LeafField>(&field)) return leaves->keys.size();
+  return std::visit([](const auto& d) { return static_cast<std::uint64_t>(d.size()); },
+                    std::get<BlockField>(field).density);
+}
+// What one of them is called in the logs.
+inline const char* cell_word(const Field& field) { return std::holds_alternative<LeafField>(field) ? "leaf" : "cell"; }
+
 // The refinement that made an adaptive field; none for the uniform grid.
 inline std::optional<model::AmrRefinement> refinement_of(const Field& field) {
   if (const auto* leaves = std::get_if<LeafField>(&field)) return leaves->refinement;

@@ -113,6 +113,14 @@ Context::Context(const ToolSpec& spec, const mpi::Comm& comm, std::string output
   plan_output(output_);
 }
 
+void Context::log_memory_per(std::uint64_t local, const std::string& item) const {
+  const double per = local > 0 ? static_cast<double>(core::peak_rss_bytes()) / static_cast<double>(local) : 0.0;
+  const double most = comm_.max(per);
+  const std::uint64_t total = comm_.sum(local);
+  core::log::verbose("memory: {:.0f} B per {} at the peak so far ({} in all; the most of any rank over its share)",
+                     most, item, core::log::thousands(static_cast<long long>(total)));
+}
+
 void Context::phase(std::string name) {
   if (!preflight_done_) preflight();
   phase_ = name;  // before the hooks: a failure injected here is one of this phase, after the start

@@ -45,6 +45,9 @@ class Context {
   // Starts a named phase (timed, logged at --verbose, recorded in the manifest with the bytes this
   // phase's exchanges sent: `exchanges`, docs/formats.md). The first phase runs the preflight first. Test hooks (PHEW_TEST_FAIL_AT, PHEW_TEST_PAUSE_AT): tool/test_hooks.hpp.
   void phase(std::string name);
+  // Logs (verbose) how memory follows the data: the peak memory so far per item of this rank's share
+  // (`local` items: its cells, leaves or test cells), the most of any rank. Collective.
+  void log_memory_per(std::uint64_t local, const std::string& item) const;
   const std::string& current_phase() const { return phase_; }
   bool started() const { return phase_ != kBeforePhases; }
 

@@ -109,6 +109,18 @@ PY
   done
 }
 
+@test "--verbose: every stage says its memory per leaf and per test leaf on the adaptive mesh, per cell on the grid" {
+  cic-project "$INPUTS/good.hdf5" -o "$OUT/amr.h5" --grid 8 --refine 8 --levels 3 -v 2>"$OUT/cic.log"
+  grep -Eq "memory: [0-9]+ B per leaf at the peak so far \([0-9,]+ in all" "$OUT/cic.log"
+  phew-segment "$OUT/amr.h5" -o "$OUT/patches.h5" --threshold 3mean -v 2>"$OUT/segment.log"
+  grep -Eq "memory: [0-9]+ B per leaf " "$OUT/segment.log"
+  grep -Eq "memory: [0-9]+ B per test leaf " "$OUT/segment.log"
+  phew-merge "$OUT/patches.h5" -o "$OUT/clumps.h5" -v 2>"$OUT/merge.log"
+  grep -Eq "memory: [0-9]+ B per test leaf " "$OUT/merge.log"
+  cic-project "$INPUTS/good.hdf5" -o "$OUT/grid.h5" --grid 16 -v 2>"$OUT/uniform.log"
+  grep -Eq "memory: [0-9]+ B per cell at the peak so far \(4,096 in all" "$OUT/uniform.log"
+}
+
 @test "--refine --grid auto: a coarse grid of about one particle per cell" {
   run cic-project "$INPUTS/good.hdf5" -o "$OUT/auto.h5" --grid auto --refine 8 --levels 3
   assert_success

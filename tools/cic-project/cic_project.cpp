@@ -204,6 +204,7 @@ void run_cic_project(const CicOptions& opt, tool::Context& ctx) {
       particles::project(*reader, types, projection, params.octree, comm, [&](const std::string& p) { ctx.phase(p); });
   const MeshRecord record{mesh.meta, mesh.particles_outside, mesh::refinement_of(mesh.field)};
   log_projection(record, info, params, n_total);
+  ctx.log_memory_per(mesh::local_cells(mesh.field), mesh::cell_word(mesh.field));
 
   ctx.phase("write");
   record_mesh(ctx, record, types, params);

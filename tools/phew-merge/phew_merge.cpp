@@ -205,6 +205,7 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
       build_catalogue(input, params, comm, [&](const std::string& p) { ctx.phase(p); });
   const model::Clumps& clumps = catalogue.clumps;
   const watershed::CatalogueSummary& summary = catalogue.summary;
+  ctx.log_memory_per(clumps.cells.size(), clumps.refinement ? "test leaf" : "test cell");
   pf.reset();
   gf.reset();
   core::log::info("mass above the threshold {:.6g}: in clumps {:.6g}, discarded as noise {:.6g} {}",

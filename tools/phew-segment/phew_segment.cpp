@@ -121,9 +121,13 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
   ctx.phase("read");
   mesh::Field field = tool::read_field(*file, meta, comm);
   file.reset();
+  const std::uint64_t my_cells = mesh::local_cells(field);
+  const std::string cell = mesh::cell_word(field);
   const watershed::Segmented segmented =
       watershed::segment_field(meta, std::move(field), params, comm, [&](const std::string& p) { ctx.phase(p); });
   const model::Patches& patches = segmented.patches;
+  ctx.log_memory_per(my_cells, cell);
+  ctx.log_memory_per(patches.cells.size(), "test " + cell);
   const int rounds = segmented.label_rounds;
 
   warn_if_empty(patches.meta.n_test_cells, segmented.densest, meta, params, checked.threshold);
