@@ -39,9 +39,10 @@ std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, 
     return dx * dx + dy * dy + dz * dz;
   };
   // Keeps those of `near` within `radius` of `centre` (0.1% more: rounding never drops one that counts).
+  std::vector<std::size_t> kept;  // the next ball's, kept from one remake to the next
   auto remake = [&](const std::array<double, 3>& centre, double radius, bool from_all) {
     const double keep2 = (radius * 1.001) * (radius * 1.001);
-    std::vector<std::size_t> kept;
+    kept.clear();
     if (from_all) {
       for (std::size_t i = 0; i < n; ++i)
         if (distance2(i, centre) <= keep2) kept.push_back(i);
@@ -77,14 +78,16 @@ std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, 
   // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.
   for (int step = 0; step < 3000 && r > 0; ++step) {
     r *= params.shrink;
-    // The sphere (c, r) inside the ball (anchor, reach)? Remade at 1.25 r around the centre when it is
-    // not, or when the ball is 1.6 times too wide (about every 9 steps): a step then scans about twice
-    // the particles it counts. From the ball's own particles when the new ball lies inside the old.
+    // The sphere (c, r) inside the ball (anchor, reach)? Remade at 1.05 r around the centre when it is
+    // not, or when the ball is 1.15 times too wide (about every 4 steps): a step then scans 1.2-1.5
+    // times the volume it counts, a remake the ball once more (tighter balls remade more often cost
+    // less in all: bench/README.md, unbind_bench.sh). From the ball's own particles when the new ball
+    // lies inside the old.
     const double off = std::isfinite(reach) ? std::sqrt((c[0] - anchor[0]) * (c[0] - anchor[0]) +
                                                         (c[1] - anchor[1]) * (c[1] - anchor[1]) +
                                                         (c[2] - anchor[2]) * (c[2] - anchor[2]))
                                             : 0.0;
-    if (off + r > reach || 1.6 * r < reach) remake(c, 1.25 * r, off + 1.25 * r > reach);
+    if (off + r > reach || 1.15 * r < reach) remake(c, 1.05 * r, off + 1.05 * r > reach);
     std::array<double, 3> next = c;
     if (mean_within(c, r, next) < stop) break;
     c = next;
