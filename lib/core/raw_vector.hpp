@@ -81,10 +81,10 @@ struct PageAllocator : DefaultInitConstruct {
 template <typename T>
 using PageVector = std::vector<T, PageAllocator<T>>;
 
-// Gives the whole pages of [from, to) back to the system (their contents are not read again: a later
-// read sees zeros), for a buffer consumed from its start while it is still held. `from` must be a page
-// boundary or the buffer's start; returns the page boundary at or below `to`, where the next call
-// starts.
+// Gives the whole pages inside [from, to) back to the system (`from` rounded up, `to` down to a page
+// boundary; their contents are not read again: a later read sees zeros), for a buffer consumed from
+// one end while it is still held. Returns the page boundary at or below `to`, where a next call over
+// the rest of a buffer consumed from its start begins (or `from` when no page was given back).
 inline char* release_pages(char* from, const void* to) {
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<std::uintptr_t>(from) + page - 1) / page * page;

@@ -2,7 +2,10 @@
 // them and calls all_to_all. Tools and modules say where an item goes; this file does the rest.
 #pragma once
 
+#include <phew/core/raw_vector.hpp>
 #include <phew/mpi/comm.hpp>
+
+#include <algorithm>
 
 #include <numeric>
 #include <span>
@@ -115,6 +118,31 @@ std::vector<T> scatter_to(const Comm& comm, std::vector<T>&& items, Destinations
   const std::vector<T> send = detail::pack_for_scatter(comm, std::span<const T>(items), destinations, counts);
   std::vector<T>().swap(items);
   return comm.all_to_all<T>(send, counts);
+}
+
+// The same when the order received does not matter (the caller sorts what it gets) and each item goes
+// to one rank: `items` are sent from their end in rounds of at most `round` items per rank, each round's
+// pages given back as it goes (core::release_pages), into a result reserved for `expected` items (what
+// this rank will receive, when the caller knows it; more is fine). A rank then holds its items and what
+// it receives about once, plus one round's copies, where scatter_to holds the items twice. On one rank
+// `items` themselves are the result. Collective.
+template <typename T, typename Destinations>
+std::vector<T> scatter_in_rounds(const Comm& comm, std::vector<T>&& items, Destinations&& destinations,
+                                 std::size_t round, std::size_t expected) {
+  if (comm.size() == 1) return scatter_to(comm, std::move(items), destinations);
+  std::vector<T> out;
+  out.reserve(expected);
+  const std::uint64_t rounds = comm.max<std::uint64_t>((items.size() + round - 1) / round);
+  for (std::uint64_t r = 0; r < rounds; ++r) {
+    const std::size_t take = std::min(round, items.size());
+    const std::vector<T> got =
+        scatter_to(comm, std::span<const T>(items.data() + items.size() - take, take), destinations);
+    items.resize(items.size() - take);
+    core::release_pages(reinterpret_cast<char*>(items.data() + items.size()), items.data() + items.size() + take);
+    out.insert(out.end(), got.begin(), got.end());
+  }
+  std::vector<T>().swap(items);
+  return out;
 }
 
 // A value summed over ranks: what the lower ranks hold together, and the total over every rank.

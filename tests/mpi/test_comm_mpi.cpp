@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <optional>
 #include <random>
@@ -167,6 +169,23 @@ TEST(Route, ScatterToFromAMovedVectorOnOneRankHandsItBackUncopied) {
   EXPECT_EQ(got, want);
   if (comm.size() == 1) {
     EXPECT_EQ(got.data(), before);  // every item to rank 0 once: no copy
+  }
+}
+
+TEST(Route, ScatterInRoundsSendsWhatScatterToSendsInAnyOrder) {
+  const Comm comm;
+  for (const std::size_t round : {std::size_t{1}, std::size_t{7}, std::size_t{1000}}) {
+    // Ranks hold different numbers of items (rank 2 none), so they need different numbers of rounds.
+    std::vector<std::int64_t> items;
+    const std::int64_t n = comm.rank() == 2 ? 0 : 50 + 13 * comm.rank();
+    for (std::int64_t i = 0; i < n; ++i) items.push_back(1000 * comm.rank() + i);
+    auto dest = [&](std::int64_t x, auto&& emit) { emit(static_cast<int>((x * 7 + 3) % comm.size())); };
+    auto want = scatter_to(comm, std::span<const std::int64_t>(items), dest);
+    auto got = scatter_in_rounds(comm, std::move(items), dest, round, want.size());
+    std::sort(want.begin(), want.end());
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << "round " << round;
+    EXPECT_EQ(items.capacity(), 0u);  // NOLINT(bugprone-use-after-move): released on purpose
   }
 }
 
