@@ -213,18 +213,23 @@ struct Deposit::State {
   // Several ranks: the clouds of one add() to the ranks whose blocks they reach, in order; what arrives
   // is filed under its source. Collective (a round).
   void route(std::span<const GridCloud> clouds) {
+    // Each cloud's destinations found once, kept in order (usually one), then the clouds placed.
     std::fill(counts.begin(), counts.end(), 0);
     std::array<int, 27> dest{};
-    for (const GridCloud& c : clouds) {
-      const int k = destinations(c, dest);
-      for (int j = 0; j < k; ++j) ++counts[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])];
+    n_dest.resize(clouds.size());
+    dests.clear();
+    for (std::size_t i = 0; i < clouds.size(); ++i) {
+      const int k = destinations(clouds[i], dest);
+      n_dest[i] = static_cast<std::uint8_t>(k);
+      for (int j = 0; j < k; ++j) {
+        dests.push_back(dest[static_cast<std::size_t>(j)]);
+        ++counts[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])];
+      }
     }
     std::vector<std::uint64_t> offset = mpi::offsets_of(counts);
     send.resize(offset.back() + counts.back());
-    for (const GridCloud& c : clouds) {
-      const int k = destinations(c, dest);
-      for (int j = 0; j < k; ++j) send[offset[static_cast<std::size_t>(dest[static_cast<std::size_t>(j)])]++] = c;
-    }
+    for (std::size_t i = 0, at = 0; i < clouds.size(); ++i)
+      for (int j = 0; j < n_dest[i]; ++j) send[offset[static_cast<std::size_t>(dests[at++])]++] = clouds[i];
     comm.all_to_all<GridCloud>(std::span<const GridCloud>(send.data(), send.size()), counts, received);
     // Received clouds come grouped by source rank in rank order; the sizes of the groups are exchanged
     // too, so that each is filed under its source.
@@ -249,6 +254,8 @@ struct Deposit::State {
   std::vector<std::uint64_t> counts;  // several ranks: clouds per destination
   std::vector<std::uint64_t> ones = std::vector<std::uint64_t>(counts.size(), 1);  // one count to each rank
   core::RawVector<GridCloud> chunk, send, received;                                // one add()'s clouds (reused)
+  std::vector<std::uint8_t> n_dest;  // one add()'s clouds: how many ranks each reaches (reused)
+  std::vector<int> dests;            // and which, cloud after cloud
   std::uint64_t n_input = 0, outside = 0;
   double heaviest = 0;  // the largest particle mass inside: with the count, a bound on every sum
   bool finished = false;
