@@ -36,7 +36,11 @@ inline std::uint64_t local_cells(const Field& field) {
   return std::visit([](const auto& d) { return static_cast<std::uint64_t>(d.size()); },
                     std::get<BlockField>(field).density);
 }
-// What one of them is called in the logs.
+// What one of them is called in the logs, on a mesh with this refinement (none: the uniform grid) or of
+// this field.
+inline const char* cell_word(const std::optional<model::AmrRefinement>& refinement) {
+  return refinement ? "leaf" : "cell";
+}
 inline const char* cell_word(const Field& field) { return std::holds_alternative<LeafField>(field) ? "leaf" : "cell"; }
 
 // The refinement that made an adaptive field; none for the uniform grid.

@@ -6,7 +6,6 @@
 #include <phew/mpi/comm.hpp>
 
 #include <algorithm>
-
 #include <numeric>
 #include <span>
 #include <vector>

@@ -27,7 +27,7 @@ struct CellMember {
 
 // Every particle of `ps` (this rank's share: ids, velocities, masses) that lies in a test cell with a
 // label > 0; `labels` are the test cells of this rank's run of cells (`cuts`, from space.rank_cuts). Each
-// particle is sent to the owner of its cell, which knows the label, 65,536 particles of each rank at a
+// particle is sent to the owner of its cell, which knows the label, 32,768 particles of each rank at a
 // time (no rank holds a copy of its whole share); the members come back in no particular order, on the
 // cell's owner, with group = label, in a vector of their exact size (the rank holds them once: no copy
 // left behind by growing). The searches run on `threads`; the result does not depend on them.

@@ -9,6 +9,7 @@
 #include <phew/io/patches_file.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/particles/snapshot.hpp>
+#include <phew/tool/field_file.hpp>
 #include <phew/tool/snapshot_input.hpp>
 #include <phew/tool/test_hooks.hpp>
 #include <phew/tool/threads_option.hpp>
@@ -205,7 +206,7 @@ void run_phew_merge(const MergeOptions& opt, tool::Context& ctx) {
       build_catalogue(input, params, comm, [&](const std::string& p) { ctx.phase(p); });
   const model::Clumps& clumps = catalogue.clumps;
   const watershed::CatalogueSummary& summary = catalogue.summary;
-  ctx.log_memory_per(clumps.cells.size(), clumps.refinement ? "test leaf" : "test cell");
+  ctx.log_memory_per(clumps.cells.size(), std::string("test ") + mesh::cell_word(clumps.refinement));
   pf.reset();
   gf.reset();
   core::log::info("mass above the threshold {:.6g}: in clumps {:.6g}, discarded as noise {:.6g} {}",
