@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
+
+#include <fmt/format.h>
 
 namespace phew::io {
 
@@ -141,6 +144,88 @@ const Table<BoundObject>& bound_object_table() {
   return t;
 }
 
+const Table<ObjectTypes>& bound_type_table() {
+  static const Table<ObjectTypes> t =
+      // clang-format off: one column and its constraints per line
+      Table<ObjectTypes>()
+          .column("n_bound_type", &ObjectTypes::n_bound, Unit::none,
+                  "[n][types]: own bound particles of each type (the attribute types)", true)
+          .at_least(0)
+          .column("n_bound_inclusive_type", &ObjectTypes::n_bound_inclusive, Unit::none,
+                  "[n][types]: with the sub-objects' bound particles", true)
+          .at_least(0)
+          .column("mass_type", &ObjectTypes::mass, Unit::mass, "[n][types]: own bound mass of each type", true)
+          .finite()
+          .at_least(0)
+          .column("mass_inclusive_type", &ObjectTypes::mass_inclusive, Unit::mass,
+                  "[n][types]: with the sub-objects' bound mass", true)
+          .finite()
+          .at_least(0)
+          .column("half_mass_radius_type", &ObjectTypes::half_mass_radius, Unit::length,
+                  "[n][types]: radius about the centre holding half of the type's own bound mass, comoving", true)
+          .finite()
+          .at_least(0)
+          .column("half_mass_radius_inclusive_type", &ObjectTypes::half_mass_radius_inclusive, Unit::length,
+                  "[n][types]: the same with the sub-objects' bound particles, comoving", true)
+          .finite()
+          .at_least(0)
+          .column("velocity_dispersion_type", &ObjectTypes::velocity_dispersion, Unit::velocity,
+                  "[n][types]: 1-D, of the type's own bound particles about their mean, physical", true)
+          .finite()
+          .at_least(0)
+          .column("velocity_dispersion_inclusive_type", &ObjectTypes::velocity_dispersion_inclusive, Unit::velocity,
+                  "[n][types]: the same with the sub-objects' bound particles", true)
+          .finite()
+          .at_least(0)
+          .column("aperture_mass_type", &ObjectTypes::aperture_mass, Unit::mass,
+                  "[n][apertures][types]: own bound mass within each physical aperture of the centre", true)
+          .finite()
+          .at_least(0)
+          .column("aperture_mass_inclusive_type", &ObjectTypes::aperture_mass_inclusive, Unit::mass,
+                  "[n][apertures][types]: the same with the sub-objects' bound particles", true)
+          .finite()
+          .at_least(0);
+  // clang-format on
+  return t;
+}
+
+std::vector<ObjectTypes> object_types(const model::Bound& b) {
+  const std::size_t n_types = b.meta.types.size(), n_apertures = b.meta.apertures_kpc.size();
+  if (b.by_type.size() != b.objects.size() * n_types)
+    throw core::Error::internal("bound.h5: {} per-type rows for {} objects of {} types", b.by_type.size(),
+                                b.objects.size(), n_types);
+  std::vector<ObjectTypes> out(b.objects.size());
+  for (std::size_t o = 0; o < out.size(); ++o) {
+    ObjectTypes& x = out[o];
+    for (std::vector<double>* v : {&x.mass, &x.mass_inclusive, &x.half_mass_radius, &x.half_mass_radius_inclusive,
+                                   &x.velocity_dispersion, &x.velocity_dispersion_inclusive})
+      v->resize(n_types);
+    x.n_bound.resize(n_types);
+    x.n_bound_inclusive.resize(n_types);
+    x.aperture_mass.resize(n_apertures * n_types);
+    x.aperture_mass_inclusive.resize(n_apertures * n_types);
+    for (std::size_t t = 0; t < n_types; ++t) {
+      const model::BoundTypeRow& r = b.by_type[o * n_types + t];
+      if (r.object != b.objects[o].id || r.column != static_cast<std::int64_t>(t))
+        throw core::Error::internal("bound.h5: per-type row ({}, {}) where ({}, {}) belongs", r.object, r.column,
+                                    b.objects[o].id, t);
+      x.n_bound[t] = r.n_bound;
+      x.n_bound_inclusive[t] = r.n_bound_inclusive;
+      x.mass[t] = r.mass;
+      x.mass_inclusive[t] = r.mass_inclusive;
+      x.half_mass_radius[t] = r.half_mass_radius;
+      x.half_mass_radius_inclusive[t] = r.half_mass_radius_inclusive;
+      x.velocity_dispersion[t] = r.velocity_dispersion;
+      x.velocity_dispersion_inclusive[t] = r.velocity_dispersion_inclusive;
+      for (std::size_t k = 0; k < n_apertures; ++k) {
+        x.aperture_mass[k * n_types + t] = r.aperture_mass[k];
+        x.aperture_mass_inclusive[k * n_types + t] = r.aperture_mass_inclusive[k];
+      }
+    }
+  }
+  return out;
+}
+
 const Table<BoundParticle>& bound_particle_table() {
   static const Table<BoundParticle> t =
       // clang-format off: one column and its constraints per line
@@ -172,6 +257,41 @@ const Table<MostBoundRow>& most_bound_table() {
   return t;
 }
 
+namespace {
+
+// /objects, with the per-type columns when types were measured: [n][types] and [n][apertures][types],
+// the types named in the attributes types (names) and type_codes, the apertures in apertures_kpc.
+void write_bound_objects(File& f, const model::Bound& b, const UnitNames& units, const mpi::Comm& comm) {
+  const BoundMeta& m = b.meta;
+  bound_object_table().write(f, "/objects", b.objects, units, comm);
+  if (m.types.empty()) return;
+  const auto n_types = static_cast<std::uint64_t>(m.types.size());
+  const auto n_apertures = static_cast<std::uint64_t>(m.apertures_kpc.size());
+  std::set<std::string> optional;
+  RowShapes shapes;
+  for (const char* name :
+       {"n_bound_type", "n_bound_inclusive_type", "mass_type", "mass_inclusive_type", "half_mass_radius_type",
+        "half_mass_radius_inclusive_type", "velocity_dispersion_type", "velocity_dispersion_inclusive_type"}) {
+    optional.insert(name);
+    shapes[name] = {n_types};
+  }
+  if (n_apertures > 0)
+    for (const char* name : {"aperture_mass_type", "aperture_mass_inclusive_type"}) {
+      optional.insert(name);
+      shapes[name] = {n_apertures, n_types};
+    }
+  bound_type_table().write(f, "/objects", object_types(b), units, comm, optional, shapes);
+  f.write_attribute("/objects", "types", m.type_names);
+  std::vector<std::int64_t> codes(m.types.begin(), m.types.end());
+  f.write_attribute<std::int64_t>("/objects", "type_codes", std::span<const std::int64_t>(codes));
+  if (n_apertures > 0) {
+    f.write_attribute<double>("/objects", "apertures_kpc", std::span<const double>(m.apertures_kpc));
+    f.write_attribute("/objects", "apertures_units", "kpc (physical)");
+  }
+}
+
+}  // namespace
+
 void write_bound(File& f, const model::Bound& b, const mpi::Comm& comm) {
   f.create_group("/grid");
   write_grid_attributes(f, b.grid, "/grid");
@@ -182,7 +302,7 @@ void write_bound(File& f, const model::Bound& b, const mpi::Comm& comm) {
   units.energy = b.meta.energy_units;
   units.angular_momentum =
       "(" + b.grid.mass_units + ") (" + b.grid.length_units + ", physical) (" + b.meta.velocity_units + ")";
-  bound_object_table().write(f, "/objects", b.objects, units, comm);
+  write_bound_objects(f, b, units, comm);
   bound_particle_table().write(f, "/particles", b.particles, units, comm);
   most_bound_table().write(f, "/most_bound", b.most_bound, units, comm);
   f.write_attribute("/", "time", b.meta.time);
@@ -210,12 +330,32 @@ BoundHeader read_bound_header(const File& f) {
   h.meta.n_most_bound = f.read_attribute_scalar<std::int64_t>("/", "n_most_bound");
   h.meta.velocity_units = f.read_attribute_string("/objects/bulk_velocity", "units");
   h.meta.energy_units = f.read_attribute_string("/particles/energy", "units");
+  if (f.has_attribute("/objects", "type_codes"))
+    for (const std::int64_t t : f.read_attribute<std::int64_t>("/objects", "type_codes"))
+      h.meta.types.push_back(static_cast<int>(t));
+  if (f.has_attribute("/objects", "apertures_kpc"))
+    h.meta.apertures_kpc = f.read_attribute<double>("/objects", "apertures_kpc");
   h.n_objects = bound_object_table().size(f, "/objects");
   h.n_particles = bound_particle_table().size(f, "/particles");
   return h;
 }
 
 std::vector<BoundObject> read_bound_objects(const File& f) { return bound_object_table().read(f, "/objects"); }
+
+std::vector<ObjectTypes> read_bound_types(const File& f) {
+  if (!f.has("/objects/n_bound_type")) return {};
+  const BoundHeader h = read_bound_header(f);
+  std::vector<ObjectTypes> out = bound_type_table().read(f, "/objects");
+  const std::size_t n_types = h.meta.types.size(), n_apertures = h.meta.apertures_kpc.size();
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i].n_bound.size() != n_types || out[i].mass.size() != n_types ||
+        (!out[i].aperture_mass.empty() && out[i].aperture_mass.size() != n_apertures * n_types))
+      throw core::Error::input(
+          "{}: the per-type columns of /objects do not have the {} types of type_codes and the "
+          "{} apertures of apertures_kpc",
+          f.path(), n_types, n_apertures);
+  return out;
+}
 
 std::vector<model::VoterRow> read_bound_voters(const File& f, const std::vector<model::PeakRow>& peaks,
                                                const std::string& peaks_path) {
@@ -245,14 +385,21 @@ std::vector<model::VoterRow> read_bound_voters(const File& f, const std::vector<
   return out;
 }
 
-void write_yt_halo_catalogue(File& f, const std::vector<BoundObject>& all, const grid::GridMeta& grid,
-                             const BoundMeta& meta, const mpi::Comm& comm) {
+void write_yt_halo_catalogue(File& f, const model::Bound& bound, const mpi::Comm& comm) {
+  const grid::GridMeta& grid = bound.grid;
+  const BoundMeta& meta = bound.meta;
   // yt indexes haloes by position: only objects with bound particles (a finite centre) are haloes to it.
   std::vector<BoundObject> objects;
-  for (const BoundObject& o : all)
+  std::vector<ObjectTypes> types;
+  const std::vector<ObjectTypes> all_types = meta.types.empty() ? std::vector<ObjectTypes>() : object_types(bound);
+  for (std::size_t i = 0; i < bound.objects.size(); ++i) {
+    const BoundObject& o = bound.objects[i];
     if (!o.dissolved && o.n_bound > 0 && std::isfinite(o.centre[0]) && std::isfinite(o.centre[1]) &&
-        std::isfinite(o.centre[2]))
+        std::isfinite(o.centre[2])) {
       objects.push_back(o);
+      if (!all_types.empty()) types.push_back(all_types[i]);
+    }
+  }
   // cgs, as yt's halo_catalog fields are declared (yt/frontends/halo_catalog/fields.py): physical
   // lengths (a times comoving: yt parses the domain's units before it knows the cosmology, so its
   // comoving "cmcm" cannot be used), h taken out of h-scaled units.
@@ -300,6 +447,26 @@ void write_yt_halo_catalogue(File& f, const std::vector<BoundObject>& all, const
   column("concentration", "", [](const BoundObject& o) { return o.concentration_klypin; });
   column("b_to_a", "", [](const BoundObject& o) { return o.b_to_a; });
   column("c_to_a", "", [](const BoundObject& o) { return o.c_to_a; });
+  // Per type, of the own bound particles: a field per type and property (yt's fields are scalars).
+  const auto type_column = [&](const std::string& name, const std::string& units,
+                               const std::function<double(const ObjectTypes&)>& value) {
+    std::vector<double> v;
+    v.reserve(types.size());
+    for (const ObjectTypes& t : types) v.push_back(value(t));
+    f.write_distributed<double>("/" + name, v, comm);
+    f.write_attribute("/" + name, "units", units);
+  };
+  const std::size_t n_types = meta.types.size();
+  for (std::size_t t = 0; t < n_types; ++t) {
+    const std::string& type = meta.type_names[t];
+    type_column("mass_" + type, "g", [&](const ObjectTypes& x) { return x.mass[t] * g; });
+    type_column("half_mass_radius_" + type, length, [&](const ObjectTypes& x) { return x.half_mass_radius[t] * cm; });
+    type_column("velocity_dispersion_" + type, "cm/s",
+                [&](const ObjectTypes& x) { return x.velocity_dispersion[t] * cms; });
+    for (std::size_t k = 0; k < meta.apertures_kpc.size(); ++k)
+      type_column(fmt::format("mass_{}_{:g}kpc", type, meta.apertures_kpc[k]), "g",
+                  [&](const ObjectTypes& x) { return x.aperture_mass[k * n_types + t] * g; });
+  }
 
   const std::int64_t n = comm.sum<std::int64_t>(static_cast<std::int64_t>(objects.size()));
   f.write_attribute("/", "data_type", "halo_catalog");

@@ -170,6 +170,8 @@ class File {
     write_attribute_raw(object, name, num_type<T>(), &value, 1, true);
   }
   void write_attribute(const std::string& object, const std::string& name, const std::string& value);
+  // A 1-D attribute of variable-length UTF-8 strings (h5py reads an array of str).
+  void write_attribute(const std::string& object, const std::string& name, const std::vector<std::string>& values);
   void write_attribute(const std::string& object, const std::string& name, const char* value) {
     write_attribute(object, name, std::string(value));
   }
@@ -206,6 +208,23 @@ class File {
     std::vector<std::uint64_t> shape{total};
     if (cols > 1) shape.push_back(cols);
     write_rows<T, T>(dataset, shape, offset, data, storage);
+  }
+  // The same with rows of any shape: [rows][row_shape...] (every row holds the product of row_shape values).
+  template <typename T>
+  void write_distributed(const std::string& dataset, std::span<const T> data, const mpi::Comm& comm,
+                         const std::vector<std::uint64_t>& row_shape) {
+    std::uint64_t width = 1;
+    for (const std::uint64_t d : row_shape) width *= d;
+    const std::uint64_t rows = width == 0 ? 0 : data.size() / width;
+    const auto all = comm.all_gather(rows);
+    std::uint64_t offset = 0, total = 0;
+    for (int r = 0; r < comm.size(); ++r) {
+      if (r < comm.rank()) offset += all[static_cast<std::size_t>(r)];
+      total += all[static_cast<std::size_t>(r)];
+    }
+    std::vector<std::uint64_t> shape{total};
+    shape.insert(shape.end(), row_shape.begin(), row_shape.end());
+    write_rows<T, T>(dataset, shape, offset, data);
   }
   // A dataset that every rank holds whole (small tables): written once, by rank 0. Collective.
   template <typename T>

@@ -40,6 +40,20 @@ void File::write_attribute(const std::string& object, const std::string& name, c
     throw core::Error::io("{}: cannot write attribute {} of {}", path_, name, object);
 }
 
+void File::write_attribute(const std::string& object, const std::string& name, const std::vector<std::string>& values) {
+  Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  const hsize_t n = values.size();
+  Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Id a(H5Acreate_by_name(id_, object.c_str(), name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+       H5Aclose);
+  std::vector<const char*> text;
+  for (const std::string& v : values) text.push_back(v.c_str());
+  if (!a.ok() || H5Awrite(a, type, text.data()) < 0)
+    throw core::Error::io("{}: cannot write attribute {} of {}", path_, name, object);
+}
+
 void File::write_attribute_fixed(const std::string& object, const std::string& name, const std::string& value) {
   Id type(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(type, std::max<std::size_t>(value.size(), 1));

@@ -37,6 +37,7 @@ std::vector<DeclaredTable> declared_tables() {
       {"voters.h5", "/voters", voter_table().info()},
       {"voters.h5", "/peaks", voter_peak_table().info()},
       {"bound.h5", "/objects", bound_object_table().info()},
+      {"bound.h5", "/objects", bound_type_table().info()},
       {"bound.h5", "/particles", bound_particle_table().info()},
       {"bound.h5", "/most_bound", most_bound_table().info()},
       {"tree.h5", "/peaks", tree_peak_table().info()},
@@ -69,6 +70,7 @@ void check_product(const std::string& path, const std::string& kind) {
     read_voter_rows(f);
   } else if (kind == "bound") {
     read_bound_objects(f);
+    read_bound_types(f);
     read_all(f, bound_particle_table(), "/particles");
     read_all(f, most_bound_table(), "/most_bound");
   } else if (kind == "tree") {

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <span>
@@ -74,11 +75,17 @@ void check_values(const File& f, const std::string& dataset, std::uint64_t begin
 void check_values(const File& f, const std::string& dataset, std::uint64_t begin, std::span<const std::uint64_t> values,
                   int width, const Constraint& c, const std::uint64_t* before);
 
+// The shape of one row of each array column (a dataset of [rows][shape...]), by column name.
+using RowShapes = std::map<std::string, std::vector<std::uint64_t>>;
+
 template <typename Row>
 class Table {
  public:
-  // A column of member type T: an integer type, double, bool (stored as int8) or std::array<double, 3>
-  // (a dataset of [rows][3]). `optional` columns are written only when asked for and read when present.
+  // A column of member type T: an integer type, double, bool (stored as int8), std::array<double, 3>
+  // (a dataset of [rows][3]) or an array of a row's values, std::vector<double> or
+  // std::vector<std::int64_t> (a dataset of [rows][shape...]: the shape is given to write(), every row
+  // holds that many values in C order; read back with the shape the file has). `optional` columns are
+  // written only when asked for and read when present.
   template <typename T>
   Table& column(std::string name, T Row::*member, Unit unit = Unit::none, std::string description = "",
                 bool optional = false) {
@@ -127,21 +134,23 @@ class Table {
 
   // Writes this rank's rows after the rows of lower ranks, one dataset per column under `group` (which
   // is created unless it exists: tables of different lengths may share a group), with "units" and
-  // "description" attributes. `optional` names the optional columns to write. Collective.
+  // "description" attributes. `optional` names the optional columns to write, `shapes` the row shape of
+  // each array column written. Collective.
   void write(File& f, const std::string& group, std::span<const Row> rows, const UnitNames& units,
-             const mpi::Comm& comm, const std::set<std::string>& optional = {}) const {
+             const mpi::Comm& comm, const std::set<std::string>& optional = {}, const RowShapes& shapes = {}) const {
     if (!f.has(group)) f.create_group(group);
     for (const auto& c : columns_) {
       if (c.optional && !optional.count(c.name)) continue;
       const std::string path = group + "/" + c.name;
-      c.write(f, path, rows, comm);
+      const auto shape = shapes.find(c.name);
+      c.write(f, path, rows, comm, shape == shapes.end() ? nullptr : &shape->second);
       if (c.unit != Unit::none) f.write_attribute(path, "units", units.of(c.unit));
       if (!c.description.empty()) f.write_attribute(path, "description", c.description);
     }
   }
   void write(File& f, const std::string& group, const std::vector<Row>& rows, const UnitNames& units,
-             const mpi::Comm& comm, const std::set<std::string>& optional = {}) const {
-    write(f, group, std::span<const Row>(rows), units, comm, optional);
+             const mpi::Comm& comm, const std::set<std::string>& optional = {}, const RowShapes& shapes = {}) const {
+    write(f, group, std::span<const Row>(rows), units, comm, optional, shapes);
   }
 
   // The number of rows in the file (of its first column). Throws Error(input) when missing.
@@ -180,7 +189,9 @@ class Table {
     std::string description;
     bool optional;
     Constraint constraint;
-    std::function<void(File&, const std::string&, std::span<const Row>, const mpi::Comm&)> write;
+    std::function<void(File&, const std::string&, std::span<const Row>, const mpi::Comm&,
+                       const std::vector<std::uint64_t>*)>
+        write;
     std::function<void(const File&, const std::string&, std::uint64_t, std::uint64_t, std::span<Row>,
                        const Constraint&)>
         read;
@@ -195,14 +206,31 @@ class Table {
 
   template <typename T>
   static constexpr bool is_vec3 = std::is_same_v<T, std::array<double, 3>>;
+  template <typename T>
+  static constexpr bool is_array =
+      std::is_same_v<T, std::vector<double>> || std::is_same_v<T, std::vector<std::int64_t>>;
   // bool is stored as int8 (HDF5 has no portable boolean).
   template <typename T>
   using Stored = std::conditional_t<std::is_same_v<T, bool>, std::int8_t, T>;
 
   template <typename T>
   static auto writer(T Row::*member) {
-    return [member](File& f, const std::string& path, std::span<const Row> rows, const mpi::Comm& comm) {
-      if constexpr (is_vec3<T>) {
+    return [member](File& f, const std::string& path, std::span<const Row> rows, const mpi::Comm& comm,
+                    const std::vector<std::uint64_t>* shape) {
+      if constexpr (is_array<T>) {
+        if (!shape) throw core::Error::internal("{}: array column {} written without its row shape", f.path(), path);
+        std::uint64_t width = 1;
+        for (const std::uint64_t d : *shape) width *= d;
+        std::vector<typename T::value_type> v;
+        v.reserve(width * rows.size());
+        for (const Row& r : rows) {
+          if ((r.*member).size() != width)
+            throw core::Error::internal("{}: a row of {} holds {} values, its shape {}", f.path(), path,
+                                        (r.*member).size(), width);
+          v.insert(v.end(), (r.*member).begin(), (r.*member).end());
+        }
+        f.write_distributed<typename T::value_type>(path, std::span<const typename T::value_type>(v), comm, *shape);
+      } else if constexpr (is_vec3<T>) {
         std::vector<double> v;
         v.reserve(3 * rows.size());
         for (const Row& r : rows) v.insert(v.end(), (r.*member).begin(), (r.*member).end());
@@ -220,11 +248,22 @@ class Table {
     return [member](const File& f, const std::string& path, std::uint64_t begin, std::uint64_t count,
                     std::span<Row> rows, const Constraint& c) {
       const TypeInfo info = f.dataset_info(path);
-      if constexpr (is_vec3<T> || std::is_floating_point_v<T>) {
+      if constexpr (is_vec3<T> || std::is_floating_point_v<T> || std::is_same_v<T, std::vector<double>>) {
         if (info.cls != TypeInfo::Class::floating)
           throw core::Error::input("{}: {} is {}, expected floating point", f.path(), path, info.describe());
       }
-      if constexpr (is_vec3<T>) {
+      if constexpr (is_array<T>) {
+        using Value = std::conditional_t<std::is_same_v<T, std::vector<double>>, double, std::int64_t>;
+        if (info.shape.size() < 2)
+          throw core::Error::input("{}: {} is {}, expected [n][...]", f.path(), path, info.describe());
+        std::size_t width = 1;
+        for (std::size_t d = 1; d < info.shape.size(); ++d) width *= static_cast<std::size_t>(info.shape[d]);
+        const auto v = f.read_rows<Value>(path, begin, count);
+        if (c.any()) check_values(f, path, begin, std::span<const Value>(v), static_cast<int>(width), c, nullptr);
+        for (std::size_t i = 0; i < rows.size(); ++i)
+          rows[i].*member = T(v.begin() + static_cast<std::ptrdiff_t>(i * width),
+                              v.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+      } else if constexpr (is_vec3<T>) {
         if (info.shape.size() != 2 || info.shape[1] != 3)
           throw core::Error::input("{}: {} is {}, expected [n][3]", f.path(), path, info.describe());
         const auto v = f.read_rows<double>(path, begin, count);

@@ -6,6 +6,7 @@
 #include <phew/grid/geometry.hpp>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -49,6 +50,23 @@ struct BoundObject {
   bool dissolved = false;  // fewer than the minimum bound particles stayed: all passed to its parent
 };
 
+// Apertures of the per-type masses at most (unbind --apertures).
+inline constexpr std::size_t kMaxApertures = 8;
+
+// One object's properties for one particle type (a row of /objects' [n][types] columns): of its own
+// bound particles and of those with its sub-objects' (inclusive). 0 where nothing could be measured.
+// Radii comoving; dispersions 1-D, physical; aperture masses of BoundMeta::apertures_kpc (the rest 0).
+// Plain values, so the rows travel between ranks like the objects'.
+struct BoundTypeRow {
+  std::int64_t object = 0;  // the object's ID
+  std::int64_t column = 0;  // the type's place in BoundMeta::types
+  std::int64_t n_bound = 0, n_bound_inclusive = 0;
+  double mass = 0, mass_inclusive = 0;
+  double half_mass_radius = 0, half_mass_radius_inclusive = 0;
+  double velocity_dispersion = 0, velocity_dispersion_inclusive = 0;
+  std::array<double, kMaxApertures> aperture_mass{}, aperture_mass_inclusive{};
+};
+
 // A particle given to an object (/particles).
 struct BoundParticle {
   std::uint64_t id = 0;
@@ -77,6 +95,11 @@ struct BoundMeta {
   double length_in_cm = 0, mass_in_g = 0, velocity_in_cm_per_s = 0;
   bool h_scaled = false, comoving = false;
   double hubble_param = 0, omega_m = 0, omega_lambda = 0;
+  // The per-type columns: the snapshot types measured (their codes and names, particles::type_name) and
+  // the apertures' radii in physical kpc. Empty: no per-type columns.
+  std::vector<int> types;
+  std::vector<std::string> type_names;
+  std::vector<double> apertures_kpc;
 };
 
 // The whole product, as one rank holds it: its rows of each table (which follow the lower ranks' rows).
@@ -86,6 +109,9 @@ struct Bound {
   std::vector<BoundObject> objects;      // sorted by ID over the ranks
   std::vector<BoundParticle> particles;  // sorted by particle ID over the ranks
   std::vector<MostBoundRow> most_bound;  // sorted by (object, rank) over the ranks
+  // Per type: a row per object of `objects` and type of meta.types, on the rank of its object, sorted by
+  // (object, column); empty when no types were measured.
+  std::vector<BoundTypeRow> by_type;
 };
 
 }  // namespace phew::model

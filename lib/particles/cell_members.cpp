@@ -63,7 +63,7 @@ void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& 
   s.out.clear();
   for (std::size_t i = b; i < e; ++i) {
     if (s.point[i - b] < 0) continue;
-    CellMember m{s.point[i - b], 0, 0, ps.id[i], {}, {}, ps.mass[i]};
+    CellMember m{s.point[i - b], 0, 0, ps.id[i], {}, {}, ps.mass[i], ps.type.empty() ? std::uint8_t{0} : ps.type[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       m.x[d] = ps.position[3 * i + d];
       m.v[d] = ps.velocity[3 * i + d];
@@ -114,7 +114,7 @@ std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std
   // The chunks are read, not cut from a share read whole: the same rounds, so the same members in the
   // same order, without the share in memory.
   FieldSelection fields;
-  fields.ids = fields.velocities = true;
+  fields.ids = fields.velocities = fields.types = true;
   MemberParts parts;
   {
     MemberScratch scratch;  // let go before the pieces are joined
@@ -138,7 +138,7 @@ std::vector<CellMember> members_by_id(const ParticleSet& ps, std::span<const std
   listed = mpi::route(comm, listed, [&](const Listed& l) { return static_cast<int>(l.id % ranks); });
   std::vector<CellMember> mine;
   for (std::size_t i = 0; i < ps.size(); ++i) {
-    CellMember m{0, 0, 0, ps.id[i], {}, {}, ps.mass[i]};
+    CellMember m{0, 0, 0, ps.id[i], {}, {}, ps.mass[i], ps.type.empty() ? std::uint8_t{0} : ps.type[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       m.x[d] = ps.position[3 * i + d];
       m.v[d] = ps.velocity[3 * i + d];

@@ -23,10 +23,11 @@ struct CellMember {
   std::int64_t cell;   // the test cell it lies in (a global index: grid cell or leaf key)
   std::uint64_t id;
   double x[3], v[3], m;
+  std::uint8_t type;  // the particle's type (ParticleSet::type; 0 when the share was read without types)
 };
 
 // Every particle of `ps` (this rank's share: ids, velocities, masses) that lies in a test cell with a
-// label > 0; `labels` are the test cells of this rank's run of cells (`cuts`, from space.rank_cuts). Each
+// label > 0 (with its type when `ps` holds types); `labels` are the test cells of this rank's run of cells (`cuts`, from space.rank_cuts). Each
 // particle is sent to the owner of its cell, which knows the label, 32,768 particles of each rank at a
 // time (no rank holds a copy of its whole share); the members come back in no particular order, on the
 // cell's owner, with group = label, in a vector of their exact size (the rank holds them once: no copy
@@ -35,7 +36,7 @@ struct CellMember {
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
                                          const ParticleSet& ps, const grid::CellLabels& labels, int threads,
                                          const mpi::Comm& comm);
-// The same, reading this rank's share (read_share's: ids, velocities, masses of `types`) a chunk at a
+// The same, reading this rank's share (read_share's: ids, velocities, masses and types of `types`) a chunk at a
 // time, so the share is never whole: the same members, in the same order. Collective.
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
                                          const SnapshotReader& reader, const std::vector<int>& types,

@@ -29,6 +29,37 @@ void ParticleSet::append(const ParticleSet& o) {
   extend(velocity, o.velocity);
   extend(potential, o.potential);
   extend(acceleration, o.acceleration);
+  extend(type, o.type);
+}
+
+std::string SnapshotInfo::type_name(int type) const {
+  std::vector<const char*> names;
+  if (format == "ramses")
+    names = {"tracer_gas",
+             "dark_matter",
+             "stars",
+             "cloud",
+             "debris",
+             "other",
+             "",
+             "",
+             "",
+             "",
+             "",
+             "tracer_dark_matter",
+             "tracer_stars",
+             "tracer_cloud",
+             "tracer_debris",
+             "tracer_other"};
+  else if (format == "swift-hdf5")
+    names = {"gas", "dark_matter", "dark_matter_background", "sinks", "stars", "black_holes", "neutrinos"};
+  else if (format == "phew-particles")
+    names = {"particles"};
+  else
+    names = {"gas", "dark_matter", "dark_matter_2", "dark_matter_3", "stars", "black_holes"};
+  if (type >= 0 && static_cast<std::size_t>(type) < names.size() && *names[static_cast<std::size_t>(type)])
+    return names[static_cast<std::size_t>(type)];
+  return fmt::format("type_{}", type);
 }
 
 std::string Units::length_name() const {

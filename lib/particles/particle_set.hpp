@@ -17,6 +17,7 @@ struct FieldSelection {
   bool potential = false;
   bool acceleration = false;
   bool positions = true;
+  bool types = false;  // each particle's type (ParticleSet::type)
 };
 
 // Structure of arrays; vectors of 3 are interleaved (x0 y0 z0 x1 ...). Unrequested fields stay empty.
@@ -29,6 +30,9 @@ struct ParticleSet {
   std::vector<double> velocity;
   std::vector<double> potential;     // [n]
   std::vector<double> acceleration;  // [n][3]
+  // [n]: the particle's type (Gadget's 0-5, the phew type of a RAMSES family), filled by read_particles
+  // from the type each piece was read as (the format readers never fill it).
+  std::vector<std::uint8_t> type;
 
   std::size_t size() const { return mass.size(); }
   void append(const ParticleSet& other);
@@ -96,6 +100,10 @@ struct SnapshotInfo {
   bool has_ids = true, has_velocities = true, has_potential = false, has_acceleration = false;
 
   int num_types() const { return static_cast<int>(mass_table.size()); }
+  // The name of a type in this format (the per-type columns' names): Gadget's gas, dark_matter,
+  // dark_matter_2, dark_matter_3, stars, black_holes; SWIFT's; RAMSES' families (dark_matter, stars,
+  // cloud, debris, other, tracer_...); "particles" for phew's particle file; "type_N" otherwise.
+  std::string type_name(int type) const;
   std::uint64_t total(int type) const;  // over all files
   std::uint64_t total(const std::vector<int>& types) const;
 };

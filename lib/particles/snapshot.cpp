@@ -181,6 +181,7 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
     const std::uint64_t lo = std::max(begin, cursor), hi = std::min(end, cursor + n);
     if (lo < hi) {
       reader.read(static_cast<int>(file), type, lo - cursor, hi - lo, fields, out);
+      if (fields.types) out.type.resize(out.size(), static_cast<std::uint8_t>(type));
       read_from.emplace_back(out.size(), file);
     }
     cursor += n;

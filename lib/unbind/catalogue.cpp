@@ -31,6 +31,7 @@ struct Rows {
   std::vector<model::BoundObject> objects;
   std::vector<model::BoundParticle> particles;
   std::vector<model::MostBoundRow> most_bound;
+  std::vector<model::BoundTypeRow> by_type;
   std::int64_t passed = 0;
 };
 
@@ -58,6 +59,52 @@ void add_to_bins(std::vector<SizeBin>& bins, std::size_t particles, double secon
 double value(double x) { return std::isfinite(x) ? x : 0.0; }
 std::array<double, 3> value(const std::array<double, 3>& x) { return {value(x[0]), value(x[1]), value(x[2])}; }
 
+// An object's per-type rows, a row per type of params.types: 0 where nothing was measured (no particle of
+// that type, or a dissolved object, whose breakdown is empty).
+void add_type_rows(std::int64_t object, const Properties& q, const Params& params,
+                   std::vector<model::BoundTypeRow>& out) {
+  for (std::size_t t = 0; t < params.types.size(); ++t) {
+    model::BoundTypeRow r;
+    r.object = object;
+    r.column = static_cast<std::int64_t>(t);
+    if (t < q.by_type.size()) {
+      const TypeProperties &own = q.by_type[t], &all = q.by_type_inclusive[t];
+      r.n_bound = own.n_bound;
+      r.n_bound_inclusive = all.n_bound;
+      r.mass = value(own.mass);
+      r.mass_inclusive = value(all.mass);
+      r.half_mass_radius = value(own.half_mass_radius);
+      r.half_mass_radius_inclusive = value(all.half_mass_radius);
+      r.velocity_dispersion = value(own.velocity_dispersion);
+      r.velocity_dispersion_inclusive = value(all.velocity_dispersion);
+      for (std::size_t k = 0; k < params.apertures.size(); ++k) {
+        r.aperture_mass[k] = value(own.aperture_mass[k]);
+        r.aperture_mass_inclusive[k] = value(all.aperture_mass[k]);
+      }
+    }
+    out.push_back(r);
+  }
+}
+
+// The per-type rows moved to the rank of their object (`objects`: sorted by ID over the ranks), sorted
+// by (object, column) there: bound.h5 writes an object's row of a [n][types] column from its rank.
+std::vector<model::BoundTypeRow> beside_objects(std::vector<model::BoundTypeRow> rows,
+                                                const std::vector<model::BoundObject>& objects, const mpi::Comm& comm) {
+  // The first object ID of each rank holding objects; a row goes to the last rank starting at or before it.
+  const std::vector<std::int64_t> first = comm.all_gather<std::int64_t>(objects.empty() ? -1 : objects.front().id);
+  const auto owner = [&](const model::BoundTypeRow& r) {
+    int to = 0;
+    for (int k = 0; k < comm.size(); ++k)
+      if (first[static_cast<std::size_t>(k)] >= 0 && first[static_cast<std::size_t>(k)] <= r.object) to = k;
+    return to;
+  };
+  if (comm.size() > 1) rows = mpi::route(comm, rows, owner);
+  std::sort(rows.begin(), rows.end(), [](const model::BoundTypeRow& p, const model::BoundTypeRow& q) {
+    return p.object != q.object ? p.object < q.object : p.column < q.column;
+  });
+  return rows;
+}
+
 // Unbinds one halo's hierarchy: `rows` are its objects (indices into `objects`, by ID), `members` its
 // particles (sorted by ID), possibly none.
 void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>& rows,
@@ -80,9 +127,11 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
   std::vector<std::uint64_t> id(n);
   std::vector<double> pos(3 * n), vel(3 * n), mass(n);
   std::vector<std::int64_t> object(n);
+  std::vector<std::uint8_t> type(n);
   for (std::size_t i = 0; i < n; ++i) {
     const Member& p = members[i];
     id[i] = p.id;
+    type[i] = p.type;
     mass[i] = p.m;
     object[i] = index_of.at(p.label);
     for (std::size_t d = 0; d < 3; ++d) {
@@ -90,7 +139,7 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
       vel[3 * i + d] = p.v[d];
     }
   }
-  const HierarchyResult r = unbind_hierarchy({id, pos, vel, mass, object}, specs, frame, params);
+  const HierarchyResult r = unbind_hierarchy({id, pos, vel, mass, object, type}, specs, frame, params);
   out.passed += r.n_passed;
 
   for (std::size_t o = 0; o < rows.size(); ++o) {
@@ -145,6 +194,7 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
     b.converged = s.converged;
     b.dissolved = s.dissolved;
     out.objects.push_back(b);
+    add_type_rows(c.id, q, params, out.by_type);
     for (std::size_t k = 0; k < q.most_bound_ids.size(); ++k)
       out.most_bound.push_back({c.id, static_cast<std::int64_t>(k), q.most_bound_ids[k]});
   }
@@ -348,6 +398,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
       rows.objects.insert(rows.objects.end(), r.objects.begin(), r.objects.end());
       rows.particles.insert(rows.particles.end(), r.particles.begin(), r.particles.end());
       rows.most_bound.insert(rows.most_bound.end(), r.most_bound.begin(), r.most_bound.end());
+      rows.by_type.insert(rows.by_type.end(), r.by_type.begin(), r.by_type.end());
       rows.passed += r.passed;
       r = {};
       add_to_bins(bins, haloes[h].end - haloes[h].begin, seconds[h]);
@@ -400,6 +451,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
       mpi::sort(comm, std::move(rows.most_bound), [](const model::MostBoundRow& p, const model::MostBoundRow& q) {
         return p.object != q.object ? p.object < q.object : p.rank < q.rank;
       });
+  out.by_type = beside_objects(std::move(rows.by_type), out.objects, comm);
   return out;
 }
 

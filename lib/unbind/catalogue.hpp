@@ -33,6 +33,7 @@ struct Unbound {
   std::vector<model::BoundObject> objects;      // this rank's rows, after the lower ranks' (by ID)
   std::vector<model::BoundParticle> particles;  // this rank's rows, after the lower ranks' (by particle ID)
   std::vector<model::MostBoundRow> most_bound;  // this rank's rows, after the lower ranks' (by object, rank)
+  std::vector<model::BoundTypeRow> by_type;     // a row per object of `objects` and type of Params::types
   // Totals over the ranks:
   std::int64_t n_objects = 0, n_haloes = 0;
   std::int64_t n_particles = 0;      // in the cells of a clump of the catalogue

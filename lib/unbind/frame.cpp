@@ -1,5 +1,6 @@
 #include <phew/unbind/frame.hpp>
 
+#include <phew/core/units.hpp>
 #include <phew/gravity/setup.hpp>
 
 namespace phew::unbind {
@@ -19,7 +20,16 @@ Frame frame_of(const particles::SnapshotInfo& info, const grid::GridMeta& grid, 
   return frame;
 }
 
-model::BoundMeta bound_meta(const Frame& frame, const Params& params, const particles::SnapshotInfo& info) {
+std::vector<double> aperture_radii(const particles::SnapshotInfo& info, const std::vector<double>& kpc) {
+  const double h =
+      info.units.h_scaled && info.cosmology && info.cosmology->hubble_param > 0 ? info.cosmology->hubble_param : 1.0;
+  std::vector<double> out;
+  for (const double r : kpc) out.push_back(r * core::units::kKpcInCm / info.units.length_cm * h);
+  return out;
+}
+
+model::BoundMeta bound_meta(const Frame& frame, const Params& params, const particles::SnapshotInfo& info,
+                            const std::vector<double>& apertures_kpc) {
   model::BoundMeta meta;
   meta.time = info.time;
   meta.redshift = info.redshift;
@@ -42,6 +52,9 @@ model::BoundMeta bound_meta(const Frame& frame, const Params& params, const part
     meta.omega_m = info.cosmology->omega_m;
     meta.omega_lambda = info.cosmology->omega_lambda;
   }
+  meta.types = params.types;
+  for (const int t : params.types) meta.type_names.push_back(info.type_name(t));
+  meta.apertures_kpc = apertures_kpc;
   return meta;
 }
 

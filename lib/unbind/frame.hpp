@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace phew::unbind {
 
@@ -19,7 +20,13 @@ namespace phew::unbind {
 Frame frame_of(const particles::SnapshotInfo& info, const grid::GridMeta& grid, std::optional<double> softening,
                std::uint64_t n_particles);
 
-// bound.h5's record of the frame, the parameters and the snapshot's units and cosmology.
-model::BoundMeta bound_meta(const Frame& frame, const Params& params, const particles::SnapshotInfo& info);
+// Apertures given in physical kpc as radii in the snapshot's physical length units: through its length
+// unit, times h when that unit is h-scaled (h = 1 when the snapshot gives none, as for yt's catalogue).
+std::vector<double> aperture_radii(const particles::SnapshotInfo& info, const std::vector<double>& kpc);
+
+// bound.h5's record of the frame, the parameters and the snapshot's units and cosmology, with the
+// per-type columns' types (params.types) and apertures in kpc.
+model::BoundMeta bound_meta(const Frame& frame, const Params& params, const particles::SnapshotInfo& info,
+                            const std::vector<double>& apertures_kpc);
 
 }  // namespace phew::unbind

@@ -11,7 +11,8 @@ namespace phew::unbind {
 HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const ObjectSpec> objects, const Frame& frame,
                                  const Params& params) {
   const std::size_t n = p.mass.size(), n_obj = objects.size();
-  if (p.id.size() != n || p.position.size() != 3 * n || p.velocity.size() != 3 * n || p.object.size() != n)
+  if (p.id.size() != n || p.position.size() != 3 * n || p.velocity.size() != 3 * n || p.object.size() != n ||
+      (!p.type.empty() && p.type.size() != n))
     throw core::Error::internal("unbind: particle arrays of different lengths ({} masses)", n);
   const auto n_obj_i = static_cast<std::int64_t>(n_obj);
 
@@ -49,7 +50,7 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
 
   std::vector<std::uint64_t> id;
   std::vector<double> pos, vel, mass;
-  std::vector<std::uint8_t> fixed;
+  std::vector<std::uint8_t> fixed, type;
   for (const std::size_t o : order) {
     // Own particles first, then the sub-objects' bound ones (fixed).
     std::vector<std::size_t> all = own[o];
@@ -63,9 +64,11 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
     vel.resize(3 * all.size());
     mass.resize(all.size());
     fixed.assign(all.size(), 0);
+    type.resize(p.type.empty() ? 0 : all.size());
     for (std::size_t k = 0; k < all.size(); ++k) {
       const std::size_t i = all[k];
       id[k] = p.id[i];
+      if (!p.type.empty()) type[k] = p.type[i];
       mass[k] = p.mass[i];
       for (std::size_t d = 0; d < 3; ++d) {
         pos[3 * k + d] = p.position[3 * i + d];
@@ -73,7 +76,7 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
       }
       fixed[k] = k >= n_own ? 1 : 0;
     }
-    ObjectResult r = unbind_object({id, pos, vel, mass, fixed}, objects[o], frame, params);
+    ObjectResult r = unbind_object({id, pos, vel, mass, fixed, type}, objects[o], frame, params);
     r.summary.n_received = received[o];
     if (r.summary.dissolved) ++result.n_dissolved;
 

@@ -18,7 +18,8 @@ struct HierarchyParticles {
   std::span<const double> position;   // comoving
   std::span<const double> velocity;   // peculiar
   std::span<const double> mass;
-  std::span<const std::int64_t> object;  // the object each particle was assigned to; -1: none (left alone)
+  std::span<const std::int64_t> object;     // the object each particle was assigned to; -1: none (left alone)
+  std::span<const std::uint8_t> type = {};  // optional: each particle's type (ObjectParticles::type)
 };
 
 struct HierarchyResult {

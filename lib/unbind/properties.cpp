@@ -3,6 +3,7 @@
 #include <phew/unbind/nfw.hpp>
 #include <phew/unbind/potential.hpp>
 #include <phew/unbind/shape.hpp>
+#include <phew/unbind/type_properties.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -240,6 +241,10 @@ Properties measure_properties(const LocalParticles& p, const BoundState& state, 
     out.c_to_a = shape.c_to_a;
     out.major_axis = shape.major_axis;
   }
+
+  TypeBreakdown by_type = measure_by_type(p, members, c, frame, params);
+  out.by_type = std::move(by_type.own);
+  out.by_type_inclusive = std::move(by_type.inclusive);
 
   // The most-bound own particles: lowest energy first, ties by ID.
   std::vector<std::pair<double, std::uint64_t>> own;

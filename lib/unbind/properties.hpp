@@ -18,6 +18,7 @@ struct LocalParticles {
   std::span<const double> x, u, v;
   std::span<const double> mass;
   std::span<const std::uint8_t> fixed;  // [n]: 1 for sub-objects' particles
+  std::span<const std::uint8_t> type;   // [n], or empty (ObjectParticles::type)
 };
 
 // What the last evaluation of the unbinding left: the bound particles (ascending indices, own and fixed),

@@ -51,16 +51,16 @@ using Vec = std::array<double, 3>;
 struct Local {
   std::vector<std::uint64_t> id;
   std::vector<double> x, u, v, m;
-  std::vector<std::uint8_t> fixed;
+  std::vector<std::uint8_t> fixed, type;
   std::vector<std::size_t> input;  // ID order -> the position in the caller's arrays
 
-  LocalParticles view() const { return {id, x, u, v, m, fixed}; }
+  LocalParticles view() const { return {id, x, u, v, m, fixed, type}; }
 };
 
 Local gather(const ObjectParticles& p, const ObjectSpec& spec, const Frame& frame) {
   const std::size_t n = p.mass.size();
   if (p.id.size() != n || p.position.size() != 3 * n || p.velocity.size() != 3 * n ||
-      (!p.fixed.empty() && p.fixed.size() != n))
+      (!p.fixed.empty() && p.fixed.size() != n) || (!p.type.empty() && p.type.size() != n))
     throw core::Error::internal("unbind: particle arrays of different lengths ({} masses)", n);
   Local l;
   l.input.resize(n);
@@ -75,12 +75,14 @@ Local gather(const ObjectParticles& p, const ObjectSpec& spec, const Frame& fram
   l.v.resize(3 * n);
   l.m.resize(n);
   l.fixed.assign(n, 0);
+  if (!p.type.empty()) l.type.resize(n);
   const double a = frame.scale_factor, H = frame.hubble;
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t i = l.input[k];
     l.id[k] = p.id[i];
     l.m[k] = p.mass[i];
     if (!p.fixed.empty()) l.fixed[k] = p.fixed[i] ? 1 : 0;
+    if (!p.type.empty()) l.type[k] = p.type[i];
     for (std::size_t d = 0; d < 3; ++d) {
       const double dx =
           grid::minimum_image(p.position[3 * i + d] - spec.peak[d], frame.box.extent[d], frame.box.periodic);

@@ -81,6 +81,10 @@ struct Params {
   int shape_max_iterations = 100;       // reduced inertia tensor: iterations, and the relative change in
   double shape_tolerance = 1e-3;        // b/a and c/a below which they have converged
   grid::ShrinkingSphere shrinking;      // CentreKind::shrinking_sphere
+  // Per-type properties (TypeProperties, lib/unbind/type_properties.hpp): the particle types measured,
+  // a column each in this order (empty: none are measured), and the apertures' radii (physical L).
+  std::vector<int> types;
+  std::vector<double> apertures;
 };
 
 // One object as the hierarchy knows it.
@@ -99,6 +103,19 @@ struct ObjectParticles {
   // Optional [n]: 1 for a particle bound to a sub-object of this one. It counts in the potential, the
   // frame and the (inclusive) properties, but is never tested nor removed here. Empty: none.
   std::span<const std::uint8_t> fixed;
+  // Optional [n]: each particle's type (ParticleSet::type), for the per-type properties. Empty: all of
+  // the first type of Params::types.
+  std::span<const std::uint8_t> type = {};
+};
+
+// One particle type's share of an object's bound particles (docs/unbind-method.md, "Per type"), as
+// SUBFIND's SubhaloMassType, SubhaloHalfmassRadType and SubhaloVelDisp and SOAP's apertures give it.
+struct TypeProperties {
+  std::int64_t n_bound = 0;
+  double mass = 0;
+  double half_mass_radius = kNaN;     // comoving L: where M(<r) about the centre, linear between particles, is half
+  double velocity_dispersion = kNaN;  // 1-D, physical V: sqrt(sum m |u - u_type|^2 / (3 M_type))
+  std::vector<double> aperture_mass;  // [aperture]: the type's bound mass within each physical radius
 };
 
 // What is measured on the bound particles (docs/unbind-method.md). Lengths are COMOVING (L), like the
@@ -131,6 +148,8 @@ struct Properties {
   std::array<double, 3> major_axis{kNaN, kNaN, kNaN};  // unit vector
   double xoff = kNaN;                         // |centre - centre of mass of the particles inside Rvir|, comoving L
   std::vector<std::uint64_t> most_bound_ids;  // own bound particles, lowest energy first (ties by ID)
+  // Per type of Params::types (empty when it is): of the own bound particles and of all (inclusive).
+  std::vector<TypeProperties> by_type, by_type_inclusive;
 };
 
 // What unbinding one object found, without the per-particle arrays (what the hierarchy keeps).

@@ -212,6 +212,11 @@ PY
   bad_input unbind "$OUT/b.h5" 3 "" "$D/pl.clumps.h5" "$BATS_TEST_TMPDIR/novel.hdf5"
   bad_input unbind "$OUT/b.h5" 3 "" "$D/pl.clumps.h5" "$D/split.hdf5"
   bad_input unbind "$OUT/b.h5" 2 "--saddle needs a clumps.h5" "$D/split.peaks.h5" "$D/split.hdf5" --saddle
+  # Per-type apertures: a radius > 0, at most eight of them; a type the snapshot lacks.
+  bad_input unbind "$OUT/b.h5" 2 "--apertures: 0 is not a radius" "$D/pl.clumps.h5" "$D/pl.hdf5" --apertures 30,0
+  bad_input unbind "$OUT/b.h5" 2 "--apertures: -5 is not a radius" "$D/pl.clumps.h5" "$D/pl.hdf5" --apertures -5
+  bad_input unbind "$OUT/b.h5" 2 "at most 8" "$D/pl.clumps.h5" "$D/pl.hdf5" --apertures 1,2,3,4,5,6,7,8,9
+  bad_input unbind "$OUT/b.h5" 3 "types present" "$D/pl.clumps.h5" "$D/pl.hdf5" --types 4 --allow-other-types
 }
 
 @test "bad input: zero or negative masses are refused, named by particle" {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -226,6 +227,98 @@ TEST(UnbindHelpers, EigenAndCircularVelocity) {
   const CircularVelocityPeak pk = circular_velocity_peak(r, mass, 1, 1, 0, 0.05);
   EXPECT_NEAR(pk.rmax / std::sqrt(2.0), 1, 0.01);
   EXPECT_NEAR(pk.vmax / std::sqrt(2 / (3 * std::sqrt(3.0))), 1, 5e-4);
+}
+
+// The per-type properties from the bound flags and the centre, serially and directly: an independent
+// reference for measure_by_type.
+struct TypeReference {
+  std::int64_t n = 0;
+  double mass = 0, half_mass_radius = 0, dispersion = 0;
+  std::vector<double> aperture;
+};
+TypeReference type_reference(const Cloud& c, const std::vector<std::uint8_t>& type, const std::vector<std::uint8_t>& in,
+                             int want, const Vec& centre, const std::vector<double>& apertures) {
+  TypeReference r;
+  r.aperture.assign(apertures.size(), 0.0);
+  std::vector<std::pair<double, double>> radius_mass;
+  Vec mv{0, 0, 0};
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (!in[i] || type[i] != want) continue;
+    ++r.n;
+    r.mass += c.m[i];
+    const double d = std::hypot(c.x[3 * i] - centre[0], c.x[3 * i + 1] - centre[1], c.x[3 * i + 2] - centre[2]);
+    radius_mass.emplace_back(d, c.m[i]);
+    for (std::size_t k = 0; k < apertures.size(); ++k)
+      if (d <= apertures[k]) r.aperture[k] += c.m[i];
+    for (std::size_t a = 0; a < 3; ++a) mv[a] += c.m[i] * c.v[3 * i + a];
+  }
+  // M(<= r) linear between the particles' radii, from 0 at r = 0: where it reaches half.
+  std::sort(radius_mass.begin(), radius_mass.end());
+  double enclosed = 0, before = 0;
+  for (const auto& [d, m] : radius_mass) {
+    if (enclosed + m >= r.mass / 2) {
+      r.half_mass_radius = before + (d - before) * (r.mass / 2 - enclosed) / m;
+      break;
+    }
+    enclosed += m;
+    before = d;
+  }
+  double s = 0;
+  for (std::size_t i = 0; i < c.size(); ++i)
+    if (in[i] && type[i] == want)
+      for (std::size_t a = 0; a < 3; ++a) s += c.m[i] * std::pow(c.v[3 * i + a] - mv[a] / r.mass, 2);
+  r.dispersion = std::sqrt(s / (3 * r.mass));
+  return r;
+}
+
+TEST(UnbindTypes, StellarHernquistSphereInsideAPlummerHalo) {
+  // 40,000 dark-matter particles (type 1) of a Plummer sphere (M = 1, b = 1) and 20,000 stars (type 4) of
+  // a Hernquist sphere (M = 0.05, a = 0.2) drawn from its own f(E): deeper in the joint well, every star
+  // stays bound, and its half-mass radius is (1 + sqrt 2) a.
+  Cloud c = sample_halo(plummer(1, 1), 40000, 21, 1);
+  synth::ProfileSpec stars;
+  stars.model = synth::ProfileModel::hernquist;
+  stars.mass = 0.05;
+  stars.scale_radius = 0.2;
+  c.append(sample_halo(stars, 20000, 22, 100001));
+  std::vector<std::uint8_t> type(c.size(), 1), fixed(c.size(), 0);
+  std::fill(type.begin() + 40000, type.end(), std::uint8_t{4});
+  // Every other star bound to a sub-object: in the inclusive columns, not the own ones.
+  for (std::size_t i = 40000; i < c.size(); i += 2) fixed[i] = 1;
+  Params p;
+  p.centre = CentreKind::shrinking_sphere;
+  p.types = {1, 4};
+  p.apertures = {0.3, 1.0};
+  const ObjectResult r = unbind_object({c.id, c.x, c.v, c.m, fixed, type}, {}, Frame{}, p);
+  const Properties& q = r.summary.properties;
+  ASSERT_EQ(q.by_type.size(), 2u);
+  ASSERT_EQ(q.by_type_inclusive.size(), 2u);
+
+  // The truth: every star bound, half of them own; the half-mass radius within sampling noise.
+  EXPECT_EQ(q.by_type_inclusive[1].n_bound, 20000);
+  EXPECT_EQ(q.by_type[1].n_bound, 10000);
+  EXPECT_NEAR(q.by_type_inclusive[1].mass, 0.05, 1e-12);
+  EXPECT_NEAR(q.by_type_inclusive[1].half_mass_radius / ((1 + std::numbers::sqrt2) * 0.2), 1, 0.03);
+  EXPECT_NEAR(q.by_type[0].mass + q.by_type[1].mass, q.mass, 1e-10);  // summed in other orders
+  EXPECT_NEAR(q.by_type_inclusive[0].mass + q.by_type_inclusive[1].mass, q.mass_inclusive, 1e-10);
+
+  // Against the direct computation from the bound flags and the centre, own and inclusive.
+  std::vector<std::uint8_t> own(c.size());
+  for (std::size_t i = 0; i < c.size(); ++i) own[i] = r.bound[i] && !fixed[i];
+  for (const bool inclusive : {false, true}) {
+    for (std::size_t t = 0; t < 2; ++t) {
+      const TypeProperties& got = inclusive ? q.by_type_inclusive[t] : q.by_type[t];
+      const TypeReference want = type_reference(c, type, inclusive ? r.bound : own, p.types[t], q.centre, p.apertures);
+      SCOPED_TRACE(::testing::Message() << "type " << p.types[t] << (inclusive ? " inclusive" : " own"));
+      EXPECT_EQ(got.n_bound, want.n);
+      EXPECT_NEAR(got.mass / want.mass, 1, 1e-12);
+      EXPECT_NEAR(got.half_mass_radius / want.half_mass_radius, 1, 1e-12);
+      EXPECT_NEAR(got.velocity_dispersion / want.dispersion, 1, 1e-10);
+      for (std::size_t k = 0; k < p.apertures.size(); ++k)
+        EXPECT_NEAR(got.aperture_mass[k], want.aperture[k], 1e-12) << "aperture " << p.apertures[k];
+    }
+  }
+  EXPECT_GT(q.by_type[0].aperture_mass[0], 0);
 }
 
 }  // namespace

@@ -47,6 +47,10 @@ void declare_unbind_options(CLI::App& app, UnbindOptions& opt) {
          "--batch-particles", opt.batch_particles,
          "Particles a rank gathers and unbinds at once, in whole haloes (a bigger halo alone): bounds its memory")
       ->capture_default_str();
+  app.add_option("--apertures", opt.apertures_kpc,
+                 "Radii of the spherical apertures of the per-type masses, physical kpc, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
   app.add_option("--export-yt", opt.export_yt,
                  "Also write the objects with bound particles as a halo catalogue yt loads (NAME.0.h5: yt's "
                  "halo_catalog frontend)")
@@ -80,6 +84,11 @@ UnbindParams check_unbind_options(const UnbindOptions& opt) {
   c.params.n_most_bound = static_cast<std::size_t>(opt.most_bound);
   c.params.max_iterations = opt.max_iterations;
   c.threads = tool::parse_threads(opt.threads);
+  if (opt.apertures_kpc.size() > model::kMaxApertures)
+    throw core::Error::usage("--apertures: {} radii, at most {}", opt.apertures_kpc.size(), model::kMaxApertures);
+  for (const double r : opt.apertures_kpc)
+    if (!(r > 0 && std::isfinite(r)))
+      throw core::Error::usage("--apertures: {} is not a radius (physical kpc, > 0)", r);
   if (!opt.export_yt.empty()) {
     // yt finds the files of a catalogue as PREFIX.N.h5 (its halo_catalog frontend).
     const std::string name = opt.export_yt.substr(opt.export_yt.find_last_of('/') + 1);
@@ -130,6 +139,9 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   const particles::SnapshotInfo& info = reader->info();
   UnbindInput in = read_unbind_input(opt, info, ctx);
   if (checked.params.saddle) add_key_saddles(opt, in, ctx);
+  unbind::Params params = checked.params;
+  params.types = in.types;
+  params.apertures = unbind::aperture_radii(info, opt.apertures_kpc);
   const unbind::Frame frame = unbind::frame_of(info, in.grid, checked.softening, info.total(in.types));
   // Threads share a rank's haloes (the tree potential's Forest works on mpi::Comm::self(): no MPI call)
   // and the searches that find a particle's cell.
@@ -137,7 +149,7 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   std::vector<particles::CellMember> members = read_unbind_members(opt, in, *reader, threads, ctx);
 
   ctx.manifest().parameter("batch_particles", opt.batch_particles);
-  unbind::Unbound u = unbind::unbind_objects(std::move(members), in.objects, frame, checked.params, threads,
+  unbind::Unbound u = unbind::unbind_objects(std::move(members), in.objects, frame, params, threads,
                                              opt.batch_particles, comm, [&](const std::string& p) { ctx.phase(p); });
 
   ctx.phase("write");
@@ -147,12 +159,16 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   ctx.manifest().parameter("softening_used", frame.softening, in.grid.length_units);
   ctx.manifest().parameter("types_used", in.types);
   ctx.summary(kSummary, u);
-  model::Bound out{in.grid, unbind::bound_meta(frame, checked.params, info), std::move(u.objects),
-                   std::move(u.particles), std::move(u.most_bound)};
+  model::Bound out{in.grid,
+                   unbind::bound_meta(frame, params, info, opt.apertures_kpc),
+                   std::move(u.objects),
+                   std::move(u.particles),
+                   std::move(u.most_bound),
+                   std::move(u.by_type)};
   ctx.write_output([&](io::File& f) { io::write_bound(f, out, comm); });
   if (!opt.export_yt.empty())
     ctx.write_output(opt.export_yt, "yt-halo-catalogue",
-                     [&](io::File& f) { io::write_yt_halo_catalogue(f, out.objects, out.grid, out.meta, comm); });
+                     [&](io::File& f) { io::write_yt_halo_catalogue(f, out, comm); });
 }
 
 }  // namespace phew::tools

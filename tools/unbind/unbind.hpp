@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace phew::tools {
 
@@ -28,6 +29,7 @@ struct UnbindOptions {
   std::string export_yt;
   std::string threads = "auto";
   std::int64_t batch_particles = 4'000'000;
+  std::vector<double> apertures_kpc{30, 50};  // --apertures: physical kpc (SOAP's 30 and 50 kpc)
 };
 
 struct UnbindParams {

@@ -73,7 +73,7 @@ std::vector<particles::CellMember> members_of_peaks(const UnbindOptions& opt, co
   const mpi::Comm& comm = ctx.comm();
   ctx.phase("read");
   particles::FieldSelection fields;
-  fields.ids = fields.velocities = true;
+  fields.ids = fields.velocities = fields.types = true;
   particles::ParticleSet particles = read_share(reader, in.types, fields, comm);
   std::vector<std::uint64_t> ids;
   std::vector<std::int64_t> peaks;
