@@ -10,10 +10,10 @@
 
 namespace phew::particles {
 
-// The header and the description of the datasets (one file, one particle type).
+// The header and the description of the datasets (one file).
 struct GadgetHeader {
-  int type = 1;              // the particles' PartType (0..5)
-  double particle_mass = 0;  // MassTable entry of `type`: > 0 for one mass for all (no Masses dataset)
+  int type = 1;              // the particles' PartType (0..5), unless GadgetParticles::type gives each one's
+  double particle_mass = 0;  // MassTable entry of every type written: > 0 for one mass for all (no Masses dataset)
   double box_size = 0;       // BoxSize; 0: open boundaries
   double time = 0;           // Time: the scale factor, or the time in internal units
   double redshift = 0;
@@ -32,6 +32,7 @@ struct GadgetParticles {
   std::span<const double> position, velocity;
   std::span<const std::uint64_t> id;
   std::span<const double> mass, potential, acceleration;
+  std::span<const std::uint8_t> type;  // [n]: each particle's PartType (0..5); empty: all of header.type
 };
 
 }  // namespace phew::particles

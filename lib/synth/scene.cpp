@@ -122,6 +122,10 @@ Component parse_component(const Json& j, std::size_t index, const std::string& w
   for (const auto& b : before)
     if (b.name == c.name) throw core::Error::usage("{}: name \"{}\" is used twice", label, c.name);
   c.particles = particles_from(k.get("particles"), label);
+  const double type = k.number("type", 1);
+  if (!(type >= 0 && type <= 5 && type == std::floor(type)))
+    throw core::Error::usage("{}: \"type\" must be a Gadget particle type 0..5, got {:g}", label, type);
+  c.type = static_cast<int>(type);
 
   const std::array<double, 3> centre = scene.box > 0
                                            ? std::array<double, 3>{scene.box / 2, scene.box / 2, scene.box / 2}
@@ -374,6 +378,7 @@ nlohmann::ordered_json scene_to_json(const Scene& s) {
     o["name"] = c.name;
     o["model"] = to_string(c.model);
     o["particles"] = c.particles;
+    if (c.type != 1) o["type"] = c.type;  // dark matter unless said
     if (c.is_halo()) {
       o["mass"] = c.mass;
       if (c.model == ComponentModel::nfw)

@@ -25,6 +25,7 @@ struct Component {
   std::string name;
   ComponentModel model = ComponentModel::nfw;
   std::uint64_t particles = 0;
+  int type = 1;  // the Gadget PartType its particles are written as (0..5): 4 for a stellar component
   // Halos. mass: NFW M200 (within r200); Plummer, Hernquist: total of the untapered model. 1e10 Msun.
   double mass = 0;
   double concentration = 0;                         // NFW: r200 / r_s

@@ -76,6 +76,7 @@ particles::GadgetParticles SynthSnapshot::particles() const {
   p.id = id;
   p.potential = potential;
   p.acceleration = acceleration;
+  p.type = type;
   return p;
 }
 
@@ -131,6 +132,14 @@ SynthSnapshot Synthesis::snapshot(int s, const std::string& name) {
   out.sampled = comm_.root() ? &particles_ : nullptr;
   out.id.resize(n);
   for (std::uint64_t i = 0; i < n; ++i) out.id[i] = i + 1;
+  const bool typed =
+      std::any_of(scene_.components.begin(), scene_.components.end(), [](const Component& c) { return c.type != 1; });
+  if (typed) {
+    out.type.resize(n);
+    for (std::uint64_t i = 0; i < n; ++i)
+      out.type[i] =
+          static_cast<std::uint8_t>(scene_.components[static_cast<std::size_t>(particles_.component[i])].type);
+  }
 
   model::Truth& t = out.truth;
   const SceneUnits u = units_of(scene_);

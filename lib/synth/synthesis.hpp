@@ -21,6 +21,7 @@ struct SynthSnapshot {
   particles::GadgetHeader header;
   std::vector<std::uint64_t> id;
   std::vector<double> potential, acceleration;  // when the scene asks for them
+  std::vector<std::uint8_t> type;               // each particle's PartType, when a component is not dark matter
   model::Truth truth;
   const Particles* sampled = nullptr;  // positions, velocities, masses
 

@@ -74,6 +74,8 @@ def plan(o):
     amr = o.get("amr")
     if amr:  # an adaptive mesh: --grid is the coarse grid
         grid += ["--refine", f"{amr['refine']:g}", "--levels", str(amr["levels"])]
+    if o.get("types"):  # particles of several types: the grid of all (the later tools take the grid's)
+        grid += ["--types", o["types"]]
     for k in range(o["snapshots"]):
         p, snap = f"{k:03d}", f"../{o['snapshot_files'][k]}"
         steps.append(Step(f"{p}.grid", ["cic-project", snap, "-o", f"{p}.grid.h5"] + grid, f"{p}.grid.h5"))
@@ -312,7 +314,8 @@ class Scene:
                         + f"{'periodic' if o['periodic'] else 'open box, region ' + ','.join(f'{v:g}' for v in o['region'])}, "
                         f"threshold {o['threshold']}, {o['snapshots']} snapshots"
                         f"{' of ' + str(o['files']) + ' files' if o['files'] > 1 else ''}, "
-                        f"{'stored' if o['potential'] else 'no'} potential, masses {o['mass_mode']}")
+                        f"{'stored' if o['potential'] else 'no'} potential, masses {o['mass_mode']}"
+                        f"{', gas, stars and dark matter' if o.get('types') else ''}")
         steps = plan(o)
         self.refused = {}  # step name -> exit code of a clean refusal at 1 rank
         self.chain(steps, 1)
@@ -466,6 +469,7 @@ COVERAGE = [("peaks", "000.patches.h5", "peaks/id", "rows"), ("saddles", "000.pa
             ("second-relevance mergers", "000.clumps_sec.h5", "hierarchy/clump", "rows"),
             ("deblended peaks", "000.peaks.h5", "peaks/from_deblending", "nonzero"),
             ("bound objects", "000.bound.h5", "objects/n_bound", "nonzero"),
+            ("bound gas or stars", "000.bound.h5", "objects/mass_type", "not_dark_matter"),
             ("peaks after deblending", "000.peaks.h5", "peaks/id", "rows"), ("voters", "000.voters.h5", "voters/peak", "rows"),
             ("tree links", "tree.h5", "peaks/main_progenitor_id", "nonzero"), ("maps", "maps.h5", "maps/sigma", "rows")]
 
@@ -477,7 +481,11 @@ def coverage(folder):
     for name, file, obj, how in COVERAGE:
         try:
             with h5py.File(folder / file, "r") as f:
-                out[name] = f[obj].shape[0] if how == "rows" else int(np.count_nonzero(f[obj][()]))
+                if how == "not_dark_matter":  # per-type columns of other types than dark matter (1)
+                    other = f[obj].parent.attrs["type_codes"] != 1
+                    out[name] = int(np.count_nonzero(f[obj][()][:, other]))
+                else:
+                    out[name] = f[obj].shape[0] if how == "rows" else int(np.count_nonzero(f[obj][()]))
         except (OSError, KeyError):
             out[name] = None
     return out

@@ -202,6 +202,16 @@ def make(seed, out, grid=None):
     if open_style == "gadget4":
         boxsize, shift = 10000.0, np.full(3, 5000.0)
         region = [v + 5000.0 for v in region]
+    # Particle types in about a third of the scenes (a stream of their own: the other choices of every seed
+    # stay what they were): each blob and the background dark matter (1), stars (4) or gas (0), the chain
+    # made of every type (cic-project --types all) and unbind's per-type columns filled.
+    types_rng = np.random.default_rng([seed, 41])
+    typed = bool(types_rng.uniform() < 0.35)
+    ptype = np.ones(n, dtype=int)
+    if typed:
+        of_group = types_rng.choice([0, 1, 4], nb + 1, p=[0.25, 0.5, 0.25])
+        of_group[0] = of_group[1 + int(np.argmax(counts))] = 1  # dark matter always (dtfe-surface's default)
+        ptype = of_group[member + 1]
     # Multi-file snapshots in some scenes (pieces of uneven size: rank shares cross file boundaries).
     nfiles = int(rng.choice([1, 2, 3], p=[0.7, 0.2, 0.1]))
     cuts = np.sort(rng.choice(np.arange(1, n), nfiles - 1, replace=False)) if nfiles > 1 else np.zeros(0, int)
@@ -215,7 +225,8 @@ def make(seed, out, grid=None):
         time = (0.8 + 0.1 * k) if cosmology else t
         write_snapshot(out / f"snap_{k:03d}", cuts, pos[order], vel[order], ids[order].astype(id_dtype), mass[order],
                        mass_mode, boxsize, open_style, time,
-                       cosmology, potential, pos[order], centre + bulk * t + shift, width, counts, mass, member, periodic)
+                       cosmology, potential, pos[order], centre + bulk * t + shift, width, counts, mass, member, periodic,
+                       ptype[order])
 
     # Field centres for dtfe-surface: the heaviest blob, a blob on a block boundary, an edge point.
     big = int(np.argmax(counts))
@@ -264,6 +275,7 @@ def make(seed, out, grid=None):
         "mass_mode": mass_mode, "id_mode": id_mode, "potential": potential, "snapshots": nsnap,
         "grid": shape, "region": region,
         "amr": amr,
+        "types": "all" if typed else None,
         "assignment": str(rng.choice(["cic", "ngp", "tsc"], p=[0.6, 0.25, 0.15])),
         "precision": str(rng.choice(["float32", "float64"])),
         "threshold": f"{thr:.4g}mean",
@@ -291,8 +303,9 @@ def make(seed, out, grid=None):
 
 
 def write_snapshot(stem, cuts, pos, vel, ids, mass, mass_mode, boxsize, open_style, time, cosmology, potential,
-                   pos_for_phi, centres, widths, counts, all_mass, member, periodic):
-    """STEM.hdf5, or STEM.0.hdf5, STEM.1.hdf5, ... split at `cuts` (a multi-file snapshot)."""
+                   pos_for_phi, centres, widths, counts, all_mass, member, periodic, ptype):
+    """STEM.hdf5, or STEM.0.hdf5, STEM.1.hdf5, ... split at `cuts` (a multi-file snapshot); each particle in
+    the group of its type `ptype`."""
     n = len(pos)
     cols = {"Coordinates": pos.astype(np.float32), "Velocities": vel.astype(np.float32), "ParticleIDs": ids}
     if mass_mode != "table":
@@ -320,12 +333,12 @@ def write_snapshot(stem, cuts, pos, vel, ids, mass, mass_mode, boxsize, open_sty
         with h5py.File(path, "w") as f:
             h = f.create_group("Header")
             h.attrs["BoxSize"] = float(boxsize)
-            h.attrs["NumPart_ThisFile"] = np.array([0, hi - lo, 0, 0, 0, 0], dtype=np.uint32)
-            h.attrs["NumPart_Total"] = np.array([0, n, 0, 0, 0, 0], dtype=np.uint64)
+            h.attrs["NumPart_ThisFile"] = np.bincount(ptype[lo:hi], minlength=6).astype(np.uint32)
+            h.attrs["NumPart_Total"] = np.bincount(ptype, minlength=6).astype(np.uint64)
             h.attrs["NumPart_Total_HighWord"] = np.zeros(6, dtype=np.uint32)
             mt = np.zeros(6)
             if mass_mode == "table":
-                mt[1] = mass[0]
+                mt[np.unique(ptype)] = mass[0]
             h.attrs["MassTable"] = mt
             h.attrs["Time"] = float(time)
             h.attrs["Redshift"] = float(1 / time - 1) if cosmology else 0.0
@@ -339,9 +352,11 @@ def write_snapshot(stem, cuts, pos, vel, ids, mass, mass_mode, boxsize, open_sty
             h.attrs["UnitVelocity_in_cm_per_s"] = 1e5
             if open_style == "gadget4":  # Gadget-4 without PERIODIC in /Config: open boundaries
                 f.create_group("Config").attrs["NTYPES"] = np.int32(6)
-            g = f.create_group("PartType1")
-            for name, v in cols.items():
-                g[name] = v[lo:hi]
+            for t in np.unique(ptype):
+                g = f.create_group(f"PartType{t}")
+                mine = np.flatnonzero(ptype[lo:hi] == t) + lo
+                for name, v in cols.items():
+                    g[name] = v[mine]
 
 
 if __name__ == "__main__":

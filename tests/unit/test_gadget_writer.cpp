@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 
 #include <filesystem>
@@ -69,9 +70,9 @@ TEST(GadgetWriter, ReadsBackThroughTheSnapshotReader) {
       h.mass_units = "1e10 Msun/h";
       h.potential_units = "(km/s)^2";
       h.acceleration_units = "(km/s)^2/kpc/h";
-      GadgetParticles p{d.position,  d.velocity,
-                        d.id,        per_particle ? std::span<const double>(d.mass) : std::span<const double>(),
-                        d.potential, d.acceleration};
+      GadgetParticles p{
+          d.position,  d.velocity,     d.id, per_particle ? std::span<const double>(d.mass) : std::span<const double>(),
+          d.potential, d.acceleration, {}};
       {
         io::File f = io::File::create(path, comm);
         write_gadget_hdf5(f, h, p, comm);
@@ -108,6 +109,48 @@ TEST(GadgetWriter, ReadsBackThroughTheSnapshotReader) {
       EXPECT_EQ(f.read_attribute_string("/PartType1/Coordinates", "units"), "kpc/h");
     }
   }
+  fs::remove_all(dir);
+}
+
+TEST(GadgetWriter, EachTypeInItsGroupAndReadBackWithItsType) {
+  // Particles of types 1, 4 and 0 in turn: each written to its own /PartTypeN in the order given, read
+  // back type-major with each particle's type (ParticleSet::type).
+  const fs::path dir = fs::temp_directory_path() / ("phew-test-gadget-types-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const mpi::Comm comm;
+  const std::string path = (dir / "snap.hdf5").string();
+  const Data d = make(90, 50.0, 4);
+  std::vector<std::uint8_t> type(90);
+  for (std::size_t i = 0; i < 90; ++i) type[i] = std::array<std::uint8_t, 3>{1, 4, 0}[i % 3];
+  GadgetHeader h;
+  h.box_size = 50.0;
+  h.time = 1;
+  h.double_precision = true;
+  {
+    io::File f = io::File::create(path, comm);
+    write_gadget_hdf5(f, h, {d.position, d.velocity, d.id, d.mass, {}, {}, type}, comm);
+  }
+  const auto reader = open_snapshot({path});
+  EXPECT_EQ(reader->info().total(0), 30u);
+  EXPECT_EQ(reader->info().total(1), 30u);
+  EXPECT_EQ(reader->info().total(4), 30u);
+  FieldSelection fields;
+  fields.ids = fields.types = true;
+  const ParticleSet back = read_particles(*reader, {0, 1, 4}, 0, 90, fields);
+  ASSERT_EQ(back.type.size(), 90u);
+  std::size_t k = 0;
+  for (const std::uint8_t t : std::array<std::uint8_t, 3>{0, 1, 4})
+    for (std::size_t i = 0; i < 90; ++i) {
+      if (type[i] != t) continue;
+      EXPECT_EQ(back.type[k], t);
+      EXPECT_EQ(back.id[k], d.id[i]);
+      EXPECT_EQ(back.mass[k], d.mass[i]);
+      EXPECT_EQ(back.position[3 * k + 2], d.position[3 * i + 2]);
+      ++k;
+    }
+  EXPECT_EQ(k, 90u);
+  const io::File f = io::File::open_read(path);
+  EXPECT_FALSE(f.has("/PartType2"));
   fs::remove_all(dir);
 }
 
