@@ -11,6 +11,8 @@ inline constexpr double kMpcInCm = 3.085678e24;
 inline constexpr double kMsunInG = 1.989e33;
 inline constexpr double kKmPerSInCmPerS = 1e5;
 inline constexpr double kGravitationalConstantCgs = 6.6743e-8;
+inline constexpr double kProtonMassG = 1.67262192e-24;
+inline constexpr double kBoltzmannCgs = 1.380649e-16;  // erg/K
 
 // Names as they appear in units attributes, manifests and exports (unyt parses them).
 inline constexpr char kKmPerS[] = "km/s";

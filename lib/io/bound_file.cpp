@@ -132,6 +132,22 @@ const Table<BoundObject>& bound_object_table() {
           .column("xoff", &BoundObject::xoff, Unit::length, "centre to centre of mass inside rvir, comoving")
           .measured()
           .at_least(0)
+          .column("gas_temperature", &BoundObject::gas_temperature, Unit::none,
+                  "K: mass-weighted temperature of the own bound gas (0: none)", true)
+          .finite()
+          .at_least(0)
+          .column("gas_temperature_inclusive", &BoundObject::gas_temperature_inclusive, Unit::none,
+                  "K: with the sub-objects' bound gas", true)
+          .finite()
+          .at_least(0)
+          .column("star_forming_gas_mass", &BoundObject::star_forming_gas_mass, Unit::mass,
+                  "own bound gas with a star formation rate > 0", true)
+          .finite()
+          .at_least(0)
+          .column("star_forming_gas_mass_inclusive", &BoundObject::star_forming_gas_mass_inclusive, Unit::mass,
+                  "with the sub-objects' bound gas", true)
+          .finite()
+          .at_least(0)
           .column("iterations", &BoundObject::iterations, Unit::none, "removal passes")
           .at_least(0)
           .column("converged", &BoundObject::converged, Unit::none, "1: the last pass removed nothing")
@@ -263,7 +279,12 @@ namespace {
 // the types named in the attributes types (names) and type_codes, the apertures in apertures_kpc.
 void write_bound_objects(File& f, const model::Bound& b, const UnitNames& units, const mpi::Comm& comm) {
   const BoundMeta& m = b.meta;
-  bound_object_table().write(f, "/objects", b.objects, units, comm);
+  std::set<std::string> gas;
+  if (m.gas_temperature) gas.insert({"gas_temperature", "gas_temperature_inclusive"});
+  if (m.star_forming_gas) gas.insert({"star_forming_gas_mass", "star_forming_gas_mass_inclusive"});
+  bound_object_table().write(f, "/objects", b.objects, units, comm, gas);
+  for (const char* name : {"gas_temperature", "gas_temperature_inclusive"})
+    if (m.gas_temperature) f.write_attribute(std::string("/objects/") + name, "units", "K");
   if (m.types.empty()) return;
   const auto n_types = static_cast<std::uint64_t>(m.types.size());
   const auto n_apertures = static_cast<std::uint64_t>(m.apertures_kpc.size());
@@ -333,6 +354,8 @@ BoundHeader read_bound_header(const File& f) {
   if (f.has_attribute("/objects", "type_codes"))
     for (const std::int64_t t : f.read_attribute<std::int64_t>("/objects", "type_codes"))
       h.meta.types.push_back(static_cast<int>(t));
+  h.meta.gas_temperature = f.has("/objects/gas_temperature");
+  h.meta.star_forming_gas = f.has("/objects/star_forming_gas_mass");
   if (f.has_attribute("/objects", "apertures_kpc"))
     h.meta.apertures_kpc = f.read_attribute<double>("/objects", "apertures_kpc");
   h.n_objects = bound_object_table().size(f, "/objects");
@@ -447,6 +470,9 @@ void write_yt_halo_catalogue(File& f, const model::Bound& bound, const mpi::Comm
   column("concentration", "", [](const BoundObject& o) { return o.concentration_klypin; });
   column("b_to_a", "", [](const BoundObject& o) { return o.b_to_a; });
   column("c_to_a", "", [](const BoundObject& o) { return o.c_to_a; });
+  if (meta.gas_temperature) column("gas_temperature", "K", [](const BoundObject& o) { return o.gas_temperature; });
+  if (meta.star_forming_gas)
+    column("star_forming_gas_mass", "g", [&](const BoundObject& o) { return o.star_forming_gas_mass * g; });
   // Per type, of the own bound particles: a field per type and property (yt's fields are scalars).
   const auto type_column = [&](const std::string& name, const std::string& units,
                                const std::function<double(const ObjectTypes&)>& value) {

@@ -45,6 +45,11 @@ struct BoundObject {
   double mvir = 0, rvir = 0, m200c = 0, r200c = 0, m200m = 0, r200m = 0, m500c = 0, r500c = 0;
   double rs_klypin = 0, concentration_klypin = 0, rs_fit = 0, concentration_fit = 0;
   double b_to_a = 0, c_to_a = 0, xoff = 0;
+  // The bound gas (type 0), when the snapshot has its fields (BoundMeta::gas_temperature,
+  // star_forming_gas): its mass-weighted temperature (K) and the mass of its star-forming particles
+  // (star formation rate > 0), own and inclusive of the sub-objects' bound gas; 0 without gas.
+  double gas_temperature = 0, gas_temperature_inclusive = 0;
+  double star_forming_gas_mass = 0, star_forming_gas_mass_inclusive = 0;
   std::int64_t iterations = 0;
   bool converged = false;
   bool dissolved = false;  // fewer than the minimum bound particles stayed: all passed to its parent
@@ -100,6 +105,8 @@ struct BoundMeta {
   std::vector<int> types;
   std::vector<std::string> type_names;
   std::vector<double> apertures_kpc;
+  // Which gas columns the objects have (the snapshot's gas has an internal energy, a star formation rate).
+  bool gas_temperature = false, star_forming_gas = false;
 };
 
 // The whole product, as one rank holds it: its rows of each table (which follow the lower ranks' rows).

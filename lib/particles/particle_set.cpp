@@ -30,6 +30,9 @@ void ParticleSet::append(const ParticleSet& o) {
   extend(potential, o.potential);
   extend(acceleration, o.acceleration);
   extend(type, o.type);
+  extend(internal_energy, o.internal_energy);
+  extend(star_formation_rate, o.star_formation_rate);
+  extend(electron_abundance, o.electron_abundance);
 }
 
 std::string SnapshotInfo::type_name(int type) const {
@@ -60,6 +63,11 @@ std::string SnapshotInfo::type_name(int type) const {
   if (type >= 0 && static_cast<std::size_t>(type) < names.size() && *names[static_cast<std::size_t>(type)])
     return names[static_cast<std::size_t>(type)];
   return fmt::format("type_{}", type);
+}
+
+bool SnapshotInfo::format_has_type(int type) const {
+  if (type < 0 || type >= num_types()) return false;
+  return format != "ramses" || type <= 5 || type >= 11;
 }
 
 std::string Units::length_name() const {

@@ -18,6 +18,9 @@ struct FieldSelection {
   bool acceleration = false;
   bool positions = true;
   bool types = false;  // each particle's type (ParticleSet::type)
+  // Gas (type 0) only: its specific internal energy, star formation rate and electron abundance, those
+  // the snapshot has (SnapshotInfo::has_*); the others stay empty.
+  bool gas = false;
 };
 
 // Structure of arrays; vectors of 3 are interleaved (x0 y0 z0 x1 ...). Unrequested fields stay empty.
@@ -33,6 +36,9 @@ struct ParticleSet {
   // [n]: the particle's type (Gadget's 0-5, the phew type of a RAMSES family), filled by read_particles
   // from the type each piece was read as (the format readers never fill it).
   std::vector<std::uint8_t> type;
+  // [n] of gas particles (FieldSelection::gas): specific internal energy u (velocity units squared), star
+  // formation rate (the file's units: only > 0 matters here), electrons per hydrogen atom.
+  std::vector<double> internal_energy, star_formation_rate, electron_abundance;
 
   std::size_t size() const { return mass.size(); }
   void append(const ParticleSet& other);
@@ -98,12 +104,17 @@ struct SnapshotInfo {
   std::optional<Cosmology> cosmology;
   Units units;
   bool has_ids = true, has_velocities = true, has_potential = false, has_acceleration = false;
+  // The gas's fields (type 0; Gadget's and AREPO's InternalEnergy, StarFormationRate, ElectronAbundance,
+  // SWIFT's InternalEnergies, StarFormationRates): read with FieldSelection::gas.
+  bool has_internal_energy = false, has_star_formation_rate = false, has_electron_abundance = false;
 
   int num_types() const { return static_cast<int>(mass_table.size()); }
   // The name of a type in this format (the per-type columns' names): Gadget's gas, dark_matter,
   // dark_matter_2, dark_matter_3, stars, black_holes; SWIFT's; RAMSES' families (dark_matter, stars,
   // cloud, debris, other, tracer_...); "particles" for phew's particle file; "type_N" otherwise.
   std::string type_name(int type) const;
+  // Whether the format has such a type (RAMSES' phew types 6-10 are no family: they never hold particles).
+  bool format_has_type(int type) const;
   std::uint64_t total(int type) const;  // over all files
   std::uint64_t total(const std::vector<int>& types) const;
 };

@@ -163,6 +163,8 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
   if (fields.ids && !info.has_ids) throw core::Error::input("{}: snapshot has no particle IDs", info.files.front());
   if (fields.velocities && !info.has_velocities)
     throw core::Error::input("{}: snapshot has no velocities", info.files.front());
+  if (fields.gas && types != std::vector<int>{0})
+    throw core::Error::internal("read_particles: the gas's fields are read for type 0 alone");
   if (fields.potential && !info.has_potential)
     throw core::Error::input("{}: snapshot has no potential", info.files.front());
   if (fields.acceleration && !info.has_acceleration)
@@ -221,6 +223,14 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
   }
   for (std::size_t i = 0; i < out.velocity.size(); ++i)
     if (!std::isfinite(out.velocity[i])) throw core::Error::input("{}: a velocity is not finite", file_of(i / 3));
+  // The gas's fields: finite and not negative (a temperature, a rate, a number of electrons).
+  for (const auto& [values, name] :
+       {std::pair{&out.internal_energy, "internal energy"}, std::pair{&out.star_formation_rate, "star formation rate"},
+        std::pair{&out.electron_abundance, "electron abundance"}})
+    for (std::size_t i = 0; i < values->size(); ++i)
+      if (!((*values)[i] >= 0) || !std::isfinite((*values)[i]))
+        throw core::Error::input("{}: particle {} of the selection has {} {} (finite and >= 0 expected)", file_of(i),
+                                 begin + i, name, (*values)[i]);
   if (info.periodic)
     for (std::size_t i = 0; i < out.position.size(); ++i)
       out.position[i] = grid::wrap_position(out.position[i], info.box_size[i % 3]);

@@ -172,6 +172,14 @@ class Hdf5Snapshot final : public SnapshotReader {
     }
     if (fields.potential) append(out.potential, f.has(g + "Potential") ? "Potential" : "Potentials");
     if (fields.acceleration) append(out.acceleration, "Acceleration");
+    if (fields.gas && type == 0) {
+      const auto gas_field = [&](std::vector<double>& dst, bool has, const char* gadget, const char* swift) {
+        if (has) append(dst, f.has(g + gadget) ? gadget : swift);
+      };
+      gas_field(out.internal_energy, info_.has_internal_energy, "InternalEnergy", "InternalEnergies");
+      gas_field(out.star_formation_rate, info_.has_star_formation_rate, "StarFormationRate", "StarFormationRates");
+      gas_field(out.electron_abundance, info_.has_electron_abundance, "ElectronAbundance", "ElectronAbundance");
+    }
   }
 
  private:
@@ -333,6 +341,11 @@ class Hdf5Snapshot final : public SnapshotReader {
         info_.has_acceleration &= f.has(g + "Acceleration");
         info_.has_ids &= f.has(g + "ParticleIDs");
         info_.has_velocities &= f.has(g + "Velocities");
+        if (t == 0) {
+          info_.has_internal_energy = f.has(g + "InternalEnergy") || f.has(g + "InternalEnergies");
+          info_.has_star_formation_rate = f.has(g + "StarFormationRate") || f.has(g + "StarFormationRates");
+          info_.has_electron_abundance = f.has(g + "ElectronAbundance");
+        }
       }
       break;
     }

@@ -92,6 +92,62 @@ PY
   assert_success
 }
 
+@test "RAMSES: the same galaxy's stars read by family, their columns named by RAMSES' families" {
+  # A cosmological box (make_ramses.py needs one): dark matter as family 1, stars as family 2.
+  sed 's/"box": 0, "seed": 5,/"box": 2000, "cosmology": {"omega_m": 0.3, "omega_lambda": 0.7, "hubble": 0.7}, "redshift": 0, "seed": 5,/' \
+    "$D/galaxy.json" >"$OUT/galaxy.json"
+  synth-particles "$OUT/galaxy.json" -o "$OUT/galaxy.hdf5" -q
+  /usr/bin/python3 "$PHEW_SOURCE/tests/data/make_ramses.py" "$OUT/galaxy.hdf5" "$OUT/ramses" --ncpu 3 >/dev/null
+  local out="$OUT/ramses/output_00001"
+  cic-project "$out" -o "$OUT/grid.h5" --grid 64 --types all -q
+  phew-segment "$OUT/grid.h5" -o "$OUT/patches.h5" --threshold 10mean -q
+  phew-merge "$OUT/patches.h5" -o "$OUT/clumps.h5" --relevance 3 -q
+  unbind "$OUT/clumps.h5" "$out" -o "$OUT/bound.h5" -q
+  run /usr/bin/python3 - "$OUT/bound.h5" <<'PY'
+import sys, h5py, numpy as np
+o = h5py.File(sys.argv[1], "r")["objects"]
+codes, names = list(o.attrs["type_codes"]), [str(n) for n in o.attrs["types"]]
+# RAMSES' families -5..5 (phew types 0-5 and 11-15), not the codes no family has.
+assert codes == [0, 1, 2, 3, 4, 5, 11, 12, 13, 14, 15], codes
+assert names[:6] == ["tracer_gas", "dark_matter", "stars", "cloud", "debris", "other"], names
+assert names[6:] == ["tracer_dark_matter", "tracer_stars", "tracer_cloud", "tracer_debris", "tracer_other"], names
+galaxy = int(np.argmax(o["mass"][...]))
+n = o["n_bound_type"][galaxy]
+print(f"RAMSES galaxy: {n[1]} dark-matter and {n[2]} star particles bound")
+assert n[2] == 20000 and n[1] > 30000 and n.sum() == o["n_bound"][galaxy]
+PY
+  echo "$output"
+  assert_success
+}
+
+@test "bad input: a gas field of the wrong shape or a negative internal energy: one line, exit 3, nothing written" {
+  local snap="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5" in="$BATS_TEST_TMPDIR/in"
+  mkdir -p "$in"
+  for bad in shape negative; do
+    /usr/bin/python3 - "$snap" "$in/$bad.hdf5" "$bad" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as s, h5py.File(sys.argv[2], "w") as c:
+    for key in s:
+        s.copy(key, c)
+    g = c["PartType0"]
+    n = len(g["ParticleIDs"])
+    if sys.argv[3] == "shape":
+        g["StarFormationRate"] = np.zeros((n, 2), np.float32)
+    else:
+        u = g["InternalEnergy"][...]
+        u[17] = -1.0
+        g["InternalEnergy"][...] = u
+PY
+    cic-project "$in/$bad.hdf5" -o "$in/$bad.grid.h5" --grid 32 --types all -q
+    phew-segment "$in/$bad.grid.h5" -o "$in/$bad.patches.h5" --threshold 80mean -q
+    phew-merge "$in/$bad.patches.h5" -o "$in/$bad.clumps.h5" -q
+  done
+  bad_input unbind "$OUT/b.h5" 3 "StarFormationRate is float32 [32768,2], expected [32768]" \
+    "$in/shape.clumps.h5" "$in/shape.hdf5"
+  bad_input unbind "$OUT/b.h5" 3 "has internal energy -1 (finite and >= 0 expected)" \
+    "$in/negative.clumps.h5" "$in/negative.hdf5"
+}
+
 @test "bad input: a stellar component of no Gadget type" {
   sed 's/"type": 4/"type": 7/' "$D/galaxy.json" >"$OUT/bad.json"
   run --separate-stderr synth-particles "$OUT/bad.json" -o "$OUT/bad.hdf5"

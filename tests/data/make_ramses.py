@@ -6,8 +6,9 @@
 writes OUTDIR/output_NNNNN/ (N default 1) the way RAMSES 2017+ does: info_NNNNN.txt, header_NNNNN.txt,
 part_file_descriptor.txt and part_NNNNN.out00001 .. outK (Fortran unformatted, little-endian; fields
 position_x/y/z, velocity_x/y/z, mass (d), identity (i or q), levelp (i), family, tag (b)). The particles
-of PartType1 are split over the K files in contiguous row ranges (RAMSES splits by Hilbert domains; the
-readers must not care).
+of PartType1 (family 1, dark matter) and of PartType4 when the snapshot has them (family 2, stars), in
+that order, are split over the K files in contiguous row ranges (RAMSES splits by Hilbert domains; the
+readers must not care), the header's family table counting both.
 
 Units. Without --template the output is a cosmological run of its own: boxlen = 1, aexp = the snapshot's
 Time, H0 = 100 HubbleParam, and unit_l, unit_d, unit_t as RAMSES computes them (unit_l = aexp L/h Mpc,
@@ -80,10 +81,21 @@ def main():
         om, ol = float(hd.get("Omega0", 0.3)), float(hd.get("OmegaLambda", 0.7))
         len_cm = float(hd.get("UnitLength_in_cm", 3.085678e21))
         mass_g = float(hd.get("UnitMass_in_g", 1.989e43))
-        g = s["PartType1"]
-        n = g["Coordinates"].shape[0]
-        table = float(hd["MassTable"][1])
-        total_mass = table * n if table > 0 else float(g["Masses"][...].sum())
+        # Dark matter (family 1), then stars (family 2): every column of both, in that order.
+        groups = [(t, s[f"PartType{t}"]) for t in (1, 4) if f"PartType{t}" in s]
+        n = sum(g["Coordinates"].shape[0] for _, g in groups)
+
+        def column(name, t, g):
+            if name == "Masses":
+                return (g["Masses"][...].astype(np.float64) if "Masses" in g
+                        else np.full(g["Coordinates"].shape[0], float(hd["MassTable"][t])))
+            if name == "Velocities" and "Velocities" not in g:
+                return np.zeros((g["Coordinates"].shape[0], 3))
+            return g[name][...]
+        cols = {name: np.concatenate([column(name, t, g) for t, g in groups])
+                for name in ("Coordinates", "Velocities", "Masses", "ParticleIDs")}
+        family = np.concatenate([np.full(g["Coordinates"].shape[0], 1 if t == 1 else 2, dtype="i1") for t, g in groups])
+        total_mass = float(cols["Masses"].sum())
 
         if a.template:
             src = a.template.rstrip("/")
@@ -116,22 +128,23 @@ def main():
                  "star", "cloud", "debris", "other", "undefined"]
         with open(os.path.join(out, f"header_{num}.txt"), "w") as f:
             f.write("#      Family     Count\n")
+            counts = {"DM": int(np.count_nonzero(family == 1)), "star": int(np.count_nonzero(family == 2))}
             for name in names:
-                f.write(f"{name:>13}{n if name == 'DM' else 0:10d}\n")
+                f.write(f"{name:>13}{counts.get(name, 0):10d}\n")
             f.write("Particle fields\npos vel mass iord level family tag \n")
 
         for r in range(ncpu):
             lo, hi = n * r // ncpu, n * (r + 1) // ncpu
-            x = g["Coordinates"][lo:hi].astype(np.float64) / box
+            x = cols["Coordinates"][lo:hi].astype(np.float64) / box
             x -= np.floor(x)
-            u = g["Velocities"][lo:hi].astype(np.float64) if "Velocities" in g else np.zeros((hi - lo, 3))
-            m = np.full(hi - lo, table) if table > 0 else g["Masses"][lo:hi].astype(np.float64)
-            ids = g["ParticleIDs"][lo:hi]
+            u = cols["Velocities"][lo:hi].astype(np.float64)
+            m = cols["Masses"][lo:hi]
+            ids = cols["ParticleIDs"][lo:hi]
             with open(os.path.join(out, f"part_{num}.out{r + 1:05d}"), "wb") as f:
                 for v, t in ((ncpu, "<i4"), (3, "<i4"), (hi - lo, "<i4")):
                     record(f, np.array([v], dtype=t))
                 record(f, np.arange(1, 5, dtype="<i4"))  # localseed
-                record(f, np.array([0], dtype="<i4"))     # nstar_tot
+                record(f, np.array([np.count_nonzero(family == 2)], dtype="<i4"))  # nstar_tot
                 record(f, np.zeros(2, dtype="<f8")[:1])   # mstar_tot
                 record(f, np.zeros(1, dtype="<f8"))       # mstar_lost
                 record(f, np.array([0], dtype="<i4"))     # nsink
@@ -142,7 +155,7 @@ def main():
                 record(f, mass_code(m).astype("<f8"))
                 record(f, ids.astype("<i4" if a.id_type == "i" else "<i8"))
                 record(f, np.full(hi - lo, 7, dtype="<i4"))
-                record(f, np.ones(hi - lo, dtype="i1"))
+                record(f, family[lo:hi])
                 record(f, np.zeros(hi - lo, dtype="i1"))
     print(out)
 

@@ -8,7 +8,9 @@
 #include <phew/tool/threads_option.hpp>
 #include <phew/unbind/catalogue.hpp>
 #include <phew/unbind/frame.hpp>
+#include <phew/unbind/gas.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace phew::tools {
@@ -140,7 +142,8 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   UnbindInput in = read_unbind_input(opt, info, ctx);
   if (checked.params.saddle) add_key_saddles(opt, in, ctx);
   unbind::Params params = checked.params;
-  params.types = in.types;
+  for (const int t : in.types)  // a column per type the format has (not RAMSES' unused codes)
+    if (info.format_has_type(t)) params.types.push_back(t);
   params.apertures = unbind::aperture_radii(info, opt.apertures_kpc);
   const unbind::Frame frame = unbind::frame_of(info, in.grid, checked.softening, info.total(in.types));
   // Threads share a rank's haloes (the tree potential's Forest works on mpi::Comm::self(): no MPI call)
@@ -152,6 +155,10 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
   unbind::Unbound u = unbind::unbind_objects(std::move(members), in.objects, frame, params, threads,
                                              opt.batch_particles, comm, [&](const std::string& p) { ctx.phase(p); });
 
+  // The bound gas's temperature and star-forming mass, joined by particle ID (when it has those fields).
+  unbind::GasColumns gas;
+  if (std::find(params.types.begin(), params.types.end(), 0) != params.types.end())
+    gas = unbind::add_gas_properties(u.objects, u.particles, *reader, comm);
   ctx.phase("write");
   ctx.manifest().parameter("gravitational_constant", frame.G, tool::gravitational_constant_units(info.units));
   ctx.manifest().parameter("scale_factor_used", frame.scale_factor);
@@ -165,6 +172,8 @@ void run_unbind(const UnbindOptions& opt, tool::Context& ctx) {
                    std::move(u.particles),
                    std::move(u.most_bound),
                    std::move(u.by_type)};
+  out.meta.gas_temperature = gas.temperature;
+  out.meta.star_forming_gas = gas.star_forming;
   ctx.write_output([&](io::File& f) { io::write_bound(f, out, comm); });
   if (!opt.export_yt.empty())
     ctx.write_output(opt.export_yt, "yt-halo-catalogue",
