@@ -11,6 +11,7 @@
 #include <phew/mpi/slab.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -63,7 +64,7 @@ void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& 
   s.out.clear();
   for (std::size_t i = b; i < e; ++i) {
     if (s.point[i - b] < 0) continue;
-    CellMember m{s.point[i - b], 0, 0, ps.id[i], {}, {}, ps.mass[i], ps.type.empty() ? std::uint8_t{0} : ps.type[i]};
+    CellMember m{s.point[i - b], 0, ps.type.empty() ? std::uint8_t{0} : ps.type[i], 0, ps.id[i], {}, {}, ps.mass[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       m.x[d] = ps.position[3 * i + d];
       m.v[d] = ps.velocity[3 * i + d];
@@ -85,7 +86,8 @@ void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& 
     if (!labelled(k)) continue;
     CellMember& p = s.at_cells[i];
     p.cell = labels.cell[k];
-    p.label = p.group = labels.label[k];
+    p.label = labels.label[k];
+    p.group = group_of_label(p.label);
     members.push_back(p);
   }
 }
@@ -138,7 +140,7 @@ std::vector<CellMember> members_by_id(const ParticleSet& ps, std::span<const std
   listed = mpi::route(comm, listed, [&](const Listed& l) { return static_cast<int>(l.id % ranks); });
   std::vector<CellMember> mine;
   for (std::size_t i = 0; i < ps.size(); ++i) {
-    CellMember m{0, 0, 0, ps.id[i], {}, {}, ps.mass[i], ps.type.empty() ? std::uint8_t{0} : ps.type[i]};
+    CellMember m{0, 0, ps.type.empty() ? std::uint8_t{0} : ps.type[i], 0, ps.id[i], {}, {}, ps.mass[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       m.x[d] = ps.position[3 * i + d];
       m.v[d] = ps.velocity[3 * i + d];
@@ -162,11 +164,18 @@ std::vector<CellMember> members_by_id(const ParticleSet& ps, std::span<const std
             "{}: particle {} is not among the snapshot's selected particles (another snapshot, or other --types?)",
             source, listed[i].id);
       CellMember m = mine[j];
-      m.label = m.group = listed[i].label;
+      m.label = listed[i].label;
+      m.group = group_of_label(m.label);
       out.push_back(m);
     }
   });
   return out;
+}
+
+std::int32_t group_of_label(std::int64_t label) {
+  if (label > std::numeric_limits<std::int32_t>::max())
+    throw core::Error::input("label {}: a catalogue of more than 2^31 - 1 clumps (a member's group is 32 bits)", label);
+  return static_cast<std::int32_t>(label);
 }
 
 std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int64_t n_groups, int threads,
@@ -211,20 +220,15 @@ std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int6
       throw core::Error::internal("group {} has no particle count at its owner, rank {}", id, comm.rank());
     return d->second;
   });
-  {
-    std::size_t g = 0;  // group_ids is sorted: the run's group is found by a search from the start
-    for (CellMember& p : members) {
-      if (group_ids[g] != p.group)
-        g = static_cast<std::size_t>(std::lower_bound(group_ids.begin(), group_ids.end(), p.group) - group_ids.begin());
-      p.group = p.group * comm.size() + dest[g];  // carry the destination
-    }
-  }
-  std::vector<CellMember> out =
-      comm.size() == 1
-          ? std::move(members)
-          : mpi::route(comm, members, [&](const CellMember& p) { return static_cast<int>(p.group % comm.size()); });
+  // Members come in runs of one group: the run's destination is found by a search once per run.
+  std::size_t run = 0;
+  const auto destination = [&](const CellMember& p) {
+    if (group_ids[run] != p.group)
+      run = static_cast<std::size_t>(std::lower_bound(group_ids.begin(), group_ids.end(), p.group) - group_ids.begin());
+    return dest[run];
+  };
+  std::vector<CellMember> out = comm.size() == 1 ? std::move(members) : mpi::route(comm, members, destination);
   members = {};
-  for (CellMember& p : out) p.group /= comm.size();
   // Sorted by (group, particle ID): by group first, in place (an American flag sort: the groups are few
   // and their counts known, so each member is swapped straight into its group's range, with no second
   // copy of the members), then each group's range by ID on threads. IDs are unique, so the order is the

@@ -17,14 +17,19 @@
 namespace phew::particles {
 
 // A particle of a labelled test cell.
+// 88 bytes: the group is 32 bits so that the type fits beside it (groups are counted below 2^31).
 struct CellMember {
   std::int64_t label;  // the label of its test cell (> 0)
-  std::int64_t group;  // what gather_groups sends together: the label, unless the caller sets another
+  std::int32_t group;  // what gather_groups sends together: the label, unless the caller sets another
+  std::uint8_t type;   // the particle's type (ParticleSet::type; 0 when the share was read without types)
   std::int64_t cell;   // the test cell it lies in (a global index: grid cell or leaf key)
   std::uint64_t id;
   double x[3], v[3], m;
-  std::uint8_t type;  // the particle's type (ParticleSet::type; 0 when the share was read without types)
 };
+static_assert(sizeof(CellMember) == 88, "a member's bytes are unbind's memory per particle");
+
+// A label as a member's group: Error(input) beyond the 2^31 - 1 groups a member can name.
+std::int32_t group_of_label(std::int64_t label);
 
 // Every particle of `ps` (this rank's share: ids, velocities, masses) that lies in a test cell with a
 // label > 0 (with its type when `ps` holds types); `labels` are the test cells of this rank's run of cells (`cuts`, from space.rank_cuts). Each

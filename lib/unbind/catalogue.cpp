@@ -21,7 +21,7 @@
 namespace phew::unbind {
 namespace {
 
-using Member = particles::CellMember;  // label: its object; group: its object's halo
+using Member = particles::CellMember;  // label: its object; group: its halo's index, then its place in the batch
 
 // Members a rank sends at a time to the ranks that unbind their haloes (5.6 MiB of them).
 constexpr std::size_t kExchangeRound = std::size_t{1} << 16;
@@ -260,8 +260,6 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
     if (added) halo_rows.emplace_back();
     halo_rows[h->second].push_back(k);
   }
-  std::vector<std::int64_t> halo_id(halo_rows.size());
-  for (const auto& [id, h] : halo_of) halo_id[h] = id;
 
   // group: the halo's index while the members wait to be sent.
   std::size_t kept = 0;
@@ -269,7 +267,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   for (Member& p : members) {
     const auto k = row_of.find(p.label);
     if (k == row_of.end()) continue;  // e.g. a clump below phew-merge's --mass-threshold
-    p.group = static_cast<std::int64_t>(halo_of.at(objects[k->second].halo));
+    p.group = static_cast<std::int32_t>(halo_of.at(objects[k->second].halo));  // fewer haloes than labels
     ++count_here[static_cast<std::size_t>(p.group)];
     members[kept++] = p;
   }
@@ -333,8 +331,8 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
     // In schedule order (biggest halo first), so that the members of the haloes done form a prefix of
     // the batch whose pages can go back while the rest are unbound.
     const std::vector<std::size_t>& here = batch_haloes[round];
-    std::vector<std::int64_t> order_of(halo_rows.size(), 0);
-    for (std::size_t k = 0; k < here.size(); ++k) order_of[here[k]] = static_cast<std::int64_t>(k);
+    std::vector<std::int32_t> order_of(halo_rows.size(), 0);
+    for (std::size_t k = 0; k < here.size(); ++k) order_of[here[k]] = static_cast<std::int32_t>(k);
     for (Member& p : batch) p.group = order_of[static_cast<std::size_t>(p.group)];
     std::sort(batch.begin(), batch.end(),
               [](const Member& p, const Member& q) { return p.group != q.group ? p.group < q.group : p.id < q.id; });
@@ -359,7 +357,6 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
       else
         haloes[k].begin = haloes[k].end = at;
     }
-    for (Member& p : batch) p.group = halo_id[here[static_cast<std::size_t>(p.group)]];
 
     // Each halo's rows in its own slot, joined in schedule order: the same rows for any number of threads.
     std::vector<Rows> done(haloes.size());
