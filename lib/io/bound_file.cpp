@@ -351,6 +351,7 @@ BoundHeader read_bound_header(const File& f) {
   h.meta.n_most_bound = f.read_attribute_scalar<std::int64_t>("/", "n_most_bound");
   h.meta.velocity_units = f.read_attribute_string("/objects/bulk_velocity", "units");
   h.meta.energy_units = f.read_attribute_string("/particles/energy", "units");
+  if (f.has_attribute("/objects", "types")) h.meta.type_names = f.read_attribute_strings("/objects", "types");
   if (f.has_attribute("/objects", "type_codes"))
     for (const std::int64_t t : f.read_attribute<std::int64_t>("/objects", "type_codes"))
       h.meta.types.push_back(static_cast<int>(t));

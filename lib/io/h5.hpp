@@ -157,6 +157,8 @@ class File {
     return v[0];
   }
   std::string read_attribute_string(const std::string& object, const std::string& name) const;
+  // A 1-D attribute of variable-length strings (write_attribute's vector form). Throws Error(input).
+  std::vector<std::string> read_attribute_strings(const std::string& object, const std::string& name) const;
 
   // --- writing (parallel files: every rank calls with the same arguments unless stated)
   void create_group(const std::string& group);

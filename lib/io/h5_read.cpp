@@ -213,4 +213,24 @@ std::string File::read_attribute_string(const std::string& object, const std::st
   return out;
 }
 
+std::vector<std::string> File::read_attribute_strings(const std::string& object, const std::string& name) const {
+  const TypeInfo info = attribute_info(object, name);
+  const std::string where = path_ + ": attribute " + name + " of " + object;
+  Id a(H5Aopen_by_name(id_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  Id type(H5Aget_type(a), H5Tclose);
+  if (info.cls != TypeInfo::Class::string || H5Tis_variable_str(type) <= 0 || info.shape.size() != 1)
+    throw core::Error::input("{}: holds {}, a list of strings expected", where, info.describe());
+  Id mem(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(mem, H5T_VARIABLE);
+  H5Tset_cset(mem, H5Tget_cset(type));
+  std::vector<char*> text(static_cast<std::size_t>(info.shape[0]), nullptr);
+  if (H5Aread(a, mem, text.data()) < 0) throw core::Error::io("{}: read failed", where);
+  std::vector<std::string> out;
+  for (char* s : text) {
+    out.emplace_back(s ? s : "");
+    H5free_memory(s);
+  }
+  return out;
+}
+
 }  // namespace phew::io

@@ -98,6 +98,10 @@ TreeStateMeta shared(TreeStateMeta m, const mpi::Comm& comm) {
     comm.broadcast(*v);
   comm.broadcast(units);
   m.length_units = units;
+  auto n_types = static_cast<std::int64_t>(m.bound_types.size());
+  comm.broadcast(n_types);
+  m.bound_types.resize(static_cast<std::size_t>(n_types));
+  for (std::string& t : m.bound_types) comm.broadcast(t);
   return m;
 }
 
@@ -179,7 +183,19 @@ const Table<TreePeakRow>& tree_peak_table() {
           .column("jx", &TreePeakRow::jx, Unit::none,
                   "angular momentum of the bound particles, physical (bound.h5 units)", true)
           .column("jy", &TreePeakRow::jy, Unit::none, "", true)
-          .column("jz", &TreePeakRow::jz, Unit::none, "", true);
+          .column("jz", &TreePeakRow::jz, Unit::none, "", true)
+          .column("bound_mass_type", &TreePeakRow::bound_mass_type, Unit::none,
+                  "[n][types]: bound mass of each type with bound sub-objects (mass_inclusive_type), snapshot mass "
+                  "units; the types in the attribute bound_types of /peaks; NaN: the stage had none",
+                  true)
+          .measured()
+          .at_least(0)
+          .column("bound_half_mass_radius_type", &TreePeakRow::bound_half_mass_radius_type, Unit::none,
+                  "[n][types]: half-mass radius of each type's bound particles (half_mass_radius_inclusive_type), "
+                  "comoving snapshot length units",
+                  true)
+          .measured()
+          .at_least(0);
   // clang-format on
   return t;
 }
@@ -213,7 +229,16 @@ void write_tree(File& f, const TreeRows& t, const mpi::Comm& comm) {
   if (bound != 0)
     optional.insert({"bound", "bound_mass", "vmax", "vrms", "rs", "spin_peebles", "spin_bullock", "xoff", "b_to_a",
                      "c_to_a", "virial_ratio", "jx", "jy", "jz"});
-  tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm, optional);
+  // The per-type columns when a stage had them: [n][types], the types named on /peaks.
+  const TreeStateMeta types = shared(t.state, comm);
+  RowShapes shapes;
+  if (!types.bound_types.empty())
+    for (const char* name : {"bound_mass_type", "bound_half_mass_radius_type"}) {
+      optional.insert(name);
+      shapes[name] = {types.bound_types.size()};
+    }
+  tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm, optional, shapes);
+  if (!types.bound_types.empty()) f.write_attribute("/peaks", "bound_types", types.bound_types);
   f.write_attribute("/peaks/merged_before_revival_id", "description",
                     "a peak revived from the graveyard after it was recorded as merged: the peak it had merged into");
   f.write_attribute("/peaks/host", "description",
@@ -292,6 +317,12 @@ TreeRows read_tree(const std::string& path) {
       m.omega_lambda = f.read_attribute_scalar<double>(s, "omega_lambda");
       m.hubble_param = f.read_attribute_scalar<double>(s, "hubble_param");
     }
+    if (f.has_attribute("/peaks", "bound_types")) m.bound_types = f.read_attribute_strings("/peaks", "bound_types");
+    for (const TreePeakRow& r : t.peaks)
+      if (r.bound_mass_type.size() != m.bound_types.size() ||
+          r.bound_half_mass_radius_type.size() != m.bound_types.size())
+        throw core::Error::input("/peaks: per-type columns of {} values, the attribute bound_types names {} types",
+                                 r.bound_mass_type.size(), m.bound_types.size());
     t.artefacts = artefact_table().read(f, s);
     t.last_peaks = state_peak_table().read(f, s);
     // Trees before 2026-11-26 held the velocities as Gadget stores them, u = v_pec / sqrt(a).

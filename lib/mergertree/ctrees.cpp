@@ -194,6 +194,11 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
         e.c_to_a = value(b.c_to_a, 1);
         e.virial_ratio = value(b.virial_ratio, 1);
         e.bound_mass = b.given ? b.mass * cu.msun_h : measured(0);  // 0 for a peak unbinding dissolved
+        for (std::size_t t = 0; t < tree.bound_types.size(); ++t) {
+          const bool has = t < b.mass_type.size();
+          e.mass_type.push_back(has ? b.mass_type[t] * cu.msun_h : measured(0));
+          e.half_mass_radius_type.push_back(has ? b.half_mass_radius_type[t] * kpc_h : measured(0));
+        }
         // J's length is physical in the snapshot's length unit: the same factor to Mpc/h as a comoving one.
         for (std::size_t k = 0; k < 3; ++k) e.j[k] = value(b.angular_momentum[k], cu.msun_h * cu.mpc_h * cu.km_s);
       }
@@ -235,7 +240,12 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
       "Next_coprogenitor_depthfirst_ID(32) Last_progenitor_depthfirst_ID(33) Last_mainleaf_depthfirst_ID(34) M200c(35) "
       "phew_lineage(36) phew_merged(37) phew_revived(38) phew_gap(39) phew_artefact(40) phew_from_deblending(41)";
   const bool bound = has_bound_properties(tree);
-  out += bound ? " Xoff(42) Spin_Bullock(43) b_to_a(44) c_to_a(45) T/|U|(46) phew_bound_mass(47)\n" : "\n";
+  out += bound ? " Xoff(42) Spin_Bullock(43) b_to_a(44) c_to_a(45) T/|U|(46) phew_bound_mass(47)" : "";
+  // Per type: a bound mass and a half-mass radius column each (ytree reads any named column).
+  const std::vector<std::string>& types = bound ? tree.bound_types : std::vector<std::string>{};
+  for (std::size_t t = 0, column = 48; t < types.size(); ++t, column += 2)
+    out += fmt::format(" phew_bound_mass_{}({}) phew_half_mass_radius_{}({})", types[t], column, types[t], column + 1);
+  out += "\n";
   out += fmt::format("#Omega_M = {:f}; Omega_L = {:f}; h0 = {:f}\n", tree.units.omega_m, tree.units.omega_lambda, cu.h);
   out += fmt::format("#Full box size = {:f} Mpc/h\n", tree.sim.box[0] * cu.mpc_h);
   out += comoving ? "#Scale: Scale factor of halo.\n"
@@ -314,6 +324,12 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
         "#T/|U|: Virial ratio of the bound particles (bound.h5 virial_ratio); nan where not measured.\n"
         "#phew_bound_mass: Mass of the bound particles with bound sub-objects (bound.h5 mass_inclusive; 0 if unbinding "
         "dissolved the peak); nan for a stage without bound.h5 (Msun/h).\n";
+  if (!types.empty())
+    out +=
+        "#phew_bound_mass_TYPE: Mass of the bound particles of that type with bound sub-objects (bound.h5 "
+        "mass_inclusive_type); nan for a stage without per-type columns (Msun/h).\n"
+        "#phew_half_mass_radius_TYPE: Radius about the centre holding half of that type's bound mass (bound.h5 "
+        "half_mass_radius_inclusive_type); nan where not measured (kpc/h comoving).\n";
   out += fmt::format("#Consistent Trees Version 1.01 layout, written by {}\n", written_by);
   out += fmt::format("{}\n", trees.size());
   for (const auto& rows : trees) {
@@ -327,9 +343,11 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
       std::array<std::string, 3> j{"0", "0", "0"};
       if (bound)
         for (std::size_t k = 0; k < 3; ++k) j[k] = fmt::format("{:.5e}", e.j[k]);
-      const std::string tail = bound ? fmt::format(" {:.5f} {:.6f} {:.6f} {:.6f} {:.6f} {:.5e}", e.xoff, e.spin_bullock,
-                                                   e.b_to_a, e.c_to_a, e.virial_ratio, e.bound_mass)
-                                     : "";
+      std::string tail = bound ? fmt::format(" {:.5f} {:.6f} {:.6f} {:.6f} {:.6f} {:.5e}", e.xoff, e.spin_bullock,
+                                             e.b_to_a, e.c_to_a, e.virial_ratio, e.bound_mass)
+                               : "";
+      for (std::size_t t = 0; t < types.size(); ++t)
+        tail += fmt::format(" {:.5e} {:.5f}", e.mass_type[t], e.half_mass_radius_type[t]);
       out += fmt::format(
           " {:.5f} {} {:.5f} {} {} {} {} {} 0 {:.5e} {:.5e} {:.5f} {} {} {} {:.5f} {} {:.8f} {:.8f} {:.8f} {:.3f} "
           "{:.3f} "
@@ -421,6 +439,14 @@ model::Arbor arbor_of(const Tree& tree) {
            "angular momentum of the bound particles, physical", [k](const ExportRow& e) { return e.j[k]; });
     real("phew_bound_mass", "Msun/h", "mass of the bound particles (with bound sub-objects)",
          [](const ExportRow& e) { return e.bound_mass; });
+    for (std::size_t t = 0; t < tree.bound_types.size(); ++t) {
+      real("phew_bound_mass_" + tree.bound_types[t], "Msun/h",
+           "mass of the bound particles of type " + tree.bound_types[t] + " (with bound sub-objects)",
+           [t](const ExportRow& e) { return e.mass_type[t]; });
+      real("phew_half_mass_radius_" + tree.bound_types[t], "kpc/h",
+           "half-mass radius of the bound particles of type " + tree.bound_types[t] + ", comoving",
+           [t](const ExportRow& e) { return e.half_mass_radius_type[t]; });
+    }
   }
   std::uint64_t row = 0;
   for (const auto& rows : trees) {

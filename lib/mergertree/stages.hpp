@@ -40,6 +40,9 @@ struct Tree {
   SimulationUnits units;
   std::vector<double> times;       // of the stages so far, in order; the next stage's index is times.size()
   std::vector<double> thresholds;  // their segmentation's density threshold (0 = unknown), for the statistics
+  // The types of the peaks' per-type bound properties (BoundProperties::mass_type), the same for every
+  // stage with per-type columns; empty: none.
+  std::vector<std::string> bound_types;
 };
 
 // The stage of snapshot index `snap` at `time` from its peaks, membership (sorted by particle ID) and
@@ -49,7 +52,8 @@ Stage make_stage(std::int64_t snap, double time, const std::vector<model::PeakRo
 
 // Links `stage` (of simulation `sim`) to the tree. A stage after the first must come from the same
 // simulation (box and units; particle count in a periodic box) and after the previous one in time
-// (before it when `backwards`): Error(input) naming `where` otherwise.
+// (before it when `backwards`), and its per-type bound properties of the tree's types: Error(input)
+// naming `where` otherwise.
 void append_stage(Tree& tree, Stage stage, const Simulation& sim, bool backwards, const std::string& where);
 
 model::TreeRows to_tree_rows(const Tree& tree);

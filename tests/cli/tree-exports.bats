@@ -182,7 +182,10 @@ want = {"Mvir": ("mvir", "mass", None), "sam_Mvir": ("mvir", "mass", None), "Rvi
         "Spin_Bullock": ("spin_bullock", None, 6), "b_to_a": ("b_to_a", None, 6), "c_to_a": ("c_to_a", None, 6),
         "T/|U|": ("virial_ratio", None, 6), "phew_bound_mass": ("mass_inclusive", "mass", None),
         "Jx": (("angular_momentum", 0), "J", None), "Jy": (("angular_momentum", 1), "J", None),
-        "Jz": (("angular_momentum", 2), "J", None)}
+        "Jz": (("angular_momentum", 2), "J", None),
+        # per type (the growing halo is dark matter alone: one type, bound.h5's inclusive columns)
+        "phew_bound_mass_dark_matter": (("mass_inclusive_type", 0), "mass", None),
+        "phew_half_mass_radius_dark_matter": (("half_mass_radius_inclusive_type", 0), "length", 5)}
 checked = 0
 for _, rows in trees:
     for r in rows:
@@ -210,7 +213,8 @@ assert checked >= 5 * len(want), checked  # the growing halo is measured in ever
 # the arbor carries the same values
 a = h5py.File(f"{out}/b/arbor_0000.h5")["data"]
 rows = np.concatenate([rows for _, rows in trees])
-for field, name in (("vmax", "vmax"), ("spin_bullock", "Spin_Bullock"), ("phew_bound_mass", "phew_bound_mass")):
+for field, name in (("vmax", "vmax"), ("spin_bullock", "Spin_Bullock"), ("phew_bound_mass", "phew_bound_mass"),
+                    ("phew_bound_mass_dark_matter", "phew_bound_mass_dark_matter")):
     assert np.allclose(a[field][...], rows[:, col[name]], rtol=2e-5, atol=6e-7, equal_nan=True), field
 # beta_M of the main branch from bound.h5's masses and cosmic times, against the statistics
 om, ol = header["omega_m"], header["omega_l"]
@@ -237,7 +241,7 @@ sys.path.insert(0, sys.argv[1])
 from ctrees_reader import read
 _, cb, tb = read(f"{sys.argv[2]}/b/tree_0_0_0.dat")
 _, cp, tp = read(f"{sys.argv[2]}/p/tree_0_0_0.dat")
-assert len(cp) == 42 and "Xoff" not in cp and len(cb) == 48, (len(cp), len(cb))
+assert len(cp) == 42 and "Xoff" not in cp and len(cb) == 50, (len(cp), len(cb))  # 48 + a mass and a radius per type
 rb, rp = np.concatenate([r for _, r in tb]), np.concatenate([r for _, r in tp])
 assert (rp[:, [cp[n] for n in ("rs", "vrms", "vmax", "Spin")]] == 0).all()
 for n in ("id", "desc_id", "mmp?", "Orig_halo_ID", "Snap_idx", "pid", "phew_lineage", "x", "vx"):

@@ -207,7 +207,13 @@ void add_bound_properties(mergertree::Stage& stage, const std::string& bound_pat
   }
   const io::File f = io::File::open_read(bound_path);
   std::map<std::int64_t, model::BoundObject> by_id;
-  for (model::BoundObject& o : io::read_bound_objects(f)) by_id.emplace(o.id, o);
+  const std::vector<model::BoundObject> objects = io::read_bound_objects(f);
+  for (const model::BoundObject& o : objects) by_id.emplace(o.id, o);
+  // The per-type columns (inclusive, as the bound mass), by object ID; none in a bound.h5 without them.
+  const std::vector<io::ObjectTypes> types = io::read_bound_types(f);
+  std::map<std::int64_t, const io::ObjectTypes*> types_of;
+  for (std::size_t i = 0; i < types.size(); ++i) types_of[objects[i].id] = &types[i];
+  if (!types.empty()) stage.bound_types = io::read_bound_header(f).meta.type_names;
   for (mergertree::StagePeak& p : stage.peaks) {
     const auto it = by_id.find(p.id);
     if (it == by_id.end()) throw core::Error::input("{}: has no object for peak {}", bound_path, p.id);
@@ -231,6 +237,11 @@ void add_bound_properties(mergertree::Stage& stage, const std::string& bound_pat
                     measured(o.c_to_a),
                     measured(o.virial_ratio),
                     j[0] == 0 && j[1] == 0 && j[2] == 0 ? model::BoundObject::kNaN3 : j};
+    if (const auto t = types_of.find(p.id); t != types_of.end()) {
+      p.halo.bound.mass_type = t->second->mass_inclusive;
+      for (const double r : t->second->half_mass_radius_inclusive)
+        p.halo.bound.half_mass_radius_type.push_back(measured(r));
+    }
   }
   core::log::verbose("{}: bound properties of {} peaks", bound_path, stage.peaks.size());
 }
