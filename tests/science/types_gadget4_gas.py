@@ -177,6 +177,25 @@ def check_gas(bound, snapshot, failures, star_forming):
                                                   if star_forming else ""))
 
 
+def check_yt(yt_file, bound, failures):
+    """yt loads the catalogue: each type's mass (g) and the gas temperature (K) as bound.h5's."""
+    import yt
+    yt.set_log_level(40)
+    ad = yt.load(yt_file).all_data()
+    with h5py.File(bound, "r") as f, h5py.File(yt_file, "r") as y:
+        o = f["objects"]
+        keep = np.isin(o["id"][...], y["particle_identifier"][...])
+        grams = y["particle_mass"][...] / o["mass"][...][keep]  # the catalogue's mass unit in g
+        for c, name in enumerate(str(n) for n in o.attrs["types"]):
+            got = ad["halos", f"mass_{name}"].to("g").value
+            if not np.allclose(got, o["mass_type"][...][keep, c] * grams, rtol=1e-12, atol=0):
+                failures.append(f"yt's mass_{name} differs from bound.h5's")
+        got = ad["halos", "gas_temperature"].to("K").value
+        if not np.allclose(got, o["gas_temperature"][...][keep], rtol=1e-12, atol=0):
+            failures.append("yt's gas_temperature differs from bound.h5's")
+    print(f"yt: {len(got)} haloes with mass_gas, mass_dark_matter and gas_temperature in K")
+
+
 def chain(tool, snapshot, d):
     grid, patches, clumps = (os.path.join(d, n) for n in ("grid.h5", "patches.h5", "clumps.h5"))
     run([tool("cic-project"), snapshot, "-o", grid, "--grid", "auto", "--types", "all"])
@@ -196,7 +215,8 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         clumps = chain(tool, snapshot, d)
         bound, bound2 = os.path.join(d, "bound.h5"), os.path.join(d, "bound2.h5")
-        run([tool("unbind"), clumps, snapshot, "-o", bound, "--threads", "1"])
+        yt_file = os.path.join(d, "halos.0.h5")
+        run([tool("unbind"), clumps, snapshot, "-o", bound, "--threads", "1", "--export-yt", yt_file])
         run([tool("unbind"), clumps, snapshot, "-o", bound2, "--threads", "2"], ranks=2)
         with h5py.File(bound, "r") as f, h5py.File(bound2, "r") as g:
             obj = f["objects"]
@@ -226,6 +246,7 @@ def main():
         ratio = got["half_mass_radius_type"][both, 0] / got["half_mass_radius_type"][both, 1]
         print(f"bound gas fraction {gas:.3f}; gas half-mass radius / dark matter's, median {np.median(ratio):.2f}")
         check_gas(bound, snapshot, failures, star_forming=False)
+        check_yt(yt_file, bound, failures)
         # A copy with electrons and star formation: its own chain (the copy is another snapshot).
         sf_dir = os.path.join(d, "sf")
         os.makedirs(sf_dir)
