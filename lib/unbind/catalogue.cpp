@@ -7,6 +7,7 @@
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/sort.hpp>
+#include <phew/mpi/sorted_runs.hpp>
 #include <phew/particles/cell_members.hpp>
 #include <phew/unbind/hierarchy.hpp>
 #include <phew/unbind/schedule.hpp>
@@ -90,15 +91,11 @@ void add_type_rows(std::int64_t object, const Properties& q, const Params& param
 // by (object, column) there: bound.h5 writes an object's row of a [n][types] column from its rank.
 std::vector<model::BoundTypeRow> beside_objects(std::vector<model::BoundTypeRow> rows,
                                                 const std::vector<model::BoundObject>& objects, const mpi::Comm& comm) {
-  // The first object ID of each rank holding objects; a row goes to the last rank starting at or before it.
-  const std::vector<std::int64_t> first = comm.all_gather<std::int64_t>(objects.empty() ? -1 : objects.front().id);
-  const auto owner = [&](const model::BoundTypeRow& r) {
-    int to = 0;
-    for (int k = 0; k < comm.size(); ++k)
-      if (first[static_cast<std::size_t>(k)] >= 0 && first[static_cast<std::size_t>(k)] <= r.object) to = k;
-    return to;
-  };
-  if (comm.size() > 1) rows = mpi::route(comm, rows, owner);
+  const mpi::SortedRuns runs(objects.empty(), objects.empty() ? 0 : static_cast<std::uint64_t>(objects.front().id),
+                             comm);
+  if (comm.size() > 1)
+    rows = mpi::route(comm, rows,
+                      [&](const model::BoundTypeRow& r) { return runs.owner(static_cast<std::uint64_t>(r.object)); });
   std::sort(rows.begin(), rows.end(), [](const model::BoundTypeRow& p, const model::BoundTypeRow& q) {
     return p.object != q.object ? p.object < q.object : p.column < q.column;
   });

@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/core/units.hpp>
 #include <phew/mpi/route.hpp>
+#include <phew/mpi/sorted_runs.hpp>
 
 #include <algorithm>
 #include <array>
@@ -30,19 +31,6 @@ struct GasParticle {
   double mass, temperature, star_forming_mass;
 };
 
-// Where sorted rows live: each rank's first key ({1, key}; {0, 0}: the rank holds none).
-using RunStart = std::array<std::uint64_t, 2>;
-std::vector<RunStart> run_starts(bool empty, std::uint64_t first, const mpi::Comm& comm) {
-  return comm.all_gather<RunStart>(empty ? RunStart{0, 0} : RunStart{1, first});
-}
-// The rank holding `key`: the last one whose run starts at or before it.
-int owner_of(const std::vector<RunStart>& starts, std::uint64_t key) {
-  int to = 0;
-  for (std::size_t r = 0; r < starts.size(); ++r)
-    if (starts[r][0] && starts[r][1] <= key) to = static_cast<int>(r);
-  return to;
-}
-
 }  // namespace
 
 double fully_ionised_electron_abundance() { return 1 + (1 - kHydrogenFraction) / (2 * kHydrogenFraction); }
@@ -59,10 +47,9 @@ GasColumns add_gas_properties(std::vector<model::BoundObject>& objects, std::spa
   GasColumns columns{info.has_internal_energy, info.has_star_formation_rate};
   if ((!columns.temperature && !columns.star_forming) || info.total(0) == 0) return {};
   // Where rows live: the first particle ID and the first object ID of each rank (-1: none there).
-  const std::vector<RunStart> particle_first =
-      run_starts(particles.empty(), particles.empty() ? 0 : particles.front().id, comm);
-  const std::vector<RunStart> object_first =
-      run_starts(objects.empty(), objects.empty() ? 0 : static_cast<std::uint64_t>(objects.front().id), comm);
+  const mpi::SortedRuns particle_runs(particles.empty(), particles.empty() ? 0 : particles.front().id, comm);
+  const mpi::SortedRuns object_runs(objects.empty(),
+                                    objects.empty() ? 0 : static_cast<std::uint64_t>(objects.front().id), comm);
   // Every object's parent (a few numbers per object), for the inclusive sums of the ancestors.
   std::vector<std::array<std::int64_t, 2>> links;
   for (const model::BoundObject& o : objects) links.push_back({o.id, o.parent});
@@ -72,9 +59,11 @@ GasColumns add_gas_properties(std::vector<model::BoundObject>& objects, std::spa
   std::vector<Contribution> contributions;
   particles::FieldSelection fields;
   fields.ids = fields.gas = true;
+  fields.positions = false;  // a particle meets its row by ID
   const double velocity_cm_per_s = info.units.velocity_cm_per_s;
+  std::vector<GasParticle> mine, here, send;  // a chunk's particles, and those that reach this rank
   particles::for_each_share_chunk(reader, {0}, fields, kGasChunk, comm, [&](const particles::ParticleSet& gas) {
-    std::vector<GasParticle> mine(gas.size());
+    mine.resize(gas.size());
     for (std::size_t i = 0; i < gas.size(); ++i) {
       const double n_e =
           gas.electron_abundance.empty() ? fully_ionised_electron_abundance() : gas.electron_abundance[i];
@@ -82,8 +71,9 @@ GasColumns add_gas_properties(std::vector<model::BoundObject>& objects, std::spa
                  gas.internal_energy.empty() ? 0.0 : gas_temperature(gas.internal_energy[i], velocity_cm_per_s, n_e),
                  !gas.star_formation_rate.empty() && gas.star_formation_rate[i] > 0 ? gas.mass[i] : 0.0};
     }
-    const std::vector<GasParticle> here =
-        mpi::route(comm, mine, [&](const GasParticle& p) { return owner_of(particle_first, p.id); });
+    mpi::route_into(
+        comm, std::span<const GasParticle>(mine), [&](const GasParticle& p) { return particle_runs.owner(p.id); }, here,
+        send);
     for (const GasParticle& p : here) {
       const auto row = std::lower_bound(particles.begin(), particles.end(), p.id,
                                         [](const model::BoundParticle& r, std::uint64_t id) { return r.id < id; });
@@ -94,7 +84,7 @@ GasColumns add_gas_properties(std::vector<model::BoundObject>& objects, std::spa
     }
   });
   contributions = mpi::route(comm, contributions, [&](const Contribution& c) {
-    return owner_of(object_first, static_cast<std::uint64_t>(c.object));
+    return object_runs.owner(static_cast<std::uint64_t>(c.object));
   });
   // Summed in particle-ID order per object, whatever the ranks.
   std::sort(contributions.begin(), contributions.end(), [](const Contribution& a, const Contribution& b) {

@@ -6,6 +6,7 @@
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/slab.hpp>
 #include <phew/mpi/sort.hpp>
+#include <phew/mpi/sorted_runs.hpp>
 #include <phew/mpi/traffic.hpp>
 
 #include <gtest/gtest.h>
@@ -377,6 +378,26 @@ TEST(Slabs, OwnersCoverEveryPlaneOnce) {
       EXPECT_LT(p, s.end(o));
     }
   }
+}
+
+TEST(SortedRuns, EveryKeyFindsTheRankHoldingItsRow) {
+  // Keys 10, 20, ... sorted over the ranks, rank 1 holding none (when there is one); every key, and
+  // every value between two keys, belongs to the rank holding the run it falls in.
+  const Comm comm;
+  const int r = comm.rank(), n = comm.size();
+  std::vector<std::uint64_t> mine;
+  if (!(n > 1 && r == 1))
+    for (int k = 0; k < 3; ++k) mine.push_back(static_cast<std::uint64_t>(10 * (3 * r + k) + 10));
+  const SortedRuns runs(mine.empty(), mine.empty() ? 0 : mine.front(), comm);
+  for (int q = 0; q < n; ++q) {
+    if (n > 1 && q == 1) continue;
+    for (int k = 0; k < 3; ++k) {
+      const auto key = static_cast<std::uint64_t>(10 * (3 * q + k) + 10);
+      EXPECT_EQ(runs.owner(key), q) << key;
+      EXPECT_EQ(runs.owner(key + 5), q) << key + 5;
+    }
+  }
+  EXPECT_EQ(runs.owner(1), 0);  // before every run: the first rank holding rows
 }
 
 }  // namespace
