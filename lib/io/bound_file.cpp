@@ -431,13 +431,17 @@ void write_yt_halo_catalogue(File& f, const model::Bound& bound, const mpi::Comm
   const double cm = meta.length_in_cm / h * (meta.comoving ? meta.scale_factor : 1.0), g = meta.mass_in_g / h;
   const double cms = meta.velocity_in_cm_per_s;
   const std::string length = "cm";
-  auto column = [&](const std::string& name, const std::string& units,
-                    const std::function<double(const BoundObject&)>& value) {
+  // A field: a value per row of `rows` (the objects, or their per-type columns).
+  const auto field = [&](const std::string& name, const std::string& units, const auto& rows, const auto& value) {
     std::vector<double> v;
-    v.reserve(objects.size());
-    for (const BoundObject& o : objects) v.push_back(value(o));
+    v.reserve(rows.size());
+    for (const auto& row : rows) v.push_back(value(row));
     f.write_distributed<double>("/" + name, v, comm);
     f.write_attribute("/" + name, "units", units);
+  };
+  const auto column = [&](const std::string& name, const std::string& units,
+                          const std::function<double(const BoundObject&)>& value) {
+    field(name, units, objects, value);
   };
   std::vector<std::int64_t> ids, parents, n_bound;
   for (const BoundObject& o : objects) {
@@ -477,11 +481,7 @@ void write_yt_halo_catalogue(File& f, const model::Bound& bound, const mpi::Comm
   // Per type, of the own bound particles: a field per type and property (yt's fields are scalars).
   const auto type_column = [&](const std::string& name, const std::string& units,
                                const std::function<double(const ObjectTypes&)>& value) {
-    std::vector<double> v;
-    v.reserve(types.size());
-    for (const ObjectTypes& t : types) v.push_back(value(t));
-    f.write_distributed<double>("/" + name, v, comm);
-    f.write_attribute("/" + name, "units", units);
+    field(name, units, types, value);
   };
   const std::size_t n_types = meta.types.size();
   for (std::size_t t = 0; t < n_types; ++t) {

@@ -200,21 +200,13 @@ class File {
   template <typename T>
   void write_distributed(const std::string& dataset, std::span<const T> data, const mpi::Comm& comm,
                          std::uint64_t cols = 1, Storage storage = {}) {
-    const std::uint64_t rows = data.size() / cols;
-    const auto all = comm.all_gather(rows);
-    std::uint64_t offset = 0, total = 0;
-    for (int r = 0; r < comm.size(); ++r) {
-      if (r < comm.rank()) offset += all[static_cast<std::size_t>(r)];
-      total += all[static_cast<std::size_t>(r)];
-    }
-    std::vector<std::uint64_t> shape{total};
-    if (cols > 1) shape.push_back(cols);
-    write_rows<T, T>(dataset, shape, offset, data, storage);
+    write_distributed(dataset, data, comm, cols > 1 ? std::vector<std::uint64_t>{cols} : std::vector<std::uint64_t>{},
+                      storage);
   }
   // The same with rows of any shape: [rows][row_shape...] (every row holds the product of row_shape values).
   template <typename T>
   void write_distributed(const std::string& dataset, std::span<const T> data, const mpi::Comm& comm,
-                         const std::vector<std::uint64_t>& row_shape) {
+                         const std::vector<std::uint64_t>& row_shape, Storage storage = {}) {
     std::uint64_t width = 1;
     for (const std::uint64_t d : row_shape) width *= d;
     const std::uint64_t rows = width == 0 ? 0 : data.size() / width;
@@ -226,7 +218,7 @@ class File {
     }
     std::vector<std::uint64_t> shape{total};
     shape.insert(shape.end(), row_shape.begin(), row_shape.end());
-    write_rows<T, T>(dataset, shape, offset, data);
+    write_rows<T, T>(dataset, shape, offset, data, storage);
   }
   // A dataset that every rank holds whole (small tables): written once, by rank 0. Collective.
   template <typename T>
