@@ -102,6 +102,10 @@ TreeStateMeta shared(TreeStateMeta m, const mpi::Comm& comm) {
   comm.broadcast(n_types);
   m.bound_types.resize(static_cast<std::size_t>(n_types));
   for (std::string& t : m.bound_types) comm.broadcast(t);
+  auto n_apertures = static_cast<std::int64_t>(m.bound_apertures_kpc.size());
+  comm.broadcast(n_apertures);
+  m.bound_apertures_kpc.resize(static_cast<std::size_t>(n_apertures));
+  for (double& r : m.bound_apertures_kpc) comm.broadcast(r);
   return m;
 }
 
@@ -195,6 +199,18 @@ const Table<TreePeakRow>& tree_peak_table() {
                   "comoving snapshot length units",
                   true)
           .measured()
+          .at_least(0)
+          .column("bound_velocity_dispersion_type", &TreePeakRow::bound_velocity_dispersion_type, Unit::none,
+                  "[n][types]: 1-D velocity dispersion of each type's bound particles "
+                  "(velocity_dispersion_inclusive_type), physical snapshot velocity units",
+                  true)
+          .measured()
+          .at_least(0)
+          .column("bound_aperture_mass_type", &TreePeakRow::bound_aperture_mass_type, Unit::none,
+                  "[n][apertures][types]: each type's bound mass within each aperture (aperture_mass_inclusive_type; "
+                  "the attribute bound_apertures_kpc of /peaks)",
+                  true)
+          .measured()
           .at_least(0);
   // clang-format on
   return t;
@@ -232,13 +248,20 @@ void write_tree(File& f, const TreeRows& t, const mpi::Comm& comm) {
   // The per-type columns when a stage had them: [n][types], the types named on /peaks.
   const TreeStateMeta types = shared(t.state, comm);
   RowShapes shapes;
-  if (!types.bound_types.empty())
-    for (const char* name : {"bound_mass_type", "bound_half_mass_radius_type"}) {
+  if (!types.bound_types.empty()) {
+    for (const char* name : {"bound_mass_type", "bound_half_mass_radius_type", "bound_velocity_dispersion_type"}) {
       optional.insert(name);
       shapes[name] = {types.bound_types.size()};
     }
+    if (!types.bound_apertures_kpc.empty()) {
+      optional.insert("bound_aperture_mass_type");
+      shapes["bound_aperture_mass_type"] = {types.bound_apertures_kpc.size(), types.bound_types.size()};
+    }
+  }
   tree_peak_table().write(f, "/peaks", mine(t.peaks), none, comm, optional, shapes);
   if (!types.bound_types.empty()) f.write_attribute("/peaks", "bound_types", types.bound_types);
+  if (!types.bound_apertures_kpc.empty())
+    f.write_attribute<double>("/peaks", "bound_apertures_kpc", std::span<const double>(types.bound_apertures_kpc));
   f.write_attribute("/peaks/merged_before_revival_id", "description",
                     "a peak revived from the graveyard after it was recorded as merged: the peak it had merged into");
   f.write_attribute("/peaks/host", "description",
@@ -318,11 +341,17 @@ TreeRows read_tree(const std::string& path) {
       m.hubble_param = f.read_attribute_scalar<double>(s, "hubble_param");
     }
     if (f.has_attribute("/peaks", "bound_types")) m.bound_types = f.read_attribute_strings("/peaks", "bound_types");
+    if (f.has_attribute("/peaks", "bound_apertures_kpc"))
+      m.bound_apertures_kpc = f.read_attribute<double>("/peaks", "bound_apertures_kpc");
+    const std::size_t n_types = m.bound_types.size(), n_apertures = m.bound_apertures_kpc.size();
     for (const TreePeakRow& r : t.peaks)
-      if (r.bound_mass_type.size() != m.bound_types.size() ||
-          r.bound_half_mass_radius_type.size() != m.bound_types.size())
-        throw core::Error::input("/peaks: per-type columns of {} values, the attribute bound_types names {} types",
-                                 r.bound_mass_type.size(), m.bound_types.size());
+      if (r.bound_mass_type.size() != n_types || r.bound_half_mass_radius_type.size() != n_types ||
+          r.bound_velocity_dispersion_type.size() != n_types ||
+          r.bound_aperture_mass_type.size() != n_types * n_apertures)
+        throw core::Error::input(
+            "/peaks: per-type columns of {} values, the attributes bound_types and bound_apertures_kpc name {} types "
+            "and {} apertures",
+            r.bound_mass_type.size(), n_types, n_apertures);
     t.artefacts = artefact_table().read(f, s);
     t.last_peaks = state_peak_table().read(f, s);
     // Trees before 2026-11-26 held the velocities as Gadget stores them, u = v_pec / sqrt(a).

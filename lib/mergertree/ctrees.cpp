@@ -194,11 +194,15 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
         e.c_to_a = value(b.c_to_a, 1);
         e.virial_ratio = value(b.virial_ratio, 1);
         e.bound_mass = b.given ? b.mass * cu.msun_h : measured(0);  // 0 for a peak unbinding dissolved
-        for (std::size_t t = 0; t < tree.bound_types.size(); ++t) {
-          const bool has = t < b.mass_type.size();
+        const std::size_t n_types = tree.bound_types.size();
+        const bool has = b.mass_type.size() == n_types;
+        for (std::size_t t = 0; t < n_types; ++t) {
           e.mass_type.push_back(has ? b.mass_type[t] * cu.msun_h : measured(0));
           e.half_mass_radius_type.push_back(has ? b.half_mass_radius_type[t] * kpc_h : measured(0));
+          e.velocity_dispersion_type.push_back(has ? b.velocity_dispersion_type[t] * cu.km_s : measured(0));
         }
+        for (std::size_t k = 0; k < n_types * tree.bound_apertures_kpc.size(); ++k)
+          e.aperture_mass_type.push_back(has ? b.aperture_mass_type[k] * cu.msun_h : measured(0));
         // J's length is physical in the snapshot's length unit: the same factor to Mpc/h as a comoving one.
         for (std::size_t k = 0; k < 3; ++k) e.j[k] = value(b.angular_momentum[k], cu.msun_h * cu.mpc_h * cu.km_s);
       }
@@ -229,6 +233,22 @@ std::vector<std::vector<ExportRow>> export_rows(const Tree& tree) {
   return out;
 }
 
+namespace {
+
+// The per-type columns' names after column 47, in the order of a row: per type its bound mass, half-mass
+// radius and velocity dispersion, then per aperture every type's mass within it.
+std::vector<std::string> per_type_columns(const Tree& tree) {
+  std::vector<std::string> out;
+  for (const std::string& type : tree.bound_types)
+    for (const char* what : {"phew_bound_mass_", "phew_half_mass_radius_", "phew_velocity_dispersion_"})
+      out.push_back(what + type);
+  for (const double r : tree.bound_apertures_kpc)
+    for (const std::string& type : tree.bound_types) out.push_back(fmt::format("phew_bound_mass_{}_{:g}kpc", type, r));
+  return out;
+}
+
+}  // namespace
+
 std::string ctrees_file(const Tree& tree, const std::string& written_by) {
   const auto trees = export_rows(tree);
   const bool comoving = tree.units.comoving;
@@ -243,8 +263,9 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
   out += bound ? " Xoff(42) Spin_Bullock(43) b_to_a(44) c_to_a(45) T/|U|(46) phew_bound_mass(47)" : "";
   // Per type: a bound mass and a half-mass radius column each (ytree reads any named column).
   const std::vector<std::string>& types = bound ? tree.bound_types : std::vector<std::string>{};
-  for (std::size_t t = 0, column = 48; t < types.size(); ++t, column += 2)
-    out += fmt::format(" phew_bound_mass_{}({}) phew_half_mass_radius_{}({})", types[t], column, types[t], column + 1);
+  const std::vector<std::string> type_columns = per_type_columns(tree);
+  for (std::size_t k = 0; k < (bound ? type_columns.size() : 0); ++k)
+    out += fmt::format(" {}({})", type_columns[k], 48 + k);
   out += "\n";
   out += fmt::format("#Omega_M = {:f}; Omega_L = {:f}; h0 = {:f}\n", tree.units.omega_m, tree.units.omega_lambda, cu.h);
   out += fmt::format("#Full box size = {:f} Mpc/h\n", tree.sim.box[0] * cu.mpc_h);
@@ -329,7 +350,11 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
         "#phew_bound_mass_TYPE: Mass of the bound particles of that type with bound sub-objects (bound.h5 "
         "mass_inclusive_type); nan for a stage without per-type columns (Msun/h).\n"
         "#phew_half_mass_radius_TYPE: Radius about the centre holding half of that type's bound mass (bound.h5 "
-        "half_mass_radius_inclusive_type); nan where not measured (kpc/h comoving).\n";
+        "half_mass_radius_inclusive_type); nan where not measured (kpc/h comoving).\n"
+        "#phew_velocity_dispersion_TYPE: 1-D velocity dispersion of that type's bound particles (bound.h5 "
+        "velocity_dispersion_inclusive_type); nan where not measured (km/s physical).\n"
+        "#phew_bound_mass_TYPE_Rkpc: That type's bound mass within R physical kpc of the centre (bound.h5 "
+        "aperture_mass_inclusive_type) (Msun/h).\n";
   out += fmt::format("#Consistent Trees Version 1.01 layout, written by {}\n", written_by);
   out += fmt::format("{}\n", trees.size());
   for (const auto& rows : trees) {
@@ -347,7 +372,9 @@ std::string ctrees_file(const Tree& tree, const std::string& written_by) {
                                              e.b_to_a, e.c_to_a, e.virial_ratio, e.bound_mass)
                                : "";
       for (std::size_t t = 0; t < types.size(); ++t)
-        tail += fmt::format(" {:.5e} {:.5f}", e.mass_type[t], e.half_mass_radius_type[t]);
+        tail += fmt::format(" {:.5e} {:.5f} {:.3f}", e.mass_type[t], e.half_mass_radius_type[t],
+                            e.velocity_dispersion_type[t]);
+      for (const double m : e.aperture_mass_type) tail += fmt::format(" {:.5e}", m);
       out += fmt::format(
           " {:.5f} {} {:.5f} {} {} {} {} {} 0 {:.5e} {:.5e} {:.5f} {} {} {} {:.5f} {} {:.8f} {:.8f} {:.8f} {:.3f} "
           "{:.3f} "
@@ -439,14 +466,23 @@ model::Arbor arbor_of(const Tree& tree) {
            "angular momentum of the bound particles, physical", [k](const ExportRow& e) { return e.j[k]; });
     real("phew_bound_mass", "Msun/h", "mass of the bound particles (with bound sub-objects)",
          [](const ExportRow& e) { return e.bound_mass; });
-    for (std::size_t t = 0; t < tree.bound_types.size(); ++t) {
-      real("phew_bound_mass_" + tree.bound_types[t], "Msun/h",
-           "mass of the bound particles of type " + tree.bound_types[t] + " (with bound sub-objects)",
+    const std::size_t n_types = tree.bound_types.size();
+    for (std::size_t t = 0; t < n_types; ++t) {
+      const std::string& type = tree.bound_types[t];
+      real("phew_bound_mass_" + type, "Msun/h", "mass of the bound particles of type " + type + " (with sub-objects)",
            [t](const ExportRow& e) { return e.mass_type[t]; });
-      real("phew_half_mass_radius_" + tree.bound_types[t], "kpc/h",
-           "half-mass radius of the bound particles of type " + tree.bound_types[t] + ", comoving",
+      real("phew_half_mass_radius_" + type, "kpc/h", "half-mass radius of the bound particles of type " + type,
            [t](const ExportRow& e) { return e.half_mass_radius_type[t]; });
+      real("phew_velocity_dispersion_" + type, kKmPerS,
+           "1-D velocity dispersion of the bound particles of type " + type,
+           [t](const ExportRow& e) { return e.velocity_dispersion_type[t]; });
     }
+    for (std::size_t k = 0; k < tree.bound_apertures_kpc.size(); ++k)
+      for (std::size_t t = 0; t < n_types; ++t)
+        real(fmt::format("phew_bound_mass_{}_{:g}kpc", tree.bound_types[t], tree.bound_apertures_kpc[k]), "Msun/h",
+             fmt::format("bound mass of type {} within {:g} physical kpc", tree.bound_types[t],
+                         tree.bound_apertures_kpc[k]),
+             [i = k * n_types + t](const ExportRow& e) { return e.aperture_mass_type[i]; });
   }
   std::uint64_t row = 0;
   for (const auto& rows : trees) {

@@ -47,9 +47,10 @@ struct ExportRow {
   // physical km/s, Msun/h.
   double rs = 0, vrms = 0, vmax = 0, spin = 0, xoff = 0, spin_bullock = 0, b_to_a = 0, c_to_a = 0, virial_ratio = 0;
   double bound_mass = 0;
-  // Per type of Tree::bound_types (empty without): bound mass (Msun/h) and half-mass radius (comoving
-  // kpc/h), with bound sub-objects; NaN for a stage without per-type columns.
-  std::vector<double> mass_type{}, half_mass_radius_type{};
+  // Per type of Tree::bound_types (empty without), with bound sub-objects: bound mass (Msun/h),
+  // half-mass radius (comoving kpc/h), 1-D velocity dispersion (km/s) and the masses within the tree's
+  // apertures ([aperture][type], Msun/h); NaN for a stage without per-type columns.
+  std::vector<double> mass_type{}, half_mass_radius_type{}, velocity_dispersion_type{}, aperture_mass_type{};
   std::array<double, 3> j{};  // (Msun/h) (Mpc/h) km/s, physical; NaN as the others, 0 without bound properties
   bool mmp = false;
   double scale_of_last_mm = 0;

@@ -45,10 +45,12 @@ void append_stage(Tree& tree, Stage stage, const Simulation& s, bool backwards, 
                                where, stage.time, backwards ? "before" : "after", last);
   }
   if (!stage.bound_types.empty()) {
-    if (!tree.bound_types.empty() && tree.bound_types != stage.bound_types)
-      throw core::Error::input("{}: its bound.h5 has per-type columns of other types than the tree's earlier stages",
-                               where);
+    if (!tree.bound_types.empty() &&
+        (tree.bound_types != stage.bound_types || tree.bound_apertures_kpc != stage.bound_apertures_kpc))
+      throw core::Error::input(
+          "{}: its bound.h5 has per-type columns of other types or apertures than the tree's earlier stages", where);
     tree.bound_types = stage.bound_types;
+    tree.bound_apertures_kpc = stage.bound_apertures_kpc;
   }
   tree.sim = s;
   tree.times.push_back(stage.time);
@@ -60,8 +62,13 @@ model::TreeRows to_tree_rows(const Tree& tree) {
   const TreeState& st = tree.state;
   model::TreeRows f;
   // A peak of a stage without per-type columns has NaN in the tree's (a column has a value per type).
-  const std::vector<double> none(tree.bound_types.size(), std::numeric_limits<double>::quiet_NaN());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> none(tree.bound_types.size(), nan),
+      none_apertures(tree.bound_types.size() * tree.bound_apertures_kpc.size(), nan);
   const auto per_type = [&](const std::vector<double>& v) { return v.size() == none.size() ? v : none; };
+  const auto per_aperture = [&](const std::vector<double>& v) {
+    return v.size() == none_apertures.size() ? v : none_apertures;
+  };
   for (const TreeRow& r : st.rows) {
     const BoundProperties& b = r.halo.bound;
     f.peaks.push_back({r.peak.snap,
@@ -103,7 +110,9 @@ model::TreeRows to_tree_rows(const Tree& tree) {
                        b.angular_momentum[1],
                        b.angular_momentum[2],
                        per_type(b.mass_type),
-                       per_type(b.half_mass_radius_type)});
+                       per_type(b.half_mass_radius_type),
+                       per_type(b.velocity_dispersion_type),
+                       per_aperture(b.aperture_mass_type)});
   }
   for (std::size_t i = 0; i < tree.times.size(); ++i)
     f.snapshots.push_back(
@@ -128,7 +137,8 @@ model::TreeRows to_tree_rows(const Tree& tree) {
              u.omega_m,
              u.omega_lambda,
              u.hubble_param,
-             tree.bound_types};
+             tree.bound_types,
+             tree.bound_apertures_kpc};
   for (const StagePeak& pk : st.last.peaks)
     f.last_peaks.push_back({pk.id, pk.from_deblending ? 1 : 0, pk.position, pk.velocity, pk.mass});
   for (std::size_t i = 0; i < st.last.member_id.size(); ++i)
@@ -177,7 +187,9 @@ Tree from_tree_rows(const model::TreeRows& f) {
                p.virial_ratio,
                {p.jx, p.jy, p.jz},
                p.bound_mass_type,
-               p.bound_half_mass_radius_type}};
+               p.bound_half_mass_radius_type,
+               p.bound_velocity_dispersion_type,
+               p.bound_aperture_mass_type}};
     r.merged_before_revival = {p.merged_before_revival_snapshot, p.merged_before_revival_id};
     st.rows.push_back(r);
   }
@@ -194,6 +206,7 @@ Tree from_tree_rows(const model::TreeRows& f) {
   tree.units = {m.units_known != 0, m.length_cm, m.mass_g,       m.velocity_cm_per_s, m.h_scaled != 0,
                 m.comoving != 0,    m.omega_m,   m.omega_lambda, m.hubble_param};
   tree.bound_types = m.bound_types;
+  tree.bound_apertures_kpc = m.bound_apertures_kpc;
   st.last.snap = m.last_snapshot;
   st.last.time = m.last_time;
   st.last.voters_per_peak = m.last_voters_per_peak;

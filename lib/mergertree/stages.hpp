@@ -43,6 +43,7 @@ struct Tree {
   // The types of the peaks' per-type bound properties (BoundProperties::mass_type), the same for every
   // stage with per-type columns; empty: none.
   std::vector<std::string> bound_types;
+  std::vector<double> bound_apertures_kpc;  // of the per-type aperture masses
 };
 
 // The stage of snapshot index `snap` at `time` from its peaks, membership (sorted by particle ID) and

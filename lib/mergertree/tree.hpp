@@ -26,9 +26,11 @@ struct BoundProperties {
   double vmax = 0, vrms = 0, rs = 0, spin_peebles = 0, spin_bullock = 0, xoff = 0, b_to_a = 0, c_to_a = 0;
   double virial_ratio = 0;                   // T/|U|
   std::array<double, 3> angular_momentum{};  // physical: mass x length x velocity units
-  // Per type of the stage's bound_types (bound.h5's mass_inclusive_type and half_mass_radius_inclusive_type,
-  // comoving): empty when its bound.h5 has no per-type columns.
-  std::vector<double> mass_type{}, half_mass_radius_type{};
+  // Per type of the stage's bound_types, inclusive of bound sub-objects (bound.h5's mass_inclusive_type,
+  // half_mass_radius_inclusive_type (comoving), velocity_dispersion_inclusive_type, and
+  // aperture_mass_inclusive_type [aperture][type] of its bound_apertures_kpc): empty when its bound.h5 has
+  // no per-type columns.
+  std::vector<double> mass_type{}, half_mass_radius_type{}, velocity_dispersion_type{}, aperture_mass_type{};
 };
 
 // The halo a peak sits in and its spherical-overdensity size, carried into the tree for the exports.
@@ -62,6 +64,7 @@ struct Stage {
   std::int64_t voters_per_peak = 0;
   // The types of its peaks' per-type bound properties (bound.h5's attribute types); empty: none.
   std::vector<std::string> bound_types;
+  std::vector<double> bound_apertures_kpc;  // their apertures (bound.h5's apertures_kpc)
 
   // The peak a particle belongs to in this snapshot, 0 for none.
   std::int64_t peak_of(std::uint64_t particle) const;

@@ -34,9 +34,11 @@ struct TreePeakRow {
   double bound_mass = 0, vmax = 0, vrms = 0, rs = 0, spin_peebles = 0, spin_bullock = 0, xoff = 0, b_to_a = 0,
          c_to_a = 0, virial_ratio = 0;
   double jx = 0, jy = 0, jz = 0;  // angular momentum of the bound particles, physical (bound.h5)
-  // Per type of TreeStateMeta::bound_types (bound.h5's inclusive per-type mass and half-mass radius):
-  // empty for a peak whose stage had none. Written only by a tree with such stages; read when present.
-  std::vector<double> bound_mass_type{}, bound_half_mass_radius_type{};
+  // Per type of TreeStateMeta::bound_types (bound.h5's inclusive per-type mass, half-mass radius, 1-D
+  // velocity dispersion, and aperture masses [aperture][type] of bound_apertures_kpc): NaN for a peak
+  // whose stage had none. Written only by a tree with such stages; read when present.
+  std::vector<double> bound_mass_type{}, bound_half_mass_radius_type{}, bound_velocity_dispersion_type{},
+      bound_aperture_mass_type{};
 };
 
 // A stage of the tree (/snapshots).
@@ -84,7 +86,8 @@ struct TreeStateMeta {
   std::int64_t units_known = 0, h_scaled = 0, comoving = 0;
   double length_cm = 0, mass_g = 0, velocity_cm_per_s = 0;
   double omega_m = 0, omega_lambda = 0, hubble_param = 0;
-  std::vector<std::string> bound_types{};  // the types of TreePeakRow's per-type columns; empty: none
+  std::vector<std::string> bound_types{};     // the types of TreePeakRow's per-type columns; empty: none
+  std::vector<double> bound_apertures_kpc{};  // the apertures of its aperture masses, physical kpc
 };
 
 // Everything tree.h5 holds, as plain rows: lib/mergertree converts its tree to and from them.

@@ -185,7 +185,10 @@ want = {"Mvir": ("mvir", "mass", None), "sam_Mvir": ("mvir", "mass", None), "Rvi
         "Jz": (("angular_momentum", 2), "J", None),
         # per type (the growing halo is dark matter alone: one type, bound.h5's inclusive columns)
         "phew_bound_mass_dark_matter": (("mass_inclusive_type", 0), "mass", None),
-        "phew_half_mass_radius_dark_matter": (("half_mass_radius_inclusive_type", 0), "length", 5)}
+        "phew_half_mass_radius_dark_matter": (("half_mass_radius_inclusive_type", 0), "length", 5),
+        "phew_velocity_dispersion_dark_matter": (("velocity_dispersion_inclusive_type", 0), "velocity", 3),
+        "phew_bound_mass_dark_matter_30kpc": (("aperture_mass_inclusive_type", 0, 0), "mass", None),
+        "phew_bound_mass_dark_matter_50kpc": (("aperture_mass_inclusive_type", 1, 0), "mass", None)}
 checked = 0
 for _, rows in trees:
     for r in rows:
@@ -200,7 +203,7 @@ for _, rows in trees:
         # (Msun/h) (Mpc/h) km/s, physical: bound.h5's J has physical lengths already
         factor["J"] = factor["mass"] * factor["length"] / 1e3 * factor["velocity"]
         for name, (field, kind, decimals) in want.items():
-            value = b[field[0]][k][field[1]] if isinstance(field, tuple) else b[field][k]
+            value = b[field[0]][k][tuple(field[1:])] if isinstance(field, tuple) else b[field][k]
             v = value * factor[kind]
             got = r[col[name]]
             if value == 0:  # not measurable in bound.h5
@@ -214,7 +217,9 @@ assert checked >= 5 * len(want), checked  # the growing halo is measured in ever
 a = h5py.File(f"{out}/b/arbor_0000.h5")["data"]
 rows = np.concatenate([rows for _, rows in trees])
 for field, name in (("vmax", "vmax"), ("spin_bullock", "Spin_Bullock"), ("phew_bound_mass", "phew_bound_mass"),
-                    ("phew_bound_mass_dark_matter", "phew_bound_mass_dark_matter")):
+                    ("phew_bound_mass_dark_matter", "phew_bound_mass_dark_matter"),
+                    ("phew_velocity_dispersion_dark_matter", "phew_velocity_dispersion_dark_matter"),
+                    ("phew_bound_mass_dark_matter_50kpc", "phew_bound_mass_dark_matter_50kpc")):
     assert np.allclose(a[field][...], rows[:, col[name]], rtol=2e-5, atol=6e-7, equal_nan=True), field
 # beta_M of the main branch from bound.h5's masses and cosmic times, against the statistics
 om, ol = header["omega_m"], header["omega_l"]
@@ -241,7 +246,8 @@ sys.path.insert(0, sys.argv[1])
 from ctrees_reader import read
 _, cb, tb = read(f"{sys.argv[2]}/b/tree_0_0_0.dat")
 _, cp, tp = read(f"{sys.argv[2]}/p/tree_0_0_0.dat")
-assert len(cp) == 42 and "Xoff" not in cp and len(cb) == 50, (len(cp), len(cb))  # 48 + a mass and a radius per type
+# 48, and per type a mass, a radius, a dispersion and a mass per aperture (30 and 50 kpc)
+assert len(cp) == 42 and "Xoff" not in cp and len(cb) == 53, (len(cp), len(cb))
 rb, rp = np.concatenate([r for _, r in tb]), np.concatenate([r for _, r in tp])
 assert (rp[:, [cp[n] for n in ("rs", "vrms", "vmax", "Spin")]] == 0).all()
 for n in ("id", "desc_id", "mmp?", "Orig_halo_ID", "Snap_idx", "pid", "phew_lineage", "x", "vx"):

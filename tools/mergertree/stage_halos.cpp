@@ -213,7 +213,11 @@ void add_bound_properties(mergertree::Stage& stage, const std::string& bound_pat
   const std::vector<io::ObjectTypes> types = io::read_bound_types(f);
   std::map<std::int64_t, const io::ObjectTypes*> types_of;
   for (std::size_t i = 0; i < types.size(); ++i) types_of[objects[i].id] = &types[i];
-  if (!types.empty()) stage.bound_types = io::read_bound_header(f).meta.type_names;
+  if (!types.empty()) {
+    const io::BoundHeader header = io::read_bound_header(f);
+    stage.bound_types = header.meta.type_names;
+    stage.bound_apertures_kpc = header.meta.apertures_kpc;
+  }
   for (mergertree::StagePeak& p : stage.peaks) {
     const auto it = by_id.find(p.id);
     if (it == by_id.end()) throw core::Error::input("{}: has no object for peak {}", bound_path, p.id);
@@ -238,9 +242,11 @@ void add_bound_properties(mergertree::Stage& stage, const std::string& bound_pat
                     measured(o.virial_ratio),
                     j[0] == 0 && j[1] == 0 && j[2] == 0 ? model::BoundObject::kNaN3 : j};
     if (const auto t = types_of.find(p.id); t != types_of.end()) {
-      p.halo.bound.mass_type = t->second->mass_inclusive;
-      for (const double r : t->second->half_mass_radius_inclusive)
-        p.halo.bound.half_mass_radius_type.push_back(measured(r));
+      mergertree::BoundProperties& b = p.halo.bound;
+      b.mass_type = t->second->mass_inclusive;
+      b.aperture_mass_type = t->second->aperture_mass_inclusive;
+      for (const double r : t->second->half_mass_radius_inclusive) b.half_mass_radius_type.push_back(measured(r));
+      for (const double v : t->second->velocity_dispersion_inclusive) b.velocity_dispersion_type.push_back(measured(v));
     }
   }
   core::log::verbose("{}: bound properties of {} peaks", bound_path, stage.peaks.size());
