@@ -202,15 +202,19 @@ def make(seed, out, grid=None):
     if open_style == "gadget4":
         boxsize, shift = 10000.0, np.full(3, 5000.0)
         region = [v + 5000.0 for v in region]
-    # Particle types in about a third of the scenes (a stream of their own: the other choices of every seed
-    # stay what they were): each blob and the background dark matter (1), stars (4) or gas (0), the chain
+    # Particle types in some scenes (a stream of their own: the other choices of every seed stay what they
+    # were): each blob and the background dark matter (1), stars (4) or gas (0), the chain
     # made of every type (cic-project --types all) and unbind's per-type columns filled.
+    # Every fifth seed is typed (each CI range of five seeds has one), and about a third of the others.
     types_rng = np.random.default_rng([seed, 41])
-    typed = bool(types_rng.uniform() < 0.35)
+    typed = bool(types_rng.uniform() < 0.35) or seed % 5 == 0
     ptype = np.ones(n, dtype=int)
     if typed:
-        of_group = types_rng.choice([0, 1, 4], nb + 1, p=[0.25, 0.5, 0.25])
-        of_group[0] = of_group[1 + int(np.argmax(counts))] = 1  # dark matter always (dtfe-surface's default)
+        of_group = types_rng.choice([0, 1, 4], nb + 1, p=[0.3, 0.4, 0.3])
+        heaviest = np.argsort(counts)[::-1]
+        of_group[0] = of_group[1 + int(heaviest[0])] = 1  # dark matter always (dtfe-surface's default)
+        if nb > 1:
+            of_group[1 + int(heaviest[1])] = 4  # the next heaviest blob stars: a bound object of stars
         ptype = of_group[member + 1]
     # Multi-file snapshots in some scenes (pieces of uneven size: rank shares cross file boundaries).
     nfiles = int(rng.choice([1, 2, 3], p=[0.7, 0.2, 0.1]))
