@@ -242,7 +242,7 @@ Properties measure_properties(const LocalParticles& p, const BoundState& state, 
     out.major_axis = shape.major_axis;
   }
 
-  TypeBreakdown by_type = measure_by_type(p, members, c, frame, params);
+  TypeBreakdown by_type = measure_by_type(p, members, prof, frame, params);
   out.by_type = std::move(by_type.own);
   out.by_type_inclusive = std::move(by_type.inclusive);
 

@@ -2,42 +2,39 @@
 
 #include <phew/core/error.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <utility>
 
 namespace phew::unbind {
 namespace {
 
-// One type's particles of one set (own or inclusive): its properties from the indices, in index order.
-TypeProperties measure_one(const LocalParticles& p, std::span<const std::size_t> set,
-                           const std::array<double, 3>& centre, double a, std::span<const double> apertures) {
+// One type's bound particles of one set (own or inclusive): `set` in index order (every sum is taken in
+// it), `by_radius` the same particles as (distance to the centre, index) in the profile's order.
+struct TypeSet {
+  std::vector<std::size_t> set;
+  std::vector<std::pair<double, std::size_t>> by_radius;
+};
+
+TypeProperties measure_one(const LocalParticles& p, const TypeSet& s, const std::vector<double>& radius_of, double a,
+                           std::span<const double> apertures) {
   TypeProperties out;
   out.aperture_mass.assign(apertures.size(), 0.0);
-  if (set.empty()) return out;
+  if (s.set.empty()) return out;
   double mass = 0;
   std::array<double, 3> mean{0, 0, 0};
-  std::vector<std::pair<double, std::size_t>> radius;  // (physical distance to the centre, index)
-  radius.reserve(set.size());
-  for (const std::size_t i : set) {
+  for (const std::size_t i : s.set) {
     const double m = p.mass[i];
     mass += m;
-    double r2 = 0;
-    for (std::size_t d = 0; d < 3; ++d) {
-      mean[d] += m * p.u[3 * i + d];
-      const double dx = p.x[3 * i + d] - centre[d];
-      r2 += dx * dx;
-    }
-    radius.emplace_back(std::sqrt(r2), i);
+    for (std::size_t d = 0; d < 3; ++d) mean[d] += m * p.u[3 * i + d];
     for (std::size_t k = 0; k < apertures.size(); ++k)
-      if (radius.back().first <= apertures[k]) out.aperture_mass[k] += m;
+      if (radius_of[i] <= apertures[k]) out.aperture_mass[k] += m;
   }
-  out.n_bound = static_cast<std::int64_t>(set.size());
+  out.n_bound = static_cast<std::int64_t>(s.set.size());
   out.mass = mass;
   if (!(mass > 0)) return out;
   for (double& v : mean) v /= mass;
   double spread = 0;
-  for (const std::size_t i : set)
+  for (const std::size_t i : s.set)
     for (std::size_t d = 0; d < 3; ++d) {
       const double w = p.u[3 * i + d] - mean[d];
       spread += p.mass[i] * w * w;
@@ -45,9 +42,8 @@ TypeProperties measure_one(const LocalParticles& p, std::span<const std::size_t>
   out.velocity_dispersion = std::sqrt(spread / (3 * mass));
   // Where the enclosed mass M(<= r), linear between the particles' radii (0 at r = 0), reaches half:
   // continuous in the masses, so an even count of equal masses does not turn on the last bit of a sum.
-  std::sort(radius.begin(), radius.end());
   double enclosed = 0, r_before = 0;
-  for (const auto& [r, i] : radius) {
+  for (const auto& [r, i] : s.by_radius) {
     const double below = enclosed;
     enclosed += p.mass[i];
     if (enclosed >= 0.5 * mass) {
@@ -62,7 +58,7 @@ TypeProperties measure_one(const LocalParticles& p, std::span<const std::size_t>
 }  // namespace
 
 TypeBreakdown measure_by_type(const LocalParticles& p, std::span<const std::size_t> members,
-                              const std::array<double, 3>& centre, const Frame& frame, const Params& params) {
+                              const SphericalProfile& profile, const Frame& frame, const Params& params) {
   TypeBreakdown out;
   const std::size_t n_types = params.types.size();
   if (n_types == 0) return out;
@@ -71,16 +67,27 @@ TypeBreakdown measure_by_type(const LocalParticles& p, std::span<const std::size
   std::array<int, 256> column{};
   column.fill(-1);
   for (std::size_t c = 0; c < n_types; ++c) column.at(static_cast<std::size_t>(params.types[c])) = static_cast<int>(c);
-  std::vector<std::vector<std::size_t>> own(n_types), all(n_types);
-  for (const std::size_t i : members) {
-    const int c = p.type.empty() ? 0 : column[p.type[i]];
-    if (c < 0) continue;
-    all[static_cast<std::size_t>(c)].push_back(i);
-    if (p.fixed.empty() || !p.fixed[i]) own[static_cast<std::size_t>(c)].push_back(i);
+  const auto column_of = [&](std::size_t i) { return p.type.empty() ? 0 : column[p.type[i]]; };
+  const auto is_own = [&](std::size_t i) { return p.fixed.empty() || !p.fixed[i]; };
+  std::vector<TypeSet> own(n_types), all(n_types);
+  for (const std::size_t i : members)
+    if (const int c = column_of(i); c >= 0) {
+      all[static_cast<std::size_t>(c)].set.push_back(i);
+      if (is_own(i)) own[static_cast<std::size_t>(c)].set.push_back(i);
+    }
+  // The radii and their order are the profile's (the same distances, sorted by (radius, index)).
+  std::vector<double> radius_of(p.mass.size(), 0.0);
+  for (std::size_t k = 0; k < profile.size(); ++k) {
+    const std::size_t i = profile.index()[k];
+    radius_of[i] = profile.radius()[k];
+    if (const int c = column_of(i); c >= 0) {
+      all[static_cast<std::size_t>(c)].by_radius.emplace_back(profile.radius()[k], i);
+      if (is_own(i)) own[static_cast<std::size_t>(c)].by_radius.emplace_back(profile.radius()[k], i);
+    }
   }
   for (std::size_t c = 0; c < n_types; ++c) {
-    out.own.push_back(measure_one(p, own[c], centre, frame.scale_factor, params.apertures));
-    out.inclusive.push_back(measure_one(p, all[c], centre, frame.scale_factor, params.apertures));
+    out.own.push_back(measure_one(p, own[c], radius_of, frame.scale_factor, params.apertures));
+    out.inclusive.push_back(measure_one(p, all[c], radius_of, frame.scale_factor, params.apertures));
   }
   return out;
 }

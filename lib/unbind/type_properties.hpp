@@ -3,6 +3,7 @@
 // the own bound particles and of all of them (with the sub-objects'). docs/unbind-method.md, "Per type".
 #pragma once
 
+#include <phew/unbind/potential.hpp>
 #include <phew/unbind/properties.hpp>
 
 #include <array>
@@ -16,10 +17,11 @@ struct TypeBreakdown {
   std::vector<TypeProperties> own, inclusive;  // [column of params.types]
 };
 
-// The breakdown of the bound particles `members` (ascending indices into `p`, own and fixed) about
-// `centre` (local, physical), a column per type of params.types (a particle of another type is counted
-// in none), apertures of params.apertures. Every sum is taken in index order: bit-reproducible. Pure.
+// The breakdown of the bound particles `members` (ascending indices into `p`, own and fixed) about the
+// centre of `profile` (their spherical profile: its distances and radius order are used, not computed
+// again), a column per type of params.types (a particle of another type is counted in none), apertures
+// of params.apertures. Every sum is taken in index order: bit-reproducible. Pure.
 TypeBreakdown measure_by_type(const LocalParticles& p, std::span<const std::size_t> members,
-                              const std::array<double, 3>& centre, const Frame& frame, const Params& params);
+                              const SphericalProfile& profile, const Frame& frame, const Params& params);
 
 }  // namespace phew::unbind
