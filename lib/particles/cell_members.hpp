@@ -16,8 +16,8 @@
 
 namespace phew::particles {
 
-// A particle of a labelled test cell.
-// 88 bytes: the group is 32 bits so that the type fits beside it (groups are counted below 2^31).
+// A particle of a labelled test cell, in 88 bytes: the group is 32 bits so that the type fits beside it
+// (groups are counted below 2^31).
 struct CellMember {
   std::int64_t label;  // the label of its test cell (> 0)
   std::int32_t group;  // what gather_groups sends together: the label, unless the caller sets another
@@ -31,9 +31,9 @@ static_assert(sizeof(CellMember) == 88, "a member's bytes are unbind's memory pe
 // A label as a member's group: Error(input) beyond the 2^31 - 1 groups a member can name.
 std::int32_t group_of_label(std::int64_t label);
 
-// Every particle of `ps` (this rank's share: ids, velocities, masses) that lies in a test cell with a
-// label > 0 (with its type when `ps` holds types); `labels` are the test cells of this rank's run of cells (`cuts`, from space.rank_cuts). Each
-// particle is sent to the owner of its cell, which knows the label, 32,768 particles of each rank at a
+// Every particle of `ps` (this rank's share: ids, velocities, masses, and types when `ps` holds them)
+// that lies in a test cell with a label > 0; `labels` are the test cells of this rank's run of cells
+// (`cuts`, from space.rank_cuts). Each particle is sent to the owner of its cell, which knows the label, 32,768 particles of each rank at a
 // time (no rank holds a copy of its whole share); the members come back in no particular order, on the
 // cell's owner, with group = label, in a vector of their exact size (the rank holds them once: no copy
 // left behind by growing). The searches run on `threads`; the result does not depend on them.
@@ -41,8 +41,8 @@ std::int32_t group_of_label(std::int64_t label);
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
                                          const ParticleSet& ps, const grid::CellLabels& labels, int threads,
                                          const mpi::Comm& comm);
-// The same, reading this rank's share (read_share's: ids, velocities, masses and types of `types`) a chunk at a
-// time, so the share is never whole: the same members, in the same order. Collective.
+// The same, reading this rank's share (read_share's: ids, velocities, masses and types of `types`) a
+// chunk at a time, so the share is never whole: the same members, in the same order. Collective.
 std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts,
                                          const SnapshotReader& reader, const std::vector<int>& types,
                                          const grid::CellLabels& labels, int threads, const mpi::Comm& comm);

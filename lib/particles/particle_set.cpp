@@ -35,31 +35,37 @@ void ParticleSet::append(const ParticleSet& o) {
   extend(electron_abundance, o.electron_abundance);
 }
 
-std::string SnapshotInfo::type_name(int type) const {
-  std::vector<const char*> names;
+namespace {
+
+// The names of a format's types, by code; "" for a code no type has (RAMSES' 6-10: no family).
+std::vector<const char*> type_names(const std::string& format) {
   if (format == "ramses")
-    names = {"tracer_gas",
-             "dark_matter",
-             "stars",
-             "cloud",
-             "debris",
-             "other",
-             "",
-             "",
-             "",
-             "",
-             "",
-             "tracer_dark_matter",
-             "tracer_stars",
-             "tracer_cloud",
-             "tracer_debris",
-             "tracer_other"};
-  else if (format == "swift-hdf5")
-    names = {"gas", "dark_matter", "dark_matter_background", "sinks", "stars", "black_holes", "neutrinos"};
-  else if (format == "phew-particles")
-    names = {"particles"};
-  else
-    names = {"gas", "dark_matter", "dark_matter_2", "dark_matter_3", "stars", "black_holes"};
+    return {"tracer_gas",
+            "dark_matter",
+            "stars",
+            "cloud",
+            "debris",
+            "other",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "tracer_dark_matter",
+            "tracer_stars",
+            "tracer_cloud",
+            "tracer_debris",
+            "tracer_other"};
+  if (format == "swift-hdf5")
+    return {"gas", "dark_matter", "dark_matter_background", "sinks", "stars", "black_holes", "neutrinos"};
+  if (format == "phew-particles") return {"particles"};
+  return {"gas", "dark_matter", "dark_matter_2", "dark_matter_3", "stars", "black_holes"};
+}
+
+}  // namespace
+
+std::string SnapshotInfo::type_name(int type) const {
+  const std::vector<const char*> names = type_names(format);
   if (type >= 0 && static_cast<std::size_t>(type) < names.size() && *names[static_cast<std::size_t>(type)])
     return names[static_cast<std::size_t>(type)];
   return fmt::format("type_{}", type);
@@ -67,7 +73,8 @@ std::string SnapshotInfo::type_name(int type) const {
 
 bool SnapshotInfo::format_has_type(int type) const {
   if (type < 0 || type >= num_types()) return false;
-  return format != "ramses" || type <= 5 || type >= 11;
+  const std::vector<const char*> names = type_names(format);
+  return static_cast<std::size_t>(type) >= names.size() || *names[static_cast<std::size_t>(type)];
 }
 
 std::string Units::length_name() const {

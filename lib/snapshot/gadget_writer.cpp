@@ -83,12 +83,16 @@ void write_gadget_hdf5(io::File& f, const GadgetHeader& h, const GadgetParticles
     throw core::Error::internal("{}: Gadget snapshot columns of different lengths ({} IDs)", f.path(), n);
   for (const std::uint8_t t : p.type)
     if (t > 5) throw core::Error::internal("Gadget particle type {} is not 0..5", t);
-  // Each type's rows over the ranks (every rank takes part in every type's collective writes).
+  // Each type's rows over the ranks (every rank takes part in every type's collective writes), and the
+  // types written: those with particles, and the header's one type even when empty, as Gadget writes it.
   std::array<mpi::RankSum, 6> rows{};
+  std::array<bool, 6> written{};
   for (int t = 0; t < 6; ++t) {
+    const auto k = static_cast<std::size_t>(t);
     const std::uint64_t here = p.type.empty() ? (t == h.type ? n : 0)
                                               : static_cast<std::uint64_t>(std::count(p.type.begin(), p.type.end(), t));
-    rows[static_cast<std::size_t>(t)] = mpi::exclusive_scan(comm, here);
+    rows[k] = mpi::exclusive_scan(comm, here);
+    written[k] = rows[k].total > 0 || (p.type.empty() && t == h.type);
   }
 
   f.create_group("/Header");
@@ -97,7 +101,7 @@ void write_gadget_hdf5(io::File& f, const GadgetHeader& h, const GadgetParticles
   for (std::size_t t = 0; t < 6; ++t) {
     count[t] = static_cast<std::uint32_t>(rows[t].total & 0xffffffffu);
     high[t] = static_cast<std::uint32_t>(rows[t].total >> 32);
-    if (rows[t].total > 0 || (p.type.empty() && t == static_cast<std::size_t>(h.type))) mass_table[t] = h.particle_mass;
+    if (written[t]) mass_table[t] = h.particle_mass;
   }
   f.write_attribute<std::uint32_t>("/Header", "NumPart_ThisFile", count);
   f.write_attribute<std::uint32_t>("/Header", "NumPart_Total", count);
@@ -116,8 +120,7 @@ void write_gadget_hdf5(io::File& f, const GadgetHeader& h, const GadgetParticles
   f.write_attribute("/Header", "Flag_DoublePrecision", std::int32_t{h.double_precision ? 1 : 0});
 
   for (int t = 0; t < 6; ++t) {
-    // An empty snapshot still has its one type's group, as Gadget writes it.
-    if (rows[static_cast<std::size_t>(t)].total == 0 && !(p.type.empty() && t == h.type)) continue;
+    if (!written[static_cast<std::size_t>(t)]) continue;
     if (p.type.empty())
       write_type_group(f, h, t, p, rows[static_cast<std::size_t>(t)]);
     else

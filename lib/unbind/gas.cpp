@@ -1,6 +1,5 @@
 #include <phew/unbind/gas.hpp>
 
-#include <phew/core/error.hpp>
 #include <phew/core/units.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/sorted_runs.hpp>
@@ -46,7 +45,7 @@ GasColumns add_gas_properties(std::vector<model::BoundObject>& objects, std::spa
   const particles::SnapshotInfo& info = reader.info();
   GasColumns columns{info.has_internal_energy, info.has_star_formation_rate};
   if ((!columns.temperature && !columns.star_forming) || info.total(0) == 0) return {};
-  // Where rows live: the first particle ID and the first object ID of each rank (-1: none there).
+  // Which rank holds each particle's row and each object's.
   const mpi::SortedRuns particle_runs(particles.empty(), particles.empty() ? 0 : particles.front().id, comm);
   const mpi::SortedRuns object_runs(objects.empty(),
                                     objects.empty() ? 0 : static_cast<std::uint64_t>(objects.front().id), comm);
