@@ -19,6 +19,9 @@ class FixedScale {
  public:
   // `largest`: the largest |term| any rank will add (0 when there is none).
   static FixedScale for_terms(double largest) { return FixedScale(largest, 80); }
+  // `largest`: the largest |term| (0 when there is none); 2^-62 of it, so that every term is below 2^62
+  // units and converts in one instruction (for sums of many small terms in a hot loop), room for 2^65.
+  static FixedScale for_int64_terms(double largest) { return FixedScale(largest, 62); }
   // `bound`: at least the sum of every |term| of every rank.
   static FixedScale for_total(double bound) { return FixedScale(bound, 100); }
   // The term in units, truncated towards zero: what static_cast<FixedInt>(std::ldexp(term, -exponent))

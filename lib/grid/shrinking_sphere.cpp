@@ -1,7 +1,13 @@
 #include <phew/grid/shrinking_sphere.hpp>
 
+#include <phew/core/error.hpp>
+#include <phew/core/fixed_sum.hpp>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 namespace phew::grid {
@@ -11,86 +17,212 @@ std::size_t shrinking_sphere_stop(std::size_t n, const ShrinkingSphere& params) 
   return std::max(params.stop_min, std::min(fraction, params.stop_max));
 }
 
+namespace {
+using Vec = std::array<double, 3>;
+
+// A sphere's mass and mass-weighted position sums, exact (core::FixedScale): the same bits whichever
+// way its particles are gathered.
+struct Sums {
+  core::FixedInt m = 0, mx[3] = {0, 0, 0};
+  std::size_t count = 0;
+  void add(const Sums& o) {
+    m += o.m;
+    for (std::size_t d = 0; d < 3; ++d) mx[d] += o.mx[d];
+    count += o.count;
+  }
+};
+
+// The group about the reference: each particle's offset through its nearest image, and its mass and
+// mass-weighted offsets in fixed point (2^-62 of the largest of each: 64-bit terms, 128-bit sums).
+class Group {
+ public:
+  Group(std::span<const double> position, std::span<const double> mass, const Box& box, const Vec& reference)
+      : x_(3 * mass.size()), fixed_(4 * mass.size()) {
+    double largest_m = 0, largest_mx = 0;
+    for (std::size_t i = 0; i < mass.size(); ++i) {
+      largest_m = std::max(largest_m, std::fabs(mass[i]));
+      for (std::size_t d = 0; d < 3; ++d) {
+        x_[3 * i + d] = minimum_image(position[3 * i + d] - reference[d], box.extent[d], box.periodic);
+        largest_mx = std::max(largest_mx, std::fabs(mass[i] * x_[3 * i + d]));
+        extent_ = std::max(extent_, std::fabs(x_[3 * i + d]));
+      }
+    }
+    m_scale_ = core::FixedScale::for_int64_terms(largest_m);
+    mx_scale_ = core::FixedScale::for_int64_terms(largest_mx);
+    for (std::size_t i = 0; i < mass.size(); ++i) {
+      fixed_[4 * i] = static_cast<std::int64_t>(m_scale_.to_fixed(mass[i]));
+      for (std::size_t d = 0; d < 3; ++d)
+        fixed_[4 * i + 1 + d] = static_cast<std::int64_t>(mx_scale_.to_fixed(mass[i] * x_[3 * i + d]));
+    }
+  }
+  std::size_t size() const { return x_.size() / 3; }
+  double extent() const { return extent_; }  // the largest |offset| along any axis
+  double distance2(std::size_t i, const Vec& c) const {
+    const double dx = x_[3 * i] - c[0], dy = x_[3 * i + 1] - c[1], dz = x_[3 * i + 2] - c[2];
+    return dx * dx + dy * dy + dz * dz;
+  }
+  void add(std::size_t i, Sums& s) const {
+    const std::int64_t* f = &fixed_[4 * i];
+    s.m += f[0];
+    s.mx[0] += f[1];
+    s.mx[1] += f[2];
+    s.mx[2] += f[3];
+    ++s.count;
+  }
+  // The mass-weighted mean the sums give, or `fallback` when they hold no mass.
+  Vec mean(const Sums& s, const Vec& fallback) const {
+    const double m = m_scale_.to_double(s.m);
+    if (s.count == 0 || !(m > 0)) return fallback;
+    return {mx_scale_.to_double(s.mx[0]) / m, mx_scale_.to_double(s.mx[1]) / m, mx_scale_.to_double(s.mx[2]) / m};
+  }
+
+ private:
+  std::vector<double> x_;
+  std::vector<std::int64_t> fixed_;  // per particle: mass, then mass times each offset
+  double extent_ = 0;
+  core::FixedScale m_scale_ = core::FixedScale::for_int64_terms(0), mx_scale_ = core::FixedScale::for_int64_terms(0);
+};
+
+// The particles near an anchor, sorted by their distance ρ from it, with the sums of every block of
+// kBlock of them in that order added up. A sphere (c, r) with |c - anchor| = off then holds every
+// particle with ρ <= r - off and none with ρ > r + off (the triangle inequality): the first are a prefix,
+// summed from the blocks, and only the shell between is tested particle by particle. Built again around
+// the centre when the sphere reaches beyond the ball, or when the shells scanned since the last build
+// add up to kShellPerRebuild times the ball (the centre has drifted and the shells grown thick: a build,
+// a sort of the ball, then costs less than scanning them on). A group of n then costs a few sorts of
+// shrinking balls and thin shells, not ~1.3 n per step for the ~100-200 steps.
+class Ball {
+ public:
+  static constexpr std::size_t kBlock = 8;
+
+  explicit Ball(const Group& g) : g_(g) {
+    // Rounding of the distances (a few units in the last place of the group's extent and of r) is far
+    // below this margin, so a particle taken as surely inside or outside is also so by the rule's own
+    // test: the same set as a test of every particle.
+    slack_ = 1e-12 * g.extent();
+  }
+
+  // Rebuilt around `c`, holding every particle within kReach r of it: from the particles held now when
+  // the new ball lies inside the current one.
+  void rebuild(const Vec& c, double r) {
+    const double reach = kReach * r + 2 * margin(r);
+    const bool inside = built_ && offset(c) + reach + margin(r) <= reach_;
+    keyed_.clear();
+    const double reach2 = reach * reach;
+    auto consider = [&](std::size_t i) {
+      const double rho2 = g_.distance2(i, c);
+      if (rho2 <= reach2) keyed_.push_back(key(std::sqrt(rho2), i));
+    };
+    if (inside) {
+      for (const std::uint64_t k : order_) consider(static_cast<std::uint32_t>(k));
+    } else {
+      for (std::size_t i = 0; i < g_.size(); ++i) consider(i);
+    }
+    std::sort(keyed_.begin(), keyed_.end());
+    order_.swap(keyed_);
+    anchor_ = c;
+    reach_ = reach;
+    built_ = true;
+    shell_since_ = 0;
+    blocks_.assign(order_.size() / kBlock + 1, Sums{});
+    for (std::size_t b = 0; b + 1 < blocks_.size(); ++b) {
+      blocks_[b + 1] = blocks_[b];
+      for (std::size_t k = b * kBlock; k < (b + 1) * kBlock; ++k) g_.add(index(k), blocks_[b + 1]);
+    }
+  }
+
+  // Whether the ball holds every particle the sphere (c, r) can, and its shells have stayed thin.
+  bool serves(const Vec& c, double r) const {
+    return built_ && offset(c) + r + margin(r) <= reach_ && shell_since_ <= kShellPerRebuild * order_.size();
+  }
+
+  // The sums over the particles within r of c (distance2 <= r^2, as the rule tests each one).
+  Sums within(const Vec& c, double r) const {
+    const double off = offset(c), m = margin(r), r2 = r * r;
+    // Keys are distances rounded to float: ρ within 2^-24 ρ of its key.
+    const double key_slack = 0x1p-23 * reach_;
+    const std::size_t in = count_keys_up_to(r - off - m - key_slack);
+    const std::size_t out = count_keys_up_to(r + off + m + key_slack);
+    Sums s = blocks_[in / kBlock];
+    for (std::size_t k = in / kBlock * kBlock; k < in; ++k) g_.add(index(k), s);
+    for (std::size_t k = in; k < out; ++k)
+      if (const std::size_t i = index(k); g_.distance2(i, c) <= r2) g_.add(i, s);
+    shell_since_ += out - in;
+    return s;
+  }
+
+ private:
+  // The ball's radius over the sphere's when built, and the shell visits a build is worth, in balls:
+  // chosen on unbind_bench.sh's clustered box (1.05-1.2 and 2-8 within 3 % of each other).
+  static constexpr double kReach = 1.1;
+  static constexpr std::size_t kShellPerRebuild = 4;
+
+  double margin(double r) const { return slack_ + 1e-12 * r; }
+  double offset(const Vec& c) const {
+    const double dx = c[0] - anchor_[0], dy = c[1] - anchor_[1], dz = c[2] - anchor_[2];
+    return std::sqrt(dx * dx + dy * dy + dz * dz);
+  }
+  // A distance and an index in one sortable word: a non-negative float's bits order as its value.
+  static std::uint64_t key(double rho, std::size_t i) {
+    const float f = static_cast<float>(rho);
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &f, sizeof bits);
+    return (std::uint64_t{bits} << 32) | static_cast<std::uint32_t>(i);
+  }
+  static float key_value(std::uint64_t k) {
+    const auto bits = static_cast<std::uint32_t>(k >> 32);
+    float f = 0;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  }
+  std::size_t index(std::size_t k) const { return static_cast<std::uint32_t>(order_[k]); }
+  std::size_t count_keys_up_to(double t) const {
+    return static_cast<std::size_t>(
+        std::upper_bound(order_.begin(), order_.end(), t,
+                         [](double v, std::uint64_t k) { return v < static_cast<double>(key_value(k)); }) -
+        order_.begin());
+  }
+
+  const Group& g_;
+  double slack_ = 0;
+  bool built_ = false;
+  Vec anchor_{0, 0, 0};
+  double reach_ = 0;
+  mutable std::size_t shell_since_ = 0;
+  std::vector<std::uint64_t> order_, keyed_;  // (float distance, index), ascending
+  std::vector<Sums> blocks_;                  // blocks_[b]: the sums of order_[0, b kBlock)
+};
+
+}  // namespace
+
 std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, std::span<const double> mass,
                                               const Box& box, const std::array<double, 3>& reference,
                                               const ShrinkingSphere& params) {
   const std::size_t n = mass.size();
-  auto wrapped = [&](std::array<double, 3> c) {
-    for (std::size_t d = 0; d < 3; ++d) c[d] = wrap_into(box, c[d], d);
+  auto wrapped = [&](const Vec& offset) {
+    Vec c{};
+    for (std::size_t d = 0; d < 3; ++d) c[d] = wrap_into(box, reference[d] + offset[d], d);
     return c;
   };
-  if (n == 0) return wrapped(reference);
-  // The group around the reference, unwrapped: separations below are plain differences.
-  std::vector<double> x(3 * n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t d = 0; d < 3; ++d)
-      x[3 * i + d] = reference[d] + minimum_image(position[3 * i + d] - reference[d], box.extent[d], box.periodic);
+  if (n == 0) return wrapped({0, 0, 0});
+  if (n > std::numeric_limits<std::uint32_t>::max())
+    throw core::Error::internal("shrinking sphere: {} particles in one group", n);
+  const Group g(position, mass, box, reference);
 
-  // The particles that may lie inside the sphere: those within `reach` of `anchor`, in index order.
-  // While the sphere lies inside that ball, scanning them is scanning every particle (the same ones in
-  // the same order: the same sums, bit for bit), and the ball is remade around the centre as the sphere
-  // shrinks, so a group of n costs a few passes over n, not one per step (up to ~200 steps).
-  std::vector<std::size_t> near(n);
-  for (std::size_t i = 0; i < n; ++i) near[i] = i;
-  std::array<double, 3> anchor{};
-  double reach = INFINITY;
-  auto distance2 = [&](std::size_t i, const std::array<double, 3>& c) {
-    const double dx = x[3 * i] - c[0], dy = x[3 * i + 1] - c[1], dz = x[3 * i + 2] - c[2];
-    return dx * dx + dy * dy + dz * dz;
-  };
-  // Keeps those of `near` within `radius` of `centre` (0.1% more: rounding never drops one that counts).
-  std::vector<std::size_t> kept;  // the next ball's, kept from one remake to the next
-  auto remake = [&](const std::array<double, 3>& centre, double radius, bool from_all) {
-    const double keep2 = (radius * 1.001) * (radius * 1.001);
-    kept.clear();
-    if (from_all) {
-      for (std::size_t i = 0; i < n; ++i)
-        if (distance2(i, centre) <= keep2) kept.push_back(i);
-    } else {
-      for (const std::size_t i : near)
-        if (distance2(i, centre) <= keep2) kept.push_back(i);
-    }
-    near.swap(kept);
-    anchor = centre;
-    reach = radius;
-  };
-
-  // Mass-weighted mean of the particles within r of c (all when r < 0); how many there were.
-  auto mean_within = [&](const std::array<double, 3>& c, double r, std::array<double, 3>& out) {
-    double m = 0, s[3] = {0, 0, 0};
-    std::size_t count = 0;
-    for (const std::size_t i : near) {
-      if (r >= 0 && distance2(i, c) > r * r) continue;
-      ++count;
-      m += mass[i];
-      for (std::size_t d = 0; d < 3; ++d) s[d] += mass[i] * x[3 * i + d];
-    }
-    if (count > 0 && m > 0)
-      for (std::size_t d = 0; d < 3; ++d) out[d] = s[d] / m;
-    return count;
-  };
-
-  std::array<double, 3> c = reference;
-  mean_within(reference, -1, c);
+  Sums all;
+  for (std::size_t i = 0; i < n; ++i) g.add(i, all);
+  Vec c = g.mean(all, {0, 0, 0});
   double r = 0;
-  for (std::size_t i = 0; i < n; ++i) r = std::max(r, std::sqrt(distance2(i, c)));
+  for (std::size_t i = 0; i < n; ++i) r = std::max(r, std::sqrt(g.distance2(i, c)));
   const std::size_t stop = shrinking_sphere_stop(n, params);
+  Ball ball(g);
   // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.
   for (int step = 0; step < 3000 && r > 0; ++step) {
     r *= params.shrink;
-    // The sphere (c, r) inside the ball (anchor, reach)? Remade at 1.05 r around the centre when it is
-    // not, or when the ball is 1.15 times too wide (about every 4 steps): a step then scans 1.2-1.5
-    // times the volume it counts, a remake the ball once more (tighter balls remade more often cost
-    // less in all: bench/README.md, unbind_bench.sh). From the ball's own particles when the new ball
-    // lies inside the old.
-    const double off = std::isfinite(reach) ? std::sqrt((c[0] - anchor[0]) * (c[0] - anchor[0]) +
-                                                        (c[1] - anchor[1]) * (c[1] - anchor[1]) +
-                                                        (c[2] - anchor[2]) * (c[2] - anchor[2]))
-                                            : 0.0;
-    if (off + r > reach || 1.15 * r < reach) remake(c, 1.05 * r, off + 1.05 * r > reach);
-    std::array<double, 3> next = c;
-    if (mean_within(c, r, next) < stop) break;
-    c = next;
+    if (!ball.serves(c, r)) ball.rebuild(c, r);
+    const Sums s = ball.within(c, r);
+    if (s.count < stop) break;
+    c = g.mean(s, c);
   }
   return wrapped(c);
 }

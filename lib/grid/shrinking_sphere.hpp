@@ -29,8 +29,11 @@ std::size_t shrinking_sphere_stop(std::size_t n, const ShrinkingSphere& params);
 // must be smaller than half the box around it. The first sphere is centred on the mass-weighted mean and
 // holds every particle; each step shrinks the radius by `shrink` and recentres on the mass-weighted mean
 // of the group's particles inside (distance <= radius), until the next sphere would hold fewer than
-// shrinking_sphere_stop(n) particles (a group that small gives its mean). Returns the centre wrapped into
-// a periodic box (wrap_into); the reference, wrapped, when there are no particles. Pure, not collective.
+// shrinking_sphere_stop(n) particles (a group that small gives its mean). Positions are taken as offsets
+// from the reference, and each mean's sums are exact (core::FixedScale, 2^-62 of the group's largest mass
+// and of its largest mass times offset): the centre does not depend on the order the particles come in.
+// Returns the centre wrapped into a periodic box (wrap_into); the reference, wrapped, when there are no
+// particles. Pure, not collective.
 std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, std::span<const double> mass,
                                               const Box& box, const std::array<double, 3>& reference,
                                               const ShrinkingSphere& params = {});
