@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/fixed_sum.hpp>
+#include <phew/core/radix_sort.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -118,7 +119,9 @@ class Ball {
     } else {
       for (std::size_t i = 0; i < g_.size(); ++i) consider(i);
     }
-    std::sort(keyed_.begin(), keyed_.end());
+    // By distance: equal keys in any order (the sums are exact, the sets the rule's).
+    core::radix_sort(
+        keyed_, scratch_, [](std::uint64_t k) { return k >> 32; }, 32);
     order_.swap(keyed_);
     anchor_ = c;
     reach_ = reach;
@@ -189,8 +192,8 @@ class Ball {
   Vec anchor_{0, 0, 0};
   double reach_ = 0;
   mutable std::size_t shell_since_ = 0;
-  std::vector<std::uint64_t> order_, keyed_;  // (float distance, index), ascending
-  std::vector<Sums> blocks_;                  // blocks_[b]: the sums of order_[0, b kBlock)
+  std::vector<std::uint64_t> order_, keyed_, scratch_;  // (float distance, index), by distance
+  std::vector<Sums> blocks_;                            // blocks_[b]: the sums of order_[0, b kBlock)
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <phew/particles/snapshot.hpp>
 
+#include <phew/particles/seen_ids.hpp>
+
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/parse.hpp>
@@ -259,18 +261,12 @@ std::vector<std::uint64_t> route_ids(std::span<const std::uint64_t> ids, const m
                     [ranks](std::uint64_t id) { return static_cast<int>((id * 0x9E3779B97F4A7C15ull >> 32) % ranks); });
 }
 
-// The check of IDs routed by route_ids: sorting puts a repeated ID's copies side by side.
-void check_routed_ids(std::vector<std::uint64_t> mine, const std::string& snapshot, const mpi::Comm& comm) {
-  std::sort(mine.begin(), mine.end());
-  bool found = false;
-  std::uint64_t first_repeated = std::numeric_limits<std::uint64_t>::max();
-  for (std::size_t i = 1; i < mine.size(); ++i)
-    if (mine[i] == mine[i - 1]) {
-      found = true;
-      first_repeated = std::min(first_repeated, mine[i]);
-    }
-  if (comm.max(found ? 1 : 0) == 0) return;                 // (any ID may be repeated, the largest too: no sentinel)
-  const std::uint64_t repeated = comm.min(first_repeated);  // the smallest anywhere: the same message on any ranks
+// The check of the IDs routed here by route_ids (collective): the smallest repeated anywhere, the same
+// message on any ranks.
+void check_routed_ids(SeenIds& mine, const std::string& snapshot, const mpi::Comm& comm) {
+  const std::optional<std::uint64_t> mine_repeated = mine.smallest_repeated();
+  if (comm.max(mine_repeated ? 1 : 0) == 0) return;  // (any ID may be repeated, the largest too: no sentinel)
+  const std::uint64_t repeated = comm.min(mine_repeated.value_or(std::numeric_limits<std::uint64_t>::max()));
   core::Error e = core::Error::input(
       "{}: particle ID {} is given to more than one particle of the selected types (IDs "
       "must be unique: a run that gives a star its gas particle's ID is read one type at "
@@ -283,7 +279,10 @@ void check_routed_ids(std::vector<std::uint64_t> mine, const std::string& snapsh
 }  // namespace
 
 void check_unique_ids(std::span<const std::uint64_t> ids, const std::string& snapshot, const mpi::Comm& comm) {
-  check_routed_ids(route_ids(ids, comm), snapshot, comm);
+  const std::vector<std::uint64_t> routed = route_ids(ids, comm);
+  SeenIds seen(routed.size());
+  seen.add(routed);
+  check_routed_ids(seen, snapshot, comm);
 }
 
 ParticleSet read_share(const SnapshotReader& reader, const std::vector<int>& types, const FieldSelection& fields,
@@ -301,18 +300,15 @@ void for_each_share_chunk(const SnapshotReader& reader, const std::vector<int>& 
                           const std::function<void(const ParticleSet&)>& use) {
   const Share share = share_of(reader, types, comm);
   const std::uint64_t rounds = (share.most + chunk - 1) / chunk;  // the same on every rank
-  std::vector<std::uint64_t> routed;                              // the IDs this rank checks (check_unique_ids)
+  SeenIds routed(share.most);  // the IDs this rank checks (check_unique_ids): about a share's, by their hash
   for (std::uint64_t k = 0; k < rounds; ++k) {
     const std::uint64_t b = std::min(share.end, share.begin + k * chunk), e = std::min(share.end, b + chunk);
     ParticleSet part;
     mpi::agree(comm, [&] { part = read_particles(reader, share.counts, types, b, e - b, fields); });
-    if (fields.ids) {  // 8 bytes a particle while the chunks stream, as read_share's check costs
-      const std::vector<std::uint64_t> got = route_ids(part.id, comm);
-      routed.insert(routed.end(), got.begin(), got.end());
-    }
+    if (fields.ids) routed.add(route_ids(part.id, comm));  // a bit per ID when they are dense
     use(part);
   }
-  if (fields.ids) check_routed_ids(std::move(routed), reader.info().files.front(), comm);
+  if (fields.ids) check_routed_ids(routed, reader.info().files.front(), comm);
 }
 
 }  // namespace phew::particles

@@ -1,11 +1,15 @@
 #include <phew/unbind/potential.hpp>
 
+#include <phew/core/radix_sort.hpp>
+
 #include <phew/gravity/forest.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/mpi/comm.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <utility>
 
@@ -22,8 +26,17 @@ SphericalProfile::SphericalProfile(std::span<const double> position, std::span<c
                  dz = position[3 * i + 2] - centre[2];
     order[k] = {std::sqrt(dx * dx + dy * dy + dz * dz), i};
   }
-  std::sort(order.begin(), order.end());
+  // By radius, then index (as the pairs compare): a stable radix sort by the radius's bits (a
+  // non-negative double's bits order as its value), then each run of equal radii by index.
+  std::vector<std::pair<double, std::size_t>> scratch;
+  core::radix_sort(order, scratch,
+                   [](const std::pair<double, std::size_t>& p) { return std::bit_cast<std::uint64_t>(p.first); });
   const std::size_t n = order.size();
+  for (std::size_t b = 0, e = 0; b < n; b = e) {
+    for (e = b + 1; e < n && order[e].first == order[b].first;) ++e;
+    if (e - b > 1)
+      std::sort(order.begin() + static_cast<std::ptrdiff_t>(b), order.begin() + static_cast<std::ptrdiff_t>(e));
+  }
   radius_.resize(n);
   mass_.resize(n);
   index_.resize(n);

@@ -4,6 +4,7 @@
 #include <phew/core/memory.hpp>
 #include <phew/core/progress.hpp>
 #include <phew/core/quantity.hpp>
+#include <phew/core/radix_sort.hpp>
 #include <phew/core/raw_vector.hpp>
 
 #include <sys/mman.h>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -265,4 +267,38 @@ TEST(FixedScale, ConvertsAsTheLibraryCastDoesAndSumsInAnyOrder) {
       EXPECT_TRUE(forward == backward);
     }
   }
+}
+
+// radix_sort against std::stable_sort: keys with few distinct values (ties keep their order), keys of
+// every width, sizes on both sides of the switch to std::stable_sort, and doubles' bits as keys.
+TEST(RadixSort, TheOrderOfAStableSort) {
+  std::mt19937_64 rng(11);
+  struct Item {
+    std::uint64_t key;
+    std::size_t at;
+  };
+  std::vector<Item> scratch;
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{100}, phew::core::kRadixSortMin,
+                              std::size_t{5000}, std::size_t{70000}})
+    for (const int bits : {3, 11, 12, 32, 40, 64}) {
+      std::vector<Item> items(n);
+      for (std::size_t i = 0; i < n; ++i) items[i] = {bits == 64 ? rng() : rng() % (std::uint64_t{1} << bits), i};
+      std::vector<Item> want = items;
+      std::stable_sort(want.begin(), want.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+      phew::core::radix_sort(
+          items, scratch, [](const Item& t) { return t.key; }, bits);
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(items[i].key, want[i].key) << n << " " << bits << " " << i;
+        ASSERT_EQ(items[i].at, want[i].at) << n << " " << bits << " " << i;
+      }
+    }
+  // non-negative doubles by their bits: by value
+  std::vector<double> radii(3000), spare;
+  std::exponential_distribution<double> e(1.0);
+  for (double& r : radii) r = e(rng) * (rng() % 7 == 0 ? 1e-6 : 1e3);
+  radii[5] = 0.0;
+  std::vector<double> want = radii;
+  std::sort(want.begin(), want.end());
+  phew::core::radix_sort(radii, spare, [](double r) { return std::bit_cast<std::uint64_t>(r); });
+  EXPECT_EQ(radii, want);
 }

@@ -272,7 +272,7 @@ TEST(ShrinkingSphere, TheSameBitsAsAPassOverEveryParticlePerStep) {
       const std::array<double, 3> c{20 * u(rng), 20 * u(rng), seed % 3 == 0 ? 19.9 : 20 * u(rng)};
       const double sigma = 0.05 + 0.5 * u(rng);
       // small groups (a few dozen: the sphere barely shrinks), the usual, and a large one
-      const int n = seed % 5 == 0 ? 3 + static_cast<int>(40 * u(rng))
+      const int n = seed % 5 == 0   ? 3 + static_cast<int>(40 * u(rng))
                     : seed % 7 == 0 ? 20000 + static_cast<int>(20000 * u(rng))
                                     : 200 + static_cast<int>(3000 * u(rng));
       for (int i = 0; i < n; ++i) {

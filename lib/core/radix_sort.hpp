@@ -1,0 +1,45 @@
+// A stable sort by an unsigned integer key (least significant digit first, 11 bits a pass), for the hot
+// per-object sorts of unbind (members by radius, a ball's particles by distance): a few passes over n
+// where std::sort compares n log n times. A pass whose digit every key shares is skipped (the exponent
+// bits of radii within a few decades). Small inputs go to std::stable_sort, which is faster there.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace phew::core {
+
+inline constexpr std::size_t kRadixSortMin = 256;
+
+// Sorts `items` by key(item) (an unsigned integer below 2^key_bits), stably: items of equal keys keep
+// their order. `scratch` is room the sort may use (kept by callers that sort often).
+template <typename T, typename Key>
+void radix_sort(std::vector<T>& items, std::vector<T>& scratch, Key key, int key_bits = 64) {
+  const std::size_t n = items.size();
+  if (n < kRadixSortMin) {
+    std::stable_sort(items.begin(), items.end(), [&](const T& a, const T& b) { return key(a) < key(b); });
+    return;
+  }
+  constexpr int kDigit = 11;
+  constexpr std::size_t kBuckets = std::size_t{1} << kDigit;
+  scratch.resize(n);
+  std::array<std::size_t, kBuckets> count{};
+  for (int shift = 0; shift < key_bits; shift += kDigit) {
+    count.fill(0);
+    for (const T& t : items) ++count[(static_cast<std::uint64_t>(key(t)) >> shift) & (kBuckets - 1)];
+    if (std::find(count.begin(), count.end(), n) != count.end()) continue;  // one digit for all: in order
+    std::size_t at = 0;
+    for (std::size_t& c : count) {
+      const std::size_t k = c;
+      c = at;
+      at += k;
+    }
+    for (const T& t : items) scratch[count[(static_cast<std::uint64_t>(key(t)) >> shift) & (kBuckets - 1)]++] = t;
+    items.swap(scratch);
+  }
+}
+
+}  // namespace phew::core
