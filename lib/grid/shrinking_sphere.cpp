@@ -33,43 +33,52 @@ struct Sums {
   }
 };
 
-// The group about the reference: each particle's offset through its nearest image, and its mass and
+// A particle of the group: its offset from the reference through the nearest image, and its mass and
 // mass-weighted offsets in fixed point (2^-62 of the largest of each: 64-bit terms, 128-bit sums).
+struct Point {
+  double x[3];
+  std::int64_t fixed[4];  // mass, then mass times each offset
+
+  double distance2(const Vec& c) const {
+    const double dx = x[0] - c[0], dy = x[1] - c[1], dz = x[2] - c[2];
+    return dx * dx + dy * dy + dz * dz;
+  }
+  void add_to(Sums& s) const {
+    s.m += fixed[0];
+    s.mx[0] += fixed[1];
+    s.mx[1] += fixed[2];
+    s.mx[2] += fixed[3];
+    ++s.count;
+  }
+};
+
+// The group about the reference.
 class Group {
  public:
   Group(std::span<const double> position, std::span<const double> mass, const Box& box, const Vec& reference)
-      : x_(3 * mass.size()), fixed_(4 * mass.size()) {
+      : points_(mass.size()) {
     double largest_m = 0, largest_mx = 0;
     for (std::size_t i = 0; i < mass.size(); ++i) {
       largest_m = std::max(largest_m, std::fabs(mass[i]));
       for (std::size_t d = 0; d < 3; ++d) {
-        x_[3 * i + d] = minimum_image(position[3 * i + d] - reference[d], box.extent[d], box.periodic);
-        largest_mx = std::max(largest_mx, std::fabs(mass[i] * x_[3 * i + d]));
-        extent_ = std::max(extent_, std::fabs(x_[3 * i + d]));
+        const double x = minimum_image(position[3 * i + d] - reference[d], box.extent[d], box.periodic);
+        points_[i].x[d] = x;
+        largest_mx = std::max(largest_mx, std::fabs(mass[i] * x));
+        extent_ = std::max(extent_, std::fabs(x));
       }
     }
     m_scale_ = core::FixedScale::for_int64_terms(largest_m);
     mx_scale_ = core::FixedScale::for_int64_terms(largest_mx);
     for (std::size_t i = 0; i < mass.size(); ++i) {
-      fixed_[4 * i] = static_cast<std::int64_t>(m_scale_.to_fixed(mass[i]));
+      Point& p = points_[i];
+      p.fixed[0] = static_cast<std::int64_t>(m_scale_.to_fixed(mass[i]));
       for (std::size_t d = 0; d < 3; ++d)
-        fixed_[4 * i + 1 + d] = static_cast<std::int64_t>(mx_scale_.to_fixed(mass[i] * x_[3 * i + d]));
+        p.fixed[1 + d] = static_cast<std::int64_t>(mx_scale_.to_fixed(mass[i] * p.x[d]));
     }
   }
-  std::size_t size() const { return x_.size() / 3; }
+  std::size_t size() const { return points_.size(); }
+  const Point& operator[](std::size_t i) const { return points_[i]; }
   double extent() const { return extent_; }  // the largest |offset| along any axis
-  double distance2(std::size_t i, const Vec& c) const {
-    const double dx = x_[3 * i] - c[0], dy = x_[3 * i + 1] - c[1], dz = x_[3 * i + 2] - c[2];
-    return dx * dx + dy * dy + dz * dz;
-  }
-  void add(std::size_t i, Sums& s) const {
-    const std::int64_t* f = &fixed_[4 * i];
-    s.m += f[0];
-    s.mx[0] += f[1];
-    s.mx[1] += f[2];
-    s.mx[2] += f[3];
-    ++s.count;
-  }
   // The mass-weighted mean the sums give, or `fallback` when they hold no mass.
   Vec mean(const Sums& s, const Vec& fallback) const {
     const double m = m_scale_.to_double(s.m);
@@ -78,8 +87,7 @@ class Group {
   }
 
  private:
-  std::vector<double> x_;
-  std::vector<std::int64_t> fixed_;  // per particle: mass, then mass times each offset
+  std::vector<Point> points_;
   double extent_ = 0;
   core::FixedScale m_scale_ = core::FixedScale::for_int64_terms(0), mx_scale_ = core::FixedScale::for_int64_terms(0);
 };
@@ -110,19 +118,23 @@ class Ball {
     const bool inside = built_ && offset(c) + reach + margin(r) <= reach_;
     keyed_.clear();
     const double reach2 = reach * reach;
-    auto consider = [&](std::size_t i) {
-      const double rho2 = g_.distance2(i, c);
+    auto consider = [&](const Point& p, std::size_t i) {
+      const double rho2 = p.distance2(c);
       if (rho2 <= reach2) keyed_.push_back(key(std::sqrt(rho2), i));
     };
     if (inside) {
-      for (const std::uint64_t k : order_) consider(static_cast<std::uint32_t>(k));
+      for (std::size_t k = 0; k < order_.size(); ++k) consider(held_[k], k);  // i: a place in held_
     } else {
-      for (std::size_t i = 0; i < g_.size(); ++i) consider(i);
+      for (std::size_t i = 0; i < g_.size(); ++i) consider(g_[i], i);
     }
     // By distance: equal keys in any order (the sums are exact, the sets the rule's).
     core::radix_sort(
         keyed_, scratch_, [](std::uint64_t k) { return k >> 32; }, 32);
     order_.swap(keyed_);
+    // The particles themselves in that order, so that a step reads its shell in one sweep.
+    scratch_points_.resize(order_.size());
+    for (std::size_t k = 0; k < order_.size(); ++k) scratch_points_[k] = inside ? held_[index(k)] : g_[index(k)];
+    held_.swap(scratch_points_);
     anchor_ = c;
     reach_ = reach;
     built_ = true;
@@ -130,7 +142,7 @@ class Ball {
     blocks_.assign(order_.size() / kBlock + 1, Sums{});
     for (std::size_t b = 0; b + 1 < blocks_.size(); ++b) {
       blocks_[b + 1] = blocks_[b];
-      for (std::size_t k = b * kBlock; k < (b + 1) * kBlock; ++k) g_.add(index(k), blocks_[b + 1]);
+      for (std::size_t k = b * kBlock; k < (b + 1) * kBlock; ++k) held_[k].add_to(blocks_[b + 1]);
     }
   }
 
@@ -147,9 +159,9 @@ class Ball {
     const std::size_t in = count_keys_up_to(r - off - m - key_slack);
     const std::size_t out = count_keys_up_to(r + off + m + key_slack);
     Sums s = blocks_[in / kBlock];
-    for (std::size_t k = in / kBlock * kBlock; k < in; ++k) g_.add(index(k), s);
+    for (std::size_t k = in / kBlock * kBlock; k < in; ++k) held_[k].add_to(s);
     for (std::size_t k = in; k < out; ++k)
-      if (const std::size_t i = index(k); g_.distance2(i, c) <= r2) g_.add(i, s);
+      if (held_[k].distance2(c) <= r2) held_[k].add_to(s);
     shell_since_ += out - in;
     return s;
   }
@@ -193,6 +205,7 @@ class Ball {
   double reach_ = 0;
   mutable std::size_t shell_since_ = 0;
   std::vector<std::uint64_t> order_, keyed_, scratch_;  // (float distance, index), by distance
+  std::vector<Point> held_, scratch_points_;            // the particles of order_, in its order
   std::vector<Sums> blocks_;                            // blocks_[b]: the sums of order_[0, b kBlock)
 };
 
@@ -213,10 +226,10 @@ std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, 
   const Group g(position, mass, box, reference);
 
   Sums all;
-  for (std::size_t i = 0; i < n; ++i) g.add(i, all);
+  for (std::size_t i = 0; i < n; ++i) g[i].add_to(all);
   Vec c = g.mean(all, {0, 0, 0});
   double r = 0;
-  for (std::size_t i = 0; i < n; ++i) r = std::max(r, std::sqrt(g.distance2(i, c)));
+  for (std::size_t i = 0; i < n; ++i) r = std::max(r, std::sqrt(g[i].distance2(c)));
   const std::size_t stop = shrinking_sphere_stop(n, params);
   Ball ball(g);
   // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.
