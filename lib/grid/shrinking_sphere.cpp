@@ -104,7 +104,8 @@ class Ball {
  public:
   static constexpr std::size_t kBlock = 8;
 
-  explicit Ball(const Group& g) : g_(g) {
+  // `members`: the particles of g whose centre is sought (all of them when `all`).
+  Ball(const Group& g, std::span<const std::size_t> members, bool all) : g_(g), members_(members), all_(all) {
     // Rounding of the distances (a few units in the last place of the group's extent and of r) is far
     // below this margin, so a particle taken as surely inside or outside is also so by the rule's own
     // test: the same set as a test of every particle.
@@ -124,8 +125,10 @@ class Ball {
     };
     if (inside) {
       for (std::size_t k = 0; k < order_.size(); ++k) consider(held_[k], k);  // i: a place in held_
-    } else {
+    } else if (all_) {
       for (std::size_t i = 0; i < g_.size(); ++i) consider(g_[i], i);
+    } else {
+      for (const std::size_t i : members_) consider(g_[i], i);
     }
     // By distance: equal keys in any order (the sums are exact, the sets the rule's).
     core::radix_sort(
@@ -199,6 +202,8 @@ class Ball {
   }
 
   const Group& g_;
+  std::span<const std::size_t> members_;
+  bool all_ = true;
   double slack_ = 0;
   bool built_ = false;
   Vec anchor_{0, 0, 0};
@@ -211,36 +216,68 @@ class Ball {
 
 }  // namespace
 
+// The group the public class holds: Group is private to this file.
+struct ShrinkingSphereGroup::Data {
+  Group group;
+  Box box;
+  Vec reference;
+};
+
+ShrinkingSphereGroup::ShrinkingSphereGroup(std::span<const double> position, std::span<const double> mass,
+                                           const Box& box, const std::array<double, 3>& reference)
+    : data_(std::make_unique<Data>(Data{Group(position, mass, box, reference), box, reference})) {
+  if (mass.size() > std::numeric_limits<std::uint32_t>::max())
+    throw core::Error::internal("shrinking sphere: {} particles in one group", mass.size());
+}
+
+ShrinkingSphereGroup::~ShrinkingSphereGroup() = default;
+
+std::array<double, 3> ShrinkingSphereGroup::centre(const ShrinkingSphere& params) const {
+  return centre_of({}, true, params);
+}
+
+std::array<double, 3> ShrinkingSphereGroup::centre(std::span<const std::size_t> members,
+                                                   const ShrinkingSphere& params) const {
+  return centre_of(members, false, params);
+}
+
+std::array<double, 3> ShrinkingSphereGroup::centre_of(std::span<const std::size_t> members, bool all,
+                                                      const ShrinkingSphere& params) const {
+  const Group& g = data_->group;
+  const std::size_t n = all ? g.size() : members.size();
+  Vec c{0, 0, 0};
+  if (n > 0) {
+    auto each = [&](auto&& f) {
+      if (all) {
+        for (std::size_t i = 0; i < g.size(); ++i) f(g[i]);
+      } else {
+        for (const std::size_t i : members) f(g[i]);
+      }
+    };
+    Sums sums;
+    each([&](const Point& p) { p.add_to(sums); });
+    c = g.mean(sums, c);
+    double r = 0;
+    each([&](const Point& p) { r = std::max(r, std::sqrt(p.distance2(c))); });
+    const std::size_t stop = shrinking_sphere_stop(n, params);
+    Ball ball(g, members, all);
+    // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.
+    for (int step = 0; step < 3000 && r > 0; ++step) {
+      r *= params.shrink;
+      if (!ball.serves(c, r)) ball.rebuild(c, r);
+      const Sums s = ball.within(c, r);
+      if (s.count < stop) break;
+      c = g.mean(s, c);
+    }
+  }
+  for (std::size_t d = 0; d < 3; ++d) c[d] = wrap_into(data_->box, data_->reference[d] + c[d], d);
+  return c;
+}
+
 std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, std::span<const double> mass,
                                               const Box& box, const std::array<double, 3>& reference,
                                               const ShrinkingSphere& params) {
-  const std::size_t n = mass.size();
-  auto wrapped = [&](const Vec& offset) {
-    Vec c{};
-    for (std::size_t d = 0; d < 3; ++d) c[d] = wrap_into(box, reference[d] + offset[d], d);
-    return c;
-  };
-  if (n == 0) return wrapped({0, 0, 0});
-  if (n > std::numeric_limits<std::uint32_t>::max())
-    throw core::Error::internal("shrinking sphere: {} particles in one group", n);
-  const Group g(position, mass, box, reference);
-
-  Sums all;
-  for (std::size_t i = 0; i < n; ++i) g[i].add_to(all);
-  Vec c = g.mean(all, {0, 0, 0});
-  double r = 0;
-  for (std::size_t i = 0; i < n; ++i) r = std::max(r, std::sqrt(g[i].distance2(c)));
-  const std::size_t stop = shrinking_sphere_stop(n, params);
-  Ball ball(g);
-  // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.
-  for (int step = 0; step < 3000 && r > 0; ++step) {
-    r *= params.shrink;
-    if (!ball.serves(c, r)) ball.rebuild(c, r);
-    const Sums s = ball.within(c, r);
-    if (s.count < stop) break;
-    c = g.mean(s, c);
-  }
-  return wrapped(c);
+  return ShrinkingSphereGroup(position, mass, box, reference).centre(params);
 }
 
 }  // namespace phew::grid

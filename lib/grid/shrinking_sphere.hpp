@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <span>
 
 namespace phew::grid {
@@ -37,5 +38,27 @@ std::size_t shrinking_sphere_stop(std::size_t n, const ShrinkingSphere& params);
 std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, std::span<const double> mass,
                                               const Box& box, const std::array<double, 3>& reference,
                                               const ShrinkingSphere& params = {});
+
+// The same for subsets of one group, as unbind wants on every removal pass (the bound particles left):
+// the offsets from the reference and their fixed-point terms are made once, the scales from the whole
+// group, so a subset's centre is what shrinking_sphere_centre gives for it but for the scales (its last
+// bits). Not copyable; the spans given are read while it lives.
+class ShrinkingSphereGroup {
+ public:
+  ShrinkingSphereGroup(std::span<const double> position, std::span<const double> mass, const Box& box,
+                       const std::array<double, 3>& reference);
+  ~ShrinkingSphereGroup();
+  ShrinkingSphereGroup(const ShrinkingSphereGroup&) = delete;
+  ShrinkingSphereGroup& operator=(const ShrinkingSphereGroup&) = delete;
+
+  std::array<double, 3> centre(const ShrinkingSphere& params = {}) const;  // of every particle
+  // Of the particles `members` (indices into the group, each once, in any order).
+  std::array<double, 3> centre(std::span<const std::size_t> members, const ShrinkingSphere& params = {}) const;
+
+ private:
+  struct Data;
+  std::array<double, 3> centre_of(std::span<const std::size_t> members, bool all, const ShrinkingSphere& params) const;
+  std::unique_ptr<Data> data_;
+};
 
 }  // namespace phew::grid

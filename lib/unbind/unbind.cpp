@@ -103,9 +103,10 @@ struct Evaluation {
   double potential_energy = 0;
 };
 
+// `spheres`: the object's particles for shrinking spheres (made once: unbind_object).
 Vec choose_centre(CentreKind kind, const Local& l, const std::vector<std::size_t>& members,
                   const std::vector<double>& phi, const std::vector<double>& energy, bool have_energies,
-                  const Vec& previous, const Params& params) {
+                  const Vec& previous, const grid::ShrinkingSphereGroup& spheres, const Params& params) {
   switch (kind) {
     case CentreKind::peak:
       return {0, 0, 0};
@@ -119,14 +120,8 @@ Vec choose_centre(CentreKind kind, const Local& l, const std::vector<std::size_t
       if (!(m > 0)) return previous;
       return {s[0] / m, s[1] / m, s[2] / m};
     }
-    case CentreKind::shrinking_sphere: {
-      std::vector<double> pos(3 * members.size()), mass(members.size());
-      for (std::size_t k = 0; k < members.size(); ++k) {
-        mass[k] = l.m[members[k]];
-        for (std::size_t d = 0; d < 3; ++d) pos[3 * k + d] = l.x[3 * members[k] + d];
-      }
-      return shrinking_sphere_centre(pos, mass, grid::Box{}, previous, params.shrinking);
-    }
+    case CentreKind::shrinking_sphere:
+      return spheres.centre(members, params.shrinking);
     case CentreKind::most_bound:
     case CentreKind::potential_minimum: {
       // From the previous evaluation: the first pass has none and keeps the peak.
@@ -225,11 +220,14 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
   const std::vector<std::size_t> everyone = ev.members;
   const std::vector<std::size_t>& source = params.potential_of_all ? everyone : ev.members;
   bool reuse = false;  // the pairwise potential of every particle, once computed
+  // Offsets from the peak (the frame's origin, no periodic box: gather unwrapped them) with their
+  // fixed-point terms, made once for every pass's shrinking spheres (and bound.h5's, whatever the centre).
+  const grid::ShrinkingSphereGroup spheres(l.x, l.m, grid::Box{}, Vec{0, 0, 0});
   // Removal passes: evaluate on the bound set, remove every own particle at or above the threshold,
   // until a pass removes none (or max_iterations passes were made; then one more evaluation, so that the
   // energies and properties belong to the final bound set).
   for (;;) {
-    ev.centre = choose_centre(params.centre, l, ev.members, phi, energy, have_energies, ev.centre, params);
+    ev.centre = choose_centre(params.centre, l, ev.members, phi, energy, have_energies, ev.centre, spheres, params);
     evaluate(l, ev, source, reuse, spec, frame, params, phi, energy);
     have_energies = true;
     reuse = params.potential_of_all;
@@ -259,13 +257,16 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
     sum.dissolved = true;
     for (std::size_t i = 0; i < n; ++i) bound[i] = l.fixed[i];
   } else {
-    // Most-bound and potential-minimum centres are taken from the final energies.
-    ev.centre = choose_centre(params.centre, l, ev.members, phi, energy, have_energies, ev.centre, params);
+    // Most-bound and potential-minimum centres are taken from the final energies; the others depend on
+    // the members alone, which the last pass's centre was chosen for.
+    if (params.centre == CentreKind::most_bound || params.centre == CentreKind::potential_minimum)
+      ev.centre = choose_centre(params.centre, l, ev.members, phi, energy, have_energies, ev.centre, spheres, params);
     if (params.potential_of_all)
       ev.potential_energy = members_potential_energy(l, ev.members, ev.centre, frame, params);
     // The other centres from the same bound set and energies (bound.h5 writes them all).
     const auto centre_of = [&](CentreKind k) {
-      return k == params.centre ? ev.centre : choose_centre(k, l, ev.members, phi, energy, true, ev.centre, params);
+      return k == params.centre ? ev.centre
+                                : choose_centre(k, l, ev.members, phi, energy, true, ev.centre, spheres, params);
     };
     const BoundState state{ev.members,
                            phi,
