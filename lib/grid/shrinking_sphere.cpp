@@ -124,7 +124,7 @@ class Ball {
       if (rho2 <= reach2) keyed_.push_back(key(std::sqrt(rho2), i));
     };
     if (inside) {
-      for (std::size_t k = 0; k < order_.size(); ++k) consider(held_[k], k);  // i: a place in held_
+      for (std::size_t k = 0; k < order_.size(); ++k) consider(held_[k], index(k));
     } else if (all_) {
       for (std::size_t i = 0; i < g_.size(); ++i) consider(g_[i], i);
     } else {
@@ -133,11 +133,12 @@ class Ball {
     // By distance: equal keys in any order (the sums are exact, the sets the rule's).
     core::radix_sort(
         keyed_, scratch_, [](std::uint64_t k) { return k >> 32; }, 32);
+    if (scratch_.capacity() > kScratchKept) std::vector<std::uint64_t>().swap(scratch_);  // a big ball's
     order_.swap(keyed_);
-    // The particles themselves in that order, so that a step reads its shell in one sweep.
-    scratch_points_.resize(order_.size());
-    for (std::size_t k = 0; k < order_.size(); ++k) scratch_points_[k] = inside ? held_[index(k)] : g_[index(k)];
-    held_.swap(scratch_points_);
+    // The particles themselves in that order, so that a step reads its shell in one sweep (copied from
+    // the group: no second copy of the ball's).
+    held_.resize(order_.size());
+    for (std::size_t k = 0; k < order_.size(); ++k) held_[k] = g_[index(k)];
     anchor_ = c;
     reach_ = reach;
     built_ = true;
@@ -174,6 +175,7 @@ class Ball {
   // chosen on unbind_bench.sh's clustered box (1.05-1.2 and 2-8 within 3 % of each other).
   static constexpr double kReach = 1.1;
   static constexpr std::size_t kShellPerRebuild = 4;
+  static constexpr std::size_t kScratchKept = std::size_t{1} << 16;  // the sort's room kept between builds
 
   double margin(double r) const { return slack_ + 1e-12 * r; }
   double offset(const Vec& c) const {
@@ -210,7 +212,7 @@ class Ball {
   double reach_ = 0;
   mutable std::size_t shell_since_ = 0;
   std::vector<std::uint64_t> order_, keyed_, scratch_;  // (float distance, index), by distance
-  std::vector<Point> held_, scratch_points_;            // the particles of order_, in its order
+  std::vector<Point> held_;                             // the particles of order_, in its order
   std::vector<Sums> blocks_;                            // blocks_[b]: the sums of order_[0, b kBlock)
 };
 

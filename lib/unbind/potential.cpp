@@ -28,9 +28,11 @@ SphericalProfile::SphericalProfile(std::span<const double> position, std::span<c
   }
   // By radius, then index (as the pairs compare): a stable radix sort by the radius's bits (a
   // non-negative double's bits order as its value), then each run of equal radii by index.
-  std::vector<std::pair<double, std::size_t>> scratch;
-  core::radix_sort(order, scratch,
-                   [](const std::pair<double, std::size_t>& p) { return std::bit_cast<std::uint64_t>(p.first); });
+  {
+    std::vector<std::pair<double, std::size_t>> scratch;  // let go before the profile's own arrays are made
+    core::radix_sort(order, scratch,
+                     [](const std::pair<double, std::size_t>& p) { return std::bit_cast<std::uint64_t>(p.first); });
+  }
   const std::size_t n = order.size();
   for (std::size_t b = 0, e = 0; b < n; b = e) {
     for (e = b + 1; e < n && order[e].first == order[b].first;) ++e;

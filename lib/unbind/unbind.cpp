@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -222,7 +223,9 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
   bool reuse = false;  // the pairwise potential of every particle, once computed
   // Offsets from the peak (the frame's origin, no periodic box: gather unwrapped them) with their
   // fixed-point terms, made once for every pass's shrinking spheres (and bound.h5's, whatever the centre).
-  const grid::ShrinkingSphereGroup spheres(l.x, l.m, grid::Box{}, Vec{0, 0, 0});
+  // Let go before the properties are measured (56 bytes a particle: a big halo's peak is there).
+  auto spheres_held = std::make_unique<grid::ShrinkingSphereGroup>(l.x, l.m, grid::Box{}, Vec{0, 0, 0});
+  const grid::ShrinkingSphereGroup& spheres = *spheres_held;
   // Removal passes: evaluate on the bound set, remove every own particle at or above the threshold,
   // until a pass removes none (or max_iterations passes were made; then one more evaluation, so that the
   // energies and properties belong to the final bound set).
@@ -276,6 +279,7 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
                            centre_of(CentreKind::most_bound),
                            centre_of(CentreKind::potential_minimum),
                            centre_of(CentreKind::shrinking_sphere)};
+    spheres_held.reset();
     sum.properties = measure_properties(l.view(), state, spec.peak, frame, params);
   }
 
