@@ -11,7 +11,7 @@
 #     threads.
 #  3. voters --potential compute on that snapshot and peaks (1 rank); a synth-particles scene with a
 #     stored potential (1e7 background + 300 NFW halos, cached) through cic-project, phew-segment,
-#     phew-merge and deblend, then voters --potential snapshot and --potential compute side by side.
+#     phew-merge and deblend, then voters --potential snapshot, compute and profile side by side.
 #  4. mergertree on synthetic stages (bench/mergertree_stages.py, cached) of PARTICLES:PEAKS:SNAPSHOTS.
 # Every timed run is under /usr/bin/time -v (2 ranks: each rank too); phases and counts come from the
 # output manifests. Prints the tables (bench/chain_table.py) and writes DIR/chain_bench.json.
@@ -172,6 +172,9 @@ if ((do_cvoters)); then
   cat "$snap" >/dev/null
   run s3 voters_clustered_compute 1 "$c/s3/voters_clustered_compute.h5" "snapshot=clustered;potential=compute" \
     "$B/voters" "$peaks" "$snap" -o "$c/s3/voters_clustered_compute.h5" --potential compute -q
+  log "3. voters --potential profile (each peak's own spherical potential), clustered snapshot, 1 rank"
+  run s3 voters_clustered_profile 1 "$c/s3/voters_clustered_profile.h5" "snapshot=clustered;potential=profile" \
+    "$B/voters" "$peaks" "$snap" -o "$c/s3/voters_clustered_profile.h5" --potential profile -q
 fi
 if ((do_synth)); then
   sd=$c/s3/synth
@@ -189,7 +192,7 @@ if ((do_synth)); then
   run s3 synth_seg 1 "$sd/patches.h5" "threshold=80mean" "$B/phew-segment" "$sd/grid.h5" -o "$sd/patches.h5" --threshold 80mean -q
   run s3 synth_merge 1 "$sd/clumps.h5" "" "$B/phew-merge" "$sd/patches.h5" -o "$sd/clumps.h5" --relevance 3 --saddle-threshold 200mean -q
   run s3 synth_deblend 1 "$sd/peaks.h5" "" "$B/deblend" "$sd/clumps.h5" "$ssnap" -o "$sd/peaks.h5" -q
-  for pot in snapshot compute; do
+  for pot in snapshot compute profile; do
     log "3. voters --potential $pot, synthetic snapshot, 1 rank"
     cat "$ssnap" >/dev/null
     run s3 "voters_synth_$pot" 1 "$sd/voters_$pot.h5" "snapshot=synthetic;potential=$pot" \

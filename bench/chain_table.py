@@ -199,7 +199,8 @@ def voter_set(path):
 
 def step3(runs, c):
     out = []
-    for tag in ("voters_clustered_compute", "voters_synth_snapshot", "voters_synth_compute"):
+    for tag in ("voters_clustered_compute", "voters_clustered_profile", "voters_synth_snapshot", "voters_synth_compute",
+                "voters_synth_profile"):
         r = runs.get(tag)
         if r is None:
             continue

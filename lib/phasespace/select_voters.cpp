@@ -193,7 +193,9 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
                              particles::ParticleSet particles, const VoterParams& params, const mpi::Comm& comm,
                              const core::PhaseReport& phase) {
   const grid::GridGeometry& geo = grid.geometry;
-  const bool stored = params.stored_potential;
+  // Only the computed potential needs the gravity solver's mesh, cubes and reach; the stored one and
+  // each peak's own profile need the candidates alone.
+  const bool solved = !params.stored_potential && !params.profile_potential;
   const double a = params.scale_factor;
   if (geo.periodic)  // a fitted peak position may lie just outside the box
     for (model::PeakRow& p : peaks)
@@ -209,27 +211,31 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
 
   // The computed potential, in the snapshot's (comoving) coordinates, converted to physical units.
   gravity::Setup gs;
-  if (!stored) {
+  if (solved) {
     core::enter(phase, "long-range");
     gs = gravity::plan_potential(params.periodic, params.box_size, params.n_particles, R_max, params.G,
                                  particles.position, particles.mass, geo.origin, params.gravity, comm);
   }
-  out.potential_source = stored ? std::string("snapshot Potential and Acceleration")
-                                : fmt::format("{}, Plummer softening {:.6g}", gs.description, params.softening);
+  out.potential_source =
+      params.profile_potential
+          ? fmt::format("spherical profile of each peak's candidates (RAMSES' unbinding), Plummer softening {:.6g}",
+                        params.softening)
+      : !solved ? std::string("snapshot Potential and Acceleration")
+                : fmt::format("{}, Plummer softening {:.6g}", gs.description, params.softening);
 
   core::enter(phase, "distribute");
   // Rank r handles the peaks in its x-range of `part` and holds every particle its candidates (and,
   // when computing, their sources) may need.
   const XPartition part(gs.mesh_field ? gs.mesh : geo, comm.size());
-  const double margin = R_max + (stored ? 0.0 : gs.cube_reach);
-  const std::vector<NearParticle> local = distribute(std::move(particles), part, stored ? part.geo : gs.box,
-                                                     stored ? part.geo.shape[0] : gs.cubes[0], margin, params, comm);
+  const double margin = R_max + (solved ? gs.cube_reach : 0.0);
+  const std::vector<NearParticle> local = distribute(std::move(particles), part, solved ? gs.box : part.geo,
+                                                     solved ? gs.cubes[0] : part.geo.shape[0], margin, params, comm);
   const grid::ParticleIndex cells =
       index_positions(local, &NearParticle::x, geo, std::max(R_max / 2, geo.cell_size()[0]));
 
   core::enter(phase, "potential");
   std::unique_ptr<ComputedPotential> computed;
-  if (!stored) {
+  if (solved) {
     auto [lo, hi] = part.range(comm.rank());
     computed = std::make_unique<ComputedPotential>(local, gs, part, std::array<double, 2>{lo - margin, hi + margin},
                                                    params, comm);
@@ -268,6 +274,7 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
       for (std::size_t k = b; k < e; ++k) {
         const model::PeakRow& pk = peaks[mine[b0 + k]];
         std::vector<Candidate> cand;
+        std::vector<double> mass;
         cand.reserve(near[k].size());
         for (const std::size_t j : near[k]) {
           const NearParticle& p = local[j];
@@ -276,7 +283,9 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
             c.dx[d] = a * grid::minimum_image(p.x[d] - pk.position[d], geo.extent[d], geo.periodic);
           if (computed) computed->at(j, c.potential, c.acceleration);
           cand.push_back(c);
+          mass.push_back(p.m);
         }
+        if (params.profile_potential) spherical_potential(cand, mass, params.G, a * params.softening);
         choice[k] = choose_voters(cand, pk.velocity, static_cast<std::size_t>(params.n_voters), params.boost);
       }
     });

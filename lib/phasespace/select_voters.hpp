@@ -22,15 +22,16 @@ inline constexpr std::int64_t kDefaultVoters = 20;
 
 struct VoterParams {
   std::int64_t n_voters = kDefaultVoters;
-  double search_radius = 0;       // R, snapshot length units; 0: default_search_radius
-  double min_radius = 0;          // the smallest search radius, however close the nearest peak
-  bool boost = true;              // false: rank by the plain potential
-  bool stored_potential = false;  // the particles carry the snapshot's Potential and Acceleration
-  double scale_factor = 1;        // a of a comoving snapshot (comoving positions, Gadget's potential), else 1
-  double G = 0;                   // in the snapshot's units
-  double softening = 0;           // computed potential: Plummer softening (length units)
-  gravity::SetupParams gravity;   // computed potential: mesh and opening angle
-  bool periodic = true;           // the snapshot's box, for the computed potential
+  double search_radius = 0;        // R, snapshot length units; 0: default_search_radius
+  double min_radius = 0;           // the smallest search radius, however close the nearest peak
+  bool boost = true;               // false: rank by the plain potential
+  bool stored_potential = false;   // the particles carry the snapshot's Potential and Acceleration
+  bool profile_potential = false;  // each peak's candidates in their own spherical potential (spherical_potential)
+  double scale_factor = 1;         // a of a comoving snapshot (comoving positions, Gadget's potential), else 1
+  double G = 0;                    // in the snapshot's units
+  double softening = 0;            // computed potential: Plummer softening (length units)
+  gravity::SetupParams gravity;    // computed potential: mesh and opening angle
+  bool periodic = true;            // the snapshot's box, for the computed potential
   std::array<double, 3> box_size{};
   std::uint64_t n_particles = 0;  // in the snapshot (of the selected types)
   double mean_density = 0;        // for the default search radius; 0: the grid's (voters --mean-from)

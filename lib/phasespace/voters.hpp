@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace phew::phasespace {
@@ -24,6 +25,14 @@ struct VoterChoice {
   std::vector<std::uint64_t> id;  // most bound first
   std::vector<double> energy;     // E = |v - v_bulk|^2 / 2 + Phi_boost, per unit mass
 };
+
+// The candidates' own spherical potential about the peak, as RAMSES' unbinding computes a clump's from
+// its cumulative mass profile (ACACIA picks its tracers with it; Ivković & Teyssier 2022):
+// Phi_i = -G [M(<r_i) / s_i + sum over r_j > r_i of m_j / s_j], s = sqrt(r^2 + eps^2), and the
+// acceleration of the mass inside, -G M(<r_i) dx_i / s_i^3. M(<r_i) is the mass of the candidates before
+// i in (radius, ID) order. `mass` [candidates], `G` and `softening` (eps) in the candidates' physical
+// units. Fills every candidate's potential and acceleration. Not collective.
+void spherical_potential(std::vector<Candidate>& candidates, std::span<const double> mass, double G, double softening);
 
 // The n most bound candidates (fewer when there are fewer candidates). Ties in energy are broken by the
 // lower particle ID. `boost` false uses Phi itself (to show what the boost is for). Not collective.

@@ -98,6 +98,23 @@ PY
   done
 }
 
+@test "the profile potential (each peak's candidates alone, as RAMSES' unbinding) picks >= 80% of the stored potential's voters, with no solver" {
+  for box in pair open; do
+    run voters "$D/$box.peaks.h5" "$D/$box.hdf5" -o "$OUT/stored.h5" --n-voters 100 -q
+    assert_success
+    run --separate-stderr voters "$D/$box.peaks.h5" "$D/$box.hdf5" -o "$OUT/profile.h5" --n-voters 100 --potential profile -v
+    assert_success
+    [[ $stderr != *"phase long-range"* ]] || fail "the profile potential ran the solver: $stderr"
+    run h5dump -a /potential_source "$OUT/profile.h5"
+    assert_output --partial "spherical profile"
+    for p in 1 2; do
+      o=$(overlap "$(voters_of "$OUT/stored.h5" $p)" "$(voters_of "$OUT/profile.h5" $p)")
+      echo "$box peak $p: $o" >&3
+      /usr/bin/python3 -c "assert $o >= 0.8, $o"
+    done
+  done
+}
+
 @test "the boost keeps the minor halo's voters on its centre next to the major one; the plain potential pulls them toward the major" {
   # The stored potential includes the major halo: its gradient across the minor tilts the plain
   # potential, whose most bound particles sit on the side facing the major halo (Geda & Teyssier Fig. 5);
@@ -134,7 +151,8 @@ PY
 }
 
 @test "identical data for 1, 2, 3 and 4 ranks" {
-  for case_args in "pair" "pair --potential compute --n-voters 30" "open --potential compute --n-voters 30"; do
+  for case_args in "pair" "pair --potential compute --n-voters 30" "open --potential compute --n-voters 30" \
+    "pair --potential profile --n-voters 30"; do
     # shellcheck disable=SC2086
     set -- $case_args
     box=$1
@@ -205,7 +223,7 @@ bad_case() { bad_input voters "$OUT/v.h5" "$@"; }  # bad_case CODE PATTERN ARGS.
 }
 @test "bad input: --n-voters below 1, unknown potential source, bad gravity parameters" {
   bad_case 2 "at least 1" "$D/pair.peaks.h5" "$D/pair.hdf5" --n-voters 0
-  bad_case 2 "expected auto, snapshot or compute" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential magic
+  bad_case 2 "expected auto, snapshot, compute or profile" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential magic
   bad_case 2 "expected 32 to 4096" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential compute --pm-mesh 8
   bad_case 2 "--theta 0 must be > 0" "$D/pair.peaks.h5" "$D/pair.hdf5" --potential compute --theta 0
 }

@@ -4,8 +4,8 @@
 For each seeded scene (scene.py) the whole chain runs at every rank count: cic-project; phew-segment
 with and without --refine-positions; phew-merge with relevance only, with --saddle-threshold (and
 --particles, --export-text) and with --second-relevance; unbind (profile, and tree around the
-most-bound particle with --saddle); deblend; unbind on deblend's peaks; voters with the stored potential and
-computed; the same cic-project -> voters chain on the later snapshots; mergertree over the sequence;
+most-bound particle with --saddle); deblend; unbind on deblend's peaks; voters with the stored potential,
+computed and each peak's profile; the same cic-project -> voters chain on the later snapshots; mergertree over the sequence;
 dtfe-surface; the threaded tools with another number of threads at each rank count (THREADED). Every
 output must hold the same data as at 1 rank (h5diff on every top-level object,
 plus the root attributes and a byte comparison of every dataset; text exports byte for byte). What is
@@ -109,13 +109,17 @@ def plan(o):
             steps.append(Step(f"{p}.bound_peaks", ["unbind", f"{p}.peaks.h5", snap, "-o", f"{p}.bound_peaks.h5"],
                               f"{p}.bound_peaks.h5", [f"{p}.peaks"]))
         # voters: the stored potential when the snapshot has one (auto), else computed; at snapshot 0 with a
-        # stored potential also computed.
+        # stored potential also computed, and at snapshot 0 the profile potential.
         steps.append(Step(f"{p}.voters", ["voters", f"{p}.peaks.h5", snap, "-o", f"{p}.voters.h5"] + o["voters"]
                           + ([] if o["potential"] else pm), f"{p}.voters.h5", [f"{p}.peaks"]))
         if k == 0 and o["potential"]:
             steps.append(Step(f"{p}.voters_computed", ["voters", f"{p}.peaks.h5", snap, "-o", f"{p}.voters_computed.h5",
                                                        "--potential", "compute"] + o["voters"] + pm,
                               f"{p}.voters_computed.h5", [f"{p}.peaks"]))
+        if k == 0:  # and each peak's own spherical potential (RAMSES' unbinding), with no solver
+            steps.append(Step(f"{p}.voters_profile", ["voters", f"{p}.peaks.h5", snap, "-o", f"{p}.voters_profile.h5",
+                                                      "--potential", "profile"] + o["voters"],
+                              f"{p}.voters_profile.h5", [f"{p}.peaks"]))
     stages = [f"{k:03d}.peaks.h5" for k in range(o["snapshots"])]
     steps.append(Step("tree", ["mergertree"] + stages + ["-o", "tree.h5", "--export-text"] + o["mergertree"], "tree.h5",
                       [f"{k:03d}.{s}" for k in range(o["snapshots"]) for s in ("peaks", "voters")]))

@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <set>
 
 namespace phew::phasespace {
@@ -131,6 +134,109 @@ TEST(SelectVoters, TheComputedPotentialFindsTheSameHaloes) {
   for (auto x : a) common += b.count(x);
   EXPECT_GE(common, 30u);  // most of them (the periodic images and the softening shift a few)
   for (const model::VoterRow& r : computed.voters) EXPECT_EQ(r.particle_id <= s.n_major, r.peak == 1);
+}
+
+TEST(SelectVoters, TheProfilePotentialFindsTheSameHaloesWithoutTheSolver) {
+  const scenes::VotersScene s;
+  const mpi::Comm comm;
+  particles::ParticleSet without = s.particles;
+  without.potential.clear();
+  without.acceleration.clear();
+  VoterParams p = stored_params(30);
+  p.stored_potential = false;
+  p.profile_potential = true;
+  p.softening = 0.1;
+  std::vector<std::string> phases;
+  const VoterSelection profile =
+      select_voters(s.grid, s.peaks, without, p, comm, [&](const std::string& ph) { phases.push_back(ph); });
+  EXPECT_EQ(phases.front(), "distribute");  // no long-range mesh
+  EXPECT_EQ(profile.potential_source.rfind("spherical profile", 0), 0u) << profile.potential_source;
+  EXPECT_EQ(profile.n_computed, 0u);
+  ASSERT_EQ(profile.n_voters, 40);
+  const VoterSelection stored = select_voters(s.grid, s.peaks, s.particles, stored_params(30), comm);
+  std::set<std::uint64_t> a, b;
+  for (const model::VoterRow& r : profile.voters) a.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
+  for (const model::VoterRow& r : stored.voters) b.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
+  std::size_t common = 0;
+  for (auto x : a) common += b.count(x);
+  EXPECT_GE(common, 30u);
+  for (const model::VoterRow& r : profile.voters) EXPECT_EQ(r.particle_id <= s.n_major, r.peak == 1);
+}
+
+// spherical_potential against the rule written pair by pair (each other candidate pulls from the larger
+// of the two softened radii, ties in radius by ID), the same for any order of the candidates, and a
+// uniform sphere's analytic potential and field.
+TEST(SphericalPotential, ThePairRuleAnyOrderAndAUniformSphere) {
+  std::mt19937_64 rng(4);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<Candidate> c;
+  std::vector<double> m;
+  const double G = 2.5, eps = 0.05, R = 3.0;
+  const std::size_t n = 20000;
+  while (c.size() < n) {
+    const double x = R * u(rng), y = R * u(rng), z = R * u(rng);
+    if (x * x + y * y + z * z > R * R) continue;
+    c.push_back({c.size() + 1, {x, y, z}, {0, 0, 0}, 0, {0, 0, 0}});
+    m.push_back(c.size() % 3 == 0 ? 2.0 : 1.0);
+  }
+  c.push_back({n + 1, {0, 0, 0}, {0, 0, 0}, 0, {0, 0, 0}});  // one at the very centre
+  m.push_back(1.0);
+  c.push_back({n + 2, c[5].dx, {0, 0, 0}, 0, {0, 0, 0}});  // a tie in radius with candidate 6
+  m.push_back(1.0);
+  std::vector<Candidate> got = c;
+  spherical_potential(got, m, G, eps);
+
+  // the pair rule on a few hundred of them
+  auto r_of = [](const Candidate& k) { return std::sqrt(k.dx[0] * k.dx[0] + k.dx[1] * k.dx[1] + k.dx[2] * k.dx[2]); };
+  for (std::size_t i = 0; i < c.size(); i += 97) {
+    const double ri = r_of(c[i]), si = std::sqrt(ri * ri + eps * eps);
+    double phi = 0, inside = 0;
+    for (std::size_t j = 0; j < c.size(); ++j) {
+      if (j == i) continue;
+      const double rj = r_of(c[j]);
+      const bool before = rj < ri || (rj == ri && c[j].id < c[i].id);
+      if (before) {
+        phi -= G * m[j] / si;
+        inside += m[j];
+      } else {
+        phi -= G * m[j] / std::sqrt(rj * rj + eps * eps);
+      }
+    }
+    EXPECT_NEAR(got[i].potential, phi, 1e-9 * std::abs(phi)) << i;
+    for (std::size_t d = 0; d < 3; ++d)
+      EXPECT_NEAR(got[i].acceleration[d], -G * inside * c[i].dx[d] / (si * si * si), 1e-9 * G * inside / (si * si))
+          << i;
+  }
+  // the same bits whatever order the candidates come in
+  std::vector<std::size_t> perm(c.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<Candidate> shuffled;
+  std::vector<double> ms;
+  for (const std::size_t i : perm) {
+    shuffled.push_back(c[i]);
+    ms.push_back(m[i]);
+  }
+  spherical_potential(shuffled, ms, G, eps);
+  for (std::size_t k = 0; k < perm.size(); ++k) {
+    EXPECT_EQ(shuffled[k].potential, got[perm[k]].potential);
+    EXPECT_EQ(shuffled[k].acceleration, got[perm[k]].acceleration);
+  }
+  // a uniform sphere of mass M: Phi(r) = -G M (3 R^2 - r^2) / (2 R^3), g(r) = -G M r / R^3, away from
+  // the centre and the edge, where the softening and the sampling matter
+  double M = 0;
+  for (double x : m) M += x;
+  for (std::size_t i = 0; i < n; i += 50) {
+    const double r = r_of(c[i]);
+    if (r < 0.5 || r > 2.7) continue;
+    EXPECT_NEAR(got[i].potential, -G * M * (3 * R * R - r * r) / (2 * R * R * R), 0.02 * G * M / R) << r;
+    const double g =
+        -std::sqrt(got[i].acceleration[0] * got[i].acceleration[0] + got[i].acceleration[1] * got[i].acceleration[1] +
+                   got[i].acceleration[2] * got[i].acceleration[2]);
+    // the field follows the mass inside, whose counting noise is ~1/sqrt(N(<r)): within 4 sigma
+    const double n_inside = static_cast<double>(n) * (r / R) * (r / R) * (r / R);
+    EXPECT_NEAR(g, -G * M * r / (R * R * R), (0.01 + 4 / std::sqrt(n_inside)) * G * M * r / (R * R * R)) << r;
+  }
 }
 
 }  // namespace

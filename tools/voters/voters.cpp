@@ -23,7 +23,9 @@ void declare_voters_options(CLI::App& app, VotersOptions& opt) {
                  "of the most massive peak)");
   app.add_option("--min-radius", opt.min_radius, "Smallest search radius, however close the nearest peak")
       ->capture_default_str();
-  app.add_option("--potential", opt.potential, "Where the potential comes from: auto, snapshot or compute")
+  app.add_option("--potential", opt.potential,
+                 "Where the potential comes from: auto, snapshot, compute or profile (each peak's candidates in their "
+                 "own spherical potential, as RAMSES' unbinding)")
       ->capture_default_str();
   app.add_option(
       "--pm-mesh", opt.pm_mesh,
@@ -70,8 +72,10 @@ VotersParams check_voters_options(const VotersOptions& opt) {
     c.potential = PotentialChoice::snapshot;
   else if (opt.potential == "compute")
     c.potential = PotentialChoice::compute;
+  else if (opt.potential == "profile")
+    c.potential = PotentialChoice::profile;
   else
-    throw core::Error::usage("--potential '{}': expected auto, snapshot or compute", opt.potential);
+    throw core::Error::usage("--potential '{}': expected auto, snapshot, compute or profile", opt.potential);
   if (!(opt.theta > 0 && opt.theta < kInf)) throw core::Error::usage("--theta {} must be > 0", opt.theta);
   if (opt.pm_mesh && (*opt.pm_mesh < 32 || *opt.pm_mesh > 4096))
     throw core::Error::usage("--pm-mesh {}: expected 32 to 4096 (leave it out for the automatic mesh)", *opt.pm_mesh);
@@ -103,6 +107,7 @@ void set_snapshot_params(VotersParams& checked, const particles::SnapshotInfo& i
   params.stored_potential =
       checked.potential == PotentialChoice::snapshot ||
       (checked.potential == PotentialChoice::automatic && info.has_potential && info.has_acceleration);
+  params.profile_potential = checked.potential == PotentialChoice::profile;
   // Physical units: comoving positions scale by a, and Gadget's stored comoving potential and
   // acceleration by 1/a and 1/a^2; velocities are peculiar already (the readers convert).
   params.scale_factor = info.comoving ? info.time : 1.0;

@@ -27,7 +27,7 @@ struct VotersOptions {
   std::string threads = "auto";
 };
 
-enum class PotentialChoice { automatic, snapshot, compute };
+enum class PotentialChoice { automatic, snapshot, compute, profile };
 
 // The options in checked form: the stage's parameters but those that come from the snapshot.
 struct VotersParams {
