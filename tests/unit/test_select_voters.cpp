@@ -26,6 +26,24 @@ VoterParams stored_params(double R) {
   return p;
 }
 
+// The scene's particles without their stored potential.
+particles::ParticleSet without_potential(const scenes::VotersScene& s) {
+  particles::ParticleSet without = s.particles;
+  without.potential.clear();
+  without.acceleration.clear();
+  return without;
+}
+
+// The (peak, voter) pairs two selections share.
+std::size_t common_voters(const VoterSelection& x, const VoterSelection& y) {
+  std::set<std::uint64_t> a, b;
+  for (const model::VoterRow& r : x.voters) a.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
+  for (const model::VoterRow& r : y.voters) b.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
+  std::size_t common = 0;
+  for (auto v : a) common += b.count(v);
+  return common;
+}
+
 TEST(SearchRadii, AQuarterOfTheNearestOtherPeakButNotASibling) {
   const scenes::VotersScene s;
   std::vector<model::PeakRow> peaks = s.peaks;
@@ -112,54 +130,38 @@ TEST(SelectVoters, PeaksWithFewerCandidatesGetFewerVoters) {
 TEST(SelectVoters, TheComputedPotentialFindsTheSameHaloes) {
   const scenes::VotersScene s;
   const mpi::Comm comm;
-  particles::ParticleSet without = s.particles;
-  without.potential.clear();
-  without.acceleration.clear();
   VoterParams p = stored_params(30);
   p.stored_potential = false;
   p.softening = 0.1;
   p.n_particles = s.particles.size();
   std::vector<std::string> phases;
-  const VoterSelection computed =
-      select_voters(s.grid, s.peaks, without, p, comm, [&](const std::string& ph) { phases.push_back(ph); });
+  const VoterSelection computed = select_voters(s.grid, s.peaks, without_potential(s), p, comm,
+                                                [&](const std::string& ph) { phases.push_back(ph); });
   EXPECT_EQ(phases.front(), "long-range");
   EXPECT_EQ(computed.potential_source.rfind("computed: TreePM", 0), 0u) << computed.potential_source;
   EXPECT_GT(computed.n_computed, 0u);
   const VoterSelection stored = select_voters(s.grid, s.peaks, s.particles, stored_params(30), comm);
   ASSERT_EQ(computed.n_voters, 40);
-  std::set<std::uint64_t> a, b;
-  for (const model::VoterRow& r : computed.voters) a.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
-  for (const model::VoterRow& r : stored.voters) b.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
-  std::size_t common = 0;
-  for (auto x : a) common += b.count(x);
-  EXPECT_GE(common, 30u);  // most of them (the periodic images and the softening shift a few)
+  EXPECT_GE(common_voters(computed, stored), 30u);  // most (the periodic images and the softening shift a few)
   for (const model::VoterRow& r : computed.voters) EXPECT_EQ(r.particle_id <= s.n_major, r.peak == 1);
 }
 
 TEST(SelectVoters, TheProfilePotentialFindsTheSameHaloesWithoutTheSolver) {
   const scenes::VotersScene s;
   const mpi::Comm comm;
-  particles::ParticleSet without = s.particles;
-  without.potential.clear();
-  without.acceleration.clear();
   VoterParams p = stored_params(30);
   p.stored_potential = false;
   p.profile_potential = true;
   p.softening = 0.1;
   std::vector<std::string> phases;
-  const VoterSelection profile =
-      select_voters(s.grid, s.peaks, without, p, comm, [&](const std::string& ph) { phases.push_back(ph); });
+  const VoterSelection profile = select_voters(s.grid, s.peaks, without_potential(s), p, comm,
+                                               [&](const std::string& ph) { phases.push_back(ph); });
   EXPECT_EQ(phases.front(), "distribute");  // no long-range mesh
   EXPECT_EQ(profile.potential_source.rfind("spherical profile", 0), 0u) << profile.potential_source;
   EXPECT_EQ(profile.n_computed, 0u);
   ASSERT_EQ(profile.n_voters, 40);
   const VoterSelection stored = select_voters(s.grid, s.peaks, s.particles, stored_params(30), comm);
-  std::set<std::uint64_t> a, b;
-  for (const model::VoterRow& r : profile.voters) a.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
-  for (const model::VoterRow& r : stored.voters) b.insert(r.particle_id * 8 + static_cast<std::uint64_t>(r.peak));
-  std::size_t common = 0;
-  for (auto x : a) common += b.count(x);
-  EXPECT_GE(common, 30u);
+  EXPECT_GE(common_voters(profile, stored), 30u);
   for (const model::VoterRow& r : profile.voters) EXPECT_EQ(r.particle_id <= s.n_major, r.peak == 1);
 }
 
