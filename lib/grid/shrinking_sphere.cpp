@@ -26,11 +26,6 @@ using Vec = std::array<double, 3>;
 struct Sums {
   core::FixedInt m = 0, mx[3] = {0, 0, 0};
   std::size_t count = 0;
-  void add(const Sums& o) {
-    m += o.m;
-    for (std::size_t d = 0; d < 3; ++d) mx[d] += o.mx[d];
-    count += o.count;
-  }
 };
 
 // A particle of the group: its offset from the reference through the nearest image, and its mass and
@@ -78,6 +73,15 @@ class Group {
   }
   std::size_t size() const { return points_.size(); }
   const Point& operator[](std::size_t i) const { return points_[i]; }
+  // f(point, index) for every particle of `members`, or of the group when `all`.
+  template <typename F>
+  void for_each(std::span<const std::size_t> members, bool all, F&& f) const {
+    if (all) {
+      for (std::size_t i = 0; i < points_.size(); ++i) f(points_[i], i);
+    } else {
+      for (const std::size_t i : members) f(points_[i], i);
+    }
+  }
   double extent() const { return extent_; }  // the largest |offset| along any axis
   // The mass-weighted mean the sums give, or `fallback` when they hold no mass.
   Vec mean(const Sums& s, const Vec& fallback) const {
@@ -125,10 +129,8 @@ class Ball {
     };
     if (inside) {
       for (std::size_t k = 0; k < order_.size(); ++k) consider(held_[k], index(k));
-    } else if (all_) {
-      for (std::size_t i = 0; i < g_.size(); ++i) consider(g_[i], i);
     } else {
-      for (const std::size_t i : members_) consider(g_[i], i);
+      g_.for_each(members_, all_, consider);
     }
     // By distance: equal keys in any order (the sums are exact, the sets the rule's).
     core::radix_sort(
@@ -249,18 +251,11 @@ std::array<double, 3> ShrinkingSphereGroup::centre_of(std::span<const std::size_
   const std::size_t n = all ? g.size() : members.size();
   Vec c{0, 0, 0};
   if (n > 0) {
-    auto each = [&](auto&& f) {
-      if (all) {
-        for (std::size_t i = 0; i < g.size(); ++i) f(g[i]);
-      } else {
-        for (const std::size_t i : members) f(g[i]);
-      }
-    };
     Sums sums;
-    each([&](const Point& p) { p.add_to(sums); });
+    g.for_each(members, all, [&](const Point& p, std::size_t) { p.add_to(sums); });
     c = g.mean(sums, c);
     double r = 0;
-    each([&](const Point& p) { r = std::max(r, std::sqrt(p.distance2(c))); });
+    g.for_each(members, all, [&](const Point& p, std::size_t) { r = std::max(r, std::sqrt(p.distance2(c))); });
     const std::size_t stop = shrinking_sphere_stop(n, params);
     Ball ball(g, members, all);
     // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.

@@ -1,5 +1,7 @@
 #include <phew/phasespace/voters.hpp>
 
+#include <phew/gravity/spherical_profile.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -7,29 +9,27 @@
 namespace phew::phasespace {
 
 void spherical_potential(std::vector<Candidate>& c, std::span<const double> mass, double G, double softening) {
+  // The candidates as a profile about the peak (the origin of their offsets), numbered in ID order so
+  // that the profile's ties in radius (by index) fall by ID whatever order they come in.
   const std::size_t n = c.size();
-  std::vector<std::size_t> order(n);  // by radius, then ID: the same for any order the candidates come in
-  std::vector<double> r(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    order[i] = i;
-    r[i] = std::sqrt(c[i].dx[0] * c[i].dx[0] + c[i].dx[1] * c[i].dx[1] + c[i].dx[2] * c[i].dx[2]);
-  }
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return r[a] != r[b] ? r[a] < r[b] : c[a].id < c[b].id; });
-  const double eps2 = softening * softening;
-  std::vector<double> s(n), outside(n + 1, 0.0);  // outside[k]: sum over order[k..] of m / s
-  for (std::size_t k = n; k-- > 0;) {
-    const std::size_t i = order[k];
-    s[i] = std::sqrt(r[i] * r[i] + eps2);
-    outside[k] = outside[k + 1] + (s[i] > 0 ? mass[i] / s[i] : 0.0);
-  }
-  double inside = 0;  // M(<r) of the candidates before
+  std::vector<std::size_t> by_id(n);
+  std::iota(by_id.begin(), by_id.end(), std::size_t{0});
+  std::sort(by_id.begin(), by_id.end(), [&](std::size_t a, std::size_t b) { return c[a].id < c[b].id; });
+  std::vector<double> x(3 * n), m(n);
   for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t i = order[k];
-    const double pull = s[i] > 0 ? inside / s[i] : 0.0;  // a candidate at the very centre, unsoftened: none
-    c[i].potential = -G * (pull + outside[k + 1]);
-    for (std::size_t d = 0; d < 3; ++d) c[i].acceleration[d] = s[i] > 0 ? -G * pull * c[i].dx[d] / (s[i] * s[i]) : 0.0;
-    inside += mass[i];
+    m[k] = mass[by_id[k]];
+    for (std::size_t d = 0; d < 3; ++d) x[3 * k + d] = c[by_id[k]].dx[d];
+  }
+  std::vector<std::size_t> all(n);
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  const gravity::SphericalProfile profile(x, m, all, {0, 0, 0}, G, softening);
+  for (std::size_t k = 0; k < n; ++k) {
+    Candidate& ck = c[by_id[profile.index()[k]]];
+    ck.potential = profile.at_member(k);
+    // The pull of the mass inside, M(<r) / s, as at_member's first term.
+    const double r = profile.radius()[k], s = std::sqrt(r * r + softening * softening);
+    const double pull = s > 0 ? profile.mass_before(k) / s : 0.0;
+    for (std::size_t d = 0; d < 3; ++d) ck.acceleration[d] = s > 0 ? -G * pull * ck.dx[d] / (s * s) : 0.0;
   }
 }
 

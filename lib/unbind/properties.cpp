@@ -160,7 +160,7 @@ Properties measure_properties(const LocalParticles& p, const BoundState& state, 
   if (G > 0) out.spin_peebles = norm(J) * std::sqrt(std::abs(E)) / (G * std::pow(m_all, 2.5));
 
   // The radial profile around the centre: Vmax, SO masses, the NFW fit.
-  const SphericalProfile prof(p.x, p.mass, members, c, G, 0.0);
+  const gravity::SphericalProfile prof(p.x, p.mass, members, c, G, 0.0);
   const auto& radius = prof.radius();
   const auto& rmass = prof.mass();
   const CircularVelocityPeak peak_v =

@@ -58,7 +58,7 @@ TypeProperties measure_one(const LocalParticles& p, const TypeSet& s, const std:
 }  // namespace
 
 TypeBreakdown measure_by_type(const LocalParticles& p, std::span<const std::size_t> members,
-                              const SphericalProfile& profile, const Frame& frame, const Params& params) {
+                              const gravity::SphericalProfile& profile, const Frame& frame, const Params& params) {
   TypeBreakdown out;
   const std::size_t n_types = params.types.size();
   if (n_types == 0) return out;

@@ -22,6 +22,6 @@ struct TypeBreakdown {
 // again), a column per type of params.types (a particle of another type is counted in none), apertures
 // of params.apertures. Every sum is taken in index order: bit-reproducible. Pure.
 TypeBreakdown measure_by_type(const LocalParticles& p, std::span<const std::size_t> members,
-                              const SphericalProfile& profile, const Frame& frame, const Params& params);
+                              const gravity::SphericalProfile& profile, const Frame& frame, const Params& params);
 
 }  // namespace phew::unbind

@@ -142,7 +142,7 @@ double members_potential_energy(const Local& l, const std::vector<std::size_t>& 
                                 const Frame& frame, const Params& params) {
   const double eps = frame.softening * frame.scale_factor;
   if (params.potential == PotentialMode::profile)
-    return SphericalProfile(l.x, l.m, members, centre, frame.G, eps).potential_energy();
+    return gravity::SphericalProfile(l.x, l.m, members, centre, frame.G, eps).potential_energy();
   std::vector<double> phi(l.m.size(), 0.0);
   if (members.size() < params.direct_below)
     direct_potential(l.x, l.m, members, frame.G, eps, phi);
@@ -168,7 +168,7 @@ void evaluate(const Local& l, Evaluation& ev, const std::vector<std::size_t>& so
   }
   ev.velocity = m > 0 ? Vec{s[0] / m, s[1] / m, s[2] / m} : Vec{0, 0, 0};
 
-  const SphericalProfile prof(l.x, l.m, source, ev.centre, frame.G, eps);
+  const gravity::SphericalProfile prof(l.x, l.m, source, ev.centre, frame.G, eps);
   if (params.potential == PotentialMode::profile) {
     prof.potentials(phi);
   } else if (!reuse) {
