@@ -1,11 +1,13 @@
 // A stable sort by an unsigned integer key (least significant digit first, 11 bits a pass), for the hot
-// per-object sorts of unbind (members by radius, a ball's particles by distance): a few passes over n
+// per-object sorts of unbind (members by radius, a ball's particles by distance) and the octree's cell
+// codes (cic-project --refine): a few passes over n
 // where std::sort compares n log n times. A pass whose digit every key shares is skipped (the exponent
 // bits of radii within a few decades). Small inputs go to std::stable_sort, which is faster there.
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -40,6 +42,26 @@ void radix_sort(std::vector<T>& items, std::vector<T>& scratch, Key key, int key
     for (const T& t : items) scratch[count[(static_cast<std::uint64_t>(key(t)) >> shift) & (kBuckets - 1)]++] = t;
     items.swap(scratch);
   }
+}
+
+// The same, in passes over only the bits some key has (one pass to find them): for keys far below
+// 2^64 whose width the caller does not know (Morton codes of a level's lattice).
+template <typename T, typename Key>
+void radix_sort_by_used_bits(std::vector<T>& items, std::vector<T>& scratch, Key key) {
+  std::uint64_t all = 0;
+  for (const T& t : items) all |= static_cast<std::uint64_t>(key(t));
+  radix_sort(items, scratch, key, static_cast<int>(std::bit_width(all)));
+}
+
+// Unsigned integers (cell codes, keys) ascending.
+template <typename U>
+void radix_sort_values(std::vector<U>& values, std::vector<U>& scratch) {
+  radix_sort_by_used_bits(values, scratch, [](U v) { return v; });
+}
+template <typename U>
+void radix_sort_values(std::vector<U>& values) {
+  std::vector<U> scratch;
+  radix_sort_values(values, scratch);
 }
 
 }  // namespace phew::core

@@ -2,6 +2,7 @@
 
 #include <phew/core/fixed_sum.hpp>
 #include <phew/core/log.hpp>
+#include <phew/core/radix_sort.hpp>
 #include <phew/mesh/coarse_runs.hpp>
 #include <phew/mpi/agree.hpp>
 #include <phew/mpi/exact_sums.hpp>
@@ -145,7 +146,7 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
            for (const std::int32_t r : near.of(coarse_cell(f))) emit(static_cast<int>(r));
          }))
       window[static_cast<std::size_t>(f.level)].push_back(f.code);
-    for (auto& codes : window) std::sort(codes.begin(), codes.end());
+    for (auto& codes : window) core::radix_sort_values(codes);
     return window;
   }};
 

@@ -1,6 +1,7 @@
 #include <phew/mesh/octree.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/radix_sort.hpp>
 #include <phew/core/threads.hpp>
 
 #include <algorithm>
@@ -199,7 +200,10 @@ std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
     const auto i = coarse_.cell_at(s);
     coarse.emplace_back(code_of({i.i, i.j, i.k}), s);
   }
-  std::sort(coarse.begin(), coarse.end());
+  {  // codes are distinct: by code alone is the pairs' order
+    decltype(coarse) scratch;
+    core::radix_sort_by_used_bits(coarse, scratch, [](const auto& c) { return c.first; });
+  }
   // Calls f(key) for the leaves of coarse cells [b, e) of that order.
   const auto for_each_leaf = [&](std::size_t b, std::size_t e, auto&& f) {
     std::vector<std::pair<int, std::size_t>> stack;  // (level, slot), the next to visit on top
@@ -249,7 +253,10 @@ void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
   parent.reserve(slots.size());
   for (const std::int64_t s : slots)
     parent.emplace_back(code_of(cell_at_slot(level, static_cast<std::size_t>(s)).index), s);
-  if (!std::is_sorted(parent.begin(), parent.end())) std::sort(parent.begin(), parent.end());
+  if (!std::is_sorted(parent.begin(), parent.end())) {  // by code: one code is one cell, one slot
+    decltype(parent) scratch;
+    core::radix_sort_by_used_bits(parent, scratch, [](const auto& p) { return p.first; });
+  }
   parent.erase(std::unique(parent.begin(), parent.end()), parent.end());
   if (8 * parent.size() >= kLeaf)
     throw core::Error::usage("the octree would have more than 2^32 cells at level {}", level + 1);
@@ -370,7 +377,7 @@ std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const st
     flag[s] = m[s] > limit;
     if (flag[s]) heavy.push_back(code_of(tree.cell_at_slot(level, s).index));
   }
-  if (level == 0) std::sort(heavy.begin(), heavy.end());  // above level 0 the slots are in Morton order
+  if (level == 0) core::radix_sort_values(heavy);  // above level 0 the slots are in Morton order
   for (int round = 0; round < p.buffer; ++round) {
     std::vector<char> grown = flag;
     core::parallel_for(threads, m.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
@@ -423,6 +430,7 @@ namespace {
 std::vector<std::uint64_t> dilate(const grid::GridGeometry& coarse, int level, std::vector<std::uint64_t> codes,
                                   int r) {
   if (r <= 0 || codes.empty()) return codes;
+  std::vector<std::uint64_t> scratch;
   for (std::size_t d = 0; d < 3; ++d) {
     std::vector<std::uint64_t> grown;
     grown.reserve(codes.size() * static_cast<std::size_t>(2 * r + 1));
@@ -435,7 +443,8 @@ std::vector<std::uint64_t> dilate(const grid::GridGeometry& coarse, int level, s
         if (normalise_cell(coarse, n)) grown.push_back(code_of(n.index));
       }
     }
-    std::sort(grown.begin(), grown.end());
+    std::vector<std::uint64_t>().swap(codes);  // room for the sort's scratch
+    core::radix_sort_values(grown, scratch);
     grown.erase(std::unique(grown.begin(), grown.end()), grown.end());
     codes = std::move(grown);
   }
@@ -496,7 +505,7 @@ LevelCodes balance_closure(const grid::GridGeometry& coarse, const RefinementPar
     if (l < flagged.size()) need = flagged[l];
     need.insert(need.end(), required[l].begin(), required[l].end());
     for (std::uint64_t& c : need) c >>= 3;
-    std::sort(need.begin(), need.end());
+    core::radix_sort_values(need);
     need.erase(std::unique(need.begin(), need.end()), need.end());
     required[l - 1] = dilate(coarse, static_cast<int>(l) - 1, std::move(need), 1 + params.buffer);
   }

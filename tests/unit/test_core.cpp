@@ -302,3 +302,25 @@ TEST(RadixSort, TheOrderOfAStableSort) {
   phew::core::radix_sort(radii, spare, [](double r) { return std::bit_cast<std::uint64_t>(r); });
   EXPECT_EQ(radii, want);
 }
+
+// radix_sort_values (passes over the bits some value has) against std::sort: all zeros, a single high
+// bit, Morton-like codes of a few widths, and the stable by-used-bits sort of pairs by their first.
+TEST(RadixSort, ValuesByTheBitsTheyUse) {
+  std::mt19937_64 rng(12);
+  for (const std::size_t n : {std::size_t{0}, std::size_t{7}, std::size_t{300}, std::size_t{40000}})
+    for (const int bits : {0, 1, 21, 33, 57, 64}) {
+      std::vector<std::uint64_t> v(n);
+      for (auto& x : v) x = bits == 0 ? 0 : bits == 64 ? rng() : rng() % (std::uint64_t{1} << bits);
+      if (n > 3) v[n / 2] = bits == 0 ? 0 : std::uint64_t{1} << (bits - 1);  // the top bit in use
+      std::vector<std::uint64_t> want = v;
+      std::sort(want.begin(), want.end());
+      phew::core::radix_sort_values(v);
+      EXPECT_EQ(v, want) << n << " " << bits;
+    }
+  std::vector<std::pair<std::uint64_t, std::size_t>> pairs(5000), scratch;
+  for (std::size_t i = 0; i < pairs.size(); ++i) pairs[i] = {(rng() % 50) << 40, i};
+  std::vector<std::pair<std::uint64_t, std::size_t>> want = pairs;
+  std::stable_sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  phew::core::radix_sort_by_used_bits(pairs, scratch, [](const auto& p) { return p.first; });
+  EXPECT_EQ(pairs, want);
+}
