@@ -2,7 +2,9 @@
 
 #include <phew/core/error.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace phew::io {
 namespace {
@@ -13,9 +15,12 @@ constexpr const char* kLeaves = "/grid/leaves";
 
 bool is_adaptive_grid(const File& file) { return file.has(kLeaves); }
 
-void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
-                    std::span<const std::uint64_t> keys, std::span<const double> density, Precision precision,
-                    bool compress, const mpi::Comm& comm) {
+namespace {
+
+template <typename Real>
+void write_leaves(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                  std::span<const std::uint64_t> keys, std::span<const Real> density, Precision precision,
+                  bool compress, const mpi::Comm& comm) {
   if (keys.size() != density.size())
     throw core::Error::internal("write_amr_grid: {} keys, {} densities", keys.size(), density.size());
   file.create_group("/grid");
@@ -36,16 +41,42 @@ void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefi
     file.write_rows<std::int8_t, std::int8_t>("/grid/leaves/level", {total}, begin, level, storage);
   }
   if (precision == Precision::f32) {
-    const std::vector<float> single(density.begin(), density.end());
-    file.write_rows<float, float>("/grid/leaves/density", {total}, begin, single, storage);
-  } else {
+    if constexpr (std::is_same_v<Real, float>) {
+      file.write_rows<float, float>("/grid/leaves/density", {total}, begin, density, storage);
+    } else {
+      const std::vector<float> single(density.begin(), density.end());
+      file.write_rows<float, float>("/grid/leaves/density", {total}, begin, single, storage);
+    }
+  } else if constexpr (std::is_same_v<Real, double>) {
     file.write_rows<double, double>("/grid/leaves/density", {total}, begin, density, storage);
+  } else {
+    const std::vector<double> wide(density.begin(), density.end());  // exact
+    file.write_rows<double, double>("/grid/leaves/density", {total}, begin, wide, storage);
   }
   file.write_attribute("/grid/leaves/density", "units", meta.density_units);
   file.write_attribute("/grid/leaves/key", "description",
                        "Morton order of the cell's lower corner on the finest lattice (coarse shape * 2^levels), "
                        "shifted left by 4, or-ed with the level (docs/formats.md)");
   write_refinement(file, kLeaves, refinement);
+}
+
+}  // namespace
+
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                    std::span<const std::uint64_t> keys, std::span<const double> density, Precision precision,
+                    bool compress, const mpi::Comm& comm) {
+  write_leaves(file, meta, refinement, keys, density, precision, compress, comm);
+}
+
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                    std::span<const std::uint64_t> keys, std::span<const float> density, Precision precision,
+                    bool compress, const mpi::Comm& comm) {
+  write_leaves(file, meta, refinement, keys, density, precision, compress, comm);
+}
+
+bool amr_density_is_float32(const File& file) {
+  const TypeInfo info = file.dataset_info("/grid/leaves/density");
+  return info.cls == TypeInfo::Class::floating && info.size == 4;
 }
 
 void write_refinement(File& file, const std::string& group, const model::AmrRefinement& refinement) {
@@ -96,33 +127,46 @@ grid::GridMeta read_amr_grid_meta(const File& file) {
 
 std::uint64_t count_amr_leaves(const File& file) { return file.dataset_info("/grid/leaves/key").elements(); }
 
-model::AmrLeaves read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count) {
-  model::AmrLeaves out;
+template <typename Real>
+model::BasicAmrLeaves<Real> read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count) {
+  model::BasicAmrLeaves<Real> out;
   if (const TypeInfo info = file.dataset_info("/grid/leaves/density"); info.cls != TypeInfo::Class::floating)
     throw core::Error::input("{}: /grid/leaves/density is {}, expected floating point", file.path(), info.describe());
   out.key = file.read_rows<std::uint64_t>("/grid/leaves/key", begin, count);
-  out.density = file.read_rows<double>("/grid/leaves/density", begin, count);
-  const auto level = file.read_rows<std::int8_t>("/grid/leaves/level", begin, count);
-  for (std::size_t n = 0; n < count; ++n) {
-    const std::uint64_t key = out.key[n];
-    const double density = out.density[n];
-    // The invariants every reader relies on: keys ascending, the level in the key, densities finite and >= 0.
-    if (static_cast<std::int8_t>(key & 0xF) != level[n] || (n > 0 && !(out.key[n - 1] < key)) ||
-        !std::isfinite(density) || density < 0)
-      throw core::Error::input(
-          "{}: leaf {} of /grid/leaves (key {}, level {}, density {}) is not a leaf cic-project writes "
-          "(keys ascending, the level in the key's low 4 bits, densities finite and not negative)",
-          file.path(), begin + n, key, level[n], density);
+  out.density = file.read_rows<Real>("/grid/leaves/density", begin, count);
+  // The invariants every reader relies on: keys ascending, the level in the key, densities finite and
+  // >= 0. The levels are read a piece at a time: they are only checked.
+  constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
+  for (std::uint64_t from = 0; from < count; from += kPiece) {
+    const std::uint64_t n_piece = std::min(kPiece, count - from);
+    const auto level = file.read_rows<std::int8_t>("/grid/leaves/level", begin + from, n_piece);
+    for (std::uint64_t i = 0; i < n_piece; ++i) {
+      const std::size_t n = from + i;
+      const std::uint64_t key = out.key[n];
+      const Real density = out.density[n];
+      if (static_cast<std::int8_t>(key & 0xF) != level[i] || (n > 0 && !(out.key[n - 1] < key)) ||
+          !std::isfinite(density) || density < 0)
+        throw core::Error::input(
+            "{}: leaf {} of /grid/leaves (key {}, level {}, density {}) is not a leaf cic-project writes "
+            "(keys ascending, the level in the key's low 4 bits, densities finite and not negative)",
+            file.path(), begin + n, key, level[i], density);
+    }
   }
   return out;
 }
 
-model::AmrLeaves read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end) {
+template <typename Real>
+model::BasicAmrLeaves<Real> read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end) {
   if (key_end <= key_begin) return {};
   const std::uint64_t b = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_begin);
   const std::uint64_t e = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_end);
-  return read_amr_leaf_rows(file, b, e - b);
+  return read_amr_leaf_rows<Real>(file, b, e - b);
 }
+
+template model::BasicAmrLeaves<float> read_amr_leaf_rows(const File&, std::uint64_t, std::uint64_t);
+template model::BasicAmrLeaves<double> read_amr_leaf_rows(const File&, std::uint64_t, std::uint64_t);
+template model::BasicAmrLeaves<float> read_amr_leaves(const File&, std::uint64_t, std::uint64_t);
+template model::BasicAmrLeaves<double> read_amr_leaves(const File&, std::uint64_t, std::uint64_t);
 
 grid::GridMeta read_mesh_meta(const File& file) {
   return is_adaptive_grid(file) ? read_amr_grid_meta(file) : read_grid_meta(file);

@@ -24,6 +24,11 @@ inline constexpr std::uint64_t kLeafChunk = 1 << 16;
 void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
                     std::span<const std::uint64_t> keys, std::span<const double> density, Precision precision,
                     bool compress, const mpi::Comm& comm);
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                    std::span<const std::uint64_t> keys, std::span<const float> density, Precision precision,
+                    bool compress, const mpi::Comm& comm);
+// Whether the leaves' densities are stored as float32 (cic-project's default --precision).
+bool amr_density_is_float32(const File& file);
 
 // The refinement and the number of leaves; Error(input) when the file is not an adaptive grid or its
 // refinement is not one cic-project could have written.
@@ -35,13 +40,16 @@ grid::GridMeta read_mesh_meta(const File& file);
 std::uint64_t count_amr_leaves(const File& file);
 
 // The leaves with keys in [key_begin, key_end), found by a binary search of /grid/leaves/key (a few
-// small reads) and read in one piece. Not collective.
-model::AmrLeaves read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end);
+// small reads) and read in one piece, the densities as Real (float only for a float32 file). Not
+// collective.
+template <typename Real = double>
+model::BasicAmrLeaves<Real> read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end);
 // The refinement as attributes of a group: /grid/leaves of grid.h5, /grid/refinement of the products
 // made from it (patches.h5, clumps.h5).
 void write_refinement(File& file, const std::string& group, const model::AmrRefinement& refinement);
 model::AmrRefinement read_refinement(const File& file, const std::string& group);
 // Leaves [begin, begin + count) by position.
-model::AmrLeaves read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count);
+template <typename Real = double>
+model::BasicAmrLeaves<Real> read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count);
 
 }  // namespace phew::io

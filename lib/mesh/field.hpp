@@ -3,7 +3,8 @@
 //   BlockField  the uniform grid: this rank's block (mpi::BlockDecomposition), cells in C order with room
 //               for the ghost shell (BlockMesh::shell_cells), in the file's precision;
 //   LeafField   the adaptive mesh (cic-project --refine): a run of whole coarse cells' leaves, cell keys
-//               in key order (CellSpace::rank_cuts), and the refinement that made them.
+//               in key order (CellSpace::rank_cuts), and the refinement that made them; densities in
+//               the file's precision.
 #pragma once
 
 #include <phew/core/raw_vector.hpp>
@@ -25,7 +26,7 @@ struct BlockField {
 struct LeafField {
   model::AmrRefinement refinement;
   std::vector<std::uint64_t> keys;
-  std::vector<double> density;
+  std::variant<std::vector<float>, std::vector<double>> density;  // float32 files held as stored
 };
 
 using Field = std::variant<BlockField, LeafField>;

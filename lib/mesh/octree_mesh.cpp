@@ -45,20 +45,24 @@ struct GhostLeaf {
 
 }  // namespace
 
-OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector<std::uint64_t> keys,
-                       std::vector<double> density, const mpi::Comm& comm)
+template <typename Real>
+BasicOctreeMesh<Real>::BasicOctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector<std::uint64_t> keys,
+                                       std::vector<Real> density, const mpi::Comm& comm)
     : coarse_(coarse), levels_(levels) {
   const auto nranks = static_cast<std::size_t>(comm.size());
   Runs runs;
   runs.first = comm.all_gather(keys.empty() ? ~std::uint64_t{0} : keys.front());
   runs.last = comm.all_gather(keys.empty() ? std::uint64_t{0} : keys.back());
 
-  // The coarse cells of this rank, and the ones around them that other ranks hold.
+  // The coarse cells of this rank (each one's leaves a run of the keys: one look per run), and the ones
+  // around them that other ranks hold.
   std::vector<std::int64_t> mine;
-  for (const std::uint64_t k : keys) {
-    const Cell c = coarse_of(cell_of_key(k, levels));
-    const std::int64_t linear = coarse.linear({c.index[0], c.index[1], c.index[2]});
-    if (mine.empty() || mine.back() != linear) mine.push_back(linear);
+  for (std::size_t n = 0; n < keys.size();) {
+    const std::uint64_t begin = subtree_begin(keys[n], levels);
+    const Cell c = coarse_of(cell_of_key(begin, levels));
+    mine.push_back(coarse.linear({c.index[0], c.index[1], c.index[2]}));
+    const std::uint64_t end = begin + (std::uint64_t{1} << (3 * levels + 4));  // the next coarse cell's first key
+    while (n < keys.size() && keys[n] < end) ++n;
   }
   std::vector<GhostRequest> requests;
   std::vector<char> boundary_cell(mine.size(), 0);
@@ -108,33 +112,38 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
     }
   }
   const std::vector<GhostLeaf> ghosts = mpi::route(comm, answers, [](const GhostLeaf& g) { return g.to; });
-  // Slots: every leaf, local and ghost, in key order. The local leaves come in key order; only the
-  // ghosts (a thin layer) are sorted, then merged in, straight into the slots.
+  // Slots: every leaf, local and ghost, in key order. A ghost is a leaf of another rank's coarse cell,
+  // outside this rank's run of the key order: the slots are the ghosts before the run, the local leaves
+  // as they came, then the ghosts after it. The keys and densities grow in place (no copy at all
+  // without ghosts, as on one rank).
   std::vector<std::pair<std::uint64_t, double>> ghost_leaves;
   ghost_leaves.reserve(ghosts.size());
   for (const GhostLeaf& g : ghosts) ghost_leaves.emplace_back(g.key, g.density);
   std::sort(ghost_leaves.begin(), ghost_leaves.end());
   const std::size_t n_local = keys.size();
-  key_.resize(n_local + ghost_leaves.size());
-  density_.resize(key_.size());
-  for (std::size_t s = 0, n = 0, g = 0; s < key_.size(); ++s) {
-    const bool local = g == ghost_leaves.size() || (n < n_local && keys[n] < ghost_leaves[g].first);
-    key_[s] = local ? keys[n] : ghost_leaves[g].first;
-    density_[s] = local ? density[n++] : ghost_leaves[g++].second;
-  }
+  const auto before = static_cast<std::size_t>(
+      std::lower_bound(ghost_leaves.begin(), ghost_leaves.end(), std::pair{n_local ? keys.front() : 0, 0.0}) -
+      ghost_leaves.begin());
+  if (n_local && before < ghost_leaves.size() && ghost_leaves[before].first <= keys.back())
+    throw core::Error::internal("octree mesh: ghost leaf {} lies in this rank's run of keys",
+                                ghost_leaves[before].first);
+  const auto place = [&](auto& column, auto value_of) {  // [before | local | after], grown once
+    column.reserve(n_local + ghost_leaves.size());
+    column.insert(column.begin(), before, {});
+    for (std::size_t g = 0; g < before; ++g) column[g] = value_of(ghost_leaves[g]);
+    for (std::size_t g = before; g < ghost_leaves.size(); ++g) column.push_back(value_of(ghost_leaves[g]));
+  };
+  place(keys, [](const auto& g) { return g.first; });
+  place(density, [](const auto& g) { return static_cast<Real>(g.second); });  // exact: came from Real
   ghost_leaves = {};
-  const std::uint64_t first_key = n_local ? keys.front() : 0;
-  std::vector<std::uint64_t>().swap(keys);  // held twice no longer: key_ and density_ have them
-  std::vector<double>().swap(density);
+  key_ = std::move(keys);
+  density_ = std::move(density);
   const auto slot_of = [&](std::uint64_t k) {
     const auto it = std::lower_bound(key_.begin(), key_.end(), k);
     if (it == key_.end() || *it != k) throw core::Error::internal("octree mesh: leaf key {} is not among the slots", k);
     return static_cast<std::size_t>(it - key_.begin());
   };
-  first_ = n_local == 0 ? static_cast<std::size_t>(std::lower_bound(key_.begin(), key_.end(),
-                                                                    runs.first[static_cast<std::size_t>(comm.rank())]) -
-                                                   key_.begin())
-                        : slot_of(first_key);
+  first_ = before;
   end_ = first_ + n_local;
   for (auto& list : send_)
     for (auto& s : list) s = static_cast<std::uint32_t>(first_ + s);
@@ -143,13 +152,9 @@ OctreeMesh::OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector
   for (const GhostLeaf& g : ghosts)
     receive_[static_cast<std::size_t>(g.from)].push_back(static_cast<std::uint32_t>(slot_of(g.key)));
   boundary_.assign(n_local, 0);
-  {
-    std::size_t m = 0;
-    for (std::size_t n = 0; n < n_local; ++n) {
-      const Cell c = coarse_of(cell_of_key(key_[first_ + n], levels));
-      while (mine[m] != coarse.linear({c.index[0], c.index[1], c.index[2]})) ++m;
-      boundary_[n] = boundary_cell[m];
-    }
+  for (std::size_t n = 0, m = 0; n < n_local; ++n) {  // local leaves and `mine` both in key order
+    if (n > 0 && subtree_begin(key_[first_ + n], levels) != subtree_begin(key_[first_ + n - 1], levels)) ++m;
+    boundary_[n] = boundary_cell[m];
   }
 
   // Where each coarse cell's leaves begin among the slots, for neighbours_of's searches.
@@ -190,12 +195,13 @@ std::size_t last_at_or_before(const std::uint64_t* key, std::size_t lo, std::siz
 
 }  // namespace
 
-std::size_t OctreeMesh::neighbours_of(std::size_t s, Neighbours& out) const {
+template <typename Real>
+std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out) const {
   // The touching leaves (touching_leaves' rule), by searches of the slots' keys inside one coarse cell:
   // for each of the 26 cells n of the leaf's level around it, the leaf holding n's corner is n itself or
   // a coarser leaf covering n, or else lies inside n, which is then split into leaves one level finer
   // on the leaf's side (the mesh is balanced), those that touch it. Computed when asked: the watershed
-  // asks for the test cells only, so the mesh holds 16 bytes per leaf, not a list.
+  // asks for the test cells only, so the mesh holds 12-16 bytes per leaf (a key and a density), not a list.
   const Cell c = cell_of_key(key_[s], levels_);
   const std::uint64_t* key = key_.data();
   // The slots of a coarse cell, by the first key of its subtree; most neighbours share the leaf's own.
@@ -315,13 +321,15 @@ std::size_t OctreeMesh::neighbours_of(std::size_t s, Neighbours& out) const {
   return count;
 }
 
-std::int64_t OctreeMesh::chunk(std::size_t s) const {
+template <typename Real>
+std::int64_t BasicOctreeMesh<Real>::chunk(std::size_t s) const {
   const Cell c = coarse_of(cell(s));
   return coarse_.linear({c.index[0], c.index[1], c.index[2]});
 }
 
-void OctreeMesh::update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values,
-                                      const mpi::Comm& comm) const {
+template <typename Real>
+void BasicOctreeMesh<Real>::update_ghost_members(const grid::CellSet& members, std::vector<std::int64_t>& values,
+                                                 const mpi::Comm& comm) const {
   const auto nranks = static_cast<std::size_t>(comm.size());
   std::vector<std::int64_t> send;
   std::vector<std::uint64_t> counts(nranks, 0);
@@ -342,5 +350,8 @@ void OctreeMesh::update_ghost_members(const grid::CellSet& members, std::vector<
       }
   if (at != got.size()) throw core::Error::internal("octree mesh: {} ghost values received, {} used", got.size(), at);
 }
+
+template class BasicOctreeMesh<float>;
+template class BasicOctreeMesh<double>;
 
 }  // namespace phew::mesh

@@ -18,12 +18,15 @@
 
 namespace phew::mesh {
 
-class OctreeMesh {
+// Real: how the densities are held, float for a float32 file (as stored: the same doubles where they
+// are compared) or double.
+template <typename Real>
+class BasicOctreeMesh {
  public:
   // `keys` and `density`: this rank's leaves in key order (every leaf of its coarse cells, the runs of
   // ranks 0, 1, ... the whole mesh). Fetches the ghosts from their owners. Collective.
-  OctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector<std::uint64_t> keys, std::vector<double> density,
-             const mpi::Comm& comm);
+  BasicOctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector<std::uint64_t> keys,
+                  std::vector<Real> density, const mpi::Comm& comm);
 
   std::size_t slots() const { return key_.size(); }
   std::size_t first_local() const { return first_; }
@@ -57,7 +60,7 @@ class OctreeMesh {
   grid::GridGeometry coarse_;
   int levels_;
   std::vector<std::uint64_t> key_;
-  std::vector<double> density_;
+  std::vector<Real> density_;
   std::size_t first_ = 0, end_ = 0;
   std::vector<char> boundary_;  // per local slot
   // The coarse cells among the slots: the first key of each one's subtree, and its first slot (+ the end).
@@ -67,5 +70,8 @@ class OctreeMesh {
   // slots this rank holds of it (in key order).
   std::vector<std::vector<std::uint32_t>> send_, receive_;
 };
+
+using OctreeMesh = BasicOctreeMesh<double>;
+using OctreeMesh32 = BasicOctreeMesh<float>;
 
 }  // namespace phew::mesh

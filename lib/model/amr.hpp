@@ -8,13 +8,16 @@
 namespace phew::model {
 
 // Leaves of the octree in key order, as two columns (the meshes' layout): each one's key (lib/mesh/
-// cell_key.hpp: Morton order of the finest lattice, the level in the low 4 bits) and density.
-struct AmrLeaves {
+// cell_key.hpp: Morton order of the finest lattice, the level in the low 4 bits) and density, held as
+// Real (float: a float32 file's densities as stored, half the memory and the same doubles).
+template <typename Real>
+struct BasicAmrLeaves {
   std::vector<std::uint64_t> key;
-  std::vector<double> density;
+  std::vector<Real> density;
   std::size_t size() const { return key.size(); }
   bool empty() const { return key.empty(); }
 };
+using AmrLeaves = BasicAmrLeaves<double>;
 
 // How the octree was refined (RAMSES' names in brackets).
 struct AmrRefinement {

@@ -38,10 +38,10 @@ mesh::BlockField read_block(const io::File& file, const grid::GridGeometry& g, c
   return field;
 }
 
-// The adaptive mesh: this rank's run of whole coarse cells (mesh::CellSpace::rank_cuts).
+// The adaptive mesh: this rank's run of whole coarse cells (mesh::CellSpace::rank_cuts). A float32
+// file's densities are held as stored, as the uniform grid's are.
 mesh::LeafField read_leaves(const io::File& file, const grid::GridGeometry& g, const mpi::Comm& comm) {
   mesh::LeafField field;
-  model::AmrLeaves leaves;
   mpi::agree(comm, [&] {
     field.refinement = io::read_amr_refinement(file);
     const std::uint64_t n = io::count_amr_leaves(file);
@@ -50,18 +50,25 @@ mesh::LeafField read_leaves(const io::File& file, const grid::GridGeometry& g, c
           return io::read_amr_leaf_rows(file, row, 1).key[0];
         });
     const auto r = static_cast<std::size_t>(comm.rank());
-    // About 70 B per leaf at the peak: the leaves as read (17 B: the levels checked against the keys), the
-    // mesh's ghosts, the watershed's sets and labels.
+    // About 70 B per leaf at the peak: the leaves as read (12-16 B), the mesh's ghosts, the watershed's
+    // sets and labels.
     const std::uint64_t mine = cuts[r + 1] > cuts[r] ? n / static_cast<std::uint64_t>(comm.size()) : 0;
     core::check_memory(static_cast<double>(mine) * 70.0 * mpi::ranks_on_node(comm), core::available_memory_bytes(),
                        fmt::format("segmenting an adaptive mesh of {} leaves", n));
-    leaves = io::read_amr_leaves(file, static_cast<std::uint64_t>(cuts[r]), static_cast<std::uint64_t>(cuts[r + 1]));
+    const auto read = [&]<typename Real>() {
+      auto leaves =
+          io::read_amr_leaves<Real>(file, static_cast<std::uint64_t>(cuts[r]), static_cast<std::uint64_t>(cuts[r + 1]));
+      field.keys = std::move(leaves.key);
+      field.density = std::move(leaves.density);
+    };
+    if (io::amr_density_is_float32(file))
+      read.template operator()<float>();
+    else
+      read.template operator()<double>();
   });
   core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid",
-                  core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(leaves.size()))),
+                  core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(field.keys.size()))),
                   field.refinement.levels);
-  field.keys = std::move(leaves.key);
-  field.density = std::move(leaves.density);
   return field;
 }
 
@@ -101,7 +108,12 @@ std::vector<double> read_field_cells(const io::File& file, const grid::GridGeome
 void write_field(io::File& file, const grid::GridMeta& meta, const mesh::Field& field, io::Precision precision,
                  bool compress, const mpi::Comm& comm) {
   if (const auto* leaves = std::get_if<mesh::LeafField>(&field)) {
-    io::write_amr_grid(file, meta, leaves->refinement, leaves->keys, leaves->density, precision, compress, comm);
+    std::visit(
+        [&](const auto& density) {
+          io::write_amr_grid(file, meta, leaves->refinement, leaves->keys, std::span(density), precision, compress,
+                             comm);
+        },
+        leaves->density);
     return;
   }
   const auto& block = std::get<mesh::BlockField>(field);

@@ -206,13 +206,16 @@ Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposit
   return segment_blocks(grid, blocks, std::move(density), params, comm, phase);
 }
 
-Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
-                                 std::vector<std::uint64_t> keys, std::vector<double> density,
-                                 const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+namespace {
+
+template <typename Real>
+Segmented segment_leaves(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
+                         std::vector<std::uint64_t> keys, std::vector<Real> density, const SegmentParams& params,
+                         const mpi::Comm& comm, const core::PhaseReport& phase) {
   if (params.refine_positions)
     throw core::Error::usage("--refine-positions fits a 3x3x3 block of equal cells: not on an adaptive mesh");
-  const double densest = densest_of<double>(density, comm);
-  const mesh::OctreeMesh mesh(grid.geometry, refinement.levels, std::move(keys), std::move(density), comm);
+  const double densest = densest_of<Real>(density, comm);
+  const mesh::BasicOctreeMesh<Real> mesh(grid.geometry, refinement.levels, std::move(keys), std::move(density), comm);
   Segmented result =
       patches_of(mesh, mesh::CellSpace::octree(grid.geometry, refinement.levels), grid, params, comm, phase);
   result.patches.refinement = refinement;
@@ -220,11 +223,29 @@ Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRef
   return result;
 }
 
+}  // namespace
+
+Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
+                                 std::vector<std::uint64_t> keys, std::vector<double> density,
+                                 const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  return segment_leaves(grid, refinement, std::move(keys), std::move(density), params, comm, phase);
+}
+
+Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
+                                 std::vector<std::uint64_t> keys, std::vector<float> density,
+                                 const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
+  return segment_leaves(grid, refinement, std::move(keys), std::move(density), params, comm, phase);
+}
+
 Segmented segment_field(const grid::GridMeta& grid, mesh::Field field, const SegmentParams& params,
                         const mpi::Comm& comm, const core::PhaseReport& phase) {
   if (auto* leaves = std::get_if<mesh::LeafField>(&field))
-    return segment_octree_patches(grid, leaves->refinement, std::move(leaves->keys), std::move(leaves->density), params,
-                                  comm, phase);
+    return std::visit(
+        [&](auto& density) {
+          return segment_octree_patches(grid, leaves->refinement, std::move(leaves->keys), std::move(density), params,
+                                        comm, phase);
+        },
+        leaves->density);
   auto& block = std::get<mesh::BlockField>(field);
   return std::visit(
       [&](auto& density) { return segment_patches(grid, block.blocks, std::move(density), params, comm, phase); },

@@ -48,6 +48,11 @@ Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRef
                                  std::vector<std::uint64_t> keys, std::vector<double> density,
                                  const SegmentParams& params, const mpi::Comm& comm,
                                  const core::PhaseReport& phase = {});
+// The same with float densities (a float32 file's, as stored).
+Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
+                                 std::vector<std::uint64_t> keys, std::vector<float> density,
+                                 const SegmentParams& params, const mpi::Comm& comm,
+                                 const core::PhaseReport& phase = {});
 
 // The one entry for either mesh (mesh::Field, as tool::read_field reads it): segment_patches on the
 // uniform grid, segment_octree_patches on the adaptive mesh. Collective.

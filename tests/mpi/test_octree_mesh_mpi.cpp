@@ -118,7 +118,9 @@ Result reference(const Mesh& m, double threshold) {
   return r;
 }
 
-// Rank r gets the leaves of a run of whole coarse cells, cut at uneven places chosen by `seed`.
+// Rank r gets the leaves of a run of whole coarse cells, cut at uneven places chosen by `seed`; the
+// densities held as Real (float: as a float32 file's are).
+template <typename Real>
 Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Comm& comm) {
   std::vector<std::size_t> coarse_begin;  // first leaf of each coarse cell, in key order
   for (std::size_t i = 0; i < m.leaves.size(); ++i) {
@@ -137,12 +139,12 @@ Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Co
   std::sort(cut.begin(), cut.end());
   const auto r = static_cast<std::size_t>(comm.rank());
   const std::size_t b = coarse_begin[cut[r]], e = coarse_begin[cut[r + 1]];
-  const OctreeMesh mesh(m.g, m.levels,
-                        std::vector<std::uint64_t>(m.keys.begin() + static_cast<std::ptrdiff_t>(b),
-                                                   m.keys.begin() + static_cast<std::ptrdiff_t>(e)),
-                        std::vector<double>(m.density.begin() + static_cast<std::ptrdiff_t>(b),
-                                            m.density.begin() + static_cast<std::ptrdiff_t>(e)),
-                        comm);
+  std::vector<Real> density;
+  for (std::size_t i = b; i < e; ++i) density.push_back(static_cast<Real>(m.density[i]));
+  const BasicOctreeMesh<Real> mesh(m.g, m.levels,
+                                   std::vector<std::uint64_t>(m.keys.begin() + static_cast<std::ptrdiff_t>(b),
+                                                              m.keys.begin() + static_cast<std::ptrdiff_t>(e)),
+                                   std::move(density), comm);
   const watershed::Segmentation seg = watershed::segment(mesh, threshold, comm);
   Result out;
   out.peaks = seg.n_peaks;
@@ -184,7 +186,12 @@ TEST(OctreeMesh, TheWatershedAndItsSaddlesEqualTheSerialReference) {
       const std::string what = std::string(periodic ? "periodic" : "open") + " seed " + std::to_string(seed);
       EXPECT_GT(want.peaks, 3u) << what;
       EXPECT_GT(want.saddles.size(), 2u) << what;
-      expect_equal(distributed(m, threshold, seed * 7 + static_cast<unsigned>(comm.size()), comm), want, what);
+      expect_equal(distributed<double>(m, threshold, seed * 7 + static_cast<unsigned>(comm.size()), comm), want, what);
+      // Held as float (a float32 file): the reference on the same densities rounded to float.
+      Mesh single = m;
+      for (double& d : single.density) d = static_cast<float>(d);
+      expect_equal(distributed<float>(single, threshold, seed * 3 + static_cast<unsigned>(comm.size()), comm),
+                   reference(single, threshold), what + " float");
     }
 }
 

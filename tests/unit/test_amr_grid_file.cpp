@@ -64,6 +64,55 @@ TEST_F(AmrFile, WritesAndReadsAnyRangeOfKeys) {
   EXPECT_THROW(io::read_grid_meta(f), core::Error);     // a uniform grid's reader refuses it by name
 }
 
+// A float32 file read as stored (float) and as double: the same values; a float64 file is not float32.
+TEST_F(AmrFile, ReadsFloat32DensitiesAsStored) {
+  const mpi::Comm comm;
+  auto rows = leaves(500);
+  for (double& d : rows.density) d = d / 3;  // not exact in float
+  model::AmrRefinement r{2, 8, 8, 1, {167, 167, 166}};
+  for (const io::Precision precision : {io::Precision::f32, io::Precision::f64}) {
+    {
+      io::File f = io::File::create(path("p.h5"), comm);
+      write(f, r, rows, precision, false, comm);
+    }
+    const io::File f = io::File::open_read(path("p.h5"));
+    EXPECT_EQ(io::amr_density_is_float32(f), precision == io::Precision::f32);
+    const auto wide = io::read_amr_leaves<double>(f, 0, ~std::uint64_t{0});
+    const auto single = io::read_amr_leaves<float>(f, 0, ~std::uint64_t{0});
+    ASSERT_EQ(single.size(), 500u);
+    EXPECT_EQ(single.key, rows.key);
+    for (std::size_t n = 0; n < 500; ++n) {
+      EXPECT_EQ(single.density[n], static_cast<float>(rows.density[n]));
+      if (precision == io::Precision::f32) {
+        EXPECT_EQ(wide.density[n], static_cast<double>(single.density[n]));
+      }
+    }
+  }
+}
+
+// The levels are checked a million rows at a time: a wrong one in the second piece is found too.
+TEST_F(AmrFile, ChecksTheLevelsOfEveryPiece) {
+  const mpi::Comm comm;
+  const std::size_t n = (std::size_t{1} << 20) + 5;
+  const auto good = leaves(n);
+  std::vector<std::int8_t> level(n);
+  for (std::size_t i = 0; i < n; ++i) level[i] = static_cast<std::int8_t>(good.key[i] & 0xF);
+  level[n - 3] = static_cast<std::int8_t>(level[n - 3] + 1);
+  {
+    io::File h = io::File::create(path("pieces.h5"), comm);
+    h.create_group("/grid");
+    io::write_grid_attributes(h, meta(), "/grid");
+    h.create_group("/grid/leaves");
+    h.write_rows<std::uint64_t, std::uint64_t>("/grid/leaves/key", {n}, 0, good.key);
+    h.write_rows<std::int8_t, std::int8_t>("/grid/leaves/level", {n}, 0, level);
+    h.write_rows<double, double>("/grid/leaves/density", {n}, 0, good.density);
+  }
+  const io::File h = io::File::open_read(path("pieces.h5"));
+  EXPECT_NO_THROW(io::read_amr_leaf_rows(h, 0, n - 3));
+  EXPECT_THROW(io::read_amr_leaf_rows(h, 0, n), core::Error);
+  EXPECT_THROW(io::read_amr_leaf_rows<float>(h, 10, n - 10), core::Error);
+}
+
 TEST_F(AmrFile, RefusesLeavesOutOfOrderOrWithTheWrongLevel) {
   const mpi::Comm comm;
   auto rows = leaves(10);
