@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 
 namespace phew::mesh {
 namespace {
@@ -30,6 +31,9 @@ std::pair<std::uint64_t, std::uint64_t> subtree_keys(const Cell& coarse, int lev
   return {begin & ~std::uint64_t{0xF}, ((begin >> 4) + finest_cells - 1) << 4 | 0xF};
 }
 
+// Each mesh's serial number (neighbours_of's memo).
+std::atomic<std::uint64_t> next_mesh_serial{1};
+
 struct GhostRequest {
   std::int64_t coarse;  // linear index of a coarse cell
   std::int32_t from;    // the rank asking
@@ -48,7 +52,7 @@ struct GhostLeaf {
 template <typename Real>
 BasicOctreeMesh<Real>::BasicOctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector<std::uint64_t> keys,
                                        std::vector<Real> density, const mpi::Comm& comm)
-    : coarse_(coarse), levels_(levels) {
+    : coarse_(coarse), levels_(levels), serial_(next_mesh_serial++) {
   const auto nranks = static_cast<std::size_t>(comm.size());
   Runs runs;
   runs.first = comm.all_gather(keys.empty() ? ~std::uint64_t{0} : keys.front());
@@ -66,7 +70,10 @@ BasicOctreeMesh<Real>::BasicOctreeMesh(const grid::GridGeometry& coarse, int lev
   }
   std::vector<GhostRequest> requests;
   std::vector<char> boundary_cell(mine.size(), 0);
-  for (std::size_t m = 0; m < mine.size(); ++m) {
+  // The subtree keys of this rank's run: a neighbour inside it is its own (on one rank, every one).
+  const std::uint64_t run_first = runs.first[static_cast<std::size_t>(comm.rank())],
+                      run_last = runs.last[static_cast<std::size_t>(comm.rank())];
+  for (std::size_t m = 0; m < mine.size() && comm.size() > 1; ++m) {
     const auto i = coarse.cell_at(mine[m]);
     for (int a = -1; a <= 1; ++a)
       for (int b = -1; b <= 1; ++b)
@@ -74,6 +81,7 @@ BasicOctreeMesh<Real>::BasicOctreeMesh(const grid::GridGeometry& coarse, int lev
           Cell n{0, {i.i + a, i.j + b, i.k + d}};
           if ((a == 0 && b == 0 && d == 0) || !normalise_cell(coarse, n)) continue;
           const auto [begin, end] = subtree_keys(n, levels);
+          if (begin >= (run_first & ~std::uint64_t{0xF}) && end <= (run_last | 0xF)) continue;
           const int owner = runs.owner(begin, end);
           if (owner < 0)
             throw core::Error::internal("octree mesh: no rank holds coarse cell ({},{},{})", n.index[0], n.index[1],
@@ -193,6 +201,20 @@ std::size_t last_at_or_before(const std::uint64_t* key, std::size_t lo, std::siz
   return static_cast<std::size_t>(std::upper_bound(key + a, key + b, target) - key) - 1;
 }
 
+// The answers of this thread's last searches for the last leaf at or before a point, by the point: the
+// leaves of one oct ask for the same points (their neighbourhoods overlap), one after another in the
+// watershed's memory order. A pure function of the mesh and the point, tagged with the mesh's serial
+// number so that no other mesh reads them.
+struct SearchMemo {
+  static constexpr std::size_t kSize = 256;
+  std::uint64_t mesh = 0;
+  std::array<std::uint64_t, kSize> point{};
+  std::array<std::size_t, kSize> slot{};
+  static std::size_t bucket(std::uint64_t point) {
+    return static_cast<std::size_t>((point >> 4) * 0x9E3779B97F4A7C15ull >> 56);  // 8 bits: kSize buckets
+  }
+};
+
 }  // namespace
 
 template <typename Real>
@@ -204,6 +226,11 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
   // asks for the test cells only, so the mesh holds 12-16 bytes per leaf (a key and a density), not a list.
   const Cell c = cell_of_key(key_[s], levels_);
   const std::uint64_t* key = key_.data();
+  thread_local SearchMemo memo;
+  if (memo.mesh != serial_) {
+    memo.mesh = serial_;
+    memo.point.fill(~std::uint64_t{0});  // never a point: its Morton code has at most 57 bits
+  }
   // The slots of a coarse cell, by the first key of its subtree; most neighbours share the leaf's own.
   const auto coarse_slots = [&](std::uint64_t begin) {
     const auto at = std::upper_bound(coarse_begin_.begin(), coarse_begin_.end(), begin) - coarse_begin_.begin() - 1;
@@ -268,10 +295,17 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
         const std::uint64_t begin = subtree_begin(corner, levels_);
         const bool same_coarse = begin == own_begin;
         const auto [lo, hi] = same_coarse ? own : slots_of(begin);
-        // The last leaf at or before a corner point of this coarse cell.
+        // The last leaf at or before a corner point of this coarse cell (the last of all the slots: the
+        // coarse cell's first leaf is at or before any of its points), remembered.
         const auto at_or_before = [&](std::uint64_t point) {
-          return same_coarse ? last_at_or_before(key, lo, hi, s, point)
-                             : static_cast<std::size_t>(std::upper_bound(key + lo, key + hi, point) - key) - 1;
+          const std::size_t h = SearchMemo::bucket(point);
+          if (memo.point[h] == point) return memo.slot[h];
+          const std::size_t found =
+              same_coarse ? last_at_or_before(key, lo, hi, s, point)
+                          : static_cast<std::size_t>(std::upper_bound(key + lo, key + hi, point) - key) - 1;
+          memo.point[h] = point;
+          memo.slot[h] = found;
+          return found;
         };
         if (c.level > 0) {  // a parent lies in the same coarse cell as its children
           const std::uint64_t parent_corner = morton & ~(std::uint64_t{7} << octant_shift);

@@ -59,6 +59,7 @@ class BasicOctreeMesh {
  private:
   grid::GridGeometry coarse_;
   int levels_;
+  std::uint64_t serial_;  // this mesh's number among those made in the process (neighbours_of's memo)
   std::vector<std::uint64_t> key_;
   std::vector<Real> density_;
   std::size_t first_ = 0, end_ = 0;
