@@ -5,7 +5,9 @@
 //               bytes: freeing it gives the pages back at once, where the allocator might keep them, and
 //               capacity never written is never resident. For many large pieces held one after another
 //               (a rank's members, a chunk at a time) that are joined and let go one by one;
-//   release_pages  a buffer's pages given back as it is consumed from its start.
+//   release_pages  a buffer's pages given back as it is consumed from its start;
+//   release     a container's memory given back now: `v = {}` on a vector keeps its capacity (it
+//               assigns an empty list), and `v.clear()` too.
 #pragma once
 
 #include <sys/mman.h>
@@ -85,6 +87,11 @@ using PageVector = std::vector<T, PageAllocator<T>>;
 // boundary; their contents are not read again: a later read sees zeros), for a buffer consumed from
 // one end while it is still held. Returns the page boundary at or below `to`, where a next call over
 // the rest of a buffer consumed from its start begins (or `from` when no page was given back).
+template <typename Container>
+void release(Container& c) noexcept {
+  Container().swap(c);
+}
+
 inline char* release_pages(char* from, const void* to) {
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<std::uintptr_t>(from) + page - 1) / page * page;

@@ -12,6 +12,7 @@
 #ifdef PHEW_HAVE_CGAL
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/dtfe/predicates.hpp>
 
 #include <CGAL/Delaunay_triangulation_3.h>
@@ -78,7 +79,7 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
     ParallelDelaunay dt(&locks);
     tbb::task_arena arena(threads);
     arena.execute([&] { dt.insert(input.begin(), input.end()); });
-    input = {};
+    core::release(input);
     if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
     dt.set_lock_data_structure(nullptr);
     return to_tets(dt);
@@ -87,7 +88,7 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
   (void)threads;
 #endif
   Delaunay dt(input.begin(), input.end());
-  input = {};
+  core::release(input);
   if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
   return to_tets(dt);
 }

@@ -1,6 +1,7 @@
 #include <phew/dtfe/decomposition.hpp>
 
 #include <phew/mpi/route.hpp>
+#include <phew/core/raw_vector.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -104,7 +105,7 @@ GhostedParticles distribute(std::span<const double> position, std::span<const do
                                                      mass[i]};
   }
   const std::vector<P> got = comm.all_to_all<P>(send, counts);
-  send = {};
+  core::release(send);
   GhostedParticles out;
   out.position.resize(3 * got.size());
   out.mass.resize(got.size());

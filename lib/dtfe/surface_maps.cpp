@@ -1,6 +1,7 @@
 #include <phew/dtfe/surface_maps.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/memory.hpp>
 #include <phew/dtfe/decomposition.hpp>
@@ -319,8 +320,8 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
   std::optional<grid::ParticleIndex> index;
   GhostedParticles source{std::move(in.position),
                           std::move(in.mass)};  // this rank's share, later the particles it owns
-  in.position = {};
-  in.mass = {};
+  core::release(in.position);
+  core::release(in.mass);
   for (;;) {
     // Ghost zones of the window's half-widths at the held level (a hair wider, so that rounding at
     // their edge can never leave out a particle the window holds).

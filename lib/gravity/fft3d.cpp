@@ -1,6 +1,7 @@
 #include <phew/gravity/fft3d.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/gravity/fftw_buffer.hpp>
 
 #include <fftw3.h>
@@ -87,7 +88,7 @@ std::vector<Complex> SlabFft::forward(std::span<const double> real) const {
   }
   transform_lines(xs, planes, n1, nzc, p.forward_y, p.line_y.data);
   std::vector<Complex> ys = transpose(xs, x_slabs_, y_slabs_);
-  xs = {};
+  core::release(xs);
   transform_lines(ys, static_cast<std::size_t>(y_slabs_.planes(comm_.rank())), static_cast<std::size_t>(n_[0]), nzc,
                   p.forward_x, p.line_x.data);
   return ys;
@@ -103,7 +104,7 @@ std::vector<double> SlabFft::backward(std::vector<Complex> ys) const {
   Plans& p = *plans_;
   transform_lines(ys, my_ky, n0, nzc, p.backward_x, p.line_x.data);
   std::vector<Complex> xs = transpose(ys, y_slabs_, x_slabs_);
-  ys = {};
+  core::release(ys);
   const auto planes = static_cast<std::size_t>(x_slabs_.planes(comm_.rank()));
   transform_lines(xs, planes, n1, nzc, p.backward_y, p.line_y.data);
   std::vector<double> real(planes * n1 * n2);

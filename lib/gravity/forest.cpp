@@ -1,6 +1,7 @@
 #include <phew/gravity/forest.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -72,7 +73,7 @@ Forest::Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes,
     mass_[k] = s.m;
     index_[k] = static_cast<std::uint32_t>(order[k].second);
   }
-  sources = {};
+  core::release(sources);
   root_.assign(static_cast<std::size_t>(cubes_[0] * cubes_[1] * cubes_[2]), kNotHeld);
   for (std::int64_t cx = 0; cx < cubes_[0]; ++cx)
     if (cube_meets(box_, cube_size_[0], cx, held_x))
@@ -110,10 +111,10 @@ Forest::Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes,
   group_of_.resize(index_.size());
   for (std::int64_t r : root_)
     if (r >= 0) mark_groups(r);
-  scratch_pos_ = {};
-  scratch_mass_ = {};
-  scratch_index_ = {};
-  scratch_octant_ = {};
+  core::release(scratch_pos_);
+  core::release(scratch_mass_);
+  core::release(scratch_index_);
+  core::release(scratch_octant_);
 }
 
 std::array<std::int64_t, 3> Forest::cube_of(const double x[3]) const {

@@ -1,6 +1,7 @@
 #include <phew/gravity/long_range.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/grid/deposit.hpp>
 #include <phew/mesh/ghost_planes.hpp>
 
@@ -40,7 +41,7 @@ LongRangeField::LongRangeField(const grid::GridGeometry& mesh, double G, double 
   const double inv_volume = 1.0 / mesh.cell_volume();
   for (double& m : dep.mass) m *= inv_volume;  // mass -> density
   std::vector<std::complex<double>> spectrum = fft_.forward(dep.mass);
-  dep.mass = {};
+  core::release(dep.mass);
   const std::int64_t n0 = mesh.shape[0], n1 = mesh.shape[1], nzc = fft_.nz_complex();
   const std::int64_t y0 = fft_.y_slabs().begin(comm.rank());
   std::size_t at = 0;

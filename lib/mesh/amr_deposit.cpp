@@ -1,6 +1,7 @@
 #include <phew/mesh/amr_deposit.hpp>
 
 #include <phew/core/fixed_sum.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/radix_sort.hpp>
 #include <phew/mesh/coarse_runs.hpp>
@@ -100,15 +101,15 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
           return std::array<double, 3>{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
         },
         [&](std::size_t p) { return mass[p]; }, wpos, wmass);
-    position = {};
-    mass = {};
+    core::release(position);
+    core::release(mass);
   } else {
     std::vector<CoarseParticle> mine;
     mine.reserve(inside);
     for (std::size_t p = 0; p < n; ++p)
       if (cell[p] >= 0) mine.push_back({{position[3 * p], position[3 * p + 1], position[3 * p + 2]}, mass[p], cell[p]});
-    position = {};
-    mass = {};
+    core::release(position);
+    core::release(mass);
     const std::vector<CoarseParticle> window =
         mpi::scatter_to(comm, std::move(mine), [&](const CoarseParticle& particle, auto&& emit) {
           for (const std::int32_t r : near.of(particle.cell)) emit(static_cast<int>(r));
@@ -119,7 +120,7 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
         coarse_cells, window_cell, [&](std::size_t p) { return window[p].x; },
         [&](std::size_t p) { return window[p].m; }, wpos, wmass);
   }
-  cell = {};
+  core::release(cell);
   core::log::verbose("the window of this rank's run of coarse cells: {} particles, filed by coarse cell",
                      core::log::thousands(static_cast<long long>(wmass.size())));
 
@@ -153,14 +154,17 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   std::vector<std::uint64_t> keys;
   std::vector<double> leaf_mass;
   {
+    // The cells' codes go once the tree is built, the particles once deposited, and the leaves' keys
+    // come last: never the codes, the keys and the masses at once.
     Octree tree = build_octree(coarse, params, wpos, wmass, threads, comm.size() > 1 ? &exchange : nullptr);
-    keys = tree.leaf_keys(threads);
     tree.forget_cell_codes();
-    core::log::verbose("refined: {} leaves in the window", core::log::thousands(static_cast<long long>(keys.size())));
-    leaf_mass = deposit_on_leaves(tree, keys, params.assignment, wpos, wmass, threads);
-  }  // the tree and the window's particles are not needed beyond here
-  wpos = {};
-  wmass = {};
+    core::log::verbose("refined: {} leaves in the window",
+                       core::log::thousands(static_cast<long long>(tree.leaf_count())));
+    leaf_mass = deposit_on_leaves(tree, params.assignment, wpos, wmass, threads);
+    core::release(wpos);
+    core::release(wmass);
+    keys = tree.leaf_keys(threads);
+  }  // nor the tree beyond here
 
   // This rank's leaves: those of its run of coarse cells, one run of the key order, moved to the front
   // in place. Their total (exact, in fixed point) and their counts per level.

@@ -33,26 +33,6 @@ double kernel_integral(grid::Assignment a, double u, double lo, double hi) {
   return 0.0;
 }
 
-// Where each leaf goes in the output: per level, per cell slot (split cells: unused). A tree has
-// fewer than 2^32 cells per level (Octree::split_cells), a process fewer than 2^32 leaves.
-std::vector<std::vector<std::uint32_t>> leaf_ordinals(const Octree& tree, const std::vector<std::uint64_t>& keys,
-                                                      int threads) {
-  if (keys.size() >= (std::uint64_t{1} << 32))
-    throw core::Error::usage("more than 2^32 leaves on one rank: use more ranks");
-  std::vector<std::vector<std::uint32_t>> ordinal(static_cast<std::size_t>(tree.levels()) + 1);
-  for (int l = 0; l <= tree.levels(); ++l)
-    ordinal[static_cast<std::size_t>(l)].assign(tree.cells(l), ~std::uint32_t{0});
-  // Each leaf its own slot: the threads write apart.
-  core::parallel_for(threads, keys.size(), std::size_t{1} << 16, [&](std::size_t b, std::size_t e, int) {
-    for (std::size_t n = b; n < e; ++n) {
-      const Cell leaf = cell_of_key(keys[n], tree.levels());
-      ordinal[static_cast<std::size_t>(leaf.level)][static_cast<std::size_t>(tree.slot(leaf))] =
-          static_cast<std::uint32_t>(n);
-    }
-  });
-  return ordinal;
-}
-
 struct LeafCloud {
   grid::Assignment assignment;
   int level;                // the particle's leaf level: the unit of u
@@ -64,8 +44,7 @@ struct LeafCloud {
 // handed to a sink(coarse plane, leaf, mass) (plane_runs.hpp: the threads' sums in the particles' order).
 class LeafDeposit {
  public:
-  LeafDeposit(const Octree& tree, std::vector<std::vector<std::uint32_t>> ordinal)
-      : tree_(tree), ordinal_(std::move(ordinal)) {}
+  explicit LeafDeposit(const Octree& tree) : tree_(tree) {}
 
   template <typename Sink>
   void add(const LeafCloud& c, Sink&& sink) const {
@@ -80,9 +59,7 @@ class LeafDeposit {
           // Every leaf the cell gives mass to lies in its coarse cell (an ancestor, or descendants).
           const std::int64_t plane = t.index[0] >> t.level;
           const auto add_at = [&](int level, std::int64_t slot, double m) {
-            sink(plane,
-                 static_cast<std::size_t>(ordinal_[static_cast<std::size_t>(level)][static_cast<std::size_t>(slot)]),
-                 m);
+            sink(plane, static_cast<std::size_t>(tree_.leaf_number(level, static_cast<std::size_t>(slot))), m);
           };
           const double weight = c.mass * (w[0].w[i] * w[1].w[j] * w[2].w[k]);
           const std::int64_t s = tree_.slot(t);
@@ -122,21 +99,20 @@ class LeafDeposit {
   }
 
   const Octree& tree_;
-  std::vector<std::vector<std::uint32_t>> ordinal_;
 };
 
 }  // namespace
 
 std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass) {
-  return deposit_on_leaves(tree, tree.leaf_keys(), assignment, position, mass);
+  return deposit_on_leaves(tree, assignment, position, mass, 1);
 }
 
-std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<std::uint64_t>& leaves,
-                                      grid::Assignment assignment, std::span<const double> position,
+std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass, int threads) {
-  std::vector<double> out(leaves.size(), 0.0);
-  const LeafDeposit deposit(tree, leaf_ordinals(tree, leaves, threads));
+  if (!tree.numbered()) throw core::Error::internal("deposit_on_leaves: the tree's leaves are not numbered");
+  std::vector<double> out(tree.leaf_count(), 0.0);
+  const LeafDeposit deposit(tree);
   particle_runs(tree.coarse(), position, threads)
       .sum(
           [&](std::size_t p, auto&& sink) {

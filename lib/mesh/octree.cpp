@@ -72,6 +72,7 @@ Octree Octree::from_leaves(const grid::GridGeometry& coarse, int levels, const s
     if (split.empty()) break;
     tree.split_cells(level, split);
   }
+  tree.number_leaves();
   return tree;
 }
 
@@ -105,7 +106,7 @@ std::int64_t Octree::slot(const Cell& c) const {
   std::int64_t s = coarse_.linear({c.index[0] >> shift0, c.index[1] >> shift0, c.index[2] >> shift0});
   for (int l = 0; l < c.level; ++l) {
     const std::uint32_t first = first_child_[static_cast<std::size_t>(l)][static_cast<std::size_t>(s)];
-    if (first == kLeaf) return -1;
+    if (first & kLeafBit) return -1;
     const int shift = c.level - l - 1;  // the octant of the level-(l+1) ancestor
     const int octant =
         static_cast<int>((c.index[0] >> shift & 1) << 2 | (c.index[1] >> shift & 1) << 1 | (c.index[2] >> shift & 1));
@@ -124,7 +125,7 @@ Cell Octree::cell_at_slot(int level, std::size_t s) const {
 
 bool Octree::split(const Cell& c) const {
   const std::int64_t s = slot(c);
-  return s >= 0 && first_child_[static_cast<std::size_t>(c.level)][static_cast<std::size_t>(s)] != kLeaf;
+  return s >= 0 && !(first_child_[static_cast<std::size_t>(c.level)][static_cast<std::size_t>(s)] & kLeafBit);
 }
 
 Cell Octree::covering_leaf(Cell c) const {
@@ -178,7 +179,8 @@ std::uint64_t Octree::cells(int level) const { return first_child_[static_cast<s
 
 std::uint64_t Octree::leaf_count() const {
   std::uint64_t n = 0;
-  for (const auto& f : first_child_) n += static_cast<std::uint64_t>(std::count(f.begin(), f.end(), kLeaf));
+  for (const auto& f : first_child_)
+    n += static_cast<std::uint64_t>(std::count_if(f.begin(), f.end(), [](std::uint32_t v) { return v & kLeafBit; }));
   return n;
 }
 
@@ -189,54 +191,92 @@ std::vector<Cell> Octree::leaves() const {
   return out;
 }
 
-std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
-  // Key order without a sort: the coarse cells in Morton order (a coarse cell's key is its Morton code
-  // shifted by 3 levels per level), each one's subtree depth first with the children in octant order
-  // (a child's code is its parent's << 3 | octant), leaves only. On threads, chunks of coarse cells
-  // joined in order.
+std::vector<std::pair<std::uint64_t, std::int64_t>> Octree::coarse_in_key_order() const {
   std::vector<std::pair<std::uint64_t, std::int64_t>> coarse;
   coarse.reserve(coarse_.cells());
   for (std::int64_t s = 0; s < static_cast<std::int64_t>(coarse_.cells()); ++s) {
     const auto i = coarse_.cell_at(s);
     coarse.emplace_back(code_of({i.i, i.j, i.k}), s);
   }
-  {  // codes are distinct: by code alone is the pairs' order
-    decltype(coarse) scratch;
-    core::radix_sort_by_used_bits(coarse, scratch, [](const auto& c) { return c.first; });
-  }
-  // Calls f(key) for the leaves of coarse cells [b, e) of that order.
-  const auto for_each_leaf = [&](std::size_t b, std::size_t e, auto&& f) {
-    std::vector<std::pair<int, std::size_t>> stack;  // (level, slot), the next to visit on top
-    for (std::size_t c = b; c < e; ++c) {
-      stack.emplace_back(0, static_cast<std::size_t>(coarse[c].second));
-      while (!stack.empty()) {
-        const auto [level, s] = stack.back();
-        stack.pop_back();
-        const std::uint32_t first = first_child_[static_cast<std::size_t>(level)][s];
-        if (first == kLeaf) {
-          f(level, s);
-          continue;
-        }
-        for (int o = 7; o >= 0; --o)
-          stack.emplace_back(level + 1, static_cast<std::size_t>(first) + static_cast<std::size_t>(o));
-      }
-    }
+  decltype(coarse) scratch;  // codes are distinct: by code alone is the pairs' order
+  core::radix_sort_by_used_bits(coarse, scratch, [](const auto& c) { return c.first; });
+  return coarse;
+}
+
+template <typename F>
+void Octree::walk_leaves(const std::vector<std::pair<std::uint64_t, std::int64_t>>& coarse, std::size_t b,
+                         std::size_t e, F&& f) const {
+  // Key order without a sort: the coarse cells in Morton order (a coarse cell's key is its Morton code
+  // shifted by 3 levels per level), each one's subtree depth first with the children in octant order (a
+  // child's code is its parent's << 3 | octant: no cell's code is looked up), leaves only.
+  struct Visit {
+    int level;
+    std::size_t slot;
+    std::uint64_t code;
   };
-  // Each chunk's leaves counted, then written at its offset.
-  constexpr std::size_t kChunk = std::size_t{1} << 12;  // coarse cells per task
-  std::vector<std::size_t> offset((coarse.size() + kChunk - 1) / kChunk + 1, 0);
-  core::parallel_for(threads, coarse.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
+  std::vector<Visit> stack;  // the next to visit on top
+  for (std::size_t c = b; c < e; ++c) {
+    stack.push_back({0, static_cast<std::size_t>(coarse[c].second), coarse[c].first});
+    while (!stack.empty()) {
+      const Visit v = stack.back();
+      stack.pop_back();
+      const std::uint32_t first = first_child_[static_cast<std::size_t>(v.level)][v.slot];
+      if (first & kLeafBit) {
+        f(v.level, v.slot, v.code);
+        continue;
+      }
+      for (std::uint64_t o = 8; o-- > 0;)
+        stack.push_back({v.level + 1, static_cast<std::size_t>(first + o), v.code << 3 | o});
+    }
+  }
+}
+
+namespace {
+
+// Runs per_leaf(chunk's first number, f) over chunks of coarse cells on threads, each chunk told where
+// its leaves start in key order (its leaves counted first): the leaves' numbers for any threads.
+constexpr std::size_t kCoarsePerTask = std::size_t{1} << 12;
+
+}  // namespace
+
+std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
+  const auto coarse = coarse_in_key_order();
+  std::vector<std::size_t> offset((coarse.size() + kCoarsePerTask - 1) / kCoarsePerTask + 1, 0);
+  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
     std::size_t n = 0;
-    for_each_leaf(b, e, [&](int, std::size_t) { ++n; });
-    offset[b / kChunk + 1] = n;
+    walk_leaves(coarse, b, e, [&](int, std::size_t, std::uint64_t) { ++n; });
+    offset[b / kCoarsePerTask + 1] = n;
   });
   for (std::size_t c = 0; c + 1 < offset.size(); ++c) offset[c + 1] += offset[c];
   std::vector<std::uint64_t> out(offset.back());
-  core::parallel_for(threads, coarse.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
-    std::size_t at = offset[b / kChunk];
-    for_each_leaf(b, e, [&](int level, std::size_t s) { out[at++] = cell_key(cell_at_slot(level, s), levels_); });
+  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
+    std::size_t at = offset[b / kCoarsePerTask];
+    walk_leaves(coarse, b, e, [&](int level, std::size_t, std::uint64_t code) {
+      out[at++] = code << (3 * (levels_ - level)) << 4 | static_cast<std::uint64_t>(level);  // cell_key
+    });
   });
   return out;
+}
+
+std::uint64_t Octree::number_leaves(int threads) {
+  const auto coarse = coarse_in_key_order();
+  std::vector<std::size_t> offset((coarse.size() + kCoarsePerTask - 1) / kCoarsePerTask + 1, 0);
+  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
+    std::size_t n = 0;
+    walk_leaves(coarse, b, e, [&](int, std::size_t, std::uint64_t) { ++n; });
+    offset[b / kCoarsePerTask + 1] = n;
+  });
+  for (std::size_t c = 0; c + 1 < offset.size(); ++c) offset[c + 1] += offset[c];
+  if (offset.back() >= kLeafBit - 1) throw core::Error::usage("more than 2^31 leaves on one rank: use more ranks");
+  // Each leaf its own slot: the threads write apart.
+  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
+    auto at = static_cast<std::uint32_t>(offset[b / kCoarsePerTask]);
+    walk_leaves(coarse, b, e, [&](int level, std::size_t s, std::uint64_t) {
+      first_child_[static_cast<std::size_t>(level)][s] = kLeafBit | at++;
+    });
+  });
+  numbered_ = true;
+  return offset.back();
 }
 
 void Octree::forget_cell_codes() {
@@ -258,8 +298,9 @@ void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
     core::radix_sort_by_used_bits(parent, scratch, [](const auto& p) { return p.first; });
   }
   parent.erase(std::unique(parent.begin(), parent.end()), parent.end());
-  if (8 * parent.size() >= kLeaf)
-    throw core::Error::usage("the octree would have more than 2^32 cells at level {}", level + 1);
+  if (8 * parent.size() >= kLeafBit)
+    throw core::Error::usage("the octree would have more than 2^31 cells at level {}", level + 1);
+  numbered_ = false;
   auto& first = first_child_[static_cast<std::size_t>(level)];
   children.reserve(8 * parent.size());
   for (const auto& [code, s] : parent) {
@@ -512,7 +553,7 @@ LevelCodes balance_closure(const grid::GridGeometry& coarse, const RefinementPar
   return required;
 }
 
-Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, const LevelCodes& split) {
+Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, const LevelCodes& split, int threads) {
   Octree tree(coarse, levels);
   for (int level = 0; level < levels && static_cast<std::size_t>(level) < split.size(); ++level) {
     std::vector<std::int64_t> slots;
@@ -530,6 +571,7 @@ Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, co
     if (level == 0) std::sort(slots.begin(), slots.end());  // above level 0 Morton order is slot order
     tree.split_cells(level, slots);
   }
+  tree.number_leaves(threads);
   return tree;
 }
 
@@ -550,7 +592,7 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
     std::inplace_merge(f.begin(), f.end() - static_cast<std::ptrdiff_t>(required[l].size()), f.end());
     f.erase(std::unique(f.begin(), f.end()), f.end());
   }
-  return Octree::from_split_cells(coarse, params.levels, flagged);
+  return Octree::from_split_cells(coarse, params.levels, flagged, threads);
 }
 
 }  // namespace phew::mesh

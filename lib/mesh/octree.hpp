@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace phew::mesh {
@@ -56,7 +57,7 @@ class Octree {
   static Octree from_leaves(const grid::GridGeometry& coarse, int levels, const std::vector<Cell>& leaves);
   // The tree whose split cells are `split` (Morton codes per level, sorted; each one's parent split).
   static Octree from_split_cells(const grid::GridGeometry& coarse, int levels,
-                                 const std::vector<std::vector<std::uint64_t>>& split);
+                                 const std::vector<std::vector<std::uint64_t>>& split, int threads = 1);
 
   const grid::GridGeometry& coarse() const { return coarse_; }
   int levels() const { return levels_; }
@@ -75,7 +76,11 @@ class Octree {
   // down the tree without searching.
   std::int64_t child_slot(int level, std::size_t s, int octant) const {
     const std::uint32_t first = first_child_[static_cast<std::size_t>(level)][s];
-    return first == kLeaf ? -1 : static_cast<std::int64_t>(first) + octant;
+    return (first & kLeafBit) ? -1 : static_cast<std::int64_t>(first) + octant;
+  }
+  // The leaf in slot s of a level: its place in key order (number_leaves). Not for split cells.
+  std::uint32_t leaf_number(int level, std::size_t s) const {
+    return first_child_[static_cast<std::size_t>(level)][s] & ~kLeafBit;
   }
   // The cell in a slot of a level (slot() inverted).
   Cell cell_at_slot(int level, std::size_t s) const;
@@ -88,28 +93,44 @@ class Octree {
   std::uint64_t cells(int level) const;  // existing cells of a level
   std::uint64_t leaf_count() const;
   // Every leaf in key order (cell_key): the canonical order of the mesh; as keys (8 bytes a leaf, where
-  // a Cell takes 32).
+  // a Cell takes 32), on `threads` threads.
   std::vector<Cell> leaves() const;
   std::vector<std::uint64_t> leaf_keys(int threads = 1) const;
+  // Numbers the leaves in key order, each in its own slot (leaf_number), on `threads` threads; the
+  // trees build_octree, from_leaves and from_split_cells make are numbered. Returns the number of leaves.
+  // Error(usage) beyond 2^31 - 1 leaves.
+  std::uint64_t number_leaves(int threads = 1);
+  bool numbered() const { return numbered_; }
 
-  // Lets go of the cells' Morton codes (8 bytes a cell), once the leaves are listed: slot(), split(),
-  // child_slot(), covering_leaf(), leaf_at() and cells() still work, as deposit_on_leaves needs them;
-  // cell_at_slot(), leaves(), leaf_keys() and split_cells() do not.
+  // Lets go of the cells' Morton codes (8 bytes a cell), once the tree is built: everything but
+  // cell_at_slot() and split_cells() still works (deposit_on_leaves, leaf_keys).
   void forget_cell_codes();
 
-  // Used while building, once per level: splits the given existing cells of the finest level so far (in any order).
+  // Used while building, once per level: splits the given existing cells of the finest level so far (in
+  // any order). The leaves' numbers are then gone.
   void split_cells(int level, const std::vector<std::int64_t>& slots);
 
  private:
   grid::GridGeometry coarse_;
   int levels_;
   // Per level: Morton codes of the existing cells on the level's lattice (level 0: empty, all exist),
-  // and for each cell (level 0: by linear index) the slot of its first child, kLeaf when it is not split.
-  // Children of a split cell are 8 consecutive slots in octant order (a child's code is its parent's
-  // code << 3 | octant), so a cell's slot is found from its coarse cell down, one step per level.
+  // and for each cell (level 0: by linear index) the slot of its first child, or for a leaf kLeafBit
+  // with its number in key order beside it (kLeaf before the leaves are numbered), as RAMSES' son array
+  // holds 0 for a leaf: no second array for the leaves' places. Children of a split cell are 8
+  // consecutive slots in octant order (a child's code is its parent's code << 3 | octant), so a cell's
+  // slot is found from its coarse cell down, one step per level.
+  static constexpr std::uint32_t kLeafBit = std::uint32_t{1} << 31;
   static constexpr std::uint32_t kLeaf = ~std::uint32_t{0};
   std::vector<std::vector<std::uint64_t>> codes_;
   std::vector<std::vector<std::uint32_t>> first_child_;
+  bool numbered_ = false;
+
+  // The coarse cells in Morton order: (code, linear index).
+  std::vector<std::pair<std::uint64_t, std::int64_t>> coarse_in_key_order() const;
+  // Calls f(level, slot, code) for the leaves of coarse cells [b, e) of that order, in key order.
+  template <typename F>
+  void walk_leaves(const std::vector<std::pair<std::uint64_t, std::int64_t>>& coarse, std::size_t b, std::size_t e,
+                   F&& f) const;
 };
 
 // The leaves that touch `leaf` by a face, an edge or a corner (PHEW's neighbours on an adaptive mesh,
@@ -169,10 +190,8 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
 // uniform grid). Masses per leaf, in the order of tree.leaves().
 std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass);
-// The same with the tree's leaves at hand (tree.leaf_keys()), not made again, on `threads` threads as
-// build_octree.
-std::vector<double> deposit_on_leaves(const Octree& tree, const std::vector<std::uint64_t>& leaf_keys,
-                                      grid::Assignment assignment, std::span<const double> position,
-                                      std::span<const double> mass, int threads = 1);
+// On `threads` threads, as build_octree: the same bits. The tree must be numbered (Octree::numbered).
+std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
+                                      std::span<const double> mass, int threads);
 
 }  // namespace phew::mesh

@@ -1,6 +1,7 @@
 #include <phew/mesh/octree_mesh.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/mpi/route.hpp>
 
 #include <algorithm>
@@ -143,7 +144,7 @@ BasicOctreeMesh<Real>::BasicOctreeMesh(const grid::GridGeometry& coarse, int lev
   };
   place(keys, [](const auto& g) { return g.first; });
   place(density, [](const auto& g) { return static_cast<Real>(g.second); });  // exact: came from Real
-  ghost_leaves = {};
+  core::release(ghost_leaves);
   key_ = std::move(keys);
   density_ = std::move(density);
   const auto slot_of = [&](std::uint64_t k) {

@@ -228,7 +228,7 @@ std::vector<CellMember> gather_groups(std::vector<CellMember> members, std::int6
     return dest[run];
   };
   std::vector<CellMember> out = comm.size() == 1 ? std::move(members) : mpi::route(comm, members, destination);
-  members = {};
+  core::release(members);
   // Sorted by (group, particle ID): by group first, in place (an American flag sort: the groups are few
   // and their counts known, so each member is swapped straight into its group's range, with no second
   // copy of the members), then each group's range by ID on threads. IDs are unique, so the order is the

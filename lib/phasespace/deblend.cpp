@@ -1,6 +1,7 @@
 #include <phew/phasespace/deblend.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
 #include <phew/core/threads.hpp>
@@ -157,7 +158,7 @@ Deblended deblend_patches(const mesh::CellSpace& space, const std::vector<std::i
     for (std::size_t i = 0; i < patch.size(); ++i)
       out.particles.push_back({patch[i].id, split.peak[i] == 0 ? clump : -static_cast<std::int64_t>(split.peak[i])});
   }
-  members = {};
+  core::release(members);
 
   // New peaks get IDs above every peak ID, numbered by (clump ID, velocity peak): a scan over ranks,
   // which hold runs of clump IDs in rank order. The particles' placeholders follow their clump's extras.

@@ -314,7 +314,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
     std::vector<Member> send;
     if (going == members.begin()) {
       send = std::move(members);  // the last batch here (or the only one): no copy
-      members = {};
+      core::release(members);
     } else {
       send.assign(going, members.end());
       members.erase(going, members.end());

@@ -1,6 +1,7 @@
 #include <phew/unbind/hierarchy.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -56,7 +57,7 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
     std::vector<std::size_t> all = own[o];
     for (const std::size_t c : children[o]) {
       all.insert(all.end(), inclusive[c].begin(), inclusive[c].end());
-      inclusive[c] = {};
+      core::release(inclusive[c]);
     }
     const std::size_t n_own = own[o].size();
     id.resize(all.size());
@@ -96,7 +97,7 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
     }
     kept.insert(kept.end(), all.begin() + static_cast<std::ptrdiff_t>(n_own), all.end());
     inclusive[o] = std::move(kept);
-    own[o] = {};
+    core::release(own[o]);
     result.objects[o] = std::move(r.summary);
   }
   for (const std::int64_t b : result.bound_to) result.n_bound += b >= 0 ? 1 : 0;

@@ -1,6 +1,7 @@
 #include <phew/watershed/catalogue.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/threads.hpp>
 #include <phew/mesh/cell_space.hpp>
@@ -195,9 +196,9 @@ void particle_sums(const particles::ParticleSet& ps, const CellSums& cells, cons
   for (std::size_t i = 0; i < ps.size(); ++i)
     if (point[i] >= 0)
       mine.push_back({point[i], ps.mass[i], {ps.velocity[3 * i], ps.velocity[3 * i + 1], ps.velocity[3 * i + 2]}});
-  point = {};
+  core::release(point);
   const auto got = mpi::route(comm, mine, [&](const P& p) { return mesh::CellSpace::owner(cuts, p.point); });
-  mine = {};
+  core::release(mine);
   std::vector<std::size_t> at(got.size());
   core::parallel_for(threads, got.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t i = b; i < e; ++i) at[i] = space.find(cells.cells, got[i].point);

@@ -1,6 +1,7 @@
 #include <phew/watershed/patches.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/core/fixed_sum.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/threads.hpp>
@@ -159,7 +160,7 @@ void to_index_ranges(grid::CellLabels& cells, const grid::GridGeometry& g, const
   cells = {};
   const mpi::SlabDecomposition shares(static_cast<std::int64_t>(g.cells()), comm.size());
   std::vector<Labelled> got = mpi::route(comm, mine, [&](const Labelled& c) { return shares.owner(c.cell); });
-  mine = {};
+  core::release(mine);
   const auto by_cell = [](const Labelled& a, const Labelled& b) { return a.cell < b.cell; };
   if (!std::is_sorted(got.begin(), got.end(), by_cell)) std::sort(got.begin(), got.end(), by_cell);
   cells.cell.reserve(got.size());

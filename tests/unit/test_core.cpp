@@ -324,3 +324,15 @@ TEST(RadixSort, ValuesByTheBitsTheyUse) {
   phew::core::radix_sort_by_used_bits(pairs, scratch, [](const auto& p) { return p.first; });
   EXPECT_EQ(pairs, want);
 }
+
+// release gives the memory back, where `v = {}` and clear() keep the capacity.
+TEST(Release, GivesTheCapacityBack) {
+  std::vector<double> v(1000, 1.0);
+  v = {};
+  EXPECT_GE(v.capacity(), 1000u) << "assigning {} keeps the capacity (why release exists)";
+  phew::core::release(v);
+  EXPECT_EQ(v.capacity(), 0u);
+  phew::core::RawVector<float> raw(500);
+  phew::core::release(raw);
+  EXPECT_EQ(raw.capacity(), 0u);
+}

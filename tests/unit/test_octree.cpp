@@ -638,15 +638,19 @@ TEST(Octree, ThreadsGiveTheBitsOfOneThread) {
           params.assignment = a;
           const Octree one = build_octree(g, params, pos, mass, 1);
           const auto keys = one.leaf_keys();
-          const auto masses = deposit_on_leaves(one, keys, a, pos, mass, 1);
+          const auto masses = deposit_on_leaves(one, a, pos, mass, 1);
+          for (std::size_t n = 0; n < keys.size(); ++n) {  // each leaf numbered with its place in key order
+            const Cell leaf = cell_of_key(keys[n], params.levels);
+            ASSERT_EQ(one.leaf_number(leaf.level, static_cast<std::size_t>(one.slot(leaf))), n);
+          }
           for (const int threads : {2, 3, 4}) {
             const std::string what = std::to_string(planes) + " planes, " + (periodic ? "periodic" : "open") +
                                      (filed ? ", filed" : ", unfiled") + ", " + std::string(grid::to_string(a)) + ", " +
                                      std::to_string(threads) + " threads";
             Octree tree = build_octree(g, params, pos, mass, threads);
+            tree.forget_cell_codes();  // the keys and the deposit without the cells' codes
             ASSERT_EQ(tree.leaf_keys(threads), keys) << what;
-            tree.forget_cell_codes();
-            const auto got = deposit_on_leaves(tree, keys, a, pos, mass, threads);
+            const auto got = deposit_on_leaves(tree, a, pos, mass, threads);
             ASSERT_EQ(got.size(), masses.size()) << what;
             for (std::size_t n = 0; n < got.size(); ++n)
               ASSERT_EQ(std::memcmp(&got[n], &masses[n], sizeof(double)), 0)
