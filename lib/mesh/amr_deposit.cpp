@@ -57,8 +57,8 @@ void file_by_coarse_cell(std::size_t cells, std::span<const std::int64_t> cell, 
 }  // namespace
 
 AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params,
-                             std::vector<double> position, std::vector<double> mass, const mpi::Comm& comm,
-                             int threads) {
+                             std::vector<double> position, std::vector<double> mass, const mpi::Comm& comm, int threads,
+                             bool float_density) {
   // Before the keys' shifts and the cuts rely on it; every rank finds the same, and says it once.
   mpi::agree(comm, [&] { check_refinement(coarse, params); });
   AmrDeposit out;
@@ -151,46 +151,49 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
     return window;
   }};
 
-  std::vector<std::uint64_t> keys;
-  std::vector<double> leaf_mass;
-  {
-    // The cells' codes go once the tree is built, the particles once deposited, and the leaves' keys
-    // come last: never the codes, the keys and the masses at once.
-    Octree tree = build_octree(coarse, params, wpos, wmass, threads, comm.size() > 1 ? &exchange : nullptr);
-    tree.forget_cell_codes();
-    core::log::verbose("refined: {} leaves in the window",
-                       core::log::thousands(static_cast<long long>(tree.leaf_count())));
-    leaf_mass = deposit_on_leaves(tree, params.assignment, wpos, wmass, threads);
-    core::release(wpos);
-    core::release(wmass);
-    keys = tree.leaf_keys(threads);
-  }  // nor the tree beyond here
-
-  // This rank's leaves: those of its run of coarse cells, one run of the key order, moved to the front
-  // in place. Their total (exact, in fixed point) and their counts per level.
-  const auto first = static_cast<std::size_t>(
-      std::lower_bound(keys.begin(), keys.end(), static_cast<std::uint64_t>(runs.first_key(comm.rank()))) -
-      keys.begin());
-  const auto last =
-      static_cast<std::size_t>(std::lower_bound(keys.begin() + static_cast<std::ptrdiff_t>(first), keys.end(),
-                                                static_cast<std::uint64_t>(runs.end_key(comm.rank()))) -
-                               keys.begin());
+  const auto rank = comm.rank();
   out.leaves_per_level.assign(static_cast<std::size_t>(params.levels) + 1, 0);
   core::FixedInt total = 0;
-  for (std::size_t at = first; at < last; ++at) {
-    keys[at - first] = keys[at];
-    leaf_mass[at - first] = leaf_mass[at];
-    total += scale.to_fixed(leaf_mass[at]);
-    ++out.leaves_per_level[static_cast<std::size_t>(keys[at] & 0xF)];
-  }
-  keys.resize(last - first);
-  leaf_mass.resize(last - first);
-  if (comm.size() > 1) {  // the window's leaves beyond the run are let go
-    keys.shrink_to_fit();
-    leaf_mass.shrink_to_fit();
-  }
-  out.keys = std::move(keys);
-  out.mass = std::move(leaf_mass);
+  {
+    // The cells' codes go once the tree is built (build_octree), the particles once deposited, the
+    // masses once made densities, and the leaves' keys come last.
+    Octree tree = build_octree(coarse, params, wpos, wmass, threads, comm.size() > 1 ? &exchange : nullptr);
+    core::log::verbose("refined: {} leaves in the window",
+                       core::log::thousands(static_cast<long long>(tree.leaf_count())));
+    std::vector<double> leaf_mass = deposit_on_leaves(tree, params.assignment, wpos, wmass, threads);
+    core::release(wpos);
+    core::release(wmass);
+    // This rank's leaves: those of its run of coarse cells, [first, last) of the window's key order.
+    // Their total (exact, in fixed point), their counts per level, and their densities, moved to the front.
+    const std::uint64_t first = tree.leaves_before(runs.first_key(rank)), last = tree.leaves_before(runs.end_key(rank));
+    {
+      const std::vector<std::int8_t> level = tree.leaf_levels(threads);
+      const auto volume = [&](std::size_t leaf) {  // the uniform grid's one division, by the leaf's level's volume
+        return coarse.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * level[leaf]));
+      };
+      for (std::size_t leaf = first; leaf < last; ++leaf) {
+        total += scale.to_fixed(leaf_mass[leaf]);
+        ++out.leaves_per_level[static_cast<std::size_t>(level[leaf])];
+      }
+      if (float_density) {
+        std::vector<float> density(last - first);
+        for (std::size_t leaf = first; leaf < last; ++leaf)
+          density[leaf - first] = static_cast<float>(leaf_mass[leaf] / volume(leaf));
+        core::release(leaf_mass);
+        out.density = std::move(density);
+      } else {
+        for (std::size_t leaf = first; leaf < last; ++leaf) leaf_mass[leaf - first] = leaf_mass[leaf] / volume(leaf);
+        leaf_mass.resize(last - first);
+        if (comm.size() > 1) leaf_mass.shrink_to_fit();  // the window's leaves beyond the run are let go
+        out.density = std::move(leaf_mass);
+      }
+    }
+    out.keys = tree.leaf_keys(threads);
+    std::copy(out.keys.begin() + static_cast<std::ptrdiff_t>(first),
+              out.keys.begin() + static_cast<std::ptrdiff_t>(last), out.keys.begin());
+    out.keys.resize(last - first);
+    if (comm.size() > 1) out.keys.shrink_to_fit();
+  }  // the tree is let go here
   comm.sum_each(std::span<std::uint64_t>(out.leaves_per_level));
   out.mass_total = scale.to_double(mpi::exact_total(comm, total));
   return out;

@@ -21,15 +21,17 @@
 
 #include <cstdint>
 #include <span>
+#include <variant>
 #include <vector>
 
 namespace phew::mesh {
 
 struct AmrDeposit {
-  // This rank's run of the leaves in key order (cell_key: the canonical order), and the mass of each
-  // (density = mass / its level's cell volume); the runs of ranks 0, 1, ... are the whole mesh.
+  // This rank's run of the leaves in key order (cell_key: the canonical order), and the density of each
+  // (its mass, summed in double, over its level's cell volume), as float when asked (float32 output)
+  // or double; the runs of ranks 0, 1, ... are the whole mesh.
   std::vector<std::uint64_t> keys;
-  std::vector<double> mass;
+  std::variant<std::vector<float>, std::vector<double>> density;
   std::vector<std::int64_t> cuts;               // the keys where each rank's run begins (CoarseRuns::cuts)
   std::vector<std::uint64_t> leaves_per_level;  // the whole mesh (all ranks)
   std::uint64_t particles_in = 0;               // inside the grid (all ranks)
@@ -45,9 +47,12 @@ std::int64_t amr_margin(const RefinementParams& params);
 // Builds the mesh of this rank's particles (positions [n][3], masses [n]; every rank's in global order)
 // and deposits them on its leaves. A periodic grid expects positions wrapped into it. The particles are
 // taken (move them in): they are let go once filed in the canonical order. The tree and the leaves'
-// sums run on `threads` threads per rank, with the same bits (plane_runs.hpp). Collective.
+// sums run on `threads` threads per rank, with the same bits (plane_runs.hpp). The densities come as
+// float when `float_density` (each the double density rounded once, as a float32 file stores it); the
+// keys are listed last, so that the cells' codes, the leaves' masses and their keys are never held at
+// once. Collective.
 AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params,
                              std::vector<double> position, std::vector<double> mass, const mpi::Comm& comm,
-                             int threads = 1);
+                             int threads = 1, bool float_density = false);
 
 }  // namespace phew::mesh

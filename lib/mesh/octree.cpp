@@ -116,6 +116,7 @@ std::int64_t Octree::slot(const Cell& c) const {
 }
 
 Cell Octree::cell_at_slot(int level, std::size_t s) const {
+  if (level > 0 && !has_codes_) throw core::Error::internal("octree: cell_at_slot on a tree without its cells' codes");
   if (level == 0) {
     const auto i = coarse_.cell_at(static_cast<std::int64_t>(s));
     return {0, {i.i, i.j, i.k}};
@@ -178,6 +179,7 @@ Cell Octree::leaf_at(const std::array<double, 3>& x) const {
 std::uint64_t Octree::cells(int level) const { return first_child_[static_cast<std::size_t>(level)].size(); }
 
 std::uint64_t Octree::leaf_count() const {
+  if (numbered_) return numbered_leaves_;
   std::uint64_t n = 0;
   for (const auto& f : first_child_)
     n += static_cast<std::uint64_t>(std::count_if(f.begin(), f.end(), [](std::uint32_t v) { return v & kLeafBit; }));
@@ -231,61 +233,71 @@ void Octree::walk_leaves(const std::vector<std::pair<std::uint64_t, std::int64_t
   }
 }
 
-namespace {
-
-// Runs per_leaf(chunk's first number, f) over chunks of coarse cells on threads, each chunk told where
-// its leaves start in key order (its leaves counted first): the leaves' numbers for any threads.
-constexpr std::size_t kCoarsePerTask = std::size_t{1} << 12;
-
-}  // namespace
-
-std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
+template <typename F>
+std::uint64_t Octree::for_each_leaf_in_order(int threads, F&& f) const {
+  // Chunks of coarse cells on the threads, each told where its leaves start in key order (its leaves
+  // counted first): the same numbers for any threads.
+  constexpr std::size_t kCoarsePerTask = std::size_t{1} << 12;
   const auto coarse = coarse_in_key_order();
-  std::vector<std::size_t> offset((coarse.size() + kCoarsePerTask - 1) / kCoarsePerTask + 1, 0);
+  std::vector<std::uint64_t> offset((coarse.size() + kCoarsePerTask - 1) / kCoarsePerTask + 1, 0);
   core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
-    std::size_t n = 0;
+    std::uint64_t n = 0;
     walk_leaves(coarse, b, e, [&](int, std::size_t, std::uint64_t) { ++n; });
     offset[b / kCoarsePerTask + 1] = n;
   });
   for (std::size_t c = 0; c + 1 < offset.size(); ++c) offset[c + 1] += offset[c];
-  std::vector<std::uint64_t> out(offset.back());
   core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
-    std::size_t at = offset[b / kCoarsePerTask];
-    walk_leaves(coarse, b, e, [&](int level, std::size_t, std::uint64_t code) {
-      out[at++] = code << (3 * (levels_ - level)) << 4 | static_cast<std::uint64_t>(level);  // cell_key
-    });
+    std::uint64_t at = offset[b / kCoarsePerTask];
+    walk_leaves(coarse, b, e, [&](int level, std::size_t s, std::uint64_t code) { f(at++, level, s, code); });
+  });
+  return offset.back();
+}
+
+std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
+  std::vector<std::uint64_t> out(leaf_count());
+  for_each_leaf_in_order(threads, [&](std::uint64_t n, int level, std::size_t, std::uint64_t code) {
+    out[n] = code << (3 * (levels_ - level)) << 4 | static_cast<std::uint64_t>(level);  // cell_key
+  });
+  return out;
+}
+
+std::vector<std::int8_t> Octree::leaf_levels(int threads) const {
+  std::vector<std::int8_t> out(leaf_count());
+  for_each_leaf_in_order(threads, [&](std::uint64_t n, int level, std::size_t, std::uint64_t) {
+    out[n] = static_cast<std::int8_t>(level);
   });
   return out;
 }
 
 std::uint64_t Octree::number_leaves(int threads) {
-  const auto coarse = coarse_in_key_order();
-  std::vector<std::size_t> offset((coarse.size() + kCoarsePerTask - 1) / kCoarsePerTask + 1, 0);
-  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
-    std::size_t n = 0;
-    walk_leaves(coarse, b, e, [&](int, std::size_t, std::uint64_t) { ++n; });
-    offset[b / kCoarsePerTask + 1] = n;
-  });
-  for (std::size_t c = 0; c + 1 < offset.size(); ++c) offset[c + 1] += offset[c];
-  if (offset.back() >= kLeafBit - 1) throw core::Error::usage("more than 2^31 leaves on one rank: use more ranks");
-  // Each leaf its own slot: the threads write apart.
-  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
-    auto at = static_cast<std::uint32_t>(offset[b / kCoarsePerTask]);
-    walk_leaves(coarse, b, e, [&](int level, std::size_t s, std::uint64_t) {
-      first_child_[static_cast<std::size_t>(level)][s] = kLeafBit | at++;
-    });
+  const std::uint64_t n = leaf_count();
+  if (n >= kLeafBit - 1) throw core::Error::usage("more than 2^31 leaves on one rank: use more ranks");
+  // Each leaf its own slot: the threads write apart (a leaf's entry is read before it is written).
+  for_each_leaf_in_order(threads, [&](std::uint64_t at, int level, std::size_t s, std::uint64_t) {
+    first_child_[static_cast<std::size_t>(level)][s] = kLeafBit | static_cast<std::uint32_t>(at);
   });
   numbered_ = true;
-  return offset.back();
+  numbered_leaves_ = n;
+  return n;
+}
+
+std::uint64_t Octree::leaves_before(std::int64_t coarse_key) const {
+  if (!numbered_) throw core::Error::internal("octree: leaves_before on a tree not numbered");
+  if (coarse_key >= (std::int64_t{1} << 61)) return leaf_count();  // past every key
+  const Cell c = cell_of_key(static_cast<std::uint64_t>(coarse_key), levels_);
+  if (c.level != 0) throw core::Error::internal("octree: key {} is not a coarse cell's", coarse_key);
+  int level = 0;
+  auto s = static_cast<std::size_t>(coarse_.linear({c.index[0], c.index[1], c.index[2]}));
+  for (std::int64_t k; (k = child_slot(level, s, 0)) >= 0; ++level) s = static_cast<std::size_t>(k);
+  return leaf_number(level, s);
 }
 
 void Octree::forget_cell_codes() {
+  has_codes_ = false;
   for (auto& codes : codes_) std::vector<std::uint64_t>().swap(codes);
 }
 
 void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
-  auto& children = codes_[static_cast<std::size_t>(level) + 1];
-  if (!children.empty()) throw core::Error::internal("octree: level {} split twice", level);
   // The parents in Morton order, each once: their children's codes (a child's code is its parent's
   // << 3 | octant) then come out in order, 8 consecutive slots each. Level 1 and above list their cells
   // in Morton order already, so ascending slots need no sort there.
@@ -298,16 +310,28 @@ void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
     core::radix_sort_by_used_bits(parent, scratch, [](const auto& p) { return p.first; });
   }
   parent.erase(std::unique(parent.begin(), parent.end()), parent.end());
+  split_in_code_order(level, parent, true);
+}
+
+void Octree::split_in_code_order(int level, const std::vector<std::pair<std::uint64_t, std::int64_t>>& parent,
+                                 bool keep_codes) {
+  const auto l = static_cast<std::size_t>(level);
+  if (!first_child_[l + 1].empty()) throw core::Error::internal("octree: level {} split twice", level);
   if (8 * parent.size() >= kLeafBit)
     throw core::Error::usage("the octree would have more than 2^31 cells at level {}", level + 1);
   numbered_ = false;
-  auto& first = first_child_[static_cast<std::size_t>(level)];
-  children.reserve(8 * parent.size());
+  has_codes_ = has_codes_ && keep_codes;
+  auto& first = first_child_[l];
+  auto& children = codes_[l + 1];
+  if (keep_codes) children.reserve(8 * parent.size());
+  std::uint32_t next = 0;
   for (const auto& [code, s] : parent) {
-    first[static_cast<std::size_t>(s)] = static_cast<std::uint32_t>(children.size());
-    for (std::uint64_t o = 0; o < 8; ++o) children.push_back(code << 3 | o);
+    first[static_cast<std::size_t>(s)] = next;
+    next += 8;
+    if (keep_codes)
+      for (std::uint64_t o = 0; o < 8; ++o) children.push_back(code << 3 | o);
   }
-  first_child_[static_cast<std::size_t>(level) + 1].assign(children.size(), kLeaf);
+  first_child_[l + 1].assign(next, kLeaf);
 }
 
 namespace {
@@ -554,10 +578,12 @@ LevelCodes balance_closure(const grid::GridGeometry& coarse, const RefinementPar
 }
 
 Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, const LevelCodes& split, int threads) {
+  // The cells' codes are at hand (sorted): the tree never holds them, its largest part (8 bytes a cell).
   Octree tree(coarse, levels);
+  tree.forget_cell_codes();
   for (int level = 0; level < levels && static_cast<std::size_t>(level) < split.size(); ++level) {
-    std::vector<std::int64_t> slots;
-    slots.reserve(split[static_cast<std::size_t>(level)].size());
+    std::vector<std::pair<std::uint64_t, std::int64_t>> parent;  // (code, slot), in code order
+    parent.reserve(split[static_cast<std::size_t>(level)].size());
     for (const std::uint64_t code : split[static_cast<std::size_t>(level)]) {
       const std::int64_t s = tree.slot(Cell{level, index_of(code)});
       if (s < 0) {
@@ -565,11 +591,13 @@ Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, co
         throw core::Error::internal("octree: cell ({},{},{}) of level {} is to be split but its parent is not", i[0],
                                     i[1], i[2], level);
       }
-      slots.push_back(s);
+      parent.emplace_back(code, s);
     }
-    if (slots.empty()) break;
-    if (level == 0) std::sort(slots.begin(), slots.end());  // above level 0 Morton order is slot order
-    tree.split_cells(level, slots);
+    if (parent.empty()) break;
+    if (std::adjacent_find(parent.begin(), parent.end(),
+                           [](const auto& a, const auto& b) { return a.first >= b.first; }) != parent.end())
+      throw core::Error::internal("octree: the cells to split at level {} are not sorted and distinct", level);
+    tree.split_in_code_order(level, parent, false);
   }
   tree.number_leaves(threads);
   return tree;

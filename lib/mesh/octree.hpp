@@ -55,7 +55,8 @@ class Octree {
   // The tree whose leaves include `leaves` (every ancestor of each is split): the whole mesh, or the part
   // of it a rank holds (its coarse cells and those around them; elsewhere the coarse cells stay leaves).
   static Octree from_leaves(const grid::GridGeometry& coarse, int levels, const std::vector<Cell>& leaves);
-  // The tree whose split cells are `split` (Morton codes per level, sorted; each one's parent split).
+  // The tree whose split cells are `split` (Morton codes per level, sorted; each one's parent split),
+  // without its cells' codes (forget_cell_codes).
   static Octree from_split_cells(const grid::GridGeometry& coarse, int levels,
                                  const std::vector<std::vector<std::uint64_t>>& split, int threads = 1);
 
@@ -101,6 +102,11 @@ class Octree {
   // Error(usage) beyond 2^31 - 1 leaves.
   std::uint64_t number_leaves(int threads = 1);
   bool numbered() const { return numbered_; }
+  // Each leaf's level, in key order (1 byte a leaf), on `threads` threads.
+  std::vector<std::int8_t> leaf_levels(int threads = 1) const;
+  // The leaves before the key of a coarse cell in key order (the number of the cell's first leaf), or
+  // every leaf for a key past them all (CoarseRuns' last cut). The tree must be numbered.
+  std::uint64_t leaves_before(std::int64_t coarse_key) const;
 
   // Lets go of the cells' Morton codes (8 bytes a cell), once the tree is built: everything but
   // cell_at_slot() and split_cells() still works (deposit_on_leaves, leaf_keys).
@@ -124,6 +130,12 @@ class Octree {
   std::vector<std::vector<std::uint64_t>> codes_;
   std::vector<std::vector<std::uint32_t>> first_child_;
   bool numbered_ = false;
+  std::uint64_t numbered_leaves_ = 0;
+  bool has_codes_ = true;  // codes_ lists every cell (not after forget_cell_codes)
+  // Splits the cells of a level given as (code, slot), in code order, each once; their children's codes
+  // are kept only when asked (split_cells needs them to split the next level).
+  void split_in_code_order(int level, const std::vector<std::pair<std::uint64_t, std::int64_t>>& parent,
+                           bool keep_codes);
 
   // The coarse cells in Morton order: (code, linear index).
   std::vector<std::pair<std::uint64_t, std::int64_t>> coarse_in_key_order() const;
@@ -131,6 +143,9 @@ class Octree {
   template <typename F>
   void walk_leaves(const std::vector<std::pair<std::uint64_t, std::int64_t>>& coarse, std::size_t b, std::size_t e,
                    F&& f) const;
+  // Calls f(number, level, slot, code) for every leaf, numbered in key order, on threads; returns the count.
+  template <typename F>
+  std::uint64_t for_each_leaf_in_order(int threads, F&& f) const;
 };
 
 // The leaves that touch `leaf` by a face, an edge or a corner (PHEW's neighbours on an adaptive mesh,

@@ -182,22 +182,17 @@ Projection project_to_octree(const SnapshotInfo& info, ParticleSet particles, co
   core::enter(phase, "refine");
   mesh::RefinementParams refinement{octree.levels, octree.refine_particles, unit, octree.buffer, params.assignment};
   // The deposit takes the positions and masses, and lets them go once filed.
-  mesh::AmrDeposit dep = mesh::deposit_on_octree(params.geometry, refinement, std::move(particles.position),
-                                                 std::move(particles.mass), comm, params.threads);
+  mesh::AmrDeposit dep =
+      mesh::deposit_on_octree(params.geometry, refinement, std::move(particles.position), std::move(particles.mass),
+                              comm, params.threads, params.single_precision);
   particles = ParticleSet{};
   check_some_inside(info, params.geometry, dep.particles_in, comm);
 
   mesh::LeafField leaves;
   leaves.refinement = {octree.levels, octree.refine_particles, octree.refine_particles * unit, octree.buffer,
                        dep.leaves_per_level};
-  // Mass to density in place: one division per leaf, by its level's cell volume, as the uniform grid
-  // divides by its one volume.
-  for (std::size_t n = 0; n < dep.keys.size(); ++n) {
-    const int level = static_cast<int>(dep.keys[n] & 0xF);
-    dep.mass[n] /= params.geometry.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * level));
-  }
   leaves.keys = std::move(dep.keys);
-  leaves.density = std::move(dep.mass);
+  leaves.density = std::move(dep.density);
   return {grid_meta(info, params, dep.mass_total, dep.particles_in, masses), std::move(leaves), dep.particles_outside};
 }
 

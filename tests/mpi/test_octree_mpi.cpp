@@ -1,4 +1,4 @@
-// The adaptive mesh over ranks (lib/mesh/amr_deposit): the leaves and their masses have the bits of the
+// The adaptive mesh over ranks (lib/mesh/amr_deposit): the leaves and their densities have the bits of the
 // serial build over every particle (build_octree + deposit_on_leaves), for any number of ranks and any
 // split of the particles and threads per rank, with dense blobs refined to the finest level across the
 // boundaries of the ranks' runs of coarse cells and of the threads' runs of coarse planes; the ranks'
@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <variant>
 
 namespace phew::mesh {
 namespace {
@@ -42,7 +43,7 @@ Case blobs_on_boundaries(std::size_t n, double box, unsigned seed, double width 
 
 struct LeafMass {
   std::uint64_t key = 0;
-  double mass = 0;
+  double density = 0;  // the leaf's mass over its level's cell volume
 };
 
 // The canonical order of the particles' sums: particle indices grouped by coarse cell (linear index,
@@ -72,13 +73,22 @@ std::vector<LeafMass> serial(const grid::GridGeometry& g, const RefinementParams
   const auto leaves = tree.leaves();
   const auto mass = deposit_on_leaves(tree, p.assignment, c.pos, c.mass);
   std::vector<LeafMass> out;
-  for (std::size_t n = 0; n < leaves.size(); ++n) out.push_back({cell_key(leaves[n], p.levels), mass[n]});
+  for (std::size_t n = 0; n < leaves.size(); ++n)
+    out.push_back({cell_key(leaves[n], p.levels),
+                   mass[n] / (g.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * leaves[n].level)))});
   return out;
+}
+
+// The same densities as a float32 file holds them.
+std::vector<LeafMass> as_float(std::vector<LeafMass> leaves) {
+  for (LeafMass& l : leaves) l.density = static_cast<float>(l.density);
+  return leaves;
 }
 
 // Rank r takes particles [b, e) of a split chosen by `seed` (uneven, some ranks empty).
 std::vector<LeafMass> distributed(const grid::GridGeometry& g, const RefinementParams& p, const Case& c, unsigned seed,
-                                  AmrDeposit& result, const mpi::Comm& comm, int threads = 1) {
+                                  AmrDeposit& result, const mpi::Comm& comm, int threads = 1,
+                                  bool float_density = false) {
   const std::size_t n = c.mass.size();
   std::vector<std::size_t> cut{0};
   std::mt19937_64 rng(seed);
@@ -93,12 +103,15 @@ std::vector<LeafMass> distributed(const grid::GridGeometry& g, const RefinementP
                                                  c.pos.begin() + static_cast<std::ptrdiff_t>(3 * e)),
                              std::vector<double>(c.mass.begin() + static_cast<std::ptrdiff_t>(b),
                                                  c.mass.begin() + static_cast<std::ptrdiff_t>(e)),
-                             comm, threads);
-  EXPECT_EQ(result.keys.size(), result.mass.size());
+                             comm, threads, float_density);
+  std::vector<double> density;
+  std::visit([&](const auto& d) { density.assign(d.begin(), d.end()); }, result.density);
+  EXPECT_EQ(std::holds_alternative<std::vector<float>>(result.density), float_density);
+  EXPECT_EQ(result.keys.size(), density.size());
   const auto keys = comm.all_gatherv<std::uint64_t>(result.keys);
-  const auto mass = comm.all_gatherv<double>(result.mass);
+  const auto all_density = comm.all_gatherv<double>(density);
   std::vector<LeafMass> all(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) all[i] = {keys[i], mass[i]};
+  for (std::size_t i = 0; i < keys.size(); ++i) all[i] = {keys[i], all_density[i]};
   return all;
 }
 
@@ -106,8 +119,8 @@ void expect_same(const std::vector<LeafMass>& got, const std::vector<LeafMass>& 
   ASSERT_EQ(got.size(), want.size()) << what;
   for (std::size_t n = 0; n < got.size(); ++n) {
     ASSERT_EQ(got[n].key, want[n].key) << what << " leaf " << n;
-    ASSERT_EQ(std::memcmp(&got[n].mass, &want[n].mass, sizeof(double)), 0)
-        << what << " leaf " << n << " " << got[n].mass << " " << want[n].mass;
+    ASSERT_EQ(std::memcmp(&got[n].density, &want[n].density, sizeof(double)), 0)
+        << what << " leaf " << n << " " << got[n].density << " " << want[n].density;
   }
 }
 
@@ -140,6 +153,8 @@ TEST(AmrDeposit, EqualsTheSerialBuildOnAnyRanksAndSplits) {
     const std::string what = std::string(grid::to_string(a)) + " buffer " + std::to_string(buffer);
     // Threads within each rank too: 3 runs of the 40 coarse planes, the blobs on their edges.
     expect_same(distributed(g, p, c, static_cast<unsigned>(17 + cases), r, comm, 3), want, what + ", 3 threads");
+    expect_same(distributed(g, p, c, static_cast<unsigned>(31 + cases), r, comm, 2, true), as_float(want),
+                what + ", 2 threads, float densities");
     const auto got = distributed(g, p, c, static_cast<unsigned>(17 + cases), r, comm);
     expect_same(got, want, what);
     EXPECT_GT(r.leaves_per_level[4], 0u) << what;
@@ -225,6 +240,7 @@ TEST(AmrDeposit, OpenRegionsAndTinyGridsToo) {
   AmrDeposit r;
   expect_same(distributed(region, p, c, 4, r, comm, 3), serial(region, p, c), "open region, 3 threads");
   expect_same(distributed(region, p, c, 4, r, comm), serial(region, p, c), "open region");
+  expect_same(distributed(region, p, c, 9, r, comm, 1, true), as_float(serial(region, p, c)), "open region, float");
   EXPECT_GT(r.particles_outside, 0u);
   EXPECT_EQ(r.particles_in + r.particles_outside, c.mass.size());
   grid::GridGeometry tiny;  // fewer planes than ranks at 4, and every window the whole grid

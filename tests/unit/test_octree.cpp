@@ -647,8 +647,7 @@ TEST(Octree, ThreadsGiveTheBitsOfOneThread) {
             const std::string what = std::to_string(planes) + " planes, " + (periodic ? "periodic" : "open") +
                                      (filed ? ", filed" : ", unfiled") + ", " + std::string(grid::to_string(a)) + ", " +
                                      std::to_string(threads) + " threads";
-            Octree tree = build_octree(g, params, pos, mass, threads);
-            tree.forget_cell_codes();  // the keys and the deposit without the cells' codes
+            const Octree tree = build_octree(g, params, pos, mass, threads);  // without the cells' codes
             ASSERT_EQ(tree.leaf_keys(threads), keys) << what;
             const auto got = deposit_on_leaves(tree, a, pos, mass, threads);
             ASSERT_EQ(got.size(), masses.size()) << what;
