@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <cstdlib>
@@ -34,5 +35,7 @@ void check_memory(double needed, std::uint64_t available, const std::string& wha
     throw Error::input("{} needs about {} but only {} is available; use fewer cells or more nodes", what,
                        log::bytes(needed), log::bytes(static_cast<double>(available)));
 }
+
+void return_big_buffers_to_the_system() { mallopt(M_MMAP_THRESHOLD, 8 << 20); }
 
 }  // namespace phew::core

@@ -7,6 +7,7 @@
 #include <phew/core/radix_sort.hpp>
 #include <phew/core/raw_vector.hpp>
 
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -335,4 +336,16 @@ TEST(Release, GivesTheCapacityBack) {
   phew::core::RawVector<float> raw(500);
   phew::core::release(raw);
   EXPECT_EQ(raw.capacity(), 0u);
+}
+
+// After return_big_buffers_to_the_system, a 10 MiB buffer is mapped from the system even once a 20 MiB
+// one was freed (glibc alone would have raised its bound to 20 MiB and served it from its heap, where it
+// stays resident once freed).
+TEST(Memory, BigBuffersAreMappedAfterABiggerOneWasFreed) {
+  phew::core::return_big_buffers_to_the_system();
+  const auto mapped = [] { return mallinfo2().hblks; };
+  { std::vector<char> big(20u << 20, 1); }
+  const std::size_t before = mapped();
+  std::vector<char> medium(10u << 20, 1);
+  EXPECT_EQ(mapped(), before + 1);
 }
