@@ -253,9 +253,39 @@ std::uint64_t Octree::for_each_leaf_in_order(int threads, F&& f) const {
   return offset.back();
 }
 
+template <typename F>
+void Octree::for_each_numbered_leaf(int threads, F&& f) const {
+  // The numbers are in the tree: any order does, so the coarse cells go by linear index, one pass.
+  if (!numbered_) throw core::Error::internal("octree: the leaves are not numbered");
+  constexpr std::size_t kCoarsePerTask = std::size_t{1} << 12;
+  core::parallel_for(threads, coarse_.cells(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
+    struct Visit {
+      int level;
+      std::size_t slot;
+      std::uint64_t code;
+    };
+    std::vector<Visit> stack;
+    for (std::size_t c = b; c < e; ++c) {
+      const auto i = coarse_.cell_at(static_cast<std::int64_t>(c));
+      stack.push_back({0, c, code_of({i.i, i.j, i.k})});
+      while (!stack.empty()) {
+        const Visit v = stack.back();
+        stack.pop_back();
+        const std::uint32_t first = first_child_[static_cast<std::size_t>(v.level)][v.slot];
+        if (first & kLeafBit) {
+          f(static_cast<std::uint64_t>(first & ~kLeafBit), v.level, v.code);
+          continue;
+        }
+        for (std::uint64_t o = 0; o < 8; ++o)
+          stack.push_back({v.level + 1, static_cast<std::size_t>(first + o), v.code << 3 | o});
+      }
+    }
+  });
+}
+
 std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
   std::vector<std::uint64_t> out(leaf_count());
-  for_each_leaf_in_order(threads, [&](std::uint64_t n, int level, std::size_t, std::uint64_t code) {
+  for_each_numbered_leaf(threads, [&](std::uint64_t n, int level, std::uint64_t code) {
     out[n] = code << (3 * (levels_ - level)) << 4 | static_cast<std::uint64_t>(level);  // cell_key
   });
   return out;
@@ -263,9 +293,8 @@ std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
 
 std::vector<std::int8_t> Octree::leaf_levels(int threads) const {
   std::vector<std::int8_t> out(leaf_count());
-  for_each_leaf_in_order(threads, [&](std::uint64_t n, int level, std::size_t, std::uint64_t) {
-    out[n] = static_cast<std::int8_t>(level);
-  });
+  for_each_numbered_leaf(threads,
+                         [&](std::uint64_t n, int level, std::uint64_t) { out[n] = static_cast<std::int8_t>(level); });
   return out;
 }
 

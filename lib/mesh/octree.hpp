@@ -94,7 +94,7 @@ class Octree {
   std::uint64_t cells(int level) const;  // existing cells of a level
   std::uint64_t leaf_count() const;
   // Every leaf in key order (cell_key): the canonical order of the mesh; as keys (8 bytes a leaf, where
-  // a Cell takes 32), on `threads` threads.
+  // a Cell takes 32), on `threads` threads. The tree must be numbered.
   std::vector<Cell> leaves() const;
   std::vector<std::uint64_t> leaf_keys(int threads = 1) const;
   // Numbers the leaves in key order, each in its own slot (leaf_number), on `threads` threads; the
@@ -146,6 +146,9 @@ class Octree {
   // Calls f(number, level, slot, code) for every leaf, numbered in key order, on threads; returns the count.
   template <typename F>
   std::uint64_t for_each_leaf_in_order(int threads, F&& f) const;
+  // Calls f(number, level, code) for every leaf of a numbered tree, in no particular order, on threads.
+  template <typename F>
+  void for_each_numbered_leaf(int threads, F&& f) const;
 };
 
 // The leaves that touch `leaf` by a face, an edge or a corner (PHEW's neighbours on an adaptive mesh,
