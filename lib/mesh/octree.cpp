@@ -206,31 +206,30 @@ std::vector<std::pair<std::uint64_t, std::int64_t>> Octree::coarse_in_key_order(
 }
 
 template <typename F>
+void Octree::walk_subtree(int level, std::size_t s, std::uint64_t code, F& f) const {
+  // Depth first, the children in octant order (a child's code is its parent's << 3 | octant: no cell's
+  // code is looked up); a leaf child is handled in place, without a call. At most kMaxLevels deep.
+  const std::uint32_t first = first_child_[static_cast<std::size_t>(level)][s];
+  if (first & kLeafBit) {
+    f(level, s, code);
+    return;
+  }
+  const std::uint32_t* child = first_child_[static_cast<std::size_t>(level) + 1].data() + first;
+  for (std::uint32_t o = 0; o < 8; ++o) {
+    const std::uint64_t child_code = code << 3 | o;
+    if (child[o] & kLeafBit)
+      f(level + 1, static_cast<std::size_t>(first + o), child_code);
+    else
+      walk_subtree(level + 1, static_cast<std::size_t>(first + o), child_code, f);
+  }
+}
+
+template <typename F>
 void Octree::walk_leaves(const std::vector<std::pair<std::uint64_t, std::int64_t>>& coarse, std::size_t b,
                          std::size_t e, F&& f) const {
   // Key order without a sort: the coarse cells in Morton order (a coarse cell's key is its Morton code
-  // shifted by 3 levels per level), each one's subtree depth first with the children in octant order (a
-  // child's code is its parent's << 3 | octant: no cell's code is looked up), leaves only.
-  struct Visit {
-    int level;
-    std::size_t slot;
-    std::uint64_t code;
-  };
-  std::vector<Visit> stack;  // the next to visit on top
-  for (std::size_t c = b; c < e; ++c) {
-    stack.push_back({0, static_cast<std::size_t>(coarse[c].second), coarse[c].first});
-    while (!stack.empty()) {
-      const Visit v = stack.back();
-      stack.pop_back();
-      const std::uint32_t first = first_child_[static_cast<std::size_t>(v.level)][v.slot];
-      if (first & kLeafBit) {
-        f(v.level, v.slot, v.code);
-        continue;
-      }
-      for (std::uint64_t o = 8; o-- > 0;)
-        stack.push_back({v.level + 1, static_cast<std::size_t>(first + o), v.code << 3 | o});
-    }
-  }
+  // shifted by 3 levels per level), each one's subtree depth first, leaves only.
+  for (std::size_t c = b; c < e; ++c) walk_subtree(0, static_cast<std::size_t>(coarse[c].second), coarse[c].first, f);
 }
 
 template <typename F>
@@ -259,26 +258,12 @@ void Octree::for_each_numbered_leaf(int threads, F&& f) const {
   if (!numbered_) throw core::Error::internal("octree: the leaves are not numbered");
   constexpr std::size_t kCoarsePerTask = std::size_t{1} << 12;
   core::parallel_for(threads, coarse_.cells(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
-    struct Visit {
-      int level;
-      std::size_t slot;
-      std::uint64_t code;
+    const auto numbered = [&](int level, std::size_t s, std::uint64_t code) {
+      f(static_cast<std::uint64_t>(first_child_[static_cast<std::size_t>(level)][s] & ~kLeafBit), level, code);
     };
-    std::vector<Visit> stack;
     for (std::size_t c = b; c < e; ++c) {
       const auto i = coarse_.cell_at(static_cast<std::int64_t>(c));
-      stack.push_back({0, c, code_of({i.i, i.j, i.k})});
-      while (!stack.empty()) {
-        const Visit v = stack.back();
-        stack.pop_back();
-        const std::uint32_t first = first_child_[static_cast<std::size_t>(v.level)][v.slot];
-        if (first & kLeafBit) {
-          f(static_cast<std::uint64_t>(first & ~kLeafBit), v.level, v.code);
-          continue;
-        }
-        for (std::uint64_t o = 0; o < 8; ++o)
-          stack.push_back({v.level + 1, static_cast<std::size_t>(first + o), v.code << 3 | o});
-      }
+      walk_subtree(0, c, code_of({i.i, i.j, i.k}), numbered);
     }
   });
 }

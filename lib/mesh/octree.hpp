@@ -139,6 +139,10 @@ class Octree {
 
   // The coarse cells in Morton order: (code, linear index).
   std::vector<std::pair<std::uint64_t, std::int64_t>> coarse_in_key_order() const;
+  // Calls f(level, slot, code) for the leaves of the subtree of the cell in slot s of a level (code: its
+  // Morton code), in key order.
+  template <typename F>
+  void walk_subtree(int level, std::size_t s, std::uint64_t code, F& f) const;
   // Calls f(level, slot, code) for the leaves of coarse cells [b, e) of that order, in key order.
   template <typename F>
   void walk_leaves(const std::vector<std::pair<std::uint64_t, std::int64_t>>& coarse, std::size_t b, std::size_t e,
