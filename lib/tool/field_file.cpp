@@ -87,21 +87,29 @@ std::vector<double> read_field_cells(const io::File& file, const grid::GridGeome
   if (!refinement) return io::read_grid_cells(file, geometry, cells);
   std::vector<double> out;
   out.reserve(cells.size());
-  // The leaves from one test leaf to another 65,536 test leaves on, one read at a time, then a search per
-  // test leaf.
+  // The leaves from one test leaf to another 65,536 test leaves on, one read at a time (the densities
+  // as stored: no conversion), then a search per test leaf, from the one before.
   constexpr std::size_t kBatch = 1 << 16;
-  for (std::size_t b = 0; b < cells.size(); b += kBatch) {
-    const auto batch = cells.subspan(b, std::min(kBatch, cells.size() - b));
-    const auto leaves = io::read_amr_leaves(file, static_cast<std::uint64_t>(batch.front()),
-                                            static_cast<std::uint64_t>(batch.back()) + 1);
-    for (const std::int64_t c : batch) {
-      const auto it = std::lower_bound(leaves.key.begin(), leaves.key.end(), static_cast<std::uint64_t>(c));
-      if (it == leaves.key.end() || *it != static_cast<std::uint64_t>(c))
-        throw core::Error::input("{}: no leaf {} of the patches' test cells (not the grid they were made from?)",
-                                 file.path(), c);
-      out.push_back(leaves.density[static_cast<std::size_t>(it - leaves.key.begin())]);
+  const auto read = [&]<typename Real>() {
+    for (std::size_t b = 0; b < cells.size(); b += kBatch) {
+      const auto batch = cells.subspan(b, std::min(kBatch, cells.size() - b));
+      const auto leaves = io::read_amr_leaves<Real>(file, static_cast<std::uint64_t>(batch.front()),
+                                                    static_cast<std::uint64_t>(batch.back()) + 1);
+      auto from = leaves.key.begin();
+      for (const std::int64_t c : batch) {
+        const auto it = std::lower_bound(from, leaves.key.end(), static_cast<std::uint64_t>(c));
+        if (it == leaves.key.end() || *it != static_cast<std::uint64_t>(c))
+          throw core::Error::input("{}: no leaf {} of the patches' test cells (not the grid they were made from?)",
+                                   file.path(), c);
+        out.push_back(static_cast<double>(leaves.density[static_cast<std::size_t>(it - leaves.key.begin())]));
+        from = it;
+      }
     }
-  }
+  };
+  if (io::amr_density_is_float32(file))
+    read.template operator()<float>();
+  else
+    read.template operator()<double>();
   return out;
 }
 
