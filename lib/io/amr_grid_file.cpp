@@ -128,18 +128,22 @@ grid::GridMeta read_amr_grid_meta(const File& file) {
 std::uint64_t count_amr_leaves(const File& file) { return file.dataset_info("/grid/leaves/key").elements(); }
 
 template <typename Real>
-model::BasicAmrLeaves<Real> read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count) {
-  model::BasicAmrLeaves<Real> out;
+void read_amr_leaf_rows_into(const File& file, std::uint64_t begin, std::uint64_t count,
+                             model::BasicAmrLeaves<Real>& out) {
   if (const TypeInfo info = file.dataset_info("/grid/leaves/density"); info.cls != TypeInfo::Class::floating)
     throw core::Error::input("{}: /grid/leaves/density is {}, expected floating point", file.path(), info.describe());
-  out.key = file.read_rows<std::uint64_t>("/grid/leaves/key", begin, count);
-  out.density = file.read_rows<Real>("/grid/leaves/density", begin, count);
+  out.key.resize(count);
+  out.density.resize(count);
+  file.read_rows_into<std::uint64_t>("/grid/leaves/key", begin, count, out.key);
+  file.read_rows_into<Real>("/grid/leaves/density", begin, count, out.density);
   // The invariants every reader relies on: keys ascending, the level in the key, densities finite and
   // >= 0. The levels are read a piece at a time: they are only checked.
   constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
+  std::vector<std::int8_t> level;
   for (std::uint64_t from = 0; from < count; from += kPiece) {
     const std::uint64_t n_piece = std::min(kPiece, count - from);
-    const auto level = file.read_rows<std::int8_t>("/grid/leaves/level", begin + from, n_piece);
+    level.resize(n_piece);
+    file.read_rows_into<std::int8_t>("/grid/leaves/level", begin + from, n_piece, level);
     for (std::uint64_t i = 0; i < n_piece; ++i) {
       const std::size_t n = from + i;
       const std::uint64_t key = out.key[n];
@@ -152,21 +156,41 @@ model::BasicAmrLeaves<Real> read_amr_leaf_rows(const File& file, std::uint64_t b
             file.path(), begin + n, key, level[i], density);
     }
   }
+}
+
+template <typename Real>
+model::BasicAmrLeaves<Real> read_amr_leaf_rows(const File& file, std::uint64_t begin, std::uint64_t count) {
+  model::BasicAmrLeaves<Real> out;
+  read_amr_leaf_rows_into(file, begin, count, out);
   return out;
 }
 
 template <typename Real>
-model::BasicAmrLeaves<Real> read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end) {
-  if (key_end <= key_begin) return {};
+void read_amr_leaves_into(const File& file, std::uint64_t key_begin, std::uint64_t key_end,
+                          model::BasicAmrLeaves<Real>& out) {
+  if (key_end <= key_begin) {
+    out.key.clear();
+    out.density.clear();
+    return;
+  }
   const std::uint64_t b = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_begin);
   const std::uint64_t e = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_end);
-  return read_amr_leaf_rows<Real>(file, b, e - b);
+  read_amr_leaf_rows_into(file, b, e - b, out);
+}
+
+template <typename Real>
+model::BasicAmrLeaves<Real> read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end) {
+  model::BasicAmrLeaves<Real> out;
+  read_amr_leaves_into(file, key_begin, key_end, out);
+  return out;
 }
 
 template model::BasicAmrLeaves<float> read_amr_leaf_rows(const File&, std::uint64_t, std::uint64_t);
 template model::BasicAmrLeaves<double> read_amr_leaf_rows(const File&, std::uint64_t, std::uint64_t);
 template model::BasicAmrLeaves<float> read_amr_leaves(const File&, std::uint64_t, std::uint64_t);
 template model::BasicAmrLeaves<double> read_amr_leaves(const File&, std::uint64_t, std::uint64_t);
+template void read_amr_leaves_into(const File&, std::uint64_t, std::uint64_t, model::BasicAmrLeaves<float>&);
+template void read_amr_leaves_into(const File&, std::uint64_t, std::uint64_t, model::BasicAmrLeaves<double>&);
 
 grid::GridMeta read_mesh_meta(const File& file) {
   return is_adaptive_grid(file) ? read_amr_grid_meta(file) : read_grid_meta(file);

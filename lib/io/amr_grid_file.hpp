@@ -44,6 +44,10 @@ std::uint64_t count_amr_leaves(const File& file);
 // collective.
 template <typename Real = double>
 model::BasicAmrLeaves<Real> read_amr_leaves(const File& file, std::uint64_t key_begin, std::uint64_t key_end);
+// The same into `out`, its columns' room kept from one read to the next (a reader of many batches).
+template <typename Real>
+void read_amr_leaves_into(const File& file, std::uint64_t key_begin, std::uint64_t key_end,
+                          model::BasicAmrLeaves<Real>& out);
 // The refinement as attributes of a group: /grid/leaves of grid.h5, /grid/refinement of the products
 // made from it (patches.h5, clumps.h5).
 void write_refinement(File& file, const std::string& group, const model::AmrRefinement& refinement);

@@ -91,10 +91,11 @@ std::vector<double> read_field_cells(const io::File& file, const grid::GridGeome
   // as stored: no conversion), then a search per test leaf, from the one before.
   constexpr std::size_t kBatch = 1 << 16;
   const auto read = [&]<typename Real>() {
+    model::BasicAmrLeaves<Real> leaves;  // one room for every batch
     for (std::size_t b = 0; b < cells.size(); b += kBatch) {
       const auto batch = cells.subspan(b, std::min(kBatch, cells.size() - b));
-      const auto leaves = io::read_amr_leaves<Real>(file, static_cast<std::uint64_t>(batch.front()),
-                                                    static_cast<std::uint64_t>(batch.back()) + 1);
+      io::read_amr_leaves_into(file, static_cast<std::uint64_t>(batch.front()),
+                               static_cast<std::uint64_t>(batch.back()) + 1, leaves);
       auto from = leaves.key.begin();
       for (const std::int64_t c : batch) {
         const auto it = std::lower_bound(from, leaves.key.end(), static_cast<std::uint64_t>(c));
