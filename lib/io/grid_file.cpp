@@ -267,21 +267,19 @@ bool grid_is_float32(const File& f) {
   return t.cls == TypeInfo::Class::floating && t.size == 4;
 }
 
-std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::int64_t end) {
-  return file.read_rows<double>("/grid/density", static_cast<std::uint64_t>(begin),
-                                static_cast<std::uint64_t>(end - begin));
-}
-
 std::vector<double> read_grid_cells(const File& file, const grid::GridGeometry& g,
                                     std::span<const std::int64_t> cells) {
   constexpr std::int64_t kPlanes = 8;  // planes per read: few reads, bounded memory
   const auto plane = static_cast<std::int64_t>(g.plane_cells());
   std::vector<double> out(cells.size());
+  std::vector<double> block;  // one room for every read: a new one each time would be new pages each time
   std::size_t k = 0;
   while (k < cells.size()) {
     const std::int64_t first = cells[k] / plane;
     const std::int64_t last = std::min({first + kPlanes, g.shape[0], cells.back() / plane + 1});
-    const std::vector<double> block = read_grid_planes(file, first, last);
+    block.resize(static_cast<std::size_t>((last - first) * plane));
+    file.read_rows_into<double>("/grid/density", static_cast<std::uint64_t>(first),
+                                static_cast<std::uint64_t>(last - first), block);
     for (; k < cells.size() && cells[k] < last * plane; ++k)
       out[k] = block[static_cast<std::size_t>(cells[k] - first * plane)];
   }

@@ -37,9 +37,6 @@ double reference_mean_density(const std::string& path, const grid::GridMeta& min
 void write_grid_attributes(File& file, const grid::GridMeta& meta, const std::string& group);
 grid::GridMeta read_grid_attributes(const File& file, const std::string& group, bool with_density);
 
-// Reads planes [begin, end) of /grid/density as doubles.
-std::vector<double> read_grid_planes(const File& file, std::int64_t begin, std::int64_t end);
-
 // The densities of some cells (global indices, ascending), read a few planes at a time, and only the
 // planes that hold any of them, so that memory goes with the cells, not with the slab.
 std::vector<double> read_grid_cells(const File& file, const grid::GridGeometry& g, std::span<const std::int64_t> cells);
