@@ -83,15 +83,16 @@ struct PageAllocator : DefaultInitConstruct {
 template <typename T>
 using PageVector = std::vector<T, PageAllocator<T>>;
 
-// Gives the whole pages inside [from, to) back to the system (`from` rounded up, `to` down to a page
-// boundary; their contents are not read again: a later read sees zeros), for a buffer consumed from
-// one end while it is still held. Returns the page boundary at or below `to`, where a next call over
-// the rest of a buffer consumed from its start begins (or `from` when no page was given back).
+// Gives a container's storage back now, where `c = {}` keeps the capacity (it assigns an empty list).
 template <typename Container>
 void release(Container& c) noexcept {
   Container().swap(c);
 }
 
+// Gives the whole pages inside [from, to) back to the system (`from` rounded up, `to` down to a page
+// boundary; their contents are not read again: a later read sees zeros), for a buffer consumed from
+// one end while it is still held. Returns the page boundary at or below `to`, where a next call over
+// the rest of a buffer consumed from its start begins (or `from` when no page was given back).
 inline char* release_pages(char* from, const void* to) {
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<std::uintptr_t>(from) + page - 1) / page * page;

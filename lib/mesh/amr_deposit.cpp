@@ -189,8 +189,9 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
       }
     }
     out.keys = tree.leaf_keys(threads);
-    std::copy(out.keys.begin() + static_cast<std::ptrdiff_t>(first),
-              out.keys.begin() + static_cast<std::ptrdiff_t>(last), out.keys.begin());
+    if (first > 0)  // the run moved to the front (a forward copy: the front lies before the run)
+      std::copy(out.keys.begin() + static_cast<std::ptrdiff_t>(first),
+                out.keys.begin() + static_cast<std::ptrdiff_t>(last), out.keys.begin());
     out.keys.resize(last - first);
     if (comm.size() > 1) out.keys.shrink_to_fit();
   }  // the tree is let go here

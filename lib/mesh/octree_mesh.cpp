@@ -130,9 +130,11 @@ BasicOctreeMesh<Real>::BasicOctreeMesh(const grid::GridGeometry& coarse, int lev
   for (const GhostLeaf& g : ghosts) ghost_leaves.emplace_back(g.key, g.density);
   std::sort(ghost_leaves.begin(), ghost_leaves.end());
   const std::size_t n_local = keys.size();
-  const auto before = static_cast<std::size_t>(
-      std::lower_bound(ghost_leaves.begin(), ghost_leaves.end(), std::pair{n_local ? keys.front() : 0, 0.0}) -
-      ghost_leaves.begin());
+  const std::uint64_t run_front = n_local ? keys.front() : 0;
+  const auto before =
+      static_cast<std::size_t>(std::lower_bound(ghost_leaves.begin(), ghost_leaves.end(), run_front,
+                                                [](const auto& g, std::uint64_t k) { return g.first < k; }) -
+                               ghost_leaves.begin());
   if (n_local && before < ghost_leaves.size() && ghost_leaves[before].first <= keys.back())
     throw core::Error::internal("octree mesh: ghost leaf {} lies in this rank's run of keys",
                                 ghost_leaves[before].first);
