@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/radix_sort.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 
 #include <algorithm>
@@ -308,7 +309,7 @@ std::uint64_t Octree::leaves_before(std::int64_t coarse_key) const {
 
 void Octree::forget_cell_codes() {
   has_codes_ = false;
-  for (auto& codes : codes_) std::vector<std::uint64_t>().swap(codes);
+  for (auto& codes : codes_) core::release(codes);
 }
 
 void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
@@ -522,7 +523,7 @@ std::vector<std::uint64_t> dilate(const grid::GridGeometry& coarse, int level, s
         if (normalise_cell(coarse, n)) grown.push_back(code_of(n.index));
       }
     }
-    std::vector<std::uint64_t>().swap(codes);  // room for the sort's scratch
+    core::release(codes);  // room for the sort's scratch
     core::radix_sort_values(grown, scratch);
     grown.erase(std::unique(grown.begin(), grown.end()), grown.end());
     codes = std::move(grown);
