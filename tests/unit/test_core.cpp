@@ -352,3 +352,19 @@ TEST(Memory, BigBuffersAreMappedAfterABiggerOneWasFreed) {
   std::vector<char> medium(10u << 20, 1);
   EXPECT_EQ(mapped(), before + 1);
 }
+
+// ... and a few-MiB buffer freed at the heap's top stays in the heap for the next one (setting the mmap
+// bound had left glibc's trim bound at 128 KiB: the top given back and faulted in again each time).
+TEST(Memory, FewMibBuffersStayInTheHeapOnceFreed) {
+#ifdef __SANITIZE_ADDRESS__
+  GTEST_SKIP() << "AddressSanitizer's allocator replaces glibc's (mallinfo2 does not see it)";
+#endif
+  phew::core::return_big_buffers_to_the_system();
+  const auto heap = [] { return mallinfo2().arena; };
+  std::size_t held = 0;
+  {
+    std::vector<char> few(4u << 20, 1);
+    held = heap();
+  }
+  EXPECT_EQ(heap(), held);
+}
