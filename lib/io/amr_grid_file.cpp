@@ -74,10 +74,7 @@ void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefi
   write_leaves(file, meta, refinement, keys, density, precision, compress, comm);
 }
 
-bool amr_density_is_float32(const File& file) {
-  const TypeInfo info = file.dataset_info("/grid/leaves/density");
-  return info.cls == TypeInfo::Class::floating && info.size == 4;
-}
+bool amr_density_is_float32(const File& file) { return file.dataset_info("/grid/leaves/density").is_float32(); }
 
 void write_refinement(File& file, const std::string& group, const model::AmrRefinement& refinement) {
   if (!file.has(group)) file.create_group(group);

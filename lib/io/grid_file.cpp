@@ -262,10 +262,7 @@ template core::RawVector<float> read_grid_box<float>(const File&, const grid::Gr
                                                      const std::array<std::int64_t, 3>&,
                                                      const std::array<std::int64_t, 3>&, std::size_t);
 
-bool grid_is_float32(const File& f) {
-  const TypeInfo t = f.dataset_info("/grid/density");
-  return t.cls == TypeInfo::Class::floating && t.size == 4;
-}
+bool grid_is_float32(const File& f) { return f.dataset_info("/grid/density").is_float32(); }
 
 std::vector<double> read_grid_cells(const File& file, const grid::GridGeometry& g,
                                     std::span<const std::int64_t> cells) {

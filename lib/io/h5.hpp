@@ -50,6 +50,7 @@ struct TypeInfo {
   std::vector<std::uint64_t> shape;  // empty for a scalar
   std::string describe() const;      // "float32 [64,64,64]"
   std::uint64_t elements() const;
+  bool is_float32() const { return cls == Class::floating && size == 4; }
 };
 
 // How a written dataset is stored: contiguous (the default), or in chunks of `chunk_rows` rows of its

@@ -234,26 +234,6 @@ void Octree::walk_leaves(const std::vector<std::pair<std::uint64_t, std::int64_t
 }
 
 template <typename F>
-std::uint64_t Octree::for_each_leaf_in_order(int threads, F&& f) const {
-  // Chunks of coarse cells on the threads, each told where its leaves start in key order (its leaves
-  // counted first): the same numbers for any threads.
-  constexpr std::size_t kCoarsePerTask = std::size_t{1} << 12;
-  const auto coarse = coarse_in_key_order();
-  std::vector<std::uint64_t> offset((coarse.size() + kCoarsePerTask - 1) / kCoarsePerTask + 1, 0);
-  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
-    std::uint64_t n = 0;
-    walk_leaves(coarse, b, e, [&](int, std::size_t, std::uint64_t) { ++n; });
-    offset[b / kCoarsePerTask + 1] = n;
-  });
-  for (std::size_t c = 0; c + 1 < offset.size(); ++c) offset[c + 1] += offset[c];
-  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
-    std::uint64_t at = offset[b / kCoarsePerTask];
-    walk_leaves(coarse, b, e, [&](int level, std::size_t s, std::uint64_t code) { f(at++, level, s, code); });
-  });
-  return offset.back();
-}
-
-template <typename F>
 void Octree::for_each_numbered_leaf(int threads, F&& f) const {
   // The numbers are in the tree: any order does, so the coarse cells go by linear index, one pass.
   if (!numbered_) throw core::Error::internal("octree: the leaves are not numbered");
@@ -287,9 +267,23 @@ std::vector<std::int8_t> Octree::leaf_levels(int threads) const {
 std::uint64_t Octree::number_leaves(int threads) {
   const std::uint64_t n = leaf_count();
   if (n >= kLeafBit - 1) throw core::Error::usage("more than 2^31 leaves on one rank: use more ranks");
-  // Each leaf its own slot: the threads write apart (a leaf's entry is read before it is written).
-  for_each_leaf_in_order(threads, [&](std::uint64_t at, int level, std::size_t s, std::uint64_t) {
-    first_child_[static_cast<std::size_t>(level)][s] = kLeafBit | static_cast<std::uint32_t>(at);
+  // Chunks of coarse cells on the threads, each told where its leaves start in key order (its leaves
+  // counted first): the same numbers for any threads. Each leaf is its own slot, so the threads write
+  // apart (a leaf's entry is read before it is written).
+  constexpr std::size_t kCoarsePerTask = std::size_t{1} << 12;
+  const auto coarse = coarse_in_key_order();
+  std::vector<std::uint64_t> offset((coarse.size() + kCoarsePerTask - 1) / kCoarsePerTask + 1, 0);
+  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
+    std::uint64_t count = 0;
+    walk_leaves(coarse, b, e, [&](int, std::size_t, std::uint64_t) { ++count; });
+    offset[b / kCoarsePerTask + 1] = count;
+  });
+  for (std::size_t c = 0; c + 1 < offset.size(); ++c) offset[c + 1] += offset[c];
+  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
+    std::uint64_t at = offset[b / kCoarsePerTask];
+    walk_leaves(coarse, b, e, [&](int level, std::size_t s, std::uint64_t) {
+      first_child_[static_cast<std::size_t>(level)][s] = kLeafBit | static_cast<std::uint32_t>(at++);
+    });
   });
   numbered_ = true;
   numbered_leaves_ = n;

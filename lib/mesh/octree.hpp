@@ -147,9 +147,6 @@ class Octree {
   template <typename F>
   void walk_leaves(const std::vector<std::pair<std::uint64_t, std::int64_t>>& coarse, std::size_t b, std::size_t e,
                    F&& f) const;
-  // Calls f(number, level, slot, code) for every leaf, numbered in key order, on threads; returns the count.
-  template <typename F>
-  std::uint64_t for_each_leaf_in_order(int threads, F&& f) const;
   // Calls f(number, level, code) for every leaf of a numbered tree, in no particular order, on threads.
   template <typename F>
   void for_each_numbered_leaf(int threads, F&& f) const;

@@ -15,6 +15,16 @@
 namespace phew::tool {
 namespace {
 
+// Calls f.template operator()<float>() when the file stores float32 densities, <double>() otherwise: the
+// densities are held as stored (half the memory for float32; the same doubles where they are compared).
+template <typename F>
+void with_stored_real(bool float32, F&& f) {
+  if (float32)
+    f.template operator()<float>();
+  else
+    f.template operator()<double>();
+}
+
 // The uniform grid: this rank's block; the ghosts come from the ranks around. A float32 grid is held as
 // stored: half the memory, and the same doubles where they are compared.
 mesh::BlockField read_block(const io::File& file, const grid::GridGeometry& g, const mpi::Comm& comm) {
@@ -30,10 +40,9 @@ mesh::BlockField read_block(const io::File& file, const grid::GridGeometry& g, c
   bool single = false;
   mpi::agree(comm, [&] { single = io::grid_is_float32(file); });
   mpi::agree(comm, [&] {
-    if (single)
-      field.density = io::read_grid_box<float>(file, g, box.lo, box.hi, mesh::BlockMesh32::shell_cells(box));
-    else
-      field.density = io::read_grid_box<double>(file, g, box.lo, box.hi, mesh::BlockMesh::shell_cells(box));
+    with_stored_real(single, [&]<typename Real>() {
+      field.density = io::read_grid_box<Real>(file, g, box.lo, box.hi, mesh::BasicBlockMesh<Real>::shell_cells(box));
+    });
   });
   return field;
 }
@@ -55,16 +64,12 @@ mesh::LeafField read_leaves(const io::File& file, const grid::GridGeometry& g, c
     const std::uint64_t mine = cuts[r + 1] > cuts[r] ? n / static_cast<std::uint64_t>(comm.size()) : 0;
     core::check_memory(static_cast<double>(mine) * 70.0 * mpi::ranks_on_node(comm), core::available_memory_bytes(),
                        fmt::format("segmenting an adaptive mesh of {} leaves", n));
-    const auto read = [&]<typename Real>() {
+    with_stored_real(io::amr_density_is_float32(file), [&]<typename Real>() {
       auto leaves =
           io::read_amr_leaves<Real>(file, static_cast<std::uint64_t>(cuts[r]), static_cast<std::uint64_t>(cuts[r + 1]));
       field.keys = std::move(leaves.key);
       field.density = std::move(leaves.density);
-    };
-    if (io::amr_density_is_float32(file))
-      read.template operator()<float>();
-    else
-      read.template operator()<double>();
+    });
   });
   core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid",
                   core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(field.keys.size()))),
@@ -90,7 +95,7 @@ std::vector<double> read_field_cells(const io::File& file, const grid::GridGeome
   // The leaves from one test leaf to another 65,536 test leaves on, one read at a time (the densities
   // as stored: no conversion), then a search per test leaf, from the one before.
   constexpr std::size_t kBatch = 1 << 16;
-  const auto read = [&]<typename Real>() {
+  with_stored_real(io::amr_density_is_float32(file), [&]<typename Real>() {
     model::BasicAmrLeaves<Real> leaves;  // one room for every batch
     for (std::size_t b = 0; b < cells.size(); b += kBatch) {
       const auto batch = cells.subspan(b, std::min(kBatch, cells.size() - b));
@@ -106,11 +111,7 @@ std::vector<double> read_field_cells(const io::File& file, const grid::GridGeome
         from = it;
       }
     }
-  };
-  if (io::amr_density_is_float32(file))
-    read.template operator()<float>();
-  else
-    read.template operator()<double>();
+  });
   return out;
 }
 
