@@ -67,9 +67,10 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   std::vector<std::int64_t> cell(n, -1);
   std::uint64_t inside = 0;
   double heaviest = 0;
+  const LevelLattice level0(coarse, 0);
   for (std::size_t p = 0; p < n; ++p) {
     Cell c;
-    if (!coarse_cell_of(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c)) continue;
+    if (!coarse_cell_of(coarse, level0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c)) continue;
     cell[p] = coarse.linear({c.index[0], c.index[1], c.index[2]});
     ++inside;
     heaviest = std::max(heaviest, std::abs(mass[p]));

@@ -64,8 +64,8 @@ std::int64_t CellSpace::point(const double x[3]) const {
     const auto c = grid::cell_of(grid_, x);
     return c ? grid_.linear(*c) : -1;
   }
-  // The finest lattice cell of the point, as the deposit places particles (lattice_position).
-  const auto u = lattice_position(grid_, levels_, {x[0], x[1], x[2]});
+  // The finest lattice cell of the point, as the deposit places particles.
+  const auto u = finest_.position({x[0], x[1], x[2]});
   std::array<std::int64_t, 3> i{};
   for (std::size_t d = 0; d < 3; ++d) {
     i[d] = static_cast<std::int64_t>(std::floor(u[d]));

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <phew/grid/geometry.hpp>
+#include <phew/mesh/level_lattice.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -47,9 +49,11 @@ class CellSpace {
   std::size_t find(std::span<const std::int64_t> cells, std::int64_t point) const;
 
  private:
-  CellSpace(const grid::GridGeometry& grid, int levels) : grid_(grid), levels_(levels) {}
+  CellSpace(const grid::GridGeometry& grid, int levels)
+      : grid_(grid), levels_(levels), finest_(grid, std::max(levels, 0)) {}
   grid::GridGeometry grid_;
-  int levels_;  // -1: the uniform grid
+  int levels_;           // -1: the uniform grid
+  LevelLattice finest_;  // an octree's finest level (point)
 };
 
 }  // namespace phew::mesh

@@ -119,7 +119,7 @@ std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assig
             const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
             const Cell leaf = tree.leaf_at(x);
             if (leaf.level < 0) return;
-            deposit.add({assignment, leaf.level, lattice_position(tree.coarse(), leaf.level, x), mass[p]}, sink);
+            deposit.add({assignment, leaf.level, tree.level_lattice(leaf.level).position(x), mass[p]}, sink);
           },
           [&](std::size_t leaf, double m) { out[leaf] += m; });
   return out;

@@ -52,6 +52,7 @@ Octree::Octree(const grid::GridGeometry& coarse, int levels)
       codes_(static_cast<std::size_t>(levels) + 1),
       first_child_(static_cast<std::size_t>(levels) + 1) {
   first_child_[0].assign(coarse.cells(), kLeaf);
+  for (int level = 0; level <= levels; ++level) lattice_.emplace_back(coarse, level);
 }
 
 Octree Octree::from_leaves(const grid::GridGeometry& coarse, int levels, const std::vector<Cell>& leaves) {
@@ -135,21 +136,6 @@ Cell Octree::covering_leaf(Cell c) const {
   return c;
 }
 
-std::array<double, 3> lattice_position(const grid::GridGeometry& g, int level, const std::array<double, 3>& x) {
-  const Index3 n{g.shape[0] << level, g.shape[1] << level, g.shape[2] << level};
-  std::array<double, 3> u{};
-  for (std::size_t d = 0; d < 3; ++d) {
-    const double nd = static_cast<double>(n[d]);
-    u[d] = (x[d] - g.origin[d]) * (nd / g.extent[d]);
-    if (g.periodic) {  // rounding at the upper edge of the box, as the uniform deposit has it
-      if (u[d] >= nd) u[d] -= nd;
-      if (u[d] < 0) u[d] += nd;
-      if (!(u[d] >= 0 && u[d] < nd)) u[d] = 0;
-    }
-  }
-  return u;
-}
-
 namespace {
 
 // The octant of a child cell inside its parent.
@@ -159,19 +145,24 @@ int octant_of(const Cell& child) {
 
 }  // namespace
 
-bool coarse_cell_of(const grid::GridGeometry& coarse, const std::array<double, 3>& x, Cell& c) {
-  c = {0, floor_index(lattice_position(coarse, 0, x))};
+bool coarse_cell_of(const grid::GridGeometry& coarse, const LevelLattice& level0, const std::array<double, 3>& x,
+                    Cell& c) {
+  c = {0, floor_index(level0.position(x))};
   return normalise_cell(coarse, c);
+}
+
+bool coarse_cell_of(const grid::GridGeometry& coarse, const std::array<double, 3>& x, Cell& c) {
+  return coarse_cell_of(coarse, LevelLattice(coarse, 0), x, c);
 }
 
 Cell Octree::leaf_at(const std::array<double, 3>& x) const {
   Cell c;
-  if (!coarse_cell_of(coarse_, x, c)) return {-1, {0, 0, 0}};
+  if (!coarse_cell_of(coarse_, lattice_[0], x, c)) return {-1, {0, 0, 0}};
   auto s = static_cast<std::size_t>(coarse_.linear({c.index[0], c.index[1], c.index[2]}));
   while (c.level < levels_) {
     const std::int64_t first = child_slot(c.level, s, 0);
     if (first < 0) break;
-    c = child_holding(c, lattice_position(coarse_, c.level + 1, x));
+    c = child_holding(c, lattice_[static_cast<std::size_t>(c.level) + 1].position(x));
     s = static_cast<std::size_t>(first + octant_of(c));
   }
   return c;
@@ -417,11 +408,11 @@ struct ParticleCells {
 std::vector<double> level_mass(const Octree& tree, int level, grid::Assignment a, std::span<const double> position,
                                std::span<const double> mass, const ParticleCells& at, const PlaneRuns& runs) {
   std::vector<double> m(tree.cells(level), 0.0);
+  const LevelLattice& lattice = tree.level_lattice(level);
   runs.sum(
       [&](std::size_t p, auto&& sink) {
         if (at.level[p] != level) return;
-        const auto u =
-            lattice_position(tree.coarse(), level, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
+        const auto u = lattice.position({position[3 * p], position[3 * p + 1], position[3 * p + 2]});
         const grid::Weights1D w[3] = {grid::weights_1d(a, u[0]), grid::weights_1d(a, u[1]), grid::weights_1d(a, u[2])};
         for (int i = 0; i < w[0].width; ++i)
           for (int j = 0; j < w[1].width; ++j)
@@ -477,10 +468,12 @@ std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const st
 PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double> position, int threads) {
   const std::size_t n = position.size() / 3;
   // The coarse plane of particle p (-1 outside an open grid).
+  const LevelLattice level0(coarse, 0);
   const auto plane_of = [&](std::size_t p) {
     Cell c;
-    return coarse_cell_of(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c) ? c.index[0]
-                                                                                                  : std::int64_t{-1};
+    return coarse_cell_of(coarse, level0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c)
+               ? c.index[0]
+               : std::int64_t{-1};
   };
   // Whether they come plane by plane, checked in chunks on the threads (each chunk from the particle
   // before it).
@@ -538,7 +531,8 @@ LevelCodes heavy_cells(const grid::GridGeometry& coarse, const RefinementParams&
   core::parallel_for(threads, mass.size(), kChunk, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t p = b; p < e; ++p) {
       Cell c;
-      if (!coarse_cell_of(coarse, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c))
+      if (!coarse_cell_of(coarse, tree.level_lattice(0), {position[3 * p], position[3 * p + 1], position[3 * p + 2]},
+                          c))
         at.level[p] = -1;
       else
         at.slot[p] = static_cast<std::uint32_t>(coarse.linear({c.index[0], c.index[1], c.index[2]}));
@@ -557,7 +551,7 @@ LevelCodes heavy_cells(const grid::GridGeometry& coarse, const RefinementParams&
         if (first < 0) continue;
         const Cell child = child_holding(
             tree.cell_at_slot(level, at.slot[p]),
-            lattice_position(tree.coarse(), level + 1, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
+            tree.level_lattice(level + 1).position({position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
         at.level[p] = static_cast<std::int8_t>(level + 1);
         at.slot[p] = static_cast<std::uint32_t>(first + octant_of(child));
       }

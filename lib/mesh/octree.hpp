@@ -26,8 +26,10 @@
 #include <phew/grid/assignment.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/mesh/cell_key.hpp>
+#include <phew/mesh/level_lattice.hpp>
 #include <phew/mesh/plane_runs.hpp>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -61,6 +63,7 @@ class Octree {
                                  const std::vector<std::vector<std::uint64_t>>& split, int threads = 1);
 
   const grid::GridGeometry& coarse() const { return coarse_; }
+  const LevelLattice& level_lattice(int level) const { return lattice_[static_cast<std::size_t>(level)]; }
   int levels() const { return levels_; }
   // Cells per axis of the level-l lattice.
   Index3 lattice(int level) const;
@@ -119,6 +122,7 @@ class Octree {
  private:
   grid::GridGeometry coarse_;
   int levels_;
+  std::vector<LevelLattice> lattice_;  // per level
   // Per level: Morton codes of the existing cells on the level's lattice (level 0: empty, all exist),
   // and for each cell (level 0: by linear index) the slot of its first child, or for a leaf kLeafBit
   // with its number in key order beside it (kLeaf before the leaves are numbered), as RAMSES' son array
@@ -157,13 +161,12 @@ class Octree {
 // order; across the periodic boundary, not the leaf itself.
 std::vector<Cell> touching_leaves(const Octree& tree, const Cell& leaf);
 
-// A point's position in cells of level l from the coarse grid's origin, per axis (wrapped into a
-// periodic grid as the uniform deposit wraps it).
-std::array<double, 3> lattice_position(const grid::GridGeometry& coarse, int level, const std::array<double, 3>& x);
-
 // The coarse cell holding a point, wrapped into a periodic grid (the grid's NGP rule), or false when it
 // lies outside an open grid.
 bool coarse_cell_of(const grid::GridGeometry& coarse, const std::array<double, 3>& x, Cell& c);
+// The same with the coarse lattice worked out once (LevelLattice(coarse, 0)), for loops over particles.
+bool coarse_cell_of(const grid::GridGeometry& coarse, const LevelLattice& level0, const std::array<double, 3>& x,
+                    Cell& c);
 
 // The refinement options' own rules, checked once for every caller (cic-project's option check and the
 // octree's build): --levels from 0 to kMaxLevels, --refine a positive finite number of particle masses,
