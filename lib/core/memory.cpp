@@ -41,7 +41,7 @@ void return_big_buffers_to_the_system() {
   mallopt(M_MMAP_THRESHOLD, kMapped);
   // Setting the bound also fixes the heap's trim bound at glibc's 128 KiB (its dynamic rule moves it with
   // the mmap bound): the heap's top was then given back and faulted in again for every few-MiB buffer
-  // (unbind on the clustered 2.1 M box: 2.5x the page faults, 8-12 % of its time). At the mmap bound the
+  // (unbind on the clustered 2.1 M box: 2.5x the page faults, 6-12 % of its time). At the mmap bound the
   // heap keeps less than one big buffer's worth at its top (cic-project's peak is the same).
   mallopt(M_TRIM_THRESHOLD, kMapped);
 }

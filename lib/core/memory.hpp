@@ -21,8 +21,9 @@ void check_memory(double needed, std::uint64_t available, const std::string& wha
 // raises that bound up to 32 MiB each time such a buffer is freed, after which buffers of a few to tens
 // of MiB come from its heap and stay resident once freed (a stage's peak then holds what an earlier
 // phase let go: 61 MiB of cic-project's 547 on the adaptive benchmark). 1 MiB would keep 7 MiB more
-// off cic-project's peak but costs unbind 10-15 % of its time in mapping per-halo buffers. Called once,
-// first thing, by every tool.
+// off cic-project's peak but costs unbind 10-15 % of its time in mapping per-halo buffers. The heap's
+// trim bound is set with it (8 MiB: each arena keeps less than that free at its top), which glibc's
+// dynamic rule would have moved with the mmap bound. Called once, first thing, by every tool.
 void return_big_buffers_to_the_system();
 
 }  // namespace phew::core

@@ -282,8 +282,8 @@ struct Deposit::State {
   std::vector<std::uint8_t> n_dest;                 // one add()'s clouds: how many ranks each reaches (reused)
   std::vector<int> dests;                           // and which, cloud after cloud
   std::vector<mpi::BlockDecomposition::Box> boxes;  // every rank's block
-  int last_rank = -1;                               // the last cloud's destination when it had one (destinations())
-  mpi::BlockDecomposition::Box last_box;            // and that rank's block (empty: none yet)
+  int last_rank = -1;                               // the lone destination of the last cloud searched that had one
+  mpi::BlockDecomposition::Box last_box;  // and that rank's block (empty: none yet); destinations() keeps both
   std::uint64_t n_input = 0, outside = 0;
   double heaviest = 0;  // the largest particle mass inside: with the count, a bound on every sum
   bool finished = false;

@@ -151,10 +151,6 @@ bool coarse_cell_of(const grid::GridGeometry& coarse, const LevelLattice& level0
   return normalise_cell(coarse, c);
 }
 
-bool coarse_cell_of(const grid::GridGeometry& coarse, const std::array<double, 3>& x, Cell& c) {
-  return coarse_cell_of(coarse, LevelLattice(coarse, 0), x, c);
-}
-
 Cell Octree::leaf_at(const std::array<double, 3>& x) const {
   Cell c;
   if (!coarse_cell_of(coarse_, lattice_[0], x, c)) return {-1, {0, 0, 0}};

@@ -162,9 +162,7 @@ class Octree {
 std::vector<Cell> touching_leaves(const Octree& tree, const Cell& leaf);
 
 // The coarse cell holding a point, wrapped into a periodic grid (the grid's NGP rule), or false when it
-// lies outside an open grid.
-bool coarse_cell_of(const grid::GridGeometry& coarse, const std::array<double, 3>& x, Cell& c);
-// The same with the coarse lattice worked out once (LevelLattice(coarse, 0)), for loops over particles.
+// lies outside an open grid. `level0`: LevelLattice(coarse, 0) of the same grid, made once for a loop.
 bool coarse_cell_of(const grid::GridGeometry& coarse, const LevelLattice& level0, const std::array<double, 3>& x,
                     Cell& c);
 

@@ -25,8 +25,7 @@ void with_stored_real(bool float32, F&& f) {
     f.template operator()<double>();
 }
 
-// The uniform grid: this rank's block; the ghosts come from the ranks around. A float32 grid is held as
-// stored: half the memory, and the same doubles where they are compared.
+// The uniform grid: this rank's block; the ghosts come from the ranks around (the density as stored).
 mesh::BlockField read_block(const io::File& file, const grid::GridGeometry& g, const mpi::Comm& comm) {
   mesh::BlockField field{mpi::BlockDecomposition(g.shape, comm.size()), {}};
   const mpi::BlockDecomposition::Box box = field.blocks.box(comm.rank());

@@ -82,6 +82,42 @@ TEST(CellKey, RoundTripsAndOrdersParentsBeforeTheirSubtree) {
   EXPECT_LT(cell_key(child(c, 3), levels), cell_key(child(c, 4), levels));
 }
 
+// A level's lattice made once gives the bits of the position worked out in full at each call: the cells
+// per length (n 2^l) / L, the offset times it, wrapped into a periodic box. Points near and on the box's
+// edges, outside it, at every level, periodic and open, a box not at the origin.
+TEST(LevelLattice, GivesTheBitsOfTheFullExpression) {
+  std::mt19937_64 rng(41);
+  for (const bool periodic : {true, false}) {
+    grid::GridGeometry g;
+    g.shape = {24, 17, 32};
+    g.origin = {-3.7, 0.0, 125.25};
+    g.extent = {50.0 / 3.0, 7.1, 1000.0};
+    g.periodic = periodic;
+    for (int level = 0; level <= 6; ++level) {
+      const mesh::LevelLattice lattice(g, level);
+      std::uniform_real_distribution<double> f(-0.1, 1.1);
+      for (int k = 0; k < 2000; ++k) {
+        std::array<double, 3> x{};
+        for (std::size_t d = 0; d < 3; ++d) {
+          const double t = k % 7 == 0 ? std::nextafter(1.0, 0.0) : k % 11 == 0 ? 0.0 : f(rng);
+          x[d] = g.origin[d] + t * g.extent[d];
+        }
+        const auto u = lattice.position(x);
+        for (std::size_t d = 0; d < 3; ++d) {
+          const double n = static_cast<double>(g.shape[d] << level);
+          double want = (x[d] - g.origin[d]) * (n / g.extent[d]);
+          if (periodic) {
+            if (want >= n) want -= n;
+            if (want < 0) want += n;
+            if (!(want >= 0 && want < n)) want = 0;
+          }
+          ASSERT_EQ(std::memcmp(&u[d], &want, sizeof want), 0) << "level " << level << " axis " << d << " x " << x[d];
+        }
+      }
+    }
+  }
+}
+
 TEST(Octree, RefusesTooManyLevelsAndTooFineALattice) {
   const std::vector<double> none;
   RefinementParams p;
