@@ -53,6 +53,8 @@ CoarseRuns::CoarseRuns(const grid::GridGeometry& coarse, int levels, std::vector
 
 CoarseRuns CoarseRuns::by_particles(const grid::GridGeometry& coarse, int levels, std::span<const std::int64_t> cells,
                                     const mpi::Comm& comm) {
+  // One rank runs the whole curve: no counts to cut it by (they cost a pass over every particle).
+  if (comm.size() == 1) return CoarseRuns(coarse, levels, CellSpace::octree(coarse, levels).rank_cuts(1, 0, {}));
   // Particles per aligned block of the curve (a coarse cell up to 128^3 coarse cells), summed over ranks.
   const int bits = axis_bits(coarse);
   const int shift = 3 * std::max(0, bits - 7);
