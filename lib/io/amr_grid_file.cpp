@@ -182,12 +182,44 @@ model::BasicAmrLeaves<Real> read_amr_leaves(const File& file, std::uint64_t key_
   return out;
 }
 
+template <typename Real>
+AmrLeavesAbove<Real> read_amr_leaves_above(const File& file, std::uint64_t key_begin, std::uint64_t key_end,
+                                           double above) {
+  AmrLeavesAbove<Real> out;
+  if (key_end <= key_begin) return out;
+  const std::uint64_t b = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_begin);
+  const std::uint64_t e = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_end);
+  out.read = e - b;
+  constexpr std::uint64_t kBatch = std::uint64_t{1} << 20;
+  model::BasicAmrLeaves<Real> batch;
+  std::uint64_t last_key = 0;  // of the batch before
+  for (std::uint64_t row = b; row < e; row += kBatch) {
+    read_amr_leaf_rows_into(file, row, std::min(kBatch, e - row), batch);
+    // Each batch is checked on its own; the keys ascend across batches too.
+    if (row > b && !(last_key < batch.key.front()))
+      throw core::Error::input("{}: leaf {} of /grid/leaves (key {}) does not follow the leaf before it in key order",
+                               file.path(), row, batch.key.front());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const double density = batch.density[i];
+      out.densest = std::max(out.densest, density);
+      if (density > above) {
+        out.leaves.key.push_back(batch.key[i]);
+        out.leaves.density.push_back(batch.density[i]);
+      }
+    }
+    last_key = batch.key.back();
+  }
+  return out;
+}
+
 template model::BasicAmrLeaves<float> read_amr_leaf_rows(const File&, std::uint64_t, std::uint64_t);
 template model::BasicAmrLeaves<double> read_amr_leaf_rows(const File&, std::uint64_t, std::uint64_t);
 template model::BasicAmrLeaves<float> read_amr_leaves(const File&, std::uint64_t, std::uint64_t);
 template model::BasicAmrLeaves<double> read_amr_leaves(const File&, std::uint64_t, std::uint64_t);
 template void read_amr_leaves_into(const File&, std::uint64_t, std::uint64_t, model::BasicAmrLeaves<float>&);
 template void read_amr_leaves_into(const File&, std::uint64_t, std::uint64_t, model::BasicAmrLeaves<double>&);
+template AmrLeavesAbove<float> read_amr_leaves_above(const File&, std::uint64_t, std::uint64_t, double);
+template AmrLeavesAbove<double> read_amr_leaves_above(const File&, std::uint64_t, std::uint64_t, double);
 
 grid::GridMeta read_mesh_meta(const File& file) {
   return is_adaptive_grid(file) ? read_amr_grid_meta(file) : read_grid_meta(file);

@@ -48,6 +48,19 @@ model::BasicAmrLeaves<Real> read_amr_leaves(const File& file, std::uint64_t key_
 template <typename Real>
 void read_amr_leaves_into(const File& file, std::uint64_t key_begin, std::uint64_t key_end,
                           model::BasicAmrLeaves<Real>& out);
+
+// The leaves with keys in [key_begin, key_end) denser than `above` (the watershed's test leaves), read a
+// batch of rows at a time so that memory goes with the leaves kept, not with the mesh; every row read is
+// checked as read_amr_leaves checks it. `read`: the leaves in the range; `densest`: the densest of them.
+template <typename Real>
+struct AmrLeavesAbove {
+  model::BasicAmrLeaves<Real> leaves;
+  std::uint64_t read = 0;
+  double densest = 0;
+};
+template <typename Real>
+AmrLeavesAbove<Real> read_amr_leaves_above(const File& file, std::uint64_t key_begin, std::uint64_t key_end,
+                                           double above);
 // The refinement as attributes of a group: /grid/leaves of grid.h5, /grid/refinement of the products
 // made from it (patches.h5, clumps.h5).
 void write_refinement(File& file, const std::string& group, const model::AmrRefinement& refinement);

@@ -4,7 +4,7 @@
 //               for the ghost shell (BlockMesh::shell_cells), in the file's precision;
 //   LeafField   the adaptive mesh (cic-project --refine): a run of whole coarse cells' leaves, cell keys
 //               in key order (CellSpace::rank_cuts), and the refinement that made them; densities in
-//               the file's precision.
+//               the file's precision. Read for the watershed, only the leaves above its threshold.
 #pragma once
 
 #include <phew/core/raw_vector.hpp>
@@ -27,13 +27,20 @@ struct LeafField {
   model::AmrRefinement refinement;
   std::vector<std::uint64_t> keys;
   std::variant<std::vector<float>, std::vector<double>> density;  // float32 files held as stored
+  // Read for the watershed (tool::read_field with a threshold): only the leaves above it are held, of
+  // the `leaves_read` leaves of this rank's run of the key order, [cuts[rank], cuts[rank + 1])
+  // (CellSpace::rank_cuts), whose densest is `densest`. Empty cuts: every leaf of the run is held.
+  std::vector<std::int64_t> cuts;
+  std::uint64_t leaves_read = 0;
+  double densest = 0;
 };
 
 using Field = std::variant<BlockField, LeafField>;
 
 // The cells this rank holds: its block's cells or its leaves.
 inline std::uint64_t local_cells(const Field& field) {
-  if (const auto* leaves = std::get_if<LeafField>(&field)) return leaves->keys.size();
+  if (const auto* leaves = std::get_if<LeafField>(&field))
+    return leaves->cuts.empty() ? leaves->keys.size() : leaves->leaves_read;
   return std::visit([](const auto& d) { return static_cast<std::uint64_t>(d.size()); },
                     std::get<BlockField>(field).density);
 }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
+#include <limits>
 
 namespace phew::mesh {
 namespace {
@@ -14,16 +16,23 @@ namespace {
 // The coarse cell (level 0) a leaf lies in.
 Cell coarse_of(const Cell& c) { return {0, {c.index[0] >> c.level, c.index[1] >> c.level, c.index[2] >> c.level}}; }
 
-// Each rank's first and last leaf key (an empty rank: first > last), so that anyone can name the owner
-// of a coarse cell: the rank whose run holds keys of that coarse cell's subtree.
-struct Runs {
-  std::vector<std::uint64_t> first, last;
-  int owner(std::uint64_t begin, std::uint64_t end) const {  // of the keys [begin, end]
-    for (std::size_t r = 0; r < first.size(); ++r)
-      if (first[r] <= last[r] && first[r] <= end && last[r] >= begin) return static_cast<int>(r);
-    return -1;
-  }
-};
+// The rank whose run of keys holds a key (cuts: CellSpace::rank_cuts, cuts[0] = 0).
+int owner_of(const std::vector<std::int64_t>& cuts, std::uint64_t key) {
+  return static_cast<int>(std::upper_bound(cuts.begin(), cuts.end(), static_cast<std::int64_t>(key)) - cuts.begin()) -
+         1;
+}
+
+// The ranks' runs of keys when each holds every leaf of its coarse cells: each run begins at its first
+// coarse cell; an empty rank's run is empty, where the next one begins.
+std::vector<std::int64_t> cuts_of_runs(const std::vector<std::uint64_t>& keys, int levels, const mpi::Comm& comm) {
+  constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  const std::vector<std::uint64_t> first = comm.all_gather(keys.empty() ? kNone : subtree_begin(keys.front(), levels));
+  std::vector<std::int64_t> cuts(first.size() + 1, std::numeric_limits<std::int64_t>::max());
+  for (std::size_t r = first.size(); r-- > 0;)
+    cuts[r] = first[r] == kNone ? cuts[r + 1] : static_cast<std::int64_t>(first[r]);
+  cuts[0] = 0;
+  return cuts;
+}
 
 // The keys of a coarse cell's subtree: [its key, the key of its last finest cell with level 15].
 std::pair<std::uint64_t, std::uint64_t> subtree_keys(const Cell& coarse, int levels) {
@@ -53,12 +62,27 @@ struct GhostLeaf {
 template <typename Real>
 BasicOctreeMesh<Real>::BasicOctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector<std::uint64_t> keys,
                                        std::vector<Real> density, const mpi::Comm& comm)
-    : coarse_(coarse), levels_(levels), serial_(next_mesh_serial++) {
-  const auto nranks = static_cast<std::size_t>(comm.size());
-  Runs runs;
-  runs.first = comm.all_gather(keys.empty() ? ~std::uint64_t{0} : keys.front());
-  runs.last = comm.all_gather(keys.empty() ? std::uint64_t{0} : keys.back());
+    : coarse_(coarse), levels_(levels), serial_(next_mesh_serial++), every_leaf_(true) {
+  const std::vector<std::int64_t> cuts = cuts_of_runs(keys, levels, comm);
+  build(cuts, std::move(keys), std::move(density), comm);
+}
 
+template <typename Real>
+BasicOctreeMesh<Real>::BasicOctreeMesh(const grid::GridGeometry& coarse, int levels,
+                                       const std::vector<std::int64_t>& cuts, std::vector<std::uint64_t> keys,
+                                       std::vector<Real> density, const mpi::Comm& comm)
+    : coarse_(coarse), levels_(levels), serial_(next_mesh_serial++), every_leaf_(false) {
+  if (cuts.size() != static_cast<std::size_t>(comm.size()) + 1 || cuts.front() != 0)
+    throw core::Error::internal("octree mesh: {} cuts for {} ranks", cuts.size(), comm.size());
+  build(cuts, std::move(keys), std::move(density), comm);
+}
+
+template <typename Real>
+void BasicOctreeMesh<Real>::build(const std::vector<std::int64_t>& cuts, std::vector<std::uint64_t> keys,
+                                  std::vector<Real> density, const mpi::Comm& comm) {
+  const auto nranks = static_cast<std::size_t>(comm.size());
+  const int levels = levels_;
+  const grid::GridGeometry& coarse = coarse_;
   // The coarse cells of this rank (each one's leaves a run of the keys: one look per run), and the ones
   // around them that other ranks hold.
   std::vector<std::int64_t> mine;
@@ -71,9 +95,6 @@ BasicOctreeMesh<Real>::BasicOctreeMesh(const grid::GridGeometry& coarse, int lev
   }
   std::vector<GhostRequest> requests;
   std::vector<char> boundary_cell(mine.size(), 0);
-  // The subtree keys of this rank's run: a neighbour inside it is its own (on one rank, every one).
-  const std::uint64_t run_first = runs.first[static_cast<std::size_t>(comm.rank())],
-                      run_last = runs.last[static_cast<std::size_t>(comm.rank())];
   for (std::size_t m = 0; m < mine.size() && comm.size() > 1; ++m) {
     const auto i = coarse.cell_at(mine[m]);
     for (int a = -1; a <= 1; ++a)
@@ -81,12 +102,7 @@ BasicOctreeMesh<Real>::BasicOctreeMesh(const grid::GridGeometry& coarse, int lev
         for (int d = -1; d <= 1; ++d) {
           Cell n{0, {i.i + a, i.j + b, i.k + d}};
           if ((a == 0 && b == 0 && d == 0) || !normalise_cell(coarse, n)) continue;
-          const auto [begin, end] = subtree_keys(n, levels);
-          if (begin >= (run_first & ~std::uint64_t{0xF}) && end <= (run_last | 0xF)) continue;
-          const int owner = runs.owner(begin, end);
-          if (owner < 0)
-            throw core::Error::internal("octree mesh: no rank holds coarse cell ({},{},{})", n.index[0], n.index[1],
-                                        n.index[2]);
+          const int owner = owner_of(cuts, cell_key(n, levels));
           if (owner == comm.rank()) continue;
           boundary_cell[m] = 1;
           requests.push_back({coarse.linear({n.index[0], n.index[1], n.index[2]}), comm.rank(), owner});
@@ -204,6 +220,9 @@ std::size_t last_at_or_before(const std::uint64_t* key, std::size_t lo, std::siz
   return static_cast<std::size_t>(std::upper_bound(key + a, key + b, target) - key) - 1;
 }
 
+// No slot: a search that found no leaf at or before its point.
+constexpr std::size_t kNone = ~std::size_t{0};
+
 // The answers of this thread's last searches for the last leaf at or before a point, by the point: the
 // leaves of one oct ask for the same points (their neighbourhoods overlap), one after another in the
 // watershed's memory order. A pure function of the mesh and the point, tagged with the mesh's serial
@@ -216,6 +235,26 @@ struct SearchMemo {
   static std::size_t bucket(std::uint64_t point) {
     return static_cast<std::size_t>((point >> 4) * 0x9E3779B97F4A7C15ull >> 56);  // 8 bits: kSize buckets
   }
+};
+
+// A parent of the 26 cells around a leaf, and (a mesh of some leaves only) what it holds.
+struct Parent {
+  std::uint64_t corner;  // Morton code of the parent's corner (finest lattice)
+  std::size_t first;     // the last slot at or before that corner: the first child, if it is a leaf
+  // A mesh of some leaves only: the parent itself a leaf, or the slots inside it, [begin, end); when those
+  // are all of the children's level (not `mixed`), which of the 8 octants they are.
+  bool leaf = false, mixed = false;
+  unsigned octants = 0;
+  std::size_t begin = 0, end = 0;
+};
+
+// The parents a thread looked at last on a mesh of some leaves only, by the parent's key: the leaves
+// of one oct share their parents' neighbours. Tagged with the mesh's serial number as SearchMemo is.
+struct ParentMemo {
+  static constexpr std::size_t kSize = 256;
+  std::uint64_t mesh = 0;
+  std::array<std::uint64_t, kSize> key{};
+  std::array<Parent, kSize> parent{};
 };
 
 }  // namespace
@@ -234,11 +273,19 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
     memo.mesh = serial_;
     memo.point.fill(~std::uint64_t{0});  // never a point: its Morton code has at most 57 bits
   }
+  thread_local ParentMemo parent_memo;
+  if (!every_leaf_ && parent_memo.mesh != serial_) {
+    parent_memo.mesh = serial_;
+    parent_memo.key.fill(~std::uint64_t{0});  // never a cell's key
+  }
   // The slots of a coarse cell, by the first key of its subtree; most neighbours share the leaf's own.
+  // None on a mesh of some leaves only, when it holds none of the cell's.
   const auto coarse_slots = [&](std::uint64_t begin) {
     const auto at = std::upper_bound(coarse_begin_.begin(), coarse_begin_.end(), begin) - coarse_begin_.begin() - 1;
-    if (at < 0 || coarse_begin_[static_cast<std::size_t>(at)] != begin)
+    if (at < 0 || coarse_begin_[static_cast<std::size_t>(at)] != begin) {
+      if (!every_leaf_) return std::pair<std::size_t, std::size_t>{0, 0};
       throw core::Error::internal("octree mesh: the coarse cell of leaf key {} is not among the slots", begin);
+    }
     return std::pair{coarse_slot_[static_cast<std::size_t>(at)], coarse_slot_[static_cast<std::size_t>(at) + 1]};
   };
   const std::uint64_t own_begin = subtree_begin(key_[s], levels_);
@@ -281,10 +328,6 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
   // Most of the 26 are leaves of the leaf's own level whose parent is split into 8 leaves: such a
   // neighbour is the first leaf of its parent plus its octant, checked by its key. The 26 have at most 8
   // parents, so 8 searches instead of 26.
-  struct Parent {
-    std::uint64_t corner;  // Morton code of the parent's corner (finest lattice)
-    std::size_t first;     // the last slot at or before that corner: the first child, if it is a leaf
-  };
   std::array<Parent, 8> parents{};
   std::size_t n_parents = 0;
   const int octant_shift = 3 * shift;  // the leaf's octant in its parent, in a Morton code
@@ -298,40 +341,122 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
         const std::uint64_t begin = subtree_begin(corner, levels_);
         const bool same_coarse = begin == own_begin;
         const auto [lo, hi] = same_coarse ? own : slots_of(begin);
-        // The last leaf at or before a corner point of this coarse cell (the last of all the slots: the
-        // coarse cell's first leaf is at or before any of its points), remembered.
+        if (lo == hi) continue;  // a mesh of some leaves only, none of them in that coarse cell
+        // The last leaf at or before a corner point of this coarse cell, remembered: with every leaf, one
+        // of its slots (the coarse cell's first leaf is at or before any of its points); with some only,
+        // kNone when they all lie after it.
         const auto at_or_before = [&](std::uint64_t point) {
           const std::size_t h = SearchMemo::bucket(point);
           if (memo.point[h] == point) return memo.slot[h];
           const std::size_t found =
-              same_coarse ? last_at_or_before(key, lo, hi, s, point)
-                          : static_cast<std::size_t>(std::upper_bound(key + lo, key + hi, point) - key) - 1;
+              key[lo] > point ? kNone
+              : same_coarse   ? last_at_or_before(key, lo, hi, s, point)
+                              : static_cast<std::size_t>(std::upper_bound(key + lo, key + hi, point) - key) - 1;
           memo.point[h] = point;
           memo.slot[h] = found;
           return found;
+        };
+        // The children of n that touch the leaf, those among the slots [from, to) (sorted keys).
+        const int dir[3] = {a - 1, b - 1, d - 1};
+        const auto add_touching_children = [&](std::size_t from, std::size_t to) {
+          for (int octant = 0; octant < 8; ++octant) {
+            const int bit[3] = {octant >> 2 & 1, octant >> 1 & 1, octant & 1};
+            bool touches = true;  // on the side of n that faces the leaf, along every axis it is offset
+            for (std::size_t k = 0; k < 3; ++k) touches = touches && (dir[k] == 0 || bit[k] == (dir[k] < 0 ? 1 : 0));
+            if (!touches) continue;
+            const std::uint64_t child_key =
+                (morton | static_cast<std::uint64_t>(octant) << child_shift) << 4 | (level_bits + 1);
+            const std::uint64_t* at = std::lower_bound(key + from, key + to, child_key);
+            if (at != key + to && *at == child_key) out[count++] = static_cast<std::uint32_t>(at - key);
+          }
         };
         if (c.level > 0) {  // a parent lies in the same coarse cell as its children
           const std::uint64_t parent_corner = morton & ~(std::uint64_t{7} << octant_shift);
           std::size_t p = 0;
           while (p < n_parents && parents[p].corner != parent_corner) ++p;
-          if (p == n_parents) parents[n_parents++] = {parent_corner, at_or_before(parent_corner << 4 | 0xF)};
+          if (p == n_parents) {
+            if (every_leaf_) {
+              parents[n_parents++] = {parent_corner, at_or_before(parent_corner << 4 | 0xF)};
+            } else {
+              // The neighbours lie one level up (the parent), on the leaf's level or one down (the mesh is
+              // balanced), so all inside the parent: its slots, a short run of keys, answer for them all.
+              const std::uint64_t parent_key = parent_corner << 4 | (level_bits - 1);
+              const std::size_t h = SearchMemo::bucket(parent_key);
+              if (parent_memo.key[h] != parent_key) {
+                Parent q{parent_corner, at_or_before(parent_corner << 4 | 0xF)};
+                const std::size_t f = q.first;
+                q.leaf = f != kNone && key[f] == parent_key;
+                q.begin = f == kNone ? lo : (key[f] >> 4) >= parent_corner ? f : f + 1;
+                const std::uint64_t past = (parent_corner + (std::uint64_t{1} << (3 * (shift + 1)))) << 4;
+                std::size_t e = q.begin;
+                for (; e < hi && key[e] < past; ++e) {
+                  if ((key[e] & 0xF) != level_bits || e - q.begin == 8) {
+                    q.mixed = true;
+                    e = last_at_or_before(key, q.begin, hi, e, past - 1) + 1;
+                    break;
+                  }
+                  q.octants |= 1u << (key[e] >> 4 >> octant_shift & 7);
+                }
+                q.end = e;
+                parent_memo.key[h] = parent_key;
+                parent_memo.parent[h] = q;
+              }
+              parents[n_parents++] = parent_memo.parent[h];
+            }
+          }
           const std::size_t guess = parents[p].first + (morton >> octant_shift & 7);
-          if (guess < hi && key[guess] == corner) {
+          if (parents[p].first != kNone && guess < hi && key[guess] == corner) {
             out[count++] = static_cast<std::uint32_t>(guess);
             continue;
           }
+          if (!every_leaf_) {
+            const Parent& q = parents[p];
+            if (!q.leaf && !q.mixed) {  // n is a leaf among them or nothing: the octants say which
+              const unsigned octant = static_cast<unsigned>(morton >> octant_shift & 7);
+              if (q.octants >> octant & 1)
+                out[count++] = static_cast<std::uint32_t>(
+                    q.begin + static_cast<std::size_t>(std::popcount(q.octants & ((1u << octant) - 1))));
+              continue;
+            }
+            if (q.leaf) {  // listed once for all the 26 it covers
+              const auto h = static_cast<std::uint32_t>(q.first);
+              if (std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count), h) ==
+                  out.begin() + static_cast<std::ptrdiff_t>(count))
+                out[count++] = h;
+              continue;
+            }
+            const std::uint64_t* at = std::lower_bound(key + q.begin, key + q.end, morton << 4);
+            if (at == key + q.end || *at >> 4 >= morton + (std::uint64_t{1} << (3 * shift))) continue;  // none in n
+            if (*at == corner) {
+              out[count++] = static_cast<std::uint32_t>(at - key);
+              continue;
+            }
+            add_touching_children(static_cast<std::size_t>(at - key), q.end);  // n is split
+            continue;
+          }
         }
-        const std::size_t holder = at_or_before(corner | 0xF);  // the last leaf at or before n's corner point
-        const int holder_level = static_cast<int>(key[holder] & 0xF);
-        if (holder_level <= c.level) {
-          // A coarser leaf may cover several of the 26: listed once.
-          const auto h = static_cast<std::uint32_t>(holder);
-          if (holder_level == c.level || std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count), h) ==
-                                             out.begin() + static_cast<std::ptrdiff_t>(count))
-            out[count++] = h;
-          continue;
+        // The last leaf at or before n's corner point: with every leaf, the one holding it. With some only
+        // it may lie before n, when the leaf holding the point is not among them.
+        const std::size_t holder = at_or_before(corner | 0xF);
+        if (holder != kNone) {
+          const int holder_level = static_cast<int>(key[holder] & 0xF);
+          if (holder_level <= c.level && (every_leaf_ || key_contains(key[holder], corner | 0xF, levels_))) {
+            // A coarser leaf may cover several of the 26: listed once.
+            const auto h = static_cast<std::uint32_t>(holder);
+            if (holder_level == c.level || std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count),
+                                                     h) == out.begin() + static_cast<std::ptrdiff_t>(count))
+              out[count++] = h;
+            continue;
+          }
         }
-        const int dir[3] = {a - 1, b - 1, d - 1};
+        // n is split (with every leaf: its leaf at the corner is finer), or with some leaves only, may be:
+        // then unless one of them lies inside n (keys from its corner to the next cell of its level), none
+        // of its children is among them.
+        if (!every_leaf_) {
+          if (c.level == levels_) continue;
+          const std::size_t next = holder == kNone ? lo : (key[holder] >> 4) >= morton ? holder : holder + 1;
+          if (next >= hi || key[next] >> 4 >= morton + (std::uint64_t{1} << (3 * shift))) continue;
+        }
         for (int octant = 0; octant < 8; ++octant) {
           const int bit[3] = {octant >> 2 & 1, octant >> 1 & 1, octant & 1};
           bool touches = true;  // on the side of n that faces the leaf, along every axis it is offset
@@ -339,11 +464,14 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
           if (!touches) continue;
           const std::uint64_t child_key =
               (morton | static_cast<std::uint64_t>(octant) << child_shift) << 4 | (level_bits + 1);
-          // n's leaves follow the leaf at its corner. A missing child would sort before the first key only
-          // on an unbalanced mesh.
-          const std::size_t at = child_key < key[lo] ? lo : last_at_or_before(key, lo, hi, holder, child_key);
-          if (key[at] != child_key)
+          // n's leaves follow the leaf at its corner. With every leaf, a missing child (or one sorting
+          // before the first key) means an unbalanced mesh; with some only, a child not among them.
+          const std::size_t at =
+              child_key < key[lo] ? kNone : last_at_or_before(key, lo, hi, holder != kNone ? holder : lo, child_key);
+          if (at == kNone || key[at] != child_key) {
+            if (!every_leaf_) continue;
             throw core::Error::internal("octree mesh: leaf {} is not balanced (no leaf {})", key_[s], child_key);
+          }
           out[count++] = static_cast<std::uint32_t>(at);
         }
       }

@@ -27,6 +27,11 @@ class BasicOctreeMesh {
   // ranks 0, 1, ... the whole mesh). Fetches the ghosts from their owners. Collective.
   BasicOctreeMesh(const grid::GridGeometry& coarse, int levels, std::vector<std::uint64_t> keys,
                   std::vector<Real> density, const mpi::Comm& comm);
+  // The mesh of some of the leaves only (the watershed's: those above its threshold), each rank's taken
+  // from its run of keys [cuts[rank], cuts[rank + 1]) (CellSpace::rank_cuts). A leaf's neighbours are
+  // those among them that touch it; the ghosts are those of the other ranks. Collective.
+  BasicOctreeMesh(const grid::GridGeometry& coarse, int levels, const std::vector<std::int64_t>& cuts,
+                  std::vector<std::uint64_t> keys, std::vector<Real> density, const mpi::Comm& comm);
 
   std::size_t slots() const { return key_.size(); }
   std::size_t first_local() const { return first_; }
@@ -60,6 +65,7 @@ class BasicOctreeMesh {
   grid::GridGeometry coarse_;
   int levels_;
   std::uint64_t serial_;  // this mesh's number among those made in the process (neighbours_of's memo)
+  bool every_leaf_;       // every leaf of the ranks' runs, so every neighbour is found (else some only)
   std::vector<std::uint64_t> key_;
   std::vector<Real> density_;
   std::size_t first_ = 0, end_ = 0;
@@ -70,6 +76,9 @@ class BasicOctreeMesh {
   // Ghost exchange: for each rank, the local slots it holds as ghosts (in key order), and the ghost
   // slots this rank holds of it (in key order).
   std::vector<std::vector<std::uint32_t>> send_, receive_;
+
+  void build(const std::vector<std::int64_t>& cuts, std::vector<std::uint64_t> keys, std::vector<Real> density,
+             const mpi::Comm& comm);
 };
 
 using OctreeMesh = BasicOctreeMesh<double>;

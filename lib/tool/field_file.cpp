@@ -46,42 +46,52 @@ mesh::BlockField read_block(const io::File& file, const grid::GridGeometry& g, c
   return field;
 }
 
-// The adaptive mesh: this rank's run of whole coarse cells (mesh::CellSpace::rank_cuts). A float32
-// file's densities are held as stored, as the uniform grid's are.
-mesh::LeafField read_leaves(const io::File& file, const grid::GridGeometry& g, const mpi::Comm& comm) {
+// The adaptive mesh: the leaves above `threshold` of this rank's run of whole coarse cells
+// (mesh::CellSpace::rank_cuts). The watershed sees nothing else: a leaf's densest neighbour, when denser
+// than the leaf, is above the threshold too, and saddles lie between test leaves. So the mesh is read a
+// batch at a time and memory goes with the test leaves, not with the leaves. A float32 file's densities
+// are held as stored, as the uniform grid's are.
+mesh::LeafField read_leaves(const io::File& file, const grid::GridGeometry& g, double threshold,
+                            const mpi::Comm& comm) {
   mesh::LeafField field;
   mpi::agree(comm, [&] {
     field.refinement = io::read_amr_refinement(file);
     const std::uint64_t n = io::count_amr_leaves(file);
-    const auto cuts =
-        mesh::CellSpace::octree(g, field.refinement.levels).rank_cuts(comm.size(), n, [&](std::uint64_t row) {
-          return io::read_amr_leaf_rows(file, row, 1).key[0];
-        });
+    field.cuts = mesh::CellSpace::octree(g, field.refinement.levels).rank_cuts(comm.size(), n, [&](std::uint64_t row) {
+      return io::read_amr_leaf_rows(file, row, 1).key[0];
+    });
     const auto r = static_cast<std::size_t>(comm.rank());
-    // About 70 B per leaf at the peak: the leaves as read (12-16 B), the mesh's ghosts, the watershed's
-    // sets and labels.
-    const std::uint64_t mine = cuts[r + 1] > cuts[r] ? n / static_cast<std::uint64_t>(comm.size()) : 0;
-    core::check_memory(static_cast<double>(mine) * 70.0 * mpi::ranks_on_node(comm), core::available_memory_bytes(),
-                       fmt::format("segmenting an adaptive mesh of {} leaves", n));
     with_stored_real(io::amr_density_is_float32(file), [&]<typename Real>() {
-      auto leaves =
-          io::read_amr_leaves<Real>(file, static_cast<std::uint64_t>(cuts[r]), static_cast<std::uint64_t>(cuts[r + 1]));
-      field.keys = std::move(leaves.key);
-      field.density = std::move(leaves.density);
+      auto above = io::read_amr_leaves_above<Real>(file, static_cast<std::uint64_t>(field.cuts[r]),
+                                                   static_cast<std::uint64_t>(field.cuts[r + 1]), threshold);
+      field.leaves_read = above.read;
+      field.densest = above.densest;
+      field.keys = std::move(above.leaves.key);
+      field.density = std::move(above.leaves.density);
     });
   });
-  core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid",
-                  core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(field.keys.size()))),
-                  field.refinement.levels);
+  // About 100 B per test leaf at the peak: the leaves kept (12-16 B), the mesh's ghosts, the watershed's
+  // sets, labels and saddle candidates, the output rows.
+  mpi::agree(comm, [&] {
+    core::check_memory(
+        static_cast<double>(comm.max<std::uint64_t>(field.keys.size())) * 100.0 * mpi::ranks_on_node(comm),
+        core::available_memory_bytes(),
+        fmt::format("segmenting {} leaves above the threshold",
+                    core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(field.keys.size())))));
+  });
+  core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid, {} above the threshold",
+                  core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(field.leaves_read))),
+                  field.refinement.levels,
+                  core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(field.keys.size()))));
   return field;
 }
 
 }  // namespace
 
-mesh::Field read_field(const io::File& file, const grid::GridMeta& meta, const mpi::Comm& comm) {
+mesh::Field read_field(const io::File& file, const grid::GridMeta& meta, double threshold, const mpi::Comm& comm) {
   bool adaptive = false;
   mpi::agree(comm, [&] { adaptive = io::is_adaptive_grid(file); });
-  if (adaptive) return read_leaves(file, meta.geometry, comm);
+  if (adaptive) return read_leaves(file, meta.geometry, threshold, comm);
   return read_block(file, meta.geometry, comm);
 }
 

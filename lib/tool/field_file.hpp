@@ -17,9 +17,11 @@
 
 namespace phew::tool {
 
-// This rank's share of a grid.h5's density field (`meta`: its io::read_mesh_meta), after checking that
-// it and the watershed's working set fit in the node's memory. Collective.
-mesh::Field read_field(const io::File& file, const grid::GridMeta& meta, const mpi::Comm& comm);
+// This rank's share of a grid.h5's density field (`meta`: its io::read_mesh_meta) for a watershed at
+// `threshold`, checking that it and the watershed's working set fit in the node's memory: the uniform
+// grid's block, or of the adaptive mesh's run of leaves those above the threshold (mesh::LeafField).
+// Collective.
+mesh::Field read_field(const io::File& file, const grid::GridMeta& meta, double threshold, const mpi::Comm& comm);
 
 // The densities of some cells of a grid.h5 (ascending: the uniform grid's global indices, or the leaf
 // keys of the adaptive mesh `refinement` says it is), read a batch at a time so that memory goes with the

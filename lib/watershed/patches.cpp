@@ -210,43 +210,38 @@ Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposit
 namespace {
 
 template <typename Real>
-Segmented segment_leaves(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
-                         std::vector<std::uint64_t> keys, std::vector<Real> density, const SegmentParams& params,
-                         const mpi::Comm& comm, const core::PhaseReport& phase) {
+Segmented segment_leaves(const grid::GridMeta& grid, mesh::LeafField& leaves, std::vector<Real> density,
+                         const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   if (params.refine_positions)
     throw core::Error::usage("--refine-positions fits a 3x3x3 block of equal cells: not on an adaptive mesh");
-  const double densest = densest_of<Real>(density, comm);
-  const mesh::BasicOctreeMesh<Real> mesh(grid.geometry, refinement.levels, std::move(keys), std::move(density), comm);
-  Segmented result =
-      patches_of(mesh, mesh::CellSpace::octree(grid.geometry, refinement.levels), grid, params, comm, phase);
-  result.patches.refinement = refinement;
+  const int levels = leaves.refinement.levels;
+  // Every leaf of the run, or (as tool::read_field reads them) those above the threshold only: the
+  // watershed looks at no other (a densest neighbour denser than a test leaf is a test leaf too).
+  const bool every_leaf = leaves.cuts.empty();
+  const double densest = every_leaf ? densest_of<Real>(density, comm) : comm.max(leaves.densest);
+  const mesh::BasicOctreeMesh<Real> mesh =
+      every_leaf ? mesh::BasicOctreeMesh<Real>(grid.geometry, levels, std::move(leaves.keys), std::move(density), comm)
+                 : mesh::BasicOctreeMesh<Real>(grid.geometry, levels, leaves.cuts, std::move(leaves.keys),
+                                               std::move(density), comm);
+  Segmented result = patches_of(mesh, mesh::CellSpace::octree(grid.geometry, levels), grid, params, comm, phase);
+  result.patches.refinement = leaves.refinement;
   result.densest = densest;
   return result;
 }
 
 }  // namespace
 
-Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
-                                 std::vector<std::uint64_t> keys, std::vector<double> density,
-                                 const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
-  return segment_leaves(grid, refinement, std::move(keys), std::move(density), params, comm, phase);
-}
-
-Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
-                                 std::vector<std::uint64_t> keys, std::vector<float> density,
-                                 const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
-  return segment_leaves(grid, refinement, std::move(keys), std::move(density), params, comm, phase);
+Segmented segment_octree_patches(const grid::GridMeta& grid, mesh::LeafField leaves, const SegmentParams& params,
+                                 const mpi::Comm& comm, const core::PhaseReport& phase) {
+  return std::visit(
+      [&](auto& density) { return segment_leaves(grid, leaves, std::move(density), params, comm, phase); },
+      leaves.density);
 }
 
 Segmented segment_field(const grid::GridMeta& grid, mesh::Field field, const SegmentParams& params,
                         const mpi::Comm& comm, const core::PhaseReport& phase) {
   if (auto* leaves = std::get_if<mesh::LeafField>(&field))
-    return std::visit(
-        [&](auto& density) {
-          return segment_octree_patches(grid, leaves->refinement, std::move(leaves->keys), std::move(density), params,
-                                        comm, phase);
-        },
-        leaves->density);
+    return segment_octree_patches(grid, std::move(*leaves), params, comm, phase);
   auto& block = std::get<mesh::BlockField>(field);
   return std::visit(
       [&](auto& density) { return segment_patches(grid, block.blocks, std::move(density), params, comm, phase); },

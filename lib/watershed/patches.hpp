@@ -41,18 +41,12 @@ Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposit
                           const core::PhaseReport& phase = {});
 
 // The same on an adaptive mesh (cic-project --refine): this rank's leaves (keys and densities, in key
-// order: a run of whole coarse cells, mesh::CellSpace::rank_cuts), its neighbours found across levels
-// (mesh::OctreeMesh). Cell sums use each leaf's own volume; peaks sit at their leaf's centre.
-// Error(usage) for --refine-positions. Collective.
-Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
-                                 std::vector<std::uint64_t> keys, std::vector<double> density,
-                                 const SegmentParams& params, const mpi::Comm& comm,
-                                 const core::PhaseReport& phase = {});
-// The same with float densities (a float32 file's, as stored).
-Segmented segment_octree_patches(const grid::GridMeta& grid, const model::AmrRefinement& refinement,
-                                 std::vector<std::uint64_t> keys, std::vector<float> density,
-                                 const SegmentParams& params, const mpi::Comm& comm,
-                                 const core::PhaseReport& phase = {});
+// order: a run of whole coarse cells, mesh::CellSpace::rank_cuts), every one or those above the
+// threshold only (mesh::LeafField), its neighbours found across levels (mesh::OctreeMesh). Cell sums use
+// each leaf's own volume; peaks sit at their leaf's centre. Error(usage) for --refine-positions.
+// Collective.
+Segmented segment_octree_patches(const grid::GridMeta& grid, mesh::LeafField leaves, const SegmentParams& params,
+                                 const mpi::Comm& comm, const core::PhaseReport& phase = {});
 
 // The one entry for either mesh (mesh::Field, as tool::read_field reads it): segment_patches on the
 // uniform grid, segment_octree_patches on the adaptive mesh. Collective.

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <random>
 
@@ -119,9 +120,10 @@ Result reference(const Mesh& m, double threshold) {
 }
 
 // Rank r gets the leaves of a run of whole coarse cells, cut at uneven places chosen by `seed`; the
-// densities held as Real (float: as a float32 file's are).
+// densities held as Real (float: as a float32 file's are). `above_only`: each rank holds only its leaves
+// above the threshold, as phew-segment reads them (the mesh of some leaves).
 template <typename Real>
-Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Comm& comm) {
+Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Comm& comm, bool above_only = false) {
   std::vector<std::size_t> coarse_begin;  // first leaf of each coarse cell, in key order
   for (std::size_t i = 0; i < m.leaves.size(); ++i) {
     const auto c = [&](std::size_t k) {
@@ -140,11 +142,23 @@ Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Co
   const auto r = static_cast<std::size_t>(comm.rank());
   const std::size_t b = coarse_begin[cut[r]], e = coarse_begin[cut[r + 1]];
   std::vector<Real> density;
-  for (std::size_t i = b; i < e; ++i) density.push_back(static_cast<Real>(m.density[i]));
-  const BasicOctreeMesh<Real> mesh(m.g, m.levels,
-                                   std::vector<std::uint64_t>(m.keys.begin() + static_cast<std::ptrdiff_t>(b),
-                                                              m.keys.begin() + static_cast<std::ptrdiff_t>(e)),
-                                   std::move(density), comm);
+  std::vector<std::uint64_t> keys;
+  for (std::size_t i = b; i < e; ++i)
+    if (!above_only || m.density[i] > threshold) {
+      density.push_back(static_cast<Real>(m.density[i]));
+      keys.push_back(m.keys[i]);
+    }
+  // Each rank's run as keys (CellSpace::rank_cuts): from its first coarse cell's first key.
+  std::vector<std::int64_t> cuts{0};
+  for (int q = 1; q < comm.size(); ++q) {
+    const std::size_t first = coarse_begin[cut[static_cast<std::size_t>(q)]];
+    cuts.push_back(first < m.keys.size() ? static_cast<std::int64_t>(subtree_begin(m.keys[first], m.levels))
+                                         : std::numeric_limits<std::int64_t>::max());
+  }
+  cuts.push_back(std::numeric_limits<std::int64_t>::max());
+  const BasicOctreeMesh<Real> mesh =
+      above_only ? BasicOctreeMesh<Real>(m.g, m.levels, cuts, std::move(keys), std::move(density), comm)
+                 : BasicOctreeMesh<Real>(m.g, m.levels, std::move(keys), std::move(density), comm);
   const watershed::Segmentation seg = watershed::segment(mesh, threshold, comm);
   Result out;
   out.peaks = seg.n_peaks;
@@ -193,6 +207,29 @@ TEST(OctreeMesh, TheWatershedAndItsSaddlesEqualTheSerialReference) {
       expect_equal(distributed<float>(single, threshold, seed * 3 + static_cast<unsigned>(comm.size()), comm),
                    reference(single, threshold), what + " float");
     }
+}
+
+// phew-segment's mesh: each rank holds its leaves above the threshold only, and the watershed, which
+// looks at no other, gives what it gives on every leaf. At thresholds where the test leaves are most of
+// a blob and where they are a few leaves each (a neighbour missing on most sides).
+TEST(OctreeMesh, TheLeavesAboveTheThresholdAloneGiveTheSameWatershed) {
+  const mpi::Comm comm;
+  for (const bool periodic : {true, false})
+    for (const unsigned seed : {3u, 21u})
+      for (const double times_mean : {2.0, 12.0}) {
+        const Mesh m = make_mesh(seed, periodic);
+        double total = 0;
+        for (std::size_t i = 0; i < m.leaves.size(); ++i) total += m.density[i] * std::pow(0.125, m.leaves[i].level);
+        const double threshold = times_mean * total / static_cast<double>(m.g.cells());
+        const Result want = reference(m, threshold);
+        const std::string what = std::string(periodic ? "periodic" : "open") + " seed " + std::to_string(seed) +
+                                 " threshold " + std::to_string(times_mean) + " x mean";
+        EXPECT_GT(want.peaks, 1u) << what;
+        EXPECT_GT(want.saddles.size(), 0u) << what;
+        const unsigned split = seed * 5 + static_cast<unsigned>(comm.size());
+        expect_equal(distributed<double>(m, threshold, split, comm, true), want, what);
+        expect_equal(distributed<double>(m, threshold, split, comm, false), want, what + " every leaf");
+      }
 }
 
 }  // namespace

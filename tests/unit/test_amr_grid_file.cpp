@@ -113,6 +113,44 @@ TEST_F(AmrFile, ChecksTheLevelsOfEveryPiece) {
   EXPECT_THROW(io::read_amr_leaf_rows<float>(h, 10, n - 10), core::Error);
 }
 
+// phew-segment's read: the leaves above a threshold, a million rows at a time, each batch checked, and
+// the keys ascending across batches too.
+TEST_F(AmrFile, ReadsTheLeavesAboveAThresholdABatchAtATime) {
+  const mpi::Comm comm;
+  const std::size_t n = (std::size_t{1} << 20) + 5;
+  auto rows = leaves(n);
+  for (std::size_t i = 0; i < n; ++i) rows.density[i] = static_cast<double>((i * 7919) % 1000);
+  model::AmrRefinement r{2, 8, 8, 1, {n / 3 + 1, n / 3 + 1, n / 3}};
+  {
+    io::File f = io::File::create(path("above.h5"), comm);
+    write(f, r, rows, io::Precision::f64, false, comm);
+  }
+  const io::File f = io::File::open_read(path("above.h5"));
+  const std::size_t b = 1000, e = n - 2;  // leaves [b, e): both batches
+  const auto above = io::read_amr_leaves_above<double>(f, rows.key[b], rows.key[e], 990.0);
+  EXPECT_EQ(above.read, e - b);
+  EXPECT_EQ(above.densest, 999.0);
+  model::AmrLeaves want;
+  for (std::size_t i = b; i < e; ++i)
+    if (rows.density[i] > 990.0) {
+      want.key.push_back(rows.key[i]);
+      want.density.push_back(rows.density[i]);
+    }
+  EXPECT_GT(want.size(), 1000u);
+  EXPECT_EQ(above.leaves.key, want.key);
+  EXPECT_EQ(above.leaves.density, want.density);
+  EXPECT_TRUE(io::read_amr_leaves_above<float>(f, 5, 5, 0.0).leaves.empty());
+  // The first key of the second batch below the last of the first: each batch alone is in order.
+  const std::size_t batch = std::size_t{1} << 20;
+  std::swap(rows.key[batch - 1], rows.key[batch]);
+  {
+    io::File g = io::File::create(path("seam.h5"), comm);
+    write(g, r, rows, io::Precision::f64, false, comm);
+  }
+  const io::File g = io::File::open_read(path("seam.h5"));
+  EXPECT_THROW(io::read_amr_leaves_above<double>(g, 0, ~std::uint64_t{0}, 0.0), core::Error);
+}
+
 TEST_F(AmrFile, RefusesLeavesOutOfOrderOrWithTheWrongLevel) {
   const mpi::Comm comm;
   auto rows = leaves(10);

@@ -119,7 +119,7 @@ void run_phew_segment(const SegmentOptions& opt, tool::Context& ctx) {
                   g.shape[2], params.threshold_text, params.threshold, meta.density_units,
                   meta.mean_density > 0 ? params.threshold / meta.mean_density : 0.0);
   ctx.phase("read");
-  mesh::Field field = tool::read_field(*file, meta, comm);
+  mesh::Field field = tool::read_field(*file, meta, params.threshold, comm);
   file.reset();
   const std::uint64_t my_cells = mesh::local_cells(field);
   const std::string cell = mesh::cell_word(field);
