@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/raw_vector.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/mpi/route.hpp>
 
 #include <algorithm>
@@ -484,6 +485,27 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
         out.begin());
   }
   return count;
+}
+
+template <typename Real>
+void BasicOctreeMesh<Real>::keep_neighbours(int threads, std::size_t chunk) {
+  chunk = std::max<std::size_t>(chunk, 1);
+  const std::size_t n = end_ - first_;
+  std::vector<std::vector<std::uint32_t>> kept((n + chunk - 1) / chunk);
+  std::vector<std::uint32_t> at(n);
+  core::parallel_for(threads, n, chunk, [&](std::size_t b, std::size_t e, int) {
+    std::vector<std::uint32_t>& list = kept[b / chunk];
+    Neighbours found;
+    for (std::size_t i = b; i < e; ++i) {
+      at[i] = static_cast<std::uint32_t>(list.size());
+      const std::size_t count = neighbours_of(first_ + i, found);
+      list.insert(list.end(), found.begin(), found.begin() + static_cast<std::ptrdiff_t>(count));
+    }
+    list.shrink_to_fit();
+  });
+  kept_chunk_ = chunk;
+  kept_ = std::move(kept);
+  kept_at_ = std::move(at);
 }
 
 template <typename Real>

@@ -51,10 +51,22 @@ class BasicOctreeMesh {
   std::size_t neighbours_of(std::size_t s, Neighbours& out) const;
   template <typename F>
   void for_each_neighbour(std::size_t s, F&& f) const {
+    if (!kept_.empty() && is_local(s)) {
+      const std::size_t i = s - first_;
+      const std::vector<std::uint32_t>& list = kept_[i / kept_chunk_];
+      const std::size_t e = (i + 1) % kept_chunk_ != 0 && i + 1 < end_ - first_ ? kept_at_[i + 1] : list.size();
+      for (std::size_t k = kept_at_[i]; k < e; ++k) f(static_cast<std::size_t>(list[k]));
+      return;
+    }
     Neighbours n;
     const std::size_t count = neighbours_of(s, n);
     for (std::size_t i = 0; i < count; ++i) f(static_cast<std::size_t>(n[i]));
   }
+  // Finds the neighbours of every local leaf once, on `threads` threads, and keeps them for the passes
+  // that follow (the watershed and its saddles each ask for all of them): 4 bytes a neighbour and 4 a
+  // leaf. For a mesh of the test leaves (a few neighbours each), not of every leaf. `chunk`: slots per
+  // list (the threads' share; any size gives the same neighbours).
+  void keep_neighbours(int threads, std::size_t chunk = std::size_t{1} << 14);
 
   // Ghost members of `members` get their owners' values (one value per member, in slot order). A ghost
   // leaf is a member on its owner too (the same density decides). Collective.
@@ -76,6 +88,11 @@ class BasicOctreeMesh {
   // Ghost exchange: for each rank, the local slots it holds as ghosts (in key order), and the ghost
   // slots this rank holds of it (in key order).
   std::vector<std::vector<std::uint32_t>> send_, receive_;
+  // keep_neighbours: the local slots' neighbours in chunks of kept_chunk_ slots (one list per chunk, so
+  // that threads fill them apart), and where each slot's begin in its chunk's list.
+  std::size_t kept_chunk_ = 1;
+  std::vector<std::vector<std::uint32_t>> kept_;
+  std::vector<std::uint32_t> kept_at_;
 
   void build(const std::vector<std::int64_t>& cuts, std::vector<std::uint64_t> keys, std::vector<Real> density,
              const mpi::Comm& comm);

@@ -70,11 +70,11 @@ mesh::LeafField read_leaves(const io::File& file, const grid::GridGeometry& g, d
       field.density = std::move(above.leaves.density);
     });
   });
-  // About 100 B per test leaf at the peak: the leaves kept (12-16 B), the mesh's ghosts, the watershed's
-  // sets, labels and saddle candidates, the output rows.
+  // About 150 B per test leaf at the peak: the leaves kept (12-16 B), the mesh's ghosts, its neighbour
+  // lists (about 70 B), the watershed's sets and labels, the saddle candidates, the output rows.
   mpi::agree(comm, [&] {
     core::check_memory(
-        static_cast<double>(comm.max<std::uint64_t>(field.keys.size())) * 100.0 * mpi::ranks_on_node(comm),
+        static_cast<double>(comm.max<std::uint64_t>(field.keys.size())) * 150.0 * mpi::ranks_on_node(comm),
         core::available_memory_bytes(),
         fmt::format("segmenting {} leaves above the threshold",
                     core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(field.keys.size())))));

@@ -219,10 +219,15 @@ Segmented segment_leaves(const grid::GridMeta& grid, mesh::LeafField& leaves, st
   // watershed looks at no other (a densest neighbour denser than a test leaf is a test leaf too).
   const bool every_leaf = leaves.cuts.empty();
   const double densest = every_leaf ? densest_of<Real>(density, comm) : comm.max(leaves.densest);
-  const mesh::BasicOctreeMesh<Real> mesh =
+  mesh::BasicOctreeMesh<Real> mesh =
       every_leaf ? mesh::BasicOctreeMesh<Real>(grid.geometry, levels, std::move(leaves.keys), std::move(density), comm)
                  : mesh::BasicOctreeMesh<Real>(grid.geometry, levels, leaves.cuts, std::move(leaves.keys),
                                                std::move(density), comm);
+  // The watershed and the saddles each look at every test leaf's neighbours: found once for both.
+  if (!every_leaf) {
+    core::enter(phase, "neighbours");
+    mesh.keep_neighbours(params.threads);
+  }
   Segmented result = patches_of(mesh, mesh::CellSpace::octree(grid.geometry, levels), grid, params, comm, phase);
   result.patches.refinement = leaves.refinement;
   result.densest = densest;

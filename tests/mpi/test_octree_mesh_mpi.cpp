@@ -156,9 +156,11 @@ Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Co
                                          : std::numeric_limits<std::int64_t>::max());
   }
   cuts.push_back(std::numeric_limits<std::int64_t>::max());
-  const BasicOctreeMesh<Real> mesh =
+  BasicOctreeMesh<Real> mesh =
       above_only ? BasicOctreeMesh<Real>(m.g, m.levels, cuts, std::move(keys), std::move(density), comm)
                  : BasicOctreeMesh<Real>(m.g, m.levels, std::move(keys), std::move(density), comm);
+  // As phew-segment does: the neighbours found once, here in small lists on two threads.
+  if (above_only) mesh.keep_neighbours(2, 7 + seed % 5);
   const watershed::Segmentation seg = watershed::segment(mesh, threshold, comm);
   Result out;
   out.peaks = seg.n_peaks;
