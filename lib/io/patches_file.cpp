@@ -69,6 +69,16 @@ void write_patches(File& file, const Patches& p, const mpi::Comm& comm) {
     write_cell_index(file, g, p.cells.cell, comm);
   }
   write_cell_labels(file, "peak", p.cells.label, "peak ID of each test cell's patch", comm);
+  if (p.cell_density.size() != p.cells.size())
+    throw core::Error::internal("write_patches: {} test cells, {} densities", p.cells.size(), p.cell_density.size());
+  // Exact either way: a float32 grid's densities are floats.
+  if (p.density_float32)
+    file.write_distributed<float>("/cells/density", std::vector<float>(p.cell_density.begin(), p.cell_density.end()),
+                                  comm);
+  else
+    file.write_distributed<double>("/cells/density", p.cell_density, comm);
+  file.write_attribute("/cells/density", "units", grid.density_units);
+  file.write_attribute("/cells/density", "description", "density of each test cell, as the grid stores it");
   file.write_attribute("/cells", "threshold", p.meta.threshold);
   file.write_attribute("/cells", "threshold_text", p.meta.threshold_text);
   file.write_attribute("/cells", "threshold_over_mean",
@@ -118,6 +128,29 @@ grid::CellLabels every_cell_has_a_peak(const File& f, grid::CellLabels cells) {
 grid::CellLabels read_patch_cells(const File& f, std::int64_t begin, std::int64_t end) {
   const auto n_peaks = static_cast<std::int64_t>(patch_peak_table().size(f, "/peaks"));
   return every_cell_has_a_peak(f, read_cell_labels(f, "peak", begin, end, n_peaks));
+}
+
+std::optional<std::vector<double>> read_patch_cell_densities(const File& f, std::int64_t begin, std::int64_t end) {
+  if (!f.has("/cells/density")) return std::nullopt;
+  const std::uint64_t n = count_test_cells(f);
+  if (f.dataset_info("/cells/density").elements() != n)
+    throw core::Error::input("{}: /cells/density has {} rows, /cells/index {}", f.path(),
+                             f.dataset_info("/cells/density").elements(), n);
+  if (const TypeInfo info = f.dataset_info("/cells/density"); info.cls != TypeInfo::Class::floating)
+    throw core::Error::input("{}: /cells/density is {}, expected floating point", f.path(), info.describe());
+  std::vector<double> out;
+  if (end <= begin) return out;
+  const std::uint64_t b = f.first_row_not_below<std::int64_t>("/cells/index", begin);
+  const std::uint64_t e = f.first_row_not_below<std::int64_t>("/cells/index", end);
+  out = f.read_rows<double>("/cells/density", b, e - b);
+  const double threshold = f.read_attribute_scalar<double>("/cells", "threshold");
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (!std::isfinite(out[k]) || !(out[k] > threshold))
+      throw core::Error::input(
+          "{}: /cells/density row {} is {}, not above the threshold {} (every test cell's density is; re-run "
+          "phew-segment)",
+          f.path(), b + k, out[k], threshold);
+  return out;
 }
 
 // Whether a peak's cell is a cell of the mesh: a linear index of the uniform grid, or the key of a cell

@@ -9,7 +9,9 @@
 #include <phew/mpi/slab.hpp>
 
 #include <array>
+#include <optional>
 #include <span>
+#include <vector>
 
 namespace phew::io {
 
@@ -27,6 +29,11 @@ model::PatchesHeader read_patches_header(const File& file);
 // The test cells with global indices (or, on an adaptive mesh, leaf keys) in [begin, end) and their
 // peak IDs.
 grid::CellLabels read_patch_cells(const File& file, std::int64_t begin, std::int64_t end);
+// The densities of those cells (/cells/density), each checked finite and above the threshold (a test
+// cell's); none for a file without them (phew-segment before 2026-11-29), whose readers take them from
+// the grid. Error(input) for a column of the wrong length, or a value no watershed at this threshold
+// keeps.
+std::optional<std::vector<double>> read_patch_cell_densities(const File& file, std::int64_t begin, std::int64_t end);
 // Rows [begin, begin + count) of the peak and saddle tables (readers that hold only a part of them).
 std::vector<model::PatchPeak> read_patch_peaks(const File& file, std::uint64_t begin, std::uint64_t count);
 std::vector<model::SaddleRow> read_saddles(const File& file, std::uint64_t begin, std::uint64_t count);

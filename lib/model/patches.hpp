@@ -45,6 +45,10 @@ struct Patches {
   PatchesMeta meta;
   std::optional<AmrRefinement> refinement;  // on an adaptive mesh: cells are leaf keys (lib/mesh/cell_key.hpp)
   grid::CellLabels cells;                   // this rank's test cells and the peak ID of each
+  // The density of each of those cells, as the watershed saw it (as the grid stores it: float32 when
+  // `density_float32`), so that the stages after need not read the grid for them.
+  std::vector<double> cell_density;
+  bool density_float32 = false;
   std::vector<PatchPeak> peaks;
   std::vector<SaddleRow> saddles;
 };

@@ -61,8 +61,8 @@ class CatalogueSource {
   // past the last. Whole pencils of a uniform grid balanced by test cells, whole coarse cells of an
   // adaptive mesh balanced by leaves (mesh::CellSpace::rank_cuts). The same on every rank.
   virtual std::vector<std::int64_t> cell_cuts(int ranks) const = 0;
-  // The test cells with global indices in [begin, end) with their peak IDs, and the grid's density at
-  // some of them.
+  // The test cells with global indices in [begin, end) with their peak IDs, and the density at some of
+  // them (as the patches hold it, or for older patches the grid's).
   virtual grid::CellLabels cells(std::int64_t begin, std::int64_t end) const = 0;
   virtual std::vector<double> densities(std::span<const std::int64_t> cells) const = 0;
   // Whether there are particles, and this rank's share of them (collective; read when the stage needs it).

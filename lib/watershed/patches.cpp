@@ -138,26 +138,32 @@ Segmented patches_of(const Mesh& mesh, const mesh::CellSpace& space, const grid:
   const std::size_t n_local = seg.tests.rank(mesh.end_local()) - first_member;
   out.cells.cell.resize(n_local);
   out.cells.label.resize(n_local);
+  out.cell_density.resize(n_local);
   core::parallel_for(
       params.threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int) {
         seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
           out.cells.cell[member - first_member] = mesh.global_index(s);
           out.cells.label[member - first_member] = seg.label[member];
+          out.cell_density[member - first_member] = mesh.density(s);
         });
       });
   return result;
 }
 
-// The test cells of a block, moved to the ranks that hold equal shares of the global index range and
-// sorted: the ranks' cells in rank order are the file's /cells/index (io::write_patches). Collective.
-void to_index_ranges(grid::CellLabels& cells, const grid::GridGeometry& g, const mpi::Comm& comm) {
+// The test cells of a block (and their densities), moved to the ranks that hold equal shares of the
+// global index range and sorted: the ranks' cells in rank order are the file's /cells/index
+// (io::write_patches). Collective.
+void to_index_ranges(grid::CellLabels& cells, std::vector<double>& density, const grid::GridGeometry& g,
+                     const mpi::Comm& comm) {
   if (comm.size() == 1) return;  // one block, the whole grid: in global order already
   struct Labelled {
     std::int64_t cell, label;
+    double density;
   };
   std::vector<Labelled> mine(cells.cell.size());
-  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = {cells.cell[i], cells.label[i]};
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = {cells.cell[i], cells.label[i], density[i]};
   cells = {};
+  density.clear();
   const mpi::SlabDecomposition shares(static_cast<std::int64_t>(g.cells()), comm.size());
   std::vector<Labelled> got = mpi::route(comm, mine, [&](const Labelled& c) { return shares.owner(c.cell); });
   core::release(mine);
@@ -165,9 +171,11 @@ void to_index_ranges(grid::CellLabels& cells, const grid::GridGeometry& g, const
   if (!std::is_sorted(got.begin(), got.end(), by_cell)) std::sort(got.begin(), got.end(), by_cell);
   cells.cell.reserve(got.size());
   cells.label.reserve(got.size());
+  density.reserve(got.size());
   for (const Labelled& c : got) {
     cells.cell.push_back(c.cell);
     cells.label.push_back(c.label);
+    density.push_back(c.density);
   }
 }
 
@@ -188,7 +196,8 @@ Segmented segment_blocks(const grid::GridMeta& grid, const mpi::BlockDecompositi
     const mesh::BasicBlockMesh<Real> mesh(grid.geometry, blocks, std::move(density), comm);
     return patches_of(mesh, mesh::CellSpace::uniform(grid.geometry), grid, params, comm, phase);
   }();
-  to_index_ranges(result.patches.cells, grid.geometry, comm);
+  to_index_ranges(result.patches.cells, result.patches.cell_density, grid.geometry, comm);
+  result.patches.density_float32 = std::is_same_v<Real, float>;
   result.densest = densest;
   return result;
 }
@@ -230,6 +239,7 @@ Segmented segment_leaves(const grid::GridMeta& grid, mesh::LeafField& leaves, st
   }
   Segmented result = patches_of(mesh, mesh::CellSpace::octree(grid.geometry, levels), grid, params, comm, phase);
   result.patches.refinement = leaves.refinement;
+  result.patches.density_float32 = std::is_same_v<Real, float>;
   result.densest = densest;
   return result;
 }

@@ -227,7 +227,31 @@ PY
   done
 }
 
+@test "the test cells' densities from the patches, or from the grid for patches without them: the same catalogue" {
+  h5ls "$D/patches.h5/cells/density" | grep -q "density"
+  E="$BATS_TEST_TMPDIR/e"
+  mkdir -p "$E"
+  edit patches.h5 "del f['/cells/density']"
+  run phew-merge "$D/patches.h5" -o "$OUT/c.h5" --saddle-threshold 20mean -q
+  assert_success
+  run phew-merge "$E/patches.h5" -o "$OUT/old.h5" --saddle-threshold 20mean -q
+  assert_success
+  for obj in /cells /clumps /halos /peaks /hierarchy; do
+    run h5diff "$OUT/c.h5" "$OUT/old.h5" "$obj" "$obj"
+    assert_success
+  done
+}
+
 bad_case() { bad_input phew-merge "$OUT/c.h5" "$@"; }  # bad_case CODE PATTERN ARGS...
+
+@test "bad input: a test cell's density edited below the threshold, or to NaN" {
+  E="$BATS_TEST_TMPDIR/e"
+  mkdir -p "$E"
+  edit patches.h5 "f['/cells/density'][3] = 0"
+  bad_case 3 "/cells/density row 3" "$E/patches.h5"
+  edit patches.h5 "f['/cells/density'][0] = np.nan"
+  bad_case 3 "/cells/density row 0" "$E/patches.h5"
+}
 
 @test "bad input: particles from a different box" {
   bad_case 3 "does not match the grid" "$D/patches.h5" --particles "$INPUTS/good.hdf5"

@@ -210,9 +210,26 @@ TEST_F(Products, PatchesRoundTrip) {
   model::Patches p;
   p.grid = small_grid();
   p.meta = {0.5, "4mean", 7, true};
-  p.cells = {{3, 17}, {1, 2}};  // grid 4 x 3 x 2: cell 3 in plane 0, cell 17 in plane 2
+  p.cells = {{3, 17}, {1, 2}};      // grid 4 x 3 x 2: cell 3 in plane 0, cell 17 in plane 2
+  p.cell_density = {9.5, 2.0 / 3};  // above the threshold 0.5; not exact in float
   p.peaks = {{1, 3, {1, 2, 3}, 9.5, 5, 2.25}, {2, 17, {4, 5, 1}, 3.5, 2, 1.0}};
   p.saddles = {{1, 2, 0.75, 3, 17}};
+  // The densities as the grid stores them: float32 (exact for a float32 grid's) or float64.
+  for (const bool float32 : {true, false}) {
+    model::Patches q = p;
+    q.density_float32 = float32;
+    if (float32)
+      for (double& d : q.cell_density) d = static_cast<float>(d);
+    {
+      io::File f = io::File::create(path("d.h5"), comm);
+      io::write_patches(f, q, comm);
+    }
+    const io::File f = io::File::open_read(path("d.h5"));
+    EXPECT_EQ(f.dataset_info("/cells/density").size, float32 ? 4u : 8u);
+    EXPECT_EQ(io::read_patch_cell_densities(f, 0, 24), q.cell_density);
+    EXPECT_EQ(io::read_patch_cell_densities(f, 12, 18), std::vector<double>{q.cell_density[1]});
+    EXPECT_TRUE(io::read_patch_cell_densities(f, 6, 12)->empty());
+  }
   {
     io::File f = io::File::create(path("patches.h5"), comm);
     io::write_patches(f, p, comm);

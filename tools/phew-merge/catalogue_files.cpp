@@ -1,5 +1,7 @@
 #include "catalogue_files.hpp"
 
+#include <phew/core/error.hpp>
+
 #include <phew/io/cells_file.hpp>
 #include <phew/io/patches_file.hpp>
 #include <phew/tool/cells_input.hpp>
@@ -26,6 +28,14 @@ grid::CellLabels CatalogueFiles::cells(std::int64_t begin, std::int64_t end) con
 }
 
 std::vector<double> CatalogueFiles::densities(std::span<const std::int64_t> cells) const {
+  // The patches' own column (the rows `cells` read), or for older patches the grid's cells.
+  if (!cells.empty())
+    if (auto stored = io::read_patch_cell_densities(patches_, cells.front(), cells.back() + 1)) {
+      if (stored->size() != cells.size())
+        throw core::Error::input("{}: /cells/density holds {} rows for {} test cells", patches_.path(), stored->size(),
+                                 cells.size());
+      return std::move(*stored);
+    }
   return tool::read_field_cells(grid_, header_.grid.geometry, header_.refinement, cells);
 }
 
