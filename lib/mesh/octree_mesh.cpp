@@ -357,18 +357,15 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
           memo.slot[h] = found;
           return found;
         };
-        // The children of n that touch the leaf, those among the slots [from, to) (sorted keys).
+        // Calls f(key) for each child of n that touches the leaf: on the side of n that faces it, along
+        // every axis it is offset.
         const int dir[3] = {a - 1, b - 1, d - 1};
-        const auto add_touching_children = [&](std::size_t from, std::size_t to) {
+        const auto for_each_touching_child = [&](auto&& f) {
           for (int octant = 0; octant < 8; ++octant) {
             const int bit[3] = {octant >> 2 & 1, octant >> 1 & 1, octant & 1};
-            bool touches = true;  // on the side of n that faces the leaf, along every axis it is offset
+            bool touches = true;
             for (std::size_t k = 0; k < 3; ++k) touches = touches && (dir[k] == 0 || bit[k] == (dir[k] < 0 ? 1 : 0));
-            if (!touches) continue;
-            const std::uint64_t child_key =
-                (morton | static_cast<std::uint64_t>(octant) << child_shift) << 4 | (level_bits + 1);
-            const std::uint64_t* at = std::lower_bound(key + from, key + to, child_key);
-            if (at != key + to && *at == child_key) out[count++] = static_cast<std::uint32_t>(at - key);
+            if (touches) f((morton | static_cast<std::uint64_t>(octant) << child_shift) << 4 | (level_bits + 1));
           }
         };
         if (c.level > 0) {  // a parent lies in the same coarse cell as its children
@@ -432,7 +429,10 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
               out[count++] = static_cast<std::uint32_t>(at - key);
               continue;
             }
-            add_touching_children(static_cast<std::size_t>(at - key), q.end);  // n is split
+            for_each_touching_child([&](std::uint64_t child_key) {  // n is split: its children among [at, end)
+              const std::uint64_t* child = std::lower_bound(at, key + q.end, child_key);
+              if (child != key + q.end && *child == child_key) out[count++] = static_cast<std::uint32_t>(child - key);
+            });
             continue;
           }
         }
@@ -458,23 +458,17 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
           const std::size_t next = holder == kNone ? lo : (key[holder] >> 4) >= morton ? holder : holder + 1;
           if (next >= hi || key[next] >> 4 >= morton + (std::uint64_t{1} << (3 * shift))) continue;
         }
-        for (int octant = 0; octant < 8; ++octant) {
-          const int bit[3] = {octant >> 2 & 1, octant >> 1 & 1, octant & 1};
-          bool touches = true;  // on the side of n that faces the leaf, along every axis it is offset
-          for (std::size_t k = 0; k < 3; ++k) touches = touches && (dir[k] == 0 || bit[k] == (dir[k] < 0 ? 1 : 0));
-          if (!touches) continue;
-          const std::uint64_t child_key =
-              (morton | static_cast<std::uint64_t>(octant) << child_shift) << 4 | (level_bits + 1);
+        for_each_touching_child([&](std::uint64_t child_key) {
           // n's leaves follow the leaf at its corner. With every leaf, a missing child (or one sorting
           // before the first key) means an unbalanced mesh; with some only, a child not among them.
           const std::size_t at =
               child_key < key[lo] ? kNone : last_at_or_before(key, lo, hi, holder != kNone ? holder : lo, child_key);
           if (at == kNone || key[at] != child_key) {
-            if (!every_leaf_) continue;
+            if (!every_leaf_) return;
             throw core::Error::internal("octree mesh: leaf {} is not balanced (no leaf {})", key_[s], child_key);
           }
           out[count++] = static_cast<std::uint32_t>(at);
-        }
+        });
       }
   if (tiny) {
     std::sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count));
