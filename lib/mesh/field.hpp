@@ -29,7 +29,8 @@ struct LeafField {
   std::variant<std::vector<float>, std::vector<double>> density;  // float32 files held as stored
   // Read for the watershed (tool::read_field with a threshold): only the leaves above it are held, of
   // the `leaves_read` leaves of this rank's run of the key order, [cuts[rank], cuts[rank + 1])
-  // (CellSpace::rank_cuts), whose densest is `densest`. Empty cuts: every leaf of the run is held.
+  // (CellSpace::rank_cuts), whose densest is `densest`. Empty cuts (cic-project's field to write): every
+  // leaf of the run is held.
   std::vector<std::int64_t> cuts;
   std::uint64_t leaves_read = 0;
   double densest = 0;

@@ -40,10 +40,4 @@ class LevelLattice {
   bool periodic_ = false;
 };
 
-// A point's position in cells of level l (LevelLattice, made for one point).
-inline std::array<double, 3> lattice_position(const grid::GridGeometry& coarse, int level,
-                                              const std::array<double, 3>& x) {
-  return LevelLattice(coarse, level).position(x);
-}
-
 }  // namespace phew::mesh

@@ -72,17 +72,16 @@ mesh::LeafField read_leaves(const io::File& file, const grid::GridGeometry& g, d
   });
   // About 150 B per test leaf at the peak: the leaves kept (12-16 B), the mesh's ghosts, its neighbour
   // lists (about 70 B), the watershed's sets and labels, the saddle candidates, the output rows.
+  const auto kept = static_cast<long long>(comm.sum<std::uint64_t>(field.keys.size()));
   mpi::agree(comm, [&] {
     core::check_memory(
         static_cast<double>(comm.max<std::uint64_t>(field.keys.size())) * 150.0 * mpi::ranks_on_node(comm),
         core::available_memory_bytes(),
-        fmt::format("segmenting {} leaves above the threshold",
-                    core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(field.keys.size())))));
+        fmt::format("segmenting {} leaves above the threshold", core::log::thousands(kept)));
   });
   core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid, {} above the threshold",
                   core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(field.leaves_read))),
-                  field.refinement.levels,
-                  core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(field.keys.size()))));
+                  field.refinement.levels, core::log::thousands(kept));
   return field;
 }
 

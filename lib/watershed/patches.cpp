@@ -223,24 +223,20 @@ Segmented segment_leaves(const grid::GridMeta& grid, mesh::LeafField& leaves, st
                          const SegmentParams& params, const mpi::Comm& comm, const core::PhaseReport& phase) {
   if (params.refine_positions)
     throw core::Error::usage("--refine-positions fits a 3x3x3 block of equal cells: not on an adaptive mesh");
+  // The leaves above the threshold, as tool::read_field reads them: the watershed looks at no other (a
+  // densest neighbour denser than a test leaf is a test leaf too).
+  if (leaves.cuts.empty())
+    throw core::Error::internal("segment_octree_patches: the leaves come without their ranks' cuts (tool::read_field)");
   const int levels = leaves.refinement.levels;
-  // Every leaf of the run, or (as tool::read_field reads them) those above the threshold only: the
-  // watershed looks at no other (a densest neighbour denser than a test leaf is a test leaf too).
-  const bool every_leaf = leaves.cuts.empty();
-  const double densest = every_leaf ? densest_of<Real>(density, comm) : comm.max(leaves.densest);
-  mesh::BasicOctreeMesh<Real> mesh =
-      every_leaf ? mesh::BasicOctreeMesh<Real>(grid.geometry, levels, std::move(leaves.keys), std::move(density), comm)
-                 : mesh::BasicOctreeMesh<Real>(grid.geometry, levels, leaves.cuts, std::move(leaves.keys),
-                                               std::move(density), comm);
+  mesh::BasicOctreeMesh<Real> mesh(grid.geometry, levels, leaves.cuts, std::move(leaves.keys), std::move(density),
+                                   comm);
   // The watershed and the saddles each look at every test leaf's neighbours: found once for both.
-  if (!every_leaf) {
-    core::enter(phase, "neighbours");
-    mesh.keep_neighbours(params.threads);
-  }
+  core::enter(phase, "neighbours");
+  mesh.keep_neighbours(params.threads);
   Segmented result = patches_of(mesh, mesh::CellSpace::octree(grid.geometry, levels), grid, params, comm, phase);
   result.patches.refinement = leaves.refinement;
   result.patches.density_float32 = std::is_same_v<Real, float>;
-  result.densest = densest;
+  result.densest = comm.max(leaves.densest);
   return result;
 }
 

@@ -40,9 +40,9 @@ Segmented segment_patches(const grid::GridMeta& grid, const mpi::BlockDecomposit
                           core::RawVector<float> density, const SegmentParams& params, const mpi::Comm& comm,
                           const core::PhaseReport& phase = {});
 
-// The same on an adaptive mesh (cic-project --refine): this rank's leaves (keys and densities, in key
-// order: a run of whole coarse cells, mesh::CellSpace::rank_cuts), every one or those above the
-// threshold only (mesh::LeafField), its neighbours found across levels (mesh::OctreeMesh). Cell sums use
+// The same on an adaptive mesh (cic-project --refine): this rank's leaves above the threshold (keys and
+// densities, in key order, of its run of whole coarse cells, mesh::CellSpace::rank_cuts), as
+// tool::read_field reads them (mesh::LeafField), their neighbours found across levels (mesh::OctreeMesh). Cell sums use
 // each leaf's own volume; peaks sit at their leaf's centre. Error(usage) for --refine-positions.
 // Collective.
 Segmented segment_octree_patches(const grid::GridMeta& grid, mesh::LeafField leaves, const SegmentParams& params,

@@ -50,8 +50,9 @@ struct LeafMass {
 // ascending), in their order within a cell; particles outside an open grid are left out.
 std::vector<std::size_t> by_coarse_cell(const grid::GridGeometry& g, const std::vector<double>& position) {
   std::vector<std::pair<std::int64_t, std::size_t>> cell_and_index;
+  const LevelLattice level0(g, 0);
   for (std::size_t p = 0; p < position.size() / 3; ++p) {
-    const auto u = lattice_position(g, 0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]});
+    const auto u = level0.position({position[3 * p], position[3 * p + 1], position[3 * p + 2]});
     Cell c{0, {0, 0, 0}};
     for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
     if (normalise_cell(g, c)) cell_and_index.emplace_back(g.linear({c.index[0], c.index[1], c.index[2]}), p);

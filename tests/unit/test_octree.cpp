@@ -652,9 +652,10 @@ TEST(Octree, ThreadsGiveTheBitsOfOneThread) {
         }
         if (filed) {  // coarse cell by coarse cell, those outside an open grid first
           std::vector<std::pair<std::int64_t, std::size_t>> order;
+          const LevelLattice level0(g, 0);
           for (std::size_t p = 0; p < mass.size(); ++p) {
             Cell c{0, {0, 0, 0}};
-            const auto u = lattice_position(g, 0, {pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]});
+            const auto u = level0.position({pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]});
             for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
             order.emplace_back(normalise_cell(g, c) ? g.linear({c.index[0], c.index[1], c.index[2]}) : -1, p);
           }
