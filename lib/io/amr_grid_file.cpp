@@ -19,39 +19,59 @@ namespace {
 
 template <typename Real>
 void write_leaves(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
-                  std::span<const std::uint64_t> keys, std::span<const Real> density, Precision precision,
-                  bool compress, const mpi::Comm& comm) {
-  if (keys.size() != density.size())
-    throw core::Error::internal("write_amr_grid: {} keys, {} densities", keys.size(), density.size());
+                  std::span<const Real> density, const NextKeys& next_keys, Precision precision, bool compress,
+                  const mpi::Comm& comm) {
   file.create_group("/grid");
   write_grid_attributes(file, meta, "/grid");
   file.create_group(kLeaves);
-  const std::vector<std::uint64_t> counts = comm.all_gather(static_cast<std::uint64_t>(keys.size()));
+  const std::vector<std::uint64_t> counts = comm.all_gather(static_cast<std::uint64_t>(density.size()));
   std::uint64_t begin = 0, total = 0;
   for (int r = 0; r < comm.size(); ++r) {
     if (r < comm.rank()) begin += counts[static_cast<std::size_t>(r)];
     total += counts[static_cast<std::size_t>(r)];
   }
   const Storage storage = compress ? Storage{kLeafChunk, kGridDeflate} : Storage{};
-  // Parallel HDF5 writes filtered datasets collectively only without a type conversion on the way.
-  file.write_rows<std::uint64_t, std::uint64_t>("/grid/leaves/key", {total}, begin, keys, storage);
-  {
-    std::vector<std::int8_t> level(keys.size());
-    for (std::size_t n = 0; n < keys.size(); ++n) level[n] = static_cast<std::int8_t>(keys[n] & 0xF);
-    file.write_rows<std::int8_t, std::int8_t>("/grid/leaves/level", {total}, begin, level, storage);
+  // Parallel HDF5 writes filtered datasets collectively only without a type conversion on the way: each
+  // column goes out in its stored type.
+  file.create_rows<std::uint64_t>("/grid/leaves/key", total, storage);
+  file.create_rows<std::int8_t>("/grid/leaves/level", total, storage);
+  const bool single = precision == Precision::f32;
+  if (single)
+    file.create_rows<float>("/grid/leaves/density", total, storage);
+  else
+    file.create_rows<double>("/grid/leaves/density", total, storage);
+  // This rank's rows in pieces cut where the whole table's rows reach a multiple of kLeafPiece (whole
+  // chunks, so that no chunk is written twice by one rank); every rank writes as many pieces as the rank
+  // with the most, the last ones empty.
+  const std::uint64_t end = begin + density.size();
+  const auto pieces_of = [&](std::uint64_t b, std::uint64_t e) -> std::uint64_t {
+    return b == e ? 0 : (e - 1) / kLeafPiece - b / kLeafPiece + 1;
+  };
+  std::uint64_t most = 0, at = 0;
+  for (int r = 0; r < comm.size(); ++r) {
+    most = std::max(most, pieces_of(at, at + counts[static_cast<std::size_t>(r)]));
+    at += counts[static_cast<std::size_t>(r)];
   }
-  if (precision == Precision::f32) {
-    if constexpr (std::is_same_v<Real, float>) {
-      file.write_rows<float, float>("/grid/leaves/density", {total}, begin, density, storage);
-    } else {
-      const std::vector<float> single(density.begin(), density.end());
-      file.write_rows<float, float>("/grid/leaves/density", {total}, begin, single, storage);
+  std::vector<std::uint64_t> key;
+  std::vector<std::int8_t> level;
+  std::vector<std::conditional_t<std::is_same_v<Real, float>, double, float>> converted;
+  for (std::uint64_t piece = 0, row = begin; piece < most; ++piece) {
+    const std::uint64_t piece_end = row < end ? std::min(end, (row / kLeafPiece + 1) * kLeafPiece) : end;
+    const std::size_t n = piece_end - row;
+    key.resize(n);
+    level.resize(n);
+    if (n > 0) next_keys(key);
+    for (std::size_t i = 0; i < n; ++i) level[i] = static_cast<std::int8_t>(key[i] & 0xF);
+    const std::span<const Real> values = density.subspan(row - begin, n);
+    file.write_rows_piece<std::uint64_t>("/grid/leaves/key", row, key);
+    file.write_rows_piece<std::int8_t>("/grid/leaves/level", row, level);
+    if (single == std::is_same_v<Real, float>) {
+      file.write_rows_piece<Real>("/grid/leaves/density", row, values);
+    } else {  // float to double exact; double to float rounded once, as the grid stores it
+      converted.assign(values.begin(), values.end());
+      file.write_rows_piece<typename decltype(converted)::value_type>("/grid/leaves/density", row, converted);
     }
-  } else if constexpr (std::is_same_v<Real, double>) {
-    file.write_rows<double, double>("/grid/leaves/density", {total}, begin, density, storage);
-  } else {
-    const std::vector<double> wide(density.begin(), density.end());  // exact
-    file.write_rows<double, double>("/grid/leaves/density", {total}, begin, wide, storage);
+    row = piece_end;
   }
   file.write_attribute("/grid/leaves/density", "units", meta.density_units);
   file.write_attribute("/grid/leaves/key", "description",
@@ -60,18 +80,40 @@ void write_leaves(File& file, const grid::GridMeta& meta, const model::AmrRefine
   write_refinement(file, kLeaves, refinement);
 }
 
+// The keys of a listed run, batch after batch.
+NextKeys listed(std::span<const std::uint64_t> keys, std::size_t density_rows) {
+  if (keys.size() != density_rows)
+    throw core::Error::internal("write_amr_grid: {} keys, {} densities", keys.size(), density_rows);
+  return [keys, at = std::size_t{0}](std::span<std::uint64_t> out) mutable {
+    std::copy_n(keys.begin() + static_cast<std::ptrdiff_t>(at), out.size(), out.begin());
+    at += out.size();
+  };
+}
+
 }  // namespace
+
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                    std::span<const double> density, const NextKeys& next_keys, Precision precision, bool compress,
+                    const mpi::Comm& comm) {
+  write_leaves(file, meta, refinement, density, next_keys, precision, compress, comm);
+}
+
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                    std::span<const float> density, const NextKeys& next_keys, Precision precision, bool compress,
+                    const mpi::Comm& comm) {
+  write_leaves(file, meta, refinement, density, next_keys, precision, compress, comm);
+}
 
 void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
                     std::span<const std::uint64_t> keys, std::span<const double> density, Precision precision,
                     bool compress, const mpi::Comm& comm) {
-  write_leaves(file, meta, refinement, keys, density, precision, compress, comm);
+  write_leaves(file, meta, refinement, density, listed(keys, density.size()), precision, compress, comm);
 }
 
 void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
                     std::span<const std::uint64_t> keys, std::span<const float> density, Precision precision,
                     bool compress, const mpi::Comm& comm) {
-  write_leaves(file, meta, refinement, keys, density, precision, compress, comm);
+  write_leaves(file, meta, refinement, density, listed(keys, density.size()), precision, compress, comm);
 }
 
 bool amr_density_is_float32(const File& file) { return file.dataset_info("/grid/leaves/density").is_float32(); }

@@ -9,6 +9,7 @@
 #include <phew/model/amr.hpp>
 #include <phew/mpi/comm.hpp>
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -18,9 +19,20 @@ namespace phew::io {
 bool is_adaptive_grid(const File& file);
 
 // Writes the metadata, the refinement and this rank's run of leaves (their keys, which hold the level,
-// and densities) after the runs of lower ranks (the runs in rank order are the mesh in key order).
-// `compress`: chunks of kLeafChunk rows, shuffled and deflated. Collective.
+// and densities) after the runs of lower ranks (the runs in rank order are the mesh in key order), a
+// piece of kLeafPiece rows at a time: `next_keys` fills the next keys of the run, piece after piece, so
+// that the keys need never be held whole (mesh::LeafRun). `compress`: chunks of kLeafChunk rows,
+// shuffled and deflated. Collective.
 inline constexpr std::uint64_t kLeafChunk = 1 << 16;
+inline constexpr std::uint64_t kLeafPiece = 16 * kLeafChunk;
+using NextKeys = std::function<void(std::span<std::uint64_t>)>;
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                    std::span<const double> density, const NextKeys& next_keys, Precision precision, bool compress,
+                    const mpi::Comm& comm);
+void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
+                    std::span<const float> density, const NextKeys& next_keys, Precision precision, bool compress,
+                    const mpi::Comm& comm);
+// The same with the keys listed.
 void write_amr_grid(File& file, const grid::GridMeta& meta, const model::AmrRefinement& refinement,
                     std::span<const std::uint64_t> keys, std::span<const double> density, Precision precision,
                     bool compress, const mpi::Comm& comm);

@@ -188,6 +188,18 @@ class File {
                   std::span<const T> data, Storage storage = {}) {
     write_rows_raw(dataset, global_shape, num_type<F>(), row_begin, num_type<T>(), data.data(), data.size(), storage);
   }
+  // A 1-D dataset of `rows` rows stored as file type F, created empty for writing in pieces: each rank
+  // then writes its rows a piece at a time (write_rows_piece). Collective.
+  template <typename F>
+  void create_rows(const std::string& dataset, std::uint64_t rows, Storage storage = {}) {
+    create_rows_raw(dataset, {rows}, num_type<F>(), storage);
+  }
+  // Rows [row_begin, row_begin + data.size()) of a dataset create_rows made, converted from T. Every rank
+  // writes as many pieces as the others (an empty one when it has nothing left). Collective.
+  template <typename T>
+  void write_rows_piece(const std::string& dataset, std::uint64_t row_begin, std::span<const T> data) {
+    write_rows_piece_raw(dataset, row_begin, num_type<T>(), data.data(), data.size());
+  }
   // A dataset of `global_shape` stored as file type F; this rank writes the box [begin, begin + size)
   // from `data` (C order, converted from T). Collective.
   template <typename F, typename T>
@@ -251,6 +263,12 @@ class File {
                            const void* data, Storage storage);
   void write_rows_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
                       std::uint64_t row_begin, NumType mem, const void* data, std::size_t n, Storage storage = {});
+  void create_rows_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
+                       Storage storage);
+  void write_into_raw(const std::string& dataset, const std::vector<std::uint64_t>& begin,
+                      const std::vector<std::uint64_t>& size, NumType mem, const void* data);
+  void write_rows_piece_raw(const std::string& dataset, std::uint64_t row_begin, NumType mem, const void* data,
+                            std::size_t rows);
   void write_whole_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType mem,
                        const void* data, std::size_t n);
   void check_scalar(const std::string& object, const std::string& name, std::size_t n) const;

@@ -78,9 +78,8 @@ void File::write_rows_raw(const std::string& dataset, const std::vector<std::uin
   write_selection_raw(dataset, shape, file_type, start, count, mem, data, storage);
 }
 
-void File::write_selection_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
-                               const std::vector<std::uint64_t>& begin, const std::vector<std::uint64_t>& size,
-                               NumType mem, const void* data, Storage storage) {
+void File::create_rows_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
+                           Storage storage) {
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   Id fspace(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
@@ -93,15 +92,21 @@ void File::write_selection_raw(const std::string& dataset, const std::vector<std
     H5Pset_deflate(dcpl, static_cast<unsigned>(storage.deflate));
     H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
   }
-  std::uint64_t all = 1, mine = 1;
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    all *= shape[i];
-    mine *= size[i];
-  }
+  std::uint64_t all = 1;
+  for (const std::uint64_t d : shape) all *= d;
   check_room(all * H5Tget_size(native(file_type)), "writing " + dataset);
   Id d(H5Dcreate2(id_, dataset.c_str(), native(file_type), fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   agree_on_write(!d.ok(), "creating dataset " + dataset);
-  if (all == 0) return;  // an empty dataset: nothing to write (MPI-IO fails on it)
+}
+
+void File::write_into_raw(const std::string& dataset, const std::vector<std::uint64_t>& begin,
+                          const std::vector<std::uint64_t>& size, NumType mem, const void* data) {
+  Id d(H5Dopen2(id_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) throw core::Error::internal("{}: dataset {} was not created", path_, dataset);
+  Id fspace(H5Dget_space(d), H5Sclose);
+  if (H5Sget_simple_extent_npoints(fspace) == 0) return;  // an empty dataset: nothing to write (MPI-IO fails on it)
+  std::uint64_t mine = 1;
+  for (const std::uint64_t n : size) mine *= n;
   std::vector<hsize_t> start(begin.begin(), begin.end()), count(size.begin(), size.end());
   if (mine == 0)
     H5Sselect_none(fspace);
@@ -117,6 +122,18 @@ void File::write_selection_raw(const std::string& dataset, const std::vector<std
   errno = 0;
   const herr_t status = H5Dwrite(d, native(mem), mspace, fspace, dxpl, data && mine ? data : &empty);
   agree_on_write(status < 0, "writing " + dataset);
+}
+
+void File::write_selection_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType file_type,
+                               const std::vector<std::uint64_t>& begin, const std::vector<std::uint64_t>& size,
+                               NumType mem, const void* data, Storage storage) {
+  create_rows_raw(dataset, shape, file_type, storage);
+  write_into_raw(dataset, begin, size, mem, data);
+}
+
+void File::write_rows_piece_raw(const std::string& dataset, std::uint64_t row_begin, NumType mem, const void* data,
+                                std::size_t rows) {
+  write_into_raw(dataset, {row_begin}, {rows}, mem, data);
 }
 
 void File::write_whole_raw(const std::string& dataset, const std::vector<std::uint64_t>& shape, NumType mem,

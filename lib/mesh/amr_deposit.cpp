@@ -156,45 +156,47 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   out.leaves_per_level.assign(static_cast<std::size_t>(params.levels) + 1, 0);
   core::FixedInt total = 0;
   {
-    // The cells' codes go once the tree is built (build_octree), the particles once deposited, the
-    // masses once made densities, and the leaves' keys come last.
+    // The cells' codes go once the tree is built (build_octree), the particles once deposited, and the
+    // masses as they are made densities.
     Octree tree = build_octree(coarse, params, wpos, wmass, threads, comm.size() > 1 ? &exchange : nullptr);
     core::log::verbose("refined: {} leaves in the window",
                        core::log::thousands(static_cast<long long>(tree.leaf_count())));
     std::vector<double> leaf_mass = deposit_on_leaves(tree, params.assignment, wpos, wmass, threads);
     core::release(wpos);
     core::release(wmass);
-    // This rank's leaves: those of its run of coarse cells, [first, last) of the window's key order.
-    // Their total (exact, in fixed point), their counts per level, and their densities, moved to the front.
+    // This rank's leaves: those of its run of coarse cells, [first, last) of the window's key order, as
+    // their levels (LeafRun: the keys follow from them when written). Their total (exact, in fixed
+    // point), their counts per level, and their densities.
     const std::uint64_t first = tree.leaves_before(runs.first_key(rank)), last = tree.leaves_before(runs.end_key(rank));
-    {
-      const std::vector<std::int8_t> level = tree.leaf_levels(threads);
-      const auto volume = [&](std::size_t leaf) {  // the uniform grid's one division, by the leaf's level's volume
-        return coarse.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * level[leaf]));
-      };
-      for (std::size_t leaf = first; leaf < last; ++leaf) {
-        total += scale.to_fixed(leaf_mass[leaf]);
-        ++out.leaves_per_level[static_cast<std::size_t>(level[leaf])];
-      }
-      if (float_density) {
-        std::vector<float> density(last - first);
-        for (std::size_t leaf = first; leaf < last; ++leaf)
-          density[leaf - first] = static_cast<float>(leaf_mass[leaf] / volume(leaf));
-        core::release(leaf_mass);
-        out.density = std::move(density);
-      } else {
-        for (std::size_t leaf = first; leaf < last; ++leaf) leaf_mass[leaf - first] = leaf_mass[leaf] / volume(leaf);
-        leaf_mass.resize(last - first);
-        if (comm.size() > 1) leaf_mass.shrink_to_fit();  // the window's leaves beyond the run are let go
-        out.density = std::move(leaf_mass);
-      }
+    out.leaves = tree.leaf_run(first, last, threads);
+    const std::vector<std::int8_t>& level = out.leaves.level;
+    const auto volume = [&](std::size_t leaf) {  // the uniform grid's one division, by the leaf's level's volume
+      return coarse.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * level[leaf]));
+    };
+    for (std::size_t leaf = 0; leaf < level.size(); ++leaf) {
+      total += scale.to_fixed(leaf_mass[first + leaf]);
+      ++out.leaves_per_level[static_cast<std::size_t>(level[leaf])];
     }
-    out.keys = tree.leaf_keys(threads);
-    if (first > 0)  // the run moved to the front (a forward copy: the front lies before the run)
-      std::copy(out.keys.begin() + static_cast<std::ptrdiff_t>(first),
-                out.keys.begin() + static_cast<std::ptrdiff_t>(last), out.keys.begin());
-    out.keys.resize(last - first);
-    if (comm.size() > 1) out.keys.shrink_to_fit();
+    if (float_density) {
+      // The masses' pages go back as they are read: the doubles and the floats are not held whole at once.
+      // (The floats' pages are touched as they are filled: reserved, not zeroed.)
+      std::vector<float> density;
+      density.reserve(last - first);
+      char* released = core::release_pages(reinterpret_cast<char*>(leaf_mass.data()), leaf_mass.data() + first);
+      constexpr std::size_t kPiece = std::size_t{1} << 18;
+      for (std::size_t from = 0; from < level.size(); from += kPiece) {
+        const std::size_t to = std::min(level.size(), from + kPiece);
+        for (std::size_t i = from; i < to; ++i) density.push_back(static_cast<float>(leaf_mass[first + i] / volume(i)));
+        released = core::release_pages(released, leaf_mass.data() + first + to);
+      }
+      core::release(leaf_mass);
+      out.density = std::move(density);
+    } else {
+      for (std::size_t leaf = 0; leaf < level.size(); ++leaf) leaf_mass[leaf] = leaf_mass[first + leaf] / volume(leaf);
+      leaf_mass.resize(last - first);
+      if (comm.size() > 1) leaf_mass.shrink_to_fit();  // the window's leaves beyond the run are let go
+      out.density = std::move(leaf_mass);
+    }
   }  // the tree is let go here
   comm.sum_each(std::span<std::uint64_t>(out.leaves_per_level));
   out.mass_total = scale.to_double(mpi::exact_total(comm, total));

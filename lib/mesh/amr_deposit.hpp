@@ -16,6 +16,7 @@
 // every particle in that order (tests/mpi/test_octree_mpi.cpp).
 #pragma once
 
+#include <phew/mesh/leaf_run.hpp>
 #include <phew/mesh/octree.hpp>
 #include <phew/mpi/comm.hpp>
 
@@ -27,10 +28,10 @@
 namespace phew::mesh {
 
 struct AmrDeposit {
-  // This rank's run of the leaves in key order (cell_key: the canonical order), and the density of each
-  // (its mass, summed in double, over its level's cell volume), as float when asked (float32 output)
-  // or double; the runs of ranks 0, 1, ... are the whole mesh.
-  std::vector<std::uint64_t> keys;
+  // This rank's run of the leaves in key order (cell_key: the canonical order), as their levels, and the
+  // density of each (its mass, summed in double, over its level's cell volume), as float when asked
+  // (float32 output) or double; the runs of ranks 0, 1, ... are the whole mesh.
+  LeafRun leaves;
   std::variant<std::vector<float>, std::vector<double>> density;
   std::vector<std::int64_t> cuts;               // the keys where each rank's run begins (CoarseRuns::cuts)
   std::vector<std::uint64_t> leaves_per_level;  // the whole mesh (all ranks)
@@ -48,9 +49,8 @@ std::int64_t amr_margin(const RefinementParams& params);
 // and deposits them on its leaves. A periodic grid expects positions wrapped into it. The particles are
 // taken (move them in): they are let go once filed in the canonical order. The tree and the leaves'
 // sums run on `threads` threads per rank, with the same bits (plane_runs.hpp). The densities come as
-// float when `float_density` (each the double density rounded once, as a float32 file stores it); the
-// keys are listed last, so that the cells' codes, the leaves' masses and their keys are never held at
-// once. Collective.
+// float when `float_density` (each the double density rounded once, as a float32 file stores it), the
+// masses let go as they are read. Collective.
 AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementParams& params,
                              std::vector<double> position, std::vector<double> mass, const mpi::Comm& comm,
                              int threads = 1, bool float_density = false);

@@ -2,12 +2,14 @@
 // between a grid.h5 and the algorithms, so that a tool never asks which mesh it holds.
 //   BlockField  the uniform grid: this rank's block (mpi::BlockDecomposition), cells in C order with room
 //               for the ghost shell (BlockMesh::shell_cells), in the file's precision;
-//   LeafField   the adaptive mesh (cic-project --refine): a run of whole coarse cells' leaves, cell keys
-//               in key order (CellSpace::rank_cuts), and the refinement that made them; densities in
-//               the file's precision. Read for the watershed, only the leaves above its threshold.
+//   LeafField   the adaptive mesh (cic-project --refine): a run of whole coarse cells' leaves in key order
+//               (CellSpace::rank_cuts), and the refinement that made them; densities in the file's
+//               precision. Made by cic-project, the whole run with its leaves' levels for keys
+//               (LeafRun); read for the watershed, only the leaves above its threshold, keys listed.
 #pragma once
 
 #include <phew/core/raw_vector.hpp>
+#include <phew/mesh/leaf_run.hpp>
 #include <phew/model/amr.hpp>
 #include <phew/mpi/blocks.hpp>
 
@@ -25,12 +27,13 @@ struct BlockField {
 
 struct LeafField {
   model::AmrRefinement refinement;
-  std::vector<std::uint64_t> keys;
+  // The leaves' keys (cell_key.hpp): listed, or for a whole run as its leaves' levels.
+  std::variant<std::vector<std::uint64_t>, LeafRun> keys;
   std::variant<std::vector<float>, std::vector<double>> density;  // float32 files held as stored
   // Read for the watershed (tool::read_field with a threshold): only the leaves above it are held, of
   // the `leaves_read` leaves of this rank's run of the key order, [cuts[rank], cuts[rank + 1])
   // (CellSpace::rank_cuts), whose densest is `densest`. Empty cuts (cic-project's field to write): every
-  // leaf of the run is held.
+  // leaf of the run is held, as a LeafRun.
   std::vector<std::int64_t> cuts;
   std::uint64_t leaves_read = 0;
   double densest = 0;
@@ -41,7 +44,8 @@ using Field = std::variant<BlockField, LeafField>;
 // The cells this rank holds: its block's cells or its leaves.
 inline std::uint64_t local_cells(const Field& field) {
   if (const auto* leaves = std::get_if<LeafField>(&field))
-    return leaves->cuts.empty() ? leaves->keys.size() : leaves->leaves_read;
+    return leaves->cuts.empty() ? std::visit([](const auto& k) -> std::uint64_t { return k.size(); }, leaves->keys)
+                                : leaves->leaves_read;
   return std::visit([](const auto& d) { return static_cast<std::uint64_t>(d.size()); },
                     std::get<BlockField>(field).density);
 }

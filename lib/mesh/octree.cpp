@@ -244,11 +244,17 @@ std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
   return out;
 }
 
-std::vector<std::int8_t> Octree::leaf_levels(int threads) const {
-  std::vector<std::int8_t> out(leaf_count());
-  for_each_numbered_leaf(threads,
-                         [&](std::uint64_t n, int level, std::uint64_t) { out[n] = static_cast<std::int8_t>(level); });
-  return out;
+LeafRun Octree::leaf_run(std::uint64_t first, std::uint64_t last, int threads) const {
+  if (first > last || last > leaf_count())
+    throw core::Error::internal("octree: leaves [{}, {}) of {}", first, last, leaf_count());
+  LeafRun run;
+  run.level.resize(last - first);
+  for_each_numbered_leaf(threads, [&](std::uint64_t n, int level, std::uint64_t code) {
+    if (n < first || n >= last) return;
+    run.level[n - first] = static_cast<std::int8_t>(level);
+    if (n == first) run.first_key = code << (3 * (levels_ - level)) << 4 | static_cast<std::uint64_t>(level);
+  });
+  return run;
 }
 
 std::uint64_t Octree::number_leaves(int threads) {

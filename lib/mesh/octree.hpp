@@ -26,6 +26,7 @@
 #include <phew/grid/assignment.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/mesh/cell_key.hpp>
+#include <phew/mesh/leaf_run.hpp>
 #include <phew/mesh/level_lattice.hpp>
 #include <phew/mesh/plane_runs.hpp>
 
@@ -105,8 +106,8 @@ class Octree {
   // Error(usage) beyond 2^31 - 1 leaves.
   std::uint64_t number_leaves(int threads = 1);
   bool numbered() const { return numbered_; }
-  // Each leaf's level, in key order (1 byte a leaf), on `threads` threads.
-  std::vector<std::int8_t> leaf_levels(int threads = 1) const;
+  // The leaves numbered [first, last) as a LeafRun (their levels; the keys follow), on `threads` threads.
+  LeafRun leaf_run(std::uint64_t first, std::uint64_t last, int threads = 1) const;
   // The leaves before the key of a coarse cell in key order (the number of the cell's first leaf), or
   // every leaf for a key past them all (CoarseRuns' last cut). The tree must be numbered.
   std::uint64_t leaves_before(std::int64_t coarse_key) const;

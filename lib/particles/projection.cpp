@@ -191,7 +191,7 @@ Projection project_to_octree(const SnapshotInfo& info, ParticleSet particles, co
   mesh::LeafField leaves;
   leaves.refinement = {octree.levels, octree.refine_particles, octree.refine_particles * unit, octree.buffer,
                        dep.leaves_per_level};
-  leaves.keys = std::move(dep.keys);
+  leaves.keys = std::move(dep.leaves);
   leaves.density = std::move(dep.density);
   return {grid_meta(info, params, dep.mass_total, dep.particles_in, masses), std::move(leaves), dep.particles_outside};
 }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace phew::tool {
 namespace {
@@ -54,6 +55,7 @@ mesh::BlockField read_block(const io::File& file, const grid::GridGeometry& g, c
 mesh::LeafField read_leaves(const io::File& file, const grid::GridGeometry& g, double threshold,
                             const mpi::Comm& comm) {
   mesh::LeafField field;
+  std::uint64_t kept_here = 0;
   mpi::agree(comm, [&] {
     field.refinement = io::read_amr_refinement(file);
     const std::uint64_t n = io::count_amr_leaves(file);
@@ -66,18 +68,18 @@ mesh::LeafField read_leaves(const io::File& file, const grid::GridGeometry& g, d
                                                    static_cast<std::uint64_t>(field.cuts[r + 1]), threshold);
       field.leaves_read = above.read;
       field.densest = above.densest;
+      kept_here = above.leaves.key.size();
       field.keys = std::move(above.leaves.key);
       field.density = std::move(above.leaves.density);
     });
   });
   // About 150 B per test leaf at the peak: the leaves kept (12-16 B), the mesh's ghosts, its neighbour
   // lists (about 70 B), the watershed's sets and labels, the saddle candidates, the output rows.
-  const auto kept = static_cast<long long>(comm.sum<std::uint64_t>(field.keys.size()));
+  const auto kept = static_cast<long long>(comm.sum<std::uint64_t>(kept_here));
   mpi::agree(comm, [&] {
-    core::check_memory(
-        static_cast<double>(comm.max<std::uint64_t>(field.keys.size())) * 150.0 * mpi::ranks_on_node(comm),
-        core::available_memory_bytes(),
-        fmt::format("segmenting {} leaves above the threshold", core::log::thousands(kept)));
+    core::check_memory(static_cast<double>(comm.max<std::uint64_t>(kept_here)) * 150.0 * mpi::ranks_on_node(comm),
+                       core::available_memory_bytes(),
+                       fmt::format("segmenting {} leaves above the threshold", core::log::thousands(kept)));
   });
   core::log::info("adaptive mesh: {} leaves over {} levels above the coarse grid, {} above the threshold",
                   core::log::thousands(static_cast<long long>(comm.sum<std::uint64_t>(field.leaves_read))),
@@ -126,10 +128,24 @@ std::vector<double> read_field_cells(const io::File& file, const grid::GridGeome
 void write_field(io::File& file, const grid::GridMeta& meta, const mesh::Field& field, io::Precision precision,
                  bool compress, const mpi::Comm& comm) {
   if (const auto* leaves = std::get_if<mesh::LeafField>(&field)) {
+    // The keys of a run (cic-project's) are listed from its levels as they are written.
+    io::NextKeys next_keys;
+    std::optional<mesh::LeafKeyCursor> cursor;
+    if (const auto* run = std::get_if<mesh::LeafRun>(&leaves->keys)) {
+      cursor.emplace(meta.geometry, leaves->refinement.levels, *run);
+      next_keys = [&](std::span<std::uint64_t> out) {
+        for (std::uint64_t& key : out) key = cursor->next();
+      };
+    }
     std::visit(
         [&](const auto& density) {
-          io::write_amr_grid(file, meta, leaves->refinement, leaves->keys, std::span(density), precision, compress,
-                             comm);
+          if (cursor)
+            io::write_amr_grid(file, meta, leaves->refinement, std::span(density), next_keys, precision, compress,
+                               comm);
+          else
+            io::write_amr_grid(file, meta, leaves->refinement,
+                               std::span<const std::uint64_t>(std::get<std::vector<std::uint64_t>>(leaves->keys)),
+                               std::span(density), precision, compress, comm);
         },
         leaves->density);
     return;

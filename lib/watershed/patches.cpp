@@ -228,7 +228,8 @@ Segmented segment_leaves(const grid::GridMeta& grid, mesh::LeafField& leaves, st
   if (leaves.cuts.empty())
     throw core::Error::internal("segment_octree_patches: the leaves come without their ranks' cuts (tool::read_field)");
   const int levels = leaves.refinement.levels;
-  mesh::BasicOctreeMesh<Real> mesh(grid.geometry, levels, leaves.cuts, std::move(leaves.keys), std::move(density),
+  mesh::BasicOctreeMesh<Real> mesh(grid.geometry, levels, leaves.cuts,
+                                   std::move(std::get<std::vector<std::uint64_t>>(leaves.keys)), std::move(density),
                                    comm);
   // The watershed and the saddles each look at every test leaf's neighbours: found once for both.
   core::enter(phase, "neighbours");

@@ -3,6 +3,7 @@
 // split of the particles and threads per rank, with dense blobs refined to the finest level across the
 // boundaries of the ranks' runs of coarse cells and of the threads' runs of coarse planes; the ranks'
 // runs hold equal shares of the particles.
+#include <phew/io/amr_grid_file.hpp>
 #include <phew/mesh/amr_deposit.hpp>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <variant>
 
@@ -86,6 +88,14 @@ std::vector<LeafMass> as_float(std::vector<LeafMass> leaves) {
   return leaves;
 }
 
+// A rank's keys, listed from its run's levels as the writer lists them.
+std::vector<std::uint64_t> keys_of(const AmrDeposit& result, const grid::GridGeometry& g, int levels) {
+  LeafKeyCursor cursor(g, levels, result.leaves);
+  std::vector<std::uint64_t> keys(result.leaves.size());
+  for (std::uint64_t& key : keys) key = cursor.next();
+  return keys;
+}
+
 // Rank r takes particles [b, e) of a split chosen by `seed` (uneven, some ranks empty).
 std::vector<LeafMass> distributed(const grid::GridGeometry& g, const RefinementParams& p, const Case& c, unsigned seed,
                                   AmrDeposit& result, const mpi::Comm& comm, int threads = 1,
@@ -108,8 +118,8 @@ std::vector<LeafMass> distributed(const grid::GridGeometry& g, const RefinementP
   std::vector<double> density;
   std::visit([&](const auto& d) { density.assign(d.begin(), d.end()); }, result.density);
   EXPECT_EQ(std::holds_alternative<std::vector<float>>(result.density), float_density);
-  EXPECT_EQ(result.keys.size(), density.size());
-  const auto keys = comm.all_gatherv<std::uint64_t>(result.keys);
+  EXPECT_EQ(result.leaves.size(), density.size());
+  const auto keys = comm.all_gatherv<std::uint64_t>(keys_of(result, g, p.levels));
   const auto all_density = comm.all_gatherv<double>(density);
   std::vector<LeafMass> all(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) all[i] = {keys[i], all_density[i]};
@@ -220,7 +230,7 @@ TEST(AmrDeposit, RunsHoldEqualSharesOfTheParticles) {
   for (int q = 0; q < comm.size(); ++q)
     EXPECT_LE(per_rank[static_cast<std::size_t>(q)], c.mass.size() / static_cast<std::size_t>(comm.size()) + heaviest)
         << "rank " << q;
-  for (const std::uint64_t key : r.keys) {
+  for (const std::uint64_t key : keys_of(r, g, p.levels)) {
     EXPECT_GE(static_cast<std::int64_t>(key), r.cuts[static_cast<std::size_t>(comm.rank())]);
     EXPECT_LT(static_cast<std::int64_t>(key), r.cuts[static_cast<std::size_t>(comm.rank()) + 1]);
   }
@@ -248,6 +258,108 @@ TEST(AmrDeposit, OpenRegionsAndTinyGridsToo) {
   tiny.shape = {3, 4, 5};
   tiny.extent = {40.0, 40.0, 40.0};
   expect_same(distributed(tiny, p, c, 6, r, comm), serial(tiny, p, c), "3 planes");
+}
+
+}  // namespace
+}  // namespace phew::mesh
+
+namespace phew::mesh {
+namespace {
+
+// A mesh of 2.6 M leaves on a coarse grid whose sides are not powers of two (codes left out between
+// coarse cells), every 7th coarse cell split: its keys, by sorting every leaf's cell_key (not by the
+// curve's stepping the cursor does).
+std::vector<std::uint64_t> sorted_leaf_keys(const grid::GridGeometry& g) {
+  std::vector<std::uint64_t> keys;
+  for (std::int64_t i = 0; i < g.shape[0]; ++i)
+    for (std::int64_t j = 0; j < g.shape[1]; ++j)
+      for (std::int64_t k = 0; k < g.shape[2]; ++k) {
+        const Cell c{0, {i, j, k}};
+        if (g.linear({i, j, k}) % 7 != 3) {
+          keys.push_back(cell_key(c, 1));
+        } else {
+          for (int o = 0; o < 8; ++o) keys.push_back(cell_key(child(c, o), 1));
+        }
+      }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+// The leaves' file written piece by piece from each rank's LeafRun, its keys listed as written, equals
+// the mesh: runs cut unevenly (some ranks empty, cuts off the pieces' boundaries), compressed or not,
+// float32 or float64 from float or double densities.
+TEST(AmrGridFile, RanksWriteTheirRunsPieceByPiece) {
+  const mpi::Comm comm;
+  grid::GridGeometry g;
+  g.shape = {131, 97, 160};
+  g.extent = {131, 97, 160};
+  const std::vector<std::uint64_t> keys = sorted_leaf_keys(g);
+  const std::uint64_t n = keys.size();
+  ASSERT_GT(n, 2 * io::kLeafPiece);
+  const auto density_of = [](std::uint64_t leaf) { return 1.0 + static_cast<double>(leaf % 1000) / 3.0; };
+  grid::GridMeta meta;
+  meta.geometry = g;
+  meta.density_units = "Msun/kpc^3";
+  meta.mass_units = "Msun";
+  meta.length_units = "kpc";
+  const model::AmrRefinement refinement{1, 8, 8, 1, {0, 0}};
+  std::string dir = "phew_amr_pieces_np" + std::to_string(comm.size());
+  dir = (std::filesystem::temp_directory_path() / dir).string();
+  if (comm.rank() == 0) std::filesystem::create_directories(dir);
+  comm.barrier();
+  int cases = 0;
+  for (const unsigned seed : {1u, 2u})
+    for (const bool compress : {false, true})
+      for (const bool single : {false, true}) {
+        std::vector<std::uint64_t> cut{0};
+        std::mt19937_64 rng(seed);
+        for (int r = 1; r < comm.size(); ++r)
+          cut.push_back(seed == 2 && r == 1 ? 0 : std::uniform_int_distribution<std::uint64_t>(0, n)(rng));
+        cut.push_back(n);
+        std::sort(cut.begin(), cut.end());
+        const std::uint64_t first = cut[static_cast<std::size_t>(comm.rank())],
+                            last = cut[static_cast<std::size_t>(comm.rank()) + 1];
+        LeafRun run;
+        run.first_key = first < last ? keys[first] : 0;
+        for (std::uint64_t leaf = first; leaf < last; ++leaf)
+          run.level.push_back(static_cast<std::int8_t>(keys[leaf] & 0xF));
+        std::vector<float> as_float;
+        std::vector<double> as_double;
+        for (std::uint64_t leaf = first; leaf < last; ++leaf) {
+          as_float.push_back(static_cast<float>(density_of(leaf)));
+          as_double.push_back(density_of(leaf));
+        }
+        const std::string path = dir + "/amr_" + std::to_string(cases) + ".h5";
+        {
+          io::File f = io::File::create(path, comm);
+          LeafKeyCursor cursor(g, 1, run);
+          const io::NextKeys next = [&](std::span<std::uint64_t> out) {
+            for (std::uint64_t& key : out) key = cursor.next();
+          };
+          const io::Precision precision = single ? io::Precision::f32 : io::Precision::f64;
+          if (seed % 2)
+            io::write_amr_grid(f, meta, refinement, std::span<const float>(as_float), next, precision, compress, comm);
+          else
+            io::write_amr_grid(f, meta, refinement, std::span<const double>(as_double), next, precision, compress,
+                               comm);
+        }
+        comm.barrier();
+        if (comm.rank() == 0) {
+          const io::File f = io::File::open_read(path);
+          const auto back = io::read_amr_leaf_rows<double>(f, 0, n);  // checks the levels against the keys too
+          ASSERT_EQ(back.key, keys) << "seed " << seed;
+          for (std::uint64_t leaf = 0; leaf < n; ++leaf) {
+            const double want =
+                single || seed % 2 ? static_cast<double>(static_cast<float>(density_of(leaf))) : density_of(leaf);
+            ASSERT_EQ(back.density[leaf], want) << "leaf " << leaf << ", seed " << seed;
+          }
+          EXPECT_EQ(io::amr_density_is_float32(f), single);
+        }
+        comm.barrier();
+        ++cases;
+      }
+  if (comm.rank() == 0) std::filesystem::remove_all(dir);
+  EXPECT_EQ(cases, 8);
 }
 
 }  // namespace

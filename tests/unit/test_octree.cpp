@@ -701,3 +701,77 @@ TEST(Octree, ThreadsGiveTheBitsOfOneThread) {
 
 }  // namespace
 }  // namespace phew::mesh
+
+namespace phew::mesh {
+namespace {
+
+// The next coarse code inside a grid equals the brute force over every code of the curve's cube, on
+// grids whose sides are and are not powers of two, flat and long ones among them.
+TEST(LeafRun, NextCodeInsideIsTheBruteForceScan) {
+  for (const std::array<std::int64_t, 3> shape : std::vector<std::array<std::int64_t, 3>>{
+           {4, 4, 4}, {5, 3, 7}, {1, 6, 2}, {9, 1, 1}, {1, 1, 1}, {16, 16, 3}, {3, 17, 5}}) {
+    int bits = 0;
+    while ((std::int64_t{1} << bits) < std::max({shape[0], shape[1], shape[2]})) ++bits;
+    const std::uint64_t end = std::uint64_t{1} << (3 * bits);
+    std::uint64_t expected = kNoCode;  // the answer for each code, scanned from the top
+    for (std::uint64_t code = end + 3; code-- > 0;) {
+      if (code < end && static_cast<std::int64_t>(gather_bits_3(code >> 2)) < shape[0] &&
+          static_cast<std::int64_t>(gather_bits_3(code >> 1)) < shape[1] &&
+          static_cast<std::int64_t>(gather_bits_3(code)) < shape[2])
+        expected = code;
+      ASSERT_EQ(next_code_inside(code, shape), expected)
+          << "code " << code << " of " << shape[0] << "x" << shape[1] << "x" << shape[2];
+    }
+  }
+}
+
+// The keys a LeafRun gives equal the tree's own, for the whole mesh and for runs cut anywhere (as ranks
+// cut them, at coarse cells, and elsewhere), on grids whose sides are not powers of two.
+TEST(LeafRun, KeysFollowFromTheLevels) {
+  int cases = 0;
+  for (const std::array<std::int64_t, 3> shape :
+       std::vector<std::array<std::int64_t, 3>>{{6, 6, 6}, {5, 3, 7}, {2, 7, 1}})
+    for (const int levels : {0, 1, 3}) {
+      grid::GridGeometry g = cube(1, 10.0);
+      g.shape = shape;
+      for (std::size_t d = 0; d < 3; ++d) g.extent[d] = 10.0 * static_cast<double>(shape[d]) / 6.0;
+      std::vector<double> mass;
+      std::vector<double> pos = blobs(static_cast<std::uint32_t>(shape[1] + levels), 4000, 10.0, mass);
+      for (std::size_t p = 0; p < mass.size(); ++p)
+        for (std::size_t d = 0; d < 3; ++d) pos[3 * p + d] *= static_cast<double>(shape[d]) / 6.0;
+      RefinementParams params;
+      params.levels = levels;
+      params.refine_particles = 4;
+      const Octree tree = build_octree(g, params, pos, mass, 1);
+      const std::vector<std::uint64_t> keys = tree.leaf_keys();
+      const std::uint64_t n = keys.size();
+      for (const auto& [first, last] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+               {0, n}, {0, 0}, {n / 3, n / 3 + 1}, {n / 5, n - 2}, {1, n}, {n / 2, n}}) {
+        const LeafRun run = tree.leaf_run(first, last, 2);
+        ASSERT_EQ(run.size(), last - first);
+        LeafKeyCursor cursor(g, levels, run);
+        for (std::uint64_t i = first; i < last; ++i)
+          ASSERT_EQ(cursor.next(), keys[i]) << "leaf " << i << " of [" << first << ", " << last << ")";
+        EXPECT_THROW(cursor.next(), core::Error);  // past the run
+        ++cases;
+      }
+      if (levels == 0) {
+        EXPECT_EQ(n, g.cells());
+      } else {
+        EXPECT_GT(n, g.cells()) << "refined";
+        // A level that does not tile its coarse cell is refused.
+        LeafRun bad = tree.leaf_run(0, n);
+        for (auto& l : bad.level)
+          if (l > 0) {
+            l = static_cast<std::int8_t>(l - 1);
+            break;
+          }
+        LeafKeyCursor cursor(g, levels, bad);
+        EXPECT_THROW(for (std::uint64_t i = 0; i < n; ++i) cursor.next(), core::Error);
+      }
+    }
+  EXPECT_EQ(cases, 54);
+}
+
+}  // namespace
+}  // namespace phew::mesh
