@@ -181,18 +181,6 @@ std::vector<Cell> Octree::leaves() const {
   return out;
 }
 
-std::vector<std::pair<std::uint64_t, std::int64_t>> Octree::coarse_in_key_order() const {
-  std::vector<std::pair<std::uint64_t, std::int64_t>> coarse;
-  coarse.reserve(coarse_.cells());
-  for (std::int64_t s = 0; s < static_cast<std::int64_t>(coarse_.cells()); ++s) {
-    const auto i = coarse_.cell_at(s);
-    coarse.emplace_back(code_of({i.i, i.j, i.k}), s);
-  }
-  decltype(coarse) scratch;  // codes are distinct: by code alone is the pairs' order
-  core::radix_sort_by_used_bits(coarse, scratch, [](const auto& c) { return c.first; });
-  return coarse;
-}
-
 template <typename F>
 void Octree::walk_subtree(int level, std::size_t s, std::uint64_t code, F& f) const {
   // Depth first, the children in octant order (a child's code is its parent's << 3 | octant: no cell's
@@ -213,11 +201,16 @@ void Octree::walk_subtree(int level, std::size_t s, std::uint64_t code, F& f) co
 }
 
 template <typename F>
-void Octree::walk_leaves(const std::vector<std::pair<std::uint64_t, std::int64_t>>& coarse, std::size_t b,
-                         std::size_t e, F&& f) const {
+void Octree::walk_codes(std::uint64_t b, std::uint64_t e, F&& f) const {
   // Key order without a sort: the coarse cells in Morton order (a coarse cell's key is its Morton code
   // shifted by 3 levels per level), each one's subtree depth first, leaves only.
-  for (std::size_t c = b; c < e; ++c) walk_subtree(0, static_cast<std::size_t>(coarse[c].second), coarse[c].first, f);
+  for (std::uint64_t code = next_code_inside(b, coarse_.shape); code < e;
+       code = next_code_inside(code + 1, coarse_.shape)) {
+    const std::int64_t linear = coarse_.linear({static_cast<std::int64_t>(gather_bits_3(code >> 2)),
+                                                static_cast<std::int64_t>(gather_bits_3(code >> 1)),
+                                                static_cast<std::int64_t>(gather_bits_3(code))});
+    walk_subtree(0, static_cast<std::size_t>(linear), code, f);
+  }
 }
 
 template <typename F>
@@ -263,20 +256,35 @@ std::uint64_t Octree::number_leaves(int threads) {
   // Chunks of coarse cells on the threads, each told where its leaves start in key order (its leaves
   // counted first): the same numbers for any threads. Each leaf is its own slot, so the threads write
   // apart (a leaf's entry is read before it is written).
-  constexpr std::size_t kCoarsePerTask = std::size_t{1} << 12;
-  const auto coarse = coarse_in_key_order();
-  std::vector<std::uint64_t> offset((coarse.size() + kCoarsePerTask - 1) / kCoarsePerTask + 1, 0);
-  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
-    std::uint64_t count = 0;
-    walk_leaves(coarse, b, e, [&](int, std::size_t, std::uint64_t) { ++count; });
-    offset[b / kCoarsePerTask + 1] = count;
+  // Chunks of the Morton curve's coarse codes on the threads, each told where its leaves start in key
+  // order (its leaves counted first): the same numbers for any threads. A grid whose sides are not one
+  // power of two leaves codes out: the chunks grow with the share left out, about 4096 cells each. Each
+  // leaf is its own slot, so the threads write apart (a leaf's entry is read before it is written).
+  const std::int64_t widest = std::max({coarse_.shape[0], coarse_.shape[1], coarse_.shape[2]});
+  std::uint64_t side = 1;
+  while (static_cast<std::int64_t>(side) < widest) side *= 2;
+  const std::uint64_t codes = side * side * side;
+  const std::uint64_t per_task = (std::uint64_t{1} << 12) * ((codes + coarse_.cells() - 1) / coarse_.cells());
+  const std::size_t tasks = static_cast<std::size_t>((codes + per_task - 1) / per_task);
+  std::vector<std::uint64_t> offset(tasks + 1, 0);
+  const auto chunk = [&](std::size_t t) { return std::pair{t * per_task, std::min(codes, (t + 1) * per_task)}; };
+  core::parallel_for(threads, tasks, 1, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t t = b; t < e; ++t) {
+      std::uint64_t count = 0;
+      const auto [from, to] = chunk(t);
+      walk_codes(from, to, [&](int, std::size_t, std::uint64_t) { ++count; });
+      offset[t + 1] = count;
+    }
   });
-  for (std::size_t c = 0; c + 1 < offset.size(); ++c) offset[c + 1] += offset[c];
-  core::parallel_for(threads, coarse.size(), kCoarsePerTask, [&](std::size_t b, std::size_t e, int) {
-    std::uint64_t at = offset[b / kCoarsePerTask];
-    walk_leaves(coarse, b, e, [&](int level, std::size_t s, std::uint64_t) {
-      first_child_[static_cast<std::size_t>(level)][s] = kLeafBit | static_cast<std::uint32_t>(at++);
-    });
+  for (std::size_t t = 0; t < tasks; ++t) offset[t + 1] += offset[t];
+  core::parallel_for(threads, tasks, 1, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t t = b; t < e; ++t) {
+      std::uint64_t at = offset[t];
+      const auto [from, to] = chunk(t);
+      walk_codes(from, to, [&](int level, std::size_t s, std::uint64_t) {
+        first_child_[static_cast<std::size_t>(level)][s] = kLeafBit | static_cast<std::uint32_t>(at++);
+      });
+    }
   });
   numbered_ = true;
   numbered_leaves_ = n;
@@ -515,6 +523,7 @@ std::vector<std::uint64_t> dilate(const grid::GridGeometry& coarse, int level, s
     core::release(codes);  // room for the sort's scratch
     core::radix_sort_values(grown, scratch);
     grown.erase(std::unique(grown.begin(), grown.end()), grown.end());
+    grown.shrink_to_fit();  // the room reserved for every copy: held until the tree is built otherwise
     codes = std::move(grown);
   }
   return codes;
@@ -582,7 +591,7 @@ LevelCodes balance_closure(const grid::GridGeometry& coarse, const RefinementPar
   return required;
 }
 
-Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, const LevelCodes& split, int threads) {
+Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, LevelCodes split, int threads) {
   // The cells' codes are at hand (sorted): the tree never holds them, its largest part (8 bytes a cell).
   Octree tree(coarse, levels);
   tree.forget_cell_codes();
@@ -602,8 +611,10 @@ Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, co
     if (std::adjacent_find(parent.begin(), parent.end(),
                            [](const auto& a, const auto& b) { return a.first >= b.first; }) != parent.end())
       throw core::Error::internal("octree: the cells to split at level {} are not sorted and distinct", level);
+    core::release(split[static_cast<std::size_t>(level)]);
     tree.split_in_code_order(level, parent, false);
   }
+  core::release(split);
   tree.number_leaves(threads);
   return tree;
 }
@@ -614,18 +625,24 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
   const auto levels = static_cast<std::size_t>(params.levels);
   // Flagged: the heavy cells and those within the buffer of them, on each level's lattice (cells the
   // first build did not reach are flagged too: the balance makes them).
-  const LevelCodes heavy = heavy_cells(coarse, params, position, mass, threads);
+  // Each level's codes are let go once used: the heavy cells once dilated, the required ones once
+  // merged, the flags once split (from_split_cells).
   LevelCodes flagged(levels + 1);
-  for (std::size_t l = 0; l < levels; ++l) flagged[l] = dilate(coarse, static_cast<int>(l), heavy[l], params.buffer);
+  {
+    LevelCodes heavy = heavy_cells(coarse, params, position, mass, threads);
+    for (std::size_t l = 0; l < levels; ++l)
+      flagged[l] = dilate(coarse, static_cast<int>(l), std::move(heavy[l]), params.buffer);
+  }
   if (exchange) flagged = exchange->share(std::move(flagged));
-  const LevelCodes required = balance_closure(coarse, params, flagged);
+  LevelCodes required = balance_closure(coarse, params, flagged);
   for (std::size_t l = 0; l < levels; ++l) {
     std::vector<std::uint64_t>& f = flagged[l];
     f.insert(f.end(), required[l].begin(), required[l].end());
     std::inplace_merge(f.begin(), f.end() - static_cast<std::ptrdiff_t>(required[l].size()), f.end());
     f.erase(std::unique(f.begin(), f.end()), f.end());
+    core::release(required[l]);
   }
-  return Octree::from_split_cells(coarse, params.levels, flagged, threads);
+  return Octree::from_split_cells(coarse, params.levels, std::move(flagged), threads);
 }
 
 }  // namespace phew::mesh

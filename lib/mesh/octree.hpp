@@ -59,9 +59,9 @@ class Octree {
   // of it a rank holds (its coarse cells and those around them; elsewhere the coarse cells stay leaves).
   static Octree from_leaves(const grid::GridGeometry& coarse, int levels, const std::vector<Cell>& leaves);
   // The tree whose split cells are `split` (Morton codes per level, sorted; each one's parent split),
-  // without its cells' codes (forget_cell_codes).
+  // without its cells' codes (forget_cell_codes). Each level's codes are let go once split.
   static Octree from_split_cells(const grid::GridGeometry& coarse, int levels,
-                                 const std::vector<std::vector<std::uint64_t>>& split, int threads = 1);
+                                 std::vector<std::vector<std::uint64_t>> split, int threads = 1);
 
   const grid::GridGeometry& coarse() const { return coarse_; }
   const LevelLattice& level_lattice(int level) const { return lattice_[static_cast<std::size_t>(level)]; }
@@ -142,16 +142,14 @@ class Octree {
   void split_in_code_order(int level, const std::vector<std::pair<std::uint64_t, std::int64_t>>& parent,
                            bool keep_codes);
 
-  // The coarse cells in Morton order: (code, linear index).
-  std::vector<std::pair<std::uint64_t, std::int64_t>> coarse_in_key_order() const;
   // Calls f(level, slot, code) for the leaves of the subtree of the cell in slot s of a level (code: its
   // Morton code), in key order.
   template <typename F>
   void walk_subtree(int level, std::size_t s, std::uint64_t code, F& f) const;
-  // Calls f(level, slot, code) for the leaves of coarse cells [b, e) of that order, in key order.
+  // Calls f(level, slot, code) for the leaves of the coarse cells whose Morton codes lie in [b, e), in key
+  // order.
   template <typename F>
-  void walk_leaves(const std::vector<std::pair<std::uint64_t, std::int64_t>>& coarse, std::size_t b, std::size_t e,
-                   F&& f) const;
+  void walk_codes(std::uint64_t b, std::uint64_t e, F&& f) const;
   // Calls f(number, level, code) for every leaf of a numbered tree, in no particular order, on threads.
   template <typename F>
   void for_each_numbered_leaf(int threads, F&& f) const;
