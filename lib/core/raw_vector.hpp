@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -99,6 +100,23 @@ inline char* release_pages(char* from, const void* to) {
   const auto end = reinterpret_cast<std::uintptr_t>(to) / page * page;
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   return end > begin ? reinterpret_cast<char*>(end) : from;
+}
+
+// The same values as a std::vector, copied a piece at a time with the source's pages given back as they
+// are copied (the two are never held whole at once); the source is let go.
+template <typename T, typename Allocator>
+std::vector<T> to_vector_releasing(std::vector<T, Allocator>&& from) {
+  std::vector<T> out;
+  out.reserve(from.size());  // room, not written: its pages are touched as the pieces come
+  constexpr std::size_t kPiece = (std::size_t{1} << 20) / sizeof(T);
+  char* given = reinterpret_cast<char*>(from.data());
+  for (std::size_t b = 0; b < from.size(); b += kPiece) {
+    const std::size_t e = std::min(from.size(), b + kPiece);
+    out.insert(out.end(), from.begin() + static_cast<std::ptrdiff_t>(b), from.begin() + static_cast<std::ptrdiff_t>(e));
+    given = release_pages(given, from.data() + e);
+  }
+  release(from);
+  return out;
 }
 
 }  // namespace phew::core

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 namespace phew::mesh {
 namespace {
@@ -155,49 +156,50 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   const auto rank = comm.rank();
   out.leaves_per_level.assign(static_cast<std::size_t>(params.levels) + 1, 0);
   core::FixedInt total = 0;
+  // The densities of this rank's leaves, filled out of order as the deposit completes them: pages
+  // untouched until written (they are made a std::vector once the tree is gone).
+  std::variant<core::RawVector<float>, core::RawVector<double>> density;
+  if (float_density)
+    density = core::RawVector<float>();
+  else
+    density = core::RawVector<double>();
   {
-    // The cells' codes go once the tree is built (build_octree), the particles once deposited, and the
-    // masses as they are made densities.
+    // The cells' codes go once the tree is built (build_octree), the particles as they are deposited,
+    // and the leaves' masses as they are made densities.
     Octree tree = build_octree(coarse, params, wpos, wmass, threads, comm.size() > 1 ? &exchange : nullptr);
     core::log::verbose("refined: {} leaves in the window",
                        core::log::thousands(static_cast<long long>(tree.leaf_count())));
-    std::vector<double> leaf_mass = deposit_on_leaves(tree, params.assignment, wpos, wmass, threads);
-    core::release(wpos);
-    core::release(wmass);
     // This rank's leaves: those of its run of coarse cells, [first, last) of the window's key order, as
-    // their levels (LeafRun: the keys follow from them when written). Their total (exact, in fixed
-    // point), their counts per level, and their densities.
+    // their levels (LeafRun: the keys follow from them when written). Their counts per level, their
+    // total (exact, in fixed point, in any order) and their densities.
     const std::uint64_t first = tree.leaves_before(runs.first_key(rank)), last = tree.leaves_before(runs.end_key(rank));
     out.leaves = tree.leaf_run(first, last, threads);
     const std::vector<std::int8_t>& level = out.leaves.level;
+    for (const std::int8_t l : level) ++out.leaves_per_level[static_cast<std::size_t>(l)];
     const auto volume = [&](std::size_t leaf) {  // the uniform grid's one division, by the leaf's level's volume
       return coarse.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * level[leaf]));
     };
-    for (std::size_t leaf = 0; leaf < level.size(); ++leaf) {
-      total += scale.to_fixed(leaf_mass[first + leaf]);
-      ++out.leaves_per_level[static_cast<std::size_t>(level[leaf])];
-    }
-    if (float_density) {
-      // The masses' pages go back as they are read: the doubles and the floats are not held whole at once.
-      // (The floats' pages are touched as they are filled: reserved, not zeroed.)
-      std::vector<float> density;
-      density.reserve(last - first);
-      char* released = core::release_pages(reinterpret_cast<char*>(leaf_mass.data()), leaf_mass.data() + first);
-      constexpr std::size_t kPiece = std::size_t{1} << 18;
-      for (std::size_t from = 0; from < level.size(); from += kPiece) {
-        const std::size_t to = std::min(level.size(), from + kPiece);
-        for (std::size_t i = from; i < to; ++i) density.push_back(static_cast<float>(leaf_mass[first + i] / volume(i)));
-        released = core::release_pages(released, leaf_mass.data() + first + to);
-      }
-      core::release(leaf_mass);
-      out.density = std::move(density);
-    } else {
-      for (std::size_t leaf = 0; leaf < level.size(); ++leaf) leaf_mass[leaf] = leaf_mass[first + leaf] / volume(leaf);
-      leaf_mass.resize(last - first);
-      if (comm.size() > 1) leaf_mass.shrink_to_fit();  // the window's leaves beyond the run are let go
-      out.density = std::move(leaf_mass);
-    }
+    std::visit([&](auto& d) { d.resize(last - first); }, density);
+    std::mutex total_lock;
+    deposit_on_leaves_streamed(tree, params.assignment, std::move(wpos), std::move(wmass), threads,
+                               [&](std::uint64_t b, std::span<const double> masses) {
+                                 const std::uint64_t from = std::max(b, first), to = std::min(b + masses.size(), last);
+                                 if (from >= to) return;  // the window's leaves beyond the run
+                                 core::FixedInt part = 0;
+                                 std::visit(
+                                     [&](auto& d) {
+                                       using Real = typename std::decay_t<decltype(d)>::value_type;
+                                       for (std::uint64_t leaf = from; leaf < to; ++leaf) {
+                                         part += scale.to_fixed(masses[leaf - b]);
+                                         d[leaf - first] = static_cast<Real>(masses[leaf - b] / volume(leaf - first));
+                                       }
+                                     },
+                                     density);
+                                 const std::lock_guard<std::mutex> hold(total_lock);
+                                 total += part;
+                               });
   }  // the tree is let go here
+  std::visit([&](auto& d) { out.density = core::to_vector_releasing(std::move(d)); }, density);
   comm.sum_each(std::span<std::uint64_t>(out.leaves_per_level));
   out.mass_total = scale.to_double(mpi::exact_total(comm, total));
   return out;

@@ -3,9 +3,14 @@
 #include <phew/mesh/octree.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <climits>
 #include <cmath>
 
 namespace phew::mesh {
@@ -123,6 +128,101 @@ std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assig
           },
           [&](std::size_t leaf, double m) { out[leaf] += m; });
   return out;
+}
+
+namespace {
+
+// The number of the first or the last leaf of a coarse cell (linear index): its leaves are one run of
+// the key order, from its first child's first child ... to its last child's last child.
+std::uint64_t end_leaf(const Octree& tree, std::int64_t coarse_cell, int octant) {
+  int level = 0;
+  auto s = static_cast<std::size_t>(coarse_cell);
+  for (std::int64_t k; (k = tree.child_slot(level, s, octant)) >= 0; ++level) s = static_cast<std::size_t>(k);
+  return tree.leaf_number(level, s);
+}
+
+}  // namespace
+
+void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment, std::vector<double> position,
+                                std::vector<double> mass, int threads, const CompleteLeaves& complete) {
+  if (!tree.numbered()) throw core::Error::internal("deposit_on_leaves: the tree's leaves are not numbered");
+  const std::uint64_t n = tree.leaf_count();
+  core::PageVector<double> sums;
+  sums.resize(n);  // mapped from the system, zero pages until written; a small one from the heap, zeroed
+  if (n * sizeof(double) < core::kPageVectorMapped) std::fill(sums.begin(), sums.end(), 0.0);
+
+  // Each page's leaves' coarse planes, [low, high]: those of the coarse cells whose leaves it holds.
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)) / sizeof(double);
+  const std::size_t pages = static_cast<std::size_t>((n + page - 1) / page);
+  std::vector<std::int32_t> low(pages, INT32_MAX), high(pages, -1);
+  const grid::GridGeometry& g = tree.coarse();
+  const std::int64_t plane_cells = g.shape[1] * g.shape[2];
+  for (std::int64_t c = 0; c < static_cast<std::int64_t>(g.cells()); ++c) {
+    const auto plane = static_cast<std::int32_t>(c / plane_cells);
+    for (std::uint64_t p = end_leaf(tree, c, 0) / page, last = end_leaf(tree, c, 7) / page; p <= last; ++p) {
+      low[p] = std::min(low[p], plane);
+      high[p] = std::max(high[p], plane);
+    }
+  }
+
+  const PlaneRuns runs = particle_runs(g, position, threads, true);
+  // Each run's pages: those whose planes are all its own inner planes, by their last plane.
+  std::vector<std::vector<std::pair<std::int32_t, std::size_t>>> owned(static_cast<std::size_t>(runs.runs()));
+  for (int r = 0; r < runs.runs(); ++r) {
+    const auto [first, last] = runs.inner_planes(r);
+    auto& mine = owned[static_cast<std::size_t>(r)];
+    for (std::size_t p = 0; p < pages; ++p)
+      if (low[p] >= first && high[p] <= last) mine.emplace_back(high[p], p);
+    std::sort(mine.begin(), mine.end());
+  }
+  core::release(low);
+  // The pages go back a block at a time, once all of a block's pages are handed over: a page at a time,
+  // the calls and the other threads' TLB flushes each one makes cost more than the deposit saves.
+  constexpr std::size_t kBlock = 16;
+  std::vector<std::atomic<std::uint32_t>> left((pages + kBlock - 1) / kBlock);
+  for (std::size_t b = 0; b < left.size(); ++b)
+    left[b].store(static_cast<std::uint32_t>(std::min(pages, (b + 1) * kBlock) - b * kBlock));
+  std::vector<char> handed(pages, 0);
+  const auto hand_over = [&](std::size_t p) {
+    const std::uint64_t b = p * page, e = std::min(n, b + page);
+    complete(b, std::span<const double>(sums.data() + b, e - b));
+    handed[p] = 1;
+    if (left[p / kBlock].fetch_sub(1) == 1) {
+      const std::uint64_t block = p / kBlock * kBlock * page;
+      core::release_pages(reinterpret_cast<char*>(sums.data() + block),
+                          sums.data() + std::min(n, block + kBlock * page));
+    }
+  };
+  // Where each run's particles visited for the last time have been given back to.
+  std::vector<std::size_t> next(owned.size(), 0);
+  std::vector<std::pair<char*, char*>> given(owned.size());
+  for (int r = 0; r < runs.runs(); ++r) {
+    const std::size_t from = runs.edge_particles(r)[1];
+    given[static_cast<std::size_t>(r)] = {reinterpret_cast<char*>(position.data() + 3 * from),
+                                          reinterpret_cast<char*>(mass.data() + from)};
+  }
+
+  const LeafDeposit deposit(tree);
+  runs.sum(
+      [&](std::size_t p, auto&& sink) {
+        const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
+        const Cell leaf = tree.leaf_at(x);
+        if (leaf.level < 0) return;
+        deposit.add({assignment, leaf.level, tree.level_lattice(leaf.level).position(x), mass[p]}, sink);
+      },
+      [&](std::size_t leaf, double m) { sums[leaf] += m; },
+      [&](int r, std::int64_t plane, std::size_t end) {
+        const auto run = static_cast<std::size_t>(r);
+        auto& mine = owned[run];
+        for (std::size_t& i = next[run]; i < mine.size() && mine[i].first + PlaneRuns::kReach < plane; ++i)
+          hand_over(mine[i].second);
+        // Particles before the run's high edge planes are not visited again.
+        const std::size_t upto = std::min(end, runs.edge_particles(r)[2]);
+        given[run].first = core::release_pages(given[run].first, position.data() + 3 * upto);
+        given[run].second = core::release_pages(given[run].second, mass.data() + upto);
+      });
+  for (std::size_t p = 0; p < pages; ++p)
+    if (!handed[p]) hand_over(p);
 }
 
 }  // namespace phew::mesh

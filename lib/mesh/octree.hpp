@@ -176,7 +176,9 @@ void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& 
 
 // The particles cut into runs of whole coarse planes for `threads` threads (plane_runs.hpp), when they
 // come plane by plane (the deposit's canonical order, coarse cell by coarse cell); else one run.
-PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double> position, int threads);
+// `planes`: the runs' planes listed (PlaneRuns::sum's `reached`), when they come plane by plane.
+PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double> position, int threads,
+                        bool planes = false);
 
 // Cells of each level's lattice by their Morton codes (a child's code is its parent's << 3 | octant),
 // sorted, per level 0..levels.
@@ -212,5 +214,17 @@ std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assig
 // On `threads` threads, as build_octree: the same bits. The tree must be numbered (Octree::numbered).
 std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass, int threads);
+// The same sums handed over as they complete, never held whole. They are kept in pages mapped from the
+// system; once no particle adds to a page's leaves any more, complete(first, masses) receives them
+// (leaves [first, first + masses.size()), each leaf once) and the page goes back. When the particles come
+// plane by plane (the deposit's canonical order), a page completes as the threads pass beyond the planes
+// its leaves' clouds come from (PlaneRuns::sum's `reached`), on the thread that passes: calls come at
+// once from different threads, on different leaves. The pages of leaves near the threads' edge planes
+// and the grid's ends, and all of them when the particles come in no order, complete once every
+// particle is deposited. The particles are taken, and their pages go back as each thread visits them
+// for the last time. The same bits as deposit_on_leaves.
+using CompleteLeaves = std::function<void(std::uint64_t first, std::span<const double> masses)>;
+void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment, std::vector<double> position,
+                                std::vector<double> mass, int threads, const CompleteLeaves& complete);
 
 }  // namespace phew::mesh

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <random>
 
 namespace phew::mesh {
@@ -771,6 +772,93 @@ TEST(LeafRun, KeysFollowFromTheLevels) {
       }
     }
   EXPECT_EQ(cases, 54);
+}
+
+}  // namespace
+}  // namespace phew::mesh
+
+namespace phew::mesh {
+namespace {
+
+// The leaves' masses handed over as they complete (deposit_on_leaves_streamed) are those of
+// deposit_on_leaves bit for bit, each leaf once, on 1-4 threads, on periodic and open grids whose sides
+// are not powers of two, with particles filed by coarse cell (pages complete as the threads pass: the
+// calls then come out of page order) and in no order (every page at the end).
+TEST(Octree, LeafMassesHandedOverAsTheyCompleteAreTheWholeDeposit) {
+  int cases = 0, early = 0;
+  for (const bool periodic : {true, false})
+    for (const bool filed : {true, false}) {
+      grid::GridGeometry g = cube(1, 10.0, periodic);
+      g.shape = {26, 19, 23};
+      g.extent = {26.0, 19.0, 23.0};
+      std::vector<double> mass;
+      std::vector<double> pos = blobs(periodic ? 5u : 6u, 60000, 19.0, mass, false);
+      for (std::size_t p = 0; p < mass.size(); ++p) {
+        pos[3 * p] *= 26.0 / 19.0;
+        pos[3 * p + 2] *= 23.0 / 19.0;
+      }
+      if (!periodic) {
+        g.origin = {0.5, 0.5, 0.5};
+        g.extent = {25.0, 18.0, 22.0};
+      }
+      if (filed) {
+        std::vector<std::pair<std::int64_t, std::size_t>> order;
+        const LevelLattice level0(g, 0);
+        for (std::size_t p = 0; p < mass.size(); ++p) {
+          Cell c;
+          order.emplace_back(coarse_cell_of(g, level0, {pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]}, c)
+                                 ? g.linear({c.index[0], c.index[1], c.index[2]})
+                                 : -1,
+                             p);
+        }
+        std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::vector<double> x, m;
+        for (const auto& [cell, p] : order) {
+          x.insert(x.end(), {pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]});
+          m.push_back(mass[p]);
+        }
+        pos.swap(x);
+        mass.swap(m);
+      }
+      for (const grid::Assignment a : {grid::Assignment::cic, grid::Assignment::tsc}) {
+        RefinementParams params;
+        params.levels = 3;
+        params.refine_particles = 3;
+        params.assignment = a;
+        const Octree tree = build_octree(g, params, pos, mass, 1);
+        const std::vector<double> whole = deposit_on_leaves(tree, a, pos, mass, 1);
+        ASSERT_GT(whole.size(), 100000u);  // pages mapped from the system, many of them
+        for (const int threads : {1, 2, 3, 4}) {
+          const std::string what = std::string(periodic ? "periodic" : "open") + (filed ? ", filed, " : ", unfiled, ") +
+                                   std::string(grid::to_string(a)) + ", " + std::to_string(threads) + " threads";
+          std::vector<double> got(whole.size(), -1.0);
+          std::vector<int> times(whole.size(), 0);
+          std::mutex lock;
+          std::vector<std::uint64_t> calls;
+          deposit_on_leaves_streamed(tree, a, pos, mass, threads, [&](std::uint64_t b, std::span<const double> m) {
+            for (std::size_t i = 0; i < m.size(); ++i) {
+              got[b + i] = m[i];
+              ++times[b + i];
+            }
+            const std::lock_guard<std::mutex> hold(lock);
+            calls.push_back(b);
+          });
+          for (std::size_t n = 0; n < whole.size(); ++n) {
+            ASSERT_EQ(times[n], 1) << what << ", leaf " << n;
+            ASSERT_EQ(std::memcmp(&got[n], &whole[n], sizeof(double)), 0)
+                << what << ", leaf " << n << ": " << got[n] << " " << whole[n];
+          }
+          const bool in_page_order = std::is_sorted(calls.begin(), calls.end());
+          if (!filed) {
+            EXPECT_TRUE(in_page_order) << what << ": all at the end";
+          }
+          if (filed && !in_page_order) ++early;
+          ++cases;
+        }
+      }
+    }
+  EXPECT_EQ(cases, 32);
+  EXPECT_EQ(early, 16) << "with particles filed, pages complete while the threads deposit";
 }
 
 }  // namespace
