@@ -55,6 +55,27 @@ std::vector<double> blobs(std::uint32_t seed, std::size_t n, double box, std::ve
   return pos;
 }
 
+// The particles in the deposit's canonical order: coarse cell by coarse cell (linear index), those outside
+// an open grid first, each cell's in their order.
+void file_by_coarse_cell(const grid::GridGeometry& g, std::vector<double>& pos, std::vector<double>& mass) {
+  std::vector<std::pair<std::int64_t, std::size_t>> order;
+  const LevelLattice level0(g, 0);
+  for (std::size_t p = 0; p < mass.size(); ++p) {
+    Cell c{0, {0, 0, 0}};
+    const auto u = level0.position({pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]});
+    for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
+    order.emplace_back(normalise_cell(g, c) ? g.linear({c.index[0], c.index[1], c.index[2]}) : -1, p);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<double> x, m;
+  for (const auto& [cell, p] : order) {
+    x.insert(x.end(), {pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]});
+    m.push_back(mass[p]);
+  }
+  pos.swap(x);
+  mass.swap(m);
+}
+
 double total(std::span<const double> v) {
   double s = 0;
   for (double x : v) s += x;
@@ -651,24 +672,7 @@ TEST(Octree, ThreadsGiveTheBitsOfOneThread) {
           g.origin = {0.5, 0.5, 0.5};
           g.extent = {g.extent[0] - 1.0, 9.0, 9.0};
         }
-        if (filed) {  // coarse cell by coarse cell, those outside an open grid first
-          std::vector<std::pair<std::int64_t, std::size_t>> order;
-          const LevelLattice level0(g, 0);
-          for (std::size_t p = 0; p < mass.size(); ++p) {
-            Cell c{0, {0, 0, 0}};
-            const auto u = level0.position({pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]});
-            for (std::size_t d = 0; d < 3; ++d) c.index[d] = static_cast<std::int64_t>(std::floor(u[d]));
-            order.emplace_back(normalise_cell(g, c) ? g.linear({c.index[0], c.index[1], c.index[2]}) : -1, p);
-          }
-          std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-          std::vector<double> x, m;
-          for (const auto& [cell, p] : order) {
-            x.insert(x.end(), {pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]});
-            m.push_back(mass[p]);
-          }
-          pos.swap(x);
-          mass.swap(m);
-        }
+        if (filed) file_by_coarse_cell(g, pos, mass);
         for (const grid::Assignment a : {grid::Assignment::ngp, grid::Assignment::cic, grid::Assignment::tsc}) {
           RefinementParams params;
           params.levels = 3;
@@ -801,25 +805,7 @@ TEST(Octree, LeafMassesHandedOverAsTheyCompleteAreTheWholeDeposit) {
         g.origin = {0.5, 0.5, 0.5};
         g.extent = {25.0, 18.0, 22.0};
       }
-      if (filed) {
-        std::vector<std::pair<std::int64_t, std::size_t>> order;
-        const LevelLattice level0(g, 0);
-        for (std::size_t p = 0; p < mass.size(); ++p) {
-          Cell c;
-          order.emplace_back(coarse_cell_of(g, level0, {pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]}, c)
-                                 ? g.linear({c.index[0], c.index[1], c.index[2]})
-                                 : -1,
-                             p);
-        }
-        std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        std::vector<double> x, m;
-        for (const auto& [cell, p] : order) {
-          x.insert(x.end(), {pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]});
-          m.push_back(mass[p]);
-        }
-        pos.swap(x);
-        mass.swap(m);
-      }
+      if (filed) file_by_coarse_cell(g, pos, mass);
       for (const grid::Assignment a : {grid::Assignment::cic, grid::Assignment::tsc}) {
         RefinementParams params;
         params.levels = 3;
