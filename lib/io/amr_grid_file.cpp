@@ -204,16 +204,21 @@ model::BasicAmrLeaves<Real> read_amr_leaf_rows(const File& file, std::uint64_t b
   return out;
 }
 
+namespace {
+
+// The rows of the leaves with keys in [key_begin, key_end): a binary search of /grid/leaves/key.
+std::pair<std::uint64_t, std::uint64_t> leaf_rows(const File& file, std::uint64_t key_begin, std::uint64_t key_end) {
+  if (key_end <= key_begin) return {0, 0};
+  return {file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_begin),
+          file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_end)};
+}
+
+}  // namespace
+
 template <typename Real>
 void read_amr_leaves_into(const File& file, std::uint64_t key_begin, std::uint64_t key_end,
                           model::BasicAmrLeaves<Real>& out) {
-  if (key_end <= key_begin) {
-    out.key.clear();
-    out.density.clear();
-    return;
-  }
-  const std::uint64_t b = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_begin);
-  const std::uint64_t e = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_end);
+  const auto [b, e] = leaf_rows(file, key_begin, key_end);
   read_amr_leaf_rows_into(file, b, e - b, out);
 }
 
@@ -228,9 +233,7 @@ template <typename Real>
 AmrLeavesAbove<Real> read_amr_leaves_above(const File& file, std::uint64_t key_begin, std::uint64_t key_end,
                                            double above) {
   AmrLeavesAbove<Real> out;
-  if (key_end <= key_begin) return out;
-  const std::uint64_t b = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_begin);
-  const std::uint64_t e = file.first_row_not_below<std::uint64_t>("/grid/leaves/key", key_end);
+  const auto [b, e] = leaf_rows(file, key_begin, key_end);
   out.read = e - b;
   constexpr std::uint64_t kBatch = std::uint64_t{1} << 20;
   model::BasicAmrLeaves<Real> batch;

@@ -94,14 +94,24 @@ std::int64_t test_cell_at(const File& f, std::uint64_t row) {
   return f.read_rows<std::int64_t>("/cells/index", row, 1)[0];
 }
 
+void check_cell_column(const File& f, const std::string& path) {
+  const std::uint64_t n = count_test_cells(f), rows = f.dataset_info(path).elements();
+  if (rows != n) throw core::Error::input("{}: {} has {} rows, /cells/index {}", f.path(), path, rows, n);
+}
+
+CellRows cell_rows(const File& f, std::int64_t begin, std::int64_t end) {
+  if (end <= begin) return {};
+  return {f.first_row_not_below<std::int64_t>("/cells/index", begin),
+          f.first_row_not_below<std::int64_t>("/cells/index", end)};
+}
+
 grid::CellLabels read_cell_labels(const File& f, const std::string& name, std::int64_t begin, std::int64_t end,
                                   std::int64_t max_label) {
   check_cells_format(f, "re-run the tool that wrote it");
   grid::CellLabels out;
   const std::uint64_t n = count_test_cells(f);
   const std::string path = "/cells/" + name;
-  if (f.dataset_info(path).elements() != n)
-    throw core::Error::input("{}: {} has {} rows, /cells/index {}", f.path(), path, f.dataset_info(path).elements(), n);
+  check_cell_column(f, path);
   if (f.has("/cells/plane_start")) {  // the uniform grid's: checked, since tools that read by plane trust it
     const auto start = f.read<std::int64_t>("/cells/plane_start");
     const std::int64_t nx = read_grid_attributes(f, "/grid", false).geometry.shape[0];
@@ -111,8 +121,7 @@ grid::CellLabels read_cell_labels(const File& f, const std::string& name, std::i
                                f.path(), n, nx);
   }
   if (end <= begin) return out;
-  const std::uint64_t b = f.first_row_not_below<std::int64_t>("/cells/index", begin);
-  const std::uint64_t e = f.first_row_not_below<std::int64_t>("/cells/index", end);
+  const auto [b, e] = cell_rows(f, begin, end);
   out.cell = f.read_rows<std::int64_t>("/cells/index", b, e - b);
   for (std::size_t k = 0; k < out.cell.size(); ++k)
     if (out.cell[k] < begin || out.cell[k] >= end || (k > 0 && out.cell[k] <= out.cell[k - 1]))

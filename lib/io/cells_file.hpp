@@ -38,6 +38,14 @@ void write_cell_keys(File& f, std::span<const std::int64_t> keys, const mpi::Com
 // How many test cells the file lists, and the global index of one (a row of /cells/index).
 std::uint64_t count_test_cells(const File& f);
 std::int64_t test_cell_at(const File& f, std::uint64_t row);
+// A column of /cells (its path) checked to hold a row per test cell: Error(input) naming the file if not.
+void check_cell_column(const File& f, const std::string& path);
+// The rows of /cells/index whose cells (global indices or leaf keys) lie in [begin, end): a binary search,
+// a few small reads. Empty when end <= begin.
+struct CellRows {
+  std::uint64_t begin = 0, end = 0;
+};
+CellRows cell_rows(const File& f, std::int64_t begin, std::int64_t end);
 // The test cells with global indices (or leaf keys) in [begin, end) and their labels of /cells/NAME,
 // found by binary search in /cells/index. Error(input) naming the file when the index is not ascending,
 // a uniform grid's /cells/plane_start does not match it, or a label is outside 0..max_label.

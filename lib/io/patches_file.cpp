@@ -132,17 +132,12 @@ grid::CellLabels read_patch_cells(const File& f, std::int64_t begin, std::int64_
 
 std::optional<std::vector<double>> read_patch_cell_densities(const File& f, std::int64_t begin, std::int64_t end) {
   if (!f.has("/cells/density")) return std::nullopt;
-  const std::uint64_t n = count_test_cells(f);
-  if (f.dataset_info("/cells/density").elements() != n)
-    throw core::Error::input("{}: /cells/density has {} rows, /cells/index {}", f.path(),
-                             f.dataset_info("/cells/density").elements(), n);
+  check_cell_column(f, "/cells/density");
   if (const TypeInfo info = f.dataset_info("/cells/density"); info.cls != TypeInfo::Class::floating)
     throw core::Error::input("{}: /cells/density is {}, expected floating point", f.path(), info.describe());
-  std::vector<double> out;
-  if (end <= begin) return out;
-  const std::uint64_t b = f.first_row_not_below<std::int64_t>("/cells/index", begin);
-  const std::uint64_t e = f.first_row_not_below<std::int64_t>("/cells/index", end);
-  out = f.read_rows<double>("/cells/density", b, e - b);
+  const auto [b, e] = cell_rows(f, begin, end);
+  if (b == e) return std::vector<double>{};
+  std::vector<double> out = f.read_rows<double>("/cells/density", b, e - b);
   const double threshold = f.read_attribute_scalar<double>("/cells", "threshold");
   for (std::size_t k = 0; k < out.size(); ++k)
     if (!std::isfinite(out[k]) || !(out[k] > threshold))
