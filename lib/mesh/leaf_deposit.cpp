@@ -51,6 +51,14 @@ class LeafDeposit {
  public:
   explicit LeafDeposit(const Octree& tree) : tree_(tree) {}
 
+  // A particle's cloud at the size of the leaf it lies in; nothing outside an open grid.
+  template <typename Sink>
+  void add_particle(grid::Assignment a, const std::array<double, 3>& x, double mass, Sink&& sink) const {
+    const Cell leaf = tree_.leaf_at(x);
+    if (leaf.level < 0) return;
+    add({a, leaf.level, tree_.level_lattice(leaf.level).position(x), mass}, sink);
+  }
+
   template <typename Sink>
   void add(const LeafCloud& c, Sink&& sink) const {
     const grid::Weights1D w[3] = {grid::weights_1d(c.assignment, c.u[0]), grid::weights_1d(c.assignment, c.u[1]),
@@ -121,10 +129,8 @@ std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assig
   particle_runs(tree.coarse(), position, threads)
       .sum(
           [&](std::size_t p, auto&& sink) {
-            const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
-            const Cell leaf = tree.leaf_at(x);
-            if (leaf.level < 0) return;
-            deposit.add({assignment, leaf.level, tree.level_lattice(leaf.level).position(x), mass[p]}, sink);
+            deposit.add_particle(assignment, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, mass[p],
+                                 sink);
           },
           [&](std::size_t leaf, double m) { out[leaf] += m; });
   return out;
@@ -205,10 +211,7 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
   const LeafDeposit deposit(tree);
   runs.sum(
       [&](std::size_t p, auto&& sink) {
-        const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
-        const Cell leaf = tree.leaf_at(x);
-        if (leaf.level < 0) return;
-        deposit.add({assignment, leaf.level, tree.level_lattice(leaf.level).position(x), mass[p]}, sink);
+        deposit.add_particle(assignment, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, mass[p], sink);
       },
       [&](std::size_t leaf, double m) { sums[leaf] += m; },
       [&](int r, std::int64_t plane, std::size_t end) {
