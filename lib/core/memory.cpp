@@ -4,13 +4,25 @@
 #include <phew/core/log.hpp>
 
 #include <malloc.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <new>
 #include <string>
 
 namespace phew::core {
+namespace {
+
+constexpr std::size_t kBigBuffer = std::size_t{8} << 20;  // glibc maps these from the system (below)
+constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
+std::atomic<bool> huge_pages_advised{false};
+
+}  // namespace
 
 std::uint64_t available_memory_bytes() {
   if (const char* env = std::getenv("PHEW_MEMORY_LIMIT")) return std::strtoull(env, nullptr, 10);
@@ -37,7 +49,7 @@ void check_memory(double needed, std::uint64_t available, const std::string& wha
 }
 
 void return_big_buffers_to_the_system() {
-  constexpr int kMapped = 8 << 20;
+  constexpr int kMapped = static_cast<int>(kBigBuffer);
   mallopt(M_MMAP_THRESHOLD, kMapped);
   // Setting the bound also fixes the heap's trim bound at glibc's 128 KiB (its dynamic rule moves it with
   // the mmap bound): the heap's top was then given back and faulted in again for every few-MiB buffer
@@ -46,4 +58,40 @@ void return_big_buffers_to_the_system() {
   mallopt(M_TRIM_THRESHOLD, kMapped);
 }
 
+void advise_pages(void* p, std::size_t bytes, Pages pages) noexcept {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t begin = (at + kHugePage - 1) / kHugePage * kHugePage;
+  const std::uintptr_t end = (at + bytes) / kHugePage * kHugePage;
+  // Advice only: a kernel without THP answers EINVAL and the buffer keeps the pages it has.
+  if (end > begin)
+    madvise(reinterpret_cast<void*>(begin), end - begin, pages == Pages::huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+}
+
+bool back_big_buffers_with_huge_pages() {
+  const char* env = std::getenv("PHEW_HUGE_PAGES");
+  const bool on = env == nullptr || (std::strcmp(env, "off") != 0 && std::strcmp(env, "0") != 0);
+  huge_pages_advised.store(on, std::memory_order_relaxed);
+  return on;
+}
+
+bool big_buffers_backed_by_huge_pages() noexcept { return huge_pages_advised.load(std::memory_order_relaxed); }
+
 }  // namespace phew::core
+
+// The replaceable operator new (libstdc++'s array, nothrow and sized forms call this one, and its
+// operator delete calls free), so that every std::vector of a big array gets the advice. Not under
+// AddressSanitizer, whose own operator new checks what is freed with what.
+#ifndef __SANITIZE_ADDRESS__
+void* operator new(std::size_t bytes) {
+  for (;;) {
+    if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) {
+      if (bytes >= phew::core::kBigBuffer && phew::core::big_buffers_backed_by_huge_pages())
+        phew::core::advise_pages(p, bytes, phew::core::Pages::huge);
+      return p;
+    }
+    const std::new_handler handler = std::get_new_handler();
+    if (handler == nullptr) throw std::bad_alloc();
+    handler();
+  }
+}
+#endif

@@ -2,6 +2,7 @@
 // process hands its big buffers back.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -25,5 +26,21 @@ void check_memory(double needed, std::uint64_t available, const std::string& wha
 // trim bound is set with it (8 MiB: each arena keeps less than that free at its top), which glibc's
 // dynamic rule would have moved with the mmap bound. Called once, first thing, by every tool.
 void return_big_buffers_to_the_system();
+
+// From then on, every allocation through operator new of that size (8 MiB or more) is also advised to
+// the kernel as one for transparent huge pages (madvise MADV_HUGEPAGE, which Debian's default THP mode,
+// "madvise", waits for): its memory is then faulted in 2 MiB at a time instead of 4 KiB. A tool's big
+// arrays (grids, octrees, particles) are written from start to end, and their page faults were most of
+// their cost on a virtual machine where a fault is dear: 4.9 s of the uniform 512^3 cic-project's 5.8 s
+// (bench/README.md). PHEW_HUGE_PAGES=off in the environment leaves the kernel's 4 KiB pages (for nodes
+// where THP's compaction stalls, or to compare). Returns whether the advice is on.
+bool back_big_buffers_with_huge_pages();
+bool big_buffers_backed_by_huge_pages() noexcept;
+
+// Advises the whole 2 MiB pages inside [p, p + bytes) for transparent huge pages or against them. Against
+// them for a buffer filled out of order, whose resident part should follow what is written: a write
+// anywhere in a huge page makes all of it resident.
+enum class Pages { huge, small };
+void advise_pages(void* p, std::size_t bytes, Pages pages) noexcept;
 
 }  // namespace phew::core

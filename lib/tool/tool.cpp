@@ -447,6 +447,7 @@ void check_config_file(int argc, char** argv) {
 
 int run_tool(const ToolSpec& spec, int argc, char** argv, const DeclareOptions& declare, const ToolBody& body) {
   core::return_big_buffers_to_the_system();
+  core::back_big_buffers_with_huge_pages();
   mpi::Environment env(argc, argv);
   const mpi::Comm comm;
   io::install_cleanup_on_signals();

@@ -16,7 +16,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -351,6 +354,62 @@ TEST(Memory, BigBuffersAreMappedAfterABiggerOneWasFreed) {
   const std::size_t before = mapped();
   std::vector<char> medium(10u << 20, 1);
   EXPECT_EQ(mapped(), before + 1);
+}
+
+// The kernel's flags of the mapping holding `p` (VmFlags in /proc/self/smaps: "hg" advised for huge
+// pages, "nh" advised against them).
+std::string mapping_flags(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find('-') < line.find(' '))
+      inside = begin <= at && at < end;
+    else if (inside && line.rfind("VmFlags:", 0) == 0)
+      return line;
+  }
+  return "";
+}
+
+// Big buffers are advised for transparent huge pages once a tool asks (every tool does, first thing),
+// not before, not with PHEW_HUGE_PAGES=off, and not the small ones; advise_pages takes it back.
+TEST(Memory, BigBuffersAreAdvisedForHugePages) {
+#ifdef __SANITIZE_ADDRESS__
+  GTEST_SKIP() << "AddressSanitizer's operator new replaces phew's";
+#endif
+  if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) GTEST_SKIP() << "a kernel without THP";
+  const auto advised = [](const void* p) { return mapping_flags(p).find(" hg") != std::string::npos; };
+  // The 2 MiB page inside the buffer that the advice covers.
+  const auto inner = [](const std::vector<char>& v) { return v.data() + (4u << 20); };
+  phew::core::return_big_buffers_to_the_system();
+  {
+    std::vector<char> big(16u << 20);
+    ASSERT_NE(mapping_flags(inner(big)), "") << "the buffer's mapping in /proc/self/smaps";
+    EXPECT_FALSE(advised(inner(big))) << "not before a tool asks";
+  }
+  ASSERT_EQ(setenv("PHEW_HUGE_PAGES", "off", 1), 0);
+  EXPECT_FALSE(phew::core::back_big_buffers_with_huge_pages());
+  {
+    std::vector<char> big(16u << 20);
+    EXPECT_FALSE(advised(inner(big))) << "PHEW_HUGE_PAGES=off";
+  }
+  ASSERT_EQ(unsetenv("PHEW_HUGE_PAGES"), 0);
+  EXPECT_TRUE(phew::core::back_big_buffers_with_huge_pages());
+  {
+    std::vector<char> big(16u << 20);
+    EXPECT_TRUE(advised(inner(big)));
+    phew::core::advise_pages(big.data(), big.size(), phew::core::Pages::small);
+    EXPECT_FALSE(advised(inner(big)));
+    EXPECT_NE(mapping_flags(inner(big)).find(" nh"), std::string::npos);
+  }
+  {
+    std::vector<char> small(1u << 20);
+    EXPECT_FALSE(advised(small.data() + (512u << 10))) << "below the bound: glibc's heap, as it was";
+  }
+  ASSERT_EQ(setenv("PHEW_HUGE_PAGES", "off", 1), 0);
+  phew::core::back_big_buffers_with_huge_pages();  // the other tests as they were
+  ASSERT_EQ(unsetenv("PHEW_HUGE_PAGES"), 0);
 }
 
 // ... and a few-MiB buffer freed at the heap's top stays in the heap for the next one (setting the mmap
