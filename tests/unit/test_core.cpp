@@ -1,3 +1,4 @@
+#include <phew/core/block_list.hpp>
 #include <phew/core/error.hpp>
 #include <phew/core/fixed_sum.hpp>
 #include <phew/core/log.hpp>
@@ -410,6 +411,35 @@ TEST(Memory, BigBuffersAreAdvisedForHugePages) {
   ASSERT_EQ(setenv("PHEW_HUGE_PAGES", "off", 1), 0);
   phew::core::back_big_buffers_with_huge_pages();  // the other tests as they were
   ASSERT_EQ(unsetenv("PHEW_HUGE_PAGES"), 0);
+}
+
+// A BlockList keeps its values in order across its blocks, joins them onto what a vector holds, and is
+// empty after; its blocks are advised for huge pages as the big buffers are.
+TEST(BlockList, JoinsItsBlocksInOrder) {
+  using Value = std::array<std::uint64_t, 11>;  // 88 B, a member's size: blocks that do not divide evenly
+  using List = phew::core::BlockList<Value>;
+  const std::size_t n = 2 * List::kPerBlock + 17;
+  const auto value = [](std::size_t i) { return Value{i, 3 * i + 1, 0, 0, 0, 0, 0, 0, 0, 0, ~i}; };
+  ASSERT_EQ(unsetenv("PHEW_HUGE_PAGES"), 0);
+  const bool huge = phew::core::back_big_buffers_with_huge_pages();
+  List list;
+  for (std::size_t i = 0; i < n; ++i) list.push_back(value(i));
+  ASSERT_EQ(list.size(), n);
+  EXPECT_EQ(list[List::kPerBlock], value(List::kPerBlock));
+  if (huge && std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) {
+    EXPECT_NE(mapping_flags(&list[List::kPerBlock]).find(" hg"), std::string::npos) << "the second block advised";
+  }
+  ASSERT_EQ(setenv("PHEW_HUGE_PAGES", "off", 1), 0);
+  phew::core::back_big_buffers_with_huge_pages();  // the other tests as they were
+  ASSERT_EQ(unsetenv("PHEW_HUGE_PAGES"), 0);
+  std::vector<Value> out{value(n)};
+  list.move_into(out);
+  EXPECT_EQ(list.size(), 0u);
+  ASSERT_EQ(out.size(), n + 1);
+  EXPECT_EQ(out[0], value(n));
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i + 1], value(i)) << i;
+  list.push_back(value(1));  // usable again
+  EXPECT_EQ(list[0], value(1));
 }
 
 // ... and a few-MiB buffer freed at the heap's top stays in the heap for the next one (setting the mmap
