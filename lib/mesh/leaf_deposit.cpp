@@ -6,11 +6,8 @@
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <climits>
 #include <cmath>
 
 namespace phew::mesh {
@@ -61,6 +58,19 @@ class LeafDeposit {
 
   template <typename Sink>
   void add(const LeafCloud& c, Sink&& sink) const {
+    add_where(
+        c, [](const Cell&) { return true; },
+        [&](const Cell& t, int level, std::int64_t slot, double m) {
+          // Every leaf the cell gives mass to lies in its coarse cell (an ancestor, or descendants).
+          sink(t.index[0] >> t.level,
+               static_cast<std::size_t>(tree_.leaf_number(level, static_cast<std::size_t>(slot))), m);
+        });
+  }
+
+  // The terms of the cloud's cells t (normalised, of the cloud's level) for which keep(t), in the order
+  // add() makes them: add_at(t, leaf level, leaf slot, mass).
+  template <typename Keep, typename AddAt>
+  void add_where(const LeafCloud& c, Keep&& keep, AddAt&& add_at) const {
     const grid::Weights1D w[3] = {grid::weights_1d(c.assignment, c.u[0]), grid::weights_1d(c.assignment, c.u[1]),
                                   grid::weights_1d(c.assignment, c.u[2])};
     for (int i = 0; i < w[0].width; ++i)
@@ -69,22 +79,19 @@ class LeafDeposit {
           const Index3 unwrapped{w[0].first + i, w[1].first + j, w[2].first + k};
           Cell t{c.level, unwrapped};
           if (!tree_.normalise(t)) continue;  // outside an open grid: dropped, as on the uniform grid
-          // Every leaf the cell gives mass to lies in its coarse cell (an ancestor, or descendants).
-          const std::int64_t plane = t.index[0] >> t.level;
-          const auto add_at = [&](int level, std::int64_t slot, double m) {
-            sink(plane, static_cast<std::size_t>(tree_.leaf_number(level, static_cast<std::size_t>(slot))), m);
-          };
+          if (!keep(t)) continue;
+          const auto at = [&](int level, std::int64_t slot, double m) { add_at(t, level, slot, m); };
           const double weight = c.mass * (w[0].w[i] * w[1].w[j] * w[2].w[k]);
           const std::int64_t s = tree_.slot(t);
           if (s < 0) {
             const Cell leaf = tree_.covering_leaf(t);  // a coarser leaf: the whole cell's weight
-            add_at(leaf.level, tree_.slot(leaf), weight);
+            at(leaf.level, tree_.slot(leaf), weight);
           } else if (tree_.child_slot(t.level, static_cast<std::size_t>(s), 0) < 0) {
-            add_at(t.level, s, weight);
+            at(t.level, s, weight);
           } else {
             const std::array<double, 3> lower{static_cast<double>(unwrapped[0]), static_cast<double>(unwrapped[1]),
                                               static_cast<double>(unwrapped[2])};
-            share_among_children(c, t.level, s, lower, 1.0, add_at);
+            share_among_children(c, t.level, s, lower, 1.0, at);
           }
         }
   }
@@ -147,85 +154,233 @@ std::uint64_t end_leaf(const Octree& tree, std::int64_t coarse_cell, int octant)
   return tree.leaf_number(level, s);
 }
 
+// A particle's leaf level and the coarse cells around its own that its cloud reaches: bit 2d the one
+// below along axis d, bit 2d + 1 the one above (a cloud is at most one cell of its level wide, and its
+// level's cells lie inside coarse cells, so it reaches no further). Level -1: outside an open grid.
+struct Reach {
+  std::int8_t level = -1;
+  std::uint8_t sides = 0;
+};
+
+// The bits a particle in coarse cell P needs to reach cell P + delta.
+std::uint8_t sides_needed(const std::array<int, 3>& delta) {
+  std::uint8_t need = 0;
+  for (std::size_t d = 0; d < 3; ++d)
+    if (delta[d] != 0) need |= static_cast<std::uint8_t>(1u << (2 * d + (delta[d] > 0 ? 1 : 0)));
+  return need;
+}
+
+// Where the particles of each cell of one coarse plane begin (particles filed by coarse cell): the
+// cell (y, z)'s are [begin[y nz + z], begin[y nz + z + 1]).
+struct PlaneCells {
+  std::int64_t plane = -1;
+  std::vector<std::size_t> begin;
+};
+
 }  // namespace
 
 void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment, std::vector<double> position,
-                                std::vector<double> mass, int threads, const CompleteLeaves& complete) {
+                                std::vector<double> mass, int threads, std::uint64_t first, std::uint64_t last,
+                                const CompleteLeaves& complete) {
   if (!tree.numbered()) throw core::Error::internal("deposit_on_leaves: the tree's leaves are not numbered");
-  const std::uint64_t n = tree.leaf_count();
-  core::PageVector<double> sums;
-  sums.resize(n);  // mapped from the system, zero pages until written; a small one from the heap, zeroed
-  if (n * sizeof(double) < core::kPageVectorMapped) std::fill(sums.begin(), sums.end(), 0.0);
-
-  // Each page's leaves' coarse planes, [low, high]: those of the coarse cells whose leaves it holds.
-  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)) / sizeof(double);
-  const std::size_t pages = static_cast<std::size_t>((n + page - 1) / page);
-  std::vector<std::int32_t> low(pages, INT32_MAX), high(pages, -1);
   const grid::GridGeometry& g = tree.coarse();
-  const std::int64_t plane_cells = g.shape[1] * g.shape[2];
-  for (std::int64_t c = 0; c < static_cast<std::int64_t>(g.cells()); ++c) {
-    const auto plane = static_cast<std::int32_t>(c / plane_cells);
-    for (std::uint64_t p = end_leaf(tree, c, 0) / page, last = end_leaf(tree, c, 7) / page; p <= last; ++p) {
-      low[p] = std::min(low[p], plane);
-      high[p] = std::max(high[p], plane);
-    }
-  }
+  const std::size_t n = mass.size();
+  const LevelLattice level0(g, 0);
+  const auto coarse_of = [&](std::size_t p, Cell& c) {
+    return coarse_cell_of(g, level0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c);
+  };
+  const auto linear_of = [&](std::size_t p) {
+    Cell c;
+    return coarse_of(p, c) ? g.linear({c.index[0], c.index[1], c.index[2]}) : std::int64_t{-1};
+  };
+  threads = std::max(threads, 1);
 
-  const PlaneRuns runs = particle_runs(g, position, threads, true);
-  // Each run's pages: those whose planes are all its own inner planes, by their last plane.
-  std::vector<std::vector<std::pair<std::int32_t, std::size_t>>> owned(static_cast<std::size_t>(runs.runs()));
-  for (int r = 0; r < runs.runs(); ++r) {
-    const auto [first, last] = runs.inner_planes(r);
-    auto& mine = owned[static_cast<std::size_t>(r)];
-    for (std::size_t p = 0; p < pages; ++p)
-      if (low[p] >= first && high[p] <= last) mine.emplace_back(high[p], p);
-    std::sort(mine.begin(), mine.end());
-  }
-  core::release(low);
-  // The pages go back a block at a time, once all of a block's pages are handed over: a page at a time,
-  // the calls and the other threads' TLB flushes each one makes cost more than the deposit saves.
-  constexpr std::size_t kBlock = 16;
-  std::vector<std::atomic<std::uint32_t>> left((pages + kBlock - 1) / kBlock);
-  for (std::size_t b = 0; b < left.size(); ++b)
-    left[b].store(static_cast<std::uint32_t>(std::min(pages, (b + 1) * kBlock) - b * kBlock));
-  std::vector<char> handed(pages, 0);
-  const auto hand_over = [&](std::size_t p) {
-    const std::uint64_t b = p * page, e = std::min(n, b + page);
-    complete(b, std::span<const double>(sums.data() + b, e - b));
-    handed[p] = 1;
-    if (left[p / kBlock].fetch_sub(1) == 1) {
-      const std::uint64_t block = p / kBlock * kBlock * page;
-      core::release_pages(reinterpret_cast<char*>(sums.data() + block),
-                          sums.data() + std::min(n, block + kBlock * page));
+  // Each particle's leaf level and reach, on threads; and that they come filed by coarse cell.
+  std::vector<Reach> reach(n);
+  std::atomic<bool> filed = true;
+  core::parallel_for(threads, n, std::size_t{1} << 14, [&](std::size_t b, std::size_t e, int) {
+    std::int64_t before = b > 0 ? linear_of(b - 1) : -1;
+    for (std::size_t p = b; p < e; ++p) {
+      const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
+      const Cell leaf = tree.leaf_at(x);
+      const std::int64_t cell = linear_of(p);
+      if (cell < before) filed.store(false, std::memory_order_relaxed);
+      before = cell;
+      if (leaf.level < 0) continue;
+      const std::array<double, 3> u = tree.level_lattice(leaf.level).position(x);
+      Reach r{static_cast<std::int8_t>(leaf.level), 0};
+      for (std::size_t d = 0; d < 3; ++d) {
+        const grid::Weights1D w = grid::weights_1d(assignment, u[d]);
+        const std::int64_t own = leaf.index[d] >> leaf.level;
+        const std::int64_t low = (w.first >> leaf.level) - own, high = ((w.first + w.width - 1) >> leaf.level) - own;
+        if (low < -1 || high > 1)
+          throw core::Error::internal("deposit: a cloud of level {} reaches {} coarse cells away", leaf.level,
+                                      std::max(-low, high));
+        if (low < 0) r.sides |= static_cast<std::uint8_t>(1u << (2 * d));
+        if (high > 0) r.sides |= static_cast<std::uint8_t>(1u << (2 * d + 1));
+      }
+      reach[p] = r;
+    }
+  });
+  if (!filed) throw core::Error::internal("deposit_on_leaves_streamed: the particles are not filed by coarse cell");
+
+  // Where each coarse plane's particles begin (planes ascend with the particles).
+  const auto plane_of = [&](std::size_t p) {
+    Cell c;
+    return coarse_of(p, c) ? c.index[0] : std::int64_t{-1};
+  };
+  const auto first_of_plane = [&](std::int64_t plane) {
+    std::size_t from = 0, to = n;
+    while (from < to) {
+      const std::size_t mid = from + (to - from) / 2;
+      if (plane_of(mid) < plane)
+        from = mid + 1;
+      else
+        to = mid;
+    }
+    return from;
+  };
+  const std::int64_t nx = g.shape[0], ny = g.shape[1], nz = g.shape[2];
+  std::vector<std::size_t> plane_begin(static_cast<std::size_t>(nx) + 1);
+  for (std::int64_t x = 0; x <= nx; ++x) plane_begin[static_cast<std::size_t>(x)] = first_of_plane(x);
+  const auto plane_cells = [&](std::int64_t plane, PlaneCells& out) {
+    out.plane = plane;
+    out.begin.assign(static_cast<std::size_t>(ny * nz) + 1, 0);
+    const std::size_t b = plane_begin[static_cast<std::size_t>(plane)],
+                      e = plane_begin[static_cast<std::size_t>(plane) + 1];
+    std::size_t next = 0;  // the next cell whose beginning is not set yet
+    for (std::size_t p = b; p < e; ++p) {
+      Cell c;
+      coarse_of(p, c);
+      const auto cell = static_cast<std::size_t>(c.index[1] * nz + c.index[2]);
+      while (next <= cell) out.begin[next++] = p;
+    }
+    while (next < out.begin.size()) out.begin[next++] = e;
+  };
+  // A lattice of at most 2 cells along a periodic axis: the cells around one may be one cell, reached
+  // from either side; every particle is then offered to the exact test below.
+  const bool tiny = g.periodic && (nx <= 2 || ny <= 2 || nz <= 2);
+
+  // A plane's particles go back once the planes that read them, it and those beside it, are done.
+  std::vector<std::atomic<std::uint8_t>> done(static_cast<std::size_t>(nx)), released(static_cast<std::size_t>(nx));
+  const auto wrap = [&](std::int64_t x) { return g.periodic ? (x + nx) % nx : x; };
+  const auto finished = [&](std::int64_t x) {
+    return x < 0 || x >= nx || done[static_cast<std::size_t>(x)].load(std::memory_order_acquire) != 0;
+  };
+  const auto plane_done = [&](std::int64_t x) {
+    done[static_cast<std::size_t>(x)].store(1, std::memory_order_release);
+    for (int d = -1; d <= 1; ++d) {
+      const std::int64_t q = wrap(x + d);
+      if (q < 0 || q >= nx || !finished(wrap(q - 1)) || !finished(q) || !finished(wrap(q + 1))) continue;
+      if (released[static_cast<std::size_t>(q)].exchange(1) != 0) continue;
+      const std::size_t b = plane_begin[static_cast<std::size_t>(q)], e = plane_begin[static_cast<std::size_t>(q) + 1];
+      core::release_pages(reinterpret_cast<char*>(position.data() + 3 * b), position.data() + 3 * e);
+      core::release_pages(reinterpret_cast<char*>(mass.data() + b), mass.data() + e);
     }
   };
-  // Where each run's particles visited for the last time have been given back to.
-  std::vector<std::size_t> next(owned.size(), 0);
-  std::vector<std::pair<char*, char*>> given(owned.size());
-  for (int r = 0; r < runs.runs(); ++r) {
-    const std::size_t from = runs.edge_particles(r)[1];
-    given[static_cast<std::size_t>(r)] = {reinterpret_cast<char*>(position.data() + 3 * from),
-                                          reinterpret_cast<char*>(mass.data() + from)};
-  }
 
+  // Coarse cell by coarse cell, each on one thread, whole: its leaves' sums gathered from the particles
+  // of the 27 cells around it, cell after cell in linear order and each cell's in their order, so each
+  // leaf gets its terms in the particles' order (the bits of deposit_on_leaves), and is handed over
+  // complete. Nothing is summed twice and no array of every leaf's sums is held.
   const LeafDeposit deposit(tree);
-  runs.sum(
-      [&](std::size_t p, auto&& sink) {
-        deposit.add_particle(assignment, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, mass[p], sink);
-      },
-      [&](std::size_t leaf, double m) { sums[leaf] += m; },
-      [&](int r, std::int64_t plane, std::size_t end) {
-        const auto run = static_cast<std::size_t>(r);
-        auto& mine = owned[run];
-        for (std::size_t& i = next[run]; i < mine.size() && mine[i].first + PlaneRuns::kReach < plane; ++i)
-          hand_over(mine[i].second);
-        // Particles before the run's high edge planes are not visited again.
-        const std::size_t upto = std::min(end, runs.edge_particles(r)[2]);
-        given[run].first = core::release_pages(given[run].first, position.data() + 3 * upto);
-        given[run].second = core::release_pages(given[run].second, mass.data() + upto);
+  const std::size_t chunk = std::max<std::int64_t>(1, nx / (4 * threads));
+  core::parallel_for(
+      threads, static_cast<std::size_t>(nx), static_cast<std::size_t>(chunk),
+      [&](std::size_t x0, std::size_t x1, int thread) {
+        // The planes x - 1, x, x + 1 of the cells, each made once per run of planes (the one used longest
+        // ago makes way).
+        std::array<PlaneCells, 3> cached;
+        std::array<std::uint64_t, 3> used{0, 0, 0};
+        std::uint64_t clock = 0;
+        const auto cells_of = [&](std::int64_t plane) -> const PlaneCells& {
+          std::size_t at = 0;
+          for (std::size_t k = 0; k < cached.size(); ++k) {
+            if (cached[k].plane == plane) {
+              used[k] = ++clock;
+              return cached[k];
+            }
+            if (used[k] < used[at]) at = k;
+          }
+          plane_cells(plane, cached[at]);
+          used[at] = ++clock;
+          return cached[at];
+        };
+        // The wrapped indices around i along an axis of n cells, ascending, with their offsets from i (one
+        // each: a tiny lattice's repeats dropped); none beyond an open grid.
+        struct Near {
+          std::int64_t index;
+          int delta;
+        };
+        const auto near = [&](std::int64_t i, std::int64_t cells, std::array<Near, 3>& out) {
+          std::size_t k = 0;
+          for (int d = -1; d <= 1; ++d) {
+            std::int64_t j = i + d;
+            if (j < 0 || j >= cells) {
+              if (!g.periodic) continue;
+              j = (j + cells) % cells;
+            }
+            // In place by index (an insertion sort of three), a repeat dropped.
+            std::size_t at = k;
+            while (at > 0 && out[at - 1].index > j) --at;
+            if (at > 0 && out[at - 1].index == j) continue;
+            for (std::size_t m = k; m > at; --m) out[m] = out[m - 1];
+            out[at] = {j, d};
+            ++k;
+          }
+          return k;
+        };
+        // The sides a particle of the cell at offset (dx, dy, dz) must reach to add to this one.
+        std::array<std::uint8_t, 27> need{};
+        for (int dx = -1; dx <= 1; ++dx)
+          for (int dy = -1; dy <= 1; ++dy)
+            for (int dz = -1; dz <= 1; ++dz)
+              need[static_cast<std::size_t>(9 * (dx + 1) + 3 * (dy + 1) + dz + 1)] =
+                  tiny ? 0 : sides_needed({-dx, -dy, -dz});
+        std::vector<double> sums;
+        std::array<Near, 3> xs{}, ys{}, zs{};
+        std::array<const PlaneCells*, 3> planes{};
+        for (auto x = static_cast<std::int64_t>(x0); x < static_cast<std::int64_t>(x1); ++x) {
+          const std::size_t nxs = near(x, nx, xs);
+          for (std::size_t i = 0; i < nxs; ++i) planes[i] = &cells_of(xs[i].index);  // three planes fit the cache
+          for (std::int64_t y = 0; y < ny; ++y) {
+            const std::size_t nys = near(y, ny, ys);
+            for (std::int64_t z = 0; z < nz; ++z) {
+              const std::int64_t own = g.linear({x, y, z});
+              const std::uint64_t l0 = end_leaf(tree, own, 0), l1 = end_leaf(tree, own, 7) + 1;
+              if (l1 <= first || l0 >= last) continue;  // not among the leaves asked for
+              const std::size_t nzs = near(z, nz, zs);
+              sums.assign(l1 - l0, 0.0);
+              const auto inside = [&](const Cell& t) {
+                return (t.index[0] >> t.level) == x && (t.index[1] >> t.level) == y && (t.index[2] >> t.level) == z;
+              };
+              const auto add_at = [&](const Cell&, int level, std::int64_t slot, double m) {
+                sums[tree.leaf_number(level, static_cast<std::size_t>(slot)) - l0] += m;
+              };
+              // The cells around in linear order: x, then y, then z ascending.
+              for (std::size_t i = 0; i < nxs; ++i)
+                for (std::size_t j = 0; j < nys; ++j) {
+                  const std::size_t row = static_cast<std::size_t>(ys[j].index * nz);
+                  for (std::size_t k = 0; k < nzs; ++k) {
+                    const std::size_t cell = row + static_cast<std::size_t>(zs[k].index);
+                    const std::uint8_t sides =
+                        need[static_cast<std::size_t>(9 * (xs[i].delta + 1) + 3 * (ys[j].delta + 1) + zs[k].delta + 1)];
+                    for (std::size_t p = planes[i]->begin[cell], e = planes[i]->begin[cell + 1]; p < e; ++p) {
+                      const Reach r = reach[p];
+                      if (r.level < 0 || (r.sides & sides) != sides) continue;
+                      const std::array<double, 3> xp{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
+                      deposit.add_where({assignment, r.level, tree.level_lattice(r.level).position(xp), mass[p]},
+                                        inside, add_at);
+                    }
+                  }
+                }
+              const std::uint64_t b = std::max(l0, first), e = std::min(l1, last);
+              complete(b, std::span<const double>(sums.data() + (b - l0), e - b), thread);
+            }
+          }
+          plane_done(x);
+        }
       });
-  for (std::size_t p = 0; p < pages; ++p)
-    if (!handed[p]) hand_over(p);
 }
 
 }  // namespace phew::mesh

@@ -214,17 +214,17 @@ std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assig
 // On `threads` threads, as build_octree: the same bits. The tree must be numbered (Octree::numbered).
 std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass, int threads);
-// The same sums handed over as they complete, never held whole. They are kept in pages mapped from the
-// system; once no particle adds to a page's leaves any more, complete(first, masses) receives them
-// (leaves [first, first + masses.size()), each leaf once) and the page goes back. When the particles come
-// plane by plane (the deposit's canonical order), a page completes as the threads pass beyond the planes
-// its leaves' clouds come from (PlaneRuns::sum's `reached`), on the thread that passes: calls come at
-// once from different threads, on different leaves. The pages of leaves near the threads' edge planes
-// and the grid's ends, and all of them when the particles come in no order, complete once every
-// particle is deposited. The particles are taken, and their pages go back as each thread visits them
-// for the last time. The same bits as deposit_on_leaves.
-using CompleteLeaves = std::function<void(std::uint64_t first, std::span<const double> masses)>;
+// The same sums handed over as they complete, never held whole, for the leaves numbered [first, last)
+// only (a rank's run). The particles must come filed by coarse cell
+// (linear index ascending, as the deposit's canonical order has them): each coarse cell's sums are
+// gathered on one thread from the particles of the 27 cells around it, in their order, and handed to
+// complete(first leaf, masses, thread) whole (leaves [first leaf, first leaf + masses.size()), each leaf
+// once; `thread` in [0, threads), the one making the call: calls come at once from different threads, on
+// different leaves). The same bits as deposit_on_leaves. The particles are taken, and their pages go back
+// once the cells around their coarse plane are done. Throws Error(internal) for particles not filed.
+using CompleteLeaves = std::function<void(std::uint64_t first, std::span<const double> masses, int thread)>;
 void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment, std::vector<double> position,
-                                std::vector<double> mass, int threads, const CompleteLeaves& complete);
+                                std::vector<double> mass, int threads, std::uint64_t first, std::uint64_t last,
+                                const CompleteLeaves& complete);
 
 }  // namespace phew::mesh

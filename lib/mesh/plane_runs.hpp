@@ -1,5 +1,6 @@
 // The particles' clouds summed onto cells on threads, with the bits of one thread (docs/cli.md,
-// "Threads"): the adaptive mesh's refinement counts and its leaves' masses.
+// "Threads"): the adaptive mesh's refinement counts (and deposit_on_leaves on threads, the leaves'
+// masses of the tests' serial reference).
 //
 // The particles come in the canonical order, coarse cell by coarse cell, so coarse plane by coarse plane
 // (the x index, the slowest of the coarse grid's linear index). They are cut at whole planes into one

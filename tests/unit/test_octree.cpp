@@ -784,67 +784,92 @@ TEST(LeafRun, KeysFollowFromTheLevels) {
 namespace phew::mesh {
 namespace {
 
-// The leaves' masses handed over as they complete (deposit_on_leaves_streamed) are those of
-// deposit_on_leaves bit for bit, each leaf once, on 1-4 threads, on periodic and open grids whose sides
-// are not powers of two, with particles filed by coarse cell (pages complete as the threads pass: the
-// calls then come out of page order) and in no order (every page at the end).
-TEST(Octree, LeafMassesHandedOverAsTheyCompleteAreTheWholeDeposit) {
-  int cases = 0, early = 0;
-  for (const bool periodic : {true, false})
-    for (const bool filed : {true, false}) {
+// The leaves' masses handed over as they complete (deposit_on_leaves_streamed, gathered coarse cell by
+// coarse cell) are those of deposit_on_leaves bit for bit, each leaf once, on 1-4 threads, on periodic
+// and open grids whose sides are not powers of two, and on a periodic grid of 2 x 1 x 3 coarse cells
+// (the cells around one are one cell reached from both sides); a range of leaves gets those only (a
+// rank's run is whole coarse cells; any cut works). Particles not filed by coarse cell are refused.
+TEST(Octree, LeafMassesGatheredByCoarseCellAreTheWholeDeposit) {
+  int cases = 0;
+  for (const int shape : {0, 1, 2})
+    for (const grid::Assignment a : {grid::Assignment::cic, grid::Assignment::tsc}) {
+      const bool periodic = shape != 1;
       grid::GridGeometry g = cube(1, 10.0, periodic);
-      g.shape = {26, 19, 23};
-      g.extent = {26.0, 19.0, 23.0};
+      if (shape == 2)
+        g.shape = {2, 1, 3};
+      else
+        g.shape = {26, 19, 23};
+      g.extent = {static_cast<double>(g.shape[0]), static_cast<double>(g.shape[1]), static_cast<double>(g.shape[2])};
       std::vector<double> mass;
-      std::vector<double> pos = blobs(periodic ? 5u : 6u, 60000, 19.0, mass, false);
-      for (std::size_t p = 0; p < mass.size(); ++p) {
-        pos[3 * p] *= 26.0 / 19.0;
-        pos[3 * p + 2] *= 23.0 / 19.0;
-      }
+      std::vector<double> pos = blobs(periodic ? 5u : 6u, shape == 2 ? 4000 : 60000, 19.0, mass, false);
+      for (std::size_t p = 0; p < mass.size(); ++p)
+        for (std::size_t d = 0; d < 3; ++d) pos[3 * p + d] *= g.extent[d] / 19.0;
       if (!periodic) {
         g.origin = {0.5, 0.5, 0.5};
         g.extent = {25.0, 18.0, 22.0};
       }
-      if (filed) file_by_coarse_cell(g, pos, mass);
-      for (const grid::Assignment a : {grid::Assignment::cic, grid::Assignment::tsc}) {
-        RefinementParams params;
-        params.levels = 3;
-        params.refine_particles = 3;
-        params.assignment = a;
-        const Octree tree = build_octree(g, params, pos, mass, 1);
-        const std::vector<double> whole = deposit_on_leaves(tree, a, pos, mass, 1);
-        ASSERT_GT(whole.size(), 100000u);  // pages mapped from the system, many of them
+      file_by_coarse_cell(g, pos, mass);
+      RefinementParams params;
+      params.levels = 3;
+      params.refine_particles = 3;
+      params.assignment = a;
+      const Octree tree = build_octree(g, params, pos, mass, 1);
+      const std::vector<double> whole = deposit_on_leaves(tree, a, pos, mass, 1);
+      if (shape != 2) {
+        ASSERT_GT(whole.size(), 100000u);
+      }
+      const std::uint64_t third = whole.size() / 3;
+      for (const bool part : {false, true})
         for (const int threads : {1, 2, 3, 4}) {
-          const std::string what = std::string(periodic ? "periodic" : "open") + (filed ? ", filed, " : ", unfiled, ") +
-                                   std::string(grid::to_string(a)) + ", " + std::to_string(threads) + " threads";
+          const std::string what = std::to_string(shape) + ", " + std::string(grid::to_string(a)) + ", " +
+                                   std::to_string(threads) + " threads" + (part ? ", a part" : "");
           std::vector<double> got(whole.size(), -1.0);
           std::vector<int> times(whole.size(), 0);
+          // The whole mesh, or its middle third (cut inside coarse cells: their leaves in it only).
+          const std::uint64_t first = part ? third : 0, last = part ? 2 * third : whole.size();
           std::mutex lock;
-          std::vector<std::uint64_t> calls;
-          deposit_on_leaves_streamed(tree, a, pos, mass, threads, [&](std::uint64_t b, std::span<const double> m) {
-            for (std::size_t i = 0; i < m.size(); ++i) {
-              got[b + i] = m[i];
-              ++times[b + i];
-            }
-            const std::lock_guard<std::mutex> hold(lock);
-            calls.push_back(b);
-          });
+          std::uint64_t lowest = whole.size(), highest = 0;
+          deposit_on_leaves_streamed(tree, a, pos, mass, threads, first, last,
+                                     [&](std::uint64_t b, std::span<const double> m, int thread) {
+                                       EXPECT_GE(thread, 0);
+                                       EXPECT_LT(thread, threads);
+                                       for (std::size_t i = 0; i < m.size(); ++i) {
+                                         got[b + i] = m[i];
+                                         ++times[b + i];
+                                       }
+                                       const std::lock_guard<std::mutex> hold(lock);
+                                       lowest = std::min(lowest, b);
+                                       highest = std::max(highest, b + m.size());
+                                     });
           for (std::size_t n = 0; n < whole.size(); ++n) {
+            if (n < first || n >= last) {
+              ASSERT_EQ(times[n], 0) << what << ", leaf " << n << " beyond the range";
+              continue;
+            }
             ASSERT_EQ(times[n], 1) << what << ", leaf " << n;
             ASSERT_EQ(std::memcmp(&got[n], &whole[n], sizeof(double)), 0)
                 << what << ", leaf " << n << ": " << got[n] << " " << whole[n];
           }
-          const bool in_page_order = std::is_sorted(calls.begin(), calls.end());
-          if (!filed) {
-            EXPECT_TRUE(in_page_order) << what << ": all at the end";
-          }
-          if (filed && !in_page_order) ++early;
+          EXPECT_EQ(lowest, first) << what;
+          EXPECT_EQ(highest, last) << what;
           ++cases;
         }
-      }
     }
-  EXPECT_EQ(cases, 32);
-  EXPECT_EQ(early, 16) << "with particles filed, pages complete while the threads deposit";
+  EXPECT_EQ(cases, 48);
+}
+
+TEST(Octree, LeafMassesGatheredRefuseParticlesNotFiled) {
+  grid::GridGeometry g = cube(1, 10.0, true);
+  g.shape = {8, 8, 8};
+  g.extent = {8.0, 8.0, 8.0};
+  std::vector<double> mass;
+  std::vector<double> pos = blobs(3u, 2000, 8.0, mass, false);
+  RefinementParams params;
+  params.levels = 2;
+  const Octree tree = build_octree(g, params, pos, mass, 1);
+  EXPECT_THROW(deposit_on_leaves_streamed(tree, params.assignment, pos, mass, 2, 0, tree.leaf_count(),
+                                          [](std::uint64_t, std::span<const double>, int) {}),
+               core::Error);
 }
 
 }  // namespace
