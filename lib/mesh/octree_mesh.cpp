@@ -487,15 +487,21 @@ void BasicOctreeMesh<Real>::keep_neighbours(int threads, std::size_t chunk) {
   const std::size_t n = end_ - first_;
   std::vector<std::vector<std::uint32_t>> kept((n + chunk - 1) / chunk);
   std::vector<std::uint32_t> at(n);
-  core::parallel_for(threads, n, chunk, [&](std::size_t b, std::size_t e, int) {
-    std::vector<std::uint32_t>& list = kept[b / chunk];
+  // Each chunk's lists made in its thread's scratch, room for the most a leaf can have kept ahead, then
+  // copied once at their size: grown in place, they were copied on every doubling and again to shrink.
+  std::vector<std::vector<std::uint32_t>> scratch(static_cast<std::size_t>(std::max(threads, 1)));
+  core::parallel_for(threads, n, chunk, [&](std::size_t b, std::size_t e, int thread) {
+    std::vector<std::uint32_t>& made = scratch[static_cast<std::size_t>(thread)];
+    made.resize((e - b) * std::tuple_size_v<Neighbours>);
+    std::size_t size = 0;
     Neighbours found;
     for (std::size_t i = b; i < e; ++i) {
-      at[i] = static_cast<std::uint32_t>(list.size());
+      at[i] = static_cast<std::uint32_t>(size);
       const std::size_t count = neighbours_of(first_ + i, found);
-      list.insert(list.end(), found.begin(), found.begin() + static_cast<std::ptrdiff_t>(count));
+      std::copy_n(found.begin(), count, made.begin() + static_cast<std::ptrdiff_t>(size));
+      size += count;
     }
-    list.shrink_to_fit();
+    kept[b / chunk].assign(made.begin(), made.begin() + static_cast<std::ptrdiff_t>(size));
   });
   kept_chunk_ = chunk;
   kept_ = std::move(kept);
