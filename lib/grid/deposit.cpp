@@ -79,13 +79,13 @@ void for_each_bucket(long home, long nx, bool periodic, long lo, long hi, F&& f)
 // huge pages, as the big buffers are (core::back_big_buffers_with_huge_pages): the clouds are faulted
 // in 2 MiB at a time. Each bucket had pages of 1 MiB mapped one by one, and their 4 KiB faults were
 // 135 k of cic-project's 136 k on 16.7 M particles, about 40 % of its time on a virtual machine. A page
-// is small so that the buckets' partly filled last pages hold little: 32 KiB each on average, resident
-// once their huge page is touched (16 MiB for 512 planes). Memory goes back a huge page at a time, once
-// every page cut from it is given back: page by page, each call split a huge page and flushed the other
-// cores' TLBs (a third of the sums' time).
+// is small so that the buckets' partly filled last pages hold little: 8 KiB each on average (2 MiB for
+// 258 planes; 64 KiB pages held 15 MiB more at the peak on 2.1 M particles). Memory goes back a huge page
+// at a time, once every page cut from it is given back: page by page, each call split a huge page and
+// flushed the other cores' TLBs (a third of the sums' time).
 class CloudPool {
  public:
-  static constexpr std::size_t kClouds = 2048;  // 64 KiB
+  static constexpr std::size_t kClouds = 512;  // 16 KiB
   struct Page {
     GridCloud* clouds;
     std::uint32_t block, index;  // the block it was cut from, and its place there
