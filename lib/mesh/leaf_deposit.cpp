@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <ranges>
 
 namespace phew::mesh {
 namespace {
@@ -229,20 +230,11 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
     Cell c;
     return coarse_of(p, c) ? c.index[0] : std::int64_t{-1};
   };
-  const auto first_of_plane = [&](std::int64_t plane) {
-    std::size_t from = 0, to = n;
-    while (from < to) {
-      const std::size_t mid = from + (to - from) / 2;
-      if (plane_of(mid) < plane)
-        from = mid + 1;
-      else
-        to = mid;
-    }
-    return from;
-  };
   const std::int64_t nx = g.shape[0], ny = g.shape[1], nz = g.shape[2];
   std::vector<std::size_t> plane_begin(static_cast<std::size_t>(nx) + 1);
-  for (std::int64_t x = 0; x <= nx; ++x) plane_begin[static_cast<std::size_t>(x)] = first_of_plane(x);
+  for (std::int64_t x = 0; x <= nx; ++x)
+    plane_begin[static_cast<std::size_t>(x)] = *std::ranges::partition_point(
+        std::views::iota(std::size_t{0}, n), [&](std::size_t p) { return plane_of(p) < x; });
   const auto plane_cells = [&](std::int64_t plane, PlaneCells& out) {
     out.plane = plane;
     out.begin.assign(static_cast<std::size_t>(ny * nz) + 1, 0);
