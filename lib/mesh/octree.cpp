@@ -475,7 +475,7 @@ std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const st
 
 }  // namespace
 
-PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double> position, int threads, bool planes) {
+PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double> position, int threads) {
   const std::size_t n = position.size() / 3;
   // The coarse plane of particle p (-1 outside an open grid).
   const LevelLattice level0(coarse, 0);
@@ -487,7 +487,7 @@ PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double
   };
   // Whether they come plane by plane, checked in chunks on the threads (each chunk from the particle
   // before it).
-  std::atomic<bool> by_plane = threads > 1 || planes;
+  std::atomic<bool> by_plane = threads > 1;
   if (by_plane)
     core::parallel_for(std::max(threads, 1), n, std::size_t{1} << 16, [&](std::size_t b, std::size_t e, int) {
       std::int64_t before = b > 0 ? plane_of(b - 1) : -1;
@@ -497,7 +497,7 @@ PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double
         before = plane;
       }
     });
-  return PlaneRuns(n, by_plane ? threads : 1, plane_of, planes && by_plane);
+  return PlaneRuns(n, by_plane ? threads : 1, plane_of);
 }
 
 namespace {

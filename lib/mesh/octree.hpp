@@ -176,9 +176,7 @@ void check_refinement(const grid::GridGeometry& coarse, const RefinementParams& 
 
 // The particles cut into runs of whole coarse planes for `threads` threads (plane_runs.hpp), when they
 // come plane by plane (the deposit's canonical order, coarse cell by coarse cell); else one run.
-// `planes`: the runs' planes listed (PlaneRuns::sum's `reached`), when they come plane by plane.
-PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double> position, int threads,
-                        bool planes = false);
+PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double> position, int threads);
 
 // Cells of each level's lattice by their Morton codes (a child's code is its parent's << 3 | octant),
 // sorted, per level 0..levels.

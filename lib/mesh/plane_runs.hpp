@@ -16,19 +16,16 @@
 #include <phew/core/threads.hpp>
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 namespace phew::mesh {
 
 class PlaneRuns {
  public:
-  // `plane_of(p)`: the coarse plane of particle p, ascending with p (with one thread, not needed unless
-  // `planes`). `planes`: the runs' planes are listed too, for sum's `reached`.
+  // `plane_of(p)`: the coarse plane of particle p, ascending with p (with one thread, not needed).
   template <typename PlaneOf>
-  PlaneRuns(std::size_t particles, int threads, PlaneOf&& plane_of, bool planes = false) {
+  PlaneRuns(std::size_t particles, int threads, PlaneOf&& plane_of) {
     // The first particle at or after `from` whose plane is at least `plane`.
     const auto first_of_plane = [&](std::size_t from, std::size_t to, std::int64_t plane) {
       while (from < to) {
@@ -59,14 +56,6 @@ class PlaneRuns {
         run.high_begin = std::max(run.low_end, first_of_plane(run.begin, run.end, run.inner_last));
       }
       runs_.push_back(run);
-      if (!planes) continue;
-      auto& segments = planes_.emplace_back();
-      for (std::size_t at = run.begin; at < run.end;) {
-        const std::int64_t plane = plane_of(at);
-        const std::size_t next = first_of_plane(at, run.end, plane + 1);
-        segments.push_back({plane, next});
-        at = next;
-      }
     }
   }
 
@@ -78,25 +67,9 @@ class PlaneRuns {
   // twice (the visit must be a function of p alone).
   template <typename Visit, typename Add>
   void sum(Visit&& visit, Add&& add) const {
-    sum(visit, add, [](int, std::int64_t, std::size_t) {});
-  }
-  // The same, and, with the runs' planes listed, reached(r, plane, end) on run r's thread each time its
-  // own pass has visited every particle of the run below coarse plane `plane` (those before `end`): the
-  // run's inner planes (inner_planes) below plane - kReach then hold all their terms. The pass visits no
-  // particle before `end` again but its edge planes' ([begin, low_end) of edge_particles).
-  template <typename Visit, typename Add, typename Reached>
-  void sum(Visit&& visit, Add&& add, Reached&& reached) const {
     const auto pass = [&](std::size_t r, const auto& sink) {
       const Run& run = runs_[r];
-      if (planes_.empty()) {
-        for (std::size_t p = run.begin; p < run.end; ++p) visit(p, sink);
-        return;
-      }
-      std::size_t p = run.begin;
-      for (const Segment& segment : planes_[r]) {
-        for (; p < segment.end; ++p) visit(p, sink);
-        reached(static_cast<int>(r), segment.plane + 1, p);
-      }
+      for (std::size_t p = run.begin; p < run.end; ++p) visit(p, sink);
     };
     if (runs() == 1) {
       const auto sink = [&](std::int64_t, std::size_t target, double value) { add(target, value); };
@@ -124,17 +97,6 @@ class PlaneRuns {
   // Planes at each end of a run that other runs may reach: one, and one more for safety (a position
   // rounded onto a plane's edge). A cloud reaches no further from its particle's plane.
   static constexpr std::int64_t kReach = 2;
-  // The planes only run r reaches, [first, last] (none when last < first). With one run, those of its
-  // particles but the kReach at each end, as with more: the periodic grid's ends reach each other.
-  std::pair<std::int64_t, std::int64_t> inner_planes(int r) const {
-    const Run& run = runs_[static_cast<std::size_t>(r)];
-    return {run.inner_first, run.inner_last};
-  }
-  // Run r's particles visited twice: [begin, low_end) and [high_begin, end).
-  std::array<std::size_t, 4> edge_particles(int r) const {
-    const Run& run = runs_[static_cast<std::size_t>(r)];
-    return {run.begin, run.low_end, run.high_begin, run.end};
-  }
 
  private:
   struct Run {
@@ -144,11 +106,6 @@ class PlaneRuns {
     bool inner(std::int64_t plane) const { return plane >= inner_first && plane <= inner_last; }
   };
   std::vector<Run> runs_;
-  struct Segment {
-    std::int64_t plane;  // the particles of one plane of a run, up to `end`
-    std::size_t end;
-  };
-  std::vector<std::vector<Segment>> planes_;  // per run, when listed
 };
 
 }  // namespace phew::mesh
