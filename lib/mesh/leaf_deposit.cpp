@@ -203,8 +203,11 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
     std::int64_t before = b > 0 ? linear_of(b - 1) : -1;
     for (std::size_t p = b; p < e; ++p) {
       const std::array<double, 3> x{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
-      const Cell leaf = tree.leaf_at(x);
-      const std::int64_t cell = linear_of(p);
+      const Cell leaf = tree.leaf_at(x);  // inside its coarse cell (leaf_at walks down from it)
+      const std::int64_t cell =
+          leaf.level < 0
+              ? -1
+              : g.linear({leaf.index[0] >> leaf.level, leaf.index[1] >> leaf.level, leaf.index[2] >> leaf.level});
       if (cell < before) filed.store(false, std::memory_order_relaxed);
       before = cell;
       if (leaf.level < 0) continue;
@@ -271,6 +274,37 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
     }
   };
 
+  // The wrapped indices around i along an axis of n cells, ascending, with their offsets from i (one
+  // each: a tiny lattice's repeats dropped); none beyond an open grid.
+  struct Near {
+    std::int64_t index;
+    int delta;
+  };
+  const auto near = [&](std::int64_t i, std::int64_t cells, std::array<Near, 3>& out) {
+    std::size_t k = 0;
+    for (int d = -1; d <= 1; ++d) {
+      std::int64_t j = i + d;
+      if (j < 0 || j >= cells) {
+        if (!g.periodic) continue;
+        j = (j + cells) % cells;
+      }
+      // In place by index (an insertion sort of three), a repeat dropped.
+      std::size_t at = k;
+      while (at > 0 && out[at - 1].index > j) --at;
+      if (at > 0 && out[at - 1].index == j) continue;
+      for (std::size_t m = k; m > at; --m) out[m] = out[m - 1];
+      out[at] = {j, d};
+      ++k;
+    }
+    return k;
+  };
+  // The sides a particle of the cell at offset (dx, dy, dz) must reach to add to this one.
+  std::array<std::uint8_t, 27> need{};
+  for (int dx = -1; dx <= 1; ++dx)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dz = -1; dz <= 1; ++dz)
+        need[static_cast<std::size_t>(9 * (dx + 1) + 3 * (dy + 1) + dz + 1)] = tiny ? 0 : sides_needed({-dx, -dy, -dz});
+
   // Coarse cell by coarse cell, each on one thread, whole: its leaves' sums gathered from the particles
   // of the 27 cells around it, cell after cell in linear order and each cell's in their order, so each
   // leaf gets its terms in the particles' order (the bits of deposit_on_leaves), and is handed over
@@ -298,37 +332,6 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
           used[at] = ++clock;
           return cached[at];
         };
-        // The wrapped indices around i along an axis of n cells, ascending, with their offsets from i (one
-        // each: a tiny lattice's repeats dropped); none beyond an open grid.
-        struct Near {
-          std::int64_t index;
-          int delta;
-        };
-        const auto near = [&](std::int64_t i, std::int64_t cells, std::array<Near, 3>& out) {
-          std::size_t k = 0;
-          for (int d = -1; d <= 1; ++d) {
-            std::int64_t j = i + d;
-            if (j < 0 || j >= cells) {
-              if (!g.periodic) continue;
-              j = (j + cells) % cells;
-            }
-            // In place by index (an insertion sort of three), a repeat dropped.
-            std::size_t at = k;
-            while (at > 0 && out[at - 1].index > j) --at;
-            if (at > 0 && out[at - 1].index == j) continue;
-            for (std::size_t m = k; m > at; --m) out[m] = out[m - 1];
-            out[at] = {j, d};
-            ++k;
-          }
-          return k;
-        };
-        // The sides a particle of the cell at offset (dx, dy, dz) must reach to add to this one.
-        std::array<std::uint8_t, 27> need{};
-        for (int dx = -1; dx <= 1; ++dx)
-          for (int dy = -1; dy <= 1; ++dy)
-            for (int dz = -1; dz <= 1; ++dz)
-              need[static_cast<std::size_t>(9 * (dx + 1) + 3 * (dy + 1) + dz + 1)] =
-                  tiny ? 0 : sides_needed({-dx, -dy, -dz});
         std::vector<double> sums;
         std::array<Near, 3> xs{}, ys{}, zs{};
         std::array<const PlaneCells*, 3> planes{};
