@@ -8,12 +8,9 @@
 
 #include <phew/core/memory.hpp>
 
-#include <sys/mman.h>
-
 #include <cstddef>
-#include <new>
 #include <type_traits>
-#include <utility>
+#include <algorithm>
 #include <vector>
 
 namespace phew::core {
@@ -29,10 +26,6 @@ class BlockList {
 
   BlockList() = default;
   ~BlockList() { clear(); }
-  BlockList(BlockList&& o) noexcept : blocks_(std::move(o.blocks_)), size_(std::exchange(o.size_, 0)) {
-    o.blocks_.clear();
-  }
-  BlockList& operator=(BlockList&&) = delete;
   BlockList(const BlockList&) = delete;
   BlockList& operator=(const BlockList&) = delete;
 
@@ -67,17 +60,15 @@ class BlockList {
 
  private:
   void add_block() {
-    void* p = ::mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    if (big_buffers_backed_by_huge_pages()) advise_pages(p, kBlockBytes, Pages::huge);
+    void* p = map_pages(kBlockBytes);
     try {
       blocks_.push_back(static_cast<T*>(p));
     } catch (...) {
-      ::munmap(p, kBlockBytes);
+      unmap_pages(p, kBlockBytes);
       throw;
     }
   }
-  static void unmap(T* b) noexcept { ::munmap(b, kBlockBytes); }
+  static void unmap(T* b) noexcept { unmap_pages(b, kBlockBytes); }
 
   std::vector<T*> blocks_;
   std::size_t size_ = 0;

@@ -67,6 +67,15 @@ void advise_pages(void* p, std::size_t bytes, Pages pages) noexcept {
     madvise(reinterpret_cast<void*>(begin), end - begin, pages == Pages::huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
+void* map_pages(std::size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  if (big_buffers_backed_by_huge_pages()) advise_pages(p, bytes, Pages::huge);
+  return p;
+}
+
+void unmap_pages(void* p, std::size_t bytes) noexcept { munmap(p, bytes); }
+
 bool back_big_buffers_with_huge_pages() {
   const char* env = std::getenv("PHEW_HUGE_PAGES");
   const bool on = env == nullptr || (std::strcmp(env, "off") != 0 && std::strcmp(env, "0") != 0);

@@ -43,4 +43,10 @@ bool big_buffers_backed_by_huge_pages() noexcept;
 enum class Pages { huge, small };
 void advise_pages(void* p, std::size_t bytes, Pages pages) noexcept;
 
+// `bytes` mapped from the system (zero pages until written), advised for huge pages as the big buffers
+// are: blocks that a buffer manages itself (core::BlockList, the uniform deposit's cloud pool). Given
+// back with unmap_pages. Throws std::bad_alloc.
+void* map_pages(std::size_t bytes);
+void unmap_pages(void* p, std::size_t bytes) noexcept;
+
 }  // namespace phew::core

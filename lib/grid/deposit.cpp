@@ -14,7 +14,6 @@
 #include <array>
 #include <atomic>
 #include <memory>
-#include <new>
 #include <utility>
 
 namespace phew::grid {
@@ -92,7 +91,7 @@ class CloudPool {
   };
   CloudPool() = default;
   ~CloudPool() {
-    for (void* b : blocks_) ::munmap(b, kBlockBytes);
+    for (void* b : blocks_) core::unmap_pages(b, kBlockBytes);
   }
   CloudPool(const CloudPool&) = delete;
   CloudPool& operator=(const CloudPool&) = delete;
@@ -100,14 +99,12 @@ class CloudPool {
   // A new page. Not thread-safe (one thread files the clouds).
   Page take() {
     if (blocks_.empty() || used_ == kPagesPerBlock) {
-      void* p = ::mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) throw std::bad_alloc();
-      if (core::big_buffers_backed_by_huge_pages()) core::advise_pages(p, kBlockBytes, core::Pages::huge);
+      void* p = core::map_pages(kBlockBytes);
       try {
         blocks_.push_back(p);
         live_.emplace_back(kRegionsPerBlock);
       } catch (...) {
-        ::munmap(p, kBlockBytes);
+        core::unmap_pages(p, kBlockBytes);
         throw;
       }
       used_ = 0;
