@@ -8,11 +8,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mapfile -t files < <(find lib tools tests bench examples \( -name '*.cpp' -o -name '*.hpp' \) | sort)
 if [[ ${1:-} == --check ]]; then
-  bad=()
-  for f in "${files[@]}"; do
-    clang-format --style=file "$f" | cmp -s - "$f" || bad+=("$f")
-  done
-  if ((${#bad[@]})); then
+  # One clang-format over every file: a process per file was 46 of the check's 48 s on a 2-core VM.
+  status=0
+  report=$(clang-format --dry-run --Werror --style=file "${files[@]}" 2>&1) || status=$?
+  if ((status)); then
+    mapfile -t bad < <(grep -oE '^[^:]+:[0-9]+:[0-9]+: error: code should be clang-formatted' <<<"$report" |
+      cut -d: -f1 | sort -u)
+    if ((${#bad[@]} == 0)); then
+      echo "format.sh: clang-format failed: $report" >&2
+      exit 1
+    fi
     printf 'format.sh: not formatted (run scripts/format.sh): %s\n' "${bad[@]}" >&2
     exit 1
   fi
