@@ -120,9 +120,9 @@ for scene in $scenes; do
   for r in $ranks_list; do
     s=$c/${scene}_r$r
     log "$scene ($particles particles), $r rank(s): cic-project --grid $g, phew-segment, phew-merge, unbind (profile$( ((tree)) && echo ', tree'))"
-    run "$scene" cic-project "$r" "$particles" "$s.grid.h5" "$B/cic-project" "$snap" -o "$s.grid.h5" --grid "$g" -q
-    run "$scene" phew-segment "$r" "$particles" "$s.patches.h5" "$B/phew-segment" "$s.grid.h5" -o "$s.patches.h5" --threshold 80mean -q
-    run "$scene" phew-merge "$r" "$particles" "$s.clumps.h5" "$B/phew-merge" "$s.patches.h5" -o "$s.clumps.h5" --relevance 3 --saddle-threshold 200mean -q
+    run "$scene" cic-project "$r" "$particles" "$s.grid.h5" "$B/cic-project" "$snap" -o "$s.grid.h5" --grid "$g" --threads 1 -q
+    run "$scene" phew-segment "$r" "$particles" "$s.patches.h5" "$B/phew-segment" "$s.grid.h5" -o "$s.patches.h5" --threshold 80mean --threads 1 -q
+    run "$scene" phew-merge "$r" "$particles" "$s.clumps.h5" "$B/phew-merge" "$s.patches.h5" -o "$s.clumps.h5" --relevance 3 --saddle-threshold 200mean --threads 1 -q
     run "$scene" unbind-profile "$r" "$particles" "$s.bound.h5" "$B/unbind" "$s.clumps.h5" "$snap" -o "$s.bound.h5" --threads 1 -q
     if ((tree)); then
       run "$scene" unbind-tree "$r" "$particles" "$s.bound_tree.h5" "$B/unbind" "$s.clumps.h5" "$snap" -o "$s.bound_tree.h5" --potential tree --threads 1 -q

@@ -10,6 +10,7 @@
 #include <phew/mpi/lookup.hpp>
 #include <phew/mpi/route.hpp>
 #include <phew/mpi/slab.hpp>
+#include <phew/mesh/cell_finder.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -50,8 +51,8 @@ std::vector<CellMember> join(MemberParts& parts) {
 // slot; the members are then made in particle order, so the result does not depend on the threads.
 // Collective.
 void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, const ParticleSet& ps,
-                 std::size_t b, std::size_t e, const grid::CellLabels& labels, int threads, const mpi::Comm& comm,
-                 MemberScratch& s, MemberParts& parts) {
+                 std::size_t b, std::size_t e, const grid::CellLabels& labels, const mesh::CellFinder& finder,
+                 int threads, const mpi::Comm& comm, MemberScratch& s, MemberParts& parts) {
   s.point.resize(e - b);
   core::parallel_for(threads, e - b, kSearchChunk, [&](std::size_t i0, std::size_t i1, int) {
     for (std::size_t i = i0; i < i1; ++i) s.point[i] = space.point(&ps.position[3 * (b + i)]);
@@ -72,7 +73,7 @@ void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& 
       [&](const CellMember& p) { return mesh::CellSpace::owner(cuts, p.label); }, s.at_cells, s.send);
   s.at.resize(s.at_cells.size());
   core::parallel_for(threads, s.at.size(), kSearchChunk, [&](std::size_t i0, std::size_t i1, int) {
-    for (std::size_t i = i0; i < i1; ++i) s.at[i] = space.find(labels.cell, s.at_cells[i].label);
+    for (std::size_t i = i0; i < i1; ++i) s.at[i] = finder.find(s.at_cells[i].label);
   });
   for (std::size_t i = 0; i < s.at_cells.size(); ++i) {
     const std::size_t k = s.at[i];
@@ -94,11 +95,12 @@ std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std
   // its members and a chunk's copies, not a copy of every particle (most are in no labelled cell).
   const std::uint64_t rounds = comm.max<std::uint64_t>((ps.size() + kMembersChunk - 1) / kMembersChunk);
   MemberParts parts;
+  const mesh::CellFinder finder(space, labels.cell);
   {
     MemberScratch scratch;  // let go before the pieces are joined
     for (std::uint64_t round = 0; round < rounds; ++round)
       add_members(space, cuts, ps, std::min(ps.size(), round * kMembersChunk),
-                  std::min(ps.size(), (round + 1) * kMembersChunk), labels, threads, comm, scratch, parts);
+                  std::min(ps.size(), (round + 1) * kMembersChunk), labels, finder, threads, comm, scratch, parts);
   }
   return join(parts);
 }
@@ -111,10 +113,11 @@ std::vector<CellMember> members_of_cells(const mesh::CellSpace& space, const std
   FieldSelection fields;
   fields.ids = fields.velocities = fields.types = true;
   MemberParts parts;
+  const mesh::CellFinder finder(space, labels.cell);
   {
     MemberScratch scratch;  // let go before the pieces are joined
     for_each_share_chunk(reader, types, fields, kMembersChunk, comm, [&](const ParticleSet& chunk) {
-      add_members(space, cuts, chunk, 0, chunk.size(), labels, threads, comm, scratch, parts);
+      add_members(space, cuts, chunk, 0, chunk.size(), labels, finder, threads, comm, scratch, parts);
     });
   }
   return join(parts);

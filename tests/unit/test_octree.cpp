@@ -4,6 +4,7 @@
 // equal to the uniform grid's deposit.
 #include <phew/core/error.hpp>
 #include <phew/grid/deposit.hpp>
+#include <phew/mesh/cell_finder.hpp>
 #include <phew/mesh/cell_space.hpp>
 #include <phew/mesh/coarse_runs.hpp>
 #include <phew/mesh/octree.hpp>
@@ -551,6 +552,53 @@ TEST(CellSpace, FindsThePointsLeafAsTheTreeDoesAndMeasuresLeaves) {
         EXPECT_EQ(std::count(some.begin(), some.end(), static_cast<std::int64_t>(cell_key(want, p.levels))), 0);
       }
     }
+  }
+}
+
+// mesh::CellFinder: the directory in front of the search gives CellSpace::find's answer for every point
+// (inside and outside the cells' range, on the octree's leaves and on a uniform grid's sparse cells),
+// whatever the cells' spread: clustered, one cell, none.
+TEST(CellFinder, AnswersAsCellSpaceFind) {
+  std::mt19937_64 rng(17);
+  {
+    std::vector<double> mass;
+    // Four levels under few coarse cells: an unrefined coarse leaf spans many of the directory's buckets,
+    // so a point's leaf is often listed in a bucket before the point's own, empty one.
+    const auto pos = blobs(3, 20000, 1.0, mass);
+    RefinementParams p;
+    p.levels = 4;
+    p.refine_particles = 200;  // the background's coarse cells stay whole, the blobs refine
+    const grid::GridGeometry g = cube(4, 1.0, true);
+    const Octree tree = build_octree(g, p, pos, mass);
+    std::vector<std::int64_t> keys;
+    for (const Cell& c : tree.leaves()) keys.push_back(static_cast<std::int64_t>(cell_key(c, p.levels)));
+    const CellSpace space = CellSpace::octree(g, p.levels);
+    std::uniform_real_distribution<double> u(0, 1);
+    for (const std::size_t stride : {1, 3, 50, 100000}) {
+      std::vector<std::int64_t> some;
+      for (std::size_t n = stride / 2 % keys.size(); n < keys.size(); n += stride) some.push_back(keys[n]);
+      const CellFinder finder(space, some);
+      for (int t = 0; t < 20000; ++t) {
+        const double x[3] = {u(rng), u(rng), u(rng)};
+        const std::int64_t point = space.point(x);
+        ASSERT_EQ(finder.find(point), space.find(some, point)) << "stride " << stride << " point " << point;
+      }
+    }
+    const CellFinder none(space, {});
+    EXPECT_EQ(none.find(0), 0U);
+  }
+  grid::GridGeometry g = cube(1, 1.0, true);
+  g.shape = {37, 41, 43};
+  const CellSpace space = CellSpace::uniform(g);
+  const auto total = static_cast<std::int64_t>(g.cells());
+  for (const int keep_one_in : {1, 2, 9, 1000}) {
+    std::vector<std::int64_t> cells;
+    for (std::int64_t c = 0; c < total; ++c)  // a dense clump and a sparse rest
+      if ((c > total / 3 && c < total / 3 + 2000) || static_cast<int>(rng() % static_cast<unsigned>(keep_one_in)) == 0)
+        cells.push_back(c);
+    const CellFinder finder(space, cells);
+    for (std::int64_t point = -1; point <= total; ++point)
+      ASSERT_EQ(finder.find(point), space.find(cells, point)) << "1 in " << keep_one_in << ", point " << point;
   }
 }
 
