@@ -7,6 +7,8 @@
 // the same way on every decomposition.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -27,16 +29,19 @@ class FixedScale {
   // The term in units, truncated towards zero: what static_cast<FixedInt>(std::ldexp(term, -exponent))
   // gives, without the library calls (sums of millions of cells convert several terms each): the
   // scaling is a multiplication by a power of two, exact, and a magnitude of 2^63 or more is an integer
-  // already, split exactly into two 64-bit halves.
+  // already: its 53-bit significand shifted to its place. (A total's cells are mostly there: 2^76 units
+  // for a cell of 2^-24 of the total. The split into two halves through floor and two conversions took
+  // half of cic-project's sums.)
   FixedInt to_fixed(double term) const {
     const double a = std::fabs(per_unit_ > 0 ? term * per_unit_ : std::ldexp(term, -exponent_));
     FixedInt v;
     if (a < 0x1p63) {
       v = static_cast<std::int64_t>(a);
     } else {
-      const double high = std::floor(a * 0x1p-64);
-      v = (static_cast<FixedInt>(static_cast<std::uint64_t>(high)) << 64) +
-          static_cast<std::uint64_t>(a - high * 0x1p64);
+      const auto bits = std::bit_cast<std::uint64_t>(a);
+      const int shift = static_cast<int>(bits >> 52) - 1075;  // 11 or more; at most 74 below 2^127
+      const std::uint64_t significand = (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
+      v = static_cast<FixedInt>(significand) << std::min(shift, 74);
     }
     return term < 0 ? -v : v;
   }

@@ -262,6 +262,13 @@ TEST(FixedScale, ConvertsAsTheLibraryCastDoesAndSumsInAnyOrder) {
          {std::pair{FixedScale::for_terms(bound), 80}, std::pair{FixedScale::for_total(bound), 100}}) {
       std::vector<double> terms{bound, -bound, 0.0};
       for (int i = 0; i < 2000; ++i) terms.push_back(bound * u(rng) * std::pow(10.0, -static_cast<double>(i % 30)));
+      for (const int k : {52, 53, 62, 63, 64, 65, 98}) {  // at and beside the powers where the paths change
+        const double t = std::ldexp(1.0, k + e - bits);
+        for (const double x : {t, std::nextafter(t, 0.0), std::nextafter(t, 2 * t), std::ldexp(1.5, k + e - bits)}) {
+          terms.push_back(x);
+          terms.push_back(-x);
+        }
+      }
       FixedInt forward = 0, backward = 0;
       for (const double t : terms) {
         const FixedInt want = static_cast<FixedInt>(std::ldexp(t, bits - e));
