@@ -1,8 +1,8 @@
-// A stable sort by an unsigned integer key (least significant digit first, 11 bits a pass), for the hot
-// per-object sorts of unbind (members by radius, a ball's particles by distance) and the octree's cell
-// codes (cic-project --refine): a few passes over n
-// where std::sort compares n log n times. A pass whose digit every key shares is skipped (the exponent
-// bits of radii within a few decades). Small inputs go to std::stable_sort, which is faster there.
+// A stable sort by an unsigned integer key (least significant digit first, 11 bits a pass, 8 below a
+// few thousand items), for the hot per-object sorts of unbind (members by radius, a ball's particles by
+// distance) and the octree's cell codes (cic-project --refine): a few passes over n where std::sort
+// compares n log n times. A pass whose digit every key shares is skipped (the exponent bits of radii
+// within a few decades). Small inputs go to std::stable_sort, which is faster there.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 namespace phew::core {
 
 inline constexpr std::size_t kRadixSortMin = 256;
+inline constexpr std::size_t kRadixSmallDigitBelow = 4096;
 
 // Sorts `items` by key(item) (an unsigned integer below 2^key_bits), stably: items of equal keys keep
 // their order. `scratch` is room the sort may use (kept by callers that sort often).
@@ -25,21 +26,23 @@ void radix_sort(std::vector<T>& items, std::vector<T>& scratch, Key key, int key
     std::stable_sort(items.begin(), items.end(), [&](const T& a, const T& b) { return key(a) < key(b); });
     return;
   }
-  constexpr int kDigit = 11;
-  constexpr std::size_t kBuckets = std::size_t{1} << kDigit;
+  // Digits of 11 bits, or of 8 below a few thousand items, where clearing and scanning 2048 counts a
+  // pass cost more than the items (unbind's haloes of a few hundred particles).
+  const int digit = n < kRadixSmallDigitBelow ? 8 : 11;
+  const std::size_t buckets = std::size_t{1} << digit;
   scratch.resize(n);
-  std::array<std::size_t, kBuckets> count{};
-  for (int shift = 0; shift < key_bits; shift += kDigit) {
-    count.fill(0);
-    for (const T& t : items) ++count[(static_cast<std::uint64_t>(key(t)) >> shift) & (kBuckets - 1)];
-    if (std::find(count.begin(), count.end(), n) != count.end()) continue;  // one digit for all: in order
+  std::array<std::size_t, std::size_t{1} << 11> count{};
+  for (int shift = 0; shift < key_bits; shift += digit) {
+    std::fill_n(count.begin(), buckets, 0);
+    for (const T& t : items) ++count[(static_cast<std::uint64_t>(key(t)) >> shift) & (buckets - 1)];
+    if (std::find(count.begin(), count.begin() + buckets, n) != count.begin() + buckets) continue;  // all alike
     std::size_t at = 0;
-    for (std::size_t& c : count) {
-      const std::size_t k = c;
-      c = at;
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const std::size_t k = count[b];
+      count[b] = at;
       at += k;
     }
-    for (const T& t : items) scratch[count[(static_cast<std::uint64_t>(key(t)) >> shift) & (kBuckets - 1)]++] = t;
+    for (const T& t : items) scratch[count[(static_cast<std::uint64_t>(key(t)) >> shift) & (buckets - 1)]++] = t;
     items.swap(scratch);
   }
 }

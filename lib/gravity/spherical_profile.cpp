@@ -1,11 +1,13 @@
 #include <phew/gravity/spherical_profile.hpp>
 
+#include <phew/core/error.hpp>
 #include <phew/core/radix_sort.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <utility>
 
 namespace phew::gravity {
@@ -14,33 +16,45 @@ SphericalProfile::SphericalProfile(std::span<const double> position, std::span<c
                                    std::span<const std::size_t> members, const std::array<double, 3>& centre, double G,
                                    double softening)
     : G_(G), eps2_(softening * softening) {
-  std::vector<std::pair<double, std::size_t>> order(members.size());
-  for (std::size_t k = 0; k < members.size(); ++k) {
+  const std::size_t n = members.size();
+  if (n > std::numeric_limits<std::uint32_t>::max())
+    throw core::Error::internal("spherical profile: {} members in one object", n);
+  std::vector<double> r(n);
+  // By radius, then index (the order of (radius, index) pairs): a radix sort of 32-bit keys, the radius
+  // rounded to float with the member's place beside it (rounding keeps the order: r < r' gives
+  // float(r) <= float(r')), then each run of equal floats by the exact radius and index. Half the passes
+  // over half the bytes of a sort by the double's 64 bits.
+  std::vector<std::uint64_t> keyed(n);
+  for (std::size_t k = 0; k < n; ++k) {
     const std::size_t i = members[k];
     const double dx = position[3 * i] - centre[0], dy = position[3 * i + 1] - centre[1],
                  dz = position[3 * i + 2] - centre[2];
-    order[k] = {std::sqrt(dx * dx + dy * dy + dz * dz), i};
+    r[k] = std::sqrt(dx * dx + dy * dy + dz * dz);
+    keyed[k] = std::uint64_t{std::bit_cast<std::uint32_t>(static_cast<float>(r[k]))} << 32 | k;
   }
-  // By radius, then index (as the pairs compare): a stable radix sort by the radius's bits (a
-  // non-negative double's bits order as its value), then each run of equal radii by index.
   {
-    std::vector<std::pair<double, std::size_t>> scratch;  // let go before the profile's own arrays are made
-    core::radix_sort(order, scratch,
-                     [](const std::pair<double, std::size_t>& p) { return std::bit_cast<std::uint64_t>(p.first); });
+    std::vector<std::uint64_t> scratch;  // let go before the profile's own arrays are made
+    core::radix_sort(
+        keyed, scratch, [](std::uint64_t v) { return v >> 32; }, 32);
   }
-  const std::size_t n = order.size();
+  const auto place = [](std::uint64_t v) { return static_cast<std::size_t>(static_cast<std::uint32_t>(v)); };
   for (std::size_t b = 0, e = 0; b < n; b = e) {
-    for (e = b + 1; e < n && order[e].first == order[b].first;) ++e;
+    for (e = b + 1; e < n && keyed[e] >> 32 == keyed[b] >> 32;) ++e;
     if (e - b > 1)
-      std::sort(order.begin() + static_cast<std::ptrdiff_t>(b), order.begin() + static_cast<std::ptrdiff_t>(e));
+      std::sort(keyed.begin() + static_cast<std::ptrdiff_t>(b), keyed.begin() + static_cast<std::ptrdiff_t>(e),
+                [&](std::uint64_t p, std::uint64_t q) {
+                  const std::size_t kp = place(p), kq = place(q);
+                  return r[kp] != r[kq] ? r[kp] < r[kq] : members[kp] < members[kq];
+                });
   }
   radius_.resize(n);
   mass_.resize(n);
   index_.resize(n);
   for (std::size_t k = 0; k < n; ++k) {
-    radius_[k] = order[k].first;
-    index_[k] = order[k].second;
-    mass_[k] = mass[order[k].second];
+    const std::size_t at = place(keyed[k]);
+    radius_[k] = r[at];
+    index_[k] = members[at];
+    mass_[k] = mass[index_[k]];
   }
   before_.assign(n + 1, 0.0);
   for (std::size_t k = 0; k < n; ++k) before_[k + 1] = before_[k] + mass_[k];

@@ -291,7 +291,8 @@ TEST(RadixSort, TheOrderOfAStableSort) {
   };
   std::vector<Item> scratch;
   for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{100}, phew::core::kRadixSortMin,
-                              std::size_t{5000}, std::size_t{70000}})
+                              std::size_t{1000}, phew::core::kRadixSmallDigitBelow - 1,
+                              phew::core::kRadixSmallDigitBelow, std::size_t{5000}, std::size_t{70000}})
     for (const int bits : {3, 11, 12, 32, 40, 64}) {
       std::vector<Item> items(n);
       for (std::size_t i = 0; i < n; ++i) items[i] = {bits == 64 ? rng() : rng() % (std::uint64_t{1} << bits), i};

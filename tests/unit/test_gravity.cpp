@@ -3,6 +3,7 @@
 #include <phew/gravity/fft3d.hpp>
 #include <phew/gravity/forest.hpp>
 #include <phew/gravity/long_range.hpp>
+#include <phew/gravity/spherical_profile.hpp>
 #include <phew/phasespace/voters.hpp>
 
 #include <gtest/gtest.h>
@@ -301,3 +302,42 @@ TEST(PairForce, ShortPlusLongRangeIsNewtonian) {
 
 }  // namespace
 }  // namespace phew::gravity
+
+// SphericalProfile's members in the order of (radius, index) pairs sorted whole, and its sums from that
+// order: members at equal radii (ties by index) and at radii that differ only in their last bits (one
+// float, several doubles: the float-keyed sort's runs), a subset of the particles, every sort size.
+TEST(SphericalProfile, MembersInTheOrderOfRadiusThenIndex) {
+  std::mt19937_64 rng(23);
+  std::normal_distribution<double> g(0.0, 1.0);
+  for (const std::size_t n : {0, 1, 2, 200, 300, 5000, 20000}) {
+    std::vector<double> pos(3 * n), mass(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      mass[i] = 1.0 + static_cast<double>(i % 7);
+      for (std::size_t d = 0; d < 3; ++d) pos[3 * i + d] = g(rng);
+      if (i % 5 == 1) {  // the same place as the particle before: an exact tie
+        for (std::size_t d = 0; d < 3; ++d) pos[3 * i + d] = pos[3 * (i - 1) + d];
+      } else if (i % 5 == 2) {  // a few ulps away: the same float radius, another double
+        for (std::size_t d = 0; d < 3; ++d) pos[3 * i + d] = std::nextafter(pos[3 * (i - 2) + d], 10.0);
+      }
+    }
+    std::vector<std::size_t> members;
+    for (std::size_t i = n; i-- > 0;)
+      if (i % 11 != 3) members.push_back(i);  // a subset, in descending order
+    const std::array<double, 3> centre{0.01, -0.02, 0.03};
+    const phew::gravity::SphericalProfile prof(pos, mass, members, centre, 1.0, 0.0);
+    std::vector<std::pair<double, std::size_t>> want;
+    for (const std::size_t i : members) {
+      const double dx = pos[3 * i] - centre[0], dy = pos[3 * i + 1] - centre[1], dz = pos[3 * i + 2] - centre[2];
+      want.emplace_back(std::sqrt(dx * dx + dy * dy + dz * dz), i);
+    }
+    std::sort(want.begin(), want.end());
+    ASSERT_EQ(prof.size(), want.size());
+    double before = 0;
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      ASSERT_EQ(prof.index()[k], want[k].second) << n << " members, place " << k;
+      ASSERT_EQ(prof.radius()[k], want[k].first);
+      ASSERT_EQ(prof.mass_before(k), before);
+      before += mass[want[k].second];
+    }
+  }
+}
