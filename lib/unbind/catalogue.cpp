@@ -378,7 +378,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
         if (thread == 0) {  // one thread reports and releases: Progress is not shared
           progress.update(particles_done + done_here.load());
           while (prefix < haloes.size() && finished[prefix].load(std::memory_order_acquire)) ++prefix;
-          if (prefix > 0) released = core::release_pages(released, batch.data() + haloes[prefix - 1].end);
+          if (prefix > 0) released = core::release_consumed_pages(released, batch.data() + haloes[prefix - 1].end);
         }
       }
     });

@@ -75,6 +75,45 @@ TEST(ReleasePages, GivesBackTheWholePagesOfAConsumedPrefixOnly) {
   EXPECT_FALSE(resident(start + 511 * page));
 }
 
+// A buffer consumed from its start, with big buffers on huge pages: only whole huge pages go back, the
+// one still partly in use is kept whole (giving back part of it would split it), and so is the part
+// before the first boundary; release_pages gives back the system's pages.
+TEST(ReleasePages, ConsumedInWholeHugePagesWhenBigBuffersHaveThem) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  PageVector<char> buffer(6 * kHuge);
+  std::fill(buffer.begin(), buffer.end(), 'x');
+  char* const start = buffer.data();
+  char* const first = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(start) + kHuge - 1) / kHuge * kHuge);
+  const bool was = big_buffers_backed_by_huge_pages();  // restored below: other tests see it off
+  const char* env = std::getenv("PHEW_HUGE_PAGES");
+  const std::string env_value = env != nullptr ? env : "";
+  if (back_big_buffers_with_huge_pages()) {  // as every tool does at its start (not with PHEW_HUGE_PAGES=off)
+    char* next = release_consumed_pages(start, first + kHuge + kHuge / 2);
+    EXPECT_EQ(next, first + kHuge);
+    EXPECT_FALSE(resident(first));
+    EXPECT_FALSE(resident(first + kHuge - 1));
+    EXPECT_TRUE(resident(first + kHuge));
+    EXPECT_TRUE(resident(first + kHuge + kHuge / 2 - 1)) << "the huge page in use was split";
+    if (first > start) {
+      EXPECT_TRUE(resident(start));
+    }
+  }
+  if (!was) {
+    setenv("PHEW_HUGE_PAGES", "off", 1);
+    back_big_buffers_with_huge_pages();
+    if (env != nullptr) {
+      setenv("PHEW_HUGE_PAGES", env_value.c_str(), 1);
+    } else {
+      unsetenv("PHEW_HUGE_PAGES");
+    }
+  }
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  char* next = release_pages(first + kHuge, first + 2 * kHuge + 5 * page + 10);
+  EXPECT_EQ(next, first + 2 * kHuge + 5 * page);
+  EXPECT_FALSE(resident(first + 2 * kHuge + 4 * page));
+  EXPECT_TRUE(resident(first + 2 * kHuge + 5 * page));
+}
+
 TEST(DensityThreshold, ParsesAbsoluteMeanAndCrit) {
   EXPECT_DOUBLE_EQ(DensityThreshold::parse("1.5e-7").resolve(2.0, std::nullopt), 1.5e-7);
   EXPECT_DOUBLE_EQ(DensityThreshold::parse("80mean").resolve(2.0, std::nullopt), 160.0);
