@@ -32,7 +32,9 @@ SphericalProfile::SphericalProfile(std::span<const double> position, std::span<c
     r[k] = std::sqrt(dx * dx + dy * dy + dz * dz);
     keyed[k] = std::uint64_t{std::bit_cast<std::uint32_t>(static_cast<float>(r[k]))} << 32 | k;
   }
-  {
+  if (n < core::kRadixSortMin) {
+    std::sort(keyed.begin(), keyed.end());  // whole words (equal floats by place: their runs are sorted below)
+  } else {
     std::vector<std::uint64_t> scratch;  // let go before the profile's own arrays are made
     core::radix_sort(
         keyed, scratch, [](std::uint64_t v) { return v >> 32; }, 32);

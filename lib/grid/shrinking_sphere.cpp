@@ -132,9 +132,13 @@ class Ball {
     } else {
       g_.for_each(members_, all_, consider);
     }
-    // By distance: equal keys in any order (the sums are exact, the sets the rule's).
-    core::radix_sort(
-        keyed_, scratch_, [](std::uint64_t k) { return k >> 32; }, 32);
+    // By distance: equal keys in any order (the sums are exact, the sets the rule's), so a small ball is
+    // sorted whole words at a time, without the stable sort's buffer.
+    if (keyed_.size() < core::kRadixSortMin)
+      std::sort(keyed_.begin(), keyed_.end());
+    else
+      core::radix_sort(
+          keyed_, scratch_, [](std::uint64_t k) { return k >> 32; }, 32);
     if (scratch_.capacity() > kScratchKept) std::vector<std::uint64_t>().swap(scratch_);  // a big ball's
     order_.swap(keyed_);
     // The particles themselves in that order, so that a step reads its shell in one sweep (copied from
