@@ -102,6 +102,32 @@ std::vector<model::BoundTypeRow> beside_objects(std::vector<model::BoundTypeRow>
   return rows;
 }
 
+// Members by group (0 .. groups-1), each group's by ID: each member moved once into its group's run (an
+// in-place counting sort: no second copy of the batch), then each run sorted on its own, in cache.
+void sort_by_group_then_id(std::vector<Member>& members, std::size_t groups) {
+  std::vector<std::size_t> end(groups, 0);
+  for (const Member& p : members) ++end[static_cast<std::size_t>(p.group)];
+  std::vector<std::size_t> next(groups, 0);  // where each run's next member goes
+  for (std::size_t g = 0, at = 0; g < groups; ++g) {
+    next[g] = at;
+    at += end[g];
+    end[g] = at;
+  }
+  for (std::size_t g = 0; g < groups; ++g) {
+    while (next[g] < end[g]) {
+      Member& p = members[next[g]];
+      const auto h = static_cast<std::size_t>(p.group);
+      if (h == g)
+        ++next[g];
+      else
+        std::swap(p, members[next[h]++]);
+    }
+  }
+  for (std::size_t g = 0, b = 0; g < groups; b = end[g++])
+    std::sort(members.begin() + static_cast<std::ptrdiff_t>(b), members.begin() + static_cast<std::ptrdiff_t>(end[g]),
+              [](const Member& p, const Member& q) { return p.id < q.id; });
+}
+
 // Unbinds one halo's hierarchy: `rows` are its objects (indices into `objects`, by ID), `members` its
 // particles (sorted by ID), possibly none.
 void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>& rows,
@@ -331,8 +357,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
     std::vector<std::int32_t> order_of(halo_rows.size(), 0);
     for (std::size_t k = 0; k < here.size(); ++k) order_of[here[k]] = static_cast<std::int32_t>(k);
     for (Member& p : batch) p.group = order_of[static_cast<std::size_t>(p.group)];
-    std::sort(batch.begin(), batch.end(),
-              [](const Member& p, const Member& q) { return p.group != q.group ? p.group < q.group : p.id < q.id; });
+    sort_by_group_then_id(batch, here.size());
     held_most = std::max(held_most, batch.size());
 
     // This batch's haloes, biggest first, each with its run of members (none for a halo without).
