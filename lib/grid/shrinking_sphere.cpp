@@ -170,8 +170,25 @@ class Ball {
     const std::size_t out = count_keys_up_to(r + off + m + key_slack);
     Sums s = blocks_[in / kBlock];
     for (std::size_t k = in / kBlock * kBlock; k < in; ++k) held_[k].add_to(s);
-    for (std::size_t k = in; k < out; ++k)
-      if (held_[k].distance2(c) <= r2) held_[k].add_to(s);
+    // The shell's sums in locals, added once: kept in registers, where adding into `s` (the caller's
+    // memory) made each particle wait for the last one's stores; without a branch, which a shell's
+    // particles, inside and outside in no order, mispredict.
+    core::FixedInt sm = 0, sx = 0, sy = 0, sz = 0;
+    std::size_t count = 0;
+    for (std::size_t k = in; k < out; ++k) {
+      const Point& p = held_[k];
+      const std::int64_t in_mask = -static_cast<std::int64_t>(p.distance2(c) <= r2);
+      sm += p.fixed[0] & in_mask;
+      sx += p.fixed[1] & in_mask;
+      sy += p.fixed[2] & in_mask;
+      sz += p.fixed[3] & in_mask;
+      count += static_cast<std::size_t>(in_mask & 1);
+    }
+    s.m += sm;
+    s.mx[0] += sx;
+    s.mx[1] += sy;
+    s.mx[2] += sz;
+    s.count += count;
     shell_since_ += out - in;
     return s;
   }
