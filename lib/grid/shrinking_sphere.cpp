@@ -149,10 +149,12 @@ class Ball {
     reach_ = reach;
     built_ = true;
     shell_since_ = 0;
-    blocks_.assign(order_.size() / kBlock + 1, Sums{});
+    blocks_.resize(order_.size() / kBlock + 1);
+    Sums running;  // a local, stored once a block: not added into the vector particle by particle
+    blocks_[0] = running;
     for (std::size_t b = 0; b + 1 < blocks_.size(); ++b) {
-      blocks_[b + 1] = blocks_[b];
-      for (std::size_t k = b * kBlock; k < (b + 1) * kBlock; ++k) held_[k].add_to(blocks_[b + 1]);
+      for (std::size_t k = b * kBlock; k < (b + 1) * kBlock; ++k) held_[k].add_to(running);
+      blocks_[b + 1] = running;
     }
   }
 
