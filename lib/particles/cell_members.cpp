@@ -30,6 +30,7 @@ constexpr std::size_t kSearchChunk = std::size_t{1} << 14;
 // What add_members needs per chunk, kept from one chunk to the next so that no chunk allocates.
 struct MemberScratch {
   std::vector<std::int64_t> point;
+  std::vector<std::size_t> here, at_here;  // particles whose cells this rank owns, and where their cells are
   std::vector<CellMember> out, send, at_cells;
   std::vector<std::size_t> at;
 };
@@ -47,8 +48,11 @@ std::vector<CellMember> join(MemberParts& parts) {
 }
 
 // Sends particles [b, e) of `ps` to the owners of their cells and adds the members that arrive here as
-// a new piece. The searches (a particle's point, its test cell) run on threads, each result in its own
-// slot; the members are then made in particle order, so the result does not depend on the threads.
+// a new piece. A particle whose cell this rank owns (at one rank, every one) is looked up where it is, and
+// made a member only when its cell is labelled: 55 % of the clustered box's particles are in none, and
+// each had been made an 88-byte member, copied and looked up. The searches (a particle's point, its
+// test cell) run on threads, each result in its own slot; the members are then made in particle order
+// (this rank's own first, then those that arrive), so the result does not depend on the threads.
 // Collective.
 void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& cuts, const ParticleSet& ps,
                  std::size_t b, std::size_t e, const grid::CellLabels& labels, const mesh::CellFinder& finder,
@@ -57,32 +61,50 @@ void add_members(const mesh::CellSpace& space, const std::vector<std::int64_t>& 
   core::parallel_for(threads, e - b, kSearchChunk, [&](std::size_t i0, std::size_t i1, int) {
     for (std::size_t i = i0; i < i1; ++i) s.point[i] = space.point(&ps.position[3 * (b + i)]);
   });
-  // On the way to the cell's owner, `label` carries the particle's point (mesh::CellSpace::point).
-  s.out.clear();
-  for (std::size_t i = b; i < e; ++i) {
-    if (s.point[i - b] < 0) continue;
-    CellMember m{s.point[i - b], 0, ps.type.empty() ? std::uint8_t{0} : ps.type[i], 0, ps.id[i], {}, {}, ps.mass[i]};
+  const auto member = [&](std::size_t i, std::int64_t point) {
+    CellMember m{point, 0, ps.type.empty() ? std::uint8_t{0} : ps.type[i], 0, ps.id[i], {}, {}, ps.mass[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       m.x[d] = ps.position[3 * i + d];
       m.v[d] = ps.velocity[3 * i + d];
     }
-    s.out.push_back(m);
+    return m;
+  };
+  // On the way to the cell's owner, `label` carries the particle's point (mesh::CellSpace::point).
+  const int me = comm.rank();
+  s.here.clear();
+  s.out.clear();
+  for (std::size_t i = b; i < e; ++i) {
+    const std::int64_t point = s.point[i - b];
+    if (point < 0) continue;
+    if (comm.size() == 1 || mesh::CellSpace::owner(cuts, point) == me)
+      s.here.push_back(i);
+    else
+      s.out.push_back(member(i, point));
   }
   mpi::route_into(
       comm, std::span<const CellMember>(s.out),
       [&](const CellMember& p) { return mesh::CellSpace::owner(cuts, p.label); }, s.at_cells, s.send);
+  s.at_here.resize(s.here.size());
+  core::parallel_for(threads, s.here.size(), kSearchChunk, [&](std::size_t i0, std::size_t i1, int) {
+    for (std::size_t k = i0; k < i1; ++k) s.at_here[k] = finder.find(s.point[s.here[k] - b]);
+  });
   s.at.resize(s.at_cells.size());
   core::parallel_for(threads, s.at.size(), kSearchChunk, [&](std::size_t i0, std::size_t i1, int) {
     for (std::size_t i = i0; i < i1; ++i) s.at[i] = finder.find(s.at_cells[i].label);
   });
-  for (std::size_t i = 0; i < s.at_cells.size(); ++i) {
-    const std::size_t k = s.at[i];
-    if (k == labels.size() || labels.label[k] <= 0) continue;
-    CellMember& p = s.at_cells[i];
+  const auto add = [&](CellMember p, std::size_t k) {
     p.cell = labels.cell[k];
     p.label = labels.label[k];
     p.group = group_of_label(p.label);
     parts.push_back(p);
+  };
+  for (std::size_t j = 0; j < s.here.size(); ++j) {
+    const std::size_t k = s.at_here[j];
+    if (k < labels.size() && labels.label[k] > 0) add(member(s.here[j], s.point[s.here[j] - b]), k);
+  }
+  for (std::size_t i = 0; i < s.at_cells.size(); ++i) {
+    const std::size_t k = s.at[i];
+    if (k < labels.size() && labels.label[k] > 0) add(s.at_cells[i], k);
   }
 }
 
