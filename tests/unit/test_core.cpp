@@ -316,6 +316,15 @@ TEST(FixedScale, ConvertsAsTheLibraryCastDoesAndSumsInAnyOrder) {
       }
       for (auto it = terms.rbegin(); it != terms.rend(); ++it) backward += scale.to_fixed(*it);
       EXPECT_TRUE(forward == backward);
+      // Back to doubles as the library's ldexp gives them, sums of every size (subnormal results too).
+      for (const double t : terms) {
+        const FixedInt v = scale.to_fixed(t);
+        for (const FixedInt sum : {v, v * 3, v / 7, FixedInt{1}, FixedInt{-5}}) {
+          const double want_double = std::ldexp(static_cast<double>(sum), e - bits);
+          EXPECT_EQ(std::bit_cast<std::uint64_t>(scale.to_double(sum)), std::bit_cast<std::uint64_t>(want_double))
+              << "sum of term " << t << " of bound " << bound << " at 2^-" << bits;
+        }
+      }
     }
   }
 }
