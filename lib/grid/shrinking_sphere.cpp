@@ -144,7 +144,11 @@ class Ball {
     // The particles themselves in that order, so that a step reads its shell in one sweep (copied from
     // the group: no second copy of the ball's).
     held_.resize(order_.size());
-    for (std::size_t k = 0; k < order_.size(); ++k) held_[k] = g_[index(k)];
+    distance_.resize(order_.size());
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      held_[k] = g_[index(k)];
+      distance_[k] = key_value(order_[k]);
+    }
     anchor_ = c;
     reach_ = reach;
     built_ = true;
@@ -221,11 +225,18 @@ class Ball {
     return f;
   }
   std::size_t index(std::size_t k) const { return static_cast<std::uint32_t>(order_[k]); }
+  // The keys at most t: a search without branches over the distances alone (the branches of a binary
+  // search are a coin toss at every level, twice a step).
   std::size_t count_keys_up_to(double t) const {
-    return static_cast<std::size_t>(
-        std::upper_bound(order_.begin(), order_.end(), t,
-                         [](double v, std::uint64_t k) { return v < static_cast<double>(key_value(k)); }) -
-        order_.begin());
+    const std::size_t size = distance_.size();
+    if (size == 0) return 0;
+    const float* base = distance_.data();
+    for (std::size_t n = size; n > 1;) {
+      const std::size_t half = n / 2;
+      base = static_cast<double>(base[half]) <= t ? base + half : base;
+      n -= half;
+    }
+    return static_cast<std::size_t>(base - distance_.data()) + (static_cast<double>(*base) <= t ? 1 : 0);
   }
 
   const Group& g_;
@@ -237,6 +248,7 @@ class Ball {
   double reach_ = 0;
   mutable std::size_t shell_since_ = 0;
   std::vector<std::uint64_t> order_, keyed_, scratch_;  // (float distance, index), by distance
+  std::vector<float> distance_;                         // the distances of order_, for the searches
   std::vector<Point> held_;                             // the particles of order_, in its order
   std::vector<Sums> blocks_;                            // blocks_[b]: the sums of order_[0, b kBlock)
 };
