@@ -2,6 +2,7 @@
 
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
+#include <phew/core/radix_sort.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 #include <phew/mpi/agree.hpp>
@@ -462,10 +463,22 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
 
   out.objects = mpi::sort(comm, std::move(rows.objects),
                           [](const model::BoundObject& p, const model::BoundObject& q) { return p.id < q.id; });
-  out.particles =
-      mpi::sort(comm, std::move(rows.particles), [](const model::BoundParticle& p, const model::BoundParticle& q) {
-        return p.id != q.id ? p.id < q.id : p.member_of < q.member_of;
-      });
+  const auto by_id = [](const model::BoundParticle& p, const model::BoundParticle& q) {
+    return p.id != q.id ? p.id < q.id : p.member_of < q.member_of;
+  };
+  {
+    // By ID in passes over the bits the IDs use (two for 2^21 particles), then each run of equal IDs by
+    // member_of: the order of by_id, in place of a comparison sort of the rank's every row.
+    std::vector<model::BoundParticle> scratch;
+    core::radix_sort_by_used_bits(rows.particles, scratch, [](const model::BoundParticle& p) { return p.id; });
+    for (std::size_t b = 0, e = 0; b < rows.particles.size(); b = e) {
+      for (e = b + 1; e < rows.particles.size() && rows.particles[e].id == rows.particles[b].id;) ++e;
+      if (e - b > 1)
+        std::sort(rows.particles.begin() + static_cast<std::ptrdiff_t>(b),
+                  rows.particles.begin() + static_cast<std::ptrdiff_t>(e), by_id);
+    }
+  }
+  out.particles = mpi::sort(comm, std::move(rows.particles), by_id);
   out.most_bound =
       mpi::sort(comm, std::move(rows.most_bound), [](const model::MostBoundRow& p, const model::MostBoundRow& q) {
         return p.object != q.object ? p.object < q.object : p.rank < q.rank;
