@@ -196,8 +196,17 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
   };
   threads = std::max(threads, 1);
 
-  // Each particle's leaf level and reach, on threads; and that they come filed by coarse cell.
+  const std::int64_t nx = g.shape[0], ny = g.shape[1], nz = g.shape[2];
+  // A lattice of at most 2 cells along a periodic axis: the cells around one may be one cell, reached
+  // from either side; every particle is then offered to the exact test below.
+  const bool tiny = g.periodic && (nx <= 2 || ny <= 2 || nz <= 2);
+
+  // Each particle's leaf level and reach, on threads; and that they come filed by coarse cell. And for
+  // each coarse cell, which of the 27 cells around it (itself too) hold a particle whose cloud reaches
+  // it (bit 9 (dx+1) + 3 (dy+1) + dz+1 for the cell at offset (dx, dy, dz)): the gather below visits
+  // only those, where it had visited all 27 for every coarse cell, most of them empty or out of reach.
   std::vector<Reach> reach(n);
+  std::vector<std::uint32_t> incoming(tiny ? 0 : static_cast<std::size_t>(g.cells()), 0);
   std::atomic<bool> filed = true;
   core::parallel_for(threads, n, std::size_t{1} << 14, [&](std::size_t b, std::size_t e, int) {
     std::int64_t before = b > 0 ? linear_of(b - 1) : -1;
@@ -224,6 +233,26 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
         if (high > 0) r.sides |= static_cast<std::uint8_t>(1u << (2 * d + 1));
       }
       reach[p] = r;
+      if (tiny) continue;
+      const Index3 own{leaf.index[0] >> leaf.level, leaf.index[1] >> leaf.level, leaf.index[2] >> leaf.level};
+      for (int dx = -1; dx <= 1; ++dx)
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dz = -1; dz <= 1; ++dz) {
+            const std::uint8_t need = sides_needed({dx, dy, dz});
+            if ((r.sides & need) != need) continue;
+            Index3 to{own[0] + dx, own[1] + dy, own[2] + dz};
+            bool in_grid = true;
+            for (std::size_t d = 0; d < 3; ++d) {
+              if (to[d] >= 0 && to[d] < g.shape[d]) continue;
+              if (!g.periodic) in_grid = false;
+              to[d] = (to[d] + g.shape[d]) % g.shape[d];
+            }
+            if (!in_grid) continue;
+            // Seen from the cell reached, this particle's cell is at offset (-dx, -dy, -dz).
+            const auto bit = static_cast<std::uint32_t>(9 * (1 - dx) + 3 * (1 - dy) + (1 - dz));
+            std::atomic_ref<std::uint32_t>(incoming[static_cast<std::size_t>(g.linear({to[0], to[1], to[2]}))])
+                .fetch_or(std::uint32_t{1} << bit, std::memory_order_relaxed);
+          }
     }
   });
   if (!filed) throw core::Error::internal("deposit_on_leaves_streamed: the particles are not filed by coarse cell");
@@ -233,7 +262,6 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
     Cell c;
     return coarse_of(p, c) ? c.index[0] : std::int64_t{-1};
   };
-  const std::int64_t nx = g.shape[0], ny = g.shape[1], nz = g.shape[2];
   std::vector<std::size_t> plane_begin(static_cast<std::size_t>(nx) + 1);
   for (std::int64_t x = 0; x <= nx; ++x)
     plane_begin[static_cast<std::size_t>(x)] = *std::ranges::partition_point(
@@ -252,10 +280,6 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
     }
     while (next < out.begin.size()) out.begin[next++] = e;
   };
-  // A lattice of at most 2 cells along a periodic axis: the cells around one may be one cell, reached
-  // from either side; every particle is then offered to the exact test below.
-  const bool tiny = g.periodic && (nx <= 2 || ny <= 2 || nz <= 2);
-
   // A plane's particles go back once the planes that read them, it and those beside it, are done.
   std::vector<std::atomic<std::uint8_t>> done(static_cast<std::size_t>(nx)), released(static_cast<std::size_t>(nx));
   const auto wrap = [&](std::int64_t x) { return g.periodic ? (x + nx) % nx : x; };
@@ -310,6 +334,9 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
   // leaf gets its terms in the particles' order (the bits of deposit_on_leaves), and is handed over
   // complete. Nothing is summed twice and no array of every leaf's sums is held.
   const LeafDeposit deposit(tree);
+  const Reach* const reaches = reach.data();
+  const double* const positions = position.data();
+  const double* const masses = mass.data();
   const std::size_t chunk = std::max<std::int64_t>(1, nx / (4 * threads));
   core::parallel_for(
       threads, static_cast<std::size_t>(nx), static_cast<std::size_t>(chunk),
@@ -346,6 +373,7 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
               if (l1 <= first || l0 >= last) continue;  // not among the leaves asked for
               const std::size_t nzs = near(z, nz, zs);
               sums.assign(l1 - l0, 0.0);
+              const std::uint32_t reached_from = tiny ? 0 : incoming[static_cast<std::size_t>(own)];
               const auto inside = [&](const Cell& t) {
                 return (t.index[0] >> t.level) == x && (t.index[1] >> t.level) == y && (t.index[2] >> t.level) == z;
               };
@@ -357,15 +385,21 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
                 for (std::size_t j = 0; j < nys; ++j) {
                   const std::size_t row = static_cast<std::size_t>(ys[j].index * nz);
                   for (std::size_t k = 0; k < nzs; ++k) {
+                    const auto around =
+                        static_cast<std::size_t>(9 * (xs[i].delta + 1) + 3 * (ys[j].delta + 1) + zs[k].delta + 1);
+                    if (!tiny && (reached_from & (std::uint32_t{1} << around)) == 0) continue;  // none reaches
                     const std::size_t cell = row + static_cast<std::size_t>(zs[k].index);
-                    const std::uint8_t sides =
-                        need[static_cast<std::size_t>(9 * (xs[i].delta + 1) + 3 * (ys[j].delta + 1) + zs[k].delta + 1)];
-                    for (std::size_t p = planes[i]->begin[cell], e = planes[i]->begin[cell + 1]; p < e; ++p) {
-                      const Reach r = reach[p];
-                      if (r.level < 0 || (r.sides & sides) != sides) continue;
-                      const std::array<double, 3> xp{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
-                      deposit.add_where({assignment, r.level, tree.level_lattice(r.level).position(xp), mass[p]},
-                                        inside, add_at);
+                    const std::uint8_t sides = need[around];
+                    const std::size_t e = planes[i]->begin[cell + 1];
+                    for (std::size_t p = planes[i]->begin[cell]; p < e; ++p) {
+                      // Most particles of a cell around do not reach this one: skipped in a tight loop
+                      // over their two bytes (the arrays' addresses held in locals, not reloaded).
+                      while (p < e && (reaches[p].level < 0 || (reaches[p].sides & sides) != sides)) ++p;
+                      if (p == e) break;
+                      const std::array<double, 3> xp{positions[3 * p], positions[3 * p + 1], positions[3 * p + 2]};
+                      deposit.add_where(
+                          {assignment, reaches[p].level, tree.level_lattice(reaches[p].level).position(xp), masses[p]},
+                          inside, add_at);
                     }
                   }
                 }
