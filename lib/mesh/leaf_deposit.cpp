@@ -176,6 +176,9 @@ std::uint8_t sides_needed(const std::array<int, 3>& delta) {
 struct PlaneCells {
   std::int64_t plane = -1;
   std::vector<std::size_t> begin;
+  // Per cell, the sides any of its particles' clouds reach (Reach::sides, or-ed): a cell around one
+  // whose particles together lack a side it needs has none that reaches it, and is not scanned.
+  std::vector<std::uint8_t> sides;
 };
 
 }  // namespace
@@ -201,12 +204,8 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
   // from either side; every particle is then offered to the exact test below.
   const bool tiny = g.periodic && (nx <= 2 || ny <= 2 || nz <= 2);
 
-  // Each particle's leaf level and reach, on threads; and that they come filed by coarse cell. And for
-  // each coarse cell, which of the 27 cells around it (itself too) hold a particle whose cloud reaches
-  // it (bit 9 (dx+1) + 3 (dy+1) + dz+1 for the cell at offset (dx, dy, dz)): the gather below visits
-  // only those, where it had visited all 27 for every coarse cell, most of them empty or out of reach.
+  // Each particle's leaf level and reach, on threads; and that they come filed by coarse cell.
   std::vector<Reach> reach(n);
-  std::vector<std::uint32_t> incoming(tiny ? 0 : static_cast<std::size_t>(g.cells()), 0);
   std::atomic<bool> filed = true;
   core::parallel_for(threads, n, std::size_t{1} << 14, [&](std::size_t b, std::size_t e, int) {
     std::int64_t before = b > 0 ? linear_of(b - 1) : -1;
@@ -233,26 +232,6 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
         if (high > 0) r.sides |= static_cast<std::uint8_t>(1u << (2 * d + 1));
       }
       reach[p] = r;
-      if (tiny) continue;
-      const Index3 own{leaf.index[0] >> leaf.level, leaf.index[1] >> leaf.level, leaf.index[2] >> leaf.level};
-      for (int dx = -1; dx <= 1; ++dx)
-        for (int dy = -1; dy <= 1; ++dy)
-          for (int dz = -1; dz <= 1; ++dz) {
-            const std::uint8_t need = sides_needed({dx, dy, dz});
-            if ((r.sides & need) != need) continue;
-            Index3 to{own[0] + dx, own[1] + dy, own[2] + dz};
-            bool in_grid = true;
-            for (std::size_t d = 0; d < 3; ++d) {
-              if (to[d] >= 0 && to[d] < g.shape[d]) continue;
-              if (!g.periodic) in_grid = false;
-              to[d] = (to[d] + g.shape[d]) % g.shape[d];
-            }
-            if (!in_grid) continue;
-            // Seen from the cell reached, this particle's cell is at offset (-dx, -dy, -dz).
-            const auto bit = static_cast<std::uint32_t>(9 * (1 - dx) + 3 * (1 - dy) + (1 - dz));
-            std::atomic_ref<std::uint32_t>(incoming[static_cast<std::size_t>(g.linear({to[0], to[1], to[2]}))])
-                .fetch_or(std::uint32_t{1} << bit, std::memory_order_relaxed);
-          }
     }
   });
   if (!filed) throw core::Error::internal("deposit_on_leaves_streamed: the particles are not filed by coarse cell");
@@ -269,6 +248,7 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
   const auto plane_cells = [&](std::int64_t plane, PlaneCells& out) {
     out.plane = plane;
     out.begin.assign(static_cast<std::size_t>(ny * nz) + 1, 0);
+    out.sides.assign(static_cast<std::size_t>(ny * nz), 0);
     const std::size_t b = plane_begin[static_cast<std::size_t>(plane)],
                       e = plane_begin[static_cast<std::size_t>(plane) + 1];
     std::size_t next = 0;  // the next cell whose beginning is not set yet
@@ -277,6 +257,7 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
       coarse_of(p, c);
       const auto cell = static_cast<std::size_t>(c.index[1] * nz + c.index[2]);
       while (next <= cell) out.begin[next++] = p;
+      if (reach[p].level >= 0) out.sides[cell] |= reach[p].sides;
     }
     while (next < out.begin.size()) out.begin[next++] = e;
   };
@@ -373,7 +354,6 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
               if (l1 <= first || l0 >= last) continue;  // not among the leaves asked for
               const std::size_t nzs = near(z, nz, zs);
               sums.assign(l1 - l0, 0.0);
-              const std::uint32_t reached_from = tiny ? 0 : incoming[static_cast<std::size_t>(own)];
               const auto inside = [&](const Cell& t) {
                 return (t.index[0] >> t.level) == x && (t.index[1] >> t.level) == y && (t.index[2] >> t.level) == z;
               };
@@ -385,11 +365,10 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
                 for (std::size_t j = 0; j < nys; ++j) {
                   const std::size_t row = static_cast<std::size_t>(ys[j].index * nz);
                   for (std::size_t k = 0; k < nzs; ++k) {
-                    const auto around =
-                        static_cast<std::size_t>(9 * (xs[i].delta + 1) + 3 * (ys[j].delta + 1) + zs[k].delta + 1);
-                    if (!tiny && (reached_from & (std::uint32_t{1} << around)) == 0) continue;  // none reaches
                     const std::size_t cell = row + static_cast<std::size_t>(zs[k].index);
-                    const std::uint8_t sides = need[around];
+                    const std::uint8_t sides =
+                        need[static_cast<std::size_t>(9 * (xs[i].delta + 1) + 3 * (ys[j].delta + 1) + zs[k].delta + 1)];
+                    if ((planes[i]->sides[cell] & sides) != sides) continue;  // none of its particles reaches
                     const std::size_t e = planes[i]->begin[cell + 1];
                     for (std::size_t p = planes[i]->begin[cell]; p < e; ++p) {
                       // Most particles of a cell around do not reach this one: skipped in a tight loop
