@@ -19,7 +19,6 @@ namespace phew::core {
 namespace {
 
 constexpr std::size_t kBigBuffer = std::size_t{8} << 20;  // glibc maps these from the system (below)
-constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
 std::atomic<bool> huge_pages_advised{false};
 
 }  // namespace
@@ -60,8 +59,8 @@ void return_big_buffers_to_the_system() {
 
 void advise_pages(void* p, std::size_t bytes, Pages pages) noexcept {
   const auto at = reinterpret_cast<std::uintptr_t>(p);
-  const std::uintptr_t begin = (at + kHugePage - 1) / kHugePage * kHugePage;
-  const std::uintptr_t end = (at + bytes) / kHugePage * kHugePage;
+  const std::uintptr_t begin = (at + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const std::uintptr_t end = (at + bytes) / kHugePageBytes * kHugePageBytes;
   // Advice only: a kernel without THP answers EINVAL and the buffer keeps the pages it has.
   if (end > begin)
     madvise(reinterpret_cast<void*>(begin), end - begin, pages == Pages::huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);

@@ -37,6 +37,9 @@ void return_big_buffers_to_the_system();
 bool back_big_buffers_with_huge_pages();
 bool big_buffers_backed_by_huge_pages() noexcept;
 
+// A transparent huge page (x86-64).
+inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+
 // Advises the whole 2 MiB pages inside [p, p + bytes) for transparent huge pages or against them. Against
 // them for a buffer filled out of order, whose resident part should follow what is written: a write
 // anywhere in a huge page makes all of it resident.

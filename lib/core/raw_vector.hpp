@@ -113,9 +113,9 @@ inline char* release_pages(char* from, const void* to) {
 // halo after halo behind the pages given back: 0.12 s in place of 0.014 s for 951 k members); a whole
 // one costs nothing more, and what a call leaves of it goes back with the next call's.
 inline char* release_consumed_pages(char* from, const void* to) {
-  return release_pages(from, to,
-                       big_buffers_backed_by_huge_pages() ? std::uintptr_t{2} << 20
-                                                          : static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE)));
+  return release_pages(
+      from, to,
+      big_buffers_backed_by_huge_pages() ? kHugePageBytes : static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE)));
 }
 
 // The same values as a std::vector, copied a piece at a time with the source's pages given back as they

@@ -125,8 +125,8 @@ class CloudPool {
 
  private:
   static constexpr std::size_t kPageBytes = kClouds * sizeof(GridCloud);
-  static constexpr std::size_t kRegionBytes = std::size_t{2} << 20;  // a huge page
-  static constexpr std::size_t kBlockBytes = std::size_t{8} << 20;   // a multiple of 2 MiB: aligned to them
+  static constexpr std::size_t kRegionBytes = core::kHugePageBytes;
+  static constexpr std::size_t kBlockBytes = std::size_t{8} << 20;  // a multiple of 2 MiB: aligned to them
   static constexpr std::size_t kPagesPerBlock = kBlockBytes / kPageBytes;
   static constexpr std::size_t kPagesPerRegion = kRegionBytes / kPageBytes;
   static constexpr std::size_t kRegionsPerBlock = kBlockBytes / kRegionBytes;

@@ -128,7 +128,7 @@ class Ball {
       if (rho2 <= reach2) keyed_.push_back(key(std::sqrt(rho2), i));
     };
     if (inside) {
-      for (std::size_t k = 0; k < order_.size(); ++k) consider(held_[k], index(k));
+      for (std::size_t k = 0; k < index_.size(); ++k) consider(held_[k], index_[k]);
     } else {
       g_.for_each(members_, all_, consider);
     }
@@ -140,20 +140,22 @@ class Ball {
       core::radix_sort(
           keyed_, scratch_, [](std::uint64_t k) { return k >> 32; }, 32);
     if (scratch_.capacity() > kScratchKept) std::vector<std::uint64_t>().swap(scratch_);  // a big ball's
-    order_.swap(keyed_);
-    // The particles themselves in that order, so that a step reads its shell in one sweep (copied from
-    // the group: no second copy of the ball's).
-    held_.resize(order_.size());
-    distance_.resize(order_.size());
-    for (std::size_t k = 0; k < order_.size(); ++k) {
-      held_[k] = g_[index(k)];
-      distance_[k] = key_value(order_[k]);
+    // The keys split into the particles' indices and distances, and the particles themselves in that
+    // order, so that a step reads its shell in one sweep (copied from the group: no second copy of the
+    // ball's).
+    index_.resize(keyed_.size());
+    distance_.resize(keyed_.size());
+    held_.resize(keyed_.size());
+    for (std::size_t k = 0; k < keyed_.size(); ++k) {
+      index_[k] = static_cast<std::uint32_t>(keyed_[k]);
+      distance_[k] = key_value(keyed_[k]);
+      held_[k] = g_[index_[k]];
     }
     anchor_ = c;
     reach_ = reach;
     built_ = true;
     shell_since_ = 0;
-    blocks_.resize(order_.size() / kBlock + 1);
+    blocks_.resize(index_.size() / kBlock + 1);
     Sums running;  // a local, stored once a block: not added into the vector particle by particle
     blocks_[0] = running;
     for (std::size_t b = 0; b + 1 < blocks_.size(); ++b) {
@@ -164,7 +166,7 @@ class Ball {
 
   // Whether the ball holds every particle the sphere (c, r) can, and its shells have stayed thin.
   bool serves(const Vec& c, double r) const {
-    return built_ && offset(c) + r + margin(r) <= reach_ && shell_since_ <= kShellPerRebuild * order_.size();
+    return built_ && offset(c) + r + margin(r) <= reach_ && shell_since_ <= kShellPerRebuild * index_.size();
   }
 
   // The sums over the particles within r of c (distance2 <= r^2, as the rule tests each one).
@@ -224,7 +226,6 @@ class Ball {
     std::memcpy(&f, &bits, sizeof f);
     return f;
   }
-  std::size_t index(std::size_t k) const { return static_cast<std::uint32_t>(order_[k]); }
   // The keys at most t: a search without branches over the distances alone (the branches of a binary
   // search are a coin toss at every level, twice a step).
   std::size_t count_keys_up_to(double t) const {
@@ -247,10 +248,11 @@ class Ball {
   Vec anchor_{0, 0, 0};
   double reach_ = 0;
   mutable std::size_t shell_since_ = 0;
-  std::vector<std::uint64_t> order_, keyed_, scratch_;  // (float distance, index), by distance
-  std::vector<float> distance_;                         // the distances of order_, for the searches
-  std::vector<Point> held_;                             // the particles of order_, in its order
-  std::vector<Sums> blocks_;                            // blocks_[b]: the sums of order_[0, b kBlock)
+  std::vector<std::uint64_t> keyed_, scratch_;  // a build's (float distance, index) keys, sorted
+  std::vector<std::uint32_t> index_;            // the ball's particles by distance: their indices,
+  std::vector<float> distance_;                 // their distances (the searches read these alone),
+  std::vector<Point> held_;                     // and the particles themselves
+  std::vector<Sums> blocks_;                    // blocks_[b]: the sums of the first b kBlock
 };
 
 }  // namespace

@@ -79,7 +79,7 @@ TEST(ReleasePages, GivesBackTheWholePagesOfAConsumedPrefixOnly) {
 // one still partly in use is kept whole (giving back part of it would split it), and so is the part
 // before the first boundary; release_pages gives back the system's pages.
 TEST(ReleasePages, ConsumedInWholeHugePagesWhenBigBuffersHaveThem) {
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  constexpr std::uintptr_t kHuge = kHugePageBytes;
   PageVector<char> buffer(6 * kHuge);
   std::fill(buffer.begin(), buffer.end(), 'x');
   char* const start = buffer.data();
