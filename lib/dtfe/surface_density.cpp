@@ -3,9 +3,8 @@
 #include <phew/core/error.hpp>
 #include <phew/dtfe/density.hpp>
 #include <phew/dtfe/exact_map.hpp>
-#include <phew/dtfe/hull.hpp>
-#include <phew/dtfe/march.hpp>
 #include <phew/dtfe/silhouette.hpp>
+#include <phew/dtfe/tet_projection.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -43,10 +42,9 @@ FieldResult surface_density(const FieldPoints& points, const FieldGeometry& g, c
 
   const auto t1 = std::chrono::steady_clock::now();
   if (settings.mode == MapMode::ray) {
-    const std::vector<HullFacet> hull = lower_hull(points, tri);
-    const RayMarcher marcher(points, tri, hull, rho);
+    // The marcher's rays, tetrahedron by tetrahedron (tet_projection.hpp: RayMarcher is the reference).
     MarchStats stats;
-    r.sigma = marcher.map(g, settings.samples, settings.threads, &stats, points.empty_outside);
+    r.sigma = project_map(points, tri, rho, g, settings.samples, settings.threads, &stats, points.empty_outside);
     r.steps = stats.steps;
   } else {
     r.sigma = exact_map(points, tri, rho, g, settings.threads);

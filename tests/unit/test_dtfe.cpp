@@ -12,6 +12,7 @@
 #include <phew/dtfe/silhouette.hpp>
 #include <phew/dtfe/surface_density.hpp>
 #include <phew/dtfe/surface_maps.hpp>
+#include <phew/dtfe/tet_projection.hpp>
 #include <phew/dtfe/triangulation.hpp>
 #include <phew/mpi/comm.hpp>
 
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -201,6 +203,55 @@ TEST(DtfeKernel, MarchingAgreesWithTheWalkingReferenceAsItIsRefined) {
       previous = err;
     }
     EXPECT_LT(previous, 2e-3) << to_string(b);
+  }
+}
+
+// The projected tetrahedra against the marcher, ray by ray: the same rays cross the same tetrahedra
+// (the step counts equal, the same pixels NaN), and each pixel's sum agrees to rounding. Scenes: a
+// Plummer sphere whose corners the hull misses (NaN pixels), one several rays per pixel, the lattice
+// whose rays run through vertices and along edges and faces (the ties; Qhull leaves flat
+// tetrahedra there), and an isolated object whose outside counts 0.
+TEST(TetProjection, CrossesWhatTheMarcherCrossesAndSumsTheSame) {
+  struct Scene {
+    Particles p;
+    FieldGeometry g;
+    int samples;
+    std::array<double, 3> box;
+  };
+  std::vector<Scene> scenes;
+  scenes.push_back({plummer(4000, 1.0, 8.0, {0, 0, 0}, 5), field({0, 0, 0}, 6, 16, 40), 1, {0, 0, 0}});
+  scenes.push_back({plummer(3000, 1.0, 8.0, {0.2, 0, 0}, 9), field({0, 0, 0}, 5, 16, 24, 0, 0.5), 3, {0, 0, 0}});
+  for (int ng : {8, 16, 20, 32})
+    for (int axis : {0, 2}) scenes.push_back({lattice(10), field({4.5, 4.5, 4.5}, 8, 10, ng, axis, 1.0), 1, {0, 0, 0}});
+  scenes.push_back({lattice(6), field({2.5, 2.5, 2.5}, 6, 6, 12, 1, 0.0), 2, {0, 0, 0}});
+  scenes.push_back({uniform(3000, 10.0, 3), field({5, 5, 5}, 10, 10, 33, 1), 1, {10, 10, 10}});
+  int n_scene = 0;
+  for (const Scene& sc : scenes) {
+    const FieldPoints pts = select_field(sc.p.pos, sc.p.mass, sc.g, sc.box);
+    for (Backend b : backends()) {
+      const Triangulation tri = triangulate(pts, b);
+      const auto rho = vertex_densities(pts, tri);
+      const auto hull = lower_hull(pts, tri);
+      const RayMarcher marcher(pts, tri, hull, rho);
+      for (bool empty_outside : {false, true}) {
+        MarchStats ms, ps;
+        const auto marched = marcher.map(sc.g, sc.samples, 1, &ms, empty_outside);
+        const auto projected = project_map(pts, tri, rho, sc.g, sc.samples, 1, &ps, empty_outside);
+        const std::string what = "scene " + std::to_string(n_scene) + " " + to_string(b);
+        ASSERT_EQ(marched.size(), projected.size()) << what;
+        EXPECT_EQ(ms.steps, ps.steps) << what;
+        EXPECT_EQ(ms.missed, ps.missed) << what;
+        EXPECT_EQ(ms.rays, ps.rays) << what;
+        for (std::size_t k = 0; k < marched.size(); ++k) {
+          ASSERT_EQ(std::isnan(marched[k]), std::isnan(projected[k])) << what << " pixel " << k;
+          if (!std::isnan(marched[k])) {
+            ASSERT_NEAR(projected[k], marched[k], 1e-12 * std::max(1.0, std::abs(marched[k])))
+                << what << " pixel " << k;
+          }
+        }
+      }
+    }
+    ++n_scene;
   }
 }
 
