@@ -198,14 +198,19 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
   const PixelAxis axis = pixel_axis(g, scale, samples);
   const Tet* tets = tri.tets.data();
   const std::size_t n_tets = tri.tets.size();
+  // The rows of pixels a tetrahedron's bounding box holds rays of; none when it holds no ray (most of
+  // the small tetrahedra in dense regions fall between the rays).
   auto rows_of = [&](std::size_t i) {
     const Tet& tet = tets[i];
-    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+    constexpr std::int64_t kBig = std::numeric_limits<std::int64_t>::max();
+    std::int64_t ulo = kBig, uhi = -kBig, vlo = kBig, vhi = -kBig;
     for (int c = 0; c < 4; ++c) {
-      const std::int64_t u = vertex[static_cast<std::size_t>(tet.vertex[c])].u;
-      lo = std::min(lo, u), hi = std::max(hi, u);
+      const MarchVertex& x = vertex[static_cast<std::size_t>(tet.vertex[c])];
+      ulo = std::min<std::int64_t>(ulo, x.u), uhi = std::max<std::int64_t>(uhi, x.u);
+      vlo = std::min<std::int64_t>(vlo, x.v), vhi = std::max<std::int64_t>(vhi, x.v);
     }
-    return axis.covering(lo, hi);
+    const auto [c0, c1] = axis.covering(vlo, vhi);
+    return c0 < c1 ? axis.covering(ulo, uhi) : std::pair<int, int>{0, 0};
   };
 
   // File the tetrahedra into bands of rows, each band's list in tetrahedron order: a count per piece of
