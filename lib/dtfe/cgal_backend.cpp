@@ -13,7 +13,12 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/raw_vector.hpp>
+#include <phew/dtfe/cgal_arena.hpp>
 #include <phew/dtfe/predicates.hpp>
+
+// CGAL's containers take their blocks from the arena while one is open (cgal_arena.hpp). Before any
+// CGAL header, which would define the default.
+#define CGAL_ALLOCATOR(T) phew::dtfe::detail::CgalArenaAllocator<T>
 
 #include <CGAL/Delaunay_triangulation_3.h>
 #include <CGAL/Delaunay_triangulation_cell_base_3.h>
@@ -26,6 +31,7 @@
 #endif
 
 #include <cmath>
+#include <optional>
 #include <utility>
 
 namespace phew::dtfe::detail {
@@ -59,11 +65,17 @@ HugeVector<Tet> to_tets(DT& dt) {
 
 // Below this many points a parallel insertion does not pay for its locks.
 constexpr std::size_t kParallelMin = 50000;
+// Below this many points the arena does not pay for its pages.
+constexpr std::size_t kArenaMin = 50000;
 
 }  // namespace
 
 HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
   const std::size_t n = points.size();
+  // Large triangulations in huge pages; a small one would only pay for zeroing a 2 MiB page. Opened
+  // before the triangulation so that it closes after the triangulation is gone.
+  std::optional<CgalArena> blocks;
+  if (n >= kArenaMin) blocks.emplace();
   std::vector<std::pair<K::Point_3, std::int32_t>> input;
   input.reserve(n);
   const int shift = -static_cast<int>(kQuantBits);
