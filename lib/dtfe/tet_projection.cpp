@@ -178,6 +178,62 @@ struct Frame {
 // Twice the integral over a stretch from heights and densities at its ends.
 inline double stretch(double w1, double r1, double w2, double r2) { return (r1 + r2) * std::abs(w2 - w1); }
 
+// The rays through the pixel centres of row i that cross the tetrahedron: twice their integrals added
+// to sum[j], hit[j] set, st.steps counted. Rays within a few lattice steps of a crossing of the row with
+// a projected edge are tested exactly; between two crossings, the first ray is, and the others follow
+// the same two faces along the row.
+void cross_row(const Frame& fr, const PixelAxis& axis, int i, std::size_t ti, double* sum, std::uint8_t* hit,
+               MarchStats& st) {
+  const std::int64_t u = axis.lo[static_cast<std::size_t>(i)];
+  double cross[10];
+  const int n_cross = fr.crossings(u, cross);
+  if (n_cross == 0) return;
+  double lo = cross[0], hi = cross[0];
+  for (int q = 1; q < n_cross; ++q) lo = std::min(lo, cross[q]), hi = std::max(hi, cross[q]);
+  // Lattice positions within a few steps of a crossing (truncation, not std::floor: a call here).
+  auto below = [](double y) { return static_cast<std::int64_t>(y) - 3; };
+  auto above = [](double y) { return static_cast<std::int64_t>(y) + 4; };
+  const auto [j0, j1] = axis.covering(below(lo), above(hi));
+  if (j0 >= j1) return;
+  std::int64_t cu[6];
+  for (int e = 0; e < 6; ++e) cu[e] = fr.c[e] + u * fr.a_u[e];
+  int f1 = 0, f2 = 0;
+  double w1 = 0, r1 = 0, w2 = 0, r2 = 0;
+  auto exact = [&](int j) {
+    const auto js = static_cast<std::size_t>(j);
+    if (fr.meet(cu, u, axis.lo[js], ti, f1, f2, w1, r1, w2, r2))
+      sum[js] += stretch(w1, r1, w2, r2), hit[js] = 1, ++st.steps;
+  };
+  if (j1 - j0 <= kExactRays) {  // most rows of most tetrahedra: a ray or two
+    for (int j = j0; j < j1; ++j) exact(j);
+    return;
+  }
+  for (int q = 1; q < n_cross; ++q)
+    for (int r = q; r > 0 && cross[r - 1] > cross[r]; --r) std::swap(cross[r - 1], cross[r]);
+  int j = std::numeric_limits<int>::min();
+  for (int q = 0; q < n_cross; ++q) {
+    const auto [near0, near1] = axis.covering(below(cross[q]), above(cross[q]));
+    if (q > 0 && j < near0) {  // the rays between crossings q - 1 and q, inside the projection
+      const auto js = static_cast<std::size_t>(j);
+      const std::int64_t v0 = axis.lo[js];
+      if (!fr.meet(cu, u, v0, ti, f1, f2, w1, r1, w2, r2)) {
+        for (; j < near0; ++j) exact(j);  // never: the stretch lies inside the projection
+      } else {
+        sum[js] += stretch(w1, r1, w2, r2);
+        const double dw1 = fr.dw[f1], dr1 = fr.drho[f1], dw2 = fr.dw[f2], dr2 = fr.drho[f2];
+        for (std::size_t jj = js + 1; jj < static_cast<std::size_t>(near0); ++jj) {
+          const auto dv = static_cast<double>(axis.lo[jj] - v0);
+          sum[jj] += stretch(w1 + dv * dw1, r1 + dv * dr1, w2 + dv * dw2, r2 + dv * dr2);
+        }
+        std::fill(hit + js, hit + near0, std::uint8_t{1});
+        st.steps += static_cast<std::uint64_t>(near0 - j);
+        j = near0;
+      }
+    }
+    for (j = std::max(j, near0); j < near1; ++j) exact(j);
+  }
+}
+
 }  // namespace
 
 std::vector<double> project_map(const FieldPoints& points, const Triangulation& tri, const std::vector<double>& rho,
@@ -278,9 +334,6 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
               pv[at] = to_lattice((static_cast<double>(j) + dv) * pix - 0.5 * g.size, scale);
             }
       Frame fr;
-      std::int64_t cu[6];
-      int f1 = 0, f2 = 0;
-      double w1 = 0, r1 = 0, w2 = 0, r2 = 0;
       for (std::size_t at = band_start[band]; at < band_start[band + 1]; ++at) {
         // The band's tetrahedra lie all over the arrays: fetch a few ahead, the tetrahedron and then
         // its vertices.
@@ -301,6 +354,9 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
         for (int i = std::max(row_first, row0); i < std::min(row_end, row1); ++i) {
           const std::size_t row = static_cast<std::size_t>(i - row0) * nn;
           if (k > 1) {  // every sample in the box, exactly
+            std::int64_t cu[6];
+            int f1 = 0, f2 = 0;
+            double w1 = 0, r1 = 0, w2 = 0, r2 = 0;
             for (std::size_t s = (row + static_cast<std::size_t>(c0)) * k; s < (row + static_cast<std::size_t>(c1)) * k;
                  ++s) {
               for (int e = 0; e < 6; ++e) cu[e] = fr.c[e] + pu[s] * fr.a_u[e];
@@ -309,54 +365,7 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
             }
             continue;
           }
-          const std::int64_t u = axis.lo[static_cast<std::size_t>(i)];
-          double cross[10];
-          const int n_cross = fr.crossings(u, cross);
-          if (n_cross == 0) continue;
-          double lo = cross[0], hi = cross[0];
-          for (int q = 1; q < n_cross; ++q) lo = std::min(lo, cross[q]), hi = std::max(hi, cross[q]);
-          // Lattice positions within a few steps of a crossing (truncation, not std::floor: a call here).
-          auto below = [](double y) { return static_cast<std::int64_t>(y) - 3; };
-          auto above = [](double y) { return static_cast<std::int64_t>(y) + 4; };
-          const auto [j0, j1] = axis.covering(below(lo), above(hi));
-          if (j0 >= j1) continue;
-          for (int e = 0; e < 6; ++e) cu[e] = fr.c[e] + u * fr.a_u[e];
-          auto exact = [&](int j) {
-            const auto js = static_cast<std::size_t>(j);
-            if (fr.meet(cu, u, axis.lo[js], ti, f1, f2, w1, r1, w2, r2))
-              sum[row + js] += stretch(w1, r1, w2, r2), hit[row + js] = 1, ++st.steps;
-          };
-          if (j1 - j0 <= kExactRays) {  // most rows of most tetrahedra: a ray or two
-            for (int j = j0; j < j1; ++j) exact(j);
-            continue;
-          }
-          // Rays within a few lattice steps of a crossing are tested exactly; between two crossings, the
-          // first ray is, and the others follow the same two faces along the row.
-          for (int q = 1; q < n_cross; ++q)
-            for (int r = q; r > 0 && cross[r - 1] > cross[r]; --r) std::swap(cross[r - 1], cross[r]);
-          int j = std::numeric_limits<int>::min();
-          for (int q = 0; q < n_cross; ++q) {
-            const auto [near0, near1] = axis.covering(below(cross[q]), above(cross[q]));
-            if (q > 0 && j < near0) {
-              const auto js = static_cast<std::size_t>(j);
-              const std::int64_t v0 = axis.lo[js];
-              if (!fr.meet(cu, u, v0, ti, f1, f2, w1, r1, w2, r2)) {
-                for (; j < near0; ++j) exact(j);  // never: the stretch lies inside the projection
-              } else {
-                sum[row + js] += stretch(w1, r1, w2, r2);
-                const double dw1 = fr.dw[f1], dr1 = fr.drho[f1], dw2 = fr.dw[f2], dr2 = fr.drho[f2];
-                for (std::size_t jj = js + 1; jj < static_cast<std::size_t>(near0); ++jj) {
-                  const auto dv = static_cast<double>(axis.lo[jj] - v0);
-                  sum[row + jj] += stretch(w1 + dv * dw1, r1 + dv * dr1, w2 + dv * dw2, r2 + dv * dr2);
-                }
-                std::fill(hit.begin() + static_cast<std::ptrdiff_t>(row + js),
-                          hit.begin() + static_cast<std::ptrdiff_t>(row) + near0, std::uint8_t{1});
-                st.steps += static_cast<std::uint64_t>(near0 - j);
-                j = near0;
-              }
-            }
-            for (j = std::max(j, near0); j < near1; ++j) exact(j);
-          }
+          cross_row(fr, axis, i, ti, &sum[row], &hit[row], st);
         }
       }
       for (int i = row0; i < row1; ++i) {
