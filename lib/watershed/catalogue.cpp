@@ -56,10 +56,16 @@ std::size_t index_in(const std::vector<std::int64_t>& sorted, std::int64_t id) {
   return static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), id) - sorted.begin());
 }
 
-std::vector<std::int64_t> sorted_unique(std::vector<std::int64_t> v) {
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-  return v;
+// The distinct positive IDs among `ids` (each at most max_id), ascending: a mark per ID, where sorting
+// a label per test cell (1.7 M on an adaptive mesh) took a tenth of phew-merge.
+std::vector<std::int64_t> distinct_ids(const std::vector<std::int64_t>& ids, std::int64_t max_id) {
+  std::vector<std::uint8_t> seen(static_cast<std::size_t>(max_id) + 1, 0);
+  for (std::int64_t id : ids)
+    if (id > 0) seen[static_cast<std::size_t>(id)] = 1;
+  std::vector<std::int64_t> out;
+  for (std::size_t id = 1; id < seen.size(); ++id)
+    if (seen[id]) out.push_back(static_cast<std::int64_t>(id));
+  return out;
 }
 
 template <typename Map>
@@ -103,16 +109,12 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
     out.cell_clump = std::move(peaks.label);  // peak IDs, until they become clump IDs below
   });
   // Peak -> clump -> halo for the labels of this run, and each clump's peak position for its centre of mass.
-  std::vector<std::int64_t> wanted;
-  for (std::int64_t p : out.cell_clump)
-    if (p > 0) wanted.push_back(p);
-  wanted = sorted_unique(std::move(wanted));
+  const std::int64_t max_id = g.owners.nx();  // peak (and clump) IDs are 1..max_id
+  const std::vector<std::int64_t> wanted = distinct_ids(out.cell_clump, max_id);
   auto owner = [&](std::int64_t id) { return g.owner(id); };
   const auto wanted_clump = mpi::lookup<std::int64_t, std::int64_t>(
       comm, wanted, owner, [&](std::int64_t id) { return mg.clump_of[g.local(id)]; });
-  std::vector<std::int64_t> clumps_here(wanted_clump);
-  clumps_here.erase(std::remove(clumps_here.begin(), clumps_here.end(), 0), clumps_here.end());
-  clumps_here = sorted_unique(std::move(clumps_here));
+  const std::vector<std::int64_t> clumps_here = distinct_ids(wanted_clump, max_id);
   const auto clump_halo = mpi::lookup<std::int64_t, std::int64_t>(
       comm, clumps_here, owner, [&](std::int64_t id) { return mg.halo_of[g.local(id)]; });
   const auto clump_pos = mpi::lookup<std::int64_t, Vec3>(comm, clumps_here, owner,
@@ -120,7 +122,6 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
 
   // Per peak ID (a dense index: memory goes with the peaks), its clump's place in clumps_here, or -1
   // when it was discarded as noise: one load per cell where two searches were.
-  const std::int64_t max_id = g.owners.nx();
   std::vector<std::int32_t> place_of_peak(static_cast<std::size_t>(max_id) + 1, -1);
   for (std::size_t i = 0; i < wanted.size(); ++i)
     if (wanted_clump[i] != 0)
