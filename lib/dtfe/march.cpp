@@ -269,11 +269,7 @@ std::vector<double> RayMarcher::map(const FieldGeometry& g, int samples, int thr
   });
   if (stats) {
     *stats = {};
-    for (const auto& s : per) {
-      stats->rays += s.rays;
-      stats->missed += s.missed;
-      stats->steps += s.steps;
-    }
+    for (const auto& s : per) *stats += s;
   }
   return sigma;
 }

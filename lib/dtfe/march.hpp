@@ -24,6 +24,11 @@ struct MarchStats {
   std::uint64_t rays = 0;    // rays marched (pixels x samples)
   std::uint64_t missed = 0;  // rays outside the hull's projection (NaN)
   std::uint64_t steps = 0;   // tetrahedra crossed
+
+  MarchStats& operator+=(const MarchStats& o) {
+    rays += o.rays, missed += o.missed, steps += o.steps;
+    return *this;
+  }
 };
 
 // The snapshot-length coordinate x (relative to the field's centre) on the lattice of quantum `scale`.

@@ -384,16 +384,11 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
         st.rays += nn * k;
       }
     }
-    MarchStats& mine = per[static_cast<std::size_t>(id)];
-    mine.rays += st.rays, mine.missed += st.missed, mine.steps += st.steps;
+    per[static_cast<std::size_t>(id)] += st;
   });
   if (stats) {
     *stats = {};
-    for (const auto& s : per) {
-      stats->rays += s.rays;
-      stats->missed += s.missed;
-      stats->steps += s.steps;
-    }
+    for (const auto& s : per) *stats += s;
   }
   return sigma;
 }
