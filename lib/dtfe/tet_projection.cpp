@@ -81,7 +81,7 @@ constexpr int kFaceVertices[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}}
 // int64 (|vertex| <= 2^29, |p| <= 2^30); `tie` its sign when 0 (orient2d_sos). A face contains the ray
 // when its three edges' signs say so (`rel` the face's edge bits, `want` their values for its
 // orientation; a face parallel to the rays contains none).
-struct Frame {
+struct ProjectedTet {
   std::int64_t u[4], v[4];
   double w[4], rho[4];
   std::int64_t umin, umax, vmin, vmax;
@@ -182,7 +182,7 @@ inline double stretch(double w1, double r1, double w2, double r2) { return (r1 +
 // to sum[j], hit[j] set, st.steps counted. Rays within a few lattice steps of a crossing of the row with
 // a projected edge are tested exactly; between two crossings, the first ray is, and the others follow
 // the same two faces along the row.
-void cross_row(const Frame& fr, const PixelAxis& axis, int i, std::size_t ti, double* sum, std::uint8_t* hit,
+void cross_row(const ProjectedTet& fr, const PixelAxis& axis, int i, std::size_t ti, double* sum, std::uint8_t* hit,
                MarchStats& st) {
   const std::int64_t u = axis.lo[static_cast<std::size_t>(i)];
   double cross[10];
@@ -333,7 +333,7 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
               pu[at] = to_lattice((static_cast<double>(i) + du) * pix - 0.5 * g.size, scale);
               pv[at] = to_lattice((static_cast<double>(j) + dv) * pix - 0.5 * g.size, scale);
             }
-      Frame fr;
+      ProjectedTet fr;
       for (std::size_t at = band_start[band]; at < band_start[band + 1]; ++at) {
         // The band's tetrahedra lie all over the arrays: fetch a few ahead, the tetrahedron and then
         // its vertices.
