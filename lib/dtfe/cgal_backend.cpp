@@ -72,10 +72,6 @@ constexpr std::size_t kArenaMin = 50000;
 
 HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
   const std::size_t n = points.size();
-  // Large triangulations in huge pages; a small one would only pay for zeroing a 2 MiB page. Opened
-  // before the triangulation so that it closes after the triangulation is gone.
-  std::optional<CgalArena> blocks;
-  if (n >= kArenaMin) blocks.emplace();
   std::vector<std::pair<K::Point_3, std::int32_t>> input;
   input.reserve(n);
   const int shift = -static_cast<int>(kQuantBits);
@@ -99,6 +95,11 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
 #else
   (void)threads;
 #endif
+  // The sequential triangulation's containers allocate through CGAL_ALLOCATOR (the parallel one's
+  // through TBB's allocator). Large ones in huge pages; a small one would only pay for zeroing a 2 MiB
+  // page. Opened before the triangulation so that it closes after the triangulation is gone.
+  std::optional<CgalArena> blocks;
+  if (n >= kArenaMin) blocks.emplace();
   Delaunay dt(input.begin(), input.end());
   core::release(input);
   if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");

@@ -44,20 +44,12 @@ namespace {
                               py, t);
 }
 
-// The sign of orient2d(d, x, p) = du * xv - dv * xu when it is 0, by the perturbation of
-// predicates.hpp (a ray through a vertex or along an edge). (du, dv), (xu, xv): d and x relative to p.
-int tie_sign(std::int64_t du, std::int64_t dv, std::int64_t xu, std::int64_t xv) {
-  if (dv != xv) return dv > xv ? 1 : -1;
-  if (xu != du) return xu > du ? 1 : -1;
-  return 0;
-}
-
 // The exit index e for spokes with a zero determinant (cold path): the perturbed signs, and the
 // conditions written out, since a sign may be 0 when d and x[k] coincide in projection.
 [[gnu::noinline, gnu::cold]] int exit_with_ties(const std::int64_t det[3], std::int64_t du, std::int64_t dv,
                                                 const std::int64_t ru[3], const std::int64_t rv[3]) {
   int sg[3];
-  for (int k = 0; k < 3; ++k) sg[k] = det[k] != 0 ? (det[k] > 0 ? 1 : -1) : tie_sign(du, dv, ru[k], rv[k]);
+  for (int k = 0; k < 3; ++k) sg[k] = det[k] != 0 ? (det[k] > 0 ? 1 : -1) : orient2d_tie(du, dv, ru[k], rv[k]);
   if (sg[1] > 0 && sg[2] < 0) return 0;
   if (sg[2] > 0 && sg[0] < 0) return 1;
   if (sg[0] > 0 && sg[1] < 0) return 2;
@@ -222,7 +214,6 @@ void RayMarcher::rays(const std::int64_t* pu, const std::int64_t* pv, std::size_
 std::vector<double> RayMarcher::map(const FieldGeometry& g, int samples, int threads, MarchStats* stats,
                                     bool empty_outside) const {
   const int ng = g.resolution;
-  const double pix = g.pixel_size();
   const auto n = static_cast<std::size_t>(ng);
   std::vector<double> sigma(n * n, 0.0);
   const int t = std::max(1, threads);
@@ -232,8 +223,7 @@ std::vector<double> RayMarcher::map(const FieldGeometry& g, int samples, int thr
   const auto k = static_cast<std::size_t>(samples);
   // The pixel centres on the lattice, per axis (the same numbers for u and v).
   std::vector<std::int64_t> centre(n);
-  for (std::size_t i = 0; i < n; ++i)
-    centre[i] = to_lattice((static_cast<double>(i) + 0.5) * pix - 0.5 * g.size, scale_);
+  for (std::size_t i = 0; i < n; ++i) centre[i] = ray_position(g, scale_, static_cast<int>(i), 0.5);
   core::parallel_for(t, n, 1, [&](std::size_t i0, std::size_t i1, int id) {
     auto& h = hint[static_cast<std::size_t>(id)];
     auto& st = per[static_cast<std::size_t>(id)];
@@ -249,8 +239,8 @@ std::vector<double> RayMarcher::map(const FieldGeometry& g, int samples, int thr
           }
           double du = 0, dv = 0;
           sample_offset(static_cast<int>(i), static_cast<int>(j), static_cast<int>(s), du, dv);
-          pu[j * k + s] = to_lattice((static_cast<double>(i) + du) * pix - 0.5 * g.size, scale_);
-          pv[j * k + s] = to_lattice((static_cast<double>(j) + dv) * pix - 0.5 * g.size, scale_);
+          pu[j * k + s] = ray_position(g, scale_, static_cast<int>(i), du);
+          pv[j * k + s] = ray_position(g, scale_, static_cast<int>(j), dv);
         }
       rays(pu.data(), pv.data(), n * k, value.data(), h, st.steps);
       double* row = &sigma[i * n];

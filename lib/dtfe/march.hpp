@@ -77,4 +77,10 @@ class RayMarcher {
 // Where sample s of pixel (i, j) lies inside the pixel, in [0, 1)^2 (samples > 1).
 void sample_offset(int i, int j, int s, double& du, double& dv);
 
+// The lattice position of a ray along one map axis: `offset` (0.5 for the centre, sample_offset's for
+// a sample) into pixel i. RayMarcher::map and project_map place their rays with it.
+inline std::int64_t ray_position(const FieldGeometry& g, double scale, int i, double offset) {
+  return to_lattice((static_cast<double>(i) + offset) * g.pixel_size() - 0.5 * g.size, scale);
+}
+
 }  // namespace phew::dtfe

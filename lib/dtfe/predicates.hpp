@@ -28,14 +28,19 @@ inline std::int64_t orient2d(std::int64_t ax, std::int64_t ay, std::int64_t bx, 
 // so the perturbed ray is a real ray and all decisions about it are consistent. `det` receives the
 // unperturbed value (a barycentric weight, possibly 0). Returns 0 only when a and b coincide in
 // projection (an edge parallel to the rays).
+// The perturbed sign when orient2d(a, b, p) is 0: it depends on the edge alone. d/d eps of the
+// determinant is (ay - by), the eps^2 term (bx - ax).
+inline int orient2d_tie(std::int64_t ax, std::int64_t ay, std::int64_t bx, std::int64_t by) {
+  if (ay != by) return ay > by ? 1 : -1;
+  if (bx != ax) return bx > ax ? 1 : -1;
+  return 0;
+}
+
 inline int orient2d_sos(std::int64_t ax, std::int64_t ay, std::int64_t bx, std::int64_t by, std::int64_t px,
                         std::int64_t py, std::int64_t& det) {
   det = orient2d(ax, ay, bx, by, px, py);
   if (det != 0) return det > 0 ? 1 : -1;
-  // d/d eps of the determinant is (ay - by), the eps^2 term (bx - ax).
-  if (ay != by) return ay > by ? 1 : -1;
-  if (bx != ax) return bx > ax ? 1 : -1;
-  return 0;
+  return orient2d_tie(ax, ay, bx, by);
 }
 
 // Six times the signed volume of (a, b, c, d): > 0 when d lies on the side of plane (a, b, c) that

@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
+#include <phew/dtfe/predicates.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -34,7 +35,7 @@ struct PixelAxis {
   }
 
  private:
-  // The first i with a[i] >= x (a non-decreasing, about a[0] + i * step), or a.size(). A truncated
+  // The first i with a[i] >= x (a non-decreasing, about a[0] + i / inv_step), or a.size(). A truncated
   // multiply for the guess (std::floor is a call in the x86-64 baseline, and this runs for every row of
   // every tetrahedron), then a step or two.
   int first(const std::vector<std::int64_t>& a, std::int64_t x) const {
@@ -49,20 +50,19 @@ struct PixelAxis {
 
 PixelAxis pixel_axis(const FieldGeometry& g, double scale, int samples) {
   const int n = g.resolution;
-  const double pix = g.pixel_size();
   PixelAxis a;
   a.lo.resize(static_cast<std::size_t>(n));
   a.hi.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     const auto s = static_cast<std::size_t>(i);
     if (samples == 1) {
-      a.lo[s] = a.hi[s] = to_lattice((static_cast<double>(i) + 0.5) * pix - 0.5 * g.size, scale);
+      a.lo[s] = a.hi[s] = ray_position(g, scale, i, 0.5);
     } else {  // sample_offset's offsets are in [0, 1): between the pixel's edges, rounded as the rays are
-      a.lo[s] = to_lattice(static_cast<double>(i) * pix - 0.5 * g.size, scale);
-      a.hi[s] = to_lattice(static_cast<double>(i + 1) * pix - 0.5 * g.size, scale);
+      a.lo[s] = ray_position(g, scale, i, 0.0);
+      a.hi[s] = ray_position(g, scale, i + 1, 0.0);
     }
   }
-  a.inv_step = scale / pix;
+  a.inv_step = scale / g.pixel_size();
   return a;
 }
 
@@ -110,7 +110,7 @@ struct ProjectedTet {
       c[e] = u[a] * v[b] - v[a] * u[b];
       a_u[e] = v[a] - v[b];
       a_v[e] = u[b] - u[a];
-      tie |= static_cast<unsigned>(a_u[e] != 0 ? a_u[e] > 0 : a_v[e] > 0) << e;
+      tie |= static_cast<unsigned>(orient2d_tie(u[a], v[a], u[b], v[b]) > 0) << e;
       dv_du[e] = a_v[e] != 0 ? static_cast<double>(v[b] - v[a]) / static_cast<double>(a_v[e]) : 0.0;
     }
     for (int f = 0; f < 4; ++f) {
@@ -312,7 +312,6 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
   // Each band: every ray's sum over its tetrahedra, in their order.
   std::vector<double> sigma(nn * nn, 0.0);
   std::vector<MarchStats> per(static_cast<std::size_t>(t));
-  const double pix = g.pixel_size();
   core::parallel_for(t, n_bands, 1, [&](std::size_t b0, std::size_t b1, int id) {
     MarchStats st;  // written back once: the threads' stats share a cache line
     std::vector<double> sum(kBandRows * nn * k);
@@ -330,8 +329,8 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
               sample_offset(i, j, s, du, dv);
               const std::size_t at = (static_cast<std::size_t>(i - row0) * nn + static_cast<std::size_t>(j)) * k +
                                      static_cast<std::size_t>(s);
-              pu[at] = to_lattice((static_cast<double>(i) + du) * pix - 0.5 * g.size, scale);
-              pv[at] = to_lattice((static_cast<double>(j) + dv) * pix - 0.5 * g.size, scale);
+              pu[at] = ray_position(g, scale, i, du);
+              pv[at] = ray_position(g, scale, j, dv);
             }
       ProjectedTet fr;
       for (std::size_t at = band_start[band]; at < band_start[band + 1]; ++at) {
