@@ -8,7 +8,7 @@ packages=(
   openmpi-bin libopenmpi-dev
   libhdf5-openmpi-dev hdf5-tools
   nlohmann-json3-dev libfmt-dev libcli11-dev libxxhash-dev
-  libqhull-dev libcgal-dev libtbb-dev
+  libqhull-dev libcgal-dev
   libfftw3-dev libfftw3-mpi-dev
   libgtest-dev libgmock-dev
   bats bats-assert bats-support xxhash

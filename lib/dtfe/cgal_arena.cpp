@@ -16,7 +16,7 @@ constexpr std::size_t kChunk = std::size_t{64} << 20;
 constexpr std::size_t kAlign = 64;  // a cache line: CGAL's cells are read by several threads
 
 struct Chunks {
-  std::mutex lock;  // allocations from TBB's workers
+  std::mutex lock;  // allocations from the slabs' threads (cgal_slabs.cpp)
   bool open = false;
   std::vector<std::pair<char*, char*>> chunks;  // [begin, end), each from allocate_huge
   char* next = nullptr;                         // the free part of the last chunk

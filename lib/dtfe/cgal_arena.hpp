@@ -6,7 +6,8 @@
 // time: 160,000 page faults, a quarter of the map's system time on a VM. cgal_backend.cpp defines
 // CGAL_ALLOCATOR as CgalArenaAllocator. While a CgalArena is open, blocks come from it and freeing one is
 // a no-op; outside (or for a second arena, which waits) the allocator is malloc and free. One arena at a
-// time in a process: triangulations run one after another, each on all the threads asked for.
+// time in a process: triangulations run one after another, each on all the threads asked for (the
+// slabs of one field share its arena, cgal_slabs.cpp).
 #pragma once
 
 #include <cstddef>

@@ -65,53 +65,14 @@ std::vector<std::pair<std::int32_t, std::int32_t>> absorb_missing(const FieldPoi
   return out;
 }
 
-// A canonical representation: each tetrahedron's vertices ascending (neighbours moved along), the
-// tetrahedra ordered by their vertex lists. The same set of tetrahedra then gives the same arrays
-// whichever backend made them and in whatever order (parallel CGAL differs from run to run), so
-// every later sum is done in the same order.
-void canonicalize(HugeVector<Tet>& tets, std::size_t n_points, int threads) {
-  const std::size_t m = tets.size();
-  core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
-    for (std::size_t i = b; i < e; ++i) {
-      Tet& t = tets[i];
-      // Insertion sort of four (vertex, neighbour) pairs.
-      for (int k = 1; k < 4; ++k)
-        for (int j = k; j > 0 && t.vertex[j - 1] > t.vertex[j]; --j) {
-          std::swap(t.vertex[j - 1], t.vertex[j]);
-          std::swap(t.neighbour[j - 1], t.neighbour[j]);
-        }
-    }
-  });
-  // Counting sort by the first vertex, then each (small) bucket by the other three.
-  std::vector<std::uint32_t> start(n_points + 1, 0);
-  for (const Tet& t : tets) ++start[static_cast<std::size_t>(t.vertex[0]) + 1];
-  for (std::size_t i = 1; i <= n_points; ++i) start[i] += start[i - 1];
-  std::vector<std::int32_t> order(m);
-  {
-    std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
-    for (std::size_t i = 0; i < m; ++i)
-      order[fill[static_cast<std::size_t>(tets[i].vertex[0])]++] = static_cast<std::int32_t>(i);
+// True when the tetrahedra are in canonical order already (the slab triangulation's are).
+bool is_canonical(const HugeVector<Tet>& tets) {
+  for (std::size_t i = 0; i < tets.size(); ++i) {
+    const std::int32_t* v = tets[i].vertex;
+    if (!(v[0] < v[1] && v[1] < v[2] && v[2] < v[3])) return false;
+    if (i > 0 && !std::lexicographical_compare(tets[i - 1].vertex, tets[i - 1].vertex + 4, v, v + 4)) return false;
   }
-  auto less = [&](std::int32_t a, std::int32_t b) {
-    const Tet& x = tets[static_cast<std::size_t>(a)];
-    const Tet& y = tets[static_cast<std::size_t>(b)];
-    return std::lexicographical_compare(x.vertex + 1, x.vertex + 4, y.vertex + 1, y.vertex + 4);
-  };
-  core::parallel_for(threads, n_points, 1 << 14, [&](std::size_t b, std::size_t e, int) {
-    for (std::size_t v = b; v < e; ++v) std::sort(order.begin() + start[v], order.begin() + start[v + 1], less);
-  });
-  std::vector<std::int32_t> where(m);
-  for (std::size_t i = 0; i < m; ++i) where[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
-  HugeVector<Tet> out(m);
-  core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
-    for (std::size_t i = b; i < e; ++i) {
-      Tet t = tets[static_cast<std::size_t>(order[i])];
-      for (std::int32_t& nb : t.neighbour)
-        if (nb >= 0) nb = where[static_cast<std::size_t>(nb)];
-      out[i] = t;
-    }
-  });
-  tets.swap(out);
+  return true;
 }
 
 }  // namespace
@@ -155,7 +116,9 @@ Triangulation triangulate(const FieldPoints& points, Backend backend, int thread
     throw core::Error::internal("{} produced no tetrahedra for {} points", to_string(backend), points.size());
   if (t.tets.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
     throw core::Error::input("{} tetrahedra: too many for one field (split it)", t.tets.size());
-  canonicalize(t.tets, points.size(), threads);
+  // In canonical order the same set of tetrahedra gives the same arrays whichever backend made them
+  // and in whatever order, so every later sum is done in the same order.
+  if (!is_canonical(t.tets)) detail::canonical_order(t.tets, points.size(), threads, true);
   t.absorbed = absorb_missing(points, t.tets);
   const std::int32_t* q = points.q.data();
   for (const Tet& tet : t.tets)
@@ -165,3 +128,56 @@ Triangulation triangulate(const FieldPoints& points, Backend backend, int thread
 }
 
 }  // namespace phew::dtfe
+
+namespace phew::dtfe::detail {
+
+void canonical_order(HugeVector<Tet>& tets, std::size_t n_points, int threads, bool renumber) {
+  const std::size_t m = tets.size();
+  core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) {
+      Tet& t = tets[i];
+      // Insertion sort of four (vertex, neighbour) pairs.
+      for (int k = 1; k < 4; ++k)
+        for (int j = k; j > 0 && t.vertex[j - 1] > t.vertex[j]; --j) {
+          std::swap(t.vertex[j - 1], t.vertex[j]);
+          std::swap(t.neighbour[j - 1], t.neighbour[j]);
+        }
+    }
+  });
+  // Counting sort by the first vertex, then each (small) bucket by the other three.
+  std::vector<std::uint32_t> start(n_points + 1, 0);
+  for (const Tet& t : tets) ++start[static_cast<std::size_t>(t.vertex[0]) + 1];
+  for (std::size_t i = 1; i <= n_points; ++i) start[i] += start[i - 1];
+  std::vector<std::int32_t> order(m);
+  {
+    std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+    for (std::size_t i = 0; i < m; ++i)
+      order[fill[static_cast<std::size_t>(tets[i].vertex[0])]++] = static_cast<std::int32_t>(i);
+  }
+  auto less = [&](std::int32_t a, std::int32_t b) {
+    const Tet& x = tets[static_cast<std::size_t>(a)];
+    const Tet& y = tets[static_cast<std::size_t>(b)];
+    return std::lexicographical_compare(x.vertex + 1, x.vertex + 4, y.vertex + 1, y.vertex + 4);
+  };
+  core::parallel_for(threads, n_points, 1 << 14, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t v = b; v < e; ++v) std::sort(order.begin() + start[v], order.begin() + start[v + 1], less);
+  });
+  std::vector<std::int32_t> where;
+  if (renumber) {
+    where.resize(m);
+    for (std::size_t i = 0; i < m; ++i) where[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
+  }
+  HugeVector<Tet> out(m);
+  core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) {
+      Tet t = tets[static_cast<std::size_t>(order[i])];
+      if (renumber)
+        for (std::int32_t& nb : t.neighbour)
+          if (nb >= 0) nb = where[static_cast<std::size_t>(nb)];
+      out[i] = t;
+    }
+  });
+  tets.swap(out);
+}
+
+}  // namespace phew::dtfe::detail

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,16 @@ Triangulation triangulate(const FieldPoints& points, Backend backend, int thread
 namespace detail {
 HugeVector<Tet> triangulate_qhull(const FieldPoints& points);
 HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads);
+// CGAL on `slabs` slabs of the points at once (cgal_slabs.cpp), in canonical order; nullopt when a
+// slab's points are flat or too few, for the caller to triangulate them in one piece. Ghosts are
+// taken `ghost` mean spacings deep to begin with (any depth gives the same tetrahedra).
+std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads,
+                                                      double ghost = 5);
+
+// Puts tetrahedra in canonical order: each one's vertices ascending, the tetrahedra ordered by their
+// vertex lists. The neighbour fields move with their vertices; `renumber` says they are tetrahedron
+// indices, to follow the new order (else they are left as they are).
+void canonical_order(HugeVector<Tet>& tets, std::size_t n_points, int threads, bool renumber);
 }  // namespace detail
 
 }  // namespace phew::dtfe

@@ -350,7 +350,7 @@ bool same_tets(const Triangulation& a, const Triangulation& b) {
 
 TEST(DtfeKernel, TriangulationsAreCanonical) {
   // In general position the Delaunay triangulation is unique; its canonical arrays are the same from
-  // either backend and from CGAL's parallel insertion (which orders cells differently every run).
+  // either backend and from CGAL's slabs on any number of threads.
   const Particles p = plummer(60000, 1.0, 10.0, {0, 0, 0}, 11);
   const auto g = field({0, 0, 0}, 6, 12, 8, 2, 0.5);
   const FieldPoints pts = select_field(p.pos, p.mass, g, {0, 0, 0});
@@ -359,9 +359,95 @@ TEST(DtfeKernel, TriangulationsAreCanonical) {
   EXPECT_EQ(q.flat_tets, 0u);
   if (!cgal_available()) return;
   const Triangulation c1 = triangulate(pts, Backend::cgal, 1);
-  const Triangulation c2 = triangulate(pts, Backend::cgal, 2);
-  EXPECT_TRUE(same_tets(c1, c2));
+  for (int threads : {2, 3})  // slabs (cgal_slabs.cpp)
+    EXPECT_TRUE(same_tets(c1, triangulate(pts, Backend::cgal, threads))) << threads << " threads";
   EXPECT_TRUE(same_tets(q, c1));
+}
+
+// Points on a lattice of `side` steps of 1000 quanta, each moved by up to `jitter` quanta.
+FieldPoints lattice_points(int side, int jitter, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> move(-jitter, jitter);
+  std::vector<double> rel, mass;
+  for (int i = 0; i < side; ++i)
+    for (int j = 0; j < side; ++j)
+      for (int k = 0; k < side; ++k) {
+        for (int c : {i, j, k}) rel.push_back(1000.0 * (c - side / 2) + move(rng));
+        mass.push_back(1);
+      }
+  return quantise_field(rel, mass, 1.0);
+}
+
+TEST(DtfeKernel, SlabsFindTheTetrahedraOfTheWholeTriangulation) {
+  if (!cgal_available()) GTEST_SKIP() << "no CGAL in this build";
+  // Thin first ghosts, so that most of a slab's edge is settled by the conflicts it finds: the exact
+  // lattice (cospherical everywhere, flat hull faces), a jittered one, a clustered set with voids and
+  // a shell whose every point is on the hull.
+  std::vector<std::pair<const char*, FieldPoints>> sets;
+  sets.emplace_back("lattice", lattice_points(11, 0, 1));
+  sets.emplace_back("jittered lattice", lattice_points(12, 200, 2));
+  {
+    const Particles a = plummer(2500, 0.3, 4.0, {-2, 0, 0}, 3), b = plummer(1500, 0.2, 3.0, {2.5, 1, 0}, 4);
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(-6, 6);
+    std::vector<double> rel(a.pos), mass(a.mass);
+    rel.insert(rel.end(), b.pos.begin(), b.pos.end());
+    mass.insert(mass.end(), b.mass.begin(), b.mass.end());
+    for (int i = 0; i < 600; ++i) {
+      for (int k = 0; k < 3; ++k) rel.push_back(u(rng));
+      mass.push_back(1);
+    }
+    for (double& x : rel) x = std::clamp(x, -6.0, 6.0);
+    sets.emplace_back("clusters in voids", quantise_field(rel, mass, 12.0 / (1 << 28)));
+  }
+  {
+    std::mt19937_64 rng(6);
+    std::normal_distribution<double> g;
+    std::vector<double> rel, mass;
+    for (int i = 0; i < 1500; ++i) {
+      const double x = g(rng), y = g(rng), z = g(rng), r = std::sqrt(x * x + y * y + z * z);
+      for (double c : {x, y, z}) rel.push_back(c / r);
+      mass.push_back(1);
+    }
+    sets.emplace_back("shell", quantise_field(rel, mass, 2.0 / (1 << 28)));
+  }
+  // Random scenes: blobs of any size and a background, sometimes on a lattice (cospherical points
+  // and flat hull faces), cut into any number of slabs with any first band.
+  std::mt19937_64 rng(7);
+  for (int scene = 0; scene < 8; ++scene) {
+    std::vector<double> rel, mass;
+    const int blobs = std::uniform_int_distribution<int>(1, 6)(rng);
+    for (int b = 0; b < blobs; ++b) {
+      std::uniform_real_distribution<double> where(-4, 4);
+      const auto n = static_cast<std::size_t>(std::uniform_int_distribution<int>(50, 1500)(rng));
+      const Particles p = plummer(n, std::uniform_real_distribution<double>(0.05, 1.0)(rng), 3.0,
+                                  {where(rng), where(rng), where(rng)}, rng());
+      rel.insert(rel.end(), p.pos.begin(), p.pos.end());
+      mass.insert(mass.end(), p.mass.begin(), p.mass.end());
+    }
+    const bool lattice = scene % 2 == 1;
+    std::uniform_real_distribution<double> u(-6, 6);
+    for (int i = 0; i < 800; ++i) {
+      for (int k = 0; k < 3; ++k) rel.push_back(lattice ? std::round(u(rng)) : u(rng));
+      mass.push_back(1);
+    }
+    for (double& x : rel) x = std::clamp(x, -6.0, 6.0);
+    sets.emplace_back(lattice ? "random scene on a lattice" : "random scene",
+                      quantise_field(rel, mass, 12.0 / (1 << 28)));
+  }
+  for (const auto& [name, pts] : sets) {
+    const Triangulation whole = triangulate(pts, Backend::cgal, 1);
+    for (int slabs : {2, 5, 9})
+      for (double ghost : {0.25, 3.0}) {
+        Triangulation parts;
+        auto tets = detail::triangulate_cgal_slabs(pts, slabs, 2, ghost);
+        ASSERT_TRUE(tets.has_value()) << name;
+        parts.tets = std::move(*tets);
+        EXPECT_TRUE(same_tets(whole, parts))
+            << name << ", " << slabs << " slabs, ghosts " << ghost << " spacings: " << parts.tets.size()
+            << " tetrahedra against " << whole.tets.size();
+      }
+  }
 }
 
 TEST(DtfeKernel, ASphereLooksTheSameAlongXYAndZ) {
