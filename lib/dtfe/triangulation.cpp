@@ -119,6 +119,8 @@ Triangulation triangulate(const FieldPoints& points, Backend backend, int thread
   // In canonical order the same set of tetrahedra gives the same arrays whichever backend made them
   // and in whatever order, so every later sum is done in the same order.
   if (!is_canonical(t.tets)) detail::canonical_order(t.tets, points.size(), threads, true);
+  // CGAL keeps every distinct point as a vertex and never makes a flat cell; Qhull may do either.
+  if (backend == Backend::cgal) return t;
   t.absorbed = absorb_missing(points, t.tets);
   const std::int32_t* q = points.q.data();
   for (const Tet& tet : t.tets)
@@ -144,16 +146,35 @@ void canonical_order(HugeVector<Tet>& tets, std::size_t n_points, int threads, b
         }
     }
   });
-  // Counting sort by the first vertex, then each (small) bucket by the other three.
+  // Counting sort by the first vertex (each thread counting and placing its own part of the list,
+  // so the order within a vertex's bucket is the list's), then each bucket by the other three.
+  const auto parts = static_cast<std::size_t>(std::max(1, threads));
+  const std::size_t part = (m + parts - 1) / parts;
+  std::vector<std::vector<std::uint32_t>> counts(parts);
+  core::parallel_for(threads, parts, 1, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t p = b; p < e; ++p) {
+      counts[p].assign(n_points, 0);
+      for (std::size_t i = p * part; i < std::min(m, (p + 1) * part); ++i)
+        ++counts[p][static_cast<std::size_t>(tets[i].vertex[0])];
+    }
+  });
   std::vector<std::uint32_t> start(n_points + 1, 0);
-  for (const Tet& t : tets) ++start[static_cast<std::size_t>(t.vertex[0]) + 1];
-  for (std::size_t i = 1; i <= n_points; ++i) start[i] += start[i - 1];
-  std::vector<std::int32_t> order(m);
-  {
-    std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
-    for (std::size_t i = 0; i < m; ++i)
-      order[fill[static_cast<std::size_t>(tets[i].vertex[0])]++] = static_cast<std::int32_t>(i);
+  for (std::size_t v = 0; v < n_points; ++v) {  // counts[p][v] becomes part p's first slot for v
+    std::uint32_t at = start[v];
+    for (auto& c : counts) {
+      const std::uint32_t here = c[v];
+      c[v] = at;
+      at += here;
+    }
+    start[v + 1] = at;
   }
+  std::vector<std::int32_t> order(m);
+  core::parallel_for(threads, parts, 1, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t p = b; p < e; ++p)
+      for (std::size_t i = p * part; i < std::min(m, (p + 1) * part); ++i)
+        order[counts[p][static_cast<std::size_t>(tets[i].vertex[0])]++] = static_cast<std::int32_t>(i);
+  });
+  counts = {};
   auto less = [&](std::int32_t a, std::int32_t b) {
     const Tet& x = tets[static_cast<std::size_t>(a)];
     const Tet& y = tets[static_cast<std::size_t>(b)];
@@ -165,7 +186,9 @@ void canonical_order(HugeVector<Tet>& tets, std::size_t n_points, int threads, b
   std::vector<std::int32_t> where;
   if (renumber) {
     where.resize(m);
-    for (std::size_t i = 0; i < m; ++i) where[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
+    core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t i = b; i < e; ++i) where[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
+    });
   }
   HugeVector<Tet> out(m);
   core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
