@@ -1,7 +1,7 @@
 // A field's points filed by the cells of a coarse uniform grid over their bounding box, for the range
 // queries of the slab triangulation (cgal_slabs.cpp): which points may lie in a sphere, or beyond a
 // plane. Cells are cubes in lattice units; a point belongs to the cell its lattice coordinates floor
-// into, so a cell's box [lo, lo + side) holds exactly its points.
+// into (in doubles), so it lies in the cell's box [lo, lo + side) to within a lattice unit.
 #pragma once
 
 #include <phew/dtfe/field_points.hpp>
