@@ -20,11 +20,19 @@
 namespace phew::dtfe::detail {
 namespace {
 
-// Our arrays from a finished triangulation: cells numbered in iteration order, infinite neighbours -1.
-HugeVector<Tet> to_tets(cgal::Delaunay& dt) {
-  std::int32_t count = 0;
-  for (auto c : dt.finite_cell_handles()) c->info() = count++;
-  HugeVector<Tet> tets(static_cast<std::size_t>(count));
+// Our arrays from a finished triangulation: cells numbered in iteration order, infinite neighbours -1
+// (or no neighbours at all).
+HugeVector<Tet> to_tets(cgal::Delaunay& dt, bool neighbours) {
+  HugeVector<Tet> tets(dt.number_of_finite_cells());
+  std::size_t count = 0;
+  if (!neighbours) {
+    for (auto c : dt.finite_cell_handles()) {
+      Tet& t = tets[count++];
+      for (int k = 0; k < 4; ++k) t.vertex[k] = c->vertex(k)->info();
+    }
+    return tets;
+  }
+  for (auto c : dt.finite_cell_handles()) c->info() = static_cast<std::int32_t>(count++);
   for (auto c : dt.finite_cell_handles()) {
     Tet& t = tets[static_cast<std::size_t>(c->info())];
     for (int k = 0; k < 4; ++k) {
@@ -44,10 +52,11 @@ constexpr std::size_t kArenaMin = 50000;
 
 }  // namespace
 
-HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
+HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool neighbours) {
   const std::size_t n = points.size();
   if (threads > 1 && n >= kSlabsMin)
-    if (std::optional<HugeVector<Tet>> tets = triangulate_cgal_slabs(points, threads, threads)) return std::move(*tets);
+    if (std::optional<HugeVector<Tet>> tets = triangulate_cgal_slabs(points, threads, threads, 5, neighbours))
+      return std::move(*tets);
   std::vector<std::pair<cgal::Point, std::int32_t>> input;
   input.reserve(n);
   for (std::size_t i = 0; i < n; ++i) input.emplace_back(cgal::point(points, i), static_cast<std::int32_t>(i));
@@ -59,7 +68,7 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
   cgal::Delaunay dt(input.begin(), input.end());
   core::release(input);
   if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
-  return to_tets(dt);
+  return to_tets(dt, neighbours);
 }
 
 }  // namespace phew::dtfe::detail
@@ -70,7 +79,7 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads) {
 
 namespace phew::dtfe::detail {
 
-HugeVector<Tet> triangulate_cgal(const FieldPoints&, int) {
+HugeVector<Tet> triangulate_cgal(const FieldPoints&, int, bool) {
   throw Error::internal("this build of phew has no CGAL backend");
 }
 

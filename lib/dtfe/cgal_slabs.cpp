@@ -181,15 +181,17 @@ class Slab {
     return static_cast<std::size_t>(count);
   }
 
-  // Writes the own cells to out[base, base + number_owned()) in their numbering. Across each face: the
-  // neighbour's index when it is owned too (the neighbour a certain cell has in the slab is the true
-  // one), else -(its opposite vertex + 2), or -1 on the slab's hull (tet_links.hpp).
-  void write(HugeVector<Tet>& out, std::size_t base) const {
+  // Writes the own cells to out[base, base + number_owned()) in their numbering. Across each face (when
+  // asked for neighbours): the neighbour's index when it is owned too (the neighbour a certain cell has
+  // in the slab is the true one), else -(its opposite vertex + 2), or -1 on the slab's hull
+  // (tet_links.hpp).
+  void write(HugeVector<Tet>& out, std::size_t base, bool neighbours) const {
     for (Cell c : dt_.finite_cell_handles()) {
       if (c->info() < 0) continue;
       Tet& t = out[base + static_cast<std::size_t>(c->info())];
+      for (int k = 0; k < 4; ++k) t.vertex[k] = c->vertex(k)->info();
+      if (!neighbours) continue;
       for (int k = 0; k < 4; ++k) {
-        t.vertex[k] = c->vertex(k)->info();
         const Cell nb = c->neighbor(k);
         if (dt_.is_infinite(nb))
           t.neighbour[k] = -1;
@@ -362,7 +364,8 @@ class Slab {
 
 }  // namespace
 
-std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads, double ghost) {
+std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads, double ghost,
+                                                      bool neighbours) {
   const std::size_t n = points.size();
   if (slabs < 2 || n < 4 * static_cast<std::size_t>(slabs)) return std::nullopt;
   if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max() / 2))
@@ -405,14 +408,14 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
       tets.resize(base[count]);
       core::parallel_for(threads, count, 1, [&](std::size_t b, std::size_t e, int) {
         for (std::size_t s = b; s < e; ++s)
-          if (slab[s]) slab[s]->write(tets, base[s]);
+          if (slab[s]) slab[s]->write(tets, base[s], neighbours);
       });
     }
     slab.clear();  // before the arena closes
   }
   if (std::any_of(made.begin(), made.end(), [](char m) { return m == 0; })) return std::nullopt;
-  canonical_order(tets, n, threads, true);
-  link_mirrors(tets, n, threads);
+  canonical_order(tets, n, threads, neighbours);
+  if (neighbours) link_mirrors(tets, n, threads);
   return tets;
 }
 
@@ -422,7 +425,9 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
 
 namespace phew::dtfe::detail {
 
-std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints&, int, int, double) { return std::nullopt; }
+std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints&, int, int, double, bool) {
+  return std::nullopt;
+}
 
 }  // namespace phew::dtfe::detail
 

@@ -1,5 +1,7 @@
 #include <phew/dtfe/grid_walk.hpp>
 
+#include <phew/core/error.hpp>
+
 #include <phew/dtfe/march.hpp>
 #include <phew/dtfe/predicates.hpp>
 #include <phew/core/threads.hpp>
@@ -33,7 +35,9 @@ double orient3d_filtered(const double* a, const double* b, const double* c, cons
 }  // namespace
 
 TetWalker::TetWalker(const FieldPoints& points, const Triangulation& tri, const std::vector<double>& rho)
-    : points_(points), tets_(tri.tets), rho_(rho) {}
+    : points_(points), tets_(tri.tets), rho_(rho) {
+  if (!tri.linked) throw core::Error::internal("TetWalker: a triangulation without neighbours");
+}
 
 double TetWalker::density(const std::int64_t p[3], std::int32_t& hint, std::uint64_t& steps) const {
   if (tets_.empty()) return 0.0;

@@ -40,6 +40,7 @@ int side_of_points(const FieldPoints& points, const Triangulation& tri, std::siz
 }  // namespace
 
 std::vector<HullFacet> lower_hull(const FieldPoints& points, const Triangulation& tri) {
+  if (!tri.linked) throw core::Error::internal("lower_hull: a triangulation without neighbours");
   const std::int32_t* q = points.q.data();
   std::vector<HullFacet> hull;
   for (std::size_t t = 0; t < tri.tets.size(); ++t) {

@@ -33,7 +33,8 @@ FieldResult surface_density(const FieldPoints& points, const FieldGeometry& g, c
   r.window_mass = points.total_mass();
 
   const auto t0 = std::chrono::steady_clock::now();
-  const Triangulation tri = triangulate(points, settings.backend, settings.threads);
+  // Neither the projected rays nor the exact pixels follow neighbours.
+  const Triangulation tri = triangulate(points, settings.backend, settings.threads, false);
   const std::vector<double> rho = vertex_densities(points, tri, settings.threads);
   r.n_tets = tri.tets.size();
   r.n_flat_tets = tri.flat_tets;

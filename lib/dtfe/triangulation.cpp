@@ -104,21 +104,23 @@ double triangulation_bytes_per_point(Backend b) {
   return b == Backend::cgal ? 1000.0 : 2600.0;
 }
 
-Triangulation triangulate(const FieldPoints& points, Backend backend, int threads) {
+Triangulation triangulate(const FieldPoints& points, Backend backend, int threads, bool neighbours) {
   if (points.size() < 4)
     throw core::Error::input("{} distinct particles in the field: a Delaunay triangulation needs at least 4",
                              points.size());
   if (coplanar(points))
     throw core::Error::input("all {} particles of the field lie in one plane: no 3-D triangulation", points.size());
   Triangulation t;
-  t.tets = backend == Backend::cgal ? detail::triangulate_cgal(points, threads) : detail::triangulate_qhull(points);
+  t.tets = backend == Backend::cgal ? detail::triangulate_cgal(points, threads, neighbours)
+                                    : detail::triangulate_qhull(points);
+  t.linked = neighbours || backend == Backend::qhull;
   if (t.tets.empty())
     throw core::Error::internal("{} produced no tetrahedra for {} points", to_string(backend), points.size());
   if (t.tets.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
     throw core::Error::input("{} tetrahedra: too many for one field (split it)", t.tets.size());
   // In canonical order the same set of tetrahedra gives the same arrays whichever backend made them
   // and in whatever order, so every later sum is done in the same order.
-  if (!is_canonical(t.tets)) detail::canonical_order(t.tets, points.size(), threads, true);
+  if (!is_canonical(t.tets)) detail::canonical_order(t.tets, points.size(), threads, t.linked);
   // CGAL keeps every distinct point as a vertex and never makes a flat cell; Qhull may do either.
   if (backend == Backend::cgal) return t;
   t.absorbed = absorb_missing(points, t.tets);

@@ -41,21 +41,24 @@ struct Triangulation {
   // another) and the vertex that takes their mass: pairs (point, vertex). Empty with CGAL.
   std::vector<std::pair<std::int32_t, std::int32_t>> absorbed;
   std::uint64_t flat_tets = 0;  // zero-volume tetrahedra (Qhull's "Qt" can leave some)
+  bool linked = true;           // false: Tet::neighbour was not worked out (triangulate's `neighbours`)
 };
 
 // Triangulates the points (at least 4, not all coplanar). `threads` is a hint for backends that can
 // use them. Throws Error(input) for too few or coplanar points, Error(internal) for a backend failure.
 // Not collective.
-Triangulation triangulate(const FieldPoints& points, Backend backend, int threads = 1);
+// Without `neighbours`, CGAL leaves Tet::neighbour unset (linked = false): the maps (projected rays,
+// exact pixels) never follow them; the marcher, the hull and the walking grid do.
+Triangulation triangulate(const FieldPoints& points, Backend backend, int threads = 1, bool neighbours = true);
 
 namespace detail {
 HugeVector<Tet> triangulate_qhull(const FieldPoints& points);
-HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads);
+HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool neighbours = true);
 // CGAL on `slabs` slabs of the points at once (cgal_slabs.cpp), in canonical order; nullopt when a
 // slab's points are flat or too few, for the caller to triangulate them in one piece. Ghosts are
 // taken `ghost` mean spacings deep to begin with (any depth gives the same tetrahedra).
 std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads,
-                                                      double ghost = 5);
+                                                      double ghost = 5, bool neighbours = true);
 
 // Puts tetrahedra in canonical order: each one's vertices ascending, the tetrahedra ordered by their
 // vertex lists. The neighbour fields move with their vertices; `renumber` says they are tetrahedron

@@ -362,6 +362,17 @@ TEST(DtfeKernel, TriangulationsAreCanonical) {
   for (int threads : {2, 3})  // slabs (cgal_slabs.cpp)
     EXPECT_TRUE(same_tets(c1, triangulate(pts, Backend::cgal, threads))) << threads << " threads";
   EXPECT_TRUE(same_tets(q, c1));
+  // Without neighbours (the maps'): the same tetrahedra in the same order.
+  for (int threads : {1, 2}) {
+    const Triangulation u = triangulate(pts, Backend::cgal, threads, false);
+    EXPECT_FALSE(u.linked);
+    ASSERT_EQ(u.tets.size(), c1.tets.size());
+    bool same = true;
+    for (std::size_t i = 0; i < u.tets.size(); ++i)
+      same = same && std::equal(u.tets[i].vertex, u.tets[i].vertex + 4, c1.tets[i].vertex);
+    EXPECT_TRUE(same) << threads << " threads";
+    EXPECT_THROW(lower_hull(pts, u), core::Error);
+  }
 }
 
 // Points on a lattice of `side` steps of 1000 quanta, each moved by up to `jitter` quanta.
