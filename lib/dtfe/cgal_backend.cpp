@@ -28,7 +28,7 @@ HugeVector<Tet> to_tets(cgal::Delaunay& dt, bool neighbours) {
   if (!neighbours) {
     for (auto c : dt.finite_cell_handles()) {
       Tet& t = tets[count++];
-      for (int k = 0; k < 4; ++k) t.vertex[k] = c->vertex(k)->info();
+      for (int k = 0; k < 4; ++k) t.vertex[k] = c->vertex(k)->info(), t.neighbour[k] = -1;
     }
     return tets;
   }

@@ -131,6 +131,8 @@ std::optional<Sphere> circumsphere(const std::int32_t* a, const std::int32_t* b,
   return s;
 }
 
+double lattice_x(const FieldPoints& p, std::size_t i) { return p.q[3 * i]; }
+
 // One slab: own points [lo, hi) in lattice x, ghosts in [lo - ghost, hi + ghost) from the start.
 class Slab {
  public:
@@ -189,7 +191,7 @@ class Slab {
     for (Cell c : dt_.finite_cell_handles()) {
       if (c->info() < 0) continue;
       Tet& t = out[base + static_cast<std::size_t>(c->info())];
-      for (int k = 0; k < 4; ++k) t.vertex[k] = c->vertex(k)->info();
+      for (int k = 0; k < 4; ++k) t.vertex[k] = c->vertex(k)->info(), t.neighbour[k] = -1;
       if (!neighbours) continue;
       for (int k = 0; k < 4; ++k) {
         const Cell nb = c->neighbor(k);
@@ -206,7 +208,7 @@ class Slab {
  private:
   static constexpr char kLocal = 1, kPending = 2;
 
-  double lattice_x(std::size_t i) const { return p_.q[3 * i]; }
+  double lattice_x(std::size_t i) const { return detail::lattice_x(p_, i); }
   bool in_band(double xi) const { return band_lo_ <= xi && xi < band_hi_; }
   // From the vertex itself rather than the FieldPoints: the cell's vertices are in cache already.
   static constexpr double kLattice = static_cast<double>(kQuantMax);  // CGAL's points are lattice / 2^29
@@ -313,7 +315,34 @@ class Slab {
       t1 = n[in] > 0 ? kInf : edge;
       return true;
     };
-    auto point_beyond = [&](const std::int32_t* pq) { return sign(orient3d(f[0], f[1], f[2], pq)) != in_sign; };
+    // A point on the face's plane conflicts only within the face's circumcircle or on it (there the
+    // perturbation decides; inside, the finite cell on the face, checked too, finds it as well). On a
+    // lattice's flat hull, without this, every hull face would send its whole plane to CGAL's exact
+    // test. The circle in doubles, trusted only when the face is not a sliver.
+    const double a1[3] = {static_cast<double>(e1[0]), static_cast<double>(e1[1]), static_cast<double>(e1[2])};
+    const double a2[3] = {static_cast<double>(e2[0]), static_cast<double>(e2[1]), static_cast<double>(e2[2])};
+    const double l1 = a1[0] * a1[0] + a1[1] * a1[1] + a1[2] * a1[2], l2 = a2[0] * a2[0] + a2[1] * a2[1] + a2[2] * a2[2];
+    const double n2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+    const bool circle = n2 > 1e-6 * l1 * l2;  // sin of the angle at f[0] above 1e-3
+    double centre[3] = {0, 0, 0}, radius2 = 0;
+    if (circle) {
+      // centre - f0 = (l1 e2 - l2 e1) x (e1 x e2) / (2 |e1 x e2|^2), and e1 x e2 = -in_sign n.
+      const double w[3] = {l1 * a2[0] - l2 * a1[0], l1 * a2[1] - l2 * a1[1], l1 * a2[2] - l2 * a1[2]};
+      const double s = -in_sign / (2 * n2);
+      const double off[3] = {s * (w[1] * n[2] - w[2] * n[1]), s * (w[2] * n[0] - w[0] * n[2]),
+                             s * (w[0] * n[1] - w[1] * n[0])};
+      const double r = std::sqrt(off[0] * off[0] + off[1] * off[1] + off[2] * off[2]);
+      const double reach = r + 1e-9 * (r + std::sqrt(l1) + std::sqrt(l2)) + 2;
+      for (int k = 0; k < 3; ++k) centre[k] = f[0][k] + off[k];
+      radius2 = reach * reach;
+    }
+    auto point_beyond = [&](const std::int32_t* pq) {
+      const int side = sign(orient3d(f[0], f[1], f[2], pq));
+      if (side != 0 || !circle) return side != in_sign;
+      double d2 = 0;
+      for (int k = 0; k < 3; ++k) d2 += (pq[k] - centre[k]) * (pq[k] - centre[k]);
+      return d2 <= radius2;
+    };
     scan(c, out, in, {-kInf, -kInf, -kInf}, {kInf, kInf, kInf}, range, point_beyond);
   }
 
@@ -368,7 +397,8 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
                                                       bool neighbours) {
   const std::size_t n = points.size();
   if (slabs < 2 || n < 4 * static_cast<std::size_t>(slabs)) return std::nullopt;
-  if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max() / 2))
+  // About 6.7 tetrahedra a point, numbered in 32 bits.
+  if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max() / 8))
     throw core::Error::input("{} particles in one field: too many to triangulate (split it)", n);
   // Cuts at equal counts along x; equal x values stay in one slab, so a cut may repeat (then fewer
   // slabs do the work).
@@ -391,14 +421,19 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
   // Thin slabs (many threads) take thinner bands: a quarter of a slab at most.
   const double depth = std::min(ghost * spacing, 0.25 * d[0] * side / slabs);
   const auto count = static_cast<std::size_t>(slabs);
-  std::vector<std::unique_ptr<Slab>> slab(count);
+  std::vector<std::size_t> owns(count, 0);  // a slab owning no point is not made (a repeated cut, or
+  for (std::size_t i = 0; i < n; ++i)       // the first one when the lowest x holds n / slabs points)
+    ++owns[static_cast<std::size_t>(std::upper_bound(cut.begin() + 1, cut.end() - 1, lattice_x(points, i)) -
+                                    cut.begin() - 1)];
   std::vector<std::size_t> base(count + 1, 0);
   std::vector<char> made(count, 1);
   HugeVector<Tet> tets;
   {
     const CgalArena blocks;  // the slabs' triangulations, given back when all are done
+    // Inside the arena's scope, so that the triangulations go first also when a slab throws.
+    std::vector<std::unique_ptr<Slab>> slab(count);
     for (std::size_t s = 0; s < count; ++s)
-      if (cut[s] < cut[s + 1]) slab[s] = std::make_unique<Slab>(points, buckets, cut[s], cut[s + 1], depth);
+      if (owns[s] > 0) slab[s] = std::make_unique<Slab>(points, buckets, cut[s], cut[s + 1], depth);
     core::parallel_for(threads, count, 1, [&](std::size_t b, std::size_t e, int) {
       for (std::size_t s = b; s < e; ++s)
         if (slab[s] && (made[s] = slab[s]->run())) base[s + 1] = slab[s]->number_owned();
@@ -411,7 +446,6 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
           if (slab[s]) slab[s]->write(tets, base[s], neighbours);
       });
     }
-    slab.clear();  // before the arena closes
   }
   if (std::any_of(made.begin(), made.end(), [](char m) { return m == 0; })) return std::nullopt;
   canonical_order(tets, n, threads, neighbours);

@@ -150,7 +150,7 @@ void canonical_order(HugeVector<Tet>& tets, std::size_t n_points, int threads, b
   });
   // Counting sort by the first vertex (each thread counting and placing its own part of the list,
   // so the order within a vertex's bucket is the list's), then each bucket by the other three.
-  const auto parts = static_cast<std::size_t>(std::max(1, threads));
+  const auto parts = static_cast<std::size_t>(std::clamp(threads, 1, 8));  // n counters each
   const std::size_t part = (m + parts - 1) / parts;
   std::vector<std::vector<std::uint32_t>> counts(parts);
   core::parallel_for(threads, parts, 1, [&](std::size_t b, std::size_t e, int) {

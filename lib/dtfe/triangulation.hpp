@@ -41,14 +41,14 @@ struct Triangulation {
   // another) and the vertex that takes their mass: pairs (point, vertex). Empty with CGAL.
   std::vector<std::pair<std::int32_t, std::int32_t>> absorbed;
   std::uint64_t flat_tets = 0;  // zero-volume tetrahedra (Qhull's "Qt" can leave some)
-  bool linked = true;           // false: Tet::neighbour was not worked out (triangulate's `neighbours`)
+  bool linked = true;           // false: Tet::neighbour not worked out, all -1 (triangulate's `neighbours`)
 };
 
 // Triangulates the points (at least 4, not all coplanar). `threads` is a hint for backends that can
 // use them. Throws Error(input) for too few or coplanar points, Error(internal) for a backend failure.
 // Not collective.
-// Without `neighbours`, CGAL leaves Tet::neighbour unset (linked = false): the maps (projected rays,
-// exact pixels) never follow them; the marcher, the hull and the walking grid do.
+// Without `neighbours`, CGAL leaves every Tet::neighbour -1 (linked = false): the maps (projected
+// rays, exact pixels) never follow them; the marcher, the hull and the walking grid do.
 Triangulation triangulate(const FieldPoints& points, Backend backend, int threads = 1, bool neighbours = true);
 
 namespace detail {

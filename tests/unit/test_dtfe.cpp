@@ -422,6 +422,25 @@ TEST(DtfeKernel, SlabsFindTheTetrahedraOfTheWholeTriangulation) {
     }
     sets.emplace_back("shell", quantise_field(rel, mass, 2.0 / (1 << 28)));
   }
+  {
+    // Flat hull faces much larger than a slab's band: a few points on each face of a cube around many
+    // inside. A slab's own hull faces then have far points on their plane, some in their circle.
+    std::mt19937_64 rng(8);
+    std::uniform_real_distribution<double> u(-5.9, 5.9);
+    std::vector<double> rel, mass;
+    for (int i = 0; i < 2000; ++i) {
+      for (int k = 0; k < 3; ++k) rel.push_back(u(rng));
+      mass.push_back(1);
+    }
+    for (int face = 0; face < 6; ++face)
+      for (int i = 0; i < 12; ++i) {
+        double x[3] = {u(rng), u(rng), u(rng)};
+        x[face / 2] = face % 2 ? 6.0 : -6.0;
+        rel.insert(rel.end(), x, x + 3);
+        mass.push_back(1);
+      }
+    sets.emplace_back("cube with sparse faces", quantise_field(rel, mass, 12.0 / (1 << 28)));
+  }
   // Random scenes: blobs of any size and a background, sometimes on a lattice (cospherical points
   // and flat hull faces), cut into any number of slabs with any first band.
   std::mt19937_64 rng(7);
