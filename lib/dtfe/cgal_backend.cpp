@@ -44,9 +44,9 @@ HugeVector<Tet> to_tets(cgal::Delaunay& dt, bool neighbours) {
   return tets;
 }
 
-// Below this many points slabs do not pay for their ghosts. Low enough that the property scenes'
-// fields (tests/property) take this path too.
-constexpr std::size_t kSlabsMin = 10000;
+// Below this many points slabs hardly pay for their ghosts; low enough that the property scenes'
+// fields (tests/property: 1,000-8,000 particles) take this path too.
+constexpr std::size_t kSlabsMin = 1000;
 // Below this many points the arena does not pay for its pages.
 constexpr std::size_t kArenaMin = 50000;
 
