@@ -63,12 +63,17 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool ne
   // The triangulation's containers allocate through CGAL_ALLOCATOR: large ones in huge pages; a small
   // one would only pay for zeroing a 2 MiB page. Opened before the triangulation so that it closes
   // after the triangulation is gone.
-  std::optional<CgalArena> blocks;
-  if (n >= kArenaMin) blocks.emplace();
-  cgal::Delaunay dt(input.begin(), input.end());
-  core::release(input);
-  if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
-  return to_tets(dt, neighbours);
+  HugeVector<Tet> tets;
+  {
+    std::optional<CgalArena> blocks;
+    if (n >= kArenaMin) blocks.emplace();
+    cgal::Delaunay dt(input.begin(), input.end());
+    core::release(input);
+    if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
+    tets = to_tets(dt, neighbours);
+  }
+  canonical_order(tets, n, threads, neighbours);  // after the triangulation is gone: its copy is large
+  return tets;
 }
 
 }  // namespace phew::dtfe::detail

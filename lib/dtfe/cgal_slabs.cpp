@@ -11,7 +11,8 @@
 // them, and checks the cells they made, until there are none: every own vertex then has its whole
 // star, the same as in the triangulation of all points. A tetrahedron is written by the slab owning
 // its lowest-numbered vertex, so each exactly once, and the set is the sequential triangulation's
-// (unique, with CGAL's perturbation deciding cospherical ties by the points alone).
+// (unique, with CGAL's perturbation deciding cospherical ties by the points alone). The canonical
+// order sorts by that vertex first, so the counts per vertex tell each slab where its tetrahedra go.
 //
 // Across a face, a written tetrahedron carries its neighbour's index when its slab owns that one too,
 // else the opposite vertex of its neighbour in the slab, which link_mirrors (tet_links.hpp) turns into
@@ -175,32 +176,69 @@ class Slab {
     return true;
   }
 
-  // The finite cells whose lowest-numbered vertex is this slab's are its own: numbers them in their
-  // cell info (-1 for the others) and returns how many there are.
-  std::size_t number_owned() {
-    std::int32_t count = 0;
-    for (Cell c : dt_.finite_cell_handles()) c->info() = own(lowest(c)) ? count++ : -1;
-    return static_cast<std::size_t>(count);
+  // The finite cells whose lowest-numbered vertex is this slab's are its own: counts them by that
+  // vertex, in count[v + 1] (each vertex has one owning slab, so no other slab writes there), and marks
+  // the others -1 in their cell info.
+  void count_owned(std::vector<std::uint32_t>& count) {
+    for (Cell c : dt_.finite_cell_handles()) {
+      const Vertex v = lowest(c);
+      const bool mine = own(v);
+      c->info() = mine ? 0 : -1;
+      if (mine) ++count[static_cast<std::size_t>(v->info()) + 1];
+    }
   }
 
-  // Writes the own cells to out[base, base + number_owned()) in their numbering. Across each face (when
-  // asked for neighbours): the neighbour's index when it is owned too (the neighbour a certain cell has
-  // in the slab is the true one), else -(its opposite vertex + 2), or -1 on the slab's hull
-  // (tet_links.hpp).
-  void write(HugeVector<Tet>& out, std::size_t base, bool neighbours) const {
+  // Writes the own cells where the canonical order puts them (triangulation.hpp): an own vertex v's
+  // cells fill [start[v], start[v + 1]) of `out`, vertices ascending, ordered by their other three
+  // vertices; each cell's info becomes its index. `next` (start on entry) is shared scratch of which
+  // the slab touches only its own vertices' entries. Across each face (when asked for neighbours): the
+  // neighbour's index when it is owned too (the neighbour a certain cell has in the slab is the true
+  // one), else -(its opposite vertex + 2), or -1 on the slab's hull (tet_links.hpp).
+  void write_canonical(HugeVector<Tet>& out, const std::vector<std::uint32_t>& start, std::vector<std::uint32_t>& next,
+                       bool neighbours) {
+    auto sorted = [](Cell c, std::int32_t* v) {
+      for (int k = 0; k < 4; ++k) v[k] = c->vertex(k)->info();
+      std::sort(v, v + 4);
+    };
     for (Cell c : dt_.finite_cell_handles()) {
       if (c->info() < 0) continue;
-      Tet& t = out[base + static_cast<std::size_t>(c->info())];
-      for (int k = 0; k < 4; ++k) t.vertex[k] = c->vertex(k)->info(), t.neighbour[k] = -1;
-      if (!neighbours) continue;
+      std::int32_t v[4];
+      sorted(c, v);
+      Tet& t = out[next[static_cast<std::size_t>(v[0])]++];
+      std::copy(v, v + 4, t.vertex);
+      std::fill(t.neighbour, t.neighbour + 4, -1);
+    }
+    // Each own vertex's cells (a handful) by their other three vertices.
+    auto before = [](const Tet& a, const Tet& b) {
+      return std::lexicographical_compare(a.vertex + 1, a.vertex + 4, b.vertex + 1, b.vertex + 4);
+    };
+    for (Vertex w : dt_.finite_vertex_handles())
+      if (own(w)) {
+        const auto v = static_cast<std::size_t>(w->info());
+        std::sort(out.begin() + start[v], out.begin() + start[v + 1], before);
+      }
+    if (!neighbours) return;
+    // Each cell's index, found among its lowest vertex's, then the links across its faces.
+    for (Cell c : dt_.finite_cell_handles()) {
+      if (c->info() < 0) continue;
+      Tet key;
+      sorted(c, key.vertex);
+      const auto v = static_cast<std::size_t>(key.vertex[0]);
+      c->info() = static_cast<std::int32_t>(
+          std::lower_bound(out.begin() + start[v], out.begin() + start[v + 1], key, before) - out.begin());
+    }
+    for (Cell c : dt_.finite_cell_handles()) {
+      if (c->info() < 0) continue;
+      Tet& t = out[static_cast<std::size_t>(c->info())];
       for (int k = 0; k < 4; ++k) {
         const Cell nb = c->neighbor(k);
+        std::int32_t& link = t.neighbour[std::find(t.vertex, t.vertex + 4, c->vertex(k)->info()) - t.vertex];
         if (dt_.is_infinite(nb))
-          t.neighbour[k] = -1;
+          link = -1;
         else if (nb->info() >= 0)
-          t.neighbour[k] = static_cast<std::int32_t>(base) + nb->info();
+          link = nb->info();
         else
-          t.neighbour[k] = -(nb->vertex(nb->index(c))->info() + 2);
+          link = -(nb->vertex(nb->index(c))->info() + 2);
       }
     }
   }
@@ -425,7 +463,6 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
   for (std::size_t i = 0; i < n; ++i)       // the first one when the lowest x holds n / slabs points)
     ++owns[static_cast<std::size_t>(std::upper_bound(cut.begin() + 1, cut.end() - 1, lattice_x(points, i)) -
                                     cut.begin() - 1)];
-  std::vector<std::size_t> base(count + 1, 0);
   std::vector<char> made(count, 1);
   HugeVector<Tet> tets;
   {
@@ -434,21 +471,24 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
     std::vector<std::unique_ptr<Slab>> slab(count);
     for (std::size_t s = 0; s < count; ++s)
       if (owns[s] > 0) slab[s] = std::make_unique<Slab>(points, buckets, cut[s], cut[s + 1], depth);
+    // Each vertex's tetrahedra (those it is the lowest vertex of) come from its slab alone, so the
+    // counts per vertex place every slab's tetrahedra in the canonical order directly.
+    std::vector<std::uint32_t> start(n + 1, 0);
     core::parallel_for(threads, count, 1, [&](std::size_t b, std::size_t e, int) {
       for (std::size_t s = b; s < e; ++s)
-        if (slab[s] && (made[s] = slab[s]->run())) base[s + 1] = slab[s]->number_owned();
+        if (slab[s] && (made[s] = slab[s]->run())) slab[s]->count_owned(start);
     });
     if (std::all_of(made.begin(), made.end(), [](char m) { return m != 0; })) {
-      for (std::size_t s = 0; s < count; ++s) base[s + 1] += base[s];
-      tets.resize(base[count]);
+      for (std::size_t v = 0; v < n; ++v) start[v + 1] += start[v];
+      tets.resize(start[n]);
+      std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
       core::parallel_for(threads, count, 1, [&](std::size_t b, std::size_t e, int) {
         for (std::size_t s = b; s < e; ++s)
-          if (slab[s]) slab[s]->write(tets, base[s], neighbours);
+          if (slab[s]) slab[s]->write_canonical(tets, start, next, neighbours);
       });
     }
   }
   if (std::any_of(made.begin(), made.end(), [](char m) { return m == 0; })) return std::nullopt;
-  canonical_order(tets, n, threads, neighbours);
   if (neighbours) link_mirrors(tets, n, threads);
   return tets;
 }

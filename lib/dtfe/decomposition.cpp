@@ -57,33 +57,36 @@ int VolumeDecomposition::owner(const std::array<double, 3>& x) const {
 
 void VolumeDecomposition::needing(const double* x, std::vector<int>& ranks) const {
   ranks.clear();
-  std::array<std::vector<int>, 3> blocks;
+  // Per axis the blocks i with [i w - g, (i + 1) w + g) holding u (or an image u + k extent): a run
+  // [lo, hi] of block numbers, folded into the box when periodic. A run shorter than the axis folds
+  // onto distinct blocks; a longer one is every block once. (A call per particle and per round of
+  // ghosts: no allocation here.)
+  std::array<long, 3> lo{}, hi{};
   for (std::size_t d = 0; d < 3; ++d) {
     const int p = dims_[d];
-    if (p == 1) {
-      blocks[d] = {0};
-      continue;
-    }
+    if (p == 1) continue;
     const double w = domain_.extent[d] / p;
     const double u = x[d] - domain_.origin[d];
-    // Blocks i with [i w - g, (i + 1) w + g) holding u (or an image u + k extent).
-    const auto lo = static_cast<long>(std::floor((u - ghost_[d]) / w)),
-               hi = static_cast<long>(std::floor((u + ghost_[d]) / w));
-    for (long i = lo; i <= hi; ++i) {
-      if (!domain_.periodic && (i < 0 || i >= p)) continue;
-      const auto b = grid::fold_index(i, p, domain_.periodic);
-      if (std::find(blocks[d].begin(), blocks[d].end(), static_cast<int>(b)) == blocks[d].end())
-        blocks[d].push_back(static_cast<int>(b));
+    lo[d] = static_cast<long>(std::floor((u - ghost_[d]) / w));
+    hi[d] = static_cast<long>(std::floor((u + ghost_[d]) / w));
+    if (domain_.periodic) {
+      if (hi[d] - lo[d] + 1 >= p) lo[d] = 0, hi[d] = p - 1;
+    } else {
+      lo[d] = std::max(lo[d], 0L), hi[d] = std::min(hi[d], static_cast<long>(p) - 1);
+      if (lo[d] > hi[d]) lo[d] = hi[d] = std::clamp(static_cast<long>(std::floor(u / w)), 0L, static_cast<long>(p) - 1);
     }
-    if (blocks[d].empty()) blocks[d].push_back(std::clamp(static_cast<int>(std::floor(u / w)), 0, p - 1));
   }
-  for (int i : blocks[0])
-    for (int j : blocks[1])
-      for (int k : blocks[2]) ranks.push_back(grid::linear_index(i, j, k, dims_[1], dims_[2]));
+  auto block = [&](long i, std::size_t d) { return static_cast<int>(grid::fold_index(i, dims_[d], domain_.periodic)); };
+  for (long i = lo[0]; i <= hi[0]; ++i)
+    for (long j = lo[1]; j <= hi[1]; ++j)
+      for (long k = lo[2]; k <= hi[2]; ++k)
+        ranks.push_back(grid::linear_index(block(i, 0), block(j, 1), block(k, 2), dims_[1], dims_[2]));
 }
 
-GhostedParticles distribute(std::span<const double> position, std::span<const double> mass,
-                            const VolumeDecomposition& blocks, const mpi::Comm& comm) {
+GhostedParticles distribute(GhostedParticles mine, const VolumeDecomposition& blocks, const mpi::Comm& comm) {
+  if (comm.size() == 1) return mine;  // one block holds everything (the index makes the periodic images)
+  const std::vector<double>& position = mine.position;
+  const std::vector<double>& mass = mine.mass;
   struct P {
     double x[3], m;
   };

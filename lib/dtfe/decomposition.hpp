@@ -36,10 +36,9 @@ struct GhostedParticles {
   std::vector<double> mass;
 };
 
-// Sends each particle to every rank that needs it (its block's owner and the ranks whose ghost
-// zones hold it). Returns this rank's particles; their order depends on the rank count, which
-// nothing downstream depends on (field_points.hpp). Collective.
-GhostedParticles distribute(std::span<const double> position, std::span<const double> mass,
-                            const VolumeDecomposition& blocks, const mpi::Comm& comm);
+// Sends each of this rank's particles (`mine`) to every rank that needs it (its block's owner and the
+// ranks whose ghost zones hold it). Returns this rank's particles, `mine` itself on one rank; their
+// order depends on the rank count, which nothing downstream depends on (field_points.hpp). Collective.
+GhostedParticles distribute(GhostedParticles mine, const VolumeDecomposition& blocks, const mpi::Comm& comm);
 
 }  // namespace phew::dtfe

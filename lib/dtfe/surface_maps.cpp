@@ -15,6 +15,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 namespace phew::dtfe {
 namespace {
@@ -329,8 +330,7 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
     Vec3 ghost{};
     for (std::size_t d = 0; d < 3; ++d) ghost[d] = half[d] * (1 + 1e-6) + 1e-12 * domain.extent[d];
     blocks.emplace(domain, ghost, comm.size());
-    GhostedParticles local = distribute(source.position, source.mass, *blocks, comm);
-    source = GhostedParticles{};
+    GhostedParticles local = distribute(std::exchange(source, GhostedParticles{}), *blocks, comm);
     index.emplace(local.position, local.mass, domain, std::min({half[0], half[1], half[2]}) / 2);
     if (std::all_of(settled.begin(), settled.end(), [](char s) { return s != 0; })) break;
     // The rule on this rank's fields, as far as its particles reach: every level up to the held one

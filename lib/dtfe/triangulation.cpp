@@ -65,16 +65,6 @@ std::vector<std::pair<std::int32_t, std::int32_t>> absorb_missing(const FieldPoi
   return out;
 }
 
-// True when the tetrahedra are in canonical order already (the slab triangulation's are).
-bool is_canonical(const HugeVector<Tet>& tets) {
-  for (std::size_t i = 0; i < tets.size(); ++i) {
-    const std::int32_t* v = tets[i].vertex;
-    if (!(v[0] < v[1] && v[1] < v[2] && v[2] < v[3])) return false;
-    if (i > 0 && !std::lexicographical_compare(tets[i - 1].vertex, tets[i - 1].vertex + 4, v, v + 4)) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 bool cgal_available() {
@@ -119,8 +109,8 @@ Triangulation triangulate(const FieldPoints& points, Backend backend, int thread
   if (t.tets.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
     throw core::Error::input("{} tetrahedra: too many for one field (split it)", t.tets.size());
   // In canonical order the same set of tetrahedra gives the same arrays whichever backend made them
-  // and in whatever order, so every later sum is done in the same order.
-  if (!is_canonical(t.tets)) detail::canonical_order(t.tets, points.size(), threads, t.linked);
+  // and in whatever order, so every later sum is done in the same order (CGAL's come in it).
+  if (backend == Backend::qhull) detail::canonical_order(t.tets, points.size(), threads, t.linked);
   // CGAL keeps every distinct point as a vertex and never makes a flat cell; Qhull may do either.
   if (backend == Backend::cgal) return t;
   t.absorbed = absorb_missing(points, t.tets);

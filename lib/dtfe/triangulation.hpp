@@ -53,7 +53,7 @@ Triangulation triangulate(const FieldPoints& points, Backend backend, int thread
 
 namespace detail {
 HugeVector<Tet> triangulate_qhull(const FieldPoints& points);
-HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool neighbours = true);
+HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool neighbours = true);  // canonical order
 // CGAL on `slabs` slabs of the points at once (cgal_slabs.cpp), in canonical order; nullopt when a
 // slab's points are flat or too few, for the caller to triangulate them in one piece. Ghosts are
 // taken `ghost` mean spacings deep to begin with (any depth gives the same tetrahedra).

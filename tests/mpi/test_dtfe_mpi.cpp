@@ -83,7 +83,7 @@ TEST(DtfeMpi, EveryScheduleGivesTheSerialMaps) {
   for (std::size_t k = 0; k < 3; ++k) half[static_cast<std::size_t>(ax[k])] = hv[k];
   for (std::size_t d = 0; d < 3; ++d) ghost[d] = half[d] * (1 + 1e-6);
   const VolumeDecomposition blocks(box, ghost, comm.size());
-  const GhostedParticles local = distribute(my_pos, my_mass, blocks, comm);
+  const GhostedParticles local = distribute({my_pos, my_mass}, blocks, comm);
   const grid::ParticleIndex index(local.position, local.mass, box, 0.5);
 
   std::vector<FieldTask> tasks;

@@ -177,5 +177,48 @@ TEST(DtfeDistribution, GhostZonesHoldEveryWindowOfTheBlock) {
   }
 }
 
+TEST(DtfeDistribution, EveryRankWhoseGhostedBlockHoldsAParticleGetsIt) {
+  // The reference: block by block, whether the particle or one of its images lies in the block
+  // widened by its ghosts (the same floor arithmetic per axis), against needing()'s folded runs.
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (bool periodic : {true, false})
+    for (const double g : {0.01, 0.2, 0.45, 1.3})
+      for (int ranks : {1, 2, 3, 5, 6, 8, 12, 27}) {
+        const grid::Box box{{-1, 2, 0.5}, {2, 1, 3}, periodic};
+        const std::array<double, 3> ghost{g * 2, g, g * 3};
+        const VolumeDecomposition blocks(box, ghost, ranks);
+        const auto& dims = blocks.dims();
+        std::vector<int> need;
+        for (int trial = 0; trial < 300; ++trial) {
+          double x[3];
+          for (std::size_t d = 0; d < 3; ++d)
+            x[d] = box.origin[d] + box.extent[d] * (periodic ? u(rng) : 1.2 * u(rng) - 0.1);
+          std::set<int> want;
+          for (int r = 0; r < ranks; ++r) {
+            const int b[3] = {r / (dims[1] * dims[2]), (r / dims[2]) % dims[1], r % dims[2]};
+            bool in = true;
+            for (std::size_t d = 0; d < 3 && in; ++d) {
+              const int p = dims[d];
+              if (p == 1) continue;
+              const double w = box.extent[d] / p, v = x[d] - box.origin[d];
+              const auto lo = static_cast<long>(std::floor((v - ghost[d]) / w)),
+                         hi = static_cast<long>(std::floor((v + ghost[d]) / w));
+              bool hit = false;
+              for (long i = lo; i <= hi && !hit; ++i) hit = periodic ? ((i % p) + p) % p == b[d] : i == b[d];
+              if (!periodic && std::max(lo, 0L) > std::min(hi, static_cast<long>(p) - 1))  // outside: the edge block
+                hit = std::clamp(static_cast<long>(std::floor(v / w)), 0L, static_cast<long>(p) - 1) == b[d];
+              in = hit;
+            }
+            if (in) want.insert(r);
+          }
+          blocks.needing(x, need);
+          const std::set<int> got(need.begin(), need.end());
+          EXPECT_EQ(got.size(), need.size()) << "a rank twice";
+          EXPECT_EQ(got, want) << ranks << " ranks, ghost " << g << (periodic ? ", periodic" : ", open");
+        }
+      }
+}
+
 }  // namespace
 }  // namespace phew::dtfe
