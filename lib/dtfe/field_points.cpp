@@ -1,5 +1,7 @@
 #include <phew/dtfe/field_points.hpp>
 
+#include <phew/core/raw_vector.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/dtfe/predicates.hpp>
 
 #include <algorithm>
@@ -39,26 +41,52 @@ double quantum(const FieldGeometry& g) {
   return std::max({h[0], h[1], h[2]}) / static_cast<double>(kQuantMax);
 }
 
-FieldPoints quantise_field(std::span<const double> rel, std::span<const double> mass, double scale) {
-  const std::size_t n = mass.size();
-  std::vector<Item> items(n);
-  const double inv = 1.0 / scale;
-  for (std::size_t i = 0; i < n; ++i) {
-    Item& it = items[i];
-    for (int d = 0; d < 3; ++d) {
-      const double q = std::nearbyint(rel[3 * i + static_cast<std::size_t>(d)] * inv);
-      it.q[d] =
-          static_cast<std::int32_t>(std::clamp(q, -static_cast<double>(kQuantMax), static_cast<double>(kQuantMax)));
-    }
-    it.key = morton(it.q[0], it.q[1], it.q[2]);
-    it.mass = mass[i];
+namespace {
+
+Item make_item(double u, double v, double w, double mass, double inv) {
+  Item it;
+  const double r[3] = {u, v, w};
+  for (int d = 0; d < 3; ++d) {
+    const double q = std::nearbyint(r[d] * inv);
+    it.q[d] = static_cast<std::int32_t>(std::clamp(q, -static_cast<double>(kQuantMax), static_cast<double>(kQuantMax)));
   }
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+  it.key = morton(it.q[0], it.q[1], it.q[2]);
+  it.mass = mass;
+  return it;
+}
+
+// Sorts the items (Morton key, then coordinates, then mass) and merges exact duplicates. A total
+// order: items comparing equal are equal, so sorting runs on the threads and merging them pairwise
+// gives the same bytes as one sort.
+FieldPoints sorted_points(core::RawVector<Item>& items, double scale, int threads) {
+  const std::size_t n = items.size();
+  auto before = [](const Item& a, const Item& b) {
     if (a.key != b.key) return a.key < b.key;
     for (int d = 0; d < 3; ++d)
       if (a.q[d] != b.q[d]) return a.q[d] < b.q[d];
     return a.mass < b.mass;
+  };
+  const auto parts = static_cast<std::size_t>(std::clamp(threads, 1, 64));
+  std::vector<std::size_t> edge(parts + 1);
+  for (std::size_t p = 0; p <= parts; ++p) edge[p] = n * p / parts;
+  auto at = [](core::RawVector<Item>& v, std::size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
+  core::parallel_for(threads, parts, 1, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t p = b; p < e; ++p) std::sort(at(items, edge[p]), at(items, edge[p + 1]), before);
   });
+  if (parts > 1) {
+    core::RawVector<Item> merged(n);
+    for (std::size_t width = 1; width < parts; width *= 2) {
+      const std::size_t pairs = (parts + 2 * width - 1) / (2 * width);
+      core::parallel_for(threads, pairs, 1, [&](std::size_t b, std::size_t e, int) {
+        for (std::size_t k = b; k < e; ++k) {
+          const std::size_t lo = edge[2 * width * k], mid = edge[std::min(parts, 2 * width * k + width)],
+                            hi = edge[std::min(parts, 2 * width * (k + 1))];
+          std::merge(at(items, lo), at(items, mid), at(items, mid), at(items, hi), at(merged, lo), before);
+        }
+      });
+      items.swap(merged);
+    }
+  }
   FieldPoints out;
   out.scale = scale;
   out.n_selected = n;
@@ -74,6 +102,17 @@ FieldPoints quantise_field(std::span<const double> rel, std::span<const double> 
     out.mass.push_back(it.mass);
   }
   return out;
+}
+
+}  // namespace
+
+FieldPoints quantise_field(std::span<const double> rel, std::span<const double> mass, double scale, int threads) {
+  const double inv = 1.0 / scale;
+  core::RawVector<Item> items(mass.size());
+  core::parallel_for(threads, items.size(), 1 << 16, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) items[i] = make_item(rel[3 * i], rel[3 * i + 1], rel[3 * i + 2], mass[i], inv);
+  });
+  return sorted_points(items, scale, threads);
 }
 
 FieldPoints select_field(std::span<const double> position, std::span<const double> mass, const FieldGeometry& g,
@@ -116,19 +155,19 @@ FieldPoints select_field(std::span<const double> position, std::span<const doubl
   return out;
 }
 
-FieldPoints field_points(const grid::ParticleIndex& index, const FieldGeometry& g) {
+FieldPoints field_points(const grid::ParticleIndex& index, const FieldGeometry& g, int threads) {
   const auto ax = view_axes(g.axis);
   const auto hv = g.half_width();  // along (u, v, w)
   std::array<double, 3> half{};
   for (std::size_t k = 0; k < 3; ++k) half[static_cast<std::size_t>(ax[k])] = hv[k];
-  std::vector<double> rel;
-  std::vector<double> m;
+  const double scale = quantum(g), inv = 1.0 / scale;
+  core::RawVector<Item> items;
+  items.reserve(index.count(g.center, half));
   index.visit(g.center, half, [&](double x, double y, double z, double mass) {
     const double r[3] = {x, y, z};
-    rel.insert(rel.end(), {r[ax[0]], r[ax[1]], r[ax[2]]});
-    m.push_back(mass);
+    items.push_back(make_item(r[ax[0]], r[ax[1]], r[ax[2]], mass, inv));
   });
-  return quantise_field(rel, m, quantum(g));
+  return sorted_points(items, scale, threads);
 }
 
 }  // namespace phew::dtfe

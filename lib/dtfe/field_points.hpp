@@ -56,8 +56,9 @@ double quantum(const FieldGeometry& g);
 
 // Builds FieldPoints from positions relative to the field's centre, already in (u, v, w) order and
 // inside the window ([-h, h) on each axis): quantises, sorts (Morton order of the lattice, then the
-// coordinates, then mass) and merges exact duplicates. `rel` is [n][3].
-FieldPoints quantise_field(std::span<const double> rel, std::span<const double> mass, double scale);
+// coordinates, then mass) and merges exact duplicates. `rel` is [n][3]. The same bytes on any number of
+// threads.
+FieldPoints quantise_field(std::span<const double> rel, std::span<const double> mass, double scale, int threads = 1);
 
 // The same from absolute positions [n][3] and masses: selects the particles (and, in a periodic box,
 // their images) inside the window of `g`, and sets empty_outside when no particle of the slab lies
@@ -70,6 +71,6 @@ FieldPoints select_field(std::span<const double> position, std::span<const doubl
 // `g` (half-widths along the view axes), quantised and sorted. empty_outside is left false: the index
 // holds only this rank's particles, so the caller, who knows the particles' extent, decides it.
 // Not collective.
-FieldPoints field_points(const grid::ParticleIndex& index, const FieldGeometry& g);
+FieldPoints field_points(const grid::ParticleIndex& index, const FieldGeometry& g, int threads = 1);
 
 }  // namespace phew::dtfe

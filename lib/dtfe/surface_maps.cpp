@@ -344,7 +344,7 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
       bool done = false;
       for (; k <= std::min(last[i], reach); ++k) {
         const FieldGeometry g = geometry_at(i, k);
-        if (k == last[i] || margin_suffices(field_points(*index, g), g)) {
+        if (k == last[i] || margin_suffices(field_points(*index, g, params.map.threads), g)) {
           done = true;
           break;
         }
@@ -387,7 +387,7 @@ SurfaceMaps surface_maps(SurfaceMapsInput in, const SurfaceMapsParams& params, c
   const auto outcomes = run_fields(
       tasks,
       [&](std::size_t i) {
-        FieldPoints points = field_points(*index, geometry(i));
+        FieldPoints points = field_points(*index, geometry(i), params.map.threads);
         points.empty_outside = holds_all(i, level[i]);
         return points;
       },

@@ -521,6 +521,28 @@ TEST(DtfeKernel, DuplicatesAreMergedAndMassKept) {
   EXPECT_NEAR(r.map_mass, std::accumulate(p.mass.begin(), p.mass.end(), 0.0), 1e-10);
 }
 
+TEST(DtfeKernel, FieldPointsAreTheSameOnAnyNumberOfThreads) {
+  // Points on a coarse lattice (many share a Morton key, some share a position and differ in mass,
+  // some are exact copies), given in a shuffled order: one thread's sort is the reference.
+  std::mt19937_64 rng(21);
+  std::uniform_int_distribution<int> cell(-40, 40);
+  std::uniform_int_distribution<int> pick(0, 3);
+  std::vector<double> rel, mass;
+  for (int i = 0; i < 30000; ++i) {
+    for (int d = 0; d < 3; ++d) rel.push_back(1000.0 * cell(rng) + (i % 7 == 0 ? 0 : cell(rng)));
+    mass.push_back(1 + pick(rng));
+  }
+  const FieldPoints one = quantise_field(rel, mass, 1.0, 1);
+  EXPECT_LT(one.size(), mass.size());  // some merged
+  for (int threads : {2, 3, 5, 8}) {
+    const FieldPoints many = quantise_field(rel, mass, 1.0, threads);
+    EXPECT_EQ(many.q, one.q) << threads << " threads";
+    ASSERT_EQ(many.mass.size(), one.mass.size());
+    EXPECT_EQ(std::memcmp(many.mass.data(), one.mass.data(), one.mass.size() * sizeof(double)), 0) << threads;
+    EXPECT_EQ(many.n_selected, one.n_selected);
+  }
+}
+
 TEST(DtfeKernel, TooFewOrCoplanarParticlesAreInputErrors) {
   Particles few;
   few.pos = {0, 0, 0, 1, 0, 0, 0, 1, 0};
