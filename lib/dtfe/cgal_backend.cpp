@@ -3,76 +3,57 @@
 //
 // CGAL's 3-D triangulations are GPL-3 (phew is GPL-3.0-or-later, see README). The insertion of a
 // range sorts the points along a Hilbert curve first, so the build is fast and its cell order has
-// good locality. With threads > 1 the points are triangulated in slabs, one sequential triangulation
-// per thread (cgal_slabs.cpp): the same tetrahedra (unique in general position, and CGAL breaks
-// cospherical ties by a symbolic perturbation that depends on the points alone), which triangulate()
-// puts in a canonical order.
+// good locality. The points are triangulated in slabs, one sequential triangulation per thread
+// (cgal_slabs.cpp; one slab on one thread): the same tetrahedra on any number of threads (unique in
+// general position, and CGAL breaks cospherical ties by a symbolic perturbation that depends on the
+// points alone), written in the canonical order.
 #include <phew/dtfe/triangulation.hpp>
 
 #ifdef PHEW_HAVE_CGAL
 
 #include <phew/core/error.hpp>
-#include <phew/core/raw_vector.hpp>
 #include <phew/dtfe/cgal_delaunay.hpp>
 
 #include <optional>
+#include <utility>
 
 namespace phew::dtfe::detail {
 namespace {
 
-// Our arrays from a finished triangulation: cells numbered in iteration order, infinite neighbours -1
-// (or no neighbours at all).
-HugeVector<Tet> to_tets(cgal::Delaunay& dt, bool neighbours) {
-  HugeVector<Tet> tets(dt.number_of_finite_cells());
-  std::size_t count = 0;
-  if (!neighbours) {
-    for (auto c : dt.finite_cell_handles()) {
-      Tet& t = tets[count++];
-      for (int k = 0; k < 4; ++k) t.vertex[k] = c->vertex(k)->info(), t.neighbour[k] = -1;
-    }
-    return tets;
-  }
-  for (auto c : dt.finite_cell_handles()) c->info() = static_cast<std::int32_t>(count++);
-  for (auto c : dt.finite_cell_handles()) {
-    Tet& t = tets[static_cast<std::size_t>(c->info())];
-    for (int k = 0; k < 4; ++k) {
-      t.vertex[k] = c->vertex(k)->info();
-      const auto nb = c->neighbor(k);
-      t.neighbour[k] = dt.is_infinite(nb) ? -1 : nb->info();
-    }
-  }
-  return tets;
-}
-
 // Below this many points slabs hardly pay for their ghosts; low enough that the property scenes'
 // fields (tests/property: 1,000-8,000 particles) take this path too.
 constexpr std::size_t kSlabsMin = 1000;
-// Below this many points the arena does not pay for its pages.
-constexpr std::size_t kArenaMin = 50000;
 
 }  // namespace
 
 HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool neighbours) {
-  const std::size_t n = points.size();
-  if (threads > 1 && n >= kSlabsMin)
+  if (threads > 1 && points.size() >= kSlabsMin)
     if (std::optional<HugeVector<Tet>> tets = triangulate_cgal_slabs(points, threads, threads, 5, neighbours))
       return std::move(*tets);
+  // One slab: every point; or a slab of several was too few or flat for a 3-D triangulation.
+  if (std::optional<HugeVector<Tet>> tets = triangulate_cgal_slabs(points, 1, threads, 5, neighbours))
+    return std::move(*tets);
+  throw core::Error::input("CGAL: the field's particles are coplanar");
+}
+
+HugeVector<Tet> triangulate_cgal_reference(const FieldPoints& points) {
   std::vector<std::pair<cgal::Point, std::int32_t>> input;
-  input.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) input.emplace_back(cgal::point(points, i), static_cast<std::int32_t>(i));
-  // The triangulation's containers allocate through CGAL_ALLOCATOR: large ones in huge pages; a small
-  // one would only pay for zeroing a 2 MiB page. Opened before the triangulation so that it closes
-  // after the triangulation is gone.
-  HugeVector<Tet> tets;
-  {
-    std::optional<CgalArena> blocks;
-    if (n >= kArenaMin) blocks.emplace();
-    cgal::Delaunay dt(input.begin(), input.end());
-    core::release(input);
-    if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
-    tets = to_tets(dt, neighbours);
+  for (std::size_t i = 0; i < points.size(); ++i)
+    input.emplace_back(cgal::point(points, i), static_cast<std::int32_t>(i));
+  const cgal::Delaunay dt(input.begin(), input.end());
+  if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
+  // Cells numbered in CGAL's order, then canonical_order: nothing shared with the slabs' writing.
+  HugeVector<Tet> tets(dt.number_of_finite_cells());
+  std::int32_t count = 0;
+  for (auto c : dt.finite_cell_handles()) c->info() = count++;
+  for (auto c : dt.finite_cell_handles()) {
+    Tet& t = tets[static_cast<std::size_t>(c->info())];
+    for (int k = 0; k < 4; ++k) {
+      t.vertex[k] = c->vertex(k)->info();
+      t.neighbour[k] = dt.is_infinite(c->neighbor(k)) ? -1 : c->neighbor(k)->info();
+    }
   }
-  canonical_order(tets, n, threads, neighbours);  // after the triangulation is gone: its copy is large
+  canonical_order(tets, points.size(), 1, true);
   return tets;
 }
 
@@ -85,6 +66,10 @@ HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool ne
 namespace phew::dtfe::detail {
 
 HugeVector<Tet> triangulate_cgal(const FieldPoints&, int, bool) {
+  throw Error::internal("this build of phew has no CGAL backend");
+}
+
+HugeVector<Tet> triangulate_cgal_reference(const FieldPoints&) {
   throw Error::internal("this build of phew has no CGAL backend");
 }
 

@@ -43,6 +43,8 @@ using Cell = Delaunay::Cell_handle;
 using Vertex = Delaunay::Vertex_handle;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Below this many points the arena does not pay for its pages.
+constexpr std::size_t kArenaMin = 50000;
 
 // The circumsphere of a finite cell in lattice units, with a `slack` its rounding cannot exceed. The
 // centre's offset from vertex a is N / (2 D), D = e0 . (e1 x e2) and N = sum |e_i|^2 (e_j x e_k) for the
@@ -134,10 +136,11 @@ std::optional<Sphere> circumsphere(const std::int32_t* a, const std::int32_t* b,
 
 double lattice_x(const FieldPoints& p, std::size_t i) { return p.q[3 * i]; }
 
-// One slab: own points [lo, hi) in lattice x, ghosts in [lo - ghost, hi + ghost) from the start.
+// One slab: own points [lo, hi) in lattice x, ghosts in [lo - ghost, hi + ghost) from the start. A
+// slab owning every point (one thread) leaves none out and needs no buckets to look for them.
 class Slab {
  public:
-  Slab(const FieldPoints& p, const LatticeBuckets& buckets, double lo, double hi, double ghost)
+  Slab(const FieldPoints& p, const LatticeBuckets* buckets, double lo, double hi, double ghost)
       : p_(p), buckets_(buckets), lo_(lo), hi_(hi), band_lo_(lo - ghost), band_hi_(hi + ghost), state_(p.size(), 0) {}
 
   // Triangulates the slab's points and ghosts until its own vertices have their whole stars; false
@@ -153,6 +156,7 @@ class Slab {
     dt_.insert(input.begin(), input.end());
     input = {};
     if (dt_.dimension() < 3) return false;
+    if (!buckets_) return true;  // every point is in
     std::vector<std::int32_t> pending;
     for (Cell c : dt_.all_cell_handles()) conflicts(c, pending);
     std::vector<Cell> cells;
@@ -390,7 +394,7 @@ class Slab {
   template <typename Range, typename PointTest>
   void scan(Cell c, std::vector<std::int32_t>& out, int inner, const std::array<double, 3>& lo,
             const std::array<double, 3>& hi, const Range& range, const PointTest& point_test) {
-    const LatticeBuckets& b = buckets_;
+    const LatticeBuckets& b = *buckets_;
     const double side = b.side();
     const auto a = static_cast<std::size_t>(inner), a1 = (a + 1) % 3, a2 = (a + 2) % 3;
     auto cell = [&](std::size_t axis, double t) { return b.cell_of(static_cast<int>(axis), t); };
@@ -423,7 +427,7 @@ class Slab {
   }
 
   const FieldPoints& p_;
-  const LatticeBuckets& buckets_;
+  const LatticeBuckets* buckets_;  // null: the slab holds every point
   double lo_, hi_, band_lo_, band_hi_;
   std::vector<char> state_;  // per point: 0 left out, kLocal in the triangulation, kPending found in conflict
   Delaunay dt_;
@@ -434,7 +438,7 @@ class Slab {
 std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads, double ghost,
                                                       bool neighbours) {
   const std::size_t n = points.size();
-  if (slabs < 2 || n < 4 * static_cast<std::size_t>(slabs)) return std::nullopt;
+  if (slabs < 1 || n < 4 * static_cast<std::size_t>(slabs)) return std::nullopt;
   // About 6.7 tetrahedra a point, numbered in 32 bits.
   if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max() / 8))
     throw core::Error::input("{} particles in one field: too many to triangulate (split it)", n);
@@ -452,12 +456,16 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
   core::release(xs);
   // The conflicts bring in the ghosts voids need beyond the first band. Five mean spacings: on
   // clustered points 10^4 conflicts a slab, against 10^5 with two.
-  const LatticeBuckets buckets(points, 4.0);
-  const auto& d = buckets.dims();
-  const double side = buckets.side();
-  const double spacing = std::cbrt(d[0] * side * d[1] * side * d[2] * side / static_cast<double>(n));
-  // Thin slabs (many threads) take thinner bands: a quarter of a slab at most.
-  const double depth = std::min(ghost * spacing, 0.25 * d[0] * side / slabs);
+  std::optional<LatticeBuckets> buckets;
+  double depth = 0;
+  if (slabs > 1) {
+    buckets.emplace(points, 4.0);
+    const auto& d = buckets->dims();
+    const double side = buckets->side();
+    const double spacing = std::cbrt(d[0] * side * d[1] * side * d[2] * side / static_cast<double>(n));
+    // Thin slabs (many threads) take thinner bands: a quarter of a slab at most.
+    depth = std::min(ghost * spacing, 0.25 * d[0] * side / slabs);
+  }
   const auto count = static_cast<std::size_t>(slabs);
   std::vector<std::size_t> owns(count, 0);  // a slab owning no point is not made (a repeated cut, or
   for (std::size_t i = 0; i < n; ++i)       // the first one when the lowest x holds n / slabs points)
@@ -466,11 +474,15 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
   std::vector<char> made(count, 1);
   HugeVector<Tet> tets;
   {
-    const CgalArena blocks;  // the slabs' triangulations, given back when all are done
+    // The slabs' triangulations, given back when all are done; a small one would only pay for
+    // zeroing a 2 MiB page.
+    std::optional<CgalArena> blocks;
+    if (n >= kArenaMin) blocks.emplace();
     // Inside the arena's scope, so that the triangulations go first also when a slab throws.
     std::vector<std::unique_ptr<Slab>> slab(count);
     for (std::size_t s = 0; s < count; ++s)
-      if (owns[s] > 0) slab[s] = std::make_unique<Slab>(points, buckets, cut[s], cut[s + 1], depth);
+      if (owns[s] > 0)
+        slab[s] = std::make_unique<Slab>(points, buckets ? &*buckets : nullptr, cut[s], cut[s + 1], depth);
     // Each vertex's tetrahedra (those it is the lowest vertex of) come from its slab alone, so the
     // counts per vertex place every slab's tetrahedra in the canonical order directly.
     std::vector<std::uint32_t> start(n + 1, 0);
@@ -489,7 +501,7 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
     }
   }
   if (std::any_of(made.begin(), made.end(), [](char m) { return m == 0; })) return std::nullopt;
-  if (neighbours) link_mirrors(tets, n, threads);
+  if (neighbours && slabs > 1) link_mirrors(tets, n, threads);  // one slab has no mirrors
   return tets;
 }
 

@@ -54,9 +54,13 @@ Triangulation triangulate(const FieldPoints& points, Backend backend, int thread
 namespace detail {
 HugeVector<Tet> triangulate_qhull(const FieldPoints& points);
 HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool neighbours = true);  // canonical order
-// CGAL on `slabs` slabs of the points at once (cgal_slabs.cpp), in canonical order; nullopt when a
-// slab's points are flat or too few, for the caller to triangulate them in one piece. Ghosts are
-// taken `ghost` mean spacings deep to begin with (any depth gives the same tetrahedra).
+// CGAL's sequential triangulation of all points, numbered in its own order and then put in canonical
+// order with neighbours: the independent reference the slabs are tested against (tests only).
+HugeVector<Tet> triangulate_cgal_reference(const FieldPoints& points);
+// CGAL on `slabs` slabs of the points at once (cgal_slabs.cpp; one slab: all of them), in canonical
+// order; nullopt when a slab's points are flat or too few, for the caller to triangulate them in
+// fewer slabs. Ghosts are taken `ghost` mean spacings deep to begin with (any depth gives the same
+// tetrahedra).
 std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads,
                                                       double ghost = 5, bool neighbours = true);
 
