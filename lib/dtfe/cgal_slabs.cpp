@@ -491,7 +491,14 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
         if (slab[s] && (made[s] = slab[s]->run())) slab[s]->count_owned(start);
     });
     if (std::all_of(made.begin(), made.end(), [](char m) { return m != 0; })) {
-      for (std::size_t v = 0; v < n; ++v) start[v + 1] += start[v];
+      std::uint64_t total = 0;  // checked before it is stored: tetrahedra are numbered in 32 bits
+      for (std::size_t v = 0; v < n; ++v) {
+        total += start[v + 1];
+        if (total >= static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))
+          throw core::Error::input("over {} tetrahedra in one field: too many (split it)",
+                                   std::numeric_limits<std::int32_t>::max());
+        start[v + 1] = static_cast<std::uint32_t>(total);
+      }
       tets.resize(start[n]);
       std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
       core::parallel_for(threads, count, 1, [&](std::size_t b, std::size_t e, int) {
