@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <bit>
 #include <limits>
 
 namespace phew::mesh {
@@ -413,7 +412,7 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
               const unsigned octant = static_cast<unsigned>(morton >> octant_shift & 7);
               if (q.octants >> octant & 1)
                 out[count++] = static_cast<std::uint32_t>(
-                    q.begin + static_cast<std::size_t>(std::popcount(q.octants & ((1u << octant) - 1))));
+                    q.begin + static_cast<std::size_t>(grid::bits_set(q.octants & ((1u << octant) - 1))));
               continue;
             }
             if (q.leaf) {  // listed once for all the 26 it covers

@@ -24,6 +24,8 @@
 #  11. units are named once: no "km/s" literal outside lib/core/units.hpp;
 #  12. one name per thing: no type name defined at namespace scope in two modules of lib/ or tools/;
 #  13. thin tools: every tools/*/*.cpp at most 250 code lines, every run_* at most 50 lines.
+#  14. bits are counted by grid::bits_set: std::popcount on the x86-64 baseline Debian builds for (no
+#      popcnt instruction) is a call into libgcc's table per use.
 #
 #   tests/build/code_rules.sh [project-root]
 #
@@ -57,6 +59,8 @@ check "MPI is called only in lib/mpi" '\bMPI_[A-Z][A-Za-z_]*[[:space:]]*\(' lib/
 check "HDF5 only in lib/io" '<hdf5\.h>|\bH5[A-Z][a-z]*[A-Za-z_]*[[:space:]]*\(' lib/io/
 check "HDF5 object paths only in lib/io and the snapshot formats (\"/h\" is a unit)" '"/[A-Za-z_]+(/[A-Za-z_0-9]+)*"' \
   lib/io/ lib/snapshot/ 'lib/core/memory.cpp:[0-9]+:.*"/proc/' '[^:]+:[0-9]+:.*"/h"'
+check "bits counted by grid::bits_set, not std::popcount (a libgcc call on the x86-64 baseline)" \
+  '\b(std::popcount|__builtin_popcount[a-z]*)[[:space:]]*\(' lib/grid/cell_set.hpp
 check "periodic wraps only in lib/grid" '\b(std::)?(fmod|remainder)[[:space:]]*\(' lib/grid/
 
 name='[A-Za-z_][A-Za-z_0-9.]*(\[[^]]*\])?'
