@@ -157,8 +157,31 @@ class Slab {
     input = {};
     if (dt_.dimension() < 3) return false;
     if (!buckets_) return true;  // every point is in
+    // A point left out lies beyond the band, so outside the convex hull of the points in it: the cells
+    // in conflict with it are connected, one of them infinite, and each finite one has a circumsphere
+    // reaching beyond the band. A search from the infinite cells through such cells meets them all
+    // without the sphere of every cell. (CGAL's conflict marks, clear between insertions, say which
+    // cells were met; they are cleared again after.)
     std::vector<std::int32_t> pending;
-    for (Cell c : dt_.all_cell_handles()) conflicts(c, pending);
+    std::vector<Cell> todo, met;
+    dt_.incident_cells(dt_.infinite_vertex(), std::back_inserter(todo));
+    for (Cell c : todo) c->tds_data().mark_processed();
+    met = todo;
+    while (!todo.empty()) {
+      const Cell c = todo.back();
+      todo.pop_back();
+      if (!dt_.is_infinite(c) && !reaches_beyond_band(c)) continue;
+      conflicts(c, pending);
+      for (int k = 0; k < 4; ++k) {
+        const Cell nb = c->neighbor(k);
+        if (!nb->tds_data().is_clear()) continue;
+        nb->tds_data().mark_processed();
+        met.push_back(nb);
+        todo.push_back(nb);
+      }
+    }
+    for (Cell c : met) c->tds_data().clear();
+    met = {};
     std::vector<Cell> cells;
     while (!pending.empty()) {
       std::vector<Vertex> added;
@@ -274,6 +297,20 @@ class Slab {
   }
   const std::int32_t* q(std::int32_t i) const { return p_.q.data() + 3 * static_cast<std::size_t>(i); }
 
+  std::optional<Sphere> sphere(Cell c) const {  // of a finite cell
+    const std::array<std::int32_t, 3> v[4] = {lattice(c->vertex(0)), lattice(c->vertex(1)), lattice(c->vertex(2)),
+                                              lattice(c->vertex(3))};
+    return circumsphere(v[0].data(), v[1].data(), v[2].data(), v[3].data());
+  }
+  bool within_band(const Sphere& s) const {
+    const double reach = s.r + s.slack;
+    return band_lo_ <= s.c[0] - reach && s.c[0] + reach < band_hi_;
+  }
+  bool reaches_beyond_band(Cell c) const {  // a finite cell's circumsphere (a flat cell's: yes)
+    const std::optional<Sphere> s = sphere(c);
+    return !s || !within_band(*s);
+  }
+
   // Appends to `out` the points outside the triangulation in conflict with cell c, when c has an own
   // vertex. Only buckets outside the band can hold such points.
   void conflicts(Cell c, std::vector<std::int32_t>& out) {
@@ -282,9 +319,7 @@ class Slab {
       hull_conflicts(c, out);
       return;
     }
-    const std::array<std::int32_t, 3> v[4] = {lattice(c->vertex(0)), lattice(c->vertex(1)), lattice(c->vertex(2)),
-                                              lattice(c->vertex(3))};
-    const std::optional<Sphere> s = circumsphere(v[0].data(), v[1].data(), v[2].data(), v[3].data());
+    const std::optional<Sphere> s = sphere(c);
     if (!s) {  // CGAL's finite cells are never flat; if one were, check it against everything
       scan(
           c, out, 0, {-kInf, -kInf, -kInf}, {kInf, kInf, kInf},
@@ -295,8 +330,8 @@ class Slab {
           [](const std::int32_t*) { return true; });
       return;
     }
+    if (within_band(*s)) return;
     const double reach = s->r + s->slack;
-    if (band_lo_ <= s->c[0] - reach && s->c[0] + reach < band_hi_) return;
     const double reach2 = reach * reach;
     // Along x, each bucket column (y, z) meets the ball over [cx - h, cx + h].
     auto range = [&](const std::array<double, 3>& lo, const std::array<double, 3>& hi, double& t0, double& t1) {
