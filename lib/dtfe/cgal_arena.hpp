@@ -3,7 +3,7 @@
 //
 // CGAL's containers allocate blocks of a few hundred kilobytes through CGAL_ALLOCATOR (CGAL/memory.h),
 // std::allocator by default, so a triangulation of 10^6 points (about 700 MB) was faulted in 4 KiB at a
-// time: 160,000 page faults, a quarter of the map's system time on a VM. cgal_backend.cpp defines
+// time: 160,000 page faults, a quarter of the map's system time on a VM. cgal_delaunay.hpp defines
 // CGAL_ALLOCATOR as CgalArenaAllocator. While a CgalArena is open, blocks come from it and freeing one is
 // a no-op; outside (or for a second arena, which waits) the allocator is malloc and free. One arena at a
 // time in a process: triangulations run one after another, each on all the threads asked for (the
