@@ -176,34 +176,41 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
     out.leaves = tree.leaf_run(first, last, threads);
     const std::vector<std::int8_t>& level = out.leaves.level;
     for (const std::int8_t l : level) ++out.leaves_per_level[static_cast<std::size_t>(l)];
-    const auto volume = [&](std::size_t leaf) {  // the uniform grid's one division, by the leaf's level's volume
-      return coarse.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * level[leaf]));
-    };
+    // Each level's cell volume (exact: the coarse one over a power of two), for the uniform grid's one
+    // division of a leaf's mass by its volume.
+    std::vector<double> volume(static_cast<std::size_t>(params.levels) + 1);
+    for (std::size_t l = 0; l < volume.size(); ++l)
+      volume[l] = coarse.cell_volume() / static_cast<double>(std::uint64_t{1} << (3 * l));
     std::visit(
         [&](auto& d) {
           d.resize(last - first);
           // Written coarse cell by coarse cell in linear order, so all over the key order at once: in huge
-          // pages the part written would be resident many times over.
-          core::advise_pages(d.data(), d.size() * sizeof(d[0]), core::Pages::small);
+          // pages a 2 MiB page (a block of some 20-40 coarse cells a side) is resident from its first
+          // plane on, in 4 KiB pages each page faults on its own. On the 2.1 M box at four levels: 0.89x
+          // cic-project's time for 1.04x its peak (275 against 264 MiB; 74 k faults -> 51 k).
+          core::advise_pages(d.data(), d.size() * sizeof(d[0]), core::Pages::huge);
         },
         density);
     struct alignas(64) Part {  // a thread's share of the total, on a cache line of its own
       core::FixedInt sum = 0;
     };
     std::vector<Part> totals(static_cast<std::size_t>(std::max(threads, 1)));
-    deposit_on_leaves_streamed(tree, params.assignment, std::move(wpos), std::move(wmass), threads, first, last,
-                               [&](std::uint64_t b, std::span<const double> masses, int thread) {
-                                 core::FixedInt& part = totals[static_cast<std::size_t>(thread)].sum;
-                                 std::visit(
-                                     [&](auto& d) {
-                                       using Real = typename std::decay_t<decltype(d)>::value_type;
-                                       for (std::uint64_t i = 0; i < masses.size(); ++i) {
-                                         part += scale.to_fixed(masses[i]);
-                                         d[b + i - first] = static_cast<Real>(masses[i] / volume(b + i - first));
-                                       }
-                                     },
-                                     density);
-                               });
+    deposit_on_leaves_streamed(
+        tree, params.assignment, std::move(wpos), std::move(wmass), threads, first, last,
+        [&](std::uint64_t b, std::span<const double> masses, int thread) {
+          core::FixedInt& part = totals[static_cast<std::size_t>(thread)].sum;
+          std::visit(
+              [&](auto& d) {
+                using Real = typename std::decay_t<decltype(d)>::value_type;
+                const std::int8_t* const leaf_level = level.data() + (b - first);
+                Real* const to = d.data() + (b - first);
+                for (std::uint64_t i = 0; i < masses.size(); ++i) {
+                  part += scale.to_fixed(masses[i]);
+                  to[i] = static_cast<Real>(masses[i] / volume[static_cast<std::size_t>(leaf_level[i])]);
+                }
+              },
+              density);
+        });
     for (const Part& t : totals) total += t.sum;
   }  // the tree is let go here
   std::visit([&](auto& d) { out.density = core::to_vector_releasing(std::move(d)); }, density);

@@ -260,7 +260,7 @@ struct ParentMemo {
 }  // namespace
 
 template <typename Real>
-std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out) const {
+std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, std::uint32_t* const out) const {
   // The touching leaves (touching_leaves' rule), by searches of the slots' keys inside one coarse cell:
   // for each of the 26 cells n of the leaf's level around it, the leaf holding n's corner is n itself or
   // a coarser leaf covering n, or else lies inside n, which is then split into leaves one level finer
@@ -417,8 +417,8 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
             }
             if (q.leaf) {  // listed once for all the 26 it covers
               const auto h = static_cast<std::uint32_t>(q.first);
-              if (std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count), h) ==
-                  out.begin() + static_cast<std::ptrdiff_t>(count))
+              if (std::find(out, out + static_cast<std::ptrdiff_t>(count), h) ==
+                  out + static_cast<std::ptrdiff_t>(count))
                 out[count++] = h;
               continue;
             }
@@ -443,8 +443,8 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
           if (holder_level <= c.level && (every_leaf_ || key_contains(key[holder], corner | 0xF, levels_))) {
             // A coarser leaf may cover several of the 26: listed once.
             const auto h = static_cast<std::uint32_t>(holder);
-            if (holder_level == c.level || std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count),
-                                                     h) == out.begin() + static_cast<std::ptrdiff_t>(count))
+            if (holder_level == c.level ||
+                std::find(out, out + static_cast<std::ptrdiff_t>(count), h) == out + static_cast<std::ptrdiff_t>(count))
               out[count++] = h;
             continue;
           }
@@ -470,12 +470,10 @@ std::size_t BasicOctreeMesh<Real>::neighbours_of(std::size_t s, Neighbours& out)
         });
       }
   if (tiny) {
-    std::sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count));
-    count = static_cast<std::size_t>(std::unique(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count)) -
-                                     out.begin());
+    std::sort(out, out + static_cast<std::ptrdiff_t>(count));
+    count = static_cast<std::size_t>(std::unique(out, out + static_cast<std::ptrdiff_t>(count)) - out);
     count = static_cast<std::size_t>(
-        std::remove(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(count), static_cast<std::uint32_t>(s)) -
-        out.begin());
+        std::remove(out, out + static_cast<std::ptrdiff_t>(count), static_cast<std::uint32_t>(s)) - out);
   }
   return count;
 }
@@ -493,12 +491,9 @@ void BasicOctreeMesh<Real>::keep_neighbours(int threads, std::size_t chunk) {
     std::vector<std::uint32_t>& made = scratch[static_cast<std::size_t>(thread)];
     made.resize((e - b) * std::tuple_size_v<Neighbours>);
     std::size_t size = 0;
-    Neighbours found;
-    for (std::size_t i = b; i < e; ++i) {
+    for (std::size_t i = b; i < e; ++i) {  // written in place: room for the most a leaf can have is left
       at[i] = static_cast<std::uint32_t>(size);
-      const std::size_t count = neighbours_of(first_ + i, found);
-      std::copy_n(found.begin(), count, made.begin() + static_cast<std::ptrdiff_t>(size));
-      size += count;
+      size += neighbours_of(first_ + i, made.data() + size);
     }
     kept[b / chunk].assign(made.begin(), made.begin() + static_cast<std::ptrdiff_t>(size));
   });

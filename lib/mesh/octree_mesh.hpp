@@ -48,7 +48,9 @@ class BasicOctreeMesh {
   // The leaves touching local leaf s, each once, in a fixed order (the 26 directions, then octants; the
   // watershed's results do not depend on it): at most 6 faces x 4 + 12 edges x 2 + 8 corners of finer leaves.
   using Neighbours = std::array<std::uint32_t, 56>;
-  std::size_t neighbours_of(std::size_t s, Neighbours& out) const;
+  std::size_t neighbours_of(std::size_t s, Neighbours& out) const { return neighbours_of(s, out.data()); }
+  // The same into `out`, room for 56 (keep_neighbours writes them straight into its lists).
+  std::size_t neighbours_of(std::size_t s, std::uint32_t* out) const;
   template <typename F>
   void for_each_neighbour(std::size_t s, F&& f) const {
     if (!kept_.empty() && is_local(s)) {
