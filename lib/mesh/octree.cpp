@@ -509,15 +509,34 @@ std::vector<std::uint64_t> dilate(const grid::GridGeometry& coarse, int level, s
   if (r <= 0 || codes.empty()) return codes;
   std::vector<std::uint64_t> scratch;
   for (std::size_t d = 0; d < 3; ++d) {
+    // Steps along axis d on the codes themselves: the axis' bits of a Morton code are every third one,
+    // so +1 is an addition with the other bits set (the carry runs through them) and -1 a subtraction
+    // with them cleared. The lattice's ends compare the axis' bits with those of index 0 and n - 1.
+    const int at = 2 - static_cast<int>(d);
+    const std::uint64_t axis = spread_bits_3(0xFFFFF) << at, others = ~axis;
+    const std::uint64_t last = spread_bits_3(static_cast<std::uint64_t>((coarse.shape[d] << level) - 1)) << at;
     std::vector<std::uint64_t> grown;
     grown.reserve(codes.size() * static_cast<std::size_t>(2 * r + 1));
     for (const std::uint64_t c : codes) {
-      Cell cell{level, index_of(c)};
-      const std::int64_t at = cell.index[d];
-      for (int k = -r; k <= r; ++k) {
-        Cell n = cell;
-        n.index[d] = at + k;
-        if (normalise_cell(coarse, n)) grown.push_back(code_of(n.index));
+      grown.push_back(c);
+      std::uint64_t up = c, down = c;
+      for (int k = 1; k <= r; ++k) {
+        if ((up & axis) != last)
+          up = (((up | others) + 1) & axis) | (up & others);
+        else if (coarse.periodic)
+          up &= others;  // index 0
+        else
+          break;
+        grown.push_back(up);
+      }
+      for (int k = 1; k <= r; ++k) {
+        if ((down & axis) != 0)
+          down = (((down & axis) - 1) & axis) | (down & others);
+        else if (coarse.periodic)
+          down = (down & others) | last;  // index n - 1
+        else
+          break;
+        grown.push_back(down);
       }
     }
     core::release(codes);  // room for the sort's scratch
