@@ -8,6 +8,7 @@
 // global index order (the key). A leaf's chunk is its coarse cell, never split between ranks.
 #pragma once
 
+#include <phew/core/raw_vector.hpp>
 #include <phew/grid/cell_set.hpp>
 #include <phew/mesh/octree.hpp>
 #include <phew/mpi/comm.hpp>
@@ -55,7 +56,7 @@ class BasicOctreeMesh {
   void for_each_neighbour(std::size_t s, F&& f) const {
     if (!kept_.empty() && is_local(s)) {
       const std::size_t i = s - first_;
-      const std::vector<std::uint32_t>& list = kept_[i / kept_chunk_];
+      const core::RawVector<std::uint32_t>& list = kept_[i / kept_chunk_];
       const std::size_t e = (i + 1) % kept_chunk_ != 0 && i + 1 < end_ - first_ ? kept_at_[i + 1] : list.size();
       for (std::size_t k = kept_at_[i]; k < e; ++k) f(static_cast<std::size_t>(list[k]));
       return;
@@ -93,7 +94,7 @@ class BasicOctreeMesh {
   // keep_neighbours: the local slots' neighbours in chunks of kept_chunk_ slots (one list per chunk, so
   // that threads fill them apart), and where each slot's begin in its chunk's list.
   std::size_t kept_chunk_ = 1;
-  std::vector<std::vector<std::uint32_t>> kept_;
+  std::vector<core::RawVector<std::uint32_t>> kept_;
   std::vector<std::uint32_t> kept_at_;
 
   void build(const std::vector<std::int64_t>& cuts, std::vector<std::uint64_t> keys, std::vector<Real> density,
