@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/radix_sort.hpp>
+#include <phew/mesh/code_dilation.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 
@@ -502,52 +503,6 @@ PlaneRuns particle_runs(const grid::GridGeometry& coarse, std::span<const double
 
 namespace {
 
-// The cells within r cells of `codes` on level `level`'s lattice (wrapped when periodic, clipped to an
-// open grid), sorted: the cube grown one axis at a time.
-std::vector<std::uint64_t> dilate(const grid::GridGeometry& coarse, int level, std::vector<std::uint64_t> codes,
-                                  int r) {
-  if (r <= 0 || codes.empty()) return codes;
-  std::vector<std::uint64_t> scratch;
-  for (std::size_t d = 0; d < 3; ++d) {
-    // Steps along axis d on the codes themselves: the axis' bits of a Morton code are every third one,
-    // so +1 is an addition with the other bits set (the carry runs through them) and -1 a subtraction
-    // with them cleared. The lattice's ends compare the axis' bits with those of index 0 and n - 1.
-    const int at = 2 - static_cast<int>(d);
-    const std::uint64_t axis = spread_bits_3(0xFFFFF) << at, others = ~axis;
-    const std::uint64_t last = spread_bits_3(static_cast<std::uint64_t>((coarse.shape[d] << level) - 1)) << at;
-    std::vector<std::uint64_t> grown;
-    grown.reserve(codes.size() * static_cast<std::size_t>(2 * r + 1));
-    for (const std::uint64_t c : codes) {
-      grown.push_back(c);
-      std::uint64_t up = c, down = c;
-      for (int k = 1; k <= r; ++k) {
-        if ((up & axis) != last)
-          up = (((up | others) + 1) & axis) | (up & others);
-        else if (coarse.periodic)
-          up &= others;  // index 0
-        else
-          break;
-        grown.push_back(up);
-      }
-      for (int k = 1; k <= r; ++k) {
-        if ((down & axis) != 0)
-          down = (((down & axis) - 1) & axis) | (down & others);
-        else if (coarse.periodic)
-          down = (down & others) | last;  // index n - 1
-        else
-          break;
-        grown.push_back(down);
-      }
-    }
-    core::release(codes);  // room for the sort's scratch
-    core::radix_sort_values(grown, scratch);
-    grown.erase(std::unique(grown.begin(), grown.end()), grown.end());
-    grown.shrink_to_fit();  // the room reserved for every copy: held until the tree is built otherwise
-    codes = std::move(grown);
-  }
-  return codes;
-}
-
 // The mass rule, level by level: the cells of each level over the threshold (codes). The tree it grows
 // on the way, every heavy cell split with the cells within the buffer, is only the means to count the
 // next level's masses.
@@ -597,15 +552,15 @@ LevelCodes balance_closure(const grid::GridGeometry& coarse, const RefinementPar
   const auto levels = static_cast<std::size_t>(params.levels);
   LevelCodes required(levels + 1);
   for (std::size_t l = levels; l >= 1; --l) {
-    // The parents of the cells that must be split at level l (a parent's code is its child's >> 3; the
-    // order is kept), grown by 1 + buffer on level l-1.
-    std::vector<std::uint64_t> need;
-    if (l < flagged.size()) need = flagged[l];
-    need.insert(need.end(), required[l].begin(), required[l].end());
+    // The parents of the cells that must be split at level l, grown by 1 + buffer on level l-1. Both
+    // lists are sorted, and a parent's code is its child's >> 3, which keeps the order: a merge, no sort.
+    const std::vector<std::uint64_t> none;
+    const std::vector<std::uint64_t>& f = l < flagged.size() ? flagged[l] : none;
+    std::vector<std::uint64_t> need(f.size() + required[l].size());
+    std::merge(f.begin(), f.end(), required[l].begin(), required[l].end(), need.begin());
     for (std::uint64_t& c : need) c >>= 3;
-    core::radix_sort_values(need);
     need.erase(std::unique(need.begin(), need.end()), need.end());
-    required[l - 1] = dilate(coarse, static_cast<int>(l) - 1, std::move(need), 1 + params.buffer);
+    required[l - 1] = dilate_codes(coarse, static_cast<int>(l) - 1, std::move(need), 1 + params.buffer);
   }
   return required;
 }
@@ -650,7 +605,7 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
   {
     LevelCodes heavy = heavy_cells(coarse, params, position, mass, threads);
     for (std::size_t l = 0; l < levels; ++l)
-      flagged[l] = dilate(coarse, static_cast<int>(l), std::move(heavy[l]), params.buffer);
+      flagged[l] = dilate_codes(coarse, static_cast<int>(l), std::move(heavy[l]), params.buffer);
   }
   if (exchange) flagged = exchange->share(std::move(flagged));
   LevelCodes required = balance_closure(coarse, params, flagged);

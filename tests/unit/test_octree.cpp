@@ -1,4 +1,4 @@
-// lib/mesh's octree: keys, the refinement rule against a dense serial reference written here, the
+// lib/mesh's octree: keys, the dilation of cells by their codes against every cell's distance, the refinement rule against a dense serial reference written here, the
 // one-level balance of touching leaves, the tiling of the box, mass conservation of the leaf deposit,
 // the leaf deposit against a brute-force integral of each cloud over each leaf, and no refinement
 // equal to the uniform grid's deposit.
@@ -6,6 +6,7 @@
 #include <phew/grid/deposit.hpp>
 #include <phew/mesh/cell_finder.hpp>
 #include <phew/mesh/cell_space.hpp>
+#include <phew/mesh/code_dilation.hpp>
 #include <phew/mesh/coarse_runs.hpp>
 #include <phew/mesh/octree.hpp>
 #include <phew/mpi/comm.hpp>
@@ -108,6 +109,69 @@ TEST(CellKey, RoundTripsAndOrdersParentsBeforeTheirSubtree) {
 // A level's lattice made once gives the bits of the position worked out in full at each call: the cells
 // per length (n 2^l) / L, the offset times it, wrapped into a periodic box. Points near and on the box's
 // edges, outside it, at every level, periodic and open, a box not at the origin.
+// Every cell of the lattice within r (Chebyshev) of one of the cells, wrapped or clipped: the
+// definition, cell by cell, against both of dilate_codes' ways (a bitmap when many cells are given,
+// sorted lists when few).
+TEST(CodeDilation, GrowsTheCellsAsEveryCellsDistanceSays) {
+  std::mt19937_64 rng(47);
+  for (const bool periodic : {true, false})
+    for (const Index3 shape : {Index3{6, 5, 3}, Index3{8, 8, 8}, Index3{3, 7, 2}, Index3{1, 4, 9}})
+      for (const int level : {0, 1})
+        for (const int r : {1, 2, 3})
+          for (const double fill : {0.002, 0.02, 0.3}) {
+            grid::GridGeometry g;
+            g.shape = shape;
+            g.extent = {1.0, 1.0, 1.0};
+            g.periodic = periodic;
+            const Index3 n{shape[0] << level, shape[1] << level, shape[2] << level};
+            std::vector<Index3> chosen;
+            std::vector<std::uint64_t> codes;
+            std::bernoulli_distribution pick(fill);
+            for (std::int64_t i = 0; i < n[0]; ++i)
+              for (std::int64_t j = 0; j < n[1]; ++j)
+                for (std::int64_t k = 0; k < n[2]; ++k)
+                  if (pick(rng) || (chosen.empty() && i == n[0] - 1 && j == n[1] - 1 && k == n[2] - 1)) {
+                    chosen.push_back({i, j, k});
+                    codes.push_back(morton3(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j),
+                                            static_cast<std::uint64_t>(k)));
+                  }
+            std::sort(codes.begin(), codes.end());
+            // The distance along an axis, the short way round a periodic lattice.
+            const auto apart = [&](std::int64_t a, std::int64_t b, std::int64_t cells) {
+              const std::int64_t d = std::abs(a - b);
+              return periodic ? std::min(d, cells - d) : d;
+            };
+            std::vector<std::uint64_t> expected;
+            for (std::int64_t i = 0; i < n[0]; ++i)
+              for (std::int64_t j = 0; j < n[1]; ++j)
+                for (std::int64_t k = 0; k < n[2]; ++k)
+                  for (const Index3& c : chosen)
+                    if (apart(i, c[0], n[0]) <= r && apart(j, c[1], n[1]) <= r && apart(k, c[2], n[2]) <= r) {
+                      expected.push_back(morton3(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j),
+                                                 static_cast<std::uint64_t>(k)));
+                      break;
+                    }
+            std::sort(expected.begin(), expected.end());
+            EXPECT_EQ(dilate_codes(g, level, codes, r), expected)
+                << "periodic " << periodic << ", shape " << shape[0] << "x" << shape[1] << "x" << shape[2] << ", level "
+                << level << ", r " << r << ", " << codes.size() << " cells";
+          }
+  // A few cells on a large lattice (the sorted lists) and many on it (the bitmap) give the same set.
+  const grid::GridGeometry big = cube(64, 1.0);
+  std::vector<std::uint64_t> few{morton3(0, 0, 0), morton3(63, 5, 17), morton3(20, 63, 63)};
+  std::vector<std::uint64_t> few_grown = dilate_codes(big, 1, few, 2);
+  EXPECT_EQ(few_grown.size(), 3u * 125u);
+  std::vector<std::uint64_t> many;
+  for (std::uint64_t c = 0; c < (std::uint64_t{1} << 21); c += 97) many.push_back(c);
+  many.insert(many.end(), few.begin(), few.end());
+  std::sort(many.begin(), many.end());
+  many.erase(std::unique(many.begin(), many.end()), many.end());
+  const std::vector<std::uint64_t> many_grown = dilate_codes(big, 1, many, 1);
+  EXPECT_TRUE(std::is_sorted(many_grown.begin(), many_grown.end()));
+  for (const std::uint64_t c : dilate_codes(big, 1, few, 1))
+    EXPECT_TRUE(std::binary_search(many_grown.begin(), many_grown.end(), c)) << c;
+}
+
 TEST(LevelLattice, GivesTheBitsOfTheFullExpression) {
   std::mt19937_64 rng(41);
   for (const bool periodic : {true, false}) {
