@@ -3,6 +3,7 @@
 #include <phew/core/fixed_sum.hpp>
 #include <phew/core/memory.hpp>
 #include <phew/core/raw_vector.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/radix_sort.hpp>
 #include <phew/mesh/coarse_runs.hpp>
@@ -64,17 +65,30 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   mpi::agree(comm, [&] { check_refinement(coarse, params); });
   AmrDeposit out;
   // Each particle's coarse cell (-1 outside an open grid).
+  // On threads, each with its count and its heaviest (a sum of integers and a maximum: the same for any).
   const std::size_t n = mass.size();
   std::vector<std::int64_t> cell(n, -1);
+  struct alignas(64) Found {
+    std::uint64_t inside = 0;
+    double heaviest = 0;
+  };
+  std::vector<Found> found(static_cast<std::size_t>(std::max(threads, 1)));
+  const LevelLattice level0(coarse, 0);
+  core::parallel_for(threads, n, std::size_t{1} << 16, [&](std::size_t b, std::size_t e, int thread) {
+    Found& f = found[static_cast<std::size_t>(thread)];
+    for (std::size_t p = b; p < e; ++p) {
+      Cell c;
+      if (!coarse_cell_of(coarse, level0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c)) continue;
+      cell[p] = coarse.linear({c.index[0], c.index[1], c.index[2]});
+      ++f.inside;
+      f.heaviest = std::max(f.heaviest, std::abs(mass[p]));
+    }
+  });
   std::uint64_t inside = 0;
   double heaviest = 0;
-  const LevelLattice level0(coarse, 0);
-  for (std::size_t p = 0; p < n; ++p) {
-    Cell c;
-    if (!coarse_cell_of(coarse, level0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c)) continue;
-    cell[p] = coarse.linear({c.index[0], c.index[1], c.index[2]});
-    ++inside;
-    heaviest = std::max(heaviest, std::abs(mass[p]));
+  for (const Found& f : found) {
+    inside += f.inside;
+    heaviest = std::max(heaviest, f.heaviest);
   }
   out.particles_in = comm.sum(inside);
   out.particles_outside = comm.sum(static_cast<std::uint64_t>(n) - inside);

@@ -127,6 +127,15 @@ Cell Octree::cell_at_slot(int level, std::size_t s) const {
   return {level, index_of(codes_[static_cast<std::size_t>(level)][s])};
 }
 
+std::uint64_t Octree::code_at_slot(int level, std::size_t s) const {
+  if (level > 0 && !has_codes_) throw core::Error::internal("octree: code_at_slot on a tree without its cells' codes");
+  if (level == 0) {
+    const auto i = coarse_.cell_at(static_cast<std::int64_t>(s));
+    return code_of({i.i, i.j, i.k});
+  }
+  return codes_[static_cast<std::size_t>(level)][s];
+}
+
 bool Octree::split(const Cell& c) const {
   const std::int64_t s = slot(c);
   return s >= 0 && !(first_child_[static_cast<std::size_t>(c.level)][static_cast<std::size_t>(s)] & kLeafBit);
@@ -314,8 +323,7 @@ void Octree::split_cells(int level, const std::vector<std::int64_t>& slots) {
   // in Morton order already, so ascending slots need no sort there.
   std::vector<std::pair<std::uint64_t, std::int64_t>> parent;  // (code, slot)
   parent.reserve(slots.size());
-  for (const std::int64_t s : slots)
-    parent.emplace_back(code_of(cell_at_slot(level, static_cast<std::size_t>(s)).index), s);
+  for (const std::int64_t s : slots) parent.emplace_back(code_at_slot(level, static_cast<std::size_t>(s)), s);
   if (!std::is_sorted(parent.begin(), parent.end())) {  // by code: one code is one cell, one slot
     decltype(parent) scratch;
     core::radix_sort_by_used_bits(parent, scratch, [](const auto& p) { return p.first; });
@@ -451,7 +459,7 @@ std::vector<std::int64_t> cells_to_split(const Octree& tree, int level, const st
   heavy.clear();
   for (std::size_t s = 0; s < m.size(); ++s) {
     flag[s] = m[s] > limit;
-    if (flag[s]) heavy.push_back(code_of(tree.cell_at_slot(level, s).index));
+    if (flag[s]) heavy.push_back(tree.code_at_slot(level, s));
   }
   if (level == 0) core::radix_sort_values(heavy);  // above level 0 the slots are in Morton order
   for (int round = 0; round < p.buffer; ++round) {
@@ -570,10 +578,24 @@ Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, Le
   Octree tree(coarse, levels);
   tree.forget_cell_codes();
   for (int level = 0; level < levels && static_cast<std::size_t>(level) < split.size(); ++level) {
+    const std::vector<std::uint64_t>& codes = split[static_cast<std::size_t>(level)];
     std::vector<std::pair<std::uint64_t, std::int64_t>> parent;  // (code, slot), in code order
-    parent.reserve(split[static_cast<std::size_t>(level)].size());
-    for (const std::uint64_t code : split[static_cast<std::size_t>(level)]) {
-      const std::int64_t s = tree.slot(Cell{level, index_of(code)});
+    parent.reserve(codes.size());
+    // Siblings come one after another: a parent's first child is found once for them all.
+    std::uint64_t last_parent = ~std::uint64_t{0};
+    std::int64_t first_child = -1;
+    for (const std::uint64_t code : codes) {
+      std::int64_t s = -1;
+      if (level == 0) {
+        s = tree.slot(Cell{0, index_of(code)});
+      } else {
+        if (code >> 3 != last_parent) {
+          last_parent = code >> 3;
+          const std::int64_t p = tree.slot(Cell{level - 1, index_of(last_parent)});
+          first_child = p < 0 ? -1 : tree.child_slot(level - 1, static_cast<std::size_t>(p), 0);
+        }
+        if (first_child >= 0) s = first_child + static_cast<std::int64_t>(code & 7);
+      }
       if (s < 0) {
         const Index3 i = index_of(code);
         throw core::Error::internal("octree: cell ({},{},{}) of level {} is to be split but its parent is not", i[0],

@@ -89,6 +89,8 @@ class Octree {
   }
   // The cell in a slot of a level (slot() inverted).
   Cell cell_at_slot(int level, std::size_t s) const;
+  // Its Morton code on its level's lattice (cell_key.hpp's morton3 of its indices), as the tree holds it.
+  std::uint64_t code_at_slot(int level, std::size_t s) const;
   // The leaf that holds a (normalised) cell of level `c.level` or a part of it: the cell itself, or the
   // coarser leaf it lies in. Not for split cells (their leaves are finer).
   Cell covering_leaf(Cell c) const;
