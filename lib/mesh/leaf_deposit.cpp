@@ -318,7 +318,10 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
   const Reach* const reaches = reach.data();
   const double* const positions = position.data();
   const double* const masses = mass.data();
-  const std::size_t chunk = std::max<std::int64_t>(1, nx / (4 * threads));
+  // Tasks of a few planes: a clustered box's planes differ in work by far more than their number, and
+  // a task's start costs only the two planes around it made again (2.1 M box: 0.91-0.98x the time of
+  // tasks four times larger, in paired runs).
+  const std::size_t chunk = std::max<std::int64_t>(1, nx / (16 * threads));
   core::parallel_for(
       threads, static_cast<std::size_t>(nx), static_cast<std::size_t>(chunk),
       [&](std::size_t x0, std::size_t x1, int thread) {
