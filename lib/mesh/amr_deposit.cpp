@@ -64,8 +64,8 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   // Before the keys' shifts and the cuts rely on it; every rank finds the same, and says it once.
   mpi::agree(comm, [&] { check_refinement(coarse, params); });
   AmrDeposit out;
-  // Each particle's coarse cell (-1 outside an open grid).
-  // On threads, each with its count and its heaviest (a sum of integers and a maximum: the same for any).
+  // Each particle's coarse cell (-1 outside an open grid), on threads, each with its count and its
+  // heaviest (a sum of integers and a maximum: the same for any threads).
   const std::size_t n = mass.size();
   std::vector<std::int64_t> cell(n, -1);
   struct alignas(64) Found {

@@ -2,9 +2,9 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/radix_sort.hpp>
-#include <phew/mesh/code_dilation.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
+#include <phew/mesh/code_dilation.hpp>
 
 #include <algorithm>
 #include <atomic>
