@@ -6,7 +6,6 @@
 #include <phew/mesh/cell_key.hpp>
 
 #include <algorithm>
-#include <bit>
 
 namespace phew::mesh {
 namespace {
@@ -75,34 +74,27 @@ std::vector<std::uint64_t> dilate_sorted(const grid::GridGeometry& coarse, int l
   return codes;
 }
 
-// Calls f(code) for each bit set in a bitmap over codes, ascending.
-template <typename F>
-void for_each_set(const std::vector<std::uint64_t>& bits, F&& f) {
-  for (std::size_t w = 0; w < bits.size(); ++w)
-    for (std::uint64_t word = bits[w]; word != 0; word &= word - 1)
-      f(w << 6 | static_cast<std::uint64_t>(std::countr_zero(word)));
-}
-
-// The same on a bitmap over every code of the lattice, in code order: no sort, and the set comes out
-// sorted. For many cells on a small lattice (the coarse levels, where most cells are flagged).
-std::vector<std::uint64_t> dilate_bitmap(const grid::GridGeometry& coarse, int level,
-                                         const std::vector<std::uint64_t>& codes, int r, std::size_t words) {
-  std::vector<std::uint64_t> in(words, 0), out;
-  const auto set = [](std::vector<std::uint64_t>& bits, std::uint64_t c) {
-    bits[c >> 6] |= std::uint64_t{1} << (c & 63);
-  };
-  for (const std::uint64_t c : codes) set(in, c);
+// The same on a bitmap over every code of the lattice (grid::CellSet, slot = code), in code order: no
+// sort, and the set comes out sorted. For many cells on a small lattice (the coarse levels, where most
+// cells are flagged).
+std::vector<std::uint64_t> dilate_bitmap(const grid::GridGeometry& coarse, int level, std::vector<std::uint64_t> codes,
+                                         int r, std::size_t bound) {
+  grid::CellSet in(bound);
+  for (const std::uint64_t c : codes) in.insert(c);
+  core::release(codes);  // the bitmaps hold them now
   for (std::size_t d = 0; d < 3; ++d) {
     const AxisSteps steps(coarse, level, d);
-    out = in;
-    for_each_set(in, [&](std::uint64_t c) { steps.for_each_within(c, r, [&](std::uint64_t n) { set(out, n); }); });
-    in.swap(out);
+    in.finish();
+    grid::CellSet out = in;
+    in.for_each(0, bound, [&](std::size_t c, std::size_t) {
+      steps.for_each_within(c, r, [&](std::uint64_t n) { out.insert(n); });
+    });
+    in = std::move(out);
   }
-  std::size_t count = 0;
-  for (const std::uint64_t word : in) count += static_cast<std::size_t>(grid::bits_set(word));
+  in.finish();
   std::vector<std::uint64_t> grown;
-  grown.reserve(count);
-  for_each_set(in, [&](std::uint64_t c) { grown.push_back(c); });
+  grown.reserve(in.size());
+  in.for_each(0, bound, [&](std::size_t c, std::size_t) { grown.push_back(c); });
   return grown;
 }
 
@@ -117,9 +109,8 @@ std::vector<std::uint64_t> dilate_codes(const grid::GridGeometry& coarse, int le
                                       static_cast<std::uint64_t>((coarse.shape[1] << level) - 1),
                                       static_cast<std::uint64_t>((coarse.shape[2] << level) - 1)) +
                               1;
-  const std::uint64_t words = (bound + 63) / 64;
-  if (words <= codes.size() * static_cast<std::uint64_t>(2 * r + 1))
-    return dilate_bitmap(coarse, level, codes, r, static_cast<std::size_t>(words));
+  if ((bound + 63) / 64 <= codes.size() * static_cast<std::uint64_t>(2 * r + 1))
+    return dilate_bitmap(coarse, level, std::move(codes), r, static_cast<std::size_t>(bound));
   return dilate_sorted(coarse, level, std::move(codes), r);
 }
 
