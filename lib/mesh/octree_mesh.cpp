@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
+#include <phew/mesh/oct_neighbours.hpp>
 #include <phew/mpi/route.hpp>
 
 #include <algorithm>
@@ -491,10 +492,14 @@ void BasicOctreeMesh<Real>::keep_neighbours(int threads, std::size_t chunk) {
   core::parallel_for(threads, n, chunk, [&](std::size_t b, std::size_t e, int) {
     core::RawVector<std::uint32_t>& list = kept[b / chunk];
     list.resize((e - b) * std::tuple_size_v<Neighbours>);
+    // Some leaves only: found an oct at a time (oct_neighbours.hpp), the same lists.
+    OctNeighbours octs(coarse_, levels_, key_);
     std::size_t size = 0;
     for (std::size_t i = b; i < e; ++i) {
       at[i] = static_cast<std::uint32_t>(size);
-      size += neighbours_of(first_ + i, list.data() + size);
+      const std::size_t s = first_ + i;
+      size += !every_leaf_ && octs.handles(s) ? octs.neighbours(s, list.data() + size)
+                                              : neighbours_of(s, list.data() + size);
     }
     core::release_pages(reinterpret_cast<char*>(list.data() + size), list.data() + list.size());
     list.resize(size);

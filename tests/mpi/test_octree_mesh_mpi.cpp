@@ -25,17 +25,18 @@ struct Mesh {
 };
 
 // Blobs of several widths (some on top of each other, so patches touch across levels) in a background.
-Mesh make_mesh(unsigned seed, bool periodic) {
+Mesh make_mesh(unsigned seed, bool periodic, std::array<std::int64_t, 3> shape = {10, 9, 8}) {
   Mesh m;
-  m.g.shape = {10, 9, 8};
-  m.g.extent = {10.0, 9.0, 8.0};
+  m.g.shape = shape;
+  m.g.extent = {static_cast<double>(shape[0]), static_cast<double>(shape[1]), static_cast<double>(shape[2])};
   m.g.periodic = periodic;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::vector<double> pos, mass;
   const int nblobs = 9;
   std::vector<std::array<double, 4>> blob;
-  for (int b = 0; b < nblobs; ++b) blob.push_back({u(rng) * 10, u(rng) * 9, u(rng) * 8, 0.15 + 0.6 * u(rng)});
+  for (int b = 0; b < nblobs; ++b)
+    blob.push_back({u(rng) * m.g.extent[0], u(rng) * m.g.extent[1], u(rng) * m.g.extent[2], 0.15 + 0.6 * u(rng)});
   for (int p = 0; p < 9000; ++p) {
     const int b = p % (nblobs + 1);
     for (int d = 0; d < 3; ++d) {
@@ -123,7 +124,8 @@ Result reference(const Mesh& m, double threshold) {
 // densities held as Real (float: as a float32 file's are). `above_only`: each rank holds only its leaves
 // above the threshold, as phew-segment reads them (the mesh of some leaves).
 template <typename Real>
-Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Comm& comm, bool above_only = false) {
+BasicOctreeMesh<Real> distributed_mesh(const Mesh& m, double threshold, unsigned seed, const mpi::Comm& comm,
+                                       bool above_only) {
   std::vector<std::size_t> coarse_begin;  // first leaf of each coarse cell, in key order
   for (std::size_t i = 0; i < m.leaves.size(); ++i) {
     const auto c = [&](std::size_t k) {
@@ -156,9 +158,14 @@ Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Co
                                          : std::numeric_limits<std::int64_t>::max());
   }
   cuts.push_back(std::numeric_limits<std::int64_t>::max());
-  BasicOctreeMesh<Real> mesh =
-      above_only ? BasicOctreeMesh<Real>(m.g, m.levels, cuts, std::move(keys), std::move(density), comm)
-                 : BasicOctreeMesh<Real>(m.g, m.levels, std::move(keys), std::move(density), comm);
+  return above_only ? BasicOctreeMesh<Real>(m.g, m.levels, cuts, std::move(keys), std::move(density), comm)
+                    : BasicOctreeMesh<Real>(m.g, m.levels, std::move(keys), std::move(density), comm);
+}
+
+// The watershed and saddles of distributed_mesh, gathered.
+template <typename Real>
+Result distributed(const Mesh& m, double threshold, unsigned seed, const mpi::Comm& comm, bool above_only = false) {
+  BasicOctreeMesh<Real> mesh = distributed_mesh<Real>(m, threshold, seed, comm, above_only);
   // As phew-segment does: the neighbours found once, here in small lists on two threads.
   if (above_only) mesh.keep_neighbours(2, 7 + seed % 5);
   const watershed::Segmentation seg = watershed::segment(mesh, threshold, comm);
@@ -232,6 +239,48 @@ TEST(OctreeMesh, TheLeavesAboveTheThresholdAloneGiveTheSameWatershed) {
         expect_equal(distributed<double>(m, threshold, split, comm, true), want, what);
         expect_equal(distributed<double>(m, threshold, split, comm, false), want, what + " every leaf");
       }
+}
+
+// The lists keep_neighbours keeps (found an oct at a time: oct_neighbours.hpp) are those neighbours_of
+// finds one leaf at a time, in its order, for any threads and chunks: on lattices wide and narrow (two
+// cells along an axis, where the 26 directions wrap onto one cell and neighbours_of's path stays), open
+// and periodic, at thresholds where the test leaves fill the blobs and where they are a few apiece.
+TEST(OctreeMesh, KeptNeighboursAreThoseFoundOneLeafAtATime) {
+  const mpi::Comm comm;
+  for (const std::array<std::int64_t, 3> shape : {std::array<std::int64_t, 3>{10, 9, 8}, {2, 5, 1}})
+    for (const bool periodic : {true, false})
+      for (const unsigned seed : {4u, 17u})
+        for (const double times_mean :
+             shape[0] > 2 ? std::vector<double>{0, 1, 4, 12} : std::vector<double>{0, 0.5, 1}) {
+          const Mesh m = make_mesh(seed, periodic, shape);
+          double total = 0;
+          for (std::size_t i = 0; i < m.leaves.size(); ++i) total += m.density[i] * std::pow(0.125, m.leaves[i].level);
+          const double threshold = times_mean * total / static_cast<double>(m.g.cells());
+          const unsigned split = seed * 11 + static_cast<unsigned>(comm.size());
+          OctreeMesh mesh = distributed_mesh<double>(m, threshold, split, comm, true);
+          std::vector<std::vector<std::size_t>> want;
+          std::size_t found = 0;
+          for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s) {
+            OctreeMesh::Neighbours n;
+            const std::size_t count = mesh.neighbours_of(s, n);
+            want.emplace_back(n.begin(), n.begin() + static_cast<std::ptrdiff_t>(count));
+            found += count;
+          }
+          const std::string what = std::string(periodic ? "periodic " : "open ") + std::to_string(shape[0]) + "x" +
+                                   std::to_string(shape[1]) + "x" + std::to_string(shape[2]) + " seed " +
+                                   std::to_string(seed) + " threshold " + std::to_string(times_mean) + " x mean";
+          EXPECT_GT(comm.sum<std::uint64_t>(found), 100u) << what;
+          for (const auto& [threads, chunk] :
+               {std::pair{1, std::size_t{1} << 14}, {2, std::size_t{5}}, {3, std::size_t{1}}}) {
+            mesh.keep_neighbours(threads, chunk);
+            for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s) {
+              std::vector<std::size_t> got;
+              mesh.for_each_neighbour(s, [&](std::size_t t) { got.push_back(t); });
+              ASSERT_EQ(got, want[s - mesh.first_local()])
+                  << what << ", leaf " << mesh.global_index(s) << ", " << threads << " threads, chunks of " << chunk;
+            }
+          }
+        }
 }
 
 }  // namespace

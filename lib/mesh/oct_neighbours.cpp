@@ -1,0 +1,239 @@
+#include <phew/mesh/oct_neighbours.hpp>
+
+#include <phew/mesh/cell_key.hpp>
+
+#include <algorithm>
+
+namespace phew::mesh {
+
+std::size_t first_at_or_after(std::span<const std::uint64_t> keys, std::size_t from, std::uint64_t target) {
+  const std::size_t n = keys.size();
+  if (n == 0) return 0;
+  from = std::min(from, n - 1);
+  std::size_t lo = 0, hi = 0;  // the answer lies in [lo, hi]: keys[< lo] < target, hi == n or keys[hi] >= target
+  std::size_t step = 1;
+  if (keys[from] < target) {
+    lo = from + 1;
+    while (lo + step - 1 < n && keys[lo + step - 1] < target) {
+      lo += step;
+      step *= 2;
+    }
+    hi = std::min(lo + step - 1, n);
+  } else {
+    hi = from;
+    while (hi >= step && keys[hi - step] >= target) {
+      hi -= step;
+      step *= 2;
+    }
+    lo = hi >= step ? hi - step + 1 : 0;
+  }
+  return static_cast<std::size_t>(std::lower_bound(keys.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                   keys.begin() + static_cast<std::ptrdiff_t>(hi), target) -
+                                  keys.begin());
+}
+
+OctNeighbours::OctNeighbours(const grid::GridGeometry& coarse, int levels, std::span<const std::uint64_t> keys)
+    : coarse_(coarse), levels_(levels), keys_(keys) {}
+
+bool OctNeighbours::handles(std::size_t s) const {
+  const int level = static_cast<int>(keys_[s] & 0xF);
+  if (level == 0) return false;
+  for (std::size_t d = 0; d < 3; ++d)
+    if (coarse_.periodic && (coarse_.shape[d] << level) <= 2) return false;
+  return true;
+}
+
+std::size_t OctNeighbours::first_at_or_after(std::uint64_t target) {
+  hint_ = mesh::first_at_or_after(keys_, hint_, target);
+  return hint_;
+}
+
+namespace {
+
+// The 26 directions around a cell of the block, in neighbours_of's order: the step to the cell they
+// lead to (x * 16 + y * 4 + z), and the octants of that cell's children that face the cell they come
+// from (on its side toward it along every axis the step moves).
+struct Direction {
+  int step;
+  std::uint8_t facing;
+};
+
+constexpr std::array<Direction, 26> kDirections = [] {
+  std::array<Direction, 26> out{};
+  std::size_t n = 0;
+  for (int a = -1; a <= 1; ++a)
+    for (int e = -1; e <= 1; ++e)
+      for (int d = -1; d <= 1; ++d) {
+        if (a == 0 && e == 0 && d == 0) continue;
+        const int dir[3] = {a, e, d};
+        std::uint8_t facing = 0;
+        for (int octant = 0; octant < 8; ++octant) {
+          const int bit[3] = {octant >> 2 & 1, octant >> 1 & 1, octant & 1};
+          bool touches = true;
+          for (int q = 0; q < 3; ++q) touches = touches && (dir[q] == 0 || bit[q] == (dir[q] < 0 ? 1 : 0));
+          if (touches) facing = static_cast<std::uint8_t>(facing | 1u << octant);
+        }
+        out[n++] = {a * 16 + e * 4 + d, facing};
+      }
+  return out;
+}();
+
+// The block's cell (x * 16 + y * 4 + z) of the child `octant` of a cell: from the block's cell of the
+// child 0.
+constexpr std::array<int, 8> kOctantStep{0, 1, 4, 5, 16, 17, 20, 21};
+
+}  // namespace
+
+std::size_t OctNeighbours::neighbours(std::size_t s, std::uint32_t* const out) {
+  const std::uint64_t key = keys_[s], morton = key >> 4;
+  const int level = static_cast<int>(key & 0xF);
+  const int shift_x = levels_ - level;
+  // The parent's key: the leaf's corner with its own octant (and anything finer) cleared.
+  const std::uint64_t parent_key =
+      (morton >> (3 * (shift_x + 1)) << (3 * (shift_x + 1))) << 4 | static_cast<std::uint64_t>(level - 1);
+  const Block& b = block(parent_key, level);
+  // The leaf's cell in the block: 1 or 2 along each axis.
+  const int own = 21 + kOctantStep[morton >> (3 * shift_x) & 7];
+  std::size_t count = 0;
+  for (const Direction& dir : kDirections) {
+    const auto m = static_cast<std::size_t>(own + dir.step);
+    if (b.leaf[m] != kNone) {
+      out[count++] = b.leaf[m];
+    } else if (b.coarser[m] != kNone) {
+      // A coarser leaf covers up to 7 of the 26: listed once, where it first comes.
+      if (std::find(out, out + count, b.coarser[m]) == out + count) out[count++] = b.coarser[m];
+    } else if (b.split >> m & 1) {
+      for (unsigned octant = 0; octant < 8; ++octant) {
+        const std::uint32_t k = b.children[m][octant];
+        if (k != kNone && (dir.facing >> octant & 1)) out[count++] = k;
+      }
+    }
+  }
+  return count;
+}
+
+const OctNeighbours::Block& OctNeighbours::block(std::uint64_t parent_key, int level) {
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < cache_.size(); ++k) {
+    if (cache_[k].parent == parent_key) {
+      cache_[k].used = ++clock_;
+      return cache_[k];
+    }
+    if (cache_[k].used < cache_[at].used) at = k;
+  }
+  Block& b = cache_[at];
+  fill(b, cell_of_key(parent_key, levels_).index, level);
+  b.parent = parent_key;
+  b.used = ++clock_;
+  return b;
+}
+
+void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_index, int level) {
+  b.leaf.fill(kNone);
+  b.coarser.fill(kNone);
+  b.split = 0;
+  // Corners on the finest lattice, as Morton codes: a cell q of the parent's level spans 8^shift_q
+  // codes, a cell x of the leaves' level 8^shift_x, and x's children begin every 8^shift_c.
+  const int shift_q = levels_ - level + 1, shift_x = shift_q - 1, shift_c = shift_x - 1;
+  const auto key_of = [](std::uint64_t morton, int l) { return morton << 4 | static_cast<std::uint64_t>(l); };
+  // The 27 cells q of the parent's level around the oct (wrapped, or off an open grid left out), in key
+  // order, so that one sweep forward through the keys finds them all.
+  struct Q {
+    std::uint64_t morton;
+    std::array<int, 3> dq;
+  };
+  std::array<Q, 27> qs;
+  std::size_t n_q = 0;
+  // Each axis's three coordinates spread once (a Morton code is the OR of its axes' spread bits).
+  std::uint64_t spread[3][3];
+  bool outside[3][3];
+  for (std::size_t k = 0; k < 3; ++k) {
+    const std::int64_t n = coarse_.shape[k] << (level - 1);
+    for (int o = -1; o <= 1; ++o) {
+      std::int64_t i = parent_index[k] + o;
+      outside[k][o + 1] = !coarse_.periodic && (i < 0 || i >= n);
+      i = ((i % n) + n) % n;
+      spread[k][o + 1] = spread_bits_3(static_cast<std::uint64_t>(i) << shift_q) << (2 - k);
+    }
+  }
+  for (int qx = 0; qx < 3; ++qx)
+    for (int qy = 0; qy < 3; ++qy)
+      for (int qz = 0; qz < 3; ++qz)
+        if (!outside[0][qx] && !outside[1][qy] && !outside[2][qz])
+          qs[n_q++] = {spread[0][qx] | spread[1][qy] | spread[2][qz], {qx - 1, qy - 1, qz - 1}};
+  std::sort(qs.begin(), qs.begin() + static_cast<std::ptrdiff_t>(n_q),
+            [](const Q& x, const Q& y) { return x.morton < y.morton; });
+  // The first key at or after `target`, from `at` forward: a few steps, else a galloping search.
+  const std::size_t n = keys_.size();
+  std::size_t at = first_at_or_after(key_of(qs[0].morton, 0));
+  const auto skip_to = [&](std::uint64_t target) {
+    for (int step = 0; step < 8; ++step, ++at)
+      if (at == n || keys_[at] >= target) return;
+    hint_ = at;
+    at = first_at_or_after(target);
+  };
+  std::size_t q_begin = at;
+  for (std::size_t i = 0; i < n_q; ++i) {
+    const std::uint64_t qm = qs[i].morton;
+    const std::array<int, 3>& dq = qs[i].dq;
+    // q's cells in the block: its upper half along an axis where it lies below the oct, its lower half
+    // where above, both where level with it (`inside`, by octant). m_of: the block's cell of q's child x.
+    unsigned inside = 0;
+    for (unsigned octant = 0; octant < 8; ++octant) {
+      bool in = true;
+      for (std::size_t k = 0; k < 3; ++k) {
+        const unsigned bit = octant >> (2 - k) & 1;
+        in = in && !((dq[k] < 0 && bit == 0) || (dq[k] > 0 && bit == 1));
+      }
+      inside |= (in ? 1u : 0u) << octant;
+    }
+    const auto in_block = [&](unsigned octant) { return (inside >> octant & 1) != 0; };
+    const int base = (2 * dq[0] + 1) * 16 + (2 * dq[1] + 1) * 4 + (2 * dq[2] + 1);
+    const auto m_of = [&](unsigned octant) { return static_cast<std::size_t>(base + kOctantStep[octant]); };
+    const std::uint64_t q_end = key_of(qm + (std::uint64_t{1} << (3 * shift_q)), 0);
+    // A lattice of two cells along a periodic axis wraps the cells either side of the oct onto one:
+    // its leaves are read again, for its other place in the block.
+    if (i > 0 && qm == qs[i - 1].morton) at = q_begin;
+    skip_to(key_of(qm, 0));
+    q_begin = at;
+    if (at == n || keys_[at] >= q_end) continue;  // no leaf in q
+    if (keys_[at] == key_of(qm, level - 1)) {     // q a leaf: it covers its cells in the block
+      for (unsigned octant = 0; octant < 8; ++octant)
+        if (in_block(octant)) b.coarser[m_of(octant)] = static_cast<std::uint32_t>(at);
+      continue;
+    }
+    // q's cells in the block, each one's leaves in key order: a leaf of the leaves' level, or the
+    // children that are leaves; anything finer (which cannot touch the oct's leaves) is skipped.
+    for (unsigned octant = 0; octant < 8; ++octant) {
+      if (!in_block(octant)) continue;
+      const std::uint64_t xm = qm | static_cast<std::uint64_t>(octant) << (3 * shift_x);
+      const std::uint64_t x_end = key_of(xm + (std::uint64_t{1} << (3 * shift_x)), 0);
+      const std::size_t m = m_of(octant);
+      skip_to(key_of(xm, 0));
+      while (at < n && keys_[at] < x_end) {
+        const std::uint64_t key = keys_[at], morton = key >> 4;
+        const int l = static_cast<int>(key & 0xF);
+        if (l == level) {
+          b.leaf[m] = static_cast<std::uint32_t>(at++);
+          break;
+        }
+        if (l < level) {  // a leaf coarser than q at its corner (an unbalanced mesh): none of the block
+          ++at;
+          continue;
+        }
+        if (!(b.split >> m & 1)) {
+          b.split |= std::uint64_t{1} << m;
+          b.children[m].fill(kNone);
+        }
+        if (l == level + 1) {
+          b.children[m][morton >> (3 * shift_c) & 7] = static_cast<std::uint32_t>(at++);
+          continue;
+        }
+        skip_to(key_of(((morton >> (3 * shift_c)) + 1) << (3 * shift_c), 0));  // a finer leaf
+      }
+    }
+  }
+  hint_ = std::min(at, n - 1);
+}
+
+}  // namespace phew::mesh
