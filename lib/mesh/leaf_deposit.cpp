@@ -59,28 +59,33 @@ class LeafDeposit {
 
   template <typename Sink>
   void add(const LeafCloud& c, Sink&& sink) const {
-    add_where(
-        c, [](const Cell&) { return true; },
-        [&](const Cell& t, int level, std::int64_t slot, double m) {
-          // Every leaf the cell gives mass to lies in its coarse cell (an ancestor, or descendants).
-          sink(t.index[0] >> t.level,
-               static_cast<std::size_t>(tree_.leaf_number(level, static_cast<std::size_t>(slot))), m);
-        });
+    add_where(c, nullptr, [&](const Cell& t, int level, std::int64_t slot, double m) {
+      // Every leaf the cell gives mass to lies in its coarse cell (an ancestor, or descendants).
+      sink(t.index[0] >> t.level, static_cast<std::size_t>(tree_.leaf_number(level, static_cast<std::size_t>(slot))),
+           m);
+    });
   }
 
-  // The terms of the cloud's cells t (normalised, of the cloud's level) for which keep(t), in the order
-  // add() makes them: add_at(t, leaf level, leaf slot, mass).
-  template <typename Keep, typename AddAt>
-  void add_where(const LeafCloud& c, Keep&& keep, AddAt&& add_at) const {
+  // The terms of the cloud's cells t (normalised, of the cloud's level), those inside coarse cell
+  // `coarse` only unless it is null, in the order add() makes them: add_at(t, leaf level, leaf slot, mass).
+  template <typename AddAt>
+  void add_where(const LeafCloud& c, const Index3* coarse, AddAt&& add_at) const {
     const grid::Weights1D w[3] = {grid::weights_1d(c.assignment, c.u[0]), grid::weights_1d(c.assignment, c.u[1]),
                                   grid::weights_1d(c.assignment, c.u[2])};
-    for (int i = 0; i < w[0].width; ++i)
-      for (int j = 0; j < w[1].width; ++j)
-        for (int k = 0; k < w[2].width; ++k) {
-          const Index3 unwrapped{w[0].first + i, w[1].first + j, w[2].first + k};
-          Cell t{c.level, unwrapped};
-          if (!tree_.normalise(t)) continue;  // outside an open grid: dropped, as on the uniform grid
-          if (!keep(t)) continue;
+    // Outside an open grid: dropped, as on the uniform grid.
+    const grid::GridGeometry& g = tree_.coarse();
+    const CloudAxis axis[3] = {cloud_axis(g, c.level, 0, w[0], coarse ? (*coarse)[0] : -1),
+                               cloud_axis(g, c.level, 1, w[1], coarse ? (*coarse)[1] : -1),
+                               cloud_axis(g, c.level, 2, w[2], coarse ? (*coarse)[2] : -1)};
+    for (std::size_t i = 0; i < static_cast<std::size_t>(w[0].width); ++i) {
+      if (!axis[0].kept[i]) continue;
+      for (std::size_t j = 0; j < static_cast<std::size_t>(w[1].width); ++j) {
+        if (!axis[1].kept[j]) continue;
+        for (std::size_t k = 0; k < static_cast<std::size_t>(w[2].width); ++k) {
+          if (!axis[2].kept[k]) continue;
+          const Index3 unwrapped{w[0].first + static_cast<long>(i), w[1].first + static_cast<long>(j),
+                                 w[2].first + static_cast<long>(k)};
+          const Cell t{c.level, {axis[0].index[i], axis[1].index[j], axis[2].index[k]}};
           const auto at = [&](int level, std::int64_t slot, double m) { add_at(t, level, slot, m); };
           const double weight = c.mass * (w[0].w[i] * w[1].w[j] * w[2].w[k]);
           const std::int64_t s = tree_.slot(t);
@@ -95,6 +100,8 @@ class LeafDeposit {
             share_among_children(c, t.level, s, lower, 1.0, at);
           }
         }
+      }
+    }
   }
 
  private:
@@ -357,9 +364,7 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
               if (l1 <= first || l0 >= last) continue;  // not among the leaves asked for
               const std::size_t nzs = near(z, nz, zs);
               sums.assign(l1 - l0, 0.0);
-              const auto inside = [&](const Cell& t) {
-                return (t.index[0] >> t.level) == x && (t.index[1] >> t.level) == y && (t.index[2] >> t.level) == z;
-              };
+              const Index3 own_cell{x, y, z};  // only the clouds' cells inside it
               const auto add_at = [&](const Cell&, int level, std::int64_t slot, double m) {
                 sums[tree.leaf_number(level, static_cast<std::size_t>(slot)) - l0] += m;
               };
@@ -381,7 +386,7 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
                       const std::array<double, 3> xp{positions[3 * p], positions[3 * p + 1], positions[3 * p + 2]};
                       deposit.add_where(
                           {assignment, reaches[p].level, tree.level_lattice(reaches[p].level).position(xp), masses[p]},
-                          inside, add_at);
+                          &own_cell, add_at);
                     }
                   }
                 }

@@ -50,6 +50,33 @@ struct RefinementParams {
 // A cell's indices wrapped into its level's lattice (periodic), or false when it lies outside an open grid.
 bool normalise_cell(const grid::GridGeometry& coarse, Cell& c);
 
+// A cloud's cells along axis d of the level-`level` lattice (the 1-3 cells its kernel spans,
+// grid::weights_1d): normalise_cell one axis at a time. Each one's index wrapped into the lattice, and
+// whether it is kept: inside an open grid and, unless `coarse_index` is -1, inside that coarse cell's
+// index along the axis.
+struct CloudAxis {
+  std::array<std::int64_t, 3> index;
+  std::array<bool, 3> kept;
+};
+inline CloudAxis cloud_axis(const grid::GridGeometry& coarse, int level, std::size_t d, const grid::Weights1D& w,
+                            std::int64_t coarse_index = -1) {
+  CloudAxis a{};
+  const std::int64_t n = coarse.shape[d] << level;
+  for (int i = 0; i < w.width; ++i) {
+    std::int64_t j = w.first + i;
+    bool in = true;
+    if (j < 0 || j >= n) {
+      if (coarse.periodic)
+        j = ((j % n) + n) % n;
+      else
+        in = false;
+    }
+    a.index[static_cast<std::size_t>(i)] = j;
+    a.kept[static_cast<std::size_t>(i)] = in && (coarse_index < 0 || (j >> level) == coarse_index);
+  }
+  return a;
+}
+
 // Which cells exist and which are split. Level 0: every cell of the coarse grid. Level l > 0: the
 // children of the split cells of level l-1, sorted by their Morton order on the level-l lattice.
 class Octree {
