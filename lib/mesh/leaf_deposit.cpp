@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <optional>
 #include <ranges>
 
 namespace phew::mesh {
@@ -59,7 +60,7 @@ class LeafDeposit {
 
   template <typename Sink>
   void add(const LeafCloud& c, Sink&& sink) const {
-    add_where(c, nullptr, [&](const Cell& t, int level, std::int64_t slot, double m) {
+    add_where(c, std::nullopt, [&](const Cell& t, int level, std::int64_t slot, double m) {
       // Every leaf the cell gives mass to lies in its coarse cell (an ancestor, or descendants).
       sink(t.index[0] >> t.level, static_cast<std::size_t>(tree_.leaf_number(level, static_cast<std::size_t>(slot))),
            m);
@@ -67,9 +68,9 @@ class LeafDeposit {
   }
 
   // The terms of the cloud's cells t (normalised, of the cloud's level), those inside coarse cell
-  // `coarse` only unless it is null, in the order add() makes them: add_at(t, leaf level, leaf slot, mass).
+  // `coarse` only when it is given, in the order add() makes them: add_at(t, leaf level, leaf slot, mass).
   template <typename AddAt>
-  void add_where(const LeafCloud& c, const Index3* coarse, AddAt&& add_at) const {
+  void add_where(const LeafCloud& c, const std::optional<Index3>& coarse, AddAt&& add_at) const {
     const grid::Weights1D w[3] = {grid::weights_1d(c.assignment, c.u[0]), grid::weights_1d(c.assignment, c.u[1]),
                                   grid::weights_1d(c.assignment, c.u[2])};
     // Outside an open grid: dropped, as on the uniform grid.
@@ -364,7 +365,7 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
               if (l1 <= first || l0 >= last) continue;  // not among the leaves asked for
               const std::size_t nzs = near(z, nz, zs);
               sums.assign(l1 - l0, 0.0);
-              const Index3 own_cell{x, y, z};  // only the clouds' cells inside it
+              const std::optional<Index3> own_cell = Index3{x, y, z};  // only the clouds' cells inside it
               const auto add_at = [&](const Cell&, int level, std::int64_t slot, double m) {
                 sums[tree.leaf_number(level, static_cast<std::size_t>(slot)) - l0] += m;
               };
@@ -386,7 +387,7 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
                       const std::array<double, 3> xp{positions[3 * p], positions[3 * p + 1], positions[3 * p + 2]};
                       deposit.add_where(
                           {assignment, reaches[p].level, tree.level_lattice(reaches[p].level).position(xp), masses[p]},
-                          &own_cell, add_at);
+                          own_cell, add_at);
                     }
                   }
                 }

@@ -1,5 +1,6 @@
 #include <phew/mesh/oct_neighbours.hpp>
 
+#include <phew/core/error.hpp>
 #include <phew/mesh/cell_key.hpp>
 
 #include <algorithm>
@@ -33,7 +34,10 @@ std::size_t first_at_or_after(std::span<const std::uint64_t> keys, std::size_t f
 }
 
 OctNeighbours::OctNeighbours(const grid::GridGeometry& coarse, int levels, std::span<const std::uint64_t> keys)
-    : coarse_(coarse), levels_(levels), keys_(keys) {}
+    : coarse_(coarse), levels_(levels), keys_(keys) {
+  if (keys.size() >= kNone)
+    throw core::Error::internal("oct neighbours: {} leaves do not fit 32-bit slots", keys.size());
+}
 
 bool OctNeighbours::handles(std::size_t s) const {
   const int level = static_cast<int>(keys_[s] & 0xF);
@@ -43,7 +47,7 @@ bool OctNeighbours::handles(std::size_t s) const {
   return true;
 }
 
-std::size_t OctNeighbours::first_at_or_after(std::uint64_t target) {
+std::size_t OctNeighbours::search_from_hint(std::uint64_t target) {
   hint_ = mesh::first_at_or_after(keys_, hint_, target);
   return hint_;
 }
@@ -134,6 +138,7 @@ void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_ind
   b.split = 0;
   // Corners on the finest lattice, as Morton codes: a cell q of the parent's level spans 8^shift_q
   // codes, a cell x of the leaves' level 8^shift_x, and x's children begin every 8^shift_c.
+  // (shift_c is -1 at the finest level, where no key is finer and it is never used.)
   const int shift_q = levels_ - level + 1, shift_x = shift_q - 1, shift_c = shift_x - 1;
   const auto key_of = [](std::uint64_t morton, int l) { return morton << 4 | static_cast<std::uint64_t>(l); };
   // The 27 cells q of the parent's level around the oct (wrapped, or off an open grid left out), in key
@@ -163,14 +168,14 @@ void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_ind
           qs[n_q++] = {spread[0][qx] | spread[1][qy] | spread[2][qz], {qx - 1, qy - 1, qz - 1}};
   std::sort(qs.begin(), qs.begin() + static_cast<std::ptrdiff_t>(n_q),
             [](const Q& x, const Q& y) { return x.morton < y.morton; });
-  // The first key at or after `target`, from `at` forward: a few steps, else a galloping search.
   const std::size_t n = keys_.size();
-  std::size_t at = first_at_or_after(key_of(qs[0].morton, 0));
+  std::size_t at = search_from_hint(key_of(qs[0].morton, 0));
+  // The first key at or after `target`, from `at` forward: a few steps, else a galloping search.
   const auto skip_to = [&](std::uint64_t target) {
     for (int step = 0; step < 8; ++step, ++at)
       if (at == n || keys_[at] >= target) return;
     hint_ = at;
-    at = first_at_or_after(target);
+    at = search_from_hint(target);
   };
   std::size_t q_begin = at;
   for (std::size_t i = 0; i < n_q; ++i) {
@@ -217,7 +222,7 @@ void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_ind
           b.leaf[m] = static_cast<std::uint32_t>(at++);
           break;
         }
-        if (l < level) {  // a leaf coarser than q at its corner (an unbalanced mesh): none of the block
+        if (l < level) {  // an ancestor of q at its corner (an unbalanced or inconsistent set): no cell here
           ++at;
           continue;
         }
@@ -229,7 +234,9 @@ void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_ind
           b.children[m][morton >> (3 * shift_c) & 7] = static_cast<std::uint32_t>(at++);
           continue;
         }
-        skip_to(key_of(((morton >> (3 * shift_c)) + 1) << (3 * shift_c), 0));  // a finer leaf
+        // A finer leaf: on to the next child. (A level beyond the tree's is no key of it.)
+        if (l > levels_) throw core::Error::internal("oct neighbours: key {} has a level beyond {}", key, levels_);
+        skip_to(key_of(((morton >> (3 * shift_c)) + 1) << (3 * shift_c), 0));
       }
     }
   }

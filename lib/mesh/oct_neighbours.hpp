@@ -6,8 +6,8 @@
 //
 // The answers are BasicOctreeMesh::neighbours_of's, in its order (the 26 directions, then octants),
 // which stays for the leaves this cannot answer (the coarse grid's, and lattices of at most two cells
-// along a periodic axis, where two of the 26 may wrap onto one cell). A leaf's oct has 4.7 leaves
-// on average among the test leaves of a clustered box (1.74 M of them at 80x the mean).
+// along a periodic axis, where two of the 26 may wrap onto one cell). Figures: bench/README.md, "The
+// test leaves' neighbours an oct at a time".
 #pragma once
 
 #include <phew/grid/geometry.hpp>
@@ -25,12 +25,14 @@ std::size_t first_at_or_after(std::span<const std::uint64_t> keys, std::size_t f
 
 class OctNeighbours {
  public:
-  // `keys`: the leaves' keys (cell_key.hpp), sorted; read while this lives. One per thread (a cache).
+  // `keys`: the leaves' keys (cell_key.hpp), sorted, fewer than 2^32 - 1; read while this lives. One
+  // per thread (a cache).
   OctNeighbours(const grid::GridGeometry& coarse, int levels, std::span<const std::uint64_t> keys);
 
   // Whether the leaf in slot s is one this answers (see above).
   bool handles(std::size_t s) const;
-  // The touching leaves of the leaf in slot s among the keys, written to `out` (room for 56); their number.
+  // The touching leaves of the leaf in slot s among the keys, written to `out` (room for 56); their
+  // number. Only for a leaf handles() accepts.
   std::size_t neighbours(std::size_t s, std::uint32_t* out);
 
  private:
@@ -56,7 +58,7 @@ class OctNeighbours {
   // come the finer leaves of its split cells, which belong to other octs.
   std::array<Block, 4> cache_;
 
-  std::size_t first_at_or_after(std::uint64_t target);
+  std::size_t search_from_hint(std::uint64_t target);  // first_at_or_after from hint_, which it moves
   const Block& block(std::uint64_t parent_key, int level);
   void fill(Block& b, const std::array<std::int64_t, 3>& parent_index, int level);
 };

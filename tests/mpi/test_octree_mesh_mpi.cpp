@@ -2,6 +2,7 @@
 // find_saddles): the labels of every test leaf and the saddle table equal a serial reference written
 // here (neighbours by brute force over every pair of leaves whose boxes meet, the PHEW rules of
 // docs/formats.md, "Canonical IDs and ties"), at 1-4 ranks and for uneven splits of the coarse cells.
+#include <phew/mesh/oct_neighbours.hpp>
 #include <phew/mesh/octree.hpp>
 #include <phew/mesh/octree_mesh.hpp>
 #include <phew/watershed/saddles.hpp>
@@ -25,8 +26,9 @@ struct Mesh {
 };
 
 // Blobs of several widths (some on top of each other, so patches touch across levels) in a background.
-Mesh make_mesh(unsigned seed, bool periodic, std::array<std::int64_t, 3> shape = {10, 9, 8}) {
+Mesh make_mesh(unsigned seed, bool periodic, std::array<std::int64_t, 3> shape = {10, 9, 8}, int levels = 3) {
   Mesh m;
+  m.levels = levels;
   m.g.shape = shape;
   m.g.extent = {static_cast<double>(shape[0]), static_cast<double>(shape[1]), static_cast<double>(shape[2])};
   m.g.periodic = periodic;
@@ -244,15 +246,21 @@ TEST(OctreeMesh, TheLeavesAboveTheThresholdAloneGiveTheSameWatershed) {
 // The lists keep_neighbours keeps (found an oct at a time: oct_neighbours.hpp) are those neighbours_of
 // finds one leaf at a time, in its order, for any threads and chunks: on lattices wide and narrow (two
 // cells along an axis, where the 26 directions wrap onto one cell and neighbours_of's path stays), open
-// and periodic, at thresholds where the test leaves fill the blobs and where they are a few apiece.
+// and periodic, three and four levels, at thresholds where the test leaves fill the blobs and where they
+// are a few apiece. Most leaves of the wide lattice go the oct's way.
 TEST(OctreeMesh, KeptNeighboursAreThoseFoundOneLeafAtATime) {
   const mpi::Comm comm;
-  for (const std::array<std::int64_t, 3> shape : {std::array<std::int64_t, 3>{10, 9, 8}, {2, 5, 1}})
+  struct Case {
+    std::array<std::int64_t, 3> shape;
+    int levels;
+  };
+  for (const Case& c : {Case{{10, 9, 8}, 3}, Case{{2, 5, 1}, 3}, Case{{6, 7, 5}, 4}})
     for (const bool periodic : {true, false})
       for (const unsigned seed : {4u, 17u})
         for (const double times_mean :
-             shape[0] > 2 ? std::vector<double>{0, 1, 4, 12} : std::vector<double>{0, 0.5, 1}) {
-          const Mesh m = make_mesh(seed, periodic, shape);
+             c.shape[0] > 2 ? std::vector<double>{0, 1, 4, 12} : std::vector<double>{0, 0.5, 1}) {
+          const std::array<std::int64_t, 3>& shape = c.shape;
+          const Mesh m = make_mesh(seed, periodic, shape, c.levels);
           double total = 0;
           for (std::size_t i = 0; i < m.leaves.size(); ++i) total += m.density[i] * std::pow(0.125, m.leaves[i].level);
           const double threshold = times_mean * total / static_cast<double>(m.g.cells());
@@ -267,9 +275,18 @@ TEST(OctreeMesh, KeptNeighboursAreThoseFoundOneLeafAtATime) {
             found += count;
           }
           const std::string what = std::string(periodic ? "periodic " : "open ") + std::to_string(shape[0]) + "x" +
-                                   std::to_string(shape[1]) + "x" + std::to_string(shape[2]) + " seed " +
-                                   std::to_string(seed) + " threshold " + std::to_string(times_mean) + " x mean";
+                                   std::to_string(shape[1]) + "x" + std::to_string(shape[2]) + ", " +
+                                   std::to_string(c.levels) + " levels, seed " + std::to_string(seed) + " threshold " +
+                                   std::to_string(times_mean) + " x mean";
           EXPECT_GT(comm.sum<std::uint64_t>(found), 100u) << what;
+          if (c.shape[0] > 2) {  // the oct's way answers nine in ten (the rest: coarse-grid leaves)
+            std::vector<std::uint64_t> keys(mesh.slots());
+            for (std::size_t s = 0; s < keys.size(); ++s) keys[s] = static_cast<std::uint64_t>(mesh.global_index(s));
+            const OctNeighbours octs(m.g, m.levels, keys);
+            std::uint64_t handled = 0;
+            for (std::size_t s = mesh.first_local(); s < mesh.end_local(); ++s) handled += octs.handles(s) ? 1 : 0;
+            EXPECT_GT(10 * comm.sum(handled), 9 * comm.sum<std::uint64_t>(want.size())) << what;
+          }
           for (const auto& [threads, chunk] :
                {std::pair{1, std::size_t{1} << 14}, {2, std::size_t{5}}, {3, std::size_t{1}}}) {
             mesh.keep_neighbours(threads, chunk);
