@@ -1,5 +1,6 @@
 #include <phew/dtfe/field_points.hpp>
 
+#include <phew/core/morton.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 #include <phew/dtfe/predicates.hpp>
@@ -15,13 +16,8 @@ namespace {
 // is what the triangulation's walks and the ray marching want from the vertex order.
 std::uint64_t morton(std::int32_t u, std::int32_t v, std::int32_t w) {
   auto spread = [](std::int64_t q) {
-    std::uint64_t x = static_cast<std::uint64_t>(std::clamp<std::int64_t>((q + kQuantMax) >> 9, 0, (1 << 21) - 1));
-    x = (x | (x << 32)) & 0x1f00000000ffffULL;
-    x = (x | (x << 16)) & 0x1f0000ff0000ffULL;
-    x = (x | (x << 8)) & 0x100f00f00f00f00fULL;
-    x = (x | (x << 4)) & 0x10c30c30c30c30c3ULL;
-    x = (x | (x << 2)) & 0x1249249249249249ULL;
-    return x;
+    return core::spread_bits_3(
+        static_cast<std::uint64_t>(std::clamp<std::int64_t>((q + kQuantMax) >> 9, 0, (1 << 21) - 1)));
   };
   return spread(u) | (spread(v) << 1) | (spread(w) << 2);
 }

@@ -13,6 +13,8 @@
 // 3 * 19 + 4 bits: a key is also a positive int64, the watershed's global cell index (canonical ties).
 #pragma once
 
+#include <phew/core/morton.hpp>
+
 #include <array>
 #include <cstdint>
 
@@ -21,27 +23,8 @@ namespace phew::mesh {
 inline constexpr int kMaxLevels = 15;       // the level fits in 4 bits
 inline constexpr int kFinestAxisBits = 19;  // cells per axis of the finest lattice <= 2^19
 
-// Spreads the low 20 bits of v to every third bit (bit b goes to bit 3b).
-constexpr std::uint64_t spread_bits_3(std::uint64_t v) {
-  v &= 0xFFFFF;
-  v = (v | v << 32) & 0x1F00000000FFFFull;
-  v = (v | v << 16) & 0x1F0000FF0000FFull;
-  v = (v | v << 8) & 0x100F00F00F00F00Full;
-  v = (v | v << 4) & 0x10C30C30C30C30C3ull;
-  v = (v | v << 2) & 0x1249249249249249ull;
-  return v;
-}
-
-// The inverse of spread_bits_3: every third bit, from bit 0, gathered into the low 20 bits.
-constexpr std::uint64_t gather_bits_3(std::uint64_t v) {
-  v &= 0x1249249249249249ull;
-  v = (v ^ (v >> 2)) & 0x10C30C30C30C30C3ull;
-  v = (v ^ (v >> 4)) & 0x100F00F00F00F00Full;
-  v = (v ^ (v >> 8)) & 0x1F0000FF0000FFull;
-  v = (v ^ (v >> 16)) & 0x1F00000000FFFFull;
-  v = (v ^ (v >> 32)) & 0xFFFFFull;
-  return v;
-}
+using core::gather_bits_3;  // core/morton.hpp
+using core::spread_bits_3;
 
 // Morton order of a lattice point (x the most significant axis, as the grid's C order has it).
 constexpr std::uint64_t morton3(std::uint64_t i, std::uint64_t j, std::uint64_t k) {
