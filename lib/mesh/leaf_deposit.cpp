@@ -74,35 +74,21 @@ class LeafDeposit {
     const grid::Weights1D w[3] = {grid::weights_1d(c.assignment, c.u[0]), grid::weights_1d(c.assignment, c.u[1]),
                                   grid::weights_1d(c.assignment, c.u[2])};
     // Outside an open grid: dropped, as on the uniform grid.
-    const grid::GridGeometry& g = tree_.coarse();
-    const CloudAxis axis[3] = {cloud_axis(g, c.level, 0, w[0], coarse ? (*coarse)[0] : -1),
-                               cloud_axis(g, c.level, 1, w[1], coarse ? (*coarse)[1] : -1),
-                               cloud_axis(g, c.level, 2, w[2], coarse ? (*coarse)[2] : -1)};
-    for (std::size_t i = 0; i < static_cast<std::size_t>(w[0].width); ++i) {
-      if (!axis[0].kept[i]) continue;
-      for (std::size_t j = 0; j < static_cast<std::size_t>(w[1].width); ++j) {
-        if (!axis[1].kept[j]) continue;
-        for (std::size_t k = 0; k < static_cast<std::size_t>(w[2].width); ++k) {
-          if (!axis[2].kept[k]) continue;
-          const Index3 unwrapped{w[0].first + static_cast<long>(i), w[1].first + static_cast<long>(j),
-                                 w[2].first + static_cast<long>(k)};
-          const Cell t{c.level, {axis[0].index[i], axis[1].index[j], axis[2].index[k]}};
-          const auto at = [&](int level, std::int64_t slot, double m) { add_at(t, level, slot, m); };
-          const double weight = c.mass * (w[0].w[i] * w[1].w[j] * w[2].w[k]);
-          const std::int64_t s = tree_.slot(t);
-          if (s < 0) {
-            const Cell leaf = tree_.covering_leaf(t);  // a coarser leaf: the whole cell's weight
-            at(leaf.level, tree_.slot(leaf), weight);
-          } else if (tree_.child_slot(t.level, static_cast<std::size_t>(s), 0) < 0) {
-            at(t.level, s, weight);
-          } else {
-            const std::array<double, 3> lower{static_cast<double>(unwrapped[0]), static_cast<double>(unwrapped[1]),
-                                              static_cast<double>(unwrapped[2])};
-            share_among_children(c, t.level, s, lower, 1.0, at);
-          }
-        }
+    for_each_cloud_cell(tree_.coarse(), c.level, w, coarse, [&](const Cell& t, const Index3& unwrapped, double w3) {
+      const auto at = [&](int level, std::int64_t slot, double m) { add_at(t, level, slot, m); };
+      const double weight = c.mass * w3;
+      const std::int64_t s = tree_.slot(t);
+      if (s < 0) {
+        const Cell leaf = tree_.covering_leaf(t);  // a coarser leaf: the whole cell's weight
+        at(leaf.level, tree_.slot(leaf), weight);
+      } else if (tree_.child_slot(t.level, static_cast<std::size_t>(s), 0) < 0) {
+        at(t.level, s, weight);
+      } else {
+        const std::array<double, 3> lower{static_cast<double>(unwrapped[0]), static_cast<double>(unwrapped[1]),
+                                          static_cast<double>(unwrapped[2])};
+        share_among_children(c, t.level, s, lower, 1.0, at);
       }
-    }
+    });
   }
 
  private:

@@ -433,22 +433,10 @@ std::vector<double> level_mass(const Octree& tree, int level, grid::Assignment a
         if (at.level[p] != level) return;
         const auto u = lattice.position({position[3 * p], position[3 * p + 1], position[3 * p + 2]});
         const grid::Weights1D w[3] = {grid::weights_1d(a, u[0]), grid::weights_1d(a, u[1]), grid::weights_1d(a, u[2])};
-        const grid::GridGeometry& g = tree.coarse();
-        const CloudAxis axis[3] = {cloud_axis(g, level, 0, w[0]), cloud_axis(g, level, 1, w[1]),
-                                   cloud_axis(g, level, 2, w[2])};
-        for (std::size_t i = 0; i < static_cast<std::size_t>(w[0].width); ++i) {
-          if (!axis[0].kept[i]) continue;
-          for (std::size_t j = 0; j < static_cast<std::size_t>(w[1].width); ++j) {
-            if (!axis[1].kept[j]) continue;
-            for (std::size_t k = 0; k < static_cast<std::size_t>(w[2].width); ++k) {
-              if (!axis[2].kept[k]) continue;
-              const std::int64_t s = tree.slot({level, {axis[0].index[i], axis[1].index[j], axis[2].index[k]}});
-              if (s >= 0)
-                sink(axis[0].index[i] >> level, static_cast<std::size_t>(s),
-                     mass[p] * (w[0].w[i] * w[1].w[j] * w[2].w[k]));
-            }
-          }
-        }
+        for_each_cloud_cell(tree.coarse(), level, w, std::nullopt, [&](const Cell& t, const Index3&, double w3) {
+          const std::int64_t s = tree.slot(t);
+          if (s >= 0) sink(t.index[0] >> level, static_cast<std::size_t>(s), mass[p] * w3);
+        });
       },
       [&](std::size_t s, double v) { m[s] += v; });
   return m;

@@ -33,6 +33,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -75,6 +76,30 @@ inline CloudAxis cloud_axis(const grid::GridGeometry& coarse, int level, std::si
     a.kept[static_cast<std::size_t>(i)] = in && (coarse_index < 0 || (j >> level) == coarse_index);
   }
   return a;
+}
+
+// Calls f(cell, unwrapped indices, weight) for each cell of a cloud on the level-`level` lattice (its
+// kernel's weights along the axes, w) that cloud_axis keeps (inside coarse cell `coarse` only, when
+// given), x slowest: cell normalised, weight the product of the three weights.
+template <typename F>
+void for_each_cloud_cell(const grid::GridGeometry& g, int level, const grid::Weights1D (&w)[3],
+                         const std::optional<Index3>& coarse, F&& f) {
+  const CloudAxis axis[3] = {cloud_axis(g, level, 0, w[0], coarse ? (*coarse)[0] : -1),
+                             cloud_axis(g, level, 1, w[1], coarse ? (*coarse)[1] : -1),
+                             cloud_axis(g, level, 2, w[2], coarse ? (*coarse)[2] : -1)};
+  for (std::size_t i = 0; i < static_cast<std::size_t>(w[0].width); ++i) {
+    if (!axis[0].kept[i]) continue;
+    for (std::size_t j = 0; j < static_cast<std::size_t>(w[1].width); ++j) {
+      if (!axis[1].kept[j]) continue;
+      for (std::size_t k = 0; k < static_cast<std::size_t>(w[2].width); ++k) {
+        if (!axis[2].kept[k]) continue;
+        f(Cell{level, {axis[0].index[i], axis[1].index[j], axis[2].index[k]}},
+          Index3{w[0].first + static_cast<long>(i), w[1].first + static_cast<long>(j),
+                 w[2].first + static_cast<long>(k)},
+          w[0].w[i] * w[1].w[j] * w[2].w[k]);
+      }
+    }
+  }
 }
 
 // Which cells exist and which are split. Level 0: every cell of the coarse grid. Level l > 0: the
