@@ -199,26 +199,10 @@ void BasicOctreeMesh<Real>::build(const std::vector<std::int64_t>& cuts, std::ve
 namespace {
 
 // The last of the sorted keys [lo, hi) at or before `target` (key[lo] <= target), searched outward from
-// `from`: neighbours on the Morton curve are mostly near each other, so a galloping search touches a
-// few cache lines where a binary search over a whole coarse cell's leaves touches many.
+// `from` in [lo, hi): the galloping first_at_or_after (oct_neighbours.hpp), one place back.
 std::size_t last_at_or_before(const std::uint64_t* key, std::size_t lo, std::size_t hi, std::size_t from,
                               std::uint64_t target) {
-  std::size_t a = from, b = from;  // the answer lies in [a, b): key[a] <= target, b == hi or key[b] > target
-  std::size_t step = 1;
-  if (key[from] <= target) {
-    while (a + step < hi && key[a + step] <= target) {
-      a += step;
-      step *= 2;
-    }
-    b = std::min(a + step, hi);
-  } else {
-    while (b - lo > step && key[b - step] > target) {
-      b -= step;
-      step *= 2;
-    }
-    a = b - std::min(step, b - lo);
-  }
-  return static_cast<std::size_t>(std::upper_bound(key + a, key + b, target) - key) - 1;
+  return lo + first_at_or_after(std::span<const std::uint64_t>(key + lo, hi - lo), from - lo, target + 1) - 1;
 }
 
 // No slot: a search that found no leaf at or before its point.
