@@ -7,6 +7,7 @@
 #include <phew/core/threads.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <atomic>
 #include <cmath>
 #include <optional>
@@ -319,10 +320,10 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
   core::parallel_for(
       threads, static_cast<std::size_t>(nx), static_cast<std::size_t>(chunk),
       [&](std::size_t x0, std::size_t x1, int thread) {
-        // The planes x - 1, x, x + 1 of the cells, each made once per run of planes (the one used longest
-        // ago makes way).
-        std::array<PlaneCells, 3> cached;
-        std::array<std::uint64_t, 3> used{0, 0, 0};
+        // The planes x - 1 ... x + 2 of the cells around an octet's two, each made once per run of planes
+        // (the one used longest ago makes way).
+        std::array<PlaneCells, 4> cached;
+        std::array<std::uint64_t, 4> used{0, 0, 0, 0};
         std::uint64_t clock = 0;
         const auto cells_of = [&](std::int64_t plane) -> const PlaneCells& {
           std::size_t at = 0;
@@ -338,50 +339,114 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
           return cached[at];
         };
         std::vector<double> sums;
-        std::array<Near, 3> xs{}, ys{}, zs{};
-        std::array<const PlaneCells*, 3> planes{};
-        for (auto x = static_cast<std::int64_t>(x0); x < static_cast<std::int64_t>(x1); ++x) {
-          const std::size_t nxs = near(x, nx, xs);
-          for (std::size_t i = 0; i < nxs; ++i) planes[i] = &cells_of(xs[i].index);  // three planes fit the cache
-          for (std::int64_t y = 0; y < ny; ++y) {
-            const std::size_t nys = near(y, ny, ys);
-            for (std::int64_t z = 0; z < nz; ++z) {
-              const std::int64_t own = g.linear({x, y, z});
-              const std::uint64_t l0 = end_leaf(tree, own, 0), l1 = end_leaf(tree, own, 7) + 1;
-              if (l1 <= first || l0 >= last) continue;  // not among the leaves asked for
-              const std::size_t nzs = near(z, nz, zs);
-              sums.assign(l1 - l0, 0.0);
-              const std::optional<Index3> own_cell = Index3{x, y, z};  // only the clouds' cells inside it
-              const auto add_at = [&](const Cell&, int level, std::int64_t slot, double m) {
-                sums[tree.leaf_number(level, static_cast<std::size_t>(slot)) - l0] += m;
-              };
-              // The cells around in linear order: x, then y, then z ascending.
-              for (std::size_t i = 0; i < nxs; ++i)
-                for (std::size_t j = 0; j < nys; ++j) {
-                  const std::size_t row = static_cast<std::size_t>(ys[j].index * nz);
-                  for (std::size_t k = 0; k < nzs; ++k) {
-                    const std::size_t cell = row + static_cast<std::size_t>(zs[k].index);
-                    const std::uint8_t sides =
-                        need[static_cast<std::size_t>(9 * (xs[i].delta + 1) + 3 * (ys[j].delta + 1) + zs[k].delta + 1)];
-                    if ((planes[i]->sides[cell] & sides) != sides) continue;  // none of its particles reaches
-                    const std::size_t e = planes[i]->begin[cell + 1];
-                    for (std::size_t p = planes[i]->begin[cell]; p < e; ++p) {
-                      // Most particles of a cell around do not reach this one: skipped in a tight loop
-                      // over their two bytes (the arrays' addresses held in locals, not reloaded).
-                      while (p < e && (reaches[p].level < 0 || (reaches[p].sides & sides) != sides)) ++p;
-                      if (p == e) break;
-                      const std::array<double, 3> xp{positions[3 * p], positions[3 * p + 1], positions[3 * p + 2]};
-                      deposit.add_where(
-                          {assignment, reaches[p].level, tree.level_lattice(reaches[p].level).position(xp), masses[p]},
-                          own_cell, add_at);
-                    }
-                  }
+        // Per plane of the octet: the planes around it (x - 1, x, x + 1 wrapped, ascending).
+        std::array<std::array<Near, 3>, 2> xs{};
+        std::array<std::size_t, 2> nxs{};
+        std::array<std::array<const PlaneCells*, 3>, 2> planes{};
+        std::array<Near, 3> ys{}, zs{};
+        // Per row of the octet (plane a, row b: 2a + b) inside the lattice, per cell along z, the cells
+        // around it (bit 9(dx+1) + 3(dy+1) + dz+1) whose particles reach it: found for the whole row at
+        // once without branches, so that each cell visits only those (2.2 of 27 on the 2.1 M box) instead
+        // of testing all 27 in turn.
+        std::array<std::vector<std::uint32_t>, 4> row_reach;
+        std::array<bool, 4> inner_row{};
+        for (auto& r : row_reach) r.assign(static_cast<std::size_t>(nz), 0);
+        const auto find_row_reach = [&](std::size_t a, std::int64_t y, std::vector<std::uint32_t>& out) {
+          std::ranges::fill(out, 0u);
+          for (std::size_t i = 0; i < 3; ++i)
+            for (std::size_t j = 0; j < 3; ++j) {
+              const std::uint8_t* const around =
+                  planes[a][i]->sides.data() + static_cast<std::size_t>((y + static_cast<std::int64_t>(j) - 1) * nz);
+              for (std::size_t k = 0; k < 3; ++k) {
+                const std::size_t at = 9 * i + 3 * j + k;
+                const std::uint8_t sides = need[at];
+                const std::uint8_t* const from = around + k - 1;  // the cell around z: from[z]
+                std::uint32_t* const to = out.data();
+                for (std::size_t z = 1; z + 1 < static_cast<std::size_t>(nz); ++z)
+                  to[z] |= static_cast<std::uint32_t>((from[z] & sides) == sides) << at;
+              }
+            }
+        };
+        // Coarse cell (x, y, z), plane a of the octet: its leaves' sums, handed over complete.
+        const auto gather_cell = [&](std::size_t a, std::int64_t x, std::int64_t y, std::int64_t z,
+                                     const std::vector<std::uint32_t>* reach_row) {
+          const std::int64_t own = g.linear({x, y, z});
+          const std::uint64_t l0 = end_leaf(tree, own, 0), l1 = end_leaf(tree, own, 7) + 1;
+          if (l1 <= first || l0 >= last) return;  // not among the leaves asked for
+          sums.assign(l1 - l0, 0.0);
+          const std::optional<Index3> own_cell = Index3{x, y, z};  // only the clouds' cells inside it
+          const auto add_at = [&](const Cell&, int level, std::int64_t slot, double m) {
+            sums[tree.leaf_number(level, static_cast<std::size_t>(slot)) - l0] += m;
+          };
+          // The particles of one cell around whose clouds reach `sides` of theirs, in their order.
+          const auto gather = [&](const PlaneCells& plane, std::size_t cell, std::uint8_t sides) {
+            const std::size_t e = plane.begin[cell + 1];
+            for (std::size_t p = plane.begin[cell]; p < e; ++p) {
+              // Most particles of a cell around do not reach this one: skipped in a tight loop over
+              // their two bytes (the arrays' addresses held in locals, not reloaded).
+              while (p < e && (reaches[p].level < 0 || (reaches[p].sides & sides) != sides)) ++p;
+              if (p == e) break;
+              const std::array<double, 3> xp{positions[3 * p], positions[3 * p + 1], positions[3 * p + 2]};
+              deposit.add_where(
+                  {assignment, reaches[p].level, tree.level_lattice(reaches[p].level).position(xp), masses[p]},
+                  own_cell, add_at);
+            }
+          };
+          // The cells around in linear order: x, then y, then z ascending.
+          if (reach_row != nullptr && z > 0 && z + 1 < nz) {
+            for (std::uint32_t m = (*reach_row)[static_cast<std::size_t>(z)]; m != 0; m &= m - 1) {
+              const auto at = static_cast<std::size_t>(std::countr_zero(m));
+              const std::int64_t cell =
+                  (y + static_cast<std::int64_t>(at / 3 % 3) - 1) * nz + z + static_cast<std::int64_t>(at % 3) - 1;
+              gather(*planes[a][at / 9], static_cast<std::size_t>(cell), need[at]);
+            }
+          } else {
+            const std::size_t nys = near(y, ny, ys), nzs = near(z, nz, zs);
+            for (std::size_t i = 0; i < nxs[a]; ++i)
+              for (std::size_t j = 0; j < nys; ++j) {
+                const std::size_t row = static_cast<std::size_t>(ys[j].index * nz);
+                for (std::size_t k = 0; k < nzs; ++k) {
+                  const std::size_t cell = row + static_cast<std::size_t>(zs[k].index);
+                  const std::uint8_t sides = need[static_cast<std::size_t>(9 * (xs[a][i].delta + 1) +
+                                                                           3 * (ys[j].delta + 1) + zs[k].delta + 1)];
+                  if ((planes[a][i]->sides[cell] & sides) != sides) continue;  // none of its particles reaches
+                  gather(*planes[a][i], cell, sides);
                 }
-              const std::uint64_t b = std::max(l0, first), e = std::min(l1, last);
-              complete(b, std::span<const double>(sums.data() + (b - l0), e - b), thread);
+              }
+          }
+          const std::uint64_t b = std::max(l0, first), e = std::min(l1, last);
+          complete(b, std::span<const double>(sums.data() + (b - l0), e - b), thread);
+        };
+        // Octet by octet (2 x 2 x 2 coarse cells, fewer at the run's and the lattice's ends), each in Morton
+        // order: their leaves are one run of the key order, and their cells' slots lie together on every
+        // level, so the tree and the densities are read and written where the cache has them. Which cell
+        // goes first changes no sum: each leaf's terms come in the order of the cells around it.
+        for (auto x = static_cast<std::int64_t>(x0); x < static_cast<std::int64_t>(x1); x += 2) {
+          const std::size_t xn = std::min<std::int64_t>(2, static_cast<std::int64_t>(x1) - x);
+          for (std::size_t a = 0; a < xn; ++a) {
+            nxs[a] = near(x + static_cast<std::int64_t>(a), nx, xs[a]);
+            for (std::size_t i = 0; i < nxs[a]; ++i) planes[a][i] = &cells_of(xs[a][i].index);  // four fit the cache
+          }
+          for (std::int64_t y = 0; y < ny; y += 2) {
+            const std::size_t yn = std::min<std::int64_t>(2, ny - y);
+            for (std::size_t a = 0; a < xn; ++a)
+              for (std::size_t b = 0; b < yn; ++b) {
+                const std::int64_t xa = x + static_cast<std::int64_t>(a), yb = y + static_cast<std::int64_t>(b);
+                // Inside the lattice the cells around are x, y, z - 1, +0, +1: in linear order, none wrapped.
+                inner_row[2 * a + b] = !tiny && xa > 0 && xa + 1 < nx && yb > 0 && yb + 1 < ny && nz > 2;
+                if (inner_row[2 * a + b]) find_row_reach(a, yb, row_reach[2 * a + b]);
+              }
+            for (std::int64_t z = 0; z < nz; z += 2) {
+              const std::size_t zn = std::min<std::int64_t>(2, nz - z);
+              for (std::size_t a = 0; a < xn; ++a)
+                for (std::size_t b = 0; b < yn; ++b)
+                  for (std::size_t c = 0; c < zn; ++c)
+                    gather_cell(a, x + static_cast<std::int64_t>(a), y + static_cast<std::int64_t>(b),
+                                z + static_cast<std::int64_t>(c),
+                                inner_row[2 * a + b] ? &row_reach[2 * a + b] : nullptr);
             }
           }
-          plane_done(x);
+          for (std::size_t a = 0; a < xn; ++a) plane_done(x + static_cast<std::int64_t>(a));
         }
       });
 }
