@@ -1,5 +1,6 @@
 #include <phew/watershed/merge.hpp>
 
+#include <phew/core/error.hpp>
 #include <phew/mpi/lookup.hpp>
 #include <phew/mpi/route.hpp>
 
@@ -16,14 +17,32 @@ PeakGraph::PeakGraph(std::int64_t n_nodes, const mpi::Comm& comm)
       alive(density.size(), 1) {}
 
 void PeakGraph::normalise_edges() {
-  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
-    if (a.from != b.from) return a.from < b.from;
+  // Ordered by (from, to, highest saddle first): filed by their owned end (a stable counting sort over
+  // the owned nodes), then each node's few edges sorted; one comparison sort of every edge took 0.1 s
+  // of phew-merge on the adaptive mesh's 523 k edges, sorted again after every merger level.
+  std::vector<std::size_t> start(density.size() + 1, 0);
+  for (const Edge& e : edges) {
+    if (local(e.from) >= density.size())
+      throw core::Error::internal("peak graph: an edge from node {}, which this rank does not own", e.from);
+    ++start[local(e.from) + 1];
+  }
+  for (std::size_t i = 0; i < density.size(); ++i) start[i + 1] += start[i];
+  std::vector<Edge> filed(edges.size());
+  {
+    std::vector<std::size_t> next(start.begin(), start.end() - 1);
+    for (const Edge& e : edges) filed[next[local(e.from)]++] = e;
+  }
+  const auto by_end_then_saddle = [](const Edge& a, const Edge& b) {
     if (a.to != b.to) return a.to < b.to;
     return a.saddle > b.saddle;
-  });
-  edges.erase(std::unique(edges.begin(), edges.end(),
+  };
+  for (std::size_t i = 0; i < density.size(); ++i)
+    std::sort(filed.begin() + static_cast<std::ptrdiff_t>(start[i]),
+              filed.begin() + static_cast<std::ptrdiff_t>(start[i + 1]), by_end_then_saddle);
+  filed.erase(std::unique(filed.begin(), filed.end(),
                           [](const Edge& a, const Edge& b) { return a.from == b.from && a.to == b.to; }),
-              edges.end());
+              filed.end());
+  edges = std::move(filed);
 }
 
 std::vector<KeySaddle> key_saddles(const PeakGraph& g) {
