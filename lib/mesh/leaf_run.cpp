@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 
 #include <algorithm>
+#include <bit>
 
 namespace phew::mesh {
 namespace {
@@ -48,25 +49,37 @@ std::uint64_t next_code_inside(std::uint64_t code, const std::array<std::int64_t
 }
 
 LeafKeyCursor::LeafKeyCursor(const grid::GridGeometry& coarse, int levels, const LeafRun& run)
-    : shape_(coarse.shape), levels_(levels), run_(run), code_(run.first_key >> 4) {}
+    : shape_(coarse.shape),
+      cube_(shape_[0] == shape_[1] && shape_[1] == shape_[2] &&
+            std::has_single_bit(static_cast<std::uint64_t>(shape_[0]))),
+      levels_(levels),
+      run_(run),
+      code_(run.first_key >> 4) {}
 
-std::uint64_t LeafKeyCursor::next() {
-  if (at_ >= run_.size() || code_ == kNoCode)
-    throw core::Error::internal("leaf run: leaf {} of {} lies past the grid's last coarse cell", at_, run_.size());
-  const int level = run_.level[at_];
-  const std::uint64_t key = code_ << 4 | static_cast<std::uint64_t>(level);
-  const std::uint64_t span = std::uint64_t{1} << (3 * (levels_ - level));
-  if (level < 0 || level > levels_ || (code_ & (span - 1)) != 0 || (at_ == 0 && key != run_.first_key))
-    throw core::Error::internal("leaf run: leaf {} (level {}) does not start where the leaf before it ends", at_,
-                                level);
-  ++at_;
-  code_ += span;
-  const int coarse_shift = 3 * levels_;
-  if ((code_ & ((std::uint64_t{1} << coarse_shift) - 1)) == 0) {  // past the end of a coarse cell
-    const std::uint64_t coarse = next_code_inside(code_ >> coarse_shift, shape_);
-    code_ = coarse == kNoCode ? kNoCode : coarse << coarse_shift;
+void LeafKeyCursor::next(std::span<std::uint64_t> out) {
+  // The state in locals: one loop over the batch, which the writer runs on one thread for every leaf.
+  std::uint64_t at = at_, code = code_;
+  const std::uint64_t coarse_end = std::uint64_t{1} << (3 * levels_);  // codes per coarse cell
+  const std::uint64_t cube_end = cube_ ? static_cast<std::uint64_t>(shape_[0] * shape_[1] * shape_[2]) : 0;
+  for (std::uint64_t& key : out) {
+    if (at >= run_.size() || code == kNoCode)
+      throw core::Error::internal("leaf run: leaf {} of {} lies past the grid's last coarse cell", at, run_.size());
+    const int level = run_.level[at];
+    key = code << 4 | static_cast<std::uint64_t>(level);
+    const std::uint64_t span = std::uint64_t{1} << (3 * (levels_ - level));
+    if (level < 0 || level > levels_ || (code & (span - 1)) != 0 || (at == 0 && key != run_.first_key))
+      throw core::Error::internal("leaf run: leaf {} (level {}) does not start where the leaf before it ends", at,
+                                  level);
+    ++at;
+    code += span;
+    if ((code & (coarse_end - 1)) == 0) {  // past the end of a coarse cell: the next one inside the grid
+      const std::uint64_t coarse = code / coarse_end;
+      const std::uint64_t inside = cube_ ? (coarse < cube_end ? coarse : kNoCode) : next_code_inside(coarse, shape_);
+      code = inside == kNoCode ? kNoCode : inside * coarse_end;
+    }
   }
-  return key;
+  at_ = at;
+  code_ = code;
 }
 
 }  // namespace phew::mesh

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace phew::mesh {
@@ -27,16 +28,23 @@ struct LeafRun {
   std::uint64_t size() const { return level.size(); }
 };
 
-// The keys of a run, in order, one call at a time.
+// The keys of a run, in order, a batch at a time.
 class LeafKeyCursor {
  public:
   LeafKeyCursor(const grid::GridGeometry& coarse, int levels, const LeafRun& run);
-  // The key of the next leaf (size() calls in all). Error(internal) when the levels do not tile the
-  // coarse cells (a leaf running past its coarse cell's end).
-  std::uint64_t next();
+  // The keys of the next out.size() leaves (size() in all). Error(internal) when the levels do not tile
+  // the coarse cells (a leaf running past its coarse cell's end).
+  void next(std::span<std::uint64_t> out);
+  // The key of the next leaf.
+  std::uint64_t next() {
+    std::uint64_t key = 0;
+    next(std::span<std::uint64_t>(&key, 1));
+    return key;
+  }
 
  private:
   std::array<std::int64_t, 3> shape_;
+  bool cube_;  // the grid is a cube of side a power of two: every code of the curve lies inside
   int levels_;
   const LeafRun& run_;
   std::uint64_t at_ = 0;    // leaves listed so far

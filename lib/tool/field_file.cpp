@@ -133,9 +133,7 @@ void write_field(io::File& file, const grid::GridMeta& meta, const mesh::Field& 
     std::optional<mesh::LeafKeyCursor> cursor;
     if (const auto* run = std::get_if<mesh::LeafRun>(&leaves->keys)) {
       cursor.emplace(meta.geometry, leaves->refinement.levels, *run);
-      next_keys = [&](std::span<std::uint64_t> out) {
-        for (std::uint64_t& key : out) key = cursor->next();
-      };
+      next_keys = [&](std::span<std::uint64_t> out) { cursor->next(out); };
     }
     std::visit(
         [&](const auto& density) {

@@ -843,11 +843,12 @@ TEST(LeafRun, NextCodeInsideIsTheBruteForceScan) {
 }
 
 // The keys a LeafRun gives equal the tree's own, for the whole mesh and for runs cut anywhere (as ranks
-// cut them, at coarse cells, and elsewhere), on grids whose sides are not powers of two.
+// cut them, at coarse cells, and elsewhere), one at a time and in batches, on grids whose sides are not
+// powers of two and on a cube that is (every code of the curve inside).
 TEST(LeafRun, KeysFollowFromTheLevels) {
   int cases = 0;
   for (const std::array<std::int64_t, 3> shape :
-       std::vector<std::array<std::int64_t, 3>>{{6, 6, 6}, {5, 3, 7}, {2, 7, 1}})
+       std::vector<std::array<std::int64_t, 3>>{{6, 6, 6}, {5, 3, 7}, {2, 7, 1}, {4, 4, 4}})
     for (const int levels : {0, 1, 3}) {
       grid::GridGeometry g = cube(1, 10.0);
       g.shape = shape;
@@ -870,6 +871,14 @@ TEST(LeafRun, KeysFollowFromTheLevels) {
         for (std::uint64_t i = first; i < last; ++i)
           ASSERT_EQ(cursor.next(), keys[i]) << "leaf " << i << " of [" << first << ", " << last << ")";
         EXPECT_THROW(cursor.next(), core::Error);  // past the run
+        // In batches of 1, 2, 3, ... keys, as the writer asks for them.
+        LeafKeyCursor batches(g, levels, run);
+        std::vector<std::uint64_t> batch;
+        for (std::uint64_t i = first, size = 1; i < last; i += size, ++size) {
+          batch.assign(std::min(size, last - i), 0);
+          batches.next(batch);
+          for (std::size_t k = 0; k < batch.size(); ++k) ASSERT_EQ(batch[k], keys[i + k]) << "leaf " << i + k;
+        }
         ++cases;
       }
       if (levels == 0) {
@@ -887,7 +896,7 @@ TEST(LeafRun, KeysFollowFromTheLevels) {
         EXPECT_THROW(for (std::uint64_t i = 0; i < n; ++i) cursor.next(), core::Error);
       }
     }
-  EXPECT_EQ(cases, 54);
+  EXPECT_EQ(cases, 72);
 }
 
 }  // namespace
