@@ -10,9 +10,7 @@ namespace {
 
 // Bits per axis of the cube of side a power of two that holds the grid: the curve's octree's depth.
 int curve_bits(const std::array<std::int64_t, 3>& shape) {
-  int bits = 0;
-  while ((std::int64_t{1} << bits) < std::max({shape[0], shape[1], shape[2]})) ++bits;
-  return bits;
+  return static_cast<int>(std::bit_width(static_cast<std::uint64_t>(std::max({shape[0], shape[1], shape[2]}) - 1)));
 }
 
 bool code_inside(std::uint64_t code, const std::array<std::int64_t, 3>& shape) {
@@ -44,7 +42,9 @@ std::uint64_t first_inside(std::uint64_t prefix, int depth, bool bounded, std::u
 std::uint64_t next_code_inside(std::uint64_t code, const std::array<std::int64_t, 3>& shape) {
   const int bits = curve_bits(shape);
   if (code >= (std::uint64_t{1} << (3 * bits))) return kNoCode;
-  if (code_inside(code, shape)) return code;  // every code of a cube of side a power of two
+  // Every code of a cube of side a power of two lies inside (the usual coarse grid: no bits gathered).
+  const auto side = std::int64_t{1} << bits;
+  if ((shape[0] == side && shape[1] == side && shape[2] == side) || code_inside(code, shape)) return code;
   return first_inside(0, 0, true, code, bits, shape);
 }
 
