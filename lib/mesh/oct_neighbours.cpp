@@ -86,6 +86,35 @@ constexpr std::array<Direction, 26> kDirections = [] {
 // child 0.
 constexpr std::array<int, 8> kOctantStep{0, 1, 4, 5, 16, 17, 20, 21};
 
+// A cell q of the parent's level around the oct, at offset dq (index 9 (dq_x + 1) + 3 (dq_y + 1) + dq_z + 1):
+// the octants of its children that lie in the block (bit o: its upper half along an axis where q lies
+// below the oct, its lower half where above, both where level with it), and the block's cell of its
+// child 0. Tabled once: fill() asks for 27 per oct.
+struct QPlace {
+  std::uint8_t inside;
+  std::int8_t base;  // -21 ... 21: below the block's cell 0 where q lies below the oct (its child 0 is not in it)
+};
+
+constexpr std::array<QPlace, 27> kQPlaces = [] {
+  std::array<QPlace, 27> out{};
+  for (int i = 0; i < 27; ++i) {
+    const int dq[3] = {i / 9 - 1, i / 3 % 3 - 1, i % 3 - 1};
+    unsigned inside = 0;
+    for (unsigned octant = 0; octant < 8; ++octant) {
+      bool in = true;
+      for (unsigned k = 0; k < 3; ++k) {
+        const unsigned bit = octant >> (2 - k) & 1;
+        in = in && !((dq[k] < 0 && bit == 0) || (dq[k] > 0 && bit == 1));
+      }
+      inside |= (in ? 1u : 0u) << octant;
+    }
+    out[static_cast<std::size_t>(i)] = {
+        static_cast<std::uint8_t>(inside),
+        static_cast<std::int8_t>((2 * dq[0] + 1) * 16 + (2 * dq[1] + 1) * 4 + (2 * dq[2] + 1))};
+  }
+  return out;
+}();
+
 }  // namespace
 
 std::size_t OctNeighbours::neighbours(std::size_t s, std::uint32_t* const out) {
@@ -145,7 +174,7 @@ void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_ind
   // order, so that one sweep forward through the keys finds them all.
   struct Q {
     std::uint64_t morton;
-    std::array<int, 3> dq;
+    std::size_t place;  // in kQPlaces
   };
   std::array<Q, 27> qs;
   std::size_t n_q = 0;
@@ -165,7 +194,7 @@ void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_ind
     for (int qy = 0; qy < 3; ++qy)
       for (int qz = 0; qz < 3; ++qz)
         if (!outside[0][qx] && !outside[1][qy] && !outside[2][qz])
-          qs[n_q++] = {spread[0][qx] | spread[1][qy] | spread[2][qz], {qx - 1, qy - 1, qz - 1}};
+          qs[n_q++] = {spread[0][qx] | spread[1][qy] | spread[2][qz], static_cast<std::size_t>(9 * qx + 3 * qy + qz)};
   std::sort(qs.begin(), qs.begin() + static_cast<std::ptrdiff_t>(n_q),
             [](const Q& x, const Q& y) { return x.morton < y.morton; });
   const std::size_t n = keys_.size();
@@ -180,21 +209,10 @@ void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_ind
   std::size_t q_begin = at;
   for (std::size_t i = 0; i < n_q; ++i) {
     const std::uint64_t qm = qs[i].morton;
-    const std::array<int, 3>& dq = qs[i].dq;
-    // q's cells in the block: its upper half along an axis where it lies below the oct, its lower half
-    // where above, both where level with it (`inside`, by octant). m_of: the block's cell of q's child x.
-    unsigned inside = 0;
-    for (unsigned octant = 0; octant < 8; ++octant) {
-      bool in = true;
-      for (std::size_t k = 0; k < 3; ++k) {
-        const unsigned bit = octant >> (2 - k) & 1;
-        in = in && !((dq[k] < 0 && bit == 0) || (dq[k] > 0 && bit == 1));
-      }
-      inside |= (in ? 1u : 0u) << octant;
-    }
-    const auto in_block = [&](unsigned octant) { return (inside >> octant & 1) != 0; };
-    const int base = (2 * dq[0] + 1) * 16 + (2 * dq[1] + 1) * 4 + (2 * dq[2] + 1);
-    const auto m_of = [&](unsigned octant) { return static_cast<std::size_t>(base + kOctantStep[octant]); };
+    // q's cells in the block (`inside`, by octant); m_of: the block's cell of q's child x.
+    const QPlace place = kQPlaces[qs[i].place];
+    const auto in_block = [&](unsigned octant) { return (place.inside >> octant & 1) != 0; };
+    const auto m_of = [&](unsigned octant) { return static_cast<std::size_t>(place.base + kOctantStep[octant]); };
     const std::uint64_t q_end = key_of(qm + (std::uint64_t{1} << (3 * shift_q)), 0);
     // A lattice of two cells along a periodic axis wraps the cells either side of the oct onto one:
     // its leaves are read again, for its other place in the block.
