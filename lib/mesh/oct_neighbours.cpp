@@ -4,6 +4,7 @@
 #include <phew/mesh/cell_key.hpp>
 
 #include <algorithm>
+#include <bit>
 
 namespace phew::mesh {
 
@@ -209,9 +210,8 @@ void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_ind
   std::size_t q_begin = at;
   for (std::size_t i = 0; i < n_q; ++i) {
     const std::uint64_t qm = qs[i].morton;
-    // q's cells in the block (`inside`, by octant); m_of: the block's cell of q's child x.
+    // q's cells in the block (`place.inside`, by octant); m_of: the block's cell of q's child x.
     const QPlace place = kQPlaces[qs[i].place];
-    const auto in_block = [&](unsigned octant) { return (place.inside >> octant & 1) != 0; };
     const auto m_of = [&](unsigned octant) { return static_cast<std::size_t>(place.base + kOctantStep[octant]); };
     const std::uint64_t q_end = key_of(qm + (std::uint64_t{1} << (3 * shift_q)), 0);
     // A lattice of two cells along a periodic axis wraps the cells either side of the oct onto one:
@@ -221,14 +221,14 @@ void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_ind
     q_begin = at;
     if (at == n || keys_[at] >= q_end) continue;  // no leaf in q
     if (keys_[at] == key_of(qm, level - 1)) {     // q a leaf: it covers its cells in the block
-      for (unsigned octant = 0; octant < 8; ++octant)
-        if (in_block(octant)) b.coarser[m_of(octant)] = static_cast<std::uint32_t>(at);
+      for (unsigned in = place.inside; in != 0; in &= in - 1)
+        b.coarser[m_of(static_cast<unsigned>(std::countr_zero(in)))] = static_cast<std::uint32_t>(at);
       continue;
     }
     // q's cells in the block, each one's leaves in key order: a leaf of the leaves' level, or the
     // children that are leaves; anything finer (which cannot touch the oct's leaves) is skipped.
-    for (unsigned octant = 0; octant < 8; ++octant) {
-      if (!in_block(octant)) continue;
+    for (unsigned in = place.inside; in != 0; in &= in - 1) {  // ascending
+      const auto octant = static_cast<unsigned>(std::countr_zero(in));
       const std::uint64_t xm = qm | static_cast<std::uint64_t>(octant) << (3 * shift_x);
       const std::uint64_t x_end = key_of(xm + (std::uint64_t{1} << (3 * shift_x)), 0);
       const std::size_t m = m_of(octant);
