@@ -137,9 +137,9 @@ std::size_t OctNeighbours::neighbours(std::size_t s, std::uint32_t* const out) {
       // A coarser leaf covers up to 7 of the 26: listed once, where it first comes.
       if (std::find(out, out + count, b.coarser[m]) == out + count) out[count++] = b.coarser[m];
     } else if (b.split >> m & 1) {
-      for (unsigned octant = 0; octant < 8; ++octant) {
-        const std::uint32_t k = b.children[m][octant];
-        if (k != kNone && (dir.facing >> octant & 1)) out[count++] = k;
+      for (unsigned facing = dir.facing; facing != 0; facing &= facing - 1) {  // the children facing the leaf
+        const std::uint32_t k = b.children[m][static_cast<unsigned>(std::countr_zero(facing))];
+        if (k != kNone) out[count++] = k;
       }
     }
   }
