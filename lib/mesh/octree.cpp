@@ -104,20 +104,6 @@ bool normalise_cell(const grid::GridGeometry& coarse, Cell& c) {
   return true;
 }
 
-std::int64_t Octree::slot(const Cell& c) const {
-  const int shift0 = c.level;
-  std::int64_t s = coarse_.linear({c.index[0] >> shift0, c.index[1] >> shift0, c.index[2] >> shift0});
-  for (int l = 0; l < c.level; ++l) {
-    const std::uint32_t first = first_child_[static_cast<std::size_t>(l)][static_cast<std::size_t>(s)];
-    if (first & kLeafBit) return -1;
-    const int shift = c.level - l - 1;  // the octant of the level-(l+1) ancestor
-    const int octant =
-        static_cast<int>((c.index[0] >> shift & 1) << 2 | (c.index[1] >> shift & 1) << 1 | (c.index[2] >> shift & 1));
-    s = static_cast<std::int64_t>(first) + octant;
-  }
-  return s;
-}
-
 Cell Octree::cell_at_slot(int level, std::size_t s) const {
   if (level > 0 && !has_codes_) throw core::Error::internal("octree: cell_at_slot on a tree without its cells' codes");
   if (level == 0) {

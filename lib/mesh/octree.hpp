@@ -127,7 +127,18 @@ class Octree {
   // The cell's indices wrapped into the lattice (periodic), or false when it lies outside an open grid.
   bool normalise(Cell& c) const { return normalise_cell(coarse_, c); }
   // Whether a (normalised) cell exists, and whether it is split. -1 when it does not exist.
-  std::int64_t slot(const Cell& c) const;
+  std::int64_t slot(const Cell& c) const {  // inline: the deposit asks for every cell of every cloud
+    std::int64_t s = coarse_.linear({c.index[0] >> c.level, c.index[1] >> c.level, c.index[2] >> c.level});
+    for (int l = 0; l < c.level; ++l) {
+      const std::uint32_t first = first_child_[static_cast<std::size_t>(l)][static_cast<std::size_t>(s)];
+      if (first & kLeafBit) return -1;
+      const int shift = c.level - l - 1;  // the octant of the level-(l+1) ancestor
+      const int octant =
+          static_cast<int>((c.index[0] >> shift & 1) << 2 | (c.index[1] >> shift & 1) << 1 | (c.index[2] >> shift & 1));
+      s = static_cast<std::int64_t>(first) + octant;
+    }
+    return s;
+  }
   bool split(const Cell& c) const;
   // The slot of child `octant` of the cell in slot s of a level, or -1 when that cell is a leaf: a walk
   // down the tree without searching.
