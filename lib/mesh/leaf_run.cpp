@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 
 namespace phew::mesh {
@@ -57,21 +58,27 @@ LeafKeyCursor::LeafKeyCursor(const grid::GridGeometry& coarse, int levels, const
       code_(run.first_key >> 4) {}
 
 void LeafKeyCursor::next(std::span<std::uint64_t> out) {
-  // The state in locals: one loop over the batch, which the writer runs on one thread for every leaf.
+  // The state and the run in locals, and each level's span of codes tabled: one tight loop over the
+  // batch, which the writer runs on one thread for every leaf.
   std::uint64_t at = at_, code = code_;
-  const std::uint64_t coarse_end = std::uint64_t{1} << (3 * levels_);  // codes per coarse cell
+  const std::uint64_t size = run_.size();
+  const std::int8_t* const levels = run_.level.data();
+  const auto top = static_cast<unsigned>(levels_);
+  if (top > static_cast<unsigned>(kMaxLevels)) throw core::Error::internal("leaf run: {} levels", levels_);
+  std::array<std::uint64_t, kMaxLevels + 1> span{};  // codes a leaf of level l covers: 8^(levels - l)
+  for (unsigned l = 0; l <= top; ++l) span[l] = std::uint64_t{1} << (3 * (top - l));
+  const std::uint64_t coarse_end = span[0];  // codes per coarse cell
   const std::uint64_t cube_end = cube_ ? static_cast<std::uint64_t>(shape_[0] * shape_[1] * shape_[2]) : 0;
   for (std::uint64_t& key : out) {
-    if (at >= run_.size() || code == kNoCode)
-      throw core::Error::internal("leaf run: leaf {} of {} lies past the grid's last coarse cell", at, run_.size());
-    const int level = run_.level[at];
-    key = code << 4 | static_cast<std::uint64_t>(level);
-    const std::uint64_t span = std::uint64_t{1} << (3 * (levels_ - level));
-    if (level < 0 || level > levels_ || (code & (span - 1)) != 0 || (at == 0 && key != run_.first_key))
+    if (at >= size || code == kNoCode)
+      throw core::Error::internal("leaf run: leaf {} of {} lies past the grid's last coarse cell", at, size);
+    const auto level = static_cast<unsigned>(levels[at]);  // a negative level wraps above `top`
+    key = code << 4 | level;
+    if (level > top || (code & (span[level] - 1)) != 0 || (at == 0 && key != run_.first_key))
       throw core::Error::internal("leaf run: leaf {} (level {}) does not start where the leaf before it ends", at,
-                                  level);
+                                  static_cast<int>(levels[at]));
     ++at;
-    code += span;
+    code += span[level];
     if ((code & (coarse_end - 1)) == 0) {  // past the end of a coarse cell: the next one inside the grid
       const std::uint64_t coarse = code / coarse_end;
       const std::uint64_t inside = cube_ ? (coarse < cube_end ? coarse : kNoCode) : next_code_inside(coarse, shape_);
