@@ -50,12 +50,7 @@ std::uint64_t next_code_inside(std::uint64_t code, const std::array<std::int64_t
 }
 
 LeafKeyCursor::LeafKeyCursor(const grid::GridGeometry& coarse, int levels, const LeafRun& run)
-    : shape_(coarse.shape),
-      cube_(shape_[0] == shape_[1] && shape_[1] == shape_[2] &&
-            std::has_single_bit(static_cast<std::uint64_t>(shape_[0]))),
-      levels_(levels),
-      run_(run),
-      code_(run.first_key >> 4) {}
+    : shape_(coarse.shape), levels_(levels), run_(run), code_(run.first_key >> 4) {}
 
 void LeafKeyCursor::next(std::span<std::uint64_t> out) {
   // The state and the run in locals, and each level's span of codes tabled: one tight loop over the
@@ -68,7 +63,6 @@ void LeafKeyCursor::next(std::span<std::uint64_t> out) {
   std::array<std::uint64_t, kMaxLevels + 1> span{};  // codes a leaf of level l covers: 8^(levels - l)
   for (unsigned l = 0; l <= top; ++l) span[l] = std::uint64_t{1} << (3 * (top - l));
   const std::uint64_t coarse_end = span[0];  // codes per coarse cell
-  const std::uint64_t cube_end = cube_ ? static_cast<std::uint64_t>(shape_[0] * shape_[1] * shape_[2]) : 0;
   for (std::uint64_t& key : out) {
     if (at >= size || code == kNoCode)
       throw core::Error::internal("leaf run: leaf {} of {} lies past the grid's last coarse cell", at, size);
@@ -80,9 +74,8 @@ void LeafKeyCursor::next(std::span<std::uint64_t> out) {
     ++at;
     code += span[level];
     if ((code & (coarse_end - 1)) == 0) {  // past the end of a coarse cell: the next one inside the grid
-      const std::uint64_t coarse = code / coarse_end;
-      const std::uint64_t inside = cube_ ? (coarse < cube_end ? coarse : kNoCode) : next_code_inside(coarse, shape_);
-      code = inside == kNoCode ? kNoCode : inside * coarse_end;
+      const std::uint64_t coarse = next_code_inside(code / coarse_end, shape_);
+      code = coarse == kNoCode ? kNoCode : coarse * coarse_end;
     }
   }
   at_ = at;

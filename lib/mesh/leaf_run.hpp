@@ -44,7 +44,6 @@ class LeafKeyCursor {
 
  private:
   std::array<std::int64_t, 3> shape_;
-  bool cube_;  // the grid is a cube of side a power of two: every code of the curve lies inside
   int levels_;
   const LeafRun& run_;
   std::uint64_t at_ = 0;    // leaves listed so far
