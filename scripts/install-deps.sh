@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config autoconf automake libtool time clang-format
   openmpi-bin libopenmpi-dev
   libhdf5-openmpi-dev hdf5-tools
-  nlohmann-json3-dev libfmt-dev libcli11-dev libxxhash-dev
+  nlohmann-json3-dev libfmt-dev libcli11-dev libxxhash-dev zlib1g-dev
   libqhull-dev libcgal-dev
   libfftw3-dev libfftw3-mpi-dev
   libgtest-dev libgmock-dev

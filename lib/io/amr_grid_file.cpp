@@ -1,8 +1,10 @@
 #include <phew/io/amr_grid_file.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/threads.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <type_traits>
 
@@ -176,23 +178,34 @@ void read_amr_leaf_rows_into(const File& file, std::uint64_t begin, std::uint64_
   file.read_rows_into<std::uint64_t>("/grid/leaves/key", begin, count, out.key);
   file.read_rows_into<Real>("/grid/leaves/density", begin, count, out.density);
   // The invariants every reader relies on: keys ascending, the level in the key, densities finite and
-  // >= 0. The levels are read a piece at a time: they are only checked.
+  // >= 0. The levels are read a piece at a time: they are only checked, on lib/io's threads; the first
+  // leaf that fails is named, whichever thread met it.
   constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
+  constexpr std::size_t kRowsPerTask = std::size_t{1} << 15;
   std::vector<std::int8_t> level;
   for (std::uint64_t from = 0; from < count; from += kPiece) {
     const std::uint64_t n_piece = std::min(kPiece, count - from);
     level.resize(n_piece);
     file.read_rows_into<std::int8_t>("/grid/leaves/level", begin + from, n_piece, level);
-    for (std::uint64_t i = 0; i < n_piece; ++i) {
-      const std::size_t n = from + i;
-      const std::uint64_t key = out.key[n];
-      const Real density = out.density[n];
-      if (static_cast<std::int8_t>(key & 0xF) != level[i] || (n > 0 && !(out.key[n - 1] < key)) ||
-          !std::isfinite(density) || density < 0)
-        throw core::Error::input(
-            "{}: leaf {} of /grid/leaves (key {}, level {}, density {}) is not a leaf cic-project writes "
-            "(keys ascending, the level in the key's low 4 bits, densities finite and not negative)",
-            file.path(), begin + n, key, level[i], density);
+    std::atomic<std::uint64_t> bad{n_piece};
+    core::parallel_for(io_threads(), n_piece, kRowsPerTask, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t i = b; i < e; ++i) {
+        const std::size_t n = from + i;
+        const std::uint64_t key = out.key[n];
+        const Real density = out.density[n];
+        if (static_cast<std::int8_t>(key & 0xF) != level[i] || (n > 0 && !(out.key[n - 1] < key)) ||
+            !std::isfinite(density) || density < 0) {
+          for (std::uint64_t seen = bad; i < seen && !bad.compare_exchange_weak(seen, i);) {}
+          return;
+        }
+      }
+    });
+    if (bad < n_piece) {
+      const std::size_t i = bad, n = from + i;
+      throw core::Error::input(
+          "{}: leaf {} of /grid/leaves (key {}, level {}, density {}) is not a leaf cic-project writes "
+          "(keys ascending, the level in the key's low 4 bits, densities finite and not negative)",
+          file.path(), begin + n, out.key[n], level[i], out.density[n]);
     }
   }
 }
@@ -244,10 +257,22 @@ AmrLeavesAbove<Real> read_amr_leaves_above(const File& file, std::uint64_t key_b
     if (row > b && !(last_key < batch.key.front()))
       throw core::Error::input("{}: leaf {} of /grid/leaves (key {}) does not follow the leaf before it in key order",
                                file.path(), row, batch.key.front());
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      const double density = batch.density[i];
-      out.densest = std::max(out.densest, density);
-      if (density > above) {
+    // Kept on lib/io's threads, each task's leaves in a list of its own, joined in order.
+    constexpr std::size_t kRowsPerTask = std::size_t{1} << 15;
+    const std::size_t tasks = (batch.size() + kRowsPerTask - 1) / kRowsPerTask;
+    std::vector<std::vector<std::uint32_t>> kept(tasks);
+    std::vector<double> densest(tasks, 0.0);
+    core::parallel_for(io_threads(), batch.size(), kRowsPerTask, [&](std::size_t from, std::size_t to, int) {
+      const std::size_t task = from / kRowsPerTask;
+      for (std::size_t i = from; i < to; ++i) {
+        const double density = batch.density[i];
+        densest[task] = std::max(densest[task], density);
+        if (density > above) kept[task].push_back(static_cast<std::uint32_t>(i));
+      }
+    });
+    for (std::size_t task = 0; task < tasks; ++task) {
+      out.densest = std::max(out.densest, densest[task]);
+      for (const std::uint32_t i : kept[task]) {
         out.leaves.key.push_back(batch.key[i]);
         out.leaves.density.push_back(batch.density[i]);
       }

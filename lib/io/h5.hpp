@@ -61,6 +61,13 @@ struct Storage {
   int deflate = 0;
 };
 
+// The threads lib/io runs on: to code the chunks of shuffled and deflated datasets when a file on one
+// rank is written or read (h5_chunks.cpp), and to check the rows it reads. The tools set it from
+// --threads (tool::threads_to_use); the bytes in a file are the same for any number. 1 until set (HDF5
+// then codes the chunks itself).
+void set_io_threads(int threads);
+int io_threads();
+
 // An open HDF5 file. Move-only; closes on destruction.
 class File {
  public:

@@ -52,4 +52,14 @@ inline hid_t native(NumType t) {
   return H5T_NATIVE_DOUBLE;
 }
 
+// The box [begin, begin + size) (whole rows: only the first dimension partial) or the rows
+// [row_begin, row_begin + rows) of a dataset of row chunks, shuffled and deflated, coded on the
+// io threads (set_io_threads) and written or read as raw chunks (h5_chunks.cpp). not_here: the
+// dataset, the selection, the memory type or the thread count is not one this does; the caller then
+// goes through H5Dwrite or H5Dread. failed: HDF5 refused a chunk, or a stored chunk is damaged.
+enum class ChunkIo { not_here, done, failed };
+ChunkIo write_rows_as_chunks(hid_t dataset, hid_t mem_type, const std::vector<std::uint64_t>& begin,
+                             const std::vector<std::uint64_t>& size, const void* data);
+ChunkIo read_rows_from_chunks(hid_t dataset, hid_t mem_type, std::uint64_t row_begin, std::uint64_t rows, void* out);
+
 }  // namespace phew::io::h5

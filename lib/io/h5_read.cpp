@@ -136,6 +136,13 @@ void File::read_raw(const std::string& dataset, std::uint64_t begin, std::uint64
   const std::string where = path_ + ": " + dataset;
   check_class(info, mem, where);
   Id d(H5Dopen2(id_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!info.shape.empty() && (all || (begin + count <= info.shape[0] && count > 0))) {
+    // Row chunks decoded on threads, where h5_chunks.cpp can.
+    const h5::ChunkIo done =
+        h5::read_rows_from_chunks(d, native(mem), all ? 0 : begin, all ? info.shape[0] : count, out);
+    if (done == h5::ChunkIo::failed) throw core::Error::io("{}: read failed (a damaged chunk)", where);
+    if (done == h5::ChunkIo::done) return;
+  }
   herr_t status;
   if (all) {
     status = H5Dread(d, native(mem), H5S_ALL, H5S_ALL, H5P_DEFAULT, out);

@@ -115,10 +115,18 @@ void File::write_into_raw(const std::string& dataset, const std::vector<std::uin
   for (hsize_t& c : count) c = std::max<hsize_t>(c, 1);  // a valid memory space even when nothing is selected
   Id mspace(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
   if (mine == 0) H5Sselect_none(mspace);
+  const bool mpi_io = parallel_ && comm_->size() > 1;
+  if (!mpi_io && mine > 0) {  // row chunks coded on threads, where h5_chunks.cpp can
+    errno = 0;
+    const h5::ChunkIo done = h5::write_rows_as_chunks(d, native(mem), begin, size, data);
+    if (done != h5::ChunkIo::not_here) {
+      agree_on_write(done == h5::ChunkIo::failed, "writing " + dataset);
+      return;
+    }
+  }
   Id dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  if (parallel_ && comm_->size() > 1)
-    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);  // MPI-IO only beyond one rank (File::create)
-  static const double empty = 0;                   // HDF5 refuses a null buffer even when nothing is selected
+  if (mpi_io) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);  // MPI-IO only beyond one rank (File::create)
+  static const double empty = 0;                             // HDF5 refuses a null buffer even when nothing is selected
   errno = 0;
   const herr_t status = H5Dwrite(d, native(mem), mspace, fspace, dxpl, data && mine ? data : &empty);
   agree_on_write(status < 0, "writing " + dataset);

@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/core/parse.hpp>
 #include <phew/core/threads.hpp>
+#include <phew/io/h5.hpp>
 
 #include <fmt/format.h>
 
@@ -32,6 +33,7 @@ int threads_to_use(int parsed, const mpi::Comm& comm) {
 int threads_to_use(int parsed, Context& ctx) {
   const int threads = threads_to_use(parsed, ctx.comm());
   ctx.manifest().parameter("threads_used", threads);
+  io::set_io_threads(threads);  // lib/io codes compressed chunks and checks what it reads on them too
   return threads;
 }
 

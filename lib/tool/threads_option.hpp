@@ -20,7 +20,8 @@ int parse_threads(const std::string& text);
 constexpr int kMaxThreads = 1024;
 // The threads to run: `parsed` when positive, else the node's cores shared among its ranks. Collective.
 int threads_to_use(int parsed, const mpi::Comm& comm);
-// The same, recorded in the manifest as threads_used: what every threaded tool calls. Collective.
+// The same, recorded in the manifest as threads_used and set as lib/io's threads
+// (io::set_io_threads): what every threaded tool calls. Collective.
 int threads_to_use(int parsed, Context& ctx);
 
 }  // namespace phew::tool

@@ -111,6 +111,44 @@ TEST_F(AmrFile, ChecksTheLevelsOfEveryPiece) {
   EXPECT_NO_THROW(io::read_amr_leaf_rows(h, 0, n - 3));
   EXPECT_THROW(io::read_amr_leaf_rows(h, 0, n), core::Error);
   EXPECT_THROW(io::read_amr_leaf_rows<float>(h, 10, n - 10), core::Error);
+  // Checked on lib/io's threads: the same leaves, and the first bad leaf named whichever thread met a
+  // bad one first.
+  for (const int threads : {1, 3}) {
+    io::set_io_threads(threads);
+    EXPECT_EQ(io::read_amr_leaf_rows(h, 0, n - 3).key,
+              std::vector<std::uint64_t>(good.key.begin(), good.key.end() - 3));
+    try {
+      io::read_amr_leaf_rows(h, 700000, n - 700000);
+      ADD_FAILURE() << threads;
+    } catch (const core::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("leaf " + std::to_string(n - 3) + " of"), std::string::npos) << e.what();
+    }
+  }
+  io::set_io_threads(1);
+}
+
+// Two bad leaves far apart: the first is named on any number of threads.
+TEST_F(AmrFile, NamesTheFirstBadLeafOnAnyThreads) {
+  const mpi::Comm comm;
+  const std::size_t n = 300000;
+  auto rows = leaves(n);
+  rows.density[250000] = -1;
+  rows.density[70001] = -2;
+  {
+    io::File f = io::File::create(path("two.h5"), comm);
+    write(f, model::AmrRefinement{2, 8, 8, 1, {n / 3, n / 3, n / 3}}, rows, io::Precision::f64, false, comm);
+  }
+  const io::File f = io::File::open_read(path("two.h5"));
+  for (const int threads : {1, 2, 5}) {
+    io::set_io_threads(threads);
+    try {
+      io::read_amr_leaves_above<double>(f, 0, ~std::uint64_t{0}, 0.0);
+      ADD_FAILURE() << threads;
+    } catch (const core::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("leaf 70001 of"), std::string::npos) << e.what();
+    }
+  }
+  io::set_io_threads(1);
 }
 
 // phew-segment's read: the leaves above a threshold, a million rows at a time, each batch checked, and
@@ -127,9 +165,6 @@ TEST_F(AmrFile, ReadsTheLeavesAboveAThresholdABatchAtATime) {
   }
   const io::File f = io::File::open_read(path("above.h5"));
   const std::size_t b = 1000, e = n - 2;  // leaves [b, e): both batches
-  const auto above = io::read_amr_leaves_above<double>(f, rows.key[b], rows.key[e], 990.0);
-  EXPECT_EQ(above.read, e - b);
-  EXPECT_EQ(above.densest, 999.0);
   model::AmrLeaves want;
   for (std::size_t i = b; i < e; ++i)
     if (rows.density[i] > 990.0) {
@@ -137,8 +172,15 @@ TEST_F(AmrFile, ReadsTheLeavesAboveAThresholdABatchAtATime) {
       want.density.push_back(rows.density[i]);
     }
   EXPECT_GT(want.size(), 1000u);
-  EXPECT_EQ(above.leaves.key, want.key);
-  EXPECT_EQ(above.leaves.density, want.density);
+  for (const int threads : {1, 3}) {  // kept on lib/io's threads: the same leaves in the same order
+    io::set_io_threads(threads);
+    const auto above = io::read_amr_leaves_above<double>(f, rows.key[b], rows.key[e], 990.0);
+    EXPECT_EQ(above.read, e - b);
+    EXPECT_EQ(above.densest, 999.0);
+    EXPECT_EQ(above.leaves.key, want.key);
+    EXPECT_EQ(above.leaves.density, want.density);
+  }
+  io::set_io_threads(1);
   EXPECT_TRUE(io::read_amr_leaves_above<float>(f, 5, 5, 0.0).leaves.empty());
   // The first key of the second batch below the last of the first: each batch alone is in order.
   const std::size_t batch = std::size_t{1} << 20;

@@ -1,6 +1,7 @@
 // The HDF5 wrapper, atomic outputs and manifests.
 #include <phew/core/error.hpp>
 #include <phew/io/atomic_output.hpp>
+#include <phew/io/chunk_codec.hpp>
 #include <phew/io/grid_file.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/manifest/fingerprint.hpp>
@@ -9,8 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <random>
 
 #include <unistd.h>
 
@@ -80,6 +84,112 @@ TEST_F(H5, NotHdf5AndMissingFilesAreReported) {
   } catch (const core::Error& e) {
     EXPECT_EQ(e.kind(), core::ErrorKind::io);
   }
+}
+
+// Byte k of every element together, the bytes past the last whole element left at the end (HDF5's
+// shuffle filter), and a chunk coded and decoded back; a stream cut short or of the wrong length is
+// refused, not read as zeros.
+TEST(ChunkCodec, ShufflesAsHdf5AndRoundTrips) {
+  std::vector<std::byte> in(11), out(11), back(11);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::byte>(i);
+  io::shuffle_bytes(in, 4, out);  // two whole elements (0-3, 4-7) and three bytes left over
+  const std::vector<int> want{0, 4, 1, 5, 2, 6, 3, 7, 8, 9, 10};
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(static_cast<int>(out[i]), want[i]) << i;
+  io::unshuffle_bytes(out, 4, back);
+  EXPECT_EQ(back, in);
+
+  std::vector<std::byte> chunk(4000), scratch, decoded(chunk.size());
+  std::mt19937_64 rng(7);
+  for (std::size_t i = 0; i < chunk.size(); i += 8) {
+    const std::uint64_t v = rng() % 1000;  // small integers: shuffled, the high bytes are zeros
+    std::memcpy(&chunk[i], &v, 8);
+  }
+  const std::vector<std::byte> stored = io::encode_chunk(chunk, 8, true, 1, scratch);
+  ASSERT_FALSE(stored.empty());
+  EXPECT_LT(stored.size(), chunk.size() / 2);
+  ASSERT_TRUE(io::decode_chunk(stored, 8, true, true, decoded, scratch));
+  EXPECT_EQ(decoded, chunk);
+  const std::span<const std::byte> cut(stored.data(), stored.size() - 9);
+  EXPECT_FALSE(io::decode_chunk(cut, 8, true, true, decoded, scratch));
+  std::vector<std::byte> longer(chunk.size() + 8);
+  EXPECT_FALSE(io::decode_chunk(stored, 8, true, true, longer, scratch));
+}
+
+// Chunks coded on threads (h5_chunks.cpp) against HDF5's own filter pipeline (one thread): the same
+// file, byte for byte, and the same values read back on either path, whole, from rows that cut chunks,
+// and converted to another type.
+TEST_F(H5, ChunksCodedOnThreadsAreHdf5sOwn) {
+  const mpi::Comm comm;
+  constexpr std::uint64_t kRows = 1000;
+  std::vector<std::int64_t> table(kRows * 3);
+  std::vector<std::uint32_t> labels(kRows);
+  std::vector<float> noisy(kRows);
+  std::mt19937_64 rng(11);
+  for (std::size_t i = 0; i < table.size(); ++i) table[i] = static_cast<std::int64_t>(i / 7) - 300;
+  for (std::size_t i = 0; i < kRows; ++i) {
+    labels[i] = static_cast<std::uint32_t>(i / 90);
+    noisy[i] = std::uniform_real_distribution<float>(-1, 1)(rng);
+  }
+  auto write = [&](const std::string& name, int threads) {
+    io::set_io_threads(threads);
+    io::File f = io::File::create(path(name), comm);
+    f.write_rows<std::int64_t, std::int64_t>("/table", {kRows, 3}, 0, table, io::Storage{64, 1});
+    f.write_rows<std::uint32_t, std::uint32_t>("/labels", {kRows}, 0, labels, io::Storage{100, 6});
+    f.write_rows<float, float>("/noisy", {kRows}, 0, noisy, io::Storage{128, 1});
+    f.write_rows<float, double>("/converted", {kRows}, 0, std::vector<double>(kRows, 0.5), io::Storage{128, 1});
+    f.close();
+  };
+  write("one.h5", 1);
+  write("three.h5", 3);
+  auto bytes = [&](const std::string& name) {
+    std::ifstream in(path(name), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(bytes("one.h5"), bytes("three.h5"));
+
+  for (const int threads : {1, 3}) {
+    io::set_io_threads(threads);
+    const io::File f = io::File::open_read(path("three.h5"));
+    EXPECT_EQ(f.read<std::int64_t>("/table"), table);
+    EXPECT_EQ(f.read<std::uint32_t>("/labels"), labels);
+    EXPECT_EQ(f.read<float>("/noisy"), noisy);
+    EXPECT_EQ(f.read<double>("/converted"), std::vector<double>(kRows, 0.5));
+    const auto rows = f.read_rows<std::int64_t>("/table", 63, 130);  // from the end of chunk 0 into chunk 3
+    EXPECT_EQ(rows, std::vector<std::int64_t>(table.begin() + 63 * 3, table.begin() + 193 * 3));
+    const auto wide = f.read_rows<std::int64_t>("/labels", 150, 850);  // converted, up to the last row
+    for (std::size_t i = 0; i < wide.size(); ++i) ASSERT_EQ(wide[i], labels[150 + i]) << i;
+  }
+  io::set_io_threads(1);
+}
+
+// A damaged chunk is an I/O error on either path, never values read as zeros.
+TEST_F(H5, ADamagedChunkIsAnIoError) {
+  const mpi::Comm comm;
+  std::vector<std::int64_t> v(1 << 16);
+  std::mt19937_64 rng(3);
+  for (std::int64_t& x : v) x = static_cast<std::int64_t>(rng());  // incompressible: the chunks fill the file
+  {
+    io::File f = io::File::create(path("d.h5"), comm);
+    f.write_rows<std::int64_t, std::int64_t>("/v", {v.size()}, 0, v, io::Storage{4096, 1});
+    f.close();
+  }
+  {
+    std::fstream file(path("d.h5"), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(fs::file_size(path("d.h5")) / 2));
+    const std::string junk(64, 'x');
+    file.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  for (const int threads : {1, 3}) {
+    io::set_io_threads(threads);
+    const io::File f = io::File::open_read(path("d.h5"));
+    try {
+      f.read<std::int64_t>("/v");
+      ADD_FAILURE() << threads << " threads read a damaged chunk";
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.kind(), core::ErrorKind::io) << e.what();
+    }
+  }
+  io::set_io_threads(1);
 }
 
 using Atomic = test::TempDir;

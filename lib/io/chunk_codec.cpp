@@ -1,0 +1,82 @@
+#include <phew/io/chunk_codec.hpp>
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace phew::io {
+
+void shuffle_bytes(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out) {
+  const std::size_t n = element_size > 1 ? in.size() / element_size : 0;
+  if (n == 0) {
+    std::copy(in.begin(), in.end(), out.begin());
+    return;
+  }
+  for (std::size_t k = 0; k < element_size; ++k) {
+    const std::byte* from = in.data() + k;
+    std::byte* to = out.data() + k * n;
+    for (std::size_t i = 0; i < n; ++i) to[i] = from[i * element_size];
+  }
+  const std::size_t whole = n * element_size;
+  std::copy(in.begin() + static_cast<std::ptrdiff_t>(whole), in.end(),
+            out.begin() + static_cast<std::ptrdiff_t>(whole));
+}
+
+void unshuffle_bytes(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out) {
+  const std::size_t n = element_size > 1 ? in.size() / element_size : 0;
+  if (n == 0) {
+    std::copy(in.begin(), in.end(), out.begin());
+    return;
+  }
+  for (std::size_t k = 0; k < element_size; ++k) {
+    const std::byte* from = in.data() + k * n;
+    std::byte* to = out.data() + k;
+    for (std::size_t i = 0; i < n; ++i) to[i * element_size] = from[i];
+  }
+  const std::size_t whole = n * element_size;
+  std::copy(in.begin() + static_cast<std::ptrdiff_t>(whole), in.end(),
+            out.begin() + static_cast<std::ptrdiff_t>(whole));
+}
+
+std::vector<std::byte> encode_chunk(std::span<const std::byte> chunk, std::size_t element_size, bool shuffle, int level,
+                                    std::vector<std::byte>& scratch) {
+  std::span<const std::byte> src = chunk;
+  if (shuffle) {
+    scratch.resize(chunk.size());
+    shuffle_bytes(chunk, element_size, scratch);
+    src = scratch;
+  }
+  uLongf size = compressBound(static_cast<uLong>(src.size()));
+  std::vector<std::byte> out(size);
+  // compress2 with the whole chunk at once, as H5Zdeflate.c calls it: the same zlib stream, byte for byte.
+  if (compress2(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(src.data()),
+                static_cast<uLong>(src.size()), level) != Z_OK)
+    out.clear();  // cannot happen with compressBound's room; the caller then writes through HDF5
+  else
+    out.resize(size);
+  return out;
+}
+
+bool decode_chunk(std::span<const std::byte> stored, std::size_t element_size, bool shuffled, bool deflated,
+                  std::span<std::byte> out, std::vector<std::byte>& scratch) {
+  std::span<std::byte> inflated = out;
+  if (shuffled) {
+    scratch.resize(out.size());
+    inflated = scratch;
+  }
+  if (deflated) {
+    uLongf size = static_cast<uLongf>(inflated.size());
+    if (uncompress(reinterpret_cast<Bytef*>(inflated.data()), &size, reinterpret_cast<const Bytef*>(stored.data()),
+                   static_cast<uLong>(stored.size())) != Z_OK ||
+        size != inflated.size())
+      return false;
+  } else {
+    if (stored.size() != inflated.size()) return false;
+    std::memcpy(inflated.data(), stored.data(), stored.size());
+  }
+  if (shuffled) unshuffle_bytes(inflated, element_size, out);
+  return true;
+}
+
+}  // namespace phew::io
