@@ -43,14 +43,17 @@ class ExactSums {
   explicit ExactSums(const Scales& scales) : scales_(scales) {}
 
   void add(std::int64_t key, const Values& v) {
-    if (entries_.empty() || entries_[last_].key != key) {
-      const auto [it, fresh] = at_.try_emplace(key, entries_.size());
-      if (fresh) entries_.push_back({key, {}});
-      last_ = it->second;
-    }
-    Entry& e = entries_[last_];
+    Entry& e = entry(key);
     for (std::size_t i = 0; i < N; ++i) e.sum[i] += scales_[i].to_fixed(v[i]);
   }
+  // Terms already in units of this accumulator's scales (scales()[i].to_fixed): for a hot loop that
+  // adds one term to several accumulators of the same scale, or a term that is the same for many adds,
+  // and converts it once.
+  void add_fixed(std::int64_t key, const std::array<core::FixedInt, N>& v) {
+    Entry& e = entry(key);
+    for (std::size_t i = 0; i < N; ++i) e.sum[i] += v[i];
+  }
+  const Scales& scales() const { return scales_; }
   // The partial sums, and the accumulator emptied.
   std::vector<Entry> take() {
     at_.clear();
@@ -84,6 +87,15 @@ class ExactSums {
       for (std::size_t i = 0; i < N; ++i) v[i] = scales[i].to_double(s[i]);
     }
     return out;
+  }
+
+  Entry& entry(std::int64_t key) {
+    if (entries_.empty() || entries_[last_].key != key) {
+      const auto [it, fresh] = at_.try_emplace(key, entries_.size());
+      if (fresh) entries_.push_back({key, {}});
+      last_ = it->second;
+    }
+    return entries_[last_];
   }
 
   Scales scales_;

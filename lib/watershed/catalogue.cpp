@@ -144,31 +144,41 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
   std::vector<mpi::ExactSums<2>> halo_sums(nt, mpi::ExactSums<2>(halo_scales)),
       budget(nt, mpi::ExactSums<2>(halo_scales));
   out.cell_halo.assign(out.cell_clump.size(), 0);
+  // The terms every cell shares are converted once: the count, and the volume of a cell of each level
+  // (one level on the uniform grid); a cell's mass once for the three sums it enters (one scale).
+  const core::FixedInt one = count.to_fixed(1.0);
+  std::array<double, 16> volume_of{};
+  std::array<core::FixedInt, 16> fixed_volume{};
+  for (std::size_t l = 0; l < volume_of.size(); ++l) {
+    volume_of[l] = space.volume(space.adaptive() ? static_cast<std::int64_t>(l) : 0);
+    fixed_volume[l] = clump_scales[5].to_fixed(volume_of[l]);
+  }
   constexpr std::size_t kCellsPerTask = std::size_t{1} << 14;
   core::parallel_for(threads, out.cell_clump.size(), kCellsPerTask, [&](std::size_t b, std::size_t e, int thread) {
     const auto t = static_cast<std::size_t>(thread);
     for (std::size_t s = b; s < e; ++s) {
       const std::int64_t peak = out.cell_clump[s];
       if (peak <= 0) continue;
-      const double volume = space.volume(out.cells[s]);
-      const double m = rho[s] * volume;
-      budget[t].add(1, {1.0, m});
+      const std::size_t level = space.adaptive() ? static_cast<std::size_t>(out.cells[s] & 0xF) : 0;
+      const double m = rho[s] * volume_of[level];
+      const core::FixedInt fm = mass.to_fixed(m);
+      budget[t].add_fixed(1, {one, fm});
       const std::int32_t k = place_of_peak[static_cast<std::size_t>(peak)];
       const std::int64_t c = k < 0 ? 0 : clumps_here[static_cast<std::size_t>(k)];
       out.cell_clump[s] = c;
       if (c == 0) {
-        budget[t].add(2, {1.0, m});
+        budget[t].add_fixed(2, {one, fm});
         continue;
       }
       const std::int64_t h = clump_halo[static_cast<std::size_t>(k)];
       out.cell_halo[s] = h;
       const Vec3 x = space.centre(out.cells[s]);
-      std::array<double, 6> v{1.0, m, 0, 0, 0, volume};
+      std::array<core::FixedInt, 6> v{one, fm, 0, 0, 0, fixed_volume[level]};
       for (std::size_t d = 0; d < 3; ++d)
-        v[2 + d] =
-            m * grid::minimum_image(x[d] - clump_pos[static_cast<std::size_t>(k)][d], geo.extent[d], geo.periodic);
-      clump_sums[t].add(c, v);
-      halo_sums[t].add(h, {1.0, m});
+        v[2 + d] = moment.to_fixed(
+            m * grid::minimum_image(x[d] - clump_pos[static_cast<std::size_t>(k)][d], geo.extent[d], geo.periodic));
+      clump_sums[t].add_fixed(c, v);
+      halo_sums[t].add_fixed(h, {one, fm});
     }
   });
   out.clump = mpi::ExactSums<6>::at_owners(comm, mpi::joined(clump_sums), clump_scales, owner);
