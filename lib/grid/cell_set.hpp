@@ -34,12 +34,15 @@ class CellSet {
     before_.assign(bits_.size() + 1, 0);
     for (std::size_t w = 0; w < bits_.size(); ++w)
       before_[w + 1] = before_[w] + static_cast<std::uint64_t>(bits_set(bits_[w]));
+    every_slot_ = size() == slots_;
   }
 
   bool contains(std::size_t s) const { return (bits_[s / 64] >> (s % 64)) & 1; }
   // Members in slots [0, s): the position of slot s among the members when it is one.
   std::size_t rank(std::size_t s) const {
     if (s >= slots_) return size();
+    // Every slot a member (an adaptive mesh made of the test leaves alone): a slot is its own rank.
+    if (every_slot_) return s;
     const std::uint64_t below = (std::uint64_t{1} << (s % 64)) - 1;
     return static_cast<std::size_t>(before_[s / 64] + static_cast<std::uint64_t>(bits_set(bits_[s / 64] & below)));
   }
@@ -68,6 +71,7 @@ class CellSet {
   std::vector<std::uint64_t> bits_;
   std::vector<std::uint64_t> before_;  // members in the words before each word
   std::size_t slots_ = 0;
+  bool every_slot_ = false;
 };
 
 }  // namespace phew::grid
