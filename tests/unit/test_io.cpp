@@ -162,6 +162,28 @@ TEST_F(H5, ChunksCodedOnThreadsAreHdf5sOwn) {
   io::set_io_threads(1);
 }
 
+// The binary search of an ascending dataset against std::lower_bound: values below, above, on and
+// between its rows, over more rows than it reads at once, stored contiguous and in compressed chunks.
+TEST_F(H5, FirstRowNotBelowIsLowerBound) {
+  const mpi::Comm comm;
+  std::vector<std::int64_t> v(200003);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = 3 * static_cast<std::int64_t>(i / 2);  // runs of two
+  {
+    io::File f = io::File::create(path("sorted.h5"), comm);
+    f.write_rows<std::int64_t, std::int64_t>("/plain", {v.size()}, 0, v);
+    f.write_rows<std::int64_t, std::int64_t>("/chunked", {v.size()}, 0, v, io::Storage{1 << 16, 1});
+    f.close();
+  }
+  const io::File f = io::File::open_read(path("sorted.h5"));
+  for (const std::string name : {"/plain", "/chunked"})
+    for (const std::int64_t x : {std::int64_t{-5}, std::int64_t{0}, std::int64_t{1}, std::int64_t{3},
+                                 std::int64_t{98304}, std::int64_t{150001}, std::int64_t{299997}, std::int64_t{299999},
+                                 std::int64_t{300004}, std::int64_t{1} << 40})
+      EXPECT_EQ(f.first_row_not_below<std::int64_t>(name, x),
+                static_cast<std::uint64_t>(std::lower_bound(v.begin(), v.end(), x) - v.begin()))
+          << name << " " << x;
+}
+
 // A damaged chunk is an I/O error on either path, never values read as zeros.
 TEST_F(H5, ADamagedChunkIsAnIoError) {
   const mpi::Comm comm;
