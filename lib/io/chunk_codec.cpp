@@ -7,36 +7,33 @@
 
 namespace phew::io {
 
-void shuffle_bytes(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out) {
-  const std::size_t n = element_size > 1 ? in.size() / element_size : 0;
-  if (n == 0) {
-    std::copy(in.begin(), in.end(), out.begin());
-    return;
-  }
-  for (std::size_t k = 0; k < element_size; ++k) {
-    const std::byte* from = in.data() + k;
-    std::byte* to = out.data() + k * n;
-    for (std::size_t i = 0; i < n; ++i) to[i] = from[i * element_size];
-  }
-  const std::size_t whole = n * element_size;
+namespace {
+
+// Byte k of element i is byte k * n + i of the shuffled order; `ToShuffled` says which way they move.
+// The bytes past the last whole element (and all of them when there is one byte per element or
+// fewer than one element) stay where they are, as HDF5 leaves them.
+template <bool ToShuffled>
+void move_bytes(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out) {
+  const std::size_t n = element_size > 1 ? in.size() / element_size : 0, whole = n * element_size;
+  for (std::size_t k = 0; k < (n ? element_size : 0); ++k)
+    for (std::size_t i = 0; i < n; ++i) {
+      if constexpr (ToShuffled)
+        out[k * n + i] = in[i * element_size + k];
+      else
+        out[i * element_size + k] = in[k * n + i];
+    }
   std::copy(in.begin() + static_cast<std::ptrdiff_t>(whole), in.end(),
             out.begin() + static_cast<std::ptrdiff_t>(whole));
 }
 
+}  // namespace
+
+void shuffle_bytes(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out) {
+  move_bytes<true>(in, element_size, out);
+}
+
 void unshuffle_bytes(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out) {
-  const std::size_t n = element_size > 1 ? in.size() / element_size : 0;
-  if (n == 0) {
-    std::copy(in.begin(), in.end(), out.begin());
-    return;
-  }
-  for (std::size_t k = 0; k < element_size; ++k) {
-    const std::byte* from = in.data() + k * n;
-    std::byte* to = out.data() + k;
-    for (std::size_t i = 0; i < n; ++i) to[i * element_size] = from[i];
-  }
-  const std::size_t whole = n * element_size;
-  std::copy(in.begin() + static_cast<std::ptrdiff_t>(whole), in.end(),
-            out.begin() + static_cast<std::ptrdiff_t>(whole));
+  move_bytes<false>(in, element_size, out);
 }
 
 std::vector<std::byte> encode_chunk(std::span<const std::byte> chunk, std::size_t element_size, bool shuffle, int level,
