@@ -1,6 +1,6 @@
 // The HDF5 wrapper: datasets of row chunks, shuffled and deflated, coded on threads. HDF5 runs a
 // dataset's filters on one thread, chunk after chunk; deflate then takes most of a tool's write (the
-// patches' and catalogues' cell lists). Here the chunks are coded by chunk_codec.cpp on the codec
+// patches' and catalogues' cell lists). Here the chunks are coded by chunk_codec.cpp on the io
 // threads and handed to HDF5 as raw chunks (H5Dwrite_chunk, H5Dread_chunk): the same bytes in the file
 // as HDF5's pipeline writes, so any reader reads them. Only where that is certain: a file on the POSIX
 // or core driver (the raw chunk calls refuse MPI-IO), the filters phew writes (deflate, after shuffle or
