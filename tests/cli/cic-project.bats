@@ -218,6 +218,42 @@ f.visititems(fix)' "$OUT/wrong.hdf5"
   assert_equal "$(attr "$OUT/dm.h5" n_particles)" "32768"
 }
 
+@test "a compressed, big-endian copy of the real Gadget-4 box gives the same grid on 1 and 2 threads" {
+  # Chunks of 1000 rows, shuffled and deflated, coordinates stored big-endian: read by HDF5 on one
+  # thread, decoded on the io threads on two (lib/io/h5_chunks.cpp); the adaptive grid as from the plain file.
+  snap="$PHEW_SHARED_DATA/gadget4-lcdm-gas-L50-N32/snapshot_004.hdf5"
+  run /usr/bin/python3 - "$snap" "$OUT/gz.hdf5" <<'PY'
+import h5py, sys
+src, dst = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "w")
+def copy(name, o):
+    if isinstance(o, h5py.Group):
+        g = dst.require_group(name)
+    else:
+        d = o[()]
+        if d.ndim and d.shape[0] > 1000:
+            dt = d.dtype.newbyteorder(">") if name.endswith("Coordinates") else d.dtype
+            g = dst.create_dataset(name, data=d.astype(dt), chunks=(1000,) + d.shape[1:], compression="gzip", shuffle=True)
+        else:
+            g = dst.create_dataset(name, data=d)
+    for k, v in o.attrs.items():
+        g.attrs[k] = v
+for k, v in src.attrs.items():
+    dst.attrs[k] = v
+src.visititems(copy)
+PY
+  assert_success
+  for t in 1 2; do
+    run cic-project "$OUT/gz.hdf5" -o "$OUT/gz$t.h5" --grid 32 --refine 8 --levels 2 --threads $t -q
+    assert_success
+  done
+  run cic-project "$snap" -o "$OUT/plain.h5" --grid 32 --refine 8 --levels 2 -q
+  assert_success
+  run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/gz1.h5" "$OUT/plain.h5"
+  assert_success
+  run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/gz2.h5" "$OUT/plain.h5"
+  assert_success
+}
+
 @test "real Gadget binary file with open boundaries runs with --region" {
   run cic-project "$PHEW_SHARED_DATA/gadget-binary/pot_acc.format2.gadget2" -o "$OUT/g.h5" --grid 8 --types 4 -q
   assert_failure 2
