@@ -10,10 +10,10 @@
 
 namespace phew::mesh {
 
-double CellSpace::volume(std::int64_t cell) const {
-  if (!adaptive()) return grid_.cell_volume();
-  const int level = static_cast<int>(cell & 0xF);
-  return grid_.cell_volume() / static_cast<double>(std::int64_t{1} << (3 * level));
+CellSpace::CellSpace(const grid::GridGeometry& grid, int levels)
+    : grid_(grid), levels_(levels), finest_(grid, std::max(levels, 0)) {
+  for (std::size_t l = 0; l < level_volume_.size(); ++l)
+    level_volume_[l] = grid_.cell_volume() / static_cast<double>(std::int64_t{1} << (3 * l));
 }
 
 std::array<double, 3> CellSpace::centre(std::int64_t cell) const {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <phew/grid/geometry.hpp>
+#include <phew/mesh/cell_key.hpp>
 #include <phew/mesh/level_lattice.hpp>
 
 #include <algorithm>
@@ -27,7 +28,12 @@ class CellSpace {
   int levels() const { return levels_; }
   const grid::GridGeometry& grid() const { return grid_; }  // the coarse grid of an octree
 
-  double volume(std::int64_t cell) const;
+  // A cell's level: an octree leaf's (its key's low 4 bits), 0 on the uniform grid.
+  int level(std::int64_t cell) const { return adaptive() ? static_cast<int>(cell & 0xF) : 0; }
+  // The volume of a cell of a level (the coarse one over 8^level), and of a cell. Tabled: the per-cell
+  // sums ask for every test cell's.
+  double level_volume(int level) const { return level_volume_[static_cast<std::size_t>(level)]; }
+  double volume(std::int64_t cell) const { return level_volume(level(cell)); }
   std::array<double, 3> centre(std::int64_t cell) const;
   std::int64_t chunk(std::int64_t cell) const;
   // The first global index of the chunk `cell` lies in (its pencil, or its coarse cell's subtree).
@@ -49,11 +55,11 @@ class CellSpace {
   std::size_t find(std::span<const std::int64_t> cells, std::int64_t point) const;
 
  private:
-  CellSpace(const grid::GridGeometry& grid, int levels)
-      : grid_(grid), levels_(levels), finest_(grid, std::max(levels, 0)) {}
+  CellSpace(const grid::GridGeometry& grid, int levels);
   grid::GridGeometry grid_;
   int levels_;           // -1: the uniform grid
   LevelLattice finest_;  // an octree's finest level (point)
+  std::array<double, kMaxLevels + 1> level_volume_{};
 };
 
 }  // namespace phew::mesh

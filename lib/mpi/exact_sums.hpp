@@ -46,14 +46,13 @@ class ExactSums {
     Entry& e = entry(key);
     for (std::size_t i = 0; i < N; ++i) e.sum[i] += scales_[i].to_fixed(v[i]);
   }
-  // Terms already in units of this accumulator's scales (scales()[i].to_fixed): for a hot loop that
-  // adds one term to several accumulators of the same scale, or a term that is the same for many adds,
-  // and converts it once.
+  // Terms already in units of this accumulator's scales (scale i's to_fixed): for a hot loop that adds
+  // one term to several accumulators of the same scale, or a term that is the same for many adds, and
+  // converts it once.
   void add_fixed(std::int64_t key, const std::array<core::FixedInt, N>& v) {
     Entry& e = entry(key);
     for (std::size_t i = 0; i < N; ++i) e.sum[i] += v[i];
   }
-  const Scales& scales() const { return scales_; }
   // The partial sums, and the accumulator emptied.
   std::vector<Entry> take() {
     at_.clear();

@@ -144,23 +144,20 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
   std::vector<mpi::ExactSums<2>> halo_sums(nt, mpi::ExactSums<2>(halo_scales)),
       budget(nt, mpi::ExactSums<2>(halo_scales));
   out.cell_halo.assign(out.cell_clump.size(), 0);
-  // The terms every cell shares are converted once: the count, and the volume of a cell of each level
-  // (one level on the uniform grid); a cell's mass once for the three sums it enters (one scale).
+  // The terms every cell shares are converted once: the count, and the volume of a cell of each level;
+  // a cell's mass once for the three sums it enters (one scale).
   const core::FixedInt one = count.to_fixed(1.0);
-  std::array<double, 16> volume_of{};
-  std::array<core::FixedInt, 16> fixed_volume{};
-  for (std::size_t l = 0; l < volume_of.size(); ++l) {
-    volume_of[l] = space.volume(space.adaptive() ? static_cast<std::int64_t>(l) : 0);
-    fixed_volume[l] = clump_scales[5].to_fixed(volume_of[l]);
-  }
+  std::array<core::FixedInt, mesh::kMaxLevels + 1> fixed_volume{};
+  for (int l = 0; l <= mesh::kMaxLevels; ++l)
+    fixed_volume[static_cast<std::size_t>(l)] = clump_scales[5].to_fixed(space.level_volume(l));
   constexpr std::size_t kCellsPerTask = std::size_t{1} << 14;
   core::parallel_for(threads, out.cell_clump.size(), kCellsPerTask, [&](std::size_t b, std::size_t e, int thread) {
     const auto t = static_cast<std::size_t>(thread);
     for (std::size_t s = b; s < e; ++s) {
       const std::int64_t peak = out.cell_clump[s];
       if (peak <= 0) continue;
-      const std::size_t level = space.adaptive() ? static_cast<std::size_t>(out.cells[s] & 0xF) : 0;
-      const double m = rho[s] * volume_of[level];
+      const auto level = static_cast<std::size_t>(space.level(out.cells[s]));
+      const double m = rho[s] * space.level_volume(static_cast<int>(level));
       const core::FixedInt fm = mass.to_fixed(m);
       budget[t].add_fixed(1, {one, fm});
       const std::int32_t k = place_of_peak[static_cast<std::size_t>(peak)];

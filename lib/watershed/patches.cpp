@@ -38,21 +38,15 @@ std::vector<std::array<double, 2>> patch_sums(const Mesh& mesh, const Segmentati
   const double densest = *std::max_element(densest_of.begin(), densest_of.end());
   const std::array<core::FixedScale, 2> scales{
       core::FixedScale::for_terms(1.0), core::FixedScale::for_terms(comm.max(densest) * space.grid().cell_volume())};
-  // A cell of each level's volume (the level is a key's low 4 bits; one level on the uniform grid), and
-  // the count's term, once.
-  std::array<double, 16> volume_of{};
-  for (std::size_t l = 0; l < volume_of.size(); ++l)
-    volume_of[l] = space.volume(space.adaptive() ? static_cast<std::int64_t>(l) : 0);
-  const std::int64_t level_mask = space.adaptive() ? 0xF : 0;
-  const core::FixedInt one = scales[0].to_fixed(1.0);
+  const core::FixedInt one = scales[0].to_fixed(1.0);  // the count's term, once
   // Threads take chunks of slots, each summing {cells, mass} per peak into its own partials.
   std::vector<mpi::ExactSums<2>> sums(static_cast<std::size_t>(std::max(threads, 1)), mpi::ExactSums<2>(scales));
   core::parallel_for(
       threads, mesh.end_local() - mesh.first_local(), kSlotsPerChunk, [&](std::size_t b, std::size_t e, int thread) {
         mpi::ExactSums<2>& mine = sums[static_cast<std::size_t>(thread)];
         seg.tests.for_each(mesh.first_local() + b, mesh.first_local() + e, [&](std::size_t s, std::size_t member) {
-          const double volume = volume_of[static_cast<std::size_t>(mesh.global_index(s) & level_mask)];
-          mine.add_fixed(seg.label[member], {one, scales[1].to_fixed(mesh.density(s) * volume)});
+          mine.add_fixed(seg.label[member],
+                         {one, scales[1].to_fixed(mesh.density(s) * space.volume(mesh.global_index(s)))});
         });
       });
   // At the owners, into their block of IDs (dense: every owned peak has cells).
