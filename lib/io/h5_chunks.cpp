@@ -33,10 +33,12 @@ struct ChunkedRows {
   std::size_t row_bytes = 0;  // bytes per row
   bool shuffle = false;
   int level = 0;
+  bool as_stored = false;  // the memory type is the file type: no conversion
   std::size_t chunk_bytes() const { return static_cast<std::size_t>(chunk_rows) * row_bytes; }
 };
 
-std::optional<ChunkedRows> row_chunks(hid_t d) {
+// `mem`: the memory type of the read or write.
+std::optional<ChunkedRows> row_chunks(hid_t d, hid_t mem) {
   Id dcpl(H5Dget_create_plist(d), H5Pclose);
   if (!dcpl.ok() || H5Pget_layout(dcpl) != H5D_CHUNKED) return std::nullopt;
   Id space(H5Dget_space(d), H5Sclose);
@@ -53,6 +55,7 @@ std::optional<ChunkedRows> row_chunks(hid_t d) {
     if (chunk[i] != rc.dims[i]) return std::nullopt;
   rc.chunk_rows = chunk[0];
   rc.element = H5Tget_size(type);
+  rc.as_stored = H5Tequal(type, mem) > 0;
   rc.row_bytes = rc.element;
   for (std::size_t i = 1; i < rc.dims.size(); ++i) rc.row_bytes *= static_cast<std::size_t>(rc.dims[i]);
   if (rc.chunk_rows == 0 || rc.row_bytes == 0 || rc.dims[0] == 0) return std::nullopt;
@@ -75,11 +78,6 @@ std::optional<ChunkedRows> row_chunks(hid_t d) {
   return rc;
 }
 
-bool same_type(hid_t d, hid_t mem) {
-  Id type(H5Dget_type(d), H5Tclose);
-  return H5Tequal(type, mem) > 0;
-}
-
 }  // namespace
 
 void set_io_threads(int threads) { g_io_threads = std::max(threads, 1); }
@@ -91,8 +89,8 @@ ChunkIo write_rows_as_chunks(hid_t d, hid_t mem, const std::vector<std::uint64_t
                              const std::vector<std::uint64_t>& size, const void* data) {
   const int threads = io_threads();
   if (threads < 2 || begin.empty() || size.size() != begin.size() || size[0] == 0) return ChunkIo::not_here;
-  const std::optional<ChunkedRows> rc = row_chunks(d);
-  if (!rc || rc->dims.size() != begin.size() || !same_type(d, mem)) return ChunkIo::not_here;
+  const std::optional<ChunkedRows> rc = row_chunks(d, mem);
+  if (!rc || rc->dims.size() != begin.size() || !rc->as_stored) return ChunkIo::not_here;
   for (std::size_t i = 1; i < begin.size(); ++i)
     if (begin[i] != 0 || size[i] != rc->dims[i]) return ChunkIo::not_here;
   const std::uint64_t row_begin = begin[0], rows = size[0];
@@ -139,7 +137,7 @@ ChunkIo write_rows_as_chunks(hid_t d, hid_t mem, const std::vector<std::uint64_t
 ChunkIo read_rows_from_chunks(hid_t d, hid_t mem, std::uint64_t row_begin, std::uint64_t rows, void* out) {
   const int threads = io_threads();
   if (threads < 2 || rows == 0) return ChunkIo::not_here;
-  const std::optional<ChunkedRows> rc = row_chunks(d);
+  const std::optional<ChunkedRows> rc = row_chunks(d, mem);
   if (!rc || row_begin + rows > rc->dims[0]) return ChunkIo::not_here;
   const std::uint64_t first = row_begin / rc->chunk_rows, last = (row_begin + rows - 1) / rc->chunk_rows;
   const std::uint64_t n_chunks = last - first + 1;
@@ -153,7 +151,7 @@ ChunkIo read_rows_from_chunks(hid_t d, hid_t mem, std::uint64_t row_begin, std::
   }
 
   // Rows land in `out` when the types agree, else in a buffer of the file type converted after.
-  const bool convert = !same_type(d, mem);
+  const bool convert = !rc->as_stored;
   Id file_type(H5Dget_type(d), H5Tclose);
   const std::size_t mem_element = H5Tget_size(mem);
   const std::size_t values_per_row = rc->row_bytes / rc->element;
