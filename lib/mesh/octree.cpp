@@ -148,16 +148,33 @@ bool coarse_cell_of(const grid::GridGeometry& coarse, const LevelLattice& level0
 }
 
 Cell Octree::leaf_at(const std::array<double, 3>& x) const {
-  Cell c;
-  if (!coarse_cell_of(coarse_, lattice_[0], x, c)) return {-1, {0, 0, 0}};
-  auto s = static_cast<std::size_t>(coarse_.linear({c.index[0], c.index[1], c.index[2]}));
-  while (c.level < levels_) {
-    const std::int64_t first = child_slot(c.level, s, 0);
-    if (first < 0) break;
-    c = child_holding(c, lattice_[static_cast<std::size_t>(c.level) + 1].position(x));
-    s = static_cast<std::size_t>(first + octant_of(c));
+  // The point's cell on the finest lattice, found once. Each level's lattice position is the finest one
+  // over a power of two, exactly (LevelLattice: its cells per length and its wrapping scale by 2^level,
+  // and so does each rounding), so the point's cell on every level is the finest cell's indices shifted
+  // down: what placing the point on each level's lattice in turn, from the coarse cell, finds.
+  const std::array<double, 3> u = lattice_[static_cast<std::size_t>(levels_)].position(x);
+  Index3 finest{};
+  for (std::size_t d = 0; d < 3; ++d) {
+    // Outside an open grid (a periodic one's positions are wrapped into it), or not a number.
+    if (!(u[d] >= 0 && u[d] < static_cast<double>(coarse_.shape[d] << levels_))) return {-1, {0, 0, 0}};
+    finest[d] = static_cast<std::int64_t>(u[d]);  // the floor of a position >= 0
   }
-  return c;
+  const auto index_at = [&](int level) {
+    const int shift = levels_ - level;
+    return Index3{finest[0] >> shift, finest[1] >> shift, finest[2] >> shift};
+  };
+  const Index3 coarse = index_at(0);
+  auto s = static_cast<std::size_t>(coarse_.linear({coarse[0], coarse[1], coarse[2]}));
+  int level = 0;
+  for (; level < levels_; ++level) {
+    const int shift = levels_ - level - 1;  // the octant of the level-(level+1) cell
+    const int octant =
+        static_cast<int>((finest[0] >> shift & 1) << 2 | (finest[1] >> shift & 1) << 1 | (finest[2] >> shift & 1));
+    const std::int64_t k = child_slot(level, s, octant);
+    if (k < 0) break;
+    s = static_cast<std::size_t>(k);
+  }
+  return {level, index_at(level)};
 }
 
 std::uint64_t Octree::cells(int level) const { return first_child_[static_cast<std::size_t>(level)].size(); }

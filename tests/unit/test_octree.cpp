@@ -450,6 +450,86 @@ TEST(Octree, TouchingLeavesAreThoseWhoseBoxesMeet) {
   }
 }
 
+// The leaf holding a point, found from the finest lattice's cell at once, is the one a descent finds
+// placing the point on each level's lattice in turn (each child chosen inside its parent): random
+// points, points on the faces of the finest cells and on the box's edges, just inside and outside, on
+// periodic and open grids not at the origin, with sides not a power of two.
+TEST(Octree, LeafAtIsTheDescentLevelByLevel) {
+  const auto descent = [](const Octree& tree, const std::array<double, 3>& x) {
+    Cell c;
+    if (!coarse_cell_of(tree.coarse(), tree.level_lattice(0), x, c)) return Cell{-1, {0, 0, 0}};
+    while (c.level < tree.levels() && tree.split(c)) {
+      const auto u = tree.level_lattice(c.level + 1).position(x);
+      Cell k{c.level + 1, {}};
+      for (std::size_t d = 0; d < 3; ++d)
+        k.index[d] = std::clamp(static_cast<std::int64_t>(std::floor(u[d])), 2 * c.index[d], 2 * c.index[d] + 1);
+      c = k;
+    }
+    return c;
+  };
+  for (const bool periodic : {true, false}) {
+    grid::GridGeometry g;
+    g.shape = {6, 5, 7};
+    g.origin = {-3.7, 0.1, 125.25};
+    g.extent = {0.9, 0.75, 1.3};
+    g.periodic = periodic;
+    std::vector<double> pos, mass;
+    {
+      const auto unit = blobs(3, 12000, 1.0, mass);
+      for (std::size_t i = 0; i < unit.size(); ++i) pos.push_back(g.origin[i % 3] + unit[i] * g.extent[i % 3]);
+    }
+    RefinementParams p;
+    p.levels = 4;
+    p.refine_particles = 4;
+    const Octree tree = build_octree(g, p, pos, mass);
+    ASSERT_GT(tree.cells(4), 0u);
+    std::mt19937_64 rng(17);
+    std::uniform_real_distribution<double> uni(-0.05, 1.05);
+    std::size_t compared = 0, outside = 0;
+    const auto check = [&](const std::array<double, 3>& x) {
+      const Cell want = descent(tree, x), got = tree.leaf_at(x);
+      ASSERT_EQ(got.level, want.level) << x[0] << " " << x[1] << " " << x[2];
+      if (want.level >= 0) {
+        ASSERT_EQ(got.index, want.index) << x[0] << " " << x[1] << " " << x[2];
+      }
+      ++compared;
+      outside += want.level < 0;
+    };
+    for (int i = 0; i < 20000; ++i) {
+      std::array<double, 3> x{};
+      for (std::size_t d = 0; d < 3; ++d) x[d] = g.origin[d] + uni(rng) * g.extent[d];
+      check(x);
+      // On the faces of the finest cells near the point, and one step either side of them.
+      std::array<double, 3> face = x;
+      for (std::size_t d = 0; d < 3; ++d) {
+        const double cell = g.extent[d] / static_cast<double>(g.shape[d] << p.levels);
+        face[d] = g.origin[d] + std::round((x[d] - g.origin[d]) / cell) * cell;
+      }
+      check(face);
+      for (std::size_t d = 0; d < 3; ++d) {
+        std::array<double, 3> y = face;
+        y[d] = std::nextafter(face[d], -1e300);
+        check(y);
+        y[d] = std::nextafter(face[d], 1e300);
+        check(y);
+      }
+    }
+    for (std::size_t d = 0; d < 3; ++d)  // the box's edges
+      for (const double t : {0.0, 1.0}) {
+        std::array<double, 3> x{g.origin[0] + 0.5 * g.extent[0], g.origin[1] + 0.5 * g.extent[1],
+                                g.origin[2] + 0.5 * g.extent[2]};
+        x[d] = g.origin[d] + t * g.extent[d];
+        check(x);
+        x[d] = std::nextafter(x[d], -1e300);
+        check(x);
+      }
+    EXPECT_GT(compared, 100000u);
+    if (!periodic) {
+      EXPECT_GT(outside, 1000u);
+    }
+  }
+}
+
 TEST(Octree, LeafMassesConserveTheMassForEveryKernel) {
   for (const auto a : {grid::Assignment::ngp, grid::Assignment::cic, grid::Assignment::tsc}) {
     std::vector<double> mass;
