@@ -78,10 +78,11 @@ class LeafDeposit {
     for_each_cloud_cell(tree_.coarse(), c.level, w, coarse, [&](const Cell& t, const Index3& unwrapped, double w3) {
       const auto at = [&](int level, std::int64_t slot, double m) { add_at(t, level, slot, m); };
       const double weight = c.mass * w3;
-      const std::int64_t s = tree_.slot(t);
+      int leaf_level = 0;
+      std::int64_t leaf_slot = 0;
+      const std::int64_t s = tree_.slot_or_leaf(t, leaf_level, leaf_slot);
       if (s < 0) {
-        const Cell leaf = tree_.covering_leaf(t);  // a coarser leaf: the whole cell's weight
-        at(leaf.level, tree_.slot(leaf), weight);
+        at(leaf_level, leaf_slot, weight);  // a coarser leaf: the whole cell's weight
       } else if (tree_.child_slot(t.level, static_cast<std::size_t>(s), 0) < 0) {
         at(t.level, s, weight);
       } else {

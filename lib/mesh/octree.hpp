@@ -139,6 +139,24 @@ class Octree {
     }
     return s;
   }
+  // The same walk, which for a cell that does not exist also gives the leaf covering it (its level
+  // and slot): covering_leaf without walking down again from the coarse cell once per level.
+  std::int64_t slot_or_leaf(const Cell& c, int& leaf_level, std::int64_t& leaf_slot) const {
+    std::int64_t s = coarse_.linear({c.index[0] >> c.level, c.index[1] >> c.level, c.index[2] >> c.level});
+    for (int l = 0; l < c.level; ++l) {
+      const std::uint32_t first = first_child_[static_cast<std::size_t>(l)][static_cast<std::size_t>(s)];
+      if (first & kLeafBit) {
+        leaf_level = l;
+        leaf_slot = s;
+        return -1;
+      }
+      const int shift = c.level - l - 1;
+      const int octant =
+          static_cast<int>((c.index[0] >> shift & 1) << 2 | (c.index[1] >> shift & 1) << 1 | (c.index[2] >> shift & 1));
+      s = static_cast<std::int64_t>(first) + octant;
+    }
+    return s;
+  }
   bool split(const Cell& c) const;
   // The slot of child `octant` of the cell in slot s of a level, or -1 when that cell is a leaf: a walk
   // down the tree without searching.
