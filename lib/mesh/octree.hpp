@@ -23,6 +23,7 @@
 // same particles in the same order give the same bits.
 #pragma once
 
+#include <phew/core/raw_vector.hpp>
 #include <phew/grid/assignment.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/mesh/cell_key.hpp>
@@ -200,8 +201,8 @@ class Octree {
   void forget_cell_codes();
 
   // Used while building, once per level: splits the given existing cells of the finest level so far (in
-  // any order). The leaves' numbers are then gone.
-  void split_cells(int level, const std::vector<std::int64_t>& slots);
+  // any order), on `threads` threads. The leaves' numbers are then gone.
+  void split_cells(int level, const std::vector<std::int64_t>& slots, int threads = 1);
 
  private:
   grid::GridGeometry coarse_;
@@ -215,15 +216,16 @@ class Octree {
   // slot is found from its coarse cell down, one step per level.
   static constexpr std::uint32_t kLeafBit = std::uint32_t{1} << 31;
   static constexpr std::uint32_t kLeaf = ~std::uint32_t{0};
-  std::vector<std::vector<std::uint64_t>> codes_;
-  std::vector<std::vector<std::uint32_t>> first_child_;
+  // (Raw: filled on the threads when a level is split, not zeroed first on one.)
+  std::vector<core::RawVector<std::uint64_t>> codes_;
+  std::vector<core::RawVector<std::uint32_t>> first_child_;
   bool numbered_ = false;
   std::uint64_t numbered_leaves_ = 0;
   bool has_codes_ = true;  // codes_ lists every cell (not after forget_cell_codes)
   // Splits the cells of a level given as (code, slot), in code order, each once; their children's codes
   // are kept only when asked (split_cells needs them to split the next level).
   void split_in_code_order(int level, const std::vector<std::pair<std::uint64_t, std::int64_t>>& parent,
-                           bool keep_codes);
+                           bool keep_codes, int threads);
 
   // Calls f(level, slot, code) for the leaves of the subtree of the cell in slot s of a level (code: its
   // Morton code), in key order.
