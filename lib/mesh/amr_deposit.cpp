@@ -38,22 +38,78 @@ std::int64_t amr_margin(const RefinementParams& params) {
 namespace {
 
 // The particles inside the grid in the canonical order: grouped by coarse cell (`cell`: linear index,
-// -1 outside an open grid; ascending), in their order within a cell (a stable counting sort).
-void file_by_coarse_cell(std::size_t cells, std::span<const std::int64_t> cell, const auto& position_of,
-                         const auto& mass_of, std::vector<double>& position, std::vector<double>& mass) {
-  std::vector<std::uint64_t> start(cells + 1, 0);
-  for (const std::int64_t c : cell)
-    if (c >= 0) ++start[static_cast<std::size_t>(c) + 1];
-  for (std::size_t c = 0; c < cells; ++c) start[c + 1] += start[c];
-  position.resize(3 * start.back());
-  mass.resize(start.back());
-  for (std::size_t p = 0; p < cell.size(); ++p) {
-    if (cell[p] < 0) continue;
-    const std::uint64_t at = start[static_cast<std::size_t>(cell[p])]++;
-    const std::array<double, 3> x = position_of(p);
-    for (std::size_t d = 0; d < 3; ++d) position[3 * at + d] = x[d];
-    mass[at] = mass_of(p);
+// -1 outside an open grid; ascending), in their order within a cell. A stable counting sort in two
+// passes, each on the threads: the particles' indices by coarse plane (x, the slowest axis of the linear
+// index; fixed chunks of particles, each counting its own), then each plane's by their cell of the plane
+// (a plane a task), which writes them out. The same order on any number of threads, and the counts of a
+// plane's cells stay in the cache where one array over every coarse cell did not.
+void file_by_coarse_cell(const grid::GridGeometry& coarse, std::span<const std::int64_t> cell, const auto& position_of,
+                         const auto& mass_of, int threads, std::vector<double>& position, std::vector<double>& mass) {
+  const std::size_t n = cell.size();
+  const auto planes = static_cast<std::size_t>(coarse.shape[0]);
+  const auto plane_cells = static_cast<std::size_t>(coarse.shape[1] * coarse.shape[2]);
+  threads = std::max(threads, 1);
+  // A cell's plane, cell / plane_cells, as a product and one correction instead of a division a particle.
+  const double per_plane = 1.0 / static_cast<double>(plane_cells);
+  const auto plane_of = [&](std::int64_t c) {
+    auto q = static_cast<std::size_t>(static_cast<double>(c) * per_plane);
+    if (q * plane_cells > static_cast<std::size_t>(c))
+      --q;
+    else if ((q + 1) * plane_cells <= static_cast<std::size_t>(c))
+      ++q;
+    return q;
+  };
+  // At most 256 chunks of particles (their counts per plane), of 4096 at least.
+  const std::size_t chunk = std::max<std::size_t>(std::size_t{1} << 12, (n + 255) / 256);
+  const std::size_t chunks = (n + chunk - 1) / chunk;
+  // count[c * planes + q]: chunk c's particles in plane q, then where the first of them goes (plane
+  // by plane, and within a plane chunk by chunk: the particles' order).
+  std::vector<std::uint64_t> count(chunks * planes, 0);
+  core::parallel_for(threads, chunks, 1, [&](std::size_t c0, std::size_t c1, int) {
+    for (std::size_t c = c0; c < c1; ++c)
+      for (std::size_t p = c * chunk; p < std::min(n, (c + 1) * chunk); ++p)
+        if (cell[p] >= 0) ++count[c * planes + plane_of(cell[p])];
+  });
+  std::vector<std::uint64_t> plane_begin(planes + 1, 0);
+  std::uint64_t at = 0;
+  for (std::size_t q = 0; q < planes; ++q) {
+    plane_begin[q] = at;
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const std::uint64_t k = count[c * planes + q];
+      count[c * planes + q] = at;
+      at += k;
+    }
   }
+  plane_begin[planes] = at;
+  core::RawVector<std::size_t> order(at);
+  core::parallel_for(threads, chunks, 1, [&](std::size_t c0, std::size_t c1, int) {
+    for (std::size_t c = c0; c < c1; ++c)
+      for (std::size_t p = c * chunk; p < std::min(n, (c + 1) * chunk); ++p)
+        if (cell[p] >= 0) order[count[c * planes + plane_of(cell[p])]++] = p;
+  });
+  core::release(count);
+  position.resize(3 * at);
+  mass.resize(at);
+  std::vector<std::vector<std::uint64_t>> start(static_cast<std::size_t>(threads));
+  core::parallel_for(threads, planes, 1, [&](std::size_t q0, std::size_t q1, int thread) {
+    std::vector<std::uint64_t>& first = start[static_cast<std::size_t>(thread)];
+    for (std::size_t q = q0; q < q1; ++q) {
+      const std::uint64_t b = plane_begin[q], e = plane_begin[q + 1];
+      if (b == e) continue;
+      const std::int64_t plane_first = static_cast<std::int64_t>(q * plane_cells);  // the plane's first cell
+      first.assign(plane_cells + 1, 0);
+      for (std::uint64_t i = b; i < e; ++i) ++first[static_cast<std::size_t>(cell[order[i]] - plane_first) + 1];
+      first[0] = b;
+      for (std::size_t k = 0; k < plane_cells; ++k) first[k + 1] += first[k];
+      for (std::uint64_t i = b; i < e; ++i) {
+        const std::size_t p = order[i];
+        const std::uint64_t to = first[static_cast<std::size_t>(cell[p] - plane_first)]++;
+        const std::array<double, 3> x = position_of(p);
+        for (std::size_t d = 0; d < 3; ++d) position[3 * to + d] = x[d];
+        mass[to] = mass_of(p);
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -109,14 +165,13 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   // then holds every particle whose cloud reaches it, in the same order. One rank holds every particle
   // already. What is filed is let go.
   std::vector<double> wpos, wmass;
-  const std::size_t coarse_cells = coarse.cells();
   if (comm.size() == 1) {
     file_by_coarse_cell(
-        coarse_cells, cell,
+        coarse, cell,
         [&](std::size_t p) {
           return std::array<double, 3>{position[3 * p], position[3 * p + 1], position[3 * p + 2]};
         },
-        [&](std::size_t p) { return mass[p]; }, wpos, wmass);
+        [&](std::size_t p) { return mass[p]; }, threads, wpos, wmass);
     core::release(position);
     core::release(mass);
   } else {
@@ -133,8 +188,8 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
     std::vector<std::int64_t> window_cell(window.size());
     for (std::size_t p = 0; p < window.size(); ++p) window_cell[p] = window[p].cell;
     file_by_coarse_cell(
-        coarse_cells, window_cell, [&](std::size_t p) { return window[p].x; },
-        [&](std::size_t p) { return window[p].m; }, wpos, wmass);
+        coarse, window_cell, [&](std::size_t p) { return window[p].x; }, [&](std::size_t p) { return window[p].m; },
+        threads, wpos, wmass);
   }
   core::release(cell);
   core::log::verbose("the window of this rank's run of coarse cells: {} particles, filed by coarse cell",
