@@ -242,7 +242,7 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
     // their levels (LeafRun: the keys follow from them when written). Their counts per level, their
     // total (exact, in fixed point, in any order) and their densities.
     const std::uint64_t first = tree.leaves_before(runs.first_key(rank)), last = tree.leaves_before(runs.end_key(rank));
-    out.leaves = tree.leaf_run(first, last, threads);
+    out.leaves = tree.take_leaf_run(first, last);
     const std::vector<std::int8_t>& level = out.leaves.level;
     for (const std::int8_t l : level) ++out.leaves_per_level[static_cast<std::size_t>(l)];
     // Each level's cell volume (exact: the coarse one over a power of two), for the uniform grid's one

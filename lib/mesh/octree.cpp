@@ -250,29 +250,51 @@ std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
   return out;
 }
 
-LeafRun Octree::leaf_run(std::uint64_t first, std::uint64_t last, int threads) const {
+std::uint64_t Octree::key_of_leaf(std::uint64_t n) const {
+  const auto chunk = static_cast<std::size_t>(std::upper_bound(chunk_first_leaf_.begin(), chunk_first_leaf_.end(), n) -
+                                              chunk_first_leaf_.begin() - 1);
+  std::uint64_t at = chunk_first_leaf_[chunk], key = 0;
+  walk_codes(chunk * numbering_chunk_, (chunk + 1) * numbering_chunk_, [&](int level, std::size_t, std::uint64_t code) {
+    if (at++ == n) key = code << (3 * (levels_ - level)) << 4 | static_cast<std::uint64_t>(level);  // cell_key
+  });
+  return key;
+}
+
+LeafRun Octree::leaf_run(std::uint64_t first, std::uint64_t last) const {
+  if (!numbered_ || leaf_level_.size() != numbered_leaves_)
+    throw core::Error::internal("octree: leaf_run on a tree not numbered, or whose levels were taken");
   if (first > last || last > leaf_count())
     throw core::Error::internal("octree: leaves [{}, {}) of {}", first, last, leaf_count());
   LeafRun run;
-  run.level.resize(last - first);
-  for_each_numbered_leaf(threads, [&](std::uint64_t n, int level, std::uint64_t code) {
-    if (n < first || n >= last) return;
-    run.level[n - first] = static_cast<std::int8_t>(level);
-    if (n == first) run.first_key = code << (3 * (levels_ - level)) << 4 | static_cast<std::uint64_t>(level);
-  });
+  run.level.assign(leaf_level_.begin() + static_cast<std::ptrdiff_t>(first),
+                   leaf_level_.begin() + static_cast<std::ptrdiff_t>(last));
+  if (first < last) run.first_key = key_of_leaf(first);
+  return run;
+}
+
+LeafRun Octree::take_leaf_run(std::uint64_t first, std::uint64_t last) {
+  if (first > 0 || last < leaf_count()) {
+    LeafRun run = leaf_run(first, last);
+    core::release(leaf_level_);
+    return run;
+  }
+  LeafRun run;
+  if (first < last) run.first_key = key_of_leaf(first);
+  if (!numbered_ || leaf_level_.size() != numbered_leaves_)
+    throw core::Error::internal("octree: leaf_run on a tree not numbered, or whose levels were taken");
+  run.level = std::move(leaf_level_);
+  core::release(leaf_level_);
   return run;
 }
 
 std::uint64_t Octree::number_leaves(int threads) {
   const std::uint64_t n = leaf_count();
   if (n >= kLeafBit - 1) throw core::Error::usage("more than 2^31 leaves on one rank: use more ranks");
-  // Chunks of coarse cells on the threads, each told where its leaves start in key order (its leaves
-  // counted first): the same numbers for any threads. Each leaf is its own slot, so the threads write
-  // apart (a leaf's entry is read before it is written).
   // Chunks of the Morton curve's coarse codes on the threads, each told where its leaves start in key
   // order (its leaves counted first): the same numbers for any threads. A grid whose sides are not one
   // power of two leaves codes out: the chunks grow with the share left out, about 4096 cells each. Each
-  // leaf is its own slot, so the threads write apart (a leaf's entry is read before it is written).
+  // leaf is its own slot, so the threads write apart (a leaf's entry is read before it is written), and
+  // its place in the list of levels.
   const std::int64_t widest = std::max({coarse_.shape[0], coarse_.shape[1], coarse_.shape[2]});
   std::uint64_t side = 1;
   while (static_cast<std::int64_t>(side) < widest) side *= 2;
@@ -290,15 +312,20 @@ std::uint64_t Octree::number_leaves(int threads) {
     }
   });
   for (std::size_t t = 0; t < tasks; ++t) offset[t + 1] += offset[t];
+  leaf_level_.resize(n);
   core::parallel_for(threads, tasks, 1, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t t = b; t < e; ++t) {
       std::uint64_t at = offset[t];
       const auto [from, to] = chunk(t);
       walk_codes(from, to, [&](int level, std::size_t s, std::uint64_t) {
+        leaf_level_[at] = static_cast<std::int8_t>(level);
         first_child_[static_cast<std::size_t>(level)][s] = kLeafBit | static_cast<std::uint32_t>(at++);
       });
     }
   });
+  numbering_chunk_ = per_task;
+  offset.pop_back();  // each chunk's first leaf
+  chunk_first_leaf_ = std::move(offset);
   numbered_ = true;
   numbered_leaves_ = n;
   return n;
@@ -342,6 +369,7 @@ void Octree::split_in_code_order(int level, const std::vector<std::pair<std::uin
   if (8 * parent.size() >= kLeafBit)
     throw core::Error::usage("the octree would have more than 2^31 cells at level {}", level + 1);
   numbered_ = false;
+  core::release(leaf_level_);
   has_codes_ = has_codes_ && keep_codes;
   // The i-th parent's children are slots 8i ... 8i + 7: every write has its own place, so the threads
   // write the new level (some 50-100 MB on the 2.1 M box's finer levels) apart.

@@ -185,13 +185,17 @@ class Octree {
   // a Cell takes 32), on `threads` threads. The tree must be numbered.
   std::vector<Cell> leaves() const;
   std::vector<std::uint64_t> leaf_keys(int threads = 1) const;
-  // Numbers the leaves in key order, each in its own slot (leaf_number), on `threads` threads; the
-  // trees build_octree, from_leaves and from_split_cells make are numbered. Returns the number of leaves.
-  // Error(usage) beyond 2^31 - 1 leaves.
+  // Numbers the leaves in key order, each in its own slot (leaf_number), and lists their levels in that
+  // order, on `threads` threads; the trees build_octree, from_leaves and from_split_cells make are
+  // numbered. Returns the number of leaves. Error(usage) beyond 2^31 - 1 leaves.
   std::uint64_t number_leaves(int threads = 1);
   bool numbered() const { return numbered_; }
-  // The leaves numbered [first, last) as a LeafRun (their levels; the keys follow), on `threads` threads.
-  LeafRun leaf_run(std::uint64_t first, std::uint64_t last, int threads = 1) const;
+  // The leaves numbered [first, last) as a LeafRun (their levels, copied from the numbering's list; the
+  // keys follow).
+  LeafRun leaf_run(std::uint64_t first, std::uint64_t last) const;
+  // The same, the numbering's list of levels handed over (moved when the run is every leaf): the tree
+  // holds no levels after (leaf_run no longer works), so the run's bytes are not held twice.
+  LeafRun take_leaf_run(std::uint64_t first, std::uint64_t last);
   // The leaves before the key of a coarse cell in key order (the number of the cell's first leaf), or
   // every leaf for a key past them all (CoarseRuns' last cut). The tree must be numbered.
   std::uint64_t leaves_before(std::int64_t coarse_key) const;
@@ -221,6 +225,13 @@ class Octree {
   std::vector<core::RawVector<std::uint32_t>> first_child_;
   bool numbered_ = false;
   std::uint64_t numbered_leaves_ = 0;
+  // The numbering's: each leaf's level in key order (1 byte a leaf), and the chunks of coarse codes it
+  // numbered on the threads (`numbering_chunk_` codes each), with the number of each chunk's first leaf.
+  std::vector<std::int8_t> leaf_level_;
+  std::uint64_t numbering_chunk_ = 0;
+  std::vector<std::uint64_t> chunk_first_leaf_;
+  // The key of the leaf numbered n (n < leaf_count()): its chunk found by its number, then walked.
+  std::uint64_t key_of_leaf(std::uint64_t n) const;
   bool has_codes_ = true;  // codes_ lists every cell (not after forget_cell_codes)
   // Splits the cells of a level given as (code, slot), in code order, each once; their children's codes
   // are kept only when asked (split_cells needs them to split the next level).

@@ -925,6 +925,26 @@ TEST(LeafRun, NextCodeInsideIsTheBruteForceScan) {
 // The keys a LeafRun gives equal the tree's own, for the whole mesh and for runs cut anywhere (as ranks
 // cut them, at coarse cells, and elsewhere), one at a time and in batches, on grids whose sides are not
 // powers of two and on a cube that is (every code of the curve inside).
+// A run taken from the tree is the run it lists, whole (the numbering's levels moved) or in part; the
+// tree holds no levels after, and splitting a level drops them too.
+TEST(LeafRun, TakenOnceAsListed) {
+  std::vector<double> mass;
+  const auto pos = blobs(21, 6000, 1.0, mass);
+  RefinementParams p;
+  p.levels = 3;
+  p.refine_particles = 4;
+  for (const bool whole : {true, false}) {
+    Octree tree = build_octree(cube(6, 1.0), p, pos, mass, 2);
+    const std::uint64_t n = tree.leaf_count(), first = whole ? 0 : n / 3, last = whole ? n : n - 5;
+    const LeafRun want = tree.leaf_run(first, last);
+    ASSERT_EQ(want.size(), last - first);
+    const LeafRun got = tree.take_leaf_run(first, last);
+    EXPECT_EQ(got.level, want.level);
+    EXPECT_EQ(got.first_key, want.first_key);
+    EXPECT_THROW(tree.leaf_run(first, last), core::Error);
+  }
+}
+
 TEST(LeafRun, KeysFollowFromTheLevels) {
   int cases = 0;
   for (const std::array<std::int64_t, 3> shape :
@@ -945,7 +965,7 @@ TEST(LeafRun, KeysFollowFromTheLevels) {
       const std::uint64_t n = keys.size();
       for (const auto& [first, last] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
                {0, n}, {0, 0}, {n / 3, n / 3 + 1}, {n / 5, n - 2}, {1, n}, {n / 2, n}}) {
-        const LeafRun run = tree.leaf_run(first, last, 2);
+        const LeafRun run = tree.leaf_run(first, last);
         ASSERT_EQ(run.size(), last - first);
         LeafKeyCursor cursor(g, levels, run);
         for (std::uint64_t i = first; i < last; ++i)
