@@ -87,6 +87,16 @@ struct PageAllocator : DefaultInitConstruct {
 template <typename T>
 using PageVector = std::vector<T, PageAllocator<T>>;
 
+// n zeros in a PageVector: storage mapped from the system is zero already, so only a vector too small
+// to be mapped is filled (a pass fewer over a large buffer, and its pages fault where they are first
+// written: on the threads that write them).
+template <typename T>
+PageVector<T> zeroed_page_vector(std::size_t n) {
+  PageVector<T> v(n);
+  if (n * sizeof(T) < kPageVectorMapped) std::fill(v.begin(), v.end(), T{});
+  return v;
+}
+
 // Gives a container's storage back now, where `c = {}` keeps the capacity (it assigns an empty list).
 template <typename Container>
 void release(Container& c) noexcept {

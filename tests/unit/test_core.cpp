@@ -48,6 +48,23 @@ TEST(PageVector, HoldsWhatItIsGivenOnEitherSideOfTheMappedSize) {
   }
 }
 
+// Zeros on either side of the mapped size, where the allocator has just been handed dirty memory of
+// the same size back (a small vector is filled; a mapped one is zero from the system).
+TEST(PageVector, ZeroedOnEitherSideOfTheMappedSize) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{100}, kPageVectorMapped / sizeof(double) - 1,
+                              kPageVectorMapped / sizeof(double) * 3}) {
+    for (int round = 0; round < 3; ++round) {
+      {
+        PageVector<double> dirty(n);
+        std::fill(dirty.begin(), dirty.end(), 7.0);
+      }
+      const PageVector<double> v = zeroed_page_vector<double>(n);
+      ASSERT_EQ(v.size(), n);
+      EXPECT_EQ(std::count(v.begin(), v.end(), 0.0), static_cast<std::ptrdiff_t>(n)) << n << " doubles";
+    }
+  }
+}
+
 // Whether the page holding p is resident (mincore).
 bool resident(const void* p) {
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
