@@ -273,16 +273,15 @@ LeafRun Octree::leaf_run(std::uint64_t first, std::uint64_t last) const {
 }
 
 LeafRun Octree::take_leaf_run(std::uint64_t first, std::uint64_t last) {
-  if (first > 0 || last < leaf_count()) {
-    LeafRun run = leaf_run(first, last);
-    core::release(leaf_level_);
-    return run;
-  }
   LeafRun run;
-  if (first < last) run.first_key = key_of_leaf(first);
-  if (!numbered_ || leaf_level_.size() != numbered_leaves_)
-    throw core::Error::internal("octree: leaf_run on a tree not numbered, or whose levels were taken");
-  run.level = std::move(leaf_level_);
+  if (first > 0 || last < leaf_count()) {
+    run = leaf_run(first, last);
+  } else {
+    if (!numbered_ || leaf_level_.size() != numbered_leaves_)
+      throw core::Error::internal("octree: leaf_run on a tree not numbered, or whose levels were taken");
+    if (first < last) run.first_key = key_of_leaf(first);
+    run.level = std::move(leaf_level_);
+  }
   core::release(leaf_level_);
   return run;
 }
