@@ -12,6 +12,8 @@ namespace phew::io {
 namespace {
 
 constexpr const char* kLeaves = "/grid/leaves";
+// Leaves a task of lib/io's threads checks or keeps at a time.
+constexpr std::size_t kRowsPerTask = std::size_t{1} << 15;
 
 }  // namespace
 
@@ -181,7 +183,6 @@ void read_amr_leaf_rows_into(const File& file, std::uint64_t begin, std::uint64_
   // >= 0. The levels are read a piece at a time: they are only checked, on lib/io's threads; the first
   // leaf that fails is named, whichever thread met it.
   constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
-  constexpr std::size_t kRowsPerTask = std::size_t{1} << 15;
   std::vector<std::int8_t> level;
   for (std::uint64_t from = 0; from < count; from += kPiece) {
     const std::uint64_t n_piece = std::min(kPiece, count - from);
@@ -258,7 +259,6 @@ AmrLeavesAbove<Real> read_amr_leaves_above(const File& file, std::uint64_t key_b
       throw core::Error::input("{}: leaf {} of /grid/leaves (key {}) does not follow the leaf before it in key order",
                                file.path(), row, batch.key.front());
     // Kept on lib/io's threads, each task's leaves in a list of its own, joined in order.
-    constexpr std::size_t kRowsPerTask = std::size_t{1} << 15;
     const std::size_t tasks = (batch.size() + kRowsPerTask - 1) / kRowsPerTask;
     std::vector<std::vector<std::uint32_t>> kept(tasks);
     std::vector<double> densest(tasks, 0.0);

@@ -35,6 +35,12 @@ struct ChunkedRows {
   int level = 0;
   bool as_stored = false;  // the memory type is the file type: no conversion
   std::size_t chunk_bytes() const { return static_cast<std::size_t>(chunk_rows) * row_bytes; }
+  // Where chunk c (counted along the rows) starts in the dataset, as the raw chunk calls take it.
+  std::vector<hsize_t> offset_of(std::uint64_t c) const {
+    std::vector<hsize_t> offset(dims.size(), 0);
+    offset[0] = c * chunk_rows;
+    return offset;
+  }
 };
 
 // `mem`: the memory type of the read or write.
@@ -125,8 +131,7 @@ ChunkIo write_rows_as_chunks(hid_t d, hid_t mem, const std::vector<std::uint64_t
     });
     for (std::uint64_t i = 0; i < nb; ++i) {
       if (coded[i].empty()) return ChunkIo::failed;
-      std::vector<hsize_t> offset(rc->dims.size(), 0);
-      offset[0] = (first + b + i) * rc->chunk_rows;
+      const std::vector<hsize_t> offset = rc->offset_of(first + b + i);
       if (H5Dwrite_chunk(d, H5P_DEFAULT, 0, offset.data(), coded[i].size(), coded[i].data()) < 0)
         return ChunkIo::failed;
     }
@@ -144,8 +149,7 @@ ChunkIo read_rows_from_chunks(hid_t d, hid_t mem, std::uint64_t row_begin, std::
   if (n_chunks < 2) return ChunkIo::not_here;
   std::vector<hsize_t> stored(n_chunks);
   for (std::uint64_t i = 0; i < n_chunks; ++i) {
-    std::vector<hsize_t> offset(rc->dims.size(), 0);
-    offset[0] = (first + i) * rc->chunk_rows;
+    const std::vector<hsize_t> offset = rc->offset_of(first + i);
     // A chunk never written has no storage (HDF5 reads the fill value): left to H5Dread.
     if (H5Dget_chunk_storage_size(d, offset.data(), &stored[i]) < 0 || stored[i] == 0) return ChunkIo::not_here;
   }
@@ -167,8 +171,7 @@ ChunkIo read_rows_from_chunks(hid_t d, hid_t mem, std::uint64_t row_begin, std::
     raw.assign(nb, {});
     mask.assign(nb, 0);
     for (std::uint64_t i = 0; i < nb; ++i) {
-      std::vector<hsize_t> offset(rc->dims.size(), 0);
-      offset[0] = (first + b + i) * rc->chunk_rows;
+      const std::vector<hsize_t> offset = rc->offset_of(first + b + i);
       raw[i].resize(stored[b + i]);
       if (H5Dread_chunk(d, H5P_DEFAULT, offset.data(), &mask[i], raw[i].data()) < 0) return ChunkIo::failed;
     }

@@ -57,6 +57,12 @@ constexpr std::uint64_t cell_key(const Cell& c, int levels) {
          static_cast<std::uint64_t>(c.level);
 }
 
+// The same from the cell's Morton code on its own level's lattice (a child's code is its parent's << 3
+// | octant): the code spread to the finest lattice, then the level.
+constexpr std::uint64_t cell_key_of_code(std::uint64_t code, int level, int levels) {
+  return code << (3 * (levels - level)) << 4 | static_cast<std::uint64_t>(level);
+}
+
 constexpr Cell cell_of_key(std::uint64_t key, int levels) {
   const int level = static_cast<int>(key & 0xF);
   const std::uint64_t m = key >> 4;

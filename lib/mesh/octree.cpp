@@ -128,8 +128,11 @@ bool Octree::split(const Cell& c) const {
 }
 
 Cell Octree::covering_leaf(Cell c) const {
-  while (c.level > 0 && slot(c) < 0) c = parent(c);
-  return c;
+  int level = 0;
+  std::int64_t slot = 0;
+  if (slot_or_leaf(c, level, slot) >= 0) return c;
+  const int up = c.level - level;
+  return {level, {c.index[0] >> up, c.index[1] >> up, c.index[2] >> up}};
 }
 
 namespace {
@@ -245,7 +248,7 @@ void Octree::for_each_numbered_leaf(int threads, F&& f) const {
 std::vector<std::uint64_t> Octree::leaf_keys(int threads) const {
   std::vector<std::uint64_t> out(leaf_count());
   for_each_numbered_leaf(threads, [&](std::uint64_t n, int level, std::uint64_t code) {
-    out[n] = code << (3 * (levels_ - level)) << 4 | static_cast<std::uint64_t>(level);  // cell_key
+    out[n] = cell_key_of_code(code, level, levels_);
   });
   return out;
 }
@@ -255,14 +258,18 @@ std::uint64_t Octree::key_of_leaf(std::uint64_t n) const {
                                               chunk_first_leaf_.begin() - 1);
   std::uint64_t at = chunk_first_leaf_[chunk], key = 0;
   walk_codes(chunk * numbering_chunk_, (chunk + 1) * numbering_chunk_, [&](int level, std::size_t, std::uint64_t code) {
-    if (at++ == n) key = code << (3 * (levels_ - level)) << 4 | static_cast<std::uint64_t>(level);  // cell_key
+    if (at++ == n) key = cell_key_of_code(code, level, levels_);
   });
   return key;
 }
 
-LeafRun Octree::leaf_run(std::uint64_t first, std::uint64_t last) const {
+void Octree::check_levels_listed() const {
   if (!numbered_ || leaf_level_.size() != numbered_leaves_)
     throw core::Error::internal("octree: leaf_run on a tree not numbered, or whose levels were taken");
+}
+
+LeafRun Octree::leaf_run(std::uint64_t first, std::uint64_t last) const {
+  check_levels_listed();
   if (first > last || last > leaf_count())
     throw core::Error::internal("octree: leaves [{}, {}) of {}", first, last, leaf_count());
   LeafRun run;
@@ -277,8 +284,7 @@ LeafRun Octree::take_leaf_run(std::uint64_t first, std::uint64_t last) {
   if (first > 0 || last < leaf_count()) {
     run = leaf_run(first, last);
   } else {
-    if (!numbered_ || leaf_level_.size() != numbered_leaves_)
-      throw core::Error::internal("octree: leaf_run on a tree not numbered, or whose levels were taken");
+    check_levels_listed();
     if (first < last) run.first_key = key_of_leaf(first);
     run.level = std::move(leaf_level_);
   }

@@ -129,16 +129,9 @@ class Octree {
   bool normalise(Cell& c) const { return normalise_cell(coarse_, c); }
   // Whether a (normalised) cell exists, and whether it is split. -1 when it does not exist.
   std::int64_t slot(const Cell& c) const {  // inline: the deposit asks for every cell of every cloud
-    std::int64_t s = coarse_.linear({c.index[0] >> c.level, c.index[1] >> c.level, c.index[2] >> c.level});
-    for (int l = 0; l < c.level; ++l) {
-      const std::uint32_t first = first_child_[static_cast<std::size_t>(l)][static_cast<std::size_t>(s)];
-      if (first & kLeafBit) return -1;
-      const int shift = c.level - l - 1;  // the octant of the level-(l+1) ancestor
-      const int octant =
-          static_cast<int>((c.index[0] >> shift & 1) << 2 | (c.index[1] >> shift & 1) << 1 | (c.index[2] >> shift & 1));
-      s = static_cast<std::int64_t>(first) + octant;
-    }
-    return s;
+    int leaf_level = 0;
+    std::int64_t leaf_slot = 0;
+    return slot_or_leaf(c, leaf_level, leaf_slot);
   }
   // The same walk, which for a cell that does not exist also gives the leaf covering it (its level
   // and slot): covering_leaf without walking down again from the coarse cell once per level.
@@ -151,7 +144,7 @@ class Octree {
         leaf_slot = s;
         return -1;
       }
-      const int shift = c.level - l - 1;
+      const int shift = c.level - l - 1;  // the octant of the level-(l+1) ancestor
       const int octant =
           static_cast<int>((c.index[0] >> shift & 1) << 2 | (c.index[1] >> shift & 1) << 1 | (c.index[2] >> shift & 1));
       s = static_cast<std::int64_t>(first) + octant;
@@ -232,6 +225,8 @@ class Octree {
   std::vector<std::uint64_t> chunk_first_leaf_;
   // The key of the leaf numbered n (n < leaf_count()): its chunk found by its number, then walked.
   std::uint64_t key_of_leaf(std::uint64_t n) const;
+  // Error(internal) unless the tree is numbered and still holds the numbering's levels.
+  void check_levels_listed() const;
   bool has_codes_ = true;  // codes_ lists every cell (not after forget_cell_codes)
   // Splits the cells of a level given as (code, slot), in code order, each once; their children's codes
   // are kept only when asked (split_cells needs them to split the next level).
