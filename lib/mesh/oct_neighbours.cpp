@@ -29,9 +29,16 @@ std::size_t first_at_or_after(std::span<const std::uint64_t> keys, std::size_t f
     }
     lo = hi >= step ? hi - step + 1 : 0;
   }
-  return static_cast<std::size_t>(std::lower_bound(keys.begin() + static_cast<std::ptrdiff_t>(lo),
-                                                   keys.begin() + static_cast<std::ptrdiff_t>(hi), target) -
-                                  keys.begin());
+  // std::lower_bound over [lo, hi), written so that each halving is a conditional move, not a branch
+  // that goes either way at random.
+  if (lo >= hi) return lo;
+  const std::uint64_t* base = keys.data() + lo;
+  for (std::size_t len = hi - lo; len > 1;) {
+    const std::size_t half = len / 2;
+    base = base[half] < target ? base + half : base;
+    len -= half;
+  }
+  return static_cast<std::size_t>(base - keys.data()) + (*base < target ? 1 : 0);
 }
 
 OctNeighbours::OctNeighbours(const grid::GridGeometry& coarse, int levels, std::span<const std::uint64_t> keys)
@@ -116,6 +123,67 @@ constexpr std::array<QPlace, 27> kQPlaces = [] {
   return out;
 }();
 
+// kFirstInQ[o][d]: whether direction d, from the oct's child `o`, is the first of the 26 (in their
+// order) to land in its cell of the parent's level. A coarser leaf covers one such cell, and is listed
+// where it first comes: this table says where, so that no search of the list so far is needed.
+constexpr std::array<std::array<bool, 26>, 8> kFirstInQ = [] {
+  std::array<std::array<bool, 26>, 8> out{};
+  for (int octant = 0; octant < 8; ++octant) {
+    const int own[3] = {1 + (octant >> 2 & 1), 1 + (octant >> 1 & 1), 1 + (octant & 1)};
+    bool seen[27] = {};
+    int d = 0;
+    for (int a = -1; a <= 1; ++a)
+      for (int e = -1; e <= 1; ++e)
+        for (int f = -1; f <= 1; ++f) {
+          if (a == 0 && e == 0 && f == 0) continue;
+          const int c[3] = {own[0] + a, own[1] + e, own[2] + f};  // 0 ... 3 along each axis of the block
+          const int q = 9 * ((c[0] + 1) / 2) + 3 * ((c[1] + 1) / 2) + (c[2] + 1) / 2;
+          out[static_cast<std::size_t>(octant)][static_cast<std::size_t>(d++)] = !seen[q];
+          seen[q] = true;
+        }
+  }
+  return out;
+}();
+
+constexpr std::uint8_t kNoPlace = 0xFF;
+
+// The 27 cells around a cell p of a lattice (offsets o in {-1, 0, 1} per axis, place 9 (o_x + 1) +
+// 3 (o_y + 1) + o_z + 1), by their Morton order, without a sort (whose mispredicted branches cost as
+// much as the rest of fill()): for p away from the lattice's edges, so that each axis holds p - 1, p and
+// p + 1. Two Morton codes compare at the highest interleaved bit where they differ. Along an axis, p - 1
+// and p first differ at bit ctz(p) and p, p + 1 at bit ctz(~p); one of the two is bit 0. So along each
+// axis the three values are told apart by two bits: one at the higher split (p - 1 below it, p + 1
+// above, p on its side), one at bit 0 (likewise). The three axes' bits at 0 are the lowest of the
+// interleaved code, x above y above z; their higher splits rank among themselves by 3 h + (2 - axis).
+// So each cell gets a 6-bit rank, and a table of 64 read in order lists them (kNoPlace elsewhere).
+std::array<std::uint8_t, 64> morton_order_of_27(const std::array<std::int64_t, 3>& p) {
+  int height[3];
+  bool even[3];
+  for (std::size_t k = 0; k < 3; ++k) {
+    const auto v = static_cast<std::uint64_t>(p[k]);
+    even[k] = (v & 1) == 0;
+    height[k] = 3 * std::countr_zero(even[k] ? v : ~v) + static_cast<int>(2 - k);
+  }
+  // bits[k][o]: the rank's bits from axis k at offset o - 1 (p - 1 below both splits, p + 1 above both,
+  // p above the one at bit 0 when odd, above the higher when even).
+  unsigned bits[3][3];
+  for (std::size_t k = 0; k < 3; ++k) {
+    unsigned high = 3;
+    for (std::size_t j = 0; j < 3; ++j) high += height[j] < height[k] ? 1u : 0u;
+    const unsigned high_bit = 1u << high, low_bit = 1u << (2 - k);
+    bits[k][0] = 0;
+    bits[k][1] = even[k] ? high_bit : low_bit;
+    bits[k][2] = high_bit | low_bit;
+  }
+  std::array<std::uint8_t, 64> order;
+  order.fill(kNoPlace);
+  for (unsigned x = 0; x < 3; ++x)
+    for (unsigned y = 0; y < 3; ++y)
+      for (unsigned z = 0; z < 3; ++z)
+        order[bits[0][x] | bits[1][y] | bits[2][z]] = static_cast<std::uint8_t>(9 * x + 3 * y + z);
+  return order;
+}
+
 }  // namespace
 
 std::size_t OctNeighbours::neighbours(std::size_t s, std::uint32_t* const out) {
@@ -127,16 +195,23 @@ std::size_t OctNeighbours::neighbours(std::size_t s, std::uint32_t* const out) {
       (morton >> (3 * (shift_x + 1)) << (3 * (shift_x + 1))) << 4 | static_cast<std::uint64_t>(level - 1);
   const Block& b = block(parent_key, level);
   // The leaf's cell in the block: 1 or 2 along each axis.
-  const int own = 21 + kOctantStep[morton >> (3 * shift_x) & 7];
+  const auto octant = static_cast<std::size_t>(morton >> (3 * shift_x) & 7);
+  const int own = 21 + kOctantStep[octant];
+  const std::array<bool, 26>& first_in_q = kFirstInQ[octant];
   std::size_t count = 0;
-  for (const Direction& dir : kDirections) {
+  for (std::size_t d = 0; d < kDirections.size(); ++d) {
+    const Direction& dir = kDirections[d];
     const auto m = static_cast<std::size_t>(own + dir.step);
-    if (b.leaf[m] != kNone) {
-      out[count++] = b.leaf[m];
-    } else if (b.coarser[m] != kNone) {
-      // A coarser leaf covers up to 7 of the 26: listed once, where it first comes.
-      if (std::find(out, out + count, b.coarser[m]) == out + count) out[count++] = b.coarser[m];
-    } else if (b.split >> m & 1) {
+    // A cell holds a leaf of this level, or a coarser one, or neither: never both, so their AND is the
+    // one it holds. Written, then kept or not, without a branch (which way went unpredictably, and the
+    // mispredictions were a third of this function's time).
+    const std::uint32_t leaf = b.leaf[m], coarser = b.coarser[m];
+    // A coarser leaf covers up to 7 of the 26: listed once, where it first comes. (Along each axis a
+    // leaf reaches the cells of the parent's level on one side of its parent only, so where those either
+    // side are one cell, on a periodic lattice of two, it still meets that cell from one place.)
+    out[count] = leaf & coarser;
+    count += static_cast<std::size_t>((leaf != kNone) | ((coarser != kNone) & first_in_q[d]));
+    if (b.split >> m & 1) {
       for (unsigned facing = dir.facing; facing != 0; facing &= facing - 1) {  // the children facing the leaf
         const std::uint32_t k = b.children[m][static_cast<unsigned>(std::countr_zero(facing))];
         if (k != kNone) out[count++] = k;
@@ -177,13 +252,16 @@ void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_ind
     std::uint64_t morton;
     std::size_t place;  // in kQPlaces
   };
-  std::array<Q, 27> qs;
+  std::array<Q, 28> qs;  // one spare: the ordering below writes one past the last before it stops
   std::size_t n_q = 0;
   // Each axis's three coordinates spread once (a Morton code is the OR of its axes' spread bits).
   std::uint64_t spread[3][3];
+  std::array<std::uint64_t, 27> morton_at;  // by place
   bool outside[3][3];
+  bool interior = true;  // p - 1, p, p + 1 along every axis, neither wrapped nor outside
   for (std::size_t k = 0; k < 3; ++k) {
     const std::int64_t n = coarse_.shape[k] << (level - 1);
+    interior = interior && parent_index[k] >= 1 && parent_index[k] + 1 < n;
     for (int o = -1; o <= 1; ++o) {
       std::int64_t i = parent_index[k] + o;
       outside[k][o + 1] = !coarse_.periodic && (i < 0 || i >= n);
@@ -191,19 +269,41 @@ void OctNeighbours::fill(Block& b, const std::array<std::int64_t, 3>& parent_ind
       spread[k][o + 1] = spread_bits_3(static_cast<std::uint64_t>(i) << shift_q) << (2 - k);
     }
   }
-  for (int qx = 0; qx < 3; ++qx)
-    for (int qy = 0; qy < 3; ++qy)
-      for (int qz = 0; qz < 3; ++qz)
-        if (!outside[0][qx] && !outside[1][qy] && !outside[2][qz])
-          qs[n_q++] = {spread[0][qx] | spread[1][qy] | spread[2][qz], static_cast<std::size_t>(9 * qx + 3 * qy + qz)};
-  std::sort(qs.begin(), qs.begin() + static_cast<std::ptrdiff_t>(n_q),
-            [](const Q& x, const Q& y) { return x.morton < y.morton; });
+  for (std::size_t qx = 0; qx < 3; ++qx)
+    for (std::size_t qy = 0; qy < 3; ++qy)
+      for (std::size_t qz = 0; qz < 3; ++qz)
+        morton_at[9 * qx + 3 * qy + qz] = spread[0][qx] | spread[1][qy] | spread[2][qz];
+  if (interior) {
+    for (const std::uint8_t place : morton_order_of_27(parent_index)) {
+      const auto q = std::min<std::size_t>(place, 26);
+      qs[n_q] = {morton_at[q], q};
+      n_q += static_cast<std::size_t>(place != kNoPlace);
+    }
+  } else {
+    for (std::size_t qx = 0; qx < 3; ++qx)
+      for (std::size_t qy = 0; qy < 3; ++qy)
+        for (std::size_t qz = 0; qz < 3; ++qz)
+          if (!outside[0][qx] && !outside[1][qy] && !outside[2][qz])
+            qs[n_q++] = {morton_at[9 * qx + 3 * qy + qz], 9 * qx + 3 * qy + qz};
+    std::sort(qs.begin(), qs.begin() + static_cast<std::ptrdiff_t>(n_q),
+              [](const Q& x, const Q& y) { return x.morton < y.morton; });
+  }
   const std::size_t n = keys_.size();
   std::size_t at = search_from_hint(key_of(qs[0].morton, 0));
-  // The first key at or after `target`, from `at` forward: a few steps, else a galloping search.
+  // The first key at or after `target`, from `at` forward: among the next eight, else by a galloping
+  // search. The eight are counted without a branch: the keys are sorted, so those below the target come
+  // first and their number is the step (a loop that stopped at the first one mispredicted its exit).
   const auto skip_to = [&](std::uint64_t target) {
-    for (int step = 0; step < 8; ++step, ++at)
-      if (at == n || keys_[at] >= target) return;
+    if (at + 8 <= n) {
+      std::size_t below = 0;
+      for (std::size_t k = 0; k < 8; ++k) below += static_cast<std::size_t>(keys_[at + k] < target);
+      at += below;
+      if (below < 8) return;
+    } else {
+      for (; at < n; ++at)
+        if (keys_[at] >= target) return;
+      return;
+    }
     hint_ = at;
     at = search_from_hint(target);
   };

@@ -45,15 +45,15 @@ Segmentation segment(const Mesh& mesh, double threshold, const mpi::Comm& comm, 
           double best_rho = rho;
           std::int64_t best_cell = cell;
           mesh.for_each_neighbour(s, [&](std::size_t n) {
-            // The global index is only needed to break a tie in density.
+            // Denser, or as dense and earlier in canonical order: chosen by conditional moves, not by
+            // branches (whether a neighbour is denser goes either way at random).
             const double r = mesh.density(n);
-            if (r < best_rho) return;
             const std::int64_t c = mesh.global_index(n);
-            if (r > best_rho || c < best_cell) {
-              best = n;
-              best_rho = r;
-              best_cell = c;
-            }
+            const bool better = (!(r < best_rho)) & ((r > best_rho) | (c < best_cell));
+            const std::size_t take = std::size_t{0} - static_cast<std::size_t>(better);  // all ones or none
+            best ^= (best ^ n) & take;
+            best_cell ^= (best_cell ^ c) & static_cast<std::int64_t>(take);
+            best_rho = std::max(best_rho, r);  // `better` means r >= best_rho (densities are finite: read checks)
           });
           tests[m - first_member] = {s, best};
         });

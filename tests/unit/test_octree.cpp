@@ -8,6 +8,7 @@
 #include <phew/mesh/cell_space.hpp>
 #include <phew/mesh/code_dilation.hpp>
 #include <phew/mesh/coarse_runs.hpp>
+#include <phew/mesh/oct_neighbours.hpp>
 #include <phew/mesh/octree.hpp>
 #include <phew/mpi/comm.hpp>
 #include <phew/mpi/slab.hpp>
@@ -448,6 +449,85 @@ TEST(Octree, TouchingLeavesAreThoseWhoseBoxesMeet) {
     EXPECT_GT(across_levels, 0u);
     EXPECT_GT(pairs, 26 * leaves.size() / 2);
   }
+}
+
+// The galloping search from a hint finds std::lower_bound's answer from every start, for targets below,
+// between, on and above the keys (repeated keys too).
+TEST(OctNeighbours, FirstAtOrAfterIsTheLowerBoundFromAnyStart) {
+  std::mt19937_64 rng(3);
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{100}}) {
+    std::vector<std::uint64_t> keys(n);
+    for (auto& k : keys) k = 10 + 3 * (rng() % 60);
+    std::sort(keys.begin(), keys.end());
+    for (std::uint64_t target = 0; target < 200; ++target)
+      for (std::size_t from = 0; from < n + 2; ++from)
+        ASSERT_EQ(first_at_or_after(keys, from, target),
+                  static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), target) - keys.begin()))
+            << n << " keys, target " << target << ", from " << from;
+  }
+}
+
+// OctNeighbours (the watershed's test leaves' neighbours, an oct at a time) lists each leaf whose box
+// meets the leaf's, once, among all the leaves or some of them: by brute force, on coarse lattices of one
+// and two cells along periodic axes too, where the cells either side of an oct are one.
+TEST(OctNeighbours, ListTheLeavesWhoseBoxesMeetOnceEach) {
+  const int levels = 2;
+  const std::int64_t f = 4;  // finest cells per coarse cell
+  std::size_t checked = 0, coarser_wrapped = 0;
+  for (const Index3 shape : {Index3{2, 2, 2}, Index3{2, 5, 1}, Index3{3, 4, 2}})
+    for (const bool periodic : {true, false})
+      for (const double refine_particles : {8.0, 300.0}) {
+        std::vector<double> mass;
+        const auto pos = blobs(5, 3000, 1.0, mass);
+        RefinementParams p;
+        p.levels = levels;
+        p.refine_particles = refine_particles;
+        grid::GridGeometry g = cube(1, 1.0, periodic);
+        g.shape = shape;
+        const Octree tree = build_octree(g, p, pos, mass);
+        const auto leaves = tree.leaves();  // key order
+        const Index3 n{shape[0] * f, shape[1] * f, shape[2] * f};
+        const auto meet = [&](const Cell& a, const Cell& b) {
+          for (std::size_t d = 0; d < 3; ++d) {
+            const std::int64_t sa = f >> a.level, sb = f >> b.level;
+            const std::int64_t a0 = a.index[d] * sa, b0 = b.index[d] * sb;
+            bool any = false;
+            for (const std::int64_t shift : {-n[d], std::int64_t{0}, n[d]})
+              any = any || ((periodic || shift == 0) && b0 + shift <= a0 + sa && a0 <= b0 + shift + sb);
+            if (!any) return false;
+          }
+          return true;
+        };
+        std::mt19937 rng(7);
+        for (const bool some : {false, true}) {
+          std::vector<Cell> kept;
+          for (const Cell& c : leaves)
+            if (!some || rng() % 3 != 0) kept.push_back(c);
+          std::vector<std::uint64_t> keys;
+          for (const Cell& c : kept) keys.push_back(cell_key(c, levels));
+          ASSERT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+          OctNeighbours octs(g, levels, keys);
+          for (std::size_t s = 0; s < kept.size(); ++s) {
+            if (!octs.handles(s)) continue;
+            std::vector<std::uint32_t> want;
+            for (std::size_t t = 0; t < kept.size(); ++t)
+              if (t != s && meet(kept[s], kept[t])) want.push_back(static_cast<std::uint32_t>(t));
+            std::array<std::uint32_t, 56> out{};
+            std::vector<std::uint32_t> got(out.begin(),
+                                           out.begin() + static_cast<std::ptrdiff_t>(octs.neighbours(s, out.data())));
+            std::sort(got.begin(), got.end());
+            ASSERT_EQ(got, want) << shape[0] << "x" << shape[1] << "x" << shape[2] << (periodic ? " periodic" : " open")
+                                 << (some ? ", some leaves" : ", every leaf") << ", leaf " << s;
+            ++checked;
+            // A coarser neighbour on a periodic lattice of two cells of its level along some axis.
+            for (const std::uint32_t t : got)
+              for (std::size_t d = 0; d < 3; ++d)
+                coarser_wrapped += kept[t].level < kept[s].level && periodic && (shape[d] << kept[t].level) == 2;
+          }
+        }
+      }
+  EXPECT_GT(checked, 1000u);
+  EXPECT_GT(coarser_wrapped, 0u);
 }
 
 // The leaf holding a point, found from the finest lattice's cell at once, is the one a descent finds
