@@ -3,11 +3,14 @@
 #include <phew/core/threads.hpp>
 #include <phew/grid/cell_set.hpp>
 #include <phew/grid/deposit.hpp>
+#include <phew/grid/geometry.hpp>
 #include "reference_deposit.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <mutex>
 #include <numeric>
 #include <random>
@@ -33,6 +36,31 @@ std::vector<double> run(const GridGeometry& g, Assignment a, const std::vector<d
 
 std::size_t at(const GridGeometry& g, long i, long j, long k) {
   return static_cast<std::size_t>((i * g.shape[1] + j) * g.shape[2] + k);
+}
+
+// minimum_image's compares give the bits of d - box * round(d / box) for separations inside the box
+// and at the halves where round's answer changes (either side by one ulp, signed zeros), and beyond.
+TEST(Geometry, MinimumImageIsTheRoundedFormulaBitForBit) {
+  const auto formula = [](double d, double box) { return d - box * std::round(d / box); };
+  std::mt19937_64 rng(11);
+  std::vector<double> ds{0.0, -0.0, 1e-300, -1e-300};
+  for (const double box : {1.0, 3.0, 0.1, 250.0, 1e5}) {
+    std::uniform_real_distribution<double> in(-1.6 * box, 1.6 * box), far(-40 * box, 40 * box);
+    std::vector<double> cases = ds;
+    for (int i = 0; i < 20000; ++i) cases.push_back(in(rng));
+    for (int i = 0; i < 2000; ++i) cases.push_back(far(rng));
+    for (const double half : {0.5, 1.5, 2.5})
+      for (const double sign : {1.0, -1.0}) {
+        const double at = sign * half * box;
+        cases.insert(cases.end(), {at, std::nextafter(at, 0.0), std::nextafter(at, 2 * at)});
+      }
+    for (const double d : cases) {
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(grid::minimum_image(d, box, true)),
+                std::bit_cast<std::uint64_t>(formula(d, box)))
+          << "d " << d << " box " << box;
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(grid::minimum_image(d, box, false)), std::bit_cast<std::uint64_t>(d));
+    }
+  }
 }
 
 TEST(Assignment, ParsesNamesAndRejectsOthers) {
