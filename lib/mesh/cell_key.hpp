@@ -48,6 +48,12 @@ constexpr Cell child(const Cell& c, int octant) {
           {2 * c.index[0] + (octant >> 2 & 1), 2 * c.index[1] + (octant >> 1 & 1), 2 * c.index[2] + (octant & 1)}};
 }
 
+// Where in its parent, as child() numbers the octants, lies the ancestor `shift` levels above a cell with
+// these indices (shift 0: the cell itself): bit `shift` of each index.
+constexpr int octant_at(const Index3& index, int shift) {
+  return static_cast<int>((index[0] >> shift & 1) << 2 | (index[1] >> shift & 1) << 1 | (index[2] >> shift & 1));
+}
+
 // The key of a cell of a tree with `levels` levels above the coarse grid.
 constexpr std::uint64_t cell_key(const Cell& c, int levels) {
   const int shift = levels - c.level;

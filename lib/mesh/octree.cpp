@@ -135,15 +135,6 @@ Cell Octree::covering_leaf(Cell c) const {
   return {level, {c.index[0] >> up, c.index[1] >> up, c.index[2] >> up}};
 }
 
-namespace {
-
-// The octant of a child cell inside its parent.
-int octant_of(const Cell& child) {
-  return static_cast<int>((child.index[0] & 1) << 2 | (child.index[1] & 1) << 1 | (child.index[2] & 1));
-}
-
-}  // namespace
-
 bool coarse_cell_of(const grid::GridGeometry& coarse, const LevelLattice& level0, const std::array<double, 3>& x,
                     Cell& c) {
   c = {0, floor_index(level0.position(x))};
@@ -170,10 +161,7 @@ Cell Octree::leaf_at(const std::array<double, 3>& x) const {
   auto s = static_cast<std::size_t>(coarse_.linear({coarse[0], coarse[1], coarse[2]}));
   int level = 0;
   for (; level < levels_; ++level) {
-    const int shift = levels_ - level - 1;  // the octant of the level-(level+1) cell
-    const int octant =
-        static_cast<int>((finest[0] >> shift & 1) << 2 | (finest[1] >> shift & 1) << 1 | (finest[2] >> shift & 1));
-    const std::int64_t k = child_slot(level, s, octant);
+    const std::int64_t k = child_slot(level, s, octant_at(finest, levels_ - level - 1));  // the level-(level+1) cell
     if (k < 0) break;
     s = static_cast<std::size_t>(k);
   }
@@ -584,7 +572,7 @@ LevelCodes heavy_cells(const grid::GridGeometry& coarse, const RefinementParams&
             tree.cell_at_slot(level, at.slot[p]),
             tree.level_lattice(level + 1).position({position[3 * p], position[3 * p + 1], position[3 * p + 2]}));
         at.level[p] = static_cast<std::int8_t>(level + 1);
-        at.slot[p] = static_cast<std::uint32_t>(first + octant_of(child));
+        at.slot[p] = static_cast<std::uint32_t>(first + octant_at(child.index, 0));
       }
     });
   }

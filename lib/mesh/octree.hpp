@@ -144,10 +144,7 @@ class Octree {
         leaf_slot = s;
         return -1;
       }
-      const int shift = c.level - l - 1;  // the octant of the level-(l+1) ancestor
-      const int octant =
-          static_cast<int>((c.index[0] >> shift & 1) << 2 | (c.index[1] >> shift & 1) << 1 | (c.index[2] >> shift & 1));
-      s = static_cast<std::int64_t>(first) + octant;
+      s = static_cast<std::int64_t>(first) + octant_at(c.index, c.level - l - 1);  // the level-(l+1) ancestor
     }
     return s;
   }
