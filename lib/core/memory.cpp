@@ -18,7 +18,6 @@
 namespace phew::core {
 namespace {
 
-constexpr std::size_t kBigBuffer = std::size_t{8} << 20;  // glibc maps these from the system (below)
 std::atomic<bool> huge_pages_advised{false};
 
 }  // namespace

@@ -26,6 +26,7 @@ void check_memory(double needed, std::uint64_t available, const std::string& wha
 // trim bound is set with it (8 MiB: each arena keeps less than that free at its top), which glibc's
 // dynamic rule would have moved with the mmap bound. Called once, first thing, by every tool.
 void return_big_buffers_to_the_system();
+inline constexpr std::size_t kBigBuffer = std::size_t{8} << 20;  // "big" here and below
 
 // From then on, every allocation through operator new of that size (8 MiB or more) is also advised to
 // the kernel as one for transparent huge pages (madvise MADV_HUGEPAGE, which Debian's default THP mode,

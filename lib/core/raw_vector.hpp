@@ -89,11 +89,17 @@ using PageVector = std::vector<T, PageAllocator<T>>;
 
 // n zeros in a PageVector: storage mapped from the system is zero already, so only a vector too small
 // to be mapped is filled (a pass fewer over a large buffer, and its pages fault where they are first
-// written: on the threads that write them).
+// written: on the threads that write them). A big one is advised for huge pages, as operator new's big
+// buffers are: it is written all over (the adaptive mesh's level masses, some 100 MB on the 2.1 M box,
+// took 0.47 s of cic-project's 2.5 on two threads in 4 KiB faults, 0.38 s in 2 MiB ones).
 template <typename T>
 PageVector<T> zeroed_page_vector(std::size_t n) {
   PageVector<T> v(n);
-  if (n * sizeof(T) < kPageVectorMapped) std::fill(v.begin(), v.end(), T{});
+  const std::size_t bytes = n * sizeof(T);
+  if (bytes < kPageVectorMapped)
+    std::fill(v.begin(), v.end(), T{});
+  else if (bytes >= kBigBuffer && big_buffers_backed_by_huge_pages())
+    advise_pages(v.data(), bytes, Pages::huge);
   return v;
 }
 
