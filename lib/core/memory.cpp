@@ -90,10 +90,17 @@ bool big_buffers_backed_by_huge_pages() noexcept { return huge_pages_advised.loa
 // AddressSanitizer, whose own operator new checks what is freed with what.
 #ifndef __SANITIZE_ADDRESS__
 void* operator new(std::size_t bytes) {
+  using phew::core::kHugePageBytes;
+  const bool huge = bytes >= phew::core::kBigBuffer && phew::core::big_buffers_backed_by_huge_pages();
   for (;;) {
-    if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) {
-      if (bytes >= phew::core::kBigBuffer && phew::core::big_buffers_backed_by_huge_pages())
-        phew::core::advise_pages(p, bytes, phew::core::Pages::huge);
+    // A big buffer starts on a huge page (glibc maps it from the system and keeps the offset in its
+    // header, so free() takes it): malloc's would start just past a 4 KiB page, and the huge page's
+    // worth in front of the first whole one would fault 4 KiB at a time (512 faults a buffer).
+    void* p = nullptr;
+    if (huge ? posix_memalign(&p, kHugePageBytes, bytes) != 0 : (p = std::malloc(bytes == 0 ? 1 : bytes)) == nullptr)
+      p = nullptr;
+    if (p != nullptr) {
+      if (huge) phew::core::advise_pages(p, bytes, phew::core::Pages::huge);
       return p;
     }
     const std::new_handler handler = std::get_new_handler();
