@@ -230,5 +230,42 @@ TEST_F(AmrFile, RefusesLeavesOutOfOrderOrWithTheWrongLevel) {
   EXPECT_THROW(io::read_amr_refinement(io::File::open_read(path("count.h5"))), core::Error);
 }
 
+// With io threads each piece's keys are made while the piece before is written: every piece comes out
+// whole and in order (two and a half pieces), on one thread and on two, and a failure while making the
+// next piece's keys is the write's.
+TEST_F(AmrFile, WritesEveryPieceWhileTheNextKeysAreMade) {
+  const mpi::Comm comm;
+  const std::size_t n = 2 * io::kLeafPiece + io::kLeafPiece / 2;
+  const auto rows = leaves(n);
+  model::AmrRefinement r{2, 8, 8, 1, {n, 0, 0}};
+  for (const int threads : {1, 2}) {
+    io::set_io_threads(threads);
+    std::size_t made = 0;
+    const io::NextKeys next = [&](std::span<std::uint64_t> out) {
+      for (std::uint64_t& k : out) k = rows.key[made++];
+    };
+    {
+      io::File f = io::File::create(path("pieces.h5"), comm);
+      io::write_amr_grid(f, meta(), r, std::span<const double>(rows.density), next, io::Precision::f64, false, comm);
+    }
+    EXPECT_EQ(made, n);
+    const io::File f = io::File::open_read(path("pieces.h5"));
+    const auto back = io::read_amr_leaves(f, 0, ~std::uint64_t{0});
+    EXPECT_EQ(back.key, rows.key) << threads << " io threads";
+    EXPECT_EQ(back.density, rows.density) << threads << " io threads";
+
+    std::size_t calls = 0;
+    const io::NextKeys failing = [&](std::span<std::uint64_t> out) {
+      if (++calls == 2) throw core::Error::internal("the second piece's keys");
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = rows.key[i];
+    };
+    io::File g = io::File::create(path("failing.h5"), comm);
+    EXPECT_THROW(io::write_amr_grid(g, meta(), r, std::span<const double>(rows.density), failing, io::Precision::f64,
+                                    false, comm),
+                 core::Error);
+  }
+  io::set_io_threads(1);
+}
+
 }  // namespace
 }  // namespace phew
