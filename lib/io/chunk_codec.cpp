@@ -12,16 +12,39 @@ namespace {
 // Byte k of element i is byte k * n + i of the shuffled order; `ToShuffled` says which way they move.
 // The bytes past the last whole element (and all of them when there is one byte per element or
 // fewer than one element) stay where they are, as HDF5 leaves them.
+// E: the element size when known at compile time (the columns' 2, 4 and 8 bytes), 0 for `element_size`.
+// Element by element, its bytes to (from) the E planes: a fixed number of streams, unrolled (a plane at
+// a time with a run-time stride was a byte per iteration, 6 % of phew-merge).
+template <bool ToShuffled, std::size_t E>
+void move_bytes(const std::byte* in, std::size_t n, std::size_t element_size, std::byte* out) {
+  const std::size_t e = E > 0 ? E : element_size;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < e; ++k) {
+      if constexpr (ToShuffled)
+        out[k * n + i] = in[i * e + k];
+      else
+        out[i * e + k] = in[k * n + i];
+    }
+}
+
 template <bool ToShuffled>
 void move_bytes(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out) {
   const std::size_t n = element_size > 1 ? in.size() / element_size : 0, whole = n * element_size;
-  for (std::size_t k = 0; k < (n ? element_size : 0); ++k)
-    for (std::size_t i = 0; i < n; ++i) {
-      if constexpr (ToShuffled)
-        out[k * n + i] = in[i * element_size + k];
-      else
-        out[i * element_size + k] = in[k * n + i];
+  if (n > 0) {
+    switch (element_size) {
+      case 2:
+        move_bytes<ToShuffled, 2>(in.data(), n, element_size, out.data());
+        break;
+      case 4:
+        move_bytes<ToShuffled, 4>(in.data(), n, element_size, out.data());
+        break;
+      case 8:
+        move_bytes<ToShuffled, 8>(in.data(), n, element_size, out.data());
+        break;
+      default:
+        move_bytes<ToShuffled, 0>(in.data(), n, element_size, out.data());
     }
+  }
   std::copy(in.begin() + static_cast<std::ptrdiff_t>(whole), in.end(),
             out.begin() + static_cast<std::ptrdiff_t>(whole));
 }
