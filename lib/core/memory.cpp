@@ -97,7 +97,9 @@ void* operator new(std::size_t bytes) {
     // header, so free() takes it): malloc's would start just past a 4 KiB page, and the huge page's
     // worth in front of the first whole one would fault 4 KiB at a time (512 faults a buffer).
     void* p = nullptr;
-    if (huge ? posix_memalign(&p, kHugePageBytes, bytes) != 0 : (p = std::malloc(bytes == 0 ? 1 : bytes)) == nullptr)
+    if (!huge)
+      p = std::malloc(bytes == 0 ? 1 : bytes);
+    else if (posix_memalign(&p, kHugePageBytes, bytes) != 0)
       p = nullptr;
     if (p != nullptr) {
       if (huge) phew::core::advise_pages(p, bytes, phew::core::Pages::huge);

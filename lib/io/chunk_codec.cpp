@@ -9,12 +9,10 @@ namespace phew::io {
 
 namespace {
 
-// Byte k of element i is byte k * n + i of the shuffled order; `ToShuffled` says which way they move.
-// The bytes past the last whole element (and all of them when there is one byte per element or
-// fewer than one element) stay where they are, as HDF5 leaves them.
-// E: the element size when known at compile time (the columns' 2, 4 and 8 bytes), 0 for `element_size`.
-// Element by element, its bytes to (from) the E planes: a fixed number of streams, unrolled (a plane at
-// a time with a run-time stride was a byte per iteration, 6 % of phew-merge).
+// The n whole elements' bytes to (from) their planes, element by element. E: the element size when
+// known at compile time (the columns' 2, 4 and 8 bytes), a fixed number of streams the compiler unrolls
+// (a plane at a time with a run-time stride moved a byte per iteration: 6 % of phew-merge), or 0 for
+// `element_size`.
 template <bool ToShuffled, std::size_t E>
 void move_bytes(const std::byte* in, std::size_t n, std::size_t element_size, std::byte* out) {
   const std::size_t e = E > 0 ? E : element_size;
@@ -27,6 +25,9 @@ void move_bytes(const std::byte* in, std::size_t n, std::size_t element_size, st
     }
 }
 
+// Byte k of element i is byte k * n + i of the shuffled order; `ToShuffled` says which way they move.
+// The bytes past the last whole element (and all of them when there is one byte per element or
+// fewer than one element) stay where they are, as HDF5 leaves them.
 template <bool ToShuffled>
 void move_bytes(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out) {
   const std::size_t n = element_size > 1 ? in.size() / element_size : 0, whole = n * element_size;
