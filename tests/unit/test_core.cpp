@@ -471,6 +471,17 @@ TEST(Memory, BigBuffersAreAdvisedForHugePages) {
   ASSERT_EQ(unsetenv("PHEW_HUGE_PAGES"), 0);
   EXPECT_TRUE(phew::core::back_big_buffers_with_huge_pages());
   {
+    // It starts on a huge page, so that its first 2 MiB are advised too (not faulted 4 KiB at a time),
+    // and free() takes it back as any other.
+    std::vector<char> first(16u << 20);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(first.data()) % phew::core::kHugePageBytes, 0u);
+    EXPECT_TRUE(advised(first.data()));
+    // A zeroed PageVector (mapped from the system, not through operator new) is advised as well.
+    const auto zeros = phew::core::zeroed_page_vector<double>(2u << 20);
+    EXPECT_TRUE(advised(reinterpret_cast<const char*>(zeros.data()) + (8u << 20)));
+    EXPECT_EQ(zeros[(2u << 20) - 1], 0.0);
+  }
+  {
     std::vector<char> big(16u << 20);
     EXPECT_TRUE(advised(inner(big)));
     phew::core::advise_pages(big.data(), big.size(), phew::core::Pages::small);
