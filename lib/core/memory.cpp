@@ -6,6 +6,7 @@
 #include <malloc.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -65,9 +66,22 @@ void advise_pages(void* p, std::size_t bytes, Pages pages) noexcept {
     madvise(reinterpret_cast<void*>(begin), end - begin, pages == Pages::huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
+void* map_aligned_pages(std::size_t bytes) {
+  // A huge page more than asked for, and the parts before the first boundary and after the buffer's
+  // last page given back: what is left is one mapping, which unmap_pages(p, bytes) gives back whole.
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t length = (bytes + page - 1) / page * page, span = length + kHugePageBytes;
+  void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const auto at = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t begin = (at + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  if (begin > at) munmap(raw, begin - at);
+  if (at + span > begin + length) munmap(reinterpret_cast<void*>(begin + length), at + span - (begin + length));
+  return reinterpret_cast<void*>(begin);
+}
+
 void* map_pages(std::size_t bytes) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
+  void* p = map_aligned_pages(bytes);
   if (big_buffers_backed_by_huge_pages()) advise_pages(p, bytes, Pages::huge);
   return p;
 }

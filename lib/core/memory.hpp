@@ -47,9 +47,13 @@ inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 enum class Pages { huge, small };
 void advise_pages(void* p, std::size_t bytes, Pages pages) noexcept;
 
-// `bytes` mapped from the system (zero pages until written), advised for huge pages as the big buffers
-// are: blocks that a buffer manages itself (core::BlockList, the uniform deposit's cloud pool). Given
-// back with unmap_pages. Throws std::bad_alloc.
+// `bytes` mapped from the system (zero pages until written), starting on a huge page, without advice:
+// Linux aligns an anonymous mapping to 2 MiB by itself only from 6.7 on, and only when its length is a
+// multiple of 2 MiB, and the 2 MiB in front of the first whole huge page would fault 4 KiB at a time.
+// Given back with unmap_pages. Throws std::bad_alloc.
+void* map_aligned_pages(std::size_t bytes);
+// The same, advised for huge pages as the big buffers are: blocks that a buffer manages itself
+// (core::BlockList, the uniform deposit's cloud pool).
 void* map_pages(std::size_t bytes);
 void unmap_pages(void* p, std::size_t bytes) noexcept;
 

@@ -67,16 +67,14 @@ struct PageAllocator : DefaultInitConstruct {
   T* allocate(std::size_t n) {
     const std::size_t bytes = n * sizeof(T);
     if (bytes < kPageVectorMapped) return std::allocator<T>().allocate(n);
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    return static_cast<T*>(p);
+    return static_cast<T*>(map_aligned_pages(bytes));
   }
   void deallocate(T* p, std::size_t n) noexcept {
     const std::size_t bytes = n * sizeof(T);
     if (bytes < kPageVectorMapped)
       std::allocator<T>().deallocate(p, n);
     else
-      munmap(p, bytes);
+      unmap_pages(p, bytes);
   }
   template <typename U>
   bool operator==(const PageAllocator<U>&) const noexcept {

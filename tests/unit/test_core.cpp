@@ -497,6 +497,29 @@ TEST(Memory, BigBuffersAreAdvisedForHugePages) {
   ASSERT_EQ(unsetenv("PHEW_HUGE_PAGES"), 0);
 }
 
+// Blocks mapped from the system start on a huge page whatever their length (Linux aligns only lengths of
+// whole huge pages, and only from 6.7 on), are zeros, and go back whole; so does a zeroed PageVector's.
+TEST(Memory, MappedBlocksStartOnAHugePage) {
+  for (const std::size_t bytes :
+       {std::size_t{1} << 20, (std::size_t{3} << 20) + 4096, (std::size_t{5} << 20) + 7, std::size_t{8} << 20}) {
+    for (int round = 0; round < 3; ++round) {
+      auto* p = static_cast<unsigned char*>(phew::core::map_aligned_pages(bytes));
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % phew::core::kHugePageBytes, 0u) << bytes << " bytes";
+      EXPECT_EQ(p[0], 0);
+      EXPECT_EQ(p[bytes - 1], 0);
+      p[0] = 1;
+      p[bytes - 1] = 1;
+      phew::core::unmap_pages(p, bytes);
+      void* q = phew::core::map_pages(bytes);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(q) % phew::core::kHugePageBytes, 0u) << bytes << " bytes, advised";
+      phew::core::unmap_pages(q, bytes);
+    }
+  }
+  const auto zeros = phew::core::zeroed_page_vector<double>((std::size_t{3} << 17) + 5);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(zeros.data()) % phew::core::kHugePageBytes, 0u);
+  EXPECT_EQ(zeros.back(), 0.0);
+}
+
 // A BlockList keeps its values in order across its blocks, joins them onto what a vector holds, and is
 // empty after; its blocks are advised for huge pages as the big buffers are.
 TEST(BlockList, JoinsItsBlocksInOrder) {
