@@ -274,6 +274,13 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
                 const std::int8_t* const leaf_level = level.data() + (b - first);
                 Real* const to = d.data() + (b - first);
                 for (std::uint64_t i = 0; i < masses.size(); ++i) {
+                  // Most leaves are empty (72 % on the 2.1 M box at four levels: the buffers and the
+                  // balance refine around the particles): their zero needs no conversion and no division
+                  // (a sum of terms is never -0).
+                  if (masses[i] == 0) {
+                    to[i] = 0;
+                    continue;
+                  }
                   part += scale.to_fixed(masses[i]);
                   to[i] = static_cast<Real>(masses[i] / volume[static_cast<std::size_t>(leaf_level[i])]);
                 }
