@@ -167,6 +167,14 @@ std::uint8_t sides_needed(const std::array<int, 3>& delta) {
   return need;
 }
 
+// Runs of planes per thread of the deposit (deposit_on_leaves_streamed): fewer and longer runs leave
+// more planes to be summed particle by particle; more keep the threads on planes near each other, so
+// the densities' huge pages (each spanning 20-40 coarse planes of the Morton order) fill in as the
+// particles' pages go back. On the 2.1 M box at two threads, medians of six alternating runs: one run
+// a thread 0.236 s of deposit and a 304 MiB peak, two 0.251 s and 298 MiB, four 0.254 s and 284 MiB;
+// sixteen runs a thread of equal numbers of planes, all gathered, took 0.35 s (276 MiB).
+constexpr int kRunsPerThread = 4;
+
 // Where the particles of each cell of one coarse plane begin (particles filed by coarse cell): the
 // cell (y, z)'s are [begin[y nz + z], begin[y nz + z + 1]).
 struct PlaneCells {
@@ -314,142 +322,230 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
   const Reach* const reaches = reach.data();
   const double* const positions = position.data();
   const double* const masses = mass.data();
-  // Tasks of a few planes: a clustered box's planes differ in work by far more than their number, and
-  // a task's start costs only the two planes around it made again (2.1 M box: 0.91-0.98x the time of
-  // tasks four times larger, in paired runs).
-  const std::size_t chunk = std::max<std::int64_t>(1, nx / (16 * threads));
-  core::parallel_for(
-      threads, static_cast<std::size_t>(nx), static_cast<std::size_t>(chunk),
-      [&](std::size_t x0, std::size_t x1, int thread) {
-        // The planes x - 1 ... x + 2 of the cells around an octet's two, each made once per run of planes
-        // (the one used longest ago makes way).
-        std::array<PlaneCells, 4> cached;
-        std::array<std::uint64_t, 4> used{0, 0, 0, 0};
-        std::uint64_t clock = 0;
-        const auto cells_of = [&](std::int64_t plane) -> const PlaneCells& {
-          std::size_t at = 0;
-          for (std::size_t k = 0; k < cached.size(); ++k) {
-            if (cached[k].plane == plane) {
-              used[k] = ++clock;
-              return cached[k];
-            }
-            if (used[k] < used[at]) at = k;
-          }
-          plane_cells(plane, cached[at]);
-          used[at] = ++clock;
-          return cached[at];
-        };
-        std::vector<double> sums;
-        // Per plane of the octet: the planes around it (x - 1, x, x + 1 wrapped, ascending).
-        std::array<std::array<Near, 3>, 2> xs{};
-        std::array<std::size_t, 2> nxs{};
-        std::array<std::array<const PlaneCells*, 3>, 2> planes{};
-        std::array<Near, 3> ys{}, zs{};
-        // Per row of the octet (plane a, row b: 2a + b) inside the lattice, per cell along z, the cells
-        // around it (bit 9(dx+1) + 3(dy+1) + dz+1) whose particles reach it: found for the whole row at
-        // once without branches, so that each cell visits only those (2.2 of 27 on the 2.1 M box) instead
-        // of testing all 27 in turn.
-        std::array<std::vector<std::uint32_t>, 4> row_reach;
-        std::array<bool, 4> inner_row{};
-        for (auto& r : row_reach) r.assign(static_cast<std::size_t>(nz), 0);
-        const auto find_row_reach = [&](std::size_t a, std::int64_t y, std::vector<std::uint32_t>& out) {
-          std::ranges::fill(out, 0u);
-          for (std::size_t i = 0; i < 3; ++i)
-            for (std::size_t j = 0; j < 3; ++j) {
-              const std::uint8_t* const around =
-                  planes[a][i]->sides.data() + static_cast<std::size_t>((y + static_cast<std::int64_t>(j) - 1) * nz);
-              for (std::size_t k = 0; k < 3; ++k) {
-                const std::size_t at = 9 * i + 3 * j + k;
-                const std::uint8_t sides = need[at];
-                const std::uint8_t* const from = around + k - 1;  // the cell around z: from[z]
-                std::uint32_t* const to = out.data();
-                for (std::size_t z = 1; z + 1 < static_cast<std::size_t>(nz); ++z)
-                  to[z] |= static_cast<std::uint32_t>((from[z] & sides) == sides) << at;
-              }
-            }
-        };
-        // Coarse cell (x, y, z), plane a of the octet: its leaves' sums, handed over complete.
-        const auto gather_cell = [&](std::size_t a, std::int64_t x, std::int64_t y, std::int64_t z,
-                                     const std::vector<std::uint32_t>* reach_row) {
-          const std::int64_t own = g.linear({x, y, z});
-          const std::uint64_t l0 = end_leaf(tree, own, 0), l1 = end_leaf(tree, own, 7) + 1;
-          if (l1 <= first || l0 >= last) return;  // not among the leaves asked for
-          sums.assign(l1 - l0, 0.0);
-          const std::optional<Index3> own_cell = Index3{x, y, z};  // only the clouds' cells inside it
-          const auto add_at = [&](const Cell&, int level, std::int64_t slot, double m) {
-            sums[tree.leaf_number(level, static_cast<std::size_t>(slot)) - l0] += m;
-          };
-          // The particles of one cell around whose clouds reach `sides` of theirs, in their order.
-          const auto gather = [&](const PlaneCells& plane, std::size_t cell, std::uint8_t sides) {
-            const std::size_t e = plane.begin[cell + 1];
-            for (std::size_t p = plane.begin[cell]; p < e; ++p) {
-              // Most particles of a cell around do not reach this one: skipped in a tight loop over
-              // their two bytes (the arrays' addresses held in locals, not reloaded).
-              while (p < e && (reaches[p].level < 0 || (reaches[p].sides & sides) != sides)) ++p;
-              if (p == e) break;
-              const std::array<double, 3> xp{positions[3 * p], positions[3 * p + 1], positions[3 * p + 2]};
-              deposit.add_where(
-                  {assignment, reaches[p].level, tree.level_lattice(reaches[p].level).position(xp), masses[p]},
-                  own_cell, add_at);
-            }
-          };
-          // The cells around in linear order: x, then y, then z ascending.
-          if (reach_row != nullptr && z > 0 && z + 1 < nz) {
-            for (std::uint32_t m = (*reach_row)[static_cast<std::size_t>(z)]; m != 0; m &= m - 1) {
-              const auto at = static_cast<std::size_t>(std::countr_zero(m));
-              const std::int64_t cell =
-                  (y + static_cast<std::int64_t>(at / 3 % 3) - 1) * nz + z + static_cast<std::int64_t>(at % 3) - 1;
-              gather(*planes[a][at / 9], static_cast<std::size_t>(cell), need[at]);
-            }
-          } else {
-            const std::size_t nys = near(y, ny, ys), nzs = near(z, nz, zs);
-            for (std::size_t i = 0; i < nxs[a]; ++i)
-              for (std::size_t j = 0; j < nys; ++j) {
-                const std::size_t row = static_cast<std::size_t>(ys[j].index * nz);
-                for (std::size_t k = 0; k < nzs; ++k) {
-                  const std::size_t cell = row + static_cast<std::size_t>(zs[k].index);
-                  const std::uint8_t sides = need[static_cast<std::size_t>(9 * (xs[a][i].delta + 1) +
-                                                                           3 * (ys[j].delta + 1) + zs[k].delta + 1)];
-                  if ((planes[a][i]->sides[cell] & sides) != sides) continue;  // none of its particles reaches
-                  gather(*planes[a][i], cell, sides);
-                }
-              }
-          }
-          const std::uint64_t b = std::max(l0, first), e = std::min(l1, last);
-          complete(b, std::span<const double>(sums.data() + (b - l0), e - b), thread);
-        };
-        // Octet by octet (2 x 2 x 2 coarse cells, fewer at the run's and the lattice's ends), each in Morton
-        // order: their leaves are one run of the key order, and their cells' slots lie together on every
-        // level, so the tree and the densities are read and written where the cache has them. Which cell
-        // goes first changes no sum: each leaf's terms come in the order of the cells around it.
-        for (auto x = static_cast<std::int64_t>(x0); x < static_cast<std::int64_t>(x1); x += 2) {
-          const std::size_t xn = std::min<std::int64_t>(2, static_cast<std::int64_t>(x1) - x);
-          for (std::size_t a = 0; a < xn; ++a) {
-            nxs[a] = near(x + static_cast<std::int64_t>(a), nx, xs[a]);
-            for (std::size_t i = 0; i < nxs[a]; ++i) planes[a][i] = &cells_of(xs[a][i].index);  // four fit the cache
-          }
-          for (std::int64_t y = 0; y < ny; y += 2) {
-            const std::size_t yn = std::min<std::int64_t>(2, ny - y);
-            for (std::size_t a = 0; a < xn; ++a)
-              for (std::size_t b = 0; b < yn; ++b) {
-                const std::int64_t xa = x + static_cast<std::int64_t>(a), yb = y + static_cast<std::int64_t>(b);
-                // Inside the lattice the cells around are x, y, z - 1, +0, +1: in linear order, none wrapped.
-                inner_row[2 * a + b] = !tiny && xa > 0 && xa + 1 < nx && yb > 0 && yb + 1 < ny && nz > 2;
-                if (inner_row[2 * a + b]) find_row_reach(a, yb, row_reach[2 * a + b]);
-              }
-            for (std::int64_t z = 0; z < nz; z += 2) {
-              const std::size_t zn = std::min<std::int64_t>(2, nz - z);
-              for (std::size_t a = 0; a < xn; ++a)
-                for (std::size_t b = 0; b < yn; ++b)
-                  for (std::size_t c = 0; c < zn; ++c)
-                    gather_cell(a, x + static_cast<std::int64_t>(a), y + static_cast<std::int64_t>(b),
-                                z + static_cast<std::int64_t>(c),
-                                inner_row[2 * a + b] ? &row_reach[2 * a + b] : nullptr);
-            }
-          }
-          for (std::size_t a = 0; a < xn; ++a) plane_done(x + static_cast<std::int64_t>(a));
+  // The planes strictly inside a run of planes [x0, x1), summed particle by particle: each particle of
+  // the run, in their order, adds its whole cloud at once to the leaves of those planes it reaches, where
+  // the gather (below) visits it once for every coarse cell its cloud reaches and scans the particles of
+  // the 26 cells around each (2.5 visits a particle and 14 particles scanned on the 2.1 M box). Every
+  // term of these planes' leaves comes from the run's own particles (a cloud reaches one plane either
+  // side), so each leaf gets its terms in the particles' order: the same bits. The sums of the three
+  // planes a particle reaches are held, one buffer a plane; a plane is handed over once the particles
+  // of the plane after it are done.
+  struct PlaneSums {
+    std::int64_t plane = -1;
+    std::vector<std::uint64_t> first_leaf;  // per cell (y nz + z) of the plane: its first leaf's number
+    std::vector<std::size_t> at;            // per cell: where its leaves' sums begin in `sums` (and the end)
+    std::vector<double> sums;
+  };
+  const auto make_plane_sums = [&](std::int64_t x, PlaneSums& out) {
+    out.plane = x;
+    const auto cells = static_cast<std::size_t>(ny * nz);
+    out.first_leaf.resize(cells);
+    out.at.resize(cells + 1);
+    std::size_t size = 0;
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t z = 0; z < nz; ++z) {
+        const std::int64_t own = g.linear({x, y, z});
+        const std::uint64_t l0 = end_leaf(tree, own, 0), l1 = end_leaf(tree, own, 7) + 1;
+        const auto c = static_cast<std::size_t>(y * nz + z);
+        out.first_leaf[c] = l0;
+        out.at[c] = size;
+        if (l1 > first && l0 < last) size += l1 - l0;  // none kept for leaves not asked for
+      }
+    out.at[cells] = size;
+    out.sums.assign(size, 0.0);
+  };
+  const auto sum_inner_planes = [&](std::int64_t x0, std::int64_t x1, int thread) {
+    std::array<PlaneSums, 3> window;  // planes q - 1, q, q + 1 by plane % 3
+    const auto sums_of = [&](std::int64_t x) -> PlaneSums& { return window[static_cast<std::size_t>(x % 3)]; };
+    const std::int64_t inner_first = x0 + 1, inner_last = x1 - 2;
+    for (std::int64_t x = inner_first; x <= std::min(inner_first + 1, inner_last); ++x) make_plane_sums(x, sums_of(x));
+    const auto add_at = [&](const Cell& t, int level, std::int64_t slot, double m) {
+      const std::int64_t x = t.index[0] >> t.level;
+      if (x < inner_first || x > inner_last) return;  // the run's first or last plane: gathered
+      PlaneSums& plane = sums_of(x);
+      const auto c = static_cast<std::size_t>((t.index[1] >> t.level) * nz + (t.index[2] >> t.level));
+      const std::size_t b = plane.at[c];
+      if (b == plane.at[c + 1]) return;  // not among the leaves asked for
+      plane.sums[b + (tree.leaf_number(level, static_cast<std::size_t>(slot)) - plane.first_leaf[c])] += m;
+    };
+    for (std::int64_t q = x0; q < x1; ++q) {
+      // Plane q's particles reach planes q - 1 ... q + 1: the one after is made ready.
+      if (q + 1 > inner_first + 1 && q + 1 <= inner_last) make_plane_sums(q + 1, sums_of(q + 1));
+      const std::size_t e = plane_begin[static_cast<std::size_t>(q) + 1];
+      for (std::size_t p = plane_begin[static_cast<std::size_t>(q)]; p < e; ++p) {
+        if (reaches[p].level < 0) continue;
+        const std::array<double, 3> xp{positions[3 * p], positions[3 * p + 1], positions[3 * p + 2]};
+        deposit.add_where({assignment, reaches[p].level, tree.level_lattice(reaches[p].level).position(xp), masses[p]},
+                          std::nullopt, add_at);
+      }
+      // Plane q - 1 has every term now.
+      const std::int64_t done_x = q - 1;
+      if (done_x < inner_first || done_x > inner_last) continue;
+      const PlaneSums& plane = sums_of(done_x);
+      for (std::size_t c = 0; c + 1 < plane.at.size(); ++c) {
+        const std::size_t b = plane.at[c], leaves = plane.at[c + 1] - b;
+        if (leaves == 0) continue;
+        const std::uint64_t l0 = plane.first_leaf[c];
+        const std::uint64_t from = std::max(l0, first), to = std::min(l0 + leaves, last);
+        complete(from, std::span<const double>(plane.sums.data() + b + (from - l0), to - from), thread);
+      }
+      plane_done(done_x);
+    }
+  };
+
+  // Runs of planes, a task each, of about equal numbers of particles (a clustered box's planes differ
+  // in work by far more than their number). A run's first and last planes are gathered cell by cell
+  // (the particles of the planes beside them belong to other runs); the planes between, whose every
+  // term comes from the run's own particles, are summed particle by particle (sum_inner_planes). So
+  // the runs are long (kRunsPerThread).
+  std::vector<std::size_t> run_begin{0};  // planes
+  const auto runs = static_cast<std::size_t>(kRunsPerThread * threads);
+  for (std::size_t r = 1; r < runs; ++r) {
+    const std::size_t share = n * r / runs;  // the run starts at the plane holding this particle
+    const auto x = static_cast<std::size_t>(std::ranges::upper_bound(plane_begin, share) - plane_begin.begin() - 1);
+    if (x > run_begin.back() && x < static_cast<std::size_t>(nx)) run_begin.push_back(x);
+  }
+  run_begin.push_back(static_cast<std::size_t>(nx));
+  core::parallel_for(threads, run_begin.size() - 1, 1, [&](std::size_t run, std::size_t, int thread) {
+    const std::size_t task_x0 = run_begin[run], task_x1 = run_begin[run + 1];
+    // The planes x - 1 ... x + 2 of the cells around an octet's two, each made once per run of planes
+    // (the one used longest ago makes way).
+    std::array<PlaneCells, 4> cached;
+    std::array<std::uint64_t, 4> used{0, 0, 0, 0};
+    std::uint64_t clock = 0;
+    const auto cells_of = [&](std::int64_t plane) -> const PlaneCells& {
+      std::size_t at = 0;
+      for (std::size_t k = 0; k < cached.size(); ++k) {
+        if (cached[k].plane == plane) {
+          used[k] = ++clock;
+          return cached[k];
         }
-      });
+        if (used[k] < used[at]) at = k;
+      }
+      plane_cells(plane, cached[at]);
+      used[at] = ++clock;
+      return cached[at];
+    };
+    std::vector<double> sums;
+    // Per plane of the octet: the planes around it (x - 1, x, x + 1 wrapped, ascending).
+    std::array<std::array<Near, 3>, 2> xs{};
+    std::array<std::size_t, 2> nxs{};
+    std::array<std::array<const PlaneCells*, 3>, 2> planes{};
+    std::array<Near, 3> ys{}, zs{};
+    // Per row of the octet (plane a, row b: 2a + b) inside the lattice, per cell along z, the cells
+    // around it (bit 9(dx+1) + 3(dy+1) + dz+1) whose particles reach it: found for the whole row at
+    // once without branches, so that each cell visits only those (2.2 of 27 on the 2.1 M box) instead
+    // of testing all 27 in turn.
+    std::array<std::vector<std::uint32_t>, 4> row_reach;
+    std::array<bool, 4> inner_row{};
+    for (auto& r : row_reach) r.assign(static_cast<std::size_t>(nz), 0);
+    const auto find_row_reach = [&](std::size_t a, std::int64_t y, std::vector<std::uint32_t>& out) {
+      std::ranges::fill(out, 0u);
+      for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t j = 0; j < 3; ++j) {
+          const std::uint8_t* const around =
+              planes[a][i]->sides.data() + static_cast<std::size_t>((y + static_cast<std::int64_t>(j) - 1) * nz);
+          for (std::size_t k = 0; k < 3; ++k) {
+            const std::size_t at = 9 * i + 3 * j + k;
+            const std::uint8_t sides = need[at];
+            const std::uint8_t* const from = around + k - 1;  // the cell around z: from[z]
+            std::uint32_t* const to = out.data();
+            for (std::size_t z = 1; z + 1 < static_cast<std::size_t>(nz); ++z)
+              to[z] |= static_cast<std::uint32_t>((from[z] & sides) == sides) << at;
+          }
+        }
+    };
+    // Coarse cell (x, y, z), plane a of the octet: its leaves' sums, handed over complete.
+    const auto gather_cell = [&](std::size_t a, std::int64_t x, std::int64_t y, std::int64_t z,
+                                 const std::vector<std::uint32_t>* reach_row) {
+      const std::int64_t own = g.linear({x, y, z});
+      const std::uint64_t l0 = end_leaf(tree, own, 0), l1 = end_leaf(tree, own, 7) + 1;
+      if (l1 <= first || l0 >= last) return;  // not among the leaves asked for
+      sums.assign(l1 - l0, 0.0);
+      const std::optional<Index3> own_cell = Index3{x, y, z};  // only the clouds' cells inside it
+      const auto add_at = [&](const Cell&, int level, std::int64_t slot, double m) {
+        sums[tree.leaf_number(level, static_cast<std::size_t>(slot)) - l0] += m;
+      };
+      // The particles of one cell around whose clouds reach `sides` of theirs, in their order.
+      const auto gather = [&](const PlaneCells& plane, std::size_t cell, std::uint8_t sides) {
+        const std::size_t e = plane.begin[cell + 1];
+        for (std::size_t p = plane.begin[cell]; p < e; ++p) {
+          // Most particles of a cell around do not reach this one: skipped in a tight loop over
+          // their two bytes (the arrays' addresses held in locals, not reloaded).
+          while (p < e && (reaches[p].level < 0 || (reaches[p].sides & sides) != sides)) ++p;
+          if (p == e) break;
+          const std::array<double, 3> xp{positions[3 * p], positions[3 * p + 1], positions[3 * p + 2]};
+          deposit.add_where(
+              {assignment, reaches[p].level, tree.level_lattice(reaches[p].level).position(xp), masses[p]}, own_cell,
+              add_at);
+        }
+      };
+      // The cells around in linear order: x, then y, then z ascending.
+      if (reach_row != nullptr && z > 0 && z + 1 < nz) {
+        for (std::uint32_t m = (*reach_row)[static_cast<std::size_t>(z)]; m != 0; m &= m - 1) {
+          const auto at = static_cast<std::size_t>(std::countr_zero(m));
+          const std::int64_t cell =
+              (y + static_cast<std::int64_t>(at / 3 % 3) - 1) * nz + z + static_cast<std::int64_t>(at % 3) - 1;
+          gather(*planes[a][at / 9], static_cast<std::size_t>(cell), need[at]);
+        }
+      } else {
+        const std::size_t nys = near(y, ny, ys), nzs = near(z, nz, zs);
+        for (std::size_t i = 0; i < nxs[a]; ++i)
+          for (std::size_t j = 0; j < nys; ++j) {
+            const std::size_t row = static_cast<std::size_t>(ys[j].index * nz);
+            for (std::size_t k = 0; k < nzs; ++k) {
+              const std::size_t cell = row + static_cast<std::size_t>(zs[k].index);
+              const std::uint8_t sides =
+                  need[static_cast<std::size_t>(9 * (xs[a][i].delta + 1) + 3 * (ys[j].delta + 1) + zs[k].delta + 1)];
+              if ((planes[a][i]->sides[cell] & sides) != sides) continue;  // none of its particles reaches
+              gather(*planes[a][i], cell, sides);
+            }
+          }
+      }
+      const std::uint64_t b = std::max(l0, first), e = std::min(l1, last);
+      complete(b, std::span<const double>(sums.data() + (b - l0), e - b), thread);
+    };
+    // Octet by octet (2 x 2 x 2 coarse cells, fewer at the run's and the lattice's ends), each in Morton
+    // order: their leaves are one run of the key order, and their cells' slots lie together on every
+    // level, so the tree and the densities are read and written where the cache has them. Which cell
+    // goes first changes no sum: each leaf's terms come in the order of the cells around it.
+    const auto gather_planes = [&](std::size_t x0, std::size_t x1) {
+      for (auto x = static_cast<std::int64_t>(x0); x < static_cast<std::int64_t>(x1); x += 2) {
+        const std::size_t xn = std::min<std::int64_t>(2, static_cast<std::int64_t>(x1) - x);
+        for (std::size_t a = 0; a < xn; ++a) {
+          nxs[a] = near(x + static_cast<std::int64_t>(a), nx, xs[a]);
+          for (std::size_t i = 0; i < nxs[a]; ++i) planes[a][i] = &cells_of(xs[a][i].index);  // four fit the cache
+        }
+        for (std::int64_t y = 0; y < ny; y += 2) {
+          const std::size_t yn = std::min<std::int64_t>(2, ny - y);
+          for (std::size_t a = 0; a < xn; ++a)
+            for (std::size_t b = 0; b < yn; ++b) {
+              const std::int64_t xa = x + static_cast<std::int64_t>(a), yb = y + static_cast<std::int64_t>(b);
+              // Inside the lattice the cells around are x, y, z - 1, +0, +1: in linear order, none wrapped.
+              inner_row[2 * a + b] = !tiny && xa > 0 && xa + 1 < nx && yb > 0 && yb + 1 < ny && nz > 2;
+              if (inner_row[2 * a + b]) find_row_reach(a, yb, row_reach[2 * a + b]);
+            }
+          for (std::int64_t z = 0; z < nz; z += 2) {
+            const std::size_t zn = std::min<std::int64_t>(2, nz - z);
+            for (std::size_t a = 0; a < xn; ++a)
+              for (std::size_t b = 0; b < yn; ++b)
+                for (std::size_t c = 0; c < zn; ++c)
+                  gather_cell(a, x + static_cast<std::int64_t>(a), y + static_cast<std::int64_t>(b),
+                              z + static_cast<std::int64_t>(c), inner_row[2 * a + b] ? &row_reach[2 * a + b] : nullptr);
+          }
+        }
+        for (std::size_t a = 0; a < xn; ++a) plane_done(x + static_cast<std::int64_t>(a));
+      }
+    };
+    const auto first_plane = static_cast<std::int64_t>(task_x0), end_plane = static_cast<std::int64_t>(task_x1);
+    if (tiny || end_plane - first_plane < 3) {
+      gather_planes(task_x0, task_x1);
+      return;
+    }
+    gather_planes(task_x0, task_x0 + 1);
+    sum_inner_planes(first_plane, end_plane, thread);
+    gather_planes(task_x1 - 1, task_x1);
+  });
 }
 
 }  // namespace phew::mesh

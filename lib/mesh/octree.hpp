@@ -301,13 +301,16 @@ std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assig
 std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assignment, std::span<const double> position,
                                       std::span<const double> mass, int threads);
 // The same sums handed over as they complete, never held whole, for the leaves numbered [first, last)
-// only (a rank's run). The particles must come filed by coarse cell
-// (linear index ascending, as the deposit's canonical order has them): each coarse cell's sums are
-// gathered on one thread from the particles of the 27 cells around it, in their order, and handed to
-// complete(first leaf, masses, thread) whole (leaves [first leaf, first leaf + masses.size()), each leaf
-// once; `thread` in [0, threads), the one making the call: calls come at once from different threads, on
-// different leaves). The same bits as deposit_on_leaves. The particles are taken, and their pages go back
-// once the cells around their coarse plane are done. Throws Error(internal) for particles not filed.
+// only (a rank's run). The particles must come filed by coarse cell (linear index ascending, as the
+// deposit's canonical order has them). The coarse planes are cut into runs of about equal numbers of
+// particles, one a thread: inside a run each particle adds its cloud to the leaves of the planes
+// strictly inside it, in their order; the coarse cells of a run's first and last planes gather their
+// sums from the particles of the 27 cells around each, in their order. Each coarse cell's sums are
+// handed to complete(first leaf, masses, thread) whole (leaves [first leaf, first leaf +
+// masses.size()), each leaf once; `thread` in [0, threads), the one making the call: calls come at once
+// from different threads, on different leaves). The same bits as deposit_on_leaves. The particles are
+// taken, and their pages go back once the cells around their coarse plane are done. Throws
+// Error(internal) for particles not filed.
 using CompleteLeaves = std::function<void(std::uint64_t first, std::span<const double> masses, int thread)>;
 void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment, std::vector<double> position,
                                 std::vector<double> mass, int threads, std::uint64_t first, std::uint64_t last,

@@ -1085,8 +1085,10 @@ TEST(LeafRun, KeysFollowFromTheLevels) {
 namespace phew::mesh {
 namespace {
 
-// The leaves' masses handed over as they complete (deposit_on_leaves_streamed, gathered coarse cell by
-// coarse cell) are those of deposit_on_leaves bit for bit, each leaf once, on 1-4 threads, on periodic
+// The leaves' masses handed over as they complete (deposit_on_leaves_streamed: summed particle by
+// particle inside each thread's run of planes, 5-25 planes here, and gathered coarse cell by coarse cell
+// on the runs' first and last planes) are those of deposit_on_leaves bit for bit, each leaf once, on 1-4
+// threads, on periodic
 // and open grids whose sides are not powers of two, and on a periodic grid of 2 x 1 x 3 coarse cells
 // (the cells around one are one cell reached from both sides); a range of leaves gets those only (a
 // rank's run is whole coarse cells; any cut works). Particles not filed by coarse cell are refused.
