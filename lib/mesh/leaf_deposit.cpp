@@ -100,12 +100,18 @@ class LeafDeposit {
   void share_among_children(const LeafCloud& c, int level, std::int64_t slot, const std::array<double, 3>& lower,
                             double size, const AddAt& add_at) const {
     const double half = 0.5 * size;
+    // The kernel's integral over each half of the cell along each axis, once: the children's weights
+    // are their products (the same products, in the same order, as three integrals a child).
+    double along[3][2];
+    for (std::size_t d = 0; d < 3; ++d)
+      for (std::size_t h = 0; h < 2; ++h) {
+        const double lo = lower[d] + half * static_cast<double>(h);
+        along[d][h] = kernel_integral(c.assignment, c.u[d], lo, lo + half);
+      }
     for (int o = 0; o < 8; ++o) {
       const std::array<double, 3> lo{lower[0] + half * (o >> 2 & 1), lower[1] + half * (o >> 1 & 1),
                                      lower[2] + half * (o & 1)};
-      const double w = kernel_integral(c.assignment, c.u[0], lo[0], lo[0] + half) *
-                       kernel_integral(c.assignment, c.u[1], lo[1], lo[1] + half) *
-                       kernel_integral(c.assignment, c.u[2], lo[2], lo[2] + half);
+      const double w = along[0][o >> 2 & 1] * along[1][o >> 1 & 1] * along[2][o & 1];
       if (w == 0) continue;
       const std::int64_t k = tree_.child_slot(level, static_cast<std::size_t>(slot), o);
       if (tree_.child_slot(level + 1, static_cast<std::size_t>(k), 0) >= 0)
