@@ -320,10 +320,11 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
       for (int dz = -1; dz <= 1; ++dz)
         need[static_cast<std::size_t>(9 * (dx + 1) + 3 * (dy + 1) + dz + 1)] = tiny ? 0 : sides_needed({-dx, -dy, -dz});
 
-  // Coarse cell by coarse cell, each on one thread, whole: its leaves' sums gathered from the particles
-  // of the 27 cells around it, cell after cell in linear order and each cell's in their order, so each
-  // leaf gets its terms in the particles' order (the bits of deposit_on_leaves), and is handed over
-  // complete. Nothing is summed twice and no array of every leaf's sums is held.
+  // Each leaf gets its terms in the particles' order (the bits of deposit_on_leaves) and is handed over
+  // complete, with its coarse cell's leaves: inside a run of planes particle by particle, on the run's
+  // first and last planes coarse cell by coarse cell, gathered from the particles of the 27 cells around
+  // each, cell after cell in linear order and each cell's in their order. Nothing is summed twice and no
+  // array of every leaf's sums is held.
   const LeafDeposit deposit(tree);
   const Reach* const reaches = reach.data();
   const double* const positions = position.data();
