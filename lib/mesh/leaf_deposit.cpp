@@ -338,13 +338,11 @@ void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment,
   // planes a particle reaches are held, one buffer a plane; a plane is handed over once the particles
   // of the plane after it are done.
   struct PlaneSums {
-    std::int64_t plane = -1;
     std::vector<std::uint64_t> first_leaf;  // per cell (y nz + z) of the plane: its first leaf's number
     std::vector<std::size_t> at;            // per cell: where its leaves' sums begin in `sums` (and the end)
     std::vector<double> sums;
   };
   const auto make_plane_sums = [&](std::int64_t x, PlaneSums& out) {
-    out.plane = x;
     const auto cells = static_cast<std::size_t>(ny * nz);
     out.first_leaf.resize(cells);
     out.at.resize(cells + 1);
