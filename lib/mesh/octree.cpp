@@ -280,31 +280,50 @@ LeafRun Octree::take_leaf_run(std::uint64_t first, std::uint64_t last) {
   return run;
 }
 
-std::uint64_t Octree::number_leaves(int threads) {
-  const std::uint64_t n = leaf_count();
-  if (n >= kLeafBit - 1) throw core::Error::usage("more than 2^31 leaves on one rank: use more ranks");
-  // Chunks of the Morton curve's coarse codes on the threads, each told where its leaves start in key
-  // order (its leaves counted first): the same numbers for any threads. A grid whose sides are not one
-  // power of two leaves codes out: the chunks grow with the share left out, about 4096 cells each. Each
-  // leaf is its own slot, so the threads write apart (a leaf's entry is read before it is written), and
-  // its place in the list of levels.
+Octree::NumberingChunks Octree::numbering_chunks() const {
+  // Chunks of the Morton curve's coarse codes. A grid whose sides are not one power of two leaves codes
+  // out: the chunks grow with the share left out, about 4096 cells each.
   const std::int64_t widest = std::max({coarse_.shape[0], coarse_.shape[1], coarse_.shape[2]});
   std::uint64_t side = 1;
   while (static_cast<std::int64_t>(side) < widest) side *= 2;
   const std::uint64_t codes = side * side * side;
   const std::uint64_t per_task = (std::uint64_t{1} << 12) * ((codes + coarse_.cells() - 1) / coarse_.cells());
-  const std::size_t tasks = static_cast<std::size_t>((codes + per_task - 1) / per_task);
+  return {per_task, (codes + per_task - 1) / per_task, codes};
+}
+
+std::uint64_t Octree::number_leaves(int threads) { return number_leaves(threads, {}); }
+
+std::uint64_t Octree::number_leaves(int threads, const std::vector<std::uint64_t>& split_in_chunk) {
+  const std::uint64_t n = leaf_count();
+  if (n >= kLeafBit - 1) throw core::Error::usage("more than 2^31 leaves on one rank: use more ranks");
+  // The chunks on the threads, each told where its leaves start in key order (its leaves counted first,
+  // by a walk or from its split cells): the same numbers for any threads. Each leaf is its own slot, so
+  // the threads write apart (a leaf's entry is read before it is written), and its place in the list of
+  // levels.
+  const auto [per_task, chunks, codes] = numbering_chunks();
+  const auto tasks = static_cast<std::size_t>(chunks);
   std::vector<std::uint64_t> offset(tasks + 1, 0);
   const auto chunk = [&](std::size_t t) { return std::pair{t * per_task, std::min(codes, (t + 1) * per_task)}; };
+  const bool counted = split_in_chunk.size() == tasks;
   core::parallel_for(threads, tasks, 1, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t t = b; t < e; ++t) {
       std::uint64_t count = 0;
       const auto [from, to] = chunk(t);
-      walk_codes(from, to, [&](int, std::size_t, std::uint64_t) { ++count; });
+      if (counted) {
+        for (std::uint64_t c = next_code_inside(from, coarse_.shape); c < to;
+             c = next_code_inside(c + 1, coarse_.shape))
+          ++count;
+        count += 7 * split_in_chunk[t];
+      } else {
+        walk_codes(from, to, [&](int, std::size_t, std::uint64_t) { ++count; });
+      }
       offset[t + 1] = count;
     }
   });
   for (std::size_t t = 0; t < tasks; ++t) offset[t + 1] += offset[t];
+  if (offset[tasks] != n)
+    throw core::Error::internal("octree: {} leaves counted in the numbering's chunks, {} in the tree", offset[tasks],
+                                n);
   leaf_level_.resize(n);
   core::parallel_for(threads, tasks, 1, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t t = b; t < e; ++t) {
@@ -603,6 +622,10 @@ Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, Le
   // The cells' codes are at hand (sorted): the tree never holds them, its largest part (8 bytes a cell).
   Octree tree(coarse, levels);
   tree.forget_cell_codes();
+  // The split cells of each numbering chunk (by their coarse cell's code), for number_leaves: counted
+  // from the sorted codes at hand, where a walk of every leaf would count the leaves.
+  const auto [per_chunk, chunks, codes_end] = tree.numbering_chunks();
+  std::vector<std::uint64_t> split_in_chunk(static_cast<std::size_t>(chunks), 0);
   for (int level = 0; level < levels && static_cast<std::size_t>(level) < split.size(); ++level) {
     const std::vector<std::uint64_t>& codes = split[static_cast<std::size_t>(level)];
     std::vector<std::pair<std::uint64_t, std::int64_t>> parent;  // (code, slot), in code order
@@ -610,7 +633,14 @@ Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, Le
     // Siblings come one after another: a parent's first child is found once for them all.
     std::uint64_t last_parent = ~std::uint64_t{0};
     std::int64_t first_child = -1;
+    std::size_t chunk = 0;  // the numbering chunk of the code's coarse cell (the codes ascend)
+    std::uint64_t chunk_end = per_chunk;
     for (const std::uint64_t code : codes) {
+      while ((code >> (3 * level)) >= chunk_end && chunk + 1 < split_in_chunk.size()) {
+        ++chunk;
+        chunk_end += per_chunk;
+      }
+      ++split_in_chunk[chunk];
       std::int64_t s = -1;
       if (level == 0) {
         s = tree.slot(Cell{0, index_of(code)});
@@ -637,7 +667,7 @@ Octree Octree::from_split_cells(const grid::GridGeometry& coarse, int levels, Le
     tree.split_in_code_order(level, parent, false, threads);
   }
   core::release(split);
-  tree.number_leaves(threads);
+  tree.number_leaves(threads, split_in_chunk);
   return tree;
 }
 

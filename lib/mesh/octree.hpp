@@ -179,6 +179,15 @@ class Octree {
   // order, on `threads` threads; the trees build_octree, from_leaves and from_split_cells make are
   // numbered. Returns the number of leaves. Error(usage) beyond 2^31 - 1 leaves.
   std::uint64_t number_leaves(int threads = 1);
+  // The same, each numbering chunk's split cells already counted (`split_in_chunk`, numbering_chunks()'s
+  // chunks): its leaves are its coarse cells and 7 more a split cell, so only one walk is made.
+  std::uint64_t number_leaves(int threads, const std::vector<std::uint64_t>& split_in_chunk);
+  // The chunks of coarse Morton codes the numbering runs on: `codes` each, `count` of them, over the
+  // codes [0, `end`) of the cube of a power of two holding the coarse grid.
+  struct NumberingChunks {
+    std::uint64_t codes, count, end;
+  };
+  NumberingChunks numbering_chunks() const;
   bool numbered() const { return numbered_; }
   // The leaves numbered [first, last) as a LeafRun (their levels, copied from the numbering's list; the
   // keys follow).

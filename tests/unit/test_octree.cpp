@@ -956,6 +956,9 @@ TEST(Octree, ThreadsGiveTheBitsOfOneThread) {
           for (std::size_t n = 0; n < keys.size(); ++n) {  // each leaf numbered with its place in key order
             const Cell leaf = cell_of_key(keys[n], params.levels);
             ASSERT_EQ(one.leaf_number(leaf.level, static_cast<std::size_t>(one.slot(leaf))), n);
+            if (n > 0) {
+              ASSERT_LT(keys[n - 1], keys[n]) << "leaf " << n;  // the numbers follow the keys
+            }
           }
           for (const int threads : {2, 3, 4}) {
             const std::string what = std::to_string(planes) + " planes, " + (periodic ? "periodic" : "open") +
