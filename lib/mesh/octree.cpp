@@ -682,18 +682,23 @@ Octree build_octree(const grid::GridGeometry& coarse, const RefinementParams& pa
   LevelCodes flagged(levels + 1);
   {
     LevelCodes heavy = heavy_cells(coarse, params, position, mass, threads);
-    for (std::size_t l = 0; l < levels; ++l)
-      flagged[l] = dilate_codes(coarse, static_cast<int>(l), std::move(heavy[l]), params.buffer);
+    // The levels apart, each on a thread (a level a task: each one's codes alone decide its own).
+    core::parallel_for(threads, levels, 1, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t l = b; l < e; ++l)
+        flagged[l] = dilate_codes(coarse, static_cast<int>(l), std::move(heavy[l]), params.buffer);
+    });
   }
   if (exchange) flagged = exchange->share(std::move(flagged));
   LevelCodes required = balance_closure(coarse, params, flagged);
-  for (std::size_t l = 0; l < levels; ++l) {
-    std::vector<std::uint64_t>& f = flagged[l];
-    f.insert(f.end(), required[l].begin(), required[l].end());
-    std::inplace_merge(f.begin(), f.end() - static_cast<std::ptrdiff_t>(required[l].size()), f.end());
-    f.erase(std::unique(f.begin(), f.end()), f.end());
-    core::release(required[l]);
-  }
+  core::parallel_for(threads, levels, 1, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t l = b; l < e; ++l) {
+      std::vector<std::uint64_t>& f = flagged[l];
+      f.insert(f.end(), required[l].begin(), required[l].end());
+      std::inplace_merge(f.begin(), f.end() - static_cast<std::ptrdiff_t>(required[l].size()), f.end());
+      f.erase(std::unique(f.begin(), f.end()), f.end());
+      core::release(required[l]);
+    }
+  });
   return Octree::from_split_cells(coarse, params.levels, std::move(flagged), threads);
 }
 
