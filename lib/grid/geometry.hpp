@@ -82,9 +82,12 @@ struct GridMeta {
 // d - box * round(d / box). Where d / box lies within (-1.5, 1.5) (a separation inside the box: nearly
 // every call) the nearest whole number is told by compares, with the same bits (for |d / box| < 0.5,
 // round gives a zero of its sign): std::round is a library call on x86-64 without SSE4.1, and this
-// runs per cell and per particle of several tools.
+// runs per cell and per particle of several tools. Within a quarter box (a clump's cell from its peak,
+// a particle from its halo's centre) no division either: d / box then rounds to below 0.5, so the
+// result is d - box * (a zero of d's sign), which is d + 0.0 (d, and +0 for -0), bit for bit.
 inline double minimum_image(double d, double box, bool periodic) {
   if (!periodic) return d;
+  if (std::fabs(d) < 0.25 * box) return d + 0.0;
   const double r = d / box;
   if (!(std::fabs(r) < 1.5)) return d - box * std::round(r);
   const double k = r >= 0.5 ? 1.0 : r <= -0.5 ? -1.0 : std::copysign(0.0, r);

@@ -39,7 +39,8 @@ std::size_t at(const GridGeometry& g, long i, long j, long k) {
 }
 
 // minimum_image's compares give the bits of d - box * round(d / box) for separations inside the box
-// and at the halves where round's answer changes (either side by one ulp, signed zeros), and beyond.
+// and at the halves where round's answer changes (either side by one ulp, signed zeros), at the quarters
+// where the division starts, and beyond.
 TEST(Geometry, MinimumImageIsTheRoundedFormulaBitForBit) {
   const auto formula = [](double d, double box) { return d - box * std::round(d / box); };
   std::mt19937_64 rng(11);
@@ -49,7 +50,7 @@ TEST(Geometry, MinimumImageIsTheRoundedFormulaBitForBit) {
     std::vector<double> cases = ds;
     for (int i = 0; i < 20000; ++i) cases.push_back(in(rng));
     for (int i = 0; i < 2000; ++i) cases.push_back(far(rng));
-    for (const double half : {0.5, 1.5, 2.5})
+    for (const double half : {0.25, 0.5, 1.5, 2.5})
       for (const double sign : {1.0, -1.0}) {
         const double at = sign * half * box;
         cases.insert(cases.end(), {at, std::nextafter(at, 0.0), std::nextafter(at, 2 * at)});
