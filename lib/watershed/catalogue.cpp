@@ -139,10 +139,13 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
   const std::array<core::FixedScale, 6> clump_scales{count,  mass,   moment,
                                                      moment, moment, core::FixedScale::for_terms(geo.cell_volume())};
   const std::array<core::FixedScale, 2> halo_scales{count, mass};
+  // Each thread adds into its own row per clump of this run (clumps_here: memory goes with the clumps)
+  // and its own mass budget; a halo's count and mass are its clumps' first two sums, added after the
+  // loop. Integer sums: the grouping changes no bit.
+  using Row = std::array<core::FixedInt, 6>;
   const auto nt = static_cast<std::size_t>(std::max(threads, 1));
-  std::vector<mpi::ExactSums<6>> clump_sums(nt, mpi::ExactSums<6>(clump_scales));
-  std::vector<mpi::ExactSums<2>> halo_sums(nt, mpi::ExactSums<2>(halo_scales)),
-      budget(nt, mpi::ExactSums<2>(halo_scales));
+  std::vector<std::vector<Row>> rows(nt);
+  std::vector<std::array<Row, 2>> budget(nt, std::array<Row, 2>{});  // [above the threshold, discarded] x (count, mass)
   out.cell_halo.assign(out.cell_clump.size(), 0);
   // The terms every cell shares are converted once: the count, and the volume of a cell of each level;
   // a cell's mass once for the three sums it enters (one scale).
@@ -153,34 +156,53 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
   constexpr std::size_t kCellsPerTask = std::size_t{1} << 14;
   core::parallel_for(threads, out.cell_clump.size(), kCellsPerTask, [&](std::size_t b, std::size_t e, int thread) {
     const auto t = static_cast<std::size_t>(thread);
+    std::vector<Row>& row = rows[t];
+    if (row.empty()) row.assign(clumps_here.size(), Row{});
     for (std::size_t s = b; s < e; ++s) {
       const std::int64_t peak = out.cell_clump[s];
       if (peak <= 0) continue;
       const auto level = static_cast<std::size_t>(space.level(out.cells[s]));
       const double m = rho[s] * space.level_volume(static_cast<int>(level));
       const core::FixedInt fm = mass.to_fixed(m);
-      budget[t].add_fixed(1, {one, fm});
       const std::int32_t k = place_of_peak[static_cast<std::size_t>(peak)];
-      const std::int64_t c = k < 0 ? 0 : clumps_here[static_cast<std::size_t>(k)];
-      out.cell_clump[s] = c;
-      if (c == 0) {
-        budget[t].add_fixed(2, {one, fm});
+      budget[t][k < 0 ? 1 : 0][0] += one;  // the discarded are also above the threshold: added below
+      budget[t][k < 0 ? 1 : 0][1] += fm;
+      if (k < 0) {
+        out.cell_clump[s] = 0;
         continue;
       }
-      const std::int64_t h = clump_halo[static_cast<std::size_t>(k)];
-      out.cell_halo[s] = h;
+      const auto c = static_cast<std::size_t>(k);
+      out.cell_clump[s] = clumps_here[c];
+      out.cell_halo[s] = clump_halo[c];
       const Vec3 x = space.centre(out.cells[s]);
-      std::array<core::FixedInt, 6> v{one, fm, 0, 0, 0, fixed_volume[level]};
+      Row& sum = row[c];
+      sum[0] += one;
+      sum[1] += fm;
       for (std::size_t d = 0; d < 3; ++d)
-        v[2 + d] = moment.to_fixed(
-            m * grid::minimum_image(x[d] - clump_pos[static_cast<std::size_t>(k)][d], geo.extent[d], geo.periodic));
-      clump_sums[t].add_fixed(c, v);
-      halo_sums[t].add_fixed(h, {one, fm});
+        sum[2 + d] += moment.to_fixed(m * grid::minimum_image(x[d] - clump_pos[c][d], geo.extent[d], geo.periodic));
+      sum[5] += fixed_volume[level];
     }
   });
-  out.clump = mpi::ExactSums<6>::at_owners(comm, mpi::joined(clump_sums), clump_scales, owner);
-  out.halo = mpi::ExactSums<2>::at_owners(comm, mpi::joined(halo_sums), halo_scales, owner);
-  out.budget = mpi::ExactSums<2>::everywhere(comm, mpi::joined(budget), halo_scales);
+  std::vector<mpi::ExactSums<6>::Entry> clump_parts;
+  std::vector<mpi::ExactSums<2>::Entry> halo_parts, budget_parts;
+  for (std::size_t c = 0; c < clumps_here.size(); ++c) {
+    Row total{};
+    for (const std::vector<Row>& row : rows)
+      if (!row.empty())
+        for (std::size_t i = 0; i < total.size(); ++i) total[i] += row[c][i];
+    if (total[0] == 0) continue;  // no cell of this run: no entry, as for a key never added
+    clump_parts.push_back({clumps_here[c], total});
+    halo_parts.push_back({clump_halo[c], {total[0], total[1]}});
+  }
+  std::array<Row, 2> kept{};
+  for (const auto& b : budget)
+    for (std::size_t key = 0; key < 2; ++key)
+      for (std::size_t i = 0; i < 2; ++i) kept[key][i] += b[key][i];
+  if (kept[0][0] + kept[1][0] != 0) budget_parts.push_back({1, {kept[0][0] + kept[1][0], kept[0][1] + kept[1][1]}});
+  if (kept[1][0] != 0) budget_parts.push_back({2, {kept[1][0], kept[1][1]}});
+  out.clump = mpi::ExactSums<6>::at_owners(comm, clump_parts, clump_scales, owner);
+  out.halo = mpi::ExactSums<2>::at_owners(comm, halo_parts, halo_scales, owner);
+  out.budget = mpi::ExactSums<2>::everywhere(comm, budget_parts, halo_scales);
   return out;
 }
 
