@@ -26,7 +26,7 @@
 namespace phew::core {
 
 // The construct() of an allocator that default-initialises: a vector's resize() then leaves
-// trivially-constructible elements as they are. Mixed into the allocators below and in lib/dtfe.
+// trivially-constructible elements as they are. Mixed into the allocators below.
 struct DefaultInitConstruct {
   template <typename U>
   void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {

@@ -26,24 +26,24 @@ constexpr std::size_t kSlabsMin = 1000;
 
 }  // namespace
 
-HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool neighbours) {
+core::RawVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool neighbours) {
   if (threads > 1 && points.size() >= kSlabsMin)
-    if (std::optional<HugeVector<Tet>> tets = triangulate_cgal_slabs(points, threads, threads, 5, neighbours))
+    if (std::optional<core::RawVector<Tet>> tets = triangulate_cgal_slabs(points, threads, threads, 5, neighbours))
       return std::move(*tets);
   // One slab: every point; or a slab of several was too few or flat for a 3-D triangulation.
-  if (std::optional<HugeVector<Tet>> tets = triangulate_cgal_slabs(points, 1, threads, 5, neighbours))
+  if (std::optional<core::RawVector<Tet>> tets = triangulate_cgal_slabs(points, 1, threads, 5, neighbours))
     return std::move(*tets);
   throw core::Error::input("CGAL: the field's particles are coplanar");
 }
 
-HugeVector<Tet> triangulate_cgal_reference(const FieldPoints& points) {
+core::RawVector<Tet> triangulate_cgal_reference(const FieldPoints& points) {
   std::vector<std::pair<cgal::Point, std::int32_t>> input;
   for (std::size_t i = 0; i < points.size(); ++i)
     input.emplace_back(cgal::point(points, i), static_cast<std::int32_t>(i));
   const cgal::Delaunay dt(input.begin(), input.end());
   if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
   // Cells numbered in CGAL's order, then canonical_order: nothing shared with the slabs' writing.
-  HugeVector<Tet> tets(dt.number_of_finite_cells());
+  core::RawVector<Tet> tets(dt.number_of_finite_cells());
   std::int32_t count = 0;
   for (auto c : dt.finite_cell_handles()) c->info() = count++;
   for (auto c : dt.finite_cell_handles()) {
@@ -65,11 +65,11 @@ HugeVector<Tet> triangulate_cgal_reference(const FieldPoints& points) {
 
 namespace phew::dtfe::detail {
 
-HugeVector<Tet> triangulate_cgal(const FieldPoints&, int, bool) {
+core::RawVector<Tet> triangulate_cgal(const FieldPoints&, int, bool) {
   throw Error::internal("this build of phew has no CGAL backend");
 }
 
-HugeVector<Tet> triangulate_cgal_reference(const FieldPoints&) {
+core::RawVector<Tet> triangulate_cgal_reference(const FieldPoints&) {
   throw Error::internal("this build of phew has no CGAL backend");
 }
 

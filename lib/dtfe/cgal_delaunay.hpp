@@ -1,16 +1,15 @@
-// CGAL's Delaunay triangulation as phew's CGAL backend uses it: one definition of the kernel, the
-// vertex and cell types and the allocator for every translation unit that builds a triangulation
-// (cgal_backend.cpp, cgal_slabs.cpp). Only for builds with CGAL (PHEW_HAVE_CGAL), and only for those
-// files: CGAL_ALLOCATOR must be the same wherever CGAL's templates are instantiated.
+// CGAL's Delaunay triangulation as phew's CGAL backend uses it: one definition of the kernel and of
+// the vertex and cell types for every translation unit that builds a triangulation (cgal_backend.cpp,
+// cgal_slabs.cpp). Only for builds with CGAL (PHEW_HAVE_CGAL), and only for those files.
+//
+// CGAL's containers take their blocks from its default allocator. An arena of 64 MiB chunks on
+// transparent huge pages was tried (2026-11-29) and taken out (2026-12-01): on a cold machine each
+// 2 MiB page cost its first touch up front, and on a warm one zeroing 2 MiB ahead of the cells that
+// fill it made the triangulation of 10^6 points 0.9 s slower at one thread (bench/README.md).
 #pragma once
 
-#include <phew/dtfe/cgal_arena.hpp>
 #include <phew/dtfe/predicates.hpp>
 #include <phew/dtfe/triangulation.hpp>
-
-// CGAL's containers take their blocks from the arena while one is open (cgal_arena.hpp). Before any
-// CGAL header, which would define the default.
-#define CGAL_ALLOCATOR(T) phew::dtfe::detail::CgalArenaAllocator<T>
 
 #include <CGAL/Delaunay_triangulation_3.h>
 #include <CGAL/Delaunay_triangulation_cell_base_3.h>

@@ -43,8 +43,6 @@ using Cell = Delaunay::Cell_handle;
 using Vertex = Delaunay::Vertex_handle;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Below this many points the arena does not pay for its pages.
-constexpr std::size_t kArenaMin = 50000;
 
 // The circumsphere of a finite cell in lattice units, with a `slack` its rounding cannot exceed. The
 // centre's offset from vertex a is N / (2 D), D = e0 . (e1 x e2) and N = sum |e_i|^2 (e_j x e_k) for the
@@ -221,8 +219,8 @@ class Slab {
   // the slab touches only its own vertices' entries. Across each face (when asked for neighbours): the
   // neighbour's index when it is owned too (the neighbour a certain cell has in the slab is the true
   // one), else -(its opposite vertex + 2), or -1 on the slab's hull (tet_links.hpp).
-  void write_canonical(HugeVector<Tet>& out, const std::vector<std::uint32_t>& start, std::vector<std::uint32_t>& next,
-                       bool neighbours) {
+  void write_canonical(core::RawVector<Tet>& out, const std::vector<std::uint32_t>& start,
+                       std::vector<std::uint32_t>& next, bool neighbours) {
     auto sorted = [](Cell c, std::int32_t* v) {
       for (int k = 0; k < 4; ++k) v[k] = c->vertex(k)->info();
       std::sort(v, v + 4);
@@ -470,8 +468,8 @@ class Slab {
 
 }  // namespace
 
-std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads, double ghost,
-                                                      bool neighbours) {
+std::optional<core::RawVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads,
+                                                           double ghost, bool neighbours) {
   const std::size_t n = points.size();
   if (slabs < 1 || n < 4 * static_cast<std::size_t>(slabs)) return std::nullopt;
   // About 6.7 tetrahedra a point, numbered in 32 bits.
@@ -507,13 +505,9 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
     ++owns[static_cast<std::size_t>(std::upper_bound(cut.begin() + 1, cut.end() - 1, lattice_x(points, i)) -
                                     cut.begin() - 1)];
   std::vector<char> made(count, 1);
-  HugeVector<Tet> tets;
+  core::RawVector<Tet> tets;
   {
-    // The slabs' triangulations, given back when all are done; a small one would only pay for
-    // zeroing a 2 MiB page.
-    std::optional<CgalArena> blocks;
-    if (n >= kArenaMin) blocks.emplace();
-    // Inside the arena's scope, so that the triangulations go first also when a slab throws.
+    // The slabs' triangulations, given back when all are written.
     std::vector<std::unique_ptr<Slab>> slab(count);
     for (std::size_t s = 0; s < count; ++s)
       if (owns[s] > 0)
@@ -553,7 +547,7 @@ std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points,
 
 namespace phew::dtfe::detail {
 
-std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints&, int, int, double, bool) {
+std::optional<core::RawVector<Tet>> triangulate_cgal_slabs(const FieldPoints&, int, int, double, bool) {
   return std::nullopt;
 }
 

@@ -32,7 +32,7 @@ class TetWalker {
 
  private:
   const FieldPoints& points_;
-  const HugeVector<Tet>& tets_;
+  const core::RawVector<Tet>& tets_;
   std::vector<double> rho_;
 };
 

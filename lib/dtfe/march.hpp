@@ -67,8 +67,8 @@ class RayMarcher {
                           bool empty_outside = false) const;
 
  private:
-  HugeVector<MarchVertex> vertex_;
-  const HugeVector<Tet>& tets_;
+  core::RawVector<MarchVertex> vertex_;
+  const core::RawVector<Tet>& tets_;
   const std::vector<HullFacet>& hull_;
   const std::int32_t* q_;  // the points' lattice coordinates, for the hull walk
   double scale_;

@@ -62,7 +62,7 @@ struct QhullRun {
 
 }  // namespace
 
-HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
+core::RawVector<Tet> triangulate_qhull(const FieldPoints& points) {
   const std::size_t n = points.size();
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max() / 4))
     throw core::Error::input("{} points: too many for Qhull", n);
@@ -93,7 +93,7 @@ HugeVector<Tet> triangulate_qhull(const FieldPoints& points) {
     else
       facet->visitid = count++;
   }
-  HugeVector<Tet> tets(count);
+  core::RawVector<Tet> tets(count);
   FORALLfacets {
     if (facet->upperdelaunay) continue;
     Tet& t = tets[facet->visitid];

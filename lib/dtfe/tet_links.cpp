@@ -16,7 +16,7 @@ constexpr std::int32_t kUnlinked = std::numeric_limits<std::int32_t>::min();
 // Canonical tetrahedra by their vertex lists: those with lowest vertex v are [start[v], start[v+1]).
 class TetIndex {
  public:
-  TetIndex(const HugeVector<Tet>& tets, std::size_t n_points) : tets_(tets), start_(n_points + 1, 0) {
+  TetIndex(const core::RawVector<Tet>& tets, std::size_t n_points) : tets_(tets), start_(n_points + 1, 0) {
     for (const Tet& t : tets) ++start_[static_cast<std::size_t>(t.vertex[0]) + 1];
     for (std::size_t v = 1; v <= n_points; ++v) start_[v] += start_[v - 1];
   }
@@ -33,7 +33,7 @@ class TetIndex {
   }
 
  private:
-  const HugeVector<Tet>& tets_;
+  const core::RawVector<Tet>& tets_;
   std::vector<std::uint32_t> start_;
 };
 
@@ -57,7 +57,7 @@ int vertex_not_in(const Tet& t, const Tet& u) {
 
 }  // namespace
 
-void link_mirrors(HugeVector<Tet>& tets, std::size_t n_points, int threads) {
+void link_mirrors(core::RawVector<Tet>& tets, std::size_t n_points, int threads) {
   const std::size_t m = tets.size();
   const TetIndex index(tets, n_points);
   // 1. Each tetrahedron follows its own mirrors; only its own links are written.

@@ -246,7 +246,7 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
   const auto k = static_cast<std::size_t>(samples);
   const double scale = points.scale;
 
-  HugeVector<MarchVertex> vertex(points.size());
+  core::RawVector<MarchVertex> vertex(points.size());
   core::parallel_for(t, points.size(), kTetPiece, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t i = b; i < e; ++i)
       vertex[i] = {points.q[3 * i], points.q[3 * i + 1], static_cast<double>(points.q[3 * i + 2]), rho[i]};
@@ -301,7 +301,7 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
     band_start[n_bands] = at;
   }
   core::release(count);
-  HugeVector<std::uint32_t> filed(band_start[n_bands]);
+  core::RawVector<std::uint32_t> filed(band_start[n_bands]);
   core::parallel_for(t, n_pieces, 1, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t p = b; p < e; ++p)
       for_bands(p, [&](std::size_t band, std::size_t i) {

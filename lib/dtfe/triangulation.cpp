@@ -33,7 +33,8 @@ bool coplanar(const FieldPoints& p) {
 // A point missing from the tetrahedra hands its mass to the nearest vertex (Qhull only, rare: a
 // point within its roundoff of another). Points are in Morton order, so the nearest vertex is almost
 // always among the neighbours in index order; the whole set is searched only when none is.
-std::vector<std::pair<std::int32_t, std::int32_t>> absorb_missing(const FieldPoints& p, const HugeVector<Tet>& tets) {
+std::vector<std::pair<std::int32_t, std::int32_t>> absorb_missing(const FieldPoints& p,
+                                                                  const core::RawVector<Tet>& tets) {
   const std::size_t n = p.size();
   std::vector<char> used(n, 0);
   for (const Tet& t : tets)
@@ -125,7 +126,7 @@ Triangulation triangulate(const FieldPoints& points, Backend backend, int thread
 
 namespace phew::dtfe::detail {
 
-void canonical_order(HugeVector<Tet>& tets, std::size_t n_points, int threads, bool renumber) {
+void canonical_order(core::RawVector<Tet>& tets, std::size_t n_points, int threads, bool renumber) {
   const std::size_t m = tets.size();
   core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t i = b; i < e; ++i) {
@@ -182,7 +183,7 @@ void canonical_order(HugeVector<Tet>& tets, std::size_t n_points, int threads, b
       for (std::size_t i = b; i < e; ++i) where[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
     });
   }
-  HugeVector<Tet> out(m);
+  core::RawVector<Tet> out(m);
   core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t i = b; i < e; ++i) {
       Tet t = tets[static_cast<std::size_t>(order[i])];

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <phew/dtfe/field_points.hpp>
-#include <phew/dtfe/huge_pages.hpp>
+#include <phew/core/raw_vector.hpp>
 
 #include <array>
 #include <cstdint>
@@ -36,7 +36,7 @@ struct Tet {
 };
 
 struct Triangulation {
-  HugeVector<Tet> tets;
+  core::RawVector<Tet> tets;
   // Points the backend left out of the triangulation (Qhull may drop a point within its roundoff of
   // another) and the vertex that takes their mass: pairs (point, vertex). Empty with CGAL.
   std::vector<std::pair<std::int32_t, std::int32_t>> absorbed;
@@ -52,22 +52,23 @@ struct Triangulation {
 Triangulation triangulate(const FieldPoints& points, Backend backend, int threads = 1, bool neighbours = true);
 
 namespace detail {
-HugeVector<Tet> triangulate_qhull(const FieldPoints& points);
-HugeVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool neighbours = true);  // canonical order
+core::RawVector<Tet> triangulate_qhull(const FieldPoints& points);
+core::RawVector<Tet> triangulate_cgal(const FieldPoints& points, int threads,
+                                      bool neighbours = true);  // canonical order
 // CGAL's sequential triangulation of all points, numbered in its own order and then put in canonical
 // order with neighbours: the independent reference the slabs are tested against (tests only).
-HugeVector<Tet> triangulate_cgal_reference(const FieldPoints& points);
+core::RawVector<Tet> triangulate_cgal_reference(const FieldPoints& points);
 // CGAL on `slabs` slabs of the points at once (cgal_slabs.cpp; one slab: all of them), in canonical
 // order; nullopt when a slab's points are flat or too few, for the caller to triangulate them in
 // fewer slabs. Ghosts are taken `ghost` mean spacings deep to begin with (any depth gives the same
 // tetrahedra).
-std::optional<HugeVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads,
-                                                      double ghost = 5, bool neighbours = true);
+std::optional<core::RawVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads,
+                                                           double ghost = 5, bool neighbours = true);
 
 // Puts tetrahedra in canonical order: each one's vertices ascending, the tetrahedra ordered by their
 // vertex lists. The neighbour fields move with their vertices; `renumber` says they are tetrahedron
 // indices, to follow the new order (else they are left as they are).
-void canonical_order(HugeVector<Tet>& tets, std::size_t n_points, int threads, bool renumber);
+void canonical_order(core::RawVector<Tet>& tets, std::size_t n_points, int threads, bool renumber);
 }  // namespace detail
 
 }  // namespace phew::dtfe

@@ -3,7 +3,6 @@
 // thread and backend invariance, bad input. Inputs are small seeded generators; the whole file runs
 // in a few seconds.
 #include <phew/core/error.hpp>
-#include <phew/dtfe/cgal_arena.hpp>
 #include <phew/dtfe/density.hpp>
 #include <phew/dtfe/exact_map.hpp>
 #include <phew/dtfe/field_points.hpp>
@@ -257,32 +256,6 @@ TEST(TetProjection, CrossesWhatTheMarcherCrossesAndSumsTheSame) {
   }
 }
 
-// CGAL's blocks: cut one after another from the arena while it is open (64-byte aligned), freeing one
-// there gives nothing back (the arena does, whole), a block larger than a chunk gets its own, and
-// outside an arena they are malloc's. ASan checks that none of it is touched after it is gone.
-TEST(CgalArena, BlocksAreCutFromItWhileItIsOpenAndGivenBackWithIt) {
-  using detail::cgal_allocate;
-  using detail::cgal_deallocate;
-  void* before = cgal_allocate(100);
-  {
-    const detail::CgalArena arena;
-    auto* a = static_cast<char*>(cgal_allocate(1000));
-    auto* b = static_cast<char*>(cgal_allocate(1));
-    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a) % 64, 0u);
-    EXPECT_EQ(b, a + 1024);
-    std::memset(a, 1, 1000);
-    cgal_deallocate(a);
-    EXPECT_EQ(static_cast<char*>(cgal_allocate(64)), b + 64) << "a freed block is not reused";
-    auto* big = static_cast<char*>(cgal_allocate(std::size_t{100} << 20));
-    big[(std::size_t{100} << 20) - 1] = 1;
-    cgal_deallocate(big);
-    cgal_deallocate(before);  // malloc's, given back to malloc
-  }
-  void* after = cgal_allocate(100);
-  std::memset(after, 0, 100);
-  cgal_deallocate(after);
-}
-
 TEST(DtfeKernel, LatticeRaysThroughVerticesAndAlongEdges) {
   // Particles on the integer lattice 0..9: cospherical everywhere, so the triangulation is not unique
   // (Qhull leaves flat tetrahedra, CGAL perturbs symbolically). With 8 pixels over 8 units centred
@@ -355,7 +328,7 @@ TEST(DtfeKernel, TriangulationsAreCanonical) {
   const Particles p = plummer(60000, 1.0, 10.0, {0, 0, 0}, 11);
   const auto g = field({0, 0, 0}, 6, 12, 8, 2, 0.5);
   const FieldPoints pts = select_field(p.pos, p.mass, g, {0, 0, 0});
-  ASSERT_GE(pts.size(), 50000u);  // so that one thread triangulates in CGAL's arena (cgal_slabs.cpp)
+  ASSERT_GE(pts.size(), 50000u);  // a field of the size real maps have
   const Triangulation q = triangulate(pts, Backend::qhull, 1);
   EXPECT_EQ(q.flat_tets, 0u);
   if (!cgal_available()) return;
