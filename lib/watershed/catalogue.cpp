@@ -144,8 +144,9 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
   // loop. Integer sums: the grouping changes no bit.
   using Row = std::array<core::FixedInt, 6>;
   const auto nt = static_cast<std::size_t>(std::max(threads, 1));
+  using Budget = std::array<std::array<core::FixedInt, 2>, 2>;  // (cells, mass) in a clump, and discarded
   std::vector<std::vector<Row>> rows(nt);
-  std::vector<std::array<Row, 2>> budget(nt, std::array<Row, 2>{});  // [above the threshold, discarded] x (count, mass)
+  std::vector<Budget> budget(nt, Budget{});
   out.cell_halo.assign(out.cell_clump.size(), 0);
   // The terms every cell shares are converted once: the count, and the volume of a cell of each level;
   // a cell's mass once for the three sums it enters (one scale).
@@ -165,8 +166,9 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
       const double m = rho[s] * space.level_volume(static_cast<int>(level));
       const core::FixedInt fm = mass.to_fixed(m);
       const std::int32_t k = place_of_peak[static_cast<std::size_t>(peak)];
-      budget[t][k < 0 ? 1 : 0][0] += one;  // the discarded are also above the threshold: added below
-      budget[t][k < 0 ? 1 : 0][1] += fm;
+      std::array<core::FixedInt, 2>& spent = budget[t][k < 0 ? 1 : 0];
+      spent[0] += one;
+      spent[1] += fm;
       if (k < 0) {
         out.cell_clump[s] = 0;
         continue;
@@ -194,12 +196,13 @@ CellSums cell_sums(const CatalogueSource& in, const Merging& mg, const mesh::Cel
     clump_parts.push_back({clumps_here[c], total});
     halo_parts.push_back({clump_halo[c], {total[0], total[1]}});
   }
-  std::array<Row, 2> kept{};
-  for (const auto& b : budget)
-    for (std::size_t key = 0; key < 2; ++key)
-      for (std::size_t i = 0; i < 2; ++i) kept[key][i] += b[key][i];
-  if (kept[0][0] + kept[1][0] != 0) budget_parts.push_back({1, {kept[0][0] + kept[1][0], kept[0][1] + kept[1][1]}});
-  if (kept[1][0] != 0) budget_parts.push_back({2, {kept[1][0], kept[1][1]}});
+  // The budget's keys: 1 every cell above the threshold, 2 those discarded as noise.
+  Budget all{};
+  for (const Budget& b : budget)
+    for (std::size_t kind = 0; kind < 2; ++kind)
+      for (std::size_t i = 0; i < 2; ++i) all[kind][i] += b[kind][i];
+  if (all[0][0] + all[1][0] != 0) budget_parts.push_back({1, {all[0][0] + all[1][0], all[0][1] + all[1][1]}});
+  if (all[1][0] != 0) budget_parts.push_back({2, all[1]});
   out.clump = mpi::ExactSums<6>::at_owners(comm, clump_parts, clump_scales, owner);
   out.halo = mpi::ExactSums<2>::at_owners(comm, halo_parts, halo_scales, owner);
   out.budget = mpi::ExactSums<2>::everywhere(comm, budget_parts, halo_scales);
