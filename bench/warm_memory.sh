@@ -1,16 +1,16 @@
 #!/bin/bash
-# Touches most of the machine's free memory once, so that the benchmarks after it do not pay for the
-# first touch of memory the machine has never used. On a freshly booted virtual machine the hypervisor
-# backs guest memory only when it is first written: on this project's VM that cost 46.9 s for 20 GiB
-# the first time and 2.3 s the second (bench/README.md, "Cold memory"), and a tool's buffers on
-# transparent huge pages come from memory never touched before. Run it once after boot, before timing.
+# Touches most of the machine's free memory once and says what it cost a GiB: how dear a first touch
+# is on this machine right now. On this project's VM the host backs guest memory only when it is first
+# written and takes back what the guest frees within a minute (virtio-balloon free page reporting):
+# 4 GiB took 9.5 s, the same 4 GiB again at once 0.7 s, and 10.0 s a minute later (bench/README.md,
+# "Cold memory"). So the warmth does not last: compare builds by alternating runs in one sitting.
 #
 #   bench/warm_memory.sh          # 80 % of MemAvailable
 #   bench/warm_memory.sh 8        # 8 GiB
 set -euo pipefail
 
 if [[ $# -gt 1 || ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 if [[ $# -eq 1 ]]; then
