@@ -3,9 +3,9 @@
 // cgal_slabs.cpp). Only for builds with CGAL (PHEW_HAVE_CGAL), and only for those files.
 //
 // CGAL's containers take their blocks from its default allocator. An arena of 64 MiB chunks on
-// transparent huge pages was tried (2026-11-29) and taken out (2026-12-01): on a cold machine each
-// 2 MiB page cost its first touch up front, and on a warm one zeroing 2 MiB ahead of the cells that
-// fill it made the triangulation of 10^6 points 0.9 s slower at one thread (bench/README.md).
+// transparent huge pages was tried (2026-11-29) and taken out (2026-12-01): in alternating runs it
+// made the triangulation of 10^6 points 0.35-1.5 s slower at one thread, the kernel zeroing 2 MiB
+// pages ahead of the cells that fill them (bench/README.md, "CGAL's cells off huge pages").
 #pragma once
 
 #include <phew/dtfe/predicates.hpp>
