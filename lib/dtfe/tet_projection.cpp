@@ -15,8 +15,12 @@
 namespace phew::dtfe {
 namespace {
 
-// Rows of pixels summed together on one thread: a band's sums stay in the core's cache.
-constexpr int kBandRows = 8;
+// Rows of pixels summed together on one thread (band_rows): a band's sums stay in the core's cache, and
+// a tetrahedron crossing several bands is set up once in each. Up to kBandPixels rays a band: 32 rows of
+// a 1024^2 map (256 KiB of sums), where 8 rows took 5 % longer (the 10^6-particle map of bench/README.md,
+// "dtfe-surface"); at least 8 rows, and enough bands to share among the threads.
+constexpr std::size_t kBandPixels = std::size_t{32} << 10;
+constexpr int kMinBandRows = 8;
 // Tetrahedra per piece when they are filed into bands (a fixed size: the lists do not depend on threads).
 constexpr std::size_t kTetPiece = std::size_t{1} << 16;
 // A row of a tetrahedron with at most this many rays is tested ray by ray (no sorting of its crossings).
@@ -26,7 +30,8 @@ constexpr int kExactRays = 4;
 // centre: lo = hi, the marcher's centres).
 struct PixelAxis {
   std::vector<std::int64_t> lo, hi;
-  double inv_step = 1;  // pixels per lattice unit
+  std::vector<double> lo_real;  // lo as doubles (exact: |lo| < 2^53), for the rows' inner loop
+  double inv_step = 1;          // pixels per lattice unit
 
   // Pixels whose rays may lie in [xmin, xmax) (a ray at xmin + epsilon, the perturbation, lies inside
   // exactly when its lattice position does): [first, end).
@@ -48,6 +53,13 @@ struct PixelAxis {
   }
 };
 
+// Rows a band of an n x n map with k rays a pixel holds, on t threads. The bands' size changes no sum:
+// each ray's terms come in the tetrahedra's order whatever band holds it.
+int band_rows(int n, std::size_t k, int t) {
+  const auto rows = static_cast<int>(kBandPixels / (static_cast<std::size_t>(std::max(n, 1)) * k));
+  return std::max(kMinBandRows, std::min(rows, n / (8 * t)));
+}
+
 PixelAxis pixel_axis(const FieldGeometry& g, double scale, int samples) {
   const int n = g.resolution;
   PixelAxis a;
@@ -62,6 +74,7 @@ PixelAxis pixel_axis(const FieldGeometry& g, double scale, int samples) {
       a.hi[s] = ray_position(g, scale, i + 1, 0.0);
     }
   }
+  a.lo_real.assign(a.lo.begin(), a.lo.end());
   a.inv_step = scale / g.pixel_size();
   return a;
 }
@@ -221,8 +234,12 @@ void cross_row(const ProjectedTet& fr, const PixelAxis& axis, int i, std::size_t
       } else {
         sum[js] += stretch(w1, r1, w2, r2);
         const double dw1 = fr.dw[f1], dr1 = fr.drho[f1], dw2 = fr.dw[f2], dr2 = fr.drho[f2];
+        // The offsets in doubles, exact as their integers' difference: a loop without int64 conversions,
+        // which the compiler vectorises.
+        const double* const at = axis.lo_real.data();
+        const double v0_real = at[js];
         for (std::size_t jj = js + 1; jj < static_cast<std::size_t>(near0); ++jj) {
-          const auto dv = static_cast<double>(axis.lo[jj] - v0);
+          const double dv = at[jj] - v0_real;
           sum[jj] += stretch(w1 + dv * dw1, r1 + dv * dr1, w2 + dv * dw2, r2 + dv * dr2);
         }
         std::fill(hit + js, hit + near0, std::uint8_t{1});
@@ -271,7 +288,9 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
 
   // File the tetrahedra into bands of rows, each band's list in tetrahedron order: a count per piece of
   // tetrahedra and band, then each piece writes at its offsets.
-  const std::size_t n_bands = (nn + kBandRows - 1) / kBandRows;
+  const int rows = band_rows(n, k, t);
+  const auto band_size = static_cast<std::size_t>(rows);
+  const std::size_t n_bands = (nn + band_size - 1) / band_size;
   const std::size_t n_pieces = (n_tets + kTetPiece - 1) / kTetPiece;
   std::vector<std::uint32_t> count(n_pieces * n_bands, 0);
   auto for_bands = [&](std::size_t piece, auto&& f) {
@@ -279,8 +298,7 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
     for (std::size_t i = piece * kTetPiece; i < e; ++i) {
       const auto [r0, r1] = rows_of(i);
       if (r0 >= r1) continue;
-      for (auto b = static_cast<std::size_t>(r0 / kBandRows); b <= static_cast<std::size_t>((r1 - 1) / kBandRows); ++b)
-        f(b, i);
+      for (auto b = static_cast<std::size_t>(r0 / rows); b <= static_cast<std::size_t>((r1 - 1) / rows); ++b) f(b, i);
     }
   };
   core::parallel_for(t, n_pieces, 1, [&](std::size_t b, std::size_t e, int) {
@@ -314,11 +332,11 @@ std::vector<double> project_map(const FieldPoints& points, const Triangulation& 
   std::vector<MarchStats> per(static_cast<std::size_t>(t));
   core::parallel_for(t, n_bands, 1, [&](std::size_t b0, std::size_t b1, int id) {
     MarchStats st;  // written back once: the threads' stats share a cache line
-    std::vector<double> sum(kBandRows * nn * k);
-    std::vector<std::uint8_t> hit(kBandRows * nn * k);
-    std::vector<std::int64_t> pu(k == 1 ? 0 : kBandRows * nn * k), pv(pu.size());
+    std::vector<double> sum(band_size * nn * k);
+    std::vector<std::uint8_t> hit(band_size * nn * k);
+    std::vector<std::int64_t> pu(k == 1 ? 0 : band_size * nn * k), pv(pu.size());
     for (std::size_t band = b0; band < b1; ++band) {
-      const int row0 = static_cast<int>(band) * kBandRows, row1 = std::min(n, row0 + kBandRows);
+      const int row0 = static_cast<int>(band) * rows, row1 = std::min(n, row0 + rows);
       std::fill(sum.begin(), sum.end(), 0.0);
       std::fill(hit.begin(), hit.end(), std::uint8_t{0});
       if (k > 1)  // the rays of RayMarcher::map

@@ -256,6 +256,26 @@ TEST(TetProjection, CrossesWhatTheMarcherCrossesAndSumsTheSame) {
   }
 }
 
+// The rows of pixels are summed in bands whose height follows the map's size and the threads (32 rows
+// of 512 pixels on one thread, 8 on five): each ray's terms come in the tetrahedra's order in any band,
+// so the bits are the same.
+TEST(TetProjection, SameBitsForAnyBandOfRows) {
+  const Particles p = plummer(20000, 1.0, 10.0, {0.1, 0.2, -0.3}, 11);
+  const auto g = field({0, 0, 0}, 6, 12, 512, 2, 0.5);
+  const FieldPoints pts = select_field(p.pos, p.mass, g, {0, 0, 0});
+  const Triangulation tri = triangulate(pts, backends().back());
+  const auto rho = vertex_densities(pts, tri);
+  MarchStats one_stats;
+  const auto one = project_map(pts, tri, rho, g, 1, 1, &one_stats);
+  for (int t : {2, 5}) {
+    MarchStats stats;
+    const auto many = project_map(pts, tri, rho, g, 1, t, &stats);
+    ASSERT_EQ(one.size(), many.size());
+    EXPECT_EQ(one_stats.steps, stats.steps) << "threads " << t;
+    EXPECT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(double)), 0) << "threads " << t;
+  }
+}
+
 TEST(DtfeKernel, LatticeRaysThroughVerticesAndAlongEdges) {
   // Particles on the integer lattice 0..9: cospherical everywhere, so the triangulation is not unique
   // (Qhull leaves flat tetrahedra, CGAL perturbs symbolically). With 8 pixels over 8 units centred
