@@ -39,6 +39,11 @@ class BlockDecomposition {
   Box box(int rank) const;
   // The rank whose block holds cell (i, j, k) of the grid.
   int owner(const Extent3& cell) const;
+  // The lattice place along axis d holding cell i of that axis (0 <= i < shape[d]), and the rank of the
+  // block at place (a, b, c): owner() one axis at a time, for callers that look the places up in tables.
+  // (The lattice's rank order: lib/grid's linear_index, which folds grid cells, sits above lib/mpi.)
+  int place(std::size_t d, std::int64_t i) const { return axes_[d].owner(i); }
+  int rank_at(int a, int b, int c) const { return a * lattice_[1] * lattice_[2] + b * lattice_[2] + c; }
   // Calls f(rank) once for each rank whose block holds a cell of the box [first[d], last[d]] (both ends
   // included) on each axis, wrapped when periodic; cells outside an open grid are left out. Where a
   // particle's cloud or window goes (cic-project's deposit, the octree's copied margins).
@@ -74,9 +79,6 @@ class BlockDecomposition {
   Places places_touching(std::size_t d, std::int64_t first, std::int64_t last, bool periodic) const;
   // Whether lattice place q of axis d holds cells (only explicit uneven cuts leave places empty).
   bool holds_cells(std::size_t d, int q) const { return !some_empty_ || axes_[d].planes(q) > 0; }
-  // The rank of the block at place (a, b, c) of the lattice. (The lattice's rank order: lib/grid's
-  // linear_index, which folds grid cells, sits above lib/mpi.)
-  int rank_at(int a, int b, int c) const { return a * lattice_[1] * lattice_[2] + b * lattice_[2] + c; }
 
   Extent3 shape_;
   std::array<int, 3> lattice_;
