@@ -7,6 +7,10 @@
 #include <cmath>
 #include <limits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace phew::gravity {
 namespace {
 
@@ -29,6 +33,64 @@ PairForce::PairForce(double G, double softening, double r_split)
     const double u = i * step;
     table_.push_back({std::erfc(u), std::erfc(u) + 2 * u / std::sqrt(M_PI) * std::exp(-u * u)});
   }
+}
+
+void PairForce::add_to_two(const PointMass* s, std::size_t n, const double* const x[2], double phi[2],
+                           double acc[2][3]) const {
+#if defined(__SSE2__)
+  // Lane 0 is x[0], lane 1 x[1] (_mm_set_pd takes the high lane first).
+  auto both = [](double a, double b) { return _mm_set_pd(b, a); };
+  const __m128d tx = both(x[0][0], x[1][0]), ty = both(x[0][1], x[1][1]), tz = both(x[0][2], x[1][2]);
+  __m128d p = both(phi[0], phi[1]);
+  __m128d ax = both(acc[0][0], acc[1][0]), ay = both(acc[0][1], acc[1][1]), az = both(acc[0][2], acc[1][2]);
+  const __m128d cut2 = _mm_set1_pd(r_cut2_), eps2 = _mm_set1_pd(eps2_), one = _mm_set1_pd(1.0);
+  const __m128d zero = _mm_setzero_pd(), g = _mm_set1_pd(G_), per_r = _mm_set1_pd(per_r_);
+  const __m128d last = _mm_set1_pd(kTableSteps);
+  const bool tabulated = !table_.empty();
+  for (std::size_t k = 0; k < n; ++k) {
+    const __m128d rx = _mm_sub_pd(tx, _mm_set1_pd(s[k].x[0]));
+    const __m128d ry = _mm_sub_pd(ty, _mm_set1_pd(s[k].x[1]));
+    const __m128d rz = _mm_sub_pd(tz, _mm_set1_pd(s[k].x[2]));
+    const __m128d r2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(rx, rx), _mm_mul_pd(ry, ry)), _mm_mul_pd(rz, rz));
+    const __m128d q2 = _mm_add_pd(r2, eps2);
+    // add() returns early when r2 > r_cut2 or q2 <= 0: such a lane adds nothing (masked to +0, which
+    // leaves every sum as it was: they start at +0 and never reach -0).
+    const __m128d keep = _mm_and_pd(_mm_cmpngt_pd(r2, cut2), _mm_cmpnle_pd(q2, zero));
+    if (_mm_movemask_pd(keep) == 0) continue;
+    const __m128d inv = _mm_div_pd(one, _mm_sqrt_pd(q2));
+    __m128d fp = one, fa = one;
+    if (tabulated) {
+      const __m128d t = _mm_mul_pd(_mm_sqrt_pd(r2), per_r);
+      // min(int(t), kTableSteps), with t clamped first so that a masked lane far beyond r_cut converts
+      // in range; f = t - i from the unclamped t, as add().
+      const __m128i i = _mm_cvttpd_epi32(_mm_min_pd(t, last));
+      const __m128d f = _mm_sub_pd(t, _mm_cvtepi32_pd(i));
+      const auto i0 = static_cast<std::size_t>(_mm_cvtsi128_si32(i));
+      const auto i1 = static_cast<std::size_t>(_mm_cvtsi128_si32(_mm_shuffle_epi32(i, 1)));
+      const Factors &lo0 = table_[i0], &hi0 = table_[i0 + 1], &lo1 = table_[i1], &hi1 = table_[i1 + 1];
+      const __m128d lo_phi = both(lo0.phi, lo1.phi), hi_phi = both(hi0.phi, hi1.phi);
+      const __m128d lo_acc = both(lo0.acc, lo1.acc), hi_acc = both(hi0.acc, hi1.acc);
+      fp = _mm_add_pd(lo_phi, _mm_mul_pd(_mm_sub_pd(hi_phi, lo_phi), f));
+      fa = _mm_add_pd(lo_acc, _mm_mul_pd(_mm_sub_pd(hi_acc, lo_acc), f));
+    }
+    const __m128d gm = _mm_mul_pd(_mm_mul_pd(g, _mm_set1_pd(s[k].m)), inv);
+    p = _mm_sub_pd(p, _mm_and_pd(keep, _mm_mul_pd(gm, fp)));
+    const __m128d f3 = _mm_mul_pd(_mm_mul_pd(_mm_mul_pd(gm, inv), inv), fa);
+    ax = _mm_sub_pd(ax, _mm_and_pd(keep, _mm_mul_pd(f3, rx)));
+    ay = _mm_sub_pd(ay, _mm_and_pd(keep, _mm_mul_pd(f3, ry)));
+    az = _mm_sub_pd(az, _mm_and_pd(keep, _mm_mul_pd(f3, rz)));
+  }
+  _mm_storel_pd(&phi[0], p), _mm_storeh_pd(&phi[1], p);
+  _mm_storel_pd(&acc[0][0], ax), _mm_storeh_pd(&acc[1][0], ax);
+  _mm_storel_pd(&acc[0][1], ay), _mm_storeh_pd(&acc[1][1], ay);
+  _mm_storel_pd(&acc[0][2], az), _mm_storeh_pd(&acc[1][2], az);
+#else
+  for (int lane = 0; lane < 2; ++lane)
+    for (std::size_t k = 0; k < n; ++k) {
+      const double r[3] = {x[lane][0] - s[k].x[0], x[lane][1] - s[k].x[1], x[lane][2] - s[k].x[2]};
+      add(s[k].m, r, phi[lane], acc[lane]);
+    }
+#endif
 }
 
 bool Forest::cube_meets(const grid::GridGeometry& box, double cube_width, std::int64_t cx,
@@ -288,19 +350,16 @@ void Forest::interactions(const Node& group, std::vector<Interaction>& list) con
       }
 }
 
-void Forest::sum(const std::vector<Interaction>& list, const double x[3], double& phi, double acc[3]) const {
-  for (const Interaction& s : list) {
-    const double r[3] = {x[0] - s.x[0], x[1] - s.x[1], x[2] - s.x[2]};
-    force_.add(s.m, r, phi, acc);
-  }
-}
-
 void Forest::accumulate(const double x[3], double& phi, double acc[3]) const {
   Node point{};  // a group of one point: half = 0
   std::copy_n(x, 3, point.centre);
   std::vector<Interaction> list;
   interactions(point, list);
-  sum(list, x, phi, acc);
+  const double* const both[2] = {x, x};
+  double p[2] = {phi, phi}, a[2][3] = {{acc[0], acc[1], acc[2]}, {acc[0], acc[1], acc[2]}};
+  force_.add_to_two(list.data(), list.size(), both, p, a);
+  phi = p[0];
+  std::copy_n(a[0], 3, acc);
 }
 
 void Forest::accumulate_group(std::size_t source,
@@ -308,10 +367,14 @@ void Forest::accumulate_group(std::size_t source,
   const Node& group = nodes_[static_cast<std::size_t>(group_of_[position_of_[source]])];
   std::vector<Interaction> list;
   interactions(group, list);
-  for (std::uint32_t i = group.begin; i < group.end; ++i) {
-    double phi = 0, acc[3] = {0, 0, 0};
-    sum(list, &pos_[3 * i], phi, acc);
-    report(index_[i], phi, acc);
+  // Members two at a time; an odd group's last one fills both lanes.
+  for (std::uint32_t i = group.begin; i < group.end; i += 2) {
+    const std::uint32_t j = i + 1 < group.end ? i + 1 : i;
+    const double* const x[2] = {&pos_[3 * i], &pos_[3 * j]};
+    double phi[2] = {0, 0}, acc[2][3] = {{0, 0, 0}, {0, 0, 0}};
+    force_.add_to_two(list.data(), list.size(), x, phi, acc);
+    report(index_[i], phi[0], acc[0]);
+    if (j != i) report(index_[j], phi[1], acc[1]);
   }
 }
 

@@ -22,6 +22,12 @@
 
 namespace phew::gravity {
 
+// A source as the pair sums see it: a particle, or a tree node's monopole.
+struct PointMass {
+  double x[3];
+  double m;
+};
+
 // The softened pair interaction, optionally only its short-range part. Plummer softening: the potential
 // of a point mass at distance r is -G m / sqrt(r^2 + eps^2) (times erfc(r / 2 r_s) for the short range,
 // tabulated; zero beyond r_cut).
@@ -35,6 +41,13 @@ class PairForce {
   double r_cut() const { return r_cut_; }  // infinity for the whole force
   // Adds the potential and acceleration at offset r (target - source) from mass m.
   void add(double m, const double r[3], double& phi, double acc[3]) const;
+  // add() of each of the n sources in turn at two targets x[0] and x[1] (the same one twice is fine).
+  // The targets share the instructions, one in each lane of a vector register: the square roots and
+  // the division, whose unit bounds the pair sums, then serve two targets at once. The operations and
+  // their order are add()'s, lane by lane, so the sums are the same bits as add()'s wherever the
+  // compiler fuses no multiply-add into either (none in the default x86-64 build).
+  void add_to_two(const PointMass* sources, std::size_t n, const double* const x[2], double phi[2],
+                  double acc[2][3]) const;
 
  private:
   struct Factors {
@@ -130,17 +143,13 @@ class Forest {
   };
   void build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre, double half,
              int depth);
-  struct Interaction {
-    double x[3];
-    double m;
-  };
+  using Interaction = PointMass;
   void mark_groups(std::int64_t node);
   // The interactions valid for every point of `group`'s cube (a single point when half = 0): nodes
   // far enough from all of it used whole, within r_cut of it (short range), the rest opened.
   void interactions(const Node& group, std::vector<Interaction>& list) const;
   void list_group(std::int64_t root, const double shift[3], const Node& group, std::vector<Interaction>& list) const;
   void list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& group, std::vector<Interaction>& list) const;
-  void sum(const std::vector<Interaction>& list, const double x[3], double& phi, double acc[3]) const;
 
   grid::GridGeometry box_;
   std::array<std::int64_t, 3> cubes_;

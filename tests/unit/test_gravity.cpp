@@ -300,6 +300,37 @@ TEST(PairForce, ShortPlusLongRangeIsNewtonian) {
   EXPECT_EQ(p, 0.0);
 }
 
+// The pair sums two targets at a time (the tree's kernel) against add() one source at a time, bit for
+// bit: sources inside and beyond the cut-off, at the target itself (softened and not), near the table's
+// last entry, for the whole force and its short-range part.
+TEST(PairForce, TwoTargetsAtOnceAreAddBitForBit) {
+  std::mt19937_64 rng(47);
+  std::uniform_real_distribution<double> u(-1.5, 1.5), mass(0.1, 2);
+  for (const double eps : {0.0, 0.03})
+    for (const double r_split : {0.0, 0.25}) {
+      const PairForce force(4.3, eps, r_split);
+      const double t[2][3] = {{0.1, -0.2, 0.3}, {-0.4, 0.05, 0.2}};
+      std::vector<PointMass> src;
+      for (int k = 0; k < 500; ++k) src.push_back({{u(rng), u(rng), u(rng)}, mass(rng)});
+      src.push_back({{t[0][0], t[0][1], t[0][2]}, 1.0});                                   // on target 0
+      if (r_split > 0) src.push_back({{t[1][0] + force.r_cut(), t[1][1], t[1][2]}, 1.0});  // at r_cut
+      for (const auto& pair : {std::array<int, 2>{0, 1}, std::array<int, 2>{1, 1}}) {
+        const double* const x[2] = {t[pair[0]], t[pair[1]]};
+        double phi[2] = {0, 0}, acc[2][3] = {{0, 0, 0}, {0, 0, 0}};
+        force.add_to_two(src.data(), src.size(), x, phi, acc);
+        for (int lane = 0; lane < 2; ++lane) {
+          double p = 0, a[3] = {0, 0, 0};
+          for (const PointMass& s : src) {
+            const double r[3] = {x[lane][0] - s.x[0], x[lane][1] - s.x[1], x[lane][2] - s.x[2]};
+            force.add(s.m, r, p, a);
+          }
+          EXPECT_EQ(phi[lane], p) << "eps " << eps << " r_split " << r_split << " lane " << lane;
+          for (int d = 0; d < 3; ++d) EXPECT_EQ(acc[lane][d], a[d]);
+        }
+      }
+    }
+}
+
 }  // namespace
 }  // namespace phew::gravity
 
