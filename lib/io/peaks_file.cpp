@@ -113,19 +113,9 @@ std::vector<PeakMember> read_peak_members(const File& f, std::uint64_t begin, st
 }
 
 std::vector<PeakMember> read_peak_members(const File& f) {
-  std::vector<PeakMember> rows = peak_member_table().read(f, "/particles");
-  // Each particle's peak is one of /peaks; the rows are sorted by particle ID,
-  // which the tree's member lookups rely on.
-  std::vector<std::int64_t> peaks = f.read<std::int64_t>("/peaks/id");
-  std::sort(peaks.begin(), peaks.end());
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (!std::binary_search(peaks.begin(), peaks.end(), rows[i].peak))
-      throw core::Error::input("{}: /particles/peak row {} is {}, not a peak of /peaks/id", f.path(), i, rows[i].peak);
-    if (i > 0 && rows[i].id < rows[i - 1].id)
-      throw core::Error::input("{}: /particles/id row {} is {} after {} (expected rows by ascending particle ID)",
-                               f.path(), i, rows[i].id, rows[i - 1].id);
-  }
-  return rows;
+  // The table's constraints check that each particle's peak is one of /peaks and that the rows are in
+  // ascending particle ID, which the tree's member lookups rely on.
+  return peak_member_table().read(f, "/particles");
 }
 
 }  // namespace phew::io

@@ -79,15 +79,16 @@ std::vector<VoterRow> read_voter_rows(const File& f) {
   // The columns' own constraints (voter_table: every voter's peak is one of /peaks/id, energies finite),
   // and between the tables: each peak's voters are one run of rows, as many as its /peaks/n_voters says.
   std::vector<VoterRow> rows = voter_table().read(f, "/voters");
-  std::map<std::int64_t, std::int64_t> counted;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const bool continues = i > 0 && rows[i - 1].peak == rows[i].peak;
-    if (!continues && counted.count(rows[i].peak))
+  std::map<std::int64_t, std::int64_t> counted;  // per peak, the length of its run
+  for (std::size_t i = 0; i < rows.size();) {
+    std::size_t end = i + 1;
+    while (end < rows.size() && rows[end].peak == rows[i].peak) ++end;
+    if (!counted.emplace(rows[i].peak, static_cast<std::int64_t>(end - i)).second)
       throw core::Error::input(
           "{}: /voters/peak row {} is {}, whose voters came before (each peak's voters are one run of rows)", f.path(),
           i, rows[i].peak);
-    rows[i].rank = continues ? rows[i - 1].rank + 1 : 0;
-    ++counted[rows[i].peak];
+    for (std::size_t k = i; k < end; ++k) rows[k].rank = static_cast<std::int64_t>(k - i);
+    i = end;
   }
   for (const VoterPeakRow& p : voter_peak_table().read(f, "/peaks"))
     if (const std::int64_t n = counted.count(p.id) ? counted[p.id] : 0; n != p.n_voters)

@@ -1,6 +1,7 @@
 #include <phew/mergertree/tree.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/radix_sort.hpp>
 
 #include <algorithm>
 
@@ -79,6 +80,28 @@ std::int64_t Stage::peak_of(std::uint64_t particle) const {
   return it != member_id.end() && *it == particle ? member_peak[static_cast<std::size_t>(it - member_id.begin())] : 0;
 }
 
+std::vector<std::int64_t> Stage::peaks_of(const std::vector<std::uint64_t>& particles) const {
+  std::vector<std::pair<std::uint64_t, std::size_t>> order(particles.size()), scratch;
+  for (std::size_t i = 0; i < particles.size(); ++i) order[i] = {particles[i], i};
+  core::radix_sort(order, scratch, [](const auto& q) { return q.first; });
+  std::vector<std::int64_t> peak(particles.size(), 0);
+  auto at = member_id.begin();
+  for (const auto& [id, i] : order) {
+    // Galloping from the last match: the gaps between successive voters are a few members.
+    std::size_t step = 1;
+    auto hi = at;
+    while (hi != member_id.end() && *hi < id) {
+      at = hi;
+      hi = static_cast<std::size_t>(member_id.end() - hi) > step ? hi + static_cast<std::ptrdiff_t>(step)
+                                                                 : member_id.end();
+      step *= 2;
+    }
+    at = std::lower_bound(at, hi, id);
+    if (at != member_id.end() && *at == id) peak[i] = member_peak[static_cast<std::size_t>(at - member_id.begin())];
+  }
+  return peak;
+}
+
 namespace {
 
 // Rows for a snapshot's peaks, in ID order.
@@ -112,14 +135,23 @@ struct Matching {
 // subclump that appeared beside it) keeps its lineage in the fragment most of its voters chose.
 void vote_progenitors(const TreeState& st, const Stage& stage, const TreeParams& p, Matching& m) {
   const std::int64_t per_peak = voters_per_peak(st.last);
+  auto votes_now = [&](const StagePeak& prog) {
+    return !std::binary_search(st.artefact_ids.begin(), st.artefact_ids.end(), prog.id);
+  };
+  // Where every voter is now, looked up at once in the order the loop below takes them.
+  std::vector<std::uint64_t> voters;
+  for (const StagePeak& prog : st.last.peaks)
+    if (auto vit = st.last.voters.find(prog.id); votes_now(prog) && vit != st.last.voters.end())
+      voters.insert(voters.end(), vit->second.begin(), vit->second.end());
+  const std::vector<std::int64_t> now = stage.peaks_of(voters);
+  std::size_t next = 0;
   for (const StagePeak& prog : st.last.peaks) {
-    if (std::binary_search(st.artefact_ids.begin(), st.artefact_ids.end(), prog.id)) continue;
+    if (!votes_now(prog)) continue;
     std::map<std::int64_t, std::int64_t> votes;
     auto vit = st.last.voters.find(prog.id);
     const std::size_t n_voters = vit == st.last.voters.end() ? 0 : vit->second.size();
-    if (vit != st.last.voters.end())
-      for (std::uint64_t particle : vit->second)
-        if (const std::int64_t d = stage.peak_of(particle); d > 0) ++votes[d];
+    for (std::size_t k = 0; k < n_voters; ++k)
+      if (const std::int64_t d = now[next++]; d > 0) ++votes[d];
     const auto [d, n] = winner(votes);
     const std::int64_t needed = votes_needed(p.min_votes, n_voters, per_peak);
     std::int64_t in_halo = 0;
