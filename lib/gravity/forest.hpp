@@ -144,12 +144,20 @@ class Forest {
   void build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre, double half,
              int depth);
   using Interaction = PointMass;
+  // Where the interactions are summed: the box around a group's members (a single point for
+  // accumulate), and the centre of the group's node, which places it among the cubes.
+  struct Region {
+    double lo[3], hi[3];
+    double centre[3];
+  };
   void mark_groups(std::int64_t node);
-  // The interactions valid for every point of `group`'s cube (a single point when half = 0): nodes
-  // far enough from all of it used whole, within r_cut of it (short range), the rest opened.
-  void interactions(const Node& group, std::vector<Interaction>& list) const;
-  void list_group(std::int64_t root, const double shift[3], const Node& group, std::vector<Interaction>& list) const;
-  void list_pyramid(int level, std::array<std::int64_t, 3> c, const Node& group, std::vector<Interaction>& list) const;
+  Region region_of(const Node& group) const;
+  // The interactions valid for every point of `region`: nodes far enough from all of it used whole,
+  // within r_cut of it (short range), the rest opened.
+  void interactions(const Region& region, std::vector<Interaction>& list) const;
+  void list_group(std::int64_t root, const double shift[3], const Region& region, std::vector<Interaction>& list) const;
+  void list_pyramid(int level, std::array<std::int64_t, 3> c, const Region& region,
+                    std::vector<Interaction>& list) const;
 
   grid::GridGeometry box_;
   std::array<std::int64_t, 3> cubes_;
