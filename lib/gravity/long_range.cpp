@@ -63,12 +63,6 @@ LongRangeField::LongRangeField(const grid::GridGeometry& mesh, double G, double 
   phi_.insert(phi_.end(), ghosts.begin() + static_cast<std::ptrdiff_t>(width * plane), ghosts.end());
 }
 
-double LongRangeField::potential_at(std::int64_t i, std::int64_t j, std::int64_t k) const {
-  const std::int64_t n1 = mesh_.shape[1], n2 = mesh_.shape[2];
-  return phi_[static_cast<std::size_t>(
-      grid::linear_index(i, grid::fold_index(j, n1, true), grid::fold_index(k, n2, true), n1, n2))];
-}
-
 void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const {
   std::int64_t c[3];
   double f[3];
@@ -81,26 +75,34 @@ void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const
   // Whole periods move the plane index into the planes held (ghost planes are exact copies, so any
   // period that fits gives the same bits; x itself is never shifted, which would round differently).
   c[0] -= first_plane_;
-  const std::int64_t n0 = mesh_.shape[0];
+  const std::int64_t n0 = mesh_.shape[0], n1 = mesh_.shape[1], n2 = mesh_.shape[2];
   if (c[0] < 2) c[0] += n0 * ((2 - c[0] + n0 - 1) / n0);
   if (c[0] + 3 >= held_planes_) c[0] -= n0 * ((c[0] + 3 - held_planes_) / n0 + 1);
   if (c[0] < 2 || c[0] + 3 >= held_planes_)
     throw core::Error::internal("LongRangeField::sample: x = {} is beyond the planes this rank holds", x[0]);
+  // The rows and columns the stencils reach, c - 2 .. c + 3, folded once (the folds are integer
+  // divisions; 13 values at each of 8 corners would fold each index 104 times).
+  std::int64_t row[6], col[6];
+  for (int o = 0; o < 6; ++o) {
+    row[o] = grid::fold_index(c[1] - 2 + o, n1, true);
+    col[o] = grid::fold_index(c[2] - 2 + o, n2, true);
+  }
+  // The potential at plane i (extended index), row c[1] + dj, column c[2] + dk.
+  const auto at = [&](std::int64_t i, int dj, int dk) {
+    return phi_[static_cast<std::size_t>(grid::linear_index(i, row[dj + 2], col[dk + 2], n1, n2))];
+  };
   phi = 0;
   acc[0] = acc[1] = acc[2] = 0;
   for (int a = 0; a < 2; ++a)
     for (int b = 0; b < 2; ++b)
       for (int e = 0; e < 2; ++e) {
         const double w = (a ? f[0] : 1 - f[0]) * (b ? f[1] : 1 - f[1]) * (e ? f[2] : 1 - f[2]);
-        const std::int64_t i = c[0] + a, j = c[1] + b, k = c[2] + e;
-        phi += w * potential_at(i, j, k);
+        const std::int64_t i = c[0] + a;
+        phi += w * at(i, b, e);
         // -d phi / dx by the 4-point difference (8 (f1 - f-1) - (f2 - f-2)) / 12 h.
-        const double gx = 8 * (potential_at(i + 1, j, k) - potential_at(i - 1, j, k)) -
-                          (potential_at(i + 2, j, k) - potential_at(i - 2, j, k));
-        const double gy = 8 * (potential_at(i, j + 1, k) - potential_at(i, j - 1, k)) -
-                          (potential_at(i, j + 2, k) - potential_at(i, j - 2, k));
-        const double gz = 8 * (potential_at(i, j, k + 1) - potential_at(i, j, k - 1)) -
-                          (potential_at(i, j, k + 2) - potential_at(i, j, k - 2));
+        const double gx = 8 * (at(i + 1, b, e) - at(i - 1, b, e)) - (at(i + 2, b, e) - at(i - 2, b, e));
+        const double gy = 8 * (at(i, b + 1, e) - at(i, b - 1, e)) - (at(i, b + 2, e) - at(i, b - 2, e));
+        const double gz = 8 * (at(i, b, e + 1) - at(i, b, e - 1)) - (at(i, b, e + 2) - at(i, b, e - 2));
         acc[0] -= w * gx / (12 * cell_[0]);
         acc[1] -= w * gy / (12 * cell_[1]);
         acc[2] -= w * gz / (12 * cell_[2]);

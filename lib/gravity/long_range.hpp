@@ -32,8 +32,6 @@ class LongRangeField {
   void sample(const double x[3], double& phi, double acc[3]) const;
 
  private:
-  double potential_at(std::int64_t i, std::int64_t j, std::int64_t k) const;  // i: extended plane index
-
   grid::GridGeometry mesh_;
   std::array<double, 3> cell_{};
   SlabFft fft_;
