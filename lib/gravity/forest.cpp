@@ -10,6 +10,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define PHEW_PAIR_AVX 1
+#endif
 
 namespace phew::gravity {
 namespace {
@@ -92,6 +96,85 @@ void PairForce::add_to_two(const PointMass* s, std::size_t n, const double* cons
     }
 #endif
 }
+
+void PairForce::add_to_four(const PointMass* s, std::size_t n, const double* const x[4], double phi[4],
+                            double acc[4][3]) const {
+#if defined(PHEW_PAIR_AVX)
+  static const bool avx = __builtin_cpu_supports("avx");  // the CPU's and the OS's (libgcc checks both)
+  if (avx) {
+    add_to_four_avx(s, n, x, phi, acc);
+    return;
+  }
+#endif
+  add_to_two(s, n, x, phi, acc);
+  add_to_two(s, n, x + 2, phi + 2, acc + 2);
+}
+
+#if defined(PHEW_PAIR_AVX)
+// add_to_two's steps in four lanes, lane k at x[k].
+__attribute__((target("avx"))) void PairForce::add_to_four_avx(const PointMass* s, std::size_t n,
+                                                               const double* const x[4], double phi[4],
+                                                               double acc[4][3]) const {
+  // _mm256_set_pd takes the highest lane first: lane k of each vector below is target k's (or x[k]'s).
+  const __m256d tx = _mm256_set_pd(x[3][0], x[2][0], x[1][0], x[0][0]),
+                ty = _mm256_set_pd(x[3][1], x[2][1], x[1][1], x[0][1]),
+                tz = _mm256_set_pd(x[3][2], x[2][2], x[1][2], x[0][2]);
+  __m256d p = _mm256_set_pd(phi[3], phi[2], phi[1], phi[0]);
+  __m256d ax = _mm256_set_pd(acc[3][0], acc[2][0], acc[1][0], acc[0][0]),
+          ay = _mm256_set_pd(acc[3][1], acc[2][1], acc[1][1], acc[0][1]),
+          az = _mm256_set_pd(acc[3][2], acc[2][2], acc[1][2], acc[0][2]);
+  const __m256d cut2 = _mm256_set1_pd(r_cut2_), eps2 = _mm256_set1_pd(eps2_), one = _mm256_set1_pd(1.0);
+  const __m256d zero = _mm256_setzero_pd(), g = _mm256_set1_pd(G_), per_r = _mm256_set1_pd(per_r_);
+  const __m256d last = _mm256_set1_pd(kTableSteps);
+  const bool tabulated = !table_.empty();
+  for (std::size_t k = 0; k < n; ++k) {
+    const __m256d rx = _mm256_sub_pd(tx, _mm256_set1_pd(s[k].x[0]));
+    const __m256d ry = _mm256_sub_pd(ty, _mm256_set1_pd(s[k].x[1]));
+    const __m256d rz = _mm256_sub_pd(tz, _mm256_set1_pd(s[k].x[2]));
+    const __m256d r2 =
+        _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(rx, rx), _mm256_mul_pd(ry, ry)), _mm256_mul_pd(rz, rz));
+    const __m256d q2 = _mm256_add_pd(r2, eps2);
+    // SSE2's cmpngt and cmpnle are these predicates (true when unordered).
+    const __m256d keep = _mm256_and_pd(_mm256_cmp_pd(r2, cut2, _CMP_NGT_US), _mm256_cmp_pd(q2, zero, _CMP_NLE_US));
+    if (_mm256_movemask_pd(keep) == 0) continue;
+    const __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(q2));
+    __m256d fp = one, fa = one;
+    if (tabulated) {
+      const __m256d t = _mm256_mul_pd(_mm256_sqrt_pd(r2), per_r);
+      const __m128i i = _mm256_cvttpd_epi32(_mm256_min_pd(t, last));
+      const __m256d f = _mm256_sub_pd(t, _mm256_cvtepi32_pd(i));
+      alignas(16) std::int32_t at[4];
+      _mm_store_si128(reinterpret_cast<__m128i*>(at), i);
+      const Factors* e[4] = {&table_[static_cast<std::size_t>(at[0])], &table_[static_cast<std::size_t>(at[1])],
+                             &table_[static_cast<std::size_t>(at[2])], &table_[static_cast<std::size_t>(at[3])]};
+      const __m256d lo_phi = _mm256_set_pd(e[3][0].phi, e[2][0].phi, e[1][0].phi, e[0][0].phi);
+      const __m256d hi_phi = _mm256_set_pd(e[3][1].phi, e[2][1].phi, e[1][1].phi, e[0][1].phi);
+      const __m256d lo_acc = _mm256_set_pd(e[3][0].acc, e[2][0].acc, e[1][0].acc, e[0][0].acc);
+      const __m256d hi_acc = _mm256_set_pd(e[3][1].acc, e[2][1].acc, e[1][1].acc, e[0][1].acc);
+      fp = _mm256_add_pd(lo_phi, _mm256_mul_pd(_mm256_sub_pd(hi_phi, lo_phi), f));
+      fa = _mm256_add_pd(lo_acc, _mm256_mul_pd(_mm256_sub_pd(hi_acc, lo_acc), f));
+    }
+    const __m256d gm = _mm256_mul_pd(_mm256_mul_pd(g, _mm256_set1_pd(s[k].m)), inv);
+    p = _mm256_sub_pd(p, _mm256_and_pd(keep, _mm256_mul_pd(gm, fp)));
+    const __m256d f3 = _mm256_mul_pd(_mm256_mul_pd(_mm256_mul_pd(gm, inv), inv), fa);
+    ax = _mm256_sub_pd(ax, _mm256_and_pd(keep, _mm256_mul_pd(f3, rx)));
+    ay = _mm256_sub_pd(ay, _mm256_and_pd(keep, _mm256_mul_pd(f3, ry)));
+    az = _mm256_sub_pd(az, _mm256_and_pd(keep, _mm256_mul_pd(f3, rz)));
+  }
+  double out[4][4];
+  _mm256_storeu_pd(out[0], p), _mm256_storeu_pd(out[1], ax), _mm256_storeu_pd(out[2], ay), _mm256_storeu_pd(out[3], az);
+  for (std::size_t k = 0; k < 4; ++k) {
+    phi[k] = out[0][k];
+    for (std::size_t d = 0; d < 3; ++d) acc[k][d] = out[d + 1][k];
+  }
+}
+#else
+void PairForce::add_to_four_avx(const PointMass* s, std::size_t n, const double* const x[4], double phi[4],
+                                double acc[4][3]) const {
+  add_to_two(s, n, x, phi, acc);
+  add_to_two(s, n, x + 2, phi + 2, acc + 2);
+}
+#endif
 
 bool Forest::cube_meets(const grid::GridGeometry& box, double cube_width, std::int64_t cx,
                         std::array<double, 2> held_x) {
@@ -382,14 +465,13 @@ void Forest::accumulate_group(std::size_t source,
   // The box around the members, not the node's cube: every member is inside it, so every member's
   // own distance to a node used whole is at least the one tested, and fewer nodes are opened.
   interactions(region_of(group), list);
-  // Members two at a time; an odd group's last one fills both lanes.
-  for (std::uint32_t i = group.begin; i < group.end; i += 2) {
-    const std::uint32_t j = i + 1 < group.end ? i + 1 : i;
-    const double* const x[2] = {&pos_[3 * i], &pos_[3 * j]};
-    double phi[2] = {0, 0}, acc[2][3] = {{0, 0, 0}, {0, 0, 0}};
-    force_.add_to_two(list.data(), list.size(), x, phi, acc);
-    report(index_[i], phi[0], acc[0]);
-    if (j != i) report(index_[j], phi[1], acc[1]);
+  // Members four at a time; the last member fills the lanes a group's last four leave empty.
+  for (std::uint32_t i = group.begin; i < group.end; i += 4) {
+    const double* x[4];
+    for (std::uint32_t k = 0; k < 4; ++k) x[k] = &pos_[3 * std::min(i + k, group.end - 1)];
+    double phi[4] = {0, 0, 0, 0}, acc[4][3] = {};
+    force_.add_to_four(list.data(), list.size(), x, phi, acc);
+    for (std::uint32_t k = 0; k < 4 && i + k < group.end; ++k) report(index_[i + k], phi[k], acc[k]);
   }
 }
 

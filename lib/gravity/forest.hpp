@@ -48,8 +48,15 @@ class PairForce {
   // compiler fuses no multiply-add into either (none in the default x86-64 build).
   void add_to_two(const PointMass* sources, std::size_t n, const double* const x[2], double phi[2],
                   double acc[2][3]) const;
+  // The same at four targets: in the four lanes of an AVX register where the CPU has them (its square
+  // roots and divisions then serve twice the lanes in the same time), else as two add_to_two. The same
+  // bits either way: AVX's operations round as SSE2's, and no multiply-add is fused (AVX alone has none).
+  void add_to_four(const PointMass* sources, std::size_t n, const double* const x[4], double phi[4],
+                   double acc[4][3]) const;
 
  private:
+  void add_to_four_avx(const PointMass* sources, std::size_t n, const double* const x[4], double phi[4],
+                       double acc[4][3]) const;
   struct Factors {
     double phi, acc;  // erfc(u) and erfc(u) + 2u/sqrt(pi) exp(-u^2), u = r / 2 r_s
   };

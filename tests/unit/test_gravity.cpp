@@ -331,6 +331,36 @@ TEST(PairForce, TwoTargetsAtOnceAreAddBitForBit) {
     }
 }
 
+// The same four targets at a time (AVX's four lanes where the CPU has them, two add_to_two calls
+// otherwise), lane by lane against add().
+TEST(PairForce, FourTargetsAtOnceAreAddBitForBit) {
+  std::mt19937_64 rng(4747);
+  std::uniform_real_distribution<double> u(-1.5, 1.5), mass(0.1, 2);
+  for (const double eps : {0.0, 0.03})
+    for (const double r_split : {0.0, 0.25}) {
+      const PairForce force(4.3, eps, r_split);
+      const double t[4][3] = {{0.1, -0.2, 0.3}, {-0.4, 0.05, 0.2}, {0.7, 0.6, -0.9}, {-1.2, 1.1, 0.0}};
+      std::vector<PointMass> src;
+      for (int k = 0; k < 500; ++k) src.push_back({{u(rng), u(rng), u(rng)}, mass(rng)});
+      src.push_back({{t[2][0], t[2][1], t[2][2]}, 1.0});                                   // on target 2
+      if (r_split > 0) src.push_back({{t[3][0], t[3][1] - force.r_cut(), t[3][2]}, 1.0});  // at r_cut
+      for (const auto& four : {std::array<int, 4>{0, 1, 2, 3}, std::array<int, 4>{3, 2, 2, 2}}) {
+        const double* const x[4] = {t[four[0]], t[four[1]], t[four[2]], t[four[3]]};
+        double phi[4] = {0, 0, 0, 0}, acc[4][3] = {};
+        force.add_to_four(src.data(), src.size(), x, phi, acc);
+        for (int lane = 0; lane < 4; ++lane) {
+          double p = 0, a[3] = {0, 0, 0};
+          for (const PointMass& s : src) {
+            const double r[3] = {x[lane][0] - s.x[0], x[lane][1] - s.x[1], x[lane][2] - s.x[2]};
+            force.add(s.m, r, p, a);
+          }
+          EXPECT_EQ(phi[lane], p) << "eps " << eps << " r_split " << r_split << " lane " << lane;
+          for (int d = 0; d < 3; ++d) EXPECT_EQ(acc[lane][d], a[d]);
+        }
+      }
+    }
+}
+
 }  // namespace
 }  // namespace phew::gravity
 
