@@ -10,6 +10,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// On x86-64 the pair sums have an AVX kernel besides the baseline's SSE2 one, chosen at run time
+// (PairForce::add_to_four): the build itself stays baseline x86-64.
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define PHEW_PAIR_AVX 1
