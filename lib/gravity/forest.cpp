@@ -170,12 +170,6 @@ __attribute__((target("avx"))) void PairForce::add_to_four_avx(const PointMass* 
     for (std::size_t d = 0; d < 3; ++d) acc[k][d] = out[d + 1][k];
   }
 }
-#else
-void PairForce::add_to_four_avx(const PointMass* s, std::size_t n, const double* const x[4], double phi[4],
-                                double acc[4][3]) const {
-  add_to_two(s, n, x, phi, acc);
-  add_to_two(s, n, x + 2, phi + 2, acc + 2);
-}
 #endif
 
 bool Forest::cube_meets(const grid::GridGeometry& box, double cube_width, std::int64_t cx,

@@ -55,6 +55,7 @@ class PairForce {
                    double acc[4][3]) const;
 
  private:
+  // add_to_four's AVX kernel: defined, and called, on x86-64 only.
   void add_to_four_avx(const PointMass* sources, std::size_t n, const double* const x[4], double phi[4],
                        double acc[4][3]) const;
   struct Factors {

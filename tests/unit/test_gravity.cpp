@@ -6,6 +6,7 @@
 #include <phew/gravity/spherical_profile.hpp>
 #include <phew/phasespace/voters.hpp>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <complex>
 #include <cstdio>
 #include <random>
+#include <string>
 
 namespace phew::gravity {
 namespace {
@@ -300,6 +302,22 @@ TEST(PairForce, ShortPlusLongRangeIsNewtonian) {
   EXPECT_EQ(p, 0.0);
 }
 
+// Lane k of a pair sum at several targets x[k] at once (phi[k], acc[k]) against add() over the same
+// sources one at a time, bit for bit.
+template <std::size_t Lanes>
+void expect_lanes_are_add(const PairForce& force, const std::vector<PointMass>& src, const double* const (&x)[Lanes],
+                          const double (&phi)[Lanes], const double (&acc)[Lanes][3], const std::string& what) {
+  for (std::size_t lane = 0; lane < Lanes; ++lane) {
+    double p = 0, a[3] = {0, 0, 0};
+    for (const PointMass& s : src) {
+      const double r[3] = {x[lane][0] - s.x[0], x[lane][1] - s.x[1], x[lane][2] - s.x[2]};
+      force.add(s.m, r, p, a);
+    }
+    EXPECT_EQ(phi[lane], p) << what << " lane " << lane;
+    for (int d = 0; d < 3; ++d) EXPECT_EQ(acc[lane][d], a[d]) << what << " lane " << lane;
+  }
+}
+
 // The pair sums two targets at a time (the tree's kernel) against add() one source at a time, bit for
 // bit: sources inside and beyond the cut-off, at the target itself (softened and not), near the table's
 // last entry, for the whole force and its short-range part.
@@ -318,15 +336,7 @@ TEST(PairForce, TwoTargetsAtOnceAreAddBitForBit) {
         const double* const x[2] = {t[pair[0]], t[pair[1]]};
         double phi[2] = {0, 0}, acc[2][3] = {{0, 0, 0}, {0, 0, 0}};
         force.add_to_two(src.data(), src.size(), x, phi, acc);
-        for (int lane = 0; lane < 2; ++lane) {
-          double p = 0, a[3] = {0, 0, 0};
-          for (const PointMass& s : src) {
-            const double r[3] = {x[lane][0] - s.x[0], x[lane][1] - s.x[1], x[lane][2] - s.x[2]};
-            force.add(s.m, r, p, a);
-          }
-          EXPECT_EQ(phi[lane], p) << "eps " << eps << " r_split " << r_split << " lane " << lane;
-          for (int d = 0; d < 3; ++d) EXPECT_EQ(acc[lane][d], a[d]);
-        }
+        expect_lanes_are_add(force, src, x, phi, acc, fmt::format("eps {} r_split {}", eps, r_split));
       }
     }
 }
@@ -348,15 +358,7 @@ TEST(PairForce, FourTargetsAtOnceAreAddBitForBit) {
         const double* const x[4] = {t[four[0]], t[four[1]], t[four[2]], t[four[3]]};
         double phi[4] = {0, 0, 0, 0}, acc[4][3] = {};
         force.add_to_four(src.data(), src.size(), x, phi, acc);
-        for (int lane = 0; lane < 4; ++lane) {
-          double p = 0, a[3] = {0, 0, 0};
-          for (const PointMass& s : src) {
-            const double r[3] = {x[lane][0] - s.x[0], x[lane][1] - s.x[1], x[lane][2] - s.x[2]};
-            force.add(s.m, r, p, a);
-          }
-          EXPECT_EQ(phi[lane], p) << "eps " << eps << " r_split " << r_split << " lane " << lane;
-          for (int d = 0; d < 3; ++d) EXPECT_EQ(acc[lane][d], a[d]);
-        }
+        expect_lanes_are_add(force, src, x, phi, acc, fmt::format("eps {} r_split {}", eps, r_split));
       }
     }
 }
