@@ -2,10 +2,12 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/raw_vector.hpp>
+#include <phew/core/threads.hpp>
 #include <phew/grid/deposit.hpp>
 #include <phew/mesh/ghost_planes.hpp>
 
 #include <cmath>
+#include <optional>
 
 namespace phew::gravity {
 namespace {
@@ -28,39 +30,67 @@ double long_range_green(const std::array<std::int64_t, 3>& m, const grid::GridGe
   return -4 * M_PI * G / k2 * std::exp(-k2 * r_split * r_split) / (w2 * w2);
 }
 
+GreenTable::GreenTable(const grid::GridGeometry& mesh, double G, double r_split) : G_(G) {
+  for (std::size_t d = 0; d < 3; ++d) {
+    const std::int64_t n = mesh.shape[d];
+    k2_[d].resize(static_cast<std::size_t>(n));
+    factor_[d].resize(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto m = static_cast<double>(folded(i, n));
+      const double k = 2 * M_PI * m / mesh.extent[d];
+      const double w = sinc(M_PI * m / static_cast<double>(n));  // the CIC window per axis: sinc^2(k h / 2)
+      const double w2 = w * w;
+      k2_[d][static_cast<std::size_t>(i)] = k * k;
+      factor_[d][static_cast<std::size_t>(i)] = std::exp(-k * k * r_split * r_split) / (w2 * w2);
+    }
+  }
+}
+
 LongRangeField::LongRangeField(const grid::GridGeometry& mesh, double G, double r_split,
                                std::span<const double> position, std::span<const double> mass, double reach,
-                               const mpi::Comm& comm)
-    : mesh_(mesh), cell_(mesh.cell_size()), fft_(mesh.shape, comm) {
+                               const mpi::Comm& comm, int threads)
+    : mesh_(mesh), cell_(mesh.cell_size()), fft_(mesh.shape, comm, threads) {
   if (!mesh.periodic) throw core::Error::internal("LongRangeField needs a periodic box");
   const auto& slabs = fft_.x_slabs();
   // The deposit on the FFT's own layout: its x-slabs, whole in y and z.
   const mpi::BlockDecomposition fft_blocks(
       {slabs, mpi::SlabDecomposition(mesh.shape[1], 1), mpi::SlabDecomposition(mesh.shape[2], 1)});
-  grid::DepositResult dep = deposit(mesh, grid::Assignment::cic, fft_blocks, position, mass, comm);
+  // Each run of planes the deposit finishes goes straight into the FFT's first pass as densities: the
+  // float64 mesh is never whole.
   const double inv_volume = 1.0 / mesh.cell_volume();
-  for (double& m : dep.mass) m *= inv_volume;  // mass -> density
-  std::vector<std::complex<double>> spectrum = fft_.forward(dep.mass);
-  core::release(dep.mass);
-  const std::int64_t n0 = mesh.shape[0], n1 = mesh.shape[1], nzc = fft_.nz_complex();
-  const std::int64_t y0 = fft_.y_slabs().begin(comm.rank());
-  std::size_t at = 0;
-  for (std::int64_t ky = y0; ky < fft_.y_slabs().end(comm.rank()); ++ky)
-    for (std::int64_t kx = 0; kx < n0; ++kx)
-      for (std::int64_t kz = 0; kz < nzc; ++kz)
-        spectrum[at++] *= long_range_green({folded(kx, n0), folded(ky, n1), kz}, mesh, G, r_split);
-  const std::vector<double> local = fft_.backward(std::move(spectrum));
+  std::optional<SlabFft::Forward> forward;
+  grid::DepositMemory memory;
+  memory.before_sums = [&] { forward.emplace(fft_); };
+  memory.sink = [&](std::size_t p0, std::size_t p1, const double* m) { forward->add(p0, p1, m, inv_volume); };
+  deposit(mesh, grid::Assignment::cic, fft_blocks, position, mass, comm, threads, memory);
+  if (!forward) throw core::Error::internal("LongRangeField: the deposit handed over no planes");
+  std::vector<std::complex<double>> spectrum = std::move(*forward).finish();
+  const std::int64_t n0 = mesh.shape[0], nzc = fft_.nz_complex();
+  const std::int64_t y0 = fft_.y_slabs().begin(comm.rank()), y1 = fft_.y_slabs().end(comm.rank());
+  const GreenTable green(mesh, G, r_split);
+  core::parallel_for(threads, static_cast<std::size_t>(y1 - y0), 1, [&](std::size_t b, std::size_t e, int) {
+    for (auto ky = static_cast<std::int64_t>(b) + y0; ky < static_cast<std::int64_t>(e) + y0; ++ky) {
+      std::complex<double>* at = spectrum.data() + (ky - y0) * n0 * nzc;
+      for (std::int64_t kx = 0; kx < n0; ++kx)
+        for (std::int64_t kz = 0; kz < nzc; ++kz) *at++ *= green(kx, ky, kz);
+    }
+  });
 
-  // Ghost planes: CIC reaches one plane beyond the sample's, the finite difference two more.
+  // The potential goes straight between its ghost planes: CIC reaches one plane beyond the sample's,
+  // the finite difference two more.
   const int width = static_cast<int>(std::ceil(reach / cell_[0])) + 3;
   const std::size_t plane = mesh.plane_cells();
-  const std::vector<double> ghosts = mesh::fetch_ghost_planes<double>(comm, slabs, local, plane, width, true, 0.0);
+  const auto own = static_cast<std::size_t>(slabs.planes(comm.rank())) * plane;
   first_plane_ = slabs.begin(comm.rank()) - width;
   held_planes_ = slabs.planes(comm.rank()) + 2 * width;
-  phi_.reserve(static_cast<std::size_t>(held_planes_) * plane);
-  phi_.insert(phi_.end(), ghosts.begin(), ghosts.begin() + static_cast<std::ptrdiff_t>(width * plane));
-  phi_.insert(phi_.end(), local.begin(), local.end());
-  phi_.insert(phi_.end(), ghosts.begin() + static_cast<std::ptrdiff_t>(width * plane), ghosts.end());
+  phi_.resize(static_cast<std::size_t>(held_planes_) * plane);
+  const std::span<double> local(phi_.data() + static_cast<std::size_t>(width) * plane, own);
+  fft_.backward(std::move(spectrum), local);
+  const std::vector<double> ghosts =
+      mesh::fetch_ghost_planes<double>(comm, slabs, std::span<const double>(local), plane, width, true, 0.0);
+  const auto half = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(width) * plane);
+  std::copy(ghosts.begin(), ghosts.begin() + half, phi_.begin());
+  std::copy(ghosts.begin() + half, ghosts.end(), phi_.begin() + half + static_cast<std::ptrdiff_t>(own));
 }
 
 void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const {

@@ -33,8 +33,8 @@ Setup plan_potential(bool periodic, const std::array<double, 3>& box_size, std::
     gs.cube_reach = whole.extent[0] / static_cast<double>(gs.cubes[0]) * (1 + 1e-9);
     // The mesh is sampled at every member of a candidate's tree group (accumulate_group), and a group
     // can reach a whole cube beyond the candidate: the ghost planes must cover the reach + one cube.
-    gs.mesh_field =
-        std::make_unique<LongRangeField>(gs.mesh, G, gs.r_split, position, mass, reach + gs.cube_reach, comm);
+    gs.mesh_field = std::make_unique<LongRangeField>(gs.mesh, G, gs.r_split, position, mass, reach + gs.cube_reach,
+                                                     comm, params.threads);
     gs.description = fmt::format(
         "computed: TreePM, long range on a {}^3 mesh (split scale {:.6g}), short range by "
         "Barnes-Hut trees (theta {})",

@@ -213,8 +213,10 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   gravity::Setup gs;
   if (solved) {
     core::enter(phase, "long-range");
+    gravity::SetupParams solver = params.gravity;
+    solver.threads = std::max(params.threads, 1);
     gs = gravity::plan_potential(params.periodic, params.box_size, params.n_particles, R_max, params.G,
-                                 particles.position, particles.mass, geo.origin, params.gravity, comm);
+                                 particles.position, particles.mass, geo.origin, solver, comm);
   }
   out.potential_source =
       params.profile_potential

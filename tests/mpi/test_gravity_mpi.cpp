@@ -43,26 +43,28 @@ std::vector<Source> particles(std::size_t n, double L, unsigned seed) {
 
 TEST(SlabFftMpi, SameBitsAsOneRank) {
   const mpi::Comm &world = comms().world, &self = comms().self;
-  const std::array<std::int64_t, 3> n{12, 10, 9};
-  std::mt19937_64 rng(5);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> f(12 * 10 * 9);
-  for (double& v : f) v = u(rng);
-  const SlabFft serial(n, self), parallel(n, world);
-  const auto& xs = parallel.x_slabs();
-  const std::size_t plane = 10 * 9;
-  const std::vector<double> mine(f.begin() + static_cast<std::ptrdiff_t>(xs.begin(world.rank()) * plane),
-                                 f.begin() + static_cast<std::ptrdiff_t>(xs.end(world.rank()) * plane));
-  const auto spec = parallel.forward(mine);
-  const auto spec_all = serial.forward(f);
-  const std::size_t row = 12 * 5;  // [kx][kz] per ky
-  const auto& ys = parallel.y_slabs();
-  for (std::size_t i = 0; i < spec.size(); ++i)
-    ASSERT_EQ(spec[i], spec_all[static_cast<std::size_t>(ys.begin(world.rank())) * row + i]) << i;
-  const auto back = parallel.backward(spec);
-  const auto back_all = serial.backward(spec_all);
-  for (std::size_t i = 0; i < back.size(); ++i)
-    ASSERT_EQ(back[i], back_all[static_cast<std::size_t>(xs.begin(world.rank())) * plane + i]) << i;
+  // Non-square and square planes: one rank transposes the latter in place.
+  for (const std::array<std::int64_t, 3> n : {std::array<std::int64_t, 3>{12, 10, 9}, {10, 10, 9}}) {
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> f(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+    for (double& v : f) v = u(rng);
+    const SlabFft serial(n, self), parallel(n, world, 2);
+    const auto& xs = parallel.x_slabs();
+    const auto plane = static_cast<std::size_t>(n[1] * n[2]);
+    const std::vector<double> mine(f.begin() + static_cast<std::ptrdiff_t>(xs.begin(world.rank()) * plane),
+                                   f.begin() + static_cast<std::ptrdiff_t>(xs.end(world.rank()) * plane));
+    const auto spec = parallel.forward(mine);
+    const auto spec_all = serial.forward(f);
+    const auto row = static_cast<std::size_t>(n[0] * (n[2] / 2 + 1));  // [kx][kz] per ky
+    const auto& ys = parallel.y_slabs();
+    for (std::size_t i = 0; i < spec.size(); ++i)
+      ASSERT_EQ(spec[i], spec_all[static_cast<std::size_t>(ys.begin(world.rank())) * row + i]) << i;
+    const auto back = parallel.backward(spec);
+    const auto back_all = serial.backward(spec_all);
+    for (std::size_t i = 0; i < back.size(); ++i)
+      ASSERT_EQ(back[i], back_all[static_cast<std::size_t>(xs.begin(world.rank())) * plane + i]) << i;
+  }
 }
 
 TEST(LongRangeFieldMpi, SameBitsAsOneRankWhereverARankSamples) {
@@ -83,7 +85,7 @@ TEST(LongRangeFieldMpi, SameBitsAsOneRankWhereverARankSamples) {
   const std::vector<double> my_mass(mass.begin() + static_cast<std::ptrdiff_t>(b),
                                     mass.begin() + static_cast<std::ptrdiff_t>(e));
   const grid::GridGeometry mesh{{32, 32, 32}, {0, 0, 0}, {L, L, L}, true};
-  const LongRangeField parallel(mesh, 1.0, 1.25 * L / 32, my_pos, my_mass, reach, world);
+  const LongRangeField parallel(mesh, 1.0, 1.25 * L / 32, my_pos, my_mass, reach, world, 2);  // threads too
   const LongRangeField serial(mesh, 1.0, 1.25 * L / 32, pos, mass, reach, self);
   const auto& slabs = parallel.slabs();
   if (slabs.planes(world.rank()) == 0) return;
