@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/raw_vector.hpp>
+#include <phew/core/threads.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -186,6 +187,46 @@ bool Forest::cube_meets(const grid::GridGeometry& box, double cube_width, std::i
   return false;
 }
 
+// Builds one cube's tree in place over its sources [begin, end) of pos_, mass_ and index_ (stable
+// partitions into octants, which keep the ID order within each), with its own partitioning space.
+struct Forest::Builder {
+  Builder(Forest& f, core::RawVector<Node>& out) : forest(f), nodes(out) {}
+  // Appends the tree of sources [begin, end) to the nodes, the root first, children 8 consecutive
+  // ones; returns the root's index among them.
+  std::int64_t tree(std::uint32_t begin, std::uint32_t end) {
+    if (scratch_mass.size() < end - begin) {  // partitioning space for the largest cube so far
+      scratch_pos.resize(3 * (end - begin));
+      scratch_mass.resize(end - begin);
+      scratch_index.resize(end - begin);
+      scratch_octant.resize(end - begin);
+    }
+    const std::vector<double>& pos = forest.pos_;
+    std::array<double, 3> lo{}, hi{}, centre{};
+    double half = 0;
+    for (std::size_t d = 0; d < 3; ++d) {
+      lo[d] = hi[d] = pos[3 * begin + d];
+      for (std::size_t i = begin; i < end; ++i) {
+        lo[d] = std::min(lo[d], pos[3 * i + d]);
+        hi[d] = std::max(hi[d], pos[3 * i + d]);
+      }
+      centre[d] = 0.5 * (lo[d] + hi[d]);
+      half = std::max(half, 0.5 * (hi[d] - lo[d]));
+    }
+    const auto root = static_cast<std::int64_t>(nodes.size());
+    nodes.emplace_back();
+    build(root, begin, end, centre, half * (1 + 1e-12) + 1e-300, 0);
+    return root;
+  }
+  void build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre, double half,
+             int depth);
+
+  Forest& forest;
+  core::RawVector<Node>& nodes;
+  std::vector<double> scratch_pos, scratch_mass;
+  std::vector<std::uint32_t> scratch_index;
+  std::vector<std::uint8_t> scratch_octant;
+};
+
 Forest::Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
                std::vector<Source> sources, PairForce force, Params params)
     : box_(box), cubes_(cubes), force_(std::move(force)), params_(params) {
@@ -196,66 +237,108 @@ Forest::Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes,
     if (box.periodic && force_.r_cut() > cube_size_[d])
       throw core::Error::internal("the cut-off radius {} is wider than a cube ({})", force_.r_cut(), cube_size_[d]);
   }
-  // Sources by cube, then by particle ID: each cube's tree is then independent of where it was built.
-  std::vector<std::pair<std::int64_t, std::size_t>> order(sources.size());
-  for (std::size_t i = 0; i < sources.size(); ++i) order[i] = {key(cube_of(sources[i].x)), i};
-  std::sort(order.begin(), order.end(), [&](const auto& p, const auto& q) {
-    return p.first != q.first ? p.first < q.first : sources[p.second].id < sources[q.second].id;
-  });
   if (sources.size() >= std::numeric_limits<std::uint32_t>::max())
     throw core::Error::input("{} particles on one rank: too many for its gravity trees (run on more ranks)",
                              sources.size());
-  pos_.resize(3 * sources.size());
-  mass_.resize(sources.size());
-  index_.resize(sources.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    const Source& s = sources[order[k].second];
-    std::copy_n(s.x, 3, &pos_[3 * k]);
-    mass_[k] = s.m;
-    index_[k] = static_cast<std::uint32_t>(order[k].second);
+  const auto n = static_cast<std::uint32_t>(sources.size());
+  const auto n_cubes = static_cast<std::size_t>(cubes_[0] * cubes_[1] * cubes_[2]);
+  const int threads = std::max(params_.threads, 1);
+  // Sources by cube (a counting sort), then by particle ID within each cube: each cube's tree is then
+  // independent of where it was built.
+  std::vector<std::uint32_t> cube(n);
+  core::parallel_for(threads, n, 1 << 16, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) cube[i] = static_cast<std::uint32_t>(key(cube_of(sources[i].x)));
+  });
+  std::vector<std::uint32_t> first(n_cubes + 1, 0);
+  for (const std::uint32_t c : cube) ++first[c + 1];
+  for (std::size_t c = 0; c < n_cubes; ++c) first[c + 1] += first[c];
+  index_.resize(n);
+  {
+    std::vector<std::uint32_t> at(first.begin(), first.end() - 1);
+    for (std::uint32_t i = 0; i < n; ++i) index_[at[cube[i]]++] = i;
   }
-  core::release(sources);
-  root_.assign(static_cast<std::size_t>(cubes_[0] * cubes_[1] * cubes_[2]), kNotHeld);
+  core::release(cube);
+  root_.assign(n_cubes, kNotHeld);
   for (std::int64_t cx = 0; cx < cubes_[0]; ++cx)
     if (cube_meets(box_, cube_size_[0], cx, held_x))
       std::fill_n(root_.begin() + cx * cubes_[1] * cubes_[2], cubes_[1] * cubes_[2], kEmpty);
-  for (std::size_t b = 0; b < order.size();) {
-    std::size_t e = b;
-    while (e < order.size() && order[e].first == order[b].first) ++e;
-    if (scratch_mass_.size() < e - b) {  // partitioning space for the largest cube so far
-      scratch_pos_.resize(3 * (e - b));
-      scratch_mass_.resize(e - b);
-      scratch_index_.resize(e - b);
-      scratch_octant_.resize(e - b);
+  std::vector<std::uint32_t> filled;  // the cubes with sources, in key order
+  for (std::size_t c = 0; c < n_cubes; ++c)
+    if (first[c + 1] > first[c]) {
+      if (root_[c] == kNotHeld)
+        throw core::Error::internal("Forest: particles in a cube outside the held range [{}, {}]", held_x[0],
+                                    held_x[1]);
+      filled.push_back(static_cast<std::uint32_t>(c));
     }
-    std::array<double, 3> lo{}, hi{}, centre{};
-    double half = 0;
-    for (std::size_t d = 0; d < 3; ++d) {
-      lo[d] = hi[d] = pos_[3 * b + d];
-      for (std::size_t i = b; i < e; ++i) {
-        lo[d] = std::min(lo[d], pos_[3 * i + d]);
-        hi[d] = std::max(hi[d], pos_[3 * i + d]);
+
+  // The sources in that order, each cube's sorted by ID on the threads.
+  pos_.resize(3 * static_cast<std::size_t>(n));
+  mass_.resize(n);
+  core::parallel_for(threads, filled.size(), 1, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t f = b; f < e; ++f) {
+      const std::uint32_t lo_i = first[filled[f]], hi_i = first[filled[f] + 1];
+      std::sort(index_.begin() + lo_i, index_.begin() + hi_i, [&](std::uint32_t p, std::uint32_t q) {
+        return sources[p].id != sources[q].id ? sources[p].id < sources[q].id : p < q;
+      });
+      for (std::uint32_t k = lo_i; k < hi_i; ++k) {
+        const Source& src = sources[index_[k]];
+        std::copy_n(src.x, 3, &pos_[3 * static_cast<std::size_t>(k)]);
+        mass_[k] = src.m;
       }
-      centre[d] = 0.5 * (lo[d] + hi[d]);
-      half = std::max(half, 0.5 * (hi[d] - lo[d]));
     }
-    if (root_[static_cast<std::size_t>(order[b].first)] == kNotHeld)
-      throw core::Error::internal("Forest: particles in a cube outside the held range [{}, {}]", held_x[0], held_x[1]);
-    const auto slot = static_cast<std::int64_t>(nodes_.size());
-    nodes_.emplace_back();
-    build(slot, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e), centre, half * (1 + 1e-12) + 1e-300, 0);
-    root_[static_cast<std::size_t>(order[b].first)] = slot;
-    b = e;
+  });
+  core::release(sources);
+  build_trees(first, filled, threads);
+  position_of_.resize(n);
+  group_of_.resize(n);
+  core::parallel_for(threads, filled.size(), 16, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t f = b; f < e; ++f) {
+      for (std::uint32_t k = first[filled[f]]; k < first[filled[f] + 1]; ++k) position_of_[index_[k]] = k;
+      mark_groups(root_[filled[f]]);
+    }
+  });
+}
+
+// Each thread builds a run of consecutive cubes holding about equal numbers of sources, its nodes
+// numbered from the run's first; the runs' nodes then follow one another in key order: the same nodes
+// as one tree after another, on any number of threads (and never twice in memory whole).
+void Forest::build_trees(const std::vector<std::uint32_t>& first, const std::vector<std::uint32_t>& filled,
+                         int threads) {
+  const std::size_t runs = std::min<std::size_t>(static_cast<std::size_t>(threads), filled.size());
+  std::vector<std::size_t> run_first(runs + 1, filled.size());  // into `filled`
+  for (std::size_t r = 0; r < runs; ++r)
+    run_first[r] = static_cast<std::size_t>(
+        std::lower_bound(filled.begin(), filled.end(), static_cast<std::uint64_t>(index_.size()) * r / runs,
+                         [&](std::uint32_t c, std::uint64_t target) { return first[c] < target; }) -
+        filled.begin());
+  std::vector<core::RawVector<Node>> run_nodes(runs);
+  std::vector<std::int64_t> root_in_run(filled.size());
+  core::parallel_for(static_cast<int>(runs), runs, 1, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t r = b; r < e; ++r) {
+      Builder builder(*this, run_nodes[r]);
+      for (std::size_t f = run_first[r]; f < run_first[r + 1]; ++f)
+        root_in_run[f] = builder.tree(first[filled[f]], first[filled[f] + 1]);
+    }
+  });
+  std::size_t total = 0;
+  for (const auto& v : run_nodes) total += v.size();
+  if (runs == 1) {
+    nodes_ = std::move(run_nodes[0]);
+    run_nodes.clear();
+  } else {
+    nodes_.reserve(total);
   }
-  position_of_.resize(index_.size());
-  for (std::size_t k = 0; k < index_.size(); ++k) position_of_[index_[k]] = static_cast<std::uint32_t>(k);
-  group_of_.resize(index_.size());
-  for (std::int64_t r : root_)
-    if (r >= 0) mark_groups(r);
-  core::release(scratch_pos_);
-  core::release(scratch_mass_);
-  core::release(scratch_index_);
-  core::release(scratch_octant_);
+  for (std::size_t r = 0; r < run_nodes.size(); ++r) {
+    const auto shift = static_cast<std::int64_t>(nodes_.size());
+    for (Node node : run_nodes[r]) {
+      if (node.first_child >= 0) node.first_child += shift;
+      nodes_.push_back(node);
+    }
+    core::release(run_nodes[r]);
+    for (std::size_t f = run_first[r]; f < run_first[r + 1]; ++f) root_[filled[f]] = root_in_run[f] + shift;
+  }
+  if (runs == 1)
+    for (std::size_t f = 0; f < filled.size(); ++f) root_[filled[f]] = root_in_run[f];
 }
 
 std::array<std::int64_t, 3> Forest::cube_of(const double x[3]) const {
@@ -267,14 +350,17 @@ std::array<std::int64_t, 3> Forest::cube_of(const double x[3]) const {
   return c;
 }
 
-void Forest::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre, double half,
-                   int depth) {
+void Forest::Builder::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre,
+                            double half, int depth) {
+  std::vector<double>& pos = forest.pos_;
+  std::vector<double>& mass = forest.mass_;
+  std::vector<std::uint32_t>& index = forest.index_;
   Node node{};
   // Monopole, summed in the sources' order.
   double m = 0, c[3] = {0, 0, 0};
   for (std::uint32_t i = begin; i < end; ++i) {
-    m += mass_[i];
-    for (std::size_t d = 0; d < 3; ++d) c[d] += mass_[i] * pos_[3 * i + d];
+    m += mass[i];
+    for (std::size_t d = 0; d < 3; ++d) c[d] += mass[i] * pos[3 * i + d];
   }
   node.mass = m;
   for (std::size_t d = 0; d < 3; ++d) {
@@ -285,41 +371,41 @@ void Forest::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, st
   node.first_child = -1;
   node.begin = begin;
   node.end = end;
-  if (static_cast<int>(end - begin) <= params_.leaf_size || depth >= kMaxDepth) {
-    nodes_[static_cast<std::size_t>(slot)] = node;
+  if (static_cast<int>(end - begin) <= forest.params_.leaf_size || depth >= kMaxDepth) {
+    nodes[static_cast<std::size_t>(slot)] = node;
     return;
   }
   // Stable partition into octants (keeps the ID order within each).
   // The scratch arrays are free again once copied back, before the children are built.
   std::array<std::uint32_t, 9> start{};
-  std::vector<std::uint8_t>& octant = scratch_octant_;
+  std::vector<std::uint8_t>& octant = scratch_octant;
   for (std::uint32_t i = begin; i < end; ++i) {
     int o = 0;
     for (std::size_t d = 0; d < 3; ++d)
-      if (pos_[3 * i + d] >= centre[d]) o |= 1 << d;
+      if (pos[3 * i + d] >= centre[d]) o |= 1 << d;
     octant[i - begin] = static_cast<std::uint8_t>(o);
     ++start[static_cast<std::size_t>(o) + 1];
   }
   for (std::size_t o = 1; o < 9; ++o) start[o] += start[o - 1];
-  std::vector<double>&p = scratch_pos_, &w = scratch_mass_;
-  std::vector<std::uint32_t>& ix = scratch_index_;
+  std::vector<double>&p = scratch_pos, &w = scratch_mass;
+  std::vector<std::uint32_t>& ix = scratch_index;
   std::array<std::uint32_t, 8> at{};
   std::copy_n(start.begin(), 8, at.begin());
   for (std::uint32_t i = begin; i < end; ++i) {
     const std::uint32_t k = at[octant[i - begin]]++;
-    std::copy_n(&pos_[3 * i], 3, &p[3 * k]);
-    w[k] = mass_[i];
-    ix[k] = index_[i];
+    std::copy_n(&pos[3 * i], 3, &p[3 * k]);
+    w[k] = mass[i];
+    ix[k] = index[i];
   }
   const std::uint32_t n = end - begin;
-  std::copy_n(p.begin(), 3 * n, pos_.begin() + 3 * static_cast<std::ptrdiff_t>(begin));
-  std::copy_n(w.begin(), n, mass_.begin() + begin);
-  std::copy_n(ix.begin(), n, index_.begin() + begin);
+  std::copy_n(p.begin(), 3 * n, pos.begin() + 3 * static_cast<std::ptrdiff_t>(begin));
+  std::copy_n(w.begin(), n, mass.begin() + begin);
+  std::copy_n(ix.begin(), n, index.begin() + begin);
 
   // Children are 8 consecutive slots, reserved before any grandchild is added.
-  node.first_child = static_cast<std::int64_t>(nodes_.size());
-  nodes_[static_cast<std::size_t>(slot)] = node;
-  nodes_.resize(nodes_.size() + 8);
+  node.first_child = static_cast<std::int64_t>(nodes.size());
+  nodes[static_cast<std::size_t>(slot)] = node;
+  nodes.resize(nodes.size() + 8);
   for (std::uint32_t o = 0; o < 8; ++o) {
     std::array<double, 3> cc{};
     for (std::size_t d = 0; d < 3; ++d) cc[d] = centre[d] + ((o >> d) & 1 ? 0.5 * half : -0.5 * half);

@@ -10,6 +10,7 @@
 //    that is shared by every rank, so only the cubes close enough to be opened need to be held locally.
 #pragma once
 
+#include <phew/core/raw_vector.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/mpi/comm.hpp>
 
@@ -100,6 +101,7 @@ class Forest {
     double theta =
         0.5;  // opening angle: a node of size l at distance d (to its centre of mass) is used whole when l < theta d
     int leaf_size = 8;
+    int threads = 1;  // the cubes' trees are built on up to this many threads (the same trees on any number)
   };
   // `box` is split into `cubes` per axis (periodic: box.periodic; a point outside an open box belongs to
   // the nearest edge cube). This rank holds the cubes whose x-extent meets held_x = [lo, hi] (wrapped in
@@ -149,8 +151,10 @@ class Forest {
   struct Moment {  // a cube or a pyramid node, for the open-box top tree
     double mass, com[3], size;
   };
-  void build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre, double half,
-             int depth);
+  struct Builder;  // one cube's tree
+  // The trees of the cubes `filled` (keys, ascending), cube c's sources being [first[c], first[c + 1])
+  // of the sources in tree order.
+  void build_trees(const std::vector<std::uint32_t>& first, const std::vector<std::uint32_t>& filled, int threads);
   using Interaction = PointMass;
   // Where the interactions are summed: the box around a group's members (a single point for
   // accumulate), and the centre of the group's node, which places it among the cubes.
@@ -176,11 +180,7 @@ class Forest {
   std::vector<std::uint32_t> index_;        // tree order -> index into the constructor's sources
   std::vector<std::uint32_t> position_of_;  // the inverse
   std::vector<std::int64_t> group_of_;      // tree order -> the group node (accumulate_group)
-  // Partitioning space while the trees are built (freed afterwards).
-  std::vector<double> scratch_pos_, scratch_mass_;
-  std::vector<std::uint32_t> scratch_index_;
-  std::vector<std::uint8_t> scratch_octant_;
-  std::vector<Node> nodes_;
+  core::RawVector<Node> nodes_;
   std::vector<std::int64_t> root_;            // per cube key: its tree's root node; kEmpty, or kNotHeld
   std::vector<std::vector<Moment>> pyramid_;  // level 0: cubes; level l: (cubes / 2^l)^3
 };

@@ -106,7 +106,7 @@ class ComputedPotential {
     forest_ = std::make_unique<gravity::Forest>(
         gs.box, gs.cubes, held_x, std::move(sources),
         gravity::PairForce(params.G, params.softening, gs.mesh_field ? gs.r_split : 0),
-        gravity::Forest::Params{params.gravity.theta, 8});
+        gravity::Forest::Params{params.gravity.theta, 8, std::max(params.threads, 1)});
     if (!gs.mesh_field) {
       forest_->share_cube_moments(comm, [&](std::int64_t key) {
         const std::int64_t cx = key / (gs.cubes[1] * gs.cubes[2]);

@@ -235,6 +235,38 @@ TEST(TreePm, AgreesWithDirectSummationForAnIsolatedHalo) {
   EXPECT_LT(g.acc_rms, 0.02);
 }
 
+// The cubes' trees built on several threads are the one-thread trees: every source's group walk gives
+// the same bits and the same groups, with empty cubes and cubes of very different weight.
+TEST(Forest, SameTreesOnAnyThreads) {
+  const double L = 40;
+  auto src = plummer(3000, 31, {10.2, 30.4, 20.1});
+  const auto second = plummer(1500, 32, {31.0, 8.5, 12.7});
+  for (Source s : second) {
+    s.id += 3000;
+    src.push_back(s);
+  }
+  const grid::GridGeometry box{{1, 1, 1}, {0, 0, 0}, {L, L, L}, true};
+  for (Source& s : src)
+    for (std::size_t d = 0; d < 3; ++d) s.x[d] = std::fmod(s.x[d] + L, L);
+  const double r_split = 1.25 * L / 64;
+  const std::int64_t cubes = static_cast<std::int64_t>(L / (PairForce::kCutInSplits * r_split));
+  const auto walk = [&](int threads) {
+    const Forest forest(box, {cubes, cubes, cubes}, {0, L}, src, PairForce(1, 0.02, r_split), {0.5, 8, threads});
+    std::vector<std::array<double, 5>> out(src.size());
+    for (std::size_t i = 0; i < src.size(); ++i) {
+      forest.accumulate_group(i, [&](std::size_t k, double p, const double* a) {
+        out[k] = {p, a[0], a[1], a[2], static_cast<double>(forest.group_of(k))};
+      });
+    }
+    return out;
+  };
+  const auto one = walk(1);
+  for (const int threads : {2, 5}) {
+    const auto many = walk(threads);
+    for (std::size_t i = 0; i < src.size(); ++i) ASSERT_EQ(many[i], one[i]) << threads << " threads, source " << i;
+  }
+}
+
 // The same halo in an open box: Barnes-Hut over cube trees and the shared pyramid of cube monopoles.
 TEST(OpenTree, AgreesWithDirectSummationAndTheAnalyticPotential) {
   const mpi::Comm comm;
