@@ -438,15 +438,15 @@ double box_distance2(const double centre[3], double half, const double lo[3], co
 
 Forest::Region Forest::region_of(const Node& group) const {
   Region r{};
-  for (std::size_t d = 0; d < 3; ++d) {
-    r.lo[d] = r.hi[d] = pos_[3 * group.begin + d];
-    r.centre[d] = group.centre[d];
-  }
+  for (std::size_t d = 0; d < 3; ++d) r.lo[d] = r.hi[d] = pos_[3 * group.begin + d];
   for (std::uint32_t i = group.begin + 1; i < group.end; ++i)
     for (std::size_t d = 0; d < 3; ++d) {
       r.lo[d] = std::min(r.lo[d], pos_[3 * i + d]);
       r.hi[d] = std::max(r.hi[d], pos_[3 * i + d]);
     }
+  // The centre of the members' box, which lies in their cube; the node's own centre may not (its cube
+  // reaches past the particles' box, and so past the forest's cube along a thin side).
+  for (std::size_t d = 0; d < 3; ++d) r.centre[d] = 0.5 * (r.lo[d] + r.hi[d]);
   return r;
 }
 
@@ -519,11 +519,11 @@ void Forest::interactions(const Region& region, std::vector<Interaction>& list) 
         if (root == kNotHeld)
           throw core::Error::internal("Forest: cube ({}, {}, {}) is needed but not held", q[0], q[1], q[2]);
         if (root == kEmpty) continue;
+        // A cube folded across the box's edge is moved by exactly one box: q = t + offset - shift / extent.
+        const std::int64_t unfolded[3] = {t[0] + a, t[1] + b, t[2] + e};
         double shift[3];
-        for (std::size_t d = 0; d < 3; ++d) {
-          const double centre = box_.origin[d] + (static_cast<double>(q[d]) + 0.5) * cube_size_[d];
-          shift[d] = centre - (region.centre[d] + grid::minimum_image(centre - region.centre[d], box_.extent[d], true));
-        }
+        for (std::size_t d = 0; d < 3; ++d)
+          shift[d] = q[d] == unfolded[d] ? 0.0 : q[d] > unfolded[d] ? box_.extent[d] : -box_.extent[d];
         list_group(root, shift, region, list);
       }
 }

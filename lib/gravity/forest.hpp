@@ -157,7 +157,7 @@ class Forest {
   void build_trees(const std::vector<std::uint32_t>& first, const std::vector<std::uint32_t>& filled, int threads);
   using Interaction = PointMass;
   // Where the interactions are summed: the box around a group's members (a single point for
-  // accumulate), and the centre of the group's node, which places it among the cubes.
+  // accumulate), and its centre, which places it among the cubes.
   struct Region {
     double lo[3], hi[3];
     double centre[3];

@@ -267,6 +267,42 @@ TEST(Forest, SameTreesOnAnyThreads) {
   }
 }
 
+// A thin sheet of particles along the top face of its cube, whose tree nodes' cubes reach past that
+// face into the next cube, and particles just below the cube's bottom face, within r_cut of the sheet
+// (cubes barely wider than r_cut). With theta = 0 every node is opened, so the group walks must be the
+// direct sum: the 27 cubes searched are those around the members' cube, wherever their nodes' centres.
+TEST(Forest, GroupWalksFindEveryCubeAroundTheMembers) {
+  const double L = 10, r_split = 0.9995 / PairForce::kCutInSplits;  // r_cut 0.9995, cubes of 1
+  std::mt19937_64 rng(41);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<Source> src;
+  for (std::uint64_t i = 0; i < 200; ++i)  // the sheet: cube (5, 5, 5), y in [5.99, 5.999]
+    src.push_back({{5.1 + 0.8 * u(rng), 5.99 + 0.009 * u(rng), 5.1 + 0.8 * u(rng)}, 1.0, i + 1});
+  for (std::uint64_t i = 0; i < 100; ++i)  // cube (5, 4, 5), just below y = 5
+    src.push_back({{5.1 + 0.8 * u(rng), 4.999 - 0.0005 * u(rng), 5.1 + 0.8 * u(rng)}, 1.0, 1000 + i});
+  const grid::GridGeometry box{{1, 1, 1}, {0, 0, 0}, {L, L, L}, true};
+  const PairForce force(1, 0.001, r_split);
+  const Forest forest(box, {10, 10, 10}, {0, L}, src, force, {0.0, 8});
+  std::vector<double> phi(200);
+  std::vector<std::array<double, 3>> acc(200);
+  for (std::size_t i = 0; i < 200; ++i)
+    forest.accumulate_group(i, [&](std::size_t k, double p, const double* a) {
+      if (k < 200) {
+        phi[k] = p;
+        acc[k] = {a[0], a[1], a[2]};
+      }
+    });
+  std::vector<std::array<double, 3>> targets = positions(src);
+  targets.resize(200);
+  std::vector<double> phi_ref;
+  std::vector<std::array<double, 3>> acc_ref;
+  direct_sum(src, targets, force, phi_ref, acc_ref);  // no images reach: every source is far from the box's faces
+  for (std::size_t i = 0; i < 200; ++i) {
+    ASSERT_NEAR(phi[i], phi_ref[i], 1e-11 * std::abs(phi_ref[i])) << i;
+    ASSERT_NEAR(acc[i][1], acc_ref[i][1], 1e-9 * std::abs(acc_ref[i][1]) + 1e-9) << i;
+  }
+}
+
 // The same halo in an open box: Barnes-Hut over cube trees and the shared pyramid of cube monopoles.
 TEST(OpenTree, AgreesWithDirectSummationAndTheAnalyticPotential) {
   const mpi::Comm comm;
