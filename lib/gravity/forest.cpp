@@ -473,7 +473,8 @@ void Forest::list_group(std::int64_t root, const double shift[3], const Region& 
       for (std::uint32_t i = node.begin; i < node.end; ++i)
         list.push_back({{pos_[3 * i] - shift[0], pos_[3 * i + 1] - shift[1], pos_[3 * i + 2] - shift[2]}, mass_[i]});
     } else {
-      for (int o = 7; o >= 0; --o) stack[top++] = node.first_child + o;
+      for (int o = 7; o >= 0; --o)  // empty octants are common: never pushed
+        if (nodes_[static_cast<std::size_t>(node.first_child + o)].mass != 0) stack[top++] = node.first_child + o;
     }
   }
 }
@@ -543,7 +544,10 @@ void Forest::accumulate(const double x[3], double& phi, double acc[3]) const {
 void Forest::accumulate_group(std::size_t source,
                               const std::function<void(std::size_t, double, const double*)>& report) const {
   const Node& group = nodes_[static_cast<std::size_t>(group_of_[position_of_[source]])];
-  std::vector<Interaction> list;
+  // A thread's list, kept from group to group: a group's list grows to hundreds of entries, and a
+  // fresh vector would reallocate its way there every time.
+  thread_local std::vector<Interaction> list;
+  list.clear();
   // The box around the members, not the node's cube: every member is inside it, so every member's
   // own distance to a node used whole is at least the one tested, and fewer nodes are opened.
   interactions(region_of(group), list);
