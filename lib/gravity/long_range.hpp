@@ -9,6 +9,7 @@
 // density contrast, as in every cosmological code.
 #pragma once
 
+#include <phew/core/raw_vector.hpp>
 #include <phew/gravity/fft3d.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/mpi/comm.hpp>
@@ -41,7 +42,7 @@ class LongRangeField {
   SlabFft fft_;
   std::int64_t first_plane_ = 0;  // global (unwrapped) index of the first plane held
   std::int64_t held_planes_ = 0;
-  std::vector<double> phi_;  // [held_planes][n1][n2]
+  core::RawVector<double> phi_;  // [held_planes][n1][n2]: every value written once, never zero-filled first
 };
 
 // long_range_green() of every mode of a mesh, from per-axis tables: its split and window factors are
