@@ -322,23 +322,21 @@ void Forest::build_trees(const std::vector<std::uint32_t>& first, const std::vec
   });
   std::size_t total = 0;
   for (const auto& v : run_nodes) total += v.size();
-  if (runs == 1) {
-    nodes_ = std::move(run_nodes[0]);
-    run_nodes.clear();
-  } else {
-    nodes_.reserve(total);
-  }
-  for (std::size_t r = 0; r < run_nodes.size(); ++r) {
-    const auto shift = static_cast<std::int64_t>(nodes_.size());
-    for (Node node : run_nodes[r]) {
-      if (node.first_child >= 0) node.first_child += shift;
-      nodes_.push_back(node);
+  // The first run's nodes are numbered from 0 already: they become the forest's nodes as they are (one
+  // thread copies nothing), and every later run's follow, their children renumbered.
+  if (runs > 0) nodes_ = std::move(run_nodes[0]);
+  nodes_.reserve(total);
+  for (std::size_t r = 0; r < runs; ++r) {
+    const auto shift = static_cast<std::int64_t>(r == 0 ? 0 : nodes_.size());
+    if (r > 0) {
+      for (Node node : run_nodes[r]) {
+        if (node.first_child >= 0) node.first_child += shift;
+        nodes_.push_back(node);
+      }
+      core::release(run_nodes[r]);
     }
-    core::release(run_nodes[r]);
     for (std::size_t f = run_first[r]; f < run_first[r + 1]; ++f) root_[filled[f]] = root_in_run[f] + shift;
   }
-  if (runs == 1)
-    for (std::size_t f = 0; f < filled.size(); ++f) root_[filled[f]] = root_in_run[f];
 }
 
 std::array<std::int64_t, 3> Forest::cube_of(const double x[3]) const {
