@@ -128,7 +128,8 @@ class Forest {
 
   // The same at every source of the group (a tree node of at most kGroupSize sources) that holds source
   // `source` (an index into the constructor's `sources`): one walk collects the interactions valid for
-  // the whole group (nodes far enough from every point of its cube), then each member sums them.
+  // the whole group (nodes far enough from every point of the box around its members), then each
+  // member sums them.
   // report(source index, phi, acc) is called once per member, in tree order. The result for a source
   // depends only on its cube's tree, not on which member asked. Not collective.
   static constexpr std::uint32_t kGroupSize = 32;
