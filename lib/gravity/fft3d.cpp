@@ -67,10 +67,10 @@ struct SlabFft::Plans {
       std::copy_n(s.spectrum.data, plane, at);
     });
   }
-  // body(scratch, plane) for each of `planes` planes, on up to `threads` threads.
+  // body(scratch, plane) for each of `planes` planes, on up to `threads` threads (parallel_for uses no
+  // more threads than planes).
   template <typename Body>
   void on_planes(int threads, std::size_t planes, const Body& body) const {
-    threads = static_cast<int>(std::clamp<std::size_t>(planes, 1, static_cast<std::size_t>(std::max(threads, 1))));
     core::parallel_for(threads, planes, 1, [&](std::size_t b, std::size_t e, int) {
       Lease s(*this);
       for (std::size_t p = b; p < e; ++p) body(*s, p);
