@@ -4,6 +4,7 @@
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 #include <phew/dtfe/predicates.hpp>
+#include <phew/dtfe/ray_positions.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -29,28 +30,12 @@ constexpr int kExactRays = 4;
 // Where each pixel's rays lie along one map axis, in lattice units: in [lo[i], hi[i]] (one ray at the
 // centre: lo = hi, the marcher's centres).
 struct PixelAxis {
-  std::vector<std::int64_t> lo, hi;
+  RayPositions lo, hi;
   std::vector<double> lo_real;  // lo as doubles (exact: |lo| < 2^53), for the rows' inner loop
-  double inv_step = 1;          // pixels per lattice unit
 
   // Pixels whose rays may lie in [xmin, xmax) (a ray at xmin + epsilon, the perturbation, lies inside
   // exactly when its lattice position does): [first, end).
-  std::pair<int, int> covering(std::int64_t xmin, std::int64_t xmax) const {
-    return {first(hi, xmin), first(lo, xmax)};
-  }
-
- private:
-  // The first i with a[i] >= x (a non-decreasing, about a[0] + i / inv_step), or a.size(). A truncated
-  // multiply for the guess (std::floor is a call in the x86-64 baseline, and this runs for every row of
-  // every tetrahedron), then a step or two.
-  int first(const std::vector<std::int64_t>& a, std::int64_t x) const {
-    const int n = static_cast<int>(a.size());
-    const double guess = static_cast<double>(x - a[0]) * inv_step;
-    int i = guess <= 0 ? 0 : guess >= n ? n : static_cast<int>(guess);
-    while (i > 0 && a[static_cast<std::size_t>(i - 1)] >= x) --i;
-    while (i < n && a[static_cast<std::size_t>(i)] < x) ++i;
-    return i;
-  }
+  std::pair<int, int> covering(std::int64_t xmin, std::int64_t xmax) const { return {hi.first(xmin), lo.first(xmax)}; }
 };
 
 // Rows a band of an n x n map with k rays a pixel holds, on t threads. The bands' size changes no sum:
@@ -61,22 +46,19 @@ int band_rows(int n, std::size_t k, int t) {
 }
 
 PixelAxis pixel_axis(const FieldGeometry& g, double scale, int samples) {
-  const int n = g.resolution;
-  PixelAxis a;
-  a.lo.resize(static_cast<std::size_t>(n));
-  a.hi.resize(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const auto s = static_cast<std::size_t>(i);
+  const auto n = static_cast<std::size_t>(g.resolution);
+  std::vector<std::int64_t> lo(n), hi(n);
+  for (std::size_t s = 0; s < n; ++s) {
+    const int i = static_cast<int>(s);
     if (samples == 1) {
-      a.lo[s] = a.hi[s] = ray_position(g, scale, i, 0.5);
+      lo[s] = hi[s] = ray_position(g, scale, i, 0.5);
     } else {  // sample_offset's offsets are in [0, 1): between the pixel's edges, rounded as the rays are
-      a.lo[s] = ray_position(g, scale, i, 0.0);
-      a.hi[s] = ray_position(g, scale, i + 1, 0.0);
+      lo[s] = ray_position(g, scale, i, 0.0);
+      hi[s] = ray_position(g, scale, i + 1, 0.0);
     }
   }
-  a.lo_real.assign(a.lo.begin(), a.lo.end());
-  a.inv_step = scale / g.pixel_size();
-  return a;
+  std::vector<double> lo_real(lo.begin(), lo.end());
+  return {RayPositions(std::move(lo)), RayPositions(std::move(hi)), std::move(lo_real)};
 }
 
 // The edges of a tetrahedron (vertex slots) and, for the face opposite each vertex, its vertices
@@ -103,7 +85,10 @@ struct ProjectedTet {
   unsigned rel[4], want[4];
   double inv_area[4];
   double dw[4], drho[4];  // per face: the height and density along a row, per lattice step of v
-  double dv_du[6];        // per edge: its projection's slope, v per u (0 when along v)
+  // Per face a < b < c: the height and density at a, and from a to b and to c (height()'s operands,
+  // computed once a tetrahedron rather than at every ray).
+  double wa[4], wab[4], wac[4], ra[4], rab[4], rac[4];
+  double dv_du[6];  // per edge: its projection's slope, v per u (0 when along v)
 
   // The vertices and their projection's bounding box: enough to see which rays it may cross.
   void bound(const MarchVertex* const x[4]) {
@@ -136,22 +121,28 @@ struct ProjectedTet {
       inv_area[f] = area != 0 ? 1.0 / static_cast<double>(area) : 0.0;
       // d/dpv of height(): the weights of b and c change by -a_v[ac] and a_v[ab] per step.
       const double sb = -static_cast<double>(a_v[ac]), sc = static_cast<double>(a_v[ab]);
-      dw[f] = (sb * (w[fb] - w[fa]) + sc * (w[fc] - w[fa])) * inv_area[f];
-      drho[f] = (sb * (rho[fb] - rho[fa]) + sc * (rho[fc] - rho[fa])) * inv_area[f];
+      wa[f] = w[fa], wab[f] = w[fb] - w[fa], wac[f] = w[fc] - w[fa];
+      ra[f] = rho[fa], rab[f] = rho[fb] - rho[fa], rac[f] = rho[fc] - rho[fa];
+      dw[f] = (sb * wab[f] + sc * wac[f]) * inv_area[f];
+      drho[f] = (sb * rab[f] + sc * rac[f]) * inv_area[f];
     }
   }
 
   // Where the row u = pu crosses the projected edges (and passes through vertices), in no order: within
   // the projection between the least and the greatest, and between two of them the same two faces meet
-  // every ray. In floating point (an error far below a lattice step). Returns how many (up to 10).
+  // every ray. In floating point (an error far below a lattice step). Returns how many (up to 10; x holds 11).
   int crossings(std::int64_t pu, double* x) const {
+    // Every candidate written, the count moved on when it is one: which edges a row crosses changes
+    // from row to row, and a branch on it is mispredicted often.
     int n = 0;
-    for (int q = 0; q < 4; ++q)
-      if (u[q] == pu) x[n++] = static_cast<double>(v[q]);
+    for (int q = 0; q < 4; ++q) {
+      x[n] = static_cast<double>(v[q]);
+      n += u[q] == pu;
+    }
     for (int e = 0; e < 6; ++e) {
       const int a = kEdge[e][0], b = kEdge[e][1];
-      if ((u[a] < pu && u[b] > pu) || (u[a] > pu && u[b] < pu))
-        x[n++] = static_cast<double>(v[a]) + dv_du[e] * static_cast<double>(pu - u[a]);
+      x[n] = static_cast<double>(v[a]) + dv_du[e] * static_cast<double>(pu - u[a]);
+      n += (u[a] < pu && u[b] > pu) | (u[a] > pu && u[b] < pu);
     }
     return n;
   }
@@ -182,9 +173,8 @@ struct ProjectedTet {
   void height(int f, const std::int64_t d[6], double& wf, double& rf) const {
     const double bb = -static_cast<double>(d[kFaceEdges[f][1]]);
     const double bc = static_cast<double>(d[kFaceEdges[f][0]]);
-    const int a = kFaceVertices[f][0], b = kFaceVertices[f][1], c3 = kFaceVertices[f][2];
-    wf = w[a] + (bb * (w[b] - w[a]) + bc * (w[c3] - w[a])) * inv_area[f];
-    rf = rho[a] + (bb * (rho[b] - rho[a]) + bc * (rho[c3] - rho[a])) * inv_area[f];
+    wf = wa[f] + (bb * wab[f] + bc * wac[f]) * inv_area[f];
+    rf = ra[f] + (bb * rab[f] + bc * rac[f]) * inv_area[f];
   }
 };
 
@@ -198,7 +188,7 @@ inline double stretch(double w1, double r1, double w2, double r2) { return (r1 +
 void cross_row(const ProjectedTet& fr, const PixelAxis& axis, int i, std::size_t ti, double* sum, std::uint8_t* hit,
                MarchStats& st) {
   const std::int64_t u = axis.lo[static_cast<std::size_t>(i)];
-  double cross[10];
+  double cross[11];
   const int n_cross = fr.crossings(u, cross);
   if (n_cross == 0) return;
   double lo = cross[0], hi = cross[0];

@@ -9,6 +9,7 @@
 #include <phew/dtfe/grid_walk.hpp>
 #include <phew/dtfe/hull.hpp>
 #include <phew/dtfe/march.hpp>
+#include <phew/dtfe/ray_positions.hpp>
 #include <phew/dtfe/silhouette.hpp>
 #include <phew/dtfe/surface_density.hpp>
 #include <phew/dtfe/surface_maps.hpp>
@@ -212,6 +213,42 @@ TEST(DtfeKernel, MarchingAgreesWithTheWalkingReferenceAsItIsRefined) {
 // Plummer sphere whose corners the hull misses (NaN pixels), one several rays per pixel, the lattice
 // whose rays run through vertices and along edges and faces (the ties; Qhull leaves flat
 // tetrahedra there), and an isolated object whose outside counts 0.
+// The bucket table against a binary search: rays as the maps place them (about even, rounded), uneven
+// gaps, gaps of one lattice unit, repeated positions (the search's fallback) and a single ray, each asked
+// at every position, either side of it and at random between and beyond.
+TEST(TetProjection, RayPositionsFindTheFirstAtOrAbove) {
+  std::mt19937_64 rng(47);
+  auto check = [&](const std::vector<std::int64_t>& a) {
+    const RayPositions p(a);
+    ASSERT_EQ(p.size(), static_cast<int>(a.size()));
+    auto expect = [&](std::int64_t x) {
+      const auto want = static_cast<int>(std::lower_bound(a.begin(), a.end(), x) - a.begin());
+      ASSERT_EQ(p.first(x), want) << "x = " << x;
+    };
+    for (const std::int64_t y : a)
+      for (std::int64_t dx = -3; dx <= 3; ++dx) expect(y + dx);
+    std::uniform_int_distribution<std::int64_t> any(a.front() - 1000, a.back() + 1000);
+    for (int k = 0; k < 2000; ++k) expect(any(rng));
+    expect(std::numeric_limits<std::int32_t>::min());
+    expect(std::numeric_limits<std::int32_t>::max());
+  };
+  for (const int n : {1, 2, 7, 1024}) {
+    std::vector<std::int64_t> even(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+      even[static_cast<std::size_t>(i)] = std::llround(-5e8 + (i + 0.5) * 1e9 / n);  // as ray_position rounds
+    check(even);
+  }
+  for (const std::int64_t max_gap : {1, 2, 3, 100, 1 << 20}) {
+    for (const std::int64_t min_gap : {0, 1, 2}) {
+      if (min_gap > max_gap) continue;
+      std::uniform_int_distribution<std::int64_t> gap(min_gap, max_gap);
+      std::vector<std::int64_t> a{-12345};
+      for (int i = 1; i < 300; ++i) a.push_back(a.back() + gap(rng));
+      check(a);
+    }
+  }
+}
+
 TEST(TetProjection, CrossesWhatTheMarcherCrossesAndSumsTheSame) {
   struct Scene {
     Particles p;
