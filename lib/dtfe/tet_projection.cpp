@@ -73,7 +73,7 @@ constexpr int kFaceVertices[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}}
 }
 
 // One tetrahedron as the rays see it. orient2d(a, b, p) of an edge is c + pu * a_u + pv * a_v, exact in
-// int64 (|vertex| <= 2^29, |p| <= 2^30); `tie` its sign when 0 (orient2d_sos). A face contains the ray
+// int64 (|vertex| <= 2^29, |p| <= 2^30); `tie_one` says its sign when 0 (orient2d_sos). A face contains the ray
 // when its three edges' signs say so (`rel` the face's edge bits, `want` their values for its
 // orientation; a face parallel to the rays contains none).
 struct ProjectedTet {
@@ -81,11 +81,11 @@ struct ProjectedTet {
   double w[4], rho[4];
   std::int64_t umin, umax, vmin, vmax;
   std::int64_t c[6], a_u[6], a_v[6];
-  unsigned tie = 0;
+  std::int64_t tie_one[6];  // per edge: 1 when a ray on it counts as on its positive side, else 0
   unsigned rel[4], want[4];
   double inv_area[4];
   double dw[4], drho[4];  // per face: the height and density along a row, per lattice step of v
-  // Per face a < b < c: the height and density at a, and from a to b and to c (height()'s operands,
+  // Per face a < b < c: the height and density at a, and from a to b and to c (meet()'s operands,
   // computed once a tetrahedron rather than at every ray).
   double wa[4], wab[4], wac[4], ra[4], rab[4], rac[4];
   double dv_du[6];  // per edge: its projection's slope, v per u (0 when along v)
@@ -101,14 +101,13 @@ struct ProjectedTet {
 
   // The rest, for a tetrahedron some ray may cross.
   void prepare() {
-    tie = 0;
     for (int e = 0; e < 6; ++e) {
       const int a = kEdge[e][0], b = kEdge[e][1];
       // orient2d(a, b, p) = (a.u b.v - a.v b.u) + pu (a.v - b.v) + pv (b.u - a.u).
       c[e] = u[a] * v[b] - v[a] * u[b];
       a_u[e] = v[a] - v[b];
       a_v[e] = u[b] - u[a];
-      tie |= static_cast<unsigned>(orient2d_tie(u[a], v[a], u[b], v[b]) > 0) << e;
+      tie_one[e] = orient2d_tie(u[a], v[a], u[b], v[b]) > 0;
       dv_du[e] = a_v[e] != 0 ? static_cast<double>(v[b] - v[a]) / static_cast<double>(a_v[e]) : 0.0;
     }
     for (int f = 0; f < 4; ++f) {
@@ -119,7 +118,7 @@ struct ProjectedTet {
       want[f] = area > 0 ? (1u << ab) | (1u << bc) : (1u << ac);
       if (area == 0) rel[f] = 0, want[f] = 1;
       inv_area[f] = area != 0 ? 1.0 / static_cast<double>(area) : 0.0;
-      // d/dpv of height(): the weights of b and c change by -a_v[ac] and a_v[ab] per step.
+      // d/dpv of the height in meet(): the weights of b and c change by -a_v[ac] and a_v[ab] per step.
       const double sb = -static_cast<double>(a_v[ac]), sc = static_cast<double>(a_v[ab]);
       wa[f] = w[fa], wab[f] = w[fb] - w[fa], wac[f] = w[fc] - w[fa];
       ra[f] = rho[fa], rab[f] = rho[fb] - rho[fa], rac[f] = rho[fc] - rho[fa];
@@ -155,7 +154,7 @@ struct ProjectedTet {
     unsigned m = 0;
     for (int e = 0; e < 6; ++e) {
       d[e] = cu[e] + pv * a_v[e];
-      m |= static_cast<unsigned>((d[e] > 0) | ((d[e] == 0) & ((tie >> e) & 1u))) << e;
+      m |= static_cast<unsigned>(d[e] + tie_one[e] > 0) << e;  // d > 0, or d = 0 and the tie says so
     }
     unsigned faces = 0;
     for (int f = 0; f < 4; ++f) faces |= static_cast<unsigned>((m & rel[f]) == want[f]) << f;
@@ -163,18 +162,18 @@ struct ProjectedTet {
     const unsigned rest = faces & (faces - 1);
     if (rest == 0 || (rest & (rest - 1)) != 0) inconsistent(pu, pv, t);
     f1 = std::countr_zero(faces), f2 = std::countr_zero(rest);
-    height(f1, d, w1, r1);
-    height(f2, d, w2, r2);
+    // Every face's height and density where the ray meets its plane, while the signs are tested (the
+    // two wanted are then a load away rather than a chain of loads and products behind the face test):
+    // with the barycentric weights orient2d(b, c, p), orient2d(c, a, p) and orient2d(a, b, p), whose
+    // sum is the face's projected area, relative to a.
+    double wf[4], rf[4];
+    for (int f = 0; f < 4; ++f) {
+      const double bb = -static_cast<double>(d[kFaceEdges[f][1]]), bc = static_cast<double>(d[kFaceEdges[f][0]]);
+      wf[f] = wa[f] + (bb * wab[f] + bc * wac[f]) * inv_area[f];
+      rf[f] = ra[f] + (bb * rab[f] + bc * rac[f]) * inv_area[f];
+    }
+    w1 = wf[f1], r1 = rf[f1], w2 = wf[f2], r2 = rf[f2];
     return true;
-  }
-
-  // The height and density where the ray meets face f: with the barycentric weights orient2d(b, c, p),
-  // orient2d(c, a, p) and orient2d(a, b, p), whose sum is the face's projected area, relative to a.
-  void height(int f, const std::int64_t d[6], double& wf, double& rf) const {
-    const double bb = -static_cast<double>(d[kFaceEdges[f][1]]);
-    const double bc = static_cast<double>(d[kFaceEdges[f][0]]);
-    wf = wa[f] + (bb * wab[f] + bc * wac[f]) * inv_area[f];
-    rf = ra[f] + (bb * rab[f] + bc * rac[f]) * inv_area[f];
   }
 };
 
