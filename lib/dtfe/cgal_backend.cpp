@@ -26,35 +26,36 @@ constexpr std::size_t kSlabsMin = 1000;
 
 }  // namespace
 
-core::RawVector<Tet> triangulate_cgal(const FieldPoints& points, int threads, bool neighbours) {
+Triangulation triangulate_cgal(const FieldPoints& points, int threads, bool neighbours) {
   if (threads > 1 && points.size() >= kSlabsMin)
-    if (std::optional<core::RawVector<Tet>> tets = triangulate_cgal_slabs(points, threads, threads, 5, neighbours))
-      return std::move(*tets);
+    if (std::optional<Triangulation> t = triangulate_cgal_slabs(points, threads, threads, 5, neighbours))
+      return std::move(*t);
   // One slab: every point; or a slab of several was too few or flat for a 3-D triangulation.
-  if (std::optional<core::RawVector<Tet>> tets = triangulate_cgal_slabs(points, 1, threads, 5, neighbours))
-    return std::move(*tets);
+  if (std::optional<Triangulation> t = triangulate_cgal_slabs(points, 1, threads, 5, neighbours)) return std::move(*t);
   throw core::Error::input("CGAL: the field's particles are coplanar");
 }
 
-core::RawVector<Tet> triangulate_cgal_reference(const FieldPoints& points) {
+Triangulation triangulate_cgal_reference(const FieldPoints& points) {
   std::vector<std::pair<cgal::Point, std::int32_t>> input;
   for (std::size_t i = 0; i < points.size(); ++i)
     input.emplace_back(cgal::point(points, i), static_cast<std::int32_t>(i));
   const cgal::Delaunay dt(input.begin(), input.end());
   if (dt.dimension() < 3) throw core::Error::input("CGAL: the field's particles are coplanar");
   // Cells numbered in CGAL's order, then canonical_order: nothing shared with the slabs' writing.
-  core::RawVector<Tet> tets(dt.number_of_finite_cells());
+  Triangulation t;
+  t.tets.resize(dt.number_of_finite_cells());
+  t.neighbours.resize(t.tets.size());
   std::int32_t count = 0;
   for (auto c : dt.finite_cell_handles()) c->info() = count++;
   for (auto c : dt.finite_cell_handles()) {
-    Tet& t = tets[static_cast<std::size_t>(c->info())];
+    const auto i = static_cast<std::size_t>(c->info());
     for (int k = 0; k < 4; ++k) {
-      t.vertex[k] = c->vertex(k)->info();
-      t.neighbour[k] = dt.is_infinite(c->neighbor(k)) ? -1 : c->neighbor(k)->info();
+      t.tets[i].vertex[k] = c->vertex(k)->info();
+      t.neighbours[i].across[k] = dt.is_infinite(c->neighbor(k)) ? -1 : c->neighbor(k)->info();
     }
   }
-  canonical_order(tets, points.size(), 1, true);
-  return tets;
+  canonical_order(t, points.size(), 1);
+  return t;
 }
 
 }  // namespace phew::dtfe::detail
@@ -65,11 +66,11 @@ core::RawVector<Tet> triangulate_cgal_reference(const FieldPoints& points) {
 
 namespace phew::dtfe::detail {
 
-core::RawVector<Tet> triangulate_cgal(const FieldPoints&, int, bool) {
+Triangulation triangulate_cgal(const FieldPoints&, int, bool) {
   throw Error::internal("this build of phew has no CGAL backend");
 }
 
-core::RawVector<Tet> triangulate_cgal_reference(const FieldPoints&) {
+Triangulation triangulate_cgal_reference(const FieldPoints&) {
   throw Error::internal("this build of phew has no CGAL backend");
 }
 

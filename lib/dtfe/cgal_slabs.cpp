@@ -214,13 +214,13 @@ class Slab {
   }
 
   // Writes the own cells where the canonical order puts them (triangulation.hpp): an own vertex v's
-  // cells fill [start[v], start[v + 1]) of `out`, vertices ascending, ordered by their other three
+  // cells fill [start[v], start[v + 1]) of `out.tets`, vertices ascending, ordered by their other three
   // vertices; each cell's info becomes its index. `next` (start on entry) is shared scratch of which
-  // the slab touches only its own vertices' entries. Across each face (when asked for neighbours): the
+  // the slab touches only its own vertices' entries. Across each face, when `out` has neighbours: the
   // neighbour's index when it is owned too (the neighbour a certain cell has in the slab is the true
   // one), else -(its opposite vertex + 2), or -1 on the slab's hull (tet_links.hpp).
-  void write_canonical(core::RawVector<Tet>& out, const std::vector<std::uint32_t>& start,
-                       std::vector<std::uint32_t>& next, bool neighbours) {
+  void write_canonical(Triangulation& out, const std::vector<std::uint32_t>& start, std::vector<std::uint32_t>& next) {
+    core::RawVector<Tet>& tets = out.tets;
     auto sorted = [](Cell c, std::int32_t* v) {
       for (int k = 0; k < 4; ++k) v[k] = c->vertex(k)->info();
       std::sort(v, v + 4);
@@ -229,9 +229,7 @@ class Slab {
       if (c->info() < 0) continue;
       std::int32_t v[4];
       sorted(c, v);
-      Tet& t = out[next[static_cast<std::size_t>(v[0])]++];
-      std::copy(v, v + 4, t.vertex);
-      std::fill(t.neighbour, t.neighbour + 4, -1);
+      std::copy(v, v + 4, tets[next[static_cast<std::size_t>(v[0])]++].vertex);
     }
     // Each own vertex's cells (a handful) by their other three vertices.
     auto before = [](const Tet& a, const Tet& b) {
@@ -240,9 +238,9 @@ class Slab {
     for (Vertex w : dt_.finite_vertex_handles())
       if (own(w)) {
         const auto v = static_cast<std::size_t>(w->info());
-        std::sort(out.begin() + start[v], out.begin() + start[v + 1], before);
+        std::sort(tets.begin() + start[v], tets.begin() + start[v + 1], before);
       }
-    if (!neighbours) return;
+    if (!out.linked()) return;
     // Each cell's index, found among its lowest vertex's, then the links across its faces.
     for (Cell c : dt_.finite_cell_handles()) {
       if (c->info() < 0) continue;
@@ -250,14 +248,16 @@ class Slab {
       sorted(c, key.vertex);
       const auto v = static_cast<std::size_t>(key.vertex[0]);
       c->info() = static_cast<std::int32_t>(
-          std::lower_bound(out.begin() + start[v], out.begin() + start[v + 1], key, before) - out.begin());
+          std::lower_bound(tets.begin() + start[v], tets.begin() + start[v + 1], key, before) - tets.begin());
     }
     for (Cell c : dt_.finite_cell_handles()) {
       if (c->info() < 0) continue;
-      Tet& t = out[static_cast<std::size_t>(c->info())];
+      const auto i = static_cast<std::size_t>(c->info());
+      const Tet& t = tets[i];
       for (int k = 0; k < 4; ++k) {
         const Cell nb = c->neighbor(k);
-        std::int32_t& link = t.neighbour[std::find(t.vertex, t.vertex + 4, c->vertex(k)->info()) - t.vertex];
+        std::int32_t& link =
+            out.neighbours[i].across[std::find(t.vertex, t.vertex + 4, c->vertex(k)->info()) - t.vertex];
         if (dt_.is_infinite(nb))
           link = -1;
         else if (nb->info() >= 0)
@@ -468,8 +468,8 @@ class Slab {
 
 }  // namespace
 
-std::optional<core::RawVector<Tet>> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads,
-                                                           double ghost, bool neighbours) {
+std::optional<Triangulation> triangulate_cgal_slabs(const FieldPoints& points, int slabs, int threads, double ghost,
+                                                    bool neighbours) {
   const std::size_t n = points.size();
   if (slabs < 1 || n < 4 * static_cast<std::size_t>(slabs)) return std::nullopt;
   // About 6.7 tetrahedra a point, numbered in 32 bits.
@@ -505,7 +505,7 @@ std::optional<core::RawVector<Tet>> triangulate_cgal_slabs(const FieldPoints& po
     ++owns[static_cast<std::size_t>(std::upper_bound(cut.begin() + 1, cut.end() - 1, lattice_x(points, i)) -
                                     cut.begin() - 1)];
   std::vector<char> made(count, 1);
-  core::RawVector<Tet> tets;
+  Triangulation out;
   {
     // The slabs' triangulations, given back when all are written.
     std::vector<std::unique_ptr<Slab>> slab(count);
@@ -528,17 +528,18 @@ std::optional<core::RawVector<Tet>> triangulate_cgal_slabs(const FieldPoints& po
                                    std::numeric_limits<std::int32_t>::max());
         start[v + 1] = static_cast<std::uint32_t>(total);
       }
-      tets.resize(start[n]);
+      out.tets.resize(start[n]);
+      if (neighbours) out.neighbours.resize(start[n]);
       std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
       core::parallel_for(threads, count, 1, [&](std::size_t b, std::size_t e, int) {
         for (std::size_t s = b; s < e; ++s)
-          if (slab[s]) slab[s]->write_canonical(tets, start, next, neighbours);
+          if (slab[s]) slab[s]->write_canonical(out, start, next);
       });
     }
   }
   if (std::any_of(made.begin(), made.end(), [](char m) { return m == 0; })) return std::nullopt;
-  if (neighbours && slabs > 1) link_mirrors(tets, n, threads);  // one slab has no mirrors
-  return tets;
+  if (neighbours && slabs > 1) link_mirrors(out.tets, out.neighbours, n, threads);  // one slab has no mirrors
+  return out;
 }
 
 }  // namespace phew::dtfe::detail
@@ -547,9 +548,7 @@ std::optional<core::RawVector<Tet>> triangulate_cgal_slabs(const FieldPoints& po
 
 namespace phew::dtfe::detail {
 
-std::optional<core::RawVector<Tet>> triangulate_cgal_slabs(const FieldPoints&, int, int, double, bool) {
-  return std::nullopt;
-}
+std::optional<Triangulation> triangulate_cgal_slabs(const FieldPoints&, int, int, double, bool) { return std::nullopt; }
 
 }  // namespace phew::dtfe::detail
 

@@ -35,8 +35,8 @@ double orient3d_filtered(const double* a, const double* b, const double* c, cons
 }  // namespace
 
 TetWalker::TetWalker(const FieldPoints& points, const Triangulation& tri, const std::vector<double>& rho)
-    : points_(points), tets_(tri.tets), rho_(rho) {
-  if (!tri.linked) throw core::Error::internal("TetWalker: a triangulation without neighbours");
+    : points_(points), tets_(tri.tets), neighbours_(tri.neighbours), rho_(rho) {
+  if (!tri.linked()) throw core::Error::internal("TetWalker: a triangulation without neighbours");
 }
 
 double TetWalker::density(const std::int64_t p[3], std::int32_t& hint, std::uint64_t& steps) const {
@@ -64,7 +64,7 @@ double TetWalker::density(const std::int64_t p[3], std::int32_t& hint, std::uint
       // p and vertex k on opposite sides of face k (Sambridge's test, Eq. 6): move across it. Never
       // straight back, which is what could make a walk through a flat tetrahedron oscillate.
       const bool across = o > 0 ? lam[k] < 0 : (o < 0 ? lam[k] > 0 : lam[k] != 0);
-      if (across && out < 0 && tet.neighbour[k] != previous) out = k;
+      if (across && out < 0 && neighbours_[static_cast<std::size_t>(t)].across[k] != previous) out = k;
     }
     if (out < 0) {
       hint = t;
@@ -75,7 +75,7 @@ double TetWalker::density(const std::int64_t p[3], std::int32_t& hint, std::uint
     }
     hint = t;
     previous = t;
-    t = tet.neighbour[out];
+    t = neighbours_[static_cast<std::size_t>(t)].across[out];
     if (t < 0) return 0.0;  // outside the hull
   }
   return 0.0;

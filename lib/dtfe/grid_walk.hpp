@@ -33,6 +33,7 @@ class TetWalker {
  private:
   const FieldPoints& points_;
   const core::RawVector<Tet>& tets_;
+  const core::RawVector<TetNeighbours>& neighbours_;
   std::vector<double> rho_;
 };
 

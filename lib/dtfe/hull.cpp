@@ -23,7 +23,7 @@ int side_of_points(const FieldPoints& points, const Triangulation& tri, std::siz
     for (int k = 0; k < 4; ++k) {
       const int s = sign(orient3d(q + 3 * a, q + 3 * b, q + 3 * c, q + 3 * t.vertex[k]));
       if (s != 0) return s;
-      const std::int32_t nb = t.neighbour[k];
+      const std::int32_t nb = tri.neighbours[static_cast<std::size_t>(queue[head])].across[k];
       if (nb >= 0 && !seen[static_cast<std::size_t>(nb)]) {
         seen[static_cast<std::size_t>(nb)] = 1;
         queue.push_back(nb);
@@ -40,13 +40,13 @@ int side_of_points(const FieldPoints& points, const Triangulation& tri, std::siz
 }  // namespace
 
 std::vector<HullFacet> lower_hull(const FieldPoints& points, const Triangulation& tri) {
-  if (!tri.linked) throw core::Error::internal("lower_hull: a triangulation without neighbours");
+  if (!tri.linked()) throw core::Error::internal("lower_hull: a triangulation without neighbours");
   const std::int32_t* q = points.q.data();
   std::vector<HullFacet> hull;
   for (std::size_t t = 0; t < tri.tets.size(); ++t) {
     const Tet& tet = tri.tets[t];
     for (int k = 0; k < 4; ++k) {
-      if (tet.neighbour[k] >= 0) continue;
+      if (tri.neighbours[t].across[k] >= 0) continue;
       std::int32_t a = tet.vertex[(k + 1) % 4], b = tet.vertex[(k + 2) % 4], c = tet.vertex[(k + 3) % 4];
       const std::int32_t d = tet.vertex[k];
       const std::int64_t area = orient2d(q[3 * a], q[3 * a + 1], q[3 * b], q[3 * b + 1], q[3 * c], q[3 * c + 1]);

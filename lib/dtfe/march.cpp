@@ -60,7 +60,8 @@ namespace {
 
 RayMarcher::RayMarcher(const FieldPoints& points, const Triangulation& tri, const std::vector<HullFacet>& hull,
                        const std::vector<double>& rho)
-    : tets_(tri.tets), hull_(hull), q_(points.q.data()), scale_(points.scale) {
+    : tets_(tri.tets), neighbours_(tri.neighbours), hull_(hull), q_(points.q.data()), scale_(points.scale) {
+  if (!tri.linked()) throw core::Error::internal("RayMarcher: a triangulation without neighbours");
   vertex_.resize(points.size());
   for (std::size_t i = 0; i < points.size(); ++i)
     vertex_[i] = {points.q[3 * i], points.q[3 * i + 1], static_cast<double>(points.q[3 * i + 2]), rho[i]};
@@ -111,7 +112,8 @@ struct Walk {
 
   // Crosses tetrahedron t; false once the ray left the hull. No data-dependent branches: the exit
   // face is as good as random, and mispredictions would cost more than the arithmetic.
-  [[gnu::always_inline]] bool advance(const Tet* T, const MarchVertex* V, std::uint64_t n_vertices, std::size_t limit) {
+  [[gnu::always_inline]] bool advance(const Tet* T, const TetNeighbours* N, const MarchVertex* V,
+                                      std::uint64_t n_vertices, std::size_t limit) {
     const Tet& tet = T[t];
     // The apex: the one vertex of t not on the face, i.e. the sum of t's vertices less the face's.
     const std::int64_t d = std::int64_t{tet.vertex[0]} + tet.vertex[1] + tet.vertex[2] + tet.vertex[3] - face_sum;
@@ -140,8 +142,9 @@ struct Walk {
     const int e1 = e == 2 ? 0 : e + 1, e2 = e == 0 ? 2 : e - 1;
     const std::int32_t xo = x[e];
     const std::int32_t next =
-        tet.neighbour[(tet.vertex[1] == xo) * 1 + (tet.vertex[2] == xo) * 2 + (tet.vertex[3] == xo) * 3];
+        N[t].across[(tet.vertex[1] == xo) * 1 + (tet.vertex[2] == xo) * 2 + (tet.vertex[3] == xo) * 3];
     __builtin_prefetch(&T[next < 0 ? t : next]);
+    __builtin_prefetch(&N[next < 0 ? t : next]);
     b[e1] = -det[e2];
     b[e2] = det[e1];
     x[e] = static_cast<std::int32_t>(d), u[e] = static_cast<std::int32_t>(du), v[e] = static_cast<std::int32_t>(dv);
@@ -169,6 +172,7 @@ void RayMarcher::rays(const std::int64_t* pu, const std::int64_t* pv, std::size_
                       std::uint64_t& steps) const {
   const MarchVertex* V = vertex_.data();
   const Tet* T = tets_.data();
+  const TetNeighbours* N = neighbours_.data();
   const auto n_vertices = static_cast<std::uint64_t>(vertex_.size());
   const std::size_t limit = tets_.size() + 16;
   // Two rays at a time: each step is a chain of dependent loads and multiplications, and two
@@ -201,14 +205,14 @@ void RayMarcher::rays(const std::int64_t* pu, const std::int64_t* pv, std::size_
   refill(0);
   refill(1);
   while (busy[0] && busy[1]) {
-    const bool more0 = walk[0].advance(T, V, n_vertices, limit);
-    const bool more1 = walk[1].advance(T, V, n_vertices, limit);
+    const bool more0 = walk[0].advance(T, N, V, n_vertices, limit);
+    const bool more1 = walk[1].advance(T, N, V, n_vertices, limit);
     if (!more0) finish(0);
     if (!more1) finish(1);
   }
   for (int k = 0; k < 2; ++k)
     while (busy[k])
-      if (!walk[k].advance(T, V, n_vertices, limit)) finish(k);
+      if (!walk[k].advance(T, N, V, n_vertices, limit)) finish(k);
 }
 
 std::vector<double> RayMarcher::map(const FieldGeometry& g, int samples, int threads, MarchStats* stats,

@@ -69,6 +69,7 @@ class RayMarcher {
  private:
   core::RawVector<MarchVertex> vertex_;
   const core::RawVector<Tet>& tets_;
+  const core::RawVector<TetNeighbours>& neighbours_;
   const std::vector<HullFacet>& hull_;
   const std::int32_t* q_;  // the points' lattice coordinates, for the hull walk
   double scale_;

@@ -62,7 +62,7 @@ struct QhullRun {
 
 }  // namespace
 
-core::RawVector<Tet> triangulate_qhull(const FieldPoints& points) {
+Triangulation triangulate_qhull(const FieldPoints& points) {
   const std::size_t n = points.size();
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max() / 4))
     throw core::Error::input("{} points: too many for Qhull", n);
@@ -93,10 +93,13 @@ core::RawVector<Tet> triangulate_qhull(const FieldPoints& points) {
     else
       facet->visitid = count++;
   }
-  core::RawVector<Tet> tets(count);
+  Triangulation tri;
+  tri.tets.resize(count);
+  tri.neighbours.resize(count);
   FORALLfacets {
     if (facet->upperdelaunay) continue;
-    Tet& t = tets[facet->visitid];
+    Tet& t = tri.tets[facet->visitid];
+    std::int32_t* across = tri.neighbours[facet->visitid].across;
     vertexT* vertex = nullptr;
     vertexT** vertexp = nullptr;
     int k = 0;
@@ -107,7 +110,7 @@ core::RawVector<Tet> triangulate_qhull(const FieldPoints& points) {
       t.vertex[k++] = static_cast<std::int32_t>(qh_pointid(qh, vertex->point));
     }
     if (k != 4) throw core::Error::internal("Qhull returned a facet with {} vertices", k);
-    for (int j = 0; j < 4; ++j) t.neighbour[j] = -1;
+    for (int j = 0; j < 4; ++j) across[j] = -1;
     // Qhull documents neighbour k as opposite vertex k for simplicial facets; we check by the
     // vertex each neighbour lacks, which costs little and does not depend on that promise.
     facetT* neighbor = nullptr;
@@ -132,10 +135,10 @@ core::RawVector<Tet> triangulate_qhull(const FieldPoints& points) {
         }
       }
       if (missing < 0) throw core::Error::internal("Qhull: two facets with the same vertices");
-      t.neighbour[missing] = static_cast<std::int32_t>(neighbor->visitid);
+      across[missing] = static_cast<std::int32_t>(neighbor->visitid);
     }
   }
-  return tets;
+  return tri;
 }
 
 }  // namespace phew::dtfe::detail

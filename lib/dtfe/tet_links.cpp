@@ -57,19 +57,20 @@ int vertex_not_in(const Tet& t, const Tet& u) {
 
 }  // namespace
 
-void link_mirrors(core::RawVector<Tet>& tets, std::size_t n_points, int threads) {
+void link_mirrors(const core::RawVector<Tet>& tets, core::RawVector<TetNeighbours>& neighbours, std::size_t n_points,
+                  int threads) {
   const std::size_t m = tets.size();
   const TetIndex index(tets, n_points);
   // 1. Each tetrahedron follows its own mirrors; only its own links are written.
   std::vector<char> open(m, 0);  // tetrahedra with a face still unlinked
   core::parallel_for(threads, m, 1 << 15, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t i = b; i < e; ++i) {
-      Tet& t = tets[i];
+      std::int32_t* across = neighbours[i].across;
       for (int k = 0; k < 4; ++k) {
-        const std::int32_t nb = t.neighbour[k];
+        const std::int32_t nb = across[k];
         if (nb >= 0) continue;
-        const std::int32_t found = nb == -1 ? -1 : index.find(face_with(t, k, -(nb + 2)));
-        t.neighbour[k] = found >= 0 ? found : kUnlinked;
+        const std::int32_t found = nb == -1 ? -1 : index.find(face_with(tets[i], k, -(nb + 2)));
+        across[k] = found >= 0 ? found : kUnlinked;
         if (found < 0) open[i] = 1;
       }
     }
@@ -78,21 +79,21 @@ void link_mirrors(core::RawVector<Tet>& tets, std::size_t n_points, int threads)
   std::vector<std::vector<std::array<std::int32_t, 3>>> back(static_cast<std::size_t>(std::max(threads, 1)));
   core::parallel_for(threads, m, 1 << 15, [&](std::size_t b, std::size_t e, int thread) {
     for (std::size_t i = b; i < e; ++i)
-      for (std::int32_t j : tets[i].neighbour) {
+      for (std::int32_t j : neighbours[i].across) {
         if (j < 0 || !open[static_cast<std::size_t>(j)]) continue;
         const int k = vertex_not_in(tets[static_cast<std::size_t>(j)], tets[i]);
-        if (k >= 0 && tets[static_cast<std::size_t>(j)].neighbour[k] == kUnlinked)
+        if (k >= 0 && neighbours[static_cast<std::size_t>(j)].across[k] == kUnlinked)
           back[static_cast<std::size_t>(thread)].push_back({j, k, static_cast<std::int32_t>(i)});
       }
   });
   for (const auto& list : back)
-    for (const auto& [j, k, i] : list) tets[static_cast<std::size_t>(j)].neighbour[k] = i;
+    for (const auto& [j, k, i] : list) neighbours[static_cast<std::size_t>(j)].across[k] = i;
   // 3. Faces unlinked on both sides are matched by their vertices; a face left alone is on the hull.
   std::vector<std::tuple<std::array<std::int32_t, 3>, std::int32_t, int>> faces;
   for (std::size_t i = 0; i < m; ++i)
     if (open[i])
       for (int k = 0; k < 4; ++k)
-        if (tets[i].neighbour[k] == kUnlinked) {
+        if (neighbours[i].across[k] == kUnlinked) {
           const auto key = face_with(tets[i], k, -1);  // -1 sorts first: the face is key[1..3]
           faces.emplace_back(std::array<std::int32_t, 3>{key[1], key[2], key[3]}, static_cast<std::int32_t>(i), k);
         }
@@ -101,12 +102,12 @@ void link_mirrors(core::RawVector<Tet>& tets, std::size_t n_points, int threads)
     std::size_t z = a + 1;
     while (z < faces.size() && std::get<0>(faces[z]) == std::get<0>(faces[a])) ++z;
     if (z - a > 2) throw core::Error::internal("slab triangulation: a face of {} tetrahedra", z - a);
-    auto& ta = tets[static_cast<std::size_t>(std::get<1>(faces[a]))];
+    std::int32_t* across_a = neighbours[static_cast<std::size_t>(std::get<1>(faces[a]))].across;
     if (z - a == 1) {
-      ta.neighbour[std::get<2>(faces[a])] = -1;
+      across_a[std::get<2>(faces[a])] = -1;
     } else {
-      ta.neighbour[std::get<2>(faces[a])] = std::get<1>(faces[a + 1]);
-      tets[static_cast<std::size_t>(std::get<1>(faces[a + 1]))].neighbour[std::get<2>(faces[a + 1])] =
+      across_a[std::get<2>(faces[a])] = std::get<1>(faces[a + 1]);
+      neighbours[static_cast<std::size_t>(std::get<1>(faces[a + 1]))].across[std::get<2>(faces[a + 1])] =
           std::get<1>(faces[a]);
     }
     a = z;

@@ -15,6 +15,7 @@ namespace phew::dtfe::detail {
 // canonical order (canonical_order) and be the whole triangulation of `n_points` points: a face is
 // linked by a right mirror on either side, or else by matching the faces left over. Throws
 // Error(internal) when a face is shared by more than two tetrahedra.
-void link_mirrors(core::RawVector<Tet>& tets, std::size_t n_points, int threads);
+void link_mirrors(const core::RawVector<Tet>& tets, core::RawVector<TetNeighbours>& neighbours, std::size_t n_points,
+                  int threads);
 
 }  // namespace phew::dtfe::detail

@@ -101,17 +101,15 @@ Triangulation triangulate(const FieldPoints& points, Backend backend, int thread
                              points.size());
   if (coplanar(points))
     throw core::Error::input("all {} particles of the field lie in one plane: no 3-D triangulation", points.size());
-  Triangulation t;
-  t.tets = backend == Backend::cgal ? detail::triangulate_cgal(points, threads, neighbours)
-                                    : detail::triangulate_qhull(points);
-  t.linked = neighbours || backend == Backend::qhull;
+  Triangulation t = backend == Backend::cgal ? detail::triangulate_cgal(points, threads, neighbours)
+                                             : detail::triangulate_qhull(points);
   if (t.tets.empty())
     throw core::Error::internal("{} produced no tetrahedra for {} points", to_string(backend), points.size());
   if (t.tets.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
     throw core::Error::input("{} tetrahedra: too many for one field (split it)", t.tets.size());
   // In canonical order the same set of tetrahedra gives the same arrays whichever backend made them
   // and in whatever order, so every later sum is done in the same order (CGAL's come in it).
-  if (backend == Backend::qhull) detail::canonical_order(t.tets, points.size(), threads, t.linked);
+  if (backend == Backend::qhull) detail::canonical_order(t, points.size(), threads);
   // CGAL keeps every distinct point as a vertex and never makes a flat cell; Qhull may do either.
   if (backend == Backend::cgal) return t;
   t.absorbed = absorb_missing(points, t.tets);
@@ -126,16 +124,19 @@ Triangulation triangulate(const FieldPoints& points, Backend backend, int thread
 
 namespace phew::dtfe::detail {
 
-void canonical_order(core::RawVector<Tet>& tets, std::size_t n_points, int threads, bool renumber) {
+void canonical_order(Triangulation& tri, std::size_t n_points, int threads) {
+  core::RawVector<Tet>& tets = tri.tets;
   const std::size_t m = tets.size();
+  const bool linked = tri.linked();
   core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t i = b; i < e; ++i) {
       Tet& t = tets[i];
+      std::int32_t* across = linked ? tri.neighbours[i].across : nullptr;
       // Insertion sort of four (vertex, neighbour) pairs.
       for (int k = 1; k < 4; ++k)
         for (int j = k; j > 0 && t.vertex[j - 1] > t.vertex[j]; --j) {
           std::swap(t.vertex[j - 1], t.vertex[j]);
-          std::swap(t.neighbour[j - 1], t.neighbour[j]);
+          if (linked) std::swap(across[j - 1], across[j]);
         }
     }
   });
@@ -176,24 +177,26 @@ void canonical_order(core::RawVector<Tet>& tets, std::size_t n_points, int threa
   core::parallel_for(threads, n_points, 1 << 14, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t v = b; v < e; ++v) std::sort(order.begin() + start[v], order.begin() + start[v + 1], less);
   });
-  std::vector<std::int32_t> where;
-  if (renumber) {
-    where.resize(m);
-    core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
-      for (std::size_t i = b; i < e; ++i) where[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
-    });
-  }
   core::RawVector<Tet> out(m);
   core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
-    for (std::size_t i = b; i < e; ++i) {
-      Tet t = tets[static_cast<std::size_t>(order[i])];
-      if (renumber)
-        for (std::int32_t& nb : t.neighbour)
-          if (nb >= 0) nb = where[static_cast<std::size_t>(nb)];
-      out[i] = t;
-    }
+    for (std::size_t i = b; i < e; ++i) out[i] = tets[static_cast<std::size_t>(order[i])];
   });
   tets.swap(out);
+  if (!linked) return;
+  std::vector<std::int32_t> where(m);
+  core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) where[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
+  });
+  core::RawVector<TetNeighbours> moved(m);
+  core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) {
+      TetNeighbours nb = tri.neighbours[static_cast<std::size_t>(order[i])];
+      for (std::int32_t& j : nb.across)
+        if (j >= 0) j = where[static_cast<std::size_t>(j)];
+      moved[i] = nb;
+    }
+  });
+  tri.neighbours.swap(moved);
 }
 
 }  // namespace phew::dtfe::detail

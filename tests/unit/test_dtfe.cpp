@@ -376,7 +376,10 @@ TEST(DtfeKernel, QhullAndCgalGiveTheSameMaps) {
 }
 
 bool same_tets(const Triangulation& a, const Triangulation& b) {
-  return a.tets.size() == b.tets.size() && std::memcmp(a.tets.data(), b.tets.data(), a.tets.size() * sizeof(Tet)) == 0;
+  return a.tets.size() == b.tets.size() &&
+         std::memcmp(a.tets.data(), b.tets.data(), a.tets.size() * sizeof(Tet)) == 0 &&
+         a.neighbours.size() == b.neighbours.size() &&
+         std::memcmp(a.neighbours.data(), b.neighbours.data(), a.neighbours.size() * sizeof(TetNeighbours)) == 0;
 }
 
 TEST(DtfeKernel, TriangulationsAreCanonical) {
@@ -393,20 +396,19 @@ TEST(DtfeKernel, TriangulationsAreCanonical) {
   for (int threads : {2, 3})  // slabs (cgal_slabs.cpp)
     EXPECT_TRUE(same_tets(c1, triangulate(pts, Backend::cgal, threads))) << threads << " threads";
   EXPECT_TRUE(same_tets(q, c1));
-  Triangulation reference;
-  reference.tets = detail::triangulate_cgal_reference(pts);
+  const Triangulation reference = detail::triangulate_cgal_reference(pts);
   EXPECT_TRUE(same_tets(reference, c1));
   // Below the slabs' threshold several threads triangulate in one slab.
   const FieldPoints few = select_field(std::vector<double>(p.pos.begin(), p.pos.begin() + 3 * 600),
                                        std::vector<double>(p.mass.begin(), p.mass.begin() + 600), g, {0, 0, 0});
   ASSERT_LT(few.size(), 1000u);
-  Triangulation few_reference;
-  few_reference.tets = detail::triangulate_cgal_reference(few);
+  const Triangulation few_reference = detail::triangulate_cgal_reference(few);
   EXPECT_TRUE(same_tets(few_reference, triangulate(few, Backend::cgal, 2)));
   // Without neighbours (the maps'): the same tetrahedra in the same order.
   for (int threads : {1, 2}) {
     const Triangulation u = triangulate(pts, Backend::cgal, threads, false);
-    EXPECT_FALSE(u.linked);
+    EXPECT_FALSE(u.linked());
+    EXPECT_TRUE(u.neighbours.empty());
     ASSERT_EQ(u.tets.size(), c1.tets.size());
     bool same = true;
     for (std::size_t i = 0; i < u.tets.size(); ++i)
@@ -509,20 +511,17 @@ TEST(DtfeKernel, SlabsFindTheTetrahedraOfTheWholeTriangulation) {
                       quantise_field(rel, mass, 12.0 / (1 << 28)));
   }
   for (const auto& [name, pts] : sets) {
-    Triangulation whole;
-    whole.tets = detail::triangulate_cgal_reference(pts);
+    const Triangulation whole = detail::triangulate_cgal_reference(pts);
     for (int slabs : {1, 2, 5, 9})
       for (double ghost : {0.25, 3.0}) {
-        Triangulation parts;
-        auto tets = detail::triangulate_cgal_slabs(pts, slabs, 2, ghost);
-        if (!tets) {  // a slab of one plane: triangulate() then takes one slab
+        std::optional<Triangulation> parts = detail::triangulate_cgal_slabs(pts, slabs, 2, ghost);
+        if (!parts) {  // a slab of one plane: triangulate() then takes one slab
           EXPECT_EQ(std::string(name), "small lattice") << slabs << " slabs";
           EXPECT_TRUE(same_tets(whole, triangulate(pts, Backend::cgal, slabs))) << name << ", " << slabs << " slabs";
           continue;
         }
-        parts.tets = std::move(*tets);
-        EXPECT_TRUE(same_tets(whole, parts))
-            << name << ", " << slabs << " slabs, ghosts " << ghost << " spacings: " << parts.tets.size()
+        EXPECT_TRUE(same_tets(whole, *parts))
+            << name << ", " << slabs << " slabs, ghosts " << ghost << " spacings: " << parts->tets.size()
             << " tetrahedra against " << whole.tets.size();
       }
   }
