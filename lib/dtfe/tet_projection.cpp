@@ -66,6 +66,8 @@ PixelAxis pixel_axis(const FieldGeometry& g, double scale, int samples) {
 constexpr int kEdge[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
 constexpr int kFaceEdges[4][3] = {{3, 4, 5}, {1, 2, 5}, {0, 2, 4}, {0, 1, 3}};  // ab, ac, bc
 constexpr int kFaceVertices[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
+// The two faces holding each edge (those opposite the other two vertices), as face bits.
+constexpr unsigned kEdgeFaces[6] = {0b1100, 0b1010, 0b0110, 0b1001, 0b0101, 0b0011};
 
 [[noreturn, gnu::noinline, gnu::cold]] void inconsistent(std::int64_t pu, std::int64_t pv, std::size_t t) {
   throw core::Error::internal(
@@ -129,21 +131,35 @@ struct ProjectedTet {
 
   // Where the row u = pu crosses the projected edges (and passes through vertices), in no order: within
   // the projection between the least and the greatest, and between two of them the same two faces meet
-  // every ray. In floating point (an error far below a lattice step). Returns how many (up to 10; x holds 11).
-  int crossings(std::int64_t pu, double* x) const {
+  // every ray. In floating point (an error far below a lattice step). Returns how many (up to 10; x and
+  // flip hold 11); flip[i] is the faces holding the edge crossed, 0 at a vertex; `vertices` how many of
+  // them are vertices on the row.
+  int crossings(std::int64_t pu, double* x, unsigned* flip, int& vertices) const {
     // Every candidate written, the count moved on when it is one: which edges a row crosses changes
     // from row to row, and a branch on it is mispredicted often.
     int n = 0;
     for (int q = 0; q < 4; ++q) {
       x[n] = static_cast<double>(v[q]);
+      flip[n] = 0;
       n += u[q] == pu;
     }
+    vertices = n;
     for (int e = 0; e < 6; ++e) {
       const int a = kEdge[e][0], b = kEdge[e][1];
       x[n] = static_cast<double>(v[a]) + dv_du[e] * static_cast<double>(pu - u[a]);
+      flip[n] = kEdgeFaces[e];
       n += (u[a] < pu && u[b] > pu) | (u[a] > pu && u[b] < pu);
     }
     return n;
+  }
+
+  // The height and density where the ray at (pu, pv) (row part `cu`) meets the plane of face f: meet()'s
+  // arithmetic for one face, for a ray known to cross it.
+  void height(const std::int64_t cu[6], std::int64_t pv, int f, double& wf, double& rf) const {
+    const int ab = kFaceEdges[f][0], ac = kFaceEdges[f][1];
+    const double bb = -static_cast<double>(cu[ac] + pv * a_v[ac]), bc = static_cast<double>(cu[ab] + pv * a_v[ab]);
+    wf = wa[f] + (bb * wab[f] + bc * wac[f]) * inv_area[f];
+    rf = ra[f] + (bb * rab[f] + bc * rac[f]) * inv_area[f];
   }
 
   // The ray at (pu, pv) (row part `cu` = c + pu * a_u), exactly: false when it misses the tetrahedron,
@@ -182,13 +198,18 @@ inline double stretch(double w1, double r1, double w2, double r2) { return (r1 +
 
 // The rays through the pixel centres of row i that cross the tetrahedron: twice their integrals added
 // to sum[j], hit[j] set, st.steps counted. Rays within a few lattice steps of a crossing of the row with
-// a projected edge are tested exactly; between two crossings, the first ray is, and the others follow
-// the same two faces along the row.
+// a projected edge are tested exactly. Between two crossings the same two faces meet every ray: those
+// whose projections the row has entered and not left, each face's projection a triangle the row enters
+// and leaves at crossings of its edges. So the faces are the crossed edges' faces toggled (each edge is
+// an edge of two faces, kEdgeFaces) from the left; the first ray's heights are meet()'s, and the others
+// follow them along the row. A row through a vertex has its first rays met exactly instead.
 void cross_row(const ProjectedTet& fr, const PixelAxis& axis, int i, std::size_t ti, double* sum, std::uint8_t* hit,
                MarchStats& st) {
   const std::int64_t u = axis.lo[static_cast<std::size_t>(i)];
   double cross[11];
-  const int n_cross = fr.crossings(u, cross);
+  unsigned flip[11];
+  int at_vertices = 0;
+  const int n_cross = fr.crossings(u, cross, flip, at_vertices);
   if (n_cross == 0) return;
   double lo = cross[0], hi = cross[0];
   for (int q = 1; q < n_cross; ++q) lo = std::min(lo, cross[q]), hi = std::max(hi, cross[q]);
@@ -211,14 +232,24 @@ void cross_row(const ProjectedTet& fr, const PixelAxis& axis, int i, std::size_t
     return;
   }
   for (int q = 1; q < n_cross; ++q)
-    for (int r = q; r > 0 && cross[r - 1] > cross[r]; --r) std::swap(cross[r - 1], cross[r]);
+    for (int r = q; r > 0 && cross[r - 1] > cross[r]; --r)
+      std::swap(cross[r - 1], cross[r]), std::swap(flip[r - 1], flip[r]);
   int j = std::numeric_limits<int>::min();
+  unsigned faces = 0;  // those the rays right of the crossings so far meet
   for (int q = 0; q < n_cross; ++q) {
     const auto [near0, near1] = axis.covering(below(cross[q]), above(cross[q]));
     if (q > 0 && j < near0) {  // the rays between crossings q - 1 and q, inside the projection
       const auto js = static_cast<std::size_t>(j);
       const std::int64_t v0 = axis.lo[js];
-      if (!fr.meet(cu, u, v0, ti, f1, f2, w1, r1, w2, r2)) {
+      bool found = true;
+      if (at_vertices == 0 && std::popcount(faces) == 2) {
+        f1 = std::countr_zero(faces), f2 = std::countr_zero(faces & (faces - 1));
+        fr.height(cu, v0, f1, w1, r1);
+        fr.height(cu, v0, f2, w2, r2);
+      } else {
+        found = fr.meet(cu, u, v0, ti, f1, f2, w1, r1, w2, r2);
+      }
+      if (!found) {
         for (; j < near0; ++j) exact(j);  // never: the stretch lies inside the projection
       } else {
         sum[js] += stretch(w1, r1, w2, r2);
@@ -237,6 +268,7 @@ void cross_row(const ProjectedTet& fr, const PixelAxis& axis, int i, std::size_t
       }
     }
     for (j = std::max(j, near0); j < near1; ++j) exact(j);
+    faces ^= flip[q];
   }
 }
 

@@ -262,6 +262,13 @@ TEST(TetProjection, CrossesWhatTheMarcherCrossesAndSumsTheSame) {
   for (int ng : {8, 16, 20, 32})
     for (int axis : {0, 2}) scenes.push_back({lattice(10), field({4.5, 4.5, 4.5}, 8, 10, ng, axis, 1.0), 1, {0, 0, 0}});
   scenes.push_back({lattice(6), field({2.5, 2.5, 2.5}, 6, 6, 12, 1, 0.0), 2, {0, 0, 0}});
+  // One tetrahedron eight rays wide whose fourth vertex projects inside the other three, onto a ray: the
+  // row through it changes faces there, with no edge crossed.
+  for (const double dx : {2.5, 3.5, 4.5})
+    scenes.push_back({Particles{{0.1, 0.2, 0.0, 7.9, 0.3, 1.0, 0.3, 7.8, 2.0, dx, 2.5, 5.0}, {1, 1, 1, 1}},
+                      field({4, 4, 2.5}, 8, 10, 8, 2, 0.0),
+                      1,
+                      {0, 0, 0}});
   scenes.push_back({uniform(3000, 10.0, 3), field({5, 5, 5}, 10, 10, 33, 1), 1, {10, 10, 10}});
   int n_scene = 0;
   for (const Scene& sc : scenes) {
