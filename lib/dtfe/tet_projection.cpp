@@ -80,6 +80,7 @@ constexpr unsigned kEdgeFaces[6] = {0b1100, 0b1010, 0b0110, 0b1001, 0b0101, 0b00
 // orientation; a face parallel to the rays contains none).
 struct ProjectedTet {
   std::int64_t u[4], v[4];
+  double u_real[4], v_real[4];  // the same, as doubles (exact: |u|, |v| <= 2^29)
   double w[4], rho[4];
   std::int64_t umin, umax, vmin, vmax;
   std::int64_t c[6], a_u[6], a_v[6];
@@ -103,6 +104,7 @@ struct ProjectedTet {
 
   // The rest, for a tetrahedron some ray may cross.
   void prepare() {
+    for (int k = 0; k < 4; ++k) u_real[k] = static_cast<double>(u[k]), v_real[k] = static_cast<double>(v[k]);
     for (int e = 0; e < 6; ++e) {
       const int a = kEdge[e][0], b = kEdge[e][1];
       // orient2d(a, b, p) = (a.u b.v - a.v b.u) + pu (a.v - b.v) + pv (b.u - a.u).
@@ -136,19 +138,20 @@ struct ProjectedTet {
   // them are vertices on the row.
   int crossings(std::int64_t pu, double* x, unsigned* flip, int& vertices) const {
     // Every candidate written, the count moved on when it is one: which edges a row crosses changes
-    // from row to row, and a branch on it is mispredicted often.
+    // from row to row, and a branch on it is mispredicted often. The differences in doubles are exact.
+    const double pu_real = static_cast<double>(pu);
     int n = 0;
     for (int q = 0; q < 4; ++q) {
-      x[n] = static_cast<double>(v[q]);
+      x[n] = v_real[q];
       flip[n] = 0;
       n += u[q] == pu;
     }
     vertices = n;
     for (int e = 0; e < 6; ++e) {
       const int a = kEdge[e][0], b = kEdge[e][1];
-      x[n] = static_cast<double>(v[a]) + dv_du[e] * static_cast<double>(pu - u[a]);
+      x[n] = v_real[a] + dv_du[e] * (pu_real - u_real[a]);
       flip[n] = kEdgeFaces[e];
-      n += (u[a] < pu && u[b] > pu) | (u[a] > pu && u[b] < pu);
+      n += (u[a] - pu) * (u[b] - pu) < 0;  // strictly on either side (|u - pu| < 2^31: no overflow)
     }
     return n;
   }
