@@ -156,13 +156,20 @@ struct ProjectedTet {
     return n;
   }
 
-  // The height and density where the ray at (pu, pv) (row part `cu`) meets the plane of face f: meet()'s
-  // arithmetic for one face, for a ray known to cross it.
-  void height(const std::int64_t cu[6], std::int64_t pv, int f, double& wf, double& rf) const {
-    const int ab = kFaceEdges[f][0], ac = kFaceEdges[f][1];
-    const double bb = -static_cast<double>(cu[ac] + pv * a_v[ac]), bc = static_cast<double>(cu[ab] + pv * a_v[ab]);
+  // The height and density where a ray meets the plane of face f (a, b, c), from its edge functions
+  // there, d_ab = orient2d(a, b, p) and d_ac = orient2d(a, c, p): with the barycentric weights
+  // orient2d(b, c, p), orient2d(c, a, p) and orient2d(a, b, p), whose sum is the face's projected area,
+  // relative to a.
+  [[gnu::always_inline]] void on_face(int f, std::int64_t d_ab, std::int64_t d_ac, double& wf, double& rf) const {
+    const double bb = -static_cast<double>(d_ac), bc = static_cast<double>(d_ab);
     wf = wa[f] + (bb * wab[f] + bc * wac[f]) * inv_area[f];
     rf = ra[f] + (bb * rab[f] + bc * rac[f]) * inv_area[f];
+  }
+
+  // The same at the ray (pu, pv) (row part `cu`), for a ray known to cross face f.
+  void height(const std::int64_t cu[6], std::int64_t pv, int f, double& wf, double& rf) const {
+    const int ab = kFaceEdges[f][0], ac = kFaceEdges[f][1];
+    on_face(f, cu[ab] + pv * a_v[ab], cu[ac] + pv * a_v[ac], wf, rf);
   }
 
   // The ray at (pu, pv) (row part `cu` = c + pu * a_u), exactly: false when it misses the tetrahedron,
@@ -181,16 +188,10 @@ struct ProjectedTet {
     const unsigned rest = faces & (faces - 1);
     if (rest == 0 || (rest & (rest - 1)) != 0) inconsistent(pu, pv, t);
     f1 = std::countr_zero(faces), f2 = std::countr_zero(rest);
-    // Every face's height and density where the ray meets its plane, while the signs are tested (the
-    // two wanted are then a load away rather than a chain of loads and products behind the face test):
-    // with the barycentric weights orient2d(b, c, p), orient2d(c, a, p) and orient2d(a, b, p), whose
-    // sum is the face's projected area, relative to a.
+    // Every face's height and density where the ray meets its plane, while the signs are tested: the
+    // two wanted are then a load away rather than a chain of loads and products behind the face test.
     double wf[4], rf[4];
-    for (int f = 0; f < 4; ++f) {
-      const double bb = -static_cast<double>(d[kFaceEdges[f][1]]), bc = static_cast<double>(d[kFaceEdges[f][0]]);
-      wf[f] = wa[f] + (bb * wab[f] + bc * wac[f]) * inv_area[f];
-      rf[f] = ra[f] + (bb * rab[f] + bc * rac[f]) * inv_area[f];
-    }
+    for (int f = 0; f < 4; ++f) on_face(f, d[kFaceEdges[f][0]], d[kFaceEdges[f][1]], wf[f], rf[f]);
     w1 = wf[f1], r1 = rf[f1], w2 = wf[f2], r2 = rf[f2];
     return true;
   }
