@@ -246,8 +246,9 @@ void cross_row(const ProjectedTet& fr, const PixelAxis& axis, int i, std::size_t
       const auto js = static_cast<std::size_t>(j);
       const std::int64_t v0 = axis.lo[js];
       bool found = true;
-      if (at_vertices == 0 && std::popcount(faces) == 2) {
-        f1 = std::countr_zero(faces), f2 = std::countr_zero(faces & (faces - 1));
+      const unsigned rest = faces & (faces - 1);  // faces without its lowest: one bit left when it holds two
+      if (at_vertices == 0 && rest != 0 && (rest & (rest - 1)) == 0) {
+        f1 = std::countr_zero(faces), f2 = std::countr_zero(rest);
         fr.height(cu, v0, f1, w1, r1);
         fr.height(cu, v0, f2, w2, r2);
       } else {
