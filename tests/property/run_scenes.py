@@ -31,6 +31,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -165,7 +166,12 @@ def shell(argv):
 
 
 def run(argv, cwd, timeout):
-    env = dict(os.environ, **ENV)
+    # Each run an Open MPI session folder of its own: the rank counts run side by side (--jobs), and two
+    # mpiruns sharing /tmp/ompi.HOST.UID race as one removes it while the other creates its own folder in
+    # it (orte_init: "A call to mkdir was unable to create the desired directory"). Short, under /tmp:
+    # Open MPI puts Unix sockets there.
+    session = tempfile.mkdtemp(prefix="phew-ompi.", dir="/tmp")
+    env = dict(os.environ, **ENV, OMPI_MCA_orte_tmpdir_base=session)
     t0 = time.time()
     try:
         p = subprocess.run(["timeout", "-k", "10", str(timeout)] + argv, cwd=cwd, env=env, capture_output=True,
@@ -173,6 +179,8 @@ def run(argv, cwd, timeout):
         code, err = p.returncode, p.stderr + (f"\n[stdout]\n{p.stdout}" if p.stdout.strip() else "")
     except OSError as e:
         code, err = 127, str(e)
+    finally:
+        shutil.rmtree(session, ignore_errors=True)
     if code == 124 or code == 137:
         err += f"\n(timed out after {timeout} s: a hang?)"
     return code, err, time.time() - t0
