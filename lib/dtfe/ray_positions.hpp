@@ -39,13 +39,15 @@ class RayPositions {
   }
 
   int size() const { return n_; }
+  bool bucketed() const { return !bucket_.empty(); }  // the table, not the binary search
   std::int64_t operator[](std::size_t i) const { return a_[i]; }
 
   // The first i with a[i] >= x, or size().
   int first(std::int64_t x) const {
     if (bucket_.empty()) return static_cast<int>(std::lower_bound(a_.begin(), a_.end() - 1, x) - a_.begin());
     if (x <= a_[0]) return 0;
-    const std::uint64_t b = static_cast<std::uint64_t>(x - a_[0]) >> shift_;
+    // x - a[0] > 0, in unsigned arithmetic: exact for any int64 x, where the signed difference could overflow.
+    const std::uint64_t b = (static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(a_[0])) >> shift_;
     if (b >= bucket_.size()) return n_;  // beyond the last bucket, so above the last position
     const int i = bucket_[b];
     return i + static_cast<int>(a_[static_cast<std::size_t>(i)] < x);

@@ -205,8 +205,9 @@ inline double stretch(double w1, double r1, double w2, double r2) { return (r1 +
 // a projected edge are tested exactly. Between two crossings the same two faces meet every ray: those
 // whose projections the row has entered and not left, each face's projection a triangle the row enters
 // and leaves at crossings of its edges. So the faces are the crossed edges' faces toggled (each edge is
-// an edge of two faces, kEdgeFaces) from the left; the first ray's heights are meet()'s, and the others
-// follow them along the row. A row through a vertex has its first rays met exactly instead.
+// an edge of two faces, kEdgeFaces) from the left; the first ray's heights are those faces' (meet()'s
+// arithmetic, on_face), and the others follow them along the row. A row through a vertex has its first
+// rays met exactly instead.
 void cross_row(const ProjectedTet& fr, const PixelAxis& axis, int i, std::size_t ti, double* sum, std::uint8_t* hit,
                MarchStats& st) {
   const std::int64_t u = axis.lo[static_cast<std::size_t>(i)];

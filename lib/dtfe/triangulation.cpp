@@ -91,7 +91,7 @@ const char* to_string(Backend b) { return b == Backend::cgal ? "cgal" : "qhull";
 
 double triangulation_bytes_per_point(Backend b) {
   // Measured on clustered particles (bench/dtfe_kernel): the backend's own structure at its peak plus
-  // our tetrahedra (6.7 per point, 32 bytes each), vertices and sorting buffers.
+  // our tetrahedra (6.7 per point, 16 bytes each, 32 with their neighbours), vertices and sorting buffers.
   return b == Backend::cgal ? 1000.0 : 2600.0;
 }
 

@@ -208,19 +208,15 @@ TEST(DtfeKernel, MarchingAgreesWithTheWalkingReferenceAsItIsRefined) {
   }
 }
 
-// The projected tetrahedra against the marcher, ray by ray: the same rays cross the same tetrahedra
-// (the step counts equal, the same pixels NaN), and each pixel's sum agrees to rounding. Scenes: a
-// Plummer sphere whose corners the hull misses (NaN pixels), one several rays per pixel, the lattice
-// whose rays run through vertices and along edges and faces (the ties; Qhull leaves flat
-// tetrahedra there), and an isolated object whose outside counts 0.
 // The bucket table against a binary search: rays as the maps place them (about even, rounded), uneven
-// gaps, gaps of one lattice unit, repeated positions (the search's fallback) and a single ray, each asked
-// at every position, either side of it and at random between and beyond.
+// gaps, gaps of one lattice unit, repeated positions and a single ray (the search's), each asked at
+// every position, either side of it, at random between and beyond, and at the ends of int64.
 TEST(TetProjection, RayPositionsFindTheFirstAtOrAbove) {
   std::mt19937_64 rng(47);
-  auto check = [&](const std::vector<std::int64_t>& a) {
+  auto check = [&](const std::vector<std::int64_t>& a, bool bucketed) {
     const RayPositions p(a);
     ASSERT_EQ(p.size(), static_cast<int>(a.size()));
+    EXPECT_EQ(p.bucketed(), bucketed) << a.size() << " positions";
     auto expect = [&](std::int64_t x) {
       const auto want = static_cast<int>(std::lower_bound(a.begin(), a.end(), x) - a.begin());
       ASSERT_EQ(p.first(x), want) << "x = " << x;
@@ -229,26 +225,36 @@ TEST(TetProjection, RayPositionsFindTheFirstAtOrAbove) {
       for (std::int64_t dx = -3; dx <= 3; ++dx) expect(y + dx);
     std::uniform_int_distribution<std::int64_t> any(a.front() - 1000, a.back() + 1000);
     for (int k = 0; k < 2000; ++k) expect(any(rng));
-    expect(std::numeric_limits<std::int32_t>::min());
-    expect(std::numeric_limits<std::int32_t>::max());
+    expect(std::numeric_limits<std::int64_t>::min());
+    expect(std::numeric_limits<std::int64_t>::max());
   };
   for (const int n : {1, 2, 7, 1024}) {
     std::vector<std::int64_t> even(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i)
       even[static_cast<std::size_t>(i)] = std::llround(-5e8 + (i + 0.5) * 1e9 / n);  // as ray_position rounds
-    check(even);
+    check(even, n > 1);
   }
-  for (const std::int64_t max_gap : {1, 2, 3, 100, 1 << 20}) {
-    for (const std::int64_t min_gap : {0, 1, 2}) {
-      if (min_gap > max_gap) continue;
-      std::uniform_int_distribution<std::int64_t> gap(min_gap, max_gap);
-      std::vector<std::int64_t> a{-12345};
-      for (int i = 1; i < 300; ++i) a.push_back(a.back() + gap(rng));
-      check(a);
-    }
+  // Gaps drawn from [min, max]: a table while no wider than 16 buckets a position (buckets are the
+  // least gap's power of two), a search for gaps of 0 or 1 and for gaps too uneven.
+  const struct {
+    std::int64_t min, max;
+    bool bucketed;
+  } gaps[] = {{0, 0, false}, {0, 2, false}, {1, 1, false},      {1, 100, false}, {2, 2, true},       {2, 3, true},
+              {4, 7, true},  {5, 40, true}, {1000, 1500, true}, {2, 100, false}, {2, 1 << 20, false}};
+  for (const auto& g : gaps) {
+    std::uniform_int_distribution<std::int64_t> gap(g.min, g.max);
+    std::vector<std::int64_t> a{-12345};
+    for (int i = 1; i < 300; ++i) a.push_back(a.back() + gap(rng));
+    check(a, g.bucketed);
   }
 }
 
+// The projected tetrahedra against the marcher, ray by ray: the same rays cross the same tetrahedra
+// (the step counts equal, the same pixels NaN), and each pixel's sum agrees to rounding. Scenes: a
+// Plummer sphere whose corners the hull misses (NaN pixels), one several rays per pixel, the lattice
+// whose rays run through vertices and along edges and faces (the ties; Qhull leaves flat
+// tetrahedra there), single tetrahedra with a vertex projected onto a ray, and an isolated object
+// whose outside counts 0.
 TEST(TetProjection, CrossesWhatTheMarcherCrossesAndSumsTheSame) {
   struct Scene {
     Particles p;
