@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -84,9 +86,9 @@ void for_each_bucket(long home, long nx, bool periodic, long lo, long hi, F&& f)
 // flushed the other cores' TLBs (a third of the sums' time).
 class CloudPool {
  public:
-  static constexpr std::size_t kClouds = 512;  // 16 KiB
+  static constexpr std::size_t kPageBytes = std::size_t{16} << 10;
   struct Page {
-    GridCloud* clouds;
+    void* bytes;
     std::uint32_t block, index;  // the block it was cut from, and its place there
   };
   CloudPool() = default;
@@ -110,7 +112,7 @@ class CloudPool {
       used_ = 0;
     }
     live_.back()[used_ / kPagesPerRegion].fetch_add(1, std::memory_order_relaxed);
-    const Page page{static_cast<GridCloud*>(blocks_.back()) + kClouds * used_,
+    const Page page{static_cast<char*>(blocks_.back()) + kPageBytes * used_,
                     static_cast<std::uint32_t>(blocks_.size() - 1), static_cast<std::uint32_t>(used_)};
     ++used_;
     return page;
@@ -124,7 +126,6 @@ class CloudPool {
   }
 
  private:
-  static constexpr std::size_t kPageBytes = kClouds * sizeof(GridCloud);
   static constexpr std::size_t kRegionBytes = core::kHugePageBytes;
   static constexpr std::size_t kBlockBytes = std::size_t{8} << 20;  // a multiple of 2 MiB: aligned to them
   static constexpr std::size_t kPagesPerBlock = kBlockBytes / kPageBytes;
@@ -139,37 +140,63 @@ class CloudPool {
 // in pages of the pool: a bucket grows without a count first, and its memory goes back once every plane
 // it reaches is summed. A bucket is read source by source in rank order, each in its arrival order: the
 // global order of the particles (rank r's share before rank r+1's), however the rounds interleaved.
+//
+// A page holds the positions alone (24 B a cloud) while its clouds share one mass, as most snapshots'
+// particles of a type do, or else whole clouds (32 B): the pool's first touch was half of one rank's
+// time on a virtual machine (bench/README.md, cic_bench). At the first cloud of another mass a page of
+// positions becomes a page of whole clouds in place, or ends when it holds more than those would; pages
+// of whole clouds follow until one fills with a run of one mass at its end. The clouds, their order and
+// so every sum are the same either way.
 class CloudBuckets {
  public:
   CloudBuckets(std::size_t buckets, std::size_t sources)
-      : sources_(sources),
-        pools_((buckets + kPlanesPerPool - 1) / kPlanesPerPool),
-        pages_(buckets * sources),
-        fill_(buckets * sources, CloudPool::kClouds) {}
+      : sources_(sources), pools_((buckets + kPlanesPerPool - 1) / kPlanesPerPool), pages_(buckets * sources) {}
   std::size_t buckets() const { return pages_.size() / sources_; }
   void add(std::size_t b, std::size_t source, const GridCloud& c) {
-    const std::size_t at = b * sources_ + source;
-    if (fill_[at] == CloudPool::kClouds) {
-      pages_[at].push_back(pools_[b / kPlanesPerPool].take());
-      fill_[at] = 0;
+    std::vector<Filed>& pages = pages_[b * sources_ + source];
+    const std::uint64_t mass = std::bit_cast<std::uint64_t>(c.m);  // the same bits: the same mass
+    if (!pages.empty()) {
+      Filed& last = pages.back();
+      if (last.one_mass && last.mass != mass && last.fill <= kClouds) last.make_whole();
+      if (last.one_mass && last.fill < kPositions && last.mass == mass) {
+        std::copy(c.u, c.u + 3, last.positions() + 3 * last.fill++);
+        return;
+      }
+      if (!last.one_mass && last.fill < kClouds) {
+        const bool same = last.fill > 0 && std::bit_cast<std::uint64_t>(last.clouds()[last.fill - 1].m) == mass;
+        last.run = same ? last.run + 1 : 1;
+        last.clouds()[last.fill++] = c;
+        return;
+      }
     }
-    pages_[at].back().clouds[fill_[at]++] = c;
+    // A new page: positions alone after a full page of them, or after whole clouds that ended in a long
+    // run of one mass; else whole clouds.
+    const bool one_mass =
+        pages.empty() || (pages.back().one_mass ? pages.back().mass == mass : pages.back().run >= kClouds / 2);
+    pages.push_back({pools_[b / kPlanesPerPool].take(), one_mass, 0, 0, mass});
+    add(b, source, c);
   }
   template <typename F>
   void for_each(std::size_t b, F&& f) const {
-    for (std::size_t at = b * sources_; at < (b + 1) * sources_; ++at) {
-      const auto& pages = pages_[at];
-      for (std::size_t p = 0; p < pages.size(); ++p) {
-        const std::size_t n = p + 1 == pages.size() ? fill_[at] : CloudPool::kClouds;
-        const GridCloud* page = pages[p].clouds;
-        for (std::size_t i = 0; i < n; ++i) f(page[i]);
+    for (std::size_t at = b * sources_; at < (b + 1) * sources_; ++at)
+      for (const Filed& page : pages_[at]) {
+        if (!page.one_mass) {
+          for (std::size_t i = 0; i < page.fill; ++i) f(page.clouds()[i]);
+          continue;
+        }
+        GridCloud c;
+        c.m = std::bit_cast<double>(page.mass);
+        const double* u = page.positions();
+        for (std::size_t i = 0; i < page.fill; ++i) {
+          std::copy(u + 3 * i, u + 3 * i + 3, c.u);
+          f(c);
+        }
       }
-    }
   }
   // Called by one thread per bucket: the buckets' page lists are their own.
   void release(std::size_t b) {
     for (std::size_t at = b * sources_; at < (b + 1) * sources_; ++at) {
-      for (const CloudPool::Page& page : pages_[at]) pools_[b / kPlanesPerPool].give_back(page);
+      for (const Filed& page : pages_[at]) pools_[b / kPlanesPerPool].give_back(page.page);
       core::release(pages_[at]);
     }
   }
@@ -179,10 +206,32 @@ class CloudBuckets {
   // only and goes back soon after they are summed (one pool for all kept every huge page to the end:
   // +49 MiB at the peak on 16.7 M particles); each pool's last huge page is partly filled.
   static constexpr std::size_t kPlanesPerPool = 32;
+  static constexpr std::size_t kClouds = CloudPool::kPageBytes / sizeof(GridCloud);        // 512
+  static constexpr std::size_t kPositions = CloudPool::kPageBytes / (3 * sizeof(double));  // 682
+  struct Filed {
+    CloudPool::Page page;
+    bool one_mass;       // positions alone, all of `mass`; else whole clouds
+    std::uint32_t fill;  // clouds in the page
+    std::uint32_t run;   // whole clouds: how many at the end share the last one's mass
+    std::uint64_t mass;  // positions alone: the mass's bits
+    double* positions() const { return static_cast<double*>(page.bytes); }
+    GridCloud* clouds() const { return static_cast<GridCloud*>(page.bytes); }
+    // Positions to whole clouds in place (fill <= kClouds), the last first: cloud i's 32 bytes start at
+    // or after position i's 24, so no position is overwritten before it is read.
+    void make_whole() {
+      const double m = std::bit_cast<double>(mass);
+      for (std::size_t i = fill; i-- > 0;) {
+        const double* u = positions() + 3 * i;
+        const GridCloud c{{u[0], u[1], u[2]}, m};
+        clouds()[i] = c;
+      }
+      one_mass = false;
+      run = fill;
+    }
+  };
   std::size_t sources_;
   std::vector<CloudPool> pools_;
-  std::vector<std::vector<CloudPool::Page>> pages_;
-  std::vector<std::size_t> fill_;
+  std::vector<std::vector<Filed>> pages_;
 };
 
 // Deposits the clouds of buckets [b0, b1) (bucket b is home plane lo + b) onto planes [x0, x1) of a

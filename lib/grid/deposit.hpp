@@ -76,7 +76,8 @@ DepositResult deposit(const GridGeometry& grid, Assignment assignment, const mpi
                       int threads = 1, const DepositMemory& memory = {});
 
 // Bytes per particle the deposit needs at its peak beyond a chunk of input (for memory checks): its
-// clouds in their pages (32 bytes; a cloud on a block boundary is copied to each block it reaches), and
+// clouds in their pages (24 bytes where a page's clouds share a mass, at most 32; a cloud on a block
+// boundary is copied to each block it reaches), and
 // with several ranks a chunk's clouds on their way (bounded by the chunk).
 inline constexpr double kDepositBytesPerParticle = 2 * 32.0;
 

@@ -148,6 +148,37 @@ TEST_P(AgainstReference, RandomParticlesAgreeAndConserveMass) {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, AgainstReference, ::testing::Values("ngp", "cic", "tsc"));
 
+// The clouds' pages hold positions alone while the masses agree and whole clouds otherwise, switching
+// as the masses go (deposit.cpp, CloudBuckets): runs of one mass longer and shorter than a page, a page
+// of positions made whole part-filled and closed nearly full, alternating and all different masses,
+// each against the reference, with about 1,250 clouds a plane (several pages of either kind).
+TEST(Deposit, CloudsOfOneMassOrManyAgreeWithTheReference) {
+  const auto g = cube(16, 10.0);
+  const std::size_t n = 20000;
+  auto [pos, random_mass] = random_particles(n, 7);
+  std::vector<std::pair<std::string, std::vector<double>>> cases;
+  cases.emplace_back("one mass", std::vector<double>(n, 1.25));
+  std::vector<double> runs(n), alternating(n), tail(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    runs[i] = (i / 10000 + i / 700 + (i % 3000 == 0)) % 3 == 0 ? 1.0 : 2.0 + static_cast<double>(i % 5 == 0);
+    alternating[i] = i % 2 ? 0.5 : 1.5;
+    tail[i] = i < n / 2 ? random_mass[i] : 3.0;  // many masses, then one
+  }
+  cases.emplace_back("runs", runs);
+  cases.emplace_back("alternating", alternating);
+  cases.emplace_back("many then one", tail);
+  cases.emplace_back("all different", random_mass);
+  for (const auto& [name, mass] : cases) {
+    const auto got = run(g, parse_assignment("cic"), pos, mass);
+    const auto want = test::reference_deposit({16, 16, 16}, {10, 10, 10}, pos, mass, "cic");
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t c = 0; c < got.size(); ++c)
+      ASSERT_NEAR(got[c], want[c], 1e-12 * (1 + want[c])) << name << ", cell " << c;
+    const double total = std::accumulate(mass.begin(), mass.end(), 0.0);
+    EXPECT_NEAR(std::accumulate(got.begin(), got.end(), 0.0), total, 1e-12 * total) << name;
+  }
+}
+
 // Chunks of at most `chunk` items on any number of threads, one thread too (the deposit sizes its scratch
 // by them), each item exactly once.
 TEST(ParallelFor, ChunksOfAtMostChunkOnAnyThreads) {
