@@ -182,6 +182,7 @@ void canonical_order(Triangulation& tri, std::size_t n_points, int threads) {
     for (std::size_t i = b; i < e; ++i) out[i] = tets[static_cast<std::size_t>(order[i])];
   });
   tets.swap(out);
+  core::release(out);  // the tetrahedra in their old order: gone before the neighbours' arrays are made
   if (!linked) return;
   std::vector<std::int32_t> where(m);
   core::parallel_for(threads, m, 1 << 16, [&](std::size_t b, std::size_t e, int) {
