@@ -6,7 +6,6 @@
 #include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 #include <phew/mpi/exact_sums.hpp>
-#include <phew/mpi/route.hpp>
 
 #include <sys/mman.h>
 
@@ -290,7 +289,9 @@ struct Deposit::State {
         lo(x0 - (width - 1)),
         hi(x1 - 1),
         buckets(static_cast<std::size_t>(std::max(0L, hi - lo + 1)), static_cast<std::size_t>(comm.size())),
-        counts(static_cast<std::size_t>(comm.size())) {
+        me(static_cast<std::size_t>(comm.rank())),
+        counts(static_cast<std::size_t>(comm.size())),
+        outbox(static_cast<std::size_t>(comm.size())) {
     for (std::size_t d = 0; d < 3; ++d) {
       place[d].resize(static_cast<std::size_t>(grid.shape[d]));
       for (std::int64_t i = 0; i < grid.shape[d]; ++i) place[d][static_cast<std::size_t>(i)] = blocks.place(d, i);
@@ -330,38 +331,45 @@ struct Deposit::State {
     return k;
   }
 
-  // Several ranks: the clouds of one add() to the ranks whose blocks they reach, in order; what arrives
-  // is filed under its source. Collective (a round).
-  void route(std::span<const GridCloud> clouds) {
-    // Each cloud's destinations found once, kept in order (usually one), then the clouds placed. The
-    // clouds this rank sums itself are filed here, in their order, under its own source: the order the
-    // exchange would have brought them back in, without three copies of each (send, the exchange,
-    // received).
-    std::fill(counts.begin(), counts.end(), 0);
-    const int me = comm.rank();
+  // Several ranks: a cloud to the ranks whose blocks it reaches. Those this rank sums itself are filed
+  // at once, in their order, under its own source (the order the exchange would have brought them back
+  // in); the others wait in their destination's outbox until the round's exchange. A cloud is converted
+  // once and written once before it leaves: no buffer of the round's clouds, no list of destinations.
+  void route(const GridCloud& c) {
     std::array<int, 27> dest{};
-    n_dest.resize(clouds.size());
-    dests.clear();
-    for (std::size_t i = 0; i < clouds.size(); ++i) {
-      const int k = destinations(clouds[i], dest);
-      int sent = 0;
-      for (int j = 0; j < k; ++j) {
-        const int r = dest[static_cast<std::size_t>(j)];
-        if (r == me) {
-          file(clouds[i], static_cast<std::size_t>(me));
-          continue;
-        }
-        dests.push_back(r);
-        ++counts[static_cast<std::size_t>(r)];
-        ++sent;
-      }
-      n_dest[i] = static_cast<std::uint8_t>(sent);
+    const int k = destinations(c, dest);
+    for (int j = 0; j < k; ++j) {
+      const auto r = static_cast<std::size_t>(dest[static_cast<std::size_t>(j)]);
+      if (r == me)
+        file(c, me);
+      else
+        outbox[r].push_back(c);
     }
-    std::vector<std::uint64_t> offset = mpi::offsets_of(counts);
-    send.resize(offset.back() + counts.back());
-    for (std::size_t i = 0, at = 0; i < clouds.size(); ++i)
-      for (int j = 0; j < n_dest[i]; ++j) send[offset[static_cast<std::size_t>(dests[at++])]++] = clouds[i];
-    comm.all_to_all<GridCloud>(std::span<const GridCloud>(send.data(), send.size()), counts, received);
+  }
+
+  // The round's outboxes to their ranks; what arrives is filed under its source. Collective.
+  void exchange() {
+    std::size_t filled = 0, total = 0;
+    const RoutedClouds* only = nullptr;
+    for (std::size_t r = 0; r < outbox.size(); ++r) {
+      counts[r] = outbox[r].size();
+      total += outbox[r].size();
+      if (!outbox[r].empty()) {
+        ++filled;
+        only = &outbox[r];
+      }
+    }
+    // One outbox goes as it is (at two ranks, always); several go through one buffer in rank order.
+    std::span<const GridCloud> out;
+    if (filled == 1) {
+      out = std::span<const GridCloud>(only->data(), only->size());
+    } else if (filled > 1) {
+      send.resize(total);
+      auto at = send.begin();
+      for (const RoutedClouds& waiting : outbox) at = std::copy(waiting.begin(), waiting.end(), at);
+      out = std::span<const GridCloud>(send.data(), send.size());
+    }
+    comm.all_to_all<GridCloud>(out, counts, received);
     // Received clouds come grouped by source rank in rank order; the sizes of the groups are exchanged
     // too, so that each is filed under its source.
     const std::vector<std::uint64_t> from =
@@ -369,6 +377,14 @@ struct Deposit::State {
     std::size_t at = 0;
     for (std::size_t source = 0; source < from.size(); ++source)
       for (std::uint64_t i = 0; i < from[source]; ++i) file(received[at++], source);  // none from itself
+    // An outbox keeps its memory for the next round, unless it held far more than it needed in this
+    // one: with many ranks and a snapshot in spatial order, each would otherwise keep a round's worth.
+    for (RoutedClouds& waiting : outbox) {
+      if (waiting.capacity() > 2 * waiting.size() + kOutboxSlack)
+        core::release(waiting);
+      else
+        waiting.clear();
+    }
   }
 
   GridGeometry g;
@@ -382,11 +398,15 @@ struct Deposit::State {
   long x0, x1;
   long lo, hi;  // the home planes summed here: the block's, and width-1 below
   CloudBuckets buckets;
-  std::vector<std::uint64_t> counts;  // several ranks: clouds per destination
+  // Several ranks, one add()'s round (reused): clouds per destination, those waiting for each, and the
+  // buffers of the exchange.
+  using RoutedClouds = core::RawVector<GridCloud>;
+  static constexpr std::size_t kOutboxSlack = 256;  // clouds an outbox keeps beyond twice its round's
+  std::size_t me;
+  std::vector<std::uint64_t> counts;
   std::vector<std::uint64_t> ones = std::vector<std::uint64_t>(counts.size(), 1);  // one count to each rank
-  core::RawVector<GridCloud> chunk, send, received;                                // one add()'s clouds (reused)
-  std::vector<std::uint8_t> n_dest;       // one add()'s clouds: how many ranks each reaches (reused)
-  std::vector<int> dests;                 // and which, cloud after cloud
+  std::vector<RoutedClouds> outbox;
+  RoutedClouds send, received;
   std::array<std::vector<int>, 3> place;  // per axis, the lattice place holding each cell (BlockDecomposition::place)
   std::uint64_t n_input = 0, outside = 0;
   double heaviest = 0;  // the largest particle mass inside: with the count, a bound on every sum
@@ -403,20 +423,20 @@ void Deposit::add(std::span<const double> position, std::span<const double> mass
   State& s = *s_;
   if (s.finished) throw core::Error::internal("deposit: particles added after finish()");
   s.n_input += mass.size();
+  const bool routed = s.comm.size() > 1;
   GridCloud c;
-  s.chunk.clear();
   for (std::size_t i = 0; i < mass.size(); ++i) {
     if (!s.units.convert(&position[3 * i], mass[i], c)) {
       ++s.outside;
       continue;
     }
     s.heaviest = std::max(s.heaviest, std::abs(mass[i]));
-    if (s.comm.size() == 1)
-      s.file(c, 0);
+    if (routed)
+      s.route(c);
     else
-      s.chunk.push_back(c);
+      s.file(c, 0);
   }
-  if (s.comm.size() > 1) s.route(std::span<const GridCloud>(s.chunk.data(), s.chunk.size()));
+  if (routed) s.exchange();
 }
 
 DepositResult Deposit::finish(const DepositMemory& memory) {
