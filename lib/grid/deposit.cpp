@@ -298,14 +298,14 @@ struct Deposit::State {
     }
   }
 
-  // Files a cloud from rank `source` under every bucket this rank sums it in.
-  void file(const GridCloud& c, std::size_t source) {
-    for_each_bucket(home_plane(a, c.u[0]), nx, g.periodic, lo, hi,
-                    [&](long b) { buckets.add(static_cast<std::size_t>(b), source, c); });
+  // Files a cloud from rank `source`, whose home plane is `home`, under every bucket this rank sums it in.
+  void file(const GridCloud& c, std::size_t source, long home) {
+    for_each_bucket(home, nx, g.periodic, lo, hi, [&](long b) { buckets.add(static_cast<std::size_t>(b), source, c); });
   }
+  void file(const GridCloud& c, std::size_t source) { file(c, source, home_plane(a, c.u[0])); }
 
-  // The ranks whose blocks a cloud reaches (at most width^3, usually one).
-  int destinations(const GridCloud& c, std::array<int, 27>& dest) {
+  // The ranks whose blocks a cloud reaches (at most width^3, usually one), and its home plane.
+  int destinations(const GridCloud& c, std::array<int, 27>& dest, long& home) {
     mpi::Extent3 first{}, last{};
     std::array<int, 3> at{};
     bool lone = true;  // every cell of the cloud inside the grid and in one place of each axis
@@ -319,6 +319,7 @@ struct Deposit::State {
       at[d] = place[d][static_cast<std::size_t>(first[d])];
       lone = lone && at[d] == place[d][static_cast<std::size_t>(last[d])];
     }
+    home = first[0];  // home_plane's
     // Most clouds lie inside one block, whose rank is then the only destination: found in the places'
     // tables, where the clouds of a snapshot in no spatial order left the block of the cloud before
     // half the time at two ranks and each searched the lattice (7 % of a rank's time).
@@ -337,11 +338,12 @@ struct Deposit::State {
   // once and written once before it leaves: no buffer of the round's clouds, no list of destinations.
   void route(const GridCloud& c) {
     std::array<int, 27> dest{};
-    const int k = destinations(c, dest);
+    long home = 0;
+    const int k = destinations(c, dest, home);
     for (int j = 0; j < k; ++j) {
       const auto r = static_cast<std::size_t>(dest[static_cast<std::size_t>(j)]);
       if (r == me)
-        file(c, me);
+        file(c, me, home);
       else
         outbox[r].push_back(c);
     }
