@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include <cmath>
 #include <limits>
@@ -204,20 +205,32 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
   }
 
   // Check values: one bad particle names its place so the user can find it.
+  const auto check_position = [&](std::size_t i) {
+    const double* x = &out.position[3 * i];
+    if (!std::isfinite(x[0]) || !std::isfinite(x[1]) || !std::isfinite(x[2]))
+      throw core::Error::input("{}: particle {} of the selection has a non-finite position", file_of(i), begin + i);
+    // Slightly outside a periodic box is normal (wrapped below); a box length or more away means the
+    // box or the length units do not fit the positions (BoxSize 1e-30 would give absurd densities).
+    if (info.periodic)
+      for (std::size_t d = 0; d < 3; ++d)
+        if (x[d] < -info.box_size[d] || x[d] >= 2 * info.box_size[d])
+          throw core::Error::input(
+              "{}: particle {} of the selection is at {:g} in {}, far outside the periodic box "
+              "[0, {:g}): BoxSize or the length units do not fit the positions",
+              file_of(i), begin + i, x[d], "xyz"[d], info.box_size[d]);
+  };
+  const std::array<double, 3> box = info.box_size;
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (fields.positions) {
-      const double* x = &out.position[3 * i];
-      if (!std::isfinite(x[0]) || !std::isfinite(x[1]) || !std::isfinite(x[2]))
-        throw core::Error::input("{}: particle {} of the selection has a non-finite position", file_of(i), begin + i);
-      // Slightly outside a periodic box is normal (wrapped below); a box length or more away means the
-      // box or the length units do not fit the positions (BoxSize 1e-30 would give absurd densities).
-      if (info.periodic)
-        for (std::size_t d = 0; d < 3; ++d)
-          if (x[d] < -info.box_size[d] || x[d] >= 2 * info.box_size[d])
-            throw core::Error::input(
-                "{}: particle {} of the selection is at {:g} in {}, far outside the periodic box "
-                "[0, {:g}): BoxSize or the length units do not fit the positions",
-                file_of(i), begin + i, x[d], "xyz"[d], info.box_size[d]);
+      double* x = &out.position[3 * i];
+      if (!info.periodic) {
+        check_position(i);
+      } else if (!(x[0] > 0 && x[0] < box[0] && x[1] > 0 && x[1] < box[1] && x[2] > 0 && x[2] < box[2])) {
+        // Inside the periodic box (nearly every particle) a position is finite and stays as it is;
+        // else it is checked and wrapped into the box.
+        check_position(i);
+        for (std::size_t d = 0; d < 3; ++d) x[d] = grid::wrap_position(x[d], box[d]);
+      }
     }
     if (!(out.mass[i] > 0) || !std::isfinite(out.mass[i]))
       throw core::Error::input("{}: particle {} of the selection has mass {} (masses must be positive and finite)",
@@ -233,9 +246,6 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
       if (!((*values)[i] >= 0) || !std::isfinite((*values)[i]))
         throw core::Error::input("{}: particle {} of the selection has {} {} (finite and >= 0 expected)", file_of(i),
                                  begin + i, name, (*values)[i]);
-  if (info.periodic)
-    for (std::size_t i = 0; i < out.position.size(); ++i)
-      out.position[i] = grid::wrap_position(out.position[i], info.box_size[i % 3]);
   return out;
 }
 

@@ -1,10 +1,12 @@
 // Reading the real Gadget-4 HDF5 snapshots in ../shared/data and our own particle file.
+#include <phew/grid/geometry.hpp>
 #include <phew/core/error.hpp>
 #include <phew/io/h5.hpp>
 #include <phew/particles/snapshot.hpp>
 #include <phew/snapshot/open.hpp>
 
 #include <gtest/gtest.h>
+#include <bit>
 
 #include <cmath>
 #include <cstdlib>
@@ -183,6 +185,64 @@ TEST(ParticleFile, ReadsOurOwnFormat) {
   const ParticleSet p = read_particles(*r, {0}, 0, 2, f);
   EXPECT_EQ(p.id, (std::vector<std::uint64_t>{7, 9}));
   EXPECT_DOUBLE_EQ(p.position[3], 1.0);  // 11 wrapped into the periodic box of 10
+  std::filesystem::remove(path);
+}
+
+// A periodic box's positions come wrapped into it, bit for bit as grid::wrap_position gives them,
+// whichever coordinate lies outside (signed zeros, the box's edge either side by an ulp, a box length
+// out); a position both far out and not finite is named not finite, as before the wrap.
+TEST(ParticleFile, WrapsPositionsIntoThePeriodicBox) {
+  const std::string path = (std::filesystem::temp_directory_path() / "phew-test-wrap.h5").string();
+  const double box = 10;
+  const std::vector<double> values{3.5,
+                                   -0.0,
+                                   0.0,
+                                   box,
+                                   std::nextafter(box, 0.0),
+                                   std::nextafter(0.0, -1.0),
+                                   -2.5,
+                                   12.5,
+                                   1e-300,
+                                   std::nextafter(box, 20.0),
+                                   9.999999,
+                                   0.25};
+  std::vector<double> position;
+  for (const double v : values)  // each value alone on each axis, the other two inside
+    position.insert(position.end(), {v, 3.5, 3.5, 3.5, v, 3.5, 3.5, 3.5, v});
+  const auto write = [&](const std::vector<double>& pos) {
+    const mpi::Comm comm;
+    io::File f = io::File::create(path, comm);
+    f.create_group("/particles");
+    f.write<double>("/particles/position", {pos.size() / 3, 3}, pos);
+    f.write<double>("/particles/velocity", {pos.size() / 3, 3}, std::vector<double>(pos.size(), 0.0));
+    f.write<double>("/particles/mass", std::vector<double>(pos.size() / 3, 1.0));
+    std::vector<std::uint64_t> ids(pos.size() / 3);
+    std::iota(ids.begin(), ids.end(), 1);
+    f.write<std::uint64_t>("/particles/id", ids);
+    f.write_attribute<double>("/particles", "box_size", std::vector<double>{box, box, box});
+    f.write_attribute<std::int8_t>("/particles", "periodic", 1);
+  };
+  write(position);
+  {
+    const auto r = open_snapshot({path});
+    const ParticleSet p = read_particles(*r, {0}, 0, position.size() / 3, FieldSelection{});
+    ASSERT_EQ(p.position.size(), position.size());
+    for (std::size_t i = 0; i < position.size(); ++i)
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(p.position[i]),
+                std::bit_cast<std::uint64_t>(grid::wrap_position(position[i], box)))
+          << "coordinate " << i << " = " << position[i];
+  }
+  position.insert(position.end(), {-25.0, NAN, 1.0});
+  write(position);
+  {
+    const auto r = open_snapshot({path});
+    try {
+      read_particles(*r, {0}, 0, position.size() / 3, FieldSelection{});
+      ADD_FAILURE() << "a non-finite position was read";
+    } catch (const core::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("non-finite position"), std::string::npos) << e.what();
+    }
+  }
   std::filesystem::remove(path);
 }
 
