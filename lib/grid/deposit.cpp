@@ -445,6 +445,10 @@ DepositResult Deposit::finish(const DepositMemory& memory) {
   State& s = *s_;
   if (s.finished) throw core::Error::internal("deposit: finish() called twice");
   s.finished = true;
+  // The exchange's buffers are done with before the grid is allocated.
+  for (State::RoutedClouds& waiting : s.outbox) core::release(waiting);
+  core::release(s.send);
+  core::release(s.received);
   const GridGeometry& g = s.g;
   const long x0 = s.x0, x1 = s.x1, lo = s.lo, width = s.width;
   const auto plane_cells = static_cast<std::size_t>(s.box.size()[1] * s.box.size()[2]);

@@ -46,10 +46,10 @@ struct DepositMemory {
 // order within each rank and rank r's particles before rank r+1's (any distribution over ranks). A
 // periodic grid expects positions wrapped into [origin, origin + extent).
 //
-// Each chunk is converted to cell units and filed by home plane at once: at one rank directly, with
-// several ranks after a round that sends each cloud to the ranks whose blocks it reaches (so add() is
-// collective there: every rank calls it as many times, as for_each_share_chunk does, the last calls
-// perhaps empty). The clouds sit in pages per home plane and source rank, in arrival order, and a
+// Each chunk is converted to cell units and filed by home plane at once. With several ranks a cloud
+// this rank sums is filed as it is converted and the others wait for the round's exchange, which sends
+// each to the ranks whose blocks it reaches (so add() is collective there: every rank calls it as many
+// times, as for_each_share_chunk does, the last calls perhaps empty). The clouds sit in pages per home plane and source rank, in arrival order, and a
 // plane's pages are given back as soon as every plane they reach is summed: the particles and the grid
 // are never both whole, and no rank holds its share's clouds beside their copies.
 class Deposit {
@@ -77,8 +77,9 @@ DepositResult deposit(const GridGeometry& grid, Assignment assignment, const mpi
 
 // Bytes per particle the deposit needs at its peak beyond a chunk of input (for memory checks): its
 // clouds in their pages (24 bytes where a page's clouds share a mass, at most 32; a cloud on a block
-// boundary is copied to each block it reaches), and
-// with several ranks a chunk's clouds on their way (bounded by the chunk).
+// boundary is copied to each block it reaches), and with several ranks a chunk's clouds on their way
+// (a few chunks' worth at most: the outboxes, the joined send buffer and what is received; given back
+// before the sums).
 inline constexpr double kDepositBytesPerParticle = 2 * 32.0;
 
 }  // namespace phew::grid

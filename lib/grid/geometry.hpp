@@ -96,10 +96,10 @@ inline double minimum_image(double d, double box, bool periodic) {
 
 // A position wrapped into [0, box); x itself when there is no box (box <= 0).
 inline double wrap_position(double x, double box) {
-  // Inside the box the formula gives x back: x / box rounds to at most the double below 1, so the floor
-  // is +0. Saying so skips a division and a floor for nearly every particle a snapshot holds. Zeros
-  // (-0 becomes +0), negatives, NaN and x >= box take the formula.
-  if (x > 0 && x < box) return x;
+  // Inside a finite box the formula gives x back: x / box rounds to at most the double below 1, so the
+  // floor is +0. Saying so skips a division and a floor for nearly every particle a snapshot holds.
+  // Zeros (-0 becomes +0), negatives, NaN, x >= box and an infinite box (NaN) take the formula.
+  if (x > 0 && x < box && box < INFINITY) return x;
   if (!(box > 0)) return x;
   const double w = x - box * std::floor(x / box);
   return w >= box ? 0.0 : w;  // x slightly below 0 can round up to exactly box

@@ -152,10 +152,10 @@ TEST_P(RankInvariance, NonPeriodicRegion) {
 }
 
 // add() in rounds, as cic-project reads its share: rounds of uneven sizes (a rank's last ones empty,
-// as every rank calls it as often), the particles in the order of their x so that the rounds' clouds
-// go to one rank after another (an outbox that held a round's worth and then little gives its memory
-// back), and masses in runs of one value and single ones (pages of positions alone and of whole
-// clouds): the same bits as one rank's deposit.
+// as every rank calls it as often), masses in runs of one value and single ones (pages of positions
+// alone and of whole clouds), the particles in no order (every bucket fed by every source, round after
+// round) and in the order of their x (the rounds' clouds go to one rank after another: an outbox that
+// held a round's worth and then little gives its memory back): the same bits as one rank's deposit.
 TEST_P(RankInvariance, RoundsOfAnySizeGiveIdenticalBits) {
   const mpi::Comm comm;
   GridGeometry g;
@@ -172,24 +172,28 @@ TEST_P(RankInvariance, RoundsOfAnySizeGiveIdenticalBits) {
     sorted.pos.insert(sorted.pos.end(), c.pos.begin() + 3 * i, c.pos.begin() + 3 * i + 3);
     sorted.mass.push_back((k / 997) % 3 == 2 ? c.mass[i] : 0.5 + static_cast<double>(k / 2000));
   }
-  const auto want = single(g, GetParam(), sorted);
+  c.mass = sorted.mass;  // the same runs of masses, the particles unsorted
 
-  const auto [b, e] = share(sorted.mass.size(), comm);
   const std::size_t sizes[] = {1, 700, 0, 3000, 50, 4500, 2, 1200};
-  std::vector<std::pair<std::size_t, std::size_t>> rounds;
-  for (std::size_t at = b, k = 0; at < e; ++k) {
-    const std::size_t next = std::min(e, at + sizes[k % std::size(sizes)]);
-    rounds.emplace_back(at, next);
-    at = next;
-  }
-  const auto n_rounds = static_cast<std::size_t>(comm.max(static_cast<std::uint64_t>(rounds.size())));
-  rounds.resize(n_rounds, {e, e});
-  for (const mpi::BlockDecomposition& blocks : test::every_lattice(g.shape, comm.size())) {
-    Deposit d(g, GetParam(), blocks, comm);
-    for (const auto& [r0, r1] : rounds)
-      d.add(std::span<const double>(sorted.pos).subspan(3 * r0, 3 * (r1 - r0)),
-            std::span<const double>(sorted.mass).subspan(r0, r1 - r0));
-    EXPECT_TRUE(same_bits(whole_grid(g, blocks, d.finish().mass, comm), want));
+  for (const Case* scene : {&c, &sorted}) {
+    const auto want = single(g, GetParam(), *scene);
+    const auto [b, e] = share(scene->mass.size(), comm);
+    std::vector<std::pair<std::size_t, std::size_t>> rounds;
+    for (std::size_t at = b, k = 0; at < e; ++k) {
+      const std::size_t next = std::min(e, at + sizes[k % std::size(sizes)]);
+      rounds.emplace_back(at, next);
+      at = next;
+    }
+    const auto n_rounds = static_cast<std::size_t>(comm.max(static_cast<std::uint64_t>(rounds.size())));
+    rounds.resize(n_rounds, {e, e});
+    for (const mpi::BlockDecomposition& blocks : test::every_lattice(g.shape, comm.size())) {
+      Deposit d(g, GetParam(), blocks, comm);
+      for (const auto& [r0, r1] : rounds)
+        d.add(std::span<const double>(scene->pos).subspan(3 * r0, 3 * (r1 - r0)),
+              std::span<const double>(scene->mass).subspan(r0, r1 - r0));
+      EXPECT_TRUE(same_bits(whole_grid(g, blocks, d.finish().mass, comm), want))
+          << (scene == &c ? "particles in no order" : "particles in x order");
+    }
   }
 }
 
