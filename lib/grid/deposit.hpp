@@ -49,9 +49,10 @@ struct DepositMemory {
 // Each chunk is converted to cell units and filed by home plane at once. With several ranks a cloud
 // this rank sums is filed as it is converted and the others wait for the round's exchange, which sends
 // each to the ranks whose blocks it reaches (so add() is collective there: every rank calls it as many
-// times, as for_each_share_chunk does, the last calls perhaps empty). The clouds sit in pages per home plane and source rank, in arrival order, and a
-// plane's pages are given back as soon as every plane they reach is summed: the particles and the grid
-// are never both whole, and no rank holds its share's clouds beside their copies.
+// times, as for_each_share_chunk does, the last calls perhaps empty). The clouds sit in pages per home
+// plane and source rank, in arrival order, and a plane's pages are given back as soon as every plane
+// they reach is summed: the particles and the grid are never both whole, and no rank holds its share's
+// clouds beside their copies.
 class Deposit {
  public:
   Deposit(const GridGeometry& grid, Assignment assignment, const mpi::BlockDecomposition& blocks, const mpi::Comm& comm,

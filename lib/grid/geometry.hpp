@@ -94,12 +94,15 @@ inline double minimum_image(double d, double box, bool periodic) {
   return d - box * k;
 }
 
+// Whether wrap_position(x, box) is x itself, told without its arithmetic: inside a finite box the
+// formula gives x back (x / box rounds to at most the double below 1, so the floor is +0). Zeros (-0
+// becomes +0), negatives, NaN, x >= box and an infinite box (NaN) are not. Nearly every particle a
+// snapshot holds is inside, so saying so skips a division and a floor.
+inline bool kept_by_wrap(double x, double box) { return x > 0 && x < box && box < INFINITY; }
+
 // A position wrapped into [0, box); x itself when there is no box (box <= 0).
 inline double wrap_position(double x, double box) {
-  // Inside a finite box the formula gives x back: x / box rounds to at most the double below 1, so the
-  // floor is +0. Saying so skips a division and a floor for nearly every particle a snapshot holds.
-  // Zeros (-0 becomes +0), negatives, NaN, x >= box and an infinite box (NaN) take the formula.
-  if (x > 0 && x < box && box < INFINITY) return x;
+  if (kept_by_wrap(x, box)) return x;
   if (!(box > 0)) return x;
   const double w = x - box * std::floor(x / box);
   return w >= box ? 0.0 : w;  // x slightly below 0 can round up to exactly box

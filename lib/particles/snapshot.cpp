@@ -220,13 +220,13 @@ ParticleSet read_particles(const SnapshotReader& reader, const FileCounts& count
               file_of(i), begin + i, x[d], "xyz"[d], info.box_size[d]);
   };
   const std::array<double, 3> box = info.box_size;
-  const bool finite_box = box[0] < INFINITY && box[1] < INFINITY && box[2] < INFINITY;  // see wrap_position
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (fields.positions) {
       double* x = &out.position[3 * i];
       if (!info.periodic) {
         check_position(i);
-      } else if (!(finite_box && x[0] > 0 && x[0] < box[0] && x[1] > 0 && x[1] < box[1] && x[2] > 0 && x[2] < box[2])) {
+      } else if (!(grid::kept_by_wrap(x[0], box[0]) && grid::kept_by_wrap(x[1], box[1]) &&
+                   grid::kept_by_wrap(x[2], box[2]))) {
         // Inside the periodic box (nearly every particle) a position is finite and stays as it is;
         // else it is checked and wrapped into the box.
         check_position(i);
