@@ -291,8 +291,11 @@ std::array<double, 3> ShrinkingSphereGroup::centre_of(std::span<const std::size_
     Sums sums;
     g.for_each(members, all, [&](const Point& p, std::size_t) { p.add_to(sums); });
     c = g.mean(sums, c);
-    double r = 0;
-    g.for_each(members, all, [&](const Point& p, std::size_t) { r = std::max(r, std::sqrt(p.distance2(c))); });
+    // The farthest particle's distance: one square root of the largest square (sqrt is correctly
+    // rounded, so monotonic: the same value as the largest of every particle's root).
+    double r2_max = 0;
+    g.for_each(members, all, [&](const Point& p, std::size_t) { r2_max = std::max(r2_max, p.distance2(c)); });
+    double r = std::sqrt(r2_max);
     const std::size_t stop = shrinking_sphere_stop(n, params);
     Ball ball(g, members, all);
     // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.
