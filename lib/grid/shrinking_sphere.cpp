@@ -284,20 +284,55 @@ std::array<double, 3> ShrinkingSphereGroup::centre(std::span<const std::size_t> 
 
 std::array<double, 3> ShrinkingSphereGroup::centre_of(std::span<const std::size_t> members, bool all,
                                                       const ShrinkingSphere& params) const {
+  return shrink(members, all, nullptr, 0, params).centre;
+}
+
+ShrinkingSphereGroup::Found ShrinkingSphereGroup::centre_found(std::span<const std::size_t> members,
+                                                               const ShrinkingSphere& params) const {
+  return shrink(members, false, nullptr, 0, params);
+}
+
+ShrinkingSphereGroup::Found ShrinkingSphereGroup::centre_from(std::span<const std::size_t> members,
+                                                              const std::array<double, 3>& start, double radius,
+                                                              const ShrinkingSphere& params) const {
+  return shrink(members, false, &start, radius, params);
+}
+
+ShrinkingSphereGroup::Found ShrinkingSphereGroup::shrink(std::span<const std::size_t> members, bool all,
+                                                         const std::array<double, 3>* start, double radius,
+                                                         const ShrinkingSphere& params) const {
   const Group& g = data_->group;
   const std::size_t n = all ? g.size() : members.size();
   Vec c{0, 0, 0};
+  double found_radius = 0;
   if (n > 0) {
-    Sums sums;
-    g.for_each(members, all, [&](const Point& p, std::size_t) { p.add_to(sums); });
-    c = g.mean(sums, c);
-    // The farthest particle's distance: one square root of the largest square (sqrt is correctly
-    // rounded, so monotonic: the same value as the largest of every particle's root).
-    double r2_max = 0;
-    g.for_each(members, all, [&](const Point& p, std::size_t) { r2_max = std::max(r2_max, p.distance2(c)); });
-    double r = std::sqrt(r2_max);
     const std::size_t stop = shrinking_sphere_stop(n, params);
     Ball ball(g, members, all);
+    double r = 0;
+    bool warm = false;
+    if (start != nullptr && radius > 0) {
+      // The start as an offset from the reference, as the particles are.
+      for (std::size_t d = 0; d < 3; ++d)
+        c[d] = minimum_image((*start)[d] - data_->reference[d], data_->box.extent[d], data_->box.periodic);
+      ball.rebuild(c, radius);
+      const Sums s = ball.within(c, radius);
+      warm = s.count >= stop;
+      if (warm) {
+        c = g.mean(s, c);
+        r = radius;
+        found_radius = radius;
+      }
+    }
+    if (!warm) {
+      Sums sums;
+      g.for_each(members, all, [&](const Point& p, std::size_t) { p.add_to(sums); });
+      c = g.mean(sums, Vec{0, 0, 0});
+      // The farthest particle's distance: one square root of the largest square (sqrt is correctly
+      // rounded, so monotonic: the same value as the largest of every particle's root).
+      double r2_max = 0;
+      g.for_each(members, all, [&](const Point& p, std::size_t) { r2_max = std::max(r2_max, p.distance2(c)); });
+      r = std::sqrt(r2_max);
+    }
     // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.
     for (int step = 0; step < 3000 && r > 0; ++step) {
       r *= params.shrink;
@@ -305,10 +340,11 @@ std::array<double, 3> ShrinkingSphereGroup::centre_of(std::span<const std::size_
       const Sums s = ball.within(c, r);
       if (s.count < stop) break;
       c = g.mean(s, c);
+      found_radius = r;
     }
   }
   for (std::size_t d = 0; d < 3; ++d) c[d] = wrap_into(data_->box, data_->reference[d] + c[d], d);
-  return c;
+  return {c, found_radius};
 }
 
 std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, std::span<const double> mass,

@@ -55,9 +55,24 @@ class ShrinkingSphereGroup {
   // Of the particles `members` (indices into the group, each once, in any order).
   std::array<double, 3> centre(std::span<const std::size_t> members, const ShrinkingSphere& params = {}) const;
 
+  // A centre and the radius of the last sphere whose mean it is (0 for a group too small to shrink).
+  struct Found {
+    std::array<double, 3> centre;
+    double radius = 0;
+  };
+  // The shrinking spheres of `members` started from a sphere of radius `radius` about `start` (a centre
+  // found for a superset, e.g. by the last removal pass) instead of from the whole group: the same
+  // steps from there. From the whole group, as centre(members), when that first sphere holds fewer than
+  // shrinking_sphere_stop(members) particles or `radius` is not positive.
+  Found centre_from(std::span<const std::size_t> members, const std::array<double, 3>& start, double radius,
+                    const ShrinkingSphere& params = {}) const;
+  Found centre_found(std::span<const std::size_t> members, const ShrinkingSphere& params = {}) const;
+
  private:
   struct Data;
   std::array<double, 3> centre_of(std::span<const std::size_t> members, bool all, const ShrinkingSphere& params) const;
+  Found shrink(std::span<const std::size_t> members, bool all, const std::array<double, 3>* start, double radius,
+               const ShrinkingSphere& params) const;
   std::unique_ptr<Data> data_;
 };
 

@@ -104,6 +104,9 @@ struct Evaluation {
   double potential_energy = 0;
 };
 
+// How many steps wider than the last pass's final sphere a later pass's shrinking spheres start.
+constexpr int kWarmSteps = 20;
+
 // `spheres`: the object's particles for shrinking spheres (made once: unbind_object).
 Vec choose_centre(CentreKind kind, const Local& l, const std::vector<std::size_t>& members,
                   const std::vector<double>& phi, const std::vector<double>& energy, bool have_energies,
@@ -229,8 +232,20 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
   // Removal passes: evaluate on the bound set, remove every own particle at or above the threshold,
   // until a pass removes none (or max_iterations passes were made; then one more evaluation, so that the
   // energies and properties belong to the final bound set).
+  // The shrinking spheres of a pass after the first start about the last pass's centre, from the
+  // sphere kWarmSteps steps wider than its last (the bound set lost only particles that were not bound):
+  // a few tens of steps, where from the whole set they take ~100 (docs/unbind-method.md).
+  grid::ShrinkingSphereGroup::Found sphere{};
+  const double warm_radius_factor = std::pow(params.shrinking.shrink, -kWarmSteps);
   for (;;) {
-    ev.centre = choose_centre(params.centre, l, ev.members, phi, energy, have_energies, ev.centre, spheres, params);
+    if (params.centre == CentreKind::shrinking_sphere) {
+      sphere = sphere.radius > 0 ? spheres.centre_from(ev.members, sphere.centre, sphere.radius * warm_radius_factor,
+                                                       params.shrinking)
+                                 : spheres.centre_found(ev.members, params.shrinking);
+      ev.centre = sphere.centre;
+    } else {
+      ev.centre = choose_centre(params.centre, l, ev.members, phi, energy, have_energies, ev.centre, spheres, params);
+    }
     evaluate(l, ev, source, reuse, spec, frame, params, phi, energy);
     have_energies = true;
     reuse = params.potential_of_all;

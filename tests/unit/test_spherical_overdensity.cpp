@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <numeric>
 #include <random>
 
 namespace phew::grid {
@@ -213,8 +214,11 @@ TEST(ShrinkingSphere, AcrossThePeriodicBoundaryAndDegenerateGroups) {
 // the reference through the nearest image, the sphere's mass and mass-weighted offsets summed exactly
 // (core::FixedScale: 2^-62 of the largest mass and of the largest mass times offset). The library scans
 // only a shell of the particles sorted by distance from an anchor; the centres must be the same bits.
+// With `start`, the spheres begin as ShrinkingSphereGroup::centre_from's: the mean of the particles within
+// `radius` of it, when they are at least the stop's number (else from the whole group).
 std::array<double, 3> shrinking_sphere_plain(const std::vector<double>& pos, const std::vector<double>& mass,
-                                             const Box& box, const std::array<double, 3>& ref) {
+                                             const Box& box, const std::array<double, 3>& ref,
+                                             const std::array<double, 3>* start = nullptr, double radius = 0) {
   const std::size_t n = mass.size();
   std::vector<double> x(3 * n);
   double largest_m = 0, largest_mx = 0;
@@ -240,14 +244,27 @@ std::array<double, 3> shrinking_sphere_plain(const std::vector<double>& pos, con
       for (std::size_t d = 0; d < 3; ++d) out[d] = mxs.to_double(sx[d]) / total;
     return count;
   };
-  std::array<double, 3> c{0, 0, 0};
-  mean_within(c, -1, c);
-  double r = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double dx = x[3 * i] - c[0], dy = x[3 * i + 1] - c[1], dz = x[3 * i + 2] - c[2];
-    r = std::max(r, std::sqrt(dx * dx + dy * dy + dz * dz));
-  }
   const std::size_t stop = shrinking_sphere_stop(n, {});
+  std::array<double, 3> c{0, 0, 0};
+  double r = 0;
+  bool warm = false;
+  if (start != nullptr && radius > 0) {
+    std::array<double, 3> s0{};
+    for (std::size_t d = 0; d < 3; ++d) s0[d] = minimum_image((*start)[d] - ref[d], box.extent[d], box.periodic);
+    c = s0;
+    warm = mean_within(s0, radius, c) >= stop;
+    if (warm)
+      r = radius;
+    else
+      c = {0, 0, 0};
+  }
+  if (!warm) {
+    mean_within(c, -1, c);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double dx = x[3 * i] - c[0], dy = x[3 * i + 1] - c[1], dz = x[3 * i + 2] - c[2];
+      r = std::max(r, std::sqrt(dx * dx + dy * dy + dz * dz));
+    }
+  }
   for (int step = 0; step < 3000 && r > 0; ++step) {
     r *= 0.975;
     std::array<double, 3> next = c;
@@ -289,6 +306,23 @@ TEST(ShrinkingSphere, TheSameBitsAsAPassOverEveryParticlePerStep) {
     const auto want = shrinking_sphere_plain(pos, mass, box, ref);
     const auto got = shrinking_sphere_centre(pos, mass, box, ref);
     for (std::size_t d = 0; d < 3; ++d) EXPECT_EQ(got[d], want[d]) << "seed " << seed << " axis " << d;
+    // Started near that centre (unbind's later passes), from a sphere wide enough and from one too
+    // small to hold the stop's number (then from the whole group), and across the periodic boundary:
+    // every particle as the members, so the fixed-point scales are the plain reference's.
+    const ShrinkingSphereGroup group(pos, mass, box, ref);
+    std::vector<std::size_t> all(mass.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    const ShrinkingSphereGroup::Found cold = group.centre_found(all);
+    for (std::size_t d = 0; d < 3; ++d) EXPECT_EQ(cold.centre[d], want[d]) << "seed " << seed << " axis " << d;
+    const std::array<double, 3> start{wrap_into(box, want[0] + 0.05, 0), wrap_into(box, want[1] - 0.03, 1), want[2]};
+    for (const double radius : {1.66 * cold.radius, 3.0, 1e-6, 0.0}) {
+      const auto warm_want = shrinking_sphere_plain(pos, mass, box, ref, &start, radius);
+      const auto warm_got = group.centre_from(all, start, radius);
+      for (std::size_t d = 0; d < 3; ++d)
+        EXPECT_EQ(warm_got.centre[d], warm_want[d]) << "seed " << seed << " radius " << radius << " axis " << d;
+    }
+    const auto fallback = group.centre_from(all, start, 1e-6);  // holds no particle: from the whole group
+    for (std::size_t d = 0; d < 3; ++d) EXPECT_EQ(fallback.centre[d], want[d]) << "seed " << seed << " axis " << d;
   }
 }
 
