@@ -287,11 +287,6 @@ std::array<double, 3> ShrinkingSphereGroup::centre_of(std::span<const std::size_
   return shrink(members, all, nullptr, 0, params).centre;
 }
 
-ShrinkingSphereGroup::Found ShrinkingSphereGroup::centre_found(std::span<const std::size_t> members,
-                                                               const ShrinkingSphere& params) const {
-  return shrink(members, false, nullptr, 0, params);
-}
-
 ShrinkingSphereGroup::Found ShrinkingSphereGroup::centre_from(std::span<const std::size_t> members,
                                                               const std::array<double, 3>& start, double radius,
                                                               const ShrinkingSphere& params) const {

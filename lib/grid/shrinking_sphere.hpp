@@ -62,11 +62,10 @@ class ShrinkingSphereGroup {
   };
   // The shrinking spheres of `members` started from a sphere of radius `radius` about `start` (a centre
   // found for a superset, e.g. by the last removal pass) instead of from the whole group: the same
-  // steps from there. From the whole group, as centre(members), when that first sphere holds fewer than
-  // shrinking_sphere_stop(members) particles or `radius` is not positive.
+  // steps from there. From the whole group, as centre(members), when `radius` is not positive (`start`
+  // is then not read) or that first sphere holds fewer than shrinking_sphere_stop(members) particles.
   Found centre_from(std::span<const std::size_t> members, const std::array<double, 3>& start, double radius,
                     const ShrinkingSphere& params = {}) const;
-  Found centre_found(std::span<const std::size_t> members, const ShrinkingSphere& params = {}) const;
 
  private:
   struct Data;

@@ -239,9 +239,8 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
   const double warm_radius_factor = std::pow(params.shrinking.shrink, -kWarmSteps);
   for (;;) {
     if (params.centre == CentreKind::shrinking_sphere) {
-      sphere = sphere.radius > 0 ? spheres.centre_from(ev.members, sphere.centre, sphere.radius * warm_radius_factor,
-                                                       params.shrinking)
-                                 : spheres.centre_found(ev.members, params.shrinking);
+      // The first pass (radius 0) from the whole bound set.
+      sphere = spheres.centre_from(ev.members, sphere.centre, sphere.radius * warm_radius_factor, params.shrinking);
       ev.centre = sphere.centre;
     } else {
       ev.centre = choose_centre(params.centre, l, ev.members, phi, energy, have_energies, ev.centre, spheres, params);

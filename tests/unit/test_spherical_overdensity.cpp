@@ -312,7 +312,7 @@ TEST(ShrinkingSphere, TheSameBitsAsAPassOverEveryParticlePerStep) {
     const ShrinkingSphereGroup group(pos, mass, box, ref);
     std::vector<std::size_t> all(mass.size());
     std::iota(all.begin(), all.end(), std::size_t{0});
-    const ShrinkingSphereGroup::Found cold = group.centre_found(all);
+    const ShrinkingSphereGroup::Found cold = group.centre_from(all, ref, 0.0);  // no radius: the whole group
     for (std::size_t d = 0; d < 3; ++d) EXPECT_EQ(cold.centre[d], want[d]) << "seed " << seed << " axis " << d;
     const std::array<double, 3> start{wrap_into(box, want[0] + 0.05, 0), wrap_into(box, want[1] - 0.03, 1), want[2]};
     for (const double radius : {1.66 * cold.radius, 3.0, 1e-6, 0.0}) {
