@@ -4,6 +4,8 @@
 #include <phew/particles/snapshot_units.hpp>
 #include <phew/snapshot/open.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <optional>
 
 namespace phew::tool {

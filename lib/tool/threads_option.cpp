@@ -5,6 +5,8 @@
 #include <phew/core/threads.hpp>
 #include <phew/io/h5.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <fmt/format.h>
 
 namespace phew::tool {

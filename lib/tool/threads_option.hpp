@@ -6,9 +6,13 @@
 #include <phew/mpi/comm.hpp>
 #include <phew/tool/tool.hpp>
 
-#include <CLI/CLI.hpp>
-
 #include <string>
+
+// CLI11 2.1 compiles its validators and helpers into every file that includes it (about 5 s a file at
+// -O3): the headers name CLI::App only, and the files that declare options include <CLI/CLI.hpp>.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace phew::tool {
 

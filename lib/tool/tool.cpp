@@ -11,6 +11,8 @@
 #include <phew/tool/json_config.hpp>
 #include <phew/tool/test_hooks.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <unistd.h>
 
 #include <algorithm>

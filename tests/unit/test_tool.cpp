@@ -14,6 +14,8 @@
 #include <phew/mpi/mailbox.hpp>
 #include <phew/tool/json_config.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cmath>

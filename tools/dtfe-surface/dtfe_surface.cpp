@@ -10,6 +10,8 @@
 #include <phew/tool/snapshot_input.hpp>
 #include <phew/tool/threads_option.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <cmath>
 
 namespace phew::tools {

@@ -15,6 +15,8 @@
 #include <phew/tool/threads_option.hpp>
 #include <phew/watershed/catalogue.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <cmath>
 
 namespace phew::tools {

@@ -8,6 +8,8 @@
 #include <phew/tool/threads_option.hpp>
 #include <phew/watershed/patches.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <numeric>
 
 namespace phew::tools {

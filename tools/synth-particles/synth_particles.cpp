@@ -7,6 +7,8 @@
 #include <phew/snapshot/gadget_writer.hpp>
 #include <phew/synth/synthesis.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <filesystem>
 
 namespace phew::tools {

@@ -10,6 +10,8 @@
 #include <phew/unbind/frame.hpp>
 #include <phew/unbind/gas.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cmath>
 

@@ -9,6 +9,8 @@
 #include <phew/tool/snapshot_input.hpp>
 #include <phew/tool/threads_option.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <cmath>
 #include <limits>
 
