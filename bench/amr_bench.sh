@@ -70,7 +70,7 @@ run() {  # MESH TOOL RANKS OUTPUT CMD...: timed; one line in runs.tsv
   local mesh=$1 tool=$2 ranks=$3 output=$4 status=0
   shift 4
   local tag=${mesh}_${tool}_r$ranks
-  timed "$c/$tag.time" "$c/$tag.log" "$ranks" "$@" || status=$?
+  TIMED_OUTPUT=$output timed "$c/$tag.time" "$c/$tag.log" "$ranks" "$@" || status=$?
   ((status == 0)) || log "$tag failed (exit $status): see $c/$tag.log"
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$mesh" "$tool" "$ranks" "$output" "$status" "$c/$tag.time" >>"$runs"
 }

@@ -106,7 +106,7 @@ run() {  # SCENE STEP RANKS PARTICLES OUTPUT CMD...: timed; one line in runs.tsv
   local scene=$1 step=$2 ranks=$3 particles=$4 output=$5 status=0
   shift 5
   local tag=${scene}_${step}_r$ranks
-  timed "$c/$tag.time" "$c/$tag.log" "$ranks" "$@" || status=$?
+  TIMED_OUTPUT=$output timed "$c/$tag.time" "$c/$tag.log" "$ranks" "$@" || status=$?
   ((status == 0)) || log "$tag failed (exit $status): see $c/$tag.log"
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$scene" "$step" "$ranks" "$particles" "$output" "$status" "$c/$tag.time" >>"$runs"
 }
