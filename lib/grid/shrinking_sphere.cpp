@@ -122,13 +122,15 @@ class Ball {
     const double reach = kReach * r + 2 * margin(r);
     const bool inside = built_ && offset(c) + reach + margin(r) <= reach_;
     keyed_.clear();
+    // Room for every candidate at once, not grown by doubling (pages never written are not resident).
+    keyed_.reserve(inside ? index_.size() : all_ ? g_.size() : members_.size());
     const double reach2 = reach * reach;
     auto consider = [&](const Point& p, std::size_t i) {
       const double rho2 = p.distance2(c);
       if (rho2 <= reach2) keyed_.push_back(key(std::sqrt(rho2), i));
     };
     if (inside) {
-      for (std::size_t k = 0; k < index_.size(); ++k) consider(held_[k], index_[k]);
+      for (std::size_t k = 0; k < index_.size(); ++k) consider(g_[index_[k]], index_[k]);
     } else {
       g_.for_each(members_, all_, consider);
     }
@@ -140,17 +142,18 @@ class Ball {
       core::radix_sort(
           keyed_, scratch_, [](std::uint64_t k) { return k >> 32; }, 32);
     if (scratch_.capacity() > kScratchKept) std::vector<std::uint64_t>().swap(scratch_);  // a big ball's
-    // The keys split into the particles' indices and distances, and the particles themselves in that
-    // order, so that a step reads its shell in one sweep (copied from the group: no second copy of the
-    // ball's).
+    // The keys split into the particles' indices and distances. The particles are read from the group
+    // through their indices: a copy in distance order (56 bytes a particle, a big halo's largest array
+    // in unbind) gained nothing measurable over the steps' shells on unbind_bench.sh's two boxes.
     index_.resize(keyed_.size());
     distance_.resize(keyed_.size());
-    held_.resize(keyed_.size());
     for (std::size_t k = 0; k < keyed_.size(); ++k) {
       index_[k] = static_cast<std::uint32_t>(keyed_[k]);
       distance_[k] = key_value(keyed_[k]);
-      held_[k] = g_[index_[k]];
     }
+    // The keys are not read again until the next build: a big ball's go back (8 bytes a particle
+    // beside the 17 the ball keeps).
+    if (keyed_.capacity() > kScratchKept) std::vector<std::uint64_t>().swap(keyed_);
     anchor_ = c;
     reach_ = reach;
     built_ = true;
@@ -159,7 +162,7 @@ class Ball {
     Sums running;  // a local, stored once a block: not added into the vector particle by particle
     blocks_[0] = running;
     for (std::size_t b = 0; b + 1 < blocks_.size(); ++b) {
-      for (std::size_t k = b * kBlock; k < (b + 1) * kBlock; ++k) held_[k].add_to(running);
+      for (std::size_t k = b * kBlock; k < (b + 1) * kBlock; ++k) g_[index_[k]].add_to(running);
       blocks_[b + 1] = running;
     }
   }
@@ -177,14 +180,14 @@ class Ball {
     const std::size_t in = count_keys_up_to(r - off - m - key_slack);
     const std::size_t out = count_keys_up_to(r + off + m + key_slack);
     Sums s = blocks_[in / kBlock];
-    for (std::size_t k = in / kBlock * kBlock; k < in; ++k) held_[k].add_to(s);
+    for (std::size_t k = in / kBlock * kBlock; k < in; ++k) g_[index_[k]].add_to(s);
     // The shell's sums in locals, added once: kept in registers, where adding into `s` (the caller's
     // memory) made each particle wait for the last one's stores; without a branch, which a shell's
     // particles, inside and outside in no order, mispredict.
     core::FixedInt sm = 0, sx = 0, sy = 0, sz = 0;
     std::size_t count = 0;
     for (std::size_t k = in; k < out; ++k) {
-      const Point& p = held_[k];
+      const Point& p = g_[index_[k]];
       const std::int64_t in_mask = -static_cast<std::int64_t>(p.distance2(c) <= r2);
       sm += p.fixed[0] & in_mask;
       sx += p.fixed[1] & in_mask;
@@ -251,7 +254,6 @@ class Ball {
   std::vector<std::uint64_t> keyed_, scratch_;  // a build's (float distance, index) keys, sorted
   std::vector<std::uint32_t> index_;            // the ball's particles by distance: their indices,
   std::vector<float> distance_;                 // their distances (the searches read these alone),
-  std::vector<Point> held_;                     // and the particles themselves
   std::vector<Sums> blocks_;                    // blocks_[b]: the sums of the first b kBlock
 };
 

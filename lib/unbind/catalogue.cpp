@@ -130,9 +130,10 @@ void sort_by_group_then_id(std::vector<Member>& members, std::size_t groups) {
 }
 
 // Unbinds one halo's hierarchy: `rows` are its objects (indices into `objects`, by ID), `members` its
-// particles (sorted by ID), possibly none.
-void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>& rows,
-                 std::span<const ObjectRow> objects, const Frame& frame, const Params& params, Rows& out) {
+// particles (sorted by ID), possibly none. The members are not read after they are copied: the whole
+// pages of their run go back then.
+void unbind_halo(std::span<Member> members, const std::vector<std::size_t>& rows, std::span<const ObjectRow> objects,
+                 const Frame& frame, const Params& params, Rows& out) {
   std::map<std::int64_t, std::int64_t> index_of;  // clump ID -> object index
   for (std::size_t o = 0; o < rows.size(); ++o) index_of[objects[rows[o]].id] = static_cast<std::int64_t>(o);
   std::vector<ObjectSpec> specs(rows.size());
@@ -163,6 +164,10 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
       vel[3 * i + d] = p.v[d];
     }
   }
+  // A big halo's members are most of its batch (88 bytes each), given back before it is unbound and
+  // not when it reaches the batch's prefix of finished haloes (unbind_objects): only pages wholly inside
+  // its run, which no other halo's thread reads.
+  if (n > 0) core::release_consumed_pages(reinterpret_cast<char*>(members.data()), members.data() + n);
   const HierarchyResult r = unbind_hierarchy({id, pos, vel, mass, object, type}, specs, frame, params);
   out.passed += r.n_passed;
 
@@ -225,8 +230,8 @@ void unbind_halo(std::span<const Member> members, const std::vector<std::size_t>
   out.particles.reserve(out.particles.size() + n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t o = r.bound_to[i];
-    out.particles.push_back(
-        {id[i], members[i].label, o >= 0 ? objects[rows[static_cast<std::size_t>(o)]].id : 0, value(r.energy[i])});
+    out.particles.push_back({id[i], objects[rows[static_cast<std::size_t>(object[i])]].id,
+                             o >= 0 ? objects[rows[static_cast<std::size_t>(o)]].id : 0, value(r.energy[i])});
   }
 }
 
@@ -393,7 +398,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
       for (std::size_t h = h0; h < h1; ++h) {
         const auto start = std::chrono::steady_clock::now();
         try {
-          unbind_halo(std::span<const Member>(batch.data() + haloes[h].begin, haloes[h].end - haloes[h].begin),
+          unbind_halo(std::span<Member>(batch.data() + haloes[h].begin, haloes[h].end - haloes[h].begin),
                       *haloes[h].rows, objects, frame, params, done[h]);
         } catch (...) {
           failed[h] = std::current_exception();

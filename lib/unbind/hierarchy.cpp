@@ -49,35 +49,22 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
     }
   }
 
-  std::vector<std::uint64_t> id;
-  std::vector<double> pos, vel, mass;
-  std::vector<std::uint8_t> fixed, type;
+  // Each object is unbound on the halo's own arrays through its list of particles (ObjectParticles::
+  // subset): no copy of its particles. `fixed` marks, over the halo's particles, those bound to a
+  // sub-object of the object being unbound (set before each object for its own list).
+  std::vector<std::uint8_t> fixed(n, 0);
   for (const std::size_t o : order) {
     // Own particles first, then the sub-objects' bound ones (fixed).
-    std::vector<std::size_t> all = own[o];
+    std::vector<std::size_t> all = std::move(own[o]);
+    core::release(own[o]);
+    const std::size_t n_own = all.size();
     for (const std::size_t c : children[o]) {
       all.insert(all.end(), inclusive[c].begin(), inclusive[c].end());
       core::release(inclusive[c]);
     }
-    const std::size_t n_own = own[o].size();
-    id.resize(all.size());
-    pos.resize(3 * all.size());
-    vel.resize(3 * all.size());
-    mass.resize(all.size());
-    fixed.assign(all.size(), 0);
-    type.resize(p.type.empty() ? 0 : all.size());
-    for (std::size_t k = 0; k < all.size(); ++k) {
-      const std::size_t i = all[k];
-      id[k] = p.id[i];
-      if (!p.type.empty()) type[k] = p.type[i];
-      mass[k] = p.mass[i];
-      for (std::size_t d = 0; d < 3; ++d) {
-        pos[3 * k + d] = p.position[3 * i + d];
-        vel[3 * k + d] = p.velocity[3 * i + d];
-      }
-      fixed[k] = k >= n_own ? 1 : 0;
-    }
-    ObjectResult r = unbind_object({id, pos, vel, mass, fixed, type}, objects[o], frame, params);
+    for (std::size_t k = 0; k < all.size(); ++k) fixed[all[k]] = k >= n_own ? 1 : 0;
+    ObjectResult r =
+        unbind_object({p.id, p.position, p.velocity, p.mass, fixed, p.type, all}, objects[o], frame, params);
     r.summary.n_received = received[o];
     if (r.summary.dissolved) ++result.n_dissolved;
 
@@ -97,7 +84,6 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
     }
     kept.insert(kept.end(), all.begin() + static_cast<std::ptrdiff_t>(n_own), all.end());
     inclusive[o] = std::move(kept);
-    core::release(own[o]);
     result.objects[o] = std::move(r.summary);
   }
   for (const std::int64_t b : result.bound_to) result.n_bound += b >= 0 ? 1 : 0;

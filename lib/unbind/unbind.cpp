@@ -59,17 +59,22 @@ struct Local {
 };
 
 Local gather(const ObjectParticles& p, const ObjectSpec& spec, const Frame& frame) {
-  const std::size_t n = p.mass.size();
-  if (p.id.size() != n || p.position.size() != 3 * n || p.velocity.size() != 3 * n ||
-      (!p.fixed.empty() && p.fixed.size() != n) || (!p.type.empty() && p.type.size() != n))
-    throw core::Error::internal("unbind: particle arrays of different lengths ({} masses)", n);
+  const std::size_t entries = p.mass.size();
+  if (p.id.size() != entries || p.position.size() != 3 * entries || p.velocity.size() != 3 * entries ||
+      (!p.fixed.empty() && p.fixed.size() != entries) || (!p.type.empty() && p.type.size() != entries))
+    throw core::Error::internal("unbind: particle arrays of different lengths ({} masses)", entries);
+  for (const std::size_t e : p.subset)
+    if (e >= entries) throw core::Error::internal("unbind: subset entry {} of {} particles", e, entries);
+  const std::size_t n = p.subset.empty() ? entries : p.subset.size();
+  const auto entry = [&](std::size_t k) { return p.subset.empty() ? k : p.subset[k]; };
   Local l;
   l.input.resize(n);
   std::iota(l.input.begin(), l.input.end(), std::size_t{0});
-  std::sort(l.input.begin(), l.input.end(), [&](std::size_t i, std::size_t j) { return p.id[i] < p.id[j]; });
+  std::sort(l.input.begin(), l.input.end(),
+            [&](std::size_t i, std::size_t j) { return p.id[entry(i)] < p.id[entry(j)]; });
   for (std::size_t k = 1; k < n; ++k)
-    if (p.id[l.input[k]] == p.id[l.input[k - 1]])
-      throw core::Error::input("unbind: particle ID {} appears twice in one object", p.id[l.input[k]]);
+    if (p.id[entry(l.input[k])] == p.id[entry(l.input[k - 1])])
+      throw core::Error::input("unbind: particle ID {} appears twice in one object", p.id[entry(l.input[k])]);
   l.id.resize(n);
   l.x.resize(3 * n);
   l.u.resize(3 * n);
@@ -79,7 +84,7 @@ Local gather(const ObjectParticles& p, const ObjectSpec& spec, const Frame& fram
   if (!p.type.empty()) l.type.resize(n);
   const double a = frame.scale_factor, H = frame.hubble;
   for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t i = l.input[k];
+    const std::size_t i = entry(l.input[k]);
     l.id[k] = p.id[i];
     l.m[k] = p.mass[i];
     if (!p.fixed.empty()) l.fixed[k] = p.fixed[i] ? 1 : 0;
@@ -221,7 +226,8 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
   ev.members.resize(n);
   std::iota(ev.members.begin(), ev.members.end(), std::size_t{0});
   bool have_energies = false;
-  const std::vector<std::size_t> everyone = ev.members;
+  // Every particle, when the potential is theirs (8 bytes a particle otherwise not held).
+  const std::vector<std::size_t> everyone = params.potential_of_all ? ev.members : std::vector<std::size_t>{};
   const std::vector<std::size_t>& source = params.potential_of_all ? everyone : ev.members;
   bool reuse = false;  // the pairwise potential of every particle, once computed
   // Offsets from the peak (the frame's origin, no periodic box: gather unwrapped them) with their

@@ -94,7 +94,8 @@ struct ObjectSpec {
   double saddle_radius = 0;             // comoving distance from the peak to its key saddle; <= 0: none
 };
 
-// The particles of one object (every span of the same length n; position and velocity [n][3]).
+// The particles of one object: every span of one length N (position and velocity [N][3]), and the
+// object's particles all N of them or the entries `subset` names.
 struct ObjectParticles {
   std::span<const std::uint64_t> id;
   std::span<const double> position;  // comoving
@@ -106,6 +107,10 @@ struct ObjectParticles {
   // Optional [n]: each particle's type (ParticleSet::type), for the per-type properties. Empty: all of
   // the first type of Params::types.
   std::span<const std::uint8_t> type = {};
+  // Optional: the object's particles are these entries of the spans above, in this order (the spans
+  // then hold a whole halo's particles: unbind_hierarchy, whose objects so need no copies of their
+  // own). Empty: every entry.
+  std::span<const std::size_t> subset = {};
 };
 
 // One particle type's share of an object's bound particles (docs/unbind-method.md, "Per type"), as
@@ -166,7 +171,7 @@ struct ObjectSummary {
 };
 
 struct ObjectResult {
-  // Per particle, in the order given:
+  // Per particle of the object, in the order given (the order of `subset` when there is one):
   std::vector<std::uint8_t> bound;  // 1 bound (fixed particles always 1; own ones all 0 when dissolved)
   std::vector<double> energy;       // specific energy K + Phi (V^2) at the last evaluation that saw it
                                     // (bound when below `threshold`); NaN for fixed particles

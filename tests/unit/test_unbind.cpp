@@ -391,5 +391,57 @@ TEST(Unbind, ShuffledInputGivesIdenticalBytes) {
   }
 }
 
+// An object given as a subset of a bigger set of arrays (ObjectParticles::subset, as unbind_hierarchy
+// gives each object the halo's arrays) is unbound as the same particles copied out in that order.
+TEST(Unbind, SubsetOfBiggerArraysGivesIdenticalBytes) {
+  const Cloud object = small_object(2000, 111, {0, 0, 0});
+  Cloud others = small_object(700, 112, {0.3, 0, 0});
+  for (std::uint64_t& i : others.id) i += 1'000'000;  // IDs of their own
+  // The halo's arrays: the object's particles and the others, shuffled together.
+  Cloud both = object;
+  both.append(others);
+  const auto mix = shuffled(both.size(), 113);
+  const Cloud halo = both.permuted(mix);
+  // The object's entries in the halo, in an order of their own, and its particles copied in that order;
+  // some of them fixed (a sub-object's bound particles).
+  std::vector<std::size_t> subset;
+  for (std::size_t k = 0; k < mix.size(); ++k)
+    if (mix[k] < object.size()) subset.push_back(k);
+  const auto order = shuffled(subset.size(), 114);
+  std::vector<std::size_t> entries, copied;
+  for (const std::size_t k : order) {
+    entries.push_back(subset[k]);
+    copied.push_back(mix[subset[k]]);
+  }
+  const Cloud alone = object.permuted(copied);
+  std::vector<std::uint8_t> fixed_halo(halo.size(), 0), fixed_alone(alone.size(), 0);
+  for (std::size_t k = 0; k < entries.size(); k += 7) fixed_halo[entries[k]] = fixed_alone[k] = 1;
+  Frame f;
+  f.critical_density = 3e-4;
+  f.omega_m = 1;
+  f.softening = 0.01;
+  for (const PotentialMode mode : {PotentialMode::profile, PotentialMode::tree}) {
+    Params p;
+    p.centre = CentreKind::shrinking_sphere;
+    p.potential = mode;
+    p.direct_below = 1000;  // the tree
+    const ObjectResult a = unbind_object({halo.id, halo.x, halo.v, halo.m, fixed_halo, {}, entries}, {}, f, p);
+    const ObjectResult b = unbind_object({alone.id, alone.x, alone.v, alone.m, fixed_alone}, {}, f, p);
+    EXPECT_EQ(bytes_of(a.summary), bytes_of(b.summary)) << to_string(mode);
+    ASSERT_EQ(a.bound.size(), entries.size());
+    EXPECT_EQ(a.bound, b.bound) << to_string(mode);
+    EXPECT_EQ(std::memcmp(a.energy.data(), b.energy.data(), a.energy.size() * sizeof(double)), 0) << to_string(mode);
+    EXPECT_GT(a.summary.properties.n_bound, 1000) << to_string(mode);
+  }
+  // An entry beyond the arrays is a caller's error, not a read past them.
+  const std::vector<std::size_t> beyond{0, halo.size()};
+  try {
+    unbind_object({halo.id, halo.x, halo.v, halo.m, {}, {}, beyond}, {}, f, {});
+    ADD_FAILURE() << "an entry beyond the arrays was accepted";
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::internal);
+  }
+}
+
 }  // namespace
 }  // namespace phew::unbind::test
