@@ -28,11 +28,11 @@ struct Sums {
   std::size_t count = 0;
 };
 
-// A particle of the group: its offset from the reference through the nearest image, and its mass and
+// A particle of the group, as its offset from the reference through the nearest image and its mass and
 // mass-weighted offsets in fixed point (2^-62 of the largest of each: 64-bit terms, 128-bit sums).
 struct Point {
-  double x[3];
-  std::int64_t fixed[4];  // mass, then mass times each offset
+  const double* x;            // [3]
+  const std::int64_t* fixed;  // [4]: mass, then mass times each offset
 
   double distance2(const Vec& c) const {
     const double dx = x[0] - c[0], dy = x[1] - c[1], dz = x[2] - c[2];
@@ -47,39 +47,47 @@ struct Point {
   }
 };
 
-// The group about the reference.
+// The group about the reference. Its offsets are the positions given, read in place, when they are
+// already offsets (an open box about the origin: unbind's group, whose positions are its own copy in
+// its frame), else computed once; the fixed-point terms are always its own.
 class Group {
  public:
   Group(std::span<const double> position, std::span<const double> mass, const Box& box, const Vec& reference)
-      : points_(mass.size()) {
+      : n_(mass.size()), terms_(mass.size()) {
+    // x - 0 is x for every double, and the open box's minimum image is the difference itself.
+    const bool in_place = !box.periodic && reference == Vec{0, 0, 0};
+    if (!in_place) offsets_.resize(3 * n_);
+    x_ = in_place ? position.data() : offsets_.data();
     double largest_m = 0, largest_mx = 0;
-    for (std::size_t i = 0; i < mass.size(); ++i) {
+    for (std::size_t i = 0; i < n_; ++i) {
       largest_m = std::max(largest_m, std::fabs(mass[i]));
       for (std::size_t d = 0; d < 3; ++d) {
         const double x = minimum_image(position[3 * i + d] - reference[d], box.extent[d], box.periodic);
-        points_[i].x[d] = x;
+        if (!in_place) offsets_[3 * i + d] = x;
         largest_mx = std::max(largest_mx, std::fabs(mass[i] * x));
         extent_ = std::max(extent_, std::fabs(x));
       }
     }
     m_scale_ = core::FixedScale::for_int64_terms(largest_m);
     mx_scale_ = core::FixedScale::for_int64_terms(largest_mx);
-    for (std::size_t i = 0; i < mass.size(); ++i) {
-      Point& p = points_[i];
-      p.fixed[0] = static_cast<std::int64_t>(m_scale_.to_fixed(mass[i]));
+    for (std::size_t i = 0; i < n_; ++i) {
+      Terms& t = terms_[i];
+      t.fixed[0] = static_cast<std::int64_t>(m_scale_.to_fixed(mass[i]));
       for (std::size_t d = 0; d < 3; ++d)
-        p.fixed[1 + d] = static_cast<std::int64_t>(mx_scale_.to_fixed(mass[i] * p.x[d]));
+        t.fixed[1 + d] = static_cast<std::int64_t>(mx_scale_.to_fixed(mass[i] * x_[3 * i + d]));
     }
   }
-  std::size_t size() const { return points_.size(); }
-  const Point& operator[](std::size_t i) const { return points_[i]; }
+  Group(const Group&) = delete;  // x_ may point into offsets_
+  Group& operator=(const Group&) = delete;
+  std::size_t size() const { return n_; }
+  Point operator[](std::size_t i) const { return {x_ + 3 * i, terms_[i].fixed}; }
   // f(point, index) for every particle of `members`, or of the group when `all`.
   template <typename F>
   void for_each(std::span<const std::size_t> members, bool all, F&& f) const {
     if (all) {
-      for (std::size_t i = 0; i < points_.size(); ++i) f(points_[i], i);
+      for (std::size_t i = 0; i < n_; ++i) f((*this)[i], i);
     } else {
-      for (const std::size_t i : members) f(points_[i], i);
+      for (const std::size_t i : members) f((*this)[i], i);
     }
   }
   double extent() const { return extent_; }  // the largest |offset| along any axis
@@ -91,7 +99,13 @@ class Group {
   }
 
  private:
-  std::vector<Point> points_;
+  struct Terms {
+    std::int64_t fixed[4];
+  };
+  std::size_t n_;
+  std::vector<double> offsets_;  // [n][3] when the positions are not offsets already
+  const double* x_ = nullptr;    // the offsets: offsets_ or the positions given
+  std::vector<Terms> terms_;
   double extent_ = 0;
   core::FixedScale m_scale_ = core::FixedScale::for_int64_terms(0), mx_scale_ = core::FixedScale::for_int64_terms(0);
 };
@@ -125,7 +139,7 @@ class Ball {
     // Room for every candidate at once, not grown by doubling (pages never written are not resident).
     keyed_.reserve(inside ? index_.size() : all_ ? g_.size() : members_.size());
     const double reach2 = reach * reach;
-    auto consider = [&](const Point& p, std::size_t i) {
+    auto consider = [&](const Point p, std::size_t i) {
       const double rho2 = p.distance2(c);
       if (rho2 <= reach2) keyed_.push_back(key(std::sqrt(rho2), i));
     };
@@ -187,7 +201,7 @@ class Ball {
     core::FixedInt sm = 0, sx = 0, sy = 0, sz = 0;
     std::size_t count = 0;
     for (std::size_t k = in; k < out; ++k) {
-      const Point& p = g_[index_[k]];
+      const Point p = g_[index_[k]];
       const std::int64_t in_mask = -static_cast<std::int64_t>(p.distance2(c) <= r2);
       sm += p.fixed[0] & in_mask;
       sx += p.fixed[1] & in_mask;
@@ -261,14 +275,16 @@ class Ball {
 
 // The group the public class holds: Group is private to this file.
 struct ShrinkingSphereGroup::Data {
-  Group group;
+  Data(std::span<const double> position, std::span<const double> mass, const Box& b, const Vec& r)
+      : group(position, mass, b, r), box(b), reference(r) {}
+  Group group;  // made in place: it is not copied or moved
   Box box;
   Vec reference;
 };
 
 ShrinkingSphereGroup::ShrinkingSphereGroup(std::span<const double> position, std::span<const double> mass,
                                            const Box& box, const std::array<double, 3>& reference)
-    : data_(std::make_unique<Data>(Data{Group(position, mass, box, reference), box, reference})) {
+    : data_(std::make_unique<Data>(position, mass, box, reference)) {
   if (mass.size() > std::numeric_limits<std::uint32_t>::max())
     throw core::Error::internal("shrinking sphere: {} particles in one group", mass.size());
 }
@@ -322,12 +338,12 @@ ShrinkingSphereGroup::Found ShrinkingSphereGroup::shrink(std::span<const std::si
     }
     if (!warm) {
       Sums sums;
-      g.for_each(members, all, [&](const Point& p, std::size_t) { p.add_to(sums); });
+      g.for_each(members, all, [&](const Point p, std::size_t) { p.add_to(sums); });
       c = g.mean(sums, Vec{0, 0, 0});
       // The farthest particle's distance: one square root of the largest square (sqrt is correctly
       // rounded, so monotonic: the same value as the largest of every particle's root).
       double r2_max = 0;
-      g.for_each(members, all, [&](const Point& p, std::size_t) { r2_max = std::max(r2_max, p.distance2(c)); });
+      g.for_each(members, all, [&](const Point p, std::size_t) { r2_max = std::max(r2_max, p.distance2(c)); });
       r = std::sqrt(r2_max);
     }
     // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.

@@ -3,20 +3,22 @@
 #include <phew/core/error.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 namespace phew::unbind {
 namespace {
 
 // One type's bound particles of one set (own or inclusive): `set` in index order (every sum is taken in
-// it), `by_radius` the same particles as (distance to the centre, index) in the profile's order.
+// it), `by_radius` the same particles as their places in the profile (its order: by distance to the
+// centre, then index). Sized exactly: a big halo's sets are most of its particles.
 struct TypeSet {
   std::vector<std::size_t> set;
-  std::vector<std::pair<double, std::size_t>> by_radius;
+  std::vector<std::uint32_t> by_radius;
 };
 
-TypeProperties measure_one(const LocalParticles& p, const TypeSet& s, const std::vector<double>& radius_of, double a,
-                           std::span<const double> apertures) {
+TypeProperties measure_one(const LocalParticles& p, const TypeSet& s, const gravity::SphericalProfile& profile,
+                           const std::vector<double>& radius_of, double a, std::span<const double> apertures) {
   TypeProperties out;
   out.aperture_mass.assign(apertures.size(), 0.0);
   if (s.set.empty()) return out;
@@ -43,7 +45,9 @@ TypeProperties measure_one(const LocalParticles& p, const TypeSet& s, const std:
   // Where the enclosed mass M(<= r), linear between the particles' radii (0 at r = 0), reaches half:
   // continuous in the masses, so an even count of equal masses does not turn on the last bit of a sum.
   double enclosed = 0, r_before = 0;
-  for (const auto& [r, i] : s.by_radius) {
+  for (const std::uint32_t k : s.by_radius) {
+    const double r = profile.radius()[k];
+    const std::size_t i = profile.index()[k];
     const double below = enclosed;
     enclosed += p.mass[i];
     if (enclosed >= 0.5 * mass) {
@@ -69,25 +73,46 @@ TypeBreakdown measure_by_type(const LocalParticles& p, std::span<const std::size
   for (std::size_t c = 0; c < n_types; ++c) column.at(static_cast<std::size_t>(params.types[c])) = static_cast<int>(c);
   const auto column_of = [&](std::size_t i) { return p.type.empty() ? 0 : column[p.type[i]]; };
   const auto is_own = [&](std::size_t i) { return p.fixed.empty() || !p.fixed[i]; };
-  std::vector<TypeSet> own(n_types), all(n_types);
+  // A type none of whose particles is fixed has the same own and inclusive sets: they are made, and
+  // measured, once.
+  std::vector<std::size_t> n_all(n_types, 0), n_own(n_types, 0);
   for (const std::size_t i : members)
     if (const int c = column_of(i); c >= 0) {
-      all[static_cast<std::size_t>(c)].set.push_back(i);
-      if (is_own(i)) own[static_cast<std::size_t>(c)].set.push_back(i);
+      ++n_all[static_cast<std::size_t>(c)];
+      if (is_own(i)) ++n_own[static_cast<std::size_t>(c)];
     }
-  // The radii and their order are the profile's (the same distances, sorted by (radius, index)).
-  std::vector<double> radius_of(p.mass.size(), 0.0);
+  std::vector<TypeSet> own(n_types), all(n_types);
+  const auto shared = [&](std::size_t c) { return n_own[c] == n_all[c]; };
+  for (std::size_t c = 0; c < n_types; ++c) {
+    all[c].set.reserve(n_all[c]);
+    all[c].by_radius.reserve(n_all[c]);
+    if (!shared(c)) {
+      own[c].set.reserve(n_own[c]);
+      own[c].by_radius.reserve(n_own[c]);
+    }
+  }
+  for (const std::size_t i : members)
+    if (const int c = column_of(i); c >= 0) {
+      const auto t = static_cast<std::size_t>(c);
+      all[t].set.push_back(i);
+      if (!shared(t) && is_own(i)) own[t].set.push_back(i);
+    }
+  // The radii and their order are the profile's (the same distances, sorted by (radius, index)); the
+  // radius of each particle only for the apertures.
+  std::vector<double> radius_of(params.apertures.empty() ? 0 : p.mass.size(), 0.0);
   for (std::size_t k = 0; k < profile.size(); ++k) {
     const std::size_t i = profile.index()[k];
-    radius_of[i] = profile.radius()[k];
+    if (!radius_of.empty()) radius_of[i] = profile.radius()[k];
     if (const int c = column_of(i); c >= 0) {
-      all[static_cast<std::size_t>(c)].by_radius.emplace_back(profile.radius()[k], i);
-      if (is_own(i)) own[static_cast<std::size_t>(c)].by_radius.emplace_back(profile.radius()[k], i);
+      const auto t = static_cast<std::size_t>(c);
+      all[t].by_radius.push_back(static_cast<std::uint32_t>(k));
+      if (!shared(t) && is_own(i)) own[t].by_radius.push_back(static_cast<std::uint32_t>(k));
     }
   }
   for (std::size_t c = 0; c < n_types; ++c) {
-    out.own.push_back(measure_one(p, own[c], radius_of, frame.scale_factor, params.apertures));
-    out.inclusive.push_back(measure_one(p, all[c], radius_of, frame.scale_factor, params.apertures));
+    out.inclusive.push_back(measure_one(p, all[c], profile, radius_of, frame.scale_factor, params.apertures));
+    out.own.push_back(shared(c) ? out.inclusive.back()
+                                : measure_one(p, own[c], profile, radius_of, frame.scale_factor, params.apertures));
   }
   return out;
 }

@@ -232,7 +232,7 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
   bool reuse = false;  // the pairwise potential of every particle, once computed
   // Offsets from the peak (the frame's origin, no periodic box: gather unwrapped them) with their
   // fixed-point terms, made once for every pass's shrinking spheres (and bound.h5's, whatever the centre).
-  // Let go before the properties are measured (56 bytes a particle: a big halo's peak is there).
+  // Let go before the properties are measured (32 bytes a particle, the offsets read from l.x in place).
   auto spheres_held = std::make_unique<grid::ShrinkingSphereGroup>(l.x, l.m, grid::Box{}, Vec{0, 0, 0});
   const grid::ShrinkingSphereGroup& spheres = *spheres_held;
   // Removal passes: evaluate on the bound set, remove every own particle at or above the threshold,

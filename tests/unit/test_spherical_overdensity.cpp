@@ -323,6 +323,16 @@ TEST(ShrinkingSphere, TheSameBitsAsAPassOverEveryParticlePerStep) {
     }
     const auto fallback = group.centre_from(all, start, 1e-6);  // holds no particle: from the whole group
     for (std::size_t d = 0; d < 3; ++d) EXPECT_EQ(fallback.centre[d], want[d]) << "seed " << seed << " axis " << d;
+    // unbind's group: positions that are offsets already, in an open box about the origin, which the
+    // group reads in place instead of copying.
+    std::vector<double> offsets(pos.size());
+    for (std::size_t i = 0; i < pos.size(); ++i)
+      offsets[i] = minimum_image(pos[i] - ref[i % 3], box.extent[i % 3], box.periodic);
+    const Box open{};
+    const ShrinkingSphereGroup in_place(offsets, mass, open, {0, 0, 0});
+    const auto open_want = shrinking_sphere_plain(offsets, mass, open, {0, 0, 0});
+    const auto open_got = in_place.centre(all);
+    for (std::size_t d = 0; d < 3; ++d) EXPECT_EQ(open_got[d], open_want[d]) << "seed " << seed << " axis " << d;
   }
 }
 
