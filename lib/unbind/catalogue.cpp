@@ -168,7 +168,15 @@ void unbind_halo(std::span<Member> members, const std::vector<std::size_t>& rows
   // not when it reaches the batch's prefix of finished haloes (unbind_objects): only pages wholly inside
   // its run, which no other halo's thread reads.
   if (n > 0) core::release_consumed_pages(reinterpret_cast<char*>(members.data()), members.data() + n);
-  const HierarchyResult r = unbind_hierarchy({id, pos, vel, mass, object, type}, specs, frame, params);
+  // The arrays the objects are copied from go before the last object's passes: the halo itself, the
+  // biggest, whose copy would otherwise sit beside them (65 bytes a particle).
+  const auto let_go = [&] {
+    core::release(pos);
+    core::release(vel);
+    core::release(mass);
+    core::release(type);
+  };
+  const HierarchyResult r = unbind_hierarchy({id, pos, vel, mass, object, type, let_go}, specs, frame, params);
   out.passed += r.n_passed;
 
   for (std::size_t o = 0; o < rows.size(); ++o) {

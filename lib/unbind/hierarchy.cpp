@@ -63,8 +63,11 @@ HierarchyResult unbind_hierarchy(const HierarchyParticles& p, std::span<const Ob
       core::release(inclusive[c]);
     }
     for (std::size_t k = 0; k < all.size(); ++k) fixed[all[k]] = k >= n_own ? 1 : 0;
-    ObjectResult r =
-        unbind_object({p.id, p.position, p.velocity, p.mass, fixed, p.type, all}, objects[o], frame, params);
+    // The caller may let the arrays go once the last object's particles are copied.
+    const bool last = o == order.back();
+    ObjectResult r = unbind_object(
+        {p.id, p.position, p.velocity, p.mass, fixed, p.type, all, last ? p.copied : std::function<void()>{}},
+        objects[o], frame, params);
     r.summary.n_received = received[o];
     if (r.summary.dissolved) ++result.n_dissolved;
 

@@ -7,6 +7,7 @@
 #include <phew/unbind/unbind.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct HierarchyParticles {
   std::span<const double> mass;
   std::span<const std::int64_t> object;     // the object each particle was assigned to; -1: none (left alone)
   std::span<const std::uint8_t> type = {};  // optional: each particle's type (ObjectParticles::type)
+  // Optional: called once every object's particles are copied (before the last object's removal
+  // passes), after which position, velocity, mass and type are not read again: the caller may let
+  // them go (id and object are still read).
+  std::function<void()> copied = {};
 };
 
 struct HierarchyResult {

@@ -213,6 +213,7 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
   if (!(frame.scale_factor > 0))
     throw core::Error::internal("unbind: scale factor {} is not positive", frame.scale_factor);
   const Local l = gather(particles, spec, frame);
+  if (particles.copied) particles.copied();
   const std::size_t n = l.id.size();
   ObjectResult result;
   ObjectSummary& sum = result.summary;

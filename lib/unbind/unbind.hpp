@@ -16,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -111,6 +112,10 @@ struct ObjectParticles {
   // then hold a whole halo's particles: unbind_hierarchy, whose objects so need no copies of their
   // own). Empty: every entry.
   std::span<const std::size_t> subset = {};
+  // Optional: called once the object's particles are copied into its own frame, after which the spans
+  // above are not read again (unbind_hierarchy lets a halo's arrays go before its last object's
+  // passes: a big halo's peak is there).
+  std::function<void()> copied = {};
 };
 
 // One particle type's share of an object's bound particles (docs/unbind-method.md, "Per type"), as

@@ -391,6 +391,47 @@ TEST(Unbind, ShuffledInputGivesIdenticalBytes) {
   }
 }
 
+// unbind_hierarchy calls `copied` once, after which it reads no position, velocity, mass or type: a
+// callback that spoils them all (as letting them go would) changes nothing in the result.
+TEST(Unbind, HierarchyReadsNoArrayAfterCopied) {
+  const SubhaloScene scene = subhalo_scene();
+  Frame f;
+  f.softening = 0.01;
+  Params params;
+  params.types = {0};  // the per-type properties read the types too
+  params.apertures = {0.5};
+  const std::vector<std::uint8_t> types(scene.c.size(), 0);
+  const HierarchyResult plain =
+      unbind_hierarchy({scene.c.id, scene.c.x, scene.c.v, scene.c.m, scene.object, types}, scene.objects, f, params);
+  Cloud c = scene.c;
+  std::vector<std::uint8_t> type = types;
+  int calls = 0;
+  const auto spoil = [&] {
+    ++calls;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::fill(c.x.begin(), c.x.end(), nan);
+    std::fill(c.v.begin(), c.v.end(), nan);
+    std::fill(c.m.begin(), c.m.end(), nan);
+    std::fill(type.begin(), type.end(), std::uint8_t{7});
+  };
+  const HierarchyResult spoiled =
+      unbind_hierarchy({c.id, c.x, c.v, c.m, scene.object, type, spoil}, scene.objects, f, params);
+  EXPECT_EQ(calls, 1);
+  for (std::size_t o = 0; o < scene.objects.size(); ++o) {
+    EXPECT_EQ(bytes_of(plain.objects[o]), bytes_of(spoiled.objects[o])) << "object " << o;
+    const TypeProperties &a = plain.objects[o].properties.by_type.at(0),
+                         &b = spoiled.objects[o].properties.by_type.at(0);
+    EXPECT_EQ(a.n_bound, b.n_bound) << "object " << o;
+    EXPECT_EQ(std::memcmp(&a.half_mass_radius, &b.half_mass_radius, sizeof(double)), 0) << "object " << o;
+    EXPECT_EQ(std::memcmp(&a.velocity_dispersion, &b.velocity_dispersion, sizeof(double)), 0) << "object " << o;
+    EXPECT_EQ(a.aperture_mass, b.aperture_mass) << "object " << o;
+  }
+  EXPECT_EQ(plain.bound_to, spoiled.bound_to);
+  ASSERT_EQ(plain.energy.size(), spoiled.energy.size());
+  EXPECT_EQ(std::memcmp(plain.energy.data(), spoiled.energy.data(), plain.energy.size() * sizeof(double)), 0);
+  EXPECT_GT(plain.objects[1].properties.n_bound, 100);  // the subhalo is there to be unbound first
+}
+
 // An object given as a subset of a bigger set of arrays (ObjectParticles::subset, as unbind_hierarchy
 // gives each object the halo's arrays) is unbound as the same particles copied out in that order.
 TEST(Unbind, SubsetOfBiggerArraysGivesIdenticalBytes) {
