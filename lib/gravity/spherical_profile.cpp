@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/core/radix_sort.hpp>
+#include <phew/core/raw_vector.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -58,7 +59,7 @@ SphericalProfile::SphericalProfile(std::span<const double> position, std::span<c
     radius_[k] = r[at];
     keyed[k] = members[at];
   }
-  std::vector<double>().swap(r);
+  core::release(r);
   static_assert(std::is_same_v<std::uint64_t, std::size_t>, "the keys' room holds the indices");
   index_ = std::move(keyed);
   mass_.resize(n);

@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/core/fixed_sum.hpp>
 #include <phew/core/radix_sort.hpp>
+#include <phew/core/raw_vector.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -155,7 +156,7 @@ class Ball {
     else
       core::radix_sort(
           keyed_, scratch_, [](std::uint64_t k) { return k >> 32; }, 32);
-    if (scratch_.capacity() > kScratchKept) std::vector<std::uint64_t>().swap(scratch_);  // a big ball's
+    if (scratch_.capacity() > kScratchKept) core::release(scratch_);  // a big ball's
     // The keys split into the particles' indices and distances. The particles are read from the group
     // through their indices: a copy in distance order (56 bytes a particle, a big halo's largest array
     // in unbind) gained nothing measurable over the steps' shells on unbind_bench.sh's two boxes.
@@ -167,7 +168,7 @@ class Ball {
     }
     // The keys are not read again until the next build: a big ball's go back (8 bytes a particle
     // beside the 17 the ball keeps).
-    if (keyed_.capacity() > kScratchKept) std::vector<std::uint64_t>().swap(keyed_);
+    if (keyed_.capacity() > kScratchKept) core::release(keyed_);
     anchor_ = c;
     reach_ = reach;
     built_ = true;
