@@ -539,23 +539,31 @@ void Forest::accumulate(const double x[3], double& phi, double acc[3]) const {
   std::copy_n(a[0], 3, acc);
 }
 
-void Forest::accumulate_group(std::size_t source,
-                              const std::function<void(std::size_t, double, const double*)>& report) const {
+void Forest::accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report,
+                              std::span<const std::uint8_t> wanted) const {
   const Node& group = nodes_[static_cast<std::size_t>(group_of_[position_of_[source]])];
-  // A thread's list, kept from group to group: a group's list grows to hundreds of entries, and a
+  // A thread's lists, kept from group to group: a group's list grows to hundreds of entries, and a
   // fresh vector would reallocate its way there every time.
   thread_local std::vector<Interaction> list;
+  thread_local std::vector<std::uint32_t> members;
   list.clear();
-  // The box around the members, not the node's cube: every member is inside it, so every member's
-  // own distance to a node used whole is at least the one tested, and fewer nodes are opened.
+  members.clear();
+  for (std::uint32_t i = group.begin; i < group.end; ++i)
+    if (wanted.empty() || wanted[index_[i]] != 0) members.push_back(i);
+  if (members.empty()) return;
+  // The box around all the members, wanted or not, not the node's cube: every member is inside it, so
+  // every member's own distance to a node used whole is at least the one tested, and fewer nodes are
+  // opened. The same list whichever members are wanted, so the same bits.
   interactions(region_of(group), list);
-  // Members four at a time; the last member fills the lanes a group's last four leave empty.
-  for (std::uint32_t i = group.begin; i < group.end; i += 4) {
+  // Members four at a time; the last member fills the lanes a group's last four leave empty (each lane
+  // sums alone: the lanes do not change each other's bits).
+  const std::size_t n = members.size();
+  for (std::size_t i = 0; i < n; i += 4) {
     const double* x[4];
-    for (std::uint32_t k = 0; k < 4; ++k) x[k] = &pos_[3 * std::min(i + k, group.end - 1)];
+    for (std::size_t k = 0; k < 4; ++k) x[k] = &pos_[3 * static_cast<std::size_t>(members[std::min(i + k, n - 1)])];
     double phi[4] = {0, 0, 0, 0}, acc[4][3] = {};
     force_.add_to_four(list.data(), list.size(), x, phi, acc);
-    for (std::uint32_t k = 0; k < 4 && i + k < group.end; ++k) report(index_[i + k], phi[k], acc[k]);
+    for (std::size_t k = 0; k < 4 && i + k < n; ++k) report(index_[members[i + k]], phi[k], acc[k]);
   }
 }
 

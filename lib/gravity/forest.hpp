@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 namespace phew::gravity {
@@ -132,9 +133,12 @@ class Forest {
   // member sums them.
   // report(source index, phi, acc) is called once per member, in tree order. The result for a source
   // depends only on its cube's tree, not on which member asked. Not collective.
+  // `wanted` (optional, [source index]): only the members it marks are summed and reported, with the
+  // same bits as without it (the list is the whole group's; each member sums it alone). voters needs
+  // its candidates only, and a group at a search sphere's edge holds others.
   static constexpr std::uint32_t kGroupSize = 32;
-  void accumulate_group(std::size_t source,
-                        const std::function<void(std::size_t, double, const double*)>& report) const;
+  void accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report,
+                        std::span<const std::uint8_t> wanted = {}) const;
   // Which group a source belongs to (an index of the tree's nodes): sources of one group are computed
   // together, so threads given distinct groups never write the same source.
   std::int64_t group_of(std::size_t source) const { return group_of_[position_of_[source]]; }

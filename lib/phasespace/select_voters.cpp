@@ -88,8 +88,9 @@ std::vector<NearParticle> distribute(particles::ParticleSet ps, const XPartition
   });
 }
 
-// The potential and acceleration of local particles, computed when first a candidate: the whole tree
-// group of a candidate at once (accumulate_group), kept.
+// The potential and acceleration of the candidates among the local particles, computed when first
+// needed: the candidates of a tree group at once, from one walk of the whole group (accumulate_group),
+// kept.
 class ComputedPotential {
  public:
   ComputedPotential(const std::vector<NearParticle>& local, const gravity::Setup& gs, const XPartition& part,
@@ -98,6 +99,7 @@ class ComputedPotential {
         gs_(gs),
         a_(params.scale_factor),
         done_(local.size(), 0),
+        wanted_(local.size(), 0),
         phi_(local.size()),
         acc_(3 * local.size()) {
     std::vector<gravity::Source> sources(local.size());
@@ -115,7 +117,13 @@ class ComputedPotential {
       });
     }
   }
-  // Computes the groups of the particles `needed` (local indices), on `threads` threads: each thread
+  // Marks local particles as candidates: only they are computed, each with its whole group's list (so
+  // with the bits it would have if every member were). Every candidate of every peak must be marked
+  // before the first compute(), or a group computed early would miss a later peak's candidates.
+  void want(const std::vector<std::size_t>& candidates) {
+    for (const std::size_t j : candidates) wanted_[j] = 1;
+  }
+  // Computes the candidates among the particles `needed` (local indices), on `threads` threads: each thread
   // takes whole groups, whose members no other group holds, and a member's values depend only on its
   // group (Forest::accumulate_group), so they are the same for any number of threads.
   void compute(const std::vector<std::size_t>& needed, int threads) {
@@ -129,19 +137,22 @@ class ComputedPotential {
     std::vector<std::uint64_t> counted(static_cast<std::size_t>(std::max(threads, 1)), 0);
     core::parallel_for(threads, groups.size(), 16, [&](std::size_t b, std::size_t e, int thread) {
       for (std::size_t g = b; g < e; ++g)
-        forest_->accumulate_group(groups[g].second, [&](std::size_t k, double p, const double* acc) {
-          double acc_k[3] = {acc[0], acc[1], acc[2]};
-          if (gs_.mesh_field) {
-            double pl = 0, gl[3];
-            gs_.mesh_field->sample(local_[k].x, pl, gl);
-            p += pl;
-            for (std::size_t d = 0; d < 3; ++d) acc_k[d] += gl[d];
-          }
-          phi_[k] = p / a_;  // comoving -> physical
-          for (std::size_t d = 0; d < 3; ++d) acc_[3 * k + d] = acc_k[d] / (a_ * a_);
-          done_[k] = 1;
-          ++counted[static_cast<std::size_t>(thread)];
-        });
+        forest_->accumulate_group(
+            groups[g].second,
+            [&](std::size_t k, double p, const double* acc) {
+              double acc_k[3] = {acc[0], acc[1], acc[2]};
+              if (gs_.mesh_field) {
+                double pl = 0, gl[3];
+                gs_.mesh_field->sample(local_[k].x, pl, gl);
+                p += pl;
+                for (std::size_t d = 0; d < 3; ++d) acc_k[d] += gl[d];
+              }
+              phi_[k] = p / a_;  // comoving -> physical
+              for (std::size_t d = 0; d < 3; ++d) acc_[3 * k + d] = acc_k[d] / (a_ * a_);
+              done_[k] = 1;
+              ++counted[static_cast<std::size_t>(thread)];
+            },
+            wanted_);
     });
     for (const std::uint64_t c : counted) computed_ += c;
   }
@@ -157,6 +168,7 @@ class ComputedPotential {
   double a_;
   std::unique_ptr<gravity::Forest> forest_;
   std::vector<char> done_;
+  std::vector<std::uint8_t> wanted_;
   std::vector<double> phi_, acc_;
   std::uint64_t computed_ = 0;
 };
@@ -253,19 +265,28 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   // peak's choice (threads by peak, each into its own slot), joined in peak order.
   const int threads = std::max(params.threads, 1);
   const std::size_t batch = 64 * static_cast<std::size_t>(threads);
-  for (std::size_t b0 = 0; b0 < mine.size(); b0 += batch) {
-    const std::size_t b1 = std::min(mine.size(), b0 + batch);
+  // The candidates (local indices) of the batch of peaks mine[b0, b1), sorted by particle ID, one list a peak.
+  const auto candidates = [&](std::size_t b0, std::size_t b1, bool sorted) {
     std::vector<std::vector<std::size_t>> near(b1 - b0);
     core::parallel_for(threads, b1 - b0, 1, [&](std::size_t b, std::size_t e, int) {
       for (std::size_t k = b; k < e; ++k) {
         std::vector<std::size_t>& n = near[k];
         n = cells.within(peaks[mine[b0 + k]].position, r_s[mine[b0 + k]]);
+        if (!sorted) continue;
         std::sort(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
         n.erase(
             std::unique(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }),
             n.end());
       }
     });
+    return near;
+  };
+  if (computed)  // the potential is computed at candidates only: all of them known first
+    for (std::size_t b0 = 0; b0 < mine.size(); b0 += batch)
+      for (const auto& n : candidates(b0, std::min(mine.size(), b0 + batch), false)) computed->want(n);
+  for (std::size_t b0 = 0; b0 < mine.size(); b0 += batch) {
+    const std::size_t b1 = std::min(mine.size(), b0 + batch);
+    const std::vector<std::vector<std::size_t>> near = candidates(b0, b1, true);
     if (computed) {
       std::vector<std::size_t> needed;
       for (const auto& n : near) needed.insert(needed.end(), n.begin(), n.end());

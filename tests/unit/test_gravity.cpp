@@ -267,6 +267,40 @@ TEST(Forest, SameTreesOnAnyThreads) {
   }
 }
 
+// A group walk asked for some members only (voters' candidates) gives those members the bits of the
+// whole group's walk and reports no other: every third source wanted, in every group size there is
+// (a group of one wanted member, of five, of all).
+TEST(Forest, GroupWalkOfWantedMembersHasTheWholeGroupsBits) {
+  const double L = 40;
+  auto src = plummer(3000, 33, {12.5, 22.0, 30.5});
+  const grid::GridGeometry box{{1, 1, 1}, {0, 0, 0}, {L, L, L}, true};
+  for (Source& s : src)
+    for (std::size_t d = 0; d < 3; ++d) s.x[d] = std::fmod(s.x[d] + L, L);
+  const double r_split = 1.25 * L / 64;
+  const std::int64_t cubes = static_cast<std::int64_t>(L / (PairForce::kCutInSplits * r_split));
+  const Forest forest(box, {cubes, cubes, cubes}, {0, L}, src, PairForce(1, 0.02, r_split), {0.5, 8});
+  std::vector<std::array<double, 4>> all(src.size()), some(src.size(), {-1, -1, -1, -1});
+  for (std::size_t i = 0; i < src.size(); ++i)
+    forest.accumulate_group(i, [&](std::size_t k, double p, const double* a) { all[k] = {p, a[0], a[1], a[2]}; });
+  std::vector<std::uint8_t> wanted(src.size(), 0);
+  for (std::size_t i = 0; i < src.size(); i += 3) wanted[i] = 1;
+  std::vector<int> reported(src.size(), 0);
+  for (std::size_t i = 0; i < src.size(); ++i)
+    forest.accumulate_group(
+        i,
+        [&](std::size_t k, double p, const double* a) {
+          some[k] = {p, a[0], a[1], a[2]};
+          ++reported[k];
+        },
+        wanted);
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    ASSERT_EQ(reported[i] > 0, wanted[i] != 0) << "source " << i;
+    if (wanted[i]) {
+      ASSERT_EQ(some[i], all[i]) << "source " << i;
+    }
+  }
+}
+
 // A thin sheet of particles along the top face of its cube, whose tree nodes' cubes reach past that
 // face into the next cube, and particles just below the cube's bottom face, within r_cut of the sheet
 // (cubes barely wider than r_cut). With theta = 0 every node is opened, so the group walks must be the
