@@ -149,9 +149,10 @@ class Forest {
     double com[3];
     double mass;
     double centre[3];
-    double half;               // half side of the node's cube
-    std::int64_t first_child;  // 8 consecutive nodes; -1 for a leaf
-    std::uint32_t begin, end;  // sources of a leaf, in tree order
+    double half;                // half side of the node's cube
+    std::uint32_t first_child;  // the children: consecutive nodes, octants with sources only, in octant order
+    std::uint32_t begin, end;   // sources, in tree order
+    std::uint8_t children;      // how many; 0 for a leaf
   };
   struct Moment {  // a cube or a pyramid node, for the open-box top tree
     double mass, com[3], size;
@@ -185,7 +186,7 @@ class Forest {
   std::vector<std::uint32_t> index_;        // tree order -> index into the constructor's sources
   std::vector<std::uint32_t> position_of_;  // the inverse
   std::vector<std::int64_t> group_of_;      // tree order -> the group node (accumulate_group)
-  core::RawVector<Node> nodes_;
+  core::PageVector<Node> nodes_;
   std::vector<std::int64_t> root_;            // per cube key: its tree's root node; kEmpty, or kNotHeld
   std::vector<std::vector<Moment>> pyramid_;  // level 0: cubes; level l: (cubes / 2^l)^3
 };
