@@ -20,7 +20,24 @@ namespace {
 // A particle as the voter search needs it (positions as stored; the rest physical).
 struct NearParticle {
   std::uint64_t id;
-  double x[3], v[3], phi, acc[3], m;
+  double x[3], v[3], m;
+};
+// The snapshot's potential and acceleration of a particle (physical), when they are used: they travel
+// with it, and are otherwise not held (a third more bytes a particle, for the computed potential's and
+// the profile's runs).
+struct StoredPotential {
+  double phi, acc[3];
+};
+struct StoredNearParticle {
+  NearParticle p;
+  StoredPotential stored;
+};
+const NearParticle& particle_of(const NearParticle& p) { return p; }
+const NearParticle& particle_of(const StoredNearParticle& s) { return s.p; }
+// The particles a rank holds, and their stored potentials when used ([local index], else empty).
+struct NearParticles {
+  std::vector<NearParticle> particles;
+  std::vector<StoredPotential> stored;
 };
 
 // The points' positions (member `position`) indexed for radius queries in the box of `geo`, cells of
@@ -56,11 +73,9 @@ struct XPartition {
 
 // The particles in physical units (positions as stored), each sent to every rank whose x-range, widened
 // by `margin`, meets its x-bin (a cube of the forest, or a plane of the partition: fixed per bin).
-std::vector<NearParticle> distribute(particles::ParticleSet ps, const XPartition& part, const grid::GridGeometry& bins,
-                                     std::int64_t n_bins, double margin, const VoterParams& params,
-                                     const mpi::Comm& comm) {
+NearParticles distribute(particles::ParticleSet ps, const XPartition& part, const grid::GridGeometry& bins,
+                         std::int64_t n_bins, double margin, const VoterParams& params, const mpi::Comm& comm) {
   const double a = params.scale_factor;
-  const bool stored = params.stored_potential;
   const double bin_width = bins.extent[0] / static_cast<double>(n_bins);
   std::vector<std::vector<int>> destinations(static_cast<std::size_t>(n_bins));
   for (std::int64_t bx = 0; bx < n_bins; ++bx)
@@ -69,23 +84,42 @@ std::vector<NearParticle> distribute(particles::ParticleSet ps, const XPartition
       if (part.slabs.planes(r) > 0 && gravity::Forest::cube_meets(bins, bin_width, bx, {lo - margin, hi + margin}))
         destinations[static_cast<std::size_t>(bx)].push_back(r);
     }
-  std::vector<NearParticle> all(ps.size());
-  for (std::size_t i = 0; i < ps.size(); ++i) {
-    NearParticle& p = all[i];
-    p = {ps.id[i], {}, {}, 0, {0, 0, 0}, ps.mass[i]};
+  const grid::GridGeometry x_bins{{n_bins, 1, 1}, bins.origin, {bins.extent[0], 1, 1}, bins.periodic};
+  const auto particle = [&](std::size_t i) {
+    NearParticle p{ps.id[i], {}, {}, ps.mass[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       p.x[d] = ps.position[3 * i + d];
       p.v[d] = ps.velocity[3 * i + d];  // peculiar: physical already
-      if (stored) p.acc[d] = ps.acceleration[3 * i + d] / (a * a);
     }
-    if (stored) p.phi = ps.potential[i] / a;
+    return p;
+  };
+  const auto send = [&](auto all) {
+    ps = particles::ParticleSet{};  // every particle now lives in `all`
+    return mpi::scatter_to(comm, std::move(all), [&](const auto& item, auto&& emit) {
+      const double at[3] = {particle_of(item).x[0], x_bins.origin[1], x_bins.origin[2]};
+      for (int r : destinations[static_cast<std::size_t>(cell_of_clamped(x_bins, at).i)]) emit(r);
+    });
+  };
+  NearParticles out;
+  if (!params.stored_potential) {
+    std::vector<NearParticle> all(ps.size());
+    for (std::size_t i = 0; i < ps.size(); ++i) all[i] = particle(i);
+    out.particles = send(std::move(all));
+    return out;
   }
-  ps = particles::ParticleSet{};  // every particle now lives in `all`
-  const grid::GridGeometry x_bins{{n_bins, 1, 1}, bins.origin, {bins.extent[0], 1, 1}, bins.periodic};
-  return mpi::scatter_to(comm, std::move(all), [&](const NearParticle& p, auto&& emit) {
-    const double at[3] = {p.x[0], x_bins.origin[1], x_bins.origin[2]};
-    for (int r : destinations[static_cast<std::size_t>(cell_of_clamped(x_bins, at).i)]) emit(r);
-  });
+  std::vector<StoredNearParticle> all(ps.size());
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    all[i] = {particle(i), {ps.potential[i] / a, {}}};
+    for (std::size_t d = 0; d < 3; ++d) all[i].stored.acc[d] = ps.acceleration[3 * i + d] / (a * a);
+  }
+  std::vector<StoredNearParticle> got = send(std::move(all));
+  out.particles.resize(got.size());
+  out.stored.resize(got.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    out.particles[i] = got[i].p;
+    out.stored[i] = got[i].stored;
+  }
+  return out;
 }
 
 // The potential and acceleration of the candidates among the local particles, computed when first
@@ -242,8 +276,9 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   // when computing, their sources) may need.
   const XPartition part(gs.mesh_field ? gs.mesh : geo, comm.size());
   const double margin = R_max + (solved ? gs.cube_reach : 0.0);
-  const std::vector<NearParticle> local = distribute(std::move(particles), part, solved ? gs.box : part.geo,
-                                                     solved ? gs.cubes[0] : part.geo.shape[0], margin, params, comm);
+  const NearParticles held = distribute(std::move(particles), part, solved ? gs.box : part.geo,
+                                        solved ? gs.cubes[0] : part.geo.shape[0], margin, params, comm);
+  const std::vector<NearParticle>& local = held.particles;
   const grid::ParticleIndex cells =
       index_positions(local, &NearParticle::x, geo, std::max(R_max / 2, geo.cell_size()[0]));
 
@@ -301,7 +336,12 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
         cand.reserve(near[k].size());
         for (const std::size_t j : near[k]) {
           const NearParticle& p = local[j];
-          Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, p.phi, {p.acc[0], p.acc[1], p.acc[2]}};
+          Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, 0, {0, 0, 0}};
+          if (!held.stored.empty()) {
+            const StoredPotential& sp = held.stored[j];
+            c.potential = sp.phi;
+            c.acceleration = {sp.acc[0], sp.acc[1], sp.acc[2]};
+          }
           for (std::size_t d = 0; d < 3; ++d)
             c.dx[d] = a * grid::minimum_image(p.x[d] - pk.position[d], geo.extent[d], geo.periodic);
           if (computed) computed->at(j, c.potential, c.acceleration);
