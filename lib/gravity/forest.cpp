@@ -433,7 +433,7 @@ void Forest::Builder::build(std::int64_t slot, std::uint32_t begin, std::uint32_
 void Forest::mark_groups(std::int64_t n) {
   const Node& node = nodes_[static_cast<std::size_t>(n)];
   if (node.children == 0 || node.end - node.begin <= kGroupSize) {
-    std::fill(group_of_.begin() + node.begin, group_of_.begin() + node.end, n);
+    std::fill(group_of_.begin() + node.begin, group_of_.begin() + node.end, static_cast<std::uint32_t>(n));
     return;
   }
   for (std::uint32_t c = 0; c < node.children; ++c) mark_groups(std::int64_t{node.first_child} + c);

@@ -1,5 +1,6 @@
 #include <phew/phasespace/select_voters.hpp>
 
+#include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
 #include <phew/core/threads.hpp>
@@ -124,18 +125,17 @@ NearParticles distribute(particles::ParticleSet ps, const XPartition& part, cons
 
 // The potential and acceleration of the candidates among the local particles, computed when first
 // needed: the candidates of a tree group at once, from one walk of the whole group (accumulate_group),
-// kept.
+// kept. Only the candidates are summed, each with its whole group's list (so with the bits it would
+// have if every member were), and only they have room for their values, made once the trees are built
+// (so that it is not held beside the trees' sources while they are made).
 class ComputedPotential {
  public:
-  ComputedPotential(const std::vector<NearParticle>& local, const gravity::Setup& gs, const XPartition& part,
-                    std::array<double, 2> held_x, const VoterParams& params, const mpi::Comm& comm)
-      : local_(local),
-        gs_(gs),
-        a_(params.scale_factor),
-        done_(local.size(), 0),
-        wanted_(local.size(), 0),
-        phi_(local.size()),
-        acc_(3 * local.size()) {
+  // `wanted` [local index]: 1 for a candidate of any of this rank's peaks; every one must be marked
+  // here, or a group computed early would miss a later peak's candidates.
+  ComputedPotential(const std::vector<NearParticle>& local, std::vector<std::uint8_t> wanted, const gravity::Setup& gs,
+                    const XPartition& part, std::array<double, 2> held_x, const VoterParams& params,
+                    const mpi::Comm& comm)
+      : local_(local), gs_(gs), a_(params.scale_factor), wanted_(std::move(wanted)) {
     std::vector<gravity::Source> sources(local.size());
     for (std::size_t i = 0; i < local.size(); ++i)
       sources[i] = {{local[i].x[0], local[i].x[1], local[i].x[2]}, local[i].m, local[i].id};
@@ -150,20 +150,20 @@ class ComputedPotential {
                                                  static_cast<double>(gs.cubes[0])) == comm.rank();
       });
     }
+    slot_.resize(local.size());  // fewer than 2^32 - 1 entries: the Forest refuses more sources
+    std::uint32_t n = 0;
+    for (std::size_t j = 0; j < local.size(); ++j) slot_[j] = wanted_[j] ? n++ : kNone;
+    done_.assign(n, 0);
+    phi_.resize(n);
+    acc_.resize(3 * static_cast<std::size_t>(n));
   }
-  // Marks local particles as candidates: only they are computed, each with its whole group's list (so
-  // with the bits it would have if every member were). Every candidate of every peak must be marked
-  // before the first compute(), or a group computed early would miss a later peak's candidates.
-  void want(const std::vector<std::size_t>& candidates) {
-    for (const std::size_t j : candidates) wanted_[j] = 1;
-  }
-  // Computes the candidates among the particles `needed` (local indices), on `threads` threads: each thread
-  // takes whole groups, whose members no other group holds, and a member's values depend only on its
-  // group (Forest::accumulate_group), so they are the same for any number of threads.
+  // Computes the candidates among the particles `needed` (local indices, candidates all), on `threads`
+  // threads: each thread takes whole groups, whose members no other group holds, and a member's values
+  // depend only on its group (Forest::accumulate_group), so they are the same for any number of threads.
   void compute(const std::vector<std::size_t>& needed, int threads) {
     std::vector<std::pair<std::int64_t, std::size_t>> groups;  // (group, a member)
     for (const std::size_t j : needed)
-      if (!done_[j]) groups.emplace_back(forest_->group_of(j), j);
+      if (!done_[slot(j)]) groups.emplace_back(forest_->group_of(j), j);
     std::sort(groups.begin(), groups.end());
     groups.erase(
         std::unique(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
@@ -181,9 +181,10 @@ class ComputedPotential {
                 p += pl;
                 for (std::size_t d = 0; d < 3; ++d) acc_k[d] += gl[d];
               }
-              phi_[k] = p / a_;  // comoving -> physical
-              for (std::size_t d = 0; d < 3; ++d) acc_[3 * k + d] = acc_k[d] / (a_ * a_);
-              done_[k] = 1;
+              const std::size_t s = slot(k);
+              phi_[s] = p / a_;  // comoving -> physical
+              for (std::size_t d = 0; d < 3; ++d) acc_[3 * s + d] = acc_k[d] / (a_ * a_);
+              done_[s] = 1;
               ++counted[static_cast<std::size_t>(thread)];
             },
             wanted_);
@@ -191,19 +192,27 @@ class ComputedPotential {
     for (const std::uint64_t c : counted) computed_ += c;
   }
   void at(std::size_t j, double& phi, std::array<double, 3>& acc) const {
-    phi = phi_[j];
-    for (std::size_t d = 0; d < 3; ++d) acc[d] = acc_[3 * j + d];
+    const std::size_t s = slot(j);
+    phi = phi_[s];
+    for (std::size_t d = 0; d < 3; ++d) acc[d] = acc_[3 * s + d];
   }
   std::uint64_t computed() const { return computed_; }
 
  private:
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  std::size_t slot(std::size_t j) const {
+    if (slot_[j] == kNone) throw core::Error::internal("voters: particle {} is no candidate", local_[j].id);
+    return slot_[j];
+  }
+
   const std::vector<NearParticle>& local_;
   const gravity::Setup& gs_;
   double a_;
   std::unique_ptr<gravity::Forest> forest_;
-  std::vector<char> done_;
-  std::vector<std::uint8_t> wanted_;
-  std::vector<double> phi_, acc_;
+  std::vector<std::uint8_t> wanted_;  // [local index]
+  std::vector<std::uint32_t> slot_;   // [local index]: the candidate's place in the arrays below, or kNone
+  std::vector<char> done_;            // [slot]
+  std::vector<double> phi_, acc_;     // [slot], [slot][3]
   std::uint64_t computed_ = 0;
 };
 
@@ -282,25 +291,13 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   const grid::ParticleIndex cells =
       index_positions(local, &NearParticle::x, geo, std::max(R_max / 2, geo.cell_size()[0]));
 
-  core::enter(phase, "potential");
-  std::unique_ptr<ComputedPotential> computed;
-  if (solved) {
-    auto [lo, hi] = part.range(comm.rank());
-    computed = std::make_unique<ComputedPotential>(local, gs, part, std::array<double, 2>{lo - margin, hi + margin},
-                                                   params, comm);
-  }
-
-  core::enter(phase, "voters");
   std::vector<std::size_t> mine;
   for (std::size_t i = 0; i < peaks.size(); ++i)
     if (part.owner(peaks[i].position[0]) == comm.rank()) mine.push_back(i);
-  core::Progress progress("voters", "peaks", mine.size(), comm.size());
-  // Peaks a batch at a time: their candidates (sorted by particle ID, so the result is the same
-  // whichever rank holds them), the potential of every candidate (threads by tree group), then each
-  // peak's choice (threads by peak, each into its own slot), joined in peak order.
   const int threads = std::max(params.threads, 1);
   const std::size_t batch = 64 * static_cast<std::size_t>(threads);
-  // The candidates (local indices) of the batch of peaks mine[b0, b1), sorted by particle ID, one list a peak.
+  // The candidates (local indices) of the batch of peaks mine[b0, b1), one list a peak; `sorted`: by
+  // particle ID, each once.
   const auto candidates = [&](std::size_t b0, std::size_t b1, bool sorted) {
     std::vector<std::vector<std::size_t>> near(b1 - b0);
     core::parallel_for(threads, b1 - b0, 1, [&](std::size_t b, std::size_t e, int) {
@@ -316,9 +313,24 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
     });
     return near;
   };
-  if (computed)  // the potential is computed at candidates only: all of them known first
+
+  core::enter(phase, "potential");
+  std::unique_ptr<ComputedPotential> computed;
+  if (solved) {  // computed at the candidates only: all of them known first
+    std::vector<std::uint8_t> wanted(local.size(), 0);
     for (std::size_t b0 = 0; b0 < mine.size(); b0 += batch)
-      for (const auto& n : candidates(b0, std::min(mine.size(), b0 + batch), false)) computed->want(n);
+      for (const auto& n : candidates(b0, std::min(mine.size(), b0 + batch), false))
+        for (const std::size_t j : n) wanted[j] = 1;
+    auto [lo, hi] = part.range(comm.rank());
+    computed = std::make_unique<ComputedPotential>(local, std::move(wanted), gs, part,
+                                                   std::array<double, 2>{lo - margin, hi + margin}, params, comm);
+  }
+
+  core::enter(phase, "voters");
+  core::Progress progress("voters", "peaks", mine.size(), comm.size());
+  // Peaks a batch at a time: their candidates (sorted by particle ID, so the result is the same
+  // whichever rank holds them), the potential of every candidate (threads by tree group), then each
+  // peak's choice (threads by peak, each into its own slot), joined in peak order.
   for (std::size_t b0 = 0; b0 < mine.size(); b0 += batch) {
     const std::size_t b1 = std::min(mine.size(), b0 + batch);
     const std::vector<std::vector<std::size_t>> near = candidates(b0, b1, true);
