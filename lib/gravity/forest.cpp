@@ -191,8 +191,8 @@ bool Forest::cube_meets(const grid::GridGeometry& box, double cube_width, std::i
 // partitions into octants, which keep the ID order within each), with its own partitioning space.
 struct Forest::Builder {
   Builder(Forest& f, core::PageVector<Node>& out) : forest(f), nodes(out) {}
-  // Appends the tree of sources [begin, end) to the nodes, the root first, children 8 consecutive
-  // ones; returns the root's index among them.
+  // Appends the tree of sources [begin, end) to the nodes, the root first, a node's children (the
+  // octants with sources) consecutive, in octant order; returns the root's index among them.
   std::int64_t tree(std::uint32_t begin, std::uint32_t end) {
     if (scratch_mass.size() < end - begin) {  // partitioning space for the largest cube so far
       scratch_pos.resize(3 * (end - begin));
@@ -333,10 +333,10 @@ void Forest::build_trees(const std::vector<std::uint32_t>& first, const std::vec
   for (const auto& v : run_nodes) total += v.size();
   // The first run's nodes are numbered from 0 already: they become the forest's nodes as they are (one
   // thread copies nothing), and every later run's follow, their children renumbered.
-  if (runs > 0) nodes_ = std::move(run_nodes[0]);
-  nodes_.reserve(total);
   if (total >= std::numeric_limits<std::uint32_t>::max())
     throw core::Error::input("{} gravity tree nodes on one rank: too many (run on more ranks)", total);
+  if (runs > 0) nodes_ = std::move(run_nodes[0]);
+  nodes_.reserve(total);
   for (std::size_t r = 0; r < runs; ++r) {
     const auto shift = static_cast<std::uint32_t>(r == 0 ? 0 : nodes_.size());
     if (r > 0) {
@@ -415,7 +415,8 @@ void Forest::Builder::build(std::int64_t slot, std::uint32_t begin, std::uint32_
   // The children with sources are consecutive slots in octant order, reserved before any grandchild
   // is added (an empty octant would be a node of no mass, which no walk uses).
   if (nodes.size() + 8 >= std::numeric_limits<std::uint32_t>::max())
-    throw core::Error::input("more than {} gravity tree nodes on one rank: too many (run on more ranks)", nodes.size());
+    throw core::Error::input("more than {} gravity tree nodes in one thread's cubes: too many (run on more ranks)",
+                             nodes.size());
   node.first_child = static_cast<std::uint32_t>(nodes.size());
   for (std::size_t o = 0; o < 8; ++o)
     if (start[o + 1] > start[o]) ++node.children;
@@ -560,6 +561,8 @@ void Forest::accumulate(const double x[3], double& phi, double acc[3]) const {
 
 void Forest::accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report,
                               std::span<const std::uint8_t> wanted) const {
+  if (!wanted.empty() && wanted.size() != index_.size())
+    throw core::Error::internal("Forest: a mask of {} wanted sources for {} sources", wanted.size(), index_.size());
   const Node& group = nodes_[static_cast<std::size_t>(group_of_[position_of_[source]])];
   // A thread's lists, kept from group to group: a group's list grows to hundreds of entries, and a
   // fresh vector would reallocate its way there every time.

@@ -31,8 +31,9 @@ Setup plan_potential(bool periodic, const std::array<double, 3>& box_size, std::
     for (std::size_t d = 0; d < 3; ++d)
       gs.cubes[d] = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(whole.extent[d] / r_cut)), 3, 128);
     gs.cube_reach = whole.extent[0] / static_cast<double>(gs.cubes[0]) * (1 + 1e-9);
-    // The mesh is sampled at voters' candidates, within the reach; the ghost planes also cover one cube
-    // more, the margin of any member of a candidate's tree group (a group lies in one cube).
+    // The mesh is sampled at voters' candidates, within the reach. The ghost planes cover one cube more,
+    // a spare margin since only candidates are sampled (every member of a candidate's tree group once
+    // was), left in place: the values sampled do not depend on it.
     gs.mesh_field = std::make_unique<LongRangeField>(gs.mesh, G, gs.r_split, position, mass, reach + gs.cube_reach,
                                                      comm, params.threads);
     gs.description = fmt::format(

@@ -24,8 +24,8 @@ struct NearParticle {
   double x[3], v[3], m;
 };
 // The snapshot's potential and acceleration of a particle (physical), when they are used: they travel
-// with it, and are otherwise not held (a third more bytes a particle, for the computed potential's and
-// the profile's runs).
+// with it, and are otherwise not held (32 bytes a particle more, for the computed potential's and the
+// profile's runs).
 struct StoredPotential {
   double phi, acc[3];
 };
@@ -316,7 +316,8 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
 
   core::enter(phase, "potential");
   std::unique_ptr<ComputedPotential> computed;
-  if (solved) {  // computed at the candidates only: all of them known first
+  if (solved) {  // computed at the candidates only: all of them known first (the queries are made again
+                 // below, batch by batch, where they are kept: cheap beside the potential)
     std::vector<std::uint8_t> wanted(local.size(), 0);
     for (std::size_t b0 = 0; b0 < mine.size(); b0 += batch)
       for (const auto& n : candidates(b0, std::min(mine.size(), b0 + batch), false))

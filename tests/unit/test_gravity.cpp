@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <map>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -268,8 +269,8 @@ TEST(Forest, SameTreesOnAnyThreads) {
 }
 
 // A group walk asked for some members only (voters' candidates) gives those members the bits of the
-// whole group's walk and reports no other: every third source wanted, in every group size there is
-// (a group of one wanted member, of five, of all).
+// whole group's walk and reports no other: every third source wanted, so that groups with no wanted
+// member and groups partly wanted both occur (checked).
 TEST(Forest, GroupWalkOfWantedMembersHasTheWholeGroupsBits) {
   const double L = 40;
   auto src = plummer(3000, 33, {12.5, 22.0, 30.5});
@@ -293,6 +294,17 @@ TEST(Forest, GroupWalkOfWantedMembersHasTheWholeGroupsBits) {
           ++reported[k];
         },
         wanted);
+  std::map<std::int64_t, std::array<int, 2>> groups;  // group -> (members wanted, members)
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    groups[forest.group_of(i)][0] += wanted[i];
+    ++groups[forest.group_of(i)][1];
+  }
+  bool none = false, part = false;
+  for (const auto& [g, n] : groups) {
+    none = none || n[0] == 0;
+    part = part || (n[0] > 0 && n[0] < n[1]);
+  }
+  EXPECT_TRUE(none && part) << "the scene must hold groups with no wanted member and groups partly wanted";
   for (std::size_t i = 0; i < src.size(); ++i) {
     ASSERT_EQ(reported[i] > 0, wanted[i] != 0) << "source " << i;
     if (wanted[i]) {
