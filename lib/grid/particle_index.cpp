@@ -1,14 +1,13 @@
 #include <phew/grid/particle_index.hpp>
 
+#include <phew/core/error.hpp>
+
 #include <algorithm>
 #include <cmath>
 
 namespace phew::grid {
 
-ParticleIndex::ParticleIndex(std::span<const double> position, std::span<const double> mass, const Box& box,
-                             double cell)
-    : box_(box) {
-  const std::size_t n = position.size() / 3;
+ParticleIndex::ParticleIndex(const Box& box, std::size_t n, double cell) : box_(box), size_(n) {
   const double max_cells = std::max(1.0, std::cbrt(static_cast<double>(n) / 4.0));
   for (std::size_t d = 0; d < 3; ++d) {
     const double e = box.extent[d] > 0 ? box.extent[d] : 1.0;
@@ -16,32 +15,62 @@ ParticleIndex::ParticleIndex(std::span<const double> position, std::span<const d
     cells_[d] = static_cast<std::int64_t>(std::clamp(want, 1.0, std::min(max_cells, 1024.0)));
     cell_size_[d] = e / static_cast<double>(cells_[d]);
   }
-  auto cell_of = [&](std::size_t i) {
-    std::int64_t c[3];
-    for (std::size_t d = 0; d < 3; ++d) {
-      const double u = (position[3 * i + d] - box_.origin[d]) / cell_size_[d];
-      c[d] = std::clamp(static_cast<std::int64_t>(std::floor(u)), std::int64_t{0}, cells_[d] - 1);
-    }
-    return static_cast<std::size_t>((c[0] * cells_[1] + c[1]) * cells_[2] + c[2]);
-  };
-  const auto total = static_cast<std::size_t>(cells_[0] * cells_[1] * cells_[2]);
-  start_.assign(total + 1, 0);
-  std::vector<std::uint32_t> home(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    home[i] = static_cast<std::uint32_t>(cell_of(i));
-    ++start_[home[i] + 1];
+  start_.assign(static_cast<std::size_t>(cells_[0] * cells_[1] * cells_[2]) + 1, 0);
+}
+
+std::size_t ParticleIndex::cell_of(const Points& points, std::size_t i) const {
+  std::int64_t c[3];
+  for (std::size_t d = 0; d < 3; ++d) {
+    const double u = (points.at(i, d) - box_.origin[d]) / cell_size_[d];
+    c[d] = std::clamp(static_cast<std::int64_t>(std::floor(u)), std::int64_t{0}, cells_[d] - 1);
   }
-  for (std::size_t c = 1; c <= total; ++c) start_[c] += start_[c - 1];
-  std::vector<std::uint64_t> fill(start_.begin(), start_.end() - 1);
-  position_.resize(3 * n);
-  if (!mass.empty()) mass_.resize(n);
-  index_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t p = fill[home[i]]++;
+  return static_cast<std::size_t>((c[0] * cells_[1] + c[1]) * cells_[2] + c[2]);
+}
+
+ParticleIndex::ParticleIndex(std::span<const double> position, std::span<const double> mass, const Box& box,
+                             double cell)
+    : ParticleIndex(box, position.size() / 3, cell) {
+  const Points points{position.data(), 3, size_};
+  const std::vector<std::size_t> order = cell_order(points, box, cell);
+  for (std::size_t i = 0; i < size_; ++i) ++start_[cell_of(points, i) + 1];
+  for (std::size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
+  position_.resize(3 * size_);
+  if (!mass.empty()) mass_.resize(size_);
+  index_.resize(size_);
+  for (std::size_t p = 0; p < size_; ++p) {
+    const std::size_t i = order[p];
     for (std::size_t d = 0; d < 3; ++d) position_[3 * p + d] = position[3 * i + d];
     if (!mass.empty()) mass_[p] = mass[i];
     index_[p] = i;
   }
+}
+
+std::vector<std::size_t> ParticleIndex::cell_order(const Points& points, const Box& box, double cell) {
+  const ParticleIndex grid(box, points.size, cell);
+  std::vector<std::uint32_t> home(points.size);
+  std::vector<std::uint64_t> at(grid.start_.size(), 0);
+  for (std::size_t i = 0; i < points.size; ++i) {
+    home[i] = static_cast<std::uint32_t>(grid.cell_of(points, i));
+    ++at[home[i] + 1];
+  }
+  for (std::size_t c = 1; c < at.size(); ++c) at[c] += at[c - 1];
+  std::vector<std::size_t> order(points.size);
+  for (std::size_t i = 0; i < points.size; ++i) order[at[home[i]]++] = i;
+  return order;
+}
+
+ParticleIndex ParticleIndex::in_place(const Points& points, const Box& box, double cell) {
+  ParticleIndex index(box, points.size, cell);
+  for (std::size_t i = 0, last = 0; i < points.size; ++i) {
+    const std::size_t c = index.cell_of(points, i);
+    if (c < last)
+      throw core::Error::internal("ParticleIndex::in_place: point {} lies in a cell before its predecessor's", i);
+    ++index.start_[c + 1];
+    last = c;
+  }
+  for (std::size_t c = 1; c < index.start_.size(); ++c) index.start_[c] += index.start_[c - 1];
+  index.in_place_ = points;
+  return index;
 }
 
 std::uint64_t ParticleIndex::count(const std::array<double, 3>& centre, const std::array<double, 3>& half) const {
@@ -73,6 +102,7 @@ std::vector<std::size_t> ParticleIndex::within(const std::array<double, 3>& x, d
     for (std::int64_t k = k0; k <= k1; ++k) range[d].push_back(fold_index(k, n, box_.periodic));
   }
   std::vector<std::size_t> out;
+  const Points pos = sorted();
   for (std::int64_t ci : range[0])
     for (std::int64_t cj : range[1])
       for (std::int64_t ck : range[2]) {
@@ -80,10 +110,10 @@ std::vector<std::size_t> ParticleIndex::within(const std::array<double, 3>& x, d
         for (std::uint64_t p = start_[cell]; p < start_[cell + 1]; ++p) {
           double r2 = 0;
           for (std::size_t d = 0; d < 3; ++d) {
-            const double dx = minimum_image(position_[3 * p + d] - x[d], box_.extent[d], box_.periodic);
+            const double dx = minimum_image(pos.at(p, d) - x[d], box_.extent[d], box_.periodic);
             r2 += dx * dx;
           }
-          if (r2 <= r * r) out.push_back(static_cast<std::size_t>(index_[p]));
+          if (r2 <= r * r) out.push_back(input_index(p));
         }
       }
   std::sort(out.begin(), out.end());

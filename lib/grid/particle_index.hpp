@@ -22,7 +22,23 @@ class ParticleIndex {
   // them (positions outside are clamped to the edge cells, never lost). Not collective.
   ParticleIndex(std::span<const double> position, std::span<const double> mass, const Box& box, double cell);
 
-  std::size_t size() const { return index_.size(); }
+  // Points the caller holds: point i's coordinates are base[i * stride + 0, 1, 2].
+  struct Points {
+    const double* base = nullptr;
+    std::size_t stride = 3;  // doubles from one point to the next
+    std::size_t size = 0;
+    double at(std::size_t i, std::size_t d) const { return base[i * stride + d]; }
+  };
+  // The order of `points` by the cells an index over them for (box, cell) would have (stable):
+  // indices into `points`. A caller that rearranges its points so can index them in place (below).
+  static std::vector<std::size_t> cell_order(const Points& points, const Box& box, double cell);
+  // An index over the caller's points as they lie, no copy made: they must be in cell_order's order
+  // (Error(internal) otherwise), stay where they are while the index is used, and have no masses.
+  // within() then returns indices into them (visit and count work as for a copying index). For the
+  // big arrays whose copy would double what a rank holds (voters' particles).
+  static ParticleIndex in_place(const Points& points, const Box& box, double cell);
+
+  std::size_t size() const { return size_; }
   const Box& box() const { return box_; }
 
   // Particles (and periodic images) with centre - half <= x < centre + half on every axis.
@@ -39,13 +55,21 @@ class ParticleIndex {
   std::vector<std::size_t> within(const std::array<double, 3>& x, double r) const;
 
  private:
+  ParticleIndex(const Box& box, std::size_t n, double cell);  // the cells, no particles yet
+  std::size_t cell_of(const Points& points, std::size_t i) const;
+  // The particles' positions in cell order: the copy, or the caller's points in place.
+  Points sorted() const { return in_place_.base ? in_place_ : Points{position_.data(), 3, size_}; }
+  std::size_t input_index(std::uint64_t p) const { return index_.empty() ? p : index_[p]; }
+
   Box box_;
   std::array<std::int64_t, 3> cells_{1, 1, 1};
   std::array<double, 3> cell_size_{0, 0, 0};
+  std::size_t size_ = 0;
   std::vector<std::uint64_t> start_;  // [cell + 1]
-  std::vector<double> position_;      // sorted by cell, [n][3]
+  std::vector<double> position_;      // sorted by cell, [n][3] (empty in place)
   std::vector<double> mass_;          // sorted by cell, [n] (empty: no masses)
-  std::vector<std::uint64_t> index_;  // sorted by cell: each particle's index in the input
+  std::vector<std::uint64_t> index_;  // sorted by cell: each particle's index in the input (empty in place)
+  Points in_place_;                   // the caller's points (base null: the copy above)
 };
 
 template <typename F>
@@ -73,6 +97,7 @@ void ParticleIndex::visit(const std::array<double, 3>& centre, const std::array<
     return m;
   };
   const bool has_mass = !mass_.empty();
+  const Points pos = sorted();
   for (std::int64_t i = k0[0]; i <= k1[0]; ++i) {
     double sx = 0;
     const std::int64_t ci = wrap(i, 0, sx);
@@ -84,9 +109,9 @@ void ParticleIndex::visit(const std::array<double, 3>& centre, const std::array<
         const std::int64_t ck = wrap(k, 2, sz);
         const auto cell = static_cast<std::size_t>((ci * cells_[1] + cj) * cells_[2] + ck);
         for (std::uint64_t p = start_[cell]; p < start_[cell + 1]; ++p) {
-          const double x = position_[3 * p] + sx - centre[0];
-          const double y = position_[3 * p + 1] + sy - centre[1];
-          const double z = position_[3 * p + 2] + sz - centre[2];
+          const double x = pos.at(p, 0) + sx - centre[0];
+          const double y = pos.at(p, 1) + sy - centre[1];
+          const double z = pos.at(p, 2) + sz - centre[2];
           if (x >= -half[0] && x < half[0] && y >= -half[1] && y < half[1] && z >= -half[2] && z < half[2])
             f(x, y, z, has_mass ? mass_[p] : 0.0);
         }

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <type_traits>
 
 namespace phew::phasespace {
 namespace {
@@ -121,6 +122,24 @@ NearParticles distribute(particles::ParticleSet ps, const XPartition& part, cons
     out.stored[i] = got[i].stored;
   }
   return out;
+}
+
+// The positions of `particles` as the radius index reads them in place.
+grid::ParticleIndex::Points points_of(const std::vector<NearParticle>& particles) {
+  static_assert(std::is_standard_layout_v<NearParticle> && sizeof(NearParticle) % sizeof(double) == 0);
+  return {particles.empty() ? nullptr : particles.front().x, sizeof(NearParticle) / sizeof(double), particles.size()};
+}
+
+// Rearranges the particles (and their stored potentials) into the cells of a radius index over `box`.
+void in_cell_order(NearParticles& held, const grid::Box& box, double cell) {
+  const std::vector<std::size_t> order = grid::ParticleIndex::cell_order(points_of(held.particles), box, cell);
+  const auto rearranged = [&](const auto& v) {
+    std::decay_t<decltype(v)> out(v.size());
+    for (std::size_t k = 0; k < order.size(); ++k) out[k] = v[order[k]];
+    return out;
+  };
+  held.particles = rearranged(held.particles);
+  if (!held.stored.empty()) held.stored = rearranged(held.stored);
 }
 
 // The potential and acceleration of the candidates among the local particles, computed when first
@@ -285,11 +304,15 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   // when computing, their sources) may need.
   const XPartition part(gs.mesh_field ? gs.mesh : geo, comm.size());
   const double margin = R_max + (solved ? gs.cube_reach : 0.0);
-  const NearParticles held = distribute(std::move(particles), part, solved ? gs.box : part.geo,
-                                        solved ? gs.cubes[0] : part.geo.shape[0], margin, params, comm);
+  NearParticles held = distribute(std::move(particles), part, solved ? gs.box : part.geo,
+                                  solved ? gs.cubes[0] : part.geo.shape[0], margin, params, comm);
+  // The particles in the radius index's cell order, indexed where they lie (a copy of their positions
+  // and order would add half of what they hold). Nothing depends on their order: candidates are sorted
+  // by ID and the trees sort their sources.
+  const double index_cell = std::max(R_max / 2, geo.cell_size()[0]);
+  in_cell_order(held, geo.box(), index_cell);
   const std::vector<NearParticle>& local = held.particles;
-  const grid::ParticleIndex cells =
-      index_positions(local, &NearParticle::x, geo, std::max(R_max / 2, geo.cell_size()[0]));
+  const grid::ParticleIndex cells = grid::ParticleIndex::in_place(points_of(local), geo.box(), index_cell);
 
   std::vector<std::size_t> mine;
   for (std::size_t i = 0; i < peaks.size(); ++i)

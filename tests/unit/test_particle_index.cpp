@@ -1,10 +1,12 @@
 // ParticleIndex: the one spatial binning of particles. within() against a plain scan (periodic and
 // open boxes, radii from tiny to wider than the box, queries outside the box), count() against a plain
 // count of periodic images, positions without masses.
+#include <phew/core/error.hpp>
 #include <phew/grid/particle_index.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace phew::grid {
@@ -95,6 +97,51 @@ TEST(ParticleIndex, CountsEveryPeriodicImageInAWindow) {
       plain += per_axis[0] * per_axis[1] * per_axis[2];
     }
     EXPECT_EQ(index.count(c, h), plain);
+  }
+}
+
+// An index over the caller's points in place (voters' particles): the points rearranged by
+// cell_order, strided as in a struct of four doubles, give within() the same particles as a copying
+// index (mapped through the order) and count() the same counts, in periodic and open boxes; points
+// out of cell order are refused.
+TEST(ParticleIndex, InPlaceOverRearrangedPointsEqualsTheCopy) {
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (bool periodic : {true, false}) {
+    const Box b{{-3, 2, 10}, {8, 5, 6}, periodic};
+    std::vector<double> pos;
+    for (int i = 0; i < 2000; ++i)
+      for (std::size_t d = 0; d < 3; ++d)
+        pos.push_back(b.origin[d] + b.extent[d] * u(rng) + (!periodic && i % 40 == 0 ? 3 * (u(rng) - 0.5) : 0.0));
+    const std::size_t n = pos.size() / 3;
+    for (double cell : {0.3, 1.0, 100.0}) {
+      const ParticleIndex copy(pos, {}, b, cell);
+      const std::vector<std::size_t> order =
+          ParticleIndex::cell_order(ParticleIndex::Points{pos.data(), 3, n}, b, cell);
+      ASSERT_EQ(order.size(), n);
+      std::vector<double> held(4 * n, -1.0);  // x, y, z and one more double a point
+      for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t d = 0; d < 3; ++d) held[4 * k + d] = pos[3 * order[k] + d];
+      const ParticleIndex in_place = ParticleIndex::in_place(ParticleIndex::Points{held.data(), 4, n}, b, cell);
+      EXPECT_EQ(in_place.size(), n);
+      for (int q = 0; q < 100; ++q) {
+        std::array<double, 3> x{};
+        for (std::size_t d = 0; d < 3; ++d) x[d] = b.origin[d] + b.extent[d] * (1.4 * u(rng) - 0.2);
+        const double r = q % 10 == 0 ? 7.0 : 2.5 * u(rng) * u(rng);
+        std::vector<std::size_t> got = in_place.within(x, r);
+        EXPECT_TRUE(std::is_sorted(got.begin(), got.end()));
+        for (std::size_t& k : got) k = order[k];
+        std::sort(got.begin(), got.end());
+        EXPECT_EQ(got, copy.within(x, r)) << "periodic " << periodic << " cell " << cell << " r " << r;
+        const std::array<double, 3> half{r, 0.5 * r, 2 * r};
+        EXPECT_EQ(in_place.count(x, half), copy.count(x, half));
+      }
+      if (cell < 1) {  // many cells: the first point and the last lie in different cells
+        std::vector<double> swapped = held;
+        std::swap_ranges(swapped.begin(), swapped.begin() + 4, swapped.end() - 4);
+        EXPECT_THROW(ParticleIndex::in_place(ParticleIndex::Points{swapped.data(), 4, n}, b, cell), core::Error);
+      }
+    }
   }
 }
 
