@@ -27,18 +27,26 @@ std::size_t ParticleIndex::cell_of(const Points& points, std::size_t i) const {
   return static_cast<std::size_t>((c[0] * cells_[1] + c[1]) * cells_[2] + c[2]);
 }
 
+std::vector<std::uint32_t> ParticleIndex::file(const Points& points) {
+  std::vector<std::uint32_t> home(points.size);
+  for (std::size_t i = 0; i < points.size; ++i) {
+    home[i] = static_cast<std::uint32_t>(cell_of(points, i));  // at most 1024^3 cells
+    ++start_[home[i] + 1];
+  }
+  for (std::size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
+  return home;
+}
+
 ParticleIndex::ParticleIndex(std::span<const double> position, std::span<const double> mass, const Box& box,
                              double cell)
     : ParticleIndex(box, position.size() / 3, cell) {
-  const Points points{position.data(), 3, size_};
-  const std::vector<std::size_t> order = cell_order(points, box, cell);
-  for (std::size_t i = 0; i < size_; ++i) ++start_[cell_of(points, i) + 1];
-  for (std::size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
+  const std::vector<std::uint32_t> home = file(points(position));
+  std::vector<std::uint64_t> fill(start_.begin(), start_.end() - 1);
   position_.resize(3 * size_);
   if (!mass.empty()) mass_.resize(size_);
   index_.resize(size_);
-  for (std::size_t p = 0; p < size_; ++p) {
-    const std::size_t i = order[p];
+  for (std::size_t i = 0; i < size_; ++i) {
+    const std::uint64_t p = fill[home[i]]++;
     for (std::size_t d = 0; d < 3; ++d) position_[3 * p + d] = position[3 * i + d];
     if (!mass.empty()) mass_[p] = mass[i];
     index_[p] = i;
@@ -46,29 +54,19 @@ ParticleIndex::ParticleIndex(std::span<const double> position, std::span<const d
 }
 
 std::vector<std::size_t> ParticleIndex::cell_order(const Points& points, const Box& box, double cell) {
-  const ParticleIndex grid(box, points.size, cell);
-  std::vector<std::uint32_t> home(points.size);
-  std::vector<std::uint64_t> at(grid.start_.size(), 0);
-  for (std::size_t i = 0; i < points.size; ++i) {
-    home[i] = static_cast<std::uint32_t>(grid.cell_of(points, i));
-    ++at[home[i] + 1];
-  }
-  for (std::size_t c = 1; c < at.size(); ++c) at[c] += at[c - 1];
+  ParticleIndex grid(box, points.size, cell);
+  const std::vector<std::uint32_t> home = grid.file(points);
   std::vector<std::size_t> order(points.size);
-  for (std::size_t i = 0; i < points.size; ++i) order[at[home[i]]++] = i;
+  for (std::size_t i = 0; i < points.size; ++i) order[grid.start_[home[i]]++] = i;  // the copy's order
   return order;
 }
 
 ParticleIndex ParticleIndex::in_place(const Points& points, const Box& box, double cell) {
   ParticleIndex index(box, points.size, cell);
-  for (std::size_t i = 0, last = 0; i < points.size; ++i) {
-    const std::size_t c = index.cell_of(points, i);
-    if (c < last)
+  const std::vector<std::uint32_t> home = index.file(points);
+  for (std::size_t i = 1; i < points.size; ++i)
+    if (home[i] < home[i - 1])
       throw core::Error::internal("ParticleIndex::in_place: point {} lies in a cell before its predecessor's", i);
-    ++index.start_[c + 1];
-    last = c;
-  }
-  for (std::size_t c = 1; c < index.start_.size(); ++c) index.start_[c] += index.start_[c - 1];
   index.in_place_ = points;
   return index;
 }
@@ -102,7 +100,7 @@ std::vector<std::size_t> ParticleIndex::within(const std::array<double, 3>& x, d
     for (std::int64_t k = k0; k <= k1; ++k) range[d].push_back(fold_index(k, n, box_.periodic));
   }
   std::vector<std::size_t> out;
-  const Points pos = sorted();
+  const Points pos = positions();
   for (std::int64_t ci : range[0])
     for (std::int64_t cj : range[1])
       for (std::int64_t ck : range[2]) {

@@ -1,6 +1,8 @@
 // The project's one spatial binning of particles: positions (and masses) sorted into the cells of a
 // coarse grid over a Box, to count and visit the particles of many windows quickly (with periodic
-// images when the box is periodic) and to find the particles within a radius of a point.
+// images when the box is periodic) and to find the particles within a radius of a point. The index
+// holds a sorted copy of the positions, or reads the caller's points in place when the caller keeps
+// them sorted by cell (cell_order, in_place).
 #pragma once
 
 #include <phew/grid/geometry.hpp>
@@ -8,7 +10,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -22,18 +26,28 @@ class ParticleIndex {
   // them (positions outside are clamped to the edge cells, never lost). Not collective.
   ParticleIndex(std::span<const double> position, std::span<const double> mass, const Box& box, double cell);
 
-  // Points the caller holds: point i's coordinates are base[i * stride + 0, 1, 2].
+  // Points the caller holds: point i's coordinates are the doubles at base + i * stride + 0, 8, 16
+  // bytes (read byte-wise, so a member of an array of structs is a well-defined view).
   struct Points {
-    const double* base = nullptr;
-    std::size_t stride = 3;  // doubles from one point to the next
+    const std::byte* base = nullptr;
+    std::size_t stride = 3 * sizeof(double);  // bytes from one point to the next
     std::size_t size = 0;
-    double at(std::size_t i, std::size_t d) const { return base[i * stride + d]; }
+    double at(std::size_t i, std::size_t d) const {
+      double v;
+      std::memcpy(&v, base + i * stride + d * sizeof(double), sizeof(double));
+      return v;
+    }
   };
+  // [n][3] doubles as Points.
+  static Points points(std::span<const double> position) {
+    return {reinterpret_cast<const std::byte*>(position.data()), 3 * sizeof(double), position.size() / 3};
+  }
   // The order of `points` by the cells an index over them for (box, cell) would have (stable):
   // indices into `points`. A caller that rearranges its points so can index them in place (below).
   static std::vector<std::size_t> cell_order(const Points& points, const Box& box, double cell);
-  // An index over the caller's points as they lie, no copy made: they must be in cell_order's order
-  // (Error(internal) otherwise), stay where they are while the index is used, and have no masses.
+  // An index over the caller's points as they lie, no copy made: they must be sorted by cell, as
+  // cell_order arranges them (Error(internal) otherwise), stay where they are while the index is used,
+  // and have no masses.
   // within() then returns indices into them (visit and count work as for a copying index). For the
   // big arrays whose copy would double what a rank holds (voters' particles).
   static ParticleIndex in_place(const Points& points, const Box& box, double cell);
@@ -49,7 +63,8 @@ class ParticleIndex {
   template <typename F>
   void visit(const std::array<double, 3>& centre, const std::array<double, 3>& half, F&& f) const;
 
-  // Indices (into the positions given to the constructor) of the particles within r of x, separations
+  // Indices (into the positions given to the constructor, or the points given to in_place) of the
+  // particles within r of x, separations
   // taken through the nearest periodic image in a periodic box: sum over axes of minimum_image(x_i - x)^2
   // <= r^2. Each particle once, in ascending index order. Not collective.
   std::vector<std::size_t> within(const std::array<double, 3>& x, double r) const;
@@ -57,8 +72,10 @@ class ParticleIndex {
  private:
   ParticleIndex(const Box& box, std::size_t n, double cell);  // the cells, no particles yet
   std::size_t cell_of(const Points& points, std::size_t i) const;
+  // Each point's cell, and start_ made from their counts.
+  std::vector<std::uint32_t> file(const Points& points);
   // The particles' positions in cell order: the copy, or the caller's points in place.
-  Points sorted() const { return in_place_.base ? in_place_ : Points{position_.data(), 3, size_}; }
+  Points positions() const { return in_place_.base ? in_place_ : points(position_); }
   std::size_t input_index(std::uint64_t p) const { return index_.empty() ? p : index_[p]; }
 
   Box box_;
@@ -97,7 +114,7 @@ void ParticleIndex::visit(const std::array<double, 3>& centre, const std::array<
     return m;
   };
   const bool has_mass = !mass_.empty();
-  const Points pos = sorted();
+  const Points pos = positions();
   for (std::int64_t i = k0[0]; i <= k1[0]; ++i) {
     double sx = 0;
     const std::int64_t ci = wrap(i, 0, sx);

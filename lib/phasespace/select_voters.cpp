@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <limits>
+#include <cstddef>
 #include <memory>
 #include <type_traits>
 
@@ -126,12 +127,12 @@ NearParticles distribute(particles::ParticleSet ps, const XPartition& part, cons
 
 // The positions of `particles` as the radius index reads them in place.
 grid::ParticleIndex::Points points_of(const std::vector<NearParticle>& particles) {
-  static_assert(std::is_standard_layout_v<NearParticle> && sizeof(NearParticle) % sizeof(double) == 0);
-  return {particles.empty() ? nullptr : particles.front().x, sizeof(NearParticle) / sizeof(double), particles.size()};
+  return {reinterpret_cast<const std::byte*>(particles.data()) + offsetof(NearParticle, x), sizeof(NearParticle),
+          particles.size()};
 }
 
-// Rearranges the particles (and their stored potentials) into the cells of a radius index over `box`.
-void in_cell_order(NearParticles& held, const grid::Box& box, double cell) {
+// The particles (and their stored potentials) rearranged into the cells of a radius index over `box`.
+NearParticles in_cell_order(NearParticles held, const grid::Box& box, double cell) {
   const std::vector<std::size_t> order = grid::ParticleIndex::cell_order(points_of(held.particles), box, cell);
   const auto rearranged = [&](const auto& v) {
     std::decay_t<decltype(v)> out(v.size());
@@ -140,6 +141,7 @@ void in_cell_order(NearParticles& held, const grid::Box& box, double cell) {
   };
   held.particles = rearranged(held.particles);
   if (!held.stored.empty()) held.stored = rearranged(held.stored);
+  return held;
 }
 
 // The potential and acceleration of the candidates among the local particles, computed when first
@@ -304,13 +306,13 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   // when computing, their sources) may need.
   const XPartition part(gs.mesh_field ? gs.mesh : geo, comm.size());
   const double margin = R_max + (solved ? gs.cube_reach : 0.0);
-  NearParticles held = distribute(std::move(particles), part, solved ? gs.box : part.geo,
-                                  solved ? gs.cubes[0] : part.geo.shape[0], margin, params, comm);
   // The particles in the radius index's cell order, indexed where they lie (a copy of their positions
   // and order would add half of what they hold). Nothing depends on their order: candidates are sorted
-  // by ID and the trees sort their sources.
+  // by ID and the trees sort their sources (particle IDs taken to be unique, as everywhere in voters).
   const double index_cell = std::max(R_max / 2, geo.cell_size()[0]);
-  in_cell_order(held, geo.box(), index_cell);
+  const NearParticles held = in_cell_order(distribute(std::move(particles), part, solved ? gs.box : part.geo,
+                                                      solved ? gs.cubes[0] : part.geo.shape[0], margin, params, comm),
+                                           geo.box(), index_cell);
   const std::vector<NearParticle>& local = held.particles;
   const grid::ParticleIndex cells = grid::ParticleIndex::in_place(points_of(local), geo.box(), index_cell);
 

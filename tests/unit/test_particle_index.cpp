@@ -116,13 +116,18 @@ TEST(ParticleIndex, InPlaceOverRearrangedPointsEqualsTheCopy) {
     const std::size_t n = pos.size() / 3;
     for (double cell : {0.3, 1.0, 100.0}) {
       const ParticleIndex copy(pos, {}, b, cell);
-      const std::vector<std::size_t> order =
-          ParticleIndex::cell_order(ParticleIndex::Points{pos.data(), 3, n}, b, cell);
+      const std::vector<std::size_t> order = ParticleIndex::cell_order(ParticleIndex::points(pos), b, cell);
       ASSERT_EQ(order.size(), n);
       std::vector<double> held(4 * n, -1.0);  // x, y, z and one more double a point
       for (std::size_t k = 0; k < n; ++k)
         for (std::size_t d = 0; d < 3; ++d) held[4 * k + d] = pos[3 * order[k] + d];
-      const ParticleIndex in_place = ParticleIndex::in_place(ParticleIndex::Points{held.data(), 4, n}, b, cell);
+      const ParticleIndex::Points strided{reinterpret_cast<const std::byte*>(held.data()), 4 * sizeof(double), n};
+      // Stable: points already in cell order keep their order.
+      const std::vector<std::size_t> again = ParticleIndex::cell_order(strided, b, cell);
+      for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(again[k], k) << "cell " << cell;
+      const ParticleIndex kept = ParticleIndex::in_place(strided, b, cell);
+      ParticleIndex copied = kept;  // copies and moves read the same points
+      const ParticleIndex in_place = std::move(copied);
       EXPECT_EQ(in_place.size(), n);
       for (int q = 0; q < 100; ++q) {
         std::array<double, 3> x{};
@@ -136,10 +141,16 @@ TEST(ParticleIndex, InPlaceOverRearrangedPointsEqualsTheCopy) {
         const std::array<double, 3> half{r, 0.5 * r, 2 * r};
         EXPECT_EQ(in_place.count(x, half), copy.count(x, half));
       }
+      const ParticleIndex empty = ParticleIndex::in_place(ParticleIndex::Points{}, b, cell);
+      EXPECT_EQ(empty.size(), 0u);
+      EXPECT_TRUE(empty.within(b.origin, 100.0).empty());
       if (cell < 1) {  // many cells: the first point and the last lie in different cells
         std::vector<double> swapped = held;
         std::swap_ranges(swapped.begin(), swapped.begin() + 4, swapped.end() - 4);
-        EXPECT_THROW(ParticleIndex::in_place(ParticleIndex::Points{swapped.data(), 4, n}, b, cell), core::Error);
+        EXPECT_THROW(ParticleIndex::in_place(ParticleIndex::Points{reinterpret_cast<const std::byte*>(swapped.data()),
+                                                                   4 * sizeof(double), n},
+                                             b, cell),
+                     core::Error);
       }
     }
   }
