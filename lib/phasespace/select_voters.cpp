@@ -12,8 +12,8 @@
 #include <phew/phasespace/voters.hpp>
 
 #include <cmath>
-#include <limits>
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <type_traits>
 
