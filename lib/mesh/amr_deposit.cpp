@@ -44,7 +44,8 @@ namespace {
 // (a plane a task), which writes them out. The same order on any number of threads, and the counts of a
 // plane's cells stay in the cache where one array over every coarse cell did not.
 void file_by_coarse_cell(const grid::GridGeometry& coarse, std::span<const std::int64_t> cell, const auto& position_of,
-                         const auto& mass_of, int threads, std::vector<double>& position, std::vector<double>& mass) {
+                         const auto& mass_of, int threads, core::RawVector<double>& position,
+                         core::RawVector<double>& mass) {
   const std::size_t n = cell.size();
   const auto planes = static_cast<std::size_t>(coarse.shape[0]);
   const auto plane_cells = static_cast<std::size_t>(coarse.shape[1] * coarse.shape[2]);
@@ -88,6 +89,7 @@ void file_by_coarse_cell(const grid::GridGeometry& coarse, std::span<const std::
         if (cell[p] >= 0) order[count[c * planes + plane_of(cell[p])]++] = p;
   });
   core::release(count);
+  // Not zeroed first on one thread: each page is first written, and faults in, on the thread filing its plane.
   position.resize(3 * at);
   mass.resize(at);
   std::vector<std::vector<std::uint64_t>> start(static_cast<std::size_t>(threads));
@@ -123,7 +125,7 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   // Each particle's coarse cell (-1 outside an open grid), on threads, each with its count and its
   // heaviest (a sum of integers and a maximum: the same for any threads).
   const std::size_t n = mass.size();
-  std::vector<std::int64_t> cell(n, -1);
+  core::RawVector<std::int64_t> cell(n);  // written on the threads below, each page where it is first written
   struct alignas(64) Found {
     std::uint64_t inside = 0;
     double heaviest = 0;
@@ -134,7 +136,10 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
     Found& f = found[static_cast<std::size_t>(thread)];
     for (std::size_t p = b; p < e; ++p) {
       Cell c;
-      if (!coarse_cell_of(coarse, level0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c)) continue;
+      if (!coarse_cell_of(coarse, level0, {position[3 * p], position[3 * p + 1], position[3 * p + 2]}, c)) {
+        cell[p] = -1;
+        continue;
+      }
       cell[p] = coarse.linear({c.index[0], c.index[1], c.index[2]});
       ++f.inside;
       f.heaviest = std::max(f.heaviest, std::abs(mass[p]));
@@ -164,7 +169,7 @@ AmrDeposit deposit_on_octree(const grid::GridGeometry& coarse, const RefinementP
   // rank order of the sources and each source's order: the global order). Every rank holding a leaf
   // then holds every particle whose cloud reaches it, in the same order. One rank holds every particle
   // already. What is filed is let go.
-  std::vector<double> wpos, wmass;
+  core::RawVector<double> wpos, wmass;
   if (comm.size() == 1) {
     file_by_coarse_cell(
         coarse, cell,

@@ -193,8 +193,8 @@ struct PlaneCells {
 
 }  // namespace
 
-void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment, std::vector<double> position,
-                                std::vector<double> mass, int threads, std::uint64_t first, std::uint64_t last,
+void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment, core::RawVector<double> position,
+                                core::RawVector<double> mass, int threads, std::uint64_t first, std::uint64_t last,
                                 const CompleteLeaves& complete) {
   if (!tree.numbered()) throw core::Error::internal("deposit_on_leaves: the tree's leaves are not numbered");
   const grid::GridGeometry& g = tree.coarse();

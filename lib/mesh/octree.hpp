@@ -321,8 +321,8 @@ std::vector<double> deposit_on_leaves(const Octree& tree, grid::Assignment assig
 // taken, and their pages go back once the cells around their coarse plane are done. Throws
 // Error(internal) for particles not filed.
 using CompleteLeaves = std::function<void(std::uint64_t first, std::span<const double> masses, int thread)>;
-void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment, std::vector<double> position,
-                                std::vector<double> mass, int threads, std::uint64_t first, std::uint64_t last,
+void deposit_on_leaves_streamed(const Octree& tree, grid::Assignment assignment, core::RawVector<double> position,
+                                core::RawVector<double> mass, int threads, std::uint64_t first, std::uint64_t last,
                                 const CompleteLeaves& complete);
 
 }  // namespace phew::mesh

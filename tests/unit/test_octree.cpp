@@ -3,6 +3,7 @@
 // the leaf deposit against a brute-force integral of each cloud over each leaf, and no refinement
 // equal to the uniform grid's deposit.
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/grid/deposit.hpp>
 #include <phew/mesh/cell_finder.hpp>
 #include <phew/mesh/cell_space.hpp>
@@ -1088,6 +1089,9 @@ TEST(LeafRun, KeysFollowFromTheLevels) {
 namespace phew::mesh {
 namespace {
 
+// A copy as deposit_on_leaves_streamed takes its particles (buffers it fills without zeroing them first).
+core::RawVector<double> raw(const std::vector<double>& v) { return core::RawVector<double>(v.begin(), v.end()); }
+
 // The leaves' masses handed over as they complete (deposit_on_leaves_streamed: summed particle by
 // particle inside each thread's run of planes, 5-25 planes here, and gathered coarse cell by coarse cell
 // on the runs' first and last planes) are those of deposit_on_leaves bit for bit, each leaf once, on 1-4
@@ -1135,7 +1139,7 @@ TEST(Octree, LeafMassesGatheredByCoarseCellAreTheWholeDeposit) {
           const std::uint64_t first = part ? third : 0, last = part ? 2 * third : whole.size();
           std::mutex lock;
           std::uint64_t lowest = whole.size(), highest = 0;
-          deposit_on_leaves_streamed(tree, a, pos, mass, threads, first, last,
+          deposit_on_leaves_streamed(tree, a, raw(pos), raw(mass), threads, first, last,
                                      [&](std::uint64_t b, std::span<const double> m, int thread) {
                                        EXPECT_GE(thread, 0);
                                        EXPECT_LT(thread, threads);
@@ -1173,7 +1177,7 @@ TEST(Octree, LeafMassesGatheredRefuseParticlesNotFiled) {
   RefinementParams params;
   params.levels = 2;
   const Octree tree = build_octree(g, params, pos, mass, 1);
-  EXPECT_THROW(deposit_on_leaves_streamed(tree, params.assignment, pos, mass, 2, 0, tree.leaf_count(),
+  EXPECT_THROW(deposit_on_leaves_streamed(tree, params.assignment, raw(pos), raw(mass), 2, 0, tree.leaf_count(),
                                           [](std::uint64_t, std::span<const double>, int) {}),
                core::Error);
 }
