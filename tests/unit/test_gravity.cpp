@@ -183,9 +183,14 @@ Errors compare(const std::vector<double>& phi, const std::vector<std::array<doub
   return {std::sqrt(ep / rp), std::sqrt(ea / ra)};
 }
 
+// The opening angles checked against direct sums: the old default and voters' default (docs/tools/voters.md).
+class TreeTheta : public ::testing::TestWithParam<double> {};
+INSTANTIATE_TEST_SUITE_P(Theta, TreeTheta, ::testing::Values(0.5, 0.7));
+
 // An isolated Plummer sphere in a large periodic box: TreePM (mesh + short-range trees) against direct
 // Newtonian summation. Images and the subtracted mean density change the force by ~(r/L)^3 only.
-TEST(TreePm, AgreesWithDirectSummationForAnIsolatedHalo) {
+TEST_P(TreeTheta, TreePmAgreesWithDirectSummationForAnIsolatedHalo) {
+  const double theta = GetParam();
   const mpi::Comm comm;
   if (comm.size() != 1) GTEST_SKIP();
   const double L = 40, G = 1, eps = 0.02;
@@ -199,7 +204,7 @@ TEST(TreePm, AgreesWithDirectSummationForAnIsolatedHalo) {
   }
   const LongRangeField mesh(box, G, r_split, pos, mass, 0.0, comm);
   const std::int64_t cubes = static_cast<std::int64_t>(L / (PairForce::kCutInSplits * r_split));
-  const Forest forest(box, {cubes, cubes, cubes}, {0, L}, src, PairForce(G, eps, r_split), {0.5, 8});
+  const Forest forest(box, {cubes, cubes, cubes}, {0, L}, src, PairForce(G, eps, r_split), {theta, 8});
   const auto targets = positions(src);
   std::vector<double> phi(targets.size());
   std::vector<std::array<double, 3>> acc(targets.size());
@@ -214,7 +219,7 @@ TEST(TreePm, AgreesWithDirectSummationForAnIsolatedHalo) {
   std::vector<std::array<double, 3>> acc_ref;
   direct_sum(src, targets, PairForce(G, eps), phi_ref, acc_ref);
   const Errors e = compare(phi, acc, phi_ref, acc_ref);
-  std::printf("TreePM vs direct: potential rms %.2e, acceleration rms %.2e\n", e.phi_rms, e.acc_rms);
+  std::printf("theta %.1f, TreePM vs direct: potential rms %.2e, acceleration rms %.2e\n", theta, e.phi_rms, e.acc_rms);
   EXPECT_LT(e.phi_rms, 0.01);
   EXPECT_LT(e.acc_rms, 0.02);
   // Group walks (what voters uses): every source once, the same accuracy.
@@ -231,7 +236,8 @@ TEST(TreePm, AgreesWithDirectSummationForAnIsolatedHalo) {
     });
   }
   const Errors g = compare(phi, acc, phi_ref, acc_ref);
-  std::printf("TreePM (group walks) vs direct: potential rms %.2e, acceleration rms %.2e\n", g.phi_rms, g.acc_rms);
+  std::printf("theta %.1f, TreePM (group walks) vs direct: potential rms %.2e, acceleration rms %.2e\n", theta,
+              g.phi_rms, g.acc_rms);
   EXPECT_LT(g.phi_rms, 0.01);
   EXPECT_LT(g.acc_rms, 0.02);
 }
@@ -350,12 +356,13 @@ TEST(Forest, GroupWalksFindEveryCubeAroundTheMembers) {
 }
 
 // The same halo in an open box: Barnes-Hut over cube trees and the shared pyramid of cube monopoles.
-TEST(OpenTree, AgreesWithDirectSummationAndTheAnalyticPotential) {
+TEST_P(TreeTheta, OpenTreeAgreesWithDirectSummationAndTheAnalyticPotential) {
+  const double theta = GetParam();
   const mpi::Comm comm;
   if (comm.size() != 1) GTEST_SKIP();
   const auto src = plummer(20000, 12, {0, 0, 0});
   grid::GridGeometry box{{1, 1, 1}, {-30, -30, -30}, {60, 60, 60}, false};
-  Forest forest(box, {16, 16, 16}, {-1e300, 1e300}, src, PairForce(1, 0.02), {0.5, 8});
+  Forest forest(box, {16, 16, 16}, {-1e300, 1e300}, src, PairForce(1, 0.02), {theta, 8});
   forest.share_cube_moments(comm, [](std::int64_t) { return true; });
   std::vector<std::array<double, 3>> targets = positions(src);
   targets.resize(2000);
@@ -368,7 +375,8 @@ TEST(OpenTree, AgreesWithDirectSummationAndTheAnalyticPotential) {
   double worst = 0;
   for (std::size_t t = 0; t < targets.size(); ++t) worst = std::max(worst, std::abs(phi[t] / phi_ref[t] - 1));
   const Errors e = compare(phi, acc, phi_ref, acc_ref);
-  std::printf("open tree vs direct: potential worst %.2e, acceleration rms %.2e\n", worst, e.acc_rms);
+  std::printf("theta %.1f, open tree vs direct: potential worst %.2e, acceleration rms %.2e\n", theta, worst,
+              e.acc_rms);
   EXPECT_LT(worst, 0.01);
   EXPECT_LT(e.acc_rms, 0.01);
   // Group walks over the first 2,000 sources.
@@ -382,7 +390,8 @@ TEST(OpenTree, AgreesWithDirectSummationAndTheAnalyticPotential) {
   gphi.resize(targets.size());
   gacc.resize(targets.size());
   const Errors g = compare(gphi, gacc, phi_ref, acc_ref);
-  std::printf("open tree (group walks) vs direct: potential rms %.2e, acceleration rms %.2e\n", g.phi_rms, g.acc_rms);
+  std::printf("theta %.1f, open tree (group walks) vs direct: potential rms %.2e, acceleration rms %.2e\n", theta,
+              g.phi_rms, g.acc_rms);
   EXPECT_LT(g.phi_rms, 0.01);
   EXPECT_LT(g.acc_rms, 0.01);
   // Against Plummer's -GM / sqrt(r^2 + b^2) (1% of the mass was cut at large radius).

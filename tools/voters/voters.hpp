@@ -18,8 +18,8 @@ struct VotersOptions {
   double min_radius = 0;
   std::string potential = "auto";       // auto | snapshot | compute
   std::optional<std::int64_t> pm_mesh;  // unset: automatic
-  double theta = 0.5;
-  std::optional<double> softening;  // unset: gravity::default_softening
+  double theta = 0.7;                   // docs/tools/voters.md, "The opening angle"
+  std::optional<double> softening;      // unset: gravity::default_softening
   std::string types = "auto";
   bool allow_other_types = false;
   std::string mean_from;  // GRID: the default search radius uses its mean density
