@@ -16,7 +16,7 @@ namespace phew::gravity {
 
 struct SetupParams {
   std::int64_t pm_mesh = 0;  // periodic: mesh cells per side; 0: about one per particle, 32 .. 512
-  double theta = 0.7;        // Barnes-Hut opening angle (voters' default)
+  double theta = 0.7;        // Barnes-Hut opening angle; voters' --theta default (docs/tools/voters.md)
   int threads = 1;           // the long-range field's FFT and Green's function
 };
 

@@ -16,10 +16,10 @@ struct VotersOptions {
   std::int64_t n_voters = phasespace::kDefaultVoters;
   std::optional<double> search_radius;  // unset: automatic
   double min_radius = 0;
-  std::string potential = "auto";       // auto | snapshot | compute
-  std::optional<std::int64_t> pm_mesh;  // unset: automatic
-  double theta = 0.7;                   // docs/tools/voters.md, "The opening angle"
-  std::optional<double> softening;      // unset: gravity::default_softening
+  std::string potential = "auto";               // auto | snapshot | compute
+  std::optional<std::int64_t> pm_mesh;          // unset: automatic
+  double theta = gravity::SetupParams{}.theta;  // docs/tools/voters.md, "The opening angle"
+  std::optional<double> softening;              // unset: gravity::default_softening
   std::string types = "auto";
   bool allow_other_types = false;
   std::string mean_from;  // GRID: the default search radius uses its mean density
