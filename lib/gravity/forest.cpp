@@ -8,170 +8,12 @@
 #include <cmath>
 #include <limits>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-// On x86-64 the pair sums have an AVX kernel besides the baseline's SSE2 one, chosen at run time
-// (PairForce::add_to_four): the build itself stays baseline x86-64.
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define PHEW_PAIR_AVX 1
-#endif
-
 namespace phew::gravity {
 namespace {
 
 constexpr int kMaxDepth = 60;  // coincident particles end in a leaf, however many
 
 }  // namespace
-
-PairForce::PairForce(double G, double softening, double r_split)
-    : G_(G), eps2_(softening * softening), r_split_(r_split) {
-  if (r_split_ <= 0) {
-    r_cut_ = r_cut2_ = std::numeric_limits<double>::infinity();
-    return;
-  }
-  r_cut_ = kCutInSplits * r_split_;
-  r_cut2_ = r_cut_ * r_cut_;
-  const double u_max = r_cut_ / (2 * r_split_);
-  const double step = u_max / kTableSteps;
-  per_r_ = 1 / (2 * r_split_ * step);  // r -> table position
-  for (int i = 0; i <= kTableSteps + 1; ++i) {
-    const double u = i * step;
-    table_.push_back({std::erfc(u), std::erfc(u) + 2 * u / std::sqrt(M_PI) * std::exp(-u * u)});
-  }
-}
-
-void PairForce::add_to_two(const PointMass* s, std::size_t n, const double* const x[2], double phi[2],
-                           double acc[2][3]) const {
-#if defined(__SSE2__)
-  // Lane 0 is x[0], lane 1 x[1] (_mm_set_pd takes the high lane first).
-  auto both = [](double a, double b) { return _mm_set_pd(b, a); };
-  const __m128d tx = both(x[0][0], x[1][0]), ty = both(x[0][1], x[1][1]), tz = both(x[0][2], x[1][2]);
-  __m128d p = both(phi[0], phi[1]);
-  __m128d ax = both(acc[0][0], acc[1][0]), ay = both(acc[0][1], acc[1][1]), az = both(acc[0][2], acc[1][2]);
-  const __m128d cut2 = _mm_set1_pd(r_cut2_), eps2 = _mm_set1_pd(eps2_), one = _mm_set1_pd(1.0);
-  const __m128d zero = _mm_setzero_pd(), g = _mm_set1_pd(G_), per_r = _mm_set1_pd(per_r_);
-  const __m128d last = _mm_set1_pd(kTableSteps);
-  const bool tabulated = !table_.empty();
-  for (std::size_t k = 0; k < n; ++k) {
-    const __m128d rx = _mm_sub_pd(tx, _mm_set1_pd(s[k].x[0]));
-    const __m128d ry = _mm_sub_pd(ty, _mm_set1_pd(s[k].x[1]));
-    const __m128d rz = _mm_sub_pd(tz, _mm_set1_pd(s[k].x[2]));
-    const __m128d r2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(rx, rx), _mm_mul_pd(ry, ry)), _mm_mul_pd(rz, rz));
-    const __m128d q2 = _mm_add_pd(r2, eps2);
-    // add() returns early when r2 > r_cut2 or q2 <= 0: such a lane adds nothing (masked to +0, which
-    // leaves every sum as it was: they start at +0 and never reach -0).
-    const __m128d keep = _mm_and_pd(_mm_cmpngt_pd(r2, cut2), _mm_cmpnle_pd(q2, zero));
-    if (_mm_movemask_pd(keep) == 0) continue;
-    const __m128d inv = _mm_div_pd(one, _mm_sqrt_pd(q2));
-    __m128d fp = one, fa = one;
-    if (tabulated) {
-      const __m128d t = _mm_mul_pd(_mm_sqrt_pd(r2), per_r);
-      // min(int(t), kTableSteps), with t clamped first so that a masked lane far beyond r_cut converts
-      // in range; f = t - i from the unclamped t, as add().
-      const __m128i i = _mm_cvttpd_epi32(_mm_min_pd(t, last));
-      const __m128d f = _mm_sub_pd(t, _mm_cvtepi32_pd(i));
-      const auto i0 = static_cast<std::size_t>(_mm_cvtsi128_si32(i));
-      const auto i1 = static_cast<std::size_t>(_mm_cvtsi128_si32(_mm_shuffle_epi32(i, 1)));
-      const Factors &lo0 = table_[i0], &hi0 = table_[i0 + 1], &lo1 = table_[i1], &hi1 = table_[i1 + 1];
-      const __m128d lo_phi = both(lo0.phi, lo1.phi), hi_phi = both(hi0.phi, hi1.phi);
-      const __m128d lo_acc = both(lo0.acc, lo1.acc), hi_acc = both(hi0.acc, hi1.acc);
-      fp = _mm_add_pd(lo_phi, _mm_mul_pd(_mm_sub_pd(hi_phi, lo_phi), f));
-      fa = _mm_add_pd(lo_acc, _mm_mul_pd(_mm_sub_pd(hi_acc, lo_acc), f));
-    }
-    const __m128d gm = _mm_mul_pd(_mm_mul_pd(g, _mm_set1_pd(s[k].m)), inv);
-    p = _mm_sub_pd(p, _mm_and_pd(keep, _mm_mul_pd(gm, fp)));
-    const __m128d f3 = _mm_mul_pd(_mm_mul_pd(_mm_mul_pd(gm, inv), inv), fa);
-    ax = _mm_sub_pd(ax, _mm_and_pd(keep, _mm_mul_pd(f3, rx)));
-    ay = _mm_sub_pd(ay, _mm_and_pd(keep, _mm_mul_pd(f3, ry)));
-    az = _mm_sub_pd(az, _mm_and_pd(keep, _mm_mul_pd(f3, rz)));
-  }
-  _mm_storel_pd(&phi[0], p), _mm_storeh_pd(&phi[1], p);
-  _mm_storel_pd(&acc[0][0], ax), _mm_storeh_pd(&acc[1][0], ax);
-  _mm_storel_pd(&acc[0][1], ay), _mm_storeh_pd(&acc[1][1], ay);
-  _mm_storel_pd(&acc[0][2], az), _mm_storeh_pd(&acc[1][2], az);
-#else
-  for (int lane = 0; lane < 2; ++lane)
-    for (std::size_t k = 0; k < n; ++k) {
-      const double r[3] = {x[lane][0] - s[k].x[0], x[lane][1] - s[k].x[1], x[lane][2] - s[k].x[2]};
-      add(s[k].m, r, phi[lane], acc[lane]);
-    }
-#endif
-}
-
-void PairForce::add_to_four(const PointMass* s, std::size_t n, const double* const x[4], double phi[4],
-                            double acc[4][3]) const {
-#if defined(PHEW_PAIR_AVX)
-  static const bool avx = __builtin_cpu_supports("avx");  // the CPU's and the OS's (libgcc checks both)
-  if (avx) {
-    add_to_four_avx(s, n, x, phi, acc);
-    return;
-  }
-#endif
-  add_to_two(s, n, x, phi, acc);
-  add_to_two(s, n, x + 2, phi + 2, acc + 2);
-}
-
-#if defined(PHEW_PAIR_AVX)
-// add_to_two's steps in four lanes, lane k at x[k].
-__attribute__((target("avx"))) void PairForce::add_to_four_avx(const PointMass* s, std::size_t n,
-                                                               const double* const x[4], double phi[4],
-                                                               double acc[4][3]) const {
-  // _mm256_set_pd takes the highest lane first: lane k of each vector below is target k's (or x[k]'s).
-  const __m256d tx = _mm256_set_pd(x[3][0], x[2][0], x[1][0], x[0][0]),
-                ty = _mm256_set_pd(x[3][1], x[2][1], x[1][1], x[0][1]),
-                tz = _mm256_set_pd(x[3][2], x[2][2], x[1][2], x[0][2]);
-  __m256d p = _mm256_set_pd(phi[3], phi[2], phi[1], phi[0]);
-  __m256d ax = _mm256_set_pd(acc[3][0], acc[2][0], acc[1][0], acc[0][0]),
-          ay = _mm256_set_pd(acc[3][1], acc[2][1], acc[1][1], acc[0][1]),
-          az = _mm256_set_pd(acc[3][2], acc[2][2], acc[1][2], acc[0][2]);
-  const __m256d cut2 = _mm256_set1_pd(r_cut2_), eps2 = _mm256_set1_pd(eps2_), one = _mm256_set1_pd(1.0);
-  const __m256d zero = _mm256_setzero_pd(), g = _mm256_set1_pd(G_), per_r = _mm256_set1_pd(per_r_);
-  const __m256d last = _mm256_set1_pd(kTableSteps);
-  const bool tabulated = !table_.empty();
-  for (std::size_t k = 0; k < n; ++k) {
-    const __m256d rx = _mm256_sub_pd(tx, _mm256_set1_pd(s[k].x[0]));
-    const __m256d ry = _mm256_sub_pd(ty, _mm256_set1_pd(s[k].x[1]));
-    const __m256d rz = _mm256_sub_pd(tz, _mm256_set1_pd(s[k].x[2]));
-    const __m256d r2 =
-        _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(rx, rx), _mm256_mul_pd(ry, ry)), _mm256_mul_pd(rz, rz));
-    const __m256d q2 = _mm256_add_pd(r2, eps2);
-    // SSE2's cmpngt and cmpnle are these predicates (true when unordered).
-    const __m256d keep = _mm256_and_pd(_mm256_cmp_pd(r2, cut2, _CMP_NGT_US), _mm256_cmp_pd(q2, zero, _CMP_NLE_US));
-    if (_mm256_movemask_pd(keep) == 0) continue;
-    const __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(q2));
-    __m256d fp = one, fa = one;
-    if (tabulated) {
-      const __m256d t = _mm256_mul_pd(_mm256_sqrt_pd(r2), per_r);
-      const __m128i i = _mm256_cvttpd_epi32(_mm256_min_pd(t, last));
-      const __m256d f = _mm256_sub_pd(t, _mm256_cvtepi32_pd(i));
-      alignas(16) std::int32_t at[4];
-      _mm_store_si128(reinterpret_cast<__m128i*>(at), i);
-      const Factors* e[4] = {&table_[static_cast<std::size_t>(at[0])], &table_[static_cast<std::size_t>(at[1])],
-                             &table_[static_cast<std::size_t>(at[2])], &table_[static_cast<std::size_t>(at[3])]};
-      const __m256d lo_phi = _mm256_set_pd(e[3][0].phi, e[2][0].phi, e[1][0].phi, e[0][0].phi);
-      const __m256d hi_phi = _mm256_set_pd(e[3][1].phi, e[2][1].phi, e[1][1].phi, e[0][1].phi);
-      const __m256d lo_acc = _mm256_set_pd(e[3][0].acc, e[2][0].acc, e[1][0].acc, e[0][0].acc);
-      const __m256d hi_acc = _mm256_set_pd(e[3][1].acc, e[2][1].acc, e[1][1].acc, e[0][1].acc);
-      fp = _mm256_add_pd(lo_phi, _mm256_mul_pd(_mm256_sub_pd(hi_phi, lo_phi), f));
-      fa = _mm256_add_pd(lo_acc, _mm256_mul_pd(_mm256_sub_pd(hi_acc, lo_acc), f));
-    }
-    const __m256d gm = _mm256_mul_pd(_mm256_mul_pd(g, _mm256_set1_pd(s[k].m)), inv);
-    p = _mm256_sub_pd(p, _mm256_and_pd(keep, _mm256_mul_pd(gm, fp)));
-    const __m256d f3 = _mm256_mul_pd(_mm256_mul_pd(_mm256_mul_pd(gm, inv), inv), fa);
-    ax = _mm256_sub_pd(ax, _mm256_and_pd(keep, _mm256_mul_pd(f3, rx)));
-    ay = _mm256_sub_pd(ay, _mm256_and_pd(keep, _mm256_mul_pd(f3, ry)));
-    az = _mm256_sub_pd(az, _mm256_and_pd(keep, _mm256_mul_pd(f3, rz)));
-  }
-  double out[4][4];
-  _mm256_storeu_pd(out[0], p), _mm256_storeu_pd(out[1], ax), _mm256_storeu_pd(out[2], ay), _mm256_storeu_pd(out[3], az);
-  for (std::size_t k = 0; k < 4; ++k) {
-    phi[k] = out[0][k];
-    for (std::size_t d = 0; d < 3; ++d) acc[k][d] = out[d + 1][k];
-  }
-}
-#endif
 
 bool Forest::cube_meets(const grid::GridGeometry& box, double cube_width, std::int64_t cx,
                         std::array<double, 2> held_x) {
@@ -568,6 +410,7 @@ void Forest::accumulate_group(std::size_t source, const std::function<void(std::
   // fresh vector would reallocate its way there every time.
   thread_local std::vector<Interaction> list;
   thread_local std::vector<std::uint32_t> members;
+  thread_local std::vector<ScaledSource> scaled;
   list.clear();
   members.clear();
   for (std::uint32_t i = group.begin; i < group.end; ++i)
@@ -576,16 +419,39 @@ void Forest::accumulate_group(std::size_t source, const std::function<void(std::
   // The box around all the members, wanted or not, not the node's cube: every member is inside it, so
   // every member's own distance to a node used whole is at least the one tested, and fewer nodes are
   // opened. The same list whichever members are wanted, so the same bits.
-  interactions(region_of(group), list);
-  // Members four at a time; the last member fills the lanes a group's last four leave empty (each lane
+  const Region region = region_of(group);
+  interactions(region, list);
+  // The list and the members about the region's centre, in single precision (PairForce::sum_scaled),
+  // scaled by the group's own powers of two.
+  double reach = force_.softening(), heaviest = 0;
+  for (const Interaction& s : list) {
+    heaviest = std::max(heaviest, s.m);
+    for (std::size_t d = 0; d < 3; ++d) reach = std::max(reach, std::abs(s.x[d] - region.centre[d]));
+  }
+  for (const std::uint32_t i : members)
+    for (std::size_t d = 0; d < 3; ++d) reach = std::max(reach, std::abs(pos_[3 * i + d] - region.centre[d]));
+  const auto power_of_two_above = [](double v) { return v > 0 ? std::ldexp(1.0, std::ilogb(v) + 1) : 1.0; };
+  const GroupScale scale{power_of_two_above(reach), power_of_two_above(heaviest)};
+  const double per_length = 1 / scale.length, per_mass = 1 / scale.mass;  // exact: powers of two
+  scaled.resize(list.size());
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    for (std::size_t d = 0; d < 3; ++d)
+      scaled[k].x[d] = static_cast<float>((list[k].x[d] - region.centre[d]) * per_length);
+    scaled[k].m = static_cast<float>(list[k].m * per_mass);
+  }
+  // Members eight at a time; the last member fills the lanes a group's last eight leave empty (each lane
   // sums alone: the lanes do not change each other's bits).
+  constexpr std::size_t kLanes = PairForce::kLanes;
   const std::size_t n = members.size();
-  for (std::size_t i = 0; i < n; i += 4) {
-    const double* x[4];
-    for (std::size_t k = 0; k < 4; ++k) x[k] = &pos_[3 * static_cast<std::size_t>(members[std::min(i + k, n - 1)])];
-    double phi[4] = {0, 0, 0, 0}, acc[4][3] = {};
-    force_.add_to_four(list.data(), list.size(), x, phi, acc);
-    for (std::size_t k = 0; k < 4 && i + k < n; ++k) report(index_[members[i + k]], phi[k], acc[k]);
+  for (std::size_t i = 0; i < n; i += kLanes) {
+    float t[3][kLanes];
+    for (std::size_t k = 0; k < kLanes; ++k) {
+      const std::size_t at = 3 * static_cast<std::size_t>(members[std::min(i + k, n - 1)]);
+      for (std::size_t d = 0; d < 3; ++d) t[d][k] = static_cast<float>((pos_[at + d] - region.centre[d]) * per_length);
+    }
+    double phi[kLanes], acc[kLanes][3];
+    force_.sum_scaled(scaled.data(), scaled.size(), t, scale, phi, acc);
+    for (std::size_t k = 0; k < kLanes && i + k < n; ++k) report(index_[members[i + k]], phi[k], acc[k]);
   }
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <phew/core/raw_vector.hpp>
+#include <phew/gravity/pair_force.hpp>
 #include <phew/grid/geometry.hpp>
 #include <phew/mpi/comm.hpp>
 
@@ -23,72 +24,6 @@
 #include <vector>
 
 namespace phew::gravity {
-
-// A source as the pair sums see it: a particle, or a tree node's monopole.
-struct PointMass {
-  double x[3];
-  double m;
-};
-
-// The softened pair interaction, optionally only its short-range part. Plummer softening: the potential
-// of a point mass at distance r is -G m / sqrt(r^2 + eps^2) (times erfc(r / 2 r_s) for the short range,
-// tabulated; zero beyond r_cut).
-class PairForce {
- public:
-  PairForce(double G, double softening, double r_split = 0);
-  static constexpr int kTableSteps = 4096;     // linear interpolation in u = r / 2 r_s: error ~1e-8
-  static constexpr double kCutInSplits = 4.5;  // r_cut = 4.5 r_s (Gadget's choice: erfc(2.25) = 1.5e-3)
-
-  bool short_range() const { return r_split_ > 0; }
-  double r_cut() const { return r_cut_; }  // infinity for the whole force
-  // Adds the potential and acceleration at offset r (target - source) from mass m.
-  void add(double m, const double r[3], double& phi, double acc[3]) const;
-  // add() of each of the n sources in turn at two targets x[0] and x[1] (the same one twice is fine).
-  // The targets share the instructions, one in each lane of a vector register: the square roots and
-  // the division, whose unit bounds the pair sums, then serve two targets at once. The operations and
-  // their order are add()'s, lane by lane, so the sums are the same bits as add()'s wherever the
-  // compiler fuses no multiply-add into either (none in the default x86-64 build).
-  void add_to_two(const PointMass* sources, std::size_t n, const double* const x[2], double phi[2],
-                  double acc[2][3]) const;
-  // The same at four targets: in the four lanes of an AVX register where the CPU has them (its square
-  // roots and divisions then serve twice the lanes in the same time), else as two add_to_two. The same
-  // bits either way: AVX's operations round as SSE2's, and no multiply-add is fused (AVX alone has none).
-  void add_to_four(const PointMass* sources, std::size_t n, const double* const x[4], double phi[4],
-                   double acc[4][3]) const;
-
- private:
-  // add_to_four's AVX kernel: defined, and called, on x86-64 only.
-  void add_to_four_avx(const PointMass* sources, std::size_t n, const double* const x[4], double phi[4],
-                       double acc[4][3]) const;
-  struct Factors {
-    double phi, acc;  // erfc(u) and erfc(u) + 2u/sqrt(pi) exp(-u^2), u = r / 2 r_s
-  };
-  double G_, eps2_, r_split_, r_cut_, r_cut2_;
-  double per_r_ = 0;            // table entries per unit of r
-  std::vector<Factors> table_;  // empty for the whole force
-};
-
-inline void PairForce::add(double m, const double r[3], double& phi, double acc[3]) const {
-  const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-  if (r2 > r_cut2_) return;
-  const double q2 = r2 + eps2_;
-  if (q2 <= 0) return;  // a target on an unsoftened source: no self-force
-  const double inv = 1 / std::sqrt(q2);
-  double fp = 1, fa = 1;
-  if (!table_.empty()) {
-    const double t = std::sqrt(r2) * per_r_;
-    const auto i = std::min(static_cast<int>(t), kTableSteps);
-    const double f = t - i;
-    const Factors& lo = table_[static_cast<std::size_t>(i)];
-    const Factors& hi = table_[static_cast<std::size_t>(i) + 1];
-    fp = lo.phi + (hi.phi - lo.phi) * f;
-    fa = lo.acc + (hi.acc - lo.acc) * f;
-  }
-  const double gm = G_ * m * inv;
-  phi -= gm * fp;
-  const double s = gm * inv * inv * fa;
-  for (int d = 0; d < 3; ++d) acc[d] -= s * r[d];
-}
 
 struct Source {
   double x[3];
