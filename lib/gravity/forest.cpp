@@ -42,7 +42,7 @@ struct Forest::Builder {
       scratch_index.resize(end - begin);
       scratch_octant.resize(end - begin);
     }
-    const std::vector<double>& pos = forest.pos_;
+    const core::RawVector<double>& pos = forest.pos_;
     std::array<double, 3> lo{}, hi{}, centre{};
     double half = 0;
     for (std::size_t d = 0; d < 3; ++d) {
@@ -203,9 +203,9 @@ std::array<std::int64_t, 3> Forest::cube_of(const double x[3]) const {
 
 void Forest::Builder::build(std::int64_t slot, std::uint32_t begin, std::uint32_t end, std::array<double, 3> centre,
                             double half, int depth) {
-  std::vector<double>& pos = forest.pos_;
-  std::vector<double>& mass = forest.mass_;
-  std::vector<std::uint32_t>& index = forest.index_;
+  core::RawVector<double>& pos = forest.pos_;
+  core::RawVector<double>& mass = forest.mass_;
+  core::RawVector<std::uint32_t>& index = forest.index_;
   Node node{};
   // Monopole, summed in the sources' order.
   double m = 0, c[3] = {0, 0, 0};

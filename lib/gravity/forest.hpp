@@ -120,10 +120,12 @@ class Forest {
   std::array<double, 3> cube_size_{};
   PairForce force_;
   Params params_;
-  std::vector<double> pos_, mass_;          // sources in tree order
-  std::vector<std::uint32_t> index_;        // tree order -> index into the constructor's sources
-  std::vector<std::uint32_t> position_of_;  // the inverse
-  std::vector<std::uint32_t> group_of_;     // tree order -> the group node (accumulate_group)
+  // Raw: each written whole before it is read, most of them on the threads, which then also take
+  // their pages' first touch.
+  core::RawVector<double> pos_, mass_;          // sources in tree order
+  core::RawVector<std::uint32_t> index_;        // tree order -> index into the constructor's sources
+  core::RawVector<std::uint32_t> position_of_;  // the inverse
+  core::RawVector<std::uint32_t> group_of_;     // tree order -> the group node (accumulate_group)
   core::PageVector<Node> nodes_;
   std::vector<std::int64_t> root_;            // per cube key: its tree's root node; kEmpty, or kNotHeld
   std::vector<std::vector<Moment>> pyramid_;  // level 0: cubes; level l: (cubes / 2^l)^3
