@@ -428,8 +428,8 @@ void Forest::accumulate_group(std::size_t source, const std::function<void(std::
     heaviest = std::max(heaviest, s.m);
     for (std::size_t d = 0; d < 3; ++d) reach = std::max(reach, std::abs(s.x[d] - region.centre[d]));
   }
-  for (const std::uint32_t i : members)
-    for (std::size_t d = 0; d < 3; ++d) reach = std::max(reach, std::abs(pos_[3 * i + d] - region.centre[d]));
+  for (std::size_t d = 0; d < 3; ++d)  // every member, wanted or not: the scale, and so the bits, are the group's
+    reach = std::max({reach, region.hi[d] - region.centre[d], region.centre[d] - region.lo[d]});
   const auto power_of_two_above = [](double v) { return v > 0 ? std::ldexp(1.0, std::ilogb(v) + 1) : 1.0; };
   const GroupScale scale{power_of_two_above(reach), power_of_two_above(heaviest)};
   const double per_length = 1 / scale.length, per_mass = 1 / scale.mass;  // exact: powers of two

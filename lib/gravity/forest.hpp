@@ -65,7 +65,8 @@ class Forest {
   // The same at every source of the group (a tree node of at most kGroupSize sources) that holds source
   // `source` (an index into the constructor's `sources`): one walk collects the interactions valid for
   // the whole group (nodes far enough from every point of the box around its members), then each
-  // member sums them.
+  // member sums them, in single precision about the box's centre (PairForce::sum_scaled: the group's
+  // reach sets the scale, so the same list gives the same bits). accumulate sums in double.
   // report(source index, phi, acc) is called once per member, in tree order. The result for a source
   // depends only on its cube's tree, not on which member asked. Not collective.
   // `wanted` (optional, [source index]): only the members it marks are summed and reported, with the
