@@ -3,6 +3,7 @@
 #include <phew/core/error.hpp>
 #include <phew/core/log.hpp>
 #include <phew/core/progress.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/core/threads.hpp>
 #include <phew/gravity/forest.hpp>
 #include <phew/grid/particle_index.hpp>
@@ -75,9 +76,11 @@ struct XPartition {
 };
 
 // The particles in physical units (positions as stored), each sent to every rank whose x-range, widened
-// by `margin`, meets its x-bin (a cube of the forest, or a plane of the partition: fixed per bin).
-NearParticles distribute(particles::ParticleSet ps, const XPartition& part, const grid::GridGeometry& bins,
-                         std::int64_t n_bins, double margin, const VoterParams& params, const mpi::Comm& comm) {
+// by `margin`, meets its x-bin (a cube of the forest, or a plane of the partition: fixed per bin), in
+// the order `order` gives (indices into `ps`; empty: as read).
+NearParticles distribute(particles::ParticleSet ps, std::vector<std::size_t> order, const XPartition& part,
+                         const grid::GridGeometry& bins, std::int64_t n_bins, double margin, const VoterParams& params,
+                         const mpi::Comm& comm) {
   const double a = params.scale_factor;
   const double bin_width = bins.extent[0] / static_cast<double>(n_bins);
   std::vector<std::vector<int>> destinations(static_cast<std::size_t>(n_bins));
@@ -88,7 +91,8 @@ NearParticles distribute(particles::ParticleSet ps, const XPartition& part, cons
         destinations[static_cast<std::size_t>(bx)].push_back(r);
     }
   const grid::GridGeometry x_bins{{n_bins, 1, 1}, bins.origin, {bins.extent[0], 1, 1}, bins.periodic};
-  const auto particle = [&](std::size_t i) {
+  const auto particle = [&](std::size_t k) {
+    const std::size_t i = order.empty() ? k : order[k];
     NearParticle p{ps.id[i], {}, {}, ps.mass[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       p.x[d] = ps.position[3 * i + d];
@@ -98,6 +102,7 @@ NearParticles distribute(particles::ParticleSet ps, const XPartition& part, cons
   };
   const auto send = [&](auto all) {
     ps = particles::ParticleSet{};  // every particle now lives in `all`
+    core::release(order);
     return mpi::scatter_to(comm, std::move(all), [&](const auto& item, auto&& emit) {
       const double at[3] = {particle_of(item).x[0], x_bins.origin[1], x_bins.origin[2]};
       for (int r : destinations[static_cast<std::size_t>(cell_of_clamped(x_bins, at).i)]) emit(r);
@@ -111,9 +116,10 @@ NearParticles distribute(particles::ParticleSet ps, const XPartition& part, cons
     return out;
   }
   std::vector<StoredNearParticle> all(ps.size());
-  for (std::size_t i = 0; i < ps.size(); ++i) {
-    all[i] = {particle(i), {ps.potential[i] / a, {}}};
-    for (std::size_t d = 0; d < 3; ++d) all[i].stored.acc[d] = ps.acceleration[3 * i + d] / (a * a);
+  for (std::size_t k = 0; k < ps.size(); ++k) {
+    const std::size_t i = order.empty() ? k : order[k];
+    all[k] = {particle(k), {ps.potential[i] / a, {}}};
+    for (std::size_t d = 0; d < 3; ++d) all[k].stored.acc[d] = ps.acceleration[3 * i + d] / (a * a);
   }
   std::vector<StoredNearParticle> got = send(std::move(all));
   out.particles.resize(got.size());
@@ -310,9 +316,17 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   // and order would add half of what they hold). Nothing depends on their order: candidates are sorted
   // by ID and the trees sort their sources (particle IDs taken to be unique, as everywhere in voters).
   const double index_cell = std::max(R_max / 2, geo.cell_size()[0]);
-  const NearParticles held = in_cell_order(distribute(std::move(particles), part, solved ? gs.box : part.geo,
-                                                      solved ? gs.cubes[0] : part.geo.shape[0], margin, params, comm),
-                                           geo.box(), index_cell);
+  // On one rank every particle stays, so they are built in cell order at once and the rearranged copy
+  // (64 bytes a particle, each page zeroed by the kernel before it is filled) is never made; on more,
+  // what a rank receives comes from several ranks and is put in order after. (in_place checks it.)
+  const bool alone = comm.size() == 1;
+  std::vector<std::size_t> order;
+  if (alone)
+    order = grid::ParticleIndex::cell_order(grid::ParticleIndex::points(particles.position), geo.box(), index_cell);
+  NearParticles distributed = distribute(std::move(particles), std::move(order), part, solved ? gs.box : part.geo,
+                                         solved ? gs.cubes[0] : part.geo.shape[0], margin, params, comm);
+  const NearParticles held =
+      alone ? std::move(distributed) : in_cell_order(std::move(distributed), geo.box(), index_cell);
   const std::vector<NearParticle>& local = held.particles;
   const grid::ParticleIndex cells = grid::ParticleIndex::in_place(points_of(local), geo.box(), index_cell);
 
