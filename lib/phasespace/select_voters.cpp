@@ -91,8 +91,8 @@ NearParticles distribute(particles::ParticleSet ps, std::vector<std::size_t> ord
         destinations[static_cast<std::size_t>(bx)].push_back(r);
     }
   const grid::GridGeometry x_bins{{n_bins, 1, 1}, bins.origin, {bins.extent[0], 1, 1}, bins.periodic};
-  const auto particle = [&](std::size_t k) {
-    const std::size_t i = order.empty() ? k : order[k];
+  const auto source = [&](std::size_t k) { return order.empty() ? k : order[k]; };  // the k-th sent, in `ps`
+  const auto particle = [&](std::size_t i) {
     NearParticle p{ps.id[i], {}, {}, ps.mass[i]};
     for (std::size_t d = 0; d < 3; ++d) {
       p.x[d] = ps.position[3 * i + d];
@@ -111,14 +111,14 @@ NearParticles distribute(particles::ParticleSet ps, std::vector<std::size_t> ord
   NearParticles out;
   if (!params.stored_potential) {
     std::vector<NearParticle> all(ps.size());
-    for (std::size_t i = 0; i < ps.size(); ++i) all[i] = particle(i);
+    for (std::size_t k = 0; k < ps.size(); ++k) all[k] = particle(source(k));
     out.particles = send(std::move(all));
     return out;
   }
   std::vector<StoredNearParticle> all(ps.size());
   for (std::size_t k = 0; k < ps.size(); ++k) {
-    const std::size_t i = order.empty() ? k : order[k];
-    all[k] = {particle(k), {ps.potential[i] / a, {}}};
+    const std::size_t i = source(k);
+    all[k] = {particle(i), {ps.potential[i] / a, {}}};
     for (std::size_t d = 0; d < 3; ++d) all[k].stored.acc[d] = ps.acceleration[3 * i + d] / (a * a);
   }
   std::vector<StoredNearParticle> got = send(std::move(all));
