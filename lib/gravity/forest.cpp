@@ -70,7 +70,7 @@ struct Forest::Builder {
 };
 
 Forest::Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
-               std::vector<Source> sources, PairForce force, Params params)
+               SourceView sources, PairForce force, Params params)
     : box_(box), cubes_(cubes), force_(std::move(force)), params_(params) {
   for (std::size_t d = 0; d < 3; ++d) {
     if (cubes_[d] < 1 || (box.periodic && cubes_[d] < 3))
@@ -89,7 +89,7 @@ Forest::Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes,
   // independent of where it was built.
   std::vector<std::uint32_t> cube(n);
   core::parallel_for(threads, n, 1 << 16, [&](std::size_t b, std::size_t e, int) {
-    for (std::size_t i = b; i < e; ++i) cube[i] = static_cast<std::uint32_t>(key(cube_of(sources[i].x)));
+    for (std::size_t i = b; i < e; ++i) cube[i] = static_cast<std::uint32_t>(key(cube_of(sources.x(i))));
   });
   std::vector<std::uint32_t> first(n_cubes + 1, 0);
   for (const std::uint32_t c : cube) ++first[c + 1];
@@ -120,16 +120,15 @@ Forest::Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes,
     for (std::size_t f = b; f < e; ++f) {
       const std::uint32_t lo_i = first[filled[f]], hi_i = first[filled[f] + 1];
       std::sort(index_.begin() + lo_i, index_.begin() + hi_i, [&](std::uint32_t p, std::uint32_t q) {
-        return sources[p].id != sources[q].id ? sources[p].id < sources[q].id : p < q;
+        const std::uint64_t id_p = sources.id(p), id_q = sources.id(q);
+        return id_p != id_q ? id_p < id_q : p < q;
       });
       for (std::uint32_t k = lo_i; k < hi_i; ++k) {
-        const Source& src = sources[index_[k]];
-        std::copy_n(src.x, 3, &pos_[3 * static_cast<std::size_t>(k)]);
-        mass_[k] = src.m;
+        std::copy_n(sources.x(index_[k]), 3, &pos_[3 * static_cast<std::size_t>(k)]);
+        mass_[k] = sources.m(index_[k]);
       }
     }
   });
-  core::release(sources);
   build_trees(first, filled, threads);
   position_of_.resize(n);
   group_of_.resize(n);

@@ -18,9 +18,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace phew::gravity {
@@ -29,6 +32,38 @@ struct Source {
   double x[3];
   double m;
   std::uint64_t id;
+};
+
+// The sources a Forest is built from, read in place from the caller's records (one record a source,
+// `stride` bytes apart, with a position double[3], a mass double and an ID uint64 at fixed offsets):
+// the forest copies what it keeps, so a caller whose particles already hold these fields makes no
+// list of Sources (voters: 40 bytes a particle, each page zeroed by the kernel on one thread).
+class SourceView {
+ public:
+  // Every record of `items`, whose type has members x, m and id as Source has (standard layout).
+  template <typename Record>
+  static SourceView of(std::span<const Record> items) {
+    static_assert(std::is_standard_layout_v<Record>, "fields found by offsetof");
+    return SourceView(reinterpret_cast<const std::byte*>(items.data()), sizeof(Record), offsetof(Record, x),
+                      offsetof(Record, m), offsetof(Record, id), items.size());
+  }
+  std::size_t size() const { return size_; }
+  const double* x(std::size_t i) const { return reinterpret_cast<const double*>(at(i) + x_); }
+  double m(std::size_t i) const { return load<double>(at(i) + m_); }
+  std::uint64_t id(std::size_t i) const { return load<std::uint64_t>(at(i) + id_); }
+
+ private:
+  SourceView(const std::byte* base, std::size_t stride, std::size_t x, std::size_t m, std::size_t id, std::size_t size)
+      : base_(base), stride_(stride), x_(x), m_(m), id_(id), size_(size) {}
+  const std::byte* at(std::size_t i) const { return base_ + i * stride_; }
+  template <typename T>
+  static T load(const std::byte* p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+  }
+  const std::byte* base_;
+  std::size_t stride_, x_, m_, id_, size_;
 };
 
 class Forest {
@@ -41,9 +76,13 @@ class Forest {
   };
   // `box` is split into `cubes` per axis (periodic: box.periodic; a point outside an open box belongs to
   // the nearest edge cube). This rank holds the cubes whose x-extent meets held_x = [lo, hi] (wrapped in
-  // a periodic box), and `sources` are every particle of those cubes. Not collective.
+  // a periodic box), and `sources` are every particle of those cubes, read only while the forest is
+  // made. Not collective.
   Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
-         std::vector<Source> sources, PairForce force, Params params);
+         SourceView sources, PairForce force, Params params);
+  Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
+         const std::vector<Source>& sources, PairForce force, Params params)
+      : Forest(box, cubes, held_x, SourceView::of(std::span<const Source>(sources)), std::move(force), params) {}
   // Whether the cube with x-index cx meets held_x (the rule the caller distributes particles by).
   static bool cube_meets(const grid::GridGeometry& box, double cube_width, std::int64_t cx,
                          std::array<double, 2> held_x);

@@ -38,12 +38,13 @@ struct StoredNearParticle {
 };
 const NearParticle& particle_of(const NearParticle& p) { return p; }
 const NearParticle& particle_of(const StoredNearParticle& s) { return s.p; }
-// The particles a rank holds, and their stored potentials when used ([local index], else empty).
+// The particles a rank holds, and their stored potentials when used ([local index], else empty). Raw:
+// written whole on the threads, which so share the kernel's zeroing of their fresh pages (134 MB on
+// the 2.1 M box of bench/, a third of a second on one thread of the benchmark machine).
 struct NearParticles {
-  std::vector<NearParticle> particles;
-  std::vector<StoredPotential> stored;
+  core::RawVector<NearParticle> particles;
+  core::RawVector<StoredPotential> stored;
 };
-
 // The points' positions (member `position`) indexed for radius queries in the box of `geo`, cells of
 // about h. The index copies the positions; indices it returns are into `points`.
 template <typename Point, typename Position>
@@ -75,79 +76,108 @@ struct XPartition {
   mpi::SlabDecomposition slabs;
 };
 
+// A particle of `ps` as voters holds it (physical units, positions as stored), and its stored potential.
+NearParticle near_particle(const particles::ParticleSet& ps, std::size_t i) {
+  NearParticle p{ps.id[i], {}, {}, ps.mass[i]};
+  for (std::size_t d = 0; d < 3; ++d) {
+    p.x[d] = ps.position[3 * i + d];
+    p.v[d] = ps.velocity[3 * i + d];  // peculiar: physical already
+  }
+  return p;
+}
+StoredPotential stored_potential(const particles::ParticleSet& ps, std::size_t i, double a) {
+  StoredPotential s{ps.potential[i] / a, {}};
+  for (std::size_t d = 0; d < 3; ++d) s.acc[d] = ps.acceleration[3 * i + d] / (a * a);
+  return s;
+}
+
+// Every particle of `ps` in the order `order` gives (indices into `ps`), built on the threads: one
+// rank's whole share when it holds them all.
+NearParticles gather_in_order(const particles::ParticleSet& ps, const std::vector<std::size_t>& order,
+                              const VoterParams& params) {
+  NearParticles out;
+  const bool stored = params.stored_potential;
+  out.particles.resize(order.size());
+  if (stored) out.stored.resize(order.size());
+  core::parallel_for(std::max(params.threads, 1), order.size(), 1 << 14, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t k = b; k < e; ++k) {
+      out.particles[k] = near_particle(ps, order[k]);
+      if (stored) out.stored[k] = stored_potential(ps, order[k], params.scale_factor);
+    }
+  });
+  return out;
+}
+
+// Where a particle's position lies in each record that holds one.
+constexpr std::size_t position_offset(const NearParticle*) { return offsetof(NearParticle, x); }
+constexpr std::size_t position_offset(const StoredNearParticle*) {
+  return offsetof(StoredNearParticle, p) + offsetof(NearParticle, x);
+}
+// The positions of `records` as the radius index reads them in place.
+template <typename Records>
+grid::ParticleIndex::Points points_of(const Records& records) {
+  using Record = typename Records::value_type;
+  return {reinterpret_cast<const std::byte*>(records.data()) + position_offset(static_cast<const Record*>(nullptr)),
+          sizeof(Record), records.size()};
+}
+
 // The particles in physical units (positions as stored), each sent to every rank whose x-range, widened
-// by `margin`, meets its x-bin (a cube of the forest, or a plane of the partition: fixed per bin), in
-// the order `order` gives (indices into `ps`; empty: as read).
-NearParticles distribute(particles::ParticleSet ps, std::vector<std::size_t> order, const XPartition& part,
-                         const grid::GridGeometry& bins, std::int64_t n_bins, double margin, const VoterParams& params,
-                         const mpi::Comm& comm) {
-  const double a = params.scale_factor;
+// by `margin`, meets its x-bin (a cube of the forest, or a plane of the partition: fixed per bin), then
+// rearranged into the cells of a radius index over `box` with cells of `cell`. On one rank, where
+// every particle stays once, they are put in that order as they are built (no rearranged copy).
+NearParticles distribute(particles::ParticleSet ps, const XPartition& part, const grid::GridGeometry& bins,
+                         std::int64_t n_bins, double margin, const grid::Box& box, double cell,
+                         const VoterParams& params, const mpi::Comm& comm) {
   const double bin_width = bins.extent[0] / static_cast<double>(n_bins);
   std::vector<std::vector<int>> destinations(static_cast<std::size_t>(n_bins));
-  for (std::int64_t bx = 0; bx < n_bins; ++bx)
+  bool each_stays = comm.size() == 1;  // every bin's one destination this rank
+  for (std::int64_t bx = 0; bx < n_bins; ++bx) {
+    std::vector<int>& to = destinations[static_cast<std::size_t>(bx)];
     for (int r = 0; r < comm.size(); ++r) {
       auto [lo, hi] = part.range(r);
       if (part.slabs.planes(r) > 0 && gravity::Forest::cube_meets(bins, bin_width, bx, {lo - margin, hi + margin}))
-        destinations[static_cast<std::size_t>(bx)].push_back(r);
+        to.push_back(r);
     }
+    each_stays = each_stays && to.size() == 1;
+  }
+  const auto cell_order = [&](const auto& points) { return grid::ParticleIndex::cell_order(points, box, cell); };
+  if (each_stays) return gather_in_order(ps, cell_order(grid::ParticleIndex::points(ps.position)), params);
+
   const grid::GridGeometry x_bins{{n_bins, 1, 1}, bins.origin, {bins.extent[0], 1, 1}, bins.periodic};
-  const auto source = [&](std::size_t k) { return order.empty() ? k : order[k]; };  // the k-th sent, in `ps`
-  const auto particle = [&](std::size_t i) {
-    NearParticle p{ps.id[i], {}, {}, ps.mass[i]};
-    for (std::size_t d = 0; d < 3; ++d) {
-      p.x[d] = ps.position[3 * i + d];
-      p.v[d] = ps.velocity[3 * i + d];  // peculiar: physical already
-    }
-    return p;
-  };
   const auto send = [&](auto all) {
     ps = particles::ParticleSet{};  // every particle now lives in `all`
-    core::release(order);
     return mpi::scatter_to(comm, std::move(all), [&](const auto& item, auto&& emit) {
       const double at[3] = {particle_of(item).x[0], x_bins.origin[1], x_bins.origin[2]};
       for (int r : destinations[static_cast<std::size_t>(cell_of_clamped(x_bins, at).i)]) emit(r);
     });
   };
+  // What arrived, in the cells' order, on the threads.
+  const auto arrange = [&](const auto& got, const auto& fill) {
+    const std::vector<std::size_t> order = cell_order(points_of(got));
+    core::parallel_for(std::max(params.threads, 1), order.size(), 1 << 14, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t k = b; k < e; ++k) fill(k, got[order[k]]);
+    });
+  };
   NearParticles out;
   if (!params.stored_potential) {
     std::vector<NearParticle> all(ps.size());
-    for (std::size_t k = 0; k < ps.size(); ++k) all[k] = particle(source(k));
-    out.particles = send(std::move(all));
+    for (std::size_t i = 0; i < ps.size(); ++i) all[i] = near_particle(ps, i);
+    const std::vector<NearParticle> got = send(std::move(all));
+    out.particles.resize(got.size());
+    arrange(got, [&](std::size_t k, const NearParticle& p) { out.particles[k] = p; });
     return out;
   }
   std::vector<StoredNearParticle> all(ps.size());
-  for (std::size_t k = 0; k < ps.size(); ++k) {
-    const std::size_t i = source(k);
-    all[k] = {particle(i), {ps.potential[i] / a, {}}};
-    for (std::size_t d = 0; d < 3; ++d) all[k].stored.acc[d] = ps.acceleration[3 * i + d] / (a * a);
-  }
-  std::vector<StoredNearParticle> got = send(std::move(all));
+  for (std::size_t i = 0; i < ps.size(); ++i)
+    all[i] = {near_particle(ps, i), stored_potential(ps, i, params.scale_factor)};
+  const std::vector<StoredNearParticle> got = send(std::move(all));
   out.particles.resize(got.size());
   out.stored.resize(got.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    out.particles[i] = got[i].p;
-    out.stored[i] = got[i].stored;
-  }
+  arrange(got, [&](std::size_t k, const StoredNearParticle& p) {
+    out.particles[k] = p.p;
+    out.stored[k] = p.stored;
+  });
   return out;
-}
-
-// The positions of `particles` as the radius index reads them in place.
-grid::ParticleIndex::Points points_of(const std::vector<NearParticle>& particles) {
-  return {reinterpret_cast<const std::byte*>(particles.data()) + offsetof(NearParticle, x), sizeof(NearParticle),
-          particles.size()};
-}
-
-// The particles (and their stored potentials) rearranged into the cells of a radius index over `box`.
-NearParticles in_cell_order(NearParticles held, const grid::Box& box, double cell) {
-  const std::vector<std::size_t> order = grid::ParticleIndex::cell_order(points_of(held.particles), box, cell);
-  const auto rearranged = [&](const auto& v) {
-    std::decay_t<decltype(v)> out(v.size());
-    for (std::size_t k = 0; k < order.size(); ++k) out[k] = v[order[k]];
-    return out;
-  };
-  held.particles = rearranged(held.particles);
-  if (!held.stored.empty()) held.stored = rearranged(held.stored);
-  return held;
 }
 
 // The potential and acceleration of the candidates among the local particles, computed when first
@@ -159,15 +189,12 @@ class ComputedPotential {
  public:
   // `wanted` [local index]: 1 for a candidate of any of this rank's peaks; every one must be marked
   // here, or a group computed early would miss a later peak's candidates.
-  ComputedPotential(const std::vector<NearParticle>& local, std::vector<std::uint8_t> wanted, const gravity::Setup& gs,
-                    const XPartition& part, std::array<double, 2> held_x, const VoterParams& params,
-                    const mpi::Comm& comm)
+  ComputedPotential(const core::RawVector<NearParticle>& local, std::vector<std::uint8_t> wanted,
+                    const gravity::Setup& gs, const XPartition& part, std::array<double, 2> held_x,
+                    const VoterParams& params, const mpi::Comm& comm)
       : local_(local), gs_(gs), a_(params.scale_factor), wanted_(std::move(wanted)) {
-    std::vector<gravity::Source> sources(local.size());
-    for (std::size_t i = 0; i < local.size(); ++i)
-      sources[i] = {{local[i].x[0], local[i].x[1], local[i].x[2]}, local[i].m, local[i].id};
     forest_ = std::make_unique<gravity::Forest>(
-        gs.box, gs.cubes, held_x, std::move(sources),
+        gs.box, gs.cubes, held_x, gravity::SourceView::of(std::span<const NearParticle>(local)),
         gravity::PairForce(params.G, params.softening, gs.mesh_field ? gs.r_split : 0),
         gravity::Forest::Params{params.gravity.theta, 8, std::max(params.threads, 1)});
     if (!gs.mesh_field) {
@@ -232,7 +259,7 @@ class ComputedPotential {
     return slot_[j];
   }
 
-  const std::vector<NearParticle>& local_;
+  const core::RawVector<NearParticle>& local_;
   const gravity::Setup& gs_;
   double a_;
   std::unique_ptr<gravity::Forest> forest_;
@@ -316,18 +343,10 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   // and order would add half of what they hold). Nothing depends on their order: candidates are sorted
   // by ID and the trees sort their sources (particle IDs taken to be unique, as everywhere in voters).
   const double index_cell = std::max(R_max / 2, geo.cell_size()[0]);
-  // On one rank every particle stays, so they are built in cell order at once and the rearranged copy
-  // (64 bytes a particle, each page zeroed by the kernel before it is filled) is never made; on more,
-  // what a rank receives comes from several ranks and is put in order after. (in_place checks it.)
-  const bool alone = comm.size() == 1;
-  std::vector<std::size_t> order;
-  if (alone)
-    order = grid::ParticleIndex::cell_order(grid::ParticleIndex::points(particles.position), geo.box(), index_cell);
-  NearParticles distributed = distribute(std::move(particles), std::move(order), part, solved ? gs.box : part.geo,
-                                         solved ? gs.cubes[0] : part.geo.shape[0], margin, params, comm);
   const NearParticles held =
-      alone ? std::move(distributed) : in_cell_order(std::move(distributed), geo.box(), index_cell);
-  const std::vector<NearParticle>& local = held.particles;
+      distribute(std::move(particles), part, solved ? gs.box : part.geo, solved ? gs.cubes[0] : part.geo.shape[0],
+                 margin, geo.box(), index_cell, params, comm);
+  const core::RawVector<NearParticle>& local = held.particles;
   const grid::ParticleIndex cells = grid::ParticleIndex::in_place(points_of(local), geo.box(), index_cell);
 
   std::vector<std::size_t> mine;

@@ -274,6 +274,39 @@ TEST(Forest, SameTreesOnAnyThreads) {
   }
 }
 
+// A forest read from the caller's own records (voters' particles: the ID first, the velocity between
+// the position and the mass) is the forest of the same Sources: every group walk the same bits.
+TEST(Forest, ReadsSourcesInPlaceFromAnyRecord) {
+  struct Record {
+    std::uint64_t id;
+    double x[3], v[3], m;
+  };
+  const double L = 40;
+  auto src = plummer(2500, 33, {20.0, 19.0, 21.0});
+  const grid::GridGeometry box{{1, 1, 1}, {0, 0, 0}, {L, L, L}, true};
+  std::vector<Record> records(src.size());
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    for (std::size_t d = 0; d < 3; ++d) src[i].x[d] = std::fmod(src[i].x[d] + L, L);
+    records[i] = {src[i].id, {src[i].x[0], src[i].x[1], src[i].x[2]}, {1e3, -1e3, 7.0}, src[i].m};
+  }
+  const double r_split = 1.25 * L / 64;
+  const std::int64_t cubes = static_cast<std::int64_t>(L / (PairForce::kCutInSplits * r_split));
+  const auto walk = [&](const Forest& forest) {
+    std::vector<std::array<double, 5>> out(src.size());
+    for (std::size_t i = 0; i < src.size(); ++i)
+      forest.accumulate_group(i, [&](std::size_t k, double p, const double* a) {
+        out[k] = {p, a[0], a[1], a[2], static_cast<double>(forest.group_of(k))};
+      });
+    return out;
+  };
+  const PairForce force(1, 0.02, r_split);
+  const auto from_sources = walk(Forest(box, {cubes, cubes, cubes}, {0, L}, src, force, {0.5, 8, 2}));
+  const auto from_records = walk(
+      Forest(box, {cubes, cubes, cubes}, {0, L}, SourceView::of(std::span<const Record>(records)), force, {0.5, 8, 2}));
+  for (std::size_t i = 0; i < src.size(); ++i) ASSERT_EQ(from_records[i], from_sources[i]) << "source " << i;
+  EXPECT_NE(from_sources[0][0], 0.0);
+}
+
 // A group walk asked for some members only (voters' candidates) gives those members the bits of the
 // whole group's walk and reports no other: every third source wanted, so that groups with no wanted
 // member and groups partly wanted both occur (checked).
