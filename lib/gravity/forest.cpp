@@ -400,7 +400,8 @@ void Forest::accumulate(const double x[3], double& phi, double acc[3]) const {
   std::copy_n(a[0], 3, acc);
 }
 
-void Forest::accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report,
+void Forest::accumulate_group(std::size_t source,
+                              const std::function<void(std::size_t, const double*, double, const double*)>& report,
                               std::span<const std::uint8_t> wanted) const {
   if (!wanted.empty() && wanted.size() != index_.size())
     throw core::Error::internal("Forest: a mask of {} wanted sources for {} sources", wanted.size(), index_.size());
@@ -450,7 +451,8 @@ void Forest::accumulate_group(std::size_t source, const std::function<void(std::
     }
     double phi[kLanes], acc[kLanes][3];
     force_.sum_scaled(scaled.data(), scaled.size(), t, scale, phi, acc);
-    for (std::size_t k = 0; k < kLanes && i + k < n; ++k) report(index_[members[i + k]], phi[k], acc[k]);
+    for (std::size_t k = 0; k < kLanes && i + k < n; ++k)
+      report(index_[members[i + k]], &pos_[3 * static_cast<std::size_t>(members[i + k])], phi[k], acc[k]);
   }
 }
 

@@ -106,7 +106,8 @@ class Forest {
   // the whole group (nodes far enough from every point of the box around its members), then each
   // member sums them, in single precision about the box's centre (PairForce::sum_scaled: the group's
   // reach sets the scale, so the same list gives the same bits). accumulate sums in double.
-  // report(source index, phi, acc) is called once per member, in tree order. The result for a source
+  // report(source index, its position, phi, acc) is called once per member, in tree order (the
+  // position is the forest's copy, next to the other members': a caller's own may be far apart). The result for a source
   // depends only on its cube's tree, not on which member asked. Not collective.
   // `wanted` (optional, [source index]): only the members it marks are summed and reported, with the
   // same bits as without it (the list is the whole group's; each member sums it alone). voters needs
@@ -115,7 +116,8 @@ class Forest {
   // On the 2.1 M box of bench/ (voters, θ 0.7) 32 took 1.1× the time for 99.86 % of θ 0.3's voters, 128
   // 99.94 %, 512 1.2× for 99.98 % (bench/README.md, "The tree's groups").
   static constexpr std::uint32_t kGroupSize = 128;
-  void accumulate_group(std::size_t source, const std::function<void(std::size_t, double, const double*)>& report,
+  void accumulate_group(std::size_t source,
+                        const std::function<void(std::size_t, const double*, double, const double*)>& report,
                         std::span<const std::uint8_t> wanted = {}) const;
   // Which group a source belongs to (an index of the tree's nodes): sources of one group are computed
   // together, so threads given distinct groups never write the same source.

@@ -110,12 +110,14 @@ void LongRangeField::sample(const double x[3], double& phi, double acc[3]) const
   if (c[0] + 3 >= held_planes_) c[0] -= n0 * ((c[0] + 3 - held_planes_) / n0 + 1);
   if (c[0] < 2 || c[0] + 3 >= held_planes_)
     throw core::Error::internal("LongRangeField::sample: x = {} is beyond the planes this rank holds", x[0]);
-  // The rows and columns the stencils reach, c - 2 .. c + 3, folded once (the folds are integer
-  // divisions; 13 values at each of 8 corners would fold each index 104 times).
+  // The rows and columns the stencils reach, c - 2 .. c + 3: the first folded (two integer divisions,
+  // dear beside everything else here), the others one step on from it.
   std::int64_t row[6], col[6];
-  for (int o = 0; o < 6; ++o) {
-    row[o] = grid::fold_index(c[1] - 2 + o, n1, true);
-    col[o] = grid::fold_index(c[2] - 2 + o, n2, true);
+  row[0] = grid::fold_index(c[1] - 2, n1, true);
+  col[0] = grid::fold_index(c[2] - 2, n2, true);
+  for (int o = 1; o < 6; ++o) {
+    row[o] = row[o - 1] + 1 == n1 ? 0 : row[o - 1] + 1;
+    col[o] = col[o - 1] + 1 == n2 ? 0 : col[o - 1] + 1;
   }
   // The potential at plane i (extended index), row c[1] + dj, column c[2] + dk.
   const auto at = [&](std::int64_t i, int dj, int dk) {

@@ -227,11 +227,11 @@ class ComputedPotential {
       for (std::size_t g = b; g < e; ++g)
         forest_->accumulate_group(
             groups[g].second,
-            [&](std::size_t k, double p, const double* acc) {
+            [&](std::size_t k, const double* x, double p, const double* acc) {
               double acc_k[3] = {acc[0], acc[1], acc[2]};
-              if (gs_.mesh_field) {
+              if (gs_.mesh_field) {  // at the forest's copy of the position, hot from the walk
                 double pl = 0, gl[3];
-                gs_.mesh_field->sample(local_[k].x, pl, gl);
+                gs_.mesh_field->sample(x, pl, gl);
                 p += pl;
                 for (std::size_t d = 0; d < 3; ++d) acc_k[d] += gl[d];
               }

@@ -69,7 +69,7 @@ void tree_potential(std::span<const double> position, std::span<const double> ma
   std::vector<std::uint8_t> done(members.size(), 0);
   for (std::size_t k = 0; k < members.size(); ++k) {
     if (done[k]) continue;
-    forest->accumulate_group(k, [&](std::size_t s, double p, const double*) {
+    forest->accumulate_group(k, [&](std::size_t s, const double*, double p, const double*) {
       const std::size_t i = members[s];
       // A softened source sees itself at distance 0: -G m / eps, not part of the potential.
       phi[i] = softening > 0 ? p + G * mass[i] / softening : p;

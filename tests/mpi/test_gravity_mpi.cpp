@@ -109,7 +109,7 @@ std::map<std::uint64_t, std::array<double, 4>> by_groups(const Forest& f, const 
   std::map<std::uint64_t, std::array<double, 4>> out;
   for (std::size_t i = 0; i < src.size(); ++i) {
     if (src[i].x[0] < lo || src[i].x[0] >= hi || out.count(src[i].id)) continue;
-    f.accumulate_group(i, [&](std::size_t k, double p, const double* a) {
+    f.accumulate_group(i, [&](std::size_t k, const double*, double p, const double* a) {
       std::array<double, 4> v{p, a[0], a[1], a[2]};
       if (mesh) {
         double pl = 0, al[3];

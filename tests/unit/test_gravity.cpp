@@ -226,7 +226,7 @@ TEST_P(TreeTheta, TreePmAgreesWithDirectSummationForAnIsolatedHalo) {
   std::vector<char> seen(src.size(), 0);
   for (std::size_t i = 0; i < src.size(); ++i) {
     if (seen[i]) continue;
-    forest.accumulate_group(i, [&](std::size_t k, double p, const double* a) {
+    forest.accumulate_group(i, [&](std::size_t k, const double*, double p, const double* a) {
       double pl = 0, al[3];
       mesh.sample(src[k].x, pl, al);
       phi[k] = p + pl;
@@ -261,7 +261,7 @@ TEST(Forest, SameTreesOnAnyThreads) {
     const Forest forest(box, {cubes, cubes, cubes}, {0, L}, src, PairForce(1, 0.02, r_split), {0.5, 8, threads});
     std::vector<std::array<double, 5>> out(src.size());
     for (std::size_t i = 0; i < src.size(); ++i) {
-      forest.accumulate_group(i, [&](std::size_t k, double p, const double* a) {
+      forest.accumulate_group(i, [&](std::size_t k, const double*, double p, const double* a) {
         out[k] = {p, a[0], a[1], a[2], static_cast<double>(forest.group_of(k))};
       });
     }
@@ -275,7 +275,8 @@ TEST(Forest, SameTreesOnAnyThreads) {
 }
 
 // A forest read from the caller's own records (voters' particles: the ID first, the velocity between
-// the position and the mass) is the forest of the same Sources: every group walk the same bits.
+// the position and the mass) is the forest of the same Sources: every group walk the same bits, each
+// member reported with its own position.
 TEST(Forest, ReadsSourcesInPlaceFromAnyRecord) {
   struct Record {
     std::uint64_t id;
@@ -294,8 +295,9 @@ TEST(Forest, ReadsSourcesInPlaceFromAnyRecord) {
   const auto walk = [&](const Forest& forest) {
     std::vector<std::array<double, 5>> out(src.size());
     for (std::size_t i = 0; i < src.size(); ++i)
-      forest.accumulate_group(i, [&](std::size_t k, double p, const double* a) {
+      forest.accumulate_group(i, [&](std::size_t k, const double* x, double p, const double* a) {
         out[k] = {p, a[0], a[1], a[2], static_cast<double>(forest.group_of(k))};
+        for (std::size_t d = 0; d < 3; ++d) ASSERT_EQ(x[d], src[k].x[d]) << "the position reported with source " << k;
       });
     return out;
   };
@@ -321,14 +323,16 @@ TEST(Forest, GroupWalkOfWantedMembersHasTheWholeGroupsBits) {
   const Forest forest(box, {cubes, cubes, cubes}, {0, L}, src, PairForce(1, 0.02, r_split), {0.5, 8});
   std::vector<std::array<double, 4>> all(src.size()), some(src.size(), {-1, -1, -1, -1});
   for (std::size_t i = 0; i < src.size(); ++i)
-    forest.accumulate_group(i, [&](std::size_t k, double p, const double* a) { all[k] = {p, a[0], a[1], a[2]}; });
+    forest.accumulate_group(i, [&](std::size_t k, const double*, double p, const double* a) {
+      all[k] = {p, a[0], a[1], a[2]};
+    });
   std::vector<std::uint8_t> wanted(src.size(), 0);
   for (std::size_t i = 0; i < src.size(); i += 3) wanted[i] = 1;
   std::vector<int> reported(src.size(), 0);
   for (std::size_t i = 0; i < src.size(); ++i)
     forest.accumulate_group(
         i,
-        [&](std::size_t k, double p, const double* a) {
+        [&](std::size_t k, const double*, double p, const double* a) {
           some[k] = {p, a[0], a[1], a[2]};
           ++reported[k];
         },
@@ -371,7 +375,7 @@ TEST(Forest, GroupWalksFindEveryCubeAroundTheMembers) {
   std::vector<double> phi(200);
   std::vector<std::array<double, 3>> acc(200);
   for (std::size_t i = 0; i < 200; ++i)
-    forest.accumulate_group(i, [&](std::size_t k, double p, const double* a) {
+    forest.accumulate_group(i, [&](std::size_t k, const double*, double p, const double* a) {
       if (k < 200) {
         phi[k] = p;
         acc[k] = {a[0], a[1], a[2]};
@@ -427,7 +431,7 @@ TEST_P(TreeTheta, OpenTreeAgreesWithDirectSummationAndTheAnalyticPotential) {
   std::vector<double> gphi(src.size(), 0);
   std::vector<std::array<double, 3>> gacc(src.size());
   for (std::size_t i = 0; i < targets.size(); ++i)
-    forest.accumulate_group(i, [&](std::size_t k, double p, const double* a) {
+    forest.accumulate_group(i, [&](std::size_t k, const double*, double p, const double* a) {
       gphi[k] = p;
       gacc[k] = {a[0], a[1], a[2]};
     });
