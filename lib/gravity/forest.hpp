@@ -107,8 +107,8 @@ class Forest {
   // member sums them, in single precision about the box's centre (PairForce::sum_scaled: the group's
   // reach sets the scale, so the same list gives the same bits). accumulate sums in double.
   // report(source index, its position, phi, acc) is called once per member, in tree order (the
-  // position is the forest's copy, next to the other members': a caller's own may be far apart). The result for a source
-  // depends only on its cube's tree, not on which member asked. Not collective.
+  // position is the forest's copy, next to the other members': a caller's own may be far apart). The
+  // result for a source depends only on its cube's tree, not on which member asked. Not collective.
   // `wanted` (optional, [source index]): only the members it marks are summed and reported, with the
   // same bits as without it (the list is the whole group's; each member sums it alone). voters needs
   // its candidates only, and a group at a search sphere's edge holds others.

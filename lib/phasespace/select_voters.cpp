@@ -45,6 +45,7 @@ struct NearParticles {
   core::RawVector<NearParticle> particles;
   core::RawVector<StoredPotential> stored;
 };
+
 // The points' positions (member `position`) indexed for radius queries in the box of `geo`, cells of
 // about h. The index copies the positions; indices it returns are into `points`.
 template <typename Point, typename Position>
