@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <utility>
 
 namespace phew::unbind {
@@ -33,43 +32,38 @@ void tree_potential(std::span<const double> position, std::span<const double> ma
                     std::span<const std::size_t> members, double G, double softening, double theta,
                     std::vector<double>& phi) {
   if (members.empty()) return;
-  // The forest copies what it keeps of the sources: they go once it is made (40 bytes a member).
-  std::optional<gravity::Forest> forest;
-  {
-    std::vector<gravity::Source> sources(members.size());
-    std::array<double, 3> lo{}, hi{};
-    for (std::size_t d = 0; d < 3; ++d) lo[d] = hi[d] = position[3 * members[0] + d];
-    for (std::size_t k = 0; k < members.size(); ++k) {
-      const std::size_t i = members[k];
-      for (std::size_t d = 0; d < 3; ++d) {
-        sources[k].x[d] = position[3 * i + d];
-        lo[d] = std::min(lo[d], sources[k].x[d]);
-        hi[d] = std::max(hi[d], sources[k].x[d]);
-      }
-      sources[k].m = mass[i];
-      sources[k].id = id[i];
-    }
-    // One cube around the set in an open box: the Forest's pyramid is then that cube alone, and every
-    // interaction comes from the cube's own octree.
-    double side = 0;
-    for (std::size_t d = 0; d < 3; ++d) side = std::max(side, hi[d] - lo[d]);
-    const double pad = 1e-6 * side + 1e-300;
-    grid::GridGeometry box;
-    box.shape = {1, 1, 1};
-    box.periodic = false;
+  std::vector<gravity::Source> sources(members.size());
+  std::array<double, 3> lo{}, hi{};
+  for (std::size_t d = 0; d < 3; ++d) lo[d] = hi[d] = position[3 * members[0] + d];
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    const std::size_t i = members[k];
     for (std::size_t d = 0; d < 3; ++d) {
-      box.origin[d] = lo[d] - pad;
-      box.extent[d] = side + 2 * pad;
+      sources[k].x[d] = position[3 * i + d];
+      lo[d] = std::min(lo[d], sources[k].x[d]);
+      hi[d] = std::max(hi[d], sources[k].x[d]);
     }
-    const double inf = std::numeric_limits<double>::infinity();
-    forest.emplace(box, std::array<std::int64_t, 3>{1, 1, 1}, std::array<double, 2>{-inf, inf}, sources,
-                   gravity::PairForce(G, softening), gravity::Forest::Params{theta, 8});
+    sources[k].m = mass[i];
+    sources[k].id = id[i];
   }
-  forest->share_cube_moments(mpi::Comm::self(), [](std::int64_t) { return true; });
+  // One cube around the set in an open box: the Forest's pyramid is then that cube alone, and every
+  // interaction comes from the cube's own octree.
+  double side = 0;
+  for (std::size_t d = 0; d < 3; ++d) side = std::max(side, hi[d] - lo[d]);
+  const double pad = 1e-6 * side + 1e-300;
+  grid::GridGeometry box;
+  box.shape = {1, 1, 1};
+  box.periodic = false;
+  for (std::size_t d = 0; d < 3; ++d) {
+    box.origin[d] = lo[d] - pad;
+    box.extent[d] = side + 2 * pad;
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  gravity::Forest forest(box, {1, 1, 1}, {-inf, inf}, std::move(sources), gravity::PairForce(G, softening), {theta, 8});
+  forest.share_cube_moments(mpi::Comm::self(), [](std::int64_t) { return true; });
   std::vector<std::uint8_t> done(members.size(), 0);
   for (std::size_t k = 0; k < members.size(); ++k) {
     if (done[k]) continue;
-    forest->accumulate_group(k, [&](std::size_t s, const double*, double p, const double*) {
+    forest.accumulate_group(k, [&](std::size_t s, const double*, double p, const double*) {
       const std::size_t i = members[s];
       // A softened source sees itself at distance 0: -G m / eps, not part of the potential.
       phi[i] = softening > 0 ? p + G * mass[i] / softening : p;
