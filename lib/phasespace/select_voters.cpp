@@ -145,39 +145,37 @@ NearParticles distribute(particles::ParticleSet ps, const XPartition& part, cons
   if (each_stays) return gather_in_order(ps, cell_order(grid::ParticleIndex::points(ps.position)), params);
 
   const grid::GridGeometry x_bins{{n_bins, 1, 1}, bins.origin, {bins.extent[0], 1, 1}, bins.periodic};
-  const auto send = [&](auto all) {
+  NearParticles out;
+  // Every particle as a record (`make(i)`) sent to where it is needed, then what arrived put in the
+  // cells' order on the threads (`keep(k, record)` stores the k-th).
+  const auto send_and_arrange = [&](const auto& make, const auto& keep) {
+    using Record = std::decay_t<decltype(make(std::size_t{0}))>;
+    std::vector<Record> all(ps.size());
+    for (std::size_t i = 0; i < ps.size(); ++i) all[i] = make(i);
     ps = particles::ParticleSet{};  // every particle now lives in `all`
-    return mpi::scatter_to(comm, std::move(all), [&](const auto& item, auto&& emit) {
+    const std::vector<Record> got = mpi::scatter_to(comm, std::move(all), [&](const Record& item, auto&& emit) {
       const double at[3] = {particle_of(item).x[0], x_bins.origin[1], x_bins.origin[2]};
       for (int r : destinations[static_cast<std::size_t>(cell_of_clamped(x_bins, at).i)]) emit(r);
     });
-  };
-  // What arrived, in the cells' order, on the threads.
-  const auto arrange = [&](const auto& got, const auto& fill) {
+    out.particles.resize(got.size());
+    if (params.stored_potential) out.stored.resize(got.size());
     const std::vector<std::size_t> order = cell_order(points_of(got));
     core::parallel_for(std::max(params.threads, 1), order.size(), 1 << 14, [&](std::size_t b, std::size_t e, int) {
-      for (std::size_t k = b; k < e; ++k) fill(k, got[order[k]]);
+      for (std::size_t k = b; k < e; ++k) keep(k, got[order[k]]);
     });
   };
-  NearParticles out;
-  if (!params.stored_potential) {
-    std::vector<NearParticle> all(ps.size());
-    for (std::size_t i = 0; i < ps.size(); ++i) all[i] = near_particle(ps, i);
-    const std::vector<NearParticle> got = send(std::move(all));
-    out.particles.resize(got.size());
-    arrange(got, [&](std::size_t k, const NearParticle& p) { out.particles[k] = p; });
-    return out;
-  }
-  std::vector<StoredNearParticle> all(ps.size());
-  for (std::size_t i = 0; i < ps.size(); ++i)
-    all[i] = {near_particle(ps, i), stored_potential(ps, i, params.scale_factor)};
-  const std::vector<StoredNearParticle> got = send(std::move(all));
-  out.particles.resize(got.size());
-  out.stored.resize(got.size());
-  arrange(got, [&](std::size_t k, const StoredNearParticle& p) {
-    out.particles[k] = p.p;
-    out.stored[k] = p.stored;
-  });
+  if (params.stored_potential)
+    send_and_arrange(
+        [&](std::size_t i) {
+          return StoredNearParticle{near_particle(ps, i), stored_potential(ps, i, params.scale_factor)};
+        },
+        [&](std::size_t k, const StoredNearParticle& p) {
+          out.particles[k] = p.p;
+          out.stored[k] = p.stored;
+        });
+  else
+    send_and_arrange([&](std::size_t i) { return near_particle(ps, i); },
+                     [&](std::size_t k, const NearParticle& p) { out.particles[k] = p; });
   return out;
 }
 
@@ -355,32 +353,32 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
     if (part.owner(peaks[i].position[0]) == comm.rank()) mine.push_back(i);
   const int threads = std::max(params.threads, 1);
   const std::size_t batch = 64 * static_cast<std::size_t>(threads);
-  // The candidates (local indices) of the batch of peaks mine[b0, b1), one list a peak; `sorted`: by
-  // particle ID, each once.
-  const auto candidates = [&](std::size_t b0, std::size_t b1, bool sorted) {
-    std::vector<std::vector<std::size_t>> near(b1 - b0);
-    core::parallel_for(threads, b1 - b0, 1, [&](std::size_t b, std::size_t e, int) {
-      for (std::size_t k = b; k < e; ++k) {
-        std::vector<std::size_t>& n = near[k];
-        n = cells.within(peaks[mine[b0 + k]].position, r_s[mine[b0 + k]]);
-        if (!sorted) continue;
-        std::sort(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
-        n.erase(
-            std::unique(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }),
+  // The candidates of mine[i] (local indices), as the radius index finds them.
+  const auto query = [&](std::size_t i) { return cells.within(peaks[mine[i]].position, r_s[mine[i]]); };
+  // A list of candidates sorted by particle ID, each once: the result is then the same whichever rank
+  // holds them.
+  const auto by_id = [&](std::vector<std::size_t>& n) {
+    std::sort(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
+    n.erase(std::unique(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }),
             n.end());
-      }
-    });
-    return near;
   };
 
   core::enter(phase, "potential");
+  // The computed potential is made for the candidates only, so every peak's are found first; kept (4
+  // bytes a candidate: local indices fit 32 bits, the Forest refusing more sources) for the batches below.
+  std::vector<std::vector<std::uint32_t>> found;
   std::unique_ptr<ComputedPotential> computed;
-  if (solved) {  // computed at the candidates only: all of them known first (the queries are made again
-                 // below, batch by batch, where they are kept: cheap beside the potential)
+  if (solved) {
+    found.resize(mine.size());
+    core::parallel_for(threads, mine.size(), 1, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t i = b; i < e; ++i) {
+        const std::vector<std::size_t> n = query(i);
+        found[i].assign(n.begin(), n.end());
+      }
+    });
     std::vector<std::uint8_t> wanted(local.size(), 0);
-    for (std::size_t b0 = 0; b0 < mine.size(); b0 += batch)
-      for (const auto& n : candidates(b0, std::min(mine.size(), b0 + batch), false))
-        for (const std::size_t j : n) wanted[j] = 1;
+    for (const auto& n : found)
+      for (const std::uint32_t j : n) wanted[j] = 1;
     auto [lo, hi] = part.range(comm.rank());
     computed = std::make_unique<ComputedPotential>(local, std::move(wanted), gs, part,
                                                    std::array<double, 2>{lo - margin, hi + margin}, params, comm);
@@ -388,12 +386,24 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
 
   core::enter(phase, "voters");
   core::Progress progress("voters", "peaks", mine.size(), comm.size());
-  // Peaks a batch at a time: their candidates (sorted by particle ID, so the result is the same
-  // whichever rank holds them), the potential of every candidate (threads by tree group), then each
-  // peak's choice (threads by peak, each into its own slot), joined in peak order.
+  // Peaks a batch at a time: their candidates (sorted by particle ID), the potential of every candidate
+  // (threads by tree group), then each peak's choice (threads by peak, each into its own slot), joined
+  // in peak order.
   for (std::size_t b0 = 0; b0 < mine.size(); b0 += batch) {
     const std::size_t b1 = std::min(mine.size(), b0 + batch);
-    const std::vector<std::vector<std::size_t>> near = candidates(b0, b1, true);
+    std::vector<std::vector<std::size_t>> near(b1 - b0);
+    core::parallel_for(threads, b1 - b0, 1, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t k = b; k < e; ++k) {
+        if (found.empty()) {
+          near[k] = query(b0 + k);
+        } else {
+          std::vector<std::uint32_t>& f = found[b0 + k];
+          near[k].assign(f.begin(), f.end());
+          f = {};  // its bytes go as the batches go
+        }
+        by_id(near[k]);
+      }
+    });
     if (computed) {
       std::vector<std::size_t> needed;
       for (const auto& n : near) needed.insert(needed.end(), n.begin(), n.end());
