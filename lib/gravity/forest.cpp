@@ -70,7 +70,7 @@ struct Forest::Builder {
 };
 
 Forest::Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
-               SourceView sources, PairForce force, Params params)
+               SourceView sources, PairForce force, Params params, const std::function<void()>& copied)
     : box_(box), cubes_(cubes), force_(std::move(force)), params_(params) {
   for (std::size_t d = 0; d < 3; ++d) {
     if (cubes_[d] < 1 || (box.periodic && cubes_[d] < 3))
@@ -129,6 +129,7 @@ Forest::Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes,
       }
     }
   });
+  if (copied) copied();
   build_trees(first, filled, threads);
   position_of_.resize(n);
   group_of_.resize(n);

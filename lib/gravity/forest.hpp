@@ -10,6 +10,7 @@
 //    that is shared by every rank, so only the cubes close enough to be opened need to be held locally.
 #pragma once
 
+#include <phew/core/error.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/gravity/pair_force.hpp>
 #include <phew/grid/geometry.hpp>
@@ -34,36 +35,50 @@ struct Source {
   std::uint64_t id;
 };
 
-// The sources a Forest is built from, read in place from the caller's records (one record a source,
-// `stride` bytes apart, with a position double[3], a mass double and an ID uint64 at fixed offsets):
-// the forest copies what it keeps, so a caller whose particles already hold these fields makes no
-// list of Sources (voters: 40 bytes a particle, each page zeroed by the kernel on one thread).
+// The sources a Forest is built from, read in place from the caller's particles: the forest copies
+// what it keeps, so a caller whose particles already hold positions, masses and IDs makes no list of
+// Sources (voters: 40 bytes a particle, each page zeroed by the kernel on one thread). Each field is a
+// column of its own (`stride` bytes from one source's to the next): records (of), or arrays (columns).
 class SourceView {
  public:
   // Every record of `items`, whose type has members x, m and id as Source has (standard layout).
   template <typename Record>
   static SourceView of(std::span<const Record> items) {
     static_assert(std::is_standard_layout_v<Record>, "fields found by offsetof");
-    return SourceView(reinterpret_cast<const std::byte*>(items.data()), sizeof(Record), offsetof(Record, x),
-                      offsetof(Record, m), offsetof(Record, id), items.size());
+    const auto* base = reinterpret_cast<const std::byte*>(items.data());
+    return SourceView({base + offsetof(Record, x), sizeof(Record)}, {base + offsetof(Record, m), sizeof(Record)},
+                      {base + offsetof(Record, id), sizeof(Record)}, items.size());
+  }
+  // Structure of arrays: position [n][3], mass [n], id [n] (as particles::ParticleSet holds them).
+  static SourceView columns(std::span<const double> position, std::span<const double> mass,
+                            std::span<const std::uint64_t> id) {
+    if (position.size() != 3 * mass.size() || id.size() != mass.size())
+      throw core::Error::internal("SourceView: {} positions, {} masses and {} IDs", position.size() / 3, mass.size(),
+                                  id.size());
+    return SourceView({reinterpret_cast<const std::byte*>(position.data()), 3 * sizeof(double)},
+                      {reinterpret_cast<const std::byte*>(mass.data()), sizeof(double)},
+                      {reinterpret_cast<const std::byte*>(id.data()), sizeof(std::uint64_t)}, mass.size());
   }
   std::size_t size() const { return size_; }
-  const double* x(std::size_t i) const { return reinterpret_cast<const double*>(at(i) + x_); }
-  double m(std::size_t i) const { return load<double>(at(i) + m_); }
-  std::uint64_t id(std::size_t i) const { return load<std::uint64_t>(at(i) + id_); }
+  const double* x(std::size_t i) const { return reinterpret_cast<const double*>(x_.at(i)); }
+  double m(std::size_t i) const { return load<double>(m_.at(i)); }
+  std::uint64_t id(std::size_t i) const { return load<std::uint64_t>(id_.at(i)); }
 
  private:
-  SourceView(const std::byte* base, std::size_t stride, std::size_t x, std::size_t m, std::size_t id, std::size_t size)
-      : base_(base), stride_(stride), x_(x), m_(m), id_(id), size_(size) {}
-  const std::byte* at(std::size_t i) const { return base_ + i * stride_; }
+  struct Column {
+    const std::byte* base;
+    std::size_t stride;
+    const std::byte* at(std::size_t i) const { return base + i * stride; }
+  };
+  SourceView(Column x, Column m, Column id, std::size_t size) : x_(x), m_(m), id_(id), size_(size) {}
   template <typename T>
   static T load(const std::byte* p) {
     T v;
     std::memcpy(&v, p, sizeof(T));
     return v;
   }
-  const std::byte* base_;
-  std::size_t stride_, x_, m_, id_, size_;
+  Column x_, m_, id_;
+  std::size_t size_;
 };
 
 class Forest {
@@ -77,9 +92,10 @@ class Forest {
   // `box` is split into `cubes` per axis (periodic: box.periodic; a point outside an open box belongs to
   // the nearest edge cube). This rank holds the cubes whose x-extent meets held_x = [lo, hi] (wrapped in
   // a periodic box), and `sources` are every particle of those cubes, read only while the forest is
-  // made. Not collective.
+  // made: `copied` (optional) is called once the forest has its copy of them, before it builds the
+  // trees, after which they are not read again (a caller can let its own go: voters). Not collective.
   Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
-         SourceView sources, PairForce force, Params params);
+         SourceView sources, PairForce force, Params params, const std::function<void()>& copied = {});
   Forest(const grid::GridGeometry& box, std::array<std::int64_t, 3> cubes, std::array<double, 2> held_x,
          const std::vector<Source>& sources, PairForce force, Params params)
       : Forest(box, cubes, held_x, SourceView::of(std::span<const Source>(sources)), std::move(force), params) {}
@@ -128,6 +144,10 @@ class Forest {
   // Which group a source belongs to (an index of the tree's nodes): sources of one group are computed
   // together, so threads given distinct groups never write the same source.
   std::int64_t group_of(std::size_t source) const { return group_of_[position_of_[source]]; }
+  // The forest's copy of a source's position [3] and mass (the caller may let its own go once the
+  // forest is made).
+  const double* position(std::size_t source) const { return &pos_[3 * std::size_t{position_of_[source]}]; }
+  double mass(std::size_t source) const { return mass_[position_of_[source]]; }
 
  private:
   static constexpr std::int64_t kEmpty = -1, kNotHeld = -2;

@@ -14,20 +14,22 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <type_traits>
 
 namespace phew::phasespace {
 namespace {
 
-// A particle as the voter search needs it (positions as stored; the rest physical).
+// A particle as it travels between ranks (positions as stored; the rest physical).
 struct NearParticle {
   std::uint64_t id;
   double x[3], v[3], m;
 };
 // The snapshot's potential and acceleration of a particle (physical), when they are used: they travel
-// with it, and are otherwise not held (32 bytes a particle more, for the computed potential's and the
+// with it, and are otherwise not sent (32 bytes a particle more, for the computed potential's and the
 // profile's runs).
 struct StoredPotential {
   double phi, acc[3];
@@ -38,13 +40,11 @@ struct StoredNearParticle {
 };
 const NearParticle& particle_of(const NearParticle& p) { return p; }
 const NearParticle& particle_of(const StoredNearParticle& s) { return s.p; }
-// The particles a rank holds, and their stored potentials when used ([local index], else empty). Raw:
-// written whole on the threads, which so share the kernel's zeroing of their fresh pages (134 MB on
-// the 2.1 M box of bench/, a third of a second on one thread of the benchmark machine).
-struct NearParticles {
-  core::RawVector<NearParticle> particles;
-  core::RawVector<StoredPotential> stored;
-};
+// The particles a rank holds are a particles::ParticleSet in the radius index's cell order (a local
+// index is an index into it): position (as stored), mass, id, velocity, and the stored potential and
+// acceleration converted to physical units when they are used (else empty). Columns, not records: on
+// one rank they are the snapshot's own arrays rearranged in place (arrange_in_place), and the
+// positions and masses can go once the computed potential's forest has copied them.
 
 // The points' positions (member `position`) indexed for radius queries in the box of `geo`, cells of
 // about h. The index copies the positions; indices it returns are into `points`.
@@ -92,21 +92,58 @@ StoredPotential stored_potential(const particles::ParticleSet& ps, std::size_t i
   return s;
 }
 
-// Every particle of `ps` in the order `order` gives (indices into `ps`), built on the threads: one
-// rank's whole share when it holds them all.
-NearParticles gather_in_order(const particles::ParticleSet& ps, const std::vector<std::size_t>& order,
-                              const VoterParams& params) {
-  NearParticles out;
-  const bool stored = params.stored_potential;
-  out.particles.resize(order.size());
-  if (stored) out.stored.resize(order.size());
-  core::parallel_for(std::max(params.threads, 1), order.size(), 1 << 14, [&](std::size_t b, std::size_t e, int) {
-    for (std::size_t k = b; k < e; ++k) {
-      out.particles[k] = near_particle(ps, order[k]);
-      if (stored) out.stored[k] = stored_potential(ps, order[k], params.scale_factor);
-    }
-  });
-  return out;
+// One rank's whole share put in `order` (indices into `ps`), the stored potential converted, on the
+// threads. Each [n][3] column is gathered into a spare buffer that then takes its place, its old buffer
+// becoming the spare of the next; the [n] columns are gathered into the spare's front and copied back.
+// So the only fresh memory is one [n][3] column, where a copy of the set would be every column (the
+// kernel zeroes each fresh page: a third of a second on one thread of the benchmark machine for the
+// 134 MB of the 2.1 M box of bench/).
+void arrange_in_place(particles::ParticleSet& ps, const std::vector<std::size_t>& order, const VoterParams& params) {
+  const std::size_t n = order.size();
+  const int threads = std::max(params.threads, 1);
+  const double a = params.scale_factor;
+  std::vector<double> spare(3 * n);
+  const auto gather = [&](const auto& put) {
+    core::parallel_for(threads, n, 1 << 14, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t k = b; k < e; ++k) put(k, order[k]);
+    });
+  };
+  const auto vectors = [&](std::vector<double>& column, auto convert) {
+    if (column.empty()) return;
+    gather([&](std::size_t k, std::size_t i) {
+      for (std::size_t d = 0; d < 3; ++d) spare[3 * k + d] = convert(column[3 * i + d]);
+    });
+    column.swap(spare);
+  };
+  const auto scalars = [&](auto& column, auto convert) {
+    if (column.empty()) return;
+    gather([&](std::size_t k, std::size_t i) { spare[k] = convert(column[i]); });
+    std::copy_n(spare.begin(), n, column.begin());
+  };
+  const auto same = [](double v) { return v; };
+  vectors(ps.position, same);
+  vectors(ps.velocity, same);  // peculiar: physical already
+  vectors(ps.acceleration, [a](double g) { return g / (a * a); });
+  scalars(ps.mass, same);
+  scalars(ps.potential, [a](double phi) { return phi / a; });
+  if (!ps.id.empty()) {  // the IDs' bits through the spare's doubles
+    gather([&](std::size_t k, std::size_t i) { std::memcpy(&spare[k], &ps.id[i], sizeof(std::uint64_t)); });
+    std::memcpy(ps.id.data(), spare.data(), n * sizeof(std::uint64_t));
+  }
+  core::release(ps.type);  // voters measures no types nor gas
+  core::release(ps.internal_energy);
+  core::release(ps.star_formation_rate);
+  core::release(ps.electron_abundance);
+}
+
+// Record p as the k-th particle of `set`.
+void put(particles::ParticleSet& set, std::size_t k, const NearParticle& p) {
+  set.id[k] = p.id;
+  set.mass[k] = p.m;
+  for (std::size_t d = 0; d < 3; ++d) {
+    set.position[3 * k + d] = p.x[d];
+    set.velocity[3 * k + d] = p.v[d];
+  }
 }
 
 // Where a particle's position lies in each record that holds one.
@@ -125,10 +162,10 @@ grid::ParticleIndex::Points points_of(const Records& records) {
 // The particles in physical units (positions as stored), each sent to every rank whose x-range, widened
 // by `margin`, meets its x-bin (a cube of the forest, or a plane of the partition: fixed per bin), then
 // rearranged into the cells of a radius index over `box` with cells of `cell`. On one rank, where
-// every particle stays once, they are put in that order as they are built (no rearranged copy).
-NearParticles distribute(particles::ParticleSet ps, const XPartition& part, const grid::GridGeometry& bins,
-                         std::int64_t n_bins, double margin, const grid::Box& box, double cell,
-                         const VoterParams& params, const mpi::Comm& comm) {
+// every particle stays once, they are rearranged in place (no copy of the set).
+particles::ParticleSet distribute(particles::ParticleSet ps, const XPartition& part, const grid::GridGeometry& bins,
+                                  std::int64_t n_bins, double margin, const grid::Box& box, double cell,
+                                  const VoterParams& params, const mpi::Comm& comm) {
   const double bin_width = bins.extent[0] / static_cast<double>(n_bins);
   std::vector<std::vector<int>> destinations(static_cast<std::size_t>(n_bins));
   bool each_stays = comm.size() == 1;  // every bin's one destination this rank
@@ -142,10 +179,13 @@ NearParticles distribute(particles::ParticleSet ps, const XPartition& part, cons
     each_stays = each_stays && to.size() == 1;
   }
   const auto cell_order = [&](const auto& points) { return grid::ParticleIndex::cell_order(points, box, cell); };
-  if (each_stays) return gather_in_order(ps, cell_order(grid::ParticleIndex::points(ps.position)), params);
+  if (each_stays) {
+    arrange_in_place(ps, cell_order(grid::ParticleIndex::points(ps.position)), params);
+    return ps;
+  }
 
   const grid::GridGeometry x_bins{{n_bins, 1, 1}, bins.origin, {bins.extent[0], 1, 1}, bins.periodic};
-  NearParticles out;
+  particles::ParticleSet out;
   // Every particle as a record (`make(i)`) sent to where it is needed, then what arrived put in the
   // cells' order on the threads (`keep(k, record)` stores the k-th).
   const auto send_and_arrange = [&](const auto& make, const auto& keep) {
@@ -157,8 +197,14 @@ NearParticles distribute(particles::ParticleSet ps, const XPartition& part, cons
       const double at[3] = {particle_of(item).x[0], x_bins.origin[1], x_bins.origin[2]};
       for (int r : destinations[static_cast<std::size_t>(cell_of_clamped(x_bins, at).i)]) emit(r);
     });
-    out.particles.resize(got.size());
-    if (params.stored_potential) out.stored.resize(got.size());
+    out.position.resize(3 * got.size());
+    out.velocity.resize(3 * got.size());
+    out.mass.resize(got.size());
+    out.id.resize(got.size());
+    if (params.stored_potential) {
+      out.potential.resize(got.size());
+      out.acceleration.resize(3 * got.size());
+    }
     const std::vector<std::size_t> order = cell_order(points_of(got));
     core::parallel_for(std::max(params.threads, 1), order.size(), 1 << 14, [&](std::size_t b, std::size_t e, int) {
       for (std::size_t k = b; k < e; ++k) keep(k, got[order[k]]);
@@ -170,12 +216,13 @@ NearParticles distribute(particles::ParticleSet ps, const XPartition& part, cons
           return StoredNearParticle{near_particle(ps, i), stored_potential(ps, i, params.scale_factor)};
         },
         [&](std::size_t k, const StoredNearParticle& p) {
-          out.particles[k] = p.p;
-          out.stored[k] = p.stored;
+          put(out, k, p.p);
+          out.potential[k] = p.stored.phi;
+          for (std::size_t d = 0; d < 3; ++d) out.acceleration[3 * k + d] = p.stored.acc[d];
         });
   else
     send_and_arrange([&](std::size_t i) { return near_particle(ps, i); },
-                     [&](std::size_t k, const NearParticle& p) { out.particles[k] = p; });
+                     [&](std::size_t k, const NearParticle& p) { put(out, k, p); });
   return out;
 }
 
@@ -183,19 +230,21 @@ NearParticles distribute(particles::ParticleSet ps, const XPartition& part, cons
 // needed: the candidates of a tree group at once, from one walk of the whole group (accumulate_group),
 // kept. Only the candidates are summed, each with its whole group's list (so with the bits it would
 // have if every member were), and only they have room for their values, made once the trees are built
-// (so that it is not held beside the trees' sources while they are made).
+// (so that it is not held beside the trees' sources while they are made). The forest keeps a copy of
+// every local particle's position and mass, which it lends (position, mass): `copied` is called once
+// it has them, before it builds its trees, and the caller's own may then go.
 class ComputedPotential {
  public:
   // `wanted` [local index]: 1 for a candidate of any of this rank's peaks; every one must be marked
   // here, or a group computed early would miss a later peak's candidates.
-  ComputedPotential(const core::RawVector<NearParticle>& local, std::vector<std::uint8_t> wanted,
-                    const gravity::Setup& gs, const XPartition& part, std::array<double, 2> held_x,
-                    const VoterParams& params, const mpi::Comm& comm)
-      : local_(local), gs_(gs), a_(params.scale_factor), wanted_(std::move(wanted)) {
+  ComputedPotential(const particles::ParticleSet& local, std::vector<std::uint8_t> wanted, const gravity::Setup& gs,
+                    const XPartition& part, std::array<double, 2> held_x, const VoterParams& params,
+                    const mpi::Comm& comm, const std::function<void()>& copied)
+      : id_(local.id), gs_(gs), a_(params.scale_factor), wanted_(std::move(wanted)) {
     forest_ = std::make_unique<gravity::Forest>(
-        gs.box, gs.cubes, held_x, gravity::SourceView::of(std::span<const NearParticle>(local)),
+        gs.box, gs.cubes, held_x, gravity::SourceView::columns(local.position, local.mass, local.id),
         gravity::PairForce(params.G, params.softening, gs.mesh_field ? gs.r_split : 0),
-        gravity::Forest::Params{params.gravity.theta, 8, std::max(params.threads, 1)});
+        gravity::Forest::Params{params.gravity.theta, 8, std::max(params.threads, 1)}, copied);
     if (!gs.mesh_field) {
       forest_->share_cube_moments(comm, [&](std::int64_t key) {
         const std::int64_t cx = key / (gs.cubes[1] * gs.cubes[2]);
@@ -203,9 +252,11 @@ class ComputedPotential {
                                                  static_cast<double>(gs.cubes[0])) == comm.rank();
       });
     }
-    slot_.resize(local.size());  // fewer than 2^32 - 1 entries: the Forest refuses more sources
+    // Counted by their IDs (their positions and masses may be gone); fewer than 2^32 - 1 entries: the
+    // Forest refuses more sources.
+    slot_.resize(id_.size());
     std::uint32_t n = 0;
-    for (std::size_t j = 0; j < local.size(); ++j) slot_[j] = wanted_[j] ? n++ : kNone;
+    for (std::size_t j = 0; j < id_.size(); ++j) slot_[j] = wanted_[j] ? n++ : kNone;
     done_.assign(n, 0);
     phi_.resize(n);
     acc_.resize(3 * static_cast<std::size_t>(n));
@@ -250,15 +301,17 @@ class ComputedPotential {
     for (std::size_t d = 0; d < 3; ++d) acc[d] = acc_[3 * s + d];
   }
   std::uint64_t computed() const { return computed_; }
+  const double* position(std::size_t j) const { return forest_->position(j); }
+  double mass(std::size_t j) const { return forest_->mass(j); }
 
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   std::size_t slot(std::size_t j) const {
-    if (slot_[j] == kNone) throw core::Error::internal("voters: particle {} is no candidate", local_[j].id);
+    if (slot_[j] == kNone) throw core::Error::internal("voters: particle {} is no candidate", id_[j]);
     return slot_[j];
   }
 
-  const core::RawVector<NearParticle>& local_;
+  std::span<const std::uint64_t> id_;  // [local index]
   const gravity::Setup& gs_;
   double a_;
   std::unique_ptr<gravity::Forest> forest_;
@@ -342,11 +395,11 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   // and order would add half of what they hold). Nothing depends on their order: candidates are sorted
   // by ID and the trees sort their sources (particle IDs taken to be unique, as everywhere in voters).
   const double index_cell = std::max(R_max / 2, geo.cell_size()[0]);
-  const NearParticles held =
+  particles::ParticleSet local =
       distribute(std::move(particles), part, solved ? gs.box : part.geo, solved ? gs.cubes[0] : part.geo.shape[0],
                  margin, geo.box(), index_cell, params, comm);
-  const core::RawVector<NearParticle>& local = held.particles;
-  const grid::ParticleIndex cells = grid::ParticleIndex::in_place(points_of(local), geo.box(), index_cell);
+  std::optional<grid::ParticleIndex> cells =
+      grid::ParticleIndex::in_place(grid::ParticleIndex::points(local.position), geo.box(), index_cell);
 
   std::vector<std::size_t> mine;
   for (std::size_t i = 0; i < peaks.size(); ++i)
@@ -354,12 +407,12 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
   const int threads = std::max(params.threads, 1);
   const std::size_t batch = 64 * static_cast<std::size_t>(threads);
   // The candidates of mine[i] (local indices), as the radius index finds them.
-  const auto query = [&](std::size_t i) { return cells.within(peaks[mine[i]].position, r_s[mine[i]]); };
+  const auto query = [&](std::size_t i) { return cells->within(peaks[mine[i]].position, r_s[mine[i]]); };
   // A list of candidates sorted by particle ID, each once: the result is then the same whichever rank
   // holds them.
   const auto by_id = [&](std::vector<std::size_t>& n) {
-    std::sort(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id < local[q].id; });
-    n.erase(std::unique(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local[p].id == local[q].id; }),
+    std::sort(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local.id[p] < local.id[q]; });
+    n.erase(std::unique(n.begin(), n.end(), [&](std::size_t p, std::size_t q) { return local.id[p] == local.id[q]; }),
             n.end());
   };
 
@@ -380,8 +433,15 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
     for (const auto& n : found)
       for (const std::uint32_t j : n) wanted[j] = 1;
     auto [lo, hi] = part.range(comm.rank());
-    computed = std::make_unique<ComputedPotential>(local, std::move(wanted), gs, part,
-                                                   std::array<double, 2>{lo - margin, hi + margin}, params, comm);
+    // Every candidate is found, and the forest copies the positions and masses before it builds its
+    // trees: ours go then (67 MB of the 2.1 M box of bench/, before the peak).
+    const auto let_go = [&] {
+      cells.reset();
+      core::release(local.position);
+      core::release(local.mass);
+    };
+    computed = std::make_unique<ComputedPotential>(
+        local, std::move(wanted), gs, part, std::array<double, 2>{lo - margin, hi + margin}, params, comm, let_go);
   }
 
   core::enter(phase, "voters");
@@ -417,18 +477,18 @@ VoterSelection select_voters(const grid::GridMeta& grid, std::vector<model::Peak
         std::vector<double> mass;
         cand.reserve(near[k].size());
         for (const std::size_t j : near[k]) {
-          const NearParticle& p = local[j];
-          Candidate c{p.id, {}, {p.v[0], p.v[1], p.v[2]}, 0, {0, 0, 0}};
-          if (!held.stored.empty()) {
-            const StoredPotential& sp = held.stored[j];
-            c.potential = sp.phi;
-            c.acceleration = {sp.acc[0], sp.acc[1], sp.acc[2]};
+          const double* v = &local.velocity[3 * j];
+          Candidate c{local.id[j], {}, {v[0], v[1], v[2]}, 0, {0, 0, 0}};
+          if (!local.potential.empty()) {
+            c.potential = local.potential[j];
+            c.acceleration = {local.acceleration[3 * j], local.acceleration[3 * j + 1], local.acceleration[3 * j + 2]};
           }
+          const double* x = computed ? computed->position(j) : &local.position[3 * j];
           for (std::size_t d = 0; d < 3; ++d)
-            c.dx[d] = a * grid::minimum_image(p.x[d] - pk.position[d], geo.extent[d], geo.periodic);
+            c.dx[d] = a * grid::minimum_image(x[d] - pk.position[d], geo.extent[d], geo.periodic);
           if (computed) computed->at(j, c.potential, c.acceleration);
           cand.push_back(c);
-          mass.push_back(p.m);
+          mass.push_back(computed ? computed->mass(j) : local.mass[j]);
         }
         if (params.profile_potential) spherical_potential(cand, mass, params.G, a * params.softening);
         choice[k] = choose_voters(cand, pk.velocity, static_cast<std::size_t>(params.n_voters), params.boost);
