@@ -307,6 +307,31 @@ TEST(Forest, ReadsSourcesInPlaceFromAnyRecord) {
       Forest(box, {cubes, cubes, cubes}, {0, L}, SourceView::of(std::span<const Record>(records)), force, {0.5, 8, 2}));
   for (std::size_t i = 0; i < src.size(); ++i) ASSERT_EQ(from_records[i], from_sources[i]) << "source " << i;
   EXPECT_NE(from_sources[0][0], 0.0);
+
+  // The same from columns (voters' ParticleSet), which the `copied` hook lets go before the trees are
+  // built: the forest keeps its own copy (position, mass) and never reads them again.
+  std::vector<double> position(3 * src.size()), mass(src.size());
+  std::vector<std::uint64_t> id(src.size());
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    std::copy_n(src[i].x, 3, &position[3 * i]);
+    mass[i] = src[i].m;
+    id[i] = src[i].id;
+  }
+  int copied = 0;
+  const Forest from_columns(box, {cubes, cubes, cubes}, {0, L}, SourceView::columns(position, mass, id), force,
+                            {0.5, 8, 2}, [&] {
+                              ++copied;
+                              std::fill(position.begin(), position.end(), -1.0);
+                              std::fill(mass.begin(), mass.end(), -1.0);
+                            });
+  EXPECT_EQ(copied, 1);
+  const auto columns = walk(from_columns);
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    ASSERT_EQ(columns[i], from_sources[i]) << "source " << i;
+    for (std::size_t d = 0; d < 3; ++d) ASSERT_EQ(from_columns.position(i)[d], src[i].x[d]) << "source " << i;
+    ASSERT_EQ(from_columns.mass(i), src[i].m) << "source " << i;
+  }
+  EXPECT_THROW(SourceView::columns(std::span<const double>(position).first(3), mass, id), core::Error);
 }
 
 // A group walk asked for some members only (voters' candidates) gives those members the bits of the
