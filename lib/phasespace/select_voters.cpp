@@ -77,7 +77,18 @@ struct XPartition {
   mpi::SlabDecomposition slabs;
 };
 
-// A particle of `ps` as voters holds it (physical units, positions as stored), and its stored potential.
+// The snapshot's potential and acceleration (Gadget's, comoving) in physical units, in place: once, before
+// the particles are arranged or sent.
+void stored_to_physical(particles::ParticleSet& ps, double a, int threads) {
+  core::parallel_for(threads, ps.potential.size(), 1 << 14, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) {
+      ps.potential[i] = ps.potential[i] / a;
+      for (std::size_t d = 0; d < 3; ++d) ps.acceleration[3 * i + d] = ps.acceleration[3 * i + d] / (a * a);
+    }
+  });
+}
+
+// A particle of `ps` as it travels (physical units, positions as stored), and its stored potential.
 NearParticle near_particle(const particles::ParticleSet& ps, std::size_t i) {
   NearParticle p{ps.id[i], {}, {}, ps.mass[i]};
   for (std::size_t d = 0; d < 3; ++d) {
@@ -86,46 +97,42 @@ NearParticle near_particle(const particles::ParticleSet& ps, std::size_t i) {
   }
   return p;
 }
-StoredPotential stored_potential(const particles::ParticleSet& ps, std::size_t i, double a) {
-  StoredPotential s{ps.potential[i] / a, {}};
-  for (std::size_t d = 0; d < 3; ++d) s.acc[d] = ps.acceleration[3 * i + d] / (a * a);
+StoredPotential stored_potential(const particles::ParticleSet& ps, std::size_t i) {
+  StoredPotential s{ps.potential[i], {}};
+  for (std::size_t d = 0; d < 3; ++d) s.acc[d] = ps.acceleration[3 * i + d];
   return s;
 }
 
-// One rank's whole share put in `order` (indices into `ps`), the stored potential converted, on the
-// threads. Each [n][3] column is gathered into a spare buffer that then takes its place, its old buffer
+// One rank's whole share put in `order` (indices into `ps`), on the threads. Each [n][3] column is gathered into a spare buffer that then takes its place, its old buffer
 // becoming the spare of the next; the [n] columns are gathered into the spare's front and copied back.
 // So the only fresh memory is one [n][3] column, where a copy of the set would be every column (the
 // kernel zeroes each fresh page: a third of a second on one thread of the benchmark machine for the
 // 134 MB of the 2.1 M box of bench/).
-void arrange_in_place(particles::ParticleSet& ps, const std::vector<std::size_t>& order, const VoterParams& params) {
+void arrange_in_place(particles::ParticleSet& ps, const std::vector<std::size_t>& order, int threads) {
   const std::size_t n = order.size();
-  const int threads = std::max(params.threads, 1);
-  const double a = params.scale_factor;
   std::vector<double> spare(3 * n);
   const auto gather = [&](const auto& put) {
     core::parallel_for(threads, n, 1 << 14, [&](std::size_t b, std::size_t e, int) {
       for (std::size_t k = b; k < e; ++k) put(k, order[k]);
     });
   };
-  const auto vectors = [&](std::vector<double>& column, auto convert) {
+  const auto vectors = [&](std::vector<double>& column) {
     if (column.empty()) return;
     gather([&](std::size_t k, std::size_t i) {
-      for (std::size_t d = 0; d < 3; ++d) spare[3 * k + d] = convert(column[3 * i + d]);
+      for (std::size_t d = 0; d < 3; ++d) spare[3 * k + d] = column[3 * i + d];
     });
     column.swap(spare);
   };
-  const auto scalars = [&](auto& column, auto convert) {
+  const auto scalars = [&](std::vector<double>& column) {
     if (column.empty()) return;
-    gather([&](std::size_t k, std::size_t i) { spare[k] = convert(column[i]); });
+    gather([&](std::size_t k, std::size_t i) { spare[k] = column[i]; });
     std::copy_n(spare.begin(), n, column.begin());
   };
-  const auto same = [](double v) { return v; };
-  vectors(ps.position, same);
-  vectors(ps.velocity, same);  // peculiar: physical already
-  vectors(ps.acceleration, [a](double g) { return g / (a * a); });
-  scalars(ps.mass, same);
-  scalars(ps.potential, [a](double phi) { return phi / a; });
+  vectors(ps.position);
+  vectors(ps.velocity);
+  vectors(ps.acceleration);
+  scalars(ps.mass);
+  scalars(ps.potential);
   if (!ps.id.empty()) {  // the IDs' bits through the spare's doubles
     gather([&](std::size_t k, std::size_t i) { std::memcpy(&spare[k], &ps.id[i], sizeof(std::uint64_t)); });
     std::memcpy(ps.id.data(), spare.data(), n * sizeof(std::uint64_t));
@@ -178,9 +185,11 @@ particles::ParticleSet distribute(particles::ParticleSet ps, const XPartition& p
     }
     each_stays = each_stays && to.size() == 1;
   }
+  const int threads = std::max(params.threads, 1);
+  stored_to_physical(ps, params.scale_factor, threads);
   const auto cell_order = [&](const auto& points) { return grid::ParticleIndex::cell_order(points, box, cell); };
   if (each_stays) {
-    arrange_in_place(ps, cell_order(grid::ParticleIndex::points(ps.position)), params);
+    arrange_in_place(ps, cell_order(grid::ParticleIndex::points(ps.position)), threads);
     return ps;
   }
 
@@ -206,14 +215,14 @@ particles::ParticleSet distribute(particles::ParticleSet ps, const XPartition& p
       out.acceleration.resize(3 * got.size());
     }
     const std::vector<std::size_t> order = cell_order(points_of(got));
-    core::parallel_for(std::max(params.threads, 1), order.size(), 1 << 14, [&](std::size_t b, std::size_t e, int) {
+    core::parallel_for(threads, order.size(), 1 << 14, [&](std::size_t b, std::size_t e, int) {
       for (std::size_t k = b; k < e; ++k) keep(k, got[order[k]]);
     });
   };
   if (params.stored_potential)
     send_and_arrange(
         [&](std::size_t i) {
-          return StoredNearParticle{near_particle(ps, i), stored_potential(ps, i, params.scale_factor)};
+          return StoredNearParticle{near_particle(ps, i), stored_potential(ps, i)};
         },
         [&](std::size_t k, const StoredNearParticle& p) {
           put(out, k, p.p);
