@@ -147,6 +147,29 @@ class Comm {
     return out;
   }
 
+  // A value carried through the ranks in order, rank 0 first (`backward`: the last rank first): each
+  // rank receives what the rank before it made (the first one `start`) and passes on step(received).
+  // Returns what the last rank in the chain made, on every rank. A running sum carried this way adds
+  // its terms in one order, the serial one, whatever the number of ranks; the ranks wait for each
+  // other in turn, so carry a few values, not bulk. Collective; `step` must not throw.
+  template <typename T, typename Step>
+  T relay(const T& start, Step step, bool backward = false) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    if (size_ == 1) return step(start);
+    const int before = backward ? rank_ + 1 : rank_ - 1, after = backward ? rank_ - 1 : rank_ + 1;
+    const int last = backward ? 0 : size_ - 1;
+    constexpr int kRelayTag = 7411;
+    T in = start;
+    if (before >= 0 && before < size_) MPI_Recv(&in, sizeof(T), MPI_BYTE, before, kRelayTag, comm_, MPI_STATUS_IGNORE);
+    T out = step(in);
+    if (after >= 0 && after < size_) {
+      count_message(sizeof(T));
+      MPI_Send(&out, sizeof(T), MPI_BYTE, after, kRelayTag, comm_);
+    }
+    broadcast(out, last);
+    return out;
+  }
+
   // Concatenation of every rank's items in rank order, on every rank.
   template <typename T>
   std::vector<T> all_gatherv(std::span<const T> items) const;

@@ -1,11 +1,14 @@
 // Gravity on 1-4 ranks gives the same bits as on one: the distributed FFT, the mesh field sampled
 // anywhere a rank may sample it, and forests built from the cubes each rank holds.
+#include <phew/gravity/distributed_profile.hpp>
 #include <phew/gravity/fft3d.hpp>
 #include <phew/gravity/forest.hpp>
 #include <phew/gravity/long_range.hpp>
+#include <phew/gravity/spherical_profile.hpp>
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <map>
 #include <random>
@@ -198,6 +201,52 @@ TEST(ForestMpi, OpenBoxSameBitsWithSharedCubeMoments) {
     serial.accumulate(s.x, ps, as);
     ASSERT_EQ(pa, ps);
     for (int d = 0; d < 3; ++d) ASSERT_EQ(aa[d], as[d]);
+  }
+}
+
+// A set spread over the ranks in no order gives SphericalProfile's bits: every potential, U, the total
+// mass and Phi(r) (at members' radii too, where the ties of `<=` fall), with radii tied in value (a
+// lattice about the centre), members at the centre, and entries that are not members.
+TEST(DistributedSphericalProfileMpi, SameBitsAsTheSerialProfile) {
+  const mpi::Comm& world = comms().world;
+  for (const std::size_t n : {std::size_t{0}, std::size_t{2}, std::size_t{7}, std::size_t{3000}}) {
+    for (const double eps : {0.0, 0.03}) {
+      std::mt19937_64 rng(17 + n);
+      std::normal_distribution<double> g(0, 1);
+      const std::array<double, 3> centre{0.25, -0.5, 1.0};
+      std::vector<double> x(3 * n), m(n);
+      std::vector<std::uint64_t> key(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        // A third on a lattice of spacing 1/4 about the centre (equal radii, some at the centre itself).
+        for (std::size_t d = 0; d < 3; ++d)
+          x[3 * i + d] = i % 3 == 0 ? centre[d] + 0.25 * static_cast<double>(static_cast<int>(rng() % 5) - 2)
+                                    : centre[d] + g(rng) / (1 + 0.1 * static_cast<double>(i % 11));
+        m[i] = 0.5 + 0.01 * static_cast<double>(rng() % 97);
+        key[i] = 1000 + 3 * i;  // ascending with the index: ties fall alike in both
+      }
+      std::vector<std::size_t> all, mine;  // every fifth entry is no member
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i % 5 == 4) continue;
+        all.push_back(i);
+        if (static_cast<int>((i * 2654435761u) % 7) % world.size() == world.rank()) mine.push_back(i);
+      }
+      const SphericalProfile serial(x, m, all, centre, 1.7, eps);
+      const DistributedSphericalProfile spread(world, x, m, key, mine, centre, 1.7, eps);
+      std::vector<double> want(n, -1), got(n, -1);
+      serial.potentials(want);
+      spread.potentials(got);
+      for (const std::size_t i : mine)
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(got[i]), std::bit_cast<std::uint64_t>(want[i])) << i;
+      EXPECT_EQ(spread.size(), all.size());
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(spread.total_mass()), std::bit_cast<std::uint64_t>(serial.total_mass()));
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(spread.potential_energy()),
+                std::bit_cast<std::uint64_t>(serial.potential_energy()));
+      std::vector<double> radii{0.0, 0.25, 0.5, 1e-3, 1e9};
+      for (std::size_t k = 0; k < serial.size(); k += 97) radii.push_back(serial.radius()[k]);
+      for (const double r : radii)
+        EXPECT_EQ(std::bit_cast<std::uint64_t>(spread.at_radius(r)), std::bit_cast<std::uint64_t>(serial.at_radius(r)))
+            << "n " << n << " r " << r;
+    }
   }
 }
 

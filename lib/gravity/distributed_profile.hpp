@@ -1,0 +1,58 @@
+// SphericalProfile of a set spread over ranks: what a halo too big for one rank needs for unbind's
+// profile potential. The members are sorted by (radius, key) across the ranks (mpi::sort), and the
+// profile's running sums (the mass inside, the m / s(r) outside, U) are carried from rank to rank in
+// that order (Comm::relay), each added in the one order the serial profile adds it in. So the
+// potentials, U and Phi(r) are SphericalProfile's bits for any number of ranks, given keys that order
+// ties as its indices do (a set held in ID order, its IDs as keys: unbind's).
+#pragma once
+
+#include <phew/mpi/comm.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace phew::gravity {
+
+class DistributedSphericalProfile {
+ public:
+  // This rank's share of the set: position [n][3], mass [n] and key [n] (unique over every rank), of
+  // which `members` (ascending indices) are the set. Collective.
+  DistributedSphericalProfile(const mpi::Comm& comm, std::span<const double> position, std::span<const double> mass,
+                              std::span<const std::uint64_t> key, std::span<const std::size_t> members,
+                              const std::array<double, 3>& centre, double G, double softening);
+
+  std::uint64_t size() const { return total_; }  // members on every rank
+  double total_mass() const { return total_mass_; }
+  // Phi at each of this rank's members due to every other member, into phi[member index] (other
+  // entries untouched): SphericalProfile::potentials.
+  void potentials(std::vector<double>& phi) const;
+  // U = -G sum_k m_k M(<r_k) / s(r_k), the same on every rank: SphericalProfile::potential_energy.
+  double potential_energy() const { return potential_energy_; }
+  // Phi at distance r from the centre due to every member, the same on every rank:
+  // SphericalProfile::at_radius. Collective.
+  double at_radius(double r) const;
+
+ private:
+  // A member in the sorted order, held by the rank whose run of that order it falls in.
+  struct Sorted {
+    double r, m;
+    std::uint64_t key;
+    std::int32_t rank;       // where it came from ...
+    std::uint32_t position;  // ... and its place in that rank's `members`
+  };
+  const mpi::Comm& comm_;
+  double G_, eps2_;
+  std::uint64_t total_ = 0;
+  double total_mass_ = 0, potential_energy_ = 0;
+  std::vector<double> radius_;        // this rank's run of the sorted radii
+  std::vector<double> before_;        // [run + 1]: the mass of every member before each of the run, and after it
+  std::vector<double> outside_;       // [run + 1]: the sum of m / s(r) from each member of the run on, and after it
+  std::vector<std::uint64_t> first_;  // [rank + 1]: where each rank's run starts in the sorted order
+  std::vector<std::size_t> members_;  // this rank's members, in the order given
+  std::vector<double> phi_;           // [this rank's members]: their potentials
+};
+
+}  // namespace phew::gravity
