@@ -53,8 +53,9 @@ struct Point {
 // its frame), else computed once; the fixed-point terms are always its own.
 class Group {
  public:
-  Group(std::span<const double> position, std::span<const double> mass, const Box& box, const Vec& reference)
-      : n_(mass.size()), terms_(mass.size()) {
+  Group(std::span<const double> position, std::span<const double> mass, const Box& box, const Vec& reference,
+        const mpi::Comm* spread)
+      : n_(mass.size()), terms_(mass.size()), spread_(spread) {
     // x - 0 is x for every double, and the open box's minimum image is the difference itself.
     const bool in_place = !box.periodic && reference == Vec{0, 0, 0};
     if (!in_place) offsets_.resize(3 * n_);
@@ -68,6 +69,11 @@ class Group {
         largest_mx = std::max(largest_mx, std::fabs(mass[i] * x));
         extent_ = std::max(extent_, std::fabs(x));
       }
+    }
+    if (spread_) {  // the whole group's: maxima are exact in any order
+      largest_m = spread_->max(largest_m);
+      largest_mx = spread_->max(largest_mx);
+      extent_ = spread_->max(extent_);
     }
     m_scale_ = core::FixedScale::for_int64_terms(largest_m);
     mx_scale_ = core::FixedScale::for_int64_terms(largest_mx);
@@ -91,7 +97,26 @@ class Group {
       for (const std::size_t i : members) f((*this)[i], i);
     }
   }
-  double extent() const { return extent_; }  // the largest |offset| along any axis
+  double extent() const { return extent_; }  // the largest |offset| along any axis (of the whole group)
+  // A local sum, count or largest value made the whole group's (itself on one rank). Collective when spread.
+  Sums whole(const Sums& s) const {
+    if (!spread_ || spread_->size() == 1) return s;
+    struct Wire {
+      core::FixedInt m, mx[3];
+      std::uint64_t count;
+    };
+    Sums total;
+    for (const Wire& w : spread_->all_gather(Wire{s.m, {s.mx[0], s.mx[1], s.mx[2]}, s.count})) {
+      total.m += w.m;
+      for (std::size_t d = 0; d < 3; ++d) total.mx[d] += w.mx[d];
+      total.count += static_cast<std::size_t>(w.count);
+    }
+    return total;
+  }
+  std::size_t whole_count(std::size_t n) const {
+    return spread_ ? static_cast<std::size_t>(spread_->sum<std::uint64_t>(n)) : n;
+  }
+  double whole_max(double v) const { return spread_ ? spread_->max(v) : v; }
   // The mass-weighted mean the sums give, or `fallback` when they hold no mass.
   Vec mean(const Sums& s, const Vec& fallback) const {
     const double m = m_scale_.to_double(s.m);
@@ -108,6 +133,7 @@ class Group {
   const double* x_ = nullptr;    // the offsets: offsets_ or the positions given
   std::vector<Terms> terms_;
   double extent_ = 0;
+  const mpi::Comm* spread_ = nullptr;
   core::FixedScale m_scale_ = core::FixedScale::for_int64_terms(0), mx_scale_ = core::FixedScale::for_int64_terms(0);
 };
 
@@ -276,16 +302,18 @@ class Ball {
 
 // The group the public class holds: Group is private to this file.
 struct ShrinkingSphereGroup::Data {
-  Data(std::span<const double> position, std::span<const double> mass, const Box& b, const Vec& r)
-      : group(position, mass, b, r), box(b), reference(r) {}
+  Data(std::span<const double> position, std::span<const double> mass, const Box& b, const Vec& r,
+       const mpi::Comm* spread)
+      : group(position, mass, b, r, spread), box(b), reference(r) {}
   Group group;  // made in place: it is not copied or moved
   Box box;
   Vec reference;
 };
 
 ShrinkingSphereGroup::ShrinkingSphereGroup(std::span<const double> position, std::span<const double> mass,
-                                           const Box& box, const std::array<double, 3>& reference)
-    : data_(std::make_unique<Data>(position, mass, box, reference)) {
+                                           const Box& box, const std::array<double, 3>& reference,
+                                           const mpi::Comm* spread)
+    : data_(std::make_unique<Data>(position, mass, box, reference, spread)) {
   if (mass.size() > std::numeric_limits<std::uint32_t>::max())
     throw core::Error::internal("shrinking sphere: {} particles in one group", mass.size());
 }
@@ -316,7 +344,7 @@ ShrinkingSphereGroup::Found ShrinkingSphereGroup::shrink(std::span<const std::si
                                                          const std::array<double, 3>* start, double radius,
                                                          const ShrinkingSphere& params) const {
   const Group& g = data_->group;
-  const std::size_t n = all ? g.size() : members.size();
+  const std::size_t n = g.whole_count(all ? g.size() : members.size());
   Vec c{0, 0, 0};
   double found_radius = 0;
   if (n > 0) {
@@ -329,7 +357,7 @@ ShrinkingSphereGroup::Found ShrinkingSphereGroup::shrink(std::span<const std::si
       for (std::size_t d = 0; d < 3; ++d)
         c[d] = minimum_image((*start)[d] - data_->reference[d], data_->box.extent[d], data_->box.periodic);
       ball.rebuild(c, radius);
-      const Sums s = ball.within(c, radius);
+      const Sums s = g.whole(ball.within(c, radius));
       warm = s.count >= stop;
       if (warm) {
         c = g.mean(s, c);
@@ -340,18 +368,18 @@ ShrinkingSphereGroup::Found ShrinkingSphereGroup::shrink(std::span<const std::si
     if (!warm) {
       Sums sums;
       g.for_each(members, all, [&](const Point p, std::size_t) { p.add_to(sums); });
-      c = g.mean(sums, Vec{0, 0, 0});
+      c = g.mean(g.whole(sums), Vec{0, 0, 0});
       // The farthest particle's distance: one square root of the largest square (sqrt is correctly
       // rounded, so monotonic: the same value as the largest of every particle's root).
       double r2_max = 0;
       g.for_each(members, all, [&](const Point p, std::size_t) { r2_max = std::max(r2_max, p.distance2(c)); });
-      r = std::sqrt(r2_max);
+      r = std::sqrt(g.whole_max(r2_max));
     }
     // 0.975^3000 ~ 1e-33: a bound that only a group with `stop` particles on one point can reach.
     for (int step = 0; step < 3000 && r > 0; ++step) {
       r *= params.shrink;
       if (!ball.serves(c, r)) ball.rebuild(c, r);
-      const Sums s = ball.within(c, r);
+      const Sums s = g.whole(ball.within(c, r));
       if (s.count < stop) break;
       c = g.mean(s, c);
       found_radius = r;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <phew/grid/geometry.hpp>
+#include <phew/mpi/comm.hpp>
 
 #include <array>
 #include <cstddef>
@@ -43,10 +44,16 @@ std::array<double, 3> shrinking_sphere_centre(std::span<const double> position, 
 // the offsets from the reference and their fixed-point terms are made once, the scales from the whole
 // group, so a subset's centre is what shrinking_sphere_centre gives for it but for the scales (its last
 // bits). Not copyable; the spans given are read while it lives.
+//
+// `spread`: the group is spread over the ranks of that communicator, each giving its share (a member
+// index is then into this rank's share, and every call is collective). The scales are the whole
+// group's and each sphere's exact sums are added over the ranks, so every centre is the one of the
+// group on one rank, bit for bit (unbind's halo too big for one rank). The communicator must outlive
+// the group.
 class ShrinkingSphereGroup {
  public:
   ShrinkingSphereGroup(std::span<const double> position, std::span<const double> mass, const Box& box,
-                       const std::array<double, 3>& reference);
+                       const std::array<double, 3>& reference, const mpi::Comm* spread = nullptr);
   ~ShrinkingSphereGroup();
   ShrinkingSphereGroup(const ShrinkingSphereGroup&) = delete;
   ShrinkingSphereGroup& operator=(const ShrinkingSphereGroup&) = delete;

@@ -1,0 +1,119 @@
+#include <phew/unbind/spread.hpp>
+
+#include <phew/core/error.hpp>
+#include <phew/gravity/distributed_profile.hpp>
+#include <phew/unbind/passes.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+namespace phew::unbind {
+
+namespace {
+
+using passes::Local;
+using Vec = passes::Vec;
+
+// The object spread over the ranks (passes.hpp's Whole): sums carried rank to rank in ID order.
+struct Spread {
+  static constexpr bool kOneRank = false;
+  const mpi::Comm& comm;
+  const Local& l;
+  double G, eps;
+
+  std::array<double, 4> weighted(const std::vector<std::size_t>& members, const std::vector<double>& w) const {
+    return comm.relay(std::array<double, 4>{0, 0, 0, 0}, [&](std::array<double, 4> s) {
+      for (const std::size_t i : members) {
+        s[0] += l.m[i];
+        for (std::size_t d = 0; d < 3; ++d) s[1 + d] += l.m[i] * w[3 * i + d];
+      }
+      return s;
+    });
+  }
+  gravity::DistributedSphericalProfile profile(const std::vector<std::size_t>& source, const Vec& centre) const {
+    return {comm, l.x, l.m, l.id, source, centre, G, eps};
+  }
+  // The first lowest of the ranks' first lowest, in rank order: the lowest ID among equals, as on one rank.
+  Vec lowest(const std::vector<std::size_t>& members, const std::vector<double>& value, const Vec& previous) const {
+    struct Best {
+      double value;
+      Vec x;
+      int has;
+    };
+    Best mine{0, {0, 0, 0}, 0};
+    if (!members.empty()) {
+      std::size_t best = members[0];
+      for (const std::size_t i : members)
+        if (value[i] < value[best]) best = i;
+      mine = {value[best], {l.x[3 * best], l.x[3 * best + 1], l.x[3 * best + 2]}, 1};
+    }
+    const Best* pick = nullptr;
+    const std::vector<Best> all = comm.all_gather(mine);
+    for (const Best& b : all)
+      if (b.has && (!pick || b.value < pick->value)) pick = &b;
+    return pick ? pick->x : previous;
+  }
+  std::uint64_t total(std::uint64_t n) const { return comm.sum(n); }
+};
+
+// Every ID of a rank below every ID of the next ranks that hold any.
+void check_id_order(const mpi::Comm& comm, const Local& l) {
+  struct Range {
+    std::uint64_t first, last;
+    int has;
+  };
+  const Range mine = l.id.empty() ? Range{0, 0, 0} : Range{l.id.front(), l.id.back(), 1};
+  bool seen = false;
+  std::uint64_t last = 0;
+  for (const Range& r : comm.all_gather(mine)) {
+    if (!r.has) continue;
+    if (seen && r.first <= last)
+      throw core::Error::internal("unbind: an object's shares are not in ascending ID order over the ranks");
+    seen = true;
+    last = r.last;
+  }
+}
+
+}  // namespace
+
+SpreadPasses unbind_spread_passes(const mpi::Comm& comm, const ObjectParticles& share, const ObjectSpec& spec,
+                                  const Frame& frame, const Params& params) {
+  if (!(frame.scale_factor > 0))
+    throw core::Error::internal("unbind: scale factor {} is not positive", frame.scale_factor);
+  if (params.potential != PotentialMode::profile)
+    throw core::Error::internal("unbind: the tree potential of an object spread over ranks is not built");
+  const Local l = passes::gather(share, spec, frame);
+  if (share.copied) share.copied();
+  check_id_order(comm, l);
+  const std::size_t n = l.id.size();
+  SpreadPasses result;
+  ObjectSummary& sum = result.summary;
+  sum.n_particles = static_cast<std::int64_t>(comm.sum<std::uint64_t>(n));
+  sum.n_fixed = static_cast<std::int64_t>(
+      comm.sum<std::uint64_t>(static_cast<std::uint64_t>(std::count(l.fixed.begin(), l.fixed.end(), 1))));
+
+  std::unique_ptr<grid::ShrinkingSphereGroup> spheres;
+  if (params.centre == CentreKind::shrinking_sphere)
+    spheres = std::make_unique<grid::ShrinkingSphereGroup>(l.x, l.m, grid::Box{}, Vec{0, 0, 0}, &comm);
+  const Spread whole{comm, l, frame.G, frame.softening * frame.scale_factor};
+  const passes::Outcome out = passes::remove_unbound(whole, l, spec, frame, params, spheres.get());
+  sum.iterations = out.iterations;
+  sum.n_removed = out.n_removed;
+  sum.converged = out.converged;
+  sum.dissolved = out.dissolved;
+  sum.threshold = out.ev.threshold;
+  if (!out.dissolved) {
+    result.centre = out.ev.centre;
+    result.potential_energy = out.ev.potential_energy;
+  }
+  result.bound.assign(n, 0);
+  result.energy.assign(n, std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t k = 0; k < n; ++k) {
+    result.bound[l.input[k]] = out.bound[k];
+    if (!l.fixed[k]) result.energy[l.input[k]] = out.energy[k];
+  }
+  return result;
+}
+
+}  // namespace phew::unbind

@@ -1,0 +1,115 @@
+// An object spread over 1-4 ranks (unbind_spread_passes) gives unbind_object's bits: every bound flag
+// and energy, the counts, the chosen centre and U, for each centre it takes, with the potential of the
+// bound particles or of all, a saddle threshold, sub-objects' fixed particles, a scale factor and
+// Hubble flow, shares of unequal sizes (one empty) in a shuffled order.
+#include <phew/core/error.hpp>
+#include <phew/unbind/spread.hpp>
+
+#include "../unit/unbind_samples.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+
+namespace phew::unbind {
+namespace {
+
+using test::Cloud;
+
+// A Plummer sphere of 6000, a smaller one beside it, and 800 fast particles through both.
+Cloud object() {
+  Cloud c = test::sample_halo(test::plummer(1.0, 0.05), 6000, 11, 100000);
+  c.append(test::sample_halo(test::plummer(0.05, 0.01), 700, 12, 200000, {0.12, 0.03, -0.02}, {0.4, 0, 0.1}));
+  std::mt19937_64 rng(13);
+  std::normal_distribution<double> g(0, 0.15);
+  for (std::uint64_t k = 0; k < 800; ++k)
+    c.add(300000 + 7 * k, {g(rng), g(rng), g(rng)}, {6 * g(rng), 6 * g(rng), 6 * g(rng)}, 1.0 / 6000);
+  return c;
+}
+
+std::uint64_t bits(double v) { return std::bit_cast<std::uint64_t>(v); }
+
+TEST(UnbindSpreadMpi, SameBitsAsOneRank) {
+  const mpi::Comm world;
+  const Cloud all = object();
+  const std::size_t n = all.size();
+  // Fixed: the small sphere's first 300 (a sub-object's bound particles).
+  std::vector<std::uint8_t> fixed(n, 0);
+  for (std::size_t i = 6000; i < 6300; ++i) fixed[i] = 1;
+  // The shares: ID order cut unevenly (rank r's share grows with r; the last of 4 ranks gets none).
+  std::vector<std::size_t> by_id(n);
+  std::iota(by_id.begin(), by_id.end(), std::size_t{0});
+  std::sort(by_id.begin(), by_id.end(), [&](std::size_t a, std::size_t b) { return all.id[a] < all.id[b]; });
+  const int ranks = world.size(), holders = ranks == 4 ? 3 : ranks;
+  std::size_t weights = 0;
+  for (int r = 0; r < holders; ++r) weights += static_cast<std::size_t>(r + 1);
+  std::size_t begin = 0, end = 0;
+  for (int r = 0, at = 0; r <= world.rank() && r < holders; ++r) {
+    begin = static_cast<std::size_t>(at) * n / weights;
+    at += r + 1;
+    end = static_cast<std::size_t>(at) * n / weights;
+  }
+  if (world.rank() >= holders) begin = end = n;
+  std::vector<std::size_t> mine(by_id.begin() + static_cast<std::ptrdiff_t>(begin),
+                                by_id.begin() + static_cast<std::ptrdiff_t>(end));
+  std::reverse(mine.begin(), mine.end());  // any order within a share
+  Cloud share = all.permuted(mine);
+  std::vector<std::uint8_t> share_fixed;
+  for (const std::size_t i : mine) share_fixed.push_back(fixed[i]);
+
+  Frame frame;
+  frame.scale_factor = 0.7;
+  frame.hubble = 0.3;
+  frame.softening = 0.004;
+  ObjectSpec spec;
+  spec.peak = {0.001, -0.002, 0.0005};
+  spec.saddle_radius = 0.2;
+  for (const CentreKind centre : {CentreKind::shrinking_sphere, CentreKind::peak, CentreKind::centre_of_mass}) {
+    for (const int variant : {0, 1, 2, 3}) {
+      Params p;
+      p.centre = centre;
+      p.potential_of_all = variant >= 1;
+      p.saddle = variant == 2;
+      if (variant == 3) p.min_bound = 100000;  // dissolved
+      SCOPED_TRACE(to_string(centre) + " variant " + std::to_string(variant));
+      const ObjectResult want = unbind_object({all.id, all.x, all.v, all.m, fixed}, spec, frame, p);
+      const SpreadPasses got =
+          unbind_spread_passes(world, {share.id, share.x, share.v, share.m, share_fixed}, spec, frame, p);
+      for (std::size_t k = 0; k < mine.size(); ++k) {
+        ASSERT_EQ(got.bound[k], want.bound[mine[k]]) << "ID " << share.id[k];
+        ASSERT_EQ(bits(got.energy[k]), bits(want.energy[mine[k]])) << "ID " << share.id[k];
+      }
+      const ObjectSummary &a = got.summary, &b = want.summary;
+      EXPECT_EQ(a.n_particles, b.n_particles);
+      EXPECT_EQ(a.n_fixed, b.n_fixed);
+      EXPECT_EQ(a.n_removed, b.n_removed);
+      EXPECT_EQ(a.iterations, b.iterations);
+      EXPECT_EQ(a.converged, b.converged);
+      EXPECT_EQ(a.dissolved, b.dissolved);
+      EXPECT_EQ(bits(a.threshold), bits(b.threshold));
+      EXPECT_GT(b.n_removed, 0);  // the fast ones go
+      if (!b.dissolved) {
+        EXPECT_EQ(bits(got.potential_energy), bits(b.properties.potential));
+        // The chosen centre, comoving as the properties give it (an open box).
+        for (std::size_t d = 0; d < 3; ++d)
+          EXPECT_EQ(spec.peak[d] + got.centre[d] / frame.scale_factor, b.properties.centre[d]);
+      }
+    }
+  }
+}
+
+TEST(UnbindSpreadMpi, SharesOutOfOrderRefused) {
+  const mpi::Comm world;
+  if (world.size() == 1) GTEST_SKIP() << "one share is always in order";
+  const Cloud all = test::sample_halo(test::plummer(1.0, 0.05), 200, 3, 1000);
+  // Every rank gives a tenth of the IDs from the top down: rank 1's are below rank 0's.
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < 10; ++i) mine.push_back(199 - 10 * static_cast<std::size_t>(world.rank()) - i);
+  const Cloud share = all.permuted(mine);
+  const auto spread = [&] { unbind_spread_passes(world, {share.id, share.x, share.v, share.m, {}}, {}, {}, {}); };
+  EXPECT_THROW(spread(), core::Error);
+}
+
+}  // namespace
+}  // namespace phew::unbind
