@@ -35,7 +35,11 @@ DistributedSphericalProfile::DistributedSphericalProfile(const mpi::Comm& comm, 
   total_ = first_.back();
 
   radius_.resize(n);
-  for (std::size_t k = 0; k < n; ++k) radius_[k] = run[k].r;
+  mass_.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    radius_[k] = run[k].r;
+    mass_[k] = run[k].m;
+  }
   const auto s_of = [&](std::size_t k) { return std::sqrt(radius_[k] * radius_[k] + eps2_); };
   // The mass before each member, carried forward; m / s(r) from each member on, carried backward; U's
   // sum, forward (SphericalProfile's loops, each cut into the ranks' runs).

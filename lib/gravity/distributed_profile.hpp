@@ -6,6 +6,7 @@
 // ties as its indices do (a set held in ID order, its IDs as keys: unbind's).
 #pragma once
 
+#include <phew/grid/radial_run.hpp>
 #include <phew/mpi/comm.hpp>
 
 #include <array>
@@ -34,6 +35,10 @@ class DistributedSphericalProfile {
   // Phi at distance r from the centre due to every member, the same on every rank:
   // SphericalProfile::at_radius. Collective.
   double at_radius(double r) const;
+  // This rank's run of the sorted order (radius, mass), for the scans of lib/grid/radial_run.hpp.
+  grid::RadialRun run() const {
+    return {comm_, radius_, mass_, first_[static_cast<std::size_t>(comm_.rank())], total_};
+  }
 
  private:
   // A member in the sorted order, held by the rank whose run of that order it falls in.
@@ -48,6 +53,7 @@ class DistributedSphericalProfile {
   std::uint64_t total_ = 0;
   double total_mass_ = 0, potential_energy_ = 0;
   std::vector<double> radius_;        // this rank's run of the sorted radii
+  std::vector<double> mass_;          // and masses
   std::vector<double> before_;        // [run + 1]: the mass of every member before each of the run, and after it
   std::vector<double> outside_;       // [run + 1]: the sum of m / s(r) from each member of the run on, and after it
   std::vector<std::uint64_t> first_;  // [rank + 1]: where each rank's run starts in the sorted order

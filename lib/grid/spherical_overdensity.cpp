@@ -21,25 +21,30 @@ double sphere_volume(double r) { return 4.0 / 3.0 * std::numbers::pi * r * r * r
 
 Overdensity outermost_overdensity(std::span<const double> radius, std::span<const double> mass, double target,
                                   std::size_t min_particles) {
+  return outermost_overdensity(RadialRun::whole(radius, mass), target, min_particles);
+}
+
+Overdensity outermost_overdensity(const RadialRun& run, double target, std::size_t min_particles) {
   // Enclosed mass at each particle, then the last one whose mean enclosed density reaches the target
-  // (compared as M >= target V, so a particle at r = 0 counts as infinitely dense).
-  double enclosed = 0;
-  std::size_t last = 0;
-  bool found = false;
-  double at = 0;
-  for (std::size_t k = 0; k < radius.size(); ++k) {
-    enclosed += mass[k];
-    if (enclosed >= target * sphere_volume(radius[k])) {
-      found = true;
-      last = k;
-      at = enclosed;
-    }
-  }
-  if (!found || last + 1 < std::max<std::size_t>(min_particles, 1)) return {};
+  // (compared as M >= target V, so a particle at r = 0 counts as infinitely dense): each rank's last,
+  // then the last rank's that has one.
+  const std::vector<double> enclosed = run.enclosed();
+  struct Last {
+    int found;
+    std::uint64_t at;
+    double mass;
+  };
+  Last mine{0, 0, 0};
+  for (std::size_t k = 0; k < enclosed.size(); ++k)
+    if (enclosed[k] >= target * sphere_volume(run.radius[k])) mine = {1, run.first + k, enclosed[k]};
+  Last last{0, 0, 0};
+  for (const Last& l : run.comm.all_gather(mine))
+    if (l.found) last = l;
+  if (!last.found || last.at + 1 < std::max<std::size_t>(min_particles, 1)) return {};
   Overdensity o;
-  o.mass = at;
-  o.radius = std::cbrt(3.0 * at / (4.0 * std::numbers::pi * target));
-  o.n_particles = static_cast<std::int64_t>(last + 1);
+  o.mass = last.mass;
+  o.radius = std::cbrt(3.0 * last.mass / (4.0 * std::numbers::pi * target));
+  o.n_particles = static_cast<std::int64_t>(last.at + 1);
   return o;
 }
 

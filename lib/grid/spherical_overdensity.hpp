@@ -6,6 +6,7 @@
 #pragma once
 
 #include <phew/grid/particle_index.hpp>
+#include <phew/grid/radial_run.hpp>
 
 #include <array>
 #include <cstddef>
@@ -42,6 +43,8 @@ struct SoMasses {
 // `min_particles` are inside. Pure.
 Overdensity outermost_overdensity(std::span<const double> radius, std::span<const double> mass, double target,
                                   std::size_t min_particles);
+// The same over a radial order whole or spread over ranks (the same result on every rank). Collective.
+Overdensity outermost_overdensity(const RadialRun& run, double target, std::size_t min_particles);
 
 // For each centre: all the particles of the index within a search radius R, which starts at
 // `start_radius` and doubles (at most to `max_radius`) until the mean density inside R is below the

@@ -56,42 +56,70 @@ bool solve3(std::array<std::array<double, 3>, 3> a, std::array<double, 3> b, std
 
 CircularVelocityPeak circular_velocity_peak(std::span<const double> radius, std::span<const double> mass, double G,
                                             std::size_t min_particles, double min_radius, double window) {
+  return circular_velocity_peak(grid::RadialRun::whole(radius, mass), G, min_particles, min_radius, window);
+}
+
+CircularVelocityPeak circular_velocity_peak(const grid::RadialRun& run, double G, std::size_t min_particles,
+                                            double min_radius, double window) {
+  const std::span<const double> radius = run.radius;
   const std::size_t n = radius.size();
+  const std::vector<double> enclosed = run.enclosed();
   std::vector<double> v2(n, -1.0);  // -1: not on the trusted curve
-  double enclosed = 0;
-  std::size_t best = n;
+  struct Best {
+    int has;
+    double v2;
+    std::uint64_t at;
+    double radius;
+  };
+  Best mine{0, 0, 0, 0};  // the first largest of the run
   for (std::size_t k = 0; k < n; ++k) {
-    enclosed += mass[k];
-    if (k + 1 < std::max<std::size_t>(min_particles, 1) || !(radius[k] > 0) || radius[k] < min_radius) continue;
-    v2[k] = G * enclosed / radius[k];
-    if (best == n || v2[k] > v2[best]) best = k;
+    const std::uint64_t g = run.first + k;
+    if (g + 1 < std::max<std::size_t>(min_particles, 1) || !(radius[k] > 0) || radius[k] < min_radius) continue;
+    v2[k] = G * enclosed[k] / radius[k];
+    if (!mine.has || v2[k] > mine.v2) mine = {1, v2[k], g, radius[k]};
   }
-  if (best == n) return {kNaN, kNaN};
-  const CircularVelocityPeak raw{std::sqrt(v2[best]), radius[best]};
-  // The contiguous run of trusted points around the peak within the window.
-  const double floor = (1 - window) * v2[best];
-  std::size_t lo = best, hi = best;
-  while (lo > 0 && v2[lo - 1] >= floor) --lo;
-  while (hi + 1 < n && v2[hi + 1] >= floor) ++hi;
+  Best best{0, 0, 0, 0};  // the first largest of the runs, in rank order
+  for (const Best& b : run.comm.all_gather(mine))
+    if (b.has && (!best.has || b.v2 > best.v2)) best = b;
+  if (!best.has) return {kNaN, kNaN};
+  const CircularVelocityPeak raw{std::sqrt(best.v2), best.radius};
+  // The contiguous run of trusted points around the peak within the window: from after the last point
+  // below it before the peak to before the first point below it after the peak.
+  const double floor = (1 - window) * best.v2;
+  std::int64_t below_before = -1;
+  std::uint64_t below_after = run.total;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t g = run.first + k;
+    if (v2[k] >= floor) continue;
+    if (g < best.at) below_before = static_cast<std::int64_t>(g);
+    if (g > best.at && below_after == run.total) below_after = g;
+  }
+  const auto lo = static_cast<std::uint64_t>(run.comm.max(below_before) + 1);
+  const std::uint64_t hi = run.comm.min(below_after) - 1;
   if (hi - lo + 1 < 5) return raw;
   // y = c0 + c1 s + c2 s^2 in s = ln(r / r_best), by the normal equations (sums in radius order).
-  const double s0 = std::log(radius[best]);
-  std::array<double, 5> sp{};  // sum s^p
-  std::array<double, 3> sy{};  // sum y s^p
-  for (std::size_t k = lo; k <= hi; ++k) {
-    const double s = std::log(radius[k]) - s0;
-    double p = 1;
-    for (std::size_t e = 0; e < 5; ++e) {
-      if (e < 3) sy[e] += v2[k] * p;
-      sp[e] += p;
-      p *= s;
+  const double s0 = std::log(best.radius);
+  const std::array<double, 8> sums = run.comm.relay(std::array<double, 8>{}, [&](std::array<double, 8> t) {
+    for (std::size_t k = 0; k < n; ++k) {  // t: sum s^p (p < 5), then sum y s^p (p < 3)
+      const std::uint64_t g = run.first + k;
+      if (g < lo || g > hi) continue;
+      const double s = std::log(radius[k]) - s0;
+      double p = 1;
+      for (std::size_t e = 0; e < 5; ++e) {
+        if (e < 3) t[5 + e] += v2[k] * p;
+        t[e] += p;
+        p *= s;
+      }
     }
-  }
+    return t;
+  });
+  const std::array<double, 5> sp{sums[0], sums[1], sums[2], sums[3], sums[4]};
+  const std::array<double, 3> sy{sums[5], sums[6], sums[7]};
   std::array<double, 3> c{};
   if (!solve3({{{sp[0], sp[1], sp[2]}, {sp[1], sp[2], sp[3]}, {sp[2], sp[3], sp[4]}}}, sy, c) || !(c[2] < 0))
     return raw;
   const double s_peak = -c[1] / (2 * c[2]);
-  if (!(s_peak >= std::log(radius[lo]) - s0 && s_peak <= std::log(radius[hi]) - s0)) return raw;
+  if (!(s_peak >= std::log(run.at(radius, lo)) - s0 && s_peak <= std::log(run.at(radius, hi)) - s0)) return raw;
   const double y = c[0] + c[1] * s_peak + c[2] * s_peak * s_peak;
   if (!(y > 0)) return raw;
   return {std::sqrt(y), std::exp(s0 + s_peak)};

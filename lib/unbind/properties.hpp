@@ -1,6 +1,7 @@
 // The properties of an object from its bound particles (docs/unbind-method.md, "Properties").
 #pragma once
 
+#include <phew/grid/radial_run.hpp>
 #include <phew/unbind/unbind.hpp>
 
 #include <array>
@@ -47,5 +48,8 @@ struct CircularVelocityPeak {
 };
 CircularVelocityPeak circular_velocity_peak(std::span<const double> radius, std::span<const double> mass, double G,
                                             std::size_t min_particles, double min_radius, double window);
+// The same over a radial order whole or spread over ranks (the same result on every rank). Collective.
+CircularVelocityPeak circular_velocity_peak(const grid::RadialRun& run, double G, std::size_t min_particles,
+                                            double min_radius, double window);
 
 }  // namespace phew::unbind

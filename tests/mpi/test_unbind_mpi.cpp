@@ -3,6 +3,10 @@
 // bound particles or of all, a saddle threshold, sub-objects' fixed particles, a scale factor and
 // Hubble flow, shares of unequal sizes (one empty) in a shuffled order.
 #include <phew/core/error.hpp>
+#include <phew/gravity/distributed_profile.hpp>
+#include <phew/gravity/spherical_profile.hpp>
+#include <phew/grid/spherical_overdensity.hpp>
+#include <phew/unbind/properties.hpp>
 #include <phew/unbind/spread.hpp>
 
 #include "../unit/unbind_samples.hpp"
@@ -109,6 +113,37 @@ TEST(UnbindSpreadMpi, SharesOutOfOrderRefused) {
   const Cloud share = all.permuted(mine);
   const auto spread = [&] { unbind_spread_passes(world, {share.id, share.x, share.v, share.m, {}}, {}, {}, {}); };
   EXPECT_THROW(spread(), core::Error);
+}
+
+// The scans of the radius order (Vmax and its parabola, the outermost overdensity) over the runs of a
+// profile spread over the ranks give their one-rank bits.
+TEST(UnbindSpreadMpi, RadialScansSameBitsAsOneRank) {
+  const mpi::Comm world;
+  const Cloud all = test::sample_halo(test::plummer(1.0, 0.05), 5000, 21, 1);
+  const std::size_t n = all.size();
+  std::vector<std::size_t> every(n), mine;
+  std::iota(every.begin(), every.end(), std::size_t{0});
+  for (std::size_t i = 0; i < n; ++i)
+    if (static_cast<int>(i % 5) % world.size() == world.rank()) mine.push_back(i);
+  const std::array<double, 3> centre{0.001, 0, -0.002};
+  const gravity::SphericalProfile serial(all.x, all.m, every, centre, 1.0, 0.0);
+  const gravity::DistributedSphericalProfile spread(world, all.x, all.m, all.id, mine, centre, 1.0, 0.0);
+  for (const std::size_t min_particles : {std::size_t{1}, std::size_t{50}, std::size_t{4000}}) {
+    for (const double window : {0.0, 0.05, 0.5}) {
+      const CircularVelocityPeak a =
+          circular_velocity_peak(serial.radius(), serial.mass(), 1.0, min_particles, 0.002, window);
+      const CircularVelocityPeak b = circular_velocity_peak(spread.run(), 1.0, min_particles, 0.002, window);
+      EXPECT_EQ(bits(a.vmax), bits(b.vmax)) << min_particles << " " << window;
+      EXPECT_EQ(bits(a.rmax), bits(b.rmax)) << min_particles << " " << window;
+    }
+  }
+  for (const double target : {1.0, 100.0, 1e4, 1e12}) {
+    const grid::Overdensity a = grid::outermost_overdensity(serial.radius(), serial.mass(), target, 20);
+    const grid::Overdensity b = grid::outermost_overdensity(spread.run(), target, 20);
+    EXPECT_EQ(bits(a.radius), bits(b.radius)) << target;
+    EXPECT_EQ(bits(a.mass), bits(b.mass)) << target;
+    EXPECT_EQ(a.n_particles, b.n_particles) << target;
+  }
 }
 
 }  // namespace
