@@ -170,6 +170,29 @@ class Comm {
     return out;
   }
 
+  // The same for a few values carried in place (as many on every rank): `values` holds `start` on the
+  // first rank, step(values) continues them, and every rank ends with the last rank's. Collective.
+  template <typename T, typename Step>
+  void relay_each(std::span<T> values, Step step, bool backward = false) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    if (size_ == 1) {
+      step(values);
+      return;
+    }
+    const int before = backward ? rank_ + 1 : rank_ - 1, after = backward ? rank_ - 1 : rank_ + 1;
+    constexpr int kRelayTag = 7412;
+    const auto bytes = static_cast<int>(values.size_bytes());
+    if (before >= 0 && before < size_)
+      MPI_Recv(values.data(), bytes, MPI_BYTE, before, kRelayTag, comm_, MPI_STATUS_IGNORE);
+    step(values);
+    if (after >= 0 && after < size_) {
+      count_message(values.size_bytes());
+      MPI_Send(values.data(), bytes, MPI_BYTE, after, kRelayTag, comm_);
+    }
+    count_collective(rank_ == (backward ? 0 : size_ - 1) ? values.size_bytes() * others() : 0);
+    MPI_Bcast(values.data(), bytes, MPI_BYTE, backward ? 0 : size_ - 1, comm_);
+  }
+
   // Concatenation of every rank's items in rank order, on every rank.
   template <typename T>
   std::vector<T> all_gatherv(std::span<const T> items) const;

@@ -33,32 +33,40 @@ double klypin_concentration(double ratio) {
 
 double fit_nfw_scale_radius(std::span<const double> radius, std::span<const double> mass, double outer_radius,
                             const NfwFitParams& params) {
-  const std::size_t n = radius.size();
+  return fit_nfw_scale_radius(grid::RadialRun::whole(radius, mass), outer_radius, params);
+}
+
+double fit_nfw_scale_radius(const grid::RadialRun& run, double outer_radius, const NfwFitParams& params) {
+  const std::size_t n = run.total;
   if (!(outer_radius > 0) || params.bins < 3 || n == 0) return kNaN;
   const std::size_t k_inner = std::min(params.inner_particles, n) - (params.inner_particles > 0 ? 1 : 0);
-  const double r_in = std::max(radius[k_inner], params.min_radius);
+  const double r_in = std::max(run.at(run.radius, k_inner), params.min_radius);
   if (!(r_in > 0) || !(r_in < outer_radius)) return kNaN;
 
-  // Shells [edge_b, edge_b+1): their mass and particle count, particles in radius order.
+  // Shells [edge_b, edge_b+1): their mass (carried over the runs in radius order) and particle count.
   const auto bins = static_cast<std::size_t>(params.bins);
   std::vector<double> edge(bins + 1);
   const double step = std::log(outer_radius / r_in) / static_cast<double>(bins);
   for (std::size_t b = 0; b <= bins; ++b) edge[b] = r_in * std::exp(step * static_cast<double>(b));
   edge[bins] = outer_radius;
   std::vector<double> shell_mass(bins, 0.0);
-  std::vector<std::size_t> count(bins, 0);
-  std::size_t b = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    if (radius[k] < r_in) continue;
-    if (radius[k] >= outer_radius) break;
-    while (b + 1 < bins && radius[k] >= edge[b + 1]) ++b;
-    shell_mass[b] += mass[k];
-    ++count[b];
-  }
+  std::vector<std::uint64_t> count(bins, 0);
+  run.comm.relay_each(std::span<double>(shell_mass), [&](std::span<double> sums) {
+    std::size_t b = 0;  // a particle's shell depends on its radius alone: each run finds it from the first
+    for (std::size_t k = 0; k < run.radius.size(); ++k) {
+      const double r = run.radius[k];
+      if (r < r_in) continue;
+      if (r >= outer_radius) break;
+      while (b + 1 < bins && r >= edge[b + 1]) ++b;
+      sums[b] += run.mass[k];
+      ++count[b];
+    }
+  });
+  run.comm.sum_each(std::span<std::uint64_t>(count));
   std::vector<double> lo, hi, ln_m, weight;
   double weights = 0;
   for (std::size_t i = 0; i < bins; ++i)
-    if (count[i] >= std::max<std::size_t>(params.min_per_bin, 1) && shell_mass[i] > 0) {
+    if (count[i] >= std::max<std::uint64_t>(params.min_per_bin, 1) && shell_mass[i] > 0) {
       lo.push_back(edge[i]);
       hi.push_back(edge[i + 1]);
       ln_m.push_back(std::log(shell_mass[i]));

@@ -2,6 +2,8 @@
 // Primack 2011, ApJ 740, 102) and from a least-squares fit of the density profile in radial bins.
 #pragma once
 
+#include <phew/grid/radial_run.hpp>
+
 #include <cstddef>
 #include <span>
 
@@ -32,5 +34,7 @@ struct NfwFitParams {
 // is at an end of the range.
 double fit_nfw_scale_radius(std::span<const double> radius, std::span<const double> mass, double outer_radius,
                             const NfwFitParams& params);
+// The same over a radial order whole or spread over ranks (the same result on every rank). Collective.
+double fit_nfw_scale_radius(const grid::RadialRun& run, double outer_radius, const NfwFitParams& params);
 
 }  // namespace phew::unbind

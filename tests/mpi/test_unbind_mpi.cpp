@@ -6,6 +6,7 @@
 #include <phew/gravity/distributed_profile.hpp>
 #include <phew/gravity/spherical_profile.hpp>
 #include <phew/grid/spherical_overdensity.hpp>
+#include <phew/unbind/nfw.hpp>
 #include <phew/unbind/properties.hpp>
 #include <phew/unbind/spread.hpp>
 
@@ -137,6 +138,15 @@ TEST(UnbindSpreadMpi, RadialScansSameBitsAsOneRank) {
       EXPECT_EQ(bits(a.rmax), bits(b.rmax)) << min_particles << " " << window;
     }
   }
+  for (const double outer : {0.05, 0.3, 2.0}) {
+    for (const std::size_t inner : {std::size_t{0}, std::size_t{50}, std::size_t{1000}}) {
+      const NfwFitParams fit{20, inner, 10, 0.001};
+      EXPECT_EQ(bits(fit_nfw_scale_radius(serial.radius(), serial.mass(), outer, fit)),
+                bits(fit_nfw_scale_radius(spread.run(), outer, fit)))
+          << outer << " " << inner;
+    }
+  }
+  EXPECT_TRUE(std::isfinite(fit_nfw_scale_radius(spread.run(), 0.3, NfwFitParams{})));  // a fit, not NaN alike
   for (const double target : {1.0, 100.0, 1e4, 1e12}) {
     const grid::Overdensity a = grid::outermost_overdensity(serial.radius(), serial.mass(), target, 20);
     const grid::Overdensity b = grid::outermost_overdensity(spread.run(), target, 20);
