@@ -50,6 +50,11 @@ Eigen3 symmetric_eigen(const std::array<std::array<double, 3>, 3>& m) {
 
 Shape reduced_inertia_shape(std::span<const double> position, std::span<const double> mass,
                             std::span<const std::size_t> members, double radius, int max_iterations, double tolerance) {
+  return reduced_inertia_shape(mpi::Comm::self(), position, mass, members, radius, max_iterations, tolerance);
+}
+
+Shape reduced_inertia_shape(const mpi::Comm& comm, std::span<const double> position, std::span<const double> mass,
+                            std::span<const std::size_t> members, double radius, int max_iterations, double tolerance) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Shape out{nan, nan, {nan, nan, nan}, 0, false};
   if (!(radius > 0)) return out;
@@ -57,21 +62,29 @@ Shape reduced_inertia_shape(std::span<const double> position, std::span<const do
   double q = 1, s = 1;
   const double r2max = radius * radius;
   for (int it = 0; it < std::max(max_iterations, 1); ++it) {
+    // The sums in member order, carried over the ranks' members in turn: [0] the mass, then t's upper
+    // triangle by rows.
+    std::uint64_t inside = 0;
+    const std::array<double, 7> sums = comm.relay(std::array<double, 7>{}, [&](std::array<double, 7> acc) {
+      for (const std::size_t i : members) {
+        const double* x = &position[3 * i];
+        double along[3];
+        for (std::size_t r = 0; r < 3; ++r) along[r] = axes[r][0] * x[0] + axes[r][1] * x[1] + axes[r][2] * x[2];
+        const double r_ell2 = along[0] * along[0] + along[1] * along[1] / (q * q) + along[2] * along[2] / (s * s);
+        if (r_ell2 > r2max || r_ell2 <= 0) continue;
+        ++inside;
+        const double w = mass[i] / r_ell2;
+        acc[0] += mass[i];
+        for (std::size_t j = 0, at = 1; j < 3; ++j)
+          for (std::size_t k = j; k < 3; ++k) acc[at++] += w * x[j] * x[k];
+      }
+      return acc;
+    });
+    inside = comm.sum(inside);
+    const double total = sums[0];
     std::array<std::array<double, 3>, 3> t{};
-    double total = 0;
-    std::size_t inside = 0;
-    for (const std::size_t i : members) {
-      const double* x = &position[3 * i];
-      double along[3];
-      for (std::size_t r = 0; r < 3; ++r) along[r] = axes[r][0] * x[0] + axes[r][1] * x[1] + axes[r][2] * x[2];
-      const double r_ell2 = along[0] * along[0] + along[1] * along[1] / (q * q) + along[2] * along[2] / (s * s);
-      if (r_ell2 > r2max || r_ell2 <= 0) continue;
-      ++inside;
-      const double w = mass[i] / r_ell2;
-      total += mass[i];
-      for (std::size_t j = 0; j < 3; ++j)
-        for (std::size_t k = j; k < 3; ++k) t[j][k] += w * x[j] * x[k];
-    }
+    for (std::size_t j = 0, at = 1; j < 3; ++j)
+      for (std::size_t k = j; k < 3; ++k) t[j][k] = sums[at++];
     if (inside < 10 || !(total > 0)) return Shape{nan, nan, {nan, nan, nan}, it, false};
     for (std::size_t j = 0; j < 3; ++j)
       for (std::size_t k = j; k < 3; ++k) t[k][j] = t[j][k] /= total;

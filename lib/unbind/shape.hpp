@@ -2,6 +2,8 @@
 // MNRAS 367, 1781; as ROCKSTAR's calc_shape, but weighted by 1/r_ell^2).
 #pragma once
 
+#include <phew/mpi/comm.hpp>
+
 #include <array>
 #include <cstddef>
 #include <span>
@@ -31,6 +33,10 @@ struct Shape {
 // with the ellipsoid (radius, q radius, s radius) along the new axes until q and s change by less than
 // `tolerance` (relative), at most `max_iterations` times. NaN when fewer than 10 particles are inside.
 Shape reduced_inertia_shape(std::span<const double> position, std::span<const double> mass,
+                            std::span<const std::size_t> members, double radius, int max_iterations, double tolerance);
+// The same for a set spread over the ranks of `comm`, each giving its share (the shares in rank order
+// being the set's order): the sums carried from rank to rank, the one-rank bits on every rank. Collective.
+Shape reduced_inertia_shape(const mpi::Comm& comm, std::span<const double> position, std::span<const double> mass,
                             std::span<const std::size_t> members, double radius, int max_iterations, double tolerance);
 
 }  // namespace phew::unbind

@@ -8,6 +8,7 @@
 #include <phew/grid/spherical_overdensity.hpp>
 #include <phew/unbind/nfw.hpp>
 #include <phew/unbind/properties.hpp>
+#include <phew/unbind/shape.hpp>
 #include <phew/unbind/spread.hpp>
 
 #include "../unit/unbind_samples.hpp"
@@ -153,6 +154,39 @@ TEST(UnbindSpreadMpi, RadialScansSameBitsAsOneRank) {
     EXPECT_EQ(bits(a.radius), bits(b.radius)) << target;
     EXPECT_EQ(bits(a.mass), bits(b.mass)) << target;
     EXPECT_EQ(a.n_particles, b.n_particles) << target;
+  }
+}
+
+// The reduced inertia tensor's iterations over a set cut into blocks in order over the ranks give its
+// one-rank bits.
+TEST(UnbindSpreadMpi, ShapeSameBitsAsOneRank) {
+  const mpi::Comm world;
+  Cloud all = test::sample_halo(test::plummer(1.0, 0.05), 4000, 31, 1);
+  for (std::size_t i = 0; i < all.size(); ++i) {  // a triaxial cloud
+    all.x[3 * i] *= 1.6;
+    all.x[3 * i + 2] *= 0.7;
+  }
+  const std::size_t n = all.size();
+  std::vector<std::size_t> every(n);
+  std::iota(every.begin(), every.end(), std::size_t{0});
+  const std::size_t begin = n * static_cast<std::size_t>(world.rank()) / static_cast<std::size_t>(world.size()),
+                    end = n * static_cast<std::size_t>(world.rank() + 1) / static_cast<std::size_t>(world.size());
+  const std::vector<double> x(all.x.begin() + static_cast<std::ptrdiff_t>(3 * begin),
+                              all.x.begin() + static_cast<std::ptrdiff_t>(3 * end));
+  const std::vector<double> m(all.m.begin() + static_cast<std::ptrdiff_t>(begin),
+                              all.m.begin() + static_cast<std::ptrdiff_t>(end));
+  std::vector<std::size_t> mine(end - begin);
+  std::iota(mine.begin(), mine.end(), std::size_t{0});
+  for (const double radius : {0.02, 0.1, 0.5}) {
+    const Shape a = reduced_inertia_shape(all.x, all.m, every, radius, 100, 1e-3);
+    const Shape b = reduced_inertia_shape(world, x, m, mine, radius, 100, 1e-3);
+    EXPECT_EQ(bits(a.b_to_a), bits(b.b_to_a)) << radius;
+    EXPECT_EQ(bits(a.c_to_a), bits(b.c_to_a)) << radius;
+    for (std::size_t d = 0; d < 3; ++d) EXPECT_EQ(bits(a.major_axis[d]), bits(b.major_axis[d])) << radius;
+    EXPECT_EQ(a.iterations, b.iterations);
+    if (radius >= 0.1) {
+      EXPECT_TRUE(std::isfinite(a.b_to_a) && a.b_to_a < 0.9) << radius;  // triaxial, as made
+    }
   }
 }
 
