@@ -9,6 +9,16 @@
 
 namespace phew::gravity {
 
+namespace {
+// A member in the sorted order, held by the rank whose run of that order it falls in.
+struct Sorted {
+  double r, m;
+  std::uint64_t key;
+  std::int32_t rank;       // where it came from ...
+  std::uint32_t position;  // ... and its place in that rank's `members`
+};
+}  // namespace
+
 DistributedSphericalProfile::DistributedSphericalProfile(const mpi::Comm& comm, std::span<const double> position,
                                                          std::span<const double> mass,
                                                          std::span<const std::uint64_t> key,
@@ -69,28 +79,65 @@ DistributedSphericalProfile::DistributedSphericalProfile(const mpi::Comm& comm, 
     return u;
   });
 
+  key_.resize(n);
+  origin_.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    key_[k] = run[k].key;
+    origin_[k] = {run[k].rank, run[k].position};
+  }
+}
+
+void DistributedSphericalProfile::potentials(std::vector<double>& phi) const {
   // Each member's potential (SphericalProfile::at_member), sent back to the rank it came from.
   struct Back {
     std::uint32_t position;
     double phi;
   };
-  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm.size()), 0);
-  for (const Sorted& s : run) ++counts[static_cast<std::size_t>(s.rank)];
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(comm_.size()), 0);
+  for (const Origin& o : origin_) ++counts[static_cast<std::size_t>(o.rank)];
   std::vector<std::uint64_t> at(counts.size(), 0);
   for (std::size_t r = 1; r < counts.size(); ++r) at[r] = at[r - 1] + counts[r - 1];
-  std::vector<Back> back(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    const double s = s_of(k);
+  std::vector<Back> back(origin_.size());
+  for (std::size_t k = 0; k < origin_.size(); ++k) {
+    const double s = std::sqrt(radius_[k] * radius_[k] + eps2_);
     const double inner = s > 0 ? before_[k] / s : 0.0;
-    back[at[static_cast<std::size_t>(run[k].rank)]++] = {run[k].position, -G_ * (inner + outside_[k + 1])};
+    back[at[static_cast<std::size_t>(origin_[k].rank)]++] = {origin_[k].position, -G_ * (inner + outside_[k + 1])};
   }
-  const std::vector<Back> got = comm.all_to_all<Back>(back, counts);
-  phi_.assign(members_.size(), 0.0);
-  for (const Back& b : got) phi_[b.position] = b.phi;
+  for (const Back& b : comm_.all_to_all<Back>(back, counts)) phi[members_[b.position]] = b.phi;
 }
 
-void DistributedSphericalProfile::potentials(std::vector<double>& phi) const {
-  for (std::size_t k = 0; k < members_.size(); ++k) phi[members_[k]] = phi_[k];
+template <typename Make>
+std::vector<double> DistributedSphericalProfile::from_origins(std::size_t width, Make value) const {
+  // The run's requests grouped by origin rank (the run's order within each), answered in that order.
+  const auto ranks = static_cast<std::size_t>(comm_.size());
+  std::vector<std::uint64_t> counts(ranks, 0);
+  for (const Origin& o : origin_) ++counts[static_cast<std::size_t>(o.rank)];
+  std::vector<std::uint64_t> at(ranks, 0);
+  for (std::size_t r = 1; r < ranks; ++r) at[r] = at[r - 1] + counts[r - 1];
+  std::vector<std::uint32_t> asked(origin_.size());
+  std::vector<std::size_t> slot(origin_.size());  // the run member each request is for
+  for (std::size_t k = 0; k < origin_.size(); ++k) {
+    const std::uint64_t j = at[static_cast<std::size_t>(origin_[k].rank)]++;
+    asked[j] = origin_[k].position;
+    slot[j] = k;
+  }
+  const std::vector<std::uint32_t> got = comm_.all_to_all<std::uint32_t>(asked, counts);
+  // How many each rank asked of this one (its counts[this rank]), and the answers in the order asked.
+  const std::vector<std::uint64_t> ones(ranks, 1);
+  std::vector<std::uint64_t> answer_counts = comm_.all_to_all<std::uint64_t>(counts, ones);
+  for (std::uint64_t& c : answer_counts) c *= width;
+  std::vector<double> answer(got.size() * width);
+  for (std::size_t j = 0; j < got.size(); ++j) value(got[j], &answer[j * width]);
+  const std::vector<double> answered = comm_.all_to_all<double>(answer, answer_counts);
+  std::vector<double> out(origin_.size() * width);
+  for (std::size_t j = 0; j < slot.size(); ++j) std::copy_n(&answered[j * width], width, &out[slot[j] * width]);
+  return out;
+}
+
+std::vector<double> DistributedSphericalProfile::carry(std::span<const double> values, std::size_t width) const {
+  return from_origins(width, [&](std::uint32_t position, double* out) {
+    std::copy_n(&values[static_cast<std::size_t>(position) * width], width, out);
+  });
 }
 
 double DistributedSphericalProfile::at_radius(double r) const {

@@ -28,37 +28,46 @@ class DistributedSphericalProfile {
   std::uint64_t size() const { return total_; }  // members on every rank
   double total_mass() const { return total_mass_; }
   // Phi at each of this rank's members due to every other member, into phi[member index] (other
-  // entries untouched): SphericalProfile::potentials.
+  // entries untouched): SphericalProfile::potentials. Collective.
   void potentials(std::vector<double>& phi) const;
   // U = -G sum_k m_k M(<r_k) / s(r_k), the same on every rank: SphericalProfile::potential_energy.
   double potential_energy() const { return potential_energy_; }
   // Phi at distance r from the centre due to every member, the same on every rank:
   // SphericalProfile::at_radius. Collective.
   double at_radius(double r) const;
-  // This rank's run of the sorted order (radius, mass), for the scans of lib/grid/radial_run.hpp.
+  // This rank's run of the sorted order (radius, mass), for the scans of lib/grid/radial_run.hpp, and
+  // the keys of its members.
   grid::RadialRun run() const {
     return {comm_, radius_, mass_, first_[static_cast<std::size_t>(comm_.rank())], total_};
   }
+  const std::vector<std::uint64_t>& run_keys() const { return key_; }
+  // `width` values per member of this rank (values[k * width ...] for the k-th of `members`) brought
+  // into this rank's run, [run][width]: what the scans read of each particle beside its radius and
+  // mass. Collective.
+  std::vector<double> carry(std::span<const double> values, std::size_t width) const;
 
  private:
-  // A member in the sorted order, held by the rank whose run of that order it falls in.
-  struct Sorted {
-    double r, m;
-    std::uint64_t key;
-    std::int32_t rank;       // where it came from ...
-    std::uint32_t position;  // ... and its place in that rank's `members`
+  // Where a member of the run came from: the rank and its place in that rank's `members`.
+  struct Origin {
+    std::int32_t rank;
+    std::uint32_t position;
   };
+  // Each run member's `width` values, made by its origin (`value(position, out)`), into the run's order.
+  template <typename Make>
+  std::vector<double> from_origins(std::size_t width, Make value) const;
+
   const mpi::Comm& comm_;
   double G_, eps2_;
   std::uint64_t total_ = 0;
   double total_mass_ = 0, potential_energy_ = 0;
   std::vector<double> radius_;        // this rank's run of the sorted radii
   std::vector<double> mass_;          // and masses
+  std::vector<std::uint64_t> key_;    // and keys
+  std::vector<Origin> origin_;        // and origins
   std::vector<double> before_;        // [run + 1]: the mass of every member before each of the run, and after it
   std::vector<double> outside_;       // [run + 1]: the sum of m / s(r) from each member of the run on, and after it
   std::vector<std::uint64_t> first_;  // [rank + 1]: where each rank's run starts in the sorted order
   std::vector<std::size_t> members_;  // this rank's members, in the order given
-  std::vector<double> phi_;           // [this rank's members]: their potentials
 };
 
 }  // namespace phew::gravity

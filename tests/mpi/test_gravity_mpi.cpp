@@ -241,6 +241,19 @@ TEST(DistributedSphericalProfileMpi, SameBitsAsTheSerialProfile) {
       EXPECT_EQ(std::bit_cast<std::uint64_t>(spread.total_mass()), std::bit_cast<std::uint64_t>(serial.total_mass()));
       EXPECT_EQ(std::bit_cast<std::uint64_t>(spread.potential_energy()),
                 std::bit_cast<std::uint64_t>(serial.potential_energy()));
+      // Values per member carried into the run's order: each run member's own (its key, its x).
+      std::vector<double> values;
+      for (const std::size_t i : mine) {
+        values.push_back(static_cast<double>(key[i]));
+        values.push_back(x[3 * i]);
+      }
+      const std::vector<double> carried = spread.carry(values, 2);
+      ASSERT_EQ(carried.size(), 2 * spread.run_keys().size());
+      for (std::size_t k = 0; k < spread.run_keys().size(); ++k) {
+        const std::uint64_t kk = spread.run_keys()[k];
+        ASSERT_EQ(carried[2 * k], static_cast<double>(kk));
+        ASSERT_EQ(carried[2 * k + 1], x[3 * ((kk - 1000) / 3)]);
+      }
       std::vector<double> radii{0.0, 0.25, 0.5, 1e-3, 1e9};
       for (std::size_t k = 0; k < serial.size(); k += 97) radii.push_back(serial.radius()[k]);
       for (const double r : radii)
