@@ -34,17 +34,18 @@ struct RadialRun {
     });
     return e;
   }
-  // values[g - first] from the rank whose run holds the whole order's index g (0 when none does).
+  // values[g - first] from the rank whose run holds the whole order's index g (T{} when none does).
   // Collective.
-  double at(std::span<const double> values, std::uint64_t g) const {
+  template <typename T>
+  T at(std::span<const T> values, std::uint64_t g) const {
     struct Held {
       int has;
-      double value;
+      T value;
     };
     const bool mine = g >= first && g - first < values.size();
-    for (const Held& h : comm.all_gather(Held{mine ? 1 : 0, mine ? values[g - first] : 0.0}))
+    for (const Held& h : comm.all_gather(Held{mine ? 1 : 0, mine ? values[g - first] : T{}}))
       if (h.has) return h.value;
-    return 0;
+    return T{};
   }
 };
 

@@ -1,5 +1,6 @@
 #include <phew/unbind/properties.hpp>
 
+#include <phew/gravity/spherical_profile.hpp>
 #include <phew/unbind/nfw.hpp>
 #include <phew/unbind/potential.hpp>
 #include <phew/unbind/shape.hpp>
@@ -127,29 +128,46 @@ CircularVelocityPeak circular_velocity_peak(const grid::RadialRun& run, double G
 
 Properties measure_properties(const LocalParticles& p, const BoundState& state, const Vec& peak, const Frame& frame,
                               const Params& params) {
+  // The radial profile around the centre (no softening): its order and distances for Vmax, the SO
+  // masses, the NFW fit and the per-type radii.
+  const gravity::SphericalProfile prof(p.x, p.mass, state.members, state.centre, frame.G, 0.0);
+  const RadialMembers radial{
+      grid::RadialRun::whole(prof.radius(), prof.mass()), prof.index(), p.id, p.x, p.u, p.type, p.fixed};
+  return measure_properties(mpi::Comm::self(), p, state, radial, peak, frame, params);
+}
+
+Properties measure_properties(const mpi::Comm& comm, const LocalParticles& p, const BoundState& state,
+                              const RadialMembers& radial, const Vec& peak, const Frame& frame, const Params& params) {
   Properties out;
   const auto& members = state.members;
-  if (members.empty()) return out;
+  const std::uint64_t n_members = comm.sum<std::uint64_t>(members.size());
+  if (n_members == 0) return out;
   const double a = frame.scale_factor, G = frame.G, eps = frame.softening * a;
   const Vec& c = state.centre;
+  const auto own = [&](std::size_t i) { return p.fixed.empty() || !p.fixed[i]; };
 
-  // Masses, centre of mass, mean velocities, in ID order.
-  double m_own = 0, m_all = 0;
-  Vec com{0, 0, 0}, vbar{0, 0, 0}, ubar{0, 0, 0};
-  for (const std::size_t i : members) {
-    const double m = p.mass[i];
-    if (p.fixed.empty() || !p.fixed[i]) {
-      ++out.n_bound;
-      m_own += m;
+  // Masses, centre of mass, mean velocities, in ID order: [0] own mass, [1] all, then com, vbar, ubar.
+  std::uint64_t n_own = 0;
+  const std::array<double, 11> first = comm.relay(std::array<double, 11>{}, [&](std::array<double, 11> t) {
+    for (const std::size_t i : members) {
+      const double m = p.mass[i];
+      if (own(i)) {
+        ++n_own;
+        t[0] += m;
+      }
+      t[1] += m;
+      for (std::size_t d = 0; d < 3; ++d) {
+        t[2 + d] += m * p.x[3 * i + d];
+        t[5 + d] += m * p.v[3 * i + d];
+        t[8 + d] += m * p.u[3 * i + d];
+      }
     }
-    m_all += m;
-    for (std::size_t d = 0; d < 3; ++d) {
-      com[d] += m * p.x[3 * i + d];
-      vbar[d] += m * p.v[3 * i + d];
-      ubar[d] += m * p.u[3 * i + d];
-    }
-  }
-  out.n_bound_inclusive = static_cast<std::int64_t>(members.size());
+    return t;
+  });
+  const double m_own = first[0], m_all = first[1];
+  Vec com{first[2], first[3], first[4]}, vbar{first[5], first[6], first[7]}, ubar{first[8], first[9], first[10]};
+  out.n_bound = static_cast<std::int64_t>(comm.sum(n_own));
+  out.n_bound_inclusive = static_cast<std::int64_t>(n_members);
   out.mass = m_own;
   out.mass_inclusive = m_all;
   if (!(m_all > 0)) return out;
@@ -165,20 +183,23 @@ Properties measure_properties(const LocalParticles& p, const BoundState& state, 
   out.shrinking_sphere_centre = to_comoving(state.shrinking_sphere, peak, frame);
   out.bulk_velocity = vbar;
 
-  // Kinetic energy, dispersion and angular momentum in the object's frame.
-  double T = 0;
-  Vec J{0, 0, 0};
-  for (const std::size_t i : members) {
-    const double m = p.mass[i];
-    Vec r{}, w{};
-    for (std::size_t d = 0; d < 3; ++d) {
-      r[d] = p.x[3 * i + d] - c[d];
-      w[d] = p.u[3 * i + d] - ubar[d];
+  // Kinetic energy, dispersion and angular momentum in the object's frame: [0] T, then J.
+  const std::array<double, 4> tj = comm.relay(std::array<double, 4>{}, [&](std::array<double, 4> t) {
+    for (const std::size_t i : members) {
+      const double m = p.mass[i];
+      Vec r{}, w{};
+      for (std::size_t d = 0; d < 3; ++d) {
+        r[d] = p.x[3 * i + d] - c[d];
+        w[d] = p.u[3 * i + d] - ubar[d];
+      }
+      t[0] += 0.5 * m * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+      const Vec l = cross(r, w);
+      for (std::size_t d = 0; d < 3; ++d) t[1 + d] += m * l[d];
     }
-    T += 0.5 * m * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-    const Vec l = cross(r, w);
-    for (std::size_t d = 0; d < 3; ++d) J[d] += m * l[d];
-  }
+    return t;
+  });
+  const double T = tj[0];
+  const Vec J{tj[1], tj[2], tj[3]};
   out.kinetic = T;
   out.vrms = std::sqrt(2 * T / m_all);
   out.angular_momentum = J;
@@ -188,11 +209,9 @@ Properties measure_properties(const LocalParticles& p, const BoundState& state, 
   if (G > 0) out.spin_peebles = norm(J) * std::sqrt(std::abs(E)) / (G * std::pow(m_all, 2.5));
 
   // The radial profile around the centre: Vmax, SO masses, the NFW fit.
-  const gravity::SphericalProfile prof(p.x, p.mass, members, c, G, 0.0);
-  const auto& radius = prof.radius();
-  const auto& rmass = prof.mass();
+  const grid::RadialRun& run = radial.run;
   const CircularVelocityPeak peak_v =
-      circular_velocity_peak(radius, rmass, G, params.vmax_min_particles, eps, params.vmax_window);
+      circular_velocity_peak(run, G, params.vmax_min_particles, eps, params.vmax_window);
   out.vmax = peak_v.vmax;
   out.rmax = peak_v.rmax / a;
 
@@ -201,7 +220,7 @@ Properties measure_properties(const LocalParticles& p, const BoundState& state, 
     const double om = frame.omega_m / (a * a * a);
     const double omega_m_a = om + frame.omega_lambda > 0 ? om / (om + frame.omega_lambda) : 0.0;
     auto measure = [&](double delta) {
-      grid::Overdensity o = grid::outermost_overdensity(radius, rmass, delta * rho_c, grid::kSoMinParticles);
+      grid::Overdensity o = grid::outermost_overdensity(run, delta * rho_c, grid::kSoMinParticles);
       if (o.measured()) o.radius /= a;
       return o;
     };
@@ -216,43 +235,57 @@ Properties measure_properties(const LocalParticles& p, const BoundState& state, 
 
   if (out.vir.measured()) {
     const double Mv = out.vir.mass, Rv = out.vir.radius * a;  // physical radius
-    const auto nv = static_cast<std::size_t>(out.vir.n_particles);
+    const auto nv = static_cast<std::uint64_t>(out.vir.n_particles);
     const double Vv = std::sqrt(G * Mv / Rv);
-    // The particles inside Rvir: their frame, angular momentum and centre of mass.
-    Vec uv{0, 0, 0}, xv{0, 0, 0};
-    double mv = 0;
-    for (std::size_t k = 0; k < nv; ++k) {
-      const std::size_t i = prof.index()[k];
-      mv += p.mass[i];
-      for (std::size_t d = 0; d < 3; ++d) {
-        uv[d] += p.mass[i] * p.u[3 * i + d];
-        xv[d] += p.mass[i] * p.x[3 * i + d];
+    // The particles inside Rvir (the first nv of the radius order): their frame and centre of mass,
+    // summed in radius order: [0] mass, then u, then x.
+    const std::array<double, 7> inner = comm.relay(std::array<double, 7>{}, [&](std::array<double, 7> t) {
+      for (std::size_t k = 0; k < run.radius.size() && run.first + k < nv; ++k) {
+        const std::size_t i = radial.at(k);
+        const double m = run.mass[k];
+        t[0] += m;
+        for (std::size_t d = 0; d < 3; ++d) {
+          t[1 + d] += m * radial.u[3 * i + d];
+          t[4 + d] += m * radial.x[3 * i + d];
+        }
       }
-    }
+      return t;
+    });
+    const double mv = inner[0];
+    Vec uv{inner[1], inner[2], inner[3]}, xv{inner[4], inner[5], inner[6]};
     for (std::size_t d = 0; d < 3; ++d) {
       uv[d] /= mv;
       xv[d] /= mv;
     }
-    // Sum in ID order, not radius order, like every other sum over a set of particles here.
-    std::vector<std::size_t> inside(prof.index().begin(), prof.index().begin() + static_cast<std::ptrdiff_t>(nv));
-    std::sort(inside.begin(), inside.end());
-    Vec Jv{0, 0, 0};
-    for (const std::size_t i : inside) {
-      Vec r{}, w{};
-      for (std::size_t d = 0; d < 3; ++d) {
-        r[d] = p.x[3 * i + d] - c[d];
-        w[d] = p.u[3 * i + d] - uv[d];
+    // Their angular momentum in ID order, not radius order, like every other sum over a set of
+    // particles here: a member is inside when it comes no later than the nv-th of the radius order by
+    // (radius, ID), its radius computed as the profile computes it.
+    const double r_last = run.at(run.radius, nv - 1);
+    std::vector<std::uint64_t> run_ids(run.radius.size());
+    for (std::size_t k = 0; k < run_ids.size(); ++k) run_ids[k] = radial.id[radial.at(k)];
+    const std::uint64_t id_last = run.at(std::span<const std::uint64_t>(run_ids), nv - 1);
+    const std::array<double, 3> jv = comm.relay(std::array<double, 3>{}, [&](std::array<double, 3> t) {
+      for (const std::size_t i : members) {
+        const double dx = p.x[3 * i] - c[0], dy = p.x[3 * i + 1] - c[1], dz = p.x[3 * i + 2] - c[2];
+        const double ri = std::sqrt(dx * dx + dy * dy + dz * dz);
+        if (ri > r_last || (ri == r_last && p.id[i] > id_last)) continue;
+        Vec r{}, w{};
+        for (std::size_t d = 0; d < 3; ++d) {
+          r[d] = p.x[3 * i + d] - c[d];
+          w[d] = p.u[3 * i + d] - uv[d];
+        }
+        const Vec l = cross(r, w);
+        for (std::size_t d = 0; d < 3; ++d) t[d] += p.mass[i] * l[d];
       }
-      const Vec l = cross(r, w);
-      for (std::size_t d = 0; d < 3; ++d) Jv[d] += p.mass[i] * l[d];
-    }
+      return t;
+    });
+    const Vec Jv{jv[0], jv[1], jv[2]};
     out.spin_bullock = norm(Jv) / (std::numbers::sqrt2 * Mv * Vv * Rv);
     out.xoff = norm({c[0] - xv[0], c[1] - xv[1], c[2] - xv[2]}) / a;
 
     out.concentration_klypin = klypin_concentration(out.vmax / Vv);
     out.rs_klypin = out.vir.radius / out.concentration_klypin;
-    const double rs =
-        fit_nfw_scale_radius(radius, rmass, Rv, {params.fit_bins, params.fit_inner, params.fit_min_per_bin, eps});
+    const double rs = fit_nfw_scale_radius(run, Rv, {params.fit_bins, params.fit_inner, params.fit_min_per_bin, eps});
     out.rs_fit = rs / a;
     out.concentration_fit = Rv / rs;
 
@@ -264,23 +297,37 @@ Properties measure_properties(const LocalParticles& p, const BoundState& state, 
     for (std::size_t k = 0; k < members.size(); ++k) mk[k] = p.mass[members[k]];
     std::vector<std::size_t> all(members.size());
     std::iota(all.begin(), all.end(), std::size_t{0});
-    const Shape shape = reduced_inertia_shape(rel, mk, all, Rv, params.shape_max_iterations, params.shape_tolerance);
+    const Shape shape =
+        reduced_inertia_shape(comm, rel, mk, all, Rv, params.shape_max_iterations, params.shape_tolerance);
     out.b_to_a = shape.b_to_a;
     out.c_to_a = shape.c_to_a;
     out.major_axis = shape.major_axis;
   }
 
-  TypeBreakdown by_type = measure_by_type(p, members, prof, frame, params);
+  TypeBreakdown by_type = measure_by_type(comm, p, members, radial, c, frame, params);
   out.by_type = std::move(by_type.own);
   out.by_type_inclusive = std::move(by_type.inclusive);
 
-  // The most-bound own particles: lowest energy first, ties by ID.
-  std::vector<std::pair<double, std::uint64_t>> own;
+  // The most-bound own particles: lowest energy first, ties by ID (each rank's first, then the first
+  // of all of them), in the order of std::pair's <.
+  struct Ranked {
+    double energy;
+    std::uint64_t id;
+    bool operator<(const Ranked& o) const { return energy < o.energy || (!(o.energy < energy) && id < o.id); }
+  };
+  std::vector<Ranked> lowest;
   for (const std::size_t i : members)
-    if (p.fixed.empty() || !p.fixed[i]) own.emplace_back(state.energy[i], p.id[i]);
-  const std::size_t keep = std::min(params.n_most_bound, own.size());
-  std::partial_sort(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(keep), own.end());
-  for (std::size_t k = 0; k < keep; ++k) out.most_bound_ids.push_back(own[k].second);
+    if (own(i)) lowest.push_back({state.energy[i], p.id[i]});
+  const std::size_t keep_here = std::min(params.n_most_bound, lowest.size());
+  std::partial_sort(lowest.begin(), lowest.begin() + static_cast<std::ptrdiff_t>(keep_here), lowest.end());
+  lowest.resize(keep_here);
+  if (comm.size() > 1) {
+    lowest = comm.all_gatherv<Ranked>(lowest);
+    const std::size_t keep = std::min(params.n_most_bound, lowest.size());
+    std::partial_sort(lowest.begin(), lowest.begin() + static_cast<std::ptrdiff_t>(keep), lowest.end());
+    lowest.resize(keep);
+  }
+  for (const Ranked& r : lowest) out.most_bound_ids.push_back(r.id);
   return out;
 }
 

@@ -33,10 +33,30 @@ struct BoundState {
   std::array<double, 3> most_bound{}, potential_minimum{}, shrinking_sphere{};
 };
 
+// The bound members in radius order about the centre (no softening), as the properties read them: this
+// rank's run of that order (lib/grid/radial_run.hpp) and, for each of its particles, its ID, position,
+// velocity u, type and fixed flag: read through `index` from the object's arrays on one rank (the
+// order of a gravity::SphericalProfile), or, spread over ranks, carried into the run's order (`index`
+// empty: gravity::DistributedSphericalProfile::carry).
+struct RadialMembers {
+  grid::RadialRun run;
+  std::span<const std::size_t> index;  // [run]: into the arrays below; empty: they are [run]
+  std::span<const std::uint64_t> id;
+  std::span<const double> x, u;               // [][3]
+  std::span<const std::uint8_t> type, fixed;  // empty: every particle of the first type / none fixed
+  std::size_t at(std::size_t k) const { return index.empty() ? k : index[k]; }
+};
+
 // Every property of Properties from the bound particles. `peak` is the object's peak (comoving), the
 // origin of the local positions. Pure.
 Properties measure_properties(const LocalParticles& particles, const BoundState& state,
                               const std::array<double, 3>& peak, const Frame& frame, const Params& params);
+// The same for an object spread over the ranks of `comm` (each rank's LocalParticles in ID order, the
+// ranks' in rank order making the object's; `state` this rank's members), with the members' radius
+// order about state.centre: the one-rank bits on every rank. Collective.
+Properties measure_properties(const mpi::Comm& comm, const LocalParticles& particles, const BoundState& state,
+                              const RadialMembers& radial, const std::array<double, 3>& peak, const Frame& frame,
+                              const Params& params);
 
 // Vmax and the radius where it is reached, from particles sorted by radius (`radius` ascending with
 // `mass`): v_c^2 = G M(<=r_k) / r_k at each particle k from the `min_particles`-th on (and at radii of

@@ -17,11 +17,13 @@ struct TypeBreakdown {
   std::vector<TypeProperties> own, inclusive;  // [column of params.types]
 };
 
-// The breakdown of the bound particles `members` (ascending indices into `p`, own and fixed) about the
-// centre of `profile` (their spherical profile: its distances and radius order are used, not computed
+// The breakdown of the bound particles `members` (ascending indices into `p`, own and fixed) about
+// `centre`, with their radius order about it (`radial`: its distances and order are used, not computed
 // again), a column per type of params.types (a particle of another type is counted in none), apertures
-// of params.apertures. Every sum is taken in index order: bit-reproducible. Pure.
-TypeBreakdown measure_by_type(const LocalParticles& p, std::span<const std::size_t> members,
-                              const gravity::SphericalProfile& profile, const Frame& frame, const Params& params);
+// of params.apertures. Every sum is taken in index order, carried over the ranks of `comm` when the
+// object is spread over them: bit-reproducible, the one-rank bits on any number of ranks. Collective.
+TypeBreakdown measure_by_type(const mpi::Comm& comm, const LocalParticles& p, std::span<const std::size_t> members,
+                              const RadialMembers& radial, const std::array<double, 3>& centre, const Frame& frame,
+                              const Params& params);
 
 }  // namespace phew::unbind
