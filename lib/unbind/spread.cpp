@@ -2,7 +2,9 @@
 
 #include <phew/core/error.hpp>
 #include <phew/gravity/distributed_profile.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/unbind/passes.hpp>
+#include <phew/unbind/properties.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -77,7 +79,7 @@ void check_id_order(const mpi::Comm& comm, const Local& l) {
 
 }  // namespace
 
-SpreadPasses unbind_spread_passes(const mpi::Comm& comm, const ObjectParticles& share, const ObjectSpec& spec,
+ObjectResult unbind_spread_object(const mpi::Comm& comm, const ObjectParticles& share, const ObjectSpec& spec,
                                   const Frame& frame, const Params& params) {
   if (!(frame.scale_factor > 0))
     throw core::Error::internal("unbind: scale factor {} is not positive", frame.scale_factor);
@@ -87,25 +89,68 @@ SpreadPasses unbind_spread_passes(const mpi::Comm& comm, const ObjectParticles& 
   if (share.copied) share.copied();
   check_id_order(comm, l);
   const std::size_t n = l.id.size();
-  SpreadPasses result;
+  ObjectResult result;
   ObjectSummary& sum = result.summary;
   sum.n_particles = static_cast<std::int64_t>(comm.sum<std::uint64_t>(n));
   sum.n_fixed = static_cast<std::int64_t>(
       comm.sum<std::uint64_t>(static_cast<std::uint64_t>(std::count(l.fixed.begin(), l.fixed.end(), 1))));
 
-  std::unique_ptr<grid::ShrinkingSphereGroup> spheres;
-  if (params.centre == CentreKind::shrinking_sphere)
-    spheres = std::make_unique<grid::ShrinkingSphereGroup>(l.x, l.m, grid::Box{}, Vec{0, 0, 0}, &comm);
+  // The shrinking spheres' group over the ranks (bound.h5 writes their centre whatever the choice).
+  auto spheres = std::make_unique<grid::ShrinkingSphereGroup>(l.x, l.m, grid::Box{}, Vec{0, 0, 0}, &comm);
   const Spread whole{comm, l, frame.G, frame.softening * frame.scale_factor};
-  const passes::Outcome out = passes::remove_unbound(whole, l, spec, frame, params, spheres.get());
+  passes::Outcome out = passes::remove_unbound(whole, l, spec, frame, params, spheres.get());
+  const passes::Evaluation& ev = out.ev;
   sum.iterations = out.iterations;
   sum.n_removed = out.n_removed;
   sum.converged = out.converged;
   sum.dissolved = out.dissolved;
-  sum.threshold = out.ev.threshold;
+  sum.threshold = ev.threshold;
   if (!out.dissolved) {
-    result.centre = out.ev.centre;
-    result.potential_energy = out.ev.potential_energy;
+    const auto centre_of = [&](CentreKind k) {
+      return k == params.centre ? ev.centre
+                                : passes::choose_centre(whole, k, l, ev.members, out.phi, out.energy, true, ev.centre,
+                                                        spheres.get(), params);
+    };
+    const BoundState state{ev.members,
+                           out.phi,
+                           out.energy,
+                           ev.centre,
+                           ev.potential_energy,
+                           centre_of(CentreKind::most_bound),
+                           centre_of(CentreKind::potential_minimum),
+                           centre_of(CentreKind::shrinking_sphere)};
+    spheres.reset();
+    // The bound members' radius order about the centre over the ranks, with what the properties read of
+    // each particle carried into it: x, u, type, fixed.
+    const gravity::DistributedSphericalProfile prof(comm, l.x, l.m, l.id, ev.members, ev.centre, frame.G, 0.0);
+    constexpr std::size_t kWidth = 8;
+    std::vector<double> values(kWidth * ev.members.size());
+    for (std::size_t k = 0; k < ev.members.size(); ++k) {
+      const std::size_t i = ev.members[k];
+      double* v = &values[kWidth * k];
+      for (std::size_t d = 0; d < 3; ++d) {
+        v[d] = l.x[3 * i + d];
+        v[3 + d] = l.u[3 * i + d];
+      }
+      v[6] = l.type.empty() ? 0 : l.type[i];
+      v[7] = l.fixed[i];
+    }
+    const std::vector<double> carried = prof.carry(values, kWidth);
+    core::release(values);
+    const std::size_t run = prof.run_keys().size();
+    std::vector<double> run_x(3 * run), run_u(3 * run);
+    std::vector<std::uint8_t> run_type(l.type.empty() ? 0 : run), run_fixed(run);
+    for (std::size_t k = 0; k < run; ++k) {
+      const double* v = &carried[kWidth * k];
+      for (std::size_t d = 0; d < 3; ++d) {
+        run_x[3 * k + d] = v[d];
+        run_u[3 * k + d] = v[3 + d];
+      }
+      if (!run_type.empty()) run_type[k] = static_cast<std::uint8_t>(v[6]);
+      run_fixed[k] = static_cast<std::uint8_t>(v[7]);
+    }
+    const RadialMembers radial{prof.run(), {}, prof.run_keys(), run_x, run_u, run_type, run_fixed};
+    sum.properties = measure_properties(comm, l.view(), state, radial, spec.peak, frame, params);
   }
   result.bound.assign(n, 0);
   result.energy.assign(n, std::numeric_limits<double>::quiet_NaN());

@@ -6,32 +6,20 @@
 // unbind_object's (lib/unbind/passes.hpp) with every sum over the members carried from rank to rank
 // in ID order, the spherical profile sorted across the ranks (gravity::DistributedSphericalProfile)
 // and the shrinking spheres' exact sums added over them: the bound flags, energies, counts, centre and
-// U are unbind_object's bits for any number of ranks. The profile potential only (the tree's walks
-// over a spread object are not built), and the properties are not measured here yet.
+// U are unbind_object's bits for any number of ranks. The properties are measure_properties' over the
+// ranks (its sums carried the same way, its scans over the runs of the radius order). The profile
+// potential only: the tree's walks over a spread object are not built.
 #pragma once
 
 #include <phew/mpi/comm.hpp>
 #include <phew/unbind/unbind.hpp>
 
-#include <array>
-#include <cstdint>
-#include <vector>
-
 namespace phew::unbind {
 
-struct SpreadPasses {
-  // Per particle of this rank's share, in the order given (ObjectResult's):
-  std::vector<std::uint8_t> bound;
-  std::vector<double> energy;
-  // Over the whole object (ObjectSummary's; properties not measured):
-  ObjectSummary summary;
-  std::array<double, 3> centre{kNaN, kNaN, kNaN};  // the chosen centre, local: physical, from the peak
-  double potential_energy = kNaN;                  // U of the bound particles (NaN when dissolved)
-};
-
 // Error(internal) for the tree potential, or shares out of ID order; Error(input) for an ID given
-// twice. Collective.
-SpreadPasses unbind_spread_passes(const mpi::Comm& comm, const ObjectParticles& share, const ObjectSpec& spec,
+// twice. The result: per particle of this rank's share, in the order given; the summary (counts and
+// properties) over the whole object, the same on every rank. Collective.
+ObjectResult unbind_spread_object(const mpi::Comm& comm, const ObjectParticles& share, const ObjectSpec& spec,
                                   const Frame& frame, const Params& params);
 
 }  // namespace phew::unbind

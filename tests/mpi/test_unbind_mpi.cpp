@@ -1,5 +1,5 @@
-// An object spread over 1-4 ranks (unbind_spread_passes) gives unbind_object's bits: every bound flag
-// and energy, the counts, the chosen centre and U, for each centre it takes, with the potential of the
+// An object spread over 1-4 ranks (unbind_spread_object) gives unbind_object's bits: every bound flag
+// and energy, the counts and every property (per type too), for each centre it takes, with the potential of the
 // bound particles or of all, a saddle threshold, sub-objects' fixed particles, a scale factor and
 // Hubble flow, shares of unequal sizes (one empty) in a shuffled order.
 #include <phew/core/error.hpp>
@@ -36,13 +36,43 @@ Cloud object() {
 
 std::uint64_t bits(double v) { return std::bit_cast<std::uint64_t>(v); }
 
+// Every property as bits, in one list (most-bound IDs and the per-type columns included).
+std::vector<std::uint64_t> flat(const Properties& q) {
+  std::vector<std::uint64_t> v{static_cast<std::uint64_t>(q.n_bound), static_cast<std::uint64_t>(q.n_bound_inclusive)};
+  const auto add = [&](double x) { v.push_back(bits(x)); };
+  const auto add3 = [&](const std::array<double, 3>& x) {
+    for (const double c : x) add(c);
+  };
+  for (const double x : {q.mass, q.mass_inclusive, q.vrms, q.vmax, q.rmax, q.kinetic, q.potential, q.virial_ratio,
+                         q.spin_peebles, q.spin_bullock, q.delta_vir, q.rs_klypin, q.concentration_klypin, q.rs_fit,
+                         q.concentration_fit, q.b_to_a, q.c_to_a, q.xoff})
+    add(x);
+  for (const auto& x : {q.centre, q.centre_of_mass, q.most_bound_position, q.potential_minimum_position,
+                        q.shrinking_sphere_centre, q.bulk_velocity, q.angular_momentum, q.major_axis})
+    add3(x);
+  for (const grid::Overdensity& o : {q.vir, q.c200, q.m200, q.c500}) {
+    add(o.radius);
+    add(o.mass);
+    v.push_back(static_cast<std::uint64_t>(o.n_particles));
+  }
+  v.insert(v.end(), q.most_bound_ids.begin(), q.most_bound_ids.end());
+  for (const auto* types : {&q.by_type, &q.by_type_inclusive})
+    for (const TypeProperties& t : *types) {
+      v.push_back(static_cast<std::uint64_t>(t.n_bound));
+      for (const double x : {t.mass, t.half_mass_radius, t.velocity_dispersion}) add(x);
+      for (const double x : t.aperture_mass) add(x);
+    }
+  return v;
+}
+
 TEST(UnbindSpreadMpi, SameBitsAsOneRank) {
   const mpi::Comm world;
   const Cloud all = object();
   const std::size_t n = all.size();
-  // Fixed: the small sphere's first 300 (a sub-object's bound particles).
-  std::vector<std::uint8_t> fixed(n, 0);
+  // Fixed: the small sphere's first 300 (a sub-object's bound particles). Types: every third is type 4.
+  std::vector<std::uint8_t> fixed(n, 0), type(n, 1);
   for (std::size_t i = 6000; i < 6300; ++i) fixed[i] = 1;
+  for (std::size_t i = 0; i < n; i += 3) type[i] = 4;
   // The shares: ID order cut unevenly (rank r's share grows with r; the last of 4 ranks gets none).
   std::vector<std::size_t> by_id(n);
   std::iota(by_id.begin(), by_id.end(), std::size_t{0});
@@ -61,13 +91,19 @@ TEST(UnbindSpreadMpi, SameBitsAsOneRank) {
                                 by_id.begin() + static_cast<std::ptrdiff_t>(end));
   std::reverse(mine.begin(), mine.end());  // any order within a share
   Cloud share = all.permuted(mine);
-  std::vector<std::uint8_t> share_fixed;
-  for (const std::size_t i : mine) share_fixed.push_back(fixed[i]);
+  std::vector<std::uint8_t> share_fixed, share_type;
+  for (const std::size_t i : mine) {
+    share_fixed.push_back(fixed[i]);
+    share_type.push_back(type[i]);
+  }
 
   Frame frame;
   frame.scale_factor = 0.7;
   frame.hubble = 0.3;
   frame.softening = 0.004;
+  frame.critical_density = 0.05;
+  frame.omega_m = 0.3;
+  frame.omega_lambda = 0.7;
   ObjectSpec spec;
   spec.peak = {0.001, -0.002, 0.0005};
   spec.saddle_radius = 0.2;
@@ -78,10 +114,12 @@ TEST(UnbindSpreadMpi, SameBitsAsOneRank) {
       p.potential_of_all = variant >= 1;
       p.saddle = variant == 2;
       if (variant == 3) p.min_bound = 100000;  // dissolved
+      p.types = {1, 4};
+      p.apertures = {0.01, 0.05};
       SCOPED_TRACE(to_string(centre) + " variant " + std::to_string(variant));
-      const ObjectResult want = unbind_object({all.id, all.x, all.v, all.m, fixed}, spec, frame, p);
-      const SpreadPasses got =
-          unbind_spread_passes(world, {share.id, share.x, share.v, share.m, share_fixed}, spec, frame, p);
+      const ObjectResult want = unbind_object({all.id, all.x, all.v, all.m, fixed, type}, spec, frame, p);
+      const ObjectResult got =
+          unbind_spread_object(world, {share.id, share.x, share.v, share.m, share_fixed, share_type}, spec, frame, p);
       for (std::size_t k = 0; k < mine.size(); ++k) {
         ASSERT_EQ(got.bound[k], want.bound[mine[k]]) << "ID " << share.id[k];
         ASSERT_EQ(bits(got.energy[k]), bits(want.energy[mine[k]])) << "ID " << share.id[k];
@@ -95,11 +133,12 @@ TEST(UnbindSpreadMpi, SameBitsAsOneRank) {
       EXPECT_EQ(a.dissolved, b.dissolved);
       EXPECT_EQ(bits(a.threshold), bits(b.threshold));
       EXPECT_GT(b.n_removed, 0);  // the fast ones go
-      if (!b.dissolved) {
-        EXPECT_EQ(bits(got.potential_energy), bits(b.properties.potential));
-        // The chosen centre, comoving as the properties give it (an open box).
-        for (std::size_t d = 0; d < 3; ++d)
-          EXPECT_EQ(spec.peak[d] + got.centre[d] / frame.scale_factor, b.properties.centre[d]);
+      EXPECT_EQ(flat(a.properties), flat(b.properties));
+      if (!b.dissolved) {  // the paths of every property taken
+        EXPECT_TRUE(b.properties.vir.measured());
+        EXPECT_TRUE(std::isfinite(b.properties.rs_fit) && std::isfinite(b.properties.b_to_a));
+        EXPECT_EQ(b.properties.most_bound_ids.size(), p.n_most_bound);
+        EXPECT_TRUE(std::isfinite(b.properties.by_type[1].half_mass_radius));
       }
     }
   }
@@ -113,7 +152,7 @@ TEST(UnbindSpreadMpi, SharesOutOfOrderRefused) {
   std::vector<std::size_t> mine;
   for (std::size_t i = 0; i < 10; ++i) mine.push_back(199 - 10 * static_cast<std::size_t>(world.rank()) - i);
   const Cloud share = all.permuted(mine);
-  const auto spread = [&] { unbind_spread_passes(world, {share.id, share.x, share.v, share.m, {}}, {}, {}, {}); };
+  const auto spread = [&] { unbind_spread_object(world, {share.id, share.x, share.v, share.m, {}}, {}, {}, {}); };
   EXPECT_THROW(spread(), core::Error);
 }
 
