@@ -12,6 +12,7 @@
 #include <phew/particles/cell_members.hpp>
 #include <phew/unbind/hierarchy.hpp>
 #include <phew/unbind/schedule.hpp>
+#include <phew/unbind/spread.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -129,17 +130,15 @@ void sort_by_group_then_id(std::vector<Member>& members, std::size_t groups) {
               [](const Member& p, const Member& q) { return p.id < q.id; });
 }
 
-// Unbinds one halo's hierarchy: `rows` are its objects (indices into `objects`, by ID), `members` its
-// particles (sorted by ID), possibly none. The members are not read after they are copied: the whole
-// pages of their run go back then.
-void unbind_halo(std::span<Member> members, const std::vector<std::size_t>& rows, std::span<const ObjectRow> objects,
-                 const Frame& frame, const Params& params, Rows& out) {
+// A halo's objects as the hierarchy sees them: `rows` (indices into `objects`, by ID) with their specs
+// (parent: its parent in the saddle hierarchy, or its halo when that fell below phew-merge's
+// --mass-threshold; a sub-object's saddle radius).
+std::vector<ObjectSpec> specs_of(const std::vector<std::size_t>& rows, std::span<const ObjectRow> objects) {
   std::map<std::int64_t, std::int64_t> index_of;  // clump ID -> object index
   for (std::size_t o = 0; o < rows.size(); ++o) index_of[objects[rows[o]].id] = static_cast<std::int64_t>(o);
   std::vector<ObjectSpec> specs(rows.size());
   for (std::size_t o = 0; o < rows.size(); ++o) {
     const ObjectRow& c = objects[rows[o]];
-    // Its parent in the saddle hierarchy; when that fell below phew-merge's --mass-threshold, its halo.
     for (const std::int64_t up : {c.parent, c.halo})
       if (up != c.id && index_of.count(up)) {
         specs[o].parent = index_of[up];
@@ -148,6 +147,129 @@ void unbind_halo(std::span<Member> members, const std::vector<std::size_t>& rows
     specs[o].peak = c.peak;
     if (specs[o].parent >= 0) specs[o].saddle_radius = c.saddle_radius;
   }
+  return specs;
+}
+
+// The halo's one top object (its index in `rows`), or -1 when it has several or none.
+std::int64_t top_of(const std::vector<ObjectSpec>& specs) {
+  std::int64_t top = -1;
+  for (std::size_t o = 0; o < specs.size(); ++o)
+    if (specs[o].parent < 0) {
+      if (top >= 0) return -1;
+      top = static_cast<std::int64_t>(o);
+    }
+  return top;
+}
+
+// bound.h5's row of object `o` of a halo's `rows`, from what unbinding it found.
+model::BoundObject object_row(std::size_t o, const std::vector<std::size_t>& rows, std::span<const ObjectRow> objects,
+                              const std::vector<ObjectSpec>& specs, const ObjectSummary& s) {
+  const ObjectRow& c = objects[rows[o]];
+  const Properties& q = s.properties;
+  model::BoundObject b;
+  b.id = c.id;
+  b.parent = specs[o].parent >= 0 ? objects[rows[static_cast<std::size_t>(specs[o].parent)]].id : 0;
+  for (std::int64_t up = specs[o].parent; up >= 0; up = specs[static_cast<std::size_t>(up)].parent) ++b.depth;
+  std::int64_t top = static_cast<std::int64_t>(o);
+  while (specs[static_cast<std::size_t>(top)].parent >= 0) top = specs[static_cast<std::size_t>(top)].parent;
+  b.halo = objects[rows[static_cast<std::size_t>(top)]].id;
+  b.n_particles = s.n_particles;
+  b.n_received = s.n_received;
+  b.n_bound = q.n_bound;
+  b.n_bound_inclusive = q.n_bound_inclusive;
+  b.mass = value(q.mass);
+  b.mass_inclusive = value(q.mass_inclusive);
+  b.peak_position = c.peak;
+  if (!s.dissolved) {
+    b.centre = value(q.centre);
+    b.centre_of_mass = value(q.centre_of_mass);
+    b.most_bound_position = value(q.most_bound_position);
+    b.potential_minimum_position = value(q.potential_minimum_position);
+    b.shrinking_sphere_centre = value(q.shrinking_sphere_centre);
+    b.bulk_velocity = value(q.bulk_velocity);
+    b.angular_momentum = value(q.angular_momentum);
+  }
+  b.vrms = value(q.vrms);
+  b.vmax = value(q.vmax);
+  b.rmax = value(q.rmax);
+  b.virial_ratio = value(q.virial_ratio);
+  b.spin_peebles = value(q.spin_peebles);
+  b.spin_bullock = value(q.spin_bullock);
+  b.mvir = value(q.vir.mass);
+  b.rvir = value(q.vir.radius);
+  b.m200c = value(q.c200.mass);
+  b.r200c = value(q.c200.radius);
+  b.m200m = value(q.m200.mass);
+  b.r200m = value(q.m200.radius);
+  b.m500c = value(q.c500.mass);
+  b.r500c = value(q.c500.radius);
+  b.rs_klypin = value(q.rs_klypin);
+  b.concentration_klypin = value(q.concentration_klypin);
+  b.rs_fit = value(q.rs_fit);
+  b.concentration_fit = value(q.concentration_fit);
+  b.b_to_a = value(q.b_to_a);
+  b.c_to_a = value(q.c_to_a);
+  b.xoff = value(q.xoff);
+  b.iterations = s.iterations;
+  b.converged = s.converged;
+  b.dissolved = s.dissolved;
+  return b;
+}
+
+// An object's rows: itself, its most-bound particles and its per-type columns.
+void add_object_rows(std::size_t o, const std::vector<std::size_t>& rows, std::span<const ObjectRow> objects,
+                     const std::vector<ObjectSpec>& specs, const ObjectSummary& s, const Params& params, Rows& out) {
+  out.objects.push_back(object_row(o, rows, objects, specs, s));
+  const std::int64_t id = objects[rows[o]].id;
+  add_type_rows(id, s.properties, params, out.by_type);
+  for (std::size_t k = 0; k < s.properties.most_bound_ids.size(); ++k)
+    out.most_bound.push_back({id, static_cast<std::int64_t>(k), s.properties.most_bound_ids[k]});
+}
+
+// A particle of a halo spread over the ranks, as its top object's unbinding takes it: one of the top's
+// own members, or one of its sub-objects' (passed up unbound, or bound to one: fixed).
+struct TopParticle {
+  std::uint64_t id;
+  double x[3], v[3], m;
+  std::int64_t member_of;  // the object it was given to
+  std::int64_t bound_to;   // fixed: the sub-object it is bound to (exclusively)
+  double energy;           // fixed: its energy there
+  std::uint8_t type;
+  std::uint8_t fixed;
+};
+
+TopParticle top_particle(const Member& p, std::int64_t member_of) {
+  TopParticle t{p.id, {p.x[0], p.x[1], p.x[2]}, {p.v[0], p.v[1], p.v[2]}, p.m, member_of, 0, 0.0, p.type, 0};
+  return t;
+}
+
+// Unbinds one halo's hierarchy: `rows` are its objects (indices into `objects`, by ID), `members` its
+// particles (sorted by ID), possibly none. The members are not read after they are copied: the whole
+// pages of their run go back then. With `to_top` (a halo spread over the ranks, whose top object and its
+// own members are left out here), its sub-objects alone: their rows are made, and every particle they
+// were given goes to `to_top` (the top object's, unbound by unbind_spread_halo), with `passed_to_top`
+// counting those they did not bind.
+void unbind_halo(std::span<Member> members, const std::vector<std::size_t>& rows, std::span<const ObjectRow> objects,
+                 const Frame& frame, const Params& params, Rows& out, std::vector<TopParticle>* to_top = nullptr,
+                 std::int64_t* passed_to_top = nullptr) {
+  const std::vector<ObjectSpec> specs = specs_of(rows, objects);
+  // Spread: the sub-objects alone, the top's children without a parent (their unbound particles go to
+  // the top's unbinding instead) but with the saddle radius they have as sub-objects.
+  const std::int64_t top = to_top ? top_of(specs) : -1;
+  std::vector<std::int64_t> run_index(rows.size());  // object -> its index in the run's specs (-1: the top)
+  std::vector<std::size_t> run_object;               // and back
+  std::vector<ObjectSpec> run_specs;
+  for (std::size_t o = 0; o < rows.size(); ++o) {
+    run_index[o] = static_cast<std::int64_t>(o) == top ? -1 : static_cast<std::int64_t>(run_object.size());
+    if (run_index[o] >= 0) run_object.push_back(o);
+  }
+  for (const std::size_t o : run_object) {
+    ObjectSpec spec = specs[o];
+    spec.parent = spec.parent >= 0 ? run_index[static_cast<std::size_t>(spec.parent)] : -1;
+    run_specs.push_back(spec);
+  }
+  std::map<std::int64_t, std::int64_t> index_of;  // clump ID -> the run's object index
+  for (const std::size_t o : run_object) index_of[objects[rows[o]].id] = run_index[o];
   const std::size_t n = members.size();
   std::vector<std::uint64_t> id(n);
   std::vector<double> pos(3 * n), vel(3 * n), mass(n);
@@ -164,6 +286,9 @@ void unbind_halo(std::span<Member> members, const std::vector<std::size_t>& rows
       vel[3 * i + d] = p.v[d];
     }
   }
+  // What goes to a spread top: every particle, as given (copied before the members' pages go).
+  if (to_top)
+    for (std::size_t i = 0; i < n; ++i) to_top->push_back(top_particle(members[i], members[i].label));
   // A big halo's members are most of its batch (88 bytes each), given back before it is unbound and
   // not when it reaches the batch's prefix of finished haloes (unbind_objects): only pages wholly inside
   // its run, which no other halo's thread reads.
@@ -176,70 +301,76 @@ void unbind_halo(std::span<Member> members, const std::vector<std::size_t>& rows
     core::release(mass);
     core::release(type);
   };
-  const HierarchyResult r = unbind_hierarchy({id, pos, vel, mass, object, type, let_go}, specs, frame, params);
+  const HierarchyResult r = unbind_hierarchy({id, pos, vel, mass, object, type, let_go}, run_specs, frame, params);
   out.passed += r.n_passed;
 
-  for (std::size_t o = 0; o < rows.size(); ++o) {
-    const ObjectRow& c = objects[rows[o]];
-    const ObjectSummary& s = r.objects[o];
-    const Properties& q = s.properties;
-    model::BoundObject b;
-    b.id = c.id;
-    b.parent = specs[o].parent >= 0 ? objects[rows[static_cast<std::size_t>(specs[o].parent)]].id : 0;
-    for (std::int64_t up = specs[o].parent; up >= 0; up = specs[static_cast<std::size_t>(up)].parent) ++b.depth;
-    std::int64_t top = static_cast<std::int64_t>(o);
-    while (specs[static_cast<std::size_t>(top)].parent >= 0) top = specs[static_cast<std::size_t>(top)].parent;
-    b.halo = objects[rows[static_cast<std::size_t>(top)]].id;
-    b.n_particles = s.n_particles;
-    b.n_received = s.n_received;
-    b.n_bound = q.n_bound;
-    b.n_bound_inclusive = q.n_bound_inclusive;
-    b.mass = value(q.mass);
-    b.mass_inclusive = value(q.mass_inclusive);
-    b.peak_position = c.peak;
-    if (!s.dissolved) {
-      b.centre = value(q.centre);
-      b.centre_of_mass = value(q.centre_of_mass);
-      b.most_bound_position = value(q.most_bound_position);
-      b.potential_minimum_position = value(q.potential_minimum_position);
-      b.shrinking_sphere_centre = value(q.shrinking_sphere_centre);
-      b.bulk_velocity = value(q.bulk_velocity);
-      b.angular_momentum = value(q.angular_momentum);
+  for (std::size_t k = 0; k < run_object.size(); ++k)
+    add_object_rows(run_object[k], rows, objects, specs, r.objects[k], params, out);
+  if (to_top) {
+    // Bound to a sub-object: fixed in the top's unbinding; the rest passed up to it.
+    TopParticle* t = to_top->data() + (to_top->size() - n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t o = r.bound_to[i];
+      if (o >= 0) {
+        t[i].fixed = 1;
+        t[i].bound_to = objects[rows[run_object[static_cast<std::size_t>(o)]]].id;
+        t[i].energy = r.energy[i];
+      } else {
+        ++*passed_to_top;
+      }
     }
-    b.vrms = value(q.vrms);
-    b.vmax = value(q.vmax);
-    b.rmax = value(q.rmax);
-    b.virial_ratio = value(q.virial_ratio);
-    b.spin_peebles = value(q.spin_peebles);
-    b.spin_bullock = value(q.spin_bullock);
-    b.mvir = value(q.vir.mass);
-    b.rvir = value(q.vir.radius);
-    b.m200c = value(q.c200.mass);
-    b.r200c = value(q.c200.radius);
-    b.m200m = value(q.m200.mass);
-    b.r200m = value(q.m200.radius);
-    b.m500c = value(q.c500.mass);
-    b.r500c = value(q.c500.radius);
-    b.rs_klypin = value(q.rs_klypin);
-    b.concentration_klypin = value(q.concentration_klypin);
-    b.rs_fit = value(q.rs_fit);
-    b.concentration_fit = value(q.concentration_fit);
-    b.b_to_a = value(q.b_to_a);
-    b.c_to_a = value(q.c_to_a);
-    b.xoff = value(q.xoff);
-    b.iterations = s.iterations;
-    b.converged = s.converged;
-    b.dissolved = s.dissolved;
-    out.objects.push_back(b);
-    add_type_rows(c.id, q, params, out.by_type);
-    for (std::size_t k = 0; k < q.most_bound_ids.size(); ++k)
-      out.most_bound.push_back({c.id, static_cast<std::int64_t>(k), q.most_bound_ids[k]});
+    return;
   }
   out.particles.reserve(out.particles.size() + n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t o = r.bound_to[i];
     out.particles.push_back({id[i], objects[rows[static_cast<std::size_t>(object[i])]].id,
                              o >= 0 ? objects[rows[static_cast<std::size_t>(o)]].id : 0, value(r.energy[i])});
+  }
+}
+
+// The top object of a halo spread over the ranks (every rank takes part): its particles on every rank
+// (`mine`: the top's own members here, and the sub-objects' when this rank unbound them) sorted by ID
+// over the ranks and unbound there (unbind_spread_object); the particles' rows where they are, the
+// object's rows on rank 0. `passed` its sub-objects' particles passed up to it, counted where they were.
+void unbind_spread_halo(std::vector<TopParticle> mine, std::int64_t passed, std::size_t top,
+                        const std::vector<std::size_t>& rows, std::span<const ObjectRow> objects, const Frame& frame,
+                        const Params& params, const mpi::Comm& comm, Rows& out) {
+  const std::vector<ObjectSpec> specs = specs_of(rows, objects);
+  const std::vector<TopParticle> share =
+      mpi::sort(comm, std::move(mine), [](const TopParticle& a, const TopParticle& b) { return a.id < b.id; });
+  const std::size_t n = share.size();
+  std::vector<std::uint64_t> id(n);
+  std::vector<double> pos(3 * n), vel(3 * n), mass(n);
+  std::vector<std::uint8_t> fixed(n), type(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    id[i] = share[i].id;
+    mass[i] = share[i].m;
+    fixed[i] = share[i].fixed;
+    type[i] = share[i].type;
+    for (std::size_t d = 0; d < 3; ++d) {
+      pos[3 * i + d] = share[i].x[d];
+      vel[3 * i + d] = share[i].v[d];
+    }
+  }
+  const auto let_go = [&] {
+    core::release(pos);
+    core::release(vel);
+    core::release(mass);
+  };
+  ObjectResult r = unbind_spread_object(comm, {id, pos, vel, mass, fixed, type, {}, let_go}, specs[top], frame, params);
+  const std::int64_t top_id = objects[rows[top]].id;
+  const std::int64_t received = comm.sum(passed);
+  out.passed += passed;
+  r.summary.n_received = received;
+  if (comm.rank() == 0) add_object_rows(top, rows, objects, specs, r.summary, params, out);
+  out.particles.reserve(out.particles.size() + n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const TopParticle& t = share[i];
+    if (t.fixed)
+      out.particles.push_back({t.id, t.member_of, t.bound_to, value(t.energy)});
+    else
+      out.particles.push_back({t.id, t.member_of, r.bound[i] ? top_id : 0, value(r.energy[i])});
   }
 }
 
@@ -298,14 +429,23 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
     halo_rows[h->second].push_back(k);
   }
 
+  // Each halo's one top object (its row), when it has one: what a halo spread over the ranks unbinds
+  // there (unbind_spread_halo), its sub-objects on one rank.
+  std::vector<std::int64_t> top_row(halo_rows.size(), -1);
+  for (std::size_t h = 0; h < halo_rows.size(); ++h)
+    if (const std::int64_t t = top_of(specs_of(halo_rows[h], objects)); t >= 0)
+      top_row[h] = static_cast<std::int64_t>(halo_rows[h][static_cast<std::size_t>(t)]);
+
   // group: the halo's index while the members wait to be sent.
   std::size_t kept = 0;
-  std::vector<std::int64_t> count_here(halo_rows.size(), 0);
+  std::vector<std::int64_t> count_here(halo_rows.size(), 0), top_here(halo_rows.size(), 0);
   for (Member& p : members) {
     const auto k = row_of.find(p.label);
     if (k == row_of.end()) continue;  // e.g. a clump below phew-merge's --mass-threshold
     p.group = static_cast<std::int32_t>(halo_of.at(objects[k->second].halo));  // fewer haloes than labels
     ++count_here[static_cast<std::size_t>(p.group)];
+    if (static_cast<std::int64_t>(k->second) == top_row[static_cast<std::size_t>(p.group)])
+      ++top_here[static_cast<std::size_t>(p.group)];
     members[kept++] = p;
   }
   if (kept < members.size()) {  // some dropped: the room they took goes back (members_of_cells' is exact)
@@ -317,26 +457,63 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   // unbinds each halo and in which batch. A halo with no particle at all (a clump whose cells' mass came
   // from neighbouring particles) is scheduled too and unbound with none.
   struct HaloCount {
-    std::int64_t halo, n;
+    std::int64_t halo, n, top;
   };
   std::vector<HaloCount> mine;
   for (std::size_t h = 0; h < count_here.size(); ++h)
-    if (count_here[h]) mine.push_back({static_cast<std::int64_t>(h), count_here[h]});
-  std::vector<std::int64_t> count(halo_rows.size(), 0);
-  for (const HaloCount& c : comm.all_gatherv<HaloCount>(mine)) count[static_cast<std::size_t>(c.halo)] += c.n;
+    if (count_here[h]) mine.push_back({static_cast<std::int64_t>(h), count_here[h], top_here[h]});
+  std::vector<std::int64_t> count(halo_rows.size(), 0), count_top(halo_rows.size(), 0);
+  for (const HaloCount& c : comm.all_gatherv<HaloCount>(mine)) {
+    count[static_cast<std::size_t>(c.halo)] += c.n;
+    count_top[static_cast<std::size_t>(c.halo)] += c.top;
+  }
   const std::int64_t largest = count.empty() ? 0 : *std::max_element(count.begin(), count.end());
-  const HaloSchedule schedule = schedule_haloes(count, comm.size(), batch_particles);
+  // A halo of more than a rank's share of the particles is spread over every rank (profile potential:
+  // the tree's walks over ranks are not built): its top object's own members stay where they are and
+  // join the rest of it after the batches; its rank in the schedule holds its sub-objects' alone.
+  std::int64_t total = 0;
+  for (const std::int64_t c : count) total += c;
+  std::vector<char> spread(halo_rows.size(), 0);
+  std::vector<std::int64_t> scheduled(count);  // what each halo's owner holds
+  if (comm.size() > 1 && params.potential == PotentialMode::profile)
+    for (std::size_t h = 0; h < count.size(); ++h)
+      if (top_row[h] >= 0 && count[h] > total / comm.size()) {
+        spread[h] = 1;
+        scheduled[h] = count[h] - count_top[h];
+      }
+  std::vector<std::vector<TopParticle>> to_top(halo_rows.size());  // a spread halo's particles here
+  std::vector<std::int64_t> passed_to_top(halo_rows.size(), 0);
+  std::vector<double> spread_seconds(halo_rows.size(), 0.0);
+  if (const auto n_spread = std::count(spread.begin(), spread.end(), 1); n_spread > 0)
+    core::log::info("{} halo{} of more than a rank's share of the particles ({}) unbound over every rank", n_spread,
+                    n_spread == 1 ? "" : "es", core::log::thousands(total / comm.size()));
+  {
+    std::size_t stay = 0;
+    for (Member& p : members) {
+      const auto h = static_cast<std::size_t>(p.group);
+      if (spread[h] && static_cast<std::int64_t>(row_of.at(p.label)) == top_row[h])
+        to_top[h].push_back(top_particle(p, p.label));
+      else
+        members[stay++] = p;
+    }
+    if (stay < members.size()) {
+      members.resize(stay);
+      members.shrink_to_fit();
+    }
+  }
+  const HaloSchedule schedule = schedule_haloes(scheduled, comm.size(), batch_particles);
   std::vector<std::vector<std::size_t>> batch_haloes(static_cast<std::size_t>(schedule.batches));  // this rank's
   {
     std::vector<std::size_t> order(halo_rows.size());  // biggest first, as scheduled: threads finish together
     for (std::size_t h = 0; h < order.size(); ++h) order[h] = h;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return count[a] > count[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return scheduled[a] > scheduled[b]; });
     for (const std::size_t h : order)
       if (schedule.owner[h] == comm.rank()) batch_haloes[static_cast<std::size_t>(schedule.batch[h])].push_back(h);
   }
   std::uint64_t to_unbind = 0;
   for (const auto& b : batch_haloes)
-    for (const std::size_t h : b) to_unbind += static_cast<std::uint64_t>(count[h]);
+    for (const std::size_t h : b) to_unbind += static_cast<std::uint64_t>(scheduled[h]);
 
   // Batch by batch: its members sent to their owners, unbound, their rows kept and the members
   // released; members of later batches wait where members_of_cells left them.
@@ -360,7 +537,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
       members.erase(going, members.end());
     }
     std::size_t arriving = 0;  // this rank's members of the round, from the counts every rank has
-    for (const std::size_t h : batch_haloes[round]) arriving += static_cast<std::size_t>(count[h]);
+    for (const std::size_t h : batch_haloes[round]) arriving += static_cast<std::size_t>(scheduled[h]);
     std::vector<Member> batch = mpi::scatter_in_rounds(
         comm, std::move(send),
         [&](const Member& p, auto&& emit) { emit(schedule.owner[static_cast<std::size_t>(p.group)]); }, kExchangeRound,
@@ -406,8 +583,10 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
       for (std::size_t h = h0; h < h1; ++h) {
         const auto start = std::chrono::steady_clock::now();
         try {
+          const std::size_t g = here[h];  // the halo's index
           unbind_halo(std::span<Member>(batch.data() + haloes[h].begin, haloes[h].end - haloes[h].begin),
-                      *haloes[h].rows, objects, frame, params, done[h]);
+                      *haloes[h].rows, objects, frame, params, done[h], spread[g] ? &to_top[g] : nullptr,
+                      &passed_to_top[g]);
         } catch (...) {
           failed[h] = std::current_exception();
         }
@@ -434,10 +613,27 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
       rows.by_type.insert(rows.by_type.end(), r.by_type.begin(), r.by_type.end());
       rows.passed += r.passed;
       r = {};
-      add_to_bins(bins, haloes[h].end - haloes[h].begin, seconds[h]);
+      if (spread[here[h]])
+        spread_seconds[here[h]] += seconds[h];  // its sub-objects': with its top's below
+      else
+        add_to_bins(bins, haloes[h].end - haloes[h].begin, seconds[h]);
     }
   }
   progress.finish();
+
+  // The spread haloes' top objects, one after another over every rank.
+  for (std::size_t h = 0; h < halo_rows.size(); ++h) {
+    if (!spread[h]) continue;
+    const auto start = std::chrono::steady_clock::now();
+    const auto top = static_cast<std::size_t>(
+        std::find(halo_rows[h].begin(), halo_rows[h].end(), static_cast<std::size_t>(top_row[h])) -
+        halo_rows[h].begin());
+    unbind_spread_halo(std::move(to_top[h]), passed_to_top[h], top, halo_rows[h], objects, frame, params, comm, rows);
+    core::release(to_top[h]);
+    const double seconds =
+        comm.sum(spread_seconds[h]) + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (comm.rank() == 0) add_to_bins(bins, static_cast<std::size_t>(count[h]), seconds);
+  }
 
   Unbound out;
   out.n_passed = comm.sum<std::int64_t>(rows.passed);
@@ -445,6 +641,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   out.n_batches = schedule.batches;
   out.largest_halo = largest;
   out.largest_batch = comm.max<std::int64_t>(static_cast<std::int64_t>(held_most));
+  out.n_spread = std::count(spread.begin(), spread.end(), 1);
   for (const SizeBin& b : comm.all_gatherv<SizeBin>(bins)) add_to_bins(out.seconds_by_size, b);
   std::int64_t tops = 0, dissolved = 0, single = 0, not_converged = 0, bound = 0;
   for (const model::BoundObject& o : rows.objects) {

@@ -48,6 +48,7 @@ struct Unbound {
   std::int64_t n_batches = 0;            // rounds: the most batches of a rank
   std::int64_t largest_halo = 0;         // particles of the biggest halo
   std::int64_t largest_batch = 0;        // the most particles a rank held to unbind at once
+  std::int64_t n_spread = 0;             // haloes of more than a rank's share, unbound over every rank
   std::vector<SizeBin> seconds_by_size;  // by halo size, the smallest first
 };
 
@@ -75,7 +76,10 @@ std::map<std::int64_t, double> key_saddle_radii(std::span<const model::SaddleRow
 // `halo` when that is; all the objects of one halo and their particles go to one rank, scheduled by
 // schedule_haloes (the biggest haloes first onto the least loaded rank, each rank's haloes in batches
 // of at most `batch_particles` particles, or one bigger halo), a batch's particles sent, unbound and
-// released before the next batch's are sent; the rows do not depend on the rank count or the batches. With params.saddle, a sub-object (one with a parent) keeps only the particles below the
+// released before the next batch's are sent; the rows do not depend on the rank count or the batches.
+// A halo of more than a rank's share of the particles (several ranks, profile potential, one top
+// object) is spread: its sub-objects are unbound on its rank as above, then its top object over every
+// rank (unbind_spread_object), its particles in blocks of IDs. With params.saddle, a sub-object (one with a parent) keeps only the particles below the
 // potential at its saddle_radius (RAMSES' saddle_pot; a halo has nothing to escape over). `threads` unbind a rank's haloes side by side (the rows do not depend on it; the tree
 // mode's Forest works on mpi::Comm::self(), which makes no MPI call). Collective. Phase: unbind.
 Unbound unbind_objects(std::vector<particles::CellMember> members, std::span<const ObjectRow> objects,

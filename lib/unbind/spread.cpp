@@ -2,6 +2,7 @@
 
 #include <phew/core/error.hpp>
 #include <phew/gravity/distributed_profile.hpp>
+#include <phew/mpi/agree.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/unbind/passes.hpp>
 #include <phew/unbind/properties.hpp>
@@ -85,7 +86,8 @@ ObjectResult unbind_spread_object(const mpi::Comm& comm, const ObjectParticles& 
     throw core::Error::internal("unbind: scale factor {} is not positive", frame.scale_factor);
   if (params.potential != PotentialMode::profile)
     throw core::Error::internal("unbind: the tree potential of an object spread over ranks is not built");
-  const Local l = passes::gather(share, spec, frame);
+  Local l;  // a rank's own input errors (an ID twice) stop every rank
+  mpi::agree(comm, [&] { l = passes::gather(share, spec, frame); });
   if (share.copied) share.copied();
   check_id_order(comm, l);
   const std::size_t n = l.id.size();

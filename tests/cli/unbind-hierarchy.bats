@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # unbind on a hierarchy: a host with subhaloes (unbound particles passed to the host), --saddle, the
-# same data at 1-4 ranks and with threads on a uniform grid and an adaptive mesh, the biggest halo alone
-# on its rank and batches (the working set), and mergertree voting with the most-bound particles.
+# same data at 1-4 ranks and with threads on a uniform grid and an adaptive mesh (the host spread over
+# the ranks), batches (the working set), and mergertree voting with the most-bound particles.
 load common
 
 setup_file() {
@@ -86,16 +86,20 @@ PY
   assert_success
 }
 
-@test "memory: the biggest halo's rank holds no other halo's particles; batches of whole haloes, the same data" {
+@test "memory: the biggest halo spread over the ranks, the others in batches of whole haloes, the same data" {
   # The host (30,000 particles and its three subhaloes' 9,000) is more than half of the members: at 2
-  # and 3 ranks its rank unbinds it alone, so the most a rank holds at once is the host.
+  # and 3 ranks it is spread over every rank (its subhaloes unbound on one), so no rank holds all of it.
   unbind "$D/sub.clumps.h5" "$D/sub.hdf5" -o "$OUT/one.h5" -q --threads 1
-  check() {  # FILE BATCHES: the summary's working set
-    /usr/bin/python3 - "$1.json" "$2" <<'PY'
+  check() {  # FILE BATCHES SPREAD: the summary's working set
+    /usr/bin/python3 - "$1.json" "$2" "$3" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))["summary"]
 assert s["largest_halo"] >= 35000, s
-assert s["largest_batch"] == s["largest_halo"], (s["largest_batch"], s["largest_halo"])
+assert s["n_spread"] == int(sys.argv[3]), s["n_spread"]
+if s["n_spread"]:
+    assert s["largest_batch"] < 0.5 * s["largest_halo"], (s["largest_batch"], s["largest_halo"])
+else:
+    assert s["largest_batch"] == s["largest_halo"], (s["largest_batch"], s["largest_halo"])
 assert eval(f"{s['n_batches']} {sys.argv[2]}"), s["n_batches"]
 bins = s["seconds_by_size"]
 assert sum(b["haloes"] for b in bins) == s["n_haloes"] and sum(b["particles"] for b in bins) == s["n_particles"], bins
@@ -106,15 +110,23 @@ PY
   for n in 2 3; do
     run mpi "$n" unbind "$D/sub.clumps.h5" "$D/sub.hdf5" -o "$OUT/r$n.h5" -q --threads 2
     assert_success
-    run check "$OUT/r$n.h5" "== 1"
+    run check "$OUT/r$n.h5" "== 1" 1
     assert_success
     run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/one.h5" "$OUT/r$n.h5"
     assert_success
   done
+  # With the tree potential the host stays whole on its rank: the same data as one rank's tree run.
+  unbind "$D/sub.clumps.h5" "$D/sub.hdf5" -o "$OUT/tree1.h5" -q --threads 1 --potential tree
+  run mpi 2 unbind "$D/sub.clumps.h5" "$D/sub.hdf5" -o "$OUT/tree2.h5" -q --threads 1 --potential tree
+  assert_success
+  run check "$OUT/tree2.h5" "== 1" 0
+  assert_success
+  run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/tree1.h5" "$OUT/tree2.h5"
+  assert_success
   # One rank, batches of at most 5,000 particles: the host alone, each 6,000-particle halo alone, the rest.
   run unbind "$D/sub.clumps.h5" "$D/sub.hdf5" -o "$OUT/b.h5" -q --threads 2 --batch-particles 5000
   assert_success
-  run check "$OUT/b.h5" ">= 3"
+  run check "$OUT/b.h5" ">= 3" 0
   assert_success
   run /usr/bin/python3 "$PHEW_SOURCE/tests/data/same_data.py" "$OUT/one.h5" "$OUT/b.h5"
   assert_success

@@ -121,6 +121,7 @@ const manifest::Fields<unbind::Unbound> kSummary =
         .field("n_batches", &unbind::Unbound::n_batches)
         .field("largest_halo", &unbind::Unbound::largest_halo)
         .field("largest_batch", &unbind::Unbound::largest_batch)
+        .field("n_spread", &unbind::Unbound::n_spread)
         .field("seconds_by_size", [](const unbind::Unbound& u) {
           manifest::Json rows = manifest::Json::array();
           // clang-format on
