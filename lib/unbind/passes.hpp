@@ -231,4 +231,45 @@ Outcome remove_unbound(const Whole& whole, const Local& l, const ObjectSpec& spe
   return out;
 }
 
+// The passes' counts into an object's summary.
+inline void record_passes(const Outcome& out, ObjectSummary& sum) {
+  sum.iterations = out.iterations;
+  sum.n_removed = out.n_removed;
+  sum.converged = out.converged;
+  sum.dissolved = out.dissolved;
+  sum.threshold = out.ev.threshold;
+}
+
+// The final bound state with every centre of the bound set (bound.h5 writes them all), from the same
+// members and energies. Not for a dissolved object.
+template <class Whole>
+BoundState bound_state(const Whole& whole, const Local& l, const Outcome& out,
+                       const grid::ShrinkingSphereGroup* spheres, const Params& params) {
+  const Evaluation& ev = out.ev;
+  const auto centre_of = [&](CentreKind k) {
+    return k == params.centre
+               ? ev.centre
+               : choose_centre(whole, k, l, ev.members, out.phi, out.energy, true, ev.centre, spheres, params);
+  };
+  return {ev.members,
+          out.phi,
+          out.energy,
+          ev.centre,
+          ev.potential_energy,
+          centre_of(CentreKind::most_bound),
+          centre_of(CentreKind::potential_minimum),
+          centre_of(CentreKind::shrinking_sphere)};
+}
+
+// The per-particle results in the caller's order: bound flags, and the energies of the own particles.
+inline void per_particle(const Local& l, const Outcome& out, ObjectResult& result) {
+  const std::size_t n = l.id.size();
+  result.bound.assign(n, 0);
+  result.energy.assign(n, std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t k = 0; k < n; ++k) {
+    result.bound[l.input[k]] = out.bound[k];
+    if (!l.fixed[k]) result.energy[l.input[k]] = out.energy[k];
+  }
+}
+
 }  // namespace phew::unbind::passes

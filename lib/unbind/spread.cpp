@@ -100,27 +100,11 @@ ObjectResult unbind_spread_object(const mpi::Comm& comm, const ObjectParticles& 
   // The shrinking spheres' group over the ranks (bound.h5 writes their centre whatever the choice).
   auto spheres = std::make_unique<grid::ShrinkingSphereGroup>(l.x, l.m, grid::Box{}, Vec{0, 0, 0}, &comm);
   const Spread whole{comm, l, frame.G, frame.softening * frame.scale_factor};
-  passes::Outcome out = passes::remove_unbound(whole, l, spec, frame, params, spheres.get());
+  const passes::Outcome out = passes::remove_unbound(whole, l, spec, frame, params, spheres.get());
   const passes::Evaluation& ev = out.ev;
-  sum.iterations = out.iterations;
-  sum.n_removed = out.n_removed;
-  sum.converged = out.converged;
-  sum.dissolved = out.dissolved;
-  sum.threshold = ev.threshold;
+  passes::record_passes(out, sum);
   if (!out.dissolved) {
-    const auto centre_of = [&](CentreKind k) {
-      return k == params.centre ? ev.centre
-                                : passes::choose_centre(whole, k, l, ev.members, out.phi, out.energy, true, ev.centre,
-                                                        spheres.get(), params);
-    };
-    const BoundState state{ev.members,
-                           out.phi,
-                           out.energy,
-                           ev.centre,
-                           ev.potential_energy,
-                           centre_of(CentreKind::most_bound),
-                           centre_of(CentreKind::potential_minimum),
-                           centre_of(CentreKind::shrinking_sphere)};
+    const BoundState state = passes::bound_state(whole, l, out, spheres.get(), params);
     spheres.reset();
     // The bound members' radius order about the centre over the ranks, with what the properties read of
     // each particle carried into it: x, u, type, fixed.
@@ -154,12 +138,7 @@ ObjectResult unbind_spread_object(const mpi::Comm& comm, const ObjectParticles& 
     const RadialMembers radial{prof.run(), {}, prof.run_keys(), run_x, run_u, run_type, run_fixed};
     sum.properties = measure_properties(comm, l.view(), state, radial, spec.peak, frame, params);
   }
-  result.bound.assign(n, 0);
-  result.energy.assign(n, std::numeric_limits<double>::quiet_NaN());
-  for (std::size_t k = 0; k < n; ++k) {
-    result.bound[l.input[k]] = out.bound[k];
-    if (!l.fixed[k]) result.energy[l.input[k]] = out.energy[k];
-  }
+  passes::per_particle(l, out, result);
   return result;
 }
 

@@ -142,38 +142,15 @@ ObjectResult unbind_object(const ObjectParticles& particles, const ObjectSpec& s
   // Let go before the properties are measured (32 bytes a particle, the offsets read from l.x in place).
   auto spheres = std::make_unique<grid::ShrinkingSphereGroup>(l.x, l.m, grid::Box{}, Vec{0, 0, 0});
   const OneRank whole{l, frame.G, frame.softening * frame.scale_factor};
-  passes::Outcome out = passes::remove_unbound(whole, l, spec, frame, params, spheres.get());
-  const passes::Evaluation& ev = out.ev;
-  sum.iterations = out.iterations;
-  sum.n_removed = out.n_removed;
-  sum.converged = out.converged;
-  sum.dissolved = out.dissolved;
-  sum.threshold = ev.threshold;
+  const passes::Outcome out = passes::remove_unbound(whole, l, spec, frame, params, spheres.get());
+  passes::record_passes(out, sum);
   if (!out.dissolved) {
-    // The other centres from the same bound set and energies (bound.h5 writes them all).
-    const auto centre_of = [&](CentreKind k) {
-      return k == params.centre ? ev.centre
-                                : passes::choose_centre(whole, k, l, ev.members, out.phi, out.energy, true, ev.centre,
-                                                        spheres.get(), params);
-    };
-    const BoundState state{ev.members,
-                           out.phi,
-                           out.energy,
-                           ev.centre,
-                           ev.potential_energy,
-                           centre_of(CentreKind::most_bound),
-                           centre_of(CentreKind::potential_minimum),
-                           centre_of(CentreKind::shrinking_sphere)};
+    const BoundState state = passes::bound_state(whole, l, out, spheres.get(), params);
     spheres.reset();
     sum.properties = measure_properties(l.view(), state, spec.peak, frame, params);
   }
 
-  result.bound.assign(n, 0);
-  result.energy.assign(n, std::numeric_limits<double>::quiet_NaN());
-  for (std::size_t k = 0; k < n; ++k) {
-    result.bound[l.input[k]] = out.bound[k];
-    if (!l.fixed[k]) result.energy[l.input[k]] = out.energy[k];
-  }
+  passes::per_particle(l, out, result);
   return result;
 }
 
