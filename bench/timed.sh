@@ -25,8 +25,11 @@ timed_once() {
   if ((ranks == 1)); then
     /usr/bin/time -v -o "$time_file" "$@" 2>"$log_file" || status=$?
   else
+    # More ranks than cores (e.g. 4 on a 2-core laptop) would be refused by Open MPI without
+    # oversubscription; the ranks then share the cores, which their time files show.
     # shellcheck disable=SC2016  # $0, $OMPI_COMM_WORLD_RANK and $@ expand in the per-rank shell
-    /usr/bin/time -v -o "$time_file" "${MPIRUN:-mpirun}" -n "$ranks" \
+    OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1} \
+      /usr/bin/time -v -o "$time_file" "${MPIRUN:-mpirun}" -n "$ranks" \
       sh -c 'exec /usr/bin/time -v -o "$0.rank$OMPI_COMM_WORLD_RANK" "$@"' "$time_file" "$@" 2>"$log_file" || status=$?
   fi
   return "$status"
