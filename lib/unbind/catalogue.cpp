@@ -471,11 +471,16 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   // A halo of more than a rank's share of the particles is spread over every rank (profile potential:
   // the tree's walks over ranks are not built): its top object's own members stay where they are and
   // join the rest of it after the batches; its rank in the schedule holds its sub-objects' alone.
+  // Only from kSpreadFromRanks ranks: spread, a rank holds about 530 B per particle of its share of the
+  // halo (the ID sort's and the profile's buffers), whole about 230 B per particle of the halo (a
+  // 1.03 M-particle cluster: 311-317 MB on each of 2 ranks spread, 270 MB whole; 175-187 MB on each
+  // of 4), so spreading lowers the largest rank's peak only beyond 2.3 ranks. The bytes are the same.
   std::int64_t total = 0;
   for (const std::int64_t c : count) total += c;
   std::vector<char> spread(halo_rows.size(), 0);
   std::vector<std::int64_t> scheduled(count);  // what each halo's owner holds
-  if (comm.size() > 1 && params.potential == PotentialMode::profile)
+  constexpr int kSpreadFromRanks = 3;
+  if (comm.size() >= kSpreadFromRanks && params.potential == PotentialMode::profile)
     for (std::size_t h = 0; h < count.size(); ++h)
       if (top_row[h] >= 0 && count[h] > total / comm.size()) {
         spread[h] = 1;
