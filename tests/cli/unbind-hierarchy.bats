@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # unbind on a hierarchy: a host with subhaloes (unbound particles passed to the host), --saddle, the
 # same data at 1-4 ranks and with threads on a uniform grid and an adaptive mesh (the host spread over
-# the ranks), batches (the working set), and mergertree voting with the most-bound particles.
+# the ranks from three), batches (the working set), and mergertree voting with the most-bound particles.
 load common
 
 setup_file() {
