@@ -1,6 +1,7 @@
 #include <phew/gravity/distributed_profile.hpp>
 
 #include <phew/core/error.hpp>
+#include <phew/core/raw_vector.hpp>
 #include <phew/mpi/sort.hpp>
 
 #include <algorithm>
@@ -46,17 +47,22 @@ DistributedSphericalProfile::DistributedSphericalProfile(const mpi::Comm& comm, 
 
   radius_.resize(n);
   mass_.resize(n);
+  key_.resize(n);
+  origin_.resize(n);
   for (std::size_t k = 0; k < n; ++k) {
     radius_[k] = run[k].r;
     mass_[k] = run[k].m;
+    key_[k] = run[k].key;
+    origin_[k] = {run[k].rank, run[k].position};
   }
+  core::release(run);  // in columns now: the sums below beside it would hold both
   const auto s_of = [&](std::size_t k) { return std::sqrt(radius_[k] * radius_[k] + eps2_); };
   // The mass before each member, carried forward; m / s(r) from each member on, carried backward; U's
   // sum, forward (SphericalProfile's loops, each cut into the ranks' runs).
   before_.assign(n + 1, 0.0);
   total_mass_ = comm.relay(0.0, [&](double in) {
     before_[0] = in;
-    for (std::size_t k = 0; k < n; ++k) before_[k + 1] = before_[k] + run[k].m;
+    for (std::size_t k = 0; k < n; ++k) before_[k + 1] = before_[k] + mass_[k];
     return before_[n];
   });
   outside_.assign(n + 1, 0.0);
@@ -66,7 +72,7 @@ DistributedSphericalProfile::DistributedSphericalProfile(const mpi::Comm& comm, 
         outside_[n] = in;
         for (std::size_t k = n; k-- > 0;) {
           const double s = s_of(k);
-          outside_[k] = outside_[k + 1] + (s > 0 ? run[k].m / s : 0.0);
+          outside_[k] = outside_[k + 1] + (s > 0 ? mass_[k] / s : 0.0);
         }
         return outside_[0];
       },
@@ -74,17 +80,11 @@ DistributedSphericalProfile::DistributedSphericalProfile(const mpi::Comm& comm, 
   potential_energy_ = -G_ * comm.relay(0.0, [&](double u) {
     for (std::size_t k = 0; k < n; ++k) {
       const double s = s_of(k);
-      if (s > 0) u += run[k].m * before_[k] / s;
+      if (s > 0) u += mass_[k] * before_[k] / s;
     }
     return u;
   });
 
-  key_.resize(n);
-  origin_.resize(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    key_[k] = run[k].key;
-    origin_[k] = {run[k].rank, run[k].position};
-  }
 }
 
 void DistributedSphericalProfile::potentials(std::vector<double>& phi) const {
@@ -121,14 +121,17 @@ std::vector<double> DistributedSphericalProfile::from_origins(std::size_t width,
     asked[j] = origin_[k].position;
     slot[j] = k;
   }
-  const std::vector<std::uint32_t> got = comm_.all_to_all<std::uint32_t>(asked, counts);
+  std::vector<std::uint32_t> got = comm_.all_to_all<std::uint32_t>(asked, counts);
+  core::release(asked);
   // How many each rank asked of this one (its counts[this rank]), and the answers in the order asked.
   const std::vector<std::uint64_t> ones(ranks, 1);
   std::vector<std::uint64_t> answer_counts = comm_.all_to_all<std::uint64_t>(counts, ones);
   for (std::uint64_t& c : answer_counts) c *= width;
   std::vector<double> answer(got.size() * width);
   for (std::size_t j = 0; j < got.size(); ++j) value(got[j], &answer[j * width]);
+  core::release(got);
   const std::vector<double> answered = comm_.all_to_all<double>(answer, answer_counts);
+  core::release(answer);  // each buffer goes once sent: a big object's run holds one at a time
   std::vector<double> out(origin_.size() * width);
   for (std::size_t j = 0; j < slot.size(); ++j) std::copy_n(&answered[j * width], width, &out[slot[j] * width]);
   return out;

@@ -287,8 +287,10 @@ void unbind_halo(std::span<Member> members, const std::vector<std::size_t>& rows
     }
   }
   // What goes to a spread top: every particle, as given (copied before the members' pages go).
-  if (to_top)
+  if (to_top) {
+    to_top->reserve(to_top->size() + n);  // a no-op: sized for these when the top's own were taken
     for (std::size_t i = 0; i < n; ++i) to_top->push_back(top_particle(members[i], members[i].label));
+  }
   // A big halo's members are most of its batch (88 bytes each), given back before it is unbound and
   // not when it reaches the batch's prefix of finished haloes (unbind_objects): only pages wholly inside
   // its run, which no other halo's thread reads.
@@ -337,40 +339,54 @@ void unbind_spread_halo(std::vector<TopParticle> mine, std::int64_t passed, std:
                         const std::vector<std::size_t>& rows, std::span<const ObjectRow> objects, const Frame& frame,
                         const Params& params, const mpi::Comm& comm, Rows& out) {
   const std::vector<ObjectSpec> specs = specs_of(rows, objects);
-  const std::vector<TopParticle> share =
+  std::vector<TopParticle> share =
       mpi::sort(comm, std::move(mine), [](const TopParticle& a, const TopParticle& b) { return a.id < b.id; });
+  const std::int64_t top_id = objects[rows[top]].id;
   const std::size_t n = share.size();
   std::vector<std::uint64_t> id(n);
   std::vector<double> pos(3 * n), vel(3 * n), mass(n);
   std::vector<std::uint8_t> fixed(n), type(n);
+  // What a row needs beyond the ID and the top's outcome, for the few particles given to a sub-object;
+  // the 88-byte records go before the passes (they were most of a spread share's bytes).
+  struct Given {
+    std::size_t i;
+    std::int64_t member_of, bound_to;
+    double energy;
+  };
+  std::vector<Given> given;
   for (std::size_t i = 0; i < n; ++i) {
-    id[i] = share[i].id;
-    mass[i] = share[i].m;
-    fixed[i] = share[i].fixed;
-    type[i] = share[i].type;
+    const TopParticle& t = share[i];
+    id[i] = t.id;
+    mass[i] = t.m;
+    fixed[i] = t.fixed;
+    type[i] = t.type;
     for (std::size_t d = 0; d < 3; ++d) {
-      pos[3 * i + d] = share[i].x[d];
-      vel[3 * i + d] = share[i].v[d];
+      pos[3 * i + d] = t.x[d];
+      vel[3 * i + d] = t.v[d];
     }
+    if (t.member_of != top_id || t.fixed) given.push_back({i, t.member_of, t.bound_to, t.energy});
   }
+  core::release(share);
+  out.particles.reserve(out.particles.size() + n);
   const auto let_go = [&] {
     core::release(pos);
     core::release(vel);
     core::release(mass);
   };
   ObjectResult r = unbind_spread_object(comm, {id, pos, vel, mass, fixed, type, {}, let_go}, specs[top], frame, params);
-  const std::int64_t top_id = objects[rows[top]].id;
   const std::int64_t received = comm.sum(passed);
   out.passed += passed;
   r.summary.n_received = received;
   if (comm.rank() == 0) add_object_rows(top, rows, objects, specs, r.summary, params, out);
-  out.particles.reserve(out.particles.size() + n);
+  auto g = given.begin();
   for (std::size_t i = 0; i < n; ++i) {
-    const TopParticle& t = share[i];
-    if (t.fixed)
-      out.particles.push_back({t.id, t.member_of, t.bound_to, value(t.energy)});
+    const bool sub = g != given.end() && g->i == i;
+    const std::int64_t member_of = sub ? g->member_of : top_id;
+    if (fixed[i])
+      out.particles.push_back({id[i], member_of, g->bound_to, value(g->energy)});
     else
-      out.particles.push_back({t.id, t.member_of, r.bound[i] ? top_id : 0, value(r.energy[i])});
+      out.particles.push_back({id[i], member_of, r.bound[i] ? top_id : 0, value(r.energy[i])});
+    if (sub) ++g;
   }
 }
 
@@ -471,16 +487,15 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   // A halo of more than a rank's share of the particles is spread over every rank (profile potential:
   // the tree's walks over ranks are not built): its top object's own members stay where they are and
   // join the rest of it after the batches; its rank in the schedule holds its sub-objects' alone.
-  // Only from kSpreadFromRanks ranks: spread, a rank holds about 530 B per particle of its share of the
-  // halo (the ID sort's and the profile's buffers), whole about 230 B per particle of the halo (a
-  // 1.03 M-particle cluster: 311-317 MB on each of 2 ranks spread, 270 MB whole; 175-187 MB on each
-  // of 4), so spreading lowers the largest rank's peak only beyond 2.3 ranks. The bytes are the same.
+  // Spread, a rank holds about 200 B per particle of its share of the halo, whole about 230 B per
+  // particle of the halo (a 1.03 M-particle cluster: 182 MB on the largest of 2 ranks spread, 266 MB
+  // whole; 130 MB on the largest of 4), so spreading lowers the largest rank's peak from two ranks.
+  // The bytes are the same.
   std::int64_t total = 0;
   for (const std::int64_t c : count) total += c;
   std::vector<char> spread(halo_rows.size(), 0);
   std::vector<std::int64_t> scheduled(count);  // what each halo's owner holds
-  constexpr int kSpreadFromRanks = 3;
-  if (comm.size() >= kSpreadFromRanks && params.potential == PotentialMode::profile)
+  if (comm.size() > 1 && params.potential == PotentialMode::profile)
     for (std::size_t h = 0; h < count.size(); ++h)
       if (top_row[h] >= 0 && count[h] > total / comm.size()) {
         spread[h] = 1;
@@ -492,12 +507,24 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   if (const auto n_spread = std::count(spread.begin(), spread.end(), 1); n_spread > 0)
     core::log::info("{} halo{} of more than a rank's share of the particles ({}) unbound over every rank", n_spread,
                     n_spread == 1 ? "" : "es", core::log::thousands(total / comm.size()));
+  const HaloSchedule schedule = schedule_haloes(scheduled, comm.size(), batch_particles);
   {
+    const auto goes_to_top = [&](const Member& p) {
+      const auto h = static_cast<std::size_t>(p.group);
+      return spread[h] && static_cast<std::int64_t>(row_of.at(p.label)) == top_row[h];
+    };
+    // Sized once (88 bytes a particle, not doubled): the top's own members here and, on the rank the
+    // halo is scheduled on, its sub-objects' particles, which unbind_halo adds.
+    std::vector<std::int64_t> here_top(halo_rows.size(), 0);
+    for (const Member& p : members)
+      if (goes_to_top(p)) ++here_top[static_cast<std::size_t>(p.group)];
+    for (std::size_t h = 0; h < to_top.size(); ++h)
+      if (spread[h])
+        to_top[h].reserve(static_cast<std::size_t>(here_top[h] + (schedule.owner[h] == comm.rank() ? scheduled[h] : 0)));
     std::size_t stay = 0;
     for (Member& p : members) {
-      const auto h = static_cast<std::size_t>(p.group);
-      if (spread[h] && static_cast<std::int64_t>(row_of.at(p.label)) == top_row[h])
-        to_top[h].push_back(top_particle(p, p.label));
+      if (goes_to_top(p))
+        to_top[static_cast<std::size_t>(p.group)].push_back(top_particle(p, p.label));
       else
         members[stay++] = p;
     }
@@ -506,7 +533,6 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
       members.shrink_to_fit();
     }
   }
-  const HaloSchedule schedule = schedule_haloes(scheduled, comm.size(), batch_particles);
   std::vector<std::vector<std::size_t>> batch_haloes(static_cast<std::size_t>(schedule.batches));  // this rank's
   {
     std::vector<std::size_t> order(halo_rows.size());  // biggest first, as scheduled: threads finish together

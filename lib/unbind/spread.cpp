@@ -107,34 +107,30 @@ ObjectResult unbind_spread_object(const mpi::Comm& comm, const ObjectParticles& 
     const BoundState state = passes::bound_state(whole, l, out, spheres.get(), params);
     spheres.reset();
     // The bound members' radius order about the centre over the ranks, with what the properties read of
-    // each particle carried into it: x, u, type, fixed.
+    // each particle carried into it (x, u, type, fixed) one value at a time: a column of 8 bytes per
+    // member in flight, not all eight at once (the spread path's peak when it held them together).
     const gravity::DistributedSphericalProfile prof(comm, l.x, l.m, l.id, ev.members, ev.centre, frame.G, 0.0);
-    constexpr std::size_t kWidth = 8;
-    std::vector<double> values(kWidth * ev.members.size());
-    for (std::size_t k = 0; k < ev.members.size(); ++k) {
-      const std::size_t i = ev.members[k];
-      double* v = &values[kWidth * k];
-      for (std::size_t d = 0; d < 3; ++d) {
-        v[d] = l.x[3 * i + d];
-        v[3 + d] = l.u[3 * i + d];
-      }
-      v[6] = l.type.empty() ? 0 : l.type[i];
-      v[7] = l.fixed[i];
-    }
-    const std::vector<double> carried = prof.carry(values, kWidth);
-    core::release(values);
     const std::size_t run = prof.run_keys().size();
     std::vector<double> run_x(3 * run), run_u(3 * run);
-    std::vector<std::uint8_t> run_type(l.type.empty() ? 0 : run), run_fixed(run);
-    for (std::size_t k = 0; k < run; ++k) {
-      const double* v = &carried[kWidth * k];
-      for (std::size_t d = 0; d < 3; ++d) {
-        run_x[3 * k + d] = v[d];
-        run_u[3 * k + d] = v[3 + d];
-      }
-      if (!run_type.empty()) run_type[k] = static_cast<std::uint8_t>(v[6]);
-      run_fixed[k] = static_cast<std::uint8_t>(v[7]);
+    // Typed on any rank: typed on every rank's run (a rank may hold none of the share yet part of the run).
+    const bool typed = comm.sum<std::uint64_t>(l.type.empty() ? 0 : 1) > 0;
+    std::vector<std::uint8_t> run_type(typed ? run : 0), run_fixed(run);
+    std::vector<double> column(ev.members.size());
+    const auto carry = [&](auto value_of, auto store) {
+      for (std::size_t k = 0; k < ev.members.size(); ++k) column[k] = value_of(ev.members[k]);
+      const std::vector<double> carried = prof.carry(column, 1);
+      for (std::size_t k = 0; k < run; ++k) store(k, carried[k]);
+    };
+    for (std::size_t d = 0; d < 3; ++d) {
+      carry([&](std::size_t i) { return l.x[3 * i + d]; }, [&](std::size_t k, double v) { run_x[3 * k + d] = v; });
+      carry([&](std::size_t i) { return l.u[3 * i + d]; }, [&](std::size_t k, double v) { run_u[3 * k + d] = v; });
     }
+    if (typed)
+      carry([&](std::size_t i) { return l.type.empty() ? 0.0 : static_cast<double>(l.type[i]); },
+            [&](std::size_t k, double v) { run_type[k] = static_cast<std::uint8_t>(v); });
+    carry([&](std::size_t i) { return static_cast<double>(l.fixed[i]); },
+          [&](std::size_t k, double v) { run_fixed[k] = static_cast<std::uint8_t>(v); });
+    core::release(column);
     const RadialMembers radial{prof.run(), {}, prof.run_keys(), run_x, run_u, run_type, run_fixed};
     sum.properties = measure_properties(comm, l.view(), state, radial, spec.peak, frame, params);
   }
