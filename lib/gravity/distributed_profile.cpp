@@ -106,41 +106,33 @@ void DistributedSphericalProfile::potentials(std::vector<double>& phi) const {
   for (const Back& b : comm_.all_to_all<Back>(back, counts)) phi[members_[b.position]] = b.phi;
 }
 
-template <typename Make>
-std::vector<double> DistributedSphericalProfile::from_origins(std::size_t width, Make value) const {
+DistributedSphericalProfile::Routes DistributedSphericalProfile::routes() const {
   // The run's requests grouped by origin rank (the run's order within each), answered in that order.
   const auto ranks = static_cast<std::size_t>(comm_.size());
-  std::vector<std::uint64_t> counts(ranks, 0);
-  for (const Origin& o : origin_) ++counts[static_cast<std::size_t>(o.rank)];
+  Routes r;
+  r.asked_counts.assign(ranks, 0);
+  for (const Origin& o : origin_) ++r.asked_counts[static_cast<std::size_t>(o.rank)];
   std::vector<std::uint64_t> at(ranks, 0);
-  for (std::size_t r = 1; r < ranks; ++r) at[r] = at[r - 1] + counts[r - 1];
+  for (std::size_t k = 1; k < ranks; ++k) at[k] = at[k - 1] + r.asked_counts[k - 1];
   std::vector<std::uint32_t> asked(origin_.size());
-  std::vector<std::size_t> slot(origin_.size());  // the run member each request is for
+  r.slot.resize(origin_.size());
   for (std::size_t k = 0; k < origin_.size(); ++k) {
     const std::uint64_t j = at[static_cast<std::size_t>(origin_[k].rank)]++;
     asked[j] = origin_[k].position;
-    slot[j] = k;
+    r.slot[j] = k;
   }
-  std::vector<std::uint32_t> got = comm_.all_to_all<std::uint32_t>(asked, counts);
-  core::release(asked);
-  // How many each rank asked of this one (its counts[this rank]), and the answers in the order asked.
+  r.asked_of_me = comm_.all_to_all<std::uint32_t>(asked, r.asked_counts);
   const std::vector<std::uint64_t> ones(ranks, 1);
-  std::vector<std::uint64_t> answer_counts = comm_.all_to_all<std::uint64_t>(counts, ones);
-  for (std::uint64_t& c : answer_counts) c *= width;
-  std::vector<double> answer(got.size() * width);
-  for (std::size_t j = 0; j < got.size(); ++j) value(got[j], &answer[j * width]);
-  core::release(got);
-  const std::vector<double> answered = comm_.all_to_all<double>(answer, answer_counts);
-  core::release(answer);  // each buffer goes once sent: a big object's run holds one at a time
-  std::vector<double> out(origin_.size() * width);
-  for (std::size_t j = 0; j < slot.size(); ++j) std::copy_n(&answered[j * width], width, &out[slot[j] * width]);
-  return out;
+  r.answer_counts = comm_.all_to_all<std::uint64_t>(r.asked_counts, ones);
+  return r;
 }
 
 std::vector<double> DistributedSphericalProfile::carry(std::span<const double> values, std::size_t width) const {
-  return from_origins(width, [&](std::uint32_t position, double* out) {
-    std::copy_n(&values[static_cast<std::size_t>(position) * width], width, out);
-  });
+  std::vector<double> out(origin_.size() * width);
+  carry_columns(
+      width, [&](std::size_t c, std::size_t k) { return values[k * width + c]; },
+      [&](std::size_t c, std::size_t j, double v) { out[j * width + c] = v; });
+  return out;
 }
 
 double DistributedSphericalProfile::at_radius(double r) const {

@@ -45,6 +45,12 @@ class DistributedSphericalProfile {
   // into this rank's run, [run][width]: what the scans read of each particle beside its radius and
   // mass. Collective.
   std::vector<double> carry(std::span<const double> values, std::size_t width) const;
+  // The same one column at a time, without the [member][width] and [run][width] arrays:
+  // value(c, k) is column c of the k-th of `members`, store(c, j, v) receives column c of the run's
+  // j-th. The requests are routed once and one column's buffers reused, so a big run holds 8 bytes a
+  // member in flight, not `width` doubles. Collective.
+  template <typename Value, typename Store>
+  void carry_columns(std::size_t width, Value value, Store store) const;
 
  private:
   // Where a member of the run came from: the rank and its place in that rank's `members`.
@@ -52,9 +58,14 @@ class DistributedSphericalProfile {
     std::int32_t rank;
     std::uint32_t position;
   };
-  // Each run member's `width` values, made by its origin (`value(position, out)`), into the run's order.
-  template <typename Make>
-  std::vector<double> from_origins(std::size_t width, Make value) const;
+  // Who asks what of whom when the run's members fetch values from the ranks they came from.
+  struct Routes {
+    std::vector<std::uint64_t> asked_counts;     // per rank: how many of this run came from it
+    std::vector<std::uint64_t> answer_counts;    // per rank: how many it asked of this one
+    std::vector<std::uint32_t> asked_of_me;      // positions in this rank's `members`, as asked
+    std::vector<std::size_t> slot;               // per answer received: the run member it is for
+  };
+  Routes routes() const;
 
   const mpi::Comm& comm_;
   double G_, eps2_;
@@ -69,5 +80,16 @@ class DistributedSphericalProfile {
   std::vector<std::uint64_t> first_;  // [rank + 1]: where each rank's run starts in the sorted order
   std::vector<std::size_t> members_;  // this rank's members, in the order given
 };
+
+template <typename Value, typename Store>
+void DistributedSphericalProfile::carry_columns(std::size_t width, Value value, Store store) const {
+  const Routes r = routes();
+  std::vector<double> answer(r.asked_of_me.size()), answered;
+  for (std::size_t c = 0; c < width; ++c) {
+    for (std::size_t j = 0; j < answer.size(); ++j) answer[j] = value(c, r.asked_of_me[j]);
+    comm_.all_to_all<double>(answer, r.answer_counts, answered);
+    for (std::size_t j = 0; j < answered.size(); ++j) store(c, r.slot[j], answered[j]);
+  }
+}
 
 }  // namespace phew::gravity

@@ -107,30 +107,32 @@ ObjectResult unbind_spread_object(const mpi::Comm& comm, const ObjectParticles& 
     const BoundState state = passes::bound_state(whole, l, out, spheres.get(), params);
     spheres.reset();
     // The bound members' radius order about the centre over the ranks, with what the properties read of
-    // each particle carried into it (x, u, type, fixed) one value at a time: a column of 8 bytes per
-    // member in flight, not all eight at once (the spread path's peak when it held them together).
+    // each particle carried into it (x, u, type, fixed) one column at a time: 8 bytes a member in flight.
     const gravity::DistributedSphericalProfile prof(comm, l.x, l.m, l.id, ev.members, ev.centre, frame.G, 0.0);
     const std::size_t run = prof.run_keys().size();
     std::vector<double> run_x(3 * run), run_u(3 * run);
     // Typed on any rank: typed on every rank's run (a rank may hold none of the share yet part of the run).
     const bool typed = comm.sum<std::uint64_t>(l.type.empty() ? 0 : 1) > 0;
     std::vector<std::uint8_t> run_type(typed ? run : 0), run_fixed(run);
-    std::vector<double> column(ev.members.size());
-    const auto carry = [&](auto value_of, auto store) {
-      for (std::size_t k = 0; k < ev.members.size(); ++k) column[k] = value_of(ev.members[k]);
-      const std::vector<double> carried = prof.carry(column, 1);
-      for (std::size_t k = 0; k < run; ++k) store(k, carried[k]);
-    };
-    for (std::size_t d = 0; d < 3; ++d) {
-      carry([&](std::size_t i) { return l.x[3 * i + d]; }, [&](std::size_t k, double v) { run_x[3 * k + d] = v; });
-      carry([&](std::size_t i) { return l.u[3 * i + d]; }, [&](std::size_t k, double v) { run_u[3 * k + d] = v; });
-    }
-    if (typed)
-      carry([&](std::size_t i) { return l.type.empty() ? 0.0 : static_cast<double>(l.type[i]); },
-            [&](std::size_t k, double v) { run_type[k] = static_cast<std::uint8_t>(v); });
-    carry([&](std::size_t i) { return static_cast<double>(l.fixed[i]); },
-          [&](std::size_t k, double v) { run_fixed[k] = static_cast<std::uint8_t>(v); });
-    core::release(column);
+    prof.carry_columns(
+        8,
+        [&](std::size_t c, std::size_t k) {
+          const std::size_t i = ev.members[k];
+          if (c < 3) return l.x[3 * i + c];
+          if (c < 6) return l.u[3 * i + c - 3];
+          if (c == 6) return l.type.empty() ? 0.0 : static_cast<double>(l.type[i]);
+          return static_cast<double>(l.fixed[i]);
+        },
+        [&](std::size_t c, std::size_t j, double v) {
+          if (c < 3)
+            run_x[3 * j + c] = v;
+          else if (c < 6)
+            run_u[3 * j + c - 3] = v;
+          else if (c == 6 && typed)
+            run_type[j] = static_cast<std::uint8_t>(v);
+          else if (c == 7)
+            run_fixed[j] = static_cast<std::uint8_t>(v);
+        });
     const RadialMembers radial{prof.run(), {}, prof.run_keys(), run_x, run_u, run_type, run_fixed};
     sum.properties = measure_properties(comm, l.view(), state, radial, spec.peak, frame, params);
   }
