@@ -84,7 +84,6 @@ DistributedSphericalProfile::DistributedSphericalProfile(const mpi::Comm& comm, 
     }
     return u;
   });
-
 }
 
 void DistributedSphericalProfile::potentials(std::vector<double>& phi) const {

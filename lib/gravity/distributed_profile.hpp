@@ -60,10 +60,10 @@ class DistributedSphericalProfile {
   };
   // Who asks what of whom when the run's members fetch values from the ranks they came from.
   struct Routes {
-    std::vector<std::uint64_t> asked_counts;     // per rank: how many of this run came from it
-    std::vector<std::uint64_t> answer_counts;    // per rank: how many it asked of this one
-    std::vector<std::uint32_t> asked_of_me;      // positions in this rank's `members`, as asked
-    std::vector<std::size_t> slot;               // per answer received: the run member it is for
+    std::vector<std::uint64_t> asked_counts;   // per rank: how many of this run came from it
+    std::vector<std::uint64_t> answer_counts;  // per rank: how many it asked of this one
+    std::vector<std::uint32_t> asked_of_me;    // positions in this rank's `members`, as asked
+    std::vector<std::size_t> slot;             // per answer received: the run member it is for
   };
   Routes routes() const;
 

@@ -484,8 +484,8 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
     count_top[static_cast<std::size_t>(c.halo)] += c.top;
   }
   const std::int64_t largest = count.empty() ? 0 : *std::max_element(count.begin(), count.end());
-  // A halo of more than a rank's share of the particles is spread over every rank (profile potential:
-  // the tree's walks over ranks are not built): its top object's own members stay where they are and
+  // A halo of more than a rank's share of the particles is spread over every rank (either potential;
+  // with the tree's, every rank walks the whole set's tree for its block): its top object's own members stay where they are and
   // join the rest of it after the batches; its rank in the schedule holds its sub-objects' alone.
   // Spread, a rank holds about 200 B per particle of its share of the halo, whole about 230 B per
   // particle of the halo (a 1.03 M-particle cluster: 182 MB on the largest of 2 ranks spread, 266 MB
@@ -495,7 +495,7 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   for (const std::int64_t c : count) total += c;
   std::vector<char> spread(halo_rows.size(), 0);
   std::vector<std::int64_t> scheduled(count);  // what each halo's owner holds
-  if (comm.size() > 1 && params.potential == PotentialMode::profile)
+  if (comm.size() > 1)
     for (std::size_t h = 0; h < count.size(); ++h)
       if (top_row[h] >= 0 && count[h] > total / comm.size()) {
         spread[h] = 1;
@@ -520,7 +520,8 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
       if (goes_to_top(p)) ++here_top[static_cast<std::size_t>(p.group)];
     for (std::size_t h = 0; h < to_top.size(); ++h)
       if (spread[h])
-        to_top[h].reserve(static_cast<std::size_t>(here_top[h] + (schedule.owner[h] == comm.rank() ? scheduled[h] : 0)));
+        to_top[h].reserve(
+            static_cast<std::size_t>(here_top[h] + (schedule.owner[h] == comm.rank() ? scheduled[h] : 0)));
     std::size_t stay = 0;
     for (Member& p : members) {
       if (goes_to_top(p))

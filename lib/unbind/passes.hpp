@@ -8,7 +8,10 @@
 //   Vec lowest(members, value, previous)        the position of the member of lowest value (ties: the
 //                                               lower ID); `previous` when there are no members
 //   std::uint64_t total(n)                      a count summed over the object
-//   static constexpr bool kOneRank              true: tree mode and shrinking spheres are available
+//   double sum_m(members, w)                    sum m w (w [n]) over the members, in ID order
+//   pair_potentials(source, params, phi)        the pairwise potential (--potential tree) of `source`
+//                                               at each of it, into phi[index]: direct summation or
+//                                               Barnes-Hut (lib/unbind/potential.hpp)
 //
 // On one rank these are plain loops; spread over ranks, the sums are carried rank to rank in ID
 // order (Comm::relay), so each is added in the same order and the passes give the same bits.
@@ -96,20 +99,11 @@ Vec choose_centre(const Whole& whole, CentreKind kind, const Local& l, const std
 // U = 1/2 sum m Phi of the members among themselves.
 template <class Whole>
 double members_potential_energy(const Whole& whole, const Local& l, const std::vector<std::size_t>& members,
-                                const Vec& centre, const Frame& frame, const Params& params) {
-  const double eps = frame.softening * frame.scale_factor;
+                                const Vec& centre, const Params& params) {
   if (params.potential == PotentialMode::profile) return whole.profile(members, centre).potential_energy();
-  if constexpr (Whole::kOneRank) {
-    std::vector<double> phi(l.m.size(), 0.0);
-    if (members.size() < params.direct_below)
-      direct_potential(l.x, l.m, members, frame.G, eps, phi);
-    else
-      tree_potential(l.x, l.m, l.id, members, frame.G, eps, params.theta, phi);
-    double u = 0;
-    for (const std::size_t i : members) u += l.m[i] * phi[i];
-    return 0.5 * u;
-  }
-  throw core::Error::internal("unbind: the tree potential of an object spread over ranks");
+  std::vector<double> phi(l.m.size(), 0.0);
+  whole.pair_potentials(members, params, phi);
+  return 0.5 * whole.sum_m(members, phi);
 }
 
 // Potentials and energies of the members (phi, energy at their indices), the frame and the threshold.
@@ -119,7 +113,7 @@ template <class Whole>
 void evaluate(const Whole& whole, const Local& l, Evaluation& ev, const std::vector<std::size_t>& source, bool reuse,
               const ObjectSpec& spec, const Frame& frame, const Params& params, std::vector<double>& phi,
               std::vector<double>& energy) {
-  const double a = frame.scale_factor, eps = frame.softening * a;
+  const double a = frame.scale_factor;
   const std::array<double, 4> s = whole.weighted(ev.members, l.u);
   ev.velocity = s[0] > 0 ? Vec{s[1] / s[0], s[2] / s[0], s[3] / s[0]} : Vec{0, 0, 0};
 
@@ -127,22 +121,13 @@ void evaluate(const Whole& whole, const Local& l, Evaluation& ev, const std::vec
   if (params.potential == PotentialMode::profile) {
     prof.potentials(phi);
   } else if (!reuse) {
-    if constexpr (Whole::kOneRank) {
-      if (source.size() < params.direct_below)
-        direct_potential(l.x, l.m, source, frame.G, eps, phi);
-      else
-        tree_potential(l.x, l.m, l.id, source, frame.G, eps, params.theta, phi);
-    } else {
-      throw core::Error::internal("unbind: the tree potential of an object spread over ranks");
-    }
+    whole.pair_potentials(source, params, phi);
   }
   if (&source == &ev.members) {
     if (params.potential == PotentialMode::profile) {
       ev.potential_energy = prof.potential_energy();
     } else {
-      double u = 0;
-      for (const std::size_t i : ev.members) u += l.m[i] * phi[i];
-      ev.potential_energy = 0.5 * u;
+      ev.potential_energy = 0.5 * whole.sum_m(ev.members, phi);
     }
   }
   // The saddle's potential is the spherical one at its radius in both modes: only a distance is known.
@@ -226,8 +211,7 @@ Outcome remove_unbound(const Whole& whole, const Local& l, const ObjectSpec& spe
   if (params.centre == CentreKind::most_bound || params.centre == CentreKind::potential_minimum)
     ev.centre = choose_centre(whole, params.centre, l, ev.members, out.phi, out.energy, out.have_energies, ev.centre,
                               spheres, params);
-  if (params.potential_of_all)
-    ev.potential_energy = members_potential_energy(whole, l, ev.members, ev.centre, frame, params);
+  if (params.potential_of_all) ev.potential_energy = members_potential_energy(whole, l, ev.members, ev.centre, params);
   return out;
 }
 

@@ -5,6 +5,7 @@
 // caller keeps particles in ID order, so index order is ID order and sums are taken in it).
 #pragma once
 
+#include <phew/gravity/forest.hpp>
 #include <phew/gravity/spherical_profile.hpp>
 
 #include <array>
@@ -27,5 +28,13 @@ void direct_potential(std::span<const double> position, std::span<const double> 
 void tree_potential(std::span<const double> position, std::span<const double> mass, std::span<const std::uint64_t> id,
                     std::span<const std::size_t> members, double G, double softening, double theta,
                     std::vector<double>& phi);
+
+// unbind's pairwise potential (--potential tree) of a set of `sources` (in ID order) at the sources
+// [first, last) only, into phi[k - first]: direct summation (direct_potential's sums) below
+// `direct_below` sources, Barnes-Hut (tree_potential's walk) otherwise. The value at a source depends
+// on the set alone, not on the block asked for: so each rank of a set spread over ranks, holding the
+// whole set gathered, computes its own block with the one-rank bits.
+void block_potential(std::vector<gravity::Source> sources, std::size_t first, std::size_t last, double G,
+                     double softening, double theta, std::size_t direct_below, std::vector<double>& phi);
 
 }  // namespace phew::unbind

@@ -5,6 +5,7 @@
 #include <phew/mpi/agree.hpp>
 #include <phew/core/raw_vector.hpp>
 #include <phew/unbind/passes.hpp>
+#include <phew/unbind/potential.hpp>
 #include <phew/unbind/properties.hpp>
 
 #include <algorithm>
@@ -20,7 +21,6 @@ using Vec = passes::Vec;
 
 // The object spread over the ranks (passes.hpp's Whole): sums carried rank to rank in ID order.
 struct Spread {
-  static constexpr bool kOneRank = false;
   const mpi::Comm& comm;
   const Local& l;
   double G, eps;
@@ -58,6 +58,32 @@ struct Spread {
     return pick ? pick->x : previous;
   }
   std::uint64_t total(std::uint64_t n) const { return comm.sum(n); }
+  double sum_m(const std::vector<std::size_t>& members, const std::vector<double>& w) const {
+    return comm.relay(0.0, [&](double u) {
+      for (const std::size_t i : members) u += l.m[i] * w[i];
+      return u;
+    });
+  }
+  // Every rank gathers the whole source set (its blocks in rank order: ID order, the one-rank order)
+  // and computes the potential at its own block only, from the same set: the one-rank bits, each
+  // rank's share of the walks (40 bytes a particle of the whole set held during the call).
+  void pair_potentials(const std::vector<std::size_t>& source, const Params& params, std::vector<double>& phi) const {
+    std::vector<gravity::Source> mine(source.size());
+    for (std::size_t k = 0; k < source.size(); ++k) {
+      const std::size_t i = source[k];
+      for (std::size_t d = 0; d < 3; ++d) mine[k].x[d] = l.x[3 * i + d];
+      mine[k].m = l.m[i];
+      mine[k].id = l.id[i];
+    }
+    const std::vector<std::uint64_t> sizes = comm.all_gather<std::uint64_t>(source.size());
+    std::uint64_t first = 0;
+    for (int r = 0; r < comm.rank(); ++r) first += sizes[static_cast<std::size_t>(r)];
+    std::vector<gravity::Source> all = comm.all_gatherv<gravity::Source>(mine);
+    core::release(mine);
+    std::vector<double> block;
+    block_potential(std::move(all), first, first + source.size(), G, eps, params.theta, params.direct_below, block);
+    for (std::size_t k = 0; k < source.size(); ++k) phi[source[k]] = block[k];
+  }
 };
 
 // Every ID of a rank below every ID of the next ranks that hold any.
@@ -84,8 +110,6 @@ ObjectResult unbind_spread_object(const mpi::Comm& comm, const ObjectParticles& 
                                   const Frame& frame, const Params& params) {
   if (!(frame.scale_factor > 0))
     throw core::Error::internal("unbind: scale factor {} is not positive", frame.scale_factor);
-  if (params.potential != PotentialMode::profile)
-    throw core::Error::internal("unbind: the tree potential of an object spread over ranks is not built");
   Local l;  // a rank's own input errors (an ID twice) stop every rank
   mpi::agree(comm, [&] { l = passes::gather(share, spec, frame); });
   if (share.copied) share.copied();

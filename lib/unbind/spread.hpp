@@ -7,8 +7,9 @@
 // in ID order, the spherical profile sorted across the ranks (gravity::DistributedSphericalProfile)
 // and the shrinking spheres' exact sums added over them: the bound flags, energies, counts, centre and
 // U are unbind_object's bits for any number of ranks. The properties are measure_properties' over the
-// ranks (its sums carried the same way, its scans over the runs of the radius order). The profile
-// potential only: the tree's walks over a spread object are not built.
+// ranks (its sums carried the same way, its scans over the runs of the radius order). The tree
+// potential: every rank gathers the pass's source set and walks the set's one tree for its own block
+// (unbind::block_potential), so the walks are shared and each value is the one-rank one.
 #pragma once
 
 #include <phew/mpi/comm.hpp>
@@ -16,7 +17,7 @@
 
 namespace phew::unbind {
 
-// Error(internal) for the tree potential, or shares out of ID order; Error(input) for an ID given
+// Error(internal) for shares out of ID order; Error(input) for an ID given
 // twice. The result: per particle of this rank's share, in the order given; the summary (counts and
 // properties) over the whole object, the same on every rank. Collective.
 ObjectResult unbind_spread_object(const mpi::Comm& comm, const ObjectParticles& share, const ObjectSpec& spec,

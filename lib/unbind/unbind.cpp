@@ -97,7 +97,6 @@ using Vec = passes::Vec;
 
 // The object on one rank: plain loops over its members.
 struct OneRank {
-  static constexpr bool kOneRank = true;
   const Local& l;
   double G, eps;
 
@@ -121,6 +120,17 @@ struct OneRank {
     return {l.x[3 * best], l.x[3 * best + 1], l.x[3 * best + 2]};
   }
   static std::uint64_t total(std::uint64_t n) { return n; }
+  double sum_m(const std::vector<std::size_t>& members, const std::vector<double>& w) const {
+    double u = 0;
+    for (const std::size_t i : members) u += l.m[i] * w[i];
+    return u;
+  }
+  void pair_potentials(const std::vector<std::size_t>& source, const Params& params, std::vector<double>& phi) const {
+    if (source.size() < params.direct_below)
+      direct_potential(l.x, l.m, source, G, eps, phi);
+    else
+      tree_potential(l.x, l.m, l.id, source, G, eps, params.theta, phi);
+  }
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // An object spread over 1-4 ranks (unbind_spread_object) gives unbind_object's bits: every bound flag
-// and energy, the counts and every property (per type too), for each centre it takes, with the potential of the
-// bound particles or of all, a saddle threshold, sub-objects' fixed particles, a scale factor and
+// and energy, the counts and every property (per type too), for each centre it takes, with the profile,
+// tree or direct potential of the bound particles or of all, a saddle threshold, sub-objects' fixed particles, a scale factor and
 // Hubble flow, shares of unequal sizes (one empty) in a shuffled order.
 #include <phew/core/error.hpp>
 #include <phew/gravity/distributed_profile.hpp>
@@ -107,16 +107,32 @@ TEST(UnbindSpreadMpi, SameBitsAsOneRank) {
   ObjectSpec spec;
   spec.peak = {0.001, -0.002, 0.0005};
   spec.saddle_radius = 0.2;
-  for (const CentreKind centre : {CentreKind::shrinking_sphere, CentreKind::peak, CentreKind::centre_of_mass}) {
-    for (const int variant : {0, 1, 2, 3}) {
+  // The tree potential: every rank walks the gathered set's tree for its block (and sums directly
+  // below direct_below: variant 4); its centres from the energies too. Fewer variants: a walk per pass.
+  struct Case {
+    PotentialMode potential;
+    CentreKind centre;
+    std::vector<int> variants;
+  };
+  std::vector<Case> cases;
+  for (const CentreKind c : {CentreKind::shrinking_sphere, CentreKind::peak, CentreKind::centre_of_mass})
+    cases.push_back({PotentialMode::profile, c, {0, 1, 2, 3}});
+  cases.push_back({PotentialMode::tree, CentreKind::shrinking_sphere, {0, 2, 4}});
+  cases.push_back({PotentialMode::tree, CentreKind::most_bound, {1}});
+  cases.push_back({PotentialMode::tree, CentreKind::potential_minimum, {0, 3}});
+  for (const auto& [potential, centre, variants] : cases) {
+    for (const int variant : variants) {
       Params p;
+      p.potential = potential;
       p.centre = centre;
-      p.potential_of_all = variant >= 1;
+      p.potential_of_all = variant == 1 || variant == 2;
       p.saddle = variant == 2;
       if (variant == 3) p.min_bound = 100000;  // dissolved
+      if (variant == 4) p.direct_below = n + 1;
       p.types = {1, 4};
       p.apertures = {0.01, 0.05};
-      SCOPED_TRACE(to_string(centre) + " variant " + std::to_string(variant));
+      SCOPED_TRACE(std::string(potential == PotentialMode::tree ? "tree " : "profile ") + to_string(centre) +
+                   " variant " + std::to_string(variant));
       const ObjectResult want = unbind_object({all.id, all.x, all.v, all.m, fixed, type}, spec, frame, p);
       const ObjectResult got =
           unbind_spread_object(world, {share.id, share.x, share.v, share.m, share_fixed, share_type}, spec, frame, p);
