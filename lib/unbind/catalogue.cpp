@@ -485,8 +485,9 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
   }
   const std::int64_t largest = count.empty() ? 0 : *std::max_element(count.begin(), count.end());
   // A halo of more than a rank's share of the particles is spread over every rank (either potential;
-  // with the tree's, every rank walks the whole set's tree for its block): its top object's own members stay where they are and
-  // join the rest of it after the batches; its rank in the schedule holds its sub-objects' alone.
+  // with the tree's, every rank walks the whole set's tree for its block): its top object's own
+  // members stay where they are and join the rest of it after the batches; its rank in the schedule
+  // holds its sub-objects' alone.
   // Spread, a rank holds about 200 B per particle of its share of the halo, whole about 230 B per
   // particle of the halo (a 1.03 M-particle cluster: 182 MB on the largest of 2 ranks spread, 266 MB
   // whole; 130 MB on the largest of 4), so spreading lowers the largest rank's peak from two ranks.
@@ -513,15 +514,12 @@ Unbound unbind_objects(std::vector<Member> members, std::span<const ObjectRow> o
       const auto h = static_cast<std::size_t>(p.group);
       return spread[h] && static_cast<std::int64_t>(row_of.at(p.label)) == top_row[h];
     };
-    // Sized once (88 bytes a particle, not doubled): the top's own members here and, on the rank the
-    // halo is scheduled on, its sub-objects' particles, which unbind_halo adds.
-    std::vector<std::int64_t> here_top(halo_rows.size(), 0);
-    for (const Member& p : members)
-      if (goes_to_top(p)) ++here_top[static_cast<std::size_t>(p.group)];
+    // Sized once (88 bytes a particle, not doubled): the top's own members here (top_here, counted
+    // above) and, on the rank the halo is scheduled on, its sub-objects' particles, which unbind_halo adds.
     for (std::size_t h = 0; h < to_top.size(); ++h)
       if (spread[h])
         to_top[h].reserve(
-            static_cast<std::size_t>(here_top[h] + (schedule.owner[h] == comm.rank() ? scheduled[h] : 0)));
+            static_cast<std::size_t>(top_here[h] + (schedule.owner[h] == comm.rank() ? scheduled[h] : 0)));
     std::size_t stay = 0;
     for (Member& p : members) {
       if (goes_to_top(p))

@@ -75,9 +75,8 @@ void tree_walk(std::vector<gravity::Source> sources, std::span<const std::uint8_
 
 }  // namespace
 
-void tree_potential(std::span<const double> position, std::span<const double> mass, std::span<const std::uint64_t> id,
-                    std::span<const std::size_t> members, double G, double softening, double theta,
-                    std::vector<double>& phi) {
+std::vector<gravity::Source> sources_of(std::span<const double> position, std::span<const double> mass,
+                                        std::span<const std::uint64_t> id, std::span<const std::size_t> members) {
   std::vector<gravity::Source> sources(members.size());
   for (std::size_t k = 0; k < members.size(); ++k) {
     const std::size_t i = members[k];
@@ -85,7 +84,14 @@ void tree_potential(std::span<const double> position, std::span<const double> ma
     sources[k].m = mass[i];
     sources[k].id = id[i];
   }
-  tree_walk(std::move(sources), {}, G, softening, theta, [&](std::size_t s, double p) { phi[members[s]] = p; });
+  return sources;
+}
+
+void tree_potential(std::span<const double> position, std::span<const double> mass, std::span<const std::uint64_t> id,
+                    std::span<const std::size_t> members, double G, double softening, double theta,
+                    std::vector<double>& phi) {
+  tree_walk(sources_of(position, mass, id, members), {}, G, softening, theta,
+            [&](std::size_t s, double p) { phi[members[s]] = p; });
 }
 
 void block_potential(std::vector<gravity::Source> sources, std::size_t first, std::size_t last, double G,
@@ -94,19 +100,18 @@ void block_potential(std::vector<gravity::Source> sources, std::size_t first, st
     throw core::Error::internal("unbind: block [{}, {}) of a set of {}", first, last, sources.size());
   phi.assign(last - first, 0.0);
   if (sources.size() < direct_below) {
-    // direct_potential's sums, term for term.
-    const double eps2 = softening * softening;
-    for (std::size_t i = first; i < last; ++i) {
-      const double* xi = sources[i].x;
-      double sum = 0;
-      for (std::size_t j = 0; j < sources.size(); ++j) {
-        if (j == i) continue;
-        const double dx = xi[0] - sources[j].x[0], dy = xi[1] - sources[j].x[1], dz = xi[2] - sources[j].x[2];
-        const double q2 = dx * dx + dy * dy + dz * dz + eps2;
-        if (q2 > 0) sum += sources[j].m / std::sqrt(q2);
-      }
-      phi[i - first] = -G * sum;
+    // direct_potential itself, over the set's columns (a few thousand sources at most).
+    const std::size_t n = sources.size();
+    std::vector<double> position(3 * n), mass(n), all_phi(n, 0.0);
+    std::vector<std::size_t> every(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      for (std::size_t d = 0; d < 3; ++d) position[3 * k + d] = sources[k].x[d];
+      mass[k] = sources[k].m;
+      every[k] = k;
     }
+    direct_potential(position, mass, every, G, softening, all_phi);
+    std::copy(all_phi.begin() + static_cast<std::ptrdiff_t>(first), all_phi.begin() + static_cast<std::ptrdiff_t>(last),
+              phi.begin());
     return;
   }
   std::vector<std::uint8_t> wanted;

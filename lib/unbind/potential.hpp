@@ -29,8 +29,12 @@ void tree_potential(std::span<const double> position, std::span<const double> ma
                     std::span<const std::size_t> members, double G, double softening, double theta,
                     std::vector<double>& phi);
 
+// The members' sources for a Forest (position, mass, ID), in the members' order.
+std::vector<gravity::Source> sources_of(std::span<const double> position, std::span<const double> mass,
+                                        std::span<const std::uint64_t> id, std::span<const std::size_t> members);
+
 // unbind's pairwise potential (--potential tree) of a set of `sources` (in ID order) at the sources
-// [first, last) only, into phi[k - first]: direct summation (direct_potential's sums) below
+// [first, last) only, into phi[k - first]: direct summation (direct_potential) below
 // `direct_below` sources, Barnes-Hut (tree_potential's walk) otherwise. The value at a source depends
 // on the set alone, not on the block asked for: so each rank of a set spread over ranks, holding the
 // whole set gathered, computes its own block with the one-rank bits.

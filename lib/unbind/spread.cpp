@@ -68,13 +68,7 @@ struct Spread {
   // and computes the potential at its own block only, from the same set: the one-rank bits, each
   // rank's share of the walks (40 bytes a particle of the whole set held during the call).
   void pair_potentials(const std::vector<std::size_t>& source, const Params& params, std::vector<double>& phi) const {
-    std::vector<gravity::Source> mine(source.size());
-    for (std::size_t k = 0; k < source.size(); ++k) {
-      const std::size_t i = source[k];
-      for (std::size_t d = 0; d < 3; ++d) mine[k].x[d] = l.x[3 * i + d];
-      mine[k].m = l.m[i];
-      mine[k].id = l.id[i];
-    }
+    std::vector<gravity::Source> mine = sources_of(l.x, l.m, l.id, source);
     const std::vector<std::uint64_t> sizes = comm.all_gather<std::uint64_t>(source.size());
     std::uint64_t first = 0;
     for (int r = 0; r < comm.rank(); ++r) first += sizes[static_cast<std::size_t>(r)];
